@@ -1,0 +1,163 @@
+/**
+ * Environment -> one typed, validated Config object.
+ *
+ * `parseConfig(env)` is pure: it never touches the disk or the network, and
+ * throws ConfigError with a one-line message naming the variable on the first
+ * bad value. Secrets that are generated when absent (RESULT_SECRET,
+ * ADMIN_TOKEN) are filled in by `resolveSecrets` in src/secrets.ts, which is
+ * the only part that writes into DATA_DIR.
+ */
+import { isAbsolute, resolve } from 'node:path';
+
+export class ConfigError extends Error {
+  readonly code = 'config_invalid';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Public base URL of the API, no trailing slash. */
+  baseUrl: string;
+  /** Base URL result links point at, no trailing slash. */
+  contentUrl: string;
+  /** Absolute path. */
+  dataDir: string;
+  /** undefined = embedded PGlite in DATA_DIR/pglite. */
+  databaseUrl: string | undefined;
+  /** undefined until resolveSecrets() fills it from DATA_DIR. */
+  resultSecret: string | undefined;
+  adminToken: string | undefined;
+  allowPrivateTargets: boolean;
+  slotsPerEndpoint: number;
+  /** undefined = this server's own /judge. */
+  judgeUrl: string | undefined;
+  checkerIps: string[];
+  calibrationIntervalMs: number;
+  logLevel: LogLevel;
+  bootstrapChecks: number;
+  bootstrapApiKey: string | undefined;
+  resultRetentionDays: number;
+  wsRequireAuth: boolean;
+  maxProxies: number;
+  maxBodyBytes: number;
+  maxCustomUrls: number;
+  probeThreads: number;
+  shutdownGraceMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string): string | undefined {
+  const v = env[name];
+  if (v === undefined) return undefined;
+  const t = v.trim();
+  return t === '' ? undefined : t;
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const v = str(env, name);
+  if (v === undefined) return def;
+  if (!/^\d+$/.test(v)) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${v}"`);
+  const n = Number(v);
+  if (n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const v = str(env, name);
+  if (v === undefined) return def;
+  const l = v.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(l)) return true;
+  if (['0', 'false', 'no', 'off'].includes(l)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${v}"`);
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const v = str(env, name);
+  if (v === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${v}"`);
+  }
+  if (!protocols.includes(u.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${u.protocol}"`);
+  }
+  return v.replace(/\/+$/, '');
+}
+
+function ipList(env: Env, name: string): string[] {
+  const v = str(env, name);
+  if (v === undefined) return [];
+  const out: string[] = [];
+  for (const part of v.split(',')) {
+    const p = part.trim();
+    if (p === '') continue;
+    // node:net isIP without importing node:net keeps this module trivially pure
+    const v4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(p);
+    const v6 = p.includes(':') && /^[0-9a-fA-F:.]+$/.test(p);
+    if (!v4 && !v6) throw new ConfigError(`${name} must be a comma-separated list of IP addresses, got "${p}"`);
+    out.push(p.toLowerCase());
+  }
+  return out;
+}
+
+export function parseConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = str(env, 'HOST') ?? '0.0.0.0';
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const baseUrl = url(env, 'BASE_URL', ['http:', 'https:']) ?? `http://${shownHost}:${port}`;
+  const contentUrl = url(env, 'CONTENT_URL', ['http:', 'https:']) ?? baseUrl;
+  const dataDirRaw = str(env, 'DATA_DIR') ?? './data';
+  const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const resultSecret = str(env, 'RESULT_SECRET');
+  if (resultSecret !== undefined && resultSecret.length < 16) {
+    throw new ConfigError('RESULT_SECRET must be at least 16 characters');
+  }
+  const adminToken = str(env, 'ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
+  }
+  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const bootstrapApiKey = str(env, 'BOOTSTRAP_API_KEY');
+  if (bootstrapApiKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapApiKey)) {
+    throw new ConfigError('BOOTSTRAP_API_KEY must be 16 to 200 printable characters without spaces');
+  }
+  return {
+    port,
+    host,
+    baseUrl,
+    contentUrl,
+    dataDir,
+    databaseUrl,
+    resultSecret,
+    adminToken,
+    allowPrivateTargets: bool(env, 'ALLOW_PRIVATE_TARGETS', false),
+    slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 256, 1, 100_000),
+    judgeUrl: url(env, 'JUDGE_URL', ['http:', 'https:']),
+    checkerIps: ipList(env, 'CHECKER_IPS'),
+    calibrationIntervalMs: int(env, 'CALIBRATION_INTERVAL_MS', 300_000, 1_000, 86_400_000),
+    logLevel: logLevel as LogLevel,
+    bootstrapChecks: int(env, 'BOOTSTRAP_CHECKS', 1000, 0, 1_000_000_000),
+    bootstrapApiKey,
+    resultRetentionDays: int(env, 'RESULT_RETENTION_DAYS', 7, 1, 3650),
+    wsRequireAuth: bool(env, 'WS_REQUIRE_AUTH', false),
+    maxProxies: int(env, 'MAX_PROXIES', 100_000, 1, 10_000_000),
+    maxBodyBytes: int(env, 'MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
+    probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
+  };
+}

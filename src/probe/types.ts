@@ -1,0 +1,91 @@
+/**
+ * The probe engine's data model: what a probe is asked to do and what it
+ * reports. Plain, structured-clone-able objects: they cross the worker-thread
+ * boundary as they are.
+ */
+import type { ProxyAddress, ProxyType } from '../proxy/types';
+
+/** Stable error codes of a failed probe (DECISIONS "Checking a proxy"). */
+export const PROBE_ERROR_CODES = Object.freeze([
+  'connect_refused', // TCP RST / ECONNREFUSED from the proxy
+  'connect_timeout', // the budget ran out before the TCP connection was up
+  'connect_failed', // any other socket error while connecting (unreachable, reset)
+  'timeout', // connected, but the budget ran out before the full answer
+  'auth_required', // HTTP 407, or SOCKS auth rejected / required but not given
+  'socks_rejected', // SOCKS server refused the CONNECT (or chose no usable method)
+  'bad_response', // the bytes that came back are not the protocol we spoke
+  'judge_mismatch', // an HTTP 200 that is not the judge's answer with our nonce
+  'http_status', // the proxy answered with a non-200 status (statusCode says which)
+  'tls_failed', // TLS through the tunnel failed (https judge or custom URL)
+  'dns_failed', // proxy hostname did not resolve
+  'blocked_target', // SSRF guard: the proxy or target resolves to a forbidden range
+  'connection_closed', // the proxy closed the connection before a full answer
+] as const);
+export type ProbeErrorCode = (typeof PROBE_ERROR_CODES)[number];
+
+export interface ProbeError {
+  code: ProbeErrorCode;
+  message: string;
+}
+
+export type Anonymity = 'elite' | 'anonymous' | 'transparent';
+
+/** Where probes are sent: parsed once from JUDGE_URL. */
+export interface JudgeTarget {
+  /** e.g. "http://127.0.0.1:3000/judge" */
+  url: string;
+  protocol: 'http:' | 'https:';
+  host: string; // hostname or IP literal, no brackets
+  port: number;
+  /** path + optional query of the judge endpoint; the probe appends its nonce parameter. */
+  path: string;
+}
+
+/** Shared by every probe of one job. */
+export interface ProbeSettings {
+  type: ProxyType;
+  timeoutMs: number;
+  judge: JudgeTarget;
+  /** The checker's own public addresses (calibration + CHECKER_IPS): the transparency test. */
+  checkerIps: string[];
+  /** Lower-cased header names the judge path adds by itself (calibration baseline). */
+  baselineHeaders: string[];
+  allowPrivateTargets: boolean;
+}
+
+/** The outcome of checking one proxy against the judge. */
+export interface ProbeResult {
+  /** Index of the proxy in the job's list (so results can stream back in any order). */
+  index: number;
+  status: 'working' | 'failed';
+  /** HTTP status seen through the proxy, null when no HTTP answer came back. */
+  statusCode: number | null;
+  /** Milliseconds from connect start to the last byte of the judge's response (or to the failure). */
+  responseTimeMs: number;
+  /** Set on working proxies only. */
+  anonymity: Anonymity | null;
+  /** The address the judge saw (working proxies only). */
+  origin: string | null;
+  error: ProbeError | null;
+}
+
+/** A custom URL rule after validation (DECISIONS defaults applied). */
+export interface CustomUrlRule {
+  url: string;
+  requiredStatusCodes: number[];
+  requiredText?: string;
+  caseSensitive: boolean;
+}
+
+/** The outcome of one (working proxy, custom URL) pair. */
+export interface CustomUrlResult {
+  index: number; // proxy index in the job
+  urlIndex: number; // rule index
+  success: boolean;
+  statusCode: number | null;
+  responseTimeMs: number;
+  error: ProbeError | null;
+}
+
+/** What the worker pool is asked to run. */
+export type ProbeTask = { index: number; proxy: ProxyAddress };

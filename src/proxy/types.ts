@@ -1,0 +1,21 @@
+/**
+ * Shared shapes of a proxy address, used by the input parser (src/proxy),
+ * the probe engine (src/probe, workers/) and the result writer.
+ */
+
+export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5'] as const);
+export type ProxyType = (typeof PROXY_TYPES)[number];
+
+/** One proxy as the caller submitted it, after parsing. */
+export interface ProxyAddress {
+  /** IPv4 literal, IPv6 literal WITHOUT brackets, or a hostname (lower-cased). */
+  host: string;
+  /** 1..65535 */
+  port: number;
+  /** Present only for authenticated proxies (percent-decoded). */
+  username?: string;
+  password?: string;
+}
+
+/** The three input shapes DECISIONS accepts; kept so `.txt` downloads echo the caller's form. */
+export type AddressFormat = 'standard' | 'url_auth' | 'colon_auth';
