@@ -20,6 +20,7 @@ export const PROBE_ERROR_CODES = Object.freeze([
   'dns_failed', // proxy hostname did not resolve
   'blocked_target', // SSRF guard: the proxy or target resolves to a forbidden range
   'connection_closed', // the proxy closed the connection before a full answer
+  'text_not_found', // custom URL: the answer did not contain requiredText
 ] as const);
 export type ProbeErrorCode = (typeof PROBE_ERROR_CODES)[number];
 
@@ -51,6 +52,8 @@ export interface ProbeSettings {
   /** Lower-cased header names the judge path adds by itself (calibration baseline). */
   baselineHeaders: string[];
   allowPrivateTargets: boolean;
+  /** Extra CA certificates (PEM) trusted for https judges and custom URLs; default: the system roots only. */
+  tlsCa?: string;
 }
 
 /** The outcome of checking one proxy against the judge. */

@@ -1,0 +1,127 @@
+/**
+ * Drizzle schema: accounts, API keys (hashes only), the quota ledger and scans
+ * (history). The SQL in db/migrations is generated from this file with
+ * `npx drizzle-kit generate` and applied at start-up by db/client.ts.
+ *
+ * Invariants kept by the database itself: balances never go negative (CHECK),
+ * e-mails are unique (stored lower-cased), a key hash is unique, a scan's
+ * job_id is unique (one scan row per job; the job id passed here must be unique
+ * per job, not the client's reusable jobId).
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  index,
+  integer,
+  pgTable,
+  serial,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
+
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    /** Always lower-cased by the code that writes it. */
+    email: text('email').notNull().unique(),
+    rootBalance: bigint('root_balance', { mode: 'number' }).notNull().default(0),
+    tempBalance: bigint('temp_balance', { mode: 'number' }).notNull().default(0),
+    checksUsed: bigint('checks_used', { mode: 'number' }).notNull().default(0),
+    unlimitedPro: boolean('unlimited_pro').notNull().default(false),
+    unlimitedUntil: timestamp('unlimited_until', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    check('accounts_root_balance_nonneg', sql`${t.rootBalance} >= 0`),
+    check('accounts_temp_balance_nonneg', sql`${t.tempBalance} >= 0`),
+    check('accounts_checks_used_nonneg', sql`${t.checksUsed} >= 0`),
+  ],
+);
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** sha256 hex of the key; the key itself is never stored. */
+    keyHash: text('key_hash').notNull().unique(),
+    label: text('label'),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('api_keys_account_idx').on(t.accountId)],
+);
+
+export const quotaLedger = pgTable(
+  'quota_ledger',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** temp_delta + root_delta; negative = spend. */
+    delta: bigint('delta', { mode: 'number' }).notNull(),
+    tempDelta: bigint('temp_delta', { mode: 'number' }).notNull(),
+    rootDelta: bigint('root_delta', { mode: 'number' }).notNull(),
+    /** 'signup' | 'top_up' | 'reserve' | 'refund' | 'admin_adjust' (LedgerReason). */
+    reason: text('reason').notNull(),
+    jobId: text('job_id'),
+    /** Units of work the row stands for (for an UnlimitedPro reservation delta is 0 but units is not). */
+    units: bigint('units', { mode: 'number' }).notNull().default(0),
+    /** root + temp after this change. */
+    balanceAfter: bigint('balance_after', { mode: 'number' }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('quota_ledger_account_created_idx').on(t.accountId, t.createdAt),
+    index('quota_ledger_job_idx').on(t.jobId),
+  ],
+);
+
+export const scans = pgTable(
+  'scans',
+  {
+    id: serial('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    jobId: text('job_id').notNull().unique(),
+    proxyType: text('proxy_type').notNull(),
+    region: text('region').notNull(),
+    timeoutMs: integer('timeout_ms').notNull(),
+    totalSubmitted: integer('total_submitted').notNull().default(0),
+    totalChecked: integer('total_checked').notNull().default(0),
+    totalWorking: integer('total_working').notNull().default(0),
+    /** Units reserved for this scan (0 under UnlimitedPro). */
+    charged: integer('charged').notNull().default(0),
+    /** 'running' | 'completed' | 'failed' (ScanStatus). */
+    status: text('status').notNull().default('running'),
+    /** Result file id; null until written (and for failed scans). */
+    resultRef: text('result_ref'),
+    error: text('error'),
+    /** = scanned_at in /me. */
+    createdAt: createdAt(),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    index('scans_account_created_idx').on(t.accountId, t.createdAt.desc()),
+    index('scans_status_idx').on(t.status),
+    check('scans_counts_nonneg', sql`${t.totalChecked} >= 0 AND ${t.totalWorking} >= 0 AND ${t.charged} >= 0`),
+  ],
+);
+
+export type AccountRow = typeof accounts.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type LedgerRow = typeof quotaLedger.$inferSelect;
+export type ScanRow = typeof scans.$inferSelect;

@@ -1,0 +1,45 @@
+/**
+ * First start with an empty database: create the demo account
+ * (demo@localhost, BOOTSTRAP_CHECKS checks) with one key, BOOTSTRAP_API_KEY
+ * when set (deterministic) or a fresh one, and log it once with how to use it.
+ * Does nothing when any account exists. Safe against a concurrent bootstrap on
+ * a shared PostgreSQL (the unique e-mail makes the loser a no-op).
+ */
+import { count } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { accounts } from '../../db/schema';
+import type { Logger } from '../log';
+import { createAccount, issueKey } from './accounts';
+import { AccountError, AccountErrorCode } from './errors';
+
+export const DEMO_EMAIL = 'demo@localhost';
+
+export interface BootstrapResult {
+  accountId: string;
+  email: string;
+  apiKey: string;
+}
+
+export async function ensureBootstrapAccount(
+  db: Db,
+  opts: { checks: number; apiKey?: string | undefined; baseUrl?: string },
+  log: Logger,
+): Promise<BootstrapResult | null> {
+  const [row] = await db.select({ n: count() }).from(accounts);
+  if (Number(row?.n ?? 0) > 0) return null;
+  let account;
+  try {
+    account = await createAccount(db, { email: DEMO_EMAIL, checks: opts.checks });
+  } catch (err) {
+    if (err instanceof AccountError && err.code === AccountErrorCode.accountExists) return null;
+    throw err;
+  }
+  const { apiKey } = await issueKey(db, { accountId: account.id, label: 'bootstrap', ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}) });
+  const base = opts.baseUrl ?? 'http://127.0.0.1:3000';
+  log.info(
+    `Created the demo account ${DEMO_EMAIL} with ${opts.checks} checks. Its API key is shown only now: ${apiKey} -- ` +
+      `try: curl -H 'X-API-Key: ${apiKey}' ${base}/me`,
+    { accountId: account.id, email: DEMO_EMAIL, checks: opts.checks },
+  );
+  return { accountId: account.id, email: DEMO_EMAIL, apiKey };
+}

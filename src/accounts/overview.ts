@@ -1,0 +1,109 @@
+/**
+ * GET /me data in the seed's FIRST shape (DECISIONS "Accounts and quota"):
+ * user {id, email, checks, breakdown, subscription_detail}, history (newest
+ * first, at most 30, each with a freshly signed result_url or null),
+ * history_count, usage_last_30_days (exactly 30 UTC days, oldest first,
+ * ending today, zero-filled). Also the check response's `metadata.user`.
+ */
+import { and, count, desc, eq, gte, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { scans } from '../../db/schema';
+import { getAccount } from './accounts';
+import { AccountError, AccountErrorCode } from './errors';
+import { checkUserInfo, subscriptionDetail, type CheckUserInfo, type SubscriptionDetail } from './plan';
+
+export const HISTORY_LIMIT = 30;
+export const USAGE_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+export interface HistoryEntry {
+  id: number;
+  total_checked: number;
+  total_working: number;
+  result_url: string | null;
+  proxy_type: string;
+  scanned_at: string;
+}
+
+export interface UsageEntry {
+  day: string;
+  total_checked: number;
+}
+
+export interface AccountOverview {
+  user: {
+    id: string;
+    email: string;
+    checks: number;
+    breakdown: { root_balance: number; temp_balance: number };
+    subscription_detail: SubscriptionDetail;
+  };
+  history: HistoryEntry[];
+  history_count: number;
+  usage_last_30_days: UsageEntry[];
+}
+
+/** Signs a result reference into a URL, or null when the file is gone (retention). */
+export type SignResult = (resultRef: string, createdAt: Date) => string | null;
+
+/** The 30 UTC day strings ending with `now`'s day, oldest first (pure). */
+export function usageDays(now: Date, days: number = USAGE_DAYS): string[] {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const out: string[] = [];
+  for (let i = days - 1; i >= 0; i--) out.push(new Date(today - i * DAY_MS).toISOString().slice(0, 10));
+  return out;
+}
+
+/** Zero-fills per-day totals over `days` (pure). */
+export function fillUsage(days: readonly string[], totals: ReadonlyMap<string, number>): UsageEntry[] {
+  return days.map((day) => ({ day, total_checked: totals.get(day) ?? 0 }));
+}
+
+export async function getAccountOverview(db: Db, accountId: string, now: Date, signResult: SignResult): Promise<AccountOverview> {
+  const account = await getAccount(db, accountId);
+  if (account === null) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  const days = usageDays(now);
+  const windowStart = new Date(`${days[0]}T00:00:00.000Z`);
+  const dayExpr = sql<string>`to_char(${scans.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`;
+  const [recent, [countRow], usageRows] = await Promise.all([
+    db
+      .select()
+      .from(scans)
+      .where(eq(scans.accountId, accountId))
+      .orderBy(desc(scans.createdAt), desc(scans.id))
+      .limit(HISTORY_LIMIT),
+    db.select({ n: count() }).from(scans).where(eq(scans.accountId, accountId)),
+    db
+      .select({ day: dayExpr, total: sql<number>`coalesce(sum(${scans.totalChecked}), 0)`.mapWith(Number) })
+      .from(scans)
+      .where(and(eq(scans.accountId, accountId), gte(scans.createdAt, windowStart)))
+      .groupBy(dayExpr),
+  ]);
+  const totals = new Map<string, number>(usageRows.map((r) => [r.day, r.total]));
+  return {
+    user: {
+      id: account.id,
+      email: account.email,
+      checks: account.rootBalance + account.tempBalance,
+      breakdown: { root_balance: account.rootBalance, temp_balance: account.tempBalance },
+      subscription_detail: subscriptionDetail(account, now),
+    },
+    history: recent.map((s) => ({
+      id: s.id,
+      total_checked: s.totalChecked,
+      total_working: s.totalWorking,
+      result_url: s.resultRef === null ? null : signResult(s.resultRef, s.createdAt),
+      proxy_type: s.proxyType,
+      scanned_at: s.createdAt.toISOString(),
+    })),
+    history_count: Number(countRow?.n ?? 0),
+    usage_last_30_days: fillUsage(days, totals),
+  };
+}
+
+/** `metadata.user` of a check response, read fresh (after the reservation). */
+export async function getCheckUserInfo(db: Db, accountId: string, now: Date): Promise<CheckUserInfo> {
+  const account = await getAccount(db, accountId);
+  if (account === null) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  return checkUserInfo(account, now);
+}

@@ -1,0 +1,186 @@
+/**
+ * Quota reservation and refund.
+ *
+ * reserveQuota runs in one transaction that locks the account row
+ * (SELECT ... FOR UPDATE), so two concurrent reservations can never spend the
+ * same units; the CHECK constraints (balances >= 0) are a second fence.
+ * - UnlimitedPro active (flag and expiry absent or after `now`): nothing is
+ *   charged and it never fails; checks_used still grows by `units`.
+ * - Otherwise the temp balance is spent first, then root; when temp + root <
+ *   units nothing changes and {ok: false, required, available} comes back.
+ * - Every reservation writes a ledger row (reason 'reserve', job_id, units,
+ *   the temp/root split; delta 0 under UnlimitedPro).
+ * - With `scan`, the job's scan row (status 'running', charged = units) is
+ *   inserted in the same transaction, so a crash can never leave a
+ *   reservation without the scan row that refundOrphans looks for.
+ *
+ * refundQuota gives back unchecked units of a job. The ledger rows of the job
+ * say how much of its reservation is still unrefunded and where it came from.
+ * ORDER: root first, then temp, then (UnlimitedPro) uncharged units. Rationale:
+ * checks consume temp first, so the units that were really checked are the
+ * temp-first part of the reservation; the unchecked tail is the root part.
+ * After a partial refund the account is exactly as if only the checked units
+ * had been reserved. Refunds never exceed what is left of the reservation
+ * (over-asking is clamped; refunding twice is harmless). checks_used shrinks
+ * by the refunded units.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { accounts, quotaLedger, scans } from '../../db/schema';
+import { AccountError, AccountErrorCode } from './errors';
+import { insertLedger, LedgerReason, type Tx } from './ledger';
+import { isUnlimitedActive } from './plan';
+
+export interface ScanStart {
+  proxyType: string;
+  region: string;
+  timeoutMs: number;
+  totalSubmitted: number;
+}
+
+export interface ReserveInput {
+  accountId: string;
+  /** Unique per job (the scan's job_id). */
+  jobId: string;
+  units: number;
+  now: Date;
+  /** Also insert the running scan row, atomically with the reservation. */
+  scan?: ScanStart;
+}
+
+export type ReserveResult =
+  | { ok: true; unlimited: boolean; tempCharged: number; rootCharged: number; remaining: number; checksUsed: number; scanId: number | null }
+  | { ok: false; required: number; available: number };
+
+function checkUnits(units: number, min: number): void {
+  if (!Number.isSafeInteger(units) || units < min) {
+    throw new AccountError(AccountErrorCode.invalidInput, `units must be an integer >= ${min}, got ${units}`);
+  }
+}
+
+async function lockAccount(tx: Tx, accountId: string) {
+  const [acc] = await tx.select().from(accounts).where(eq(accounts.id, accountId)).for('update');
+  if (acc === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  return acc;
+}
+
+export async function reserveQuota(db: Db, input: ReserveInput): Promise<ReserveResult> {
+  checkUnits(input.units, 0);
+  const { accountId, jobId, units, now } = input;
+  return db.transaction(async (tx) => {
+    const acc = await lockAccount(tx, accountId);
+    const unlimited = isUnlimitedActive(acc, now);
+    const available = acc.tempBalance + acc.rootBalance;
+    if (!unlimited && available < units) return { ok: false as const, required: units, available };
+    const tempCharged = unlimited ? 0 : Math.min(acc.tempBalance, units);
+    const rootCharged = unlimited ? 0 : units - tempCharged;
+    const [after] = await tx
+      .update(accounts)
+      .set({
+        tempBalance: sql`${accounts.tempBalance} - ${tempCharged}`,
+        rootBalance: sql`${accounts.rootBalance} - ${rootCharged}`,
+        checksUsed: sql`${accounts.checksUsed} + ${units}`,
+        updatedAt: now,
+      })
+      .where(eq(accounts.id, accountId))
+      .returning();
+    if (after === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+    const remaining = after.tempBalance + after.rootBalance;
+    await insertLedger(tx, {
+      accountId,
+      reason: LedgerReason.reserve,
+      tempDelta: -tempCharged,
+      rootDelta: -rootCharged,
+      units,
+      balanceAfter: remaining,
+      jobId,
+      createdAt: now,
+    });
+    let scanId: number | null = null;
+    if (input.scan !== undefined) {
+      const [scan] = await tx
+        .insert(scans)
+        .values({ accountId, jobId, ...input.scan, charged: units, status: 'running', createdAt: now })
+        .returning({ id: scans.id });
+      scanId = scan?.id ?? null;
+    }
+    return { ok: true as const, unlimited, tempCharged, rootCharged, remaining, checksUsed: after.checksUsed, scanId };
+  });
+}
+
+export interface RefundInput {
+  accountId: string;
+  jobId: string;
+  /** Unchecked units to give back, or 'all' for everything still reserved. */
+  units: number | 'all';
+  now?: Date;
+}
+
+export interface RefundResult {
+  refunded: number;
+  tempRefunded: number;
+  rootRefunded: number;
+  /** root + temp after the refund. */
+  remaining: number;
+}
+
+/** What of a job's reservation is not yet refunded: units, and how much of it came from root / temp. */
+async function outstanding(tx: Tx, accountId: string, jobId: string) {
+  const [row] = await tx
+    .select({
+      units: sql<number>`coalesce(sum(case when ${quotaLedger.reason} = 'reserve' then ${quotaLedger.units} else -${quotaLedger.units} end), 0)`.mapWith(Number),
+      temp: sql<number>`coalesce(-sum(${quotaLedger.tempDelta}), 0)`.mapWith(Number),
+      root: sql<number>`coalesce(-sum(${quotaLedger.rootDelta}), 0)`.mapWith(Number),
+    })
+    .from(quotaLedger)
+    .where(
+      and(
+        eq(quotaLedger.accountId, accountId),
+        eq(quotaLedger.jobId, jobId),
+        sql`${quotaLedger.reason} in ('reserve', 'refund')`,
+      ),
+    );
+  return { units: row?.units ?? 0, temp: row?.temp ?? 0, root: row?.root ?? 0 };
+}
+
+/** refundQuota inside an existing transaction (used by refundOrphans). */
+export async function refundQuotaTx(tx: Tx, input: RefundInput): Promise<RefundResult> {
+  const { accountId, jobId } = input;
+  if (input.units !== 'all') checkUnits(input.units, 0);
+  const acc = await lockAccount(tx, accountId);
+  const out = await outstanding(tx, accountId, jobId);
+  const refunded = Math.max(0, Math.min(input.units === 'all' ? out.units : input.units, out.units));
+  if (refunded === 0) {
+    return { refunded: 0, tempRefunded: 0, rootRefunded: 0, remaining: acc.tempBalance + acc.rootBalance };
+  }
+  const rootRefunded = Math.min(refunded, Math.max(0, out.root));
+  const tempRefunded = Math.min(refunded - rootRefunded, Math.max(0, out.temp));
+  const now = input.now ?? new Date();
+  const [after] = await tx
+    .update(accounts)
+    .set({
+      tempBalance: sql`${accounts.tempBalance} + ${tempRefunded}`,
+      rootBalance: sql`${accounts.rootBalance} + ${rootRefunded}`,
+      checksUsed: sql`greatest(${accounts.checksUsed} - ${refunded}, 0)`,
+      updatedAt: now,
+    })
+    .where(eq(accounts.id, accountId))
+    .returning();
+  if (after === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  const remaining = after.tempBalance + after.rootBalance;
+  await insertLedger(tx, {
+    accountId,
+    reason: LedgerReason.refund,
+    tempDelta: tempRefunded,
+    rootDelta: rootRefunded,
+    units: refunded,
+    balanceAfter: remaining,
+    jobId,
+    createdAt: now,
+  });
+  return { refunded, tempRefunded, rootRefunded, remaining };
+}
+
+export function refundQuota(db: Db, input: RefundInput): Promise<RefundResult> {
+  return db.transaction((tx) => refundQuotaTx(tx, input));
+}

@@ -1,0 +1,129 @@
+/**
+ * The admin command: `bun src/admin/cli.ts <command> [--flags]` (npm run admin).
+ * Where it runs the command:
+ *  1. DATABASE_URL set -> directly on PostgreSQL (any number of processes may).
+ *  2. embedded mode, a live server holds DATA_DIR/server.lock -> through that
+ *     server's admin HTTP API (adminUrl from the lock, ADMIN_TOKEN or
+ *     DATA_DIR/admin-token), because PGlite allows one process per data dir.
+ *  3. embedded mode, no live holder -> takes the lock, opens PGlite itself,
+ *     runs the command, releases the lock.
+ * Prints the result as one JSON line on stdout. Errors: one line on stderr;
+ * exit code 2 for usage errors (bad argv, bad env, 400), 1 for everything else.
+ */
+import { openDatabase } from '../../db/client';
+import { AccountError, AccountErrorCode } from '../accounts/errors';
+import { ConfigError, parseConfig, type Config } from '../config';
+import { resolveSecrets } from '../secrets';
+import { parseArgv, toAdminBody, UsageError, USAGE, type AdminRequest } from './args';
+import { runAdminCommand } from './commands';
+import { acquireDataDirLock, LockError, readLiveLock } from './lock';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** How long to wait for a starting server (lock held, admin URL not yet published). */
+const WAIT_FOR_ADMIN_URL_MS = 3000;
+const HTTP_TIMEOUT_MS = 30_000;
+
+class CliFailure extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.exitCode = exitCode;
+  }
+}
+
+async function runDirect(config: Config, req: AdminRequest): Promise<unknown> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    return await runAdminCommand(database.db, req);
+  } finally {
+    await database.close();
+  }
+}
+
+async function runViaServer(config: Config, adminUrl: string, req: AdminRequest): Promise<unknown> {
+  const { adminToken } = await resolveSecrets(config);
+  const url = `${adminUrl.replace(/\/+$/, '')}/admin/${req.command}`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(toAdminBody(req)),
+      signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new CliFailure(`the running server at ${adminUrl} did not answer: ${(err as Error).message}`, EXIT_FAILURE, { cause: err });
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = { message: text };
+  }
+  if (!res.ok) {
+    const message = (body as { message?: unknown }).message;
+    const why = typeof message === 'string' ? message : `HTTP ${res.status}`;
+    throw new CliFailure(why, res.status === 400 ? EXIT_USAGE : EXIT_FAILURE);
+  }
+  return body;
+}
+
+async function runEmbedded(config: Config, req: AdminRequest): Promise<unknown> {
+  const deadline = Date.now() + WAIT_FOR_ADMIN_URL_MS;
+  for (;;) {
+    const live = readLiveLock(config.dataDir);
+    if (live?.adminUrl !== undefined) return runViaServer(config, live.adminUrl, req);
+    if (live === null) {
+      let lock;
+      try {
+        lock = acquireDataDirLock(config.dataDir);
+      } catch (err) {
+        if (!(err instanceof LockError)) throw err;
+        lock = undefined; // someone else got there first: look again
+      }
+      if (lock !== undefined) {
+        try {
+          return await runDirect(config, req);
+        } finally {
+          lock.release();
+        }
+      }
+    }
+    if (Date.now() >= deadline) {
+      throw new CliFailure(
+        `the data dir ${config.dataDir} is held by process ${live?.pid ?? '?'} which publishes no admin URL; retry when the server has started, or stop it`,
+        EXIT_FAILURE,
+      );
+    }
+    await Bun.sleep(100);
+  }
+}
+
+export async function main(argv: readonly string[], env: Record<string, string | undefined>): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    (argv.length === 0 ? process.stderr : process.stdout).write(USAGE + '\n');
+    return argv.length === 0 ? EXIT_USAGE : EXIT_OK;
+  }
+  try {
+    const req = parseArgv(argv);
+    const config = parseConfig(env);
+    const result = config.databaseUrl !== undefined ? await runDirect(config, req) : await runEmbedded(config, req);
+    process.stdout.write(JSON.stringify(result) + '\n');
+    return EXIT_OK;
+  } catch (err) {
+    const usage = err instanceof UsageError || err instanceof ConfigError || (err instanceof AccountError && err.code === AccountErrorCode.invalidInput);
+    const code = err instanceof CliFailure ? err.exitCode : usage ? EXIT_USAGE : EXIT_FAILURE;
+    const message = (err as Error).message ?? String(err);
+    process.stderr.write(`admin: ${message.split('\n')[0]}${usage && !(err instanceof ConfigError) ? ' (run with --help for usage)' : ''}\n`);
+    return code;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2), process.env);
+  process.exit(code);
+}

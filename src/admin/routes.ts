@@ -1,0 +1,91 @@
+/**
+ * The admin HTTP API: POST /admin/<command> with a JSON body of the command's
+ * options (`{email, checks, temp, unlimitedUntil, label, key}`), answered with
+ * the same JSON the CLI prints. Guarded by `Authorization: Bearer
+ * <adminToken>` (constant-time comparison), checked before the body is read.
+ * This is how the admin command reaches a running server in embedded mode,
+ * where PGlite allows only the server's process to open the data dir.
+ * Errors are ApiErrors: 400 bad input, 401 bad token, 404 unknown command /
+ * account / key, 409 duplicate; mapped to responses locally so the plugin
+ * answers the same with or without the app's global error handler.
+ */
+import { Elysia } from 'elysia';
+import type { Database } from '../../db/client';
+import { AccountError, AccountErrorCode } from '../accounts/errors';
+import { safeEqual } from '../accounts/keys';
+import { ApiError, invalidRequest, notFound } from '../errors';
+import { isAdminCommand, parseAdminBody, UsageError } from './args';
+import { runAdminCommand } from './commands';
+
+export interface AdminRouteDeps {
+  database: Database;
+  adminToken: string;
+  /** For tests: the clock. */
+  now?: () => Date;
+}
+
+const MAX_BODY = 64 * 1024;
+
+export const adminUnauthorized = () =>
+  new ApiError(401, { error: 'Unauthorized', message: 'A valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)' });
+
+/** AccountError / UsageError -> ApiError; anything else is rethrown. */
+export function adminApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof UsageError) return invalidRequest(err.message);
+  if (err instanceof AccountError) {
+    switch (err.code) {
+      case AccountErrorCode.invalidInput:
+        return invalidRequest(err.message);
+      case AccountErrorCode.accountNotFound:
+      case AccountErrorCode.keyNotFound:
+        return notFound(err.message);
+      case AccountErrorCode.accountExists:
+      case AccountErrorCode.keyExists:
+        return new ApiError(409, { error: 'Conflict', message: err.message });
+    }
+  }
+  throw err;
+}
+
+function bearer(headers: Headers): string | null {
+  const m = /^\s*bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '');
+  return m?.[1] ?? null;
+}
+
+function errorResponse(err: ApiError): Response {
+  return new Response(JSON.stringify(err.body), {
+    status: err.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...err.headers },
+  });
+}
+
+export function adminRoutes(deps: AdminRouteDeps) {
+  const now = deps.now ?? (() => new Date());
+  return new Elysia({ name: 'admin-routes' }).post(
+    '/admin/:command',
+    async ({ params, request }) => {
+      try {
+        const token = bearer(request.headers);
+        if (token === null || !safeEqual(token, deps.adminToken)) throw adminUnauthorized();
+        if (!isAdminCommand(params.command)) throw notFound(`No admin command "${params.command}"`);
+        const text = await request.text();
+        if (text.length > MAX_BODY) throw invalidRequest('body: too large');
+        let body: unknown = {};
+        if (text.trim() !== '') {
+          try {
+            body = JSON.parse(text);
+          } catch {
+            throw invalidRequest('body: malformed JSON');
+          }
+        }
+        const req = parseAdminBody(params.command, body);
+        const result = await runAdminCommand(deps.database.db, req, now());
+        return new Response(JSON.stringify(result), { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
+      } catch (err) {
+        return errorResponse(adminApiError(err));
+      }
+    },
+    { parse: 'none' },
+  );
+}

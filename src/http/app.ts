@@ -1,0 +1,64 @@
+/**
+ * The Elysia application: route groups, the error mapping, 404/405 handling
+ * and the access log. Built from injected ports (src/http/context.ts) so tests
+ * drive it with `app.handle(new Request(...))` and no sockets.
+ *
+ * Every route that exists answers a wrong method with 405 + Allow; every path
+ * that does not exist answers 404; every error body is JSON (src/errors.ts).
+ */
+import { Elysia } from 'elysia';
+import { methodNotAllowed } from '../errors';
+import type { AppDeps } from './context';
+import { apiErrorResponse, toApiError } from './errors';
+import { finish, markStart, markStatus } from './request-log';
+import { publicRoutes } from './routes/public';
+import { meRoutes } from './routes/me';
+import { checkRoutes } from './routes/check';
+import { docsRoutes } from './routes/docs';
+import { resultRoutes } from './routes/results';
+import { wsRoutes } from './routes/ws';
+
+/** Known paths and the methods they accept: everything else on them is 405. */
+export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> = Object.freeze([
+  ['/check', ['POST']],
+  ['/check-raw', ['POST']],
+  ['/me', ['GET']],
+  ['/regions', ['GET']],
+  ['/health', ['GET']],
+  ['/judge', ['GET']],
+  ['/result/:name', ['GET']],
+] as const);
+
+export type ExtraRoutes = (app: Elysia) => Elysia;
+
+export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
+  const { log } = deps;
+  let app = new Elysia({ name: 'proxycheck' })
+    .onRequest(({ request }) => {
+      markStart(request);
+    })
+    .onError(({ code, error, request, path }) => {
+      const err = toApiError(code, error, log, { method: request.method, path });
+      markStatus(request, err.status);
+      return apiErrorResponse(err);
+    })
+    .onAfterResponse(({ request, path, set }) => {
+      const done = finish(request);
+      if (!done) return;
+      const status = done.status ?? (typeof set.status === 'number' ? set.status : 200);
+      log.info('request', { method: request.method, path, status, ms: done.ms, account: done.accountId });
+    })
+    .use(publicRoutes(deps))
+    .use(meRoutes(deps))
+    .use(checkRoutes(deps))
+    .use(resultRoutes(deps))
+    .use(wsRoutes(deps))
+    .use(docsRoutes(deps)) as unknown as Elysia;
+  for (const add of extra) app = add(app);
+  for (const [path, methods] of ROUTE_METHODS) {
+    app = app.all(path, ({ path: actual }) => {
+      throw methodNotAllowed(actual, methods);
+    }, { detail: { hide: true } }) as unknown as Elysia;
+  }
+  return app;
+}

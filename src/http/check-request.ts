@@ -1,0 +1,246 @@
+/**
+ * Validation of POST /check (JSON body) and POST /check-raw (text body + query)
+ * into one CheckRequest. Pure: no I/O, throws ApiError (src/errors.ts) only.
+ * The caller has already handled Content-Type (415), body size (413) and
+ * malformed JSON (400).
+ *
+ * Order of checks (the first failure wins):
+ *   1. shape (400 Invalid request, message "<field path>: <what is wrong>"):
+ *      body not an object; proxies missing / not an array; region, type or jobId
+ *      not a string; customUrls not an array or any rule malformed. /check-raw: a
+ *      query parameter given more than once.
+ *   2. region (400 Invalid region)   3. type (400 Invalid proxy type)
+ *   4. timeout (400 Invalid timeout)  5. jobId (400 Invalid jobId)
+ *   6. customUrls count (413 Too many custom URLs)
+ *   7. parse proxies; none valid -> 400 No valid proxies found
+ *   8. more unique proxies than maxProxies -> 413 Too many proxies
+ *
+ * Choices:
+ * - region and type are compared exactly (case-sensitive): the seed lists
+ *   lower-case codes and those are what is accepted.
+ * - In JSON, an absent field and `null` both mean "use the default". Unknown
+ *   fields are ignored. Any timeout that is not an integer number 1000..20000
+ *   (a fraction, a string, a boolean...) is 400 Invalid timeout. In the raw
+ *   query, timeout must be all ASCII digits. An empty query value is a given
+ *   (invalid) value, not an absent one.
+ * - Non-string elements of `proxies` count as invalid proxies, not as a shape error.
+ * - Custom URL rule: url is required, an absolute http:// or https:// URL with a
+ *   host (no spaces or control chars, nothing WHATWG would silently repair like
+ *   "http:///x"), at most 2048 chars, kept as given; requiredStatusCodes defaults to
+ *   [200], else a non-empty array (at most 100) of integers 100..599;
+ *   requiredText optional, at most 1024 chars; caseSensitive defaults to false.
+ *   /check-raw takes no custom URLs.
+ */
+import { invalidJobId, invalidRegion, invalidRequest, invalidTimeout, invalidType, noValidProxies, tooManyCustomUrls, tooManyProxies } from '../errors';
+import type { CustomUrlRule } from '../probe/types';
+import { parseProxyList, type ParsedProxy } from '../proxy/parse';
+import { PROXY_TYPES, type ProxyType } from '../proxy/types';
+
+export interface Limits {
+  maxProxies: number;
+  maxCustomUrls: number;
+  acceptedRegions: readonly string[];
+}
+
+export interface CheckRequestOptions extends Limits {
+  /** Default 'us1'. */
+  defaultRegion?: string;
+}
+
+export interface CheckRequest {
+  route: 'check' | 'check-raw';
+  proxies: ParsedProxy[];
+  totalInvalid: number;
+  totalDuplicates: number;
+  region: string;
+  type: ProxyType;
+  timeoutMs: number;
+  jobId: string | null;
+  customUrls: CustomUrlRule[];
+}
+
+export const TIMEOUT_MIN_MS = 1000;
+export const TIMEOUT_MAX_MS = 20000;
+export const DEFAULT_REGION = 'us1';
+export const DEFAULT_TYPE: ProxyType = 'http';
+export const CUSTOM_URL_MAX_LENGTH = 2048;
+export const REQUIRED_TEXT_MAX_LENGTH = 1024;
+export const MAX_STATUS_CODES = 100;
+
+/** DECISIONS defaults: /check 2000 ms; /check-raw 5000 ms for http, 3000 ms for SOCKS. */
+export function defaultTimeoutMs(route: CheckRequest['route'], type: ProxyType): number {
+  if (route === 'check') return 2000;
+  return type === 'http' ? 5000 : 3000;
+}
+
+const JOB_ID = /^[A-Za-z0-9_-]{3,64}$/;
+/** Scheme and "//" then a host char: no "///" (WHATWG would skip the extra slashes). */
+const HTTP_URL_PREFIX = /^https?:\/\/[^/\\]/i;
+/** Spaces and controls: WHATWG URL silently strips some of them; refuse instead. */
+const URL_FORBIDDEN = /[\u0000-\u0020\u007f]/;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const isAbsent = (v: unknown) => v === undefined || v === null;
+
+function optionalString(v: unknown, path: string): string | undefined {
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== 'string') throw invalidRequest(`${path}: expected a string`);
+  return v;
+}
+
+function customUrlRule(v: unknown, path: string): CustomUrlRule {
+  if (!isObject(v)) throw invalidRequest(`${path}: expected an object`);
+  const url = v.url;
+  if (isAbsent(url)) throw invalidRequest(`${path}.url: required`);
+  if (typeof url !== 'string') throw invalidRequest(`${path}.url: expected a string`);
+  if (url.length > CUSTOM_URL_MAX_LENGTH) throw invalidRequest(`${path}.url: longer than ${CUSTOM_URL_MAX_LENGTH} characters`);
+  if (!HTTP_URL_PREFIX.test(url) || URL_FORBIDDEN.test(url) || !URL.canParse(url) || new URL(url).hostname === '') {
+    throw invalidRequest(`${path}.url: expected an http or https URL`);
+  }
+
+  let requiredStatusCodes = [200];
+  const codes = v.requiredStatusCodes;
+  if (!isAbsent(codes)) {
+    if (!Array.isArray(codes) || codes.length === 0 || codes.length > MAX_STATUS_CODES) {
+      throw invalidRequest(`${path}.requiredStatusCodes: expected a non-empty array of at most ${MAX_STATUS_CODES} integers`);
+    }
+    requiredStatusCodes = codes.map((c: unknown, i) => {
+      if (typeof c !== 'number' || !Number.isInteger(c) || c < 100 || c > 599) {
+        throw invalidRequest(`${path}.requiredStatusCodes[${i}]: expected an integer from 100 to 599`);
+      }
+      return c;
+    });
+  }
+
+  const requiredText = optionalString(v.requiredText, `${path}.requiredText`);
+  if (requiredText !== undefined && requiredText.length > REQUIRED_TEXT_MAX_LENGTH) {
+    throw invalidRequest(`${path}.requiredText: longer than ${REQUIRED_TEXT_MAX_LENGTH} characters`);
+  }
+
+  const cs = v.caseSensitive;
+  if (!isAbsent(cs) && typeof cs !== 'boolean') throw invalidRequest(`${path}.caseSensitive: expected a boolean`);
+
+  const rule: CustomUrlRule = { url, requiredStatusCodes, caseSensitive: cs === true };
+  if (requiredText !== undefined) rule.requiredText = requiredText;
+  return rule;
+}
+
+function checkRegion(region: string | undefined, opts: CheckRequestOptions): string {
+  const r = region ?? opts.defaultRegion ?? DEFAULT_REGION;
+  if (!opts.acceptedRegions.includes(r)) throw invalidRegion(opts.acceptedRegions);
+  return r;
+}
+
+function checkType(type: string | undefined): ProxyType {
+  const t = type ?? DEFAULT_TYPE;
+  if (!(PROXY_TYPES as readonly string[]).includes(t)) throw invalidType(PROXY_TYPES);
+  return t as ProxyType;
+}
+
+function checkTimeoutValue(ms: number): number {
+  if (!Number.isInteger(ms) || ms < TIMEOUT_MIN_MS || ms > TIMEOUT_MAX_MS) throw invalidTimeout(TIMEOUT_MIN_MS, TIMEOUT_MAX_MS);
+  return ms;
+}
+
+function checkJobId(jobId: string | undefined): string | null {
+  if (jobId === undefined) return null;
+  if (!JOB_ID.test(jobId)) throw invalidJobId();
+  return jobId;
+}
+
+/** Steps 7-8: parse, then "none valid" and "too many unique". */
+function parseProxies(input: string | readonly unknown[], opts: CheckRequestOptions) {
+  const list = parseProxyList(input, { maxUnique: opts.maxProxies });
+  if (list.proxies.length === 0) throw noValidProxies();
+  if (list.limitExceeded) throw tooManyProxies(opts.maxProxies);
+  return list;
+}
+
+/** POST /check: `body` is the already-parsed JSON. */
+export function validateCheckJson(body: unknown, opts: CheckRequestOptions): CheckRequest {
+  // 1. shape
+  if (!isObject(body)) throw invalidRequest('body: expected a JSON object');
+  const proxies = body.proxies;
+  if (isAbsent(proxies)) throw invalidRequest('proxies: required, expected an array of strings');
+  if (!Array.isArray(proxies)) throw invalidRequest('proxies: expected an array of strings');
+  const region = optionalString(body.region, 'region');
+  const type = optionalString(body.type, 'type');
+  const jobId = optionalString(body.jobId, 'jobId');
+  let customUrls: CustomUrlRule[] = [];
+  if (!isAbsent(body.customUrls)) {
+    if (!Array.isArray(body.customUrls)) throw invalidRequest('customUrls: expected an array of objects');
+    customUrls = body.customUrls.map((r: unknown, i) => customUrlRule(r, `customUrls[${i}]`));
+  }
+
+  // 2-6
+  const r = checkRegion(region, opts);
+  const t = checkType(type);
+  const timeout = body.timeout;
+  let timeoutMs = defaultTimeoutMs('check', t);
+  if (!isAbsent(timeout)) {
+    if (typeof timeout !== 'number') throw invalidTimeout(TIMEOUT_MIN_MS, TIMEOUT_MAX_MS);
+    timeoutMs = checkTimeoutValue(timeout);
+  }
+  const id = checkJobId(jobId);
+  if (customUrls.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
+
+  // 7-8
+  const list = parseProxies(proxies, opts);
+  return {
+    route: 'check',
+    proxies: list.proxies,
+    totalInvalid: list.invalid,
+    totalDuplicates: list.duplicates,
+    region: r,
+    type: t,
+    timeoutMs,
+    jobId: id,
+    customUrls,
+  };
+}
+
+function singleQueryValue(query: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const v = query[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw invalidRequest(`${name}: expected a single value`);
+  return v;
+}
+
+/** POST /check-raw: the body as text, the query parameters region, type, timeout, jobId. */
+export function validateCheckRaw(
+  text: string,
+  query: Readonly<Record<string, unknown>>,
+  opts: CheckRequestOptions,
+): CheckRequest {
+  // 1. shape
+  const region = singleQueryValue(query, 'region');
+  const type = singleQueryValue(query, 'type');
+  const timeout = singleQueryValue(query, 'timeout');
+  const jobId = singleQueryValue(query, 'jobId');
+
+  // 2-5 (no custom URLs on this route)
+  const r = checkRegion(region, opts);
+  const t = checkType(type);
+  let timeoutMs = defaultTimeoutMs('check-raw', t);
+  if (timeout !== undefined) {
+    if (!/^[0-9]+$/.test(timeout)) throw invalidTimeout(TIMEOUT_MIN_MS, TIMEOUT_MAX_MS);
+    timeoutMs = checkTimeoutValue(Number(timeout));
+  }
+  const id = checkJobId(jobId);
+
+  // 7-8
+  const list = parseProxies(text, opts);
+  return {
+    route: 'check-raw',
+    proxies: list.proxies,
+    totalInvalid: list.invalid,
+    totalDuplicates: list.duplicates,
+    region: r,
+    type: t,
+    timeoutMs,
+    jobId: id,
+    customUrls: [],
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * What the HTTP layer needs from the rest of the service, injected so the app
+ * can be built in tests with real or fake collaborators. The HTTP layer never
+ * opens a probe socket and never runs SQL itself: it goes through these ports.
+ */
+import type { Config } from '../config';
+import type { Logger } from '../log';
+import type { AuthenticatedAccount } from './auth';
+import type { CheckRequest } from './check-request';
+import type { ProgressHub } from '../jobs/progress-hub';
+
+export interface AccountsPort {
+  findByApiKey(key: string): Promise<AuthenticatedAccount | null>;
+  /** The GET /me body (DECISIONS' first shape). */
+  overview(accountId: string, now: Date): Promise<unknown>;
+}
+
+export interface ChecksPort {
+  /** Runs a validated check for an account; resolves with the check response body. */
+  run(account: AuthenticatedAccount, request: CheckRequest): Promise<unknown>;
+}
+
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  version: string;
+  /** ms since epoch when the process started (for /health uptime). */
+  startedAt: number;
+  now: () => Date;
+  database: { ping(): Promise<boolean> };
+  accounts: AccountsPort;
+  checks: ChecksPort;
+  /** WebSocket progress fan-out. */
+  progress: ProgressHub;
+  /** True once SIGTERM arrived: new checks get 503. */
+  isShuttingDown: () => boolean;
+}

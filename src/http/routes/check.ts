@@ -1,0 +1,65 @@
+/**
+ * POST /check (JSON) and POST /check-raw (plain text). Order of answers:
+ * 401 (key) -> 503 (shutting down) -> 415 (JSON expected on /check) -> 413
+ * (body size) -> 400 (malformed JSON) -> the validator's 400/413 -> the check
+ * itself (402 when the quota is short, 409 when the jobId is running).
+ */
+import { Elysia } from 'elysia';
+import { invalidRequest, serviceUnavailable, unsupportedMediaType } from '../../errors';
+import { ACCEPTED_REGIONS } from '../../regions';
+import { authenticate } from '../auth';
+import { readBodyText } from '../body';
+import { validateCheckJson, validateCheckRaw } from '../check-request';
+import type { AppDeps } from '../context';
+import { jsonResponse } from '../errors';
+import { markAccount } from '../request-log';
+import { docs } from '../openapi';
+
+function isJson(contentType: string | null): boolean {
+  if (contentType === null) return false;
+  const base = contentType.split(';')[0]!.trim().toLowerCase();
+  return base === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(base);
+}
+
+export function checkRoutes(deps: AppDeps) {
+  const limits = {
+    maxProxies: deps.config.maxProxies,
+    maxCustomUrls: deps.config.maxCustomUrls,
+    acceptedRegions: ACCEPTED_REGIONS,
+  };
+  const begin = async (request: Request) => {
+    const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
+    markAccount(request, account.id);
+    if (deps.isShuttingDown()) throw serviceUnavailable('The service is shutting down; retry in a moment');
+    return account;
+  };
+  return new Elysia({ name: 'check-routes' })
+    .post(
+      '/check',
+      async ({ request }) => {
+        const account = await begin(request);
+        if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
+        const text = await readBodyText(request, deps.config.maxBodyBytes);
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw invalidRequest('body: malformed JSON');
+        }
+        const req = validateCheckJson(body, limits);
+        return jsonResponse(200, await deps.checks.run(account, req));
+      },
+      { parse: 'none', detail: docs.check },
+    )
+    .post(
+      '/check-raw',
+      async ({ request }) => {
+        const account = await begin(request);
+        const text = await readBodyText(request, deps.config.maxBodyBytes);
+        const query = Object.fromEntries(new URL(request.url).searchParams);
+        const req = validateCheckRaw(text, query, limits);
+        return jsonResponse(200, await deps.checks.run(account, req));
+      },
+      { parse: 'none', detail: docs.checkRaw },
+    );
+}

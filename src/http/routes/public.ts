@@ -1,0 +1,37 @@
+/**
+ * Routes that need no key: GET /regions, GET /health, GET /judge.
+ */
+import { Elysia } from 'elysia';
+import { regionList, ACCEPTED_REGIONS } from '../../regions';
+import { judgeResponseFor } from '../../judge/server';
+import type { AppDeps } from '../context';
+import { jsonResponse } from '../errors';
+import { docs } from '../openapi';
+
+export function publicRoutes(deps: AppDeps) {
+  const regions = regionList();
+  return new Elysia({ name: 'public-routes' })
+    .get('/regions', () => jsonResponse(200, regions), { detail: docs.regions })
+    .get(
+      '/health',
+      async () => {
+        const dbOk = await deps.database.ping();
+        const now = deps.now();
+        const body = {
+          status: dbOk ? 'ok' : 'degraded',
+          version: deps.version,
+          uptime: Math.floor((now.getTime() - deps.startedAt) / 1000),
+          timestamp: now.toISOString(),
+          regions: ACCEPTED_REGIONS.length,
+          database: dbOk ? 'ok' : 'down',
+        };
+        return jsonResponse(dbOk ? 200 : 503, body);
+      },
+      { detail: docs.health },
+    )
+    .get(
+      '/judge',
+      ({ request, server }) => judgeResponseFor(request, server?.requestIP(request)?.address ?? ''),
+      { detail: docs.judge },
+    );
+}

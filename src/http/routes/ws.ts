@@ -1,0 +1,74 @@
+/**
+ * GET /ws?jobId=<id>: WebSocket progress of a check (DECISIONS "Progress").
+ * The upgrade is refused with a JSON error before it happens: 400 for a bad
+ * jobId, 401 for a missing (when WS_REQUIRE_AUTH) or invalid key. A key
+ * (X-API-Key, Authorization: Bearer or ?apiKey=) limits the subscription to
+ * the key's account. The hub does the rest (throttle, final message, close).
+ */
+import type { ServerWebSocket } from 'bun';
+import { Elysia } from 'elysia';
+import { apiKeyRequired, invalidApiKey, invalidJobId } from '../../errors';
+import type { Subscriber } from '../../jobs/progress-hub';
+import { apiKeyFrom } from '../auth';
+import type { AppDeps } from '../context';
+import { apiErrorResponse } from '../errors';
+
+const JOB_ID = /^[A-Za-z0-9_-]{3,64}$/;
+
+interface WsState {
+  accountId: string | null;
+  unsubscribe: () => void;
+}
+
+export function wsRoutes(deps: AppDeps) {
+  const accountOf = new WeakMap<Request, string | null>();
+  const state = new WeakMap<object, WsState>();
+  return new Elysia({ name: 'ws-routes' }).ws('/ws', {
+    // Bun closes a socket whose buffered output passes this; the hub closes
+    // slow readers earlier (1013), this is the hard stop.
+    backpressureLimit: 1024 * 1024,
+    closeOnBackpressureLimit: true,
+    idleTimeout: 120,
+    async beforeHandle({ request }) {
+      const url = new URL(request.url);
+      const jobId = url.searchParams.get('jobId');
+      if (jobId === null || !JOB_ID.test(jobId)) return apiErrorResponse(invalidJobId());
+      const key = apiKeyFrom(request.headers, url.searchParams);
+      if (key === null) {
+        if (deps.config.wsRequireAuth) return apiErrorResponse(apiKeyRequired());
+        accountOf.set(request, null);
+        return;
+      }
+      const account = await deps.accounts.findByApiKey(key);
+      if (account === null) return apiErrorResponse(invalidApiKey());
+      accountOf.set(request, account.id);
+    },
+    open(ws) {
+      const request = ws.data.request;
+      const jobId = new URL(request.url).searchParams.get('jobId') ?? '';
+      const accountId = accountOf.get(request) ?? null;
+      const raw = ws.raw as unknown as ServerWebSocket<unknown>;
+      const sub: Subscriber = {
+        accountId,
+        send: (text) => {
+          raw.sendText(text);
+        },
+        close: (code, reason) => raw.close(code, reason),
+        bufferedAmount: () => raw.getBufferedAmount(),
+      };
+      const out = deps.progress.subscribe(jobId, sub);
+      if (!out.ok) {
+        raw.close(out.code, out.reason);
+        return;
+      }
+      state.set(raw, { accountId, unsubscribe: out.unsubscribe });
+    },
+    close(ws) {
+      state.get(ws.raw)?.unsubscribe();
+      state.delete(ws.raw);
+    },
+    message() {
+      // the channel is server -> client only; client messages are ignored
+    },
+  });
+}

@@ -1,0 +1,472 @@
+/**
+ * JobActor: one per check request. It owns the job's state and is the only
+ * code that mutates it. Everything that happens to a job arrives as a message
+ * in its mailbox (probe results, custom-URL results, a failed shard, cancel)
+ * and is handled one at a time, so there are no locks.
+ *
+ * ## States
+ *
+ *   validating ──> reserving ──> probing ──> validating_urls ──> writing ──> completed
+ *        │             │            │               │               │
+ *        └─────────────┴────────────┴───────────────┴───────────────┴──────> failed
+ *
+ * - validating: the HTTP layer has already validated the request (pure
+ *   validators); the actor only announces it on the progress channel.
+ * - reserving: one atomic reservation of `units = unique valid proxies` and the
+ *   scan row (LedgerPort.reserve). Short quota -> failed with the 402 error,
+ *   nothing charged, no history row.
+ * - probing: the job registers with the region scheduler; every grant of n
+ *   slots becomes one shard of the next n proxies for the pool. Results stream
+ *   back in batches and are folded at once: geo lookup, result record, summary
+ *   fold, spill to the result writer, progress. Nothing keeps a second list of
+ *   all results: the actor keeps the parsed proxies, a byte per proxy (seen)
+ *   and the indices of working proxies.
+ * - validating_urls (only with customUrls and at least one working proxy):
+ *   (working proxy x URL) pairs through the same scheduler and pool.
+ * - writing: the result file is finished (summary, metadata, proxies, custom
+ *   URL validation), the scan closed, unchecked units refunded.
+ * - completed: the check response is returned and the final progress message
+ *   (with the signed result link for authenticated subscribers) is published.
+ * - failed: any error, a failed shard or cancel (shutdown) lands here. Units
+ *   that were reserved and not checked are refunded, the scan is closed as
+ *   failed with the reason, the partial result file is removed, subscribers get
+ *   the final `failed` message. `run()` rejects with the error (an ApiError for
+ *   402, a 503 for shutdown, otherwise the caller maps it to 500).
+ */
+import { randomBytes } from 'node:crypto';
+import { insufficientChecks, serviceUnavailable } from '../errors';
+import type { CheckRequest } from '../http/check-request';
+import type { Logger } from '../log';
+import type { CustomUrlResult, ProbeResult, ProbeTask } from '../probe/types';
+import { regionName } from '../regions';
+import { CustomUrlFold } from '../results/custom-url-summary';
+import { buildProxyRecord } from '../results/record';
+import { formatProcessingTime, formatTimeout, SummaryFold, type CheckSummary } from '../results/summary';
+import type { ResultWriter } from '../results/writer';
+import type { CheckUserInfo } from '../accounts/plan';
+import type { RegionScheduler, JobHandle } from './scheduler';
+import { Mailbox } from './mailbox';
+import { PROGRESS_PHASES, type ProgressPhase, type ProgressState, type WorkPhase } from './progress';
+import type { GeoPort, LedgerPort, PoolPort, SettingsFactory, Shard } from './ports';
+
+export const JOB_STATES = Object.freeze({
+  VALIDATING: 'validating',
+  RESERVING: 'reserving',
+  PROBING: 'probing',
+  VALIDATING_URLS: 'validating_urls',
+  WRITING: 'writing',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+} as const);
+export type JobState = (typeof JOB_STATES)[keyof typeof JOB_STATES];
+
+const PHASE_OF: Record<JobState, ProgressPhase> = {
+  validating: PROGRESS_PHASES.VALIDATING,
+  reserving: PROGRESS_PHASES.CHECKING_BALANCE,
+  probing: PROGRESS_PHASES.PROBING,
+  validating_urls: PROGRESS_PHASES.CUSTOM_URLS,
+  writing: PROGRESS_PHASES.WRITING,
+  completed: PROGRESS_PHASES.COMPLETED,
+  failed: PROGRESS_PHASES.FAILED,
+};
+
+export class JobError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'JobError';
+    this.code = code;
+  }
+}
+
+/** The metadata block shared by the check response and the result file. */
+export interface JobMetadata {
+  region_used: string;
+  region_name: string;
+  proxy_type: string;
+  timeout_used: string;
+  total_checked: number;
+  total_invalid: number;
+  total_duplicates: number;
+  processing_time: string;
+  job_id: string;
+}
+
+export interface CheckResponse {
+  summary: CheckSummary;
+  metadata: { user: CheckUserInfo } & JobMetadata;
+  result_url: string | null;
+}
+
+export interface JobDeps {
+  ledger: LedgerPort;
+  pool: PoolPort;
+  geo: GeoPort;
+  scheduler: RegionScheduler;
+  settings: SettingsFactory;
+  /** Opens the streaming writer of a new result file. */
+  openWriter: (resultId: string) => Promise<ResultWriter>;
+  newResultId: () => string;
+  /** Signed link of a result file (12 h). */
+  signLink: (resultId: string) => string;
+  /** Receives every progress state; the hub throttles and fans out. */
+  publish: (state: ProgressState, final: { resultUrl: string | null } | null) => void;
+  log: Logger;
+  now: () => Date;
+}
+
+type Msg =
+  | { kind: 'probe_results'; batch: ProbeResult[] }
+  | { kind: 'url_results'; batch: CustomUrlResult[]; urlIndex: number }
+  | { kind: 'shard_failed'; error: unknown };
+
+export class JobActor {
+  /** The client's jobId (progress channel, 409); reusable once the job ends. */
+  readonly jobId: string;
+  /** Unique per run: the ledger's and the scan row's job reference. */
+  readonly runId: string = 'run_' + randomBytes(12).toString('base64url');
+  readonly accountId: string;
+  #state: JobState = JOB_STATES.VALIDATING;
+  readonly #req: CheckRequest;
+  readonly #deps: JobDeps;
+  readonly #startedAt: number;
+  readonly #mailbox: Mailbox<Msg>;
+  readonly #abort = new AbortController();
+
+  #reserved = 0;
+  /** The scan row exists (reserve succeeded): a failure must close it. */
+  #scanOpen = false;
+  #checked = 0;
+  #seen: Uint8Array;
+  #working: number[] = [];
+  #summary = new SummaryFold();
+  #urls: CustomUrlFold | null = null;
+  #urlPairsDone = 0;
+  #urlPairsTotal = 0;
+  #writer: ResultWriter | null = null;
+  #resultId: string | null = null;
+  #handle: JobHandle | null = null;
+  #next = 0;
+  #probeStartedAt: number | null = null;
+  #urlStartedAt: number | null = null;
+  #failedIn: WorkPhase = PROGRESS_PHASES.VALIDATING;
+  /** Settles the current stage (probing / validating_urls). */
+  #stage: { resolve: () => void; reject: (e: unknown) => void } | null = null;
+  #cancelReason: Error | null = null;
+
+  constructor(jobId: string, accountId: string, req: CheckRequest, deps: JobDeps) {
+    this.jobId = jobId;
+    this.accountId = accountId;
+    this.#req = req;
+    this.#deps = deps;
+    this.#startedAt = deps.now().getTime();
+    this.#seen = new Uint8Array(req.proxies.length);
+    this.#mailbox = new Mailbox<Msg>(
+      (m) => this.#handle_(m),
+      (err) => this.#stage?.reject(err),
+    );
+  }
+
+  get state(): JobState {
+    return this.#state;
+  }
+
+  get checked(): number {
+    return this.#checked;
+  }
+
+  /** Stop the job: no new probes start; it fails with `reason` (refunding what was not checked). Safe to call twice. */
+  cancel(reason: Error = serviceUnavailable('The service is shutting down')): void {
+    if (this.#cancelReason !== null || this.#state === JOB_STATES.COMPLETED || this.#state === JOB_STATES.FAILED) return;
+    this.#cancelReason = reason;
+    this.#abort.abort(reason);
+    this.#handle?.cancel();
+    this.#stage?.reject(reason);
+  }
+
+  /** Runs the job to its end. Resolves with the check response; rejects with the reason it failed. */
+  async run(): Promise<CheckResponse> {
+    const { ledger, now } = this.#deps;
+    const req = this.#req;
+    try {
+      this.#publish();
+      this.#enter(JOB_STATES.RESERVING);
+      const units = req.proxies.length;
+      const r = await ledger.reserve({
+        accountId: this.accountId,
+        jobId: this.runId,
+        units,
+        type: req.type,
+        region: req.region,
+        timeoutMs: req.timeoutMs,
+        submitted: units + req.totalInvalid + req.totalDuplicates,
+        now: now(),
+      });
+      if (!r.ok) throw insufficientChecks(r.required, r.available);
+      this.#scanOpen = true;
+      this.#reserved = r.unlimited ? 0 : units;
+      this.#throwIfCancelled();
+
+      this.#resultId = this.#deps.newResultId();
+      this.#writer = await this.#deps.openWriter(this.#resultId);
+
+      this.#enter(JOB_STATES.PROBING);
+      this.#probeStartedAt = Date.now();
+      await this.#probeAll();
+
+      if (req.customUrls.length > 0 && this.#working.length > 0) {
+        this.#enter(JOB_STATES.VALIDATING_URLS);
+        this.#urlStartedAt = Date.now();
+        await this.#validateUrls();
+      }
+
+      this.#enter(JOB_STATES.WRITING);
+      const metadata = this.#metadata();
+      const summary = this.#summary.result();
+      await this.#writer.finish({
+        summary,
+        metadata,
+        ...(this.#urls !== null ? { custom_url_validation: this.#urlValidation(this.#urls) } : {}),
+      });
+      const refund = this.#reserved - Math.min(this.#reserved, this.#checked);
+      await ledger.complete({
+        accountId: this.accountId,
+        jobId: this.runId,
+        checked: this.#checked,
+        working: this.#summary.totalWorking,
+        resultRef: this.#resultId,
+        refund,
+        now: now(),
+      });
+      this.#reserved = 0;
+      this.#scanOpen = false;
+      const user = await ledger.userInfo(this.accountId, now());
+      const resultUrl = this.#deps.signLink(this.#resultId);
+      this.#state = JOB_STATES.COMPLETED;
+      this.#publish({ resultUrl });
+      return { summary, metadata: { user, ...metadata }, result_url: resultUrl };
+    } catch (err) {
+      await this.#fail(err);
+      throw err;
+    } finally {
+      this.#handle?.cancel();
+    }
+  }
+
+  // ---- stages ---------------------------------------------------------------
+
+  #probeAll(): Promise<void> {
+    const total = this.#req.proxies.length;
+    return new Promise<void>((resolve, reject) => {
+      this.#stage = { resolve, reject };
+      if (this.#cancelReason !== null) return reject(this.#cancelReason);
+      // One registration for the whole job: grants go to probes, then to URL pairs.
+      this.#handle = this.#deps.scheduler.register(this.jobId, this.#req.region, total, (n) =>
+        this.#state === JOB_STATES.PROBING ? this.#dispatchProbes(n) : this.#dispatchUrls(n),
+      );
+    });
+  }
+
+  #dispatchProbes(n: number): void {
+    const proxies = this.#req.proxies;
+    const end = Math.min(proxies.length, this.#next + n);
+    const tasks: ProbeTask[] = new Array(end - this.#next);
+    for (let i = this.#next, k = 0; i < end; i++, k++) {
+      const p = proxies[i]!;
+      tasks[k] = {
+        index: i,
+        proxy:
+          p.username === undefined
+            ? { host: p.host, port: p.port }
+            : { host: p.host, port: p.port, username: p.username, password: p.password ?? '' },
+      };
+    }
+    this.#next = end;
+    const shard: Shard = { kind: 'probe', tasks, settings: this.#deps.settings(this.#req.type, this.#req.timeoutMs) };
+    this.#deps.pool
+      .runShard(shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }), this.#abort.signal)
+      .catch((error: unknown) => this.#mailbox.post({ kind: 'shard_failed', error }));
+  }
+
+  #validateUrls(): Promise<void> {
+    const rules = this.#req.customUrls;
+    this.#urls = new CustomUrlFold(rules.map((r) => r.url));
+    this.#urlPairsTotal = this.#working.length * rules.length;
+    this.#next = 0;
+    return new Promise<void>((resolve, reject) => {
+      this.#stage = { resolve, reject };
+      if (this.#cancelReason !== null) return reject(this.#cancelReason);
+      this.#handle!.addDemand(this.#urlPairsTotal);
+    });
+  }
+
+  /** Pairs are numbered URL-major: pair p = (working[p % W], rule floor(p / W)). One shard per URL touched. */
+  #dispatchUrls(n: number): void {
+    const w = this.#working.length;
+    const rules = this.#req.customUrls;
+    const settings = this.#deps.settings(this.#req.type, this.#req.timeoutMs);
+    let p = this.#next;
+    const end = Math.min(this.#urlPairsTotal, p + n);
+    this.#next = end;
+    while (p < end) {
+      const urlIndex = Math.floor(p / w);
+      const stop = Math.min(end, (urlIndex + 1) * w);
+      const tasks: ProbeTask[] = [];
+      for (let q = p; q < stop; q++) {
+        const idx = this.#working[q % w]!;
+        const px = this.#req.proxies[idx]!;
+        tasks.push({
+          index: idx,
+          proxy: px.username === undefined ? { host: px.host, port: px.port } : { host: px.host, port: px.port, username: px.username, password: px.password ?? '' },
+        });
+      }
+      p = stop;
+      const shard: Shard = { kind: 'custom_url', tasks, rules: [rules[urlIndex]!], settings };
+      this.#deps.pool
+        .runShard(shard, (batch) => this.#mailbox.post({ kind: 'url_results', batch: batch as CustomUrlResult[], urlIndex }), this.#abort.signal)
+        .catch((error: unknown) => this.#mailbox.post({ kind: 'shard_failed', error }));
+    }
+  }
+
+  // ---- messages -------------------------------------------------------------
+
+  #handle_(m: Msg): void | Promise<void> {
+    if (this.#cancelReason !== null) return;
+    switch (m.kind) {
+      case 'probe_results':
+        return this.#onProbeResults(m.batch);
+      case 'url_results':
+        return this.#onUrlResults(m.batch, m.urlIndex);
+      case 'shard_failed':
+        throw new JobError('shard_failed', 'a probe shard failed', { cause: m.error });
+    }
+  }
+
+  async #onProbeResults(batch: ProbeResult[]): Promise<void> {
+    const { geo } = this.#deps;
+    const writer = this.#writer!;
+    let fresh = 0;
+    for (const r of batch) {
+      if (this.#seen[r.index] !== 0) continue; // a result is folded once, whatever happens
+      this.#seen[r.index] = 1;
+      fresh++;
+      const proxy = this.#req.proxies[r.index]!;
+      const info = r.status === 'working' && r.origin !== null ? geo.lookup(r.origin) : null;
+      const record = buildProxyRecord(proxy, r, info);
+      this.#summary.add(record);
+      if (r.status === 'working') this.#working.push(r.index);
+      await writer.addProxy(record);
+    }
+    this.#checked += fresh;
+    this.#handle?.release(batch.length);
+    this.#publish();
+    if (this.#checked === this.#req.proxies.length) this.#stageDone();
+  }
+
+  #onUrlResults(batch: CustomUrlResult[], urlIndex: number): void {
+    const rules = this.#req.customUrls;
+    // Each shard carries one rule, so the worker's urlIndex is 0: put the job's index back.
+    for (const r of batch) this.#urls!.add({ ...r, urlIndex });
+    this.#urlPairsDone += batch.length;
+    this.#handle?.release(batch.length);
+    this.#publish();
+    if (this.#urlPairsDone >= this.#working.length * rules.length) this.#stageDone();
+  }
+
+  #stageDone(): void {
+    const s = this.#stage;
+    this.#stage = null;
+    s?.resolve();
+  }
+
+  // ---- helpers --------------------------------------------------------------
+
+  #enter(state: JobState): void {
+    this.#state = state;
+    this.#failedIn = PHASE_OF[state] as WorkPhase;
+    this.#publish();
+  }
+
+  readonly #proxyAt = (i: number) => {
+    const p = this.#req.proxies[i]!;
+    return { host: p.host, port: p.port };
+  };
+
+  /** Streamed into the result file piecewise: per-URL proxy lists can be long. */
+  #urlValidation(fold: CustomUrlFold) {
+    const ms = this.#urlStartedAt === null ? 0 : Date.now() - this.#urlStartedAt;
+    return { toJsonChunks: () => fold.jsonChunks(this.#proxyAt, ms) };
+  }
+
+  #throwIfCancelled(): void {
+    if (this.#cancelReason !== null) throw this.#cancelReason;
+  }
+
+  #metadata(): JobMetadata {
+    const req = this.#req;
+    return {
+      region_used: req.region,
+      region_name: regionName(req.region) ?? req.region,
+      proxy_type: req.type,
+      timeout_used: formatTimeout(req.timeoutMs),
+      total_checked: this.#checked,
+      total_invalid: req.totalInvalid,
+      total_duplicates: req.totalDuplicates,
+      processing_time: formatProcessingTime(this.#deps.now().getTime() - this.#startedAt),
+      job_id: this.jobId,
+    };
+  }
+
+  #publish(final: { resultUrl: string | null } | null = null): void {
+    const state: ProgressState = {
+      jobId: this.jobId,
+      phase: PHASE_OF[this.#state],
+      total: this.#req.proxies.length,
+      checked: this.#checked,
+      working: this.#summary.totalWorking,
+      hasCustomUrls: this.#req.customUrls.length > 0,
+      customChecked: this.#urlPairsDone,
+      customTotal: this.#urlPairsTotal,
+      probeStartedAt: this.#probeStartedAt,
+      customStartedAt: this.#urlStartedAt,
+      now: Date.now(),
+    };
+    if (this.#state === JOB_STATES.FAILED) state.failedIn = this.#failedIn;
+    this.#deps.publish(state, final);
+  }
+
+  async #fail(err: unknown): Promise<void> {
+    if (this.#state === JOB_STATES.FAILED) return;
+    this.#state = JOB_STATES.FAILED;
+    this.#abort.abort();
+    this.#handle?.cancel();
+    const { ledger, log, now } = this.#deps;
+    const reason = err instanceof Error ? err.message : String(err);
+    try {
+      await this.#writer?.abort();
+    } catch (e) {
+      log.warn('result writer abort failed', { jobId: this.jobId, err: e });
+    }
+    if (this.#scanOpen) {
+      // Close the scan row and refund what was reserved and not checked.
+      const refund = this.#reserved - Math.min(this.#reserved, this.#checked);
+      try {
+        await ledger.fail({
+          accountId: this.accountId,
+          jobId: this.runId,
+          checked: this.#checked,
+          working: this.#summary.totalWorking,
+          refund,
+          error: reason,
+          now: now(),
+        });
+        this.#reserved = 0;
+        this.#scanOpen = false;
+      } catch (e) {
+        // The scan stays `running`; the orphan sweep at the next start refunds it.
+        log.error('settling a failed job failed; left for the orphan sweep', { jobId: this.jobId, err: e });
+      }
+    }
+    this.#publish();
+  }
+}

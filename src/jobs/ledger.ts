@@ -1,0 +1,51 @@
+/**
+ * LedgerPort over the database: the job actor's quota reservation, settlement
+ * and history, each one transaction. The ledger's job reference is the run id
+ * (unique per run), not the client's jobId, which may be reused once a job
+ * has ended.
+ */
+import type { Db } from '../../db/client';
+import { getCheckUserInfo } from '../accounts/overview';
+import { refundQuotaTx, reserveQuota } from '../accounts/quota';
+import { failScan, finishScan } from '../accounts/scans';
+import type { LedgerPort } from './ports';
+
+export function databaseLedger(db: Db): LedgerPort {
+  return {
+    async reserve(i) {
+      const r = await reserveQuota(db, {
+        accountId: i.accountId,
+        jobId: i.jobId,
+        units: i.units,
+        now: i.now,
+        scan: { proxyType: i.type, region: i.region, timeoutMs: i.timeoutMs, totalSubmitted: i.submitted },
+      });
+      return r.ok ? { ok: true, unlimited: r.unlimited } : { ok: false, required: r.required, available: r.available };
+    },
+    async complete(i) {
+      await db.transaction(async (tx) => {
+        if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
+        await finishScan(tx as unknown as Db, {
+          jobId: i.jobId,
+          totalChecked: i.checked,
+          totalWorking: i.working,
+          resultRef: i.resultRef,
+          now: i.now,
+        });
+      });
+    },
+    async fail(i) {
+      await db.transaction(async (tx) => {
+        if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
+        await failScan(tx as unknown as Db, {
+          jobId: i.jobId,
+          error: i.error.slice(0, 500),
+          totalChecked: i.checked,
+          totalWorking: i.working,
+          now: i.now,
+        });
+      });
+    },
+    userInfo: (accountId, now) => getCheckUserInfo(db, accountId, now),
+  };
+}

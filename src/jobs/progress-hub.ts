@@ -1,0 +1,175 @@
+/**
+ * ProgressHub: fans a job's progress out to its WebSocket subscribers.
+ *
+ * A subscriber may arrive before the job starts (it waits), while it runs, or
+ * shortly after it ended (it gets the final message at once; finals linger
+ * `lingerMs`). Per job one ProgressThrottle lets ~10 messages a second
+ * through, coalesced to the latest state; the final `completed` / `failed`
+ * always goes out, then every subscriber is closed with 1000.
+ *
+ * Access: a subscriber that authenticated carries its account id. Once the
+ * job's owner is known, a subscriber of another account is closed with 1008
+ * and never sees a message. Anonymous subscribers (allowed unless
+ * WS_REQUIRE_AUTH) see every message, but the final `result_url` goes only to
+ * the owner's authenticated subscribers.
+ *
+ * Memory: a subscriber whose unsent buffer passes `maxBufferedBytes` is closed
+ * with 1013 (it does not read); waiting subscribers per job and jobs waited on
+ * are capped, so nothing here grows without bound.
+ */
+import { progressMessage, ProgressThrottle, type ProgressMessage, type ProgressState } from './progress';
+
+export interface Subscriber {
+  /** The authenticated account, or null for an anonymous subscriber. */
+  readonly accountId: string | null;
+  send(text: string): void;
+  close(code: number, reason: string): void;
+  /** Bytes queued and not yet sent to the peer. */
+  bufferedAmount(): number;
+}
+
+export const WS_CLOSE = Object.freeze({
+  NORMAL: 1000,
+  POLICY: 1008,
+  TRY_AGAIN_LATER: 1013,
+} as const);
+
+export interface HubOptions {
+  maxBufferedBytes?: number;
+  /** How long a final message is kept for late subscribers. */
+  lingerMs?: number;
+  maxSubscribersPerJob?: number;
+  maxWaitingJobs?: number;
+  intervalMs?: number;
+}
+
+interface Entry {
+  owner: string | null;
+  subs: Set<Subscriber>;
+  throttle: ProgressThrottle<ProgressMessage> | null;
+  final: ProgressMessage | null;
+  resultUrl: string | null;
+  lingerTimer: ReturnType<typeof setTimeout> | null;
+}
+
+export type SubscribeOutcome = { ok: true; unsubscribe: () => void } | { ok: false; code: number; reason: string };
+
+export class ProgressHub {
+  readonly #jobs = new Map<string, Entry>();
+  readonly #maxBuffered: number;
+  readonly #lingerMs: number;
+  readonly #maxSubs: number;
+  readonly #maxWaiting: number;
+  readonly #intervalMs: number;
+
+  constructor(opts: HubOptions = {}) {
+    this.#maxBuffered = opts.maxBufferedBytes ?? 256 * 1024;
+    this.#lingerMs = opts.lingerMs ?? 60_000;
+    this.#maxSubs = opts.maxSubscribersPerJob ?? 32;
+    this.#maxWaiting = opts.maxWaitingJobs ?? 10_000;
+    this.#intervalMs = opts.intervalMs ?? 100;
+  }
+
+  /** Jobs known to the hub (running, waited on, or lingering): for tests and metrics. */
+  get size(): number {
+    return this.#jobs.size;
+  }
+
+  subscribe(jobId: string, sub: Subscriber): SubscribeOutcome {
+    let e = this.#jobs.get(jobId);
+    if (e === undefined) {
+      if (this.#jobs.size >= this.#maxWaiting) return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: 'too many jobs waited on' };
+      e = { owner: null, subs: new Set(), throttle: null, final: null, resultUrl: null, lingerTimer: null };
+      this.#jobs.set(jobId, e);
+    }
+    if (e.owner !== null && sub.accountId !== null && sub.accountId !== e.owner) {
+      return { ok: false, code: WS_CLOSE.POLICY, reason: 'job belongs to another account' };
+    }
+    if (e.final !== null) {
+      this.#deliver(sub, e.final, e.owner, e.resultUrl);
+      sub.close(WS_CLOSE.NORMAL, e.final.status);
+      return { ok: true, unsubscribe: () => {} };
+    }
+    if (e.subs.size >= this.#maxSubs) return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: 'too many subscribers for this job' };
+    e.subs.add(sub);
+    const entry = e;
+    return {
+      ok: true,
+      unsubscribe: () => {
+        entry.subs.delete(sub);
+        if (entry.subs.size === 0 && entry.owner === null && entry.final === null && this.#jobs.get(jobId) === entry) {
+          this.#jobs.delete(jobId);
+        }
+      },
+    };
+  }
+
+  /** A job's progress. `final` marks the last message (with the owner's result link, if any). */
+  publish(owner: string, state: ProgressState, final: { resultUrl: string | null } | null = null): void {
+    let e = this.#jobs.get(state.jobId);
+    if (e === undefined || e.final !== null) {
+      if (e?.lingerTimer) clearTimeout(e.lingerTimer);
+      e = { owner: null, subs: new Set(), throttle: null, final: null, resultUrl: null, lingerTimer: null };
+      this.#jobs.set(state.jobId, e);
+    }
+    if (e.owner === null) {
+      e.owner = owner;
+      for (const s of e.subs) {
+        if (s.accountId !== null && s.accountId !== owner) {
+          e.subs.delete(s);
+          s.close(WS_CLOSE.POLICY, 'job belongs to another account');
+        }
+      }
+    }
+    const entry = e;
+    if (entry.throttle === null) {
+      entry.throttle = new ProgressThrottle<ProgressMessage>({
+        intervalMs: this.#intervalMs,
+        emit: (msg) => this.#emit(state.jobId, entry, msg),
+      });
+    }
+    const msg = progressMessage(state);
+    if (msg.status !== 'in_progress') entry.resultUrl = final?.resultUrl ?? null;
+    entry.throttle.offer(msg);
+  }
+
+  /** Close every subscriber (shutdown). Safe to call twice. */
+  closeAll(): void {
+    for (const [, e] of this.#jobs) {
+      e.throttle?.close();
+      if (e.lingerTimer) clearTimeout(e.lingerTimer);
+      for (const s of e.subs) s.close(WS_CLOSE.NORMAL, 'server shutting down');
+      e.subs.clear();
+    }
+    this.#jobs.clear();
+  }
+
+  #emit(jobId: string, e: Entry, msg: ProgressMessage): void {
+    for (const s of e.subs) {
+      if (s.bufferedAmount() > this.#maxBuffered) {
+        e.subs.delete(s);
+        s.close(WS_CLOSE.TRY_AGAIN_LATER, 'subscriber too slow');
+        continue;
+      }
+      this.#deliver(s, msg, e.owner, e.resultUrl);
+    }
+    if (msg.status === 'in_progress') return;
+    e.final = msg;
+    for (const s of e.subs) s.close(WS_CLOSE.NORMAL, msg.status);
+    e.subs.clear();
+    e.throttle = null;
+    e.lingerTimer = setTimeout(() => {
+      if (this.#jobs.get(jobId) === e) this.#jobs.delete(jobId);
+    }, this.#lingerMs);
+    e.lingerTimer.unref?.();
+  }
+
+  #deliver(s: Subscriber, msg: ProgressMessage, owner: string | null, resultUrl: string | null): void {
+    const withLink = msg.status === 'completed' && resultUrl !== null && s.accountId !== null && s.accountId === owner;
+    try {
+      s.send(JSON.stringify(withLink ? { ...msg, result_url: resultUrl } : msg));
+    } catch {
+      // a closed socket: its close handler unsubscribes it
+    }
+  }
+}

@@ -1,0 +1,327 @@
+/**
+ * Per-region fair slot scheduler: how many probes each job may have in flight.
+ *
+ * Every region has a capacity (16 endpoints x SLOTS_PER_ENDPOINT slots, asked
+ * of `capacityFor(region)` on every scheduling pass). Jobs register with a
+ * demand (`pending` probes still to start) and a `dispatch(n)` callback. The
+ * scheduler grants slots by calling `dispatch(n)`; the job then starts exactly
+ * n probes (in one shard or several) and calls `handle.release(k)` as probes
+ * finish. There are no timers and no promises: the scheduler only acts inside
+ * `register`, `release`, `addDemand` and `cancel`, synchronously, so it is
+ * deterministic and testable by driving those calls.
+ *
+ * ## Algorithm: least-served first (max-min fair), in chunks
+ *
+ * A scheduling pass of region R repeats:
+ *
+ *   free      = capacityFor(R) - used(R)
+ *   candidate = the ACTIVE job of R with pending > 0 and the FEWEST probes in
+ *               flight; ties go to a job never granted yet (in registration
+ *               order), then to the one granted least recently
+ *   want      = min(candidate.pending, maxGrant)
+ *   threshold = min(effectiveMinGrant, want)
+ *   stop when free < threshold (or free <= 0, or no candidate)
+ *   grant     = min(want, free): pending -= grant, inFlight += grant,
+ *               used += grant, then dispatch(grant)
+ *
+ * `effectiveMinGrant = min(minGrant, maxGrant, max(1, floor(capacity / 8)))`,
+ * so small regions (tests with 1 slot per endpoint) never wait long to fill a
+ * chunk. Waiting for `threshold` free slots is what lets callers form shards
+ * of a useful size instead of one probe per message; it never stalls, because
+ * `free < threshold <= capacity` means some probe is in flight and its release
+ * will run another pass.
+ *
+ * Fairness: freed slots always go to the job holding the fewest, so a 10-probe
+ * job registered while a 20 000-probe job holds the whole region receives the
+ * first `threshold` (<= 10) slots that free up, before the big job gets any
+ * back, and all its 10 probes start within the first few release events: it
+ * finishes in about one probe round after the first releases, not behind the
+ * big job's queue. Jobs with large demand converge to equal shares (within one
+ * chunk, `maxGrant`). Regions are fully independent.
+ *
+ * ## Job states
+ *
+ * - ACTIVE: registered; takes grants while pending > 0. A job with pending 0
+ *   and nothing in flight is idle and leaves the region's list (no cost), but
+ *   `addDemand(n)` brings it back (e.g. custom-URL probes after the judge
+ *   probes).
+ * - CANCELLED: `cancel()` (idempotent) drops all pending demand; probes
+ *   already granted stay counted in flight until the job releases them.
+ *   Further `addDemand` throws; `release` still works. Call `cancel()` when a
+ *   job ends for any reason: it is the unregister.
+ *
+ * ## Invariants (checked by test/unit/scheduler.test.ts with fast-check)
+ *
+ * I1  used(R) = sum of inFlight of R's jobs, and a grant never makes
+ *     used(R) exceed capacityFor(R) (lowering the capacity revokes nothing;
+ *     it only stops grants until used drops below it).
+ * I2  a grant never exceeds the job's pending demand and is >= 1;
+ *     granted - released = inFlight for every job; release(n) with
+ *     n > inFlight throws (code `scheduler_over_release`).
+ * I3  after every public call returns, every region either has no pending
+ *     demand or has fewer free slots than the least-served job's threshold.
+ * I4  dispatch is called synchronously with state already updated; it may
+ *     re-enter the scheduler (release, addDemand, cancel, register): a pass in
+ *     progress picks the changes up, it is never run twice concurrently.
+ *     dispatch must not throw; if it does, the grant is taken back, the job is
+ *     cancelled and `onDispatchError(err, jobId)` is told.
+ *
+ * Cost: one pass is O(grants x jobs in the region); a region has few jobs.
+ */
+
+export const SCHEDULER_JOB_STATES = Object.freeze({
+  ACTIVE: 'active',
+  CANCELLED: 'cancelled',
+} as const);
+export type SchedulerJobState = (typeof SCHEDULER_JOB_STATES)[keyof typeof SCHEDULER_JOB_STATES];
+
+export interface SchedulerOptions {
+  /** Largest single grant (shard size bound). Default 64. */
+  maxGrant?: number;
+  /** Preferred smallest grant (see header: clamped to capacity / 8). Default 16. */
+  minGrant?: number;
+  /** Told when a dispatch callback throws (the job is then cancelled). Default: console.error. */
+  onDispatchError?: (err: unknown, jobId: string) => void;
+}
+
+export interface JobHandle {
+  readonly jobId: string;
+  readonly region: string;
+  /** Probes granted and not yet released. */
+  readonly inFlight: number;
+  /** Probes still waiting for a slot. */
+  readonly pending: number;
+  readonly state: SchedulerJobState;
+  /** n probes finished: their slots return to the region and are re-granted fairly. */
+  release(n: number): void;
+  /** More probes to run (e.g. the custom-URL stage). Throws once cancelled. */
+  addDemand(n: number): void;
+  /** Drop all pending demand (idempotent); in-flight probes still need release(). */
+  cancel(): void;
+}
+
+export interface RegionSnapshot {
+  capacity: number;
+  inFlight: number;
+  jobs: { jobId: string; inFlight: number; pending: number; state: SchedulerJobState }[];
+}
+
+export class SchedulerError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'SchedulerError';
+    this.code = code;
+  }
+}
+
+interface RegionState {
+  readonly name: string;
+  used: number;
+  /** Jobs with pending demand or probes in flight. */
+  jobs: Entry[];
+  pumping: boolean;
+  again: boolean;
+}
+
+function checkCount(n: number, what: string): void {
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new SchedulerError('scheduler_bad_count', `${what} must be a non-negative integer, got ${n}`);
+  }
+}
+
+class Entry implements JobHandle {
+  inFlight = 0;
+  pending: number;
+  state: SchedulerJobState = SCHEDULER_JOB_STATES.ACTIVE;
+  /**
+   * Sequence number of the last grant. Before the first grant it is the
+   * registration number minus 2^40, so on a tie a job that was never served
+   * goes before every job that was (and new jobs keep registration order).
+   */
+  lastGrant: number;
+  listed = false;
+
+  constructor(
+    private readonly owner: RegionScheduler,
+    readonly rs: RegionState,
+    readonly jobId: string,
+    pending: number,
+    readonly dispatch: (count: number) => void,
+    seq: number,
+  ) {
+    this.pending = pending;
+    this.lastGrant = seq - 2 ** 40;
+  }
+
+  get region(): string {
+    return this.rs.name;
+  }
+
+  release(n: number): void {
+    checkCount(n, 'release count');
+    if (n > this.inFlight) {
+      throw new SchedulerError(
+        'scheduler_over_release',
+        `job ${this.jobId} released ${n} slots but has ${this.inFlight} in flight`,
+      );
+    }
+    if (n === 0) return;
+    this.inFlight -= n;
+    this.rs.used -= n;
+    this.owner.settle(this);
+  }
+
+  addDemand(n: number): void {
+    checkCount(n, 'demand');
+    if (this.state !== SCHEDULER_JOB_STATES.ACTIVE) {
+      throw new SchedulerError('scheduler_job_cancelled', `job ${this.jobId} is cancelled`);
+    }
+    if (n === 0) return;
+    this.pending += n;
+    this.owner.settle(this);
+  }
+
+  cancel(): void {
+    if (this.state === SCHEDULER_JOB_STATES.CANCELLED) return;
+    this.state = SCHEDULER_JOB_STATES.CANCELLED;
+    this.pending = 0;
+    this.owner.settle(this);
+  }
+}
+
+export class RegionScheduler {
+  private readonly regions = new Map<string, RegionState>();
+  private readonly maxGrant: number;
+  private readonly minGrant: number;
+  private readonly onDispatchError: (err: unknown, jobId: string) => void;
+  private seq = 0;
+
+  constructor(
+    private readonly capacityFor: (region: string) => number,
+    options: SchedulerOptions = {},
+  ) {
+    const maxGrant = options.maxGrant ?? 64;
+    const minGrant = options.minGrant ?? 16;
+    if (!Number.isSafeInteger(maxGrant) || maxGrant < 1) {
+      throw new SchedulerError('scheduler_bad_option', `maxGrant must be a positive integer, got ${maxGrant}`);
+    }
+    if (!Number.isSafeInteger(minGrant) || minGrant < 1) {
+      throw new SchedulerError('scheduler_bad_option', `minGrant must be a positive integer, got ${minGrant}`);
+    }
+    this.maxGrant = maxGrant;
+    this.minGrant = Math.min(minGrant, maxGrant);
+    this.onDispatchError =
+      options.onDispatchError ??
+      ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
+  }
+
+  /**
+   * Add a job with `pending` probes to run in `region`. Grants may be made
+   * (dispatch called) before this returns. Throws `scheduler_no_capacity` when
+   * the region has no slots at all (unknown region).
+   */
+  register(jobId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
+    checkCount(pending, 'pending');
+    if (this.capacity(region) < 1) {
+      throw new SchedulerError('scheduler_no_capacity', `region ${region} has no probe slots`);
+    }
+    let rs = this.regions.get(region);
+    if (rs === undefined) {
+      rs = { name: region, used: 0, jobs: [], pumping: false, again: false };
+      this.regions.set(region, rs);
+    }
+    const entry = new Entry(this, rs, jobId, pending, dispatch, ++this.seq);
+    this.settle(entry);
+    return entry;
+  }
+
+  /** Probes in flight in a region right now. */
+  inFlight(region: string): number {
+    return this.regions.get(region)?.used ?? 0;
+  }
+
+  /** Observability (health, tests): the region's capacity, load and jobs. */
+  snapshot(region: string): RegionSnapshot {
+    const rs = this.regions.get(region);
+    return {
+      capacity: this.capacity(region),
+      inFlight: rs?.used ?? 0,
+      jobs: (rs?.jobs ?? []).map((e) => ({ jobId: e.jobId, inFlight: e.inFlight, pending: e.pending, state: e.state })),
+    };
+  }
+
+  /** @internal: list or unlist the entry after a change, then run a pass of its region. */
+  settle(e: Entry): void {
+    const busy = e.pending > 0 || e.inFlight > 0;
+    if (busy && !e.listed) {
+      e.rs.jobs.push(e);
+      e.listed = true;
+    } else if (!busy && e.listed) {
+      const i = e.rs.jobs.indexOf(e);
+      if (i >= 0) e.rs.jobs.splice(i, 1);
+      e.listed = false;
+    }
+    this.pump(e.rs);
+  }
+
+  private capacity(region: string): number {
+    const c = this.capacityFor(region);
+    return Number.isFinite(c) && c > 0 ? Math.floor(c) : 0;
+  }
+
+  private pump(rs: RegionState): void {
+    if (rs.pumping) {
+      rs.again = true;
+      return;
+    }
+    rs.pumping = true;
+    try {
+      do {
+        rs.again = false;
+        this.pass(rs);
+      } while (rs.again);
+    } finally {
+      rs.pumping = false;
+    }
+  }
+
+  private pass(rs: RegionState): void {
+    for (;;) {
+      const cap = this.capacity(rs.name);
+      const free = cap - rs.used;
+      if (free <= 0) return;
+      let best: Entry | undefined;
+      for (const e of rs.jobs) {
+        if (e.pending === 0 || e.state !== SCHEDULER_JOB_STATES.ACTIVE) continue;
+        if (best === undefined || e.inFlight < best.inFlight || (e.inFlight === best.inFlight && e.lastGrant < best.lastGrant)) {
+          best = e;
+        }
+      }
+      if (best === undefined) return;
+      const want = Math.min(best.pending, this.maxGrant);
+      const effMin = Math.min(this.minGrant, Math.max(1, Math.floor(cap / 8)));
+      if (free < Math.min(effMin, want)) return;
+      const grant = Math.min(want, free);
+      best.pending -= grant;
+      best.inFlight += grant;
+      rs.used += grant;
+      best.lastGrant = ++this.seq;
+      try {
+        best.dispatch(grant);
+      } catch (err) {
+        // dispatch may have released some of the grant before throwing
+        const back = Math.min(grant, best.inFlight);
+        best.inFlight -= back;
+        rs.used -= back;
+        best.state = SCHEDULER_JOB_STATES.CANCELLED;
+        best.pending = 0;
+        if (best.inFlight === 0 && best.listed) {
+          rs.jobs.splice(rs.jobs.indexOf(best), 1);
+          best.listed = false;
+        }
+        this.onDispatchError(err, best.jobId);
+      }
+    }
+  }
+}

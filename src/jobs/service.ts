@@ -1,0 +1,99 @@
+/**
+ * CheckService: the HTTP layer's entry into check jobs (ChecksPort). It keeps
+ * the registry of running jobIds (409 on a duplicate), spawns one JobActor per
+ * request, and stops gracefully.
+ *
+ * ## stop(graceMs)
+ *
+ *   running ──stop()──> draining ──(all jobs done | grace over: cancel rest)──> stopped
+ *
+ * While draining, new checks get 503. Jobs still running when the grace ends
+ * are cancelled: they fail, refund what they did not check, and their callers
+ * get 503. stop() is safe to call twice (the second call returns the first's
+ * promise) and always resolves.
+ */
+import { randomBytes } from 'node:crypto';
+import { ApiError, internalError, jobAlreadyRunning, serviceUnavailable } from '../errors';
+import type { AuthenticatedAccount } from '../http/auth';
+import type { CheckRequest } from '../http/check-request';
+import type { ChecksPort } from '../http/context';
+import { JobActor, type CheckResponse, type JobDeps } from './actor';
+import type { ProgressHub } from './progress-hub';
+
+export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
+export type ServiceState = (typeof SERVICE_STATES)[keyof typeof SERVICE_STATES];
+
+export type ServiceDeps = Omit<JobDeps, 'publish'> & { hub: ProgressHub };
+
+export function generateJobId(): string {
+  return 'job_' + randomBytes(12).toString('base64url');
+}
+
+export class CheckService implements ChecksPort {
+  readonly #deps: ServiceDeps;
+  readonly #running = new Map<string, { actor: JobActor; done: Promise<unknown> }>();
+  #state: ServiceState = SERVICE_STATES.RUNNING;
+  #stopping: Promise<void> | null = null;
+
+  constructor(deps: ServiceDeps) {
+    this.#deps = deps;
+  }
+
+  get state(): ServiceState {
+    return this.#state;
+  }
+
+  get runningJobs(): number {
+    return this.#running.size;
+  }
+
+  isRunning(jobId: string): boolean {
+    return this.#running.has(jobId);
+  }
+
+  async run(account: AuthenticatedAccount, request: CheckRequest): Promise<CheckResponse> {
+    if (this.#state !== SERVICE_STATES.RUNNING) throw serviceUnavailable('The service is shutting down; retry in a moment');
+    const jobId = request.jobId ?? generateJobId();
+    if (this.#running.has(jobId)) throw jobAlreadyRunning(jobId);
+    const { hub, ...rest } = this.#deps;
+    const actor = new JobActor(jobId, account.id, request, {
+      ...rest,
+      publish: (state, final) => hub.publish(account.id, state, final),
+    });
+    const done = actor.run();
+    this.#running.set(jobId, { actor, done: done.catch(() => {}) });
+    try {
+      return await done;
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      this.#deps.log.error('check job failed', { jobId, account: account.id, err });
+      throw internalError(err);
+    } finally {
+      this.#running.delete(jobId);
+    }
+  }
+
+  stop(graceMs: number): Promise<void> {
+    if (this.#stopping !== null) return this.#stopping;
+    this.#state = SERVICE_STATES.DRAINING;
+    this.#stopping = (async () => {
+      try {
+        const all = () => Promise.all([...this.#running.values()].map((j) => j.done));
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const graceOver = new Promise<'grace'>((resolve) => {
+          timer = setTimeout(() => resolve('grace'), graceMs);
+        });
+        const first = await Promise.race([all().then(() => 'drained' as const), graceOver]);
+        clearTimeout(timer);
+        if (first === 'grace') {
+          this.#deps.log.warn('shutdown grace over: cancelling running jobs', { jobs: this.#running.size });
+          for (const { actor } of this.#running.values()) actor.cancel();
+          await all();
+        }
+      } finally {
+        this.#state = SERVICE_STATES.STOPPED;
+      }
+    })();
+    return this.#stopping;
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Self-calibration: ask the judge directly (no proxy) what it sees of the
+ * checker itself, over IPv4 and, when the judge host also resolves to IPv6,
+ * over IPv6.
+ *
+ * - `ips`: the remote addresses the judge saw (the checker's public
+ *   addresses): a proxy that leaks one of them is transparent.
+ * - `baselineHeaders`: lower-case names of headers the judge saw that the
+ *   checker did not send (added by a load balancer or CDN in front of the
+ *   judge), so they are not blamed on proxies.
+ *
+ * `startCalibration` runs it at once and then every `intervalMs` (timer
+ * unref'd), merging `extraIps` (CHECKER_IPS) in; a failed round keeps the
+ * previous answer. `stop()` may be called any number of times.
+ */
+import { isIP } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import type { JudgeTarget } from '../probe/types';
+import { exchange } from '../probe/exchange';
+import { newNonce } from '../probe/nonce';
+import { CHECKER_SENT_HEADERS, judgePathWithNonce } from '../probe/http-request';
+import { readJudgeBody } from './judge-body';
+
+export interface CalibrationResult {
+  ips: string[];
+  baselineHeaders: string[];
+}
+
+export class CalibrationError extends Error {
+  readonly code = 'calibration_failed';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CalibrationError';
+  }
+}
+
+/** JUDGE_URL -> JudgeTarget. Throws CalibrationError-like TypeError with code 'judge_url_invalid'. */
+export function parseJudgeUrl(url: string): JudgeTarget {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch (e) {
+    throw Object.assign(new TypeError(`JUDGE_URL is not a URL: ${url}`, { cause: e }), { code: 'judge_url_invalid' });
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw Object.assign(new TypeError(`JUDGE_URL must be http or https: ${url}`), { code: 'judge_url_invalid' });
+  }
+  let host = u.hostname;
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  const protocol = u.protocol;
+  const port = u.port === '' ? (protocol === 'https:' ? 443 : 80) : Number(u.port);
+  return { url: u.href, protocol, host, port, path: (u.pathname || '/') + u.search };
+}
+
+async function addressesToTry(host: string): Promise<string[]> {
+  if (isIP(host) !== 0) return [host];
+  const all = await lookup(host, { all: true });
+  const v4 = all.find((a) => a.family === 4);
+  const v6 = all.find((a) => a.family === 6);
+  const out: string[] = [];
+  if (v4 !== undefined) out.push(v4.address);
+  if (v6 !== undefined) out.push(v6.address);
+  return out;
+}
+
+async function askJudge(
+  judge: JudgeTarget,
+  address: string,
+  timeoutMs: number,
+  tlsCa: string | undefined,
+): Promise<{ ip: string; extra: string[] }> {
+  const nonce = newNonce();
+  const out = await exchange({
+    via: 'direct',
+    proxy: { host: address, port: judge.port },
+    host: judge.host,
+    port: judge.port,
+    tls: judge.protocol === 'https:',
+    pathWithQuery: judgePathWithNonce(judge.path, nonce),
+    timeoutMs,
+    bodyCap: 64 * 1024,
+    allowPrivateTargets: true,
+    tlsCa,
+    connectAddress: address,
+  });
+  if (out.error !== null) throw new CalibrationError(`judge at ${address}: ${out.error.code} (${out.error.message})`);
+  if (out.statusCode !== 200 || out.body === null) throw new CalibrationError(`judge at ${address} answered ${out.statusCode}`);
+  const read = readJudgeBody(out.body, nonce);
+  if (!read.ok) throw new CalibrationError(`judge at ${address} did not echo the nonce`);
+  const extra: string[] = [];
+  for (const [name] of read.headers) {
+    const l = name.trim().toLowerCase();
+    if (!CHECKER_SENT_HEADERS.includes(l) && !extra.includes(l)) extra.push(l);
+  }
+  return { ip: read.remoteAddress, extra };
+}
+
+/** Asks the judge directly over each address family it has. Rejects with CalibrationError when every family fails. */
+export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: string): Promise<CalibrationResult> {
+  let addresses: string[];
+  try {
+    addresses = await addressesToTry(judge.host);
+  } catch (e) {
+    throw new CalibrationError(`judge host ${judge.host} did not resolve`, { cause: e });
+  }
+  if (addresses.length === 0) throw new CalibrationError(`judge host ${judge.host} has no address`);
+  const settled = await Promise.allSettled(addresses.map((a) => askJudge(judge, a, timeoutMs, tlsCa)));
+  const ips: string[] = [];
+  const baseline: string[] = [];
+  let firstError: unknown = null;
+  for (const s of settled) {
+    if (s.status === 'rejected') {
+      firstError ??= s.reason;
+      continue;
+    }
+    if (!ips.includes(s.value.ip)) ips.push(s.value.ip);
+    for (const h of s.value.extra) if (!baseline.includes(h)) baseline.push(h);
+  }
+  if (ips.length === 0) {
+    throw new CalibrationError(`calibration against ${judge.url} failed`, { cause: firstError });
+  }
+  return { ips, baselineHeaders: baseline.sort() };
+}
+
+export interface CalibrationOptions {
+  judge: JudgeTarget;
+  /** CHECKER_IPS: always part of the answer */
+  extraIps: string[];
+  intervalMs: number;
+  onUpdate: (r: CalibrationResult) => void;
+  onError?: (e: unknown) => void;
+  timeoutMs?: number;
+  tlsCa?: string;
+}
+
+export interface CalibrationHandle {
+  /** settles after the first round (with extraIps only if it failed); never rejects */
+  ready: Promise<CalibrationResult>;
+  stop(): void;
+}
+
+/** Calibrates now and then every intervalMs; onUpdate gets every successful answer (extraIps merged in). */
+export function startCalibration(opts: CalibrationOptions): CalibrationHandle {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let last: CalibrationResult = { ips: [...opts.extraIps], baselineHeaders: [] };
+
+  const round = async (): Promise<CalibrationResult> => {
+    try {
+      const r = await calibrate(opts.judge, opts.timeoutMs ?? 5000, opts.tlsCa);
+      const ips = [...r.ips];
+      for (const ip of opts.extraIps) if (!ips.includes(ip)) ips.push(ip);
+      last = { ips, baselineHeaders: r.baselineHeaders };
+      if (!stopped) opts.onUpdate(last);
+    } catch (e) {
+      if (!stopped) opts.onError?.(e);
+    }
+    if (!stopped) {
+      timer = setTimeout(() => void round(), opts.intervalMs);
+      timer.unref?.();
+    }
+    return last;
+  };
+
+  return {
+    ready: round(),
+    stop() {
+      stopped = true;
+      if (timer !== null) {
+        clearTimeout(timer);
+        timer = null;
+      }
+    },
+  };
+}

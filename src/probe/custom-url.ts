@@ -1,0 +1,124 @@
+/**
+ * Custom URL validation through a working proxy (DECISIONS "Checking a
+ * proxy"): one GET to the rule's URL through the proxy (HTTP proxy:
+ * absolute-form for http targets, CONNECT + TLS for https; SOCKS: tunnel,
+ * then plain HTTP or TLS), no redirects followed, at most 1 MiB of body
+ * read, the same total timeout as the probe (the target's DNS lookup for the
+ * SSRF guard counts against it). Success: status in requiredStatusCodes and
+ * requiredText found (case-insensitive unless caseSensitive).
+ */
+import { isIP } from 'node:net';
+import type { CustomUrlResult, CustomUrlRule, ProbeError, ProbeSettings, ProbeTask } from './types';
+import { exchange } from './exchange';
+import { dnsCache } from './dns-cache';
+import { isBlockedAddress } from './ssrf';
+
+export const CUSTOM_URL_BODY_CAP = 1024 * 1024;
+
+interface Target {
+  tls: boolean;
+  host: string;
+  port: number;
+  pathWithQuery: string;
+}
+
+function parseTarget(url: string): Target | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  const tls = u.protocol === 'https:';
+  let host = u.hostname;
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (host === '') return null;
+  return { tls, host, port: u.port === '' ? (tls ? 443 : 80) : Number(u.port), pathWithQuery: (u.pathname || '/') + u.search };
+}
+
+/** Why a target may not be reached, or null when it may. */
+async function guardTarget(host: string): Promise<ProbeError | null> {
+  if (isIP(host) !== 0) {
+    return isBlockedAddress(host) ? { code: 'blocked_target', message: `${host} is in a private, loopback or reserved range` } : null;
+  }
+  const a = await dnsCache.resolve(host);
+  if (a.addresses.length === 0) return { code: 'dns_failed', message: `target host did not resolve (${a.errorCode ?? 'no address'})` };
+  for (const ip of a.addresses) {
+    if (isBlockedAddress(ip)) return { code: 'blocked_target', message: `${host} resolves to ${ip}, a private, loopback or reserved address` };
+  }
+  return null;
+}
+
+function containsText(body: Buffer, text: string, caseSensitive: boolean): boolean {
+  if (text === '') return true;
+  if (caseSensitive) return body.indexOf(text, 0, 'utf8') !== -1;
+  return body.toString('utf8').toLowerCase().includes(text.toLowerCase());
+}
+
+/** Never rejects. */
+export async function runCustomUrl(
+  task: ProbeTask,
+  urlIndex: number,
+  rule: CustomUrlRule,
+  settings: ProbeSettings,
+): Promise<CustomUrlResult> {
+  const started = performance.now();
+  const result: CustomUrlResult = { index: task.index, urlIndex, success: false, statusCode: null, responseTimeMs: 0, error: null };
+  try {
+    const target = parseTarget(rule.url);
+    if (target === null) {
+      result.error = { code: 'bad_response', message: 'custom URL is not a valid http or https URL' };
+      return result;
+    }
+    if (!settings.allowPrivateTargets) {
+      const refused = await guardTarget(target.host);
+      if (refused !== null) {
+        result.error = refused;
+        result.responseTimeMs = performance.now() - started;
+        return result;
+      }
+    }
+    const left = settings.timeoutMs - (performance.now() - started);
+    if (left <= 0) {
+      result.error = { code: 'connect_timeout', message: `not connected within ${settings.timeoutMs} ms (DNS lookup)` };
+      result.responseTimeMs = performance.now() - started;
+      return result;
+    }
+    const out = await exchange({
+      via: settings.type,
+      proxy: task.proxy,
+      host: target.host,
+      port: target.port,
+      tls: target.tls,
+      pathWithQuery: target.pathWithQuery,
+      timeoutMs: left,
+      bodyCap: CUSTOM_URL_BODY_CAP,
+      allowPrivateTargets: settings.allowPrivateTargets,
+      tlsCa: settings.tlsCa,
+    });
+    result.statusCode = out.statusCode;
+    result.responseTimeMs = out.elapsedMs;
+    if (out.error !== null) {
+      result.error = out.error;
+      return result;
+    }
+    const code = out.statusCode as number;
+    if (!rule.requiredStatusCodes.includes(code)) {
+      result.error =
+        code === 407
+          ? { code: 'auth_required', message: 'proxy answered 407 Proxy Authentication Required' }
+          : { code: 'http_status', message: `status ${code} is not one of ${rule.requiredStatusCodes.join(', ')}` };
+      return result;
+    }
+    if (rule.requiredText !== undefined && !containsText(out.body ?? Buffer.alloc(0), rule.requiredText, rule.caseSensitive)) {
+      result.error = { code: 'text_not_found', message: 'the required text was not found in the response body' };
+      return result;
+    }
+    result.success = true;
+    return result;
+  } catch (e) {
+    result.error = { code: 'bad_response', message: `internal error: ${e instanceof Error ? e.message : String(e)}` };
+    return result;
+  }
+}

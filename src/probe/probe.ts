@@ -1,0 +1,67 @@
+/**
+ * One proxy check against the judge (DECISIONS "Checking a proxy").
+ *
+ * A fresh random nonce per probe goes into the judge URL; the proxy is
+ * `working` only when an HTTP 200 comes back through it AND the body is the
+ * judge's answer carrying that nonce. Everything else is `failed` with a
+ * code from PROBE_ERROR_CODES: 407 -> auth_required, other non-200 ->
+ * http_status, a 200 that is not our judge answer -> judge_mismatch, and the
+ * transport failures reported by the exchange driver (src/probe/exchange.ts).
+ * On working proxies `origin` is the address the judge saw and `anonymity`
+ * is classified from the headers the judge saw.
+ */
+import type { ProbeResult, ProbeSettings, ProbeTask } from './types';
+import { exchange } from './exchange';
+import { newNonce } from './nonce';
+import { judgePathWithNonce } from './http-request';
+import { classifyAnonymity } from './anonymity';
+import { readJudgeBody } from '../judge/judge-body';
+
+/** The judge's answer is small; anything bigger is not the judge. */
+export const JUDGE_BODY_CAP = 64 * 1024;
+
+/** Never rejects; resolves once, at most a few ms after settings.timeoutMs. */
+export async function runProbe(task: ProbeTask, settings: ProbeSettings): Promise<ProbeResult> {
+  const nonce = newNonce();
+  const judge = settings.judge;
+  const out = await exchange({
+    via: settings.type,
+    proxy: task.proxy,
+    host: judge.host,
+    port: judge.port,
+    tls: judge.protocol === 'https:',
+    pathWithQuery: judgePathWithNonce(judge.path, nonce),
+    timeoutMs: settings.timeoutMs,
+    bodyCap: JUDGE_BODY_CAP,
+    allowPrivateTargets: settings.allowPrivateTargets,
+    tlsCa: settings.tlsCa,
+  });
+  const result: ProbeResult = {
+    index: task.index,
+    status: 'failed',
+    statusCode: out.statusCode,
+    responseTimeMs: out.elapsedMs,
+    anonymity: null,
+    origin: null,
+    error: out.error,
+  };
+  if (out.error !== null) return result;
+  const code = out.statusCode as number;
+  if (code === 407) {
+    result.error = { code: 'auth_required', message: 'proxy answered 407 Proxy Authentication Required' };
+    return result;
+  }
+  if (code !== 200) {
+    result.error = { code: 'http_status', message: `proxy answered ${code}` };
+    return result;
+  }
+  const read = out.bodyTruncated || out.body === null ? null : readJudgeBody(out.body, nonce);
+  if (read === null || !read.ok) {
+    result.error = { code: 'judge_mismatch', message: 'a 200 answer that is not the judge answer to this probe' };
+    return result;
+  }
+  result.status = 'working';
+  result.origin = read.remoteAddress;
+  result.anonymity = classifyAnonymity(read.headers, settings.checkerIps, settings.baselineHeaders);
+  return result;
+}

@@ -1,0 +1,76 @@
+/**
+ * The proxy result record of the result file (seed "Proxy result record",
+ * DECISIONS "Checking a proxy"), built from the parsed proxy, its probe result
+ * and the geo lookup of its origin. Pure.
+ *
+ * Every record has every key, in one order, so readers can rely on the shape:
+ * unknown values are `null` (geo of a failed proxy, `statusCode` when no HTTP
+ * answer came back, `anonymity`/`origin` of a failed proxy). `error` is
+ * present on failed records only. `proxy.username`/`proxy.password` are
+ * present only for authenticated proxies.
+ */
+import type { Anonymity, ProbeError, ProbeResult } from '../probe/types';
+import type { ProxyAddress } from '../proxy/types';
+import { formatResponseTime } from './summary';
+
+/** What the geo lookup of an origin address yields (null fields = unknown). */
+export interface RecordGeo {
+  /** ISO 3166 alpha-2 code. */
+  country: string | null;
+  /** English country name. */
+  country_name: string | null;
+  /** City. */
+  location: string | null;
+  /** AS organisation. */
+  isp: string | null;
+  asn: number | null;
+  coordinates: { lat: number; lon: number } | null;
+}
+
+export interface ProxyRecord {
+  proxy: { host: string; port: number; hasAuth: boolean; username?: string; password?: string };
+  status: 'working' | 'failed';
+  statusCode: number | null;
+  /** "<ms with 2 decimals> ms" */
+  responseTime: string;
+  anonymity: Anonymity | null;
+  origin: string | null;
+  country: string | null;
+  country_name: string | null;
+  location: string | null;
+  isp: string | null;
+  asn: number | null;
+  coordinates: { lat: number; lon: number } | null;
+  error?: ProbeError;
+}
+
+export function buildProxyRecord(proxy: ProxyAddress, probe: ProbeResult, geo: RecordGeo | null): ProxyRecord {
+  const hasAuth = proxy.username !== undefined || proxy.password !== undefined;
+  const p: ProxyRecord['proxy'] = { host: proxy.host, port: proxy.port, hasAuth };
+  if (hasAuth) {
+    p.username = proxy.username ?? '';
+    p.password = proxy.password ?? '';
+  }
+  const working = probe.status === 'working';
+  const g = working ? geo : null;
+  const record: ProxyRecord = {
+    proxy: p,
+    status: probe.status,
+    statusCode: probe.statusCode,
+    responseTime: formatResponseTime(probe.responseTimeMs),
+    anonymity: working ? probe.anonymity : null,
+    origin: working ? probe.origin : null,
+    country: g?.country ?? null,
+    country_name: g?.country_name ?? null,
+    location: g?.location ?? null,
+    isp: g?.isp ?? null,
+    asn: g?.asn ?? null,
+    coordinates: g?.coordinates ? { lat: g.coordinates.lat, lon: g.coordinates.lon } : null,
+  };
+  if (!working) {
+    record.error = probe.error
+      ? { code: probe.error.code, message: probe.error.message }
+      : { code: 'bad_response', message: 'probe failed without an error' };
+  }
+  return record;
+}

@@ -1,0 +1,91 @@
+/**
+ * The check response's `summary` as a fold over proxy records (pure, O(1)
+ * per record), and the duration formats of the response and result file.
+ *
+ * `summary` counts WORKING proxies only (seed "Check response"):
+ * - `total_working`
+ * - `countries`: English country name -> count; unknown names count under
+ *   "Unknown" (DECISIONS); keys in name order.
+ * - `anonymity_levels`: always all three keys `elite`, `anonymous`,
+ *   `transparent`.
+ * - `top_isps`: the 10 ISPs with the most working proxies, ties broken by
+ *   name ascending (code-unit order), in that order as object keys; an unknown
+ *   ISP counts as "Unknown", like countries. (JSON key order follows
+ *   insertion except for integer-like names such as "123", which JavaScript
+ *   always puts first; real AS organisation names are not integers.)
+ * Only the counters live in memory (one map entry per distinct country/ISP).
+ */
+import type { ProxyRecord } from './record';
+
+export const UNKNOWN = 'Unknown';
+export const TOP_ISPS = 10;
+
+export interface CheckSummary {
+  total_working: number;
+  countries: Record<string, number>;
+  anonymity_levels: { elite: number; anonymous: number; transparent: number };
+  top_isps: Record<string, number>;
+}
+
+type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'>;
+
+export class SummaryFold {
+  private working = 0;
+  private failed = 0;
+  private readonly countries = new Map<string, number>();
+  private readonly isps = new Map<string, number>();
+  private readonly anonymity = { elite: 0, anonymous: 0, transparent: 0 };
+
+  add(record: SummaryInput): void {
+    if (record.status !== 'working') {
+      this.failed++;
+      return;
+    }
+    this.working++;
+    const c = record.country_name || UNKNOWN; // null or ''
+    this.countries.set(c, (this.countries.get(c) ?? 0) + 1);
+    const i = record.isp || UNKNOWN;
+    this.isps.set(i, (this.isps.get(i) ?? 0) + 1);
+    if (record.anonymity !== null) this.anonymity[record.anonymity]++;
+  }
+
+  /** Records folded so far (working + failed). */
+  get total(): number {
+    return this.working + this.failed;
+  }
+
+  get totalWorking(): number {
+    return this.working;
+  }
+
+  result(): CheckSummary {
+    // Object.fromEntries defines own data properties: even a name like "__proto__" stays a plain key
+    const countries = Object.fromEntries([...this.countries].sort((a, b) => cmp(a[0], b[0])));
+    const top_isps = Object.fromEntries(
+      [...this.isps].sort((a, b) => b[1] - a[1] || cmp(a[0], b[0])).slice(0, TOP_ISPS),
+    );
+    return {
+      total_working: this.working,
+      countries,
+      anonymity_levels: { ...this.anonymity },
+      top_isps,
+    };
+  }
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** `processing_time`: seconds with 2 decimals and an `s`, e.g. "12.32s". */
+export function formatProcessingTime(ms: number): string {
+  return `${(Math.max(0, ms) / 1000).toFixed(2)}s`;
+}
+
+/** `timeout_used`: whole milliseconds and `ms`, e.g. "5000ms". */
+export function formatTimeout(ms: number): string {
+  return `${Math.round(ms)}ms`;
+}
+
+/** `responseTime`: milliseconds with 2 decimals and ` ms`, e.g. "123.45 ms". */
+export function formatResponseTime(ms: number): string {
+  return `${Math.max(0, ms).toFixed(2)} ms`;
+}

@@ -1,0 +1,71 @@
+/**
+ * Fills the secrets that may be absent from the environment: RESULT_SECRET
+ * (signs result links) and ADMIN_TOKEN (guards the admin HTTP API). Each is
+ * read from `${dataDir}/result-secret` / `${dataDir}/admin-token`, or
+ * generated (32 random bytes, base64url) and written there with mode 0600.
+ * Creation is atomic (temp file + hard link, which fails if the file exists),
+ * so two processes starting at once end up with the same secret.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from './config';
+
+export class SecretError extends Error {
+  readonly code = 'secret_unreadable';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SecretError';
+  }
+}
+
+const MIN_LENGTH = 16;
+
+function readSecret(path: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new SecretError(`cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  const value = text.trim();
+  if (value.length < MIN_LENGTH) throw new SecretError(`${path} must hold at least ${MIN_LENGTH} characters; delete it to regenerate`);
+  return value;
+}
+
+/** Reads the secret at `${dataDir}/${name}`, creating it (0600) when absent. */
+export function readOrCreateSecret(dataDir: string, name: string): string {
+  const path = join(dataDir, name);
+  const existing = readSecret(path);
+  if (existing !== undefined) return existing;
+  mkdirSync(dataDir, { recursive: true });
+  const value = randomBytes(32).toString('base64url');
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(tmp, value + '\n', { mode: 0o600, flag: 'wx' });
+  chmodSync(tmp, 0o600);
+  try {
+    linkSync(tmp, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new SecretError(`cannot write ${path}: ${(err as Error).message}`, { cause: err });
+    }
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
+  }
+  const stored = readSecret(path);
+  if (stored === undefined) throw new SecretError(`${path} vanished while being created`);
+  return stored;
+}
+
+export async function resolveSecrets(config: Config): Promise<Config> {
+  return {
+    ...config,
+    resultSecret: config.resultSecret ?? readOrCreateSecret(config.dataDir, 'result-secret'),
+    adminToken: config.adminToken ?? readOrCreateSecret(config.dataDir, 'admin-token'),
+  };
+}

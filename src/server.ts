@@ -1,0 +1,235 @@
+/**
+ * The composition root: builds the running service from a Config. Used by
+ * src/main.ts (the process) and by end-to-end tests (in-process, port 0).
+ *
+ * Start order (each step undone by stop(), in reverse):
+ *   secrets -> data-dir lock (embedded only) -> database + migrations ->
+ *   orphan refunds -> demo account -> geo + probe pool -> HTTP server ->
+ *   judge calibration -> retention sweep -> lock points at our admin API.
+ *
+ * ## stop()
+ *
+ *   running ──stop()──> stopping: checks answer 503, running jobs get
+ *   SHUTDOWN_GRACE_MS to finish, then are failed and refunded; WebSockets
+ *   closed; HTTP server, pool, calibration, database, lock released ──> stopped
+ *
+ * stop() is safe to call twice (one shared promise), never rejects, and
+ * releases everything in `finally` even when a step fails.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase, type Database } from '../db/client';
+import { findAccountByApiKey } from './accounts/accounts';
+import { ensureBootstrapAccount, type BootstrapResult } from './accounts/bootstrap';
+import { getAccountOverview } from './accounts/overview';
+import { refundOrphans } from './accounts/scans';
+import { acquireDataDirLock, type DataDirLock } from './admin/lock';
+import { adminRoutes } from './admin/routes';
+import type { Config } from './config';
+import { openGeo, type Geo } from './geo/geo';
+import { createApp } from './http/app';
+import { databaseLedger } from './jobs/ledger';
+import { ProgressHub } from './jobs/progress-hub';
+import { RegionScheduler } from './jobs/scheduler';
+import { CheckService } from './jobs/service';
+import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
+import type { Logger } from './log';
+import { ProbePool } from './probe/pool';
+import type { ProbeSettings } from './probe/types';
+import { findRegion } from './regions';
+import { linkExpiry, newResultId, signResultLink } from './results/links';
+import { startRetentionSweep, type RetentionSweep } from './results/retention';
+import { openResultWriter, resultFilePath } from './results/writer';
+import { resolveSecrets } from './secrets';
+
+export const VERSION = '0.1.0';
+
+export interface RunningService {
+  url: string;
+  port: number;
+  config: Config;
+  database: Database;
+  checks: CheckService;
+  /** The demo account created on this start (first start only). */
+  bootstrap: BootstrapResult | null;
+  /** Milliseconds from startService() to ready. */
+  startupMs: number;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  log: Logger;
+  /** Override the probe pool's threads (tests use 1). */
+  threads?: number;
+}
+
+export async function startService(rawConfig: Config, opts: StartOptions): Promise<RunningService> {
+  const t0 = performance.now();
+  const { log } = opts;
+  mkdirSync(rawConfig.dataDir, { recursive: true });
+  mkdirSync(join(rawConfig.dataDir, 'results'), { recursive: true });
+  const config = await resolveSecrets(rawConfig);
+  const secret = config.resultSecret!;
+
+  const undo: (() => Promise<void> | void)[] = [];
+  const unwind = async () => {
+    for (const u of undo.reverse()) {
+      try {
+        await u();
+      } catch (err) {
+        log.error('stop step failed', { err });
+      }
+    }
+    undo.length = 0;
+  };
+
+  try {
+    let lock: DataDirLock | null = null;
+    if (config.databaseUrl === undefined) {
+      lock = acquireDataDirLock(config.dataDir);
+      const held = lock;
+      undo.push(() => held.release());
+    }
+
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    undo.push(() => database.close());
+    const db = database.db;
+
+    await refundOrphans(db, log);
+    const bootstrap = await ensureBootstrapAccount(
+      db,
+      { checks: config.bootstrapChecks, apiKey: config.bootstrapApiKey, baseUrl: config.baseUrl },
+      log,
+    );
+
+    const [geo, pool] = await Promise.all([
+      openGeo({ cacheDir: join(config.dataDir, 'cache') }),
+      ProbePool.start({ threads: opts.threads ?? config.probeThreads }),
+    ]);
+    undo.push(() => pool.close());
+
+    const retentionMs = config.resultRetentionDays * 86_400_000;
+    const nowS = () => Math.floor(Date.now() / 1000);
+    const signLink = (resultId: string) =>
+      signResultLink({ contentUrl: config.contentUrl, resultId, secret, expiresAt: linkExpiry(nowS()), ext: 'json' });
+
+    let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
+    // The judge URL needs the bound port when it is this server's own /judge.
+    let judge = parseJudgeUrl(config.judgeUrl ?? `${config.baseUrl}/judge`);
+    const settings = (type: ProbeSettings['type'], timeoutMs: number): ProbeSettings => ({
+      type,
+      timeoutMs,
+      judge,
+      checkerIps: calibrated.ips,
+      baselineHeaders: calibrated.baselineHeaders,
+      allowPrivateTargets: config.allowPrivateTargets,
+    });
+
+    const hub = new ProgressHub();
+    undo.push(() => hub.closeAll());
+    const scheduler = new RegionScheduler((code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint);
+    const checks = new CheckService({
+      ledger: databaseLedger(db),
+      pool,
+      geo: geo as Geo,
+      scheduler,
+      settings,
+      openWriter: (resultId) => openResultWriter(resultFilePath(config.dataDir, resultId)),
+      newResultId,
+      signLink,
+      hub,
+      log,
+      now: () => new Date(),
+    });
+
+    const startedAt = Date.now();
+    const app = createApp(
+      {
+        config,
+        log,
+        version: VERSION,
+        startedAt,
+        now: () => new Date(),
+        database,
+        accounts: {
+          findByApiKey: (key) => findAccountByApiKey(db, key),
+          overview: (accountId, now) =>
+            getAccountOverview(db, accountId, now, (ref, createdAt) =>
+              now.getTime() - createdAt.getTime() > retentionMs ? null : signLink(ref),
+            ),
+        },
+        checks,
+        progress: hub,
+        isShuttingDown: () => checks.state !== 'running',
+      },
+      [(a) => a.use(adminRoutes({ database, adminToken: config.adminToken! })) as never],
+    );
+    const server = app.listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: config.maxBodyBytes * 2,
+      idleTimeout: 255,
+    });
+    const port = server.server!.port!;
+    undo.push(async () => {
+      await server.stop(true);
+    });
+    const loopback = `http://127.0.0.1:${port}`;
+    if (config.judgeUrl === undefined && config.port === 0) judge = parseJudgeUrl(`${loopback}/judge`);
+
+    const calibration: CalibrationHandle = startCalibration({
+      judge,
+      extraIps: config.checkerIps,
+      intervalMs: config.calibrationIntervalMs,
+      onUpdate: (r) => {
+        calibrated = r;
+        log.debug('calibrated', { ips: r.ips, baselineHeaders: r.baselineHeaders });
+      },
+      onError: (err) => log.warn('judge calibration failed; using CHECKER_IPS only', { judge: judge.url, err }),
+    });
+    undo.push(() => calibration.stop());
+    await calibration.ready;
+
+    const sweep: RetentionSweep = startRetentionSweep({
+      dir: join(config.dataDir, 'results'),
+      maxAgeMs: retentionMs,
+      log,
+    });
+    undo.push(() => sweep.stop());
+
+    lock?.update({ adminUrl: loopback });
+
+    const startupMs = Math.round(performance.now() - t0);
+    log.info('ready', {
+      url: config.baseUrl,
+      port,
+      driver: database.driver,
+      judge: judge.url,
+      checkerIps: calibrated.ips,
+      threads: opts.threads ?? config.probeThreads,
+      slotsPerEndpoint: config.slotsPerEndpoint,
+      startupMs,
+    });
+
+    let stopping: Promise<void> | null = null;
+    const stop = () => {
+      if (stopping !== null) return stopping;
+      stopping = (async () => {
+        try {
+          log.info('stopping', { runningJobs: checks.runningJobs, graceMs: config.shutdownGraceMs });
+          await checks.stop(config.shutdownGraceMs);
+        } catch (err) {
+          log.error('stopping jobs failed', { err });
+        } finally {
+          await unwind();
+          log.info('stopped');
+        }
+      })();
+      return stopping;
+    };
+    return { url: config.baseUrl, port, config, database, checks, bootstrap, startupMs, stop };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}

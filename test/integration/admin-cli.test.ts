@@ -1,0 +1,172 @@
+/**
+ * The admin command as a subprocess (`bun src/admin/cli.ts ...`):
+ * - directly on the database the environment selects (PostgreSQL via
+ *   DATABASE_URL, or an embedded DATA_DIR nobody holds);
+ * - through a running server's admin HTTP API when a live process holds the
+ *   data-dir lock (embedded mode), including a server still starting up;
+ * - bad input -> one line on stderr and a non-zero exit.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Elysia } from 'elysia';
+import { findAccountByEmail } from '../../src/accounts/accounts';
+import { acquireDataDirLock, readLiveLock } from '../../src/admin/lock';
+import { adminRoutes } from '../../src/admin/routes';
+import { readOrCreateSecret } from '../../src/secrets';
+import { freshDatabase, seedPgliteDataDir, type TestDatabase } from '../helpers/db';
+
+const REPO = join(import.meta.dir, '../..');
+const root = mkdtempSync(join(tmpdir(), 'admin-cli-test-'));
+const directDir = join(root, 'direct');
+const serverDir = join(root, 'server');
+
+let directDb: TestDatabase | undefined; // PostgreSQL mode only
+let serverDb: TestDatabase;
+let server: { stop(): Promise<void> | void };
+let serverUrl = '';
+let adminRequests = 0;
+
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !['DATABASE_URL', 'TEST_DATABASE_URL', 'ADMIN_TOKEN', 'DATA_DIR'].includes(k)) env[k] = v;
+  }
+  env.LOG_LEVEL = 'silent';
+  return env;
+}
+
+async function cli(args: string[], env: Record<string, string>) {
+  const p = Bun.spawn([process.execPath, 'src/admin/cli.ts', ...args], { cwd: REPO, env, stdout: 'pipe', stderr: 'pipe' });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, stdout, stderr };
+}
+
+/** Env for running the CLI directly on the selected driver. */
+function directEnv(): Record<string, string> {
+  const env = baseEnv();
+  env.DATA_DIR = directDir;
+  if (directDb?.url !== undefined) env.DATABASE_URL = directDb.url;
+  return env;
+}
+
+beforeAll(async () => {
+  const test = await freshDatabase();
+  if (test.url !== undefined) directDb = test;
+  else {
+    await test.cleanup();
+    await seedPgliteDataDir(directDir);
+  }
+  // A "server": the admin routes over its own database, holding serverDir's lock.
+  serverDb = await freshDatabase();
+  const token = readOrCreateSecret(serverDir, 'admin-token');
+  const app = new Elysia()
+    .onRequest(({ request }) => {
+      if (new URL(request.url).pathname.startsWith('/admin/')) adminRequests++;
+    })
+    .use(adminRoutes({ database: serverDb, adminToken: token }))
+    .listen({ hostname: '127.0.0.1', port: 0 });
+  server = app;
+  serverUrl = `http://127.0.0.1:${app.server?.port}`;
+}, 60_000);
+
+afterAll(async () => {
+  await server.stop();
+  await serverDb.cleanup();
+  await directDb?.cleanup();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('admin CLI, direct', () => {
+  test('create-account, top-up, set-plan, issue-key, revoke-key, show', async () => {
+    const env = directEnv();
+    const created = await cli(['create-account', '--email', 'Cli@Example.test', '--checks', '10', '--temp', '2', '--unlimited-until', '2030-01-01'], env);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const c = JSON.parse(created.stdout) as Record<string, string>;
+    expect(Object.keys(c).sort()).toEqual(['apiKey', 'email', 'id']);
+    expect(c.email).toBe('cli@example.test');
+    expect(c.apiKey).toMatch(/^pc_[0-9A-Za-z]{32}$/);
+
+    const topped = await cli(['top-up', '--email', 'cli@example.test', '--checks', '5', '--temp'], env);
+    expect(JSON.parse(topped.stdout)).toMatchObject({ checks: 17, temp_balance: 7, root_balance: 10 });
+    const issued = JSON.parse((await cli(['issue-key', '--email', 'cli@example.test', '--label', 'ci'], env)).stdout) as Record<string, string>;
+    expect(issued).toMatchObject({ email: 'cli@example.test', label: 'ci' });
+    expect(JSON.parse((await cli(['revoke-key', '--key', issued.apiKey ?? ''], env)).stdout)).toMatchObject({ revoked: true });
+    const shown = await cli(['show', '--email', 'cli@example.test'], env);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      checks: 17,
+      unlimited_pro: true,
+      unlimited_until: '2030-01-01T00:00:00.000Z',
+      keys: [{ label: 'admin', revoked_at: null }, { label: 'ci' }],
+    });
+    // The CLI released the data dir.
+    expect(readLiveLock(directDir)).toBeNull();
+  });
+
+  test('bad input: stderr one line, exit 2 for usage, 1 for failures', async () => {
+    const env = directEnv();
+    const unknown = await cli(['frobnicate'], env);
+    expect([unknown.code, unknown.stdout]).toEqual([2, '']);
+    expect(unknown.stderr).toMatch(/^admin: unknown command "frobnicate"; commands: create-account, .*\n$/);
+    const usage = await cli(['top-up', '--email', 'cli@example.test', '--checks', 'many'], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr.trim().split('\n')).toHaveLength(1);
+    const missing = await cli(['show', '--email', 'ghost@example.test'], env);
+    expect([missing.code, missing.stdout, missing.stderr]).toEqual([1, '', 'admin: no account with e-mail ghost@example.test\n']);
+    const badEnv = await cli(['show', '--email', 'cli@example.test'], { ...env, PORT: 'abc' });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toContain('PORT must be an integer');
+    const none = await cli([], env);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('usage: admin <command>');
+  });
+});
+
+describe('admin CLI while a server holds the data dir (embedded mode)', () => {
+  test('goes through the admin HTTP API, never opening the data dir', async () => {
+    const env = baseEnv();
+    env.DATA_DIR = serverDir;
+    const lock = acquireDataDirLock(serverDir, { adminUrl: serverUrl });
+    try {
+      const before = adminRequests;
+      const r = await cli(['create-account', '--email', 'via-http@example.test', '--checks', '3'], env);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ email: 'via-http@example.test' });
+      expect(adminRequests).toBe(before + 1);
+      expect((await findAccountByEmail(serverDb.db, 'via-http@example.test'))?.rootBalance).toBe(3);
+      // Errors coming back over HTTP keep their exit codes.
+      const missing = await cli(['show', '--email', 'ghost@example.test'], env);
+      expect([missing.code, missing.stderr]).toEqual([1, 'admin: no account with e-mail ghost@example.test\n']);
+      const dup = await cli(['create-account', '--email', 'via-http@example.test'], env);
+      expect(dup.code).toBe(1);
+      // A wrong token is refused by the server.
+      const wrong = await cli(['show', '--email', 'via-http@example.test'], { ...env, ADMIN_TOKEN: 'x'.repeat(20) });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain('valid admin token');
+    } finally {
+      lock.release();
+    }
+  });
+
+  test('waits for a starting server to publish its admin URL', async () => {
+    const env = baseEnv();
+    env.DATA_DIR = serverDir;
+    const lock = acquireDataDirLock(serverDir);
+    try {
+      const before = adminRequests;
+      const pending = cli(['show', '--email', 'via-http@example.test'], env);
+      await Bun.sleep(600);
+      lock.update({ adminUrl: serverUrl });
+      const r = await pending;
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ email: 'via-http@example.test', checks: 3 });
+      expect(adminRequests).toBe(before + 1);
+    } finally {
+      lock.release();
+    }
+  });
+});

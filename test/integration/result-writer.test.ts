@@ -1,0 +1,217 @@
+/**
+ * Tests for src/results/writer.ts against the real file system (a temp dir):
+ * 100 000 records, order (working by response time, then failed), bounded
+ * multi-pass sorting, streamed custom_url_validation, atomic rename, spill
+ * cleanup, abort and failure paths.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ProbeResult } from '../../src/probe/types';
+import { CustomUrlFold } from '../../src/results/custom-url-summary';
+import { newResultId } from '../../src/results/links';
+import { buildProxyRecord, type ProxyRecord } from '../../src/results/record';
+import { openResultWriter, resultFilePath, ResultWriterError } from '../../src/results/writer';
+
+let dir = '';
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'result-writer-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Deterministic pseudo-random records: ~1/3 working with random times (many ties). */
+function makeRecord(i: number): ProxyRecord {
+  const h = (Math.imul(i + 1, 2654435761) >>> 0) % 100_000;
+  const working = h % 3 === 0;
+  const probe: ProbeResult = working
+    ? { index: i, status: 'working', statusCode: 200, responseTimeMs: (h % 5000) / 7, anonymity: 'elite', origin: `203.0.113.${i % 250}`, error: null }
+    : { index: i, status: 'failed', statusCode: null, responseTimeMs: 2000, anonymity: null, origin: null, error: { code: 'connect_timeout', message: 'timed out "quoted" \u00e9' } };
+  const auth = i % 7 === 0 ? { username: `us\u00e9r${i}`, password: 'p"w' } : {};
+  return buildProxyRecord({ host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 1 + (i % 65535), ...auth }, probe, null);
+}
+
+async function filesIn(d: string): Promise<string[]> {
+  return (await readdir(d)).sort();
+}
+
+function checkOrder(proxies: ProxyRecord[]): void {
+  let seenFailed = false;
+  let last = -1;
+  let lastIndex = -1;
+  for (const p of proxies) {
+    if (p.status === 'failed') {
+      seenFailed = true;
+      continue;
+    }
+    expect(seenFailed).toBe(false);
+    const t = Number.parseFloat(p.responseTime);
+    expect(t).toBeGreaterThanOrEqual(last);
+    const [, a, b, c] = p.proxy.host.split('.').map(Number) as [number, number, number, number];
+    const index = (a << 16) | (b << 8) | c; // makeRecord's arrival index
+    if (t === last) expect(index).toBeGreaterThan(lastIndex); // stable: arrival order within ties
+    last = t;
+    lastIndex = index;
+  }
+}
+
+describe('openResultWriter', () => {
+  test('100 000 records: valid JSON, every record once, order, no spill files left', async () => {
+    const sub = join(dir, 'big', 'results');
+    const path = join(sub, 'r1.json');
+    const w = await openResultWriter(path, { fsync: false });
+    const N = 100_000;
+    for (let i = 0; i < N; i++) await w.addProxy(makeRecord(i));
+    expect(w.working + w.failed).toBe(N);
+    const stats = await w.finish({ summary: { total_working: w.working }, metadata: { total_checked: N } });
+    expect(w.state).toBe('finished');
+    expect(await filesIn(sub)).toEqual(['r1.json']);
+    const text = await readFile(path, 'utf8');
+    expect(stats.bytes).toBe(Buffer.byteLength(text));
+    const doc = JSON.parse(text) as { summary: unknown; metadata: unknown; proxies: ProxyRecord[] };
+    expect(Object.keys(doc)).toEqual(['summary', 'metadata', 'proxies']);
+    expect(doc.summary).toEqual({ total_working: stats.working });
+    expect(doc.proxies.length).toBe(N);
+    expect(doc.proxies.filter((p) => p.status === 'working').length).toBe(stats.working);
+    checkOrder(doc.proxies);
+    // each record exactly as built (failed ones in arrival order)
+    const failed = doc.proxies.filter((p) => p.status === 'failed');
+    const expectedFailed = Array.from({ length: N }, (_, i) => i).filter((i) => (Math.imul(i + 1, 2654435761) >>> 0) % 100_000 % 3 !== 0);
+    expect(failed.length).toBe(expectedFailed.length);
+    expect(failed[0]).toEqual(makeRecord(expectedFailed[0]!));
+    expect(failed.at(-1)).toEqual(makeRecord(expectedFailed.at(-1)!));
+    const ports = new Set(doc.proxies.map((p) => `${p.proxy.host}:${p.proxy.port}`));
+    expect(ports.size).toBe(N);
+  }, 20_000);
+
+  test('a tiny sort budget gives the same file as one pass (multi-pass, bounded memory)', async () => {
+    const N = 3000;
+    const make = async (name: string, sortMemoryBytes: number, flushBytes: number) => {
+      const p = join(dir, name);
+      const w = await openResultWriter(p, { sortMemoryBytes, flushBytes, fsync: true });
+      for (let i = 0; i < N; i++) await w.addProxy(makeRecord(i));
+      await w.finish({ summary: 1, metadata: 2 });
+      return readFile(p, 'utf8');
+    };
+    const one = await make('one.json', 64 << 20, 1 << 20);
+    const many = await make('many.json', 4096, 100);
+    expect(many).toBe(one);
+    checkOrder(JSON.parse(one).proxies);
+  });
+
+  test('only working, only failed, and empty', async () => {
+    const cases: [string, number[]][] = [
+      ['w.json', [0, 3, 6, 9]],
+      ['f.json', [1, 2, 4]],
+      ['e.json', []],
+    ];
+    for (const [name, idx] of cases) {
+      const p = join(dir, name);
+      const w = await openResultWriter(p, { fsync: false });
+      for (const i of idx) await w.addProxy(makeRecord(i));
+      await w.finish({ summary: {}, metadata: {} });
+      const doc = JSON.parse(await readFile(p, 'utf8'));
+      expect(doc.proxies.length).toBe(idx.length);
+      checkOrder(doc.proxies);
+    }
+  });
+
+  test('custom_url_validation: plain value or streamed chunks, last key', async () => {
+    const proxies = Array.from({ length: 5000 }, (_, i) => ({ host: `10.1.${i >> 8}.${i & 255}`, port: 1000 + i }));
+    const fold = new CustomUrlFold(['https://a.example/', 'https://b.example/']);
+    for (let i = 0; i < 5000; i++) fold.add({ index: i, urlIndex: i % 2, success: i % 3 === 0, statusCode: 200, responseTimeMs: 1, error: null });
+    const proxyAt = (i: number) => proxies[i]!;
+    const expected = fold.result(proxyAt, 1500);
+    for (const [name, cuv] of [
+      ['c1.json', expected],
+      ['c2.json', { toJsonChunks: () => fold.jsonChunks(proxyAt, 1500, 100) }],
+    ] as const) {
+      const p = join(dir, name);
+      const w = await openResultWriter(p, { fsync: false });
+      await w.addProxy(makeRecord(0));
+      await w.addProxy(makeRecord(1));
+      await w.finish({ summary: {}, metadata: {}, custom_url_validation: cuv });
+      const doc = JSON.parse(await readFile(p, 'utf8'));
+      expect(Object.keys(doc)).toEqual(['summary', 'metadata', 'proxies', 'custom_url_validation']);
+      expect(doc.custom_url_validation).toEqual(expected);
+    }
+  });
+
+  test('abort removes everything, is idempotent, and closes the writer', async () => {
+    const sub = join(dir, 'abort');
+    const w = await openResultWriter(join(sub, 'a.json'), { flushBytes: 1000 });
+    for (let i = 0; i < 500; i++) await w.addProxy(makeRecord(i));
+    expect((await filesIn(sub)).length).toBe(2); // the two spill files
+    await Promise.all([w.abort(), w.abort()]);
+    expect(w.state).toBe('aborted');
+    expect(await filesIn(sub)).toEqual([]);
+    await expect(w.addProxy(makeRecord(1))).rejects.toThrow(ResultWriterError);
+    await expect(w.finish({ summary: {}, metadata: {} })).rejects.toThrow('aborted');
+  });
+
+  test('abort during finish: finish rejects with writer_aborted and no file remains', async () => {
+    const sub = join(dir, 'abort2');
+    const w = await openResultWriter(join(sub, 'a.json'), { sortMemoryBytes: 2048, fsync: false });
+    for (let i = 0; i < 3000; i++) await w.addProxy(makeRecord(i));
+    const done = w.finish({ summary: {}, metadata: {} });
+    const aborted = w.abort();
+    let code = '';
+    try {
+      await done;
+    } catch (e) {
+      code = (e as ResultWriterError).code;
+    }
+    await aborted;
+    expect(code).toBe('writer_aborted');
+    expect(await filesIn(sub)).toEqual([]);
+  });
+
+  test('abort after finish keeps the file; finish twice is refused', async () => {
+    const p = join(dir, 'kept.json');
+    const w = await openResultWriter(p, { fsync: false });
+    await w.addProxy(makeRecord(0));
+    await w.finish({ summary: {}, metadata: {} });
+    await w.abort();
+    expect(w.state).toBe('finished');
+    expect((await stat(p)).size).toBeGreaterThan(0);
+    await expect(w.finish({ summary: {}, metadata: {} })).rejects.toThrow('finished');
+  });
+
+  test('an I/O failure fails the writer with a code and cleans up', async () => {
+    const sub = join(dir, 'fail');
+    const w = await openResultWriter(join(sub, 'x.json'), { fsync: false });
+    await w.addProxy(makeRecord(0));
+    // the target directory disappears: the temp file cannot be created
+    await rm(sub, { recursive: true, force: true });
+    let err: ResultWriterError | undefined;
+    try {
+      await w.finish({ summary: {}, metadata: {} });
+    } catch (e) {
+      err = e as ResultWriterError;
+    }
+    expect(err?.code).toBe('result_write_failed');
+    expect(err?.cause).toBeDefined();
+    expect(w.state).toBe('failed');
+    await w.abort();
+  });
+
+  test('open fails with a code when the directory cannot be made', async () => {
+    const blocker = join(dir, 'blocker');
+    await Bun.write(blocker, 'a file, not a directory');
+    let code = '';
+    try {
+      await openResultWriter(join(blocker, 'r.json'));
+    } catch (e) {
+      code = (e as ResultWriterError).code;
+    }
+    expect(code).toBe('result_write_failed');
+  });
+
+  test('resultFilePath', () => {
+    const id = newResultId();
+    expect(resultFilePath('/data', id)).toBe(`/data/results/${id}.json`);
+    expect(() => resultFilePath('/data', '../../etc/passwd')).toThrow(ResultWriterError);
+  });
+});

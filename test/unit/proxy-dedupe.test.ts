@@ -1,0 +1,64 @@
+/** Tests for src/proxy/dedupe.ts: proxy identity (string key and hash set agree). */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { proxyHash, proxyKey, ProxySet, sameProxy } from '../../src/proxy/dedupe';
+import type { ProxyAddress } from '../../src/proxy/types';
+
+describe('identity', () => {
+  test('same host, port, user, password', () => {
+    const a: ProxyAddress = { host: 'h.io', port: 80, username: 'u', password: 'p' };
+    expect(sameProxy(a, { ...a })).toBe(true);
+    expect(proxyKey(a)).toBe(proxyKey({ ...a }));
+    expect(proxyHash(a)).toBe(proxyHash({ ...a }));
+    expect(sameProxy(a, { ...a, password: 'q' })).toBe(false);
+    expect(sameProxy(a, { ...a, port: 81 })).toBe(false);
+    expect(sameProxy(a, { host: 'h.io', port: 80 })).toBe(false);
+  });
+  test('missing password equals empty password', () => {
+    const a: ProxyAddress = { host: 'h', port: 1, username: 'u' };
+    const b: ProxyAddress = { host: 'h', port: 1, username: 'u', password: '' };
+    expect(sameProxy(a, b)).toBe(true);
+    expect(proxyKey(a)).toBe(proxyKey(b));
+    expect(proxyHash(a)).toBe(proxyHash(b));
+  });
+  test('keys are unambiguous where naive concatenation is not', () => {
+    const a: ProxyAddress = { host: 'h', port: 1, username: 'ab', password: 'c' };
+    const b: ProxyAddress = { host: 'h', port: 1, username: 'a', password: 'bc' };
+    expect(proxyKey(a)).not.toBe(proxyKey(b));
+    expect(sameProxy(a, b)).toBe(false);
+  });
+});
+
+const proxyArb: fc.Arbitrary<ProxyAddress> = fc.record(
+  {
+    host: fc.constantFrom('a', 'b', '1.2.3.4', '::1'),
+    port: fc.integer({ min: 1, max: 3 }),
+    username: fc.constantFrom('u', 'v', 'uv'),
+    password: fc.constantFrom('', 'p', 'vp'),
+  },
+  { requiredKeys: ['host', 'port'] },
+);
+
+describe('ProxySet', () => {
+  test('agrees with a Set of proxyKey, keeps first occurrences in order', () => {
+    fc.assert(
+      fc.property(fc.array(proxyArb, { maxLength: 200 }), (list) => {
+        const set = new ProxySet();
+        const ref = new Map<string, ProxyAddress>();
+        for (const p of list) {
+          const k = proxyKey(p);
+          expect(set.add(p)).toBe(!ref.has(k));
+          if (!ref.has(k)) ref.set(k, p);
+        }
+        expect(set.size).toBe(ref.size);
+        expect(set.values()).toEqual([...ref.values()]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+  test('grows past its initial table', () => {
+    const set = new ProxySet();
+    for (let i = 0; i < 20000; i++) expect(set.add({ host: `h${i % 10000}`, port: 1 })).toBe(i < 10000);
+    expect(set.size).toBe(10000);
+  });
+});

@@ -1,0 +1,323 @@
+/** Tests for src/proxy/parse.ts: every input rule of DECISIONS, list accounting, fuzzing. */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { isIgnorableLine, parseProxyLine, parseProxyList, type ParsedProxy } from '../../src/proxy/parse';
+
+type Expect = Omit<ParsedProxy, 'raw'>;
+const std = (host: string, port: number): Expect => ({ host, port, format: 'standard' });
+const url = (host: string, port: number, username: string, password: string): Expect => ({
+  host,
+  port,
+  username,
+  password,
+  format: 'url_auth',
+});
+const colon = (host: string, port: number, username: string, password: string): Expect => ({
+  host,
+  port,
+  username,
+  password,
+  format: 'colon_auth',
+});
+
+const VALID: [string, Expect][] = [
+  // standard
+  ['1.2.3.4:8080', std('1.2.3.4', 8080)],
+  ['0.0.0.0:1', std('0.0.0.0', 1)],
+  ['255.255.255.255:65535', std('255.255.255.255', 65535)],
+  ['proxy.example.com:3128', std('proxy.example.com', 3128)],
+  ['Proxy.EXAMPLE.com:3128', std('proxy.example.com', 3128)],
+  ['localhost:80', std('localhost', 80)],
+  ['a-b.c-d.io:80', std('a-b.c-d.io', 80)],
+  ['1.2.3.4:08080', std('1.2.3.4', 8080)],
+  ['1.2.3.4:80/', std('1.2.3.4', 80)],
+  // schemes, any case
+  ['http://1.2.3.4:80', std('1.2.3.4', 80)],
+  ['https://1.2.3.4:80/', std('1.2.3.4', 80)],
+  ['socks4://1.2.3.4:80', std('1.2.3.4', 80)],
+  ['socks4a://h.io:80', std('h.io', 80)],
+  ['SOCKS5://1.2.3.4:1080', std('1.2.3.4', 1080)],
+  ['Socks5h://h.io:1080', std('h.io', 1080)],
+  // IPv6
+  ['[2001:db8::1]:8080', std('2001:db8::1', 8080)],
+  ['[2001:DB8:0:0:0:0:0:1]:8080', std('2001:db8::1', 8080)],
+  ['[::1]:80', std('::1', 80)],
+  ['[::]:80', std('::', 80)],
+  ['[::ffff:1.2.3.4]:80', std('::ffff:102:304', 80)],
+  ['http://[fe80::a:b]:80/', std('fe80::a:b', 80)],
+  // URL auth
+  ['user:pass@1.2.3.4:8080', url('1.2.3.4', 8080, 'user', 'pass')],
+  ['http://user:pass@h.io:80/', url('h.io', 80, 'user', 'pass')],
+  ['user:p@ss@1.2.3.4:80', url('1.2.3.4', 80, 'user', 'p@ss')],
+  ['us%40er:p%3Ass%25@1.2.3.4:80', url('1.2.3.4', 80, 'us@er', 'p:ss%')],
+  ['user:pa:ss@1.2.3.4:80', url('1.2.3.4', 80, 'user', 'pa:ss')],
+  ['user:@1.2.3.4:80', url('1.2.3.4', 80, 'user', '')],
+  ['user@1.2.3.4:80', url('1.2.3.4', 80, 'user', '')],
+  ['%C3%BCser:p%E2%82%ACss@h.io:80', url('h.io', 80, 'üser', 'p€ss')],
+  ['user:pass@[::1]:80', url('::1', 80, 'user', 'pass')],
+  ['socks5://u:p@[2001:db8::2]:1080', url('2001:db8::2', 1080, 'u', 'p')],
+  ['üser:päss@h.io:80', url('h.io', 80, 'üser', 'päss')],
+  // colon auth
+  ['1.2.3.4:8080:user:pass', colon('1.2.3.4', 8080, 'user', 'pass')],
+  ['1.2.3.4:8080:user:pa:ss:x', colon('1.2.3.4', 8080, 'user', 'pa:ss:x')],
+  ['1.2.3.4:8080:user:p@ss', colon('1.2.3.4', 8080, 'user', 'p@ss')],
+  ['1.2.3.4:8080:user:', colon('1.2.3.4', 8080, 'user', '')],
+  ['1.2.3.4:8080:us%41er:p%zz', colon('1.2.3.4', 8080, 'us%41er', 'p%zz')],
+  ['[::1]:80:user:pass', colon('::1', 80, 'user', 'pass')],
+  ['socks5://H.io:80:user:pass/', colon('h.io', 80, 'user', 'pass/')],
+  // structural detection: starts with host:port: -> colon form
+  ['a:1:b@h.io:80', colon('a', 1, 'b@h.io', '80')],
+  // surrounding whitespace
+  ['  1.2.3.4:80  ', std('1.2.3.4', 80)],
+  ['\t1.2.3.4:80\r', std('1.2.3.4', 80)],
+  ['\uFEFF1.2.3.4:80', std('1.2.3.4', 80)],
+];
+
+const INVALID: [string, string][] = [
+  ['1.2.3.4', 'no port'],
+  ['1.2.3.4:', 'empty port'],
+  ['1.2.3.4:0', 'port 0'],
+  ['1.2.3.4:65536', 'port too big'],
+  ['1.2.3.4:123456', 'port too long'],
+  ['1.2.3.4:-1', 'negative port'],
+  ['1.2.3.4:+80', 'signed port'],
+  ['1.2.3.4:0x50', 'hex port'],
+  ['1.2.3.4:80//', 'two slashes'],
+  ['1.2.3.4:80/x', 'path'],
+  ['1.2.3.4:80?x', 'query'],
+  ['1.2.3.4 :80', 'inner space'],
+  ['256.1.1.1:80', 'octet > 255'],
+  ['1.2.3.999:80', 'octet > 255 (last)'],
+  ['010.1.1.1:80', 'leading zero'],
+  ['1.2.3.04:80', 'leading zero (last)'],
+  ['1.2.3:80', 'three octets'],
+  ['1.2.3.4.5:80', 'five octets'],
+  ['127.1:80', 'inet_aton shorthand'],
+  ['2130706433:80', 'integer address'],
+  ['0x7f000001:80', 'hex address'],
+  ['0x7f.0.0.1:80', 'hex octet'],
+  ['a.0x1f:80', 'hex last label'],
+  ['example.123:80', 'numeric last label'],
+  ['-a.com:80', 'label starts with -'],
+  ['a-.com:80', 'label ends with -'],
+  ['a..com:80', 'empty label'],
+  ['.a.com:80', 'leading dot'],
+  ['a.com.:80', 'trailing dot'],
+  ['a_b.com:80', 'underscore'],
+  [`${'a'.repeat(64)}.com:80`, 'label > 63'],
+  [`${'a.'.repeat(126)}ab:80`, 'name > 253'],
+  ['exämple.com:80', 'non-ASCII host'],
+  ['2001:db8::1:8080', 'unbracketed IPv6'],
+  ['[2001:db8::1]', 'IPv6 without port'],
+  ['[2001:db8::1:8080', 'unclosed bracket'],
+  ['[1.2.3.4]:80', 'IPv4 in brackets'],
+  ['[fe80::1%eth0]:80', 'zone id'],
+  ['[2001:db8::g]:80', 'bad hex'],
+  ['[1:2:3:4:5:6:7:8:9]:80', 'nine groups'],
+  ['[1::2::3]:80', 'two ::'],
+  ['[h.io]:80', 'name in brackets'],
+  ['ftp://1.2.3.4:80', 'unknown scheme'],
+  ['http:/1.2.3.4:80', 'broken scheme'],
+  ['http://', 'scheme only'],
+  ['http://http://1.2.3.4:80', 'double scheme'],
+  [':pass@1.2.3.4:80', 'empty username'],
+  ['@1.2.3.4:80', 'empty userinfo'],
+  ['%:p@1.2.3.4:80', 'bad percent escape'],
+  ['u:%ZZ@1.2.3.4:80', 'bad percent escape in password'],
+  ['u:%C3@1.2.3.4:80', 'truncated UTF-8 escape'],
+  ['u:%00@1.2.3.4:80', 'decoded control char'],
+  ['u\u0001:p@1.2.3.4:80', 'raw control char in user'],
+  ['1.2.3.4:80:u\u0000:p', 'control char in colon user'],
+  ['1.2.3.4:80:u:p\u007f', 'DEL in colon password'],
+  ['1.2.3.4:80:u:\ud800', 'unpaired surrogate'],
+  ['1.2.3.4:80:user', 'colon form without password'],
+  ['1.2.3.4:80::pass', 'colon form empty username'],
+  ['1.2.3.4:80/:user:pass', 'slash before credentials'],
+  ['user:pass@1.2.3.4', 'url form without port'],
+  ['user:pass@1.2.3.4:80/x', 'url form with path'],
+  ['user:pass@:80', 'url form without host'],
+  ['a b c', 'words'],
+  ['1.2.3.4:80 # comment', 'trailing comment'],
+  ['@', 'lone @'],
+  [':', 'lone colon'],
+  ['[', 'lone bracket'],
+];
+
+describe('parseProxyLine: valid forms', () => {
+  test.each(VALID)('%p', (line, expected) => {
+    const p = parseProxyLine(line);
+    expect(p).not.toBeNull();
+    const { raw, ...rest } = p as ParsedProxy;
+    expect(rest).toEqual(expected);
+    expect(raw).toBe(line.trim());
+  });
+
+  test('standard proxies carry no credential fields', () => {
+    const p = parseProxyLine('1.2.3.4:80') as ParsedProxy;
+    expect('username' in p).toBe(false);
+    expect('password' in p).toBe(false);
+  });
+
+  test('253-character host name and 63-character labels are accepted', () => {
+    const name = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
+    expect(name.length).toBe(253);
+    expect(parseProxyLine(`${name}:80`)?.host).toBe(name);
+  });
+});
+
+describe('parseProxyLine: invalid lines', () => {
+  test.each(INVALID)('%p (%s)', (line) => {
+    expect(parseProxyLine(line)).toBeNull();
+  });
+});
+
+describe('ignored lines', () => {
+  test.each(['', '   ', '\t\r', '# comment', '   #1.2.3.4:80', '#'])('%p', (line) => {
+    expect(isIgnorableLine(line)).toBe(true);
+    expect(parseProxyLine(line)).toBeNull();
+  });
+  test('a proxy line is not ignorable', () => {
+    expect(isIgnorableLine('1.2.3.4:80')).toBe(false);
+  });
+});
+
+describe('parseProxyList', () => {
+  test('counts valid, invalid, duplicate and ignored lines; CRLF and lone CR', () => {
+    const text = [
+      '# my list',
+      '1.2.3.4:80',
+      '',
+      'garbage',
+      'http://1.2.3.4:80/', // same as line 2 after stripping
+      'u:p@h.io:80',
+      'h.io:80:u:p', // same proxy as the line above, other form
+      'u:q@h.io:80', // other password: not a duplicate
+      'U:p@h.io:80', // usernames are case-sensitive
+      'H.IO:80', // same host name after lower-casing; no auth: distinct from u:p@
+      'h.io:80',
+      '[2001:DB8::1]:80',
+      '[2001:db8:0::1]:80',
+      '   ',
+    ].join('\r\n');
+    const r = parseProxyList(`${text}\rlast.io:1\n`);
+    expect(r.proxies.map((p) => p.raw)).toEqual([
+      '1.2.3.4:80',
+      'u:p@h.io:80',
+      'u:q@h.io:80',
+      'U:p@h.io:80',
+      'H.IO:80',
+      '[2001:DB8::1]:80',
+      'last.io:1',
+    ]);
+    expect(r.invalid).toBe(1);
+    expect(r.duplicates).toBe(4);
+    expect(r.ignored).toBe(4); // comment, empty, spaces, the empty line after the final \n
+    expect(r.limitExceeded).toBe(false);
+  });
+
+  test('array input: each element is one line; non-strings are invalid', () => {
+    const r = parseProxyList(['1.2.3.4:80', 42, null, { host: 'x' }, '', '# c', '1.2.3.4:80', 'a\nb:1', 'h.io:1']);
+    expect(r.proxies.map((p) => p.host)).toEqual(['1.2.3.4', 'h.io']);
+    expect(r.invalid).toBe(4);
+    expect(r.ignored).toBe(2);
+    expect(r.duplicates).toBe(1);
+  });
+
+  test('empty input', () => {
+    expect(parseProxyList('')).toEqual({ proxies: [], invalid: 0, duplicates: 0, ignored: 1, limitExceeded: false });
+    expect(parseProxyList([])).toEqual({ proxies: [], invalid: 0, duplicates: 0, ignored: 0, limitExceeded: false });
+  });
+
+  test('maxUnique stops at the first proxy over the limit; duplicates do not count', () => {
+    const r = parseProxyList('a.io:1\na.io:1\nb.io:1\nc.io:1\nd.io:1', { maxUnique: 2 });
+    expect(r.limitExceeded).toBe(true);
+    expect(r.proxies.length).toBe(3);
+    const ok = parseProxyList('a.io:1\na.io:1\nb.io:1', { maxUnique: 2 });
+    expect(ok.limitExceeded).toBe(false);
+    expect(ok.proxies.length).toBe(2);
+  });
+
+  test('many distinct proxies survive table growth in order', () => {
+    const lines = Array.from({ length: 5000 }, (_, i) => `10.0.${i >> 8}.${i & 255}:${1000 + (i % 7)}`);
+    const r = parseProxyList([...lines, ...lines].join('\n'));
+    expect(r.proxies.length).toBe(5000);
+    expect(r.duplicates).toBe(5000);
+    expect(r.proxies.map((p) => p.raw)).toEqual(lines);
+  });
+});
+
+// ---- fuzzing -----------------------------------------------------------------
+
+const lineCount = (s: string) => s.split(/\r\n|\r|\n/).length;
+
+/** Strings made of the characters the parser cares about, to reach deep paths. */
+const proxyish = fc
+  .array(
+    fc.constantFrom(
+      ':', '@', '[', ']', '.', '/', '%', '#', ' ', '\r', '\n', '\t', '\u0000', '-',
+      '1', '8', '0', '255', '65535', '65536', 'a', 'Z', 'x', 'ü', '\ud800', '::', '%41', '%zz',
+      'http://', 'SOCKS5://', '1.2.3.4', '::1', 'example.com', 'user', 'pass',
+    ),
+    { maxLength: 40 },
+  )
+  .map((parts) => parts.join(''));
+
+describe('fuzz', () => {
+  test('never throws on arbitrary strings; every line is accounted for', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), proxyish), (s) => {
+        const r = parseProxyList(s);
+        expect(r.proxies.length + r.duplicates + r.invalid + r.ignored).toBe(lineCount(s));
+        for (const line of s.split(/\r\n|\r|\n/)) parseProxyLine(line);
+      }),
+      { numRuns: 600 },
+    );
+  });
+
+  test('never throws on arbitrary arrays; every element is accounted for', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.anything(), proxyish), { maxLength: 20 }), (arr) => {
+        const r = parseProxyList(arr);
+        expect(r.proxies.length + r.duplicates + r.invalid + r.ignored).toBe(arr.length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('every parsed proxy is normalised: valid port, lower-case host, no brackets', () => {
+    fc.assert(
+      fc.property(proxyish, (s) => {
+        for (const p of parseProxyList(s).proxies) {
+          expect(p.port >= 1 && p.port <= 65535).toBe(true);
+          expect(p.host).toBe(p.host.toLowerCase());
+          expect(p.host.includes('[')).toBe(false);
+          expect(p.raw).toBe(p.raw.trim());
+        }
+      }),
+      { numRuns: 600 },
+    );
+  });
+
+  test('huge and pathological lines parse in linear time', () => {
+    const MiB = 1024 * 1024; // 1 MiB pieces: a 16 MiB body is 16x this, linear
+    const inputs = [
+      ':'.repeat(MiB),
+      '@'.repeat(MiB),
+      '['.repeat(MiB),
+      `[${':'.repeat(MiB)}]:80`,
+      `${'a.'.repeat(MiB / 2)}:80`,
+      `${'u:'.repeat(MiB / 2)}@h.io:80`,
+      `1.2.3.4:80:u:${'%'.repeat(MiB)}`,
+      `u:${'%41'.repeat(MiB / 4)}@h.io:80`,
+      '\n'.repeat(MiB),
+      '\r'.repeat(MiB),
+      '1.2.3.4:80:u:p@\n'.repeat(MiB / 16),
+    ];
+    const t0 = performance.now();
+    for (const s of inputs) {
+      const r = parseProxyList(s);
+      expect(r.proxies.length + r.duplicates + r.invalid + r.ignored).toBe(lineCount(s));
+    }
+    expect(performance.now() - t0).toBeLessThan(3000);
+  });
+});

@@ -1,0 +1,97 @@
+/** Tests for src/results/record.ts: the result record's exact shape for working and failed probes. */
+import { describe, expect, test } from 'bun:test';
+import type { ProbeResult } from '../../src/probe/types';
+import { buildProxyRecord, type RecordGeo } from '../../src/results/record';
+
+const geo: RecordGeo = {
+  country: 'DE',
+  country_name: 'Germany',
+  location: 'Frankfurt am Main',
+  isp: 'Hetzner Online GmbH',
+  asn: 24940,
+  coordinates: { lat: 50.1109, lon: 8.6821 },
+};
+
+const working: ProbeResult = {
+  index: 3,
+  status: 'working',
+  statusCode: 200,
+  responseTimeMs: 123.456,
+  anonymity: 'elite',
+  origin: '203.0.113.7',
+  error: null,
+};
+
+const failed: ProbeResult = {
+  index: 4,
+  status: 'failed',
+  statusCode: null,
+  responseTimeMs: 2000,
+  anonymity: null,
+  origin: null,
+  error: { code: 'connect_timeout', message: 'no TCP connection within 2000 ms' },
+};
+
+describe('buildProxyRecord', () => {
+  test('working proxy with auth: every field, in order', () => {
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 8080, username: 'u', password: 'p:w@' }, working, geo);
+    expect(r).toEqual({
+      proxy: { host: '198.51.100.1', port: 8080, hasAuth: true, username: 'u', password: 'p:w@' },
+      status: 'working',
+      statusCode: 200,
+      responseTime: '123.46 ms',
+      anonymity: 'elite',
+      origin: '203.0.113.7',
+      country: 'DE',
+      country_name: 'Germany',
+      location: 'Frankfurt am Main',
+      isp: 'Hetzner Online GmbH',
+      asn: 24940,
+      coordinates: { lat: 50.1109, lon: 8.6821 },
+    });
+    expect(Object.keys(r)).toEqual([
+      'proxy', 'status', 'statusCode', 'responseTime', 'anonymity', 'origin',
+      'country', 'country_name', 'location', 'isp', 'asn', 'coordinates',
+    ]);
+    expect('error' in r).toBe(false);
+    expect(r.coordinates).not.toBe(geo.coordinates); // a copy, not shared
+  });
+
+  test('no auth: no username/password keys', () => {
+    const r = buildProxyRecord({ host: '2001:db8::1', port: 3128 }, working, null);
+    expect(r.proxy).toEqual({ host: '2001:db8::1', port: 3128, hasAuth: false });
+    expect('username' in r.proxy).toBe(false);
+    expect(r.country).toBeNull();
+    expect(r.coordinates).toBeNull();
+  });
+
+  test('failed proxy: error, nulls, geo ignored', () => {
+    const r = buildProxyRecord({ host: 'proxy.example', port: 1 }, failed, geo);
+    expect(r).toEqual({
+      proxy: { host: 'proxy.example', port: 1, hasAuth: false },
+      status: 'failed',
+      statusCode: null,
+      responseTime: '2000.00 ms',
+      anonymity: null,
+      origin: null,
+      country: null,
+      country_name: null,
+      location: null,
+      isp: null,
+      asn: null,
+      coordinates: null,
+      error: { code: 'connect_timeout', message: 'no TCP connection within 2000 ms' },
+    });
+  });
+
+  test('failed with an HTTP status keeps it; a missing error gets a code', () => {
+    const r = buildProxyRecord({ host: 'h', port: 2 }, { ...failed, statusCode: 407, error: null }, null);
+    expect(r.statusCode).toBe(407);
+    expect(r.error?.code).toBe('bad_response');
+  });
+
+  test('empty password (colon format) still counts as auth', () => {
+    const r = buildProxyRecord({ host: 'h', port: 2, username: 'user', password: '' }, working, null);
+    expect(r.proxy).toEqual({ host: 'h', port: 2, hasAuth: true, username: 'user', password: '' });
+  });
+});

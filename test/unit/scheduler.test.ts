@@ -1,0 +1,319 @@
+/**
+ * Tests for src/jobs/scheduler.ts: capacity (fast-check over random arrivals,
+ * releases, demand and cancels), fairness for a small job behind a huge one,
+ * independent regions, cancel, re-entrant dispatch and a throwing dispatch.
+ */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { RegionScheduler, SchedulerError, type JobHandle } from '../../src/jobs/scheduler';
+
+interface SimJob {
+  id: string;
+  handle: JobHandle;
+  granted: number;
+  released: number;
+  grants: number[];
+  demand: number;
+}
+
+/** A job whose dispatch only records grants; the test decides when probes finish. */
+function addJob(s: RegionScheduler, id: string, region: string, pending: number, log?: string[]): SimJob {
+  const job = { id, granted: 0, released: 0, grants: [], demand: pending } as unknown as SimJob;
+  job.handle = s.register(id, region, pending, (n) => {
+    job.granted += n;
+    job.grants.push(n);
+    log?.push(`${id}:${n}`);
+  });
+  return job;
+}
+
+const caps: Record<string, number> = { us1: 64, sg1: 64, tiny: 16, one: 1 };
+const capacityFor = (r: string) => caps[r] ?? 0;
+
+describe('capacity and grants', () => {
+  test('a job alone fills the region in chunks of at most maxGrant', () => {
+    const s = new RegionScheduler(capacityFor, { maxGrant: 16, minGrant: 4 });
+    const j = addJob(s, 'a', 'us1', 1000);
+    expect(j.grants).toEqual([16, 16, 16, 16]);
+    expect(j.handle.inFlight).toBe(64);
+    expect(j.handle.pending).toBe(1000 - 64);
+    expect(s.inFlight('us1')).toBe(64);
+  });
+
+  test('grants wait for a chunk (min grant) but not past what the job still needs', () => {
+    const s = new RegionScheduler(capacityFor, { maxGrant: 64, minGrant: 8 });
+    const j = addJob(s, 'a', 'us1', 70);
+    expect(j.grants).toEqual([64]);
+    j.handle.release(5); // 5 free < min(8, 6 left)
+    expect(j.grants).toEqual([64]);
+    j.handle.release(1); // 6 free = the whole remainder
+    expect(j.grants).toEqual([64, 6]);
+    expect(j.handle.pending).toBe(0);
+  });
+
+  test('min grant is clamped for small regions', () => {
+    const s = new RegionScheduler(capacityFor, { maxGrant: 64, minGrant: 16 });
+    const big = addJob(s, 'big', 'tiny', 100); // capacity 16 -> effective min 2
+    expect(big.granted).toBe(16);
+    big.handle.release(1);
+    expect(big.granted).toBe(16);
+    big.handle.release(1);
+    expect(big.granted).toBe(18);
+    const one = new RegionScheduler(capacityFor, { minGrant: 16 });
+    const j = addJob(one, 'x', 'one', 3);
+    expect(j.grants).toEqual([1]);
+    j.handle.release(1);
+    expect(j.grants).toEqual([1, 1]);
+  });
+
+  test('unknown region and bad counts are refused with codes', () => {
+    const s = new RegionScheduler(capacityFor);
+    expect(() => s.register('a', 'mars', 1, () => {})).toThrow(SchedulerError);
+    try {
+      s.register('a', 'mars', 1, () => {});
+    } catch (e) {
+      expect((e as SchedulerError).code).toBe('scheduler_no_capacity');
+    }
+    expect(() => s.register('a', 'us1', -1, () => {})).toThrow('non-negative integer');
+    const j = addJob(s, 'a', 'us1', 10);
+    try {
+      j.handle.release(11);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as SchedulerError).code).toBe('scheduler_over_release');
+    }
+    expect(() => new RegionScheduler(capacityFor, { maxGrant: 0 })).toThrow(SchedulerError);
+  });
+
+  test('fast-check: capacity never exceeded, accounting exact, no idle slot while work waits, everything finishes', () => {
+    const regions = ['us1', 'sg1', 'tiny', 'one'] as const;
+    const op = fc.oneof(
+      fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }) }),
+      fc.record({ k: fc.constant('release' as const), job: fc.nat(), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
+      fc.record({ k: fc.constant('demand' as const), job: fc.nat(), n: fc.integer({ min: 0, max: 100 }) }),
+      fc.record({ k: fc.constant('cancel' as const), job: fc.nat() }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(op, { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.integer({ min: 1, max: 64 }),
+        (ops, maxGrant, minGrant) => {
+          const s = new RegionScheduler(capacityFor, { maxGrant, minGrant });
+          const jobs: (SimJob & { region: string })[] = [];
+          const check = () => {
+            for (const r of regions) {
+              const mine = jobs.filter((j) => j.region === r);
+              const inflight = mine.reduce((a, j) => a + j.handle.inFlight, 0);
+              expect(s.inFlight(r)).toBe(inflight);
+              expect(inflight).toBeLessThanOrEqual(capacityFor(r));
+              for (const j of mine) {
+                expect(j.granted - j.released).toBe(j.handle.inFlight);
+                expect(j.granted + j.handle.pending).toBeLessThanOrEqual(j.demand);
+                expect(j.grants.every((g) => g >= 1 && g <= maxGrant)).toBe(true);
+              }
+              // I3: work waits only while fewer slots are free than the chunk threshold
+              const waiting = mine.filter((j) => j.handle.pending > 0 && j.handle.state === 'active');
+              if (waiting.length > 0) {
+                const free = capacityFor(r) - inflight;
+                const effMin = Math.min(minGrant, maxGrant, Math.max(1, Math.floor(capacityFor(r) / 8)));
+                expect(free).toBeLessThan(effMin);
+              }
+            }
+          };
+          for (const o of ops) {
+            if (o.k === 'register') {
+              const j = addJob(s, `j${jobs.length}`, o.region, o.pending) as SimJob & { region: string };
+              j.region = o.region;
+              jobs.push(j);
+            } else if (jobs.length > 0) {
+              const j = jobs[o.job % jobs.length]!;
+              if (o.k === 'release') {
+                const n = Math.floor(j.handle.inFlight * o.frac);
+                j.released += n;
+                j.handle.release(n);
+              } else if (o.k === 'demand') {
+                if (j.handle.state === 'active') {
+                  j.demand += o.n;
+                  j.handle.addDemand(o.n);
+                } else {
+                  expect(() => j.handle.addDemand(1)).toThrow(SchedulerError);
+                }
+              } else {
+                j.handle.cancel();
+              }
+            }
+            check();
+          }
+          // liveness: finishing every in-flight probe eventually runs every uncancelled probe
+          for (let round = 0; round < 100_000; round++) {
+            const busy = jobs.filter((j) => j.handle.inFlight > 0);
+            if (busy.length === 0) break;
+            for (const j of busy) {
+              const n = j.handle.inFlight;
+              j.released += n;
+              j.handle.release(n);
+            }
+            check();
+          }
+          for (const j of jobs) {
+            expect(j.handle.inFlight).toBe(0);
+            if (j.handle.state === 'active') {
+              expect(j.handle.pending).toBe(0);
+              expect(j.granted).toBe(j.demand);
+            }
+          }
+          for (const r of regions) expect(s.snapshot(r).jobs).toEqual([]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('fairness', () => {
+  test('a 10-probe job behind a 20 000-probe job gets the very next freed slots', () => {
+    const log: string[] = [];
+    const s = new RegionScheduler(capacityFor, { maxGrant: 64, minGrant: 8 });
+    const big = addJob(s, 'big', 'us1', 20_000, log);
+    expect(big.handle.inFlight).toBe(64);
+    const small = addJob(s, 'small', 'us1', 10, log);
+    expect(small.granted).toBe(0);
+    log.length = 0;
+    // big's probes finish one at a time
+    let events = 0;
+    while (small.granted < 10) {
+      big.handle.release(1);
+      events++;
+      expect(events).toBeLessThanOrEqual(10);
+    }
+    expect(events).toBe(10);
+    expect(log).toEqual(['small:8', 'small:2']); // big got nothing back meanwhile
+    expect(s.inFlight('us1')).toBe(64);
+    // small's probes finish: the slots go back to big
+    small.handle.release(10);
+    expect(big.handle.inFlight).toBe(64);
+    expect(small.handle.inFlight).toBe(0);
+  });
+
+  test('in probe rounds (all in-flight probes finish together) the small job is done one round after it arrives', () => {
+    const s = new RegionScheduler((r) => (r === 'us1' ? 16 * 4 : 0), { maxGrant: 64, minGrant: 16 });
+    const big = addJob(s, 'big', 'us1', 20_000);
+    let round = 0;
+    let small: SimJob | undefined;
+    let smallDoneRound = -1;
+    while (round < 20) {
+      round++;
+      if (round === 3) small = addJob(s, 'small', 'us1', 10);
+      // end of the round: every probe in flight finishes
+      const bigN = big.handle.inFlight;
+      const smallN = small?.handle.inFlight ?? 0;
+      if (small !== undefined && smallN > 0) {
+        small.released += smallN;
+        small.handle.release(smallN);
+        if (small.handle.pending === 0 && small.handle.inFlight === 0 && smallDoneRound < 0) smallDoneRound = round;
+      }
+      big.handle.release(bigN);
+    }
+    // registered in round 3 with the region full; granted at the end of round 3; done at the end of round 4
+    expect(smallDoneRound).toBe(4);
+    expect(small!.granted).toBe(10);
+  });
+
+  test('jobs with large demand share a region equally (within one chunk)', () => {
+    const s = new RegionScheduler(() => 512, { maxGrant: 32, minGrant: 8 });
+    const a = addJob(s, 'a', 'r', 100_000);
+    expect(a.handle.inFlight).toBe(512);
+    const b = addJob(s, 'b', 'r', 100_000);
+    const c = addJob(s, 'c', 'r', 100_000);
+    // probes finish in arbitrary interleavings; shares converge
+    const all = [a, b, c];
+    let rnd = 7;
+    for (let i = 0; i < 5000; i++) {
+      rnd = (rnd * 1103515245 + 12345) & 0x7fffffff;
+      const j = all[rnd % 3]!;
+      if (j.handle.inFlight > 0) j.handle.release(1);
+    }
+    const shares = all.map((j) => j.handle.inFlight);
+    expect(shares.reduce((x, y) => x + y, 0)).toBeGreaterThan(512 - 8);
+    for (const sh of shares) expect(Math.abs(sh - 512 / 3)).toBeLessThanOrEqual(32 + 8);
+  });
+});
+
+describe('regions, cancel, re-entrancy', () => {
+  test('regions are independent', () => {
+    const s = new RegionScheduler(capacityFor);
+    const big = addJob(s, 'big', 'us1', 20_000);
+    const other = addJob(s, 'other', 'sg1', 10);
+    expect(big.handle.inFlight).toBe(64);
+    expect(other.grants).toEqual([10]);
+    expect(s.inFlight('sg1')).toBe(10);
+    expect(s.snapshot('us1')).toEqual({
+      capacity: 64,
+      inFlight: 64,
+      jobs: [{ jobId: 'big', inFlight: 64, pending: 20_000 - 64, state: 'active' }],
+    });
+  });
+
+  test('cancel drops pending demand, keeps in-flight counted until released', () => {
+    const s = new RegionScheduler(capacityFor, { minGrant: 1 });
+    const a = addJob(s, 'a', 'us1', 1000);
+    const b = addJob(s, 'b', 'us1', 1000);
+    expect(b.granted).toBe(0);
+    a.handle.cancel();
+    a.handle.cancel(); // idempotent
+    expect(a.handle.state).toBe('cancelled');
+    expect(a.handle.pending).toBe(0);
+    expect(a.handle.inFlight).toBe(64);
+    expect(s.inFlight('us1')).toBe(64);
+    a.handle.release(64);
+    expect(a.granted).toBe(64); // never granted again
+    expect(b.handle.inFlight).toBe(64);
+    expect(() => a.handle.addDemand(1)).toThrow('cancelled');
+    expect(s.snapshot('us1').jobs.map((j) => j.jobId)).toEqual(['b']);
+  });
+
+  test('addDemand revives an idle job (custom-URL stage)', () => {
+    const s = new RegionScheduler(capacityFor);
+    const a = addJob(s, 'a', 'sg1', 5);
+    a.handle.release(5);
+    expect(s.snapshot('sg1').jobs).toEqual([]);
+    a.handle.addDemand(3);
+    expect(a.grants).toEqual([5, 3]);
+  });
+
+  test('dispatch may release synchronously (re-entrant) without recursion or over-grant', () => {
+    const s = new RegionScheduler(capacityFor, { maxGrant: 4, minGrant: 1 });
+    let granted = 0;
+    let maxInFlight = 0;
+    const h: { handle?: JobHandle } = {};
+    h.handle = s.register('sync', 'one', 5000, (n) => {
+      granted += n;
+      maxInFlight = Math.max(maxInFlight, s.inFlight('one'));
+      // probes "finish" immediately; the handle exists after the first grant returns
+      if (h.handle !== undefined) h.handle.release(n);
+    });
+    // the very first grant happened inside register, before the handle was returned
+    expect(h.handle.inFlight).toBe(1);
+    h.handle.release(1);
+    expect(granted).toBe(5000);
+    expect(maxInFlight).toBeLessThanOrEqual(1);
+    expect(h.handle.inFlight).toBe(0);
+  });
+
+  test('a throwing dispatch cancels that job and its slots go to others', () => {
+    const errors: string[] = [];
+    const s = new RegionScheduler(capacityFor, { onDispatchError: (_e, id) => errors.push(id) });
+    const good = addJob(s, 'good', 'tiny', 10);
+    const bad = s.register('bad', 'tiny', 100, () => {
+      throw new Error('boom');
+    });
+    expect(errors).toEqual(['bad']);
+    expect(bad.state).toBe('cancelled');
+    expect(bad.inFlight).toBe(0);
+    expect(s.inFlight('tiny')).toBe(10);
+    const late = addJob(s, 'late', 'tiny', 6);
+    expect(late.granted).toBe(6);
+    expect(good.handle.inFlight).toBe(10);
+  });
+});

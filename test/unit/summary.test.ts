@@ -1,0 +1,122 @@
+/** Tests for src/results/summary.ts: the summary fold and the duration formats. */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import {
+  formatProcessingTime,
+  formatResponseTime,
+  formatTimeout,
+  SummaryFold,
+} from '../../src/results/summary';
+import type { Anonymity } from '../../src/probe/types';
+
+type In = { status: 'working' | 'failed'; country_name: string | null; anonymity: Anonymity | null; isp: string | null };
+const w = (country_name: string | null, isp: string | null, anonymity: Anonymity = 'elite'): In => ({
+  status: 'working',
+  country_name,
+  anonymity,
+  isp,
+});
+const f: In = { status: 'failed', country_name: null, anonymity: null, isp: null };
+
+describe('SummaryFold', () => {
+  test('empty', () => {
+    expect(new SummaryFold().result()).toEqual({
+      total_working: 0,
+      countries: {},
+      anonymity_levels: { elite: 0, anonymous: 0, transparent: 0 },
+      top_isps: {},
+    });
+  });
+
+  test('counts working only; Unknown for missing names', () => {
+    const s = new SummaryFold();
+    s.add(w('Germany', 'Hetzner', 'elite'));
+    s.add(w('Germany', 'Hetzner', 'anonymous'));
+    s.add(w(null, null, 'transparent'));
+    s.add(f);
+    s.add(f);
+    expect(s.total).toBe(5);
+    expect(s.totalWorking).toBe(3);
+    expect(s.result()).toEqual({
+      total_working: 3,
+      countries: { Germany: 2, Unknown: 1 },
+      anonymity_levels: { elite: 1, anonymous: 1, transparent: 1 },
+      top_isps: { Hetzner: 2, Unknown: 1 },
+    });
+  });
+
+  test('top_isps: 10 largest, ties by name ascending, in that order', () => {
+    const s = new SummaryFold();
+    const counts: [string, number][] = [
+      ['Zeta', 5], ['Alpha', 5], ['Mid', 7], ['Beta', 1], ['Gamma', 1], ['Delta', 1], ['Eps', 1],
+      ['Eta', 1], ['Theta', 1], ['Iota', 1], ['Kappa', 1], ['Aardvark', 1],
+    ];
+    for (const [isp, n] of counts) for (let i = 0; i < n; i++) s.add(w('X', isp));
+    const top = s.result().top_isps;
+    expect(Object.entries(top)).toEqual([
+      ['Mid', 7], ['Alpha', 5], ['Zeta', 5], ['Aardvark', 1], ['Beta', 1], ['Delta', 1],
+      ['Eps', 1], ['Eta', 1], ['Gamma', 1], ['Iota', 1],
+    ]);
+  });
+
+  test('odd names stay plain keys', () => {
+    const s = new SummaryFold();
+    s.add(w('__proto__', 'constructor'));
+    const r = s.result();
+    expect(Object.keys(r.countries)).toEqual(['__proto__']);
+    expect(JSON.parse(JSON.stringify(r)).countries.__proto__).toBe(1);
+    expect(r.top_isps['constructor'] as unknown).toBe(1);
+  });
+
+  test('fast-check: totals agree with a naive count', () => {
+    const rec = fc.oneof(
+      fc.constant(f),
+      fc.record({
+        status: fc.constant('working' as const),
+        country_name: fc.option(fc.constantFrom('A', 'B', 'C'), { nil: null }),
+        anonymity: fc.constantFrom<Anonymity>('elite', 'anonymous', 'transparent'),
+        isp: fc.option(fc.constantFrom('', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'Unknown'), { nil: null }),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(rec, { maxLength: 200 }), (recs) => {
+        const s = new SummaryFold();
+        for (const r of recs) s.add(r);
+        const out = s.result();
+        const work = recs.filter((r) => r.status === 'working');
+        expect(out.total_working).toBe(work.length);
+        expect(Object.values(out.countries).reduce((a, b) => a + b, 0)).toBe(work.length);
+        const a = out.anonymity_levels;
+        expect(a.elite + a.anonymous + a.transparent).toBe(work.length);
+        const naive = new Map<string, number>();
+        for (const r of work) naive.set(r.isp || 'Unknown', (naive.get(r.isp || 'Unknown') ?? 0) + 1);
+        const expected = [...naive].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, 10);
+        const isps = Object.entries(out.top_isps);
+        expect(isps).toEqual(expected);
+        expect(isps.length).toBeLessThanOrEqual(10);
+        for (let i = 1; i < isps.length; i++) {
+          const [pn, pc] = isps[i - 1]!;
+          const [n, c] = isps[i]!;
+          expect(pc > c || (pc === c && pn < n)).toBe(true);
+        }
+      }),
+    );
+  });
+});
+
+describe('formats', () => {
+  test('processing time', () => {
+    expect(formatProcessingTime(12_321)).toBe('12.32s');
+    expect(formatProcessingTime(0)).toBe('0.00s');
+    expect(formatProcessingTime(999.9)).toBe('1.00s');
+  });
+  test('timeout', () => {
+    expect(formatTimeout(5000)).toBe('5000ms');
+    expect(formatTimeout(2000)).toBe('2000ms');
+  });
+  test('response time', () => {
+    expect(formatResponseTime(123.456)).toBe('123.46 ms');
+    expect(formatResponseTime(5)).toBe('5.00 ms');
+    expect(formatResponseTime(0)).toBe('0.00 ms');
+  });
+});
