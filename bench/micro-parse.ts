@@ -1,63 +1,83 @@
 /**
- * Micro-benchmark: parseProxyList on a 100 000-line text body (mixed forms:
- * IPv4, host names, URL auth, colon auth, IPv6, schemes, comments, some
- * invalid and duplicate lines). Prints mitata's table, then ns per line.
+ * mitata micro-benchmark: the proxy list parser (src/proxy/parse.ts
+ * parseProxyList) on 100 000-line text bodies: one realistic mix (IPv4, host
+ * names, URL auth, colon auth, IPv6, schemes, comments, invalid and duplicate
+ * lines, CRLF) and one body per input form. Prints mitata's table, then
+ * ns per line for each case, then CPU time per line for the mix.
  *
- *   npx bun bench/micro-parse.ts
+ *   bun bench/micro-parse.ts
  */
-import { bench, do_not_optimize, run } from 'mitata';
+import { bench, do_not_optimize, group, run, summary } from 'mitata';
 import { parseProxyList } from '../src/proxy/parse';
 
 const LINES = 100_000;
 
-function makeBody(n: number): string {
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const a = (i >>> 16) & 255;
-    const b = (i >>> 8) & 255;
-    const c = i & 255;
-    const port = 1024 + (i % 60000);
-    switch (i % 10) {
-      case 0:
-        out.push(`socks5://10.${a}.${b}.${c}:${port}`);
-        break;
-      case 1:
-        out.push(`user${i}:p%40ss${i}@proxy-${i}.example.com:${port}`);
-        break;
-      case 2:
-        out.push(`10.${a}.${b}.${c}:${port}:user${i}:secret:${i}`);
-        break;
-      case 3:
-        out.push(`[2001:db8::${(i & 0xffff).toString(16)}]:${port}`);
-        break;
-      case 4:
-        out.push(i % 20 === 4 ? '# comment line' : `  Proxy${i}.Example.NET:${port}/  `);
-        break;
-      case 5:
-        out.push(i % 50 === 5 ? 'not a proxy' : `172.${a}.${b}.${c}:${port}`);
-        break;
-      case 6:
-        out.push(out[out.length - 6] ?? '1.1.1.1:80'); // duplicate
-        break;
-      default:
-        out.push(`192.${a}.${b}.${c}:${port}`);
-    }
-  }
-  return out.join('\r\n');
-}
+const ip = (i: number) => `${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.${(i * 7) & 255}`;
+const lines = (f: (i: number) => string, sep = '\n') => Array.from({ length: LINES }, (_, i) => f(i)).join(sep);
 
-const body = makeBody(LINES);
-const check = parseProxyList(body);
+function mixedLine(i: number, out: string[]): string {
+  const port = 1024 + (i % 60000);
+  switch (i % 10) {
+    case 0:
+      return `socks5://${ip(i)}:${port}`;
+    case 1:
+      return `user${i}:p%40ss${i}@proxy-${i}.example.com:${port}`;
+    case 2:
+      return `${ip(i)}:${port}:user${i}:secret:${i}`;
+    case 3:
+      return `[2001:db8::${(i & 0xffff).toString(16)}]:${port}`;
+    case 4:
+      return i % 20 === 4 ? '# comment line' : `  Proxy${i}.Example.NET:${port}/  `;
+    case 5:
+      return i % 50 === 5 ? 'not a proxy' : `172.${(i >> 8) & 255}.${i & 255}.1:${port}`;
+    case 6:
+      return out[i - 6] ?? '1.1.1.1:80'; // duplicate
+    default:
+      return `192.168.${(i >> 8) & 255}.${i & 255}:${port}`;
+  }
+}
+const mixedLines: string[] = [];
+for (let i = 0; i < LINES; i++) mixedLines.push(mixedLine(i, mixedLines));
+
+const BODIES: Record<string, string> = {
+  'mixed, CRLF': mixedLines.join('\r\n'),
+  'host:port': lines((i) => `${ip(i)}:${1024 + (i % 60000)}`),
+  'scheme://user:pass@host:port': lines((i) => `socks5://user${i}:p%40ss@${ip(i)}:1080`),
+  'host:port:user:pass': lines((i) => `${ip(i)}:8080:user${i}:pa:ss`),
+  'IPv6 / hostnames / comments, CRLF': lines(
+    (i) => (i % 3 === 0 ? `[2001:db8::${i.toString(16)}]:3128` : i % 3 === 1 ? `proxy${i}.example.com:80` : `# c ${i}`),
+    '\r\n',
+  ),
+};
+
+const mixed = parseProxyList(BODIES['mixed, CRLF'] ?? '');
 console.log(
-  `body ${(body.length / 1024 / 1024).toFixed(2)} MiB, ${LINES} lines: ${check.proxies.length} unique, ` +
-    `${check.duplicates} duplicates, ${check.invalid} invalid, ${check.ignored} ignored`,
+  `mixed body: ${((BODIES['mixed, CRLF'] ?? '').length / 1024 / 1024).toFixed(2)} MiB, ${LINES} lines -> ` +
+    `${mixed.proxies.length} unique, ${mixed.duplicates} duplicates, ${mixed.invalid} invalid, ${mixed.ignored} ignored`,
 );
 
-bench(`parseProxyList(${LINES} lines)`, () => do_not_optimize(parseProxyList(body)));
+summary(() => {
+  group(`parseProxyList (${LINES} lines)`, () => {
+    for (const [name, body] of Object.entries(BODIES)) bench(name, () => do_not_optimize(parseProxyList(body)));
+  });
+});
 
 const { benchmarks } = await run();
+console.log(`\nper line (${LINES} lines per call):`);
 for (const trial of benchmarks) {
   for (const r of trial.runs) {
-    if (r.stats) console.log(`${r.name}: ${(r.stats.avg / LINES).toFixed(1)} ns/line (avg ${(r.stats.avg / 1e6).toFixed(2)} ms)`);
+    if (!r.stats) continue;
+    console.log(
+      `  ${r.name}: ${(r.stats.avg / LINES).toFixed(0)} ns/line avg, ${(r.stats.min / LINES).toFixed(0)} ns/line min ` +
+        `(${(r.stats.avg / 1e6).toFixed(1)} ms avg per call)`,
+    );
   }
 }
+
+// CPU time (user + system, all threads incl. GC) is less sensitive than wall time to other load.
+const RUNS = 20;
+const body = BODIES['mixed, CRLF'] ?? '';
+const cpu0 = process.cpuUsage();
+for (let i = 0; i < RUNS; i++) do_not_optimize(parseProxyList(body));
+const cpu = process.cpuUsage(cpu0);
+console.log(`  mixed, CRLF: ${(((cpu.user + cpu.system) * 1000) / (RUNS * LINES)).toFixed(0)} ns/line CPU`);

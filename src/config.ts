@@ -7,6 +7,7 @@
  * ADMIN_TOKEN) are filled in by `resolveSecrets` in src/secrets.ts, which is
  * the only part that writes into DATA_DIR.
  */
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 
 export class ConfigError extends Error {
@@ -50,6 +51,8 @@ export interface Config {
   maxCustomUrls: number;
   probeThreads: number;
   shutdownGraceMs: number;
+  /** PEM of extra CAs trusted for https judges and custom URLs (besides the system's). */
+  tlsCaFile: string | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -101,10 +104,8 @@ function ipList(env: Env, name: string): string[] {
   for (const part of v.split(',')) {
     const p = part.trim();
     if (p === '') continue;
-    // node:net isIP without importing node:net keeps this module trivially pure
-    const v4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(p);
-    const v6 = p.includes(':') && /^[0-9a-fA-F:.]+$/.test(p);
-    if (!v4 && !v6) throw new ConfigError(`${name} must be a comma-separated list of IP addresses, got "${p}"`);
+    // isIP is a pure string check (no I/O); the old hand-rolled IPv6 test let ":" or "1:2" through
+    if (isIP(p) === 0 || p.includes('%')) throw new ConfigError(`${name} must be a comma-separated list of IP addresses, got "${p}"`);
     out.push(p.toLowerCase());
   }
   return out;
@@ -159,5 +160,6 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
     probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
+    tlsCaFile: str(env, 'TLS_CA_FILE'),
   };
 }

@@ -16,7 +16,7 @@
  * stop() is safe to call twice (one shared promise), never rejects, and
  * releases everything in `finally` even when a step fails.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../db/client';
 import { findAccountByApiKey } from './accounts/accounts';
@@ -61,6 +61,8 @@ export interface StartOptions {
   log: Logger;
   /** Override the probe pool's threads (tests use 1). */
   threads?: number;
+  /** An already open, migrated database to use instead of opening one from the config (tests); the caller closes it. */
+  database?: Database;
 }
 
 export async function startService(rawConfig: Config, opts: StartOptions): Promise<RunningService> {
@@ -91,8 +93,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       undo.push(() => held.release());
     }
 
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    undo.push(() => database.close());
+    const database = opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+    if (opts.database === undefined) undo.push(() => database.close());
     const db = database.db;
 
     await refundOrphans(db, log);
@@ -103,7 +105,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     );
 
     const [geo, pool] = await Promise.all([
-      openGeo({ cacheDir: join(config.dataDir, 'cache') }),
+      openGeo(),
       ProbePool.start({ threads: opts.threads ?? config.probeThreads }),
     ]);
     undo.push(() => pool.close());
@@ -113,6 +115,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const signLink = (resultId: string) =>
       signResultLink({ contentUrl: config.contentUrl, resultId, secret, expiresAt: linkExpiry(nowS()), ext: 'json' });
 
+    const tlsCa = config.tlsCaFile === undefined ? undefined : readFileSync(config.tlsCaFile, 'utf8');
     let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
     // The judge URL needs the bound port when it is this server's own /judge.
     let judge = parseJudgeUrl(config.judgeUrl ?? `${config.baseUrl}/judge`);
@@ -123,6 +126,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       checkerIps: calibrated.ips,
       baselineHeaders: calibrated.baselineHeaders,
       allowPrivateTargets: config.allowPrivateTargets,
+      ...(tlsCa !== undefined ? { tlsCa } : {}),
     });
 
     const hub = new ProgressHub();
@@ -167,7 +171,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const server = app.listen({
       port: config.port,
       hostname: config.host,
-      maxRequestBodySize: config.maxBodyBytes * 2,
+      // Our own reader enforces MAX_BODY_BYTES with the JSON 413 (Content-Length
+      // first, then counted bytes); Bun's own limit only backs it up.
+      maxRequestBodySize: Math.max(config.maxBodyBytes * 4, 1024 * 1024 * 1024),
       idleTimeout: 255,
     });
     const port = server.server!.port!;
@@ -185,6 +191,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         calibrated = r;
         log.debug('calibrated', { ips: r.ips, baselineHeaders: r.baselineHeaders });
       },
+      ...(tlsCa !== undefined ? { tlsCa } : {}),
       onError: (err) => log.warn('judge calibration failed; using CHECKER_IPS only', { judge: judge.url, err }),
     });
     undo.push(() => calibration.stop());

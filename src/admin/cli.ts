@@ -10,12 +10,10 @@
  * Prints the result as one JSON line on stdout. Errors: one line on stderr;
  * exit code 2 for usage errors (bad argv, bad env, 400), 1 for everything else.
  */
-import { openDatabase } from '../../db/client';
 import { AccountError, AccountErrorCode } from '../accounts/errors';
 import { ConfigError, parseConfig, type Config } from '../config';
 import { resolveSecrets } from '../secrets';
 import { parseArgv, toAdminBody, UsageError, USAGE, type AdminRequest } from './args';
-import { runAdminCommand } from './commands';
 import { acquireDataDirLock, LockError, readLiveLock } from './lock';
 
 export const EXIT_OK = 0;
@@ -35,6 +33,8 @@ class CliFailure extends Error {
 }
 
 async function runDirect(config: Config, req: AdminRequest): Promise<unknown> {
+  // Loaded lazily: the HTTP path needs neither the drivers nor the queries.
+  const [{ openDatabase }, { runAdminCommand }] = await Promise.all([import('../../db/client'), import('./commands')]);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     return await runAdminCommand(database.db, req);

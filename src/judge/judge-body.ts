@@ -19,7 +19,9 @@ export interface JudgeEcho {
   nonce: string | null;
 }
 
-export type JudgeRead = { ok: true; headers: [string, string][]; remoteAddress: string } | { ok: false };
+export type JudgeRead =
+  | { ok: true; headers: [string, string][]; remoteAddress: string; requestLine: string }
+  | { ok: false };
 
 const NOT_OK: JudgeRead = Object.freeze({ ok: false }) as JudgeRead;
 
@@ -47,12 +49,12 @@ export function readJudgeBody(body: Buffer | string, expectedNonce: string): Jud
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return NOT_OK;
   const o = v as Record<string, unknown>;
   if (o.judge !== JUDGE_MARK || o.nonce !== expectedNonce) return NOT_OK;
-  if (typeof o.remoteAddress !== 'string' || !Array.isArray(o.headers)) return NOT_OK;
+  if (typeof o.remoteAddress !== 'string' || typeof o.requestLine !== 'string' || !Array.isArray(o.headers)) return NOT_OK;
   const headers = o.headers as unknown[];
   for (const h of headers) {
     if (!Array.isArray(h) || h.length !== 2 || typeof h[0] !== 'string' || typeof h[1] !== 'string') return NOT_OK;
   }
-  return { ok: true, headers: headers as [string, string][], remoteAddress: o.remoteAddress };
+  return { ok: true, headers: headers as [string, string][], remoteAddress: o.remoteAddress, requestLine: o.requestLine };
 }
 
 /**

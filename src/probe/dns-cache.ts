@@ -71,6 +71,13 @@ export class DnsCache {
     return entry.answer;
   }
 
+  /** Puts a fixed answer in the cache for ttlMs (tests, static overrides). */
+  prime(host: string, answer: DnsAnswer, ttlMs = this.ttlMs): void {
+    const key = host.toLowerCase();
+    this.entries.delete(key);
+    this.entries.set(key, { expires: Date.now() + ttlMs, answer: Promise.resolve(answer) });
+  }
+
   clear(): void {
     this.entries.clear();
   }

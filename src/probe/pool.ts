@@ -168,7 +168,13 @@ export class ProbePool {
   runShard(shard: Extract<Shard, { kind: 'probe' }>, onResults: (batch: ProbeResult[]) => void, signal?: AbortSignal): Promise<ShardOutcome>;
   runShard(shard: Extract<Shard, { kind: 'custom_url' }>, onResults: (batch: CustomUrlResult[]) => void, signal?: AbortSignal): Promise<ShardOutcome>;
   runShard(shard: Shard, onResults: OnResults, signal?: AbortSignal): Promise<ShardOutcome>;
-  runShard(shard: Shard, onResults: OnResults, signal?: AbortSignal): Promise<ShardOutcome> {
+  runShard(
+    shard: Shard,
+    callback: OnResults | ((batch: ProbeResult[]) => void) | ((batch: CustomUrlResult[]) => void),
+    signal?: AbortSignal,
+  ): Promise<ShardOutcome> {
+    // the overloads tie the callback's batch type to shard.kind; the worker sends exactly that kind
+    const onResults = callback as OnResults;
     if (this.state !== PoolState.open) return Promise.reject(new PoolError(POOL_ERROR_CODES.closed, 'probe pool is closed'));
     if (signal?.aborted) return Promise.resolve({ dropped: true, started: 0, finished: 0, cancelled: false });
     return new Promise<ShardOutcome>((resolve, reject) => {

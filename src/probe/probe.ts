@@ -9,11 +9,20 @@
  * transport failures reported by the exchange driver (src/probe/exchange.ts).
  * On working proxies `origin` is the address the judge saw and `anonymity`
  * is classified from the headers the judge saw.
+ *
+ * "Proxy" = the judge itself: a web server that serves the judge path (the
+ * judge's own host, a reverse proxy in front of it) answers an absolute-form
+ * request as if it came straight from the checker. When the judge saw our
+ * absolute-form request line unchanged AND saw one of the checker's own
+ * addresses as the remote, nothing proxied the request: judge_mismatch.
+ * (Real forward proxies rewrite to origin-form, or connect from their own
+ * address.)
  */
 import type { ProbeResult, ProbeSettings, ProbeTask } from './types';
 import { exchange } from './exchange';
 import { newNonce } from './nonce';
-import { judgePathWithNonce } from './http-request';
+import { authority, judgePathWithNonce } from './http-request';
+import { normalizeIp } from './ip-literal';
 import { classifyAnonymity } from './anonymity';
 import { readJudgeBody } from '../judge/judge-body';
 
@@ -24,13 +33,14 @@ export const JUDGE_BODY_CAP = 64 * 1024;
 export async function runProbe(task: ProbeTask, settings: ProbeSettings): Promise<ProbeResult> {
   const nonce = newNonce();
   const judge = settings.judge;
+  const pathWithQuery = judgePathWithNonce(judge.path, nonce);
   const out = await exchange({
     via: settings.type,
     proxy: task.proxy,
     host: judge.host,
     port: judge.port,
     tls: judge.protocol === 'https:',
-    pathWithQuery: judgePathWithNonce(judge.path, nonce),
+    pathWithQuery,
     timeoutMs: settings.timeoutMs,
     bodyCap: JUDGE_BODY_CAP,
     allowPrivateTargets: settings.allowPrivateTargets,
@@ -60,8 +70,21 @@ export async function runProbe(task: ProbeTask, settings: ProbeSettings): Promis
     result.error = { code: 'judge_mismatch', message: 'a 200 answer that is not the judge answer to this probe' };
     return result;
   }
+  if (settings.type === 'http' && judge.protocol === 'http:' && reachedJudgeDirectly(read.requestLine, read.remoteAddress, settings, pathWithQuery)) {
+    result.error = { code: 'judge_mismatch', message: 'the request reached the judge unproxied: this address is the judge itself, not a proxy' };
+    return result;
+  }
   result.status = 'working';
   result.origin = read.remoteAddress;
   result.anonymity = classifyAnonymity(read.headers, settings.checkerIps, settings.baselineHeaders);
   return result;
+}
+
+function reachedJudgeDirectly(seenLine: string, seenRemote: string, settings: ProbeSettings, pathWithQuery: string): boolean {
+  const j = settings.judge;
+  if (seenLine !== `GET http://${authority(j.host, j.port, 80)}${pathWithQuery} HTTP/1.1`) return false;
+  const remote = normalizeIp(seenRemote);
+  if (remote === null) return false;
+  for (const ip of settings.checkerIps) if (normalizeIp(ip) === remote) return true;
+  return false;
 }

@@ -3,7 +3,8 @@
  * the hot path: every line is scanned once, char by char, so a 16 MiB body of
  * hostile input costs linear time.
  *
- * Accepted line forms (after trimming surrounding whitespace, CR included):
+ * Accepted line forms (after trimming surrounding white space with String#trim:
+ * ASCII and Unicode spaces, CR, a BOM):
  *   standard     host:port                 (a single trailing "/" is allowed)
  *   url_auth     user:pass@host:port       (split at the LAST "@"; user and pass
  *                                           percent-decoded; "/" allowed at the end)
@@ -35,7 +36,7 @@
  *   the first occurrence is kept.
  */
 import { ProxySet } from './dedupe';
-import { COLON, DOT, HYPHEN, canonicalIPv6, hostNameAt, isDigit } from './host';
+import { COLON, DOT, HYPHEN, canonicalIPv6, hostNameAt, ipv4At, isDigit } from './host';
 import type { AddressFormat, ProxyAddress } from './types';
 
 export interface ParsedProxy extends ProxyAddress {
@@ -98,6 +99,8 @@ function portAt(s: string, a: number, b: number): number {
 
 // Host scanner output (module scratch: the scanner is synchronous and not re-entrant).
 let scannedHost = '';
+/** IPv4 value of `scannedHost`, or -1 (a name or IPv6): saves the dedupe hash a pass. */
+let scannedV4 = -1;
 
 /**
  * Scan a host starting at `start`. On success sets `scannedHost` and returns the
@@ -111,6 +114,7 @@ function scanHost(s: string, start: number): number {
     const h = canonicalIPv6(s.slice(start + 1, close));
     if (h === null) return -1;
     scannedHost = h;
+    scannedV4 = -1;
     return close + 1;
   }
   let i = start;
@@ -122,6 +126,7 @@ function scanHost(s: string, start: number): number {
   const h = hostNameAt(s, start, i);
   if (h === null) return -1;
   scannedHost = h;
+  scannedV4 = isDigit(h.charCodeAt(h.length - 1)) ? ipv4At(h, 0, h.length) : -1;
   return i;
 }
 
@@ -254,7 +259,7 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
       invalid++;
       return true;
     }
-    if (!seen.add(p)) {
+    if (!seen.add(p, scannedV4)) {
       duplicates++;
       return true;
     }

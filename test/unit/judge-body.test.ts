@@ -16,7 +16,12 @@ const ECHO = {
 describe('renderJudgeBody / readJudgeBody', () => {
   test('round trip with the right nonce', () => {
     const body = renderJudgeBody(ECHO);
-    expect(readJudgeBody(body, 'abc123')).toEqual({ ok: true, headers: ECHO.headers, remoteAddress: '203.0.113.7' });
+    expect(readJudgeBody(body, 'abc123')).toEqual({
+      ok: true,
+      headers: ECHO.headers,
+      remoteAddress: '203.0.113.7',
+      requestLine: ECHO.requestLine,
+    });
     expect(readJudgeBody(Buffer.from(body), 'abc123').ok).toBe(true);
   });
   test('wrong, empty, prefix and absent nonces are not ok', () => {
@@ -31,6 +36,7 @@ describe('renderJudgeBody / readJudgeBody', () => {
     for (const bad of [
       { ...good, judge: 'other' },
       { ...good, remoteAddress: 5 },
+      { ...good, requestLine: null },
       { ...good, headers: 'x' },
       { ...good, headers: [['a']] },
       { ...good, headers: [['a', 1]] },

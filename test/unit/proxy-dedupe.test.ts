@@ -56,6 +56,16 @@ describe('ProxySet', () => {
       { numRuns: 300 },
     );
   });
+  test('IPv4 hosts hash by value; a caller-supplied value gives the same hash', () => {
+    const p: ProxyAddress = { host: '10.1.2.3', port: 80 };
+    expect(proxyHash(p, 0x0a010203)).toBe(proxyHash(p));
+    expect(proxyHash({ host: 'h.io', port: 80 }, -1)).toBe(proxyHash({ host: 'h.io', port: 80 }));
+    const set = new ProxySet();
+    expect(set.add(p, 0x0a010203)).toBe(true);
+    expect(set.add({ ...p })).toBe(false);
+    expect(set.add({ host: '10.1.2.3', port: 81 }, 0x0a010203)).toBe(true);
+  });
+
   test('grows past its initial table', () => {
     const set = new ProxySet();
     for (let i = 0; i < 20000; i++) expect(set.add({ host: `h${i % 10000}`, port: 1 })).toBe(i < 10000);

@@ -270,7 +270,7 @@ describe('fuzz', () => {
         expect(r.proxies.length + r.duplicates + r.invalid + r.ignored).toBe(lineCount(s));
         for (const line of s.split(/\r\n|\r|\n/)) parseProxyLine(line);
       }),
-      { numRuns: 600 },
+      { numRuns: 400 },
     );
   });
 
@@ -294,7 +294,7 @@ describe('fuzz', () => {
           expect(p.raw).toBe(p.raw.trim());
         }
       }),
-      { numRuns: 600 },
+      { numRuns: 400 },
     );
   });
 
@@ -318,6 +318,7 @@ describe('fuzz', () => {
       const r = parseProxyList(s);
       expect(r.proxies.length + r.duplicates + r.invalid + r.ignored).toBe(lineCount(s));
     }
-    expect(performance.now() - t0).toBeLessThan(3000);
+    // generous for loaded CI machines: quadratic behaviour on 1 MiB lines would take minutes
+    expect(performance.now() - t0).toBeLessThan(15000);
   });
 });

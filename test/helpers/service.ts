@@ -1,0 +1,115 @@
+/**
+ * Starts the whole service in-process for end-to-end tests: port 0 on
+ * 127.0.0.1, a temp DATA_DIR, one probe thread, private targets allowed (the
+ * fakes live on loopback), a deterministic demo key. The database is the one
+ * the environment selects (test/helpers/db.ts): a fresh PostgreSQL database
+ * when DATABASE_URL / TEST_DATABASE_URL is set, else PGlite in the data dir
+ * in memory (from the migrated template, since initdb takes seconds).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { randomBytes } from 'node:crypto';
+import { parseConfig } from '../../src/config';
+import { memoryLogger } from '../../src/log';
+import { startService, type RunningService } from '../../src/server';
+import { freshDatabase, testDatabaseUrl } from './db';
+
+export const TEST_KEY = 'pc_TestKeyForEndToEndTests000001';
+
+export interface TestService {
+  service: RunningService;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  key: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  logs: Record<string, unknown>[];
+  /** Stops the service, drops its database, removes the data dir. Safe twice. */
+  stop(): Promise<void>;
+}
+
+export async function createTestDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `e2e_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const a = postgres(serverUrl, { max: 1, onnotice: () => undefined });
+      try {
+        await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await a.end({ timeout: 5 });
+      }
+    },
+  };
+}
+
+export async function startTestService(env: Record<string, string> = {}, opts: { dataDir?: string } = {}): Promise<TestService> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'pc-e2e-'));
+  const server = testDatabaseUrl();
+  const pg = server !== undefined && env.DATABASE_URL === undefined ? await createTestDatabase(server) : null;
+  // Embedded mode: an in-memory PGlite from the migrated template (initdb takes seconds), injected.
+  const embedded = pg === null && server === undefined && opts.dataDir === undefined ? await freshDatabase() : null;
+  const config = parseConfig(
+    {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ALLOW_PRIVATE_TARGETS: 'true',
+      BOOTSTRAP_API_KEY: TEST_KEY,
+      LOG_LEVEL: 'debug',
+      SHUTDOWN_GRACE_MS: '2000',
+      ...(pg !== null ? { DATABASE_URL: pg.url } : {}),
+      ...env,
+    },
+    process.cwd(),
+  );
+  const log = memoryLogger('debug');
+  const service = await startService(config, { log, threads: 1, ...(embedded !== null ? { database: embedded } : {}) });
+  const url = `http://127.0.0.1:${service.port}`;
+  let stopped: Promise<void> | null = null;
+  return {
+    service,
+    url,
+    key: TEST_KEY,
+    dataDir,
+    databaseUrl: config.databaseUrl,
+    logs: log.lines,
+    stop: () =>
+      (stopped ??= (async () => {
+        await service.stop();
+        await embedded?.cleanup();
+        await pg?.drop();
+        if (opts.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+      })()),
+  };
+}
+
+/** fetch + JSON body, for terse assertions. */
+export async function call(
+  url: string,
+  init: RequestInit & { json?: unknown } = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const { json, ...rest } = init;
+  const res = await fetch(url, {
+    ...rest,
+    ...(json !== undefined ? { body: JSON.stringify(json), headers: { 'content-type': 'application/json', ...(rest.headers as Record<string, string>) } } : {}),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, headers: res.headers, body };
+}

@@ -1,0 +1,105 @@
+/** Self-calibration: the checker's own addresses and the baseline headers of a load balancer in front of the judge. */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { calibrate, parseJudgeUrl, startCalibration, type CalibrationResult } from '../../src/judge/calibrate';
+import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
+import { refusedPort, startTlsJudge, type FakeServer } from '../fixtures/fake-servers';
+import { TEST_CERT } from '../fixtures/tls-cert';
+
+let judge: JudgeServer;
+let dual: JudgeServer;
+let tlsJudge: FakeServer;
+let lb: Server;
+let lbPort: number;
+const lbSockets = new Set<Socket>();
+
+beforeAll(async () => {
+  judge = await startJudgeServer();
+  dual = await startJudgeServer({ host: '::' });
+  tlsJudge = await startTlsJudge();
+  // a "load balancer" that adds headers in front of the judge
+  lb = createServer((c) => {
+    lbSockets.add(c);
+    c.on('close', () => lbSockets.delete(c));
+    c.once('data', (d: Buffer) => {
+      const text = d.toString('latin1').replace('\r\n', '\r\nX-Forwarded-For: 127.0.0.1\r\nX-LB-Id: 7\r\nvia: lb\r\n');
+      const up = connect({ host: '127.0.0.1', port: judge.port }, () => up.write(text));
+      up.pipe(c);
+      up.on('error', () => c.destroy());
+    });
+  });
+  await new Promise<void>((r) => lb.listen(0, '127.0.0.1', () => r()));
+  lbPort = (lb.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  for (const s of lbSockets) s.destroy();
+  await new Promise<void>((r) => lb.close(() => r()));
+  await judge.close();
+  await dual.close();
+  await tlsJudge.close();
+});
+
+describe('parseJudgeUrl', () => {
+  test('http, https, IPv6 and default ports', () => {
+    expect(parseJudgeUrl('http://127.0.0.1:3000/judge')).toEqual({ url: 'http://127.0.0.1:3000/judge', protocol: 'http:', host: '127.0.0.1', port: 3000, path: '/judge' });
+    expect(parseJudgeUrl('https://judge.example/j?x=1')).toMatchObject({ protocol: 'https:', host: 'judge.example', port: 443, path: '/j?x=1' });
+    expect(parseJudgeUrl('http://[::1]/')).toMatchObject({ host: '::1', port: 80, path: '/' });
+  });
+  test('rejects other schemes and garbage with code judge_url_invalid', () => {
+    expect(() => parseJudgeUrl('ftp://x/')).toThrow(expect.objectContaining({ code: 'judge_url_invalid' }));
+    expect(() => parseJudgeUrl('not a url')).toThrow(expect.objectContaining({ code: 'judge_url_invalid' }));
+  });
+});
+
+describe('calibrate', () => {
+  test('direct: the checker is 127.0.0.1 and there is no baseline', async () => {
+    expect(await calibrate(parseJudgeUrl(judge.url), 2000)).toEqual({ ips: ['127.0.0.1'], baselineHeaders: [] });
+  });
+  test('https judge', async () => {
+    expect(await calibrate(parseJudgeUrl(`https://localhost:${tlsJudge.port}/judge`), 2000, TEST_CERT)).toEqual({ ips: ['127.0.0.1'], baselineHeaders: [] });
+  });
+  test('IPv6 literal judge', async () => {
+    expect(await calibrate(parseJudgeUrl(`http://[::1]:${dual.port}/judge`), 2000)).toEqual({ ips: ['::1'], baselineHeaders: [] });
+  });
+  test('headers added in front of the judge become the baseline', async () => {
+    expect(await calibrate(parseJudgeUrl(`http://127.0.0.1:${lbPort}/judge`), 2000)).toEqual({
+      ips: ['127.0.0.1'],
+      baselineHeaders: ['via', 'x-forwarded-for', 'x-lb-id'],
+    });
+  });
+  test('an unreachable judge rejects with calibration_failed', async () => {
+    const port = await refusedPort();
+    await expect(calibrate(parseJudgeUrl(`http://127.0.0.1:${port}/judge`), 1000)).rejects.toMatchObject({ code: 'calibration_failed' });
+  });
+});
+
+describe('startCalibration', () => {
+  test('runs at once and on the interval, merges extra IPs, stop() twice is safe', async () => {
+    const updates: CalibrationResult[] = [];
+    const h = startCalibration({ judge: parseJudgeUrl(judge.url), extraIps: ['198.51.100.9', '127.0.0.1'], intervalMs: 40, onUpdate: (r) => updates.push(r) });
+    expect(await h.ready).toEqual({ ips: ['127.0.0.1', '198.51.100.9'], baselineHeaders: [] });
+    await new Promise((r) => setTimeout(r, 150));
+    h.stop();
+    h.stop();
+    const n = updates.length;
+    expect(n).toBeGreaterThanOrEqual(2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(updates.length).toBe(n);
+  });
+  test('a failing judge keeps the extra IPs and reports the error', async () => {
+    const errors: unknown[] = [];
+    const port = await refusedPort();
+    const h = startCalibration({
+      judge: parseJudgeUrl(`http://127.0.0.1:${port}/judge`),
+      extraIps: ['198.51.100.9'],
+      intervalMs: 10_000,
+      timeoutMs: 500,
+      onUpdate: () => errors.push('unexpected update'),
+      onError: (e) => errors.push(e),
+    });
+    expect(await h.ready).toEqual({ ips: ['198.51.100.9'], baselineHeaders: [] });
+    h.stop();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ code: 'calibration_failed' });
+  });
+});

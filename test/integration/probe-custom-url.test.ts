@@ -1,0 +1,114 @@
+/**
+ * runCustomUrl through fake proxies to fake targets: http and https targets
+ * via http (absolute-form / CONNECT), socks5 and socks4; status and text
+ * rules; no redirects followed; 1 MiB read cap; SSRF guard on the target.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { CustomUrlRule, ProbeSettings } from '../../src/probe/types';
+import { runCustomUrl } from '../../src/probe/custom-url';
+import { parseJudgeUrl } from '../../src/judge/calibrate';
+import { startHttpProxy, startSocksProxy } from '../fixtures/fake-proxies';
+import { startBlackHole, startTarget, type FakeServer, type TargetRoute } from '../fixtures/fake-servers';
+import { TEST_CERT } from '../fixtures/tls-cert';
+
+const BIG = Buffer.alloc(2 * 1024 * 1024, 'x');
+BIG.write('EARLY-MARK', 100);
+BIG.write('LATE-MARK', 1024 * 1024 + 10);
+const ROUTES: Record<string, TargetRoute> = {
+  '/ok': { status: 200, body: 'Hello World, this is the Target' },
+  '/redirect': { status: 302, body: '', headers: [['Location', '/ok']] },
+  '/missing': { status: 404, body: 'Hello World' },
+  '/big': { status: 200, body: BIG },
+  '/bigchunked': { status: 200, body: BIG, chunked: true },
+};
+
+let plain: FakeServer;
+let secure: FakeServer;
+let httpProxy: FakeServer;
+let socks: FakeServer;
+let hole: FakeServer;
+let settings: ProbeSettings;
+
+beforeAll(async () => {
+  plain = await startTarget(ROUTES);
+  secure = await startTarget(ROUTES, true);
+  httpProxy = await startHttpProxy();
+  socks = await startSocksProxy();
+  hole = await startBlackHole();
+  settings = {
+    type: 'http',
+    timeoutMs: 2000,
+    judge: parseJudgeUrl('http://127.0.0.1:9/judge'),
+    checkerIps: [],
+    baselineHeaders: [],
+    allowPrivateTargets: true,
+    tlsCa: TEST_CERT,
+  };
+});
+afterAll(async () => {
+  for (const s of [plain, secure, httpProxy, socks, hole]) await s.close();
+});
+
+const rule = (url: string, extra: Partial<CustomUrlRule> = {}): CustomUrlRule => ({ url, requiredStatusCodes: [200], caseSensitive: false, ...extra });
+const plainUrl = (p: string): string => `http://127.0.0.1:${plain.port}${p}`;
+const secureUrl = (p: string): string => `https://localhost:${secure.port}${p}`;
+
+const VIAS: [string, () => { type: ProbeSettings['type']; port: number }][] = [
+  ['http', () => ({ type: 'http', port: httpProxy.port })],
+  ['socks5', () => ({ type: 'socks5', port: socks.port })],
+  ['socks4', () => ({ type: 'socks4', port: socks.port })],
+];
+
+describe.each(VIAS)('through %s', (_name, via) => {
+  const run = (r: CustomUrlRule, s: Partial<ProbeSettings> = {}) => {
+    const v = via();
+    return runCustomUrl({ index: 4, proxy: { host: '127.0.0.1', port: v.port } }, 2, r, { ...settings, type: v.type, ...s });
+  };
+  test('plain and TLS targets with required text (case-insensitive by default)', async () => {
+    for (const url of [plainUrl('/ok'), secureUrl('/ok')]) {
+      const r = await run(rule(url, { requiredText: 'hello world' }));
+      expect(r).toMatchObject({ index: 4, urlIndex: 2, success: true, statusCode: 200, error: null });
+      expect(r.responseTimeMs).toBeGreaterThan(0);
+    }
+  });
+  test('case-sensitive text and missing text', async () => {
+    expect(await run(rule(plainUrl('/ok'), { requiredText: 'hello world', caseSensitive: true }))).toMatchObject({
+      success: false,
+      statusCode: 200,
+      error: { code: 'text_not_found' },
+    });
+    expect((await run(rule(plainUrl('/ok'), { requiredText: 'Hello World', caseSensitive: true }))).success).toBe(true);
+  });
+  test('status rules; redirects are not followed', async () => {
+    expect(await run(rule(plainUrl('/redirect')))).toMatchObject({ success: false, statusCode: 302, error: { code: 'http_status' } });
+    expect(await run(rule(secureUrl('/redirect'), { requiredStatusCodes: [301, 302] }))).toMatchObject({ success: true, statusCode: 302 });
+    expect(await run(rule(plainUrl('/missing'), { requiredStatusCodes: [404], requiredText: 'hello' }))).toMatchObject({ success: true });
+  });
+});
+
+describe('limits and guards', () => {
+  const run = (r: CustomUrlRule, s: Partial<ProbeSettings> = {}) =>
+    runCustomUrl({ index: 1, proxy: { host: '127.0.0.1', port: httpProxy.port } }, 0, r, { ...settings, ...s });
+  test('at most 1 MiB of body is read: text before the cap is found, text after it is not', async () => {
+    for (const p of ['/big', '/bigchunked']) {
+      expect((await run(rule(plainUrl(p), { requiredText: 'early-mark' }))).success).toBe(true);
+      expect(await run(rule(plainUrl(p), { requiredText: 'late-mark' }))).toMatchObject({ success: false, error: { code: 'text_not_found' } });
+    }
+  });
+  test('the same total timeout applies', async () => {
+    const t0 = performance.now();
+    const r = await runCustomUrl({ index: 1, proxy: { host: '127.0.0.1', port: hole.port } }, 0, rule(plainUrl('/ok')), { ...settings, timeoutMs: 1000 });
+    expect(r).toMatchObject({ success: false, statusCode: null, error: { code: 'timeout' } });
+    expect(performance.now() - t0).toBeLessThan(1050);
+  });
+  test('SSRF guard on the target after DNS resolution', async () => {
+    const strict = { allowPrivateTargets: false };
+    expect(await run(rule(plainUrl('/ok')), strict)).toMatchObject({ success: false, error: { code: 'blocked_target' } });
+    expect(await run(rule(`http://localhost:${plain.port}/ok`), strict)).toMatchObject({ success: false, error: { code: 'blocked_target' } });
+    expect(await run(rule('http://[::1]/'), strict)).toMatchObject({ error: { code: 'blocked_target' } });
+    expect(await run(rule('http://169.254.169.254/latest/meta-data'), strict)).toMatchObject({ error: { code: 'blocked_target' } });
+  });
+  test('a URL that is not http(s) fails without a connection', async () => {
+    expect(await run(rule('ftp://example.com/'))).toMatchObject({ success: false, error: { code: 'bad_response' } });
+  });
+});

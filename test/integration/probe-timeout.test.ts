@@ -1,0 +1,85 @@
+/**
+ * The probe's single time budget: exact (a black-hole probe ends within a few
+ * ms after timeoutMs) and leak-free (10 000 probes against a black hole leave
+ * no socket behind), plus the SSRF guard opening no socket at all.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { readdirSync } from 'node:fs';
+import type { ProbeSettings } from '../../src/probe/types';
+import { runProbe } from '../../src/probe/probe';
+import { parseJudgeUrl } from '../../src/judge/calibrate';
+import { startBlackHole, type FakeServer } from '../fixtures/fake-servers';
+
+let hole: FakeServer;
+const settings: ProbeSettings = {
+  type: 'http',
+  timeoutMs: 1000,
+  judge: parseJudgeUrl('http://127.0.0.1:9/judge'),
+  checkerIps: ['127.0.0.1'],
+  baselineHeaders: [],
+  allowPrivateTargets: true,
+};
+const fds = (): number => readdirSync('/proc/self/fd').length;
+
+beforeAll(async () => {
+  hole = await startBlackHole();
+});
+afterAll(async () => {
+  await hole.close();
+});
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 100 && hole.open() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+test('a black-hole probe with timeoutMs 1000 resolves between 1000 and 1050 ms', async () => {
+  for (const type of ['http', 'socks5'] as const) {
+    const t0 = performance.now();
+    const r = await runProbe({ index: 3, proxy: { host: hole.host, port: hole.port } }, { ...settings, type });
+    const took = performance.now() - t0;
+    expect(r.error?.code).toBe('timeout');
+    expect(r.status).toBe('failed');
+    expect(r.index).toBe(3);
+    expect(took).toBeGreaterThanOrEqual(999);
+    expect(took).toBeLessThan(1050);
+    expect(r.responseTimeMs).toBeGreaterThanOrEqual(995);
+    expect(r.responseTimeMs).toBeLessThan(1050);
+  }
+});
+
+test('10 000 probes against a black hole leave no socket open', async () => {
+  await settle();
+  const before = fds();
+  const codes = new Map<string, number>();
+  let resolved = 0;
+  // 2 fds per probe on loopback (client + accepted): two waves of 5000 stay under a 20000 fd limit
+  for (let wave = 0; wave < 2; wave++) {
+    const all: Promise<void>[] = [];
+    for (let i = 0; i < 5000; i++) {
+      all.push(
+        runProbe({ index: i, proxy: { host: hole.host, port: hole.port } }, settings).then((r) => {
+          resolved++;
+          const c = r.error?.code ?? 'none';
+          codes.set(c, (codes.get(c) ?? 0) + 1);
+        }),
+      );
+    }
+    await Promise.all(all);
+  }
+  await settle();
+  expect(resolved).toBe(10_000);
+  // accepted ones time out after connecting; those beyond the listen queue never connect
+  expect((codes.get('timeout') ?? 0) + (codes.get('connect_timeout') ?? 0)).toBe(10_000);
+  expect(hole.open()).toBe(0);
+  expect(fds()).toBeLessThanOrEqual(before);
+}, 15_000);
+
+test('with private targets refused, a loopback proxy is blocked_target and no socket is opened', async () => {
+  const accepted = hole.accepted();
+  const before = fds();
+  const r = await runProbe({ index: 1, proxy: { host: '127.0.0.1', port: hole.port } }, { ...settings, allowPrivateTargets: false });
+  expect(r).toMatchObject({ status: 'failed', statusCode: null, error: { code: 'blocked_target' } });
+  expect(fds()).toBe(before);
+  await new Promise((ok) => setTimeout(ok, 20));
+  expect(hole.accepted()).toBe(accepted);
+});
