@@ -120,7 +120,7 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
       driver: 'postgres',
       ping: makePing(db as unknown as Db),
       close: once(async () => {
-        await client.end({ timeout: 5 });
+        await client.end({ timeout: 2 });
       }),
     };
   } catch (err) {

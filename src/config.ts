@@ -163,3 +163,14 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     tlsCaFile: str(env, 'TLS_CA_FILE'),
   };
 }
+
+/** BASE_URL / CONTENT_URL derived from PORT=0 carry port 0: put the port actually bound in. */
+export function withBoundPort(config: Config, port: number): Config {
+  const fix = (url: string) => {
+    const u = new URL(url);
+    if (u.port !== '0') return url;
+    u.port = String(port);
+    return u.toString().replace(/\/+$/, '');
+  };
+  return { ...config, port, baseUrl: fix(config.baseUrl), contentUrl: fix(config.contentUrl) };
+}

@@ -25,7 +25,7 @@ import { getAccountOverview } from './accounts/overview';
 import { refundOrphans } from './accounts/scans';
 import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { adminRoutes } from './admin/routes';
-import type { Config } from './config';
+import { withBoundPort, type Config } from './config';
 import { openGeo, type Geo } from './geo/geo';
 import { createApp } from './http/app';
 import { databaseLedger } from './jobs/ledger';
@@ -66,11 +66,12 @@ export interface StartOptions {
 }
 
 export async function startService(rawConfig: Config, opts: StartOptions): Promise<RunningService> {
+  // `config` is replaced once the server is bound (PORT=0 -> the real port in BASE_URL/CONTENT_URL).
   const t0 = performance.now();
   const { log } = opts;
   mkdirSync(rawConfig.dataDir, { recursive: true });
   mkdirSync(join(rawConfig.dataDir, 'results'), { recursive: true });
-  const config = await resolveSecrets(rawConfig);
+  let config = await resolveSecrets(rawConfig);
   const secret = config.resultSecret!;
 
   const undo: (() => Promise<void> | void)[] = [];
@@ -181,7 +182,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       await server.stop(true);
     });
     const loopback = `http://127.0.0.1:${port}`;
-    if (config.judgeUrl === undefined && config.port === 0) judge = parseJudgeUrl(`${loopback}/judge`);
+    config = withBoundPort(config, port);
+    if (config.judgeUrl === undefined) judge = parseJudgeUrl(`${config.baseUrl}/judge`);
 
     const calibration: CalibrationHandle = startCalibration({
       judge,

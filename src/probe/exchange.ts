@@ -20,8 +20,14 @@
  */
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import type { ProxyAddress } from '../proxy/types';
 import type { ProbeError, ProbeErrorCode } from './types';
+import {
+  ExchangeState,
+  STATE_NAMES,
+  type ExchangeOutcome,
+  type ExchangeSpec,
+  type ExchangeStateValue as State,
+} from './exchange-types';
 import { dnsCache, type DnsAnswer } from './dns-cache';
 import { isBlockedAddress } from './ssrf';
 import { HttpResponseParser, ResponseState } from './http-response';
@@ -39,69 +45,7 @@ import {
   type SocksReply,
 } from './socks-codec';
 
-export const ExchangeState = Object.freeze({
-  IDLE: 0,
-  RESOLVING: 1,
-  CONNECTING: 2,
-  HTTP_CONNECT: 3,
-  SOCKS4_REPLY: 4,
-  SOCKS5_METHOD: 5,
-  SOCKS5_AUTH: 6,
-  SOCKS5_REPLY: 7,
-  TLS: 8,
-  RESPONSE: 9,
-  DONE: 10,
-} as const);
-type State = (typeof ExchangeState)[keyof typeof ExchangeState];
-
-const STATE_NAMES: readonly string[] = Object.freeze([
-  'start',
-  'DNS lookup',
-  'TCP connect',
-  'the answer to CONNECT',
-  'the SOCKS4 reply',
-  'the SOCKS5 method reply',
-  'the SOCKS5 auth reply',
-  'the SOCKS5 CONNECT reply',
-  'the TLS handshake',
-  'the HTTP response',
-  'done',
-]);
-
-export type Via = 'direct' | 'http' | 'socks4' | 'socks5';
-
-export interface ExchangeSpec {
-  via: Via;
-  /** the proxy (for 'direct': ignored, the target is connected to) */
-  proxy: ProxyAddress;
-  /** target host (IP literal without brackets, or hostname) and port */
-  host: string;
-  port: number;
-  tls: boolean;
-  /** path + query starting with "/" */
-  pathWithQuery: string;
-  timeoutMs: number;
-  bodyCap: number;
-  /** false: refuse to connect to a blocked (private, loopback, ...) address */
-  allowPrivateTargets: boolean;
-  /** extra CA certificates (PEM) trusted for TLS targets; default: system roots */
-  tlsCa?: string;
-  /** 'direct' only: connect to this address instead of resolving `host` (calibration per family) */
-  connectAddress?: string;
-}
-
-export interface ExchangeOutcome {
-  /** null when a complete HTTP answer came back (whatever its status) */
-  error: ProbeError | null;
-  statusCode: number | null;
-  headers: [string, string][];
-  body: Buffer | null;
-  bodyTruncated: boolean;
-  /** ms from connect start (or from the start when no connect happened) to the end */
-  elapsedMs: number;
-  /** the address connected to (null when none) */
-  connectedTo: string | null;
-}
+export { ExchangeState, type ExchangeOutcome, type ExchangeSpec, type Via } from './exchange-types';
 
 const kEx = Symbol('exchange');
 type Carrier = { [kEx]: Exchange };
@@ -332,7 +276,9 @@ class Exchange {
 
   /** An unexpected exception in our own code: fail the exchange rather than the process. */
   abort(e: unknown): void {
-    this.fail('bad_response', `internal error: ${e instanceof Error ? e.message : String(e)}`);
+    const why = e instanceof Error ? e.message : String(e);
+    if (this.state <= ExchangeState.CONNECTING) this.fail('connect_failed', `cannot connect: ${why}`);
+    else this.fail('bad_response', `internal error: ${why}`);
   }
 
   secured(): void {
@@ -460,51 +406,27 @@ function onTimer(ex: Exchange): void {
 }
 function onConnect(this: Socket): void {
   const ex = (this as unknown as Carrier)[kEx];
-  try {
-    ex.connected();
-  } catch (e) {
-    ex.abort(e);
-  }
+  try { ex.connected(); } catch (e) { ex.abort(e); }
 }
 function onSecure(this: TLSSocket): void {
   const ex = (this as unknown as Carrier)[kEx];
-  try {
-    ex.secured();
-  } catch (e) {
-    ex.abort(e);
-  }
+  try { ex.secured(); } catch (e) { ex.abort(e); }
 }
 function onData(this: Socket, chunk: Buffer): void {
   const ex = (this as unknown as Carrier)[kEx];
-  try {
-    ex.data(chunk);
-  } catch (e) {
-    ex.abort(e);
-  }
+  try { ex.data(chunk); } catch (e) { ex.abort(e); }
 }
 function onEnd(this: Socket): void {
   const ex = (this as unknown as Carrier)[kEx];
-  try {
-    ex.ended();
-  } catch (e) {
-    ex.abort(e);
-  }
+  try { ex.ended(); } catch (e) { ex.abort(e); }
 }
 function onClose(this: Socket): void {
   const ex = (this as unknown as Carrier)[kEx];
-  try {
-    ex.ended();
-  } catch (e) {
-    ex.abort(e);
-  }
+  try { ex.ended(); } catch (e) { ex.abort(e); }
 }
 function onError(this: Socket, err: Error): void {
   const ex = (this as unknown as Carrier)[kEx];
-  try {
-    ex.errored(err);
-  } catch (e) {
-    ex.abort(e);
-  }
+  try { ex.errored(err); } catch (e) { ex.abort(e); }
 }
 
 /** Runs one exchange. Never rejects; resolves exactly once, at most a few ms after `timeoutMs`. */

@@ -83,3 +83,8 @@ test('with private targets refused, a loopback proxy is blocked_target and no so
   await new Promise((ok) => setTimeout(ok, 20));
   expect(hole.accepted()).toBe(accepted);
 });
+
+test('an impossible port fails as connect_failed instead of throwing', async () => {
+  const r = await runProbe({ index: 2, proxy: { host: '127.0.0.1', port: 70000 } }, settings);
+  expect(r).toMatchObject({ index: 2, status: 'failed', error: { code: 'connect_failed' } });
+});

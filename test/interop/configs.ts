@@ -104,7 +104,7 @@ export function danteConf(o: DanteOptions): string {
   lines.push(
     'client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }',
     'client block { from: 0.0.0.0/0 to: 0.0.0.0/0 }',
-    'socks pass { from: 127.0.0.0/8 to: 127.0.0.0/8 protocol: tcp command: connect }',
+    'socks pass { from: 127.0.0.0/8 to: 127.0.0.0/8 protocol: tcp }',
     'socks block { from: 0.0.0.0/0 to: 0.0.0.0/0 }',
   );
   return `${lines.join('\n')}\n`;

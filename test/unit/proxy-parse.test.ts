@@ -265,12 +265,12 @@ const proxyish = fc
 describe('fuzz', () => {
   test('never throws on arbitrary strings; every line is accounted for', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), proxyish), (s) => {
+      fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 100 }), proxyish), (s) => {
         const r = parseProxyList(s);
         expect(r.proxies.length + r.duplicates + r.invalid + r.ignored).toBe(lineCount(s));
         for (const line of s.split(/\r\n|\r|\n/)) parseProxyLine(line);
       }),
-      { numRuns: 400 },
+      { numRuns: 300 },
     );
   });
 
@@ -294,12 +294,12 @@ describe('fuzz', () => {
           expect(p.raw).toBe(p.raw.trim());
         }
       }),
-      { numRuns: 400 },
+      { numRuns: 300 },
     );
   });
 
   test('huge and pathological lines parse in linear time', () => {
-    const MiB = 1024 * 1024; // 1 MiB pieces: a 16 MiB body is 16x this, linear
+    const MiB = 512 * 1024; // 512 KiB pieces: a 16 MiB body is 32x this, linear
     const inputs = [
       ':'.repeat(MiB),
       '@'.repeat(MiB),

@@ -1,0 +1,111 @@
+/**
+ * Interop: the probe engine against real Dante (Debian package
+ * `dante-server`, binary danted), two instances on loopback: no auth (serves
+ * SOCKS4 and SOCKS5) and RFC 1929 username/password against the system
+ * password file (a temporary system user; root only). Also: an HTTP probe to
+ * the SOCKS port must fail (no false positive).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import {
+  findBinary,
+  isRoot,
+  missingPackages,
+  missingReason,
+  reportUnavailable,
+  startDaemon,
+  stopAll,
+  type RunningDaemon,
+} from './daemons';
+import { danteConf } from './configs';
+import { ensureSystemUser, randomPassword, removeSystemUser } from './credentials';
+import { failed, probeThrough, startInteropJudge, verdictOf, working, type InteropJudge } from './verdict';
+
+const missing = missingPackages([{ pkg: 'dante-server', bin: 'danted' }]);
+const TEST_USER = 'pcinterop';
+
+function startDante(name: string, method: 'none' | 'username'): Promise<RunningDaemon> {
+  return startDaemon({
+    name: `danted ${name}`,
+    bin: findBinary('danted') as string,
+    files: (_dir, port) => ({ 'danted.conf': danteConf({ port, method, asRoot: isRoot() }) }),
+    args: (dir) => ['-f', `${dir}/danted.conf`, '-p', `${dir}/danted.pid`, '-N', '1'],
+  });
+}
+
+if (missing.length > 0) {
+  reportUnavailable('dante', missingReason(missing));
+} else {
+  describe('dante, no auth (real daemon)', () => {
+    let judge: InteropJudge;
+    let open: RunningDaemon;
+
+    beforeAll(async () => {
+      judge = await startInteropJudge();
+      open = await startDante('socksmethod=none', 'none');
+    }, 20_000);
+
+    afterAll(async () => {
+      await stopAll([open]);
+      await judge?.server.close();
+    }, 15_000);
+
+    test('SOCKS5 -> working, elite', async () => {
+      const r = await probeThrough('socks5', open, judge);
+      expect(verdictOf(r)).toEqual(working('elite'));
+      expect(r.origin).toBe('127.0.0.1');
+    });
+
+    test('SOCKS4 -> working, elite', async () => {
+      expect(verdictOf(await probeThrough('socks4', open, judge))).toEqual(working('elite'));
+    });
+
+    test('SOCKS5 with credentials the server does not ask for -> working, elite', async () => {
+      expect(verdictOf(await probeThrough('socks5', open, judge, { user: 'any', password: 'thing' }))).toEqual(working('elite'));
+    });
+
+    test('http probe to the SOCKS port -> failed, never working', async () => {
+      expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('connection_closed'));
+    });
+  });
+
+  if (!isRoot()) {
+    reportUnavailable('dante username auth', 'needs root (creates a system user for the username method; dante reads the shadow file)');
+  } else {
+    describe('dante, username auth (real daemon)', () => {
+      const password = randomPassword();
+      let judge: InteropJudge;
+      let authed: RunningDaemon;
+      let createdUser = false;
+
+      beforeAll(async () => {
+        judge = await startInteropJudge();
+        createdUser = ensureSystemUser(TEST_USER, password);
+        authed = await startDante('socksmethod=username', 'username');
+      }, 20_000);
+
+      afterAll(async () => {
+        await stopAll([authed]);
+        await judge?.server.close();
+        if (createdUser) removeSystemUser(TEST_USER);
+      }, 15_000);
+
+      test('SOCKS5, right credentials -> working, elite', async () => {
+        expect(verdictOf(await probeThrough('socks5', authed, judge, { user: TEST_USER, password }))).toEqual(working('elite'));
+      });
+
+      test('SOCKS5, no credentials (no acceptable method) -> failed auth_required', async () => {
+        expect(verdictOf(await probeThrough('socks5', authed, judge))).toEqual(failed('auth_required'));
+      });
+
+      test('SOCKS5, wrong password -> failed auth_required', async () => {
+        expect(verdictOf(await probeThrough('socks5', authed, judge, { user: TEST_USER, password: `${password}x` }))).toEqual(
+          failed('auth_required'),
+        );
+      });
+
+      test('SOCKS4 (cannot carry a password) -> failed socks_rejected', async () => {
+        expect(verdictOf(await probeThrough('socks4', authed, judge))).toEqual(failed('socks_rejected'));
+      });
+    });
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Interop: the probe engine against real microsocks (Debian package
+ * `microsocks`, SOCKS5 only), two instances on loopback: no auth and -u/-P.
+ * Also: http and socks4 probes to it must fail (no false positive).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import {
+  findBinary,
+  missingPackages,
+  missingReason,
+  reportUnavailable,
+  startDaemon,
+  stopAll,
+  type RunningDaemon,
+} from './daemons';
+import { microsocksArgs } from './configs';
+import { randomPassword } from './credentials';
+import { failed, probeThrough, startInteropJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
+
+const missing = missingPackages([{ pkg: 'microsocks', bin: 'microsocks' }]);
+
+function startMicrosocks(name: string, auth?: Creds): Promise<RunningDaemon> {
+  return startDaemon({
+    name: `microsocks ${name}`,
+    bin: findBinary('microsocks') as string,
+    args: (_dir, port) => microsocksArgs(port, auth),
+  });
+}
+
+if (missing.length > 0) {
+  reportUnavailable('microsocks', missingReason(missing));
+} else {
+  describe('microsocks (real daemon)', () => {
+    const creds: Creds = { user: 'carol', password: randomPassword() };
+    let judge: InteropJudge;
+    let open: RunningDaemon;
+    let authed: RunningDaemon;
+
+    beforeAll(async () => {
+      judge = await startInteropJudge();
+      [open, authed] = await Promise.all([startMicrosocks('no auth'), startMicrosocks('-u/-P', creds)]);
+    }, 20_000);
+
+    afterAll(async () => {
+      await stopAll([open, authed]);
+      await judge?.server.close();
+    }, 15_000);
+
+    test('no auth: SOCKS5 -> working, elite', async () => {
+      const r = await probeThrough('socks5', open, judge);
+      expect(verdictOf(r)).toEqual(working('elite'));
+      expect(r.origin).toBe('127.0.0.1');
+    });
+
+    test('-u/-P, right credentials -> working, elite', async () => {
+      expect(verdictOf(await probeThrough('socks5', authed, judge, creds))).toEqual(working('elite'));
+    });
+
+    test('-u/-P, no credentials -> failed auth_required', async () => {
+      expect(verdictOf(await probeThrough('socks5', authed, judge))).toEqual(failed('auth_required'));
+    });
+
+    test('-u/-P, wrong password -> failed auth_required', async () => {
+      expect(verdictOf(await probeThrough('socks5', authed, judge, { ...creds, password: `${creds.password}x` }))).toEqual(
+        failed('auth_required'),
+      );
+    });
+
+    test('socks4 probe (microsocks speaks SOCKS5 only) -> failed, never working', async () => {
+      expect(verdictOf(await probeThrough('socks4', open, judge, undefined, 1_000))).toEqual(failed('connection_closed'));
+    });
+
+    test('http probe to the SOCKS port -> failed, never working', async () => {
+      expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('connection_closed'));
+    });
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * Interop: the probe engine against real tinyproxy (Debian package
+ * `tinyproxy`), four instances on loopback: default / XTinyproxy Yes /
+ * DisableViaHeader Yes / BasicAuth. Also: SOCKS probes to its HTTP port must
+ * fail (no false positive).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import {
+  findBinary,
+  isRoot,
+  missingPackages,
+  missingReason,
+  reportUnavailable,
+  startDaemon,
+  stopAll,
+  type RunningDaemon,
+} from './daemons';
+import { tinyproxyConf, type TinyproxyOptions } from './configs';
+import { randomPassword } from './credentials';
+import { failed, probeThrough, startInteropJudge, verdictOf, working, type InteropJudge } from './verdict';
+
+const missing = missingPackages([{ pkg: 'tinyproxy', bin: 'tinyproxy' }]);
+
+type Variant = Omit<TinyproxyOptions, 'port' | 'dir' | 'asRoot'>;
+
+function startTinyproxy(name: string, variant: Variant): Promise<RunningDaemon> {
+  return startDaemon({
+    name: `tinyproxy ${name}`,
+    bin: findBinary('tinyproxy') as string,
+    files: (dir, port) => ({ 'tinyproxy.conf': tinyproxyConf({ port, dir, asRoot: isRoot(), ...variant }) }),
+    args: (dir) => ['-d', '-c', `${dir}/tinyproxy.conf`],
+  });
+}
+
+if (missing.length > 0) {
+  reportUnavailable('tinyproxy', missingReason(missing));
+} else {
+  describe('tinyproxy (real daemon)', () => {
+    const user = 'bob';
+    const password = randomPassword();
+    let judge: InteropJudge;
+    let plain: RunningDaemon;
+    let xTiny: RunningDaemon;
+    let noVia: RunningDaemon;
+    let authed: RunningDaemon;
+
+    beforeAll(async () => {
+      judge = await startInteropJudge();
+      [plain, xTiny, noVia, authed] = await Promise.all([
+        startTinyproxy('default', {}),
+        startTinyproxy('XTinyproxy Yes', { xTinyproxy: true }),
+        startTinyproxy('DisableViaHeader Yes', { disableVia: true }),
+        startTinyproxy('BasicAuth', { basicAuth: { user, password } }),
+      ]);
+    }, 25_000);
+
+    afterAll(async () => {
+      await stopAll([plain, xTiny, noVia, authed]);
+      await judge?.server.close();
+    }, 15_000);
+
+    test('default: Via header -> working, anonymous', async () => {
+      const r = await probeThrough('http', plain, judge);
+      expect(verdictOf(r)).toEqual(working('anonymous'));
+      expect(r.origin).toBe('127.0.0.1');
+    });
+
+    test('XTinyproxy Yes: X-Tinyproxy carries the client address -> working, transparent', async () => {
+      expect(verdictOf(await probeThrough('http', xTiny, judge))).toEqual(working('transparent'));
+    });
+
+    test('DisableViaHeader Yes: nothing added -> working, elite', async () => {
+      expect(verdictOf(await probeThrough('http', noVia, judge))).toEqual(working('elite'));
+    });
+
+    test('BasicAuth, right credentials -> working, anonymous (Via)', async () => {
+      expect(verdictOf(await probeThrough('http', authed, judge, { user, password }))).toEqual(working('anonymous'));
+    });
+
+    test('BasicAuth, no credentials -> failed auth_required (407)', async () => {
+      expect(verdictOf(await probeThrough('http', authed, judge))).toEqual(failed('auth_required', 407));
+    });
+
+    test('BasicAuth, wrong password -> failed (tinyproxy answers 401, not 407)', async () => {
+      const r = await probeThrough('http', authed, judge, { user, password: `${password}x` });
+      expect(verdictOf(r)).toEqual(failed('http_status', 401));
+    });
+
+    test('socks4 and socks5 probes to the HTTP port -> failed, never working', async () => {
+      const [s5, s4] = await Promise.all([
+        probeThrough('socks5', noVia, judge, undefined, 1_000),
+        probeThrough('socks4', noVia, judge, undefined, 1_000),
+      ]);
+      expect(verdictOf(s5)).toEqual(failed('timeout'));
+      expect(verdictOf(s4)).toEqual(failed('timeout'));
+    });
+  });
+}
