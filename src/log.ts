@@ -24,21 +24,39 @@ const defaultSink: LogSink = (line, level) => {
   else process.stdout.write(line + '\n');
 };
 
-/** Errors become {name, message, code, stack} instead of "{}". */
-function replacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) {
-    const e = value as Error & { code?: unknown; cause?: unknown };
-    return { name: e.name, message: e.message, code: e.code, stack: e.stack, cause: e.cause };
-  }
-  if (typeof value === 'bigint') return Number(value);
-  return value;
+/** Errors become {name, message, code, stack, cause} instead of "{}"; an error met again (a cause cycle) becomes "[Circular]". */
+function makeReplacer(): (key: string, value: unknown) => unknown {
+  const seen = new WeakSet<Error>();
+  return (_key, value) => {
+    if (value instanceof Error) {
+      if (seen.has(value)) return '[Circular]';
+      seen.add(value);
+      const e = value as Error & { code?: unknown; cause?: unknown };
+      return { name: e.name, message: e.message, code: e.code, stack: e.stack, cause: e.cause };
+    }
+    if (typeof value === 'bigint') return Number(value);
+    return value;
+  };
 }
 
 export function createLogger(level: LogLevel = 'info', sink: LogSink = defaultSink, base: LogFields = {}): Logger {
   const min = ORDER[level];
   const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
     if (ORDER[lvl] < min) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }, replacer), lvl);
+    const time = new Date().toISOString();
+    const rec: LogFields = { time, level: lvl, msg, ...base, ...fields };
+    // a field named time/level/msg must not falsify the line (assignment keeps key order)
+    rec.time = time;
+    rec.level = lvl;
+    rec.msg = msg;
+    let line: string;
+    try {
+      line = JSON.stringify(rec, makeReplacer());
+    } catch (err) {
+      // cyclic plain objects: logging must never throw into the caller
+      line = JSON.stringify({ time, level: lvl, msg, log_error: `fields not serialisable: ${String(err)}` });
+    }
+    sink(line, lvl);
   };
   return {
     debug: (m, f) => emit('debug', m, f),

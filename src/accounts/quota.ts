@@ -10,9 +10,10 @@
  *   units nothing changes and {ok: false, required, available} comes back.
  * - Every reservation writes a ledger row (reason 'reserve', job_id, units,
  *   the temp/root split; delta 0 under UnlimitedPro).
- * - With `scan`, the job's scan row (status 'running', charged = units) is
- *   inserted in the same transaction, so a crash can never leave a
- *   reservation without the scan row that refundOrphans looks for.
+ * - With `scan`, the job's scan row (status 'running', charged = units
+ *   actually taken, 0 under UnlimitedPro) is inserted in the same
+ *   transaction, so a crash can never leave a reservation without the scan
+ *   row that refundOrphans looks for.
  *
  * refundQuota gives back unchecked units of a job. The ledger rows of the job
  * say how much of its reservation is still unrefunded and where it came from.
@@ -100,7 +101,7 @@ export async function reserveQuota(db: Db, input: ReserveInput): Promise<Reserve
     if (input.scan !== undefined) {
       const [scan] = await tx
         .insert(scans)
-        .values({ accountId, jobId, ...input.scan, charged: units, status: 'running', createdAt: now })
+        .values({ accountId, jobId, ...input.scan, charged: tempCharged + rootCharged, status: 'running', createdAt: now })
         .returning({ id: scans.id });
       scanId = scan?.id ?? null;
     }

@@ -69,6 +69,16 @@ describe('reserveQuota', () => {
     expect([after?.rootBalance, after?.checksUsed]).toEqual([1, 500]);
     const row = (await ledgerOf(tdb.db, acc.id)).find((x) => x.jobId === 'unl-1');
     expect(row).toMatchObject({ reason: 'reserve', delta: 0, units: 500 });
+    const withScan = await reserveQuota(tdb.db, {
+      accountId: acc.id,
+      jobId: 'unl-scan',
+      units: 9,
+      now,
+      scan: { proxyType: 'http', region: 'us1', timeoutMs: 2000, totalSubmitted: 9 },
+    });
+    expect(withScan.ok).toBe(true);
+    const [scan] = await tdb.db.select().from(scans).where(eq(scans.jobId, 'unl-scan'));
+    expect(scan?.charged).toBe(0);
   });
 
   test('UnlimitedPro without expiry is active', async () => {

@@ -87,7 +87,7 @@ describe('helpers', () => {
     const res = judgeResponseFor(new Request('http://svc.example/judge?n=N3', { headers: { 'X-Test': 'v' } }), '::ffff:203.0.113.4');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
-    const body = await res.json();
+    const body = (await res.json()) as { headers: [string, string][] };
     expect(body).toMatchObject({ judge: 'proxycheck/1', nonce: 'N3', remoteAddress: '203.0.113.4', requestLine: 'GET /judge?n=N3 HTTP/1.1' });
     expect(body.headers).toContainEqual(['x-test', 'v']);
   });

@@ -4,7 +4,7 @@
  * plain and https (CONNECT / tunnel + TLS) judges; zero false positives.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
+import type { ProbeErrorCode, ProbeResult, ProbeSettings } from '../../src/probe/types';
 import type { ProxyAddress } from '../../src/proxy/types';
 import { runProbe } from '../../src/probe/probe';
 import { dnsCache } from '../../src/probe/dns-cache';
@@ -88,7 +88,7 @@ function expectWorking(r: ProbeResult, anonymity: string): void {
   expect(r.responseTimeMs).toBeGreaterThan(0);
   expect(r.responseTimeMs).toBeLessThan(1000);
 }
-function expectFailed(r: ProbeResult, code: string, statusCode: number | null = null): void {
+function expectFailed(r: ProbeResult, code: ProbeErrorCode, statusCode: number | null = null): void {
   expect(r.status).toBe('failed');
   expect(r.error?.code).toBe(code);
   expect(r.statusCode).toBe(statusCode);

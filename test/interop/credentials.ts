@@ -5,7 +5,8 @@
  *   made by `openssl passwd -apr1` (package openssl).
  * - `ensureSystemUser` / `removeSystemUser`: dante's `username` method checks
  *   RFC 1929 credentials against the system password file, so the test needs
- *   a real (login-less, home-less) system user with a known password. Root
+ *   a real (login-less, home-less) system user with a known password, marked
+ *   by its GECOS comment so only that user is ever changed or deleted. Root
  *   only; `useradd`, `chpasswd`, `userdel` from Debian's passwd package.
  */
 import { spawnSync } from 'node:child_process';
@@ -40,20 +41,30 @@ export function htpasswdLine(user: string, password: string): string {
   return `${user}:${hash}\n`;
 }
 
-function userExists(name: string): boolean {
+/** GECOS marker of the user this suite creates, so only that user is ever deleted. */
+export const TEST_USER_COMMENT = 'proxycheck interop test user';
+
+/** The passwd entry's GECOS field, or null when the user does not exist. */
+function userComment(name: string): string | null {
   const getent = findBinary('getent');
-  if (getent === null) return false;
-  return spawnSync(getent, ['passwd', name], { encoding: 'utf8', timeout: 5_000 }).status === 0;
+  if (getent === null) throw new CredentialSetupError('getent not found');
+  const r = spawnSync(getent, ['passwd', name], { encoding: 'utf8', timeout: 5_000 });
+  if (r.status !== 0) return null;
+  return r.stdout.trim().split(':')[4] ?? '';
 }
 
-/** Creates the user if absent and sets its password; returns true when it created it. */
-export function ensureSystemUser(name: string, password: string): boolean {
-  const created = !userExists(name);
-  if (created) run('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name]);
+/** Creates the (login-less, home-less) user if absent and sets its password. */
+export function ensureSystemUser(name: string, password: string): void {
+  const comment = userComment(name);
+  if (comment === null) {
+    run('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', '--comment', TEST_USER_COMMENT, name]);
+  } else if (comment !== TEST_USER_COMMENT) {
+    throw new CredentialSetupError(`system user ${name} exists and is not this suite's test user; not touching it`);
+  }
   run('chpasswd', [], `${name}:${password}\n`);
-  return created;
 }
 
+/** Deletes the user only if this suite created it (GECOS marker). */
 export function removeSystemUser(name: string): void {
-  if (userExists(name)) run('userdel', [name]);
+  if (userComment(name) === TEST_USER_COMMENT) run('userdel', [name]);
 }

@@ -245,17 +245,13 @@ export function missingPackages(reqs: Requirement[]): string[] {
   return [...new Set(reqs.filter((r) => findBinary(r.bin) === null).map((r) => r.pkg))];
 }
 
-export function installHint(suite: string, what: string): string {
-  return `interop ${suite}: ${what}`;
-}
-
 /**
  * Registers the one test a suite runs when it cannot run for real: it says why
  * in one line and passes, except under CI=true, where it fails.
  */
 export function reportUnavailable(suite: string, reason: string): void {
-  test(`${suite}: interop prerequisites present`, () => {
-    const line = installHint(suite, reason);
+  test(`${suite}: interop prerequisites (missing: reported here; a failure under CI=true)`, () => {
+    const line = `interop ${suite}: ${reason}`;
     if (process.env.CI === 'true') throw new Error(`${line} (CI=true: a missing interop daemon is a failure)`);
     console.warn(`${line} -- interop tests for ${suite} not run`);
     expect(process.env.CI).not.toBe('true');

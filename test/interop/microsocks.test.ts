@@ -66,12 +66,13 @@ if (missing.length > 0) {
       );
     });
 
-    test('socks4 probe (microsocks speaks SOCKS5 only) -> failed, never working', async () => {
-      expect(verdictOf(await probeThrough('socks4', open, judge, undefined, 1_000))).toEqual(failed('connection_closed'));
+    // microsocks answers anything that is not a SOCKS5 greeting with the bytes 05 ff
+    test('socks4 probe (microsocks speaks SOCKS5 only) -> failed bad_response, never working', async () => {
+      expect(verdictOf(await probeThrough('socks4', open, judge, undefined, 1_000))).toEqual(failed('bad_response'));
     });
 
-    test('http probe to the SOCKS port -> failed, never working', async () => {
-      expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('connection_closed'));
+    test('http probe to the SOCKS port -> failed bad_response, never working', async () => {
+      expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('bad_response'));
     });
   });
 }

@@ -86,7 +86,8 @@ if (missing.length > 0) {
       expect(verdictOf(r)).toEqual(failed('http_status', 401));
     });
 
-    test('socks4 and socks5 probes to the HTTP port -> failed, never working', async () => {
+    // tinyproxy waits for the end of a request line that SOCKS bytes never bring
+    test('socks4 and socks5 probes to the HTTP port -> failed timeout, never working', async () => {
       const [s5, s4] = await Promise.all([
         probeThrough('socks5', noVia, judge, undefined, 1_000),
         probeThrough('socks4', noVia, judge, undefined, 1_000),
