@@ -11,6 +11,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { scans, type ScanRow } from '../../db/schema';
 import type { Logger } from '../log';
+import type { DbOrTx } from './ledger';
 import { refundQuotaTx, type ScanStart } from './quota';
 
 export const ScanStatus = Object.freeze({ running: 'running', completed: 'completed', failed: 'failed' } as const);
@@ -26,7 +27,7 @@ export interface StartScanInput extends ScanStart {
 }
 
 /** Inserts a running scan (use reserveQuota({scan}) instead to make it atomic with the reservation). */
-export async function startScan(db: Db, input: StartScanInput): Promise<ScanRow> {
+export async function startScan(db: DbOrTx, input: StartScanInput): Promise<ScanRow> {
   const [row] = await db
     .insert(scans)
     .values({
@@ -55,7 +56,7 @@ export interface FinishScanInput {
 }
 
 /** Marks a running scan completed; null when there is no running scan with that job id. */
-export async function finishScan(db: Db, input: FinishScanInput): Promise<ScanRow | null> {
+export async function finishScan(db: DbOrTx, input: FinishScanInput): Promise<ScanRow | null> {
   const [row] = await db
     .update(scans)
     .set({
@@ -79,7 +80,7 @@ export interface FailScanInput {
 }
 
 /** Marks a running scan failed; null when there is no running scan with that job id. */
-export async function failScan(db: Db, input: FailScanInput): Promise<ScanRow | null> {
+export async function failScan(db: DbOrTx, input: FailScanInput): Promise<ScanRow | null> {
   const [row] = await db
     .update(scans)
     .set({
@@ -94,7 +95,7 @@ export async function failScan(db: Db, input: FailScanInput): Promise<ScanRow | 
   return row ?? null;
 }
 
-export async function getScanByJobId(db: Db, jobId: string): Promise<ScanRow | null> {
+export async function getScanByJobId(db: DbOrTx, jobId: string): Promise<ScanRow | null> {
   const [row] = await db.select().from(scans).where(eq(scans.jobId, jobId));
   return row ?? null;
 }

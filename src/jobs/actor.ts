@@ -221,14 +221,18 @@ export class JobActor {
       }
 
       this.#enter(JOB_STATES.WRITING);
-      const metadata = this.#metadata();
+      // Every probe was folded, so nothing is left to refund: the balance read
+      // now is final, and the result file carries it too (the ClearProxy CLI
+      // reads metadata.user from the file).
+      const refund = this.#reserved - Math.min(this.#reserved, this.#checked);
+      const user = await ledger.userInfo(this.accountId, now());
+      const metadata = { user, ...this.#metadata() };
       const summary = this.#summary.result();
       await this.#writer.finish({
         summary,
         metadata,
         ...(this.#urls !== null ? { custom_url_validation: this.#urlValidation(this.#urls) } : {}),
       });
-      const refund = this.#reserved - Math.min(this.#reserved, this.#checked);
       await ledger.complete({
         accountId: this.accountId,
         jobId: this.runId,
@@ -240,11 +244,10 @@ export class JobActor {
       });
       this.#reserved = 0;
       this.#scanOpen = false;
-      const user = await ledger.userInfo(this.accountId, now());
       const resultUrl = this.#deps.signLink(this.#resultId);
       this.#state = JOB_STATES.COMPLETED;
       this.#publish({ resultUrl });
-      return { summary, metadata: { user, ...metadata }, result_url: resultUrl };
+      return { summary, metadata, result_url: resultUrl };
     } catch (err) {
       await this.#fail(err);
       throw err;

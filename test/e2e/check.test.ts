@@ -115,6 +115,7 @@ describe('POST /check', () => {
     const file = await resultFile(result_url);
     expect(Object.keys(file).sort()).toEqual(['metadata', 'proxies', 'summary']);
     expect(file.summary).toEqual(summary);
+    expect(file.metadata).toEqual(metadata); // the ClearProxy CLI reads metadata.user from the file
     expect(file.proxies).toHaveLength(8);
     const working = file.proxies.filter((p: any) => p.status === 'working');
     const failed = file.proxies.filter((p: any) => p.status === 'failed');
@@ -241,6 +242,33 @@ describe('POST /check', () => {
     expect(badKey.status).toBe(401);
     expect(badKey.body.error).toBe('Invalid API key');
   });
+});
+
+describe('the ClearProxy SDK call sequence', () => {
+  test('POST /check (Bearer, jobId), then /ws with no key, then the result link with no key', async () => {
+    const sdkHeaders = { Authorization: `Bearer ${t.key}`, 'Content-Type': 'application/json' };
+    const jobId = `sdk_${Math.random().toString(36).substring(2, 11)}_${Date.now()}`;
+    const customUrls = [{ url: `http://127.0.0.1:${plainTarget.port}/ok`, requiredStatusCodes: [200, 301, 302] }];
+    const res = await fetch(`${t.url}/check`, {
+      method: 'POST',
+      headers: sdkHeaders,
+      body: JSON.stringify({ proxies: [addr(elite), `127.0.0.1:${refused}`], region: undefined, timeout: 4000, type: 'http', customUrls, jobId }),
+    });
+    expect(res.ok).toBe(true);
+    const data = (await res.json()) as any;
+    // the SDK opens its socket only after the response: it still gets the final message, then a close
+    const late = await watch(jobId);
+    expect((await late.closed).code).toBe(1000);
+    expect(late.messages.map((m) => m.status)).toEqual(['completed']);
+    const result = await resultFile(data.result_url);
+    expect(result.proxies.filter((p: any) => p.status === 'working')).toHaveLength(1);
+    expect(result.proxies.filter((p: any) => p.status === 'failed')).toHaveLength(1);
+    expect(result.custom_url_validation.per_url_summary[0].successful_proxies).toEqual([{ proxy: { host: '127.0.0.1', port: elite.port } }]);
+    for (const path of ['/me', '/regions', '/health']) {
+      const r = await fetch(t.url + path, { headers: sdkHeaders });
+      expect(r.ok).toBe(true);
+    }
+  }, 20_000);
 });
 
 describe('result links', () => {

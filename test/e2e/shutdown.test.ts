@@ -11,7 +11,7 @@
  * Black holes (one server on 0.0.0.0, distinct 127.x.y.z addresses) keep
  * probes in flight as long as the test needs.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { accounts, quotaLedger, scans } from '../../db/schema';
@@ -21,37 +21,33 @@ import { call } from '../helpers/service';
 
 const BALANCE = 5000;
 
+// One store (data dir + database) for the whole file: the tests run in order
+// on it, each starting and stopping processes (a PGlite start costs ~2 s, so
+// sharing keeps the file's wall time down). `balance` tracks what the demo
+// account should hold between tests.
 let hole: FakeServer;
-const cleanups: (() => Promise<unknown>)[] = [];
+let s: ServiceStore;
+let balance = BALANCE;
+/** A process started by one test and used by the next (the restart after SIGTERM). */
+let carried: ServiceProcess | null = null;
+const spawned: ServiceProcess[] = [];
 
 beforeAll(async () => {
   hole = await startBlackHoleAnyAddress();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) {
-    try {
-      await c();
-    } catch {
-      // best effort: the test's own assertions already reported what went wrong
-    }
-  }
+  s = await serviceStore();
 });
 afterAll(async () => {
+  for (const p of spawned) {
+    p.kill('SIGKILL');
+    await p.exited;
+  }
+  await s?.cleanup();
   await hole?.close();
 });
 
-async function store(): Promise<ServiceStore> {
-  const s = await serviceStore();
-  cleanups.push(() => s.cleanup());
-  return s;
-}
-
-async function spawn(s: ServiceStore, env: Record<string, string> = {}): Promise<ServiceProcess> {
+async function spawn(env: Record<string, string> = {}): Promise<ServiceProcess> {
   const p = await spawnService(s, { env: { BOOTSTRAP_CHECKS: String(BALANCE), ...env } });
-  cleanups.push(async () => {
-    p.kill('SIGKILL');
-    await p.exited;
-  });
+  spawned.push(p);
   return p;
 }
 
@@ -87,7 +83,7 @@ async function terminate(p: ServiceProcess, signal: NodeJS.Signals = 'SIGTERM') 
 }
 
 /** Ledger and scans of the demo account, read with the store opened in this process (no service running). */
-async function inspect(s: ServiceStore) {
+async function inspect() {
   const db: Database = await openStore(s);
   try {
     const [acc] = await db.db.select().from(accounts).where(eq(accounts.email, 'demo@localhost'));
@@ -101,26 +97,23 @@ async function inspect(s: ServiceStore) {
 
 describe('graceful shutdown (SIGTERM)', () => {
   test('mid-job: 503 for the running and for new checks, exit 0, units refunded after restart', async () => {
-    const s = await store();
-    const p = await spawn(s, { SHUTDOWN_GRACE_MS: '300' });
+    const p = await spawn({ SHUTDOWN_GRACE_MS: '300' });
     const before = hole.accepted();
     const running = check(p, { proxies: holes(2000, 10), timeout: 5000, jobId: 'sigterm-mid-job' });
     await waitFor(() => hole.accepted() - before >= 2000, 8000, 'all 2000 probes in flight');
 
-    const { ms, code, signal } = await (async () => {
-      const t0 = performance.now();
-      p.kill('SIGTERM');
-      await p.waitForLog((l) => l.msg === 'stopping', 3000);
-      // Draining (inside the 300 ms grace): a new check is refused.
-      const late = await check(p, { proxies: refused(1), timeout: 1000 });
-      expect(late.status).toBe(503);
-      expect(late.body).toEqual({ error: 'Service unavailable', message: expect.any(String) });
-      const r = await running;
-      expect(r.status).toBe(503);
-      expect(r.body).toEqual({ error: 'Service unavailable', message: expect.any(String) });
-      const e = await p.exited;
-      return { ...e, ms: performance.now() - t0 };
-    })();
+    const t0 = performance.now();
+    p.kill('SIGTERM');
+    await p.waitForLog((l) => l.msg === 'stopping', 3000);
+    // Draining (inside the 300 ms grace): a new check is refused.
+    const late = await check(p, { proxies: refused(1), timeout: 1000 });
+    expect(late.status).toBe(503);
+    expect(late.body).toEqual({ error: 'Service unavailable', message: expect.any(String) });
+    const r = await running;
+    expect(r.status).toBe(503);
+    expect(r.body).toEqual({ error: 'Service unavailable', message: expect.any(String) });
+    const { code, signal } = await p.exited;
+    const ms = performance.now() - t0;
     console.log(`shutdown: SIGTERM mid-job (grace 300 ms, 2000 probes in flight) -> exit ${code} after ${ms.toFixed(0)} ms`);
     expect(signal).toBeNull();
     expect(code).toBe(0);
@@ -128,67 +121,63 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(p.logs.some((l) => l.msg === 'shutdown grace over: cancelling running jobs')).toBe(true);
     expect(p.logs.some((l) => l.msg === 'stopped')).toBe(true);
 
-    // Restart on the same store: the whole reservation is back, the scan is in the history.
-    const q = await spawn(s);
+    // Restart on the same store: the whole reservation is back, the failed scan is in the history.
+    const q = await spawn({ SHUTDOWN_GRACE_MS: '5000' });
+    carried = q;
     const m = await me(q);
-    expect(m.user.checks).toBe(BALANCE);
+    expect(m.user.checks).toBe(balance);
     expect(m.history_count).toBe(1);
     expect(m.history[0]).toMatchObject({ total_checked: 0, total_working: 0, result_url: null, proxy_type: 'http' });
     // Not an orphan: the shutdown settled it, the restart had nothing to recover.
     expect(q.logs.some((l) => l.msg === 'orphaned jobs recovered')).toBe(false);
-    expect((await terminate(q)).code).toBe(0);
-
-    const { acc, ledger, scans: rows } = await inspect(s);
-    expect(acc.rootBalance + acc.tempBalance).toBe(BALANCE);
-    expect(acc.checksUsed).toBe(0);
-    const reserve = ledger.filter((l) => l.reason === 'reserve');
-    const refund = ledger.filter((l) => l.reason === 'refund');
-    expect(reserve.length).toBe(1);
-    expect(reserve[0]).toMatchObject({ units: 2000, delta: -2000, balanceAfter: BALANCE - 2000 });
-    expect(refund.length).toBe(1);
-    expect(refund[0]).toMatchObject({ units: 2000, delta: 2000, balanceAfter: BALANCE, jobId: reserve[0]!.jobId });
-    expect(ledger.reduce((sum, l) => sum + l.delta, 0)).toBe(BALANCE);
-    expect(rows.length).toBe(1);
-    expect(rows[0]).toMatchObject({ status: 'failed', charged: 2000, totalChecked: 0, resultRef: null, jobId: reserve[0]!.jobId });
-    expect(rows[0]!.error).not.toBe('interrupted');
-    expect(rows[0]!.finishedAt).not.toBeNull();
   }, 20_000);
 
   test('a short job running at SIGTERM finishes inside the grace (200), then the process exits 0', async () => {
-    const s = await store();
-    const p = await spawn(s, { SHUTDOWN_GRACE_MS: '5000' });
+    const p = carried; // started by the previous test with SHUTDOWN_GRACE_MS=5000
+    expect(p).not.toBeNull();
     const before = hole.accepted();
     const t0 = performance.now();
     // 5 refused (done at once) + 5 black holes (held for the 1000 ms timeout).
-    const running = check(p, { proxies: [...refused(5), ...holes(5, 11)], timeout: 1000, jobId: 'sigterm-short-job' });
+    const running = check(p!, { proxies: [...refused(5), ...holes(5, 11)], timeout: 1000, jobId: 'sigterm-short-job' });
     await waitFor(() => hole.accepted() - before >= 5, 5000, 'the black-hole probes in flight');
-    const e = await terminate(p);
+    const e = await terminate(p!);
     const r = await running;
     const jobMs = performance.now() - t0;
     console.log(`shutdown: SIGTERM during a 1000 ms job (grace 5000 ms) -> job ${jobMs.toFixed(0)} ms, exit ${e.code} after ${e.ms.toFixed(0)} ms`);
     expect(r.status).toBe(200);
     expect(r.body.metadata.total_checked).toBe(10);
     expect(r.body.summary.total_working).toBe(0);
-    expect(r.body.metadata.user.remaining_checks).toBe(BALANCE - 10);
+    balance -= 10;
+    expect(r.body.metadata.user.remaining_checks).toBe(balance);
     expect(e.signal).toBeNull();
     expect(e.code).toBe(0);
     // Drained as soon as the job ended, not at the end of the 5 s grace.
     expect(e.ms).toBeLessThan(3000);
-    expect(p.logs.some((l) => l.msg === 'shutdown grace over: cancelling running jobs')).toBe(false);
+    expect(p!.logs.some((l) => l.msg === 'shutdown grace over: cancelling running jobs')).toBe(false);
 
-    const { acc, ledger, scans: rows } = await inspect(s);
-    expect(acc.rootBalance + acc.tempBalance).toBe(BALANCE - 10);
-    expect(ledger.filter((l) => l.reason === 'refund').length).toBe(0);
-    expect(rows.length).toBe(1);
-    expect(rows[0]).toMatchObject({ status: 'completed', totalChecked: 10, charged: 10 });
-    expect(rows[0]!.resultRef).not.toBeNull();
+    // Ledger of both jobs so far: the SIGTERM'd one reserved 2000 and got 2000 back; this one kept 10.
+    const { acc, ledger, scans: rows } = await inspect();
+    expect(acc.rootBalance + acc.tempBalance).toBe(balance);
+    expect(acc.checksUsed).toBe(10);
+    expect(ledger.reduce((sum, l) => sum + l.delta, 0)).toBe(balance);
+    const reserve = ledger.filter((l) => l.reason === 'reserve').sort((a, b) => a.id - b.id);
+    const refund = ledger.filter((l) => l.reason === 'refund');
+    expect(reserve.map((l) => l.units)).toEqual([2000, 10]);
+    expect(refund.length).toBe(1);
+    expect(refund[0]).toMatchObject({ units: 2000, delta: 2000, balanceAfter: BALANCE, jobId: reserve[0]!.jobId });
+    const failed = rows.find((x) => x.jobId === reserve[0]!.jobId);
+    expect(failed).toMatchObject({ status: 'failed', charged: 2000, totalChecked: 0, resultRef: null });
+    expect(failed!.error).not.toBe('interrupted');
+    expect(failed!.finishedAt).not.toBeNull();
+    const done = rows.find((x) => x.jobId === reserve[1]!.jobId);
+    expect(done).toMatchObject({ status: 'completed', totalChecked: 10, charged: 10 });
+    expect(done!.resultRef).not.toBeNull();
   }, 20_000);
 });
 
 describe('crash recovery (kill -9)', () => {
   test('the next start refunds the orphaned reservation and marks the scan failed (interrupted)', async () => {
-    const s = await store();
-    const p = await spawn(s);
+    const p = await spawn();
     const before = hole.accepted();
     const running = check(p, { proxies: [...refused(3), ...holes(300, 12)], timeout: 5000, jobId: 'kill-9-job' }).then(
       (r) => r,
@@ -200,25 +189,27 @@ describe('crash recovery (kill -9)', () => {
     // The client sees the connection die (no answer at all).
     expect(await running).toBeInstanceOf(Error);
 
-    const q = await spawn(s);
+    const q = await spawn();
     const m = await me(q);
-    expect(m.user.checks).toBe(BALANCE);
-    expect(m.history_count).toBe(1);
+    expect(m.user.checks).toBe(balance);
+    expect(m.history_count).toBe(3);
     expect(m.history[0]).toMatchObject({ total_checked: 0, result_url: null });
     const recovered = await q.waitForLog((l) => l.msg === 'orphaned jobs recovered', 1000);
     expect(recovered).toMatchObject({ scans: 1, units: 303 });
     expect((await terminate(q)).code).toBe(0);
 
-    const { acc, ledger, scans: rows } = await inspect(s);
-    expect(acc.rootBalance + acc.tempBalance).toBe(BALANCE);
-    expect(acc.checksUsed).toBe(0);
-    const reserve = ledger.filter((l) => l.reason === 'reserve');
-    const refund = ledger.filter((l) => l.reason === 'refund');
+    const { acc, ledger, scans: rows } = await inspect();
+    expect(acc.rootBalance + acc.tempBalance).toBe(balance);
+    expect(acc.checksUsed).toBe(10);
+    expect(ledger.reduce((sum, l) => sum + l.delta, 0)).toBe(balance);
+    const reserve = ledger.filter((l) => l.reason === 'reserve' && l.units === 303);
     expect(reserve.length).toBe(1);
+    const refund = ledger.filter((l) => l.reason === 'refund' && l.jobId === reserve[0]!.jobId);
     expect(refund.length).toBe(1);
-    expect(refund[0]).toMatchObject({ units: 303, delta: 303, balanceAfter: BALANCE, jobId: reserve[0]!.jobId });
-    expect(ledger.reduce((sum, l) => sum + l.delta, 0)).toBe(BALANCE);
-    expect(rows.length).toBe(1);
-    expect(rows[0]).toMatchObject({ status: 'failed', error: 'interrupted', charged: 303, jobId: reserve[0]!.jobId });
+    expect(refund[0]).toMatchObject({ units: 303, delta: 303, balanceAfter: balance });
+    const scan = rows.find((x) => x.jobId === reserve[0]!.jobId);
+    expect(scan).toMatchObject({ status: 'failed', error: 'interrupted', charged: 303 });
+    expect(scan!.finishedAt).not.toBeNull();
+    expect(rows.filter((x) => x.status === 'running').length).toBe(0);
   }, 20_000);
 });

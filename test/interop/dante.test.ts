@@ -2,8 +2,9 @@
  * Interop: the probe engine against real Dante (Debian package
  * `dante-server`, binary danted), two instances on loopback: no auth (serves
  * SOCKS4 and SOCKS5) and RFC 1929 username/password against the system
- * password file (a temporary system user; root only). Also: an HTTP probe to
- * the SOCKS port must fail (no false positive).
+ * password file (a temporary system user; root only), against the plain-HTTP
+ * and the https judge (TLS through the tunnel). Also: an HTTP probe to the
+ * SOCKS port must fail (no false positive).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import {
@@ -18,7 +19,7 @@ import {
 } from './daemons';
 import { danteConf } from './configs';
 import { ensureSystemUser, randomPassword, removeSystemUser } from './credentials';
-import { failed, probeThrough, startInteropJudge, verdictOf, working, type InteropJudge } from './verdict';
+import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'dante-server', bin: 'danted' }]);
 const TEST_USER = 'pcinterop';
@@ -37,16 +38,17 @@ if (missing.length > 0) {
 } else {
   describe('dante, no auth (real daemon)', () => {
     let judge: InteropJudge;
+    let tlsJudge: InteropJudge;
     let open: RunningDaemon;
 
     beforeAll(async () => {
-      judge = await startInteropJudge();
+      [judge, tlsJudge] = await Promise.all([startInteropJudge(), startInteropTlsJudge()]);
       open = await startDante('socksmethod=none', 'none');
     }, 20_000);
 
     afterAll(async () => {
       await stopAll([open]);
-      await judge?.server.close();
+      await Promise.all([judge?.close(), tlsJudge?.close()]);
     }, 15_000);
 
     test('SOCKS5 -> working, elite', async () => {
@@ -63,6 +65,12 @@ if (missing.length > 0) {
       expect(verdictOf(await probeThrough('socks5', open, judge, { user: 'any', password: 'thing' }))).toEqual(working('elite'));
     });
 
+    test('https judge, TLS through the SOCKS5 and SOCKS4 tunnels -> working, elite', async () => {
+      const [s5, s4] = await Promise.all([probeThrough('socks5', open, tlsJudge), probeThrough('socks4', open, tlsJudge)]);
+      expect(verdictOf(s5)).toEqual(working('elite'));
+      expect(verdictOf(s4)).toEqual(working('elite'));
+    });
+
     // dante closes the connection on a request that is not SOCKS
     test('http probe to the SOCKS port -> failed connection_closed, never working', async () => {
       expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('connection_closed'));
@@ -75,17 +83,18 @@ if (missing.length > 0) {
     describe('dante, username auth (real daemon)', () => {
       const password = randomPassword();
       let judge: InteropJudge;
+      let tlsJudge: InteropJudge;
       let authed: RunningDaemon;
 
       beforeAll(async () => {
-        judge = await startInteropJudge();
+        [judge, tlsJudge] = await Promise.all([startInteropJudge(), startInteropTlsJudge()]);
         ensureSystemUser(TEST_USER, password);
         authed = await startDante('socksmethod=username', 'username');
       }, 20_000);
 
       afterAll(async () => {
         await stopAll([authed]);
-        await judge?.server.close();
+        await Promise.all([judge?.close(), tlsJudge?.close()]);
         removeSystemUser(TEST_USER);
       }, 15_000);
 
@@ -101,6 +110,10 @@ if (missing.length > 0) {
         expect(verdictOf(await probeThrough('socks5', authed, judge, { user: TEST_USER, password: `${password}x` }))).toEqual(
           failed('auth_required'),
         );
+      });
+
+      test('https judge, TLS through the authenticated SOCKS5 tunnel -> working, elite', async () => {
+        expect(verdictOf(await probeThrough('socks5', authed, tlsJudge, { user: TEST_USER, password }))).toEqual(working('elite'));
       });
 
       test('SOCKS4 (cannot carry a password) -> failed socks_rejected', async () => {

@@ -1,6 +1,7 @@
 /**
  * Interop: the probe engine against real microsocks (Debian package
- * `microsocks`, SOCKS5 only), two instances on loopback: no auth and -u/-P.
+ * `microsocks`, SOCKS5 only), two instances on loopback: no auth and -u/-P,
+ * against the plain-HTTP and the https judge (TLS through the tunnel).
  * Also: http and socks4 probes to it must fail (no false positive).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -15,7 +16,7 @@ import {
 } from './daemons';
 import { microsocksArgs } from './configs';
 import { randomPassword } from './credentials';
-import { failed, probeThrough, startInteropJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
+import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'microsocks', bin: 'microsocks' }]);
 
@@ -33,17 +34,18 @@ if (missing.length > 0) {
   describe('microsocks (real daemon)', () => {
     const creds: Creds = { user: 'carol', password: randomPassword() };
     let judge: InteropJudge;
+    let tlsJudge: InteropJudge;
     let open: RunningDaemon;
     let authed: RunningDaemon;
 
     beforeAll(async () => {
-      judge = await startInteropJudge();
+      [judge, tlsJudge] = await Promise.all([startInteropJudge(), startInteropTlsJudge()]);
       [open, authed] = await Promise.all([startMicrosocks('no auth'), startMicrosocks('-u/-P', creds)]);
     }, 20_000);
 
     afterAll(async () => {
       await stopAll([open, authed]);
-      await judge?.server.close();
+      await Promise.all([judge?.close(), tlsJudge?.close()]);
     }, 15_000);
 
     test('no auth: SOCKS5 -> working, elite', async () => {
@@ -64,6 +66,12 @@ if (missing.length > 0) {
       expect(verdictOf(await probeThrough('socks5', authed, judge, { ...creds, password: `${creds.password}x` }))).toEqual(
         failed('auth_required'),
       );
+    });
+
+    test('https judge, TLS through the SOCKS5 tunnel (no auth and -u/-P) -> working, elite', async () => {
+      const [open5, authed5] = await Promise.all([probeThrough('socks5', open, tlsJudge), probeThrough('socks5', authed, tlsJudge, creds)]);
+      expect(verdictOf(open5)).toEqual(working('elite'));
+      expect(verdictOf(authed5)).toEqual(working('elite'));
     });
 
     // microsocks answers anything that is not a SOCKS5 greeting with the bytes 05 ff

@@ -1,7 +1,9 @@
 /**
  * Interop: the probe engine against real squid (Debian package `squid`), four
  * instances on loopback: forwarded_for on / off / delete+via off / basic auth.
- * Also: SOCKS probes to squid's HTTP port must fail (no false positive).
+ * Each against the plain-HTTP judge (absolute-form GET) and the https judge
+ * (CONNECT, TLS through the tunnel). Also: SOCKS probes to squid's HTTP port
+ * must fail (no false positive).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import {
@@ -16,7 +18,7 @@ import {
 } from './daemons';
 import { squidConf, SQUID_NCSA_HELPER, type SquidForwardedFor } from './configs';
 import { htpasswdLine, randomPassword } from './credentials';
-import { failed, probeThrough, startInteropJudge, verdictOf, working, type InteropJudge } from './verdict';
+import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
 
 const missing = missingPackages([
   { pkg: 'squid', bin: 'squid' },
@@ -51,13 +53,14 @@ if (missing.length > 0) {
     const user = 'alice';
     const password = randomPassword();
     let judge: InteropJudge;
+    let tlsJudge: InteropJudge;
     let xffOn: RunningDaemon;
     let xffOff: RunningDaemon;
     let stealth: RunningDaemon;
     let authed: RunningDaemon;
 
     beforeAll(async () => {
-      judge = await startInteropJudge();
+      [judge, tlsJudge] = await Promise.all([startInteropJudge(), startInteropTlsJudge()]);
       const line = htpasswdLine(user, password);
       [xffOn, xffOff, stealth, authed] = await Promise.all([
         startSquid('forwarded_for=on', 'on', true),
@@ -69,7 +72,7 @@ if (missing.length > 0) {
 
     afterAll(async () => {
       await stopAll([xffOn, xffOff, stealth, authed]);
-      await judge?.server.close();
+      await Promise.all([judge?.close(), tlsJudge?.close()]);
     }, 15_000);
 
     test('forwarded_for on: X-Forwarded-For carries the client address -> working, transparent', async () => {
@@ -98,6 +101,19 @@ if (missing.length > 0) {
       expect(verdictOf(await probeThrough('http', authed, judge, { user, password: `${password}x` }))).toEqual(
         failed('auth_required', 407),
       );
+    });
+
+    test('https judge through CONNECT (forwarded_for on): nothing added inside TLS -> working, elite', async () => {
+      expect(verdictOf(await probeThrough('http', xffOn, tlsJudge))).toEqual(working('elite'));
+    });
+
+    test('basic auth, https judge through CONNECT: right credentials -> working, elite; none -> auth_required (407)', async () => {
+      const [ok, none] = await Promise.all([
+        probeThrough('http', authed, tlsJudge, { user, password }),
+        probeThrough('http', authed, tlsJudge),
+      ]);
+      expect(verdictOf(ok)).toEqual(working('elite'));
+      expect(verdictOf(none)).toEqual(failed('auth_required', 407));
     });
 
     test('socks4 and socks5 probes to the HTTP port -> failed timeout, never working', async () => {

@@ -1,8 +1,9 @@
 /**
  * Interop: the probe engine against real tinyproxy (Debian package
  * `tinyproxy`), four instances on loopback: default / XTinyproxy Yes /
- * DisableViaHeader Yes / BasicAuth. Also: SOCKS probes to its HTTP port must
- * fail (no false positive).
+ * DisableViaHeader Yes / BasicAuth, against the plain-HTTP judge and the https
+ * judge (CONNECT). Also: SOCKS probes to its HTTP port must fail (no false
+ * positive).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import {
@@ -17,7 +18,7 @@ import {
 } from './daemons';
 import { tinyproxyConf, type TinyproxyOptions } from './configs';
 import { randomPassword } from './credentials';
-import { failed, probeThrough, startInteropJudge, verdictOf, working, type InteropJudge } from './verdict';
+import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'tinyproxy', bin: 'tinyproxy' }]);
 
@@ -39,13 +40,14 @@ if (missing.length > 0) {
     const user = 'bob';
     const password = randomPassword();
     let judge: InteropJudge;
+    let tlsJudge: InteropJudge;
     let plain: RunningDaemon;
     let xTiny: RunningDaemon;
     let noVia: RunningDaemon;
     let authed: RunningDaemon;
 
     beforeAll(async () => {
-      judge = await startInteropJudge();
+      [judge, tlsJudge] = await Promise.all([startInteropJudge(), startInteropTlsJudge()]);
       [plain, xTiny, noVia, authed] = await Promise.all([
         startTinyproxy('default', {}),
         startTinyproxy('XTinyproxy Yes', { xTinyproxy: true }),
@@ -56,7 +58,7 @@ if (missing.length > 0) {
 
     afterAll(async () => {
       await stopAll([plain, xTiny, noVia, authed]);
-      await judge?.server.close();
+      await Promise.all([judge?.close(), tlsJudge?.close()]);
     }, 15_000);
 
     test('default: Via header -> working, anonymous', async () => {
@@ -73,6 +75,10 @@ if (missing.length > 0) {
       expect(verdictOf(await probeThrough('http', noVia, judge))).toEqual(working('elite'));
     });
 
+    test('DisableViaHeader Yes, credentials it does not ask for: it forwards Proxy-Authorization -> working, anonymous', async () => {
+      expect(verdictOf(await probeThrough('http', noVia, judge, { user, password }))).toEqual(working('anonymous'));
+    });
+
     test('BasicAuth, right credentials -> working, anonymous (Via)', async () => {
       expect(verdictOf(await probeThrough('http', authed, judge, { user, password }))).toEqual(working('anonymous'));
     });
@@ -84,6 +90,19 @@ if (missing.length > 0) {
     test('BasicAuth, wrong password -> failed (tinyproxy answers 401, not 407)', async () => {
       const r = await probeThrough('http', authed, judge, { user, password: `${password}x` });
       expect(verdictOf(r)).toEqual(failed('http_status', 401));
+    });
+
+    test('https judge through CONNECT (XTinyproxy Yes): nothing added inside TLS -> working, elite', async () => {
+      expect(verdictOf(await probeThrough('http', xTiny, tlsJudge))).toEqual(working('elite'));
+    });
+
+    test('BasicAuth, https judge through CONNECT: right credentials -> working, elite; none -> auth_required (407)', async () => {
+      const [ok, none] = await Promise.all([
+        probeThrough('http', authed, tlsJudge, { user, password }),
+        probeThrough('http', authed, tlsJudge),
+      ]);
+      expect(verdictOf(ok)).toEqual(working('elite'));
+      expect(verdictOf(none)).toEqual(failed('auth_required', 407));
     });
 
     // tinyproxy waits for the end of a request line that SOCKS bytes never bring

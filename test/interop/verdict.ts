@@ -2,40 +2,53 @@
  * What the interop tests assert: the engine's verdict on one real daemon.
  *
  * `startInteropJudge` starts the service's raw judge on 127.0.0.1 port 0 (one
- * per test file). `probeThrough` runs one real probe (src/probe/probe.ts)
+ * per test file); `startInteropTlsJudge` the same judge behind TLS (test
+ * certificate, trusted through ProbeSettings.tlsCa). `probeThrough` runs one real probe (src/probe/probe.ts)
  * through a daemon with the settings the interop suite uses: loopback targets
  * allowed, the checker's own address as the judge sees it on loopback
  * (127.0.0.1) as the transparency test, no calibration baseline. `verdictOf`
  * reduces a ProbeResult to the fields asserted exactly.
  */
 import { runProbe } from '../../src/probe/probe';
-import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
+import { startJudgeServer } from '../../src/judge/server';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
 import type { Anonymity, JudgeTarget, ProbeErrorCode, ProbeResult, ProbeSettings } from '../../src/probe/types';
 import type { ProxyType } from '../../src/proxy/types';
 import type { RunningDaemon } from './daemons';
+import { startTlsJudge } from '../fixtures/fake-servers';
+import { TEST_CERT } from '../fixtures/tls-cert';
 
 /** Budget of a probe that is expected to work (loopback: a few ms in practice). */
 export const PROBE_TIMEOUT_MS = 3_000;
 
 export interface InteropJudge {
-  server: JudgeServer;
   target: JudgeTarget;
+  /** CA the probe must trust (the test certificate) for the https judge. */
+  tlsCa?: string;
+  close(): Promise<void>;
 }
 
+/** The service's raw judge over plain HTTP (HTTP proxies: absolute-form GET). */
 export async function startInteropJudge(): Promise<InteropJudge> {
   const server = await startJudgeServer({ host: '127.0.0.1', port: 0 });
-  return { server, target: parseJudgeUrl(server.url) };
+  return { target: parseJudgeUrl(server.url), close: () => server.close() };
 }
 
-export function interopSettings(type: ProxyType, judge: JudgeTarget, timeoutMs = PROBE_TIMEOUT_MS): ProbeSettings {
+/** The same judge behind TLS with the test certificate (HTTP proxies: CONNECT; SOCKS: TLS in the tunnel). */
+export async function startInteropTlsJudge(): Promise<InteropJudge> {
+  const server = await startTlsJudge();
+  return { target: parseJudgeUrl(`https://127.0.0.1:${server.port}/judge`), tlsCa: TEST_CERT, close: () => server.close() };
+}
+
+export function interopSettings(type: ProxyType, judge: InteropJudge, timeoutMs = PROBE_TIMEOUT_MS): ProbeSettings {
   return {
     type,
     timeoutMs,
-    judge,
+    judge: judge.target,
     checkerIps: ['127.0.0.1'],
     baselineHeaders: [],
     allowPrivateTargets: true,
+    ...(judge.tlsCa === undefined ? {} : { tlsCa: judge.tlsCa }),
   };
 }
 
@@ -54,7 +67,7 @@ export function probeThrough(
   const proxy = creds === undefined
     ? { host: daemon.host, port: daemon.port }
     : { host: daemon.host, port: daemon.port, username: creds.user, password: creds.password };
-  return runProbe({ index: 0, proxy }, interopSettings(type, judge.target, timeoutMs));
+  return runProbe({ index: 0, proxy }, interopSettings(type, judge, timeoutMs));
 }
 
 export interface Verdict {

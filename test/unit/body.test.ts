@@ -1,0 +1,142 @@
+/**
+ * Tests for src/http/body.ts: the byte limit by Content-Length (nothing read)
+ * and by streamed bytes for a chunked body (the stream is cancelled), the
+ * exact 413 body, UTF-8 split across chunks, and empty bodies.
+ */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { ApiError, payloadTooLarge } from '../../src/errors';
+import { readBodyText } from '../../src/http/body';
+
+const URL_ = 'http://127.0.0.1/check-raw';
+
+/** A chunked body: yields `chunks` one per pull, records pulls and cancel. */
+function streamOf(chunks: Uint8Array[]) {
+  const st = { pulls: 0, cancelled: false };
+  let i = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(c) {
+      st.pulls++;
+      const next = chunks[i++];
+      if (next === undefined) c.close();
+      else c.enqueue(next);
+    },
+    cancel() {
+      st.cancelled = true;
+    },
+  });
+  return { stream, st };
+}
+
+function post(body: RequestInit['body'], headers: Record<string, string> = {}): Request {
+  return new Request(URL_, { method: 'POST', body, headers });
+}
+
+async function rejection(p: Promise<unknown>): Promise<ApiError> {
+  let caught: unknown;
+  try {
+    await p;
+  } catch (e) {
+    caught = e;
+  }
+  expect(caught).toBeInstanceOf(ApiError);
+  return caught as ApiError;
+}
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+describe('within the limit', () => {
+  test('a string body is returned as text', async () => {
+    expect(await readBodyText(post('1.2.3.4:80\n5.6.7.8:3128'), 1024)).toBe('1.2.3.4:80\n5.6.7.8:3128');
+  });
+
+  test('no body or an empty body gives ""', async () => {
+    expect(await readBodyText(new Request(URL_, { method: 'POST' }), 10)).toBe('');
+    expect(await readBodyText(post(''), 10)).toBe('');
+    const { stream } = streamOf([]);
+    expect(await readBodyText(post(stream), 10)).toBe('');
+  });
+
+  test('exactly maxBytes is accepted (string and stream)', async () => {
+    expect(await readBodyText(post('x'.repeat(100)), 100)).toBe('x'.repeat(100));
+    const { stream } = streamOf([enc('x'.repeat(60)), enc('y'.repeat(40))]);
+    expect(await readBodyText(post(stream), 100)).toBe('x'.repeat(60) + 'y'.repeat(40));
+  });
+
+  test('a multi-byte character split across chunks decodes correctly (limit counts bytes)', async () => {
+    const bytes = enc('é€😀 ok');
+    expect(bytes.length).toBe(12);
+    const { stream } = streamOf([bytes.slice(0, 1), bytes.slice(1, 3), bytes.slice(3, 6), bytes.slice(6)]);
+    expect(await readBodyText(post(stream), 12)).toBe('é€😀 ok');
+    const again = streamOf([bytes.slice(0, 5), bytes.slice(5)]);
+    const err = await rejection(readBodyText(post(again.stream), 11));
+    expect(err.status).toBe(413);
+  });
+
+  test('any split of any text reads back the same text', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.array(fc.nat(), { maxLength: 6 }), async (s, cuts) => {
+        const bytes = enc(s);
+        const points = [...new Set(cuts.map((c) => (bytes.length === 0 ? 0 : c % bytes.length)))].sort((a, b) => a - b);
+        const chunks: Uint8Array[] = [];
+        let prev = 0;
+        for (const p of [...points, bytes.length]) {
+          if (p > prev) chunks.push(bytes.slice(prev, p));
+          prev = Math.max(prev, p);
+        }
+        const { stream } = streamOf(chunks);
+        expect(await readBodyText(post(stream), bytes.length)).toBe(s);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  test('a declared Content-Length within the limit (or malformed) does not stop reading', async () => {
+    const { stream } = streamOf([enc('abc')]);
+    expect(await readBodyText(post(stream, { 'content-length': '3' }), 3)).toBe('abc');
+    const odd = streamOf([enc('abc')]);
+    expect(await readBodyText(post(odd.stream, { 'content-length': 'banana' }), 3)).toBe('abc');
+  });
+});
+
+describe('over the limit', () => {
+  test('by Content-Length: 413 before a byte is read', async () => {
+    const { stream, st } = streamOf([enc('x'.repeat(10))]);
+    const err = await rejection(readBodyText(post(stream, { 'content-length': '1025' }), 1024));
+    expect(err.status).toBe(413);
+    expect(err.body).toStrictEqual({ error: 'Payload too large', message: 'The request body may be at most 1024 bytes', max: 1024 });
+    expect(st.pulls).toBeLessThanOrEqual(1); // at most the stream's own start-up pull
+    expect(st.cancelled).toBe(false);
+  });
+
+  test('a Content-Length that lies low does not let a bigger body through', async () => {
+    const { stream, st } = streamOf([enc('x'.repeat(8)), enc('x'.repeat(8)), enc('x'.repeat(8))]);
+    const err = await rejection(readBodyText(post(stream, { 'content-length': '4' }), 10));
+    expect(err.body).toStrictEqual(payloadTooLarge(10).body);
+    expect(st.cancelled).toBe(true);
+  });
+
+  test('by streamed bytes (chunked, no Content-Length): 413 and the stream is cancelled early', async () => {
+    const chunk = new Uint8Array(1000).fill(0x61);
+    const chunks = Array.from({ length: 1000 }, () => chunk);
+    const { stream, st } = streamOf(chunks);
+    const req = post(stream);
+    expect(req.headers.get('content-length')).toBeNull();
+    const err = await rejection(readBodyText(req, 16 * 1024));
+    expect(err.status).toBe(413);
+    expect(err.body).toStrictEqual({
+      error: 'Payload too large',
+      message: `The request body may be at most ${16 * 1024} bytes`,
+      max: 16 * 1024,
+    });
+    expect(err.body).toStrictEqual(payloadTooLarge(16 * 1024).body);
+    expect(st.cancelled).toBe(true);
+    expect(st.pulls).toBeLessThan(20);
+  });
+
+  test('one byte over in the last chunk is refused', async () => {
+    const { stream } = streamOf([enc('x'.repeat(50)), enc('x'.repeat(51))]);
+    const err = await rejection(readBodyText(post(stream), 100));
+    expect(err.body.max).toBe(100);
+  });
+});
