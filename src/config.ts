@@ -160,7 +160,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
     probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
-    tlsCaFile: str(env, 'TLS_CA_FILE'),
+    tlsCaFile: ((f) => (f === undefined || isAbsolute(f) ? f : resolve(cwd, f)))(str(env, 'TLS_CA_FILE')),
   };
 }
 

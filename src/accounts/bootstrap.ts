@@ -27,14 +27,22 @@ export async function ensureBootstrapAccount(
 ): Promise<BootstrapResult | null> {
   const [row] = await db.select({ n: count() }).from(accounts);
   if (Number(row?.n ?? 0) > 0) return null;
-  let account;
+  // Account and key in one transaction: a crash in between must not leave a
+  // demo account without a key (the next start would not bootstrap again).
+  let created: { accountId: string; apiKey: string } | null;
   try {
-    account = await createAccount(db, { email: DEMO_EMAIL, checks: opts.checks });
+    created = await db.transaction(async (tx) => {
+      const t = tx as unknown as Db;
+      const account = await createAccount(t, { email: DEMO_EMAIL, checks: opts.checks });
+      const { apiKey } = await issueKey(t, { accountId: account.id, label: 'bootstrap', ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}) });
+      return { accountId: account.id, apiKey };
+    });
   } catch (err) {
     if (err instanceof AccountError && err.code === AccountErrorCode.accountExists) return null;
     throw err;
   }
-  const { apiKey } = await issueKey(db, { accountId: account.id, label: 'bootstrap', ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}) });
+  const account = { id: created.accountId };
+  const apiKey = created.apiKey;
   const base = opts.baseUrl ?? 'http://127.0.0.1:3000';
   log.info(
     `Created the demo account ${DEMO_EMAIL} with ${opts.checks} checks. Its API key is shown only now: ${apiKey} -- ` +

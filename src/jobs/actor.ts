@@ -286,9 +286,7 @@ export class JobActor {
     }
     this.#next = end;
     const shard: Shard = { kind: 'probe', tasks, settings: this.#deps.settings(this.#req.type, this.#req.timeoutMs) };
-    this.#deps.pool
-      .runShard(shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }), this.#abort.signal)
-      .catch((error: unknown) => this.#mailbox.post({ kind: 'shard_failed', error }));
+    this.#runShard(shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }));
   }
 
   #validateUrls(): Promise<void> {
@@ -325,10 +323,35 @@ export class JobActor {
       }
       p = stop;
       const shard: Shard = { kind: 'custom_url', tasks, rules: [rules[urlIndex]!], settings };
-      this.#deps.pool
-        .runShard(shard, (batch) => this.#mailbox.post({ kind: 'url_results', batch: batch as CustomUrlResult[], urlIndex }), this.#abort.signal)
-        .catch((error: unknown) => this.#mailbox.post({ kind: 'shard_failed', error }));
+      this.#runShard(shard, (batch) => this.#mailbox.post({ kind: 'url_results', batch: batch as CustomUrlResult[], urlIndex }));
     }
+  }
+
+  /**
+   * Runs a shard on the pool. A shard that rejects, or that ends without
+   * reporting every task it was given while the job is still live, fails the
+   * job (its units are refunded), so a stage can never wait forever.
+   */
+  #runShard(shard: Shard, onBatch: (batch: ProbeResult[] | CustomUrlResult[]) => void): void {
+    const expected = shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
+    let reported = 0;
+    this.#deps.pool
+      .runShard(
+        shard,
+        (batch) => {
+          reported += batch.length;
+          onBatch(batch);
+        },
+        this.#abort.signal,
+      )
+      .then(
+        () => {
+          if (reported < expected && !this.#abort.signal.aborted) {
+            this.#mailbox.post({ kind: 'shard_failed', error: new JobError('shard_incomplete', `a shard reported ${reported} of ${expected} results`) });
+          }
+        },
+        (error: unknown) => this.#mailbox.post({ kind: 'shard_failed', error }),
+      );
   }
 
   // ---- messages -------------------------------------------------------------

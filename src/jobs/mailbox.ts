@@ -52,7 +52,11 @@ export class Mailbox<M> {
       this.#failed = err ?? new Error('mailbox handler failed');
       this.#queue = [];
       this.#head = 0;
-      this.onError(err);
+      try {
+        this.onError(err);
+      } catch {
+        // onError must not take the drain loop down with it
+      }
     } finally {
       this.#running = false;
       const waiters = this.#idleWaiters;

@@ -8,9 +8,14 @@
  * answer came back, `anonymity`/`origin` of a failed proxy). `error` is
  * present on failed records only. `proxy.username`/`proxy.password` are
  * present only for authenticated proxies.
+ *
+ * Addition to the seed's shape: `proxy.format` (`standard` | `url_auth` |
+ * `colon_auth`), the address form the caller submitted, when the builder is
+ * given a parsed proxy that carries it. The `.txt` download re-formats each
+ * working proxy in that form (src/results/export.ts, src/proxy/format.ts).
  */
 import type { Anonymity, ProbeError, ProbeResult } from '../probe/types';
-import type { ProxyAddress } from '../proxy/types';
+import type { AddressFormat, ProxyAddress } from '../proxy/types';
 import { formatResponseTime } from './summary';
 
 /** What the geo lookup of an origin address yields (null fields = unknown). */
@@ -28,7 +33,7 @@ export interface RecordGeo {
 }
 
 export interface ProxyRecord {
-  proxy: { host: string; port: number; hasAuth: boolean; username?: string; password?: string };
+  proxy: { host: string; port: number; hasAuth: boolean; username?: string; password?: string; format?: AddressFormat };
   status: 'working' | 'failed';
   statusCode: number | null;
   /** "<ms with 2 decimals> ms" */
@@ -44,13 +49,20 @@ export interface ProxyRecord {
   error?: ProbeError;
 }
 
-export function buildProxyRecord(proxy: ProxyAddress, probe: ProbeResult, geo: RecordGeo | null): ProxyRecord {
+const FORMATS: readonly string[] = ['standard', 'url_auth', 'colon_auth'];
+
+export function buildProxyRecord(
+  proxy: ProxyAddress & { format?: AddressFormat },
+  probe: ProbeResult,
+  geo: RecordGeo | null,
+): ProxyRecord {
   const hasAuth = proxy.username !== undefined || proxy.password !== undefined;
   const p: ProxyRecord['proxy'] = { host: proxy.host, port: proxy.port, hasAuth };
   if (hasAuth) {
     p.username = proxy.username ?? '';
     p.password = proxy.password ?? '';
   }
+  if (proxy.format !== undefined && FORMATS.includes(proxy.format)) p.format = proxy.format;
   const working = probe.status === 'working';
   const g = working ? geo : null;
   const record: ProxyRecord = {

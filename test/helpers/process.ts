@@ -134,7 +134,8 @@ export async function spawnService(store: ServiceStore, opts: SpawnOptions = {})
   const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
   const exited = child.exited.then(async (code) => {
     await pumps;
-    return { code: child.signalCode === null ? code : null, signal: child.signalCode ?? null };
+    const sig = child.signalCode;
+    return { code: sig === null ? code : null, signal: sig === null ? null : String(sig) };
   });
 
   const waitForLog = (pred: (l: LogLine) => boolean, timeoutMs: number): Promise<LogLine> => {

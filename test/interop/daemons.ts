@@ -11,9 +11,12 @@
  *   the daemon's output.
  * - `stop()` sends SIGTERM to the whole process group (squid's auth helpers,
  *   dante's children), SIGKILL after a grace period, then removes the temp
- *   dir. It may be called any number of times. A process 'exit' hook kills
- *   whatever a crashed test file left behind.
- * - `findBinary` / `reportMissing`: a daemon that is not installed is
+ *   dir. It may be called any number of times. `stopAllDaemons` (every test
+ *   file's afterAll) stops whatever is still running, including daemons a
+ *   failed beforeAll started. SIGINT/SIGTERM/SIGHUP and process exit kill the
+ *   remaining process groups (they are not in the test run's own group, so a
+ *   Ctrl-C would not reach them).
+ * - `findBinary` / `reportUnavailable`: a daemon that is not installed is
  *   reported in one line with the apt-get command; under CI=true that is a
  *   failing test, elsewhere a passing one (the house rules forbid skips).
  *
@@ -106,26 +109,35 @@ function canConnect(port: number): Promise<boolean> {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-const live = new Set<number>(); // process-group ids still running
-process.on('exit', () => {
-  for (const pgid of live) {
+const live = new Map<number, string>(); // process-group id -> temp dir, still running
+const running = new Set<RunningDaemon>(); // started, ready, not yet stopped
+function killAllLive(): void {
+  for (const [pgid, dir] of live) {
     try {
       process.kill(-pgid, 'SIGKILL');
     } catch {
       // already gone
     }
+    rmSync(dir, { recursive: true, force: true });
   }
-});
+  live.clear();
+}
+process.on('exit', killAllLive);
+// The daemons run in their own process groups, so a Ctrl-C on the test run
+// does not reach them: kill them, then let the signal take its default course.
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(sig, () => {
+    killAllLive();
+    process.kill(process.pid, sig);
+  });
+}
 
-function signalGroup(pid: number, sig: NodeJS.Signals): void {
+/** Signals the daemon's process group (spawned detached: its pid is the group id). */
+function signalGroup(pgid: number, sig: NodeJS.Signals): void {
   try {
-    process.kill(-pid, sig);
+    process.kill(-pgid, sig);
   } catch {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      // already gone
-    }
+    // group already gone
   }
 }
 
@@ -175,11 +187,13 @@ async function startOnce(spec: DaemonSpec): Promise<{ daemon: RunningDaemon | nu
   });
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  if (pid !== undefined) live.add(pid);
+  if (pid !== undefined) live.set(pid, dir);
 
+  let self: RunningDaemon | null = null;
   let stopped: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
+      if (self !== null) running.delete(self);
       if (pid !== undefined) {
         signalGroup(pid, 'SIGTERM');
         if (!(await waitExit(child, STOP_GRACE_MS))) {
@@ -202,6 +216,8 @@ async function startOnce(spec: DaemonSpec): Promise<{ daemon: RunningDaemon | nu
     if (spawnError !== null || child.exitCode !== null || child.signalCode !== null) break;
     if (await canConnect(port)) {
       const daemon: RunningDaemon = { name: spec.name, host: LOOPBACK, port, dir, pid: pid as number, output: () => output, stop };
+      self = daemon;
+      running.add(daemon);
       return { daemon, failure: '' };
     }
     await sleep(POLL_MS);
@@ -228,9 +244,13 @@ export async function startDaemon(spec: DaemonSpec): Promise<RunningDaemon> {
   throw new DaemonStartError(`${failure}\n(gave up after ${START_ATTEMPTS} attempts)`);
 }
 
-/** Stops all given daemons in parallel (for afterAll); ignores undefined entries. */
-export async function stopAll(daemons: (RunningDaemon | undefined)[]): Promise<void> {
-  await Promise.all(daemons.map((d) => d?.stop()));
+/**
+ * Stops every daemon started and not yet stopped, in parallel. Each test
+ * file's afterAll calls it: it also catches daemons a failed beforeAll
+ * started but never handed to the file (test files run one after another).
+ */
+export async function stopAllDaemons(): Promise<void> {
+  await Promise.all([...running].map((d) => d.stop()));
 }
 
 export interface Requirement {

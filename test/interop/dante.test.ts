@@ -14,7 +14,7 @@ import {
   missingReason,
   reportUnavailable,
   startDaemon,
-  stopAll,
+  stopAllDaemons,
   type RunningDaemon,
 } from './daemons';
 import { danteConf } from './configs';
@@ -47,7 +47,7 @@ if (missing.length > 0) {
     }, 20_000);
 
     afterAll(async () => {
-      await stopAll([open]);
+      await stopAllDaemons();
       await Promise.all([judge?.close(), tlsJudge?.close()]);
     }, 15_000);
 
@@ -93,7 +93,7 @@ if (missing.length > 0) {
       }, 20_000);
 
       afterAll(async () => {
-        await stopAll([authed]);
+        await stopAllDaemons();
         await Promise.all([judge?.close(), tlsJudge?.close()]);
         removeSystemUser(TEST_USER);
       }, 15_000);

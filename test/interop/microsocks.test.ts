@@ -11,7 +11,7 @@ import {
   missingReason,
   reportUnavailable,
   startDaemon,
-  stopAll,
+  stopAllDaemons,
   type RunningDaemon,
 } from './daemons';
 import { microsocksArgs } from './configs';
@@ -44,7 +44,7 @@ if (missing.length > 0) {
     }, 20_000);
 
     afterAll(async () => {
-      await stopAll([open, authed]);
+      await stopAllDaemons();
       await Promise.all([judge?.close(), tlsJudge?.close()]);
     }, 15_000);
 

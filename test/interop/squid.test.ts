@@ -13,7 +13,7 @@ import {
   missingReason,
   reportUnavailable,
   startDaemon,
-  stopAll,
+  stopAllDaemons,
   type RunningDaemon,
 } from './daemons';
 import { squidConf, SQUID_NCSA_HELPER, type SquidForwardedFor } from './configs';
@@ -71,7 +71,7 @@ if (missing.length > 0) {
     }, 25_000);
 
     afterAll(async () => {
-      await stopAll([xffOn, xffOff, stealth, authed]);
+      await stopAllDaemons();
       await Promise.all([judge?.close(), tlsJudge?.close()]);
     }, 15_000);
 

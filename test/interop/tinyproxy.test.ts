@@ -13,7 +13,7 @@ import {
   missingReason,
   reportUnavailable,
   startDaemon,
-  stopAll,
+  stopAllDaemons,
   type RunningDaemon,
 } from './daemons';
 import { tinyproxyConf, type TinyproxyOptions } from './configs';
@@ -57,7 +57,7 @@ if (missing.length > 0) {
     }, 25_000);
 
     afterAll(async () => {
-      await stopAll([plain, xTiny, noVia, authed]);
+      await stopAllDaemons();
       await Promise.all([judge?.close(), tlsJudge?.close()]);
     }, 15_000);
 

@@ -1,0 +1,203 @@
+/**
+ * JobActor state machine with injected ports: a real scheduler, a real result
+ * writer in a temp dir, an in-memory ledger that records every call, and a
+ * pool driven by the test (so failure paths can be forced exactly).
+ */
+import { afterAll, describe, expect, test } from 'bun:test';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serviceUnavailable, ApiError } from '../../src/errors';
+import type { CheckRequest } from '../../src/http/check-request';
+import { JobActor, JOB_STATES, type JobDeps } from '../../src/jobs/actor';
+import type { LedgerPort, PoolPort, Shard } from '../../src/jobs/ports';
+import type { ProgressState } from '../../src/jobs/progress';
+import { RegionScheduler } from '../../src/jobs/scheduler';
+import { memoryLogger } from '../../src/log';
+import type { CustomUrlResult, ProbeResult } from '../../src/probe/types';
+import { parseProxyList } from '../../src/proxy/parse';
+import { newResultId } from '../../src/results/links';
+import { openResultWriter, resultFilePath } from '../../src/results/writer';
+
+const dir = mkdtempSync(join(tmpdir(), 'pc-actor-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function request(n: number, extra: Partial<CheckRequest> = {}): CheckRequest {
+  const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.1.${i >> 8}.${i & 255}:8080`));
+  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, jobId: null, customUrls: [], ...extra };
+}
+
+function ledger(opts: { available?: number; unlimited?: boolean } = {}) {
+  const calls: { op: string; [k: string]: unknown }[] = [];
+  const port: LedgerPort = {
+    async reserve(i) {
+      calls.push({ op: 'reserve', units: i.units });
+      const available = opts.available ?? 1_000_000;
+      if (!opts.unlimited && i.units > available) return { ok: false, required: i.units, available };
+      return { ok: true, unlimited: opts.unlimited ?? false };
+    },
+    async complete(i) {
+      calls.push({ op: 'complete', checked: i.checked, working: i.working, refund: i.refund });
+    },
+    async fail(i) {
+      calls.push({ op: 'fail', checked: i.checked, refund: i.refund, error: i.error });
+    },
+    async userInfo() {
+      return { email: 'a@b.c', checks_used: 0, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } };
+    },
+  };
+  return { port, calls };
+}
+
+const ok = (index: number): ProbeResult => ({ index, status: 'working', statusCode: 200, responseTimeMs: 10 + index, anonymity: 'elite', origin: '203.0.113.9', error: null });
+const bad = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 5, anonymity: null, origin: null, error: { code: 'connect_refused', message: 'refused' } });
+
+/** A pool that answers every shard in the next tick with `answer(task index)`, unless `behave` says otherwise. */
+function pool(behave: (shard: Shard, n: number) => 'answer' | 'reject' | 'short' | 'hang' = () => 'answer', answer: (i: number) => ProbeResult = ok) {
+  let shards = 0;
+  const p: PoolPort & { shards: () => number } = {
+    shards: () => shards,
+    runShard(shard, onResults, signal) {
+      const n = ++shards;
+      const how = behave(shard, n);
+      return new Promise((resolve, reject) => {
+        if (how === 'hang') {
+          signal?.addEventListener('abort', () => resolve({ cancelled: true }));
+          return;
+        }
+        setTimeout(() => {
+          if (how === 'reject') return reject(Object.assign(new Error('worker died'), { code: 'pool_worker_failed' }));
+          if (shard.kind === 'probe') {
+            const tasks = how === 'short' ? shard.tasks.slice(1) : shard.tasks;
+            onResults(tasks.map((t) => answer(t.index)));
+          } else {
+            const out: CustomUrlResult[] = [];
+            for (const t of shard.tasks) for (let u = 0; u < shard.rules.length; u++) out.push({ index: t.index, urlIndex: u, success: t.index % 2 === 0, statusCode: 200, responseTimeMs: 3, error: null });
+            onResults(out);
+          }
+          resolve({ dropped: false });
+        }, 1);
+      });
+    },
+  };
+  return p;
+}
+
+function deps(l: LedgerPort, p: PoolPort, capacity = 64): JobDeps & { states: ProgressState[]; finals: (string | null)[] } {
+  const states: ProgressState[] = [];
+  const finals: (string | null)[] = [];
+  return {
+    ledger: l,
+    pool: p,
+    geo: { lookup: () => ({ country: 'US', country_name: 'United States', location: 'X', isp: 'Example AS', asn: 64500, coordinates: { lat: 1, lon: 2 } }) },
+    scheduler: new RegionScheduler(() => capacity),
+    settings: (type, timeoutMs) => ({ type, timeoutMs, judge: { url: 'http://127.0.0.1:1/judge', protocol: 'http:', host: '127.0.0.1', port: 1, path: '/judge' }, checkerIps: [], baselineHeaders: [], allowPrivateTargets: true }),
+    openWriter: (id) => openResultWriter(resultFilePath(dir, id)),
+    newResultId,
+    signLink: (id) => `http://x/result/${id}.json`,
+    publish: (s, f) => {
+      states.push(s);
+      if (f !== null) finals.push(f.resultUrl);
+    },
+    log: memoryLogger(),
+    now: () => new Date(),
+    states,
+    finals,
+  };
+}
+
+describe('JobActor', () => {
+  test('completes: folds every result, settles with no refund, publishes states in order', async () => {
+    const l = ledger();
+    const d = deps(l.port, pool(undefined, (i) => (i % 3 === 0 ? ok(i) : bad(i))), 16);
+    const actor = new JobActor('job-a', 'acc', request(100), d);
+    const res = await actor.run();
+    expect(actor.state).toBe(JOB_STATES.COMPLETED);
+    expect(res.metadata.total_checked).toBe(100);
+    expect(res.summary.total_working).toBe(34);
+    expect(res.summary.countries).toEqual({ 'United States': 34 });
+    expect(l.calls).toEqual([
+      { op: 'reserve', units: 100 },
+      { op: 'complete', checked: 100, working: 34, refund: 0 },
+    ]);
+    const phases = [...new Set(d.states.map((s) => s.phase))];
+    expect(phases).toEqual(['validating', 'checking_balance', 'probing', 'writing_results', 'completed']);
+    expect(d.finals).toEqual([res.result_url]);
+    const file = (await Bun.file(join(dir, 'results', res.result_url!.split('/').pop()!)).json()) as { proxies: unknown[] };
+    expect(file.proxies).toHaveLength(100);
+  });
+
+  test('402 when the ledger refuses: nothing settled, no file', async () => {
+    const l = ledger({ available: 5 });
+    const before = readdirSync(join(dir, 'results')).length;
+    const actor = new JobActor('job-b', 'acc', request(10), deps(l.port, pool()));
+    const err = await actor.run().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(402);
+    expect((err as ApiError).body).toMatchObject({ required: 10, available: 5, shortfall: 5 });
+    expect(l.calls).toEqual([{ op: 'reserve', units: 10 }]);
+    expect(actor.state).toBe(JOB_STATES.FAILED);
+    expect(readdirSync(join(dir, 'results')).length).toBe(before);
+  });
+
+  test('a shard that rejects fails the job and refunds what was not checked', async () => {
+    const l = ledger();
+    const actor = new JobActor('job-c', 'acc', request(200), deps(l.port, pool((_, n) => (n === 3 ? 'reject' : 'answer')), 32));
+    const err = (await actor.run().catch((e: unknown) => e)) as Error & { code?: string };
+    expect(err.code).toBe('shard_failed');
+    const fail = l.calls.find((c) => c.op === 'fail')!;
+    expect(fail.checked as number).toBeLessThan(200);
+    expect((fail.checked as number) + (fail.refund as number)).toBe(200);
+  });
+
+  test('a shard that ends without all its results fails the job instead of hanging', async () => {
+    const l = ledger();
+    const actor = new JobActor('job-d', 'acc', request(50), deps(l.port, pool((_, n) => (n === 1 ? 'short' : 'answer')), 16));
+    const err = (await actor.run().catch((e: unknown) => e)) as Error & { code?: string; cause?: { code?: string } };
+    expect(err.code).toBe('shard_failed');
+    expect(err.cause?.code).toBe('shard_incomplete');
+    const fail = l.calls.find((c) => c.op === 'fail')!;
+    expect((fail.checked as number) + (fail.refund as number)).toBe(50);
+  });
+
+  test('cancel mid-run: fails with the reason, refunds the unchecked, removes the partial file', async () => {
+    const l = ledger();
+    const before = readdirSync(join(dir, 'results')).length;
+    const d = deps(l.port, pool((_, n) => (n <= 2 ? 'answer' : 'hang')), 16);
+    const actor = new JobActor('job-e', 'acc', request(100), d);
+    const run = actor.run().catch((e: unknown) => e);
+    await Bun.sleep(30);
+    actor.cancel(serviceUnavailable('shutting down'));
+    actor.cancel(); // twice is safe
+    const err = (await run) as ApiError;
+    expect(err.status).toBe(503);
+    const fail = l.calls.find((c) => c.op === 'fail')!;
+    expect(fail.checked).toBe(32);
+    expect(fail.refund).toBe(68);
+    expect(d.states.at(-1)!.phase).toBe('failed');
+    expect(readdirSync(join(dir, 'results')).length).toBe(before);
+    expect(existsSync(join(dir, 'results'))).toBe(true);
+  });
+
+  test('UnlimitedPro: nothing reserved, so a failure refunds nothing', async () => {
+    const l = ledger({ unlimited: true, available: 0 });
+    const actor = new JobActor('job-f', 'acc', request(20), deps(l.port, pool(() => 'reject')));
+    await actor.run().catch(() => {});
+    expect(l.calls.find((c) => c.op === 'fail')).toMatchObject({ checked: 0, refund: 0 });
+  });
+
+  test('custom URLs run through working proxies only, pairs counted per URL', async () => {
+    const l = ledger();
+    const req = request(10, { customUrls: [{ url: 'http://a.example/', requiredStatusCodes: [200], caseSensitive: false }, { url: 'http://b.example/', requiredStatusCodes: [200], caseSensitive: false }] });
+    const d = deps(l.port, pool(undefined, (i) => (i < 4 ? ok(i) : bad(i))), 16);
+    const actor = new JobActor('job-g', 'acc', req, d);
+    const res = await actor.run();
+    const file = (await Bun.file(join(dir, 'results', res.result_url!.split('/').pop()!)).json()) as any;
+    expect(file.custom_url_validation.summary).toMatchObject({ total_urls_tested: 2, total_proxies_tested: 4 });
+    expect(file.custom_url_validation.per_url_summary.map((u: any) => [u.url, u.success_count, u.failed_count])).toEqual([
+      ['http://a.example/', 2, 2],
+      ['http://b.example/', 2, 2],
+    ]);
+    expect([...new Set(d.states.map((s) => s.phase))]).toContain('custom_url_validation');
+  });
+});
