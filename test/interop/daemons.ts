@@ -32,6 +32,7 @@ import { expect, test } from 'bun:test';
 export const LOOPBACK = '127.0.0.1';
 const READY_TIMEOUT_MS = 10_000;
 const POLL_MS = 25;
+const CONNECT_ATTEMPT_MS = 1_000;
 const STOP_GRACE_MS = 3_000;
 const OUTPUT_KEEP = 8 * 1024;
 const START_ATTEMPTS = 3;
@@ -92,16 +93,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** One TCP connect attempt; true when the port accepted. Socket closed either way. */
+/** One TCP connect attempt (bounded); true when the port accepted. Socket closed either way. */
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createConnection({ host: LOOPBACK, port });
     const done = (ok: boolean) => {
+      clearTimeout(timer);
       s.removeAllListeners();
       s.on('error', () => {});
       s.destroy();
       resolve(ok);
     };
+    const timer = setTimeout(() => done(false), CONNECT_ATTEMPT_MS);
     s.once('connect', () => done(true));
     s.once('error', () => done(false));
   });
