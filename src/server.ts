@@ -86,6 +86,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     undo.length = 0;
   };
 
+  let engine: Promise<[Geo, ProbePool]> | null = null;
   try {
     let lock: DataDirLock | null = null;
     if (config.databaseUrl === undefined) {
@@ -94,6 +95,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       undo.push(() => held.release());
     }
 
+    // The engine (geo + worker threads) loads while the database opens.
+    engine = Promise.all([openGeo(), ProbePool.start({ threads: opts.threads ?? config.probeThreads })]);
     const database = opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
     if (opts.database === undefined) undo.push(() => database.close());
     const db = database.db;
@@ -105,10 +108,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       log,
     );
 
-    const [geo, pool] = await Promise.all([
-      openGeo(),
-      ProbePool.start({ threads: opts.threads ?? config.probeThreads }),
-    ]);
+    const [geo, pool] = await engine;
     undo.push(() => pool.close());
 
     const retentionMs = config.resultRetentionDays * 86_400_000;
@@ -239,6 +239,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     return { url: config.baseUrl, port, config, database, checks, bootstrap, startupMs, stop };
   } catch (err) {
     await unwind();
+    // a start that failed before awaiting the engine must still close its threads (close() is idempotent)
+    await engine?.then(([, pool]) => pool.close()).catch(() => {});
     throw err;
   }
 }

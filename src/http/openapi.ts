@@ -58,6 +58,11 @@ const checkResponseExample = {
     job_id: 'my-job-1',
   },
   result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
+  result_urls: {
+    json: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
+    csv: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.csv?token=5f0c…&expires=1790000000',
+    txt: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.txt?token=5f0c…&expires=1790000000',
+  },
 };
 
 const checkErrors = {
@@ -209,6 +214,7 @@ export const documentation = {
       '',
       '## Result files',
       '`result_url` is `<CONTENT_URL>/result/<id>.json?token=<hmac>&expires=<unix s>`, valid 12 hours, fetched without a key. Bad token 403, expired 410, unknown 404.',
+      'The same link with `.csv` (one row per proxy, every field flattened, RFC 4180, formula-safe) or `.txt` (working proxies only, one per line, in the address form they were submitted in) serves the other download forms; the check response lists all three in `result_urls: {json, csv, txt}` next to `result_url`.',
     ].join('\n'),
   },
   tags: [

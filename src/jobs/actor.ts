@@ -40,6 +40,7 @@ import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult, ProbeTask } from '../probe/types';
 import { regionName } from '../regions';
 import { CustomUrlFold } from '../results/custom-url-summary';
+import { resultUrls } from '../results/export';
 import { buildProxyRecord } from '../results/record';
 import { formatProcessingTime, formatTimeout, SummaryFold, type CheckSummary } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
@@ -96,6 +97,8 @@ export interface CheckResponse {
   summary: CheckSummary;
   metadata: { user: CheckUserInfo } & JobMetadata;
   result_url: string | null;
+  /** Addition (issue 6): the same signed link for each download form. */
+  result_urls: { json: string; csv: string; txt: string } | null;
 }
 
 export interface JobDeps {
@@ -247,7 +250,7 @@ export class JobActor {
       const resultUrl = this.#deps.signLink(this.#resultId);
       this.#state = JOB_STATES.COMPLETED;
       this.#publish({ resultUrl });
-      return { summary, metadata, result_url: resultUrl };
+      return { summary, metadata, result_url: resultUrl, result_urls: resultUrls(resultUrl) };
     } catch (err) {
       await this.#fail(err);
       throw err;

@@ -336,11 +336,13 @@ export function convertResult(format: DownloadFormat, source: Chunks, opts: Expo
 /**
  * The three signed download links of a result, from its `.json` link (the
  * token covers the id and expiry, not the extension: src/results/links.ts).
+ * null when `jsonUrl` has no `.json` path end (not a result link).
  */
-export function resultUrls(jsonUrl: string): { json: string; csv: string; txt: string } {
-  const at = jsonUrl.lastIndexOf('.json?');
-  if (at < 0) throw new ExportError('export_bad_link', `not a .json result link: ${jsonUrl}`);
-  const head = jsonUrl.slice(0, at);
-  const query = jsonUrl.slice(at + 5);
-  return { json: jsonUrl, csv: `${head}.csv${query}`, txt: `${head}.txt${query}` };
+export function resultUrls(jsonUrl: string): { json: string; csv: string; txt: string } | null {
+  const q = jsonUrl.indexOf('?');
+  const path = q < 0 ? jsonUrl : jsonUrl.slice(0, q);
+  const query = q < 0 ? '' : jsonUrl.slice(q);
+  if (!path.endsWith('.json')) return null;
+  const base = path.slice(0, -'.json'.length);
+  return { json: jsonUrl, csv: `${base}.csv${query}`, txt: `${base}.txt${query}` };
 }

@@ -1,23 +1,49 @@
 /**
- * GET /result/<id>.json?token=&expires=: a result file behind a signed link
- * (no key). Bad or missing token 403, expired 410, unknown id or a file
- * removed by retention 404. The token is checked before anything else, in
- * constant time (src/results/links.ts).
+ * GET /result/<id>.<json|csv|txt>?token=&expires=: a result file behind a
+ * signed link (no key). One token serves all three forms (it covers the id
+ * and expiry, not the extension). Bad or missing token 403, expired 410,
+ * unknown id or a file removed by retention 404. The token is checked before
+ * anything else, in constant time (src/results/links.ts).
+ *
+ * `.json` is the file itself. `.csv` (every field, one row per proxy) and
+ * `.txt` (working proxies, one per line, in the submitted form) are converted
+ * from it as a stream, one line at a time (src/results/export.ts), so a
+ * 100 000-proxy file never sits in memory; they are sent as attachments.
  */
 import { Elysia } from 'elysia';
 import { forbidden, linkExpired, notFound } from '../../errors';
-import { parseResultName, verifyResultLink } from '../../results/links';
+import { convertResult } from '../../results/export';
+import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
 import { resultFilePath } from '../../results/writer';
 import type { AppDeps } from '../context';
 
-const TYPES = { json: 'application/json; charset=utf-8' } as const;
+const TYPES: Record<ResultExt, string> = {
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8; header=present',
+  txt: 'text/plain; charset=utf-8',
+};
+
+/** A ReadableStream over string batches; cancelling it closes the generator (and the file). */
+function textStream(gen: AsyncGenerator<string>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await gen.next();
+      if (done) controller.close();
+      else controller.enqueue(encoder.encode(value));
+    },
+    async cancel() {
+      await gen.return(undefined);
+    },
+  });
+}
 
 export function resultRoutes(deps: AppDeps) {
   return new Elysia({ name: 'result-routes' }).get(
     '/result/:name',
     async ({ params, request }) => {
       const parsed = parseResultName(params.name);
-      if (parsed === null || !(parsed.ext in TYPES)) throw notFound('No such result');
+      if (parsed === null) throw notFound('No such result');
       const q = new URL(request.url).searchParams;
       const verdict = verifyResultLink({
         resultId: parsed.resultId,
@@ -30,15 +56,16 @@ export function resultRoutes(deps: AppDeps) {
       if (verdict === 'expired') throw linkExpired();
       const file = Bun.file(resultFilePath(deps.config.dataDir, parsed.resultId));
       if (!(await file.exists())) throw notFound('No such result (it may have passed its retention period)');
-      return new Response(file, {
-        headers: {
-          'content-type': TYPES[parsed.ext as keyof typeof TYPES],
-          'cache-control': 'private, max-age=300',
-          'content-disposition': `inline; filename="${parsed.resultId}.${parsed.ext}"`,
-        },
-      });
+      const name = `${parsed.resultId}.${parsed.ext}`;
+      const headers = {
+        'content-type': TYPES[parsed.ext],
+        'cache-control': 'private, max-age=300',
+        'content-disposition': `${parsed.ext === 'json' ? 'inline' : 'attachment'}; filename="${name}"`,
+        'x-content-type-options': 'nosniff',
+      };
+      if (parsed.ext === 'json') return new Response(file, { headers });
+      return new Response(textStream(convertResult(parsed.ext, file.stream())), { headers });
     },
     { detail: { hide: true } },
   );
 }
-
