@@ -67,6 +67,9 @@ function cpuUs(): number {
   const u = process.cpuUsage();
   return u.user + u.system;
 }
+function sysUs(): number {
+  return process.cpuUsage().system;
+}
 
 // ---- scenarios ----
 interface Scenario {
@@ -195,11 +198,13 @@ for (const name of SCENARIOS) {
   const t = tallyOf();
   const farm0 = await farmCpuUs();
   const c0 = cpuUs();
+  const s0 = sysUs();
   const p0 = procCpuUs();
   const w0 = performance.now();
   await run(sc, n, t);
   const wall = performance.now() - w0;
   const c1 = cpuUs();
+  const s1 = sysUs();
   const p1 = procCpuUs();
   const farm1 = await farmCpuUs();
   const row = {
@@ -209,6 +214,7 @@ for (const name of SCENARIOS) {
     concurrency: concFor(sc),
     cpuPerProbeUs: Math.round((c1 - c0) / n),
     cpuPerProbeProcUs: Math.round((p1 - p0) / n),
+    sysPerProbeUs: Math.round((s1 - s0) / n),
     farmCpuPerProbeUs: Math.round((farm1 - farm0) / n),
     wallMs: Math.round(wall),
     probesPerSec: Math.round((n / wall) * 1000),
@@ -221,7 +227,7 @@ for (const name of SCENARIOS) {
   if (JSON_OUT) console.log(JSON.stringify(row));
   else
     console.log(
-      `${MODE.padEnd(6)} ${name.padEnd(8)} n=${n} cpu/probe=${row.cpuPerProbeUs} µs (proc ${row.cpuPerProbeProcUs}) farm=${row.farmCpuPerProbeUs} µs ` +
+      `${MODE.padEnd(6)} ${name.padEnd(8)} n=${n} cpu/probe=${row.cpuPerProbeUs} µs (sys ${row.sysPerProbeUs}, /proc ${row.cpuPerProbeProcUs}) farm=${row.farmCpuPerProbeUs} µs ` +
         `wall=${row.wallMs} ms ${row.probesPerSec}/s working=${t.working} fp=${t.falsePositive} missed=${t.missed} ${JSON.stringify(t.codes)}`,
     );
 }

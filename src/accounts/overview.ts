@@ -23,6 +23,9 @@ export interface HistoryEntry {
   result_url: string | null;
   proxy_type: string;
   scanned_at: string;
+  /** Beyond the seed: 'running' | 'completed' | 'failed', and why a failed scan failed. */
+  status: string;
+  error: string | null;
 }
 
 export interface UsageEntry {
@@ -95,6 +98,8 @@ export async function getAccountOverview(db: Db, accountId: string, now: Date, s
       result_url: s.resultRef === null ? null : signResult(s.resultRef, s.createdAt),
       proxy_type: s.proxyType,
       scanned_at: s.createdAt.toISOString(),
+      status: s.status,
+      error: s.error,
     })),
     history_count: Number(countRow?.n ?? 0),
     usage_last_30_days: fillUsage(days, totals),

@@ -17,6 +17,7 @@ import { checkRoutes } from './routes/check';
 import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
 import { wsRoutes } from './routes/ws';
+import { webRoutes } from '../web/routes';
 
 /** Known paths and the methods they accept: everything else on them is 405. */
 export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> = Object.freeze([
@@ -27,6 +28,8 @@ export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> 
   ['/health', ['GET']],
   ['/judge', ['GET']],
   ['/result/:name', ['GET']],
+  ['/', ['GET']],
+  ['/app', ['GET']],
 ] as const);
 
 export type ExtraRoutes = (app: Elysia) => Elysia;
@@ -53,7 +56,8 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
     .use(checkRoutes(deps))
     .use(resultRoutes(deps))
     .use(wsRoutes(deps))
-    .use(docsRoutes(deps)) as unknown as Elysia;
+    .use(docsRoutes(deps))
+    .use(webRoutes(deps)) as unknown as Elysia;
   for (const add of extra) app = add(app);
   for (const [path, methods] of ROUTE_METHODS) {
     app = app.all(path, ({ path: actual }) => {

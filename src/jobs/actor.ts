@@ -34,7 +34,7 @@
  *   402, a 503 for shutdown, otherwise the caller maps it to 500).
  */
 import { randomBytes } from 'node:crypto';
-import { insufficientChecks, serviceUnavailable } from '../errors';
+import { ApiError, insufficientChecks, serviceUnavailable } from '../errors';
 import type { CheckRequest } from '../http/check-request';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult, ProbeTask } from '../probe/types';
@@ -470,7 +470,8 @@ export class JobActor {
     this.#abort.abort();
     this.#handle?.cancel();
     const { ledger, log, now } = this.#deps;
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason =
+      err instanceof ApiError && typeof err.body.message === 'string' ? err.body.message : err instanceof Error ? err.message : String(err);
     try {
       await this.#writer?.abort();
     } catch (e) {

@@ -127,7 +127,7 @@ describe('graceful shutdown (SIGTERM)', () => {
     const m = await me(q);
     expect(m.user.checks).toBe(balance);
     expect(m.history_count).toBe(1);
-    expect(m.history[0]).toMatchObject({ total_checked: 0, total_working: 0, result_url: null, proxy_type: 'http' });
+    expect(m.history[0]).toMatchObject({ total_checked: 0, total_working: 0, result_url: null, proxy_type: 'http', status: 'failed', error: 'The service is shutting down' });
     // Not an orphan: the shutdown settled it, the restart had nothing to recover.
     expect(q.logs.some((l) => l.msg === 'orphaned jobs recovered')).toBe(false);
   }, 20_000);
@@ -193,7 +193,7 @@ describe('crash recovery (kill -9)', () => {
     const m = await me(q);
     expect(m.user.checks).toBe(balance);
     expect(m.history_count).toBe(3);
-    expect(m.history[0]).toMatchObject({ total_checked: 0, result_url: null });
+    expect(m.history[0]).toMatchObject({ total_checked: 0, result_url: null, status: 'failed', error: 'interrupted' });
     const recovered = await q.waitForLog((l) => l.msg === 'orphaned jobs recovered', 1000);
     expect(recovered).toMatchObject({ scans: 1, units: 303 });
     expect((await terminate(q)).code).toBe(0);

@@ -70,11 +70,11 @@ describe('getAccountOverview', () => {
     const o = await getAccountOverview(tdb.db, acc.id, now, sign);
     expect(o.history_count).toBe(36);
     expect(o.history).toHaveLength(30);
-    expect(o.history[0]).toMatchObject({ total_checked: 0, result_url: null, proxy_type: 'socks4', scanned_at: runningAt.toISOString() });
-    expect(o.history[1]).toMatchObject({ total_checked: 1, total_working: 0, proxy_type: 'http' });
+    expect(o.history[0]).toMatchObject({ total_checked: 0, result_url: null, proxy_type: 'socks4', scanned_at: runningAt.toISOString(), status: 'running', error: null });
+    expect(o.history[1]).toMatchObject({ total_checked: 1, total_working: 0, proxy_type: 'http', status: 'completed', error: null });
     expect(o.history[1]?.result_url).toBe(`http://content.test/result/ref-0.json?t=${now.getTime() - 60_000}`);
     expect(o.history[2]?.result_url).toBeNull(); // signer says the file is gone
-    expect(Object.keys(o.history[1] ?? {}).sort()).toEqual(['id', 'proxy_type', 'result_url', 'scanned_at', 'total_checked', 'total_working']);
+    expect(Object.keys(o.history[1] ?? {}).sort()).toEqual(['error', 'id', 'proxy_type', 'result_url', 'scanned_at', 'status', 'total_checked', 'total_working']);
     const times = o.history.map((h) => Date.parse(h.scanned_at));
     expect(times).toEqual([...times].sort((a, b) => b - a));
     expect(Number.isInteger(o.history[0]?.id)).toBe(true);

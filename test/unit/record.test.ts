@@ -94,4 +94,12 @@ describe('buildProxyRecord', () => {
     const r = buildProxyRecord({ host: 'h', port: 2, username: 'user', password: '' }, working, null);
     expect(r.proxy).toEqual({ host: 'h', port: 2, hasAuth: true, username: 'user', password: '' });
   });
+
+  test('a parsed proxy keeps its submitted format after the seed fields', () => {
+    const r = buildProxyRecord({ host: 'h', port: 2, username: 'u', password: 'p', format: 'colon_auth' }, working, null);
+    expect(r.proxy).toEqual({ host: 'h', port: 2, hasAuth: true, username: 'u', password: 'p', format: 'colon_auth' });
+    expect(Object.keys(r.proxy)).toEqual(['host', 'port', 'hasAuth', 'username', 'password', 'format']);
+    const bogus = buildProxyRecord({ host: 'h', port: 2, format: 'other' as never }, working, null);
+    expect('format' in bogus.proxy).toBe(false);
+  });
 });

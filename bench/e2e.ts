@@ -1,0 +1,130 @@
+/**
+ * End-to-end farm benchmark (issue 5): the real service (`bun src/main.ts`)
+ * checks lists from a fake proxy farm on loopback through POST /check-raw.
+ *
+ *   bun bench/e2e.ts                 all scenarios (A B C D E F), < 15 min
+ *   bun bench/e2e.ts A B             only those (E runs inside C)
+ *   options: --scale=0.1 (smaller lists, smoke run), --max-bound=45 (D: skip
+ *   cells whose lower bound exceeds this many seconds), --no-write (do not
+ *   touch bench/RESULTS.md / the chart), --keep (keep lists, manifests and
+ *   the data dir), --profile (service under --cpu-prof-md, profiles kept)
+ *
+ * Processes: the farm (bench/farm/worker.ts x 4), the judge
+ * (bench/farm/judge.ts) and the service (via bench/e2e/guard.ts), all on
+ * loopback, all stopped on exit, failure, Ctrl-C, SIGTERM, or the hard time
+ * limit. Results merge into bench/e2e/last-results.json (scenarios not run
+ * keep their last figures) and render into bench/RESULTS.md "End-to-end".
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '../src/config';
+import { startFarm, startJudge } from './farm/launcher';
+import { stopAll, stopAllSync } from './e2e/proc';
+import { writeReport } from './e2e/report';
+import { scenarioA, scenarioB, scenarioC, scenarioD, scenarioF, SLOW_MS, type Env, type ScenarioOutput } from './e2e/scenarios';
+import { startService } from './e2e/service';
+
+const HARD_LIMIT_MS = 15 * 60_000;
+const args = process.argv.slice(2);
+const flag = (name: string) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+const flagValue = (name: string, def: number) => {
+  const f = flag(name);
+  return f?.includes('=') ? Number(f.split('=')[1]) : def;
+};
+const picked = args.filter((a) => !a.startsWith('--')).map((a) => a.toUpperCase());
+const ALL = ['A', 'B', 'C', 'D', 'E', 'F'];
+const selected = new Set(picked.length === 0 || picked.includes('ALL') ? ALL : picked);
+for (const s of selected) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s} (A-F)`);
+
+const scale = flagValue('scale', 1);
+const keep = flag('keep') !== undefined;
+const outDir = mkdtempSync(join(tmpdir(), 'pc-bench-'));
+const started = Date.now();
+const log = (l: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${l}\n`);
+
+let cleaning: Promise<void> | null = null;
+const cleanup = () =>
+  (cleaning ??= (async () => {
+    await stopAll();
+    if (!keep) rmSync(outDir, { recursive: true, force: true });
+  })());
+const onSignal = (sig: string) => {
+  log(`${sig}: stopping every process`);
+  void cleanup().finally(() => process.exit(130));
+};
+process.on('SIGINT', () => onSignal('SIGINT'));
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+process.on('exit', () => stopAllSync());
+const hard = setTimeout(() => {
+  log(`hard time limit ${HARD_LIMIT_MS / 60_000} min reached: stopping`);
+  void cleanup().finally(() => process.exit(124));
+}, HARD_LIMIT_MS);
+
+async function main(): Promise<void> {
+  const latency = { seed: 20261122, medianMs: 150, p90Ms: 800 };
+  log(`scenarios ${[...selected].join(' ')}, scale ${scale}, out ${outDir}`);
+  const [judge, farm] = await Promise.all([
+    startJudge(),
+    startFarm({ processes: 4, portsPerBehaviour: 8, refusedPorts: 16, latency, slowMs: SLOW_MS }),
+  ]);
+  log(`judge ${judge.url} (pid ${judge.pid}); farm pids ${farm.pids.join(',')}`);
+  const env: Env = {
+    ports: farm.ports,
+    latency,
+    judgeUrl: judge.url,
+    dataDir: join(outDir, 'data'),
+    outDir,
+    ctx: { judgePid: judge.pid, farmPids: farm.pids },
+    defaultSlots: parseConfig({}, process.cwd()).slotsPerEndpoint,
+    scale,
+    maxBoundMs: flagValue('max-bound', 45) * 1000,
+    log,
+    bunFlags: flag('profile') !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${join(outDir, 'profiles')}`] : [],
+  };
+
+  // first start on an empty data dir (database created); later starts reuse it
+  const first = await startService({ dataDir: env.dataDir, slotsPerEndpoint: null, judgeUrl: judge.url });
+  log(`first start (empty data dir): ready in ${first.startupMs.toFixed(0)} ms`);
+  await first.stop();
+
+  const results: Record<string, ScenarioOutput> = {};
+  if (selected.has('A')) {
+    log('scenario A');
+    results.A = await scenarioA(env);
+  }
+  if (selected.has('B')) {
+    log('scenario B');
+    results.B = await scenarioB(env);
+  }
+  if (selected.has('C') || selected.has('E')) {
+    log(`scenario C${selected.has('E') ? ' + E' : ''}`);
+    const out = await scenarioC(env, selected.has('E'));
+    if (selected.has('C')) results.C = out;
+    if (selected.has('E')) results.E = { runs: [], startups: [], notes: [], ...(out.fairness ? { fairness: out.fairness } : {}) };
+  }
+  if (selected.has('D')) {
+    log('scenario D');
+    results.D = await scenarioD(env, results.C?.runs[0] ?? null);
+  }
+  if (selected.has('F')) {
+    log('scenario F');
+    results.F = await scenarioF(env);
+  }
+  const startups = Object.values(results).flatMap((r) => r.startups);
+  if (flag('no-write') === undefined) {
+    const where = await writeReport({ results, firstStartMs: first.startupMs, startups, scale, env });
+    log(`wrote ${where.join(', ')}`);
+  }
+  if (keep) log(`kept ${outDir}`);
+}
+
+try {
+  await main();
+} catch (err) {
+  log(`FAILED: ${(err as Error).stack ?? String(err)}`);
+  process.exitCode = 1;
+} finally {
+  clearTimeout(hard);
+  await cleanup();
+}

@@ -1,0 +1,309 @@
+/**
+ * The CLI's client of the HTTP API (fetch) and of the WebSocket progress
+ * channel. Never the database. Every failure becomes a CliError with the
+ * exit code of README "Command-line client":
+ *   401 -> 3, 402 -> 4 (with how many checks are missing), other 4xx -> 5,
+ *   5xx and network failures -> 6.
+ * `httpError` (status + body -> CliError) is pure.
+ */
+import { CliError, EXIT } from './exit-codes';
+
+// ---- API shapes the CLI reads (seed-api.md, DECISIONS.md) ---------------------
+
+export interface CheckSummaryBody {
+  total_working: number;
+  countries: Record<string, number>;
+  anonymity_levels: { elite: number; anonymous: number; transparent: number };
+  top_isps: Record<string, number>;
+}
+
+export interface CheckResponseBody {
+  summary: CheckSummaryBody;
+  metadata: {
+    user?: { email?: string; checks_used?: number; remaining_checks?: number; subscription_detail?: SubscriptionDetail };
+    region_used?: string;
+    region_name?: string;
+    proxy_type?: string;
+    timeout_used?: string;
+    total_checked: number;
+    total_invalid?: number;
+    total_duplicates?: number;
+    processing_time?: string;
+    job_id?: string;
+  };
+  result_url: string | null;
+  result_urls?: { json: string; csv: string; txt: string } | null;
+}
+
+export interface SubscriptionDetail {
+  UnlimitedPro: boolean;
+  unlimited_expired_at?: string;
+}
+
+export interface MeBody {
+  user: {
+    id?: string;
+    email: string;
+    checks?: number;
+    remaining_checks?: number;
+    checks_used?: number;
+    breakdown?: { root_balance: number; temp_balance: number };
+    subscription_detail?: SubscriptionDetail;
+  };
+  history: { id: number; total_checked: number; total_working: number; result_url: string | null; proxy_type: string; scanned_at: string }[];
+  history_count?: number;
+  usage_last_30_days: { day: string; total_checked: number }[];
+}
+
+export interface RegionsBody {
+  regions: { code: string; name: string; endpoints: number }[];
+  default: string;
+}
+
+export interface HealthBody {
+  status: string;
+  version?: string;
+  uptime?: number;
+  timestamp?: string;
+  regions?: number;
+  database?: string;
+}
+
+export interface ProgressMessage {
+  jobId: string;
+  status: 'in_progress' | 'completed' | 'failed';
+  currentStep: string;
+  stepsCompleted: number;
+  progress: number;
+  eta: number | null;
+  details: { message: string; batches_done: number; working_so_far: number; checked: number; total: number };
+  timestamp: string;
+  result_url?: string;
+}
+
+// ---- errors ------------------------------------------------------------------
+
+const fmt = (n: unknown) => (typeof n === 'number' ? n.toLocaleString('en-US') : String(n));
+
+function describe(body: unknown): { error: string | undefined; message: string | undefined } {
+  if (typeof body !== 'object' || body === null) {
+    const text = typeof body === 'string' ? body.trim().slice(0, 200) : undefined;
+    return { error: undefined, message: text === '' ? undefined : text };
+  }
+  const b = body as Record<string, unknown>;
+  return {
+    error: typeof b.error === 'string' ? b.error : undefined,
+    message: typeof b.message === 'string' ? b.message : undefined,
+  };
+}
+
+/** The CliError for a non-2xx answer. `what` names the request ("POST /check"). */
+export function httpError(status: number, body: unknown, what: string): CliError {
+  const { error, message } = describe(body);
+  const detail = [error, message].filter((s) => s !== undefined).join(': ');
+  if (status === 401) {
+    return new CliError(
+      EXIT.AUTH,
+      'cli_auth',
+      `Authentication failed (${detail || 'HTTP 401'}). Pass a valid key with --key, set PROXYCHECK_API_KEY, or run \`proxycheck login\`.`,
+    );
+  }
+  if (status === 402) {
+    const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const required = b.required;
+    const available = b.available;
+    const shortfall = typeof b.shortfall === 'number' ? b.shortfall : typeof required === 'number' && typeof available === 'number' ? required - available : undefined;
+    const text =
+      shortfall !== undefined
+        ? `Not enough checks: this list needs ${fmt(required)} checks but the account has ${fmt(available)}: ${fmt(shortfall)} missing. Top up the account or check fewer proxies.`
+        : `Not enough checks (${detail || 'HTTP 402'}).`;
+    return new CliError(EXIT.QUOTA, 'cli_quota', text);
+  }
+  if (status >= 400 && status < 500) {
+    const extra =
+      typeof body === 'object' && body !== null && Array.isArray((body as Record<string, unknown>).available_regions)
+        ? ` Regions: ${((body as Record<string, unknown>).available_regions as string[]).join(', ')}.`
+        : '';
+    return new CliError(EXIT.CLIENT, 'cli_request_refused', `${what} was refused (HTTP ${status}${detail ? `, ${detail}` : ''}).${extra}`);
+  }
+  return new CliError(EXIT.NETWORK, 'cli_server_error', `${what} failed on the server (HTTP ${status}${detail ? `, ${detail}` : ''}). Try again later.`);
+}
+
+/** The CliError for a request that got no HTTP answer. */
+export function networkError(err: unknown, baseUrl: string, what: string): CliError {
+  if (err instanceof CliError) return err;
+  const e = err as { code?: string; message?: string; name?: string };
+  if (e?.name === 'AbortError' || e?.name === 'TimeoutError') {
+    return new CliError(EXIT.NETWORK, 'cli_timeout', `${what}: no answer from ${baseUrl} in time.`, { cause: err });
+  }
+  const reason =
+    e?.code === 'ConnectionRefused' || e?.code === 'ECONNREFUSED'
+      ? 'connection refused (is the service running?)'
+      : e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN'
+        ? 'host not found'
+        : (e?.message ?? String(err));
+  return new CliError(EXIT.NETWORK, 'cli_network', `Cannot reach ${baseUrl} (${what}): ${reason}`, { cause: err });
+}
+
+async function readBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+// ---- client ------------------------------------------------------------------
+
+export interface ApiClientOptions {
+  /** Base URL, no trailing slash. */
+  url: string;
+  key: string | undefined;
+  /** Per-request deadline of the short calls (not /check, not downloads). Default 30 s. */
+  timeoutMs?: number;
+}
+
+export class ApiClient {
+  readonly url: string;
+  readonly #key: string | undefined;
+  readonly #timeoutMs: number;
+
+  constructor(opts: ApiClientOptions) {
+    this.url = opts.url;
+    this.#key = opts.key;
+    this.#timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  #requireKey(): string {
+    if (this.#key === undefined) {
+      throw new CliError(EXIT.AUTH, 'cli_no_key', 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
+    }
+    return this.#key;
+  }
+
+  async #request<T>(method: 'GET' | 'POST', path: string, init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean }): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (init.auth) headers['x-api-key'] = this.#requireKey();
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    const what = `${method} ${path.split('?')[0]}`;
+    const signals = [init.signal, init.noDeadline ? undefined : AbortSignal.timeout(this.#timeoutMs)].filter((s) => s !== undefined);
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, {
+        method,
+        headers,
+        ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+        ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
+        // a big check answers after minutes: no idle timer on this side
+        ...(init.noDeadline ? { timeout: false } : {}),
+      });
+    } catch (err) {
+      if (init.signal?.aborted) throw init.signal.reason ?? err;
+      throw networkError(err, this.url, what);
+    }
+    const body = await readBody(res).catch((err) => {
+      throw networkError(err, this.url, what);
+    });
+    if (!res.ok) throw httpError(res.status, body, what);
+    return body as T;
+  }
+
+  me(signal?: AbortSignal): Promise<MeBody> {
+    return this.#request('GET', '/me', { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  regions(signal?: AbortSignal): Promise<RegionsBody> {
+    return this.#request('GET', '/regions', { auth: false, ...(signal ? { signal } : {}) });
+  }
+
+  /** /health answers 503 with a body when degraded: that body is returned, not thrown. */
+  async health(signal?: AbortSignal): Promise<{ status: number; body: HealthBody }> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}/health`, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.#timeoutMs)]) : AbortSignal.timeout(this.#timeoutMs) });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      throw networkError(err, this.url, 'GET /health');
+    }
+    const body = await readBody(res);
+    if (res.status === 503 && typeof body === 'object' && body !== null) return { status: 503, body: body as HealthBody };
+    if (!res.ok) throw httpError(res.status, body, 'GET /health');
+    return { status: res.status, body: body as HealthBody };
+  }
+
+  check(body: Record<string, unknown>, signal?: AbortSignal): Promise<CheckResponseBody> {
+    return this.#request('POST', '/check', { auth: true, body, noDeadline: true, ...(signal ? { signal } : {}) });
+  }
+
+  /** GET of a signed result link (no key). Returns the streaming response. */
+  async download(link: string, signal?: AbortSignal): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(link, { ...(signal ? { signal } : {}), timeout: false });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      throw networkError(err, new URL(link).origin, 'download');
+    }
+    if (!res.ok) throw httpError(res.status, await readBody(res), 'downloading the result');
+    return res;
+  }
+
+  /**
+   * Subscribes to /ws?jobId= (with the key, so the final message carries the
+   * link). Resolves once the socket is open, or with null when it cannot open
+   * within `openTimeoutMs` (the check then runs without live progress).
+   */
+  progress(jobId: string, onMessage: (m: ProgressMessage) => void, openTimeoutMs = 5000): Promise<ProgressChannel | null> {
+    const wsUrl = `${this.url.replace(/^http/, 'ws')}/ws?jobId=${encodeURIComponent(jobId)}`;
+    return new Promise((resolve) => {
+      let settled = false;
+      let ws: WebSocket;
+      const settle = (v: ProgressChannel | null) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(v);
+      };
+      const timer = setTimeout(() => {
+        try {
+          ws.close();
+        } catch {
+          // not open yet: nothing to close
+        }
+        settle(null);
+      }, openTimeoutMs);
+      try {
+        ws = new WebSocket(wsUrl, this.#key !== undefined ? { headers: { 'X-API-Key': this.#key } } : {});
+      } catch {
+        settle(null);
+        return;
+      }
+      ws.onopen = () =>
+        settle({
+          close: () => {
+            ws.onmessage = null;
+            ws.onclose = null;
+            ws.onerror = null;
+            if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
+          },
+        });
+      ws.onerror = () => settle(null);
+      ws.onclose = () => settle(null);
+      ws.onmessage = (e) => {
+        let m: unknown;
+        try {
+          m = JSON.parse(String(e.data));
+        } catch {
+          return; // not a progress message: ignore
+        }
+        if (typeof m === 'object' && m !== null && typeof (m as ProgressMessage).details === 'object') onMessage(m as ProgressMessage);
+      };
+    });
+  }
+}
+
+export interface ProgressChannel {
+  /** Stops listening and closes the socket. Idempotent. */
+  close(): void;
+}

@@ -1,0 +1,267 @@
+/**
+ * The CLI's command line: `proxycheck [options] <command> [args]` -> a typed
+ * invocation, or a usage CliError (exit 2). Pure (node:util parseArgs only).
+ *
+ * Options may come before or after the command. Global options: --key,
+ * --url, --json, --no-color, --help, --version. `check` options: --type,
+ * --region, --timeout, --custom-url (repeatable), --case-sensitive, --out,
+ * --format, --only-working, --job-id. `me`: --links.
+ *
+ * `--custom-url URL[,codes][,text]`: codes are HTTP statuses joined by `|`
+ * or `+` (e.g. `200|204`); everything after the codes' comma is the required
+ * text (it may contain commas). When the part after the URL's comma is not a
+ * list of codes, all of it is the text (`URL,Example Domain`); `URL,,text`
+ * says "no codes" explicitly. A comma inside the URL must be written `%2C`.
+ *
+ * `--format` defaults to the extension of `--out` (.csv, .txt, else json);
+ * `--format` without `--out` is a usage error (`--out -` writes to stdout).
+ */
+import { parseArgs } from 'node:util';
+import { usageError } from './exit-codes';
+
+export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5'] as const);
+export type CliProxyType = (typeof PROXY_TYPES)[number];
+export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export const COMMANDS = Object.freeze(['check', 'me', 'regions', 'health', 'login', 'help'] as const);
+export type CommandName = (typeof COMMANDS)[number];
+
+export const TIMEOUT_MIN = 1000;
+export const TIMEOUT_MAX = 20000;
+const JOB_ID = /^[A-Za-z0-9_-]{3,64}$/;
+
+/** One rule of the /check body's `customUrls`. */
+export interface CustomUrlSpec {
+  url: string;
+  requiredStatusCodes?: number[];
+  requiredText?: string;
+  caseSensitive?: boolean;
+}
+
+export interface GlobalOptions {
+  key?: string;
+  url?: string;
+  /** Print the API's JSON instead of the human rendering. */
+  json: boolean;
+  /** false with --no-color; undefined = decide from the terminal and NO_COLOR. */
+  color?: false;
+}
+
+export interface CheckCommand {
+  name: 'check';
+  /** A file path, or "-" for standard input. */
+  source: string;
+  type?: CliProxyType;
+  region?: string;
+  timeout?: number;
+  customUrls: CustomUrlSpec[];
+  /** A file path, or "-" for standard output. */
+  out?: string;
+  format: OutputFormat;
+  onlyWorking: boolean;
+  jobId?: string;
+}
+
+export type Command =
+  | CheckCommand
+  | { name: 'me'; links: boolean }
+  | { name: 'regions' }
+  | { name: 'health' }
+  | { name: 'login' }
+  | { name: 'help'; topic?: CommandName }
+  | { name: 'version' };
+
+export interface Invocation {
+  global: GlobalOptions;
+  command: Command;
+}
+
+export const USAGE = `usage: proxycheck [--key KEY] [--url URL] [--json] [--no-color] <command> [options]
+
+commands:
+  check <file|->   check a proxy list (host:port, user:pass@host:port or host:port:user:pass, one per line)
+  me               balance, plan, 30-day usage chart, recent checks
+  regions          the regions a check can run from
+  health           service status
+  login            save the API key and base URL to the config file
+  help [command]   this text, or a command's options
+
+the key and base URL come from --key/--url, else PROXYCHECK_API_KEY/PROXYCHECK_URL,
+else the config file written by \`proxycheck login\`; the URL defaults to http://127.0.0.1:3000.
+exit codes: 0 ok, 2 usage, 3 auth (401), 4 not enough checks (402), 5 other 4xx, 6 network or 5xx, 130 Ctrl-C.`;
+
+export const COMMAND_USAGE: Record<CommandName, string> = {
+  check: `usage: proxycheck check <file|-> [options]
+
+  --type http|socks4|socks5        proxy protocol (server default: http)
+  --region CODE                    region to check from (server default: us1; see \`proxycheck regions\`)
+  --timeout MS                     per-proxy budget, ${TIMEOUT_MIN}..${TIMEOUT_MAX} (server default: 2000)
+  --custom-url URL[,codes][,text]  also try working proxies against URL (repeatable);
+                                   codes like 200|204 (default 200), text must appear in the body
+  --case-sensitive                 match custom-URL text case-sensitively
+  --out FILE|-                     save the full result (- = standard output)
+  --format json|csv|txt            format of --out (default: from its extension, else json);
+                                   txt = working proxies, one per line, as submitted
+  --only-working                   keep only working proxies in --out
+  --job-id ID                      progress channel id (default: random)`,
+  me: `usage: proxycheck me [--links]
+
+  --links   print the signed download link of each recent check`,
+  regions: 'usage: proxycheck regions',
+  health: 'usage: proxycheck health',
+  login: `usage: proxycheck login [--key KEY] [--url URL]
+
+  verifies the key with GET /me, then writes {url, key} to
+  $XDG_CONFIG_HOME/proxycheck/config.json (or ~/.config/proxycheck/config.json), mode 0600.
+  Without --key (or PROXYCHECK_API_KEY) the key is read from standard input.`,
+  help: 'usage: proxycheck help [command]',
+};
+
+function intIn(name: string, raw: string, min: number, max: number): number {
+  if (!/^[0-9]+$/.test(raw)) throw usageError(`--${name} must be a whole number of milliseconds, ${min}..${max}; got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw usageError(`--${name} must be ${min}..${max}; got ${n}`);
+  return n;
+}
+
+const CODES = /^[0-9]{3}(?:[|+][0-9]{3})*$/;
+
+/** One `--custom-url URL[,codes][,text]` value. */
+export function parseCustomUrl(spec: string, caseSensitive = false): CustomUrlSpec {
+  const comma = spec.indexOf(',');
+  const url = (comma < 0 ? spec : spec.slice(0, comma)).trim();
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw usageError(`--custom-url: "${url}" is not an absolute URL`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw usageError(`--custom-url: only http and https URLs can be tried, not ${parsed.protocol}`);
+  }
+  const out: CustomUrlSpec = { url };
+  if (comma >= 0) {
+    const rest = spec.slice(comma + 1);
+    const next = rest.indexOf(',');
+    const first = next < 0 ? rest : rest.slice(0, next);
+    let text = rest;
+    if (first.trim() === '' && next >= 0) {
+      text = rest.slice(next + 1);
+    } else if (CODES.test(first.trim())) {
+      const codes = first.trim().split(/[|+]/).map(Number);
+      const bad = codes.find((c) => c < 100 || c > 599);
+      if (bad !== undefined) throw usageError(`--custom-url: ${bad} is not an HTTP status code (100..599)`);
+      out.requiredStatusCodes = codes;
+      text = next < 0 ? '' : rest.slice(next + 1);
+    }
+    if (text !== '') out.requiredText = text;
+  }
+  if (caseSensitive && out.requiredText !== undefined) out.caseSensitive = true;
+  return out;
+}
+
+/** --format, else from the extension of --out, else json. */
+export function outputFormat(format: string | undefined, out: string | undefined): OutputFormat {
+  if (format !== undefined) {
+    if (!(OUTPUT_FORMATS as readonly string[]).includes(format)) {
+      throw usageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}; got "${format}"`);
+    }
+    if (out === undefined) throw usageError('--format needs --out FILE (use --out - for standard output)');
+    return format as OutputFormat;
+  }
+  const ext = out?.toLowerCase().match(/\.([a-z]+)$/)?.[1];
+  return ext === 'csv' || ext === 'txt' ? ext : 'json';
+}
+
+const OPTIONS = {
+  key: { type: 'string' },
+  url: { type: 'string' },
+  json: { type: 'boolean' },
+  'no-color': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+  type: { type: 'string' },
+  region: { type: 'string' },
+  timeout: { type: 'string' },
+  'custom-url': { type: 'string', multiple: true },
+  'case-sensitive': { type: 'boolean' },
+  out: { type: 'string', short: 'o' },
+  format: { type: 'string' },
+  'only-working': { type: 'boolean' },
+  'job-id': { type: 'string' },
+  links: { type: 'boolean' },
+} as const;
+
+const CHECK_ONLY = ['type', 'region', 'timeout', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'job-id'] as const;
+
+export function parseCommandLine(argv: readonly string[]): Invocation {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    // node's messages are clear ("Unknown option '--x'"); drop its hint about "--" for positionals
+    throw usageError(String((err as Error).message).replace(/\. To specify a positional argument.*$/s, ''));
+  }
+  const v = parsed.values;
+  const global: GlobalOptions = { json: v.json ?? false };
+  if (v.key !== undefined) global.key = v.key;
+  if (v.url !== undefined) global.url = v.url;
+  if (v['no-color']) global.color = false;
+  if (v.key === '') throw usageError('--key is empty');
+
+  const [name, ...rest] = parsed.positionals;
+  if (v.version) return { global, command: { name: 'version' } };
+  if (name === undefined) {
+    if (v.help) return { global, command: { name: 'help' } };
+    throw usageError('no command given');
+  }
+  if (!(COMMANDS as readonly string[]).includes(name)) throw usageError(`unknown command "${name}"`);
+  const cmd = name as CommandName;
+  if (v.help) return { global, command: { name: 'help', topic: cmd } };
+
+  if (cmd !== 'check') {
+    const stray = CHECK_ONLY.find((o) => v[o] !== undefined);
+    if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "${cmd}"`);
+  }
+  if (cmd !== 'me' && v.links !== undefined) throw usageError(`--links is an option of "me", not of "${cmd}"`);
+
+  if (cmd === 'help') {
+    const topic = rest[0];
+    if (topic !== undefined && !(COMMANDS as readonly string[]).includes(topic)) throw usageError(`no help for "${topic}"`);
+    return { global, command: topic === undefined ? { name: 'help' } : { name: 'help', topic: topic as CommandName } };
+  }
+  if (cmd !== 'check') {
+    if (rest.length > 0) throw usageError(`"${cmd}" takes no arguments (got "${rest[0]}")`);
+    if (cmd === 'me') return { global, command: { name: 'me', links: v.links ?? false } };
+    return { global, command: { name: cmd } };
+  }
+
+  if (rest.length === 0) throw usageError('check needs a file of proxies, or - for standard input');
+  if (rest.length > 1) throw usageError(`check takes one file (got ${rest.length}: ${rest.join(' ')})`);
+  const command: CheckCommand = {
+    name: 'check',
+    source: rest[0]!,
+    customUrls: (v['custom-url'] ?? []).map((s) => parseCustomUrl(s, v['case-sensitive'] ?? false)),
+    format: outputFormat(v.format, v.out),
+    onlyWorking: v['only-working'] ?? false,
+  };
+  if (v.type !== undefined) {
+    if (!(PROXY_TYPES as readonly string[]).includes(v.type)) throw usageError(`--type must be one of ${PROXY_TYPES.join(', ')}; got "${v.type}"`);
+    command.type = v.type as CliProxyType;
+  }
+  if (v.region !== undefined) {
+    if (v.region.trim() === '') throw usageError('--region is empty');
+    command.region = v.region.trim();
+  }
+  if (v.timeout !== undefined) command.timeout = intIn('timeout', v.timeout, TIMEOUT_MIN, TIMEOUT_MAX);
+  if (v.out !== undefined) {
+    if (v.out === '') throw usageError('--out is empty');
+    command.out = v.out;
+  }
+  if (v['job-id'] !== undefined) {
+    if (!JOB_ID.test(v['job-id'])) throw usageError('--job-id must be 3 to 64 characters of letters, digits, "_" or "-"');
+    command.jobId = v['job-id'];
+  }
+  if (v['case-sensitive'] && command.customUrls.length === 0) throw usageError('--case-sensitive applies to --custom-url text; no --custom-url given');
+  return { global, command };
+}

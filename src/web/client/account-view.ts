@@ -1,0 +1,100 @@
+/// <reference lib="dom" />
+/**
+ * The "Account" view, from GET /me: e-mail, balance (root + temporary), plan,
+ * a 30-day usage column chart and the recent checks with their download
+ * links and a "View" button that opens the result in the results view.
+ */
+import { apiGet } from './api';
+import { dailyChart } from './charts';
+import { byId, setText } from './dom';
+import { errorText, formatTime, resultLinks } from './format';
+import { escapeXml, formatCount } from './svg';
+
+interface Me {
+  user?: {
+    email?: string;
+    checks?: number;
+    breakdown?: { root_balance?: number; temp_balance?: number };
+    subscription_detail?: { UnlimitedPro?: boolean; unlimited_expired_at?: string };
+  };
+  history?: { id: number; total_checked: number; total_working: number; result_url: string | null; proxy_type: string; scanned_at: string }[];
+  history_count?: number;
+  usage_last_30_days?: { day: string; total_checked: number }[];
+}
+
+export function planText(sub: { UnlimitedPro?: boolean; unlimited_expired_at?: string } | undefined): string {
+  if (sub?.UnlimitedPro) return sub.unlimited_expired_at ? `UnlimitedPro until ${formatTime(sub.unlimited_expired_at)}` : 'UnlimitedPro';
+  if (sub?.unlimited_expired_at) return `Pay per check (UnlimitedPro ended ${formatTime(sub.unlimited_expired_at)})`;
+  return 'Pay per check';
+}
+
+export function setupAccountView(deps: { key: () => string | null; onUnauthorized: () => void; onOpen: (link: string) => void }) {
+  const err = byId('account-error');
+  const body = byId('account-body');
+  const cards = byId('a-cards');
+  const usage = byId('a-usage');
+  const history = byId<HTMLTableElement>('a-history');
+  const tbody = history.tBodies[0]!;
+
+  tbody.addEventListener('click', (e) => {
+    const btn = (e.target as HTMLElement).closest('button[data-link]') as HTMLButtonElement | null;
+    if (btn?.dataset.link) deps.onOpen(btn.dataset.link);
+  });
+
+  return {
+    async load(): Promise<Me | null> {
+      const key = deps.key();
+      if (key === null) {
+        deps.onUnauthorized();
+        return null;
+      }
+      body.setAttribute('aria-busy', 'true');
+      setText(err, '');
+      const r = await apiGet('/me', key);
+      body.setAttribute('aria-busy', 'false');
+      if (r.status === 401) {
+        deps.onUnauthorized();
+        return null;
+      }
+      if (!r.ok) {
+        setText(err, errorText(r.status, r.body));
+        return null;
+      }
+      const me = r.body as Me;
+      const u = me.user ?? {};
+      const b = u.breakdown ?? {};
+      const items: [string, string][] = [
+        ['Signed in as', u.email ?? '—'],
+        ['Balance', `${formatCount(u.checks ?? 0)} checks`],
+        ['Of which', `${formatCount(b.root_balance ?? 0)} base + ${formatCount(b.temp_balance ?? 0)} temporary`],
+        ['Plan', planText(u.subscription_detail)],
+        ['Checks run', formatCount(me.history_count ?? 0)],
+      ];
+      cards.innerHTML = items.map(([k, v]) => `<div class="card"><dt>${escapeXml(k)}</dt><dd>${escapeXml(v)}</dd></div>`).join('');
+      const days = (me.usage_last_30_days ?? []).map((d) => ({ day: d.day, value: d.total_checked }));
+      usage.innerHTML = dailyChart(days, 'Proxies checked per day over the last 30 days (UTC)');
+      const rows = me.history ?? [];
+      tbody.innerHTML =
+        rows.length === 0
+          ? '<tr><td colspan="5" class="muted">No checks yet.</td></tr>'
+          : rows
+              .map((h) => {
+                const links = resultLinks(h.result_url);
+                const when = formatTime(h.scanned_at);
+                const result =
+                  links === null
+                    ? '<span class="muted">expired</span>'
+                    : `<button type="button" class="secondary small" data-link="${escapeXml(links.json)}" aria-label="View the check of ${escapeXml(when)}">View</button> ` +
+                      (['json', 'csv', 'txt'] as const)
+                        .map((ext) => `<a href="${escapeXml(links[ext])}" download aria-label="${ext.toUpperCase()} of the check of ${escapeXml(when)}">${ext.toUpperCase()}</a>`)
+                        .join(' ');
+                return (
+                  `<tr><td>${escapeXml(when)}</td><td>${escapeXml(String(h.proxy_type).toUpperCase())}</td>` +
+                  `<td class="num">${formatCount(h.total_checked)}</td><td class="num">${formatCount(h.total_working)}</td><td class="links">${result}</td></tr>`
+                );
+              })
+              .join('');
+      return me;
+    },
+  };
+}

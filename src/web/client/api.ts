@@ -1,0 +1,148 @@
+/// <reference lib="dom" />
+/**
+ * The dashboard's client of the service's own HTTP API (same origin): JSON
+ * GET/POST with the key in `X-API-Key`, network failures as status 0, and the
+ * WebSocket progress channel (/ws?jobId=&apiKey=), opened before the check is
+ * posted so no message is missed. Also where the API key lives in the browser
+ * (sessionStorage, or localStorage when the user asks to be remembered).
+ */
+
+export interface ApiAnswer {
+  ok: boolean;
+  /** HTTP status; 0 when the service could not be reached */
+  status: number;
+  body: unknown;
+}
+
+async function send(path: string, init: RequestInit): Promise<ApiAnswer> {
+  let res: Response;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    return { ok: false, status: 0, body: null };
+  }
+  const text = await res.text().catch(() => '');
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { ok: res.ok, status: res.status, body };
+}
+
+export function apiGet(path: string, key?: string): Promise<ApiAnswer> {
+  return send(path, { headers: key ? { 'X-API-Key': key, Accept: 'application/json' } : { Accept: 'application/json' } });
+}
+
+export function apiPost(path: string, key: string, json: unknown): Promise<ApiAnswer> {
+  return send(path, {
+    method: 'POST',
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify(json),
+  });
+}
+
+/** A progress subscription: `close()` ends it (idempotent). */
+export interface ProgressChannel {
+  close(): void;
+}
+
+/**
+ * Opens /ws?jobId=&apiKey= on this origin. Resolves once it is open, or with
+ * null when it cannot be opened within `openTimeoutMs` (the check then runs
+ * without live progress). `onMessage` gets each parsed message; `onEnd` fires
+ * once, when the channel closes for any reason after it opened.
+ */
+export function openProgress(
+  jobId: string,
+  key: string,
+  onMessage: (msg: unknown) => void,
+  onEnd: (code: number) => void,
+  openTimeoutMs = 4000,
+): Promise<ProgressChannel | null> {
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const url = `${proto}//${location.host}/ws?jobId=${encodeURIComponent(jobId)}&apiKey=${encodeURIComponent(key)}`;
+  return new Promise((resolve) => {
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(url);
+    } catch {
+      resolve(null);
+      return;
+    }
+    let opened = false;
+    let ended = false;
+    const timer = setTimeout(() => {
+      if (!opened) {
+        ws.close();
+        resolve(null);
+      }
+    }, openTimeoutMs);
+    ws.onopen = () => {
+      opened = true;
+      clearTimeout(timer);
+      resolve({ close: () => ws.close(1000) });
+    };
+    ws.onmessage = (e) => {
+      try {
+        onMessage(JSON.parse(String(e.data)));
+      } catch {
+        // a message that is not JSON is ignored
+      }
+    };
+    ws.onclose = (e) => {
+      clearTimeout(timer);
+      if (!opened) {
+        resolve(null);
+        return;
+      }
+      if (ended) return;
+      ended = true;
+      onEnd(e.code);
+    };
+    ws.onerror = () => {
+      // followed by onclose, which settles everything
+    };
+  });
+}
+
+const KEY_NAME = 'proxycheck.apiKey';
+
+function storages(): Storage[] {
+  const out: Storage[] = [];
+  try {
+    out.push(window.sessionStorage);
+  } catch {
+    // storage disabled
+  }
+  try {
+    out.push(window.localStorage);
+  } catch {
+    // storage disabled
+  }
+  return out;
+}
+
+/** The saved key: this tab's session first, then the remembered one. */
+export function loadKey(): string | null {
+  for (const s of storages()) {
+    const k = s.getItem(KEY_NAME);
+    if (k) return k;
+  }
+  return null;
+}
+
+/** Saves the key for this tab only, or on this device when `remember`. */
+export function saveKey(key: string, remember: boolean): void {
+  clearKey();
+  try {
+    (remember ? window.localStorage : window.sessionStorage).setItem(KEY_NAME, key);
+  } catch {
+    // storage disabled: the key lives in memory only (see main.ts)
+  }
+}
+
+export function clearKey(): void {
+  for (const s of storages()) s.removeItem(KEY_NAME);
+}

@@ -1,0 +1,234 @@
+/// <reference lib="dom" />
+/**
+ * The "New check" view: the list (pasted or uploaded), type / region /
+ * timeout, custom-URL rows, and the run itself: open the progress WebSocket
+ * first, then POST /check with a fresh jobId, show the bar / counts / ETA as
+ * messages arrive (with throttled screen-reader announcements), and hand the
+ * check response to the results view when it comes back.
+ */
+import { apiGet, apiPost, openProgress, type ProgressChannel } from './api';
+import { announcer, byId, setText, show } from './dom';
+import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, type CustomUrlInput } from './format';
+import { formatCount } from './svg';
+
+const MAX_CUSTOM_URLS = 10;
+
+export interface CheckViewDeps {
+  key: () => string | null;
+  /** Called with the check response when a check succeeded. */
+  onResult: (response: Record<string, unknown>) => void;
+  /** Called on 401 (the key stopped working). */
+  onUnauthorized: () => void;
+}
+
+interface ProgressMsg {
+  status?: string;
+  progress?: number;
+  eta?: number | null;
+  currentStep?: string;
+  details?: { message?: string; working_so_far?: number; checked?: number; total?: number };
+}
+
+export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void> } {
+  const form = byId<HTMLFormElement>('check-form');
+  const text = byId<HTMLTextAreaElement>('proxies');
+  const count = byId('proxies-count');
+  const file = byId<HTMLInputElement>('file');
+  const type = byId<HTMLSelectElement>('type');
+  const region = byId<HTMLSelectElement>('region');
+  const timeout = byId<HTMLInputElement>('timeout');
+  const rows = byId('cu-rows');
+  const add = byId<HTMLButtonElement>('cu-add');
+  const error = byId('check-error');
+  const start = byId<HTMLButtonElement>('start');
+  const panel = byId('progress');
+  const bar = byId<HTMLProgressElement>('p-bar');
+  const pChecked = byId('p-checked');
+  const pWorking = byId('p-working');
+  const pEta = byId('p-eta');
+  const pPercent = byId('p-percent');
+  const pMessage = byId('p-message');
+  const live = announcer(byId('p-live'));
+  let rowSeq = 0;
+  let running = false;
+
+  const updateCount = () => {
+    const n = parseProxyList(text.value).length;
+    setText(count, `${formatCount(n)} ${n === 1 ? 'proxy' : 'proxies'}`);
+  };
+  text.addEventListener('input', updateCount);
+  file.addEventListener('change', async () => {
+    const f = file.files?.[0];
+    if (!f) return;
+    text.value = await f.text();
+    updateCount();
+  });
+
+  const addRow = () => {
+    if (rows.children.length >= MAX_CUSTOM_URLS) return;
+    const n = ++rowSeq;
+    const row = document.createElement('div');
+    row.className = 'cu-row';
+    row.setAttribute('role', 'group');
+    row.setAttribute('aria-label', `Custom URL ${rows.children.length + 1}`);
+    const field = (label: string, input: HTMLInputElement, cls = 'field') => {
+      const wrap = document.createElement('div');
+      wrap.className = cls;
+      const l = document.createElement('label');
+      l.htmlFor = input.id;
+      l.textContent = label;
+      if (input.type === 'checkbox') wrap.append(input, l);
+      else wrap.append(l, input);
+      return wrap;
+    };
+    const url = Object.assign(document.createElement('input'), { id: `cu-url-${n}`, type: 'url', placeholder: 'https://example.com/', spellcheck: false });
+    url.dataset.part = 'url';
+    const codes = Object.assign(document.createElement('input'), { id: `cu-codes-${n}`, type: 'text', placeholder: '200', inputMode: 'numeric' });
+    codes.dataset.part = 'codes';
+    const must = Object.assign(document.createElement('input'), { id: `cu-text-${n}`, type: 'text' });
+    must.dataset.part = 'text';
+    const cs = Object.assign(document.createElement('input'), { id: `cu-case-${n}`, type: 'checkbox' });
+    cs.dataset.part = 'case';
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.className = 'secondary small';
+    remove.textContent = 'Remove';
+    remove.addEventListener('click', () => {
+      row.remove();
+      relabel();
+      add.focus();
+    });
+    row.append(field('URL', url, 'field grow'), field('Status codes', codes), field('Required text', must), field('Case-sensitive', cs, 'checkbox'), remove);
+    rows.append(row);
+    relabel();
+    url.focus();
+  };
+  const relabel = () => {
+    [...rows.children].forEach((r, i) => {
+      r.setAttribute('aria-label', `Custom URL ${i + 1}`);
+      const btn = r.querySelector('button');
+      if (btn) btn.setAttribute('aria-label', `Remove custom URL ${i + 1}`);
+    });
+    add.disabled = rows.children.length >= MAX_CUSTOM_URLS;
+  };
+  add.addEventListener('click', addRow);
+
+  const customInputs = (): CustomUrlInput[] =>
+    [...rows.children].map((r) => {
+      const v = (part: string) => (r.querySelector(`[data-part="${part}"]`) as HTMLInputElement | null);
+      return { url: v('url')?.value ?? '', codes: v('codes')?.value ?? '', text: v('text')?.value ?? '', caseSensitive: v('case')?.checked ?? false };
+    });
+
+  const fail = (msg: string, focus?: HTMLElement) => {
+    setText(error, msg);
+    if (focus) focus.focus();
+  };
+
+  const render = (m: ProgressMsg) => {
+    const d = m.details ?? {};
+    const total = d.total ?? 0;
+    const checked = d.checked ?? 0;
+    const pct = typeof m.progress === 'number' ? m.progress : 0;
+    bar.value = pct;
+    setText(pChecked, `${formatCount(checked)} of ${formatCount(total)}`);
+    setText(pWorking, formatCount(d.working_so_far ?? 0));
+    setText(pEta, m.status === 'completed' ? 'done' : m.status === 'failed' ? '—' : formatEta(m.eta));
+    setText(pPercent, `${Math.floor(pct)}%`);
+    setText(pMessage, d.message ?? '');
+    if (m.status === 'in_progress') {
+      live.say(`${Math.floor(pct)}% done: ${formatCount(checked)} of ${formatCount(total)} checked, ${formatCount(d.working_so_far ?? 0)} working.`);
+    }
+  };
+
+  const run = async () => {
+    if (running) return;
+    setText(error, '');
+    const key = deps.key();
+    if (key === null) return deps.onUnauthorized();
+    const proxies = parseProxyList(text.value);
+    if (proxies.length === 0) return fail('Paste or upload at least one proxy.', text);
+    const t = Number(timeout.value);
+    if (!Number.isInteger(t) || t < 1000 || t > 20000) return fail('The timeout must be a whole number of milliseconds from 1000 to 20000.', timeout);
+    const custom = buildCustomUrls(customInputs());
+    if ('error' in custom) {
+      const bad = rows.children[custom.row]?.querySelector('input') as HTMLInputElement | null;
+      return fail(custom.error, bad ?? undefined);
+    }
+    const jobId = jobIdFrom(crypto.getRandomValues(new Uint8Array(12)));
+    running = true;
+    start.disabled = true;
+    setText(start, 'Checking…');
+    show(panel, true);
+    panel.setAttribute('aria-busy', 'true');
+    bar.value = 0;
+    render({ status: 'in_progress', progress: 0, eta: null, details: { message: 'Connecting…', total: proxies.length, checked: 0, working_so_far: 0 } });
+    live.now(`Check started: ${formatCount(proxies.length)} proxies.`);
+    let channel: ProgressChannel | null = null;
+    let finalSeen = false;
+    try {
+      channel = await openProgress(
+        jobId,
+        key,
+        (msg) => {
+          const m = msg as ProgressMsg;
+          if (m.status === 'completed' || m.status === 'failed') finalSeen = true;
+          render(m);
+        },
+        () => undefined,
+      );
+      if (channel === null) setText(pMessage, 'Live progress is unavailable; waiting for the result…');
+      const body: Record<string, unknown> = { proxies, type: type.value, region: region.value, timeout: t, jobId };
+      if (custom.rules.length > 0) body.customUrls = custom.rules;
+      const r = await apiPost('/check', key, body);
+      if (r.status === 401) {
+        deps.onUnauthorized();
+        return;
+      }
+      if (!r.ok) {
+        fail(errorText(r.status, r.body));
+        setText(pMessage, 'The check did not run.');
+        live.now(`The check did not run: ${errorText(r.status, r.body)}`);
+        return;
+      }
+      const res = r.body as Record<string, unknown>;
+      const summary = (res.summary ?? {}) as { total_working?: number };
+      const meta = (res.metadata ?? {}) as { total_checked?: number };
+      if (!finalSeen) {
+        render({ status: 'completed', progress: 100, eta: 0, details: { message: 'Completed', total: meta.total_checked ?? proxies.length, checked: meta.total_checked ?? proxies.length, working_so_far: summary.total_working ?? 0 } });
+      }
+      live.now(`Check complete: ${formatCount(summary.total_working ?? 0)} of ${formatCount(meta.total_checked ?? 0)} proxies working.`);
+      deps.onResult(res);
+    } finally {
+      channel?.close();
+      running = false;
+      start.disabled = false;
+      setText(start, 'Start check');
+      panel.setAttribute('aria-busy', 'false');
+    }
+  };
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void run();
+  });
+  updateCount();
+
+  return {
+    async loadRegions() {
+      const r = await apiGet('/regions');
+      if (!r.ok) return;
+      const body = r.body as { regions?: { code: string; name: string }[]; default?: string };
+      const list = (body.regions ?? []).filter((x) => x.code !== 'test1');
+      if (list.length === 0) return;
+      const chosen = region.value;
+      region.replaceChildren(
+        ...list.map((x) => {
+          const o = document.createElement('option');
+          o.value = x.code;
+          o.textContent = `${x.name} (${x.code})`;
+          return o;
+        }),
+      );
+      region.value = list.some((x) => x.code === chosen) && chosen !== 'us1' ? chosen : (body.default ?? list[0]!.code);
+    },
+  };
+}

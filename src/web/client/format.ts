@@ -1,0 +1,151 @@
+/**
+ * Pure helpers of the dashboard's check flow: the pasted/uploaded list ->
+ * proxy strings, custom-URL rows -> the API's rule objects (with messages for
+ * bad rows), job ids, ETA text, the download links of a result and the
+ * same-origin form of a result link.
+ */
+
+/** Lines of a pasted or uploaded list: trimmed, blanks and `#` comments dropped (the server validates the rest). */
+export function parseProxyList(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(/\r\n|\r|\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    out.push(line);
+  }
+  return out;
+}
+
+/** "200, 301 302" -> [200, 301, 302]; '' -> undefined (server default [200]); bad input -> an error text. */
+export function parseStatusCodes(text: string): number[] | undefined | { error: string } {
+  const parts = text.split(/[\s,;]+/).filter((s) => s !== '');
+  if (parts.length === 0) return undefined;
+  const codes: number[] = [];
+  for (const p of parts) {
+    if (!/^\d{3}$/.test(p) || Number(p) < 100 || Number(p) > 599) return { error: `"${p}" is not an HTTP status code (100-599)` };
+    codes.push(Number(p));
+  }
+  return codes;
+}
+
+export interface CustomUrlInput {
+  url: string;
+  codes: string;
+  text: string;
+  caseSensitive: boolean;
+}
+
+export interface CustomUrlRule {
+  url: string;
+  requiredStatusCodes?: number[];
+  requiredText?: string;
+  caseSensitive?: boolean;
+}
+
+/** Form rows -> rules. Rows with an empty URL are ignored; the first bad row gives an error naming it (1-based). */
+export function buildCustomUrls(rows: readonly CustomUrlInput[]): { rules: CustomUrlRule[] } | { error: string; row: number } {
+  const rules: CustomUrlRule[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const url = r.url.trim();
+    if (url === '') continue;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return { error: `Custom URL ${i + 1}: "${url}" is not a valid URL`, row: i };
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      return { error: `Custom URL ${i + 1}: only http and https URLs can be tested`, row: i };
+    }
+    const codes = parseStatusCodes(r.codes);
+    if (codes !== undefined && !Array.isArray(codes)) return { error: `Custom URL ${i + 1}: ${codes.error}`, row: i };
+    const rule: CustomUrlRule = { url };
+    if (codes !== undefined) rule.requiredStatusCodes = codes;
+    if (r.text !== '') rule.requiredText = r.text;
+    if (r.caseSensitive && r.text !== '') rule.caseSensitive = true;
+    rules.push(rule);
+  }
+  return { rules };
+}
+
+/** A job id the API accepts (3..64 of [A-Za-z0-9_-]) from random bytes: "web-" + hex. */
+export function jobIdFrom(bytes: Uint8Array): string {
+  let hex = '';
+  for (const b of bytes.slice(0, 16)) hex += b.toString(16).padStart(2, '0');
+  return `web-${hex || '000'}`;
+}
+
+/** Seconds -> "45 s", "3 min 5 s", "2 h 4 min"; null/negative -> "estimating…". */
+export function formatEta(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return 'estimating…';
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) {
+    const m = Math.floor(s / 60);
+    const r = s % 60;
+    return r === 0 ? `${m} min` : `${m} min ${r} s`;
+  }
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return m === 0 ? `${h} h` : `${h} h ${m} min`;
+}
+
+export interface ResultLinks {
+  json: string;
+  csv: string;
+  txt: string;
+}
+
+/**
+ * The three download links of a result: `result_urls` when the response has
+ * them, else the `.json` link with its extension replaced (same token: the
+ * signature covers the result id, not the extension). Null without a link.
+ */
+export function resultLinks(resultUrl: unknown, resultUrls?: unknown): ResultLinks | null {
+  if (resultUrls !== null && typeof resultUrls === 'object') {
+    const u = resultUrls as Record<string, unknown>;
+    if (typeof u.json === 'string' && typeof u.csv === 'string' && typeof u.txt === 'string') return { json: u.json, csv: u.csv, txt: u.txt };
+  }
+  if (typeof resultUrl !== 'string' || resultUrl === '') return null;
+  const withExt = (ext: string) => resultUrl.replace(/\.json(?=\?|#|$)/, `.${ext}`);
+  return { json: resultUrl, csv: withExt('csv'), txt: withExt('txt') };
+}
+
+/**
+ * A result link re-rooted on the dashboard's own origin (the service serves
+ * /result/ itself), so fetching it is never cross-origin even when
+ * CONTENT_URL names another host. Null when the link is not a /result/ URL.
+ */
+export function sameOriginResultUrl(link: string, origin: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(link, origin);
+  } catch {
+    return null;
+  }
+  const at = u.pathname.lastIndexOf('/result/');
+  if (at === -1) return null;
+  return `${origin}${u.pathname.slice(at)}${u.search}`;
+}
+
+/** An API error body -> one sentence for the user (status in brackets when the body has nothing). */
+export function errorText(status: number, body: unknown): string {
+  if (body !== null && typeof body === 'object') {
+    const b = body as Record<string, unknown>;
+    const msg = typeof b.message === 'string' ? b.message : '';
+    const err = typeof b.error === 'string' ? b.error : '';
+    if (err && msg) return `${err}: ${msg}`;
+    if (err || msg) return err || msg;
+  }
+  if (status === 0) return 'The service could not be reached. Check that it is running and try again.';
+  return `The service answered with status ${status}.`;
+}
+
+/** ISO time -> "2026-06-01 14:03 UTC" (stable, locale-free). */
+export function formatTime(iso: unknown): string {
+  if (typeof iso !== 'string') return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}

@@ -1,0 +1,264 @@
+/// <reference lib="dom" />
+/**
+ * The "Results" view: summary cards, JSON/CSV/TXT downloads, the world map of
+ * working proxies, the anonymity donut, country and ISP bars, the
+ * response-time histogram, custom-URL results and the sortable, filterable,
+ * paged table. The full result file is fetched through its signed link on
+ * this origin (format.ts sameOriginResultUrl); the charts come from charts.ts
+ * and geo.ts, the table model from table.ts.
+ */
+import { byId, setText, show } from './dom';
+import { barChart, donutChart, histogramBins, histogramChart, legendHtml, topWithOther, type Slice } from './charts';
+import { errorText, resultLinks, sameOriginResultUrl, type ResultLinks } from './format';
+import { clusterPoints, mapSvg, type WorldShapes } from './geo';
+import { escapeXml, formatCount } from './svg';
+import { countryOptions, filterRows, paginate, sortRows, SORT_KEYS, toRow, type ResultRecord, type Row, type SortDir, type SortKey } from './table';
+
+const PAGE_SIZE = 50;
+
+interface ResultFile {
+  summary?: {
+    total_working?: number;
+    countries?: Record<string, number>;
+    anonymity_levels?: Record<string, number>;
+    top_isps?: Record<string, number>;
+  };
+  metadata?: Record<string, unknown>;
+  proxies?: ResultRecord[];
+  custom_url_validation?: { per_url_summary?: { url: string; success_count: number; failed_count: number; success_rate: string }[] };
+}
+
+let worldPromise: Promise<WorldShapes | null> | null = null;
+function world(): Promise<WorldShapes | null> {
+  worldPromise ??= fetch('/app/world.json')
+    .then((r) => (r.ok ? (r.json() as Promise<WorldShapes>) : null))
+    .catch(() => null);
+  return worldPromise;
+}
+
+export function setupResultsView() {
+  const empty = byId('results-empty');
+  const body = byId('results-body');
+  const err = byId('results-error');
+  const cards = byId('r-cards');
+  const table = byId<HTMLTableElement>('r-table');
+  const tbody = table.tBodies[0]!;
+  const fText = byId<HTMLInputElement>('f-text');
+  const fStatus = byId<HTMLSelectElement>('f-status');
+  const fAnon = byId<HTMLSelectElement>('f-anon');
+  const fCountry = byId<HTMLSelectElement>('f-country');
+  const tCount = byId('t-count');
+  const prev = byId<HTMLButtonElement>('pg-prev');
+  const next = byId<HTMLButtonElement>('pg-next');
+  const info = byId('pg-info');
+
+  let all: Row[] = [];
+  let view: Row[] = [];
+  let sortKey: SortKey | null = null;
+  let sortDir: SortDir = 'ascending';
+  let pageIndex = 0;
+  let loadSeq = 0;
+
+  const renderTable = () => {
+    const page = paginate(view, pageIndex, PAGE_SIZE);
+    pageIndex = page.index;
+    tbody.innerHTML = page.items
+      .map((r) => {
+        const cell = (s: string | number | null) => (s === null || s === '' ? '<td class="muted">—</td>' : `<td>${escapeXml(String(s))}</td>`);
+        return (
+          `<tr><td class="mono">${escapeXml(r.address)}</td>` +
+          `<td><span class="badge ${r.status === 'working' ? 'ok' : 'bad'}">${escapeXml(r.status)}</span></td>` +
+          `<td class="num">${r.ms === null ? '—' : `${r.ms.toFixed(0)} ms`}</td>` +
+          cell(r.anonymity) +
+          cell(r.countryName || r.country) +
+          cell(r.city) +
+          cell(r.isp) +
+          `<td class="mono">${escapeXml(r.origin) || '—'}</td>` +
+          cell(r.error) +
+          '</tr>'
+        );
+      })
+      .join('');
+    if (page.total === 0) tbody.innerHTML = '<tr><td colspan="9" class="muted">No proxy matches these filters.</td></tr>';
+    setText(tCount, page.total === all.length ? `${formatCount(all.length)} proxies` : `${formatCount(page.total)} of ${formatCount(all.length)} proxies match`);
+    setText(info, page.total === 0 ? 'Page 1 of 1' : `Rows ${formatCount(page.first)}–${formatCount(page.last)}, page ${page.index + 1} of ${page.pages}`);
+    prev.disabled = page.index === 0;
+    next.disabled = page.index >= page.pages - 1;
+  };
+
+  const refilter = () => {
+    const filtered = filterRows(all, { text: fText.value, status: fStatus.value, anonymity: fAnon.value, country: fCountry.value });
+    view = sortKey === null ? filtered : sortRows(filtered, sortKey, sortDir);
+    pageIndex = 0;
+    renderTable();
+  };
+
+  let debounce: ReturnType<typeof setTimeout> | null = null;
+  fText.addEventListener('input', () => {
+    if (debounce !== null) clearTimeout(debounce);
+    debounce = setTimeout(() => {
+      debounce = null;
+      refilter();
+    }, 150);
+  });
+  for (const s of [fStatus, fAnon, fCountry]) s.addEventListener('change', refilter);
+  prev.addEventListener('click', () => {
+    pageIndex--;
+    renderTable();
+  });
+  next.addEventListener('click', () => {
+    pageIndex++;
+    renderTable();
+  });
+  table.tHead!.addEventListener('click', (e) => {
+    const btn = (e.target as HTMLElement).closest('button[data-sort]') as HTMLButtonElement | null;
+    if (!btn) return;
+    const key = btn.dataset.sort as SortKey;
+    if (!SORT_KEYS.includes(key)) return;
+    sortDir = sortKey === key && sortDir === 'ascending' ? 'descending' : 'ascending';
+    sortKey = key;
+    for (const th of table.tHead!.querySelectorAll('th')) {
+      if (th.dataset.key === key) th.setAttribute('aria-sort', sortDir);
+      else th.removeAttribute('aria-sort');
+    }
+    view = sortRows(view, key, sortDir);
+    pageIndex = 0;
+    renderTable();
+  });
+
+  const renderCards = (file: ResultFile) => {
+    const m = file.metadata ?? {};
+    const working = file.summary?.total_working ?? 0;
+    const total = typeof m.total_checked === 'number' ? m.total_checked : (file.proxies?.length ?? 0);
+    const items: [string, string][] = [
+      ['Working', `${formatCount(working)} of ${formatCount(total)}`],
+      ['Region', typeof m.region_name === 'string' ? `${m.region_name}` : String(m.region_used ?? '—')],
+      ['Type', String(m.proxy_type ?? '—').toUpperCase()],
+      ['Timeout', String(m.timeout_used ?? '—')],
+      ['Took', String(m.processing_time ?? '—')],
+    ];
+    const skipped = (typeof m.total_invalid === 'number' ? m.total_invalid : 0) + (typeof m.total_duplicates === 'number' ? m.total_duplicates : 0);
+    if (skipped > 0) items.push(['Skipped', `${formatCount(Number(m.total_invalid ?? 0))} invalid, ${formatCount(Number(m.total_duplicates ?? 0))} duplicate`]);
+    cards.innerHTML = items.map(([k, v]) => `<div class="card"><dt>${escapeXml(k)}</dt><dd>${escapeXml(v)}</dd></div>`).join('');
+  };
+
+  const renderCharts = async (file: ResultFile, seq: number) => {
+    const s = file.summary ?? {};
+    const levels = s.anonymity_levels ?? {};
+    const slices: Slice[] = [
+      { label: 'Elite', value: levels.elite ?? 0, cls: 'c-elite' },
+      { label: 'Anonymous', value: levels.anonymous ?? 0, cls: 'c-anonymous' },
+      { label: 'Transparent', value: levels.transparent ?? 0, cls: 'c-transparent' },
+    ];
+    byId('r-anon').innerHTML = donutChart(slices, 'Anonymity of the working proxies', 'working') + legendHtml(slices);
+    const bars = (o: Record<string, number> | undefined) => topWithOther(Object.entries(o ?? {}).map(([label, value]) => ({ label, value })), 10);
+    byId('r-countries').innerHTML = barChart(bars(s.countries), 'Working proxies by country');
+    byId('r-isps').innerHTML = barChart(bars(s.top_isps), 'Working proxies by ISP (top 10)');
+    const working = (file.proxies ?? []).filter((p) => p.status === 'working');
+    const ms = working.map((p) => toRow(p).ms).filter((x): x is number => x !== null);
+    byId('r-hist').innerHTML = histogramChart(histogramBins(ms, 10), 'Response time of the working proxies (ms)');
+    const clustered = clusterPoints(working);
+    const mapEl = byId('r-map');
+    mapEl.innerHTML = mapSvg(null, clustered);
+    const note =
+      clustered.unplaced === 0
+        ? `${formatCount(clustered.placed)} working ${clustered.placed === 1 ? 'proxy' : 'proxies'} on the map.`
+        : `${formatCount(clustered.placed)} working ${clustered.placed === 1 ? 'proxy' : 'proxies'} on the map; ${formatCount(clustered.unplaced)} without a known location (for example addresses on a private network).`;
+    setText(byId('r-map-note'), note);
+    const w = await world();
+    if (seq === loadSeq && w !== null) mapEl.innerHTML = mapSvg(w, clustered);
+  };
+
+  const renderCustom = (file: ResultFile) => {
+    const per = file.custom_url_validation?.per_url_summary ?? [];
+    const section = byId('r-custom');
+    show(section, per.length > 0);
+    const tb = byId<HTMLTableElement>('r-custom-table').tBodies[0]!;
+    tb.innerHTML = per
+      .map((u) => `<tr><td class="mono">${escapeXml(u.url)}</td><td class="num">${formatCount(u.success_count)}</td><td class="num">${formatCount(u.failed_count)}</td><td class="num">${escapeXml(u.success_rate)}</td></tr>`)
+      .join('');
+  };
+
+  const setLinks = (links: ResultLinks) => {
+    for (const ext of ['json', 'csv', 'txt'] as const) {
+      const a = byId<HTMLAnchorElement>(`dl-${ext}`);
+      a.href = links[ext];
+    }
+  };
+
+  /** Shows a result from its links; `fallback` (the check response) fills the cards when the file cannot be read. */
+  const load = async (links: ResultLinks, fallback: ResultFile | null): Promise<boolean> => {
+    const seq = ++loadSeq;
+    setText(err, '');
+    const local = sameOriginResultUrl(links.json, location.origin);
+    let file: ResultFile | null = null;
+    let status = 0;
+    let problem: unknown = null;
+    for (const url of local !== null && local !== links.json ? [local, links.json] : [links.json]) {
+      try {
+        const r = await fetch(url);
+        status = r.status;
+        if (r.ok) {
+          file = (await r.json()) as ResultFile;
+          break;
+        }
+        problem = await r.json().catch(() => null);
+      } catch {
+        status = 0;
+      }
+    }
+    if (seq !== loadSeq) return false;
+    if (file === null) {
+      setText(err, `The full result could not be loaded. ${errorText(status, problem)}`);
+      if (fallback === null) return false;
+      file = { ...fallback, proxies: [] };
+    }
+    show(empty, false);
+    show(body, true);
+    setLinks(links);
+    renderCards(file);
+    renderCustom(file);
+    all = (file.proxies ?? []).map(toRow);
+    fCountry.replaceChildren(
+      new Option('All', ''),
+      ...countryOptions(all).map((c) => new Option(`${c.name} (${formatCount(c.count)})`, c.code)),
+      new Option('Unknown', '-'),
+    );
+    fText.value = '';
+    fStatus.value = '';
+    fAnon.value = '';
+    sortKey = null;
+    for (const th of table.tHead!.querySelectorAll('th')) th.removeAttribute('aria-sort');
+    refilter();
+    await renderCharts(file, seq);
+    return true;
+  };
+
+  return {
+    /** After a check: the response's links (result_urls or result_url). */
+    async showResponse(res: Record<string, unknown>): Promise<boolean> {
+      const links = resultLinks(res.result_url, res.result_urls);
+      if (links === null) {
+        setText(err, 'The check finished but no result link came back.');
+        return false;
+      }
+      return load(links, res as ResultFile);
+    },
+    /** From the account history: one result link. */
+    async showLink(link: string): Promise<boolean> {
+      const links = resultLinks(link);
+      if (links === null) return false;
+      return load(links, null);
+    },
+    hasResult: () => !body.hidden,
+    clear() {
+      loadSeq++;
+      all = [];
+      view = [];
+      tbody.innerHTML = '';
+      show(body, false);
+      show(empty, true);
+      setText(err, '');
+    },
+  };
+}
