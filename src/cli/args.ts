@@ -262,6 +262,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     if (!JOB_ID.test(v['job-id'])) throw usageError('--job-id must be 3 to 64 characters of letters, digits, "_" or "-"');
     command.jobId = v['job-id'];
   }
+  if (global.json && command.out === '-') throw usageError('--json prints the check response on standard output; use --out FILE, not --out -');
   if (v['case-sensitive'] && command.customUrls.length === 0) throw usageError('--case-sensitive applies to --custom-url text; no --custom-url given');
   return { global, command };
 }

@@ -108,7 +108,7 @@ describe('result downloads', () => {
     const rows = parseCsv(text);
     expect(rows[0]).toEqual([...CSV_COLUMNS]);
     expect(rows).toHaveLength(1 + 4);
-    const json = await (await fetch(urls.json)).json();
+    const json = (await (await fetch(urls.json)).json()) as any;
     expect(rows.length - 1).toBe(json.proxies.length);
     const byKey = new Map(rows.slice(1).map((r) => [`${r[0]}:${r[1]}:${r[3]}`, r]));
     const e = byKey.get(`127.0.0.1:${elite.port}:`)!;
@@ -140,7 +140,7 @@ describe('result downloads', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.headers.get('content-disposition')).toMatch(/^inline; /);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.proxies).toHaveLength(4);
     expect(body.proxies.find((p: any) => p.proxy.host === 'localhost').proxy.format).toBe('url_auth');
   });

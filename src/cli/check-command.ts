@@ -1,0 +1,211 @@
+/**
+ * `proxycheck check <file|->`: reads the list, subscribes to the WebSocket
+ * progress channel (/ws?jobId=<random>, with the key) BEFORE posting the
+ * check, shows a live bar on a TTY (plain periodic lines otherwise) on
+ * standard error, then prints the summary and the result links, and with
+ * --out downloads the result in the chosen format.
+ *
+ * The list always goes to POST /check as JSON (`proxies`: the file's
+ * non-blank, non-comment lines), so custom URLs work and all three address
+ * forms are read by the server's parser. Without --timeout the server's
+ * /check default applies (2000 ms).
+ *
+ * --out: json/csv/txt are the result link of that extension, streamed to the
+ * file (or to stdout for `--out -`; the summary then goes to stderr). With
+ * --only-working the .json link is read and filtered/converted here
+ * (src/results/export.ts), since working proxies come first in it.
+ *
+ * Ctrl-C: the request and the socket are dropped, the terminal restored, and
+ * the CLI exits 130; the server may still finish the check (it is then in
+ * `proxycheck me`).
+ */
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { convertResult, readResultParts } from '../results/export';
+import { ApiClient, type CheckResponseBody, type ProgressChannel } from './api-client';
+import type { CheckCommand, GlobalOptions } from './args';
+import type { CliSettings } from './config-file';
+import { CliError, EXIT, usageError } from './exit-codes';
+import { listLines, readInput, terminalTraits, type CliIo, type OutStream } from './io';
+import { PlainThrottle, ProgressTracker, fmtInt, renderBar, renderPlain } from './progress-bar';
+import { renderCustomUrls, renderSummary, type CustomUrlRow } from './tables';
+
+const HIDE_CURSOR = '\x1b[?25l';
+const SHOW_CURSOR = '\x1b[?25h';
+const CLEAR_LINE = '\r\x1b[2K';
+const REDRAW_MS = 100;
+
+export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: CliSettings, io: CliIo): Promise<number> {
+  if (settings.key === undefined) {
+    throw new CliError(EXIT.AUTH, 'cli_no_key', 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
+  }
+  const lines = listLines(await readInput(cmd.source, io));
+  if (lines.length === 0) throw usageError(`no proxies in ${cmd.source === '-' ? 'standard input' : cmd.source} (blank and # lines are skipped)`);
+
+  const client = new ApiClient({ url: settings.url, key: settings.key });
+  const jobId = cmd.jobId ?? `cli-${randomBytes(9).toString('base64url')}`;
+  const human: OutStream = cmd.out === '-' ? io.stderr : io.stdout;
+  const term = terminalTraits(io.stderr, io.env, g.color === false);
+  const live = io.stderr.isTTY;
+  const tracker = new ProgressTracker(io.now());
+  const plain = new PlainThrottle();
+  let frame = 0;
+  let barShown = false;
+
+  const draw = () => {
+    const v = tracker.tick(io.now());
+    if (live) {
+      io.stderr.write(`${CLEAR_LINE}${renderBar(v, { width: term.columns, color: term.color, ascii: term.ascii, frame: frame++ })}`);
+      barShown = true;
+    } else if (plain.due(v, io.now())) {
+      io.stderr.write(`${renderPlain(v)}\n`);
+    }
+  };
+
+  const body: Record<string, unknown> = { proxies: lines, jobId };
+  if (cmd.type !== undefined) body.type = cmd.type;
+  if (cmd.region !== undefined) body.region = cmd.region;
+  if (cmd.timeout !== undefined) body.timeout = cmd.timeout;
+  if (cmd.customUrls.length > 0) body.customUrls = cmd.customUrls;
+
+  if (!g.json) io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${cmd.source === '-' ? 'standard input' : cmd.source} on ${settings.url} (job ${jobId})\n`);
+  let channel: ProgressChannel | null = null;
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  let response: CheckResponseBody;
+  if (live) io.stderr.write(HIDE_CURSOR);
+  try {
+    channel = await client.progress(jobId, (m) => {
+      tracker.update(m, io.now());
+      if (!live && !g.json) draw();
+    });
+    if (channel === null && !g.json) io.stderr.write('(live progress unavailable: the WebSocket did not open; waiting for the result)\n');
+    if (live) {
+      draw();
+      ticker = setInterval(draw, REDRAW_MS);
+    }
+    response = await client.check(body, io.signal);
+    tracker.update(
+      {
+        status: 'completed',
+        currentStep: 'writing_results',
+        progress: 100,
+        eta: 0,
+        details: { checked: response.metadata.total_checked, total: response.metadata.total_checked, working_so_far: response.summary.total_working },
+      },
+      io.now(),
+    );
+    if (live) {
+      draw();
+      io.stderr.write('\n');
+      barShown = false;
+    } else if (!g.json && plain.due(tracker.view, io.now())) {
+      io.stderr.write(`${renderPlain(tracker.view)}\n`);
+    }
+  } catch (err) {
+    if (io.signal.aborted) {
+      throw new CliError(
+        EXIT.INTERRUPTED,
+        'cli_interrupted',
+        `Interrupted. The server may still finish job ${jobId}; if it does, it appears in \`proxycheck me\`.`,
+        { cause: err },
+      );
+    }
+    throw err;
+  } finally {
+    if (ticker !== undefined) clearInterval(ticker);
+    channel?.close();
+    if (live) io.stderr.write(`${barShown ? CLEAR_LINE : ''}${SHOW_CURSOR}`);
+  }
+
+  if (g.json) {
+    io.stdout.write(`${JSON.stringify(response, null, 2)}\n`);
+  } else {
+    human.write(`\n${renderSummary(response, { color: terminalTraits(human, io.env, g.color === false).color })}\n`);
+    if (cmd.customUrls.length > 0 && response.result_url) {
+      const rows = await customUrlRows(client, response.result_url, io);
+      if (rows.length > 0) human.write(`\n${renderCustomUrls(rows)}\n`);
+    }
+    const urls = response.result_urls ?? (response.result_url ? { json: response.result_url, csv: null, txt: null } : null);
+    if (urls !== null) {
+      human.write('\nFull result (links valid 12 hours, no key needed):\n');
+      human.write(`  JSON  ${urls.json}\n`);
+      if (urls.csv) human.write(`  CSV   ${urls.csv}\n`);
+      if (urls.txt) human.write(`  TXT   ${urls.txt}\n`);
+    }
+  }
+  if (cmd.out !== undefined) {
+    const saved = await saveResult(client, response, cmd, io);
+    if (cmd.out !== '-') (g.json ? io.stderr : human).write(`${g.json ? '' : '\n'}Saved ${saved.what} to ${cmd.out}\n`);
+  }
+  return EXIT.OK;
+}
+
+/** `custom_url_validation.per_url_summary` from the result file's tail (read as a stream). */
+async function customUrlRows(client: ApiClient, jsonUrl: string, io: CliIo): Promise<CustomUrlRow[]> {
+  const res = await client.download(jsonUrl, io.signal);
+  for await (const part of readResultParts(chunksOf(res))) {
+    if (part.kind !== 'tail') continue;
+    const rest = JSON.parse(`{"proxies":[${part.text}`) as { custom_url_validation?: { per_url_summary?: CustomUrlRow[] } };
+    return rest.custom_url_validation?.per_url_summary ?? [];
+  }
+  return [];
+}
+
+async function* chunksOf(res: Response): AsyncGenerator<Uint8Array> {
+  if (res.body === null) return;
+  for await (const c of res.body) yield c;
+}
+
+/** Streams the chosen form of the result to --out; returns a description for the user. */
+async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: CheckCommand, io: CliIo): Promise<{ what: string }> {
+  const jsonUrl = r.result_urls?.json ?? r.result_url;
+  if (!jsonUrl) throw new CliError(EXIT.NETWORK, 'cli_no_result', 'The server returned no result link; nothing to save.');
+  const byFormat = { json: jsonUrl, csv: r.result_urls?.csv, txt: r.result_urls?.txt };
+  const convertHere = (cmd.onlyWorking && cmd.format !== 'txt') || byFormat[cmd.format] === undefined;
+  const res = await client.download(convertHere ? jsonUrl : byFormat[cmd.format]!, io.signal);
+  const source: AsyncIterable<Uint8Array | string> = convertHere
+    ? convertResult(cmd.format, chunksOf(res), { onlyWorking: cmd.onlyWorking })
+    : chunksOf(res);
+
+  let lines = 0;
+  let bytes = 0;
+  const encoder = new TextEncoder();
+  const count = (b: Uint8Array) => {
+    bytes += b.length;
+    for (let i = 0; i < b.length; i++) if (b[i] === 10) lines++;
+  };
+  if (cmd.out === '-') {
+    for await (const c of source) {
+      const b = typeof c === 'string' ? encoder.encode(c) : c;
+      count(b);
+      io.stdout.write(b);
+    }
+  } else {
+    const path = cmd.out!;
+    const tmp = `${path}.${randomBytes(4).toString('hex')}.part`;
+    let fh: FileHandle | undefined;
+    try {
+      fh = await open(tmp, 'w', 0o644);
+      for await (const c of source) {
+        const b = typeof c === 'string' ? encoder.encode(c) : c;
+        count(b);
+        await fh.write(b);
+      }
+      await fh.close();
+      fh = undefined;
+      await rename(tmp, path);
+    } catch (err) {
+      await fh?.close().catch(() => undefined);
+      await unlink(tmp).catch(() => undefined);
+      if (err instanceof CliError || io.signal.aborted) throw err;
+      throw new CliError(EXIT.USAGE, 'cli_out_unwritable', `cannot write ${path}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  const what =
+    cmd.format === 'csv'
+      ? `CSV (${fmtInt(Math.max(0, lines - 1))} rows${cmd.onlyWorking ? ', working only' : ''})`
+      : cmd.format === 'txt'
+        ? `TXT (${fmtInt(lines)} working ${lines === 1 ? 'proxy' : 'proxies'})`
+        : `JSON (${fmtInt(bytes)} bytes${cmd.onlyWorking ? ', working only' : ''})`;
+  return { what };
+}

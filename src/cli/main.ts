@@ -1,0 +1,131 @@
+/**
+ * `proxycheck` entry point (`bun src/cli/main.ts ...`, `npm run cli -- ...`,
+ * or the package's `proxycheck` bin, src/cli/bin.mjs): builds the CliIo from
+ * the process, runs the command, prints a CliError's message on stderr and
+ * exits with its code (src/cli/exit-codes.ts). Ctrl-C aborts the running
+ * command (exit 130); a second Ctrl-C exits at once.
+ */
+import { homedir } from 'node:os';
+import { parseCommandLine, USAGE } from './args';
+import { runCommand } from './commands';
+import { CliError, EXIT } from './exit-codes';
+import type { CliIo, OutStream } from './io';
+
+function outStream(s: NodeJS.WriteStream): OutStream {
+  return {
+    write: (x) => {
+      s.write(x);
+    },
+    get isTTY() {
+      return s.isTTY === true;
+    },
+    get columns() {
+      return s.isTTY ? s.columns : undefined;
+    },
+  };
+}
+
+/** One line from stdin; with `hidden` on a TTY the typed characters are not echoed. */
+function readLine(prompt: string, hidden: boolean, signal: AbortSignal): Promise<string> {
+  const stdin = process.stdin;
+  if (prompt !== '') process.stderr.write(prompt);
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const raw = hidden && stdin.isTTY;
+    const done = (err: unknown, value?: string) => {
+      stdin.off('data', onData);
+      stdin.off('end', onEnd);
+      signal.removeEventListener('abort', onAbort);
+      if (raw) stdin.setRawMode(false);
+      stdin.pause();
+      if (raw) process.stderr.write('\n');
+      if (err !== null) reject(err);
+      else resolve(value ?? '');
+    };
+    const onAbort = () => done(signal.reason);
+    const onEnd = () => done(null, buf);
+    const onData = (d: Buffer | string) => {
+      const text = typeof d === 'string' ? d : d.toString('utf8');
+      for (const ch of text) {
+        if (ch === '\n' || ch === '\r') return done(null, buf);
+        if (raw && ch === '\u0003') return done(new CliError(EXIT.INTERRUPTED, 'cli_interrupted', 'Interrupted.'));
+        if (raw && ch === '\u0004') return done(null, buf);
+        if (raw && (ch === '\u007f' || ch === '\b')) buf = buf.slice(0, -1);
+        else buf += ch;
+      }
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (raw) stdin.setRawMode(true);
+    stdin.on('data', onData);
+    stdin.on('end', onEnd);
+    stdin.resume();
+  });
+}
+
+function flush(): Promise<void> {
+  return new Promise((resolve) => {
+    let n = 2;
+    const one = () => {
+      if (--n === 0) resolve();
+    };
+    process.stdout.write('', one);
+    process.stderr.write('', one);
+  });
+}
+
+export async function cliMain(argv: readonly string[]): Promise<number> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts > 1) {
+      if (process.stderr.isTTY) process.stderr.write('\x1b[?25h\n');
+      process.exit(EXIT.INTERRUPTED);
+    }
+    controller.abort(new CliError(EXIT.INTERRUPTED, 'cli_interrupted', 'Interrupted.'));
+  };
+  process.on('SIGINT', onSigint);
+  const io: CliIo = {
+    stdout: outStream(process.stdout),
+    stderr: outStream(process.stderr),
+    stdin: {
+      get isTTY() {
+        return process.stdin.isTTY === true;
+      },
+      text: async () => {
+        const chunks: Buffer[] = [];
+        for await (const c of process.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
+        return Buffer.concat(chunks).toString('utf8');
+      },
+      readLine: (prompt, hidden) => readLine(prompt, hidden, controller.signal),
+    },
+    env: process.env,
+    home: homedir(),
+    now: () => Date.now(),
+    signal: controller.signal,
+    flush,
+  };
+  let code: number;
+  try {
+    const { global, command } = parseCommandLine(argv);
+    code = await runCommand(command, global, io);
+  } catch (err) {
+    const e =
+      err instanceof CliError
+        ? err
+        : controller.signal.aborted
+          ? (controller.signal.reason as CliError)
+          : new CliError(EXIT.INTERNAL, 'cli_internal', `unexpected failure: ${(err as Error)?.stack ?? String(err)}`);
+    process.stderr.write(`proxycheck: ${e.message}\n`);
+    if (e.exitCode === EXIT.USAGE && e.code === 'cli_usage') process.stderr.write(`\n${USAGE}\n`);
+    code = e.exitCode;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  await flush();
+  return code;
+}
+
+if (import.meta.main) {
+  process.exit(await cliMain(process.argv.slice(2)));
+}

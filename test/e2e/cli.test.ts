@@ -1,0 +1,329 @@
+/**
+ * The `proxycheck` CLI as a subprocess against a real running service and
+ * fake proxies on 127.0.0.1: non-TTY progress lines and summary, --out in
+ * csv/txt/json (--only-working, stdout), stdin input, custom URLs, me /
+ * regions / health / login (config file 0600), every exit code (0, 2, 3, 4,
+ * 5, 6, 130), the TTY bar in a pseudo-terminal (util-linux `script`), and
+ * the Node launcher (src/cli/bin.mjs) that runs the CLI in Bun.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startHttpProxy } from '../fixtures/fake-proxies';
+import { refusedPort, startBlackHole, startTarget, type FakeServer } from '../fixtures/fake-servers';
+import { CSV_COLUMNS } from '../../src/results/export';
+import { startTestService, type TestService } from '../helpers/service';
+
+const REPO = resolve(import.meta.dir, '../..');
+let t: TestService;
+let dir: string;
+let elite: FakeServer, anon: FakeServer, hole: FakeServer, target: FakeServer;
+let refused: number;
+let list: string;
+let submitted: { elite: string; anon: string; refused: string };
+const servers: FakeServer[] = [];
+
+beforeAll(async () => {
+  t = await startTestService({ BOOTSTRAP_CHECKS: '500' });
+  elite = await startHttpProxy();
+  anon = await startHttpProxy({ addHeaders: () => [['Via', '1.1 fake']] });
+  hole = await startBlackHole();
+  target = await startTarget({ '/ok': { status: 200, body: 'Hello Proxy World' } });
+  servers.push(elite, anon, hole, target);
+  refused = await refusedPort();
+  dir = mkdtempSync(join(tmpdir(), 'pc-cli-'));
+  submitted = {
+    elite: `127.0.0.1:${elite.port}:alice:s3:cret`,
+    anon: `bob:p%40ss@127.0.0.1:${anon.port}`,
+    refused: `127.0.0.1:${refused}`,
+  };
+  list = join(dir, 'list.txt');
+  writeFileSync(list, `# my proxies\n${submitted.elite}\r\n${submitted.anon}\n\n${submitted.refused}\nnot a proxy\n`);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await t?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}, 30_000);
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, 'cfg'),
+    PROXYCHECK_URL: t.url,
+    PROXYCHECK_API_KEY: t.key,
+  };
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+async function cli(args: string[], opts: { env?: Record<string, string | undefined>; stdin?: string; launcher?: boolean } = {}): Promise<Run> {
+  const cmd = opts.launcher ? ['node', 'src/cli/bin.mjs', ...args] : [process.execPath, 'src/cli/main.ts', ...args];
+  const child = Bun.spawn(cmd, {
+    cwd: REPO,
+    env: cliEnv(opts.env),
+    stdin: opts.stdin === undefined ? 'ignore' : new Blob([opts.stdin]),
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { code, stdout, stderr };
+}
+
+describe('check (not a TTY)', () => {
+  test('plain progress lines on stderr, summary and links on stdout', async () => {
+    const r = await cli(['check', list, '--timeout', '1000']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^Checking 4 entries from .*list\.txt on http:\/\/127\.0\.0\.1:\d+ \(job cli-[A-Za-z0-9_-]+\)$/m);
+    expect(r.stderr).toMatch(/^progress 100\.0% {2}3\/3 checked {2}2 working {2}done in \d+:\d\d$/m);
+    expect(r.stderr).not.toContain('\x1b[');
+    expect(r.stdout).toContain('Checked 3 proxies [http, us1 (Washington DC, USA), timeout 1000ms] in ');
+    expect(r.stdout).toContain('Working: 2 / 3 (66.7%)   skipped: 1 invalid');
+    expect(r.stdout).toMatch(/^  elite +1  50\.0%$/m);
+    expect(r.stdout).toMatch(/^  anonymous +1  50\.0%$/m);
+    expect(r.stdout).toContain('Top countries');
+    expect(r.stdout).toContain('Top ISPs');
+    expect(r.stdout).toMatch(/ {2}JSON {2}http:\/\/127\.0\.0\.1:\d+\/result\/[A-Za-z0-9_-]{22}\.json\?token=/);
+    expect(r.stdout).toMatch(/ {2}CSV {3}http:\/\/.*\.csv\?token=/);
+    expect(r.stdout).toMatch(/ {2}TXT {3}http:\/\/.*\.txt\?token=/);
+    expect(r.stdout).not.toContain('\x1b[');
+  }, 20_000);
+
+  test('--out csv: every field of every proxy; --only-working keeps the working rows', async () => {
+    const out = join(dir, 'all.csv');
+    const r = await cli(['check', list, '--timeout', '1000', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Saved CSV (3 rows) to ${out}`);
+    const lines = readFileSync(out, 'utf8').split('\r\n');
+    expect(lines[0]).toBe(CSV_COLUMNS.join(','));
+    expect(lines.slice(1, -1)).toHaveLength(3);
+    expect(lines.at(-1)).toBe('');
+    expect(lines.find((l) => l.startsWith(`127.0.0.1,${elite.port},true,alice,s3:cret,working,200,`))).toBeDefined();
+    expect(lines.find((l) => l.startsWith(`127.0.0.1,${refused},false,,,failed,,`) && l.includes(',connect_refused,'))).toBeDefined();
+
+    const w = join(dir, 'working.csv');
+    const r2 = await cli(['check', list, '--timeout', '1000', '--out', w, '--only-working']);
+    expect(r2.code).toBe(0);
+    expect(r2.stdout).toContain(`Saved CSV (2 rows, working only) to ${w}`);
+    const rows = readFileSync(w, 'utf8').trim().split('\r\n');
+    expect(rows).toHaveLength(3);
+    expect(rows.slice(1).every((l) => l.includes(',working,200,'))).toBe(true);
+  }, 20_000);
+
+  test('--out txt: working proxies in the form they were submitted', async () => {
+    const out = join(dir, 'w.txt');
+    const r = await cli(['check', list, '--timeout', '1000', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Saved TXT (2 working proxies) to ${out}`);
+    expect(readFileSync(out, 'utf8').split('\n').filter(Boolean).sort()).toEqual([submitted.anon, submitted.elite].sort());
+  }, 20_000);
+
+  test('stdin in, --out - --format txt: the list on stdout, everything else on stderr', async () => {
+    const r = await cli(['check', '-', '--timeout', '1000', '--out', '-', '--format', 'txt'], { stdin: readFileSync(list, 'utf8') });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual([submitted.anon, submitted.elite].sort());
+    expect(r.stderr).toContain('from standard input');
+    expect(r.stderr).toContain('Working: 2 / 3');
+  }, 20_000);
+
+  test('--json with --out json --only-working: the check response on stdout, a filtered result file', async () => {
+    const out = join(dir, 'w.json');
+    const r = await cli(['--json', 'check', list, '--timeout', '1000', '--out', out, '--only-working']);
+    expect(r.code).toBe(0);
+    const body = JSON.parse(r.stdout);
+    expect(body.summary.total_working).toBe(2);
+    expect(Object.keys(body.result_urls)).toEqual(['json', 'csv', 'txt']);
+    expect(r.stderr).toContain(`Saved JSON (`);
+    const file = JSON.parse(readFileSync(out, 'utf8'));
+    expect(file.proxies).toHaveLength(2);
+    expect(file.proxies.every((p: { status: string }) => p.status === 'working')).toBe(true);
+    expect(file.summary.total_working).toBe(2);
+  }, 20_000);
+
+  test('custom URLs: per-URL results in the summary', async () => {
+    const r = await cli([
+      'check', list, '--timeout', '1000',
+      '--custom-url', `http://127.0.0.1:${target.port}/ok,200,proxy world`,
+      '--custom-url', `http://127.0.0.1:${target.port}/ok,,PROXY WORLD`,
+      '--case-sensitive',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`http://127\\.0\\.0\\.1:${target.port}/ok +0 +2 +0\\.00%`));
+    expect(r.stdout).toMatch(/Custom URL +passed +failed +rate/);
+  }, 20_000);
+});
+
+describe('exit codes', () => {
+  test('2: usage errors and unreadable input, with the usage text', async () => {
+    const a = await cli(['check', list, '--timeout', '50']);
+    expect(a.code).toBe(2);
+    expect(a.stderr).toContain('proxycheck: --timeout must be 1000..20000; got 50');
+    expect(a.stderr).toContain('usage: proxycheck');
+    const b = await cli(['check', join(dir, 'missing.txt')]);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain('no such file');
+    const c = await cli(['check', '-'], { stdin: '# nothing\n\n' });
+    expect(c.code).toBe(2);
+    expect(c.stderr).toContain('no proxies in standard input');
+    expect((await cli(['nope'])).code).toBe(2);
+  });
+
+  test('3: no key, a wrong key', async () => {
+    const none = await cli(['me'], { env: { PROXYCHECK_API_KEY: undefined } });
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain('No API key');
+    const wrong = await cli(['check', list, '--key', 'pc_wrong']);
+    expect(wrong.code).toBe(3);
+    expect(wrong.stderr).toContain('Authentication failed (Invalid API key: The provided API key is not valid)');
+  });
+
+  test('4: not enough checks, saying how many are missing', async () => {
+    const me = JSON.parse((await cli(['--json', 'me'])).stdout);
+    const balance: number = me.user.checks;
+    const big = join(dir, 'big.txt');
+    const n = balance + 25;
+    writeFileSync(big, Array.from({ length: n }, (_, i) => `127.0.0.1:${refused}:u${i}:p`).join('\n'));
+    const r = await cli(['check', big]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain(`Not enough checks: this list needs ${n.toLocaleString('en-US')} checks but the account has ${balance}: 25 missing.`);
+  });
+
+  test('5: other 4xx (invalid region)', async () => {
+    const r = await cli(['check', list, '--region', 'mars1']);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain('POST /check was refused (HTTP 400, Invalid region');
+  });
+
+  test('6: nothing listening', async () => {
+    const r = await cli(['health'], { env: { PROXYCHECK_URL: `http://127.0.0.1:${refused}` } });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain(`Cannot reach http://127.0.0.1:${refused} (GET /health): connection refused`);
+  });
+
+  test('130: Ctrl-C during a check', async () => {
+    const slow = join(dir, 'slow.txt');
+    writeFileSync(slow, `127.0.0.1:${hole.port}\n127.0.0.1:${hole.port}:a:b\n`);
+    const child = Bun.spawn([process.execPath, 'src/cli/main.ts', 'check', slow, '--timeout', '8000'], {
+      cwd: REPO,
+      env: cliEnv(),
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const reader = child.stderr.getReader();
+    let err = '';
+    while (!/progress +0\.0%/.test(err)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      err += new TextDecoder().decode(value);
+    }
+    const t0 = Date.now();
+    child.kill('SIGINT');
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      err += new TextDecoder().decode(value);
+    }
+    expect(await child.exited).toBe(130);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(err).toMatch(/Interrupted\. The server may still finish job cli-[A-Za-z0-9_-]+/);
+  }, 20_000);
+});
+
+describe('me, regions, health, login', () => {
+  test('me: balance, plan, usage chart, recent checks', async () => {
+    const r = await cli(['me']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Account   demo@localhost');
+    expect(r.stdout).toMatch(/Balance {3}\d+ checks {2}\(base \d+, promotional 0\)/);
+    expect(r.stdout).toContain('Plan      pay per check');
+    expect(r.stdout).toContain('Checks per day, last 30 days (UTC)');
+    expect(r.stdout).toContain('└──────────────────────────────');
+    expect(r.stdout).toMatch(/Recent checks \(\d+ of \d+\)/);
+    const l = await cli(['me', '--links', '--no-color']);
+    expect(l.stdout).toMatch(/\/result\/[A-Za-z0-9_-]{22}\.json\?token=/);
+  });
+
+  test('regions and health, human and --json', async () => {
+    const r = await cli(['regions']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/us1 +Washington DC, USA +16 +default/);
+    expect(JSON.parse((await cli(['--json', 'regions'])).stdout).default).toBe('us1');
+    const h = await cli(['health']);
+    expect(h.code).toBe(0);
+    expect(h.stdout).toMatch(/^status +ok$/m);
+    expect(h.stdout).toMatch(/^database +ok$/m);
+  });
+
+  test('login verifies the key, writes the config file 0600, and later commands use it', async () => {
+    const cfgHome = join(dir, 'login-cfg');
+    const env = { XDG_CONFIG_HOME: cfgHome, PROXYCHECK_API_KEY: undefined, PROXYCHECK_URL: undefined };
+    const bad = await cli(['login', '--key', 'pc_wrong', '--url', t.url], { env });
+    expect(bad.code).toBe(3);
+    expect(existsSync(join(cfgHome, 'proxycheck', 'config.json'))).toBe(false);
+    const ok = await cli(['login', '--url', t.url], { env, stdin: `${t.key}\n` });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`Logged in to ${t.url} as demo@localhost.`);
+    const file = join(cfgHome, 'proxycheck', 'config.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(cfgHome, 'proxycheck')).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ url: t.url, key: t.key });
+    const me = await cli(['me'], { env });
+    expect(me.code).toBe(0);
+    expect(me.stdout).toContain('demo@localhost');
+    // env beats the file
+    expect((await cli(['me'], { env: { ...env, PROXYCHECK_API_KEY: 'pc_wrong' } })).code).toBe(3);
+  });
+});
+
+describe('in a terminal', () => {
+  test('the live bar, then the summary (pseudo-terminal via script)', async () => {
+    const slow = join(dir, 'tty.txt');
+    writeFileSync(slow, `${readFileSync(list, 'utf8')}127.0.0.1:${hole.port}\n`);
+    const inner = `stty cols 100 rows 40; exec '${process.execPath}' src/cli/main.ts check '${slow}' --timeout 1000`;
+    const child = Bun.spawn(['script', '-q', '-e', '-c', inner, '/dev/null'], {
+      cwd: REPO,
+      env: cliEnv({ TERM: 'xterm-256color', LANG: 'C.UTF-8' }),
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [out, , code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect(code).toBe(0);
+    const plain = out.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(out).toContain('\x1b[?25l'); // cursor hidden while the bar runs...
+    expect(out).toContain('\x1b[?25h'); // ...and shown again
+    expect(out).toContain('\r\x1b[2K'); // redrawn in place
+    expect(plain).toMatch(/Checking ▕[█▏▎▍▌▋▊▉ ]+▏ +\d+\.\d%  \d\/4  \d working/);
+    expect(plain).toMatch(/✔ Done ▕█{40}▏ 100\.0% {2}4\/4 {2}2 working {2}[\d,.]+\/s {2}in \d+:\d\d/);
+    expect(out).toContain('\x1b[32m'); // colour on a terminal
+    expect(plain).toContain('Working: 2 / 4 (50.0%)');
+    expect(plain).toContain('Top countries');
+    expect(plain).not.toMatch(/^progress /m); // no log lines on a TTY
+  }, 20_000);
+});
+
+describe('the Node launcher (src/cli/bin.mjs)', () => {
+  test('runs the CLI in Bun from Node and passes exit codes on', async () => {
+    const v = await cli(['--version'], { launcher: true });
+    expect(v.code).toBe(0);
+    expect(v.stdout).toMatch(/^proxycheck \d+\.\d+\.\d+\n$/);
+    expect((await cli(['check'], { launcher: true })).code).toBe(2);
+    const out = join(dir, 'launcher.txt');
+    const r = await cli(['check', list, '--timeout', '1000', '--out', out], { launcher: true });
+    expect(r.code).toBe(0);
+    expect(readFileSync(out, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+  }, 20_000);
+});

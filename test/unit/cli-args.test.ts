@@ -1,0 +1,124 @@
+/** Tests for src/cli/args.ts: commands, options, --custom-url syntax, --format inference, usage errors. */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { outputFormat, parseCommandLine, parseCustomUrl } from '../../src/cli/args';
+import { CliError, EXIT } from '../../src/cli/exit-codes';
+
+function usage(argv: string[]): CliError {
+  try {
+    parseCommandLine(argv);
+  } catch (err) {
+    expect(err).toBeInstanceOf(CliError);
+    expect((err as CliError).exitCode).toBe(EXIT.USAGE);
+    return err as CliError;
+  }
+  throw new Error(`expected a usage error for ${argv.join(' ')}`);
+}
+
+describe('parseCommandLine', () => {
+  test('check with every option, globals before and after the command', () => {
+    const inv = parseCommandLine([
+      '--key', 'k1', 'check', 'list.txt', '--type', 'socks5', '--region', 'de1', '--timeout', '3000',
+      '--custom-url', 'https://example.com/,200|204,Example Domain', '--custom-url', 'http://a.test/x',
+      '--out', 'r.csv', '--only-working', '--job-id', 'my_job-1', '--url', 'http://h:1', '--json',
+    ]);
+    expect(inv.global).toEqual({ key: 'k1', url: 'http://h:1', json: true });
+    expect(inv.command).toEqual({
+      name: 'check',
+      source: 'list.txt',
+      type: 'socks5',
+      region: 'de1',
+      timeout: 3000,
+      customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200, 204], requiredText: 'Example Domain' }, { url: 'http://a.test/x' }],
+      out: 'r.csv',
+      format: 'csv',
+      onlyWorking: true,
+      jobId: 'my_job-1',
+    });
+  });
+
+  test('check from stdin with defaults', () => {
+    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', source: '-', customUrls: [], format: 'json', onlyWorking: false });
+  });
+
+  test('other commands, help and version', () => {
+    expect(parseCommandLine(['me']).command).toEqual({ name: 'me', links: false });
+    expect(parseCommandLine(['me', '--links']).command).toEqual({ name: 'me', links: true });
+    expect(parseCommandLine(['regions']).command).toEqual({ name: 'regions' });
+    expect(parseCommandLine(['health', '--no-color']).global.color).toBe(false);
+    expect(parseCommandLine(['login', '--key', 'x']).command).toEqual({ name: 'login' });
+    expect(parseCommandLine(['--help']).command).toEqual({ name: 'help' });
+    expect(parseCommandLine(['check', '-h']).command).toEqual({ name: 'help', topic: 'check' });
+    expect(parseCommandLine(['help', 'me']).command).toEqual({ name: 'help', topic: 'me' });
+    expect(parseCommandLine(['-V']).command).toEqual({ name: 'version' });
+  });
+
+  test('usage errors, each with a message naming the problem', () => {
+    expect(usage([]).message).toMatch(/no command/);
+    expect(usage(['frobnicate']).message).toMatch(/unknown command "frobnicate"/);
+    expect(usage(['check']).message).toMatch(/needs a file/);
+    expect(usage(['check', 'a', 'b']).message).toMatch(/one file/);
+    expect(usage(['check', 'a', '--type', 'socks6']).message).toMatch(/--type must be one of http, socks4, socks5/);
+    expect(usage(['check', 'a', '--timeout', '999']).message).toMatch(/1000\.\.20000/);
+    expect(usage(['check', 'a', '--timeout', '20001']).message).toMatch(/1000\.\.20000/);
+    expect(usage(['check', 'a', '--timeout', '1.5e3']).message).toMatch(/whole number/);
+    expect(usage(['check', 'a', '--format', 'csv']).message).toMatch(/--format needs --out/);
+    expect(usage(['check', 'a', '--out', 'x', '--format', 'xml']).message).toMatch(/--format must be one of/);
+    expect(usage(['check', 'a', '--job-id', 'x']).message).toMatch(/--job-id/);
+    expect(usage(['check', 'a', '--case-sensitive']).message).toMatch(/no --custom-url/);
+    expect(usage(['--json', 'check', 'a', '--out', '-']).message).toMatch(/--out -/);
+    expect(usage(['me', '--type', 'http']).message).toMatch(/--type is an option of "check"/);
+    expect(usage(['regions', '--links']).message).toMatch(/--links is an option of "me"/);
+    expect(usage(['regions', 'extra']).message).toMatch(/takes no arguments/);
+    expect(usage(['check', 'a', '--bogus']).message).toMatch(/bogus/);
+    expect(usage(['check', 'a', '--timeout']).message).toMatch(/timeout/);
+    expect(usage(['--key', '', 'me']).message).toMatch(/--key is empty/);
+    expect(usage(['help', 'nothing']).message).toMatch(/no help/);
+  });
+
+  test('property: never throws anything but a usage CliError', () => {
+    const token = fc.oneof(fc.constantFrom('check', 'me', '-', '--out', '--format', 'csv', '--timeout', '5000', '--type', '--custom-url', 'http://x/', '--json', '--links', '-h'), fc.string());
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 8 }), (argv) => {
+        try {
+          const inv = parseCommandLine(argv);
+          expect(typeof inv.command.name).toBe('string');
+        } catch (err) {
+          expect(err).toBeInstanceOf(CliError);
+          expect((err as CliError).exitCode).toBe(EXIT.USAGE);
+        }
+      }),
+    );
+  });
+});
+
+describe('parseCustomUrl', () => {
+  test('URL only, codes, text, both, explicit empty codes', () => {
+    expect(parseCustomUrl('https://e.test/')).toEqual({ url: 'https://e.test/' });
+    expect(parseCustomUrl('https://e.test/,301')).toEqual({ url: 'https://e.test/', requiredStatusCodes: [301] });
+    expect(parseCustomUrl('https://e.test/,200+204')).toEqual({ url: 'https://e.test/', requiredStatusCodes: [200, 204] });
+    expect(parseCustomUrl('https://e.test/,Example Domain')).toEqual({ url: 'https://e.test/', requiredText: 'Example Domain' });
+    expect(parseCustomUrl('https://e.test/,200,a, b, c')).toEqual({ url: 'https://e.test/', requiredStatusCodes: [200], requiredText: 'a, b, c' });
+    expect(parseCustomUrl('https://e.test/,,404')).toEqual({ url: 'https://e.test/', requiredText: '404' });
+    expect(parseCustomUrl('https://e.test/,200,Hi', true)).toEqual({ url: 'https://e.test/', requiredStatusCodes: [200], requiredText: 'Hi', caseSensitive: true });
+    expect(parseCustomUrl('https://e.test/,200', true)).toEqual({ url: 'https://e.test/', requiredStatusCodes: [200] });
+  });
+
+  test('bad URLs and codes are usage errors', () => {
+    expect(() => parseCustomUrl('not a url')).toThrow(/not an absolute URL/);
+    expect(() => parseCustomUrl('ftp://e.test/')).toThrow(/only http and https/);
+    expect(() => parseCustomUrl('https://e.test/,999')).toThrow(/not an HTTP status code/);
+  });
+});
+
+describe('outputFormat', () => {
+  test('explicit, from the extension, default json', () => {
+    expect(outputFormat(undefined, 'a.CSV')).toBe('csv');
+    expect(outputFormat(undefined, 'a.txt')).toBe('txt');
+    expect(outputFormat(undefined, 'a.json')).toBe('json');
+    expect(outputFormat(undefined, 'a')).toBe('json');
+    expect(outputFormat(undefined, undefined)).toBe('json');
+    expect(outputFormat('txt', 'a.csv')).toBe('txt');
+    expect(outputFormat('csv', '-')).toBe('csv');
+  });
+});
