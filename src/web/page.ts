@@ -60,7 +60,7 @@ export function dashboardPage(version: string): string {
     <div class="field">
       <label for="proxies">Proxies</label>
       <p id="proxies-hint" class="hint">One per line: <code>host:port</code>, <code>user:pass@host:port</code> or <code>host:port:user:pass</code>. Lines starting with # are ignored.</p>
-      <textarea id="proxies" name="proxies" rows="9" spellcheck="false" autocomplete="off" aria-describedby="proxies-hint proxies-count"></textarea>
+      <textarea id="proxies" name="proxies" rows="9" spellcheck="false" autocomplete="off" aria-describedby="proxies-hint proxies-count" placeholder="203.0.113.7:8080&#10;user:pass@198.51.100.2:3128"></textarea>
       <p id="proxies-count" class="hint">0 proxies</p>
     </div>
     <div class="field">

@@ -70,7 +70,6 @@ export function webRoutes(deps: AppDeps, opts: WebRoutesOptions = {}) {
   return new Elysia({ name: 'web-routes' })
     .get('/', () => new Response(null, { status: 302, headers: { location: '/app' } }), hide)
     .get('/app', ({ request }) => html(request), hide)
-    .get('/app/', () => new Response(null, { status: 301, headers: { location: '/app' } }), hide)
     .get(
       '/app/app.js',
       async ({ request }) => {

@@ -1,10 +1,10 @@
-/// <reference lib="dom" />
 /**
  * The "Account" view, from GET /me: e-mail, balance (root + temporary), plan,
  * a 30-day usage column chart and the recent checks with their download
  * links and a "View" button that opens the result in the results view.
  */
 import { apiGet } from './api';
+import { win, type ButtonEl, type Elem, type TableEl } from './browser';
 import { dailyChart } from './charts';
 import { byId, setText } from './dom';
 import { errorText, formatTime, resultLinks } from './format';
@@ -33,11 +33,24 @@ export function setupAccountView(deps: { key: () => string | null; onUnauthorize
   const body = byId('account-body');
   const cards = byId('a-cards');
   const usage = byId('a-usage');
-  const history = byId<HTMLTableElement>('a-history');
+  const history = byId<TableEl>('a-history');
   const tbody = history.tBodies[0]!;
 
+  let days: { day: string; value: number }[] | null = null;
+  const drawUsage = () => {
+    if (days !== null) usage.innerHTML = dailyChart(days, 'Proxies checked per day over the last 30 days (UTC)', 'checks', usage.clientWidth);
+  };
+  let resizeTimer: ReturnType<typeof setTimeout> | null = null;
+  win().addEventListener('resize', () => {
+    if (resizeTimer !== null) clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      resizeTimer = null;
+      if (usage.clientWidth > 0) drawUsage();
+    }, 150);
+  });
+
   tbody.addEventListener('click', (e) => {
-    const btn = (e.target as HTMLElement).closest('button[data-link]') as HTMLButtonElement | null;
+    const btn = (e.target as Elem).closest<ButtonEl>('button[data-link]');
     if (btn?.dataset.link) deps.onOpen(btn.dataset.link);
   });
 
@@ -71,8 +84,10 @@ export function setupAccountView(deps: { key: () => string | null; onUnauthorize
         ['Checks run', formatCount(me.history_count ?? 0)],
       ];
       cards.innerHTML = items.map(([k, v]) => `<div class="card"><dt>${escapeXml(k)}</dt><dd>${escapeXml(v)}</dd></div>`).join('');
-      const days = (me.usage_last_30_days ?? []).map((d) => ({ day: d.day, value: d.total_checked }));
-      usage.innerHTML = dailyChart(days, 'Proxies checked per day over the last 30 days (UTC)');
+      const wrap = history.closest('.table-wrap');
+      if (wrap) wrap.scrollLeft = 0;
+      days = (me.usage_last_30_days ?? []).map((d) => ({ day: d.day, value: d.total_checked }));
+      drawUsage();
       const rows = me.history ?? [];
       tbody.innerHTML =
         rows.length === 0

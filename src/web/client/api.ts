@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The dashboard's client of the service's own HTTP API (same origin): JSON
  * GET/POST with the key in `X-API-Key`, network failures as status 0, and the
@@ -6,6 +5,7 @@
  * posted so no message is missed. Also where the API key lives in the browser
  * (sessionStorage, or localStorage when the user asks to be remembered).
  */
+import { win, type StorageLike } from './browser';
 
 export interface ApiAnswer {
   ok: boolean;
@@ -61,6 +61,7 @@ export function openProgress(
   onEnd: (code: number) => void,
   openTimeoutMs = 4000,
 ): Promise<ProgressChannel | null> {
+  const location = win().location;
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const url = `${proto}//${location.host}/ws?jobId=${encodeURIComponent(jobId)}&apiKey=${encodeURIComponent(key)}`;
   return new Promise((resolve) => {
@@ -109,15 +110,15 @@ export function openProgress(
 
 const KEY_NAME = 'proxycheck.apiKey';
 
-function storages(): Storage[] {
-  const out: Storage[] = [];
+function storages(): StorageLike[] {
+  const out: StorageLike[] = [];
   try {
-    out.push(window.sessionStorage);
+    out.push(win().sessionStorage);
   } catch {
     // storage disabled
   }
   try {
-    out.push(window.localStorage);
+    out.push(win().localStorage);
   } catch {
     // storage disabled
   }
@@ -137,7 +138,7 @@ export function loadKey(): string | null {
 export function saveKey(key: string, remember: boolean): void {
   clearKey();
   try {
-    (remember ? window.localStorage : window.sessionStorage).setItem(KEY_NAME, key);
+    (remember ? win().localStorage : win().sessionStorage).setItem(KEY_NAME, key);
   } catch {
     // storage disabled: the key lives in memory only (see main.ts)
   }

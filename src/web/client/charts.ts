@@ -5,6 +5,9 @@
  * one-line description (<desc>) and a <title> per mark, so hovering or a
  * screen reader gets the numbers; colours come from CSS classes
  * (src/web/app.css), never from inline styles (the page's CSP forbids them).
+ * The bar, histogram and daily charts take the width they will be drawn at
+ * (CSS pixels; the view passes its container's width and redraws on resize),
+ * so one SVG unit is one pixel and the text stays readable on any screen.
  */
 import { compactNumber, escapeXml, formatCount, niceStep, r1 } from './svg';
 
@@ -106,12 +109,17 @@ function truncate(s: string, n: number): string {
   return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
 }
 
-/** Horizontal bars, one row each, label left and value right. */
-export function barChart(bars: readonly Bar[], title: string): string {
-  const w = 420;
+/** A drawing width in CSS pixels: at least 240, a whole number; 420 when unknown. */
+export function chartWidth(px: number | undefined): number {
+  return px !== undefined && Number.isFinite(px) && px > 0 ? Math.max(240, Math.floor(px)) : 420;
+}
+
+/** Horizontal bars, one row each, label left and value right, `width` pixels wide. */
+export function barChart(bars: readonly Bar[], title: string, width?: number): string {
+  const w = chartWidth(width);
   const rowH = 26;
-  const labelW = 140;
-  const valueW = 64;
+  const labelW = Math.min(170, Math.round(w * 0.36));
+  const valueW = 56;
   const barW = w - labelW - valueW;
   const h = Math.max(1, bars.length) * rowH + 4;
   const max = Math.max(1, ...bars.map((b) => b.value));
@@ -123,7 +131,7 @@ export function barChart(bars: readonly Bar[], title: string): string {
     const len = Math.max(b.value > 0 ? 2 : 0, r1((b.value / max) * barW));
     out.push(
       `<g class="bar-row"><title>${escapeXml(`${b.label}: ${formatCount(b.value)}`)}</title>` +
-        `<text class="bar-label" x="${labelW - 8}" y="${y + 15}" text-anchor="end">${escapeXml(truncate(b.label, 20))}</text>` +
+        `<text class="bar-label" x="${labelW - 8}" y="${y + 15}" text-anchor="end">${escapeXml(truncate(b.label, Math.max(6, Math.floor((labelW - 12) / 7.8))))}</text>` +
         `<rect class="bar" x="${labelW}" y="${y + 3}" width="${len}" height="${rowH - 8}" rx="2"/>` +
         `<text class="bar-value" x="${labelW + len + 6}" y="${y + 15}">${formatCount(b.value)}</text></g>`,
     );
@@ -151,20 +159,27 @@ export function histogramBins(values: readonly number[], target = 10): Bin[] {
     if (v < min) min = v;
     if (v > max) max = v;
   }
-  const step = max === min ? niceStep(Math.max(1, Math.abs(max) / 10)) : niceStep((max - min) / Math.max(1, target));
-  const start = Math.floor(min / step) * step;
-  const n = Math.max(1, Math.floor((max - start) / step) + 1);
-  const bins: Bin[] = Array.from({ length: n }, (_, i) => ({ from: start + i * step, to: start + (i + 1) * step, count: 0 }));
-  for (const v of xs) {
-    const i = Math.min(n - 1, Math.floor((v - start) / step));
-    bins[i]!.count++;
+  const bins = Math.max(1, Math.floor(target));
+  let step = max === min ? niceStep(Math.max(1, Math.abs(max) / 10)) : niceStep((max - min) / bins);
+  let start = Math.floor(min / step) * step;
+  let n = Math.floor((max - start) / step) + 1;
+  if (!(step > 0) || !Number.isFinite(n) || n < 1 || n > bins * 4 + 2) {
+    // a range too small for floating point (denormals): one bin holding everything
+    step = Math.max(max - min, Number.MIN_VALUE);
+    start = min;
+    n = 1;
   }
-  return bins;
+  const out: Bin[] = Array.from({ length: n }, (_, i) => ({ from: start + i * step, to: i === n - 1 ? Math.max(max, start + (i + 1) * step) : start + (i + 1) * step, count: 0 }));
+  for (const v of xs) {
+    const i = Math.min(n - 1, Math.max(0, Math.floor((v - start) / step)));
+    out[i]!.count++;
+  }
+  return out;
 }
 
-/** Vertical bars of the bins with edge labels under the axis (`unit` after numbers). */
-export function histogramChart(bins: readonly Bin[], title: string, unit = 'ms'): string {
-  const w = 420;
+/** Vertical bars of the bins with bin-edge labels under the axis (`unit` after the last), `width` pixels wide. */
+export function histogramChart(bins: readonly Bin[], title: string, unit = 'ms', width?: number): string {
+  const w = chartWidth(width);
   const h = 200;
   const left = 36;
   const bottom = 28;
@@ -184,7 +199,6 @@ export function histogramChart(bins: readonly Bin[], title: string, unit = 'ms')
   out.push(`<text class="axis-label" x="${left - 4}" y="${top + plotH}" text-anchor="end">0</text>`);
   if (bins.length === 0) out.push(`<text class="chart-empty" x="${left + plotW / 2}" y="${top + plotH / 2}" text-anchor="middle">No data</text>`);
   const bw = bins.length > 0 ? plotW / bins.length : plotW;
-  const labelEvery = Math.max(1, Math.ceil(bins.length / 6));
   bins.forEach((b, i) => {
     const bh = r1((b.count / max) * plotH);
     const x = r1(left + i * bw);
@@ -192,11 +206,18 @@ export function histogramChart(bins: readonly Bin[], title: string, unit = 'ms')
       `<rect class="bar" x="${r1(x + 1)}" y="${r1(top + plotH - bh)}" width="${r1(Math.max(1, bw - 2))}" height="${bh}">` +
         `<title>${escapeXml(`${compactNumber(b.from)}–${compactNumber(b.to)} ${unit}: ${formatCount(b.count)}`)}</title></rect>`,
     );
-    if (i % labelEvery === 0) out.push(`<text class="axis-label" x="${x}" y="${h - 10}" text-anchor="middle">${compactNumber(b.from)}</text>`);
   });
-  if (bins.length > 0) {
-    out.push(`<text class="axis-label" x="${w - 8}" y="${h - 10}" text-anchor="end">${compactNumber(bins.at(-1)!.to)} ${escapeXml(unit)}</text>`);
-  }
+  // edge labels: about one per 70 px, on a regular grid of edges; the unit goes after the last one drawn
+  const edges = bins.length;
+  const every = Math.max(1, Math.ceil(70 / Math.max(1, bw)));
+  const shown: number[] = [];
+  for (let e = 0; e <= edges && edges > 0; e += every) shown.push(e);
+  shown.forEach((e, k) => {
+    const value = e < edges ? bins[e]!.from : bins[edges - 1]!.to;
+    const last = k === shown.length - 1;
+    const anchor = e === edges ? 'end' : e === 0 ? 'start' : 'middle';
+    out.push(`<text class="axis-label" x="${r1(left + e * bw)}" y="${h - 10}" text-anchor="${anchor}">${compactNumber(value)}${last ? ` ${escapeXml(unit)}` : ''}</text>`);
+  });
   out.push('</svg>');
   return out.join('');
 }
@@ -206,9 +227,9 @@ export interface DayValue {
   value: number;
 }
 
-/** One column per day (oldest left), the date of every 5th day and the last under the axis. */
-export function dailyChart(days: readonly DayValue[], title: string, unit = 'checks'): string {
-  const w = 600;
+/** One column per day (oldest left), dates under the axis about every 80 px and the last day; `width` pixels wide. */
+export function dailyChart(days: readonly DayValue[], title: string, unit = 'checks', width?: number): string {
+  const w = chartWidth(width ?? 600);
   const h = 180;
   const left = 40;
   const bottom = 28;
@@ -223,15 +244,19 @@ export function dailyChart(days: readonly DayValue[], title: string, unit = 'che
   out.push(`<text class="axis-label" x="${left - 4}" y="${top + 8}" text-anchor="end">${compactNumber(max)}</text>`);
   out.push(`<text class="axis-label" x="${left - 4}" y="${top + plotH}" text-anchor="end">0</text>`);
   const bw = days.length > 0 ? plotW / days.length : plotW;
+  const every = Math.max(1, Math.ceil(80 / Math.max(1, bw)));
+  const one = (n: number) => (n === 1 && unit.endsWith('s') ? unit.slice(0, -1) : unit);
   days.forEach((d, i) => {
     const bh = r1((d.value / max) * plotH);
     const x = r1(left + i * bw);
     out.push(
       `<rect class="bar" x="${r1(x + 1)}" y="${r1(top + plotH - Math.max(bh, d.value > 0 ? 1 : 0))}" width="${r1(Math.max(1, bw - 2))}" height="${Math.max(bh, d.value > 0 ? 1 : 0)}">` +
-        `<title>${escapeXml(`${d.day}: ${formatCount(d.value)} ${unit}`)}</title></rect>`,
+        `<title>${escapeXml(`${d.day}: ${formatCount(d.value)} ${one(d.value)}`)}</title></rect>`,
     );
-    if (i % 5 === 0 || i === days.length - 1) {
-      out.push(`<text class="axis-label" x="${r1(x + bw / 2)}" y="${h - 10}" text-anchor="middle">${escapeXml(d.day.slice(5))}</text>`);
+    const lastDay = i === days.length - 1;
+    if ((i % every === 0 && (days.length - 1 - i) * bw >= 60) || lastDay) {
+      const lx = lastDay ? r1(x + bw) : r1(x + bw / 2);
+      out.push(`<text class="axis-label" x="${lx}" y="${h - 10}" text-anchor="${lastDay ? 'end' : 'middle'}">${escapeXml(d.day.slice(5))}</text>`);
     }
   });
   out.push('</svg>');

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The "New check" view: the list (pasted or uploaded), type / region /
  * timeout, custom-URL rows, and the run itself: open the progress WebSocket
@@ -6,6 +5,7 @@
  * messages arrive (with throttled screen-reader announcements), and hand the
  * check response to the results view when it comes back.
  */
+import { create, doc, option, type ButtonEl, type Elem, type InputEl, type LabelEl, type ProgressEl, type SelectEl, type TextAreaEl } from './browser';
 import { apiGet, apiPost, openProgress, type ProgressChannel } from './api';
 import { announcer, byId, setText, show } from './dom';
 import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, type CustomUrlInput } from './format';
@@ -30,19 +30,19 @@ interface ProgressMsg {
 }
 
 export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void> } {
-  const form = byId<HTMLFormElement>('check-form');
-  const text = byId<HTMLTextAreaElement>('proxies');
+  const form = byId('check-form');
+  const text = byId<TextAreaEl>('proxies');
   const count = byId('proxies-count');
-  const file = byId<HTMLInputElement>('file');
-  const type = byId<HTMLSelectElement>('type');
-  const region = byId<HTMLSelectElement>('region');
-  const timeout = byId<HTMLInputElement>('timeout');
+  const file = byId<InputEl>('file');
+  const type = byId<SelectEl>('type');
+  const region = byId<SelectEl>('region');
+  const timeout = byId<InputEl>('timeout');
   const rows = byId('cu-rows');
-  const add = byId<HTMLButtonElement>('cu-add');
+  const add = byId<ButtonEl>('cu-add');
   const error = byId('check-error');
-  const start = byId<HTMLButtonElement>('start');
+  const start = byId<ButtonEl>('start');
   const panel = byId('progress');
-  const bar = byId<HTMLProgressElement>('p-bar');
+  const bar = byId<ProgressEl>('p-bar');
   const pChecked = byId('p-checked');
   const pWorking = byId('p-working');
   const pEta = byId('p-eta');
@@ -67,29 +67,36 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
   const addRow = () => {
     if (rows.children.length >= MAX_CUSTOM_URLS) return;
     const n = ++rowSeq;
-    const row = document.createElement('div');
+    const row = create('div');
     row.className = 'cu-row';
     row.setAttribute('role', 'group');
     row.setAttribute('aria-label', `Custom URL ${rows.children.length + 1}`);
-    const field = (label: string, input: HTMLInputElement, cls = 'field') => {
-      const wrap = document.createElement('div');
+    const field = (label: string, input: InputEl, cls = 'field') => {
+      const wrap = create('div');
       wrap.className = cls;
-      const l = document.createElement('label');
+      const l = create<LabelEl>('label');
       l.htmlFor = input.id;
       l.textContent = label;
       if (input.type === 'checkbox') wrap.append(input, l);
       else wrap.append(l, input);
       return wrap;
     };
-    const url = Object.assign(document.createElement('input'), { id: `cu-url-${n}`, type: 'url', placeholder: 'https://example.com/', spellcheck: false });
-    url.dataset.part = 'url';
-    const codes = Object.assign(document.createElement('input'), { id: `cu-codes-${n}`, type: 'text', placeholder: '200', inputMode: 'numeric' });
-    codes.dataset.part = 'codes';
-    const must = Object.assign(document.createElement('input'), { id: `cu-text-${n}`, type: 'text' });
-    must.dataset.part = 'text';
-    const cs = Object.assign(document.createElement('input'), { id: `cu-case-${n}`, type: 'checkbox' });
-    cs.dataset.part = 'case';
-    const remove = document.createElement('button');
+    const input = (id: string, type: string, part: string) => {
+      const i = create<InputEl>('input');
+      i.id = id;
+      i.type = type;
+      i.spellcheck = false;
+      i.dataset.part = part;
+      return i;
+    };
+    const url = input(`cu-url-${n}`, 'url', 'url');
+    url.placeholder = 'https://example.com/';
+    const codes = input(`cu-codes-${n}`, 'text', 'codes');
+    codes.placeholder = '200';
+    codes.inputMode = 'numeric';
+    const must = input(`cu-text-${n}`, 'text', 'text');
+    const cs = input(`cu-case-${n}`, 'checkbox', 'case');
+    const remove = create<ButtonEl>('button');
     remove.type = 'button';
     remove.className = 'secondary small';
     remove.textContent = 'Remove';
@@ -115,11 +122,11 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
 
   const customInputs = (): CustomUrlInput[] =>
     [...rows.children].map((r) => {
-      const v = (part: string) => (r.querySelector(`[data-part="${part}"]`) as HTMLInputElement | null);
+      const v = (part: string) => r.querySelector<InputEl>(`[data-part="${part}"]`);
       return { url: v('url')?.value ?? '', codes: v('codes')?.value ?? '', text: v('text')?.value ?? '', caseSensitive: v('case')?.checked ?? false };
     });
 
-  const fail = (msg: string, focus?: HTMLElement) => {
+  const fail = (msg: string, focus?: Elem) => {
     setText(error, msg);
     if (focus) focus.focus();
   };
@@ -151,7 +158,7 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
     if (!Number.isInteger(t) || t < 1000 || t > 20000) return fail('The timeout must be a whole number of milliseconds from 1000 to 20000.', timeout);
     const custom = buildCustomUrls(customInputs());
     if ('error' in custom) {
-      const bad = rows.children[custom.row]?.querySelector('input') as HTMLInputElement | null;
+      const bad = rows.children[custom.row]?.querySelector<InputEl>('input');
       return fail(custom.error, bad ?? undefined);
     }
     const jobId = jobIdFrom(crypto.getRandomValues(new Uint8Array(12)));
@@ -162,6 +169,7 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
     panel.setAttribute('aria-busy', 'true');
     bar.value = 0;
     render({ status: 'in_progress', progress: 0, eta: null, details: { message: 'Connecting…', total: proxies.length, checked: 0, working_so_far: 0 } });
+    panel.scrollIntoView({ block: 'nearest' });
     live.now(`Check started: ${formatCount(proxies.length)} proxies.`);
     let channel: ProgressChannel | null = null;
     let finalSeen = false;
@@ -221,12 +229,7 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
       if (list.length === 0) return;
       const chosen = region.value;
       region.replaceChildren(
-        ...list.map((x) => {
-          const o = document.createElement('option');
-          o.value = x.code;
-          o.textContent = `${x.name} (${x.code})`;
-          return o;
-        }),
+        ...list.map((x) => option(`${x.name} (${x.code})`, x.code)),
       );
       region.value = list.some((x) => x.code === chosen) && chosen !== 'us1' ? chosen : (body.default ?? list[0]!.code);
     },

@@ -111,9 +111,9 @@ export function clusterPoints(records: readonly GeoRecord[], cellDeg = 1): Clust
   return { points, placed, unplaced };
 }
 
-/** Radius of a point: grows with the square root of its count, 3..14 map units. */
+/** Radius of a point in screen pixels: grows with the square root of its count, 5..18. */
 export function pointRadius(count: number): number {
-  return Math.min(14, round1(3 + Math.sqrt(Math.max(1, count) - 1) * 1.5));
+  return Math.min(18, round1(5 + Math.sqrt(Math.max(1, count) - 1) * 2));
 }
 
 /** The land and border paths drawn by the server (src/web/world-map.ts). */
@@ -127,9 +127,11 @@ export interface WorldShapes {
 /**
  * The map's SVG: ocean, land, borders (when `world` is given), one circle
  * per point with a <title> ("Berlin, Germany: 3 proxies"), an accessible
- * name and description.
+ * name and description. `unitsPerPixel` (map width / drawn width) keeps the
+ * points the same size on screen whatever the map's size.
  */
-export function mapSvg(world: WorldShapes | null, clustered: Clustered): string {
+export function mapSvg(world: WorldShapes | null, clustered: Clustered, unitsPerPixel = 1): string {
+  const k = Number.isFinite(unitsPerPixel) && unitsPerPixel > 0 ? Math.min(8, unitsPerPixel) : 1;
   const vb = mapViewBox();
   const n = clustered.placed;
   const desc =
@@ -149,7 +151,7 @@ export function mapSvg(world: WorldShapes | null, clustered: Clustered): string 
   out.push('<g class="map-points">');
   for (const p of clustered.points) {
     const what = `${p.label}: ${p.count} ${p.count === 1 ? 'proxy' : 'proxies'}`;
-    out.push(`<circle cx="${p.x}" cy="${p.y}" r="${pointRadius(p.count)}" data-count="${p.count}"><title>${escapeXml(what)}</title></circle>`);
+    out.push(`<circle cx="${p.x}" cy="${p.y}" r="${round1(pointRadius(p.count) * k)}" data-count="${p.count}"><title>${escapeXml(what)}</title></circle>`);
   }
   out.push('</g></svg>');
   return out.join('');

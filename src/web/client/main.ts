@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The dashboard's entry point (bundled by src/web/bundle.ts into /app/app.js):
  * sign-in with an API key (checked with GET /me, then kept in sessionStorage
@@ -7,6 +6,7 @@
  * key is known) that moves focus to each view's heading, and sign-out.
  */
 import { apiGet, clearKey, loadKey, saveKey } from './api';
+import { doc, win, type ButtonEl, type Elem, type InputEl } from './browser';
 import { setupAccountView } from './account-view';
 import { setupCheckView } from './check-view';
 import { byId, setText, show } from './dom';
@@ -20,9 +20,12 @@ const LAST_RESULT = 'proxycheck.lastResult';
 function boot(): void {
   let memKey: string | null = null;
   const key = () => memKey ?? loadKey();
+  /** True once a result was shown or is loading (no restore from sessionStorage then). */
+  let restored = false;
 
   const nav = byId('nav');
-  const views: Record<Route, HTMLElement> = {
+  const location = win().location;
+  const views: Record<Route, Elem> = {
     signin: byId('view-signin'),
     check: byId('view-check'),
     results: byId('view-results'),
@@ -31,8 +34,8 @@ function boot(): void {
 
   const remember = (link: unknown) => {
     try {
-      if (typeof link === 'string') sessionStorage.setItem(LAST_RESULT, link);
-      else sessionStorage.removeItem(LAST_RESULT);
+      if (typeof link === 'string') win().sessionStorage.setItem(LAST_RESULT, link);
+      else win().sessionStorage.removeItem(LAST_RESULT);
     } catch {
       // storage off: nothing to restore after a reload
     }
@@ -53,6 +56,7 @@ function boot(): void {
     key,
     onUnauthorized: () => signOut('Your API key was refused. Sign in again.'),
     onResult: (res) => {
+      restored = true;
       remember(res.result_url);
       void results.showResponse(res);
       location.hash = '#/results';
@@ -62,6 +66,7 @@ function boot(): void {
     key,
     onUnauthorized: () => signOut('Your API key was refused. Sign in again.'),
     onOpen: (link) => {
+      restored = true;
       remember(link);
       void results.showLink(link);
       location.hash = '#/results';
@@ -69,7 +74,6 @@ function boot(): void {
   });
 
   let regionsLoaded = false;
-  let restored = false;
   function route(focus: boolean): void {
     const wanted = location.hash.replace(/^#\/?/, '');
     let name: Route = wanted in ROUTES ? (wanted as Route) : 'check';
@@ -77,33 +81,34 @@ function boot(): void {
     for (const [n, el] of Object.entries(views)) show(el, n === name);
     show(nav, name !== 'signin');
     for (const a of nav.querySelectorAll('a[data-route]')) {
-      if ((a as HTMLElement).dataset.route === name) a.setAttribute('aria-current', 'page');
+      if (a.dataset.route === name) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
-    document.title = `${name === 'signin' ? 'Sign in' : ROUTES[name]} · Proxy checker`;
+    doc().title = `${name === 'signin' ? 'Sign in' : ROUTES[name]} · Proxy checker`;
     if (name !== 'signin' && !regionsLoaded) {
       regionsLoaded = true;
       void check.loadRegions();
     }
     if (name === 'account') void account.load();
+    if (name === 'results') results.redraw();
     if (name === 'results' && !restored && !results.hasResult()) {
       restored = true;
       let link: string | null = null;
       try {
-        link = sessionStorage.getItem(LAST_RESULT);
+        link = win().sessionStorage.getItem(LAST_RESULT);
       } catch {
         link = null;
       }
       if (link) void results.showLink(link);
     }
-    if (focus) views[name].querySelector<HTMLElement>('h1')?.focus();
+    if (focus) views[name].querySelector('h1')?.focus();
   }
 
-  const form = byId<HTMLFormElement>('signin-form');
-  const input = byId<HTMLInputElement>('key');
-  const rememberBox = byId<HTMLInputElement>('remember');
+  const form = byId('signin-form');
+  const input = byId<InputEl>('key');
+  const rememberBox = byId<InputEl>('remember');
   const signinError = byId('signin-error');
-  const submit = byId<HTMLButtonElement>('signin-submit');
+  const submit = byId<ButtonEl>('signin-submit');
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const k = input.value.trim();
@@ -132,9 +137,9 @@ function boot(): void {
     else location.hash = '#/check';
   });
   byId('signout').addEventListener('click', () => signOut('You are signed out.'));
-  window.addEventListener('hashchange', () => route(true));
+  win().addEventListener('hashchange', () => route(true));
   route(false);
 }
 
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+if (doc().readyState === 'loading') doc().addEventListener('DOMContentLoaded', boot);
 else boot();

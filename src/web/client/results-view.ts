@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The "Results" view: summary cards, JSON/CSV/TXT downloads, the world map of
  * working proxies, the anonymity donut, country and ISP bars, the
@@ -7,10 +6,11 @@
  * this origin (format.ts sameOriginResultUrl); the charts come from charts.ts
  * and geo.ts, the table model from table.ts.
  */
+import { option, win, type AnchorEl, type ButtonEl, type Elem, type InputEl, type SelectEl, type TableEl } from './browser';
 import { byId, setText, show } from './dom';
 import { barChart, donutChart, histogramBins, histogramChart, legendHtml, topWithOther, type Slice } from './charts';
 import { errorText, resultLinks, sameOriginResultUrl, type ResultLinks } from './format';
-import { clusterPoints, mapSvg, type WorldShapes } from './geo';
+import { clusterPoints, MAP, mapSvg, type Clustered, type WorldShapes } from './geo';
 import { escapeXml, formatCount } from './svg';
 import { countryOptions, filterRows, paginate, sortRows, SORT_KEYS, toRow, type ResultRecord, type Row, type SortDir, type SortKey } from './table';
 
@@ -41,15 +41,15 @@ export function setupResultsView() {
   const body = byId('results-body');
   const err = byId('results-error');
   const cards = byId('r-cards');
-  const table = byId<HTMLTableElement>('r-table');
+  const table = byId<TableEl>('r-table');
   const tbody = table.tBodies[0]!;
-  const fText = byId<HTMLInputElement>('f-text');
-  const fStatus = byId<HTMLSelectElement>('f-status');
-  const fAnon = byId<HTMLSelectElement>('f-anon');
-  const fCountry = byId<HTMLSelectElement>('f-country');
+  const fText = byId<InputEl>('f-text');
+  const fStatus = byId<SelectEl>('f-status');
+  const fAnon = byId<SelectEl>('f-anon');
+  const fCountry = byId<SelectEl>('f-country');
   const tCount = byId('t-count');
-  const prev = byId<HTMLButtonElement>('pg-prev');
-  const next = byId<HTMLButtonElement>('pg-next');
+  const prev = byId<ButtonEl>('pg-prev');
+  const next = byId<ButtonEl>('pg-next');
   const info = byId('pg-info');
 
   let all: Row[] = [];
@@ -111,7 +111,7 @@ export function setupResultsView() {
     renderTable();
   });
   table.tHead!.addEventListener('click', (e) => {
-    const btn = (e.target as HTMLElement).closest('button[data-sort]') as HTMLButtonElement | null;
+    const btn = (e.target as Elem).closest<ButtonEl>('button[data-sort]');
     if (!btn) return;
     const key = btn.dataset.sort as SortKey;
     if (!SORT_KEYS.includes(key)) return;
@@ -142,6 +142,40 @@ export function setupResultsView() {
     cards.innerHTML = items.map(([k, v]) => `<div class="card"><dt>${escapeXml(k)}</dt><dd>${escapeXml(v)}</dd></div>`).join('');
   };
 
+  /** Inner width of a panel's chart box in CSS pixels (its padding excluded by clientWidth of the box itself). */
+  const widthOf = (id: string) => byId(id).clientWidth;
+  let shown: { file: ResultFile; clustered: Clustered; world: WorldShapes | null } | null = null;
+
+  /** Draws what depends on the drawn width: bars, histogram, map. Called again on resize. */
+  const drawSized = () => {
+    if (shown === null || body.hidden) return;
+    const s = shown.file.summary ?? {};
+    const bars = (o: Record<string, number> | undefined) => topWithOther(Object.entries(o ?? {}).map(([label, value]) => ({ label, value })), 10);
+    byId('r-countries').innerHTML = barChart(bars(s.countries), 'Working proxies by country', widthOf('r-countries'));
+    byId('r-isps').innerHTML = barChart(bars(s.top_isps), 'Working proxies by ISP (top 10)', widthOf('r-isps'));
+    const ms = (shown.file.proxies ?? []).filter((p) => p.status === 'working').map((p) => toRow(p).ms).filter((x): x is number => x !== null);
+    byId('r-hist').innerHTML = histogramChart(histogramBins(ms, 10), 'Response time of the working proxies (ms)', 'ms', widthOf('r-hist'));
+    const mapEl = byId('r-map');
+    mapEl.innerHTML = mapSvg(shown.world, shown.clustered, MAP.width / Math.max(1, mapEl.clientWidth || MAP.width));
+  };
+  let resizeTimer: ReturnType<typeof setTimeout> | null = null;
+  let lastWidth = 0;
+  /** Redraws the sized charts when the drawn width changed (resize, or the view just became visible). */
+  const redraw = () => {
+    const w = byId('r-map').clientWidth;
+    if (w > 0 && w !== lastWidth) {
+      lastWidth = w;
+      drawSized();
+    }
+  };
+  win().addEventListener('resize', () => {
+    if (resizeTimer !== null) clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      resizeTimer = null;
+      redraw();
+    }, 150);
+  });
+
   const renderCharts = async (file: ResultFile, seq: number) => {
     const s = file.summary ?? {};
     const levels = s.anonymity_levels ?? {};
@@ -151,29 +185,27 @@ export function setupResultsView() {
       { label: 'Transparent', value: levels.transparent ?? 0, cls: 'c-transparent' },
     ];
     byId('r-anon').innerHTML = donutChart(slices, 'Anonymity of the working proxies', 'working') + legendHtml(slices);
-    const bars = (o: Record<string, number> | undefined) => topWithOther(Object.entries(o ?? {}).map(([label, value]) => ({ label, value })), 10);
-    byId('r-countries').innerHTML = barChart(bars(s.countries), 'Working proxies by country');
-    byId('r-isps').innerHTML = barChart(bars(s.top_isps), 'Working proxies by ISP (top 10)');
-    const working = (file.proxies ?? []).filter((p) => p.status === 'working');
-    const ms = working.map((p) => toRow(p).ms).filter((x): x is number => x !== null);
-    byId('r-hist').innerHTML = histogramChart(histogramBins(ms, 10), 'Response time of the working proxies (ms)');
-    const clustered = clusterPoints(working);
-    const mapEl = byId('r-map');
-    mapEl.innerHTML = mapSvg(null, clustered);
+    const clustered = clusterPoints((file.proxies ?? []).filter((p) => p.status === 'working'));
+    shown = { file, clustered, world: null };
+    lastWidth = byId('r-map').clientWidth;
+    drawSized();
     const note =
       clustered.unplaced === 0
         ? `${formatCount(clustered.placed)} working ${clustered.placed === 1 ? 'proxy' : 'proxies'} on the map.`
         : `${formatCount(clustered.placed)} working ${clustered.placed === 1 ? 'proxy' : 'proxies'} on the map; ${formatCount(clustered.unplaced)} without a known location (for example addresses on a private network).`;
     setText(byId('r-map-note'), note);
     const w = await world();
-    if (seq === loadSeq && w !== null) mapEl.innerHTML = mapSvg(w, clustered);
+    if (seq === loadSeq && w !== null && shown !== null) {
+      shown.world = w;
+      drawSized();
+    }
   };
 
   const renderCustom = (file: ResultFile) => {
     const per = file.custom_url_validation?.per_url_summary ?? [];
     const section = byId('r-custom');
     show(section, per.length > 0);
-    const tb = byId<HTMLTableElement>('r-custom-table').tBodies[0]!;
+    const tb = byId<TableEl>('r-custom-table').tBodies[0]!;
     tb.innerHTML = per
       .map((u) => `<tr><td class="mono">${escapeXml(u.url)}</td><td class="num">${formatCount(u.success_count)}</td><td class="num">${formatCount(u.failed_count)}</td><td class="num">${escapeXml(u.success_rate)}</td></tr>`)
       .join('');
@@ -181,7 +213,7 @@ export function setupResultsView() {
 
   const setLinks = (links: ResultLinks) => {
     for (const ext of ['json', 'csv', 'txt'] as const) {
-      const a = byId<HTMLAnchorElement>(`dl-${ext}`);
+      const a = byId<AnchorEl>(`dl-${ext}`);
       a.href = links[ext];
     }
   };
@@ -190,7 +222,7 @@ export function setupResultsView() {
   const load = async (links: ResultLinks, fallback: ResultFile | null): Promise<boolean> => {
     const seq = ++loadSeq;
     setText(err, '');
-    const local = sameOriginResultUrl(links.json, location.origin);
+    const local = sameOriginResultUrl(links.json, win().location.origin);
     let file: ResultFile | null = null;
     let status = 0;
     let problem: unknown = null;
@@ -220,9 +252,9 @@ export function setupResultsView() {
     renderCustom(file);
     all = (file.proxies ?? []).map(toRow);
     fCountry.replaceChildren(
-      new Option('All', ''),
-      ...countryOptions(all).map((c) => new Option(`${c.name} (${formatCount(c.count)})`, c.code)),
-      new Option('Unknown', '-'),
+      option('All', ''),
+      ...countryOptions(all).map((c) => option(`${c.name} (${formatCount(c.count)})`, c.code)),
+      option('Unknown', '-'),
     );
     fText.value = '';
     fStatus.value = '';
@@ -251,8 +283,10 @@ export function setupResultsView() {
       return load(links, null);
     },
     hasResult: () => !body.hidden,
+    redraw,
     clear() {
       loadSeq++;
+      shown = null;
       all = [];
       view = [];
       tbody.innerHTML = '';

@@ -27,11 +27,15 @@ export function compactNumber(n: number): string {
   return trim(n);
 }
 
-/** The smallest 1, 2 or 5 x 10^k that is >= raw (raw > 0); 1 for anything else. */
+/**
+ * The smallest 1, 2 or 5 x 10^k that is >= raw (raw > 0); 1 for anything
+ * else; raw itself when 10^k underflows (denormal input).
+ */
 export function niceStep(raw: number): number {
   if (!(raw > 0) || !Number.isFinite(raw)) return 1;
   const exp = Math.floor(Math.log10(raw));
   const base = 10 ** exp;
+  if (!(base > 0) || !Number.isFinite(base)) return raw;
   for (const m of [1, 2, 5, 10]) {
     if (m * base >= raw * (1 - 1e-12)) return m * base;
   }

@@ -82,19 +82,14 @@ function isEmpty(v: unknown): boolean {
   return v === null || v === undefined || v === '';
 }
 
-/** Compares two addresses: numerically by IPv4 octets and port when both are IPv4, else as text. */
-function compareAddress(a: string, b: string): number {
-  const re = /^(?:[^@]*@)?(\d+)\.(\d+)\.(\d+)\.(\d+):(\d+)$/;
-  const ma = re.exec(a);
-  const mb = re.exec(b);
-  if (ma && mb) {
-    for (let i = 1; i <= 5; i++) {
-      const d = Number(ma[i]) - Number(mb[i]);
-      if (d !== 0) return d;
-    }
-    return 0;
-  }
-  return a.localeCompare(b);
+/**
+ * A sort key for an address: IPv4 addresses first, numerically by octets then
+ * port (zero-padded so keys compare as text); everything else after, as text.
+ */
+export function addressKey(address: string): string {
+  const m = /^(?:[^@]*@)?(\d+)\.(\d+)\.(\d+)\.(\d+):(\d+)$/.exec(address);
+  if (m) return `0 ${m.slice(1, 5).map((o) => o.padStart(3, '0')).join('.')}:${m[5]!.padStart(5, '0')}`;
+  return `1 ${address.replace(/^[^@]*@/, '').toLowerCase()}`;
 }
 
 /** A new array sorted by `key` (stable; empty values last in both directions). */
@@ -109,8 +104,11 @@ export function sortRows(rows: readonly Row[], key: SortKey, dir: SortDir): Row[
       const eb = isEmpty(b);
       if (ea || eb) return ea === eb ? x.i - y.i : ea ? 1 : -1;
       let c: number;
-      if (key === 'address') c = compareAddress(a as string, b as string);
-      else if (typeof a === 'number' && typeof b === 'number') c = a - b;
+      if (key === 'address') {
+        const ka = addressKey(a as string);
+        const kb = addressKey(b as string);
+        c = ka < kb ? -1 : ka > kb ? 1 : 0;
+      } else if (typeof a === 'number' && typeof b === 'number') c = a - b;
       else c = String(a).localeCompare(String(b));
       return c !== 0 ? c * sign : x.i - y.i;
     })

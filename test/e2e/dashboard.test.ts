@@ -1,0 +1,403 @@
+/**
+ * The web dashboard end to end in headless Chromium (Debian's `chromium`,
+ * driven by playwright-core; never a downloaded browser): the real service
+ * (startTestService) and fake proxies on 127.0.0.1. Sign in with a key, run a
+ * check and watch its live progress, see the map and charts, sort and filter
+ * the table with mouse and keyboard, download CSV and JSON, open the account
+ * page and a result from its history, the map with synthetic coordinates
+ * (loopback proxies have no geo), a phone-width layout, and basic
+ * accessibility (labels, focus ring, skip link, keyboard sign-out). Every
+ * request the page makes must go to the service itself (no CDN).
+ *
+ * Without /usr/bin/chromium the file registers one test that says so and
+ * passes, except under CI=true, where a missing browser is a failure
+ * (test/helpers/browser.ts).
+ * DASHBOARD_SCREENSHOTS=<dir> also saves the screenshots used in the README.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { haveChromium, launchChromium, reportNoBrowser, see, type Browser } from '../helpers/browser';
+import { startHttpProxy } from '../fixtures/fake-proxies';
+import { refusedPort, startBlackHoleAnyAddress, startTarget, type FakeServer } from '../fixtures/fake-servers';
+import { startTestService, type TestService } from '../helpers/service';
+import { project } from '../../src/web/client/geo';
+
+// The page.evaluate callbacks run in the browser. The project has no DOM lib (see
+// src/web/client/browser.ts), so they reach the page's globals untyped.
+type B = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+declare const document: B, window: B, localStorage: B, sessionStorage: B, getComputedStyle: B, MutationObserver: B;
+
+const SHOTS = process.env.DASHBOARD_SCREENSHOTS;
+const BLACK_HOLES = 20;
+
+if (!haveChromium()) {
+  reportNoBrowser('dashboard e2e');
+} else {
+  describe('web dashboard in Chromium', () => {
+    let t: TestService;
+    let browser: Browser;
+    let ctx: BrowserContext;
+    let page: Page;
+    const servers: FakeServer[] = [];
+    let elite: FakeServer, anonymous: FakeServer, transparent: FakeServer, hole: FakeServer, target: FakeServer;
+    let refused: number;
+    const problems: string[] = [];
+    const foreign: string[] = [];
+    let totalChecked = 0;
+
+    const watch = (p: Page) => {
+      p.on('console', (m) => {
+        if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+      });
+      p.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      p.on('request', (r) => {
+        const u = r.url();
+        const host = new URL(t.url).host;
+        if (!(u.startsWith(`http://${host}/`) || u.startsWith(`ws://${host}/`) || u.startsWith('data:'))) foreign.push(u);
+      });
+    };
+    const shot = async (p: Page, name: string, fullPage = false) => {
+      if (!SHOTS) return;
+      mkdirSync(SHOTS, { recursive: true });
+      await p.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage });
+    };
+    const rowsOf = (p: Page) => p.locator('#r-table tbody tr');
+    const column = (p: Page, i: number) => p.$$eval(`#r-table tbody tr td:nth-child(${i})`, (tds) => tds.map((td) => td.textContent ?? ''));
+
+    beforeAll(async () => {
+      t = await startTestService();
+      elite = await startHttpProxy();
+      anonymous = await startHttpProxy({ addHeaders: () => [['Via', '1.1 fake-proxy']] });
+      transparent = await startHttpProxy({ addHeaders: (ip) => [['X-Forwarded-For', ip]] });
+      hole = await startBlackHoleAnyAddress();
+      target = await startTarget({ '/ok': { status: 200, body: 'Hello Proxy World' } });
+      servers.push(elite, anonymous, transparent, hole, target);
+      refused = await refusedPort();
+      browser = await launchChromium({ width: 1280, height: 900 });
+      ctx = browser.ctx;
+      ctx.setDefaultTimeout(8000);
+      page = ctx.pages()[0] ?? (await ctx.newPage());
+      watch(page);
+    }, 60_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await Promise.all(servers.map((s) => s.close()));
+      await t?.stop();
+    }, 30_000);
+
+    test('/ redirects to /app; the page and every asset come from the service itself', async () => {
+      const res = await page.goto(`${t.url}/`);
+      expect(res?.status()).toBe(200);
+      expect(page.url()).toBe(`${t.url}/app`);
+      expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+      await page.locator('#signin-h').waitFor();
+      expect(await page.title()).toBe('Sign in · Proxy checker');
+      expect(await page.locator('#nav').isHidden()).toBe(true);
+      await shot(page, 'signin');
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+    });
+
+    test('sign-in: a wrong key gets a message; the right key opens the check form and is kept for this tab only', async () => {
+      await page.fill('#key', 'pc_not_a_real_key');
+      await page.press('#key', 'Enter');
+      await see(page.locator('#signin-error')).toHaveText('That API key is not valid.');
+      expect(await page.getAttribute('#key', 'aria-invalid')).toBe('true');
+      // the browser logs the refused GET /me; that one is expected
+      expect(problems).toEqual(['console: Failed to load resource: the server responded with a status of 401 (Unauthorized)']);
+      problems.length = 0;
+      await page.fill('#key', t.key);
+      await page.click('#signin-submit');
+      await page.locator('#check-h').waitFor();
+      expect(await page.locator('#nav').isVisible()).toBe(true);
+      expect(await page.getAttribute('a[data-route="check"]', 'aria-current')).toBe('page');
+      const stored = await page.evaluate(() => [sessionStorage.getItem('proxycheck.apiKey'), localStorage.getItem('proxycheck.apiKey')]);
+      expect(stored).toEqual([t.key, null]);
+      // regions come from GET /regions (19 accepted; test1 is not offered)
+      await see(page.locator('#region option')).toHaveCount(19);
+      expect(await page.inputValue('#region')).toBe('us1');
+    });
+
+    test('a check against local fake proxies: live progress, then the map and charts', async () => {
+      const holes = Array.from({ length: BLACK_HOLES }, (_, i) => `127.1.0.${i + 1}:${hole.port}`);
+      const list = [
+        '# my proxies',
+        `127.0.0.1:${elite.port}`,
+        `127.0.0.1:${anonymous.port}`,
+        `127.0.0.1:${transparent.port}`,
+        `http://127.0.0.1:${elite.port}`, // duplicate
+        ...holes,
+        `127.0.0.1:${refused}`,
+        'not a proxy',
+      ].join('\n');
+      totalChecked = 3 + BLACK_HOLES + 1;
+      await page.fill('#proxies', list);
+      await see(page.locator('#proxies-count')).toHaveText(`${totalChecked + 2} proxies`);
+      await page.selectOption('#region', 'de1');
+      await page.fill('#timeout', '1000');
+      await page.click('#cu-add');
+      await page.fill('#cu-url-1', `http://127.0.0.1:${target.port}/ok`);
+      await page.fill('#cu-text-1', 'proxy world');
+      // record every progress state the page shows
+      await page.evaluate(() => {
+        const w = window as unknown as { __seen: { value: number; checked: string; eta: string }[] };
+        w.__seen = [];
+        const bar = document.getElementById('p-bar') as B;
+        const note = () => w.__seen.push({ value: bar.value, checked: document.getElementById('p-checked')!.textContent ?? '', eta: document.getElementById('p-eta')!.textContent ?? '' });
+        new MutationObserver(note).observe(document.getElementById('progress')!, { subtree: true, childList: true, characterData: true, attributes: true });
+      });
+      await page.click('#start');
+      await see(page.locator('#progress')).toBeVisible();
+      expect(await page.isDisabled('#start')).toBe(true);
+      // mid-run: the working proxies are done, the black holes are still waiting for their timeout
+      await page.waitForFunction(() => {
+        const v = (document.getElementById('p-bar') as B).value;
+        return v > 5 && v < 95;
+      });
+      await shot(page, 'progress');
+      await page.waitForURL(/#\/results$/, { timeout: 15_000 });
+      await page.locator('#results-body').waitFor();
+      const seen = (await page.evaluate(() => (window as unknown as { __seen: { value: number; checked: string; eta: string }[] }).__seen)) as { value: number; checked: string; eta: string }[];
+      expect(seen.some((s) => s.value > 5 && s.value < 95 && new RegExp(`^\\d+ of ${totalChecked}$`).test(s.checked))).toBe(true);
+      expect(seen.some((s) => s.value === 100 && s.checked === `${totalChecked} of ${totalChecked}` && s.eta === 'done')).toBe(true);
+      expect(await page.textContent('#p-live')).toBe(`Check complete: 3 of ${totalChecked} proxies working.`);
+      expect(await page.isDisabled('#start')).toBe(false);
+
+      // results: cards, downloads, charts, map (no geo on loopback: zero points), custom URLs, table
+      await see(page.locator('#r-cards')).toContainText(`3 of ${totalChecked}`);
+      await see(page.locator('#r-cards')).toContainText('Frankfurt, Germany');
+      await see(page.locator('#r-cards')).toContainText('1 invalid, 1 duplicate');
+      await see(page.locator('#r-anon svg.donut path')).toHaveCount(3);
+      await see(page.locator('#r-anon .legend')).toContainText('Elite 1 (33.3%)');
+      await see(page.locator('#r-countries svg .bar-row')).toHaveCount(1);
+      await see(page.locator('#r-countries svg')).toContainText('Unknown');
+      expect(await page.locator('#r-hist svg rect.bar').count()).toBeGreaterThanOrEqual(1);
+      await page.locator('#r-map svg.map path.map-land').waitFor({ state: 'attached' });
+      await see(page.locator('#r-map svg.map circle')).toHaveCount(0);
+      await see(page.locator('#r-map-note')).toHaveText('0 working proxies on the map; 3 without a known location (for example addresses on a private network).');
+      await see(page.locator('#r-custom-table tbody tr')).toHaveCount(1);
+      await see(page.locator('#r-custom-table tbody tr td').nth(1)).toHaveText('3');
+      await see(rowsOf(page)).toHaveCount(totalChecked);
+      await see(page.locator('#t-count')).toHaveText(`${totalChecked} proxies`);
+      await shot(page, 'results-local', true);
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+    }, 30_000);
+
+    test('the table sorts (mouse and keyboard) and filters', async () => {
+      await page.click('th[data-key="ms"] button');
+      expect(await page.getAttribute('th[data-key="ms"]', 'aria-sort')).toBe('ascending');
+      const ms = (await column(page, 3)).map((s) => Number.parseFloat(s));
+      expect(ms).toEqual([...ms].sort((a, b) => a - b));
+      await page.focus('th[data-key="ms"] button');
+      await page.keyboard.press('Enter');
+      expect(await page.getAttribute('th[data-key="ms"]', 'aria-sort')).toBe('descending');
+      const down = (await column(page, 3)).map((s) => Number.parseFloat(s));
+      expect(down).toEqual([...down].sort((a, b) => b - a));
+      expect(await page.locator('th[aria-sort]').count()).toBe(1);
+
+      await page.selectOption('#f-status', 'working');
+      await see(rowsOf(page)).toHaveCount(3);
+      expect(new Set(await column(page, 2))).toEqual(new Set(['working']));
+      await page.selectOption('#f-anon', 'transparent');
+      await see(rowsOf(page)).toHaveCount(1);
+      expect(await column(page, 1)).toEqual([`127.0.0.1:${transparent.port}`]);
+      await page.selectOption('#f-anon', '');
+      await page.selectOption('#f-status', '');
+      await page.fill('#f-text', 'TIMEOUT');
+      await see(rowsOf(page)).toHaveCount(BLACK_HOLES);
+      await see(page.locator('#t-count')).toHaveText(`${BLACK_HOLES} of ${totalChecked} proxies match`);
+      await page.fill('#f-text', 'connect_refused');
+      await see(rowsOf(page)).toHaveCount(1);
+      await page.fill('#f-text', 'no such thing');
+      await see(page.locator('#r-table tbody')).toHaveText('No proxy matches these filters.');
+      await page.fill('#f-text', '');
+      await see(rowsOf(page)).toHaveCount(totalChecked);
+    });
+
+    test('downloads: CSV, TXT and JSON from the same signed link', async () => {
+      const csvHref = (await page.getAttribute('#dl-csv', 'href'))!;
+      expect(csvHref).toMatch(/\/result\/[A-Za-z0-9_-]+\.csv\?token=[0-9a-f]{64}&expires=\d+$/);
+      const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#dl-csv')]);
+      const csvText = readFileSync((await csv.path())!, 'utf8');
+      const lines = csvText.trim().split(/\r?\n/);
+      expect(lines).toHaveLength(totalChecked + 1);
+      expect(lines[0]).toContain('host');
+      expect(lines.slice(1).filter((l) => l.includes('working'))).toHaveLength(3);
+      const [txt] = await Promise.all([page.waitForEvent('download'), page.click('#dl-txt')]);
+      const txtLines = readFileSync((await txt.path())!, 'utf8').trim().split(/\r?\n/);
+      expect(txtLines.sort()).toEqual([`127.0.0.1:${anonymous.port}`, `127.0.0.1:${elite.port}`, `127.0.0.1:${transparent.port}`].sort());
+      const [json] = await Promise.all([page.waitForEvent('download'), page.click('#dl-json')]);
+      const file = JSON.parse(readFileSync((await json.path())!, 'utf8')) as { proxies: unknown[]; summary: { total_working: number } };
+      expect(file.proxies).toHaveLength(totalChecked);
+      expect(file.summary.total_working).toBe(3);
+    });
+
+    test('account page: balance, plan, 30-day usage chart, history with links that open the result', async () => {
+      await page.click('a[data-route="account"]');
+      await page.locator('#a-history tbody button[data-link]').first().waitFor();
+      await see(page.locator('#a-cards')).toContainText(`${1000 - totalChecked} checks`);
+      await see(page.locator('#a-cards')).toContainText('Pay per check');
+      await see(page.locator('#a-cards')).toContainText('demo@localhost');
+      await see(page.locator('#a-usage svg.daily rect.bar')).toHaveCount(30);
+      await see(page.locator('#a-usage svg.daily rect.bar title').last()).toContainText(`${totalChecked} checks`);
+      await see(page.locator('#a-history tbody tr')).toHaveCount(1);
+      await see(page.locator('#a-history tbody tr td').nth(2)).toHaveText(String(totalChecked));
+      const hrefs = await page.$$eval('#a-history tbody a', (as) => as.map((a) => (a as B).href));
+      expect(hrefs.map((h) => new URL(h).pathname.split('.').pop())).toEqual(['json', 'csv', 'txt']);
+      await shot(page, 'account');
+      await page.click('#a-history tbody button[data-link]');
+      await page.waitForURL(/#\/results$/);
+      await see(rowsOf(page)).toHaveCount(totalChecked);
+      expect(problems).toEqual([]);
+    });
+
+    test('the map puts a point per working proxy at its coordinates (synthetic geo: loopback proxies have none)', async () => {
+      const geo = (host: string, city: string, country: string, code: string, lat: number, lon: number, ms: number, anonymity = 'elite') => ({
+        proxy: { host, port: 8080, hasAuth: false },
+        status: 'working',
+        statusCode: 200,
+        responseTime: `${ms.toFixed(2)} ms`,
+        anonymity,
+        origin: host,
+        country: code,
+        country_name: country,
+        location: city,
+        isp: `${country} Telecom`,
+        asn: 64500,
+        coordinates: { lat, lon },
+      });
+      const proxies = [
+        geo('203.0.113.1', 'Berlin', 'Germany', 'DE', 52.52, 13.4, 120),
+        geo('203.0.113.2', 'Berlin', 'Germany', 'DE', 52.53, 13.38, 180, 'anonymous'),
+        geo('203.0.113.3', 'Tokyo', 'Japan', 'JP', 35.68, 139.69, 420),
+        geo('203.0.113.4', 'São Paulo', 'Brazil', 'BR', -23.55, -46.63, 650, 'transparent'),
+        geo('203.0.113.5', 'New York', 'United States', 'US', 40.71, -74.0, 90),
+        { ...geo('203.0.113.6', '', '', '', 0, 0, 300), location: null, country: null, country_name: null, isp: null, asn: null, coordinates: null },
+        { proxy: { host: '203.0.113.7', port: 3128, hasAuth: false }, status: 'failed', statusCode: null, responseTime: '1000.00 ms', anonymity: null, origin: null, country: null, country_name: null, location: null, isp: null, asn: null, coordinates: null, error: { code: 'timeout', message: 'no answer within 1000 ms' } },
+      ];
+      const sample = {
+        summary: {
+          total_working: 6,
+          countries: { Germany: 2, Japan: 1, Brazil: 1, 'United States': 1, Unknown: 1 },
+          anonymity_levels: { elite: 4, anonymous: 1, transparent: 1 },
+          top_isps: { 'Germany Telecom': 2, 'Japan Telecom': 1, 'Brazil Telecom': 1, 'United States Telecom': 1, Unknown: 1 },
+        },
+        metadata: { region_used: 'us1', region_name: 'Washington DC, USA', proxy_type: 'http', timeout_used: '1000ms', total_checked: 7, processing_time: '1.02s' },
+        proxies,
+      };
+      await ctx.route('**/result/*.json?*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(sample) }));
+      try {
+        await page.click('a[data-route="account"]');
+        await page.click('#a-history tbody button[data-link]');
+        await page.waitForURL(/#\/results$/);
+        await see(page.locator('#r-map svg.map circle')).toHaveCount(4);
+        await page.locator('#r-map svg.map path.map-land').waitFor({ state: 'attached' });
+        const circles = await page.$$eval('#r-map svg.map circle', (cs) =>
+          cs.map((c) => ({ cx: Number(c.getAttribute('cx')), cy: Number(c.getAttribute('cy')), title: c.querySelector('title')?.textContent ?? '' })),
+        );
+        const berlin = circles.find((c) => c.title === 'Berlin, Germany: 2 proxies')!;
+        expect(berlin).toBeDefined();
+        expect(berlin.cx).toBeCloseTo(project(13.39, 52.525).x, 0);
+        expect(berlin.cy).toBeCloseTo(project(13.39, 52.525).y, 0);
+        expect(circles.map((c) => c.title).sort()).toEqual(['Berlin, Germany: 2 proxies', 'New York, United States: 1 proxy', 'São Paulo, Brazil: 1 proxy', 'Tokyo, Japan: 1 proxy']);
+        await see(page.locator('#r-map-note')).toHaveText('5 working proxies on the map; 1 without a known location (for example addresses on a private network).');
+        await see(page.locator('#r-countries svg .bar-row')).toHaveCount(5);
+        await page.selectOption('#f-country', 'DE');
+        await see(rowsOf(page)).toHaveCount(2);
+        await page.selectOption('#f-country', '');
+        await shot(page, 'results', true);
+        const phone = await ctx.newPage();
+        watch(phone);
+        await phone.setViewportSize({ width: 390, height: 844 });
+        await phone.goto(`${t.url}/app#/results`);
+        // sessionStorage is per tab: a new tab must sign in again (this time remembered on the device)
+        await phone.locator('#signin-h').waitFor();
+        await phone.fill('#key', t.key);
+        await phone.check('#remember');
+        await phone.click('#signin-submit');
+        await phone.locator('#results-h').waitFor();
+        expect(await phone.evaluate(() => localStorage.getItem('proxycheck.apiKey'))).toBe(t.key);
+        await phone.click('a[data-route="account"]');
+        await phone.click('#a-history tbody button[data-link]');
+        await phone.locator('#r-map svg.map circle').first().waitFor({ state: 'attached' });
+        await phone.waitForTimeout(200);
+        const overflow = () => phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(await overflow()).toBeLessThanOrEqual(0);
+        await shot(phone, 'phone-results', true);
+        await phone.click('a[data-route="check"]');
+        await phone.locator('#check-h').waitFor();
+        await phone.fill('#proxies', '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n192.0.2.44:1080:bob:secret\n');
+        await see(phone.locator('#proxies-count')).toHaveText('3 proxies');
+        expect(await overflow()).toBeLessThanOrEqual(0);
+        await shot(phone, 'phone-check', true);
+        await phone.click('a[data-route="account"]');
+        await phone.locator('#a-usage svg').waitFor();
+        expect(await overflow()).toBeLessThanOrEqual(0);
+        await shot(phone, 'phone-account', true);
+        await phone.close();
+      } finally {
+        await ctx.unroute('**/result/*.json?*');
+      }
+      expect(problems).toEqual([]);
+    }, 30_000);
+
+    test('accessibility: labelled controls, skip link, visible focus, keyboard-only sign-out', async () => {
+      await page.goto(`${t.url}/app#/check`);
+      await page.locator('#check-h').waitFor();
+      await page.click('#cu-add');
+      const unlabelled = await page.$$eval('input, select, textarea', (els) =>
+        els
+          .filter((e) => (e as B).type !== 'hidden')
+          .filter((e) => ((e as B).labels?.length ?? 0) === 0 && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
+          .map((e) => e.id || e.outerHTML.slice(0, 60)),
+      );
+      expect(unlabelled).toEqual([]);
+      await page.reload();
+      await page.locator('#check-h').waitFor();
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.className)).toBe('skip');
+      const skipTop = await page.evaluate(() => document.activeElement!.getBoundingClientRect().top);
+      expect(skipTop).toBeGreaterThanOrEqual(0); // on screen when focused
+      await page.focus('#start');
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab');
+      const ring = await page.evaluate(() => {
+        const s = getComputedStyle(document.activeElement!);
+        return { id: document.activeElement!.id, style: s.outlineStyle, width: Number.parseFloat(s.outlineWidth) };
+      });
+      expect(ring).toMatchObject({ id: 'start', style: 'solid' });
+      expect(ring.width).toBeGreaterThanOrEqual(2);
+      await page.focus('#signout');
+      await page.keyboard.press('Enter');
+      await page.locator('#signin-h').waitFor();
+      await see(page.locator('#signin-error')).toHaveText('You are signed out.');
+      const stored = await page.evaluate(() => [sessionStorage.getItem('proxycheck.apiKey'), localStorage.getItem('proxycheck.apiKey')]);
+      expect(stored).toEqual([null, null]);
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+    });
+
+    test('a check the balance cannot cover shows the 402 message and leaves the form usable', async () => {
+      const admin = { Authorization: `Bearer ${t.service.config.adminToken}`, 'content-type': 'application/json' };
+      const created = await fetch(`${t.url}/admin/create-account`, { method: 'POST', headers: admin, body: JSON.stringify({ email: 'poor@example.com', checks: 1 }) });
+      expect(created.status).toBe(200);
+      const { apiKey } = (await created.json()) as { apiKey: string };
+      await page.fill('#key', apiKey);
+      await page.click('#signin-submit');
+      await page.locator('#check-h').waitFor();
+      await page.fill('#proxies', `127.0.0.1:${elite.port}\n127.0.0.1:${anonymous.port}\n127.0.0.1:${transparent.port}`);
+      await page.click('#start');
+      await see(page.locator('#check-error')).toHaveText('Insufficient Checks: You need 3 checks but only have 1 remaining.');
+      expect(await page.getAttribute('#check-error', 'role')).toBe('alert');
+      expect(await page.isDisabled('#start')).toBe(false);
+      expect(page.url()).toMatch(/#\/check$/);
+      // the refused POST is logged by the browser; nothing else went wrong
+      expect(problems.filter((p) => !p.includes('status of 402'))).toEqual([]);
+      problems.length = 0;
+    });
+  });
+}
