@@ -1,7 +1,9 @@
 /**
- * Shapes of the socket driver (src/probe/exchange.ts): what one exchange is
- * asked to do (ExchangeSpec), what it reports (ExchangeOutcome) and its
- * explicit state enum with a human name per state for error messages.
+ * Shapes of the exchange (src/probe/exchange.ts): what one exchange is asked
+ * to do (ExchangeSpec), what it reports (ExchangeOutcome), its explicit state
+ * enum with a human name per state for error messages, and the contract
+ * between the exchange's state machine and a socket link (Link / LinkEvents,
+ * implemented by src/probe/bun-socket.ts and src/probe/node-socket.ts).
  */
 import type { ProxyAddress } from '../proxy/types';
 import type { ProbeError } from './types';
@@ -70,3 +72,36 @@ export interface ExchangeOutcome {
   /** the address connected to (null when none) */
   connectedTo: string | null;
 }
+
+/**
+ * What a link delivers to its exchange. The exchange guards every event with
+ * its own state, so a link may deliver late or duplicate events (e.g. `ended`
+ * from both FIN and close) without harm.
+ */
+export interface LinkEvents {
+  /** TCP connection established */
+  connected(): void;
+  /** bytes from the peer (plain, or decrypted once TLS is up) */
+  data(chunk: Buffer): void;
+  /** FIN or close from the peer */
+  ended(): void;
+  /** a socket error (connect errors carry `code`, e.g. ECONNREFUSED) */
+  errored(err: Error): void;
+  /** TLS handshake done (links that support startTls) */
+  secured(): void;
+  /** an exception thrown by our own event handling */
+  abort(e: unknown): void;
+}
+
+/** One connection as the exchange drives it. */
+export interface Link {
+  /** Send bytes; strings are ASCII (requests are built that way). */
+  write(data: string | Buffer): void;
+  /** Start TLS to `host` over the connected socket; then `secured` or `errored`. */
+  startTls(host: string, ca: string | undefined): void;
+  /** Close at once (idempotent); no event is delivered afterwards that matters. */
+  destroy(): void;
+}
+
+/** Opens a link to ip:port (an IP literal); events go to `ev`. May throw (bad port). */
+export type Dial = (ev: LinkEvents, ip: string, port: number) => Link;

@@ -1,7 +1,11 @@
 /**
- * The socket driver: one HTTP/1.1 GET exchange to a target, through an HTTP,
- * SOCKS4/4a or SOCKS5 proxy (or directly, for calibration), over raw
- * node:net / node:tls sockets, under ONE total time budget.
+ * One HTTP/1.1 GET exchange to a target, through an HTTP, SOCKS4/4a or SOCKS5
+ * proxy (or directly, for calibration), over a raw socket link, under ONE
+ * total time budget. This file is the state machine; the sockets are links
+ * (exchange-types.ts Link): the native Bun link (bun-socket.ts) for plain
+ * TCP, the node:net/node:tls link (node-socket.ts) whenever TLS is needed or
+ * the native link is unavailable or switched off (setSocketDriver, or
+ * PROBE_SOCKET_DRIVER=node in the environment).
  *
  * States (ExchangeState):
  *   RESOLVING    proxy hostname -> address (DNS cache); skipped for IP literals
@@ -12,22 +16,26 @@
  *   RESPONSE     GET sent, parsing the answer (HttpResponseParser)
  *   DONE         finished: outcome delivered once, timer cleared, sockets destroyed
  *
- * Every exit goes through `finish`, which runs once. The single timer is armed
- * before DNS and fires at `timeoutMs`: `connect_timeout` while the TCP
- * connection is not up yet, `timeout` after. Socket listeners are shared
- * module-level functions that find their exchange through a symbol property,
- * so a probe allocates no per-socket closures.
+ * Every exit goes through `finish`, which runs once. The deadline is armed
+ * before DNS in the thread's one deadline queue (timer-wheel.ts: no timer per
+ * probe) and fires at `timeoutMs`: `connect_timeout` while the TCP connection
+ * is not up yet, `timeout` after. `finish` cancels it and destroys the link.
  */
-import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { isIP } from 'node:net';
 import type { ProbeError, ProbeErrorCode } from './types';
 import {
   ExchangeState,
   STATE_NAMES,
+  type Dial,
   type ExchangeOutcome,
   type ExchangeSpec,
   type ExchangeStateValue as State,
+  type Link,
+  type LinkEvents,
 } from './exchange-types';
+import { probeDeadlines, type TimerEntry } from './timer-wheel';
+import { dialNode } from './node-socket';
+import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
 import { isBlockedAddress } from './ssrf';
 import { HttpResponseParser, ResponseState } from './http-response';
@@ -47,20 +55,33 @@ import {
 
 export { ExchangeState, type ExchangeOutcome, type ExchangeSpec, type Via } from './exchange-types';
 
-const kEx = Symbol('exchange');
-type Carrier = { [kEx]: Exchange };
 const EMPTY_HEADERS: [string, string][] = [];
 
-class Exchange {
+/** Which link plain-TCP exchanges use: 'native' (bun-socket.ts, when available) or 'node'. */
+export type SocketDriver = 'native' | 'node';
+let plainDial: Dial = nativeLinkAvailable && process.env.PROBE_SOCKET_DRIVER !== 'node' ? dialBun : dialNode;
+
+/** Chooses the link for plain-TCP exchanges on this thread; returns the one in effect ('native' falls back to 'node' where unavailable). */
+export function setSocketDriver(d: SocketDriver): SocketDriver {
+  plainDial = d === 'native' && nativeLinkAvailable ? dialBun : dialNode;
+  return socketDriver();
+}
+export function socketDriver(): SocketDriver {
+  return plainDial === dialBun ? 'native' : 'node';
+}
+
+class Exchange implements LinkEvents, TimerEntry {
   state: State = ExchangeState.IDLE;
+  dueAt = 0;
+  tPrev: TimerEntry | null = null;
+  tNext: TimerEntry | null = null;
+  tQueued = false;
   private readonly spec: ExchangeSpec;
   private readonly done: (o: ExchangeOutcome) => void;
-  private timer: ReturnType<typeof setTimeout> | null = null;
   private readonly startedAt: number;
   private connectStart = -1;
   private address: string | null = null;
-  private raw: Socket | null = null;
-  private secure: TLSSocket | null = null;
+  private link: Link | null = null;
   private parser: HttpResponseParser | null = null;
   private pending: Buffer | null = null;
   private proxyAuthorization: string | null = null;
@@ -74,7 +95,7 @@ class Exchange {
   }
 
   start(): void {
-    this.timer = setTimeout(onTimer, this.spec.timeoutMs, this);
+    probeDeadlines.arm(this, this.spec.timeoutMs);
     const host = this.spec.via === 'direct' ? (this.spec.connectAddress ?? this.spec.host) : this.spec.proxy.host;
     if (isIP(host) !== 0) {
       this.connectTo(host);
@@ -109,20 +130,13 @@ class Exchange {
     this.state = ExchangeState.CONNECTING;
     this.connectStart = performance.now();
     const port = this.spec.via === 'direct' ? this.spec.port : this.spec.proxy.port;
-    const s = netConnect({ host: ip, port, noDelay: true });
-    (s as unknown as Carrier)[kEx] = this;
-    this.raw = s;
-    s.on('connect', onConnect);
-    s.on('data', onData);
-    s.on('end', onEnd);
-    s.on('close', onClose);
-    s.on('error', onError);
+    this.link = (this.spec.tls ? dialNode : plainDial)(this, ip, port);
   }
 
   connected(): void {
     if (this.state !== ExchangeState.CONNECTING) return;
     const sp = this.spec;
-    const raw = this.raw as Socket;
+    const raw = this.link as Link;
     switch (sp.via) {
       case 'direct':
         if (sp.tls) this.startTls();
@@ -132,7 +146,7 @@ class Exchange {
         if (sp.tls) {
           this.state = ExchangeState.HTTP_CONNECT;
           this.parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
-          raw.write(buildConnectRequest(sp.host, sp.port, this.proxyAuthorization), 'latin1');
+          raw.write(buildConnectRequest(sp.host, sp.port, this.proxyAuthorization));
         } else {
           this.sendRequest(true);
         }
@@ -216,7 +230,7 @@ class Exchange {
     }
     const rest = buf.length > r.consumed ? buf.subarray(r.consumed) : null;
     this.pending = null;
-    const raw = this.raw as Socket;
+    const raw = this.link as Link;
     if (this.state === ExchangeState.SOCKS5_METHOD && r.value === SOCKS5_USER_PASS) {
       if (rest !== null) return this.fail('bad_response', 'SOCKS5 server sent unexpected bytes');
       let auth: Buffer;
@@ -252,26 +266,8 @@ class Exchange {
   }
 
   private startTls(): void {
-    const raw = this.raw as Socket;
     this.state = ExchangeState.TLS;
-    raw.removeListener('data', onData);
-    raw.removeListener('end', onEnd);
-    raw.removeListener('close', onClose);
-    const host = this.spec.host;
-    const t = tlsConnect({
-      socket: raw,
-      host,
-      servername: isIP(host) === 0 ? host : undefined,
-      ca: this.spec.tlsCa,
-      ALPNProtocols: ['http/1.1'],
-    });
-    (t as unknown as Carrier)[kEx] = this;
-    this.secure = t;
-    t.on('secureConnect', onSecure);
-    t.on('data', onData);
-    t.on('end', onEnd);
-    t.on('close', onClose);
-    t.on('error', onError);
+    (this.link as Link).startTls(this.spec.host, this.spec.tlsCa);
   }
 
   /** An unexpected exception in our own code: fail the exchange rather than the process. */
@@ -297,7 +293,7 @@ class Exchange {
       absoluteForm,
       proxyAuthorization: this.proxyAuthorization,
     });
-    (this.secure ?? (this.raw as Socket)).write(req, 'latin1');
+    (this.link as Link).write(req);
   }
 
   /** EOF or close from the peer. */
@@ -347,8 +343,16 @@ class Exchange {
     }
   }
 
-  timedOut(): void {
-    this.timer = null;
+  /** The probe budget ran out (deadline queue). */
+  onDeadline(): void {
+    try {
+      this.timedOut();
+    } catch (e) {
+      this.abort(e);
+    }
+  }
+
+  private timedOut(): void {
     if (this.state === ExchangeState.DONE) return;
     const ms = this.spec.timeoutMs;
     if (this.state <= ExchangeState.CONNECTING) {
@@ -377,12 +381,8 @@ class Exchange {
     if (this.state === ExchangeState.DONE) return;
     this.state = ExchangeState.DONE;
     const end = performance.now();
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    if (this.secure !== null) this.secure.destroy();
-    if (this.raw !== null) this.raw.destroy();
+    probeDeadlines.cancel(this);
+    if (this.link !== null) this.link.destroy();
     this.parser = null;
     this.pending = null;
     this.done({
@@ -395,38 +395,6 @@ class Exchange {
       connectedTo: this.address,
     });
   }
-}
-
-function onTimer(ex: Exchange): void {
-  try {
-    ex.timedOut();
-  } catch (e) {
-    ex.abort(e);
-  }
-}
-function onConnect(this: Socket): void {
-  const ex = (this as unknown as Carrier)[kEx];
-  try { ex.connected(); } catch (e) { ex.abort(e); }
-}
-function onSecure(this: TLSSocket): void {
-  const ex = (this as unknown as Carrier)[kEx];
-  try { ex.secured(); } catch (e) { ex.abort(e); }
-}
-function onData(this: Socket, chunk: Buffer): void {
-  const ex = (this as unknown as Carrier)[kEx];
-  try { ex.data(chunk); } catch (e) { ex.abort(e); }
-}
-function onEnd(this: Socket): void {
-  const ex = (this as unknown as Carrier)[kEx];
-  try { ex.ended(); } catch (e) { ex.abort(e); }
-}
-function onClose(this: Socket): void {
-  const ex = (this as unknown as Carrier)[kEx];
-  try { ex.ended(); } catch (e) { ex.abort(e); }
-}
-function onError(this: Socket, err: Error): void {
-  const ex = (this as unknown as Carrier)[kEx];
-  try { ex.errored(err); } catch (e) { ex.abort(e); }
 }
 
 /** Runs one exchange. Never rejects; resolves exactly once, at most a few ms after `timeoutMs`. */

@@ -1,0 +1,173 @@
+/**
+ * DeadlineQueue (src/probe/timer-wheel.ts): deadlines fire in order, never
+ * early and only a few ms late, exactly once; cancel is final; shorter
+ * deadlines queued later still fire first; a throwing callback does not
+ * starve the others; an emptied queue holds no timer.
+ */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { DeadlineQueue, type TimerEntry } from '../../src/probe/timer-wheel';
+
+class Entry implements TimerEntry {
+  dueAt = 0;
+  tPrev: TimerEntry | null = null;
+  tNext: TimerEntry | null = null;
+  tQueued = false;
+  firedAt = -1;
+  fired = 0;
+  constructor(
+    readonly name: string,
+    private readonly log: string[],
+    private readonly action: () => void = () => {},
+  ) {}
+  onDeadline(): void {
+    this.fired++;
+    this.firedAt = performance.now();
+    this.log.push(this.name);
+    this.action();
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('DeadlineQueue', () => {
+  test('equal timeouts fire in arrival order, not early, at most a few ms late, once', async () => {
+    const q = new DeadlineQueue();
+    const log: string[] = [];
+    const es: Entry[] = [];
+    const t0 = performance.now();
+    for (let i = 0; i < 50; i++) {
+      const e = new Entry(`e${i}`, log);
+      es.push(e);
+      q.arm(e, 30);
+    }
+    expect(q.pending).toBe(50);
+    for (let i = 0; i < 100 && log.length < 50; i++) await sleep(10);
+    expect(log).toEqual(es.map((e) => e.name));
+    for (const e of es) {
+      expect(e.fired).toBe(1);
+      expect(e.firedAt).toBeGreaterThanOrEqual(e.dueAt);
+      expect(e.dueAt - t0).toBeGreaterThanOrEqual(30);
+      expect(e.tQueued).toBe(false);
+    }
+    // one OS timer, one wake for all of them (lateness itself is the event loop's: probe-timeout tests the budget)
+    const times = es.map((e) => e.firedAt);
+    expect(Math.max(...times) - Math.min(...times)).toBeLessThan(5);
+    expect(q.pending).toBe(0);
+  });
+
+  test('a shorter deadline queued later fires first', async () => {
+    const q = new DeadlineQueue();
+    const log: string[] = [];
+    q.arm(new Entry('long', log), 40);
+    q.arm(new Entry('mid', log), 25);
+    q.arm(new Entry('short', log), 5);
+    q.arm(new Entry('long2', log), 40);
+    await sleep(60);
+    expect(log).toEqual(['short', 'mid', 'long', 'long2']);
+  });
+
+  test('cancel is final, also from inside another callback of the same wake', async () => {
+    const q = new DeadlineQueue();
+    const log: string[] = [];
+    const victim = new Entry('victim', log);
+    const killer = new Entry('killer', log, () => q.cancel(victim));
+    const gone = new Entry('gone', log);
+    q.arm(killer, 10);
+    q.arm(victim, 10);
+    q.arm(gone, 10);
+    q.cancel(gone);
+    q.cancel(gone); // idempotent
+    expect(q.pending).toBe(2);
+    await sleep(40);
+    expect(log).toEqual(['killer']);
+    expect(victim.fired).toBe(0);
+    expect(q.pending).toBe(0);
+  });
+
+  test('an entry can be armed again after it fired or was cancelled', async () => {
+    const q = new DeadlineQueue();
+    const log: string[] = [];
+    const e = new Entry('e', log);
+    q.arm(e, 5);
+    q.cancel(e);
+    q.arm(e, 5);
+    await sleep(25);
+    q.arm(e, 5);
+    await sleep(25);
+    expect(log).toEqual(['e', 'e']);
+  });
+
+  test('a throwing callback does not starve the others; the first error is reported once', async () => {
+    const errors: unknown[] = [];
+    const q = new DeadlineQueue((e) => errors.push(e));
+    const log: string[] = [];
+    q.arm(
+      new Entry('a', log, () => {
+        throw new Error('boom a');
+      }),
+      5,
+    );
+    q.arm(
+      new Entry('b', log, () => {
+        throw new Error('boom b');
+      }),
+      5,
+    );
+    q.arm(new Entry('c', log), 5);
+    q.arm(new Entry('later', log), 30);
+    await sleep(60);
+    expect(log).toEqual(['a', 'b', 'c', 'later']);
+    expect(errors.length).toBe(1);
+    expect((errors[0] as Error).message).toBe('boom a');
+  });
+
+  test('cancelling everything leaves nothing pending and nothing fires', async () => {
+    const q = new DeadlineQueue();
+    const log: string[] = [];
+    const es = Array.from({ length: 10 }, (_, i) => new Entry(`e${i}`, log));
+    for (const e of es) q.arm(e, 10);
+    for (const e of es) q.cancel(e);
+    expect(q.pending).toBe(0);
+    await sleep(30);
+    expect(log).toEqual([]);
+  });
+
+  test('any mix of arm/cancel keeps the list ordered and counted (model check)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.boolean(), fc.nat(9), fc.integer({ min: 1, max: 1000 })), { maxLength: 60 }),
+        (ops) => {
+          const q = new DeadlineQueue();
+          const es = Array.from({ length: 10 }, (_, i) => new Entry(`e${i}`, []));
+          const model = new Set<number>();
+          for (const [arm, i, ms] of ops) {
+            const e = es[i] as Entry;
+            if (arm && !model.has(i)) {
+              q.arm(e, ms);
+              model.add(i);
+            } else if (!arm) {
+              q.cancel(e);
+              model.delete(i);
+            }
+          }
+          expect(q.pending).toBe(model.size);
+          // walk the list from the head: ordered by dueAt, holding exactly the model
+          const seen: number[] = [];
+          let cur = (q as unknown as { head: TimerEntry | null }).head;
+          let last = -Infinity;
+          while (cur !== null) {
+            expect(cur.dueAt).toBeGreaterThanOrEqual(last);
+            last = cur.dueAt;
+            seen.push(es.indexOf(cur as Entry));
+            cur = cur.tNext;
+          }
+          expect(seen.sort((a, b) => a - b)).toEqual([...model].sort((a, b) => a - b));
+          for (const e of es) q.cancel(e);
+          expect(q.pending).toBe(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
