@@ -1,9 +1,9 @@
 /**
  * Quota reservation and refund.
  *
- * reserveQuota runs in one transaction that locks the account row
- * (SELECT ... FOR UPDATE), so two concurrent reservations can never spend the
- * same units; the CHECK constraints (balances >= 0) are a second fence.
+ * reserveQuota is ONE statement (src/accounts/quota-sql.ts) that locks the
+ * account row (SELECT ... FOR UPDATE), so two concurrent reservations can never
+ * spend the same units; the CHECK constraints (balances >= 0) are a second fence.
  * - UnlimitedPro active (flag and expiry absent or after `now`): nothing is
  *   charged and it never fails; checks_used still grows by `units`.
  * - Otherwise the temp balance is spent first, then root; when temp + root <
@@ -27,10 +27,10 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { accounts, quotaLedger, scans } from '../../db/schema';
+import { accounts, quotaLedger } from '../../db/schema';
+import { reserveStatement } from './quota-sql';
 import { AccountError, AccountErrorCode } from './errors';
 import { insertLedger, LedgerReason, type Tx } from './ledger';
-import { isUnlimitedActive } from './plan';
 
 export interface ScanStart {
   proxyType: string;
@@ -65,48 +65,37 @@ async function lockAccount(tx: Tx, accountId: string) {
   return acc;
 }
 
+interface ReserveRow {
+  unlimited: boolean;
+  enough: boolean;
+  available: number;
+  temp_charged: number;
+  root_charged: number;
+  remaining: number | null;
+  checks_used: number | null;
+  ledger_rows: number;
+  scan_id: number | null;
+}
+
+/** drizzle's execute() answers `{rows}` on PGlite and an array on postgres.js. */
+function rowsOf<T>(res: unknown): T[] {
+  return (Array.isArray(res) ? res : (res as { rows: T[] }).rows) as T[];
+}
+
 export async function reserveQuota(db: Db, input: ReserveInput): Promise<ReserveResult> {
   checkUnits(input.units, 0);
-  const { accountId, jobId, units, now } = input;
-  return db.transaction(async (tx) => {
-    const acc = await lockAccount(tx, accountId);
-    const unlimited = isUnlimitedActive(acc, now);
-    const available = acc.tempBalance + acc.rootBalance;
-    if (!unlimited && available < units) return { ok: false as const, required: units, available };
-    const tempCharged = unlimited ? 0 : Math.min(acc.tempBalance, units);
-    const rootCharged = unlimited ? 0 : units - tempCharged;
-    const [after] = await tx
-      .update(accounts)
-      .set({
-        tempBalance: sql`${accounts.tempBalance} - ${tempCharged}`,
-        rootBalance: sql`${accounts.rootBalance} - ${rootCharged}`,
-        checksUsed: sql`${accounts.checksUsed} + ${units}`,
-        updatedAt: now,
-      })
-      .where(eq(accounts.id, accountId))
-      .returning();
-    if (after === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
-    const remaining = after.tempBalance + after.rootBalance;
-    await insertLedger(tx, {
-      accountId,
-      reason: LedgerReason.reserve,
-      tempDelta: -tempCharged,
-      rootDelta: -rootCharged,
-      units,
-      balanceAfter: remaining,
-      jobId,
-      createdAt: now,
-    });
-    let scanId: number | null = null;
-    if (input.scan !== undefined) {
-      const [scan] = await tx
-        .insert(scans)
-        .values({ accountId, jobId, ...input.scan, charged: tempCharged + rootCharged, status: 'running', createdAt: now })
-        .returning({ id: scans.id });
-      scanId = scan?.id ?? null;
-    }
-    return { ok: true as const, unlimited, tempCharged, rootCharged, remaining, checksUsed: after.checksUsed, scanId };
-  });
+  const [row] = rowsOf<ReserveRow>(await db.execute(reserveStatement(input)));
+  if (row === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${input.accountId}`);
+  if (!row.enough) return { ok: false, required: input.units, available: Number(row.available) };
+  return {
+    ok: true,
+    unlimited: row.unlimited,
+    tempCharged: Number(row.temp_charged),
+    rootCharged: Number(row.root_charged),
+    remaining: Number(row.remaining),
+    checksUsed: Number(row.checks_used),
+    scanId: row.scan_id === null ? null : Number(row.scan_id),
+  };
 }
 
 export interface RefundInput {

@@ -23,15 +23,15 @@ export function databaseLedger(db: Db): LedgerPort {
       return r.ok ? { ok: true, unlimited: r.unlimited } : { ok: false, required: r.required, available: r.available };
     },
     async complete(i) {
+      const scan = { jobId: i.jobId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, now: i.now };
+      // The normal path: everything was checked, nothing to refund, one statement.
+      if (i.refund === 0) {
+        await finishScan(db, scan);
+        return;
+      }
       await db.transaction(async (tx) => {
         if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
-        await finishScan(tx as unknown as Db, {
-          jobId: i.jobId,
-          totalChecked: i.checked,
-          totalWorking: i.working,
-          resultRef: i.resultRef,
-          now: i.now,
-        });
+        await finishScan(tx as unknown as Db, scan);
       });
     },
     async fail(i) {

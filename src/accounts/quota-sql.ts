@@ -1,0 +1,80 @@
+/**
+ * SQL builders for the quota (pg-boss `plans.ts` style): pure functions from
+ * input to one statement, no I/O. The caller executes the statement.
+ *
+ * `reserveStatement` is the whole reservation in ONE statement, so it costs
+ * one round trip and is atomic without an explicit transaction:
+ *
+ *   acc   SELECT ... FOR UPDATE       lock the account row; a concurrent
+ *                                     reservation waits here and then sees the
+ *                                     committed balances (READ COMMITTED
+ *                                     re-reads the locked row)
+ *   calc  unlimited? enough? temp part (temp first, then root)
+ *   upd   UPDATE accounts ... WHERE enough      (no row when short)
+ *   led   INSERT the ledger row       FROM upd  (none when short)
+ *   sc    INSERT the running scan row FROM upd  (only when asked; none when short)
+ *   SELECT the outcome: one row when the account exists, none otherwise.
+ *
+ * Numbers come back as float8 so both drivers (PGlite, postgres.js) return JS
+ * numbers rather than bigint strings.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import type { ScanStart } from './quota';
+
+export interface ReserveStatementInput {
+  accountId: string;
+  jobId: string;
+  units: number;
+  now: Date;
+  scan?: ScanStart;
+}
+
+/** One row: unlimited, enough, available, temp_charged, root_charged, remaining, checks_used, scan_id. */
+export function reserveStatement(i: ReserveStatementInput): SQL {
+  const now = i.now.toISOString();
+  const scanCte = i.scan
+    ? sql`, sc AS (
+        INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, charged, status, created_at)
+        SELECT u.id, ${i.jobId}, ${i.scan.proxyType}, ${i.scan.region}, ${i.scan.timeoutMs}, ${i.scan.totalSubmitted},
+               c.temp_charged + c.root_charged, 'running', ${now}::timestamptz
+        FROM upd u CROSS JOIN calc c
+        RETURNING id
+      )`
+    : sql``;
+  const scanId = i.scan ? sql`(SELECT id FROM sc)::float8` : sql`NULL::float8`;
+  return sql`
+    WITH acc AS (
+      SELECT id, temp_balance, root_balance,
+             (unlimited_pro AND (unlimited_until IS NULL OR unlimited_until > ${now}::timestamptz)) AS unlimited
+      FROM accounts WHERE id = ${i.accountId}::uuid
+      FOR UPDATE
+    ), calc AS (
+      SELECT id, unlimited, temp_balance, root_balance,
+             (unlimited OR temp_balance + root_balance >= ${i.units}) AS enough,
+             CASE WHEN unlimited THEN 0 ELSE LEAST(temp_balance, ${i.units}) END AS temp_charged,
+             CASE WHEN unlimited THEN 0 ELSE ${i.units} - LEAST(temp_balance, ${i.units}) END AS root_charged
+      FROM acc
+    ), upd AS (
+      UPDATE accounts a
+      SET temp_balance = a.temp_balance - c.temp_charged,
+          root_balance = a.root_balance - c.root_charged,
+          checks_used = a.checks_used + ${i.units},
+          updated_at = ${now}::timestamptz
+      FROM calc c
+      WHERE a.id = c.id AND c.enough
+      RETURNING a.id, a.temp_balance, a.root_balance, a.checks_used
+    ), led AS (
+      INSERT INTO quota_ledger (account_id, delta, temp_delta, root_delta, reason, job_id, units, balance_after, created_at)
+      SELECT u.id, -(c.temp_charged + c.root_charged), -c.temp_charged, -c.root_charged, 'reserve', ${i.jobId}, ${i.units},
+             u.temp_balance + u.root_balance, ${now}::timestamptz
+      FROM upd u CROSS JOIN calc c
+      RETURNING id
+    )${scanCte}
+    SELECT c.unlimited, c.enough,
+           (c.temp_balance + c.root_balance)::float8 AS available,
+           c.temp_charged::float8 AS temp_charged, c.root_charged::float8 AS root_charged,
+           (u.temp_balance + u.root_balance)::float8 AS remaining, u.checks_used::float8 AS checks_used,
+           (SELECT count(*) FROM led)::float8 AS ledger_rows,
+           ${scanId} AS scan_id
+    FROM calc c LEFT JOIN upd u ON true`;
+}
