@@ -1,0 +1,42 @@
+/**
+ * The reservation statement builder is pure: the SQL text and its parameters
+ * for given inputs. Its behaviour against a real database is covered by
+ * test/integration/accounts-quota.test.ts on both drivers.
+ */
+import { describe, expect, test } from 'bun:test';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { reserveStatement } from '../../src/accounts/quota-sql';
+
+const dialect = new PgDialect();
+const base = { accountId: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f', jobId: 'run_x', units: 7, now: new Date('2026-11-22T00:00:00Z') };
+
+describe('reserveStatement', () => {
+  test('one statement that locks the account row before charging it', () => {
+    const q = dialect.sqlToQuery(reserveStatement(base));
+    expect(q.sql).not.toContain(';');
+    const lock = q.sql.indexOf('FOR UPDATE');
+    expect(lock).toBeGreaterThan(0);
+    expect(q.sql.indexOf('UPDATE accounts a')).toBeGreaterThan(lock);
+    expect(q.sql).toContain('INSERT INTO quota_ledger');
+    expect(q.params).toContain(base.accountId);
+    expect(q.params).toContain('run_x');
+    expect(q.params).toContain(7);
+    expect(q.params).toContain('2026-11-22T00:00:00.000Z');
+  });
+
+  test('the scan row is inserted only when asked for', () => {
+    expect(dialect.sqlToQuery(reserveStatement(base)).sql).not.toContain('INSERT INTO scans');
+    const q = dialect.sqlToQuery(
+      reserveStatement({ ...base, scan: { proxyType: 'socks5', region: 'de1', timeoutMs: 3000, totalSubmitted: 9 } }),
+    );
+    expect(q.sql).toContain('INSERT INTO scans');
+    expect(q.params).toEqual(expect.arrayContaining(['socks5', 'de1', 3000, 9]));
+  });
+
+  test('inputs travel as parameters, never as SQL text', () => {
+    const evil = "x'); DROP TABLE accounts; --";
+    const q = dialect.sqlToQuery(reserveStatement({ ...base, jobId: evil, scan: { proxyType: evil, region: evil, timeoutMs: 1, totalSubmitted: 1 } }));
+    expect(q.sql).not.toContain('DROP TABLE');
+    expect(q.params.filter((p) => p === evil).length).toBeGreaterThanOrEqual(3);
+  });
+});
