@@ -4,7 +4,9 @@
  * A fresh random nonce per probe goes into the judge URL; the proxy is
  * `working` only when an HTTP 200 comes back through it AND the body is the
  * judge's answer carrying that nonce. Everything else is `failed` with a
- * code from PROBE_ERROR_CODES: 407 -> auth_required, other non-200 ->
+ * code from PROBE_ERROR_CODES: 407 -> auth_required (and 401: the judge never
+ * answers 401, so it is the proxy refusing credentials, as tinyproxy does for a
+ * wrong password), other non-200 ->
  * http_status, a 200 that is not our judge answer -> judge_mismatch, and the
  * transport failures reported by the exchange driver (src/probe/exchange.ts).
  * On working proxies `origin` is the address the judge saw and `anonymity`
@@ -57,8 +59,11 @@ export async function runProbe(task: ProbeTask, settings: ProbeSettings): Promis
   };
   if (out.error !== null) return result;
   const code = out.statusCode as number;
-  if (code === 407) {
-    result.error = { code: 'auth_required', message: 'proxy answered 407 Proxy Authentication Required' };
+  if (code === 407 || code === 401) {
+    result.error = {
+      code: 'auth_required',
+      message: code === 407 ? 'proxy answered 407 Proxy Authentication Required' : 'proxy answered 401: credentials refused',
+    };
     return result;
   }
   if (code !== 200) {

@@ -87,9 +87,9 @@ if (missing.length > 0) {
       expect(verdictOf(await probeThrough('http', authed, judge))).toEqual(failed('auth_required', 407));
     });
 
-    test('BasicAuth, wrong password -> failed (tinyproxy answers 401, not 407)', async () => {
+    test('BasicAuth, wrong password -> failed auth_required (tinyproxy answers 401, not 407)', async () => {
       const r = await probeThrough('http', authed, judge, { user, password: `${password}x` });
-      expect(verdictOf(r)).toEqual(failed('http_status', 401));
+      expect(verdictOf(r)).toEqual(failed('auth_required', 401));
     });
 
     test('https judge through CONNECT (XTinyproxy Yes): nothing added inside TLS -> working, elite', async () => {
