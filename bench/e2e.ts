@@ -7,7 +7,11 @@
  *   options: --scale=0.1 (smaller lists, smoke run), --max-bound=45 (D: skip
  *   cells whose lower bound exceeds this many seconds), --no-write (do not
  *   touch bench/RESULTS.md / the chart), --keep (keep lists, manifests and
- *   the data dir), --profile (service under --cpu-prof-md, profiles kept)
+ *   the data dir), --profile (service under --cpu-prof-md, profiles kept),
+ *   --cold (no warm-up job before the measured ones), --pg[=URL] (PostgreSQL
+ *   instead of the embedded PGlite: a fresh database on URL, default
+ *   postgres://postgres@127.0.0.1:5432/postgres, dropped at the end), --repeat=N (run each
+ *   measured list N times on the same service, report the last)
  *
  * Processes: the farm (bench/farm/worker.ts x 4), the judge
  * (bench/farm/judge.ts) and the service (via bench/e2e/guard.ts), all on
@@ -18,6 +22,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { parseConfig } from '../src/config';
 import { startFarm, startJudge } from './farm/launcher';
 import { stopAll, stopAllSync } from './e2e/proc';
@@ -43,13 +48,17 @@ const outDir = mkdtempSync(join(tmpdir(), 'pc-bench-'));
 const started = Date.now();
 const log = (l: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${l}\n`);
 
+let dropDb: (() => Promise<void>) | null = null;
 let cleaning: Promise<void> | null = null;
 const cleanup = () =>
   (cleaning ??= (async () => {
     await stopAll();
+    await dropDb?.().catch((err: unknown) => log(`dropping the bench database failed: ${String(err)}`));
     if (!keep) rmSync(outDir, { recursive: true, force: true });
   })());
+let interrupted = false;
 const onSignal = (sig: string) => {
+  interrupted = true;
   log(`${sig}: stopping every process`);
   void cleanup().finally(() => process.exit(130));
 };
@@ -64,6 +73,23 @@ const hard = setTimeout(() => {
 async function main(): Promise<void> {
   const latency = { seed: 20261122, medianMs: 150, p90Ms: 800 };
   log(`scenarios ${[...selected].join(' ')}, scale ${scale}, out ${outDir}`);
+  const pg = flag('pg');
+  if (pg !== undefined) {
+    const server = pg.includes('=') ? pg.slice(pg.indexOf('=') + 1) : 'postgres://postgres@127.0.0.1:5432/postgres';
+    const name = `bench_e2e_${Date.now().toString(36)}`;
+    const admin = postgres(server, { max: 1, onnotice: () => undefined });
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+    await admin.end({ timeout: 5 });
+    const u = new URL(server);
+    u.pathname = `/${name}`;
+    process.env.E2E_DATABASE_URL = u.toString();
+    dropDb = async () => {
+      const a = postgres(server, { max: 1, onnotice: () => undefined });
+      await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await a.end({ timeout: 5 });
+    };
+    log(`database: PostgreSQL ${u.host}/${name}`);
+  }
   const [judge, farm] = await Promise.all([
     startJudge(),
     startFarm({ processes: 4, portsPerBehaviour: 8, refusedPorts: 16, latency, slowMs: SLOW_MS }),
@@ -80,6 +106,8 @@ async function main(): Promise<void> {
     scale,
     maxBoundMs: flagValue('max-bound', 45) * 1000,
     log,
+    warmup: flag('cold') === undefined,
+    repeat: flagValue('repeat', 1),
     bunFlags: flag('profile') !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${join(outDir, 'profiles')}`] : [],
   };
 
@@ -111,9 +139,9 @@ async function main(): Promise<void> {
     log('scenario F');
     results.F = await scenarioF(env);
   }
-  const startups = Object.values(results).flatMap((r) => r.startups);
+  if (interrupted) return;
   if (flag('no-write') === undefined) {
-    const where = await writeReport({ results, firstStartMs: first.startupMs, startups, scale, env });
+    const where = await writeReport({ results, firstStartMs: first.startupMs, scale, env, database: pg !== undefined ? 'postgres' : 'pglite' });
     log(`wrote ${where.join(', ')}`);
   }
   if (keep) log(`kept ${outDir}`);

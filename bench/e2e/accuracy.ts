@@ -6,8 +6,9 @@
  *   + scheduling noise on a loaded 2-core machine); every one must be found.
  * - borderline: working entries with a delay in [timeout - margin, timeout):
  *   either verdict is right; reported separately.
- * - false positive: `working` for anything else (refused, black hole, slow,
- *   working with a delay >= the timeout). Must be 0.
+ * - false positive: `working` for a refused, black-hole or slow entry. Must be 0.
+ * - late accepted: a working entry whose own delay is >= the timeout reported
+ *   working (its answer came after the probe's deadline and was kept).
  * Also the error codes seen per behaviour and records missing from the file.
  */
 import { BEHAVIOURS, type Behaviour, type Entry } from '../farm/entries';
@@ -19,6 +20,8 @@ export interface Accuracy {
   borderline: number;
   borderlineFound: number;
   falsePositives: number;
+  /** real working proxies slower than the timeout that were still reported working (the probe kept an answer that came after its deadline) */
+  lateAccepted: number;
   /** entries with no record in the result file */
   missingRecords: number;
   /** up to 10 examples of misses and false positives */
@@ -27,6 +30,8 @@ export interface Accuracy {
   codes: Partial<Record<Behaviour, Record<string, number>>>;
   /** responseTime of found working proxies minus their own delay, ms (p50 / p99 / max) */
   overheadMs: { p50: number; p99: number; max: number } | null;
+  /** behaviour -> responseTime of its records, ms */
+  timeMs: Partial<Record<Behaviour, { mean: number; p50: number; p99: number; max: number }>>;
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -43,12 +48,15 @@ export function assess(entries: readonly Entry[], records: readonly ResultRecord
     borderline: 0,
     borderlineFound: 0,
     falsePositives: 0,
+    lateAccepted: 0,
     missingRecords: 0,
     examples: [],
     codes: {},
     overheadMs: null,
+    timeMs: {},
   };
   const over: number[] = [];
+  const times = new Map<Behaviour, number[]>();
   for (const e of entries) {
     const r = byKey.get(`${e.host}:${e.port}`);
     if (r === undefined) {
@@ -56,6 +64,9 @@ export function assess(entries: readonly Entry[], records: readonly ResultRecord
       continue;
     }
     const verdict = r.status === 'working' ? 'working' : (r.error?.code ?? 'failed');
+    let ts = times.get(e.behaviour);
+    if (ts === undefined) times.set(e.behaviour, (ts = []));
+    ts.push(parseFloat(r.responseTime));
     const per = (acc.codes[e.behaviour] ??= {});
     per[verdict] = (per[verdict] ?? 0) + 1;
     const works = e.behaviour === BEHAVIOURS.WORKING || e.behaviour === BEHAVIOURS.INSTANT;
@@ -72,10 +83,17 @@ export function assess(entries: readonly Entry[], records: readonly ResultRecord
     } else if (works && d < timeoutMs) {
       acc.borderline++;
       if (found) acc.borderlineFound++;
+    } else if (found && works) {
+      acc.lateAccepted++;
+      if (acc.examples.length < 10) acc.examples.push(`late answer accepted ${e.host}:${e.port} (delay ${d} ms >= timeout): working in ${r.responseTime}`);
     } else if (found) {
       acc.falsePositives++;
-      if (acc.examples.length < 10) acc.examples.push(`false positive ${e.host}:${e.port} (${e.behaviour}, delay ${e.delayMs})`);
+      if (acc.examples.length < 10) acc.examples.push(`false positive ${e.host}:${e.port} (${e.behaviour}, delay ${e.delayMs}): working in ${r.responseTime}`);
     }
+  }
+  for (const [b, ts] of times) {
+    ts.sort((x, y) => x - y);
+    acc.timeMs[b] = { mean: ts.reduce((x, y) => x + y, 0) / ts.length, p50: quantile(ts, 0.5), p99: quantile(ts, 0.99), max: ts[ts.length - 1]! };
   }
   if (over.length > 0) {
     over.sort((a, b) => a - b);

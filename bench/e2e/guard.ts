@@ -35,6 +35,7 @@ process.on('SIGINT', stopChild);
 process.stdin.on('end', stopChild);
 process.stdin.on('close', stopChild);
 process.stdin.resume();
+export {};
 const code = await child.exited;
 if (killTimer !== null) clearTimeout(killTimer);
 process.exit(code ?? 1);

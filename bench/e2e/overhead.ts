@@ -129,7 +129,8 @@ export async function apiOverhead(
     `  F: 1-proxy check p50 ${res.wallMs.p50.toFixed(2)} ms p99 ${res.wallMs.p99.toFixed(2)} ms; probe p50 ${res.probeMs.p50.toFixed(2)} ms; ` +
       `overhead p50 ${res.overheadMs.p50.toFixed(2)} ms p99 ${res.overheadMs.p99.toFixed(2)} ms; CPU ${res.cpuPerRequestUs.toFixed(0)} µs/request; failures ${failures}`,
   );
-  for (const path of ['/me', '/regions']) {
+  // E2E_F_NO_LOAD=1: only the 1-proxy checks (to profile them alone)
+  for (const path of process.env.E2E_F_NO_LOAD ? [] : ['/me', '/regions']) {
     const url = `${svc.url}${path}`;
     const l = (await wrk(url, o.concurrency, o.seconds)) ?? (await fetchLoad(url, o.concurrency, o.seconds));
     res.load.push(l);

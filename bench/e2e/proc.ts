@@ -223,3 +223,16 @@ export function openFds(pid: number): number {
     return 0;
   }
 }
+
+/** CPU time the whole machine spent busy (all processes, /proc/stat), ms. */
+export function machineBusyMs(): number {
+  try {
+    const line = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0]!;
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal
+    const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
+    return (busy * 1000) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}

@@ -7,7 +7,7 @@
  */
 import { lowerBound, listText, type Bound, type Entry } from '../farm/entries';
 import { assess, type Accuracy } from './accuracy';
-import { cpuMs, openFds, peakRssMiB, resetPeakRss, threadCpu, threadDelta } from './proc';
+import { cpuMs, machineBusyMs, openFds, peakRssMiB, resetPeakRss, threadCpu, threadDelta } from './proc';
 import { checkRaw, fetchResult, type Service } from './service';
 
 export interface RunContext {
@@ -48,10 +48,35 @@ export interface RunResult {
   threads: Record<string, number>;
   judgeCpuMs: number;
   farmCpuMs: number;
+  /** CPU the whole machine spent during the job, and the part used by processes outside the benchmark (other work on a shared machine) */
+  machineCpuMs: number;
+  otherCpuMs: number;
   peakRssMiB: number;
   peakFds: number;
   accuracy: Accuracy | null;
   totalWorking: number | null;
+  /** from the WebSocket progress (ms since the request was sent): first result seen, all checked */
+  timeline: { firstCheckedMs: number | null; allCheckedMs: number | null; points: [number, number][] } | null;
+}
+
+/** Subscribes to the job's progress; returns the (ms, checked) points as they arrive. */
+function watchProgress(url: string, jobId: string, t0: () => number): { points: [number, number][]; ready: Promise<void>; close(): void } {
+  const points: [number, number][] = [];
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws?jobId=${jobId}`);
+  const ready = new Promise<void>((resolve) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => resolve();
+    setTimeout(resolve, 2000);
+  });
+  ws.onmessage = (ev) => {
+    try {
+      const m = JSON.parse(String(ev.data)) as { details?: { checked?: number } };
+      if (typeof m.details?.checked === 'number') points.push([performance.now() - t0(), m.details.checked]);
+    } catch {
+      // ignore
+    }
+  };
+  return { points, ready, close: () => ws.close() };
 }
 
 function sumCpu(pids: number[]): number {
@@ -70,19 +95,28 @@ export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Pro
   const t0 = threadCpu(svc.pid);
   const j0 = cpuMs(ctx.judgePid).total;
   const f0 = sumCpu(ctx.farmPids);
+  const m0 = machineBusyMs();
+  const me0 = cpuMs(process.pid).total;
   let side: Promise<unknown> | null = null;
   let reply;
+  let sent = 0;
+  const watch = spec.jobId !== undefined ? watchProgress(svc.url, spec.jobId, () => sent) : null;
+  if (watch !== null) await watch.ready;
   try {
+    sent = performance.now();
     const pending = checkRaw(svc, text, { timeoutMs: spec.timeoutMs, type: spec.type ?? 'http', ...(spec.jobId ? { jobId: spec.jobId } : {}) });
     if (spec.whileRunning) side = spec.whileRunning();
     reply = await pending;
   } finally {
     clearInterval(fdTimer);
+    watch?.close();
   }
   const c1 = cpuMs(svc.pid);
   const t1 = threadCpu(svc.pid);
   const j1 = cpuMs(ctx.judgePid).total;
   const f1 = sumCpu(ctx.farmPids);
+  const m1 = machineBusyMs();
+  const me1 = cpuMs(process.pid).total;
   const peak = peakRssMiB(svc.pid);
   if (side !== null) await side;
   const body = reply.body as { summary?: { total_working: number }; metadata?: { processing_time: string }; result_url?: string } | string;
@@ -119,10 +153,20 @@ export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Pro
     threads: threadDelta(svc.pid, t0, t1),
     judgeCpuMs: j1 - j0,
     farmCpuMs: f1 - f0,
+    machineCpuMs: m1 - m0,
+    otherCpuMs: Math.max(0, m1 - m0 - cpu - (j1 - j0) - (f1 - f0) - (me1 - me0)),
     peakRssMiB: peak,
     peakFds,
     accuracy,
     totalWorking: ok ? (body.summary?.total_working ?? null) : null,
+    timeline:
+      watch === null
+        ? null
+        : {
+            firstCheckedMs: watch.points.find((p) => p[1] > 0)?.[0] ?? null,
+            allCheckedMs: watch.points.find((p) => p[1] >= n)?.[0] ?? null,
+            points: watch.points,
+          },
   };
 }
 
@@ -133,9 +177,19 @@ export function describe(r: RunResult): string {
     : 'no accuracy';
   return (
     `${r.name}: n=${r.size} slots=${r.slots} wall ${(r.wallMs / 1000).toFixed(2)} s, bound ${(r.bound.formulaMs / 1000).toFixed(2)} s ` +
-    `(tight ${(r.bound.tightMs / 1000).toFixed(2)} s) ratio ${r.ratio.toFixed(3)} / ${r.ratioTight.toFixed(3)}; ` +
-    `CPU ${(r.cpuMs / 1000).toFixed(2)} s = ${r.cpuPerCheckUs.toFixed(0)} µs/check (judge ${(r.judgeCpuMs / 1000).toFixed(2)} s, farm ${(r.farmCpuMs / 1000).toFixed(2)} s); ` +
-    `peak RSS ${r.peakRssMiB.toFixed(0)} MiB, fds ${r.peakFds}; ${acc}${r.error ? `; ERROR ${r.error}` : ''}\n    threads (ms): ${threadsText(r.threads)}`
+    `(tight ${(r.bound.tightMs / 1000).toFixed(2)} s, ideal list-order ${(r.bound.fifoMs / 1000).toFixed(2)} s) ratio ${r.ratio.toFixed(3)} / ${r.ratioTight.toFixed(3)}; ` +
+    `CPU ${(r.cpuMs / 1000).toFixed(2)} s = ${r.cpuPerCheckUs.toFixed(0)} µs/check (judge ${(r.judgeCpuMs / 1000).toFixed(2)} s, farm ${(r.farmCpuMs / 1000).toFixed(2)} s, other processes ${(r.otherCpuMs / 1000).toFixed(2)} s of machine ${(r.machineCpuMs / 1000).toFixed(2)} s); ` +
+    `peak RSS ${r.peakRssMiB.toFixed(0)} MiB, fds ${r.peakFds}; ${acc}; processing_time ${r.processingTime}` +
+    (r.timeline ? `; first result at ${r.timeline.firstCheckedMs?.toFixed(0)} ms, all checked at ${r.timeline.allCheckedMs?.toFixed(0)} ms` : '') +
+    (a ? `\n    response time by behaviour: ${Object.entries(a.timeMs).map(([b, t]) => `${b} mean ${t.mean.toFixed(0)} p99 ${t.p99.toFixed(0)} max ${t.max.toFixed(0)}`).join('; ')}` +
+      (a.overheadMs ? `; working overhead over own delay p50 ${a.overheadMs.p50.toFixed(1)} p99 ${a.overheadMs.p99.toFixed(1)} ms` : '') : '') +
+    `${r.error ? `; ERROR ${r.error}` : ''}\n    threads (ms): ${threadsText(r.threads)}` +
+    (r.timeline && process.env.E2E_TIMELINE
+      ? `\n    timeline (s:checked): ${r.timeline.points
+          .filter((_, i, all) => i % Math.max(1, Math.floor(all.length / 40)) === 0)
+          .map(([t, c]) => `${(t / 1000).toFixed(1)}:${c}`)
+          .join(' ')}`
+      : '')
   );
 }
 

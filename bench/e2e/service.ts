@@ -53,6 +53,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     DATABASE_URL: process.env.E2E_DATABASE_URL ?? '',
     ...(opts.slotsPerEndpoint !== null ? { SLOTS_PER_ENDPOINT: String(opts.slotsPerEndpoint) } : {}),
     ...(opts.env ?? {}),
+    // experiments: E2E_SERVICE_ENV='{"PROBE_THREADS":"4"}'
+    ...(JSON.parse(process.env.E2E_SERVICE_ENV ?? '{}') as Record<string, string>),
   };
   const t0 = performance.now();
   const child = spawnChild('service', [process.execPath, GUARD, process.execPath, ...(opts.bunFlags ?? []), `${ROOT}src/main.ts`], env);

@@ -190,6 +190,48 @@ export interface Bound {
   /** max(formula, the longest single entry): no schedule can beat either */
   tightMs: number;
   sumMs: number;
+  /** a zero-overhead checker that starts entries in list order whenever a slot frees (it cannot know which are black holes) */
+  fifoMs: number;
+}
+
+/** Makespan of list-order scheduling on `slots` slots with zero overhead (binary min-heap of slot free times). */
+export function fifoMakespanMs(durations: readonly number[], slots: number): number {
+  const heap: number[] = [];
+  const push = (v: number) => {
+    let i = heap.length;
+    heap.push(v);
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (heap[p]! <= v) break;
+      heap[i] = heap[p]!;
+      i = p;
+    }
+    heap[i] = v;
+  };
+  const popPush = (v: number) => {
+    // replace the minimum with v and sift down
+    let i = 0;
+    const n = heap.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const c = r < n && heap[r]! < heap[l]! ? r : l;
+      if (heap[c]! >= v) break;
+      heap[i] = heap[c]!;
+      i = c;
+    }
+    heap[i] = v;
+  };
+  let end = 0;
+  for (const d of durations) {
+    const start = heap.length < slots ? 0 : heap[0]!;
+    const fin = start + d;
+    if (heap.length < slots) push(fin);
+    else popPush(fin);
+    if (fin > end) end = fin;
+  }
+  return end;
 }
 
 export function lowerBound(entries: readonly Entry[], timeoutMs: number, slots: number): Bound {
@@ -201,7 +243,11 @@ export function lowerBound(entries: readonly Entry[], timeoutMs: number, slots: 
     if (d > longest) longest = d;
   }
   const formulaMs = sum / slots;
-  return { formulaMs, tightMs: Math.max(formulaMs, longest), sumMs: sum };
+  const fifoMs = fifoMakespanMs(
+    entries.map((e) => ownDurationMs(e, timeoutMs)),
+    slots,
+  );
+  return { formulaMs, tightMs: Math.max(formulaMs, longest), sumMs: sum, fifoMs };
 }
 
 /** The plain-text list for /check-raw. */

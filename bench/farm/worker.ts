@@ -131,7 +131,7 @@ function connectUpstream(c: Conn): void {
     ...(local.startsWith('127.') ? { localAddress: local } : {}),
     data: up,
     socket: upstreamHandlers,
-  } as Parameters<typeof Bun.connect<Conn>>[0]).catch(() => {
+  } as unknown as Parameters<typeof Bun.connect<Conn>>[0]).catch(() => {
     if (c.phase !== Phase.CONNECTING) return;
     if (c.toClient !== null && c.toClient[0] !== 0x48) {
       // SOCKS: general failure
