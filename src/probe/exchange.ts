@@ -364,6 +364,13 @@ class Exchange implements LinkEvents, TimerEntry {
 
   private complete(): void {
     const p = this.parser as HttpResponseParser;
+    // The budget is the verdict's, not only the timer's: when the event loop is
+    // saturated the deadline can fire late, and an answer that came in after
+    // the budget must not count (a proxy slower than the timeout is not working).
+    if (performance.now() - this.startedAt > this.spec.timeoutMs) {
+      this.fail('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`, p.statusCode || null);
+      return;
+    }
     this.finish(null, p.statusCode, p.headers, p.body(), p.bodyTruncated);
   }
 

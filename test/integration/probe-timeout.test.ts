@@ -88,3 +88,36 @@ test('an impossible port fails as connect_failed instead of throwing', async () 
   const r = await runProbe({ index: 2, proxy: { host: '127.0.0.1', port: 70000 } }, settings);
   expect(r).toMatchObject({ index: 2, status: 'failed', error: { code: 'connect_failed' } });
 });
+
+test('an answer that arrives after the budget is a timeout, even when the timer fires late', async () => {
+  // The proxy (in a child process, so our blocked loop does not delay it)
+  // answers at ~950 ms; our event loop is blocked from 900 to 1150 ms, so when
+  // it wakes the deadline is overdue AND the answer is buffered. Whichever runs
+  // first, the verdict must be `timeout`: the answer came after the budget.
+  const child = Bun.spawn([process.execPath, `${import.meta.dir}/../fixtures/delayed-proxy-child.ts`], {
+    env: { ...process.env, DELAY_MS: '950' },
+    stdout: 'pipe',
+  });
+  try {
+    const reader = child.stdout.getReader();
+    const first = await reader.read();
+    reader.releaseLock();
+    const { proxyPort, judgeUrl } = JSON.parse(new TextDecoder().decode(first.value)) as { proxyPort: number; judgeUrl: string };
+    const s = { ...settings, judge: parseJudgeUrl(judgeUrl), checkerIps: [], timeoutMs: 1000 };
+    for (let round = 0; round < 3; round++) {
+      const t0 = performance.now();
+      const probe = runProbe({ index: round, proxy: { host: '127.0.0.1', port: proxyPort } }, s);
+      await new Promise((r) => setTimeout(r, 900 - (performance.now() - t0)));
+      const until = t0 + 1150;
+      while (performance.now() < until) {
+        // block the loop past the deadline
+      }
+      const r = await probe;
+      expect(r.status).toBe('failed');
+      expect(r.error?.code).toBe('timeout');
+    }
+  } finally {
+    child.kill();
+    await child.exited;
+  }
+}, 15_000);
