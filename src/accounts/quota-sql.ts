@@ -29,7 +29,7 @@ export interface ReserveStatementInput {
   scan?: ScanStart;
 }
 
-/** One row: unlimited, enough, available, temp_charged, root_charged, remaining, checks_used, scan_id. */
+/** One row: unlimited, enough, available, temp_charged, root_charged, remaining, checks_used, email, unlimited_pro, unlimited_until (after), ledger_rows, scan_id. */
 export function reserveStatement(i: ReserveStatementInput): SQL {
   const now = i.now.toISOString();
   const scanCte = i.scan
@@ -62,7 +62,7 @@ export function reserveStatement(i: ReserveStatementInput): SQL {
           updated_at = ${now}::timestamptz
       FROM calc c
       WHERE a.id = c.id AND c.enough
-      RETURNING a.id, a.temp_balance, a.root_balance, a.checks_used
+      RETURNING a.id, a.email, a.temp_balance, a.root_balance, a.checks_used, a.unlimited_pro, a.unlimited_until
     ), led AS (
       INSERT INTO quota_ledger (account_id, delta, temp_delta, root_delta, reason, job_id, units, balance_after, created_at)
       SELECT u.id, -(c.temp_charged + c.root_charged), -c.temp_charged, -c.root_charged, 'reserve', ${i.jobId}, ${i.units},
@@ -74,6 +74,7 @@ export function reserveStatement(i: ReserveStatementInput): SQL {
            (c.temp_balance + c.root_balance)::float8 AS available,
            c.temp_charged::float8 AS temp_charged, c.root_charged::float8 AS root_charged,
            (u.temp_balance + u.root_balance)::float8 AS remaining, u.checks_used::float8 AS checks_used,
+           u.email, u.unlimited_pro, u.unlimited_until,
            (SELECT count(*) FROM led)::float8 AS ledger_rows,
            ${scanId} AS scan_id
     FROM calc c LEFT JOIN upd u ON true`;

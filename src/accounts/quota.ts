@@ -50,7 +50,17 @@ export interface ReserveInput {
 }
 
 export type ReserveResult =
-  | { ok: true; unlimited: boolean; tempCharged: number; rootCharged: number; remaining: number; checksUsed: number; scanId: number | null }
+  | {
+      ok: true;
+      unlimited: boolean;
+      tempCharged: number;
+      rootCharged: number;
+      remaining: number;
+      checksUsed: number;
+      scanId: number | null;
+      /** The account right after the reservation (what a check response reports). */
+      account: { email: string; unlimitedPro: boolean; unlimitedUntil: Date | null };
+    }
   | { ok: false; required: number; available: number };
 
 function checkUnits(units: number, min: number): void {
@@ -73,6 +83,9 @@ interface ReserveRow {
   root_charged: number;
   remaining: number | null;
   checks_used: number | null;
+  email: string | null;
+  unlimited_pro: boolean | null;
+  unlimited_until: string | Date | null;
   ledger_rows: number;
   scan_id: number | null;
 }
@@ -95,6 +108,11 @@ export async function reserveQuota(db: Db, input: ReserveInput): Promise<Reserve
     remaining: Number(row.remaining),
     checksUsed: Number(row.checks_used),
     scanId: row.scan_id === null ? null : Number(row.scan_id),
+    account: {
+      email: row.email ?? '',
+      unlimitedPro: row.unlimited_pro === true,
+      unlimitedUntil: row.unlimited_until === null ? null : new Date(row.unlimited_until),
+    },
   };
 }
 

@@ -139,6 +139,8 @@ export class JobActor {
   #reserved = 0;
   /** The scan row exists (reserve succeeded): a failure must close it. */
   #scanOpen = false;
+  /** `metadata.user` as the reservation left the account. */
+  #user: CheckUserInfo | null = null;
   #checked = 0;
   #seen: Uint8Array;
   #working: number[] = [];
@@ -207,6 +209,7 @@ export class JobActor {
       });
       if (!r.ok) throw insufficientChecks(r.required, r.available);
       this.#scanOpen = true;
+      this.#user = r.user;
       this.#reserved = r.unlimited ? 0 : units;
       this.#throwIfCancelled();
 
@@ -228,7 +231,8 @@ export class JobActor {
       // now is final, and the result file carries it too (the ClearProxy CLI
       // reads metadata.user from the file).
       const refund = this.#reserved - Math.min(this.#reserved, this.#checked);
-      const user = await ledger.userInfo(this.accountId, now());
+      // With nothing to refund the reservation's picture is final: no extra query.
+      const user = refund === 0 && this.#user !== null ? this.#user : await ledger.userInfo(this.accountId, now());
       const metadata = { user, ...this.#metadata() };
       const summary = this.#summary.result();
       await this.#writer.finish({

@@ -6,6 +6,7 @@
  */
 import type { Db } from '../../db/client';
 import { getCheckUserInfo } from '../accounts/overview';
+import { checkUserInfo } from '../accounts/plan';
 import { refundQuotaTx, reserveQuota } from '../accounts/quota';
 import { failScan, finishScan } from '../accounts/scans';
 import type { LedgerPort } from './ports';
@@ -20,7 +21,9 @@ export function databaseLedger(db: Db): LedgerPort {
         now: i.now,
         scan: { proxyType: i.type, region: i.region, timeoutMs: i.timeoutMs, totalSubmitted: i.submitted },
       });
-      return r.ok ? { ok: true, unlimited: r.unlimited } : { ok: false, required: r.required, available: r.available };
+      if (!r.ok) return { ok: false, required: r.required, available: r.available };
+      const user = checkUserInfo({ ...r.account, rootBalance: r.remaining, tempBalance: 0, checksUsed: r.checksUsed }, i.now);
+      return { ok: true, unlimited: r.unlimited, user };
     },
     async complete(i) {
       const scan = { jobId: i.jobId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, now: i.now };

@@ -10,7 +10,10 @@ import type { Shard } from '../probe/pool-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import type { ProxyType } from '../proxy/types';
 
-export type ReserveOutcome = { ok: true; unlimited: boolean } | { ok: false; required: number; available: number };
+export type ReserveOutcome =
+  /** `user`: `metadata.user` right after the reservation (final when nothing is refunded). */
+  | { ok: true; unlimited: boolean; user: CheckUserInfo }
+  | { ok: false; required: number; available: number };
 
 /** Quota ledger + history, in the database. */
 export interface LedgerPort {

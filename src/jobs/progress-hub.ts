@@ -122,6 +122,10 @@ export class ProgressHub {
       }
     }
     const entry = e;
+    // Nobody listening: skip building the message (a job publishes per result
+    // batch). Finals are always built: they linger for late subscribers.
+    const isFinal = state.phase === 'completed' || state.phase === 'failed';
+    if (entry.subs.size === 0 && !isFinal) return;
     if (entry.throttle === null) {
       entry.throttle = new ProgressThrottle<ProgressMessage>({
         intervalMs: this.#intervalMs,

@@ -106,7 +106,10 @@ export class ProbePool {
 
   static async start(opts: ProbePoolOptions = {}): Promise<ProbePool> {
     const threads = Math.max(1, opts.threads ?? availableParallelism());
-    const perWorker = Math.max(1, opts.concurrentTasksPerWorker ?? 256);
+    // A shard lives as long as its slowest probe (one black hole holds it for the
+    // whole timeout), so the cap on running shards must not cap probes in flight:
+    // 4096 per thread covers the largest region capacity with 64-probe grants.
+    const perWorker = Math.max(1, opts.concurrentTasksPerWorker ?? 4096);
     const filename = opts.filename ?? DEFAULT_WORKER_FILE;
     const piscina = new Piscina({
       filename,

@@ -34,7 +34,7 @@ function ledger(opts: { available?: number; unlimited?: boolean } = {}) {
       calls.push({ op: 'reserve', units: i.units });
       const available = opts.available ?? 1_000_000;
       if (!opts.unlimited && i.units > available) return { ok: false, required: i.units, available };
-      return { ok: true, unlimited: opts.unlimited ?? false };
+      return { ok: true, unlimited: opts.unlimited ?? false, user: { email: 'a@b.c', checks_used: i.units, remaining_checks: available - i.units, subscription_detail: { UnlimitedPro: opts.unlimited ?? false } } };
     },
     async complete(i) {
       calls.push({ op: 'complete', checked: i.checked, working: i.working, refund: i.refund });
