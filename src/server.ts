@@ -20,6 +20,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Database } from '../db/client';
 import { findAccountByApiKey } from './accounts/accounts';
+import { KeyCache } from './accounts/key-cache';
 import { ensureBootstrapAccount, type BootstrapResult } from './accounts/bootstrap';
 import { getAccountOverview } from './accounts/overview';
 import { refundOrphans } from './accounts/scans';
@@ -150,6 +151,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       now: () => new Date(),
     });
 
+    const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
     const startedAt = Date.now();
     const app = createApp(
       {
@@ -160,7 +162,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         now: () => new Date(),
         database,
         accounts: {
-          findByApiKey: (key) => findAccountByApiKey(db, key),
+          findByApiKey: (key) => keys.get(key, (k) => findAccountByApiKey(db, k)),
           overview: (accountId, now) =>
             getAccountOverview(db, accountId, now, (ref, createdAt) =>
               now.getTime() - createdAt.getTime() > retentionMs ? null : signLink(ref),
@@ -170,7 +172,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         progress: hub,
         isShuttingDown: () => checks.state !== 'running',
       },
-      [(a) => a.use(adminRoutes({ database, adminToken: config.adminToken! })) as never],
+      [(a) => a.use(adminRoutes({ database, adminToken: config.adminToken!, onChange: () => keys.clear() })) as never],
     );
     const server = app.listen({
       port: config.port,

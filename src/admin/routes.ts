@@ -22,6 +22,8 @@ export interface AdminRouteDeps {
   adminToken: string;
   /** For tests: the clock. */
   now?: () => Date;
+  /** Told after every command that ran (e.g. to drop cached key lookups). */
+  onChange?: () => void;
 }
 
 const MAX_BODY = 64 * 1024;
@@ -81,6 +83,7 @@ export function adminRoutes(deps: AdminRouteDeps) {
         }
         const req = parseAdminBody(params.command, body);
         const result = await runAdminCommand(deps.database.db, req, now());
+        deps.onChange?.();
         return new Response(JSON.stringify(result), { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
       } catch (err) {
         return errorResponse(adminApiError(err));
