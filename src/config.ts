@@ -50,6 +50,8 @@ export interface Config {
   maxBodyBytes: number;
   maxCustomUrls: number;
   probeThreads: number;
+  /** Probes in flight in the whole process at most; undefined = from the open-file limit. */
+  maxInFlight: number | undefined;
   shutdownGraceMs: number;
   /** PEM of extra CAs trusted for https judges and custom URLs (besides the system's). */
   tlsCaFile: string | undefined;
@@ -146,7 +148,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     resultSecret,
     adminToken,
     allowPrivateTargets: bool(env, 'ALLOW_PRIVATE_TARGETS', false),
-    slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 256, 1, 100_000),
+    slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 512, 1, 100_000),
     judgeUrl: url(env, 'JUDGE_URL', ['http:', 'https:']),
     checkerIps: ipList(env, 'CHECKER_IPS'),
     calibrationIntervalMs: int(env, 'CALIBRATION_INTERVAL_MS', 300_000, 1_000, 86_400_000),
@@ -158,6 +160,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxProxies: int(env, 'MAX_PROXIES', 100_000, 1, 10_000_000),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
+    maxInFlight: str(env, 'MAX_IN_FLIGHT') === undefined ? undefined : int(env, 'MAX_IN_FLIGHT', 0, 1, 10_000_000),
     probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     tlsCaFile: ((f) => (f === undefined || isAbsolute(f) ? f : resolve(cwd, f)))(str(env, 'TLS_CA_FILE')),

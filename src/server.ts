@@ -38,6 +38,7 @@ import type { Logger } from './log';
 import { ProbePool } from './probe/pool';
 import type { ProbeSettings } from './probe/types';
 import { findRegion } from './regions';
+import { maxInFlightFor, openFilesLimit } from './limits';
 import { linkExpiry, newResultId, signResultLink } from './results/links';
 import { startRetentionSweep, type RetentionSweep } from './results/retention';
 import { openResultWriter, resultFilePath } from './results/writer';
@@ -133,7 +134,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
 
     const hub = new ProgressHub();
     undo.push(() => hub.closeAll());
-    const scheduler = new RegionScheduler((code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint);
+    const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
+    const scheduler = new RegionScheduler((code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint, {
+      globalCapacity: maxInFlight,
+      onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; job cancelled', { jobId, err }),
+    });
     const checks = new CheckService({
       ledger: databaseLedger(db),
       pool,
@@ -222,6 +227,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       checkerIps: calibrated.ips,
       threads: opts.threads ?? config.probeThreads,
       slotsPerEndpoint: config.slotsPerEndpoint,
+      maxInFlight,
       startupMs,
     });
 

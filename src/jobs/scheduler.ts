@@ -39,6 +39,15 @@
  * big job's queue. Jobs with large demand converge to equal shares (within one
  * chunk, `maxGrant`). Regions are fully independent.
  *
+ * ## Global capacity (optional)
+ *
+ * `globalCapacity` bounds probes in flight across all regions (they share the
+ * process's file descriptors). A pass then grants at most
+ * min(region free, global free); a release in one region first runs a pass of
+ * every other region with waiting jobs, then its own, so no region starves
+ * behind the global cap.
+ * I1 holds for the global count too.
+ *
  * ## Job states
  *
  * - ACTIVE: registered; takes grants while pending > 0. A job with pending 0
@@ -82,6 +91,12 @@ export interface SchedulerOptions {
   minGrant?: number;
   /** Told when a dispatch callback throws (the job is then cancelled). Default: console.error. */
   onDispatchError?: (err: unknown, jobId: string) => void;
+  /**
+   * Probes in flight across ALL regions at most (the process's file
+   * descriptors are one pool). Default: no limit. When it binds, a release in
+   * one region also runs a pass of the other regions that wait.
+   */
+  globalCapacity?: number;
 }
 
 export interface JobHandle {
@@ -169,6 +184,7 @@ class Entry implements JobHandle {
     if (n === 0) return;
     this.inFlight -= n;
     this.rs.used -= n;
+    this.owner.released(n);
     this.owner.settle(this);
   }
 
@@ -196,6 +212,9 @@ export class RegionScheduler {
   private readonly minGrant: number;
   private readonly onDispatchError: (err: unknown, jobId: string) => void;
   private seq = 0;
+  private readonly globalCapacity: number;
+  /** Probes in flight in every region together. */
+  private totalUsed = 0;
 
   constructor(
     private readonly capacityFor: (region: string) => number,
@@ -211,6 +230,9 @@ export class RegionScheduler {
     }
     this.maxGrant = maxGrant;
     this.minGrant = Math.min(minGrant, maxGrant);
+    const g = options.globalCapacity ?? Number.POSITIVE_INFINITY;
+    if (!(g >= 1)) throw new SchedulerError('scheduler_bad_option', `globalCapacity must be >= 1, got ${g}`);
+    this.globalCapacity = Number.isFinite(g) ? Math.floor(g) : g;
     this.onDispatchError =
       options.onDispatchError ??
       ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
@@ -251,6 +273,16 @@ export class RegionScheduler {
     };
   }
 
+  /** Probes in flight in all regions together. */
+  get totalInFlight(): number {
+    return this.totalUsed;
+  }
+
+  /** @internal: slots came back (before settle). */
+  released(n: number): void {
+    this.totalUsed -= n;
+  }
+
   /** @internal: list or unlist the entry after a change, then run a pass of its region. */
   settle(e: Entry): void {
     const busy = e.pending > 0 || e.inFlight > 0;
@@ -261,6 +293,15 @@ export class RegionScheduler {
       const i = e.rs.jobs.indexOf(e);
       if (i >= 0) e.rs.jobs.splice(i, 1);
       e.listed = false;
+    }
+    // Under a global cap, slots freed here may be what another region waits
+    // for: the other regions with waiting jobs get a pass first, so the
+    // releasing region cannot take everything back at once.
+    if (this.globalCapacity !== Number.POSITIVE_INFINITY) {
+      for (const rs of this.regions.values()) {
+        if (this.totalUsed >= this.globalCapacity) break;
+        if (rs !== e.rs && rs.jobs.length > 0) this.pump(rs);
+      }
     }
     this.pump(e.rs);
   }
@@ -289,7 +330,7 @@ export class RegionScheduler {
   private pass(rs: RegionState): void {
     for (;;) {
       const cap = this.capacity(rs.name);
-      const free = cap - rs.used;
+      const free = Math.min(cap - rs.used, this.globalCapacity - this.totalUsed);
       if (free <= 0) return;
       let best: Entry | undefined;
       for (const e of rs.jobs) {
@@ -300,12 +341,13 @@ export class RegionScheduler {
       }
       if (best === undefined) return;
       const want = Math.min(best.pending, this.maxGrant);
-      const effMin = Math.min(this.minGrant, Math.max(1, Math.floor(cap / 8)));
+      const effMin = Math.min(this.minGrant, Math.max(1, Math.floor(Math.min(cap, this.globalCapacity) / 8)));
       if (free < Math.min(effMin, want)) return;
       const grant = Math.min(want, free);
       best.pending -= grant;
       best.inFlight += grant;
       rs.used += grant;
+      this.totalUsed += grant;
       best.lastGrant = ++this.seq;
       try {
         best.dispatch(grant);
@@ -314,6 +356,7 @@ export class RegionScheduler {
         const back = Math.min(grant, best.inFlight);
         best.inFlight -= back;
         rs.used -= back;
+        this.totalUsed -= back;
         best.state = SCHEDULER_JOB_STATES.CANCELLED;
         best.pending = 0;
         if (best.inFlight === 0 && best.listed) {
