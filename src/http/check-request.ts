@@ -187,18 +187,19 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
   if (customUrls.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
 
   // 7-8
-  const list = parseProxies(proxies, opts);
-  return {
-    route: 'check',
-    proxies: list.proxies,
-    totalInvalid: list.invalid,
-    totalDuplicates: list.duplicates,
-    region: r,
-    type: t,
-    timeoutMs,
-    jobId: id,
-    customUrls,
-  };
+  return build('check', parseProxies(proxies, opts), r, t, timeoutMs, id, customUrls);
+}
+
+function build(
+  route: CheckRequest['route'],
+  list: { proxies: ParsedProxy[]; invalid: number; duplicates: number },
+  region: string,
+  type: ProxyType,
+  timeoutMs: number,
+  jobId: string | null,
+  customUrls: CustomUrlRule[],
+): CheckRequest {
+  return { route, proxies: list.proxies, totalInvalid: list.invalid, totalDuplicates: list.duplicates, region, type, timeoutMs, jobId, customUrls };
 }
 
 function singleQueryValue(query: Readonly<Record<string, unknown>>, name: string): string | undefined {
@@ -231,16 +232,5 @@ export function validateCheckRaw(
   const id = checkJobId(jobId);
 
   // 7-8
-  const list = parseProxies(text, opts);
-  return {
-    route: 'check-raw',
-    proxies: list.proxies,
-    totalInvalid: list.invalid,
-    totalDuplicates: list.duplicates,
-    region: r,
-    type: t,
-    timeoutMs,
-    jobId: id,
-    customUrls: [],
-  };
+  return build('check-raw', parseProxies(text, opts), r, t, timeoutMs, id, []);
 }

@@ -14,23 +14,13 @@
  * given a parsed proxy that carries it. The `.txt` download re-formats each
  * working proxy in that form (src/results/export.ts, src/proxy/format.ts).
  */
+import type { GeoInfo } from '../geo/geo';
 import type { Anonymity, ProbeError, ProbeResult } from '../probe/types';
 import type { AddressFormat, ProxyAddress } from '../proxy/types';
 import { formatResponseTime } from './summary';
 
-/** What the geo lookup of an origin address yields (null fields = unknown). */
-export interface RecordGeo {
-  /** ISO 3166 alpha-2 code. */
-  country: string | null;
-  /** English country name. */
-  country_name: string | null;
-  /** City. */
-  location: string | null;
-  /** AS organisation. */
-  isp: string | null;
-  asn: number | null;
-  coordinates: { lat: number; lon: number } | null;
-}
+/** What the geo lookup of an origin address yields (null fields = unknown): src/geo's GeoInfo. */
+export type RecordGeo = GeoInfo;
 
 export interface ProxyRecord {
   proxy: { host: string; port: number; hasAuth: boolean; username?: string; password?: string; format?: AddressFormat };

@@ -63,8 +63,9 @@ async function freshPglite(): Promise<TestDatabase> {
   return Object.assign(database, { url: undefined, cleanup: () => database.close() });
 }
 
-async function freshPostgres(serverUrl: string): Promise<TestDatabase> {
-  const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+/** A new, empty database with a random name on the server; `drop()` removes it (safe twice). */
+export async function createServerDatabase(serverUrl: string, prefix = 'test'): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
   try {
     await admin.unsafe(`CREATE DATABASE "${name}"`);
@@ -73,20 +74,31 @@ async function freshPostgres(serverUrl: string): Promise<TestDatabase> {
   }
   const u = new URL(serverUrl);
   u.pathname = `/${name}`;
-  const url = u.toString();
-  const database = await openDatabase({ databaseUrl: url });
+  let dropped: Promise<void> | undefined;
+  return {
+    url: u.toString(),
+    drop: () =>
+      (dropped ??= (async () => {
+        const a = postgres(serverUrl, { max: 1, onnotice: () => undefined });
+        try {
+          await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        } finally {
+          await a.end({ timeout: 5 });
+        }
+      })()),
+  };
+}
+
+async function freshPostgres(serverUrl: string): Promise<TestDatabase> {
+  const created = await createServerDatabase(serverUrl);
+  const database = await openDatabase({ databaseUrl: created.url });
   let cleaned: Promise<void> | undefined;
   const cleanup = () =>
     (cleaned ??= (async () => {
       await database.close();
-      const drop = postgres(serverUrl, { max: 1, onnotice: () => undefined });
-      try {
-        await drop.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await drop.end({ timeout: 5 });
-      }
+      await created.drop();
     })());
-  return Object.assign(database, { url, cleanup });
+  return Object.assign(database, { url: created.url, cleanup });
 }
 
 export async function freshDatabase(): Promise<TestDatabase> {

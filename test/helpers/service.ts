@@ -9,12 +9,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
-import { randomBytes } from 'node:crypto';
 import { parseConfig } from '../../src/config';
 import { memoryLogger } from '../../src/log';
 import { startService, type RunningService } from '../../src/server';
-import { freshDatabase, testDatabaseUrl } from './db';
+import { createServerDatabase, freshDatabase, testDatabaseUrl } from './db';
 
 export const TEST_KEY = 'pc_TestKeyForEndToEndTests000001';
 
@@ -30,28 +28,8 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-export async function createTestDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `e2e_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
-  try {
-    await admin.unsafe(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const a = postgres(serverUrl, { max: 1, onnotice: () => undefined });
-      try {
-        await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await a.end({ timeout: 5 });
-      }
-    },
-  };
-}
+/** A fresh database on the test PostgreSQL server (see test/helpers/db.ts). */
+export const createTestDatabase = (serverUrl: string) => createServerDatabase(serverUrl, 'e2e');
 
 export async function startTestService(env: Record<string, string> = {}, opts: { dataDir?: string } = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'pc-e2e-'));
