@@ -10,8 +10,9 @@
  *
  * Entries are the callers' own objects (intrusive list: no allocation per
  * deadline). A deadline fires no earlier than its time and, timer latency
- * aside, no later: everything due when the timer wakes is fired in that one
- * wake, in deadline order. Callbacks run once; an entry cancelled inside a
+ * aside, no later: what is due when the timer wakes is fired in deadline
+ * order, at most FIRE_BATCH per event-loop turn (the rest on the next turn,
+ * after pending I/O, so a wave of timeouts does not delay live answers). Callbacks run once; an entry cancelled inside a
  * callback of the same wake is not fired. A callback that throws does not
  * starve the others: the wake finishes, then the first error goes to
  * `onError` (default: rethrown, as from any timer callback).
@@ -97,7 +98,7 @@ export class DeadlineQueue {
     this.timer = setTimeout(wake, Math.max(0, Math.ceil(at - performance.now())), this);
   }
 
-  /** The OS timer fired: run everything due, re-arm for the rest. */
+  /** The OS timer fired: run everything due (at most FIRE_BATCH per turn), re-arm for the rest. */
   fire(): void {
     this.timer = null;
     this.armedFor = Infinity;
@@ -105,7 +106,17 @@ export class DeadlineQueue {
     let failed = false;
     let first: unknown = null;
     let e = this.head;
+    let n = 0;
     while (e !== null && e.dueAt <= now) {
+      if (++n > FIRE_BATCH) {
+        // A wave of thousands of deadlines (black holes started together) would
+        // hold the thread for tens of ms while answers of working proxies wait
+        // in socket buffers: fire the rest on the next turn, after I/O.
+        this.armedFor = e.dueAt;
+        this.timer = setTimeout(wake, 0, this);
+        if (failed) this.onError(first);
+        return;
+      }
       this.unlink(e);
       try {
         e.onDeadline();
@@ -119,6 +130,9 @@ export class DeadlineQueue {
     if (failed) this.onError(first);
   }
 }
+
+/** Deadlines fired per event-loop turn before the rest yield to I/O. */
+export const FIRE_BATCH = 256;
 
 function rethrow(err: unknown): void {
   throw err;

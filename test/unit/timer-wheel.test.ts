@@ -171,3 +171,21 @@ describe('DeadlineQueue', () => {
     );
   });
 });
+
+describe('a wave of deadlines', () => {
+  test('fires at most FIRE_BATCH per turn, the rest on later turns, all in deadline order', async () => {
+    const { FIRE_BATCH } = await import('../../src/probe/timer-wheel');
+    const q = new DeadlineQueue();
+    const fired: number[] = [];
+    const n = FIRE_BATCH * 2 + 10;
+    for (let i = 0; i < n; i++) {
+      q.arm({ dueAt: 0, tPrev: null, tNext: null, tQueued: false, onDeadline: () => fired.push(i) }, 0);
+    }
+    q.fire(); // one turn, synchronously: everything armed with 0 ms is due
+    expect(fired).toHaveLength(FIRE_BATCH);
+    expect(q.pending).toBe(n - FIRE_BATCH);
+    for (let i = 0; i < 100 && fired.length < n; i++) await new Promise((r) => setTimeout(r, 1));
+    expect(fired).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(q.pending).toBe(0);
+  });
+});
