@@ -335,29 +335,44 @@ export class JobActor {
   }
 
   /**
-   * Runs a shard on the pool. A shard that rejects, or that ends without
-   * reporting every task it was given while the job is still live, fails the
-   * job (its units are refunded), so a stage can never wait forever.
+   * Runs a shard on the pool. Slots go back to the scheduler here, as results
+   * arrive and, for whatever the shard never reported, when it ends: never
+   * through the mailbox, so a job that failed or was cancelled still returns
+   * every slot it held. A shard that rejects, or that ends without reporting
+   * every task while the job is live, fails the job (its units are
+   * refunded), so a stage can never wait forever.
    */
   #runShard(shard: Shard, onBatch: (batch: ProbeResult[] | CustomUrlResult[]) => void): void {
     const expected = shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
     let reported = 0;
+    const settle = () => {
+      const missing = expected - reported;
+      reported = expected;
+      if (missing > 0) this.#handle?.release(missing);
+      return missing;
+    };
     this.#deps.pool
       .runShard(
         shard,
         (batch) => {
-          reported += batch.length;
+          const n = Math.min(batch.length, expected - reported);
+          reported += n;
+          if (n > 0) this.#handle?.release(n);
           onBatch(batch);
         },
         this.#abort.signal,
       )
       .then(
         () => {
-          if (reported < expected && !this.#abort.signal.aborted) {
-            this.#mailbox.post({ kind: 'shard_failed', error: new JobError('shard_incomplete', `a shard reported ${reported} of ${expected} results`) });
+          const missing = settle();
+          if (missing > 0 && !this.#abort.signal.aborted) {
+            this.#mailbox.post({ kind: 'shard_failed', error: new JobError('shard_incomplete', `a shard reported ${expected - missing} of ${expected} results`) });
           }
         },
-        (error: unknown) => this.#mailbox.post({ kind: 'shard_failed', error }),
+        (error: unknown) => {
+          settle();
+          this.#mailbox.post({ kind: 'shard_failed', error });
+        },
       );
   }
 
@@ -391,7 +406,6 @@ export class JobActor {
       await writer.addProxy(record);
     }
     this.#checked += fresh;
-    this.#handle?.release(batch.length);
     this.#publish();
     if (this.#checked === this.#req.proxies.length) this.#stageDone();
   }
@@ -401,7 +415,6 @@ export class JobActor {
     // Each shard carries one rule, so the worker's urlIndex is 0: put the job's index back.
     for (const r of batch) this.#urls!.add({ ...r, urlIndex });
     this.#urlPairsDone += batch.length;
-    this.#handle?.release(batch.length);
     this.#publish();
     if (this.#urlPairsDone >= this.#working.length * rules.length) this.#stageDone();
   }

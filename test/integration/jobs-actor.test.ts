@@ -142,22 +142,28 @@ describe('JobActor', () => {
 
   test('a shard that rejects fails the job and refunds what was not checked', async () => {
     const l = ledger();
-    const actor = new JobActor('job-c', 'acc', request(200), deps(l.port, pool((_, n) => (n === 3 ? 'reject' : 'answer')), 32));
+    const d = deps(l.port, pool((_, n) => (n === 3 ? 'reject' : 'answer')), 32);
+    const actor = new JobActor('job-c', 'acc', request(200), d);
     const err = (await actor.run().catch((e: unknown) => e)) as Error & { code?: string };
     expect(err.code).toBe('shard_failed');
     const fail = l.calls.find((c) => c.op === 'fail')!;
     expect(fail.checked as number).toBeLessThan(200);
     expect((fail.checked as number) + (fail.refund as number)).toBe(200);
+    await Bun.sleep(20); // shards still out when the job failed settle now
+    expect(d.scheduler.inFlight('us1')).toBe(0); // every slot went back to the region
   });
 
   test('a shard that ends without all its results fails the job instead of hanging', async () => {
     const l = ledger();
-    const actor = new JobActor('job-d', 'acc', request(50), deps(l.port, pool((_, n) => (n === 1 ? 'short' : 'answer')), 16));
+    const d = deps(l.port, pool((_, n) => (n === 1 ? 'short' : 'answer')), 16);
+    const actor = new JobActor('job-d', 'acc', request(50), d);
     const err = (await actor.run().catch((e: unknown) => e)) as Error & { code?: string; cause?: { code?: string } };
     expect(err.code).toBe('shard_failed');
     expect(err.cause?.code).toBe('shard_incomplete');
     const fail = l.calls.find((c) => c.op === 'fail')!;
     expect((fail.checked as number) + (fail.refund as number)).toBe(50);
+    await Bun.sleep(20);
+    expect(d.scheduler.inFlight('us1')).toBe(0);
   });
 
   test('cancel mid-run: fails with the reason, refunds the unchecked, removes the partial file', async () => {
@@ -176,6 +182,8 @@ describe('JobActor', () => {
     expect(fail.refund).toBe(68);
     expect(d.states.at(-1)!.phase).toBe('failed');
     expect(readdirSync(join(dir, 'results')).length).toBe(before);
+    await Bun.sleep(20);
+    expect(d.scheduler.inFlight('us1')).toBe(0); // the cancelled shards gave their slots back
     expect(existsSync(join(dir, 'results'))).toBe(true);
   });
 
