@@ -80,10 +80,6 @@ function stampLine(s: Stamp): string {
   return `_run ${s.date}, database ${s.database ?? 'pglite'}, load average at start ${s.loadavg.map((l) => l.toFixed(2)).join(' / ')}${s.scale !== 1 ? `, SCALE ${s.scale} (smoke run, not the issue's sizes)` : ''}_`;
 }
 
-function verdictOk(runs: RunResult[]): boolean {
-  return runs.every((r) => r.accuracy !== null && r.accuracy.falsePositives === 0 && r.accuracy.foundWorking === r.accuracy.expectedWorking && r.accuracy.missingRecords === 0);
-}
-
 function renderVariant(L: string[], st: Stored, S: Record<string, ScenarioOutput & { stamp: Stamp }>, startups: number[], h: string, label: string): void {
   // targets
   const a = S.A?.runs.at(-1);
