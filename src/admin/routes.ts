@@ -13,6 +13,7 @@ import { Elysia } from 'elysia';
 import type { Database } from '../../db/client';
 import { AccountError, AccountErrorCode } from '../accounts/errors';
 import { safeEqual } from '../accounts/keys';
+import { bearerToken } from '../http/auth';
 import { ApiError, invalidRequest, notFound } from '../errors';
 import { isAdminCommand, parseAdminBody, UsageError } from './args';
 import { runAdminCommand } from './commands';
@@ -50,11 +51,6 @@ export function adminApiError(err: unknown): ApiError {
   throw err;
 }
 
-function bearer(headers: Headers): string | null {
-  const m = /^\s*bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '');
-  return m?.[1] ?? null;
-}
-
 function errorResponse(err: ApiError): Response {
   return new Response(JSON.stringify(err.body), {
     status: err.status,
@@ -68,7 +64,7 @@ export function adminRoutes(deps: AdminRouteDeps) {
     '/admin/:command',
     async ({ params, request }) => {
       try {
-        const token = bearer(request.headers);
+        const token = bearerToken(request.headers);
         if (token === null || !safeEqual(token, deps.adminToken)) throw adminUnauthorized();
         if (!isAdminCommand(params.command)) throw notFound(`No admin command "${params.command}"`);
         const text = await request.text();

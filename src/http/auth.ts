@@ -5,15 +5,18 @@
  */
 import { apiKeyRequired, invalidApiKey } from '../errors';
 
+/** The token of `Authorization: Bearer <token>`, or null. */
+export function bearerToken(headers: Headers): string | null {
+  const m = /^\s*bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '');
+  return m?.[1] ?? null;
+}
+
 /** The key a request carries, or null. X-API-Key wins when both are sent. */
 export function apiKeyFrom(headers: Headers, query?: URLSearchParams): string | null {
   const header = headers.get('x-api-key');
   if (header !== null && header.trim() !== '') return header.trim();
-  const authz = headers.get('authorization');
-  if (authz !== null) {
-    const m = /^\s*bearer\s+(\S+)\s*$/i.exec(authz);
-    if (m?.[1]) return m[1];
-  }
+  const bearer = bearerToken(headers);
+  if (bearer !== null) return bearer;
   const q = query?.get('apiKey');
   if (q !== null && q !== undefined && q.trim() !== '') return q.trim();
   return null;
