@@ -7,34 +7,13 @@
  * judge sees for an IPv4 client. A zone id (`fe80::1%eth0`) is ignored.
  * Invalid text gives `null`: callers treat it as "unknown", never as an error.
  */
+import { ipv4At } from '../proxy/host';
 
 export type IpWords = { v: 4; n: number } | { v: 6; w: Uint32Array };
 
 /** Dotted quad -> uint32, or -1 when the text is not exactly a dotted quad (no leading zeros beyond "0"). */
 export function parseIpv4(s: string, start = 0, end = s.length): number {
-  let value = 0;
-  let octet = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = start; i < end; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      if (digits > 0 && octet === 0) return -1; // leading zero
-      octet = octet * 10 + (c - 48);
-      if (octet > 255) return -1;
-      digits++;
-    } else if (c === 46) {
-      if (digits === 0 || dots === 3) return -1;
-      value = value * 256 + octet;
-      octet = 0;
-      digits = 0;
-      dots++;
-    } else {
-      return -1;
-    }
-  }
-  if (digits === 0 || dots !== 3) return -1;
-  return value * 256 + octet;
+  return ipv4At(s, start, end); // one strict dotted-quad parser for the whole code base
 }
 
 function hexValue(c: number): number {

@@ -5,32 +5,11 @@
  * canonical spelling per address so addresses compare exactly, with
  * IPv4-mapped IPv6 (::ffff:a.b.c.d) collapsed to its IPv4 form.
  */
+import { ipv4At } from '../proxy/host';
 
 /** Parses a dotted-quad IPv4 literal into an unsigned 32-bit integer, or -1. */
 export function parseIPv4(s: string): number {
-  let value = 0;
-  let part = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 46 /* . */) {
-      if (digits === 0 || dots === 3) return -1;
-      value = value * 256 + part;
-      part = 0;
-      digits = 0;
-      dots++;
-    } else if (c >= 48 && c <= 57) {
-      // no leading zeros ("010" is octal in some parsers: refuse the ambiguity)
-      if (digits === 1 && part === 0) return -1;
-      part = part * 10 + (c - 48);
-      if (++digits > 3 || part > 255) return -1;
-    } else {
-      return -1;
-    }
-  }
-  if (dots !== 3 || digits === 0) return -1;
-  return value * 256 + part;
+  return ipv4At(s, 0, s.length); // one strict dotted-quad parser for the whole code base
 }
 
 /**
