@@ -152,6 +152,8 @@ export class JobActor {
   #resultId: string | null = null;
   #handle: JobHandle | null = null;
   #next = 0;
+  /** Slots reported back in this turn, released together at its end. */
+  #toRelease = 0;
   #probeStartedAt: number | null = null;
   #urlStartedAt: number | null = null;
   #failedIn: WorkPhase = PROGRESS_PHASES.VALIDATING;
@@ -348,7 +350,7 @@ export class JobActor {
     const settle = () => {
       const missing = expected - reported;
       reported = expected;
-      if (missing > 0) this.#handle?.release(missing);
+      if (missing > 0) this.#releaseSoon(missing);
       return missing;
     };
     this.#deps.pool
@@ -357,7 +359,7 @@ export class JobActor {
         (batch) => {
           const n = Math.min(batch.length, expected - reported);
           reported += n;
-          if (n > 0) this.#handle?.release(n);
+          if (n > 0) this.#releaseSoon(n);
           onBatch(batch);
         },
         this.#abort.signal,
@@ -374,6 +376,22 @@ export class JobActor {
           this.#mailbox.post({ kind: 'shard_failed', error });
         },
       );
+  }
+
+  /**
+   * Slots go back once per turn: a pool message carries the results of many
+   * shards, and one release for all of them lets the scheduler re-grant them
+   * in full chunks instead of one small shard per shard reported.
+   */
+  #releaseSoon(n: number): void {
+    if (this.#toRelease === 0) {
+      queueMicrotask(() => {
+        const k = this.#toRelease;
+        this.#toRelease = 0;
+        this.#handle?.release(k);
+      });
+    }
+    this.#toRelease += n;
   }
 
   // ---- messages -------------------------------------------------------------

@@ -87,7 +87,7 @@ export type SchedulerJobState = (typeof SCHEDULER_JOB_STATES)[keyof typeof SCHED
 export interface SchedulerOptions {
   /** Largest single grant (shard size bound). Default 64. */
   maxGrant?: number;
-  /** Preferred smallest grant (see header: clamped to capacity / 8). Default 16. */
+  /** Preferred smallest grant (see header: clamped to capacity / 8). Default 4: a grant costs one entry in a lane message, so waiting to fill bigger chunks would only leave slots idle; callers that release once per turn get bigger grants under load anyway. */
   minGrant?: number;
   /** Told when a dispatch callback throws (the job is then cancelled). Default: console.error. */
   onDispatchError?: (err: unknown, jobId: string) => void;
@@ -221,7 +221,7 @@ export class RegionScheduler {
     options: SchedulerOptions = {},
   ) {
     const maxGrant = options.maxGrant ?? 64;
-    const minGrant = options.minGrant ?? 16;
+    const minGrant = options.minGrant ?? 4;
     if (!Number.isSafeInteger(maxGrant) || maxGrant < 1) {
       throw new SchedulerError('scheduler_bad_option', `maxGrant must be a positive integer, got ${maxGrant}`);
     }

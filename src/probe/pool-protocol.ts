@@ -2,14 +2,23 @@
  * The messages between the probe pool (src/probe/pool.ts, main thread) and
  * its piscina workers (workers/probe-worker.ts). Types and constants only.
  *
- * A shard is one piscina task. Its MessagePort carries, in order:
- *   worker -> main: {t: 'started'}, then {t: 'results', batch} any number of
- *                   times, then exactly one {t: 'done', ...} (the port is
- *                   ordered, so 'done' always follows the last batch)
- *   main -> worker: {t: 'cancel'}: start no more probes, finish the ones in
- *                   flight, then 'done'.
- * The piscina task result itself is only a liveness signal (a worker that
- * dies rejects it); results never travel in it.
+ * Each worker thread runs one long-lived piscina task, its *lane*, with one
+ * MessagePort for the pool's whole life. Shards travel over the lane's port,
+ * so a shard costs one entry in a message, not a piscina task, a
+ * MessageChannel and a transfer of its own:
+ *
+ *   main -> lane:  {t:'run', shards}      shards to start (several per message)
+ *                  {t:'cancel', ids}      start no more probes of these shards;
+ *                                         the ones in flight finish (each is
+ *                                         bounded by the probe timeout)
+ *   lane -> main:  {t:'batch', parts, done}
+ *                  parts: results of any number of shards, grouped by shard;
+ *                  done:  shards that ended, with their counts. A port is
+ *                  ordered and `done` is read after `parts`, so a shard's
+ *                  last results always arrive before its end.
+ *
+ * The piscina task of a lane settles only when its thread dies (the task
+ * rejects) or the pool closes it ({t:'close'}): it is the liveness signal.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from './types';
@@ -18,19 +27,31 @@ export type Shard =
   | { kind: 'probe'; tasks: ProbeTask[]; settings: ProbeSettings; maxConcurrent?: number }
   | { kind: 'custom_url'; tasks: ProbeTask[]; rules: CustomUrlRule[]; settings: ProbeSettings; maxConcurrent?: number };
 
+/** A shard as the lane receives it: numbered by the pool. */
+export type LaneShard = Shard & { id: number };
+
 /** What piscina hands the worker. */
-export type WorkerTask = { kind: 'ping' } | (Shard & { port: MessagePort });
+export type WorkerTask = { kind: 'ping' } | { kind: 'lane'; port: MessagePort };
 
 export type PingReply = { pong: true; threadId: number };
-export type ShardReply = { started: number; finished: number; cancelled: boolean };
+export type LaneReply = { closed: true };
 
-export type WorkerToMain =
-  | { t: 'started' }
-  | { t: 'results'; batch: ProbeResult[] | CustomUrlResult[] }
-  | { t: 'done'; started: number; finished: number; cancelled: boolean };
+export type ShardDone = { id: number; started: number; finished: number; cancelled: boolean };
 
-export type MainToWorker = { t: 'cancel' };
+export type MainToLane = { t: 'run'; shards: LaneShard[] } | { t: 'cancel'; ids: number[] } | { t: 'close' };
 
-/** Worker-side batching: flush when this many results wait, or after FLUSH_MS. */
-export const RESULT_BATCH_MAX = 64;
-export const RESULT_FLUSH_MS = 5;
+export type LaneToMain = {
+  t: 'batch';
+  parts: { id: number; batch: ProbeResult[] | CustomUrlResult[] }[];
+  done: ShardDone[];
+};
+
+/**
+ * Lane-side batching: one message carries the results of every shard of the
+ * thread. A lane flushes once per turn of its event loop (setImmediate), so
+ * the batch is whatever completed in that turn: under load a turn handles
+ * many sockets and the batch is large, when idle a result goes out at once
+ * (no timer wait before its slot is given back). At most this many results
+ * per message.
+ */
+export const RESULT_BATCH_MAX = 256;

@@ -1,17 +1,23 @@
 /**
  * The probe worker pool: piscina threads (one per core by default), each
- * running many shards at once (`concurrentTasksPerWorker`), each shard running
- * all of its probes concurrently (workers/probe-worker.ts). Results stream
- * back over a per-shard MessagePort in small batches while the shard runs.
+ * running one long-lived lane (protocol in src/probe/pool-protocol.ts) that
+ * runs many shards at once, each shard running its probes concurrently
+ * (workers/probe-worker.ts). Shards go to the lane with the fewest probes
+ * assigned; the shards granted in one turn of the event loop travel to a lane
+ * in one message, and a lane sends the results of all its shards back
+ * together, so the cost of crossing the thread boundary is per batch, not per
+ * shard or per probe.
  *
  * Queueing and cancellation: aborting a running piscina task terminates its
- * whole thread (and every other shard on it), so this pool never hands
- * piscina an AbortSignal. It keeps its own queue instead and submits at most
- * threads x concurrentTasksPerWorker shards, so piscina never queues:
- *   - abort before the shard was submitted: it is dropped (outcome.dropped);
- *   - abort while it runs: a cooperative {t:'cancel'} over its port; the
- *     worker starts no more probes and finishes the ones in flight (each is
- *     bounded by the probe timeout), then reports 'done'.
+ * whole thread (and every shard on it), so this pool never hands piscina an
+ * AbortSignal. It keeps its own queue and runs at most
+ * threads x concurrentTasksPerWorker shards at once:
+ *   - abort before the shard was sent to a lane: it is dropped (outcome.dropped);
+ *   - abort while it runs: a cooperative cancel over the lane's port; the
+ *     lane starts no more of its probes and finishes the ones in flight (each
+ *     is bounded by the probe timeout), then reports it done.
+ * A lane whose thread dies rejects its running shards with pool_worker_failed
+ * and is replaced by a new lane on the thread piscina starts instead.
  *
  * Start-up fails loudly: `start()` pings every thread and rejects with a
  * PoolError (code pool_worker_load_failed / pool_start_timeout) when a worker
@@ -22,9 +28,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { PingReply, Shard, ShardReply, WorkerTask, WorkerToMain } from './pool-protocol';
+import type { LaneReply, LaneShard, LaneToMain, MainToLane, PingReply, Shard, WorkerTask } from './pool-protocol';
 import type { CustomUrlResult, ProbeResult } from './types';
 
 export type { Shard } from './pool-protocol';
@@ -54,7 +60,7 @@ export interface ProbePoolOptions {
   threads?: number;
   /** Worker entry; default workers/probe-worker.ts. */
   filename?: string;
-  /** Shards one thread runs at once (default 256). */
+  /** Shards one thread runs at once (default 4096). */
   concurrentTasksPerWorker?: number;
   /** How long start() waits for every thread to answer a ping (default 10 s). */
   startTimeoutMs?: number;
@@ -73,14 +79,33 @@ export interface ShardOutcome {
 type OnResults = (batch: ProbeResult[] | CustomUrlResult[]) => void;
 
 interface Entry {
+  readonly id: number;
   shard: Shard;
   onResults: OnResults;
   signal: AbortSignal | undefined;
   resolve: (o: ShardOutcome) => void;
   reject: (e: unknown) => void;
   onAbort: (() => void) | null;
-  /** set once running: sends the cooperative cancel */
-  cancel: (() => void) | null;
+  /** set once running */
+  lane: Lane | null;
+  /** probes (or pairs) of the shard: the lane's load while it runs */
+  size: number;
+  cancelSent: boolean;
+  callbackError: unknown;
+}
+
+/** The main thread's end of one worker thread's lane. */
+interface Lane {
+  readonly slot: number;
+  readonly port: MessagePort;
+  readonly live: Map<number, Entry>;
+  /** probes of the running shards */
+  load: number;
+  /** shards and cancels waiting for this turn's message */
+  outShards: LaneShard[];
+  outCancels: number[];
+  flushQueued: boolean;
+  dead: boolean;
 }
 
 export const DEFAULT_WORKER_FILE = fileURLToPath(new URL('../../workers/probe-worker.ts', import.meta.url));
@@ -91,7 +116,9 @@ export class ProbePool {
   readonly threads: number;
   private readonly maxRunning: number;
   private readonly waiting: Entry[] = [];
-  private readonly live = new Set<Entry>();
+  private readonly lanes: Lane[] = [];
+  private running = 0;
+  private nextId = 1;
   private state: (typeof PoolState)[keyof typeof PoolState] = PoolState.open;
   private closing: Promise<void> | null = null;
 
@@ -102,6 +129,7 @@ export class ProbePool {
   ) {
     this.threads = threads;
     this.maxRunning = threads * perWorker;
+    for (let i = 0; i < threads; i++) this.lanes.push(this.openLane(i));
   }
 
   static async start(opts: ProbePoolOptions = {}): Promise<ProbePool> {
@@ -115,9 +143,9 @@ export class ProbePool {
       filename,
       minThreads: threads,
       maxThreads: threads,
-      concurrentTasksPerWorker: perWorker,
-      // the pool never lets piscina queue (see header); a bounded queue makes a bug loud
-      maxQueue: threads * perWorker,
+      // piscina runs one lane per thread (plus the start-up ping); shards never become piscina tasks
+      concurrentTasksPerWorker: 2,
+      maxQueue: threads * 2,
     });
     let loadError: unknown = null;
     let failStart: ((e: unknown) => void) | null = null;
@@ -158,15 +186,15 @@ export class ProbePool {
 
   /** Shards waiting for a slot / running now. */
   get stats(): { queued: number; running: number } {
-    return { queued: this.waiting.length, running: this.live.size };
+    return { queued: this.waiting.length, running: this.running };
   }
 
   /**
    * Run one shard. `onResults` gets every result, in batches, as they complete.
    * Resolves once every started probe has reported (or with dropped=true when
-   * `signal` aborted before the shard was submitted). Rejects with PoolError
-   * pool_worker_failed if the worker thread dies, pool_closed if the pool is
-   * closed first, pool_callback_failed if onResults throws.
+   * `signal` aborted before the shard was sent to a thread). Rejects with
+   * PoolError pool_worker_failed if the worker thread dies, pool_closed if the
+   * pool is closed first, pool_callback_failed if onResults throws.
    */
   runShard(shard: Extract<Shard, { kind: 'probe' }>, onResults: (batch: ProbeResult[]) => void, signal?: AbortSignal): Promise<ShardOutcome>;
   runShard(shard: Extract<Shard, { kind: 'custom_url' }>, onResults: (batch: CustomUrlResult[]) => void, signal?: AbortSignal): Promise<ShardOutcome>;
@@ -181,7 +209,20 @@ export class ProbePool {
     if (this.state !== PoolState.open) return Promise.reject(new PoolError(POOL_ERROR_CODES.closed, 'probe pool is closed'));
     if (signal?.aborted) return Promise.resolve({ dropped: true, started: 0, finished: 0, cancelled: false });
     return new Promise<ShardOutcome>((resolve, reject) => {
-      const entry: Entry = { shard, onResults, signal, resolve, reject, onAbort: null, cancel: null };
+      const size = shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
+      const entry: Entry = {
+        id: this.nextId++,
+        shard,
+        onResults,
+        signal,
+        resolve,
+        reject,
+        onAbort: null,
+        lane: null,
+        size,
+        cancelSent: false,
+        callbackError: null,
+      };
       if (signal) {
         entry.onAbort = () => {
           const at = this.waiting.indexOf(entry);
@@ -190,7 +231,7 @@ export class ProbePool {
             signal.removeEventListener('abort', entry.onAbort!);
             resolve({ dropped: true, started: 0, finished: 0, cancelled: false });
           } else {
-            entry.cancel?.();
+            this.cancel(entry);
           }
         };
         signal.addEventListener('abort', entry.onAbort, { once: true });
@@ -201,76 +242,117 @@ export class ProbePool {
   }
 
   private pump(): void {
-    while (this.state === PoolState.open && this.live.size < this.maxRunning && this.waiting.length > 0) {
+    while (this.state === PoolState.open && this.running < this.maxRunning && this.waiting.length > 0) {
       this.dispatch(this.waiting.shift()!);
     }
   }
 
   private dispatch(entry: Entry): void {
-    this.live.add(entry);
-    const { port1, port2 } = new MessageChannel();
-    let done: ShardReply | null = null;
-    let taskFinished = false;
-    let callbackError: unknown = null;
-    let settled = false;
-    let cancelSent = false;
-
-    const settle = (err: unknown, outcome?: ShardOutcome) => {
-      if (settled) return;
-      settled = true;
-      port1.close();
-      if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
-      this.live.delete(entry);
-      if (err) entry.reject(err);
-      else entry.resolve(outcome!);
-      this.pump();
-    };
-    const maybeDone = () => {
-      if (!done || !taskFinished) return;
-      if (callbackError) {
-        settle(new PoolError(POOL_ERROR_CODES.callbackFailed, `onResults threw: ${errorText(callbackError)}`, { cause: callbackError }));
-      } else {
-        settle(null, { dropped: false, started: done.started, finished: done.finished, cancelled: done.cancelled });
-      }
-    };
-    entry.cancel = () => {
-      if (cancelSent || settled) return;
-      cancelSent = true;
-      port1.postMessage({ t: 'cancel' });
-    };
-    port1.on('message', (m: WorkerToMain) => {
-      if (settled) return;
-      if (m.t === 'results') {
-        if (callbackError) return;
-        try {
-          entry.onResults(m.batch);
-        } catch (err) {
-          callbackError = err;
-          entry.cancel?.();
-        }
-      } else if (m.t === 'done') {
-        done = { started: m.started, finished: m.finished, cancelled: m.cancelled };
-        maybeDone();
-      }
-    });
-    const task: WorkerTask = { ...entry.shard, port: port2 };
-    (this.piscina.run(task, { transferList: [port2] as never }) as Promise<ShardReply>).then(
-      () => {
-        taskFinished = true;
-        maybeDone();
-      },
-      (err: unknown) => {
-        const closed = this.state === PoolState.closed;
-        settle(
-          closed
-            ? new PoolError(POOL_ERROR_CODES.closed, 'probe pool closed while the shard ran', { cause: err })
-            : new PoolError(POOL_ERROR_CODES.workerFailed, `probe worker failed: ${errorText(err)}`, { cause: err }),
-        );
-      },
-    );
+    let lane = this.lanes[0]!;
+    for (const l of this.lanes) if (l.load < lane.load) lane = l;
+    entry.lane = lane;
+    lane.live.set(entry.id, entry);
+    lane.load += entry.size;
+    this.running++;
+    lane.outShards.push({ ...entry.shard, id: entry.id });
+    this.queueFlush(lane);
   }
 
-  /** Reject queued shards, stop the threads (running shards reject with pool_closed). Idempotent. */
+  private cancel(entry: Entry): void {
+    const lane = entry.lane;
+    if (lane === null || entry.cancelSent || !lane.live.has(entry.id)) return;
+    entry.cancelSent = true;
+    lane.outCancels.push(entry.id);
+    this.queueFlush(lane);
+  }
+
+  /** Everything for a lane in one turn of the event loop goes in one message. */
+  private queueFlush(lane: Lane): void {
+    if (lane.flushQueued) return;
+    lane.flushQueued = true;
+    queueMicrotask(() => {
+      lane.flushQueued = false;
+      if (lane.dead || this.state !== PoolState.open) return;
+      if (lane.outShards.length > 0) {
+        const shards = lane.outShards;
+        lane.outShards = [];
+        lane.port.postMessage({ t: 'run', shards } satisfies MainToLane);
+      }
+      if (lane.outCancels.length > 0) {
+        const ids = lane.outCancels;
+        lane.outCancels = [];
+        lane.port.postMessage({ t: 'cancel', ids } satisfies MainToLane);
+      }
+    });
+  }
+
+  private openLane(slot: number): Lane {
+    const { port1, port2 } = new MessageChannel();
+    const lane: Lane = { slot, port: port1, live: new Map(), load: 0, outShards: [], outCancels: [], flushQueued: false, dead: false };
+    port1.on('message', (m: LaneToMain) => this.onBatch(lane, m));
+    (this.piscina.run({ kind: 'lane', port: port2 } satisfies WorkerTask, { transferList: [port2] as never }) as Promise<LaneReply>).then(
+      () => this.laneEnded(lane, null),
+      (err: unknown) => this.laneEnded(lane, err),
+    );
+    return lane;
+  }
+
+  private onBatch(lane: Lane, m: LaneToMain): void {
+    if (lane.dead) return;
+    for (const part of m.parts) {
+      const entry = lane.live.get(part.id);
+      if (entry === undefined || entry.callbackError !== null) continue;
+      try {
+        entry.onResults(part.batch);
+      } catch (err) {
+        entry.callbackError = err;
+        this.cancel(entry);
+      }
+    }
+    for (const d of m.done) {
+      const entry = lane.live.get(d.id);
+      if (entry === undefined) continue;
+      if (entry.callbackError !== null) {
+        const err = entry.callbackError;
+        this.settle(entry, new PoolError(POOL_ERROR_CODES.callbackFailed, `onResults threw: ${errorText(err)}`, { cause: err }));
+      } else {
+        this.settle(entry, null, { dropped: false, started: d.started, finished: d.finished, cancelled: d.cancelled });
+      }
+    }
+    this.pump();
+  }
+
+  private settle(entry: Entry, err: unknown, outcome?: ShardOutcome): void {
+    const lane = entry.lane!;
+    if (!lane.live.delete(entry.id)) return;
+    lane.load -= entry.size;
+    this.running--;
+    if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
+    if (err) entry.reject(err);
+    else entry.resolve(outcome!);
+  }
+
+  /** The lane's task settled: its thread died (or the pool closed it). Its shards fail; a new lane takes its place. */
+  private laneEnded(lane: Lane, err: unknown): void {
+    if (lane.dead) return;
+    lane.dead = true;
+    lane.port.close();
+    const closed = this.state === PoolState.closed;
+    for (const entry of [...lane.live.values()]) {
+      this.settle(
+        entry,
+        closed
+          ? new PoolError(POOL_ERROR_CODES.closed, 'probe pool closed while the shard ran', { cause: err })
+          : new PoolError(POOL_ERROR_CODES.workerFailed, `probe worker failed: ${errorText(err ?? 'its lane ended')}`, { cause: err }),
+      );
+    }
+    if (!closed) {
+      this.lanes[lane.slot] = this.openLane(lane.slot);
+      this.pump();
+    }
+  }
+
+  /** Reject queued and running shards with pool_closed, stop the threads. Idempotent. */
   close(): Promise<void> {
     if (this.closing) return this.closing;
     this.state = PoolState.closed;
@@ -278,6 +360,7 @@ export class ProbePool {
       if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
       entry.reject(new PoolError(POOL_ERROR_CODES.closed, 'probe pool closed before the shard ran'));
     }
+    for (const lane of this.lanes) this.laneEnded(lane, null);
     this.closing = this.piscina.destroy().catch(() => undefined);
     return this.closing;
   }

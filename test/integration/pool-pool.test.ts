@@ -179,6 +179,64 @@ describe('ProbePool', () => {
   });
 });
 
+describe('ProbePool lanes', () => {
+  // A lane that speaks the protocol without probing: a shard whose first host is
+  // "crash" kills its thread; any other shard answers every task at once.
+  const laneWorker = `
+import { threadId } from 'node:worker_threads';
+export default function (task) {
+  if (task.kind === 'ping') return { pong: true, threadId };
+  return new Promise(() => {
+    task.port.on('message', (m) => {
+      if (m.t !== 'run') return;
+      for (const s of m.shards) {
+        if (s.tasks[0]?.proxy.host === 'crash') setTimeout(() => { throw new Error('thread died'); }, 5);
+        else task.port.postMessage({ t: 'batch', parts: [{ id: s.id, batch: s.tasks.map((t) => ({ index: t.index, threadId })) }], done: [{ id: s.id, started: s.tasks.length, finished: s.tasks.length, cancelled: false }] });
+      }
+    });
+  });
+}
+`;
+  const hostTasks = (host: string, n: number): ProbeTask[] => Array.from({ length: n }, (_, i) => ({ index: i, proxy: { host, port: 1 } }));
+
+  test('a thread that dies fails its running shards with pool_worker_failed; a new lane takes over', async () => {
+    const file = join(tmp, 'lane-worker.mjs');
+    writeFileSync(file, laneWorker);
+    const p = await ProbePool.start({ threads: 1, filename: file });
+    try {
+      await expect(p.runShard({ kind: 'probe', tasks: hostTasks('crash', 2), settings: settings(500) }, () => {})).rejects.toMatchObject({
+        code: 'pool_worker_failed',
+      });
+      expect(p.stats).toEqual({ queued: 0, running: 0 });
+      const got: number[] = [];
+      const out = await p.runShard({ kind: 'probe', tasks: hostTasks('ok', 3), settings: settings(500) }, (b) => got.push(...b.map((r) => r.index)));
+      expect(out).toEqual({ dropped: false, started: 3, finished: 3, cancelled: false });
+      expect(got).toEqual([0, 1, 2]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('shards spread over the threads by load', async () => {
+    const file = join(tmp, 'lane-worker-2.mjs');
+    writeFileSync(file, laneWorker);
+    const p = await ProbePool.start({ threads: 2, filename: file });
+    try {
+      const threads = new Set<number>();
+      await Promise.all(
+        Array.from({ length: 8 }, () =>
+          p.runShard({ kind: 'probe', tasks: hostTasks('ok', 4), settings: settings(500) }, (b) => {
+            for (const r of b as unknown as { threadId: number }[]) threads.add(r.threadId);
+          }),
+        ),
+      );
+      expect(threads.size).toBe(2);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
 describe('ProbePool start-up failures are loud', () => {
   test('a worker that cannot load rejects start() fast with pool_worker_load_failed', async () => {
     const file = join(tmp, 'broken-worker.ts');
