@@ -18,9 +18,30 @@ export function proxyKey(p: ProxyAddress): string {
   return `${p.host} ${p.port} ${p.username.length} ${p.username}${p.password ?? ''}`;
 }
 
-function hashString(h: number, s: string): number {
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+// Building blocks of proxyHash, exported so the list parser can hash the fields
+// straight from its input text (same value, no field strings touched).
+
+/** FNV-1a offset basis: the start of every proxy hash. */
+export const HASH_SEED = 0x811c9dc5;
+
+/** One FNV-1a step with a whole number (an IPv4 value, a port, a length). */
+export function hashInt(h: number, x: number): number {
+  return Math.imul(h ^ x, 0x01000193);
+}
+
+/** FNV-1a over the UTF-16 code units of s[a, b). */
+export function hashChars(h: number, s: string, a = 0, b = s.length): number {
+  for (let i = a; i < b; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h;
+}
+
+/** Final avalanche (murmur3 fmix32) so the low bits used as the slot are mixed. */
+export function hashFinal(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) | 0;
 }
 
 /**
@@ -29,19 +50,14 @@ function hashString(h: number, s: string): number {
  * `v4` is the host's IPv4 value when the caller knows it (-1 = not IPv4).
  */
 export function proxyHash(p: ProxyAddress, v4 = ipv4At(p.host, 0, p.host.length)): number {
-  let h = v4 >= 0 ? Math.imul(0x811c9dc5 ^ v4, 0x01000193) : hashString(0x811c9dc5, p.host);
-  h = Math.imul(h ^ p.port, 0x01000193);
+  let h = v4 >= 0 ? hashInt(HASH_SEED, v4) : hashChars(HASH_SEED, p.host);
+  h = hashInt(h, p.port);
   if (p.username !== undefined) {
-    h = Math.imul(h ^ (p.username.length + 1), 0x01000193);
-    h = hashString(h, p.username);
-    h = hashString(h, p.password ?? '');
+    h = hashInt(h, p.username.length + 1);
+    h = hashChars(h, p.username);
+    h = hashChars(h, p.password ?? '');
   }
-  // final avalanche (murmur3 fmix32) so the low bits used as the slot are mixed
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return (h ^ (h >>> 16)) | 0;
+  return hashFinal(h);
 }
 
 export function sameProxy(a: ProxyAddress, b: ProxyAddress): boolean {
@@ -53,12 +69,28 @@ export function sameProxy(a: ProxyAddress, b: ProxyAddress): boolean {
   );
 }
 
-/** Insert-only set of proxies (identity as above), linear probing. */
+/**
+ * Insert-only set of proxies (identity as above), linear probing, at most half
+ * full. A slot is one int: 0 when empty, else the item's index + 1 in the low
+ * `bits` bits (2^bits = slot count) and, above them, a tag of the hash bits the
+ * slot index does not use, so a probe rarely has to look past the table. 4 bytes
+ * a slot keep the table small enough to stay in cache on large lists; the full
+ * hashes live in a per-item array (read on a tag match and when growing).
+ */
 export class ProxySet<T extends ProxyAddress = ProxyAddress> {
   private items: T[] = [];
-  private slots = new Int32Array(1024); // index + 1 into items; 0 = empty
-  private hashes = new Int32Array(1024);
-  private mask = 1023;
+  private hashes: Int32Array;
+  private table: Int32Array;
+  private bits: number;
+
+  /** `expected`: how many proxies are likely (a sizing hint; the set grows as needed). */
+  constructor(expected = 0) {
+    let bits = 10;
+    while (1 << bits < expected * 2 && bits < 30) bits++;
+    this.bits = bits;
+    this.table = new Int32Array(1 << bits);
+    this.hashes = new Int32Array(Math.max(512, Math.min(expected, 1 << 29)));
+  }
 
   get size(): number {
     return this.items.length;
@@ -66,18 +98,35 @@ export class ProxySet<T extends ProxyAddress = ProxyAddress> {
 
   /** Adds p; false when an equal proxy is already in the set. `v4` as for proxyHash. */
   add(p: T, v4?: number): boolean {
-    const h = proxyHash(p, v4);
-    let i = h & this.mask;
+    return this.addHashed(p, proxyHash(p, v4));
+  }
+
+  /** Adds p, whose proxyHash the caller already computed (it MUST be proxyHash(p)). */
+  addHashed(p: T, h: number): boolean {
+    const table = this.table;
+    const bits = this.bits;
+    const mask = (1 << bits) - 1;
+    const tag = (h >>> bits) & (0x7fffffff >>> bits);
+    let i = h & mask;
     for (;;) {
-      const s = this.slots[i] ?? 0;
+      const s = table[i] ?? 0;
       if (s === 0) break;
-      if (this.hashes[i] === h && sameProxy(this.items[s - 1] as T, p)) return false;
-      i = (i + 1) & this.mask;
+      if (s >>> bits === tag) {
+        const k = (s & mask) - 1;
+        if (this.hashes[k] === h && sameProxy(this.items[k] as T, p)) return false;
+      }
+      i = (i + 1) & mask;
+    }
+    const n = this.items.length;
+    if (n === this.hashes.length) {
+      const more = new Int32Array(n * 2);
+      more.set(this.hashes);
+      this.hashes = more;
     }
     this.items.push(p);
-    this.slots[i] = this.items.length;
-    this.hashes[i] = h;
-    if (this.items.length * 2 > this.mask) this.grow();
+    this.hashes[n] = h;
+    table[i] = (tag << bits) | (n + 1);
+    if ((n + 1) * 2 > mask) this.grow();
     return true;
   }
 
@@ -87,21 +136,17 @@ export class ProxySet<T extends ProxyAddress = ProxyAddress> {
   }
 
   private grow(): void {
-    const size = (this.mask + 1) * 2;
-    const slots = new Int32Array(size);
-    const hashes = new Int32Array(size);
-    const mask = size - 1;
-    for (let j = 0; j <= this.mask; j++) {
-      const s = this.slots[j] ?? 0;
-      if (s === 0) continue;
-      const h = this.hashes[j] ?? 0;
+    const bits = this.bits + 1;
+    const mask = (1 << bits) - 1;
+    const table = new Int32Array(1 << bits);
+    const hashes = this.hashes;
+    for (let k = 0; k < this.items.length; k++) {
+      const h = hashes[k] ?? 0;
       let i = h & mask;
-      while ((slots[i] ?? 0) !== 0) i = (i + 1) & mask;
-      slots[i] = s;
-      hashes[i] = h;
+      while ((table[i] ?? 0) !== 0) i = (i + 1) & mask;
+      table[i] = (((h >>> bits) & (0x7fffffff >>> bits)) << bits) | (k + 1);
     }
-    this.slots = slots;
-    this.hashes = hashes;
-    this.mask = mask;
+    this.table = table;
+    this.bits = bits;
   }
 }

@@ -56,12 +56,21 @@ function numericLabel(s: string, a: number, b: number): boolean {
   return true;
 }
 
+/** hostKindAt results other than an IPv4 value (which is >= 0). */
+export const HOST_INVALID = -1;
+/** A valid DNS name, already lower-case. */
+export const HOST_NAME = -2;
+/** A valid DNS name with upper-case letters (normalised by lower-casing). */
+export const HOST_NAME_UPPER = -3;
+
 /**
- * Validate the unbracketed host s[a, b): an IPv4 literal or a DNS name.
- * Returns the normalised (lower-cased) host or null.
+ * Classify the unbracketed host s[a, b) without allocating: the IPv4 value
+ * (>= 0) of a strict dotted quad, HOST_NAME / HOST_NAME_UPPER for a valid DNS
+ * name, HOST_INVALID otherwise (including a numeric last label that is not a
+ * strict dotted quad).
  */
-export function hostNameAt(s: string, a: number, b: number): string | null {
-  if (b <= a || b - a > 253) return null;
+export function hostKindAt(s: string, a: number, b: number): number {
+  if (b <= a || b - a > 253) return HOST_INVALID;
   let labelStart = a;
   let lastLabelStart = a;
   let upper = false;
@@ -69,22 +78,63 @@ export function hostNameAt(s: string, a: number, b: number): string | null {
     const c = i === b ? DOT : s.charCodeAt(i);
     if (c === DOT) {
       const len = i - labelStart;
-      if (len === 0 || len > 63) return null;
-      if (s.charCodeAt(labelStart) === HYPHEN || s.charCodeAt(i - 1) === HYPHEN) return null;
+      if (len === 0 || len > 63) return HOST_INVALID;
+      if (s.charCodeAt(labelStart) === HYPHEN || s.charCodeAt(i - 1) === HYPHEN) return HOST_INVALID;
       lastLabelStart = labelStart;
       labelStart = i + 1;
     } else if (c >= 65 && c <= 90) {
       upper = true;
     } else if (!((c >= 97 && c <= 122) || isDigit(c) || c === HYPHEN)) {
-      return null;
+      return HOST_INVALID;
     }
   }
-  if (numericLabel(s, lastLabelStart, b)) return ipv4At(s, a, b) >= 0 ? s.slice(a, b) : null;
+  if (numericLabel(s, lastLabelStart, b)) {
+    const v4 = ipv4At(s, a, b);
+    return v4 >= 0 ? v4 : HOST_INVALID;
+  }
+  return upper ? HOST_NAME_UPPER : HOST_NAME;
+}
+
+/**
+ * Validate the unbracketed host s[a, b): an IPv4 literal or a DNS name.
+ * Returns the normalised (lower-cased) host or null.
+ */
+export function hostNameAt(s: string, a: number, b: number): string | null {
+  const kind = hostKindAt(s, a, b);
+  if (kind === HOST_INVALID) return null;
   const host = s.slice(a, b);
-  return upper ? host.toLowerCase() : host;
+  return kind === HOST_NAME_UPPER ? host.toLowerCase() : host;
 }
 
 const v6 = new Uint16Array(8); // scratch for canonicalIPv6
+
+const HEX_DIGIT = '0123456789abcdef';
+
+/**
+ * Whether `s` is exactly the canonical text of the groups in `v6` with the run
+ * [bestStart, bestStart + bestLen) compressed (bestStart -1: none), i.e. what
+ * canonicalIPv6 would build: compared char by char, nothing allocated.
+ */
+function isCanonicalText(s: string, bestStart: number, bestLen: number): boolean {
+  const n = s.length;
+  let i = 0;
+  for (let k = 0; k < 8; k++) {
+    if (k === bestStart) {
+      if (k === 0) {
+        if (s.charCodeAt(i++) !== COLON) return false;
+      }
+      if (s.charCodeAt(i++) !== COLON) return false;
+      k += bestLen - 1;
+      continue;
+    }
+    const v = v6[k] ?? 0;
+    for (let shift = v >= 0x1000 ? 12 : v >= 0x100 ? 8 : v >= 0x10 ? 4 : 0; shift >= 0; shift -= 4) {
+      if (s.charCodeAt(i++) !== HEX_DIGIT.charCodeAt((v >> shift) & 15)) return false;
+    }
+    if (k !== 7 && s.charCodeAt(i++) !== COLON) return false;
+  }
+  return i === n;
+}
 
 /**
  * Validate an IPv6 literal (no brackets, no zone id) and return its canonical
@@ -161,6 +211,8 @@ export function canonicalIPv6(s: string): string | null {
     }
     k = e;
   }
+  // Most literals arrive already canonical: then the input itself is the answer.
+  if (isCanonicalText(s, bestStart, bestLen)) return s;
   let out = '';
   for (let k = 0; k < 8; k++) {
     if (k === bestStart) {

@@ -1,7 +1,13 @@
 /**
  * Pure parser for proxy address lists (DECISIONS "Input"). No I/O, no regexes on
- * the hot path: every line is scanned once, char by char, so a 16 MiB body of
- * hostile input costs linear time.
+ * the hot path: every line is scanned char by char a bounded number of times, so
+ * a 16 MiB body of hostile input costs linear time.
+ *
+ * Speed (100 000-line bodies, bench/micro-parse.ts): lines are read in place as
+ * [start, end) ranges of the body (no per-line substrings, no String#trim); a
+ * line allocates only its result (the object, its field strings and `raw`); a
+ * strict dotted quad is validated and valued in one pass; the dedupe hash is
+ * computed from the text (dedupe.ts ProxySet.addHashed), not from the fields.
  *
  * Accepted line forms (after trimming surrounding white space with String#trim:
  * ASCII and Unicode spaces, CR, a BOM):
@@ -35,8 +41,8 @@
  * - duplicates: same host (normalised), port, username and password (see dedupe.ts);
  *   the first occurrence is kept.
  */
-import { ProxySet } from './dedupe';
-import { COLON, DOT, HYPHEN, canonicalIPv6, hostNameAt, ipv4At, isDigit } from './host';
+import { HASH_SEED, ProxySet, hashChars, hashFinal, hashInt } from './dedupe';
+import { COLON, DOT, HOST_INVALID, HOST_NAME_UPPER, HYPHEN, canonicalIPv6, hostKindAt, isDigit } from './host';
 import type { AddressFormat, ProxyAddress } from './types';
 
 export interface ParsedProxy extends ProxyAddress {
@@ -66,21 +72,93 @@ export interface ParseListOptions {
 // ---- small char helpers ------------------------------------------------------
 
 const SLASH = 47;
+const CR = 13;
+const LF = 10;
+const HASH = 35;
+const AT = 64;
+const PERCENT = 37;
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+/** Longest IPv6 literal canonicalIPv6 accepts (so a "]" further away cannot close a valid host). */
+const IPV6_MAX = 45;
 
-/** Index just past a supported scheme prefix ("socks5://"), or 0. */
-function schemeEnd(s: string): number {
-  const i = s.indexOf(':');
-  if (i < 4 || i > 7 || s.charCodeAt(i + 1) !== SLASH || s.charCodeAt(i + 2) !== SLASH) return 0;
-  switch (s.slice(0, i).toLowerCase()) {
+/**
+ * Exactly the code units String#trim removes: ECMAScript WhiteSpace (TAB, VT,
+ * FF, SP, NBSP, ZWNBSP/BOM, Unicode Zs) and LineTerminator (LF, CR, LS, PS).
+ */
+export function isTrimSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** [A-Za-z0-9.-]: the chars an unbracketed host is made of. */
+function isHostChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || isDigit(c) || c === DOT || c === HYPHEN;
+}
+
+/**
+ * Index just past a supported scheme prefix ("socks5://") of the line s[a, b),
+ * or `a` when there is none. The scheme is what precedes the line's first ":",
+ * which must be at offset 4..7 and be followed by "//"; it is compared as
+ * String#toLowerCase would see it (so the Kelvin sign K counts as "k").
+ */
+function schemeEnd(s: string, a: number, b: number): number {
+  const lim = Math.min(b, a + 8);
+  let i = a;
+  let ascii = true;
+  for (; i < lim; i++) {
+    const c = s.charCodeAt(i);
+    if (c === COLON) break;
+    if (c >= 0x80) ascii = false;
+  }
+  const len = i - a;
+  if (i === lim || len < 4 || i + 2 >= b || s.charCodeAt(i + 1) !== SLASH || s.charCodeAt(i + 2) !== SLASH) return a;
+  if (!ascii) return isSchemeName(s.slice(a, i).toLowerCase()) ? i + 3 : a;
+  // ASCII: c | 0x20 equals a lower-case letter exactly for that letter in either case
+  const c0 = s.charCodeAt(a) | 0x20;
+  let ok = false;
+  if (c0 === 104 /* h */) {
+    ok =
+      len <= 5 &&
+      (s.charCodeAt(a + 1) | 0x20) === 116 /* t */ &&
+      (s.charCodeAt(a + 2) | 0x20) === 116 /* t */ &&
+      (s.charCodeAt(a + 3) | 0x20) === 112 /* p */ &&
+      (len === 4 || (s.charCodeAt(a + 4) | 0x20) === 115); /* s */
+  } else if (c0 === 115 /* s */ && len >= 6) {
+    const v = s.charCodeAt(a + 5); // "4" or "5"
+    ok =
+      (s.charCodeAt(a + 1) | 0x20) === 111 /* o */ &&
+      (s.charCodeAt(a + 2) | 0x20) === 99 /* c */ &&
+      (s.charCodeAt(a + 3) | 0x20) === 107 /* k */ &&
+      (s.charCodeAt(a + 4) | 0x20) === 115 /* s */ &&
+      (v === 52 || v === 53) &&
+      (len === 6 || (s.charCodeAt(a + 6) | 0x20) === (v === 52 ? 97 /* a */ : 104 /* h */));
+  }
+  return ok ? i + 3 : a;
+}
+
+function isSchemeName(lower: string): boolean {
+  switch (lower) {
     case 'http':
     case 'https':
     case 'socks4':
     case 'socks4a':
     case 'socks5':
     case 'socks5h':
-      return i + 3;
+      return true;
     default:
-      return 0;
+      return false;
   }
 }
 
@@ -96,49 +174,137 @@ function portAt(s: string, a: number, b: number): number {
   return v >= 1 && v <= 65535 ? v : -1;
 }
 
-
-// Host scanner output (module scratch: the scanner is synchronous and not re-entrant).
-let scannedHost = '';
-/** IPv4 value of `scannedHost`, or -1 (a name or IPv6): saves the dedupe hash a pass. */
-let scannedV4 = -1;
-
-/**
- * Scan a host starting at `start`. On success sets `scannedHost` and returns the
- * index just past the host; returns -1 when the host is invalid. An unbracketed
- * host ends at the first char outside [A-Za-z0-9.-].
- */
-function scanHost(s: string, start: number): number {
-  if (s.charCodeAt(start) === 91 /* [ */) {
-    const close = s.indexOf(']', start + 1);
-    if (close < 0) return -1;
-    const h = canonicalIPv6(s.slice(start + 1, close));
-    if (h === null) return -1;
-    scannedHost = h;
-    scannedV4 = -1;
-    return close + 1;
-  }
-  let i = start;
-  const n = s.length;
-  for (; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (!((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || isDigit(c) || c === DOT || c === HYPHEN)) break;
-  }
-  const h = hostNameAt(s, start, i);
-  if (h === null) return -1;
-  scannedHost = h;
-  scannedV4 = isDigit(h.charCodeAt(h.length - 1)) ? ipv4At(h, 0, h.length) : -1;
+/** End of the run of decimal digits starting at i (at most `b`). */
+function digitsEnd(s: string, i: number, b: number): number {
+  while (i < b && isDigit(s.charCodeAt(i))) i++;
   return i;
 }
 
-/** No C0 control chars, no DEL, no unpaired surrogates. */
-function credentialOk(s: string): boolean {
-  const n = s.length;
-  for (let i = 0; i < n; i++) {
+// Scanner output (module scratch: the parser is synchronous and not re-entrant).
+// scanHost only validates; hostText / hostHash turn the scanned host into the
+// field and its hash once the line's form is known, so text that merely looks
+// like a host (the user name of "user:pass@host:port") allocates nothing.
+/** hostKindAt of the scanned host (its IPv4 value, HOST_NAME, HOST_NAME_UPPER) or HOST_V6. */
+let hostKind = HOST_INVALID;
+let hostStart = 0;
+let hostEnd = 0;
+/** The canonical text and hash of a scanned IPv6 host (built while validating it). */
+let v6Host = '';
+let v6Hash = 0;
+/** proxyHash of the proxy parseSpan returned last (the ProxySet key, computed from the text). */
+let lineHash = 0;
+
+const HOST_V6 = -4;
+
+/** hashChars of s[a, b) lower-cased (a host name is ASCII, so A-Z is all there is to fold). */
+function hashLowerAscii(h: number, s: string, a: number, b: number): number {
+  for (let i = a; i < b; i++) {
+    const c = s.charCodeAt(i);
+    h = hashInt(h, c >= 65 && c <= 90 ? c + 32 : c);
+  }
+  return h;
+}
+
+/**
+ * Strict dotted quad at `start` that ends the host (the next char, if any before
+ * `b`, is not a host char). Returns its value, or -1 when the text there is
+ * anything else (the general scanner then decides).
+ */
+function quadAt(s: string, start: number, b: number): number {
+  let value = 0;
+  let i = start;
+  for (let part = 0; part < 4; part++) {
+    if (part > 0) {
+      if (i >= b || s.charCodeAt(i) !== DOT) return -1;
+      i++;
+    }
+    const c0 = i < b ? s.charCodeAt(i) - 48 : -1;
+    if (c0 < 0 || c0 > 9) return -1;
+    let v = c0;
+    i++;
+    if (c0 !== 0) {
+      // up to two more digits (a leading zero stands alone)
+      let c = i < b ? s.charCodeAt(i) - 48 : -1;
+      if (c >= 0 && c <= 9) {
+        v = v * 10 + c;
+        i++;
+        c = i < b ? s.charCodeAt(i) - 48 : -1;
+        if (c >= 0 && c <= 9) {
+          v = v * 10 + c;
+          i++;
+          if (v > 255) return -1;
+        }
+      }
+    }
+    value = value * 256 + v;
+  }
+  if (i < b && isHostChar(s.charCodeAt(i))) return -1;
+  hostEnd = i;
+  return value;
+}
+
+/**
+ * Validate a host starting at `start`, not past `b`: returns the index just past
+ * it (and sets hostKind / hostStart / hostEnd), or -1 when the host is invalid.
+ * An unbracketed host ends at the first char outside [A-Za-z0-9.-].
+ */
+function scanHost(s: string, start: number, b: number): number {
+  if (start >= b) return -1;
+  const c0 = s.charCodeAt(start);
+  if (c0 === OPEN_BRACKET) {
+    const lim = Math.min(b, start + 2 + IPV6_MAX);
+    let close = start + 1;
+    while (close < lim && s.charCodeAt(close) !== CLOSE_BRACKET) close++;
+    if (close >= lim) return -1;
+    const text = s.slice(start + 1, close);
+    const h = canonicalIPv6(text);
+    if (h === null) return -1;
+    hostKind = HOST_V6;
+    v6Host = h;
+    // usually the literal was canonical already: then hash the text it came from
+    v6Hash = h === text ? hashChars(HASH_SEED, s, start + 1, close) : hashChars(HASH_SEED, h);
+    return close + 1;
+  }
+  hostStart = start;
+  if (isDigit(c0)) {
+    // fast path: the common IPv4 host, validated and valued in one pass
+    const v4 = quadAt(s, start, b);
+    if (v4 >= 0) {
+      hostKind = v4;
+      return hostEnd;
+    }
+  }
+  let i = start;
+  while (i < b && isHostChar(s.charCodeAt(i))) i++;
+  const kind = hostKindAt(s, start, i);
+  if (kind === HOST_INVALID) return -1;
+  hostKind = kind;
+  hostEnd = i;
+  return i;
+}
+
+/** The normalised text of the host scanHost validated last in `s`. */
+function hostText(s: string): string {
+  if (hostKind === HOST_V6) return v6Host;
+  const h = s.slice(hostStart, hostEnd);
+  return hostKind === HOST_NAME_UPPER ? h.toLowerCase() : h;
+}
+
+/** proxyHash's running value after the host scanHost validated last in `s`. */
+function hostHash(s: string): number {
+  if (hostKind >= 0) return hashInt(HASH_SEED, hostKind);
+  if (hostKind === HOST_V6) return v6Hash;
+  return hashLowerAscii(HASH_SEED, s, hostStart, hostEnd);
+}
+
+/** s[a, b) has no C0 control chars, no DEL, no unpaired surrogates. */
+function credentialOk(s: string, a = 0, b = s.length): boolean {
+  for (let i = a; i < b; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x20 || c === 0x7f) return false;
     if (c >= 0xd800 && c <= 0xdfff) {
       if (c >= 0xdc00) return false; // lone low surrogate
-      const d = s.charCodeAt(i + 1);
+      const d = i + 1 < b ? s.charCodeAt(i + 1) : 0;
       if (!(d >= 0xdc00 && d <= 0xdfff)) return false;
       i++;
     }
@@ -146,78 +312,104 @@ function credentialOk(s: string): boolean {
   return true;
 }
 
-function decode(s: string): string | null {
-  if (!s.includes('%')) return s;
+/**
+ * The URL-form credential s[a, b), percent-decoded, or null when it has a bad
+ * escape or decodes to something credentialOk refuses.
+ */
+function urlCredential(s: string, a: number, b: number): string | null {
+  let i = a;
+  while (i < b && s.charCodeAt(i) !== PERCENT) i++;
+  if (i === b) return credentialOk(s, a, b) ? s.slice(a, b) : null;
+  let decoded: string;
   try {
-    return decodeURIComponent(s);
+    decoded = decodeURIComponent(s.slice(a, b));
   } catch {
     return null;
   }
+  return credentialOk(decoded) ? decoded : null;
 }
 
-function make(
-  host: string,
-  port: number,
-  username: string | undefined,
-  password: string | undefined,
-  format: AddressFormat,
-  raw: string,
-): ParsedProxy {
-  return username === undefined ? { host, port, format, raw } : { host, port, username, password, format, raw };
+/**
+ * hashChars of `value`, which urlCredential made of s[a, b): the text itself when
+ * the lengths agree (decoding shortens: every escape is 3 chars for at most one
+ * UTF-16 unit, or 12 for two), else the decoded string.
+ */
+function hashCredential(h: number, value: string, s: string, a: number, b: number): number {
+  return value.length === b - a ? hashChars(h, s, a, b) : hashChars(h, value);
 }
 
-/** Parse one trimmed, non-blank, non-comment line. */
-function parseTrimmed(t: string): ParsedProxy | null {
-  const skip = schemeEnd(t);
-  const s = skip === 0 ? t : t.slice(skip);
-  const n = s.length;
-  if (n === 0) return null;
+/**
+ * Parse the trimmed, non-blank, non-comment line s[a, b) (`s` may hold more
+ * lines: nothing outside [a, b) is read). Allocates only for a valid line, and
+ * then sets `lineHash` to its proxyHash, computed from the text.
+ */
+function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
+  const from = schemeEnd(s, a, b);
+  if (from === b) return null;
 
   // 1. standard / colon form: the line starts with host:port
-  const hEnd = scanHost(s, 0);
-  if (hEnd > 0 && s.charCodeAt(hEnd) === COLON) {
-    let p = hEnd + 1;
-    while (p < n && isDigit(s.charCodeAt(p))) p++;
+  const hEnd = scanHost(s, from, b);
+  if (hEnd > 0 && hEnd < b && s.charCodeAt(hEnd) === COLON) {
+    const p = digitsEnd(s, hEnd + 1, b);
     const port = portAt(s, hEnd + 1, p);
     if (port > 0) {
-      const host = scannedHost;
-      if (p === n || (p === n - 1 && s.charCodeAt(p) === SLASH)) return make(host, port, undefined, undefined, 'standard', t);
+      if (p === b || (p === b - 1 && s.charCodeAt(p) === SLASH)) {
+        lineHash = hashFinal(hashInt(hostHash(s), port));
+        return { host: hostText(s), port, format: 'standard', raw: s.slice(a, b) };
+      }
       if (s.charCodeAt(p) === COLON) {
-        const uEnd = s.indexOf(':', p + 1);
-        if (uEnd < 0 || uEnd === p + 1) return null;
+        let uEnd = p + 1;
+        while (uEnd < b && s.charCodeAt(uEnd) !== COLON) uEnd++;
+        if (uEnd === b || uEnd === p + 1) return null;
+        if (!credentialOk(s, p + 1, uEnd) || !credentialOk(s, uEnd + 1, b)) return null;
+        const host = hostText(s);
         const username = s.slice(p + 1, uEnd);
-        const password = s.slice(uEnd + 1);
-        if (!credentialOk(username) || !credentialOk(password)) return null;
-        return make(host, port, username, password, 'colon_auth', t);
+        const password = s.slice(uEnd + 1, b);
+        const h = hashInt(hashInt(hostHash(s), port), username.length + 1);
+        lineHash = hashFinal(hashChars(hashChars(h, s, p + 1, uEnd), s, uEnd + 1, b));
+        return { host, port, username, password, format: 'colon_auth', raw: s.slice(a, b) };
       }
     }
   }
 
-  // 2. URL form: userinfo@host:port
-  const at = s.lastIndexOf('@');
-  if (at <= 0) return null;
-  const e = scanHost(s, at + 1);
-  if (e < 0 || s.charCodeAt(e) !== COLON) return null;
-  let p = e + 1;
-  while (p < n && isDigit(s.charCodeAt(p))) p++;
+  // 2. URL form: userinfo@host:port (split at the line's last "@")
+  let at = b - 1;
+  while (at > from && s.charCodeAt(at) !== AT) at--;
+  if (at <= from) return null;
+  const e = scanHost(s, at + 1, b);
+  if (e < 0 || e >= b || s.charCodeAt(e) !== COLON) return null;
+  const p = digitsEnd(s, e + 1, b);
   const port = portAt(s, e + 1, p);
-  if (port < 0 || !(p === n || (p === n - 1 && s.charCodeAt(p) === SLASH))) return null;
-  const host = scannedHost;
-  const c = s.indexOf(':');
-  const userRaw = c >= 0 && c < at ? s.slice(0, c) : s.slice(0, at);
-  const passRaw = c >= 0 && c < at ? s.slice(c + 1, at) : '';
-  if (userRaw.length === 0) return null;
-  const username = decode(userRaw);
-  const password = decode(passRaw);
-  if (username === null || password === null || username.length === 0) return null;
-  if (!credentialOk(username) || !credentialOk(password)) return null;
-  return make(host, port, username, password, 'url_auth', t);
+  if (port < 0 || !(p === b || (p === b - 1 && s.charCodeAt(p) === SLASH))) return null;
+  let c = from;
+  while (c < at && s.charCodeAt(c) !== COLON) c++;
+  if (c === from) return null; // empty username
+  const username = urlCredential(s, from, c);
+  if (username === null || username.length === 0) return null;
+  const password = c < at ? urlCredential(s, c + 1, at) : '';
+  if (password === null) return null;
+  const host = hostText(s);
+  const h = hashCredential(hashInt(hashInt(hostHash(s), port), username.length + 1), username, s, from, c);
+  lineHash = hashFinal(c < at ? hashCredential(h, password, s, c + 1, at) : h);
+  return { host, port, username, password, format: 'url_auth', raw: s.slice(a, b) };
+}
+
+// Trimmed bounds of the last span given to trimSpan (module scratch, as above).
+let spanStart = 0;
+let spanEnd = 0;
+
+/** Trim s[a, b) as String#trim would; false when the rest is blank or a comment. */
+function trimSpan(s: string, a: number, b: number): boolean {
+  while (a < b && isTrimSpace(s.charCodeAt(a))) a++;
+  while (b > a && isTrimSpace(s.charCodeAt(b - 1))) b--;
+  spanStart = a;
+  spanEnd = b;
+  return a < b && s.charCodeAt(a) !== HASH;
 }
 
 /** True for lines the list parser skips without counting them invalid. */
 export function isIgnorableLine(line: string): boolean {
-  const t = line.trim();
-  return t.length === 0 || t.charCodeAt(0) === 35; /* # */
+  return !trimSpan(line, 0, line.length);
 }
 
 /**
@@ -225,9 +417,8 @@ export function isIgnorableLine(line: string): boolean {
  * (use isIgnorableLine to tell them apart).
  */
 export function parseProxyLine(line: string): ParsedProxy | null {
-  const t = line.trim();
-  if (t.length === 0 || t.charCodeAt(0) === 35) return null;
-  return parseTrimmed(t);
+  if (!trimSpan(line, 0, line.length)) return null;
+  return parseSpan(line, spanStart, spanEnd);
 }
 
 /**
@@ -238,32 +429,26 @@ export function parseProxyLine(line: string): ParsedProxy | null {
  */
 export function parseProxyList(input: string | readonly unknown[], opts: ParseListOptions = {}): ParsedList {
   const max = opts.maxUnique ?? Number.POSITIVE_INFINITY;
-  const seen = new ProxySet<ParsedProxy>();
+  // Size the table for the likely count (a host:port line is ~16 chars) so it rarely grows.
+  const guess = typeof input === 'string' ? Math.ceil(input.length / 16) : input.length;
+  const seen = new ProxySet<ParsedProxy>(Math.min(guess, max + 1, 1 << 20));
   let invalid = 0;
   let duplicates = 0;
   let ignored = 0;
   let limitExceeded = false;
 
-  const take = (line: unknown): boolean => {
-    if (typeof line !== 'string') {
-      invalid++;
-      return true;
-    }
-    const t = line.trim();
-    if (t.length === 0 || t.charCodeAt(0) === 35) {
+  /** One line s[a, b); false once the unique limit is exceeded. */
+  const take = (s: string, a: number, b: number): boolean => {
+    if (!trimSpan(s, a, b)) {
       ignored++;
       return true;
     }
-    const p = parseTrimmed(t);
+    const p = parseSpan(s, spanStart, spanEnd);
     if (p === null) {
       invalid++;
-      return true;
-    }
-    if (!seen.add(p, scannedV4)) {
+    } else if (!seen.addHashed(p, lineHash)) {
       duplicates++;
-      return true;
-    }
-    if (seen.size > max) {
+    } else if (seen.size > max) {
       limitExceeded = true;
       return false;
     }
@@ -271,23 +456,25 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
   };
 
   if (typeof input === 'string') {
-    // Lines end at "\n", "\r\n" or a lone "\r" (native indexOf does the scanning).
+    // Lines end at "\n", "\r\n" or a lone "\r"; native indexOf finds both breaks,
+    // each searched again only once the scan has passed its last hit (linear).
     const n = input.length;
     let start = 0;
+    let nl = -2;
+    let cr = -2;
     for (;;) {
-      const nl = input.indexOf('\n', start);
-      const stop = nl < 0 ? n : nl > start && input.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-      const line = input.slice(start, stop);
-      if (!line.includes('\r')) {
-        if (!take(line)) break;
-      } else if (!line.split('\r').every(take)) {
-        break;
-      }
-      if (nl < 0) break;
-      start = nl + 1;
+      if (nl !== -1 && nl < start) nl = input.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = input.indexOf('\r', start);
+      const stop = nl < 0 ? (cr < 0 ? n : cr) : cr < 0 || nl < cr ? nl : cr;
+      if (!take(input, start, stop)) break;
+      if (stop === n) break;
+      start = stop + (input.charCodeAt(stop) === CR && input.charCodeAt(stop + 1) === LF ? 2 : 1);
     }
   } else {
-    for (const el of input) if (!take(el)) break;
+    for (const el of input) {
+      if (typeof el !== 'string') invalid++;
+      else if (!take(el, 0, el.length)) break;
+    }
   }
   return { proxies: seen.values(), invalid, duplicates, ignored, limitExceeded };
 }

@@ -66,6 +66,34 @@ describe('ProxySet', () => {
     expect(set.add({ host: '10.1.2.3', port: 81 }, 0x0a010203)).toBe(true);
   });
 
+  test('addHashed with proxyHash agrees with add; a size hint changes nothing but the table', () => {
+    fc.assert(
+      fc.property(fc.array(proxyArb, { maxLength: 100 }), fc.nat(5000), (list, hint) => {
+        const a = new ProxySet();
+        const b = new ProxySet(hint);
+        for (const p of list) expect(b.addHashed(p, proxyHash(p))).toBe(a.add(p));
+        expect(b.values()).toEqual(a.values());
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('colliding hashes (same slot, same or different tag) are told apart by the fields, across growth', () => {
+    const ps = Array.from({ length: 3000 }, (_, i) => ({ host: `h${i}`, port: 1 + (i % 7) }));
+    const sameHash = new ProxySet();
+    const sameSlot = new ProxySet();
+    for (const [i, p] of ps.entries()) {
+      expect(sameHash.addHashed(p, 42)).toBe(true);
+      expect(sameSlot.addHashed(p, ((i * 0x9e3779b1) << 22) | 5)).toBe(true);
+    }
+    for (const [i, p] of ps.entries()) {
+      expect(sameHash.addHashed({ ...p }, 42)).toBe(false);
+      expect(sameSlot.addHashed({ ...p }, ((i * 0x9e3779b1) << 22) | 5)).toBe(false);
+    }
+    expect(sameHash.size).toBe(3000);
+    expect(sameSlot.values()).toEqual(ps);
+  });
+
   test('grows past its initial table', () => {
     const set = new ProxySet();
     for (let i = 0; i < 20000; i++) expect(set.add({ host: `h${i % 10000}`, port: 1 })).toBe(i < 10000);

@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { isIPv6 } from 'node:net';
-import { canonicalIPv6, hostNameAt, ipv4At, isStrictIPv4 } from '../../src/proxy/host';
+import { HOST_INVALID, HOST_NAME, HOST_NAME_UPPER, canonicalIPv6, hostKindAt, hostNameAt, ipv4At, isStrictIPv4 } from '../../src/proxy/host';
 
 /**
  * WHATWG URL's IPv6 serialisation as the reference. Bun's URL (WebKit) rejects a
@@ -72,6 +72,37 @@ describe('host names', () => {
       { numRuns: 300 },
     );
   });
+  test('hostKindAt: the IPv4 value, a name with or without upper case, or invalid; within [a, b) only', () => {
+    const kind = (s: string) => hostKindAt(s, 0, s.length);
+    expect(kind('1.2.3.4')).toBe(0x01020304);
+    expect(kind('0.0.0.0')).toBe(0);
+    expect(kind('255.255.255.255')).toBe(0xffffffff);
+    expect(kind('example.com')).toBe(HOST_NAME);
+    expect(kind('1a.example')).toBe(HOST_NAME);
+    expect(kind('Example.com')).toBe(HOST_NAME_UPPER);
+    expect(kind('a.0x1')).toBe(HOST_INVALID);
+    expect(kind('127.1')).toBe(HOST_INVALID);
+    expect(kind('')).toBe(HOST_INVALID);
+    expect(hostKindAt('x1.2.3.4:80', 1, 8)).toBe(0x01020304);
+    expect(hostKindAt('[Ab.c]', 1, 5)).toBe(HOST_NAME_UPPER);
+  });
+  test('hostKindAt agrees with hostNameAt and ipv4At', () => {
+    const hostish = fc
+      .array(fc.constantFrom('a', 'Z', '0', '1', '25', '256', '.', '-', '_', 'x', '0x', 'F'), { maxLength: 12 })
+      .map((a) => a.join(''));
+    fc.assert(
+      fc.property(fc.oneof(hostish, fc.domain(), fc.ipV4()), (s) => {
+        const k = hostKindAt(s, 0, s.length);
+        const n = hostNameAt(s, 0, s.length);
+        expect(k === HOST_INVALID).toBe(n === null);
+        if (k >= 0) expect(k).toBe(ipv4At(s, 0, s.length));
+        if (k === HOST_NAME) expect(n).toBe(s);
+        if (k === HOST_NAME_UPPER) expect(n).toBe(s.toLowerCase());
+        if (k === HOST_NAME_UPPER) expect(s).not.toBe(s.toLowerCase());
+      }),
+      { numRuns: 1000 },
+    );
+  });
 });
 
 describe('IPv6', () => {
@@ -97,6 +128,19 @@ describe('IPv6', () => {
     'g::', '::1.2.3', '::1.2.3.04', '1:2:3:4:5:6:7:1.2.3.4', '::1.2.3.4:5', 'fe80::1%eth0', '1.2.3.4',
   ])('%p is invalid', (s) => {
     expect(canonicalIPv6(s)).toBeNull();
+  });
+  test('canonical text is a fixed point, for every pattern of zero groups; near misses are rebuilt', () => {
+    for (let m = 0; m < 256; m++) {
+      const full = Array.from({ length: 8 }, (_, k) => ((m >> k) & 1 ? (k * 0x1111 + 0xa).toString(16) : '0')).join(':');
+      const canon = whatwg(full);
+      expect(canonicalIPv6(full)).toBe(canon);
+      expect(canonicalIPv6(canon)).toBe(canon);
+      expect(canonicalIPv6(canon.toUpperCase())).toBe(canon);
+    }
+    expect(canonicalIPv6('1:0:0:2:0:0:0:3')).toBe('1:0:0:2::3'); // same groups, longer run wins
+    expect(canonicalIPv6('1::2:0:0:3')).toBe('1::2:0:0:3');
+    expect(canonicalIPv6('1:0::3')).toBe('1::3');
+    expect(canonicalIPv6('01::3')).toBe('1::3');
   });
   test('canonical text equals WHATWG URL serialisation for generated addresses', () => {
     fc.assert(

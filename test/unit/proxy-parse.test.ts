@@ -1,7 +1,11 @@
 /** Tests for src/proxy/parse.ts: every input rule of DECISIONS, list accounting, fuzzing. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { isIgnorableLine, parseProxyLine, parseProxyList, type ParsedProxy } from '../../src/proxy/parse';
+import { ProxySet } from '../../src/proxy/dedupe';
+import { formatProxy } from '../../src/proxy/format';
+import { canonicalIPv6 } from '../../src/proxy/host';
+import { isIgnorableLine, isTrimSpace, parseProxyLine, parseProxyList, type ParsedProxy } from '../../src/proxy/parse';
+import type { ProxyAddress } from '../../src/proxy/types';
 
 type Expect = Omit<ParsedProxy, 'raw'>;
 const std = (host: string, port: number): Expect => ({ host, port, format: 'standard' });
@@ -71,6 +75,12 @@ const VALID: [string, Expect][] = [
   ['  1.2.3.4:80  ', std('1.2.3.4', 80)],
   ['\t1.2.3.4:80\r', std('1.2.3.4', 80)],
   ['\uFEFF1.2.3.4:80', std('1.2.3.4', 80)],
+  ['\u3000\u00a01.2.3.4:80\u2028', std('1.2.3.4', 80)],
+  // the scheme is compared as String#toLowerCase sees it: the Kelvin sign is a "k"
+  ['soc\u212As5://1.2.3.4:80', std('1.2.3.4', 80)],
+  // IPv4-looking names that are not a strict quad take the general path
+  ['1.2.3.4a.com:80', std('1.2.3.4a.com', 80)],
+  ['1a.example:80', std('1a.example', 80)],
 ];
 
 const INVALID: [string, string][] = [
@@ -141,6 +151,14 @@ const INVALID: [string, string][] = [
   ['@', 'lone @'],
   [':', 'lone colon'],
   ['[', 'lone bracket'],
+  ['\u180e1.2.3.4:80', 'U+180E is not white space for String#trim'],
+  ['\u200b1.2.3.4:80', 'zero-width space is not white space'],
+  ['socks5\u0000://1.2.3.4:80', 'control char in the scheme'],
+  ['soc\u212Bs5://1.2.3.4:80', 'a non-ASCII char that does not fold to the scheme'],
+  ['socks4h://1.2.3.4:80', 'socks4h is no scheme'],
+  ['socks5a://1.2.3.4:80', 'socks5a is no scheme'],
+  ['httpss://1.2.3.4:80', 'httpss is no scheme'],
+  [`[${'0'.repeat(46)}]:80`, 'IPv6 literal longer than 45 chars'],
 ];
 
 describe('parseProxyLine: valid forms', () => {
@@ -169,6 +187,16 @@ describe('parseProxyLine: invalid lines', () => {
   test.each(INVALID)('%p (%s)', (line) => {
     expect(parseProxyLine(line)).toBeNull();
   });
+});
+
+test('a trailing NEL stays in a colon-form password (a C1 char: neither white space nor a C0 control)', () => {
+  expect(parseProxyLine('1.2.3.4:80:u:p\u0085')?.password).toBe('p\u0085');
+});
+
+test('isTrimSpace is exactly the set of code units String#trim removes', () => {
+  for (let c = 0; c < 0x10000; c++) {
+    if (isTrimSpace(c) !== (String.fromCharCode(c).trim() === '')) throw new Error(`U+${c.toString(16)}`);
+  }
 });
 
 describe('ignored lines', () => {
@@ -215,6 +243,23 @@ describe('parseProxyList', () => {
     expect(r.limitExceeded).toBe(false);
   });
 
+  test('line breaks: \\n, \\r\\n and a lone \\r; a break inside an array element is no break', () => {
+    const r = parseProxyList('a.io:1\r\r\nb.io:1\n\rc.io:1\r');
+    expect(r.proxies.map((p) => p.raw)).toEqual(['a.io:1', 'b.io:1', 'c.io:1']);
+    expect(r.ignored).toBe(3); // "" between \r and \r\n, "" between \n and \r, "" after the last \r
+    const lines = parseProxyList('1.2.3.4:80\r1.2.3.4:81:u:p\r\n5.6.7.8:80:u:p\rq');
+    expect(lines.proxies.map((p) => p.password ?? null)).toEqual([null, 'p', 'p']);
+    expect(lines.invalid).toBe(1); // "q"
+    const arr = parseProxyList(['1.2.3.4:80:u:p\rq', '1.2.3.4:80:u:p\nq']);
+    expect(arr.invalid).toBe(2); // a control char inside the password
+  });
+
+  test('a line is read only up to its break: "[", "@" and ":" of other lines do not count', () => {
+    const r = parseProxyList('[2001:db8::1\n]:80\nuser\n@1.2.3.4:80\n1.2.3.4:80:user\n:pass');
+    expect(r.proxies).toEqual([]);
+    expect(r.invalid).toBe(6);
+  });
+
   test('array input: each element is one line; non-strings are invalid', () => {
     const r = parseProxyList(['1.2.3.4:80', 42, null, { host: 'x' }, '', '# c', '1.2.3.4:80', 'a\nb:1', 'h.io:1']);
     expect(r.proxies.map((p) => p.host)).toEqual(['1.2.3.4', 'h.io']);
@@ -243,6 +288,79 @@ describe('parseProxyList', () => {
     expect(r.proxies.length).toBe(5000);
     expect(r.duplicates).toBe(5000);
     expect(r.proxies.map((p) => p.raw)).toEqual(lines);
+  });
+});
+
+// ---- one proxy, many spellings -------------------------------------------------------
+
+const spellingCredential = fc
+  .string({ unit: fc.constantFrom('a', 'Z', '0', ':', '@', '%', ' ', '#', '/', 'ü', '€', '😀', '\u212A'), maxLength: 6 });
+const spellingProxy: fc.Arbitrary<ProxyAddress> = fc
+  .tuple(
+    fc.oneof(fc.ipV4(), fc.ipV6().map((v6) => canonicalIPv6(v6) as string), fc.domain().map((d) => d.toLowerCase())),
+    fc.integer({ min: 1, max: 65535 }),
+    fc.option(fc.tuple(spellingCredential.filter((u) => u.length > 0), spellingCredential)),
+  )
+  .map(([host, port, creds]) => (creds === null ? { host, port } : { host, port, username: creds[0], password: creds[1] }));
+
+/** Every way the parser accepts to write p: forms, host case, IPv6 spelling, escapes, schemes. */
+function spellings(p: ProxyAddress): string[] {
+  const hosts = [p.host, p.host.toUpperCase()];
+  if (p.host.includes(':')) hosts.push(new URL(`http://[${p.host}]/`).hostname.slice(1, -1), expandIPv6(p.host));
+  const out: string[] = [];
+  const enc = (c: string) => [...new TextEncoder().encode(c)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+  for (const host of hosts) {
+    const q = { ...p, host };
+    const hp = formatProxy({ host, port: p.port }, 'standard');
+    if (p.username === undefined) {
+      out.push(hp, `socks5://${hp}/`, `  ${hp}  `);
+      continue;
+    }
+    const pw = p.password ?? '';
+    out.push(formatProxy(q, 'url_auth'), `HTTP://${formatProxy(q, 'url_auth')}/`);
+    out.push(`${enc(p.username)}:${enc(pw)}@${hp}`);
+    if (!p.username.includes(':') && pw === pw.trimEnd() && pw === pw.trimStart()) out.push(`${hp}:${p.username}:${pw}`);
+    if (pw === '' && !/[:@%]|^[\s#]/.test(p.username)) out.push(`${p.username}@${hp}`);
+  }
+  return out;
+}
+
+/** The full 8-group spelling of a canonical IPv6 literal (no "::"), upper-case. */
+function expandIPv6(h: string): string {
+  const [left, right] = h.includes('::') ? h.split('::') : [h, undefined];
+  const l = left ? left.split(':') : [];
+  const r = right ? right.split(':') : [];
+  const groups = right === undefined ? l : [...l, ...Array(8 - l.length - r.length).fill('0'), ...r];
+  return groups.map((g) => g.padStart(4, '0').toUpperCase()).join(':');
+}
+
+describe('one proxy written every way is one proxy', () => {
+  test('every spelling after the first is a duplicate, whatever the order', () => {
+    fc.assert(
+      fc.property(spellingProxy, fc.integer(), (p, seed) => {
+        const lines = spellings(p);
+        for (const l of lines) expect(parseProxyLine(l)).not.toBeNull();
+        const shuffled = lines.map((l, i) => [((i + 1) * (seed | 1)) % 1009, l] as const).sort((a, b) => a[0] - b[0]).map((x) => x[1]);
+        const r = parseProxyList(shuffled.join('\n'));
+        expect(r.proxies.length).toBe(1);
+        expect(r.duplicates).toBe(lines.length - 1);
+        // and the parser's identity is ProxySet's (proxyHash over the parsed fields)
+        const set = new ProxySet();
+        for (const l of lines) set.add(parseProxyLine(l) as ParsedProxy);
+        expect(set.size).toBe(1);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('different proxies stay apart', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(spellingProxy, { maxLength: 30, selector: (p) => JSON.stringify([p.host, p.port, p.username, p.password ?? '']) }), (ps) => {
+        const r = parseProxyList(ps.map((p) => formatProxy(p, 'url_auth')));
+        expect(r.proxies.length).toBe(ps.length);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

@@ -1,0 +1,199 @@
+/**
+ * Where the time goes between receiving POST /check-raw and the moment the job
+ * actor is created, for 100 000-line bodies (plain 127.x.y.z:port, and a mix of
+ * every form). Two views:
+ *
+ * 1. In-process steps, each timed alone (median of RUNS runs, after warm-up):
+ *    readBodyText on a Request fed in 64 KiB chunks, the query object, the
+ *    parser alone (parseProxyList), validateCheckRaw (query checks + parse +
+ *    limits), and the actor's own allocation (generateJobId + a Uint8Array per
+ *    proxy, what `new JobActor` allocates before `run()`).
+ * 2. Over loopback (127.0.0.1, port 0, this process is client and server):
+ *    a) a bare Bun.serve handler doing the route's steps with timestamps;
+ *    b) the real route (src/http/routes/check.ts in Elysia) with fake ports
+ *       (the key lookup resolves at once, checks.run stamps the time and
+ *       returns): fetch() sent -> checks.run called.
+ *
+ *   bun bench/micro-check-request.ts [--runs=N]
+ */
+import { Elysia } from 'elysia';
+import { readBodyText } from '../src/http/body';
+import { validateCheckRaw } from '../src/http/check-request';
+import { checkRoutes } from '../src/http/routes/check';
+import type { AppDeps } from '../src/http/context';
+import { parseProxyList } from '../src/proxy/parse';
+import { generateJobId } from '../src/jobs/service';
+import { ACCEPTED_REGIONS } from '../src/regions';
+
+const LINES = 100_000;
+const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 15);
+const MAX_BODY = 16 * 1024 * 1024;
+const limits = { maxProxies: LINES, maxCustomUrls: 10, acceptedRegions: ACCEPTED_REGIONS };
+
+const loop = (i: number) => `127.${(i >> 16) & 255}.${(i >> 8) & 255}.${(i & 255) || 1}`;
+function mixedLine(i: number, out: string[]): string {
+  const port = 1024 + (i % 60000);
+  switch (i % 10) {
+    case 0:
+      return `socks5://${loop(i)}:${port}`;
+    case 1:
+      return `user${i}:p%40ss${i}@proxy-${i}.example.com:${port}`;
+    case 2:
+      return `${loop(i)}:${port}:user${i}:secret:${i}`;
+    case 3:
+      return `[2001:db8::${(i & 0xffff).toString(16)}]:${port}`;
+    case 4:
+      return i % 20 === 4 ? '# comment line' : `  Proxy${i}.Example.NET:${port}/  `;
+    case 5:
+      return i % 50 === 5 ? 'not a proxy' : `127.${(i >> 8) & 255}.${i & 255}.1:${port}`;
+    case 6:
+      return out[i - 6] ?? '127.0.0.1:80'; // duplicate
+    default:
+      return `127.1.${(i >> 8) & 255}.${i & 255}:${port}`;
+  }
+}
+const mixedLines: string[] = [];
+for (let i = 0; i < LINES; i++) mixedLines.push(mixedLine(i, mixedLines));
+
+const BODIES: Record<string, string> = {
+  'host:port (127.x)': Array.from({ length: LINES }, (_, i) => `${loop(i)}:${10000 + (i % 50000)}`).join('\n'),
+  'mixed, CRLF': mixedLines.join('\r\n'),
+};
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1] ?? NaN;
+};
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+async function timeIt<T>(f: () => T | Promise<T>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < 3; i++) await f(); // warm-up
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    await f();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+function chunkedRequest(bytes: Uint8Array, url = 'http://127.0.0.1/check-raw'): Request {
+  let off = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (off >= bytes.length) return c.close();
+      c.enqueue(bytes.subarray(off, off + 65536));
+      off += 65536;
+    },
+  });
+  return new Request(url, { method: 'POST', body: stream, headers: { 'content-length': String(bytes.length) } });
+}
+
+console.log(`${LINES} lines per body, median of ${RUNS} runs (after 3 warm-up runs)\n`);
+
+// ---- 1. in-process steps ------------------------------------------------------
+for (const [name, text] of Object.entries(BODIES)) {
+  const bytes = new TextEncoder().encode(text);
+  const list = parseProxyList(text, { maxUnique: LINES });
+  console.log(
+    `${name}: ${(bytes.length / 1048576).toFixed(2)} MiB -> ${list.proxies.length} unique, ` +
+      `${list.duplicates} dup, ${list.invalid} invalid, ${list.ignored} ignored`,
+  );
+  const url = 'http://127.0.0.1/check-raw?type=socks5&timeout=3000';
+  const read = await timeIt(() => readBodyText(chunkedRequest(bytes), MAX_BODY));
+  const query = await timeIt(() => Object.fromEntries(new URL(url).searchParams));
+  const parse = await timeIt(() => parseProxyList(text, { maxUnique: LINES }));
+  const validate = await timeIt(() => validateCheckRaw(text, { type: 'socks5', timeout: '3000' }, limits));
+  const actor = await timeIt(() => [generateJobId(), new Uint8Array(list.proxies.length)]);
+  const rows: [string, number[]][] = [
+    ['readBodyText (64 KiB chunks)', read],
+    ['query object', query],
+    ['parseProxyList alone', parse],
+    ['validateCheckRaw (incl. parse)', validate],
+    ['job id + actor allocation', actor],
+  ];
+  for (const [label, xs] of rows) {
+    const m = median(xs);
+    console.log(`  ${label.padEnd(32)} ${ms(m).padStart(10)}  min ${ms(Math.min(...xs))}  (${((m * 1e6) / LINES).toFixed(0)} ns/line)`);
+  }
+  console.log();
+}
+
+// ---- 2a. bare Bun.serve handler --------------------------------------------------
+{
+  let marks: number[] = [];
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const t1 = performance.now();
+      const text = await readBodyText(request, MAX_BODY);
+      const t2 = performance.now();
+      const query = Object.fromEntries(new URL(request.url).searchParams);
+      const req = validateCheckRaw(text, query, limits);
+      const t3 = performance.now();
+      marks = [t1, t2, t3, req.proxies.length];
+      return new Response('{}');
+    },
+  });
+  try {
+    console.log('over loopback, bare Bun.serve handler (fetch() -> handler -> body read -> validated):');
+    for (const [name, text] of Object.entries(BODIES)) {
+      const cols: number[][] = [[], [], [], []];
+      for (let i = 0; i < RUNS + 3; i++) {
+        const t0 = performance.now();
+        const res = await fetch(`http://127.0.0.1:${server.port}/check-raw?type=socks5`, { method: 'POST', body: text });
+        await res.text();
+        const [t1 = 0, t2 = 0, t3 = 0] = marks;
+        if (i < 3) continue;
+        cols[0]!.push(t1 - t0);
+        cols[1]!.push(t2 - t1);
+        cols[2]!.push(t3 - t2);
+        cols[3]!.push(t3 - t0);
+      }
+      const [a, b, c, d] = cols.map(median) as [number, number, number, number];
+      console.log(`  ${name}: to handler ${ms(a)}, body read ${ms(b)}, query+validate ${ms(c)}; total ${ms(d)}`);
+    }
+  } finally {
+    server.stop(true);
+  }
+}
+
+// ---- 2b. the real route -------------------------------------------------------------
+{
+  let ranAt = 0;
+  const account = { id: 'acc_bench', email: 'bench@example.com' };
+  const deps = {
+    config: { maxProxies: LINES, maxCustomUrls: 10, maxBodyBytes: MAX_BODY },
+    accounts: { findByApiKey: async () => account, overview: async () => ({}) },
+    checks: {
+      run: async () => {
+        ranAt = performance.now();
+        return {};
+      },
+    },
+    isShuttingDown: () => false,
+  } as unknown as AppDeps;
+  const app = new Elysia().use(checkRoutes(deps)).listen({ hostname: '127.0.0.1', port: 0 });
+  try {
+    const port = app.server?.port;
+    console.log('\nover loopback, the real /check-raw route (fetch() sent -> checks.run called):');
+    for (const [name, text] of Object.entries(BODIES)) {
+      const xs: number[] = [];
+      for (let i = 0; i < RUNS + 3; i++) {
+        const t0 = performance.now();
+        const res = await fetch(`http://127.0.0.1:${port}/check-raw?type=socks5`, {
+          method: 'POST',
+          body: text,
+          headers: { 'x-api-key': 'bench' },
+        });
+        if (res.status !== 200) throw new Error(`status ${res.status}: ${await res.text()}`);
+        await res.text();
+        if (i >= 3) xs.push(ranAt - t0);
+      }
+      console.log(`  ${name}: ${ms(median(xs))} median, ${ms(Math.min(...xs))} min`);
+    }
+  } finally {
+    await app.stop(true);
+  }
+}
