@@ -11,7 +11,8 @@
  *   --cold (no warm-up job before the measured ones), --pg[=URL] (PostgreSQL
  *   instead of the embedded PGlite: a fresh database on URL, default
  *   postgres://postgres@127.0.0.1:5432/postgres, dropped at the end), --repeat=N (run each
- *   measured list N times on the same service, report the last)
+ *   measured list N times on the same service, report the last), --bun-flags='--smol ...'
+ *   (extra flags for the service's bun, for experiments)
  *
  * Processes: the farm (bench/farm/worker.ts x 4), the judge
  * (bench/farm/judge.ts) and the service (via bench/e2e/guard.ts), all on
@@ -108,7 +109,10 @@ async function main(): Promise<void> {
     log,
     warmup: flag('cold') === undefined,
     repeat: flagValue('repeat', 1),
-    bunFlags: flag('profile') !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${join(outDir, 'profiles')}`] : [],
+    bunFlags: [
+      ...(flag('profile') !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${join(outDir, 'profiles')}`] : []),
+      ...(flag('bun-flags')?.slice('--bun-flags='.length).split(' ').filter((f) => f !== '') ?? []),
+    ],
   };
 
   // first start on an empty data dir (database created); later starts reuse it

@@ -114,6 +114,30 @@ describe('ProbePool', () => {
     expect(again.finished).toBe(3);
   });
 
+  test('a big shard starts in steps; a cancel that arrives between them stops the rest', async () => {
+    const p = await ProbePool.start({ threads: 1 });
+    try {
+      const ac = new AbortController();
+      let got = 0;
+      const running = p.runShard(
+        { kind: 'probe', tasks: tasks(20_000, () => refusedPort), settings: settings(300) },
+        (b) => {
+          got += b.length;
+        },
+        ac.signal,
+      );
+      setTimeout(() => ac.abort(), 0); // after the lane took the shard, long before its 20 000 probes could all start
+      const out = await running;
+      expect(out.cancelled).toBe(true);
+      expect(out.finished).toBe(out.started);
+      expect(got).toBe(out.started);
+      expect(out.started).toBeGreaterThan(0);
+      expect(out.started).toBeLessThan(20_000);
+    } finally {
+      await p.close();
+    }
+  });
+
   test('a shard aborted before it was submitted is dropped; an already aborted signal too', async () => {
     const small = await ProbePool.start({ threads: 1, concurrentTasksPerWorker: 1 });
     try {
