@@ -34,7 +34,8 @@ import {
   type ShardDone,
   type WorkerTask,
 } from '../src/probe/pool-protocol';
-import type { CustomUrlResult, ProbeResult } from '../src/probe/types';
+import { unpackTasks } from '../src/probe/packed-tasks';
+import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from '../src/probe/types';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
@@ -51,13 +52,18 @@ class LaneShardRun {
   readonly total: number;
   readonly limit: number;
   private readonly perTask: number;
+  private readonly tasks: ProbeTask[];
+  private readonly rules: CustomUrlRule[];
 
   constructor(
     readonly shard: LaneShard,
+    private readonly settings: ProbeSettings,
     private readonly lane: Lane,
   ) {
-    this.perTask = shard.kind === 'custom_url' ? shard.rules.length : 1;
-    this.total = shard.tasks.length * this.perTask;
+    this.tasks = unpackTasks(shard.tasks);
+    this.rules = shard.kind === 'custom_url' ? (shard.rules ?? []) : [];
+    this.perTask = shard.kind === 'custom_url' ? this.rules.length : 1;
+    this.total = this.tasks.length * this.perTask;
     this.limit = Math.max(1, Math.min(shard.maxConcurrent ?? this.total, this.total));
   }
 
@@ -89,16 +95,15 @@ class LaneShardRun {
   }
 
   private start(i: number): Promise<AnyResult> {
-    const s = this.shard;
-    if (s.kind === 'probe') return runProbe(s.tasks[i]!, s.settings);
-    const t = s.tasks[Math.floor(i / this.perTask)]!;
+    if (this.shard.kind === 'probe') return runProbe(this.tasks[i]!, this.settings);
+    const t = this.tasks[Math.floor(i / this.perTask)]!;
     const urlIndex = i % this.perTask;
-    return runCustomUrl(t, urlIndex, s.rules[urlIndex]!, s.settings);
+    return runCustomUrl(t, urlIndex, this.rules[urlIndex]!, this.settings);
   }
 
   /** runProbe / runCustomUrl never reject by contract; if one does, that pair is reported failed rather than lost. */
   private internalFailure(i: number, err: unknown): AnyResult {
-    const t = this.shard.tasks[Math.floor(i / this.perTask)]!;
+    const t = this.tasks[Math.floor(i / this.perTask)]!;
     const error = { code: 'bad_response' as const, message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
     if (this.shard.kind === 'probe') return { index: t.index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error };
     return { index: t.index, urlIndex: i % this.perTask, success: false, statusCode: null, responseTimeMs: 0, error };
@@ -107,6 +112,8 @@ class LaneShardRun {
 
 class Lane {
   private readonly running = new Map<number, LaneShardRun>();
+  /** the pool's settings cache for this lane (pool-protocol.ts MainToLane) */
+  private readonly settings = new Map<number, ProbeSettings>();
   private pending = new Map<number, AnyResult[]>();
   private pendingCount = 0;
   private sincePoll = 0;
@@ -138,8 +145,13 @@ class Lane {
 
   receive(m: MainToLane): void {
     if (m.t === 'run') {
+      for (const id of m.forget) this.settings.delete(id);
+      for (const { id, settings } of m.settings) this.settings.set(id, settings);
       for (const shard of m.shards) {
-        const run = new LaneShardRun(shard, this);
+        const settings = this.settings.get(shard.settingsId);
+        // the pool sends settings before the first shard that uses them; a miss is a pool bug, and loud
+        if (settings === undefined) throw new Error(`lane: shard ${shard.id} refers to unknown settings ${shard.settingsId}`);
+        const run = new LaneShardRun(shard, settings, this);
         this.running.set(shard.id, run);
         if (run.ended) this.end(run); // an empty shard
         else {

@@ -37,7 +37,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError, insufficientChecks, serviceUnavailable } from '../errors';
 import type { CheckRequest } from '../http/check-request';
 import type { Logger } from '../log';
-import type { CustomUrlResult, ProbeResult, ProbeTask } from '../probe/types';
+import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
 import { regionName } from '../regions';
 import { CustomUrlFold } from '../results/custom-url-summary';
 import { resultUrls } from '../results/export';
@@ -152,6 +152,11 @@ export class JobActor {
   #resultId: string | null = null;
   #handle: JobHandle | null = null;
   #next = 0;
+  /** One object for every shard of the job: the pool sends it to each thread once. */
+  get #settings(): ProbeSettings {
+    return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
+  }
+  #settingsOnce: ProbeSettings | null = null;
   /** Slots reported back in this turn, released together at its end. */
   #toRelease = 0;
   #probeStartedAt: number | null = null;
@@ -294,7 +299,7 @@ export class JobActor {
       };
     }
     this.#next = end;
-    const shard: Shard = { kind: 'probe', tasks, settings: this.#deps.settings(this.#req.type, this.#req.timeoutMs) };
+    const shard: Shard = { kind: 'probe', tasks, settings: this.#settings };
     this.#runShard(shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }));
   }
 
@@ -314,7 +319,7 @@ export class JobActor {
   #dispatchUrls(n: number): void {
     const w = this.#working.length;
     const rules = this.#req.customUrls;
-    const settings = this.#deps.settings(this.#req.type, this.#req.timeoutMs);
+    const settings = this.#settings;
     let p = this.#next;
     const end = Math.min(this.#urlPairsTotal, p + n);
     this.#next = end;

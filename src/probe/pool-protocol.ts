@@ -7,7 +7,8 @@
  * so a shard costs one entry in a message, not a piscina task, a
  * MessageChannel and a transfer of its own:
  *
- *   main -> lane:  {t:'run', shards}      shards to start (several per message)
+ *   main -> lane:  {t:'run', settings, forget, shards}
+ *                                         shards to start (several per message)
  *                  {t:'cancel', ids}      start no more probes of these shards;
  *                                         the ones in flight finish (each is
  *                                         bounded by the probe timeout)
@@ -21,14 +22,25 @@
  * rejects) or the pool closes it ({t:'close'}): it is the liveness signal.
  */
 import type { MessagePort } from 'node:worker_threads';
+import type { PackedTasks } from './packed-tasks';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from './types';
 
 export type Shard =
   | { kind: 'probe'; tasks: ProbeTask[]; settings: ProbeSettings; maxConcurrent?: number }
   | { kind: 'custom_url'; tasks: ProbeTask[]; rules: CustomUrlRule[]; settings: ProbeSettings; maxConcurrent?: number };
 
-/** A shard as the lane receives it: numbered by the pool. */
-export type LaneShard = Shard & { id: number };
+/**
+ * A shard as the lane receives it: numbered by the pool, its tasks packed
+ * (packed-tasks.ts), its settings by reference to the lane's settings cache.
+ */
+export type LaneShard = {
+  id: number;
+  kind: Shard['kind'];
+  tasks: PackedTasks;
+  settingsId: number;
+  rules?: CustomUrlRule[];
+  maxConcurrent?: number;
+};
 
 /** What piscina hands the worker. */
 export type WorkerTask = { kind: 'ping' } | { kind: 'lane'; port: MessagePort };
@@ -38,7 +50,16 @@ export type LaneReply = { closed: true };
 
 export type ShardDone = { id: number; started: number; finished: number; cancelled: boolean };
 
-export type MainToLane = { t: 'run'; shards: LaneShard[] } | { t: 'cancel'; ids: number[] } | { t: 'close' };
+/**
+ * `run` first drops `forget` from the lane's settings cache, then stores
+ * `settings` in it, then starts `shards` (the pool mirrors each lane's cache,
+ * so a job's settings go to a lane once, not with every shard; it forgets
+ * only settings no running shard of the lane uses).
+ */
+export type MainToLane =
+  | { t: 'run'; settings: { id: number; settings: ProbeSettings }[]; forget: number[]; shards: LaneShard[] }
+  | { t: 'cancel'; ids: number[] }
+  | { t: 'close' };
 
 export type LaneToMain = {
   t: 'batch';
@@ -55,3 +76,6 @@ export type LaneToMain = {
  * per message.
  */
 export const RESULT_BATCH_MAX = 256;
+
+/** Settings objects a lane keeps while no shard uses them (beyond this, unused ones are forgotten). */
+export const LANE_SETTINGS_CACHE = 64;

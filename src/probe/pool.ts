@@ -30,8 +30,9 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { LaneReply, LaneShard, LaneToMain, MainToLane, PingReply, Shard, WorkerTask } from './pool-protocol';
-import type { CustomUrlResult, ProbeResult } from './types';
+import { packTasks } from './packed-tasks';
+import { LANE_SETTINGS_CACHE, type LaneReply, type LaneShard, type LaneToMain, type MainToLane, type PingReply, type Shard, type WorkerTask } from './pool-protocol';
+import type { CustomUrlResult, ProbeResult, ProbeSettings } from './types';
 
 export type { Shard } from './pool-protocol';
 
@@ -92,6 +93,8 @@ interface Entry {
   size: number;
   cancelSent: boolean;
   callbackError: unknown;
+  /** id of shard.settings in its lane's cache (set on dispatch) */
+  settingsId: number;
 }
 
 /** The main thread's end of one worker thread's lane. */
@@ -101,8 +104,12 @@ interface Lane {
   readonly live: Map<number, Entry>;
   /** probes of the running shards */
   load: number;
-  /** shards and cancels waiting for this turn's message */
+  /** shards, settings and cancels waiting for this turn's message */
   outShards: LaneShard[];
+  outSettings: { id: number; settings: ProbeSettings }[];
+  outForget: number[];
+  /** settings ids the lane holds (mirrors the lane's cache) -> running shards of the lane that use them */
+  known: Map<number, number>;
   outCancels: number[];
   flushQueued: boolean;
   dead: boolean;
@@ -119,6 +126,9 @@ export class ProbePool {
   private readonly lanes: Lane[] = [];
   private running = 0;
   private nextId = 1;
+  /** One id per settings object (a job passes the same object with every shard). */
+  private readonly settingsIds = new WeakMap<ProbeSettings, number>();
+  private nextSettingsId = 1;
   private state: (typeof PoolState)[keyof typeof PoolState] = PoolState.open;
   private closing: Promise<void> | null = null;
 
@@ -222,6 +232,7 @@ export class ProbePool {
         size,
         cancelSent: false,
         callbackError: null,
+        settingsId: 0,
       };
       if (signal) {
         entry.onAbort = () => {
@@ -254,8 +265,43 @@ export class ProbePool {
     lane.live.set(entry.id, entry);
     lane.load += entry.size;
     this.running++;
-    lane.outShards.push({ ...entry.shard, id: entry.id });
+    const shard = entry.shard;
+    entry.settingsId = this.settingsIdOn(lane, shard.settings);
+    const packed: LaneShard = { id: entry.id, kind: shard.kind, tasks: packTasks(shard.tasks), settingsId: entry.settingsId };
+    if (shard.kind === 'custom_url') packed.rules = shard.rules;
+    if (shard.maxConcurrent !== undefined) packed.maxConcurrent = shard.maxConcurrent;
+    lane.outShards.push(packed);
     this.queueFlush(lane);
+  }
+
+  /** The id of `settings` in the lane's cache; queued for the lane when it does not hold it yet. */
+  private settingsIdOn(lane: Lane, settings: ProbeSettings): number {
+    let id = this.settingsIds.get(settings);
+    if (id === undefined) {
+      id = this.nextSettingsId++;
+      this.settingsIds.set(settings, id);
+    }
+    const users = lane.known.get(id);
+    if (users !== undefined) {
+      lane.known.set(id, users + 1);
+      return id;
+    }
+    if (lane.known.size >= LANE_SETTINGS_CACHE) {
+      for (const [old, n] of lane.known) {
+        if (n > 0) continue;
+        lane.known.delete(old);
+        lane.outForget.push(old);
+        break;
+      }
+    }
+    lane.known.set(id, 1);
+    lane.outSettings.push({ id, settings });
+    return id;
+  }
+
+  private settingsDone(lane: Lane, id: number): void {
+    const users = lane.known.get(id);
+    if (users !== undefined) lane.known.set(id, users - 1);
   }
 
   private cancel(entry: Entry): void {
@@ -274,9 +320,11 @@ export class ProbePool {
       lane.flushQueued = false;
       if (lane.dead || this.state !== PoolState.open) return;
       if (lane.outShards.length > 0) {
-        const shards = lane.outShards;
+        const msg: MainToLane = { t: 'run', settings: lane.outSettings, forget: lane.outForget, shards: lane.outShards };
         lane.outShards = [];
-        lane.port.postMessage({ t: 'run', shards } satisfies MainToLane);
+        lane.outSettings = [];
+        lane.outForget = [];
+        lane.port.postMessage(msg);
       }
       if (lane.outCancels.length > 0) {
         const ids = lane.outCancels;
@@ -288,7 +336,19 @@ export class ProbePool {
 
   private openLane(slot: number): Lane {
     const { port1, port2 } = new MessageChannel();
-    const lane: Lane = { slot, port: port1, live: new Map(), load: 0, outShards: [], outCancels: [], flushQueued: false, dead: false };
+    const lane: Lane = {
+      slot,
+      port: port1,
+      live: new Map(),
+      load: 0,
+      outShards: [],
+      outSettings: [],
+      outForget: [],
+      known: new Map(),
+      outCancels: [],
+      flushQueued: false,
+      dead: false,
+    };
     port1.on('message', (m: LaneToMain) => this.onBatch(lane, m));
     (this.piscina.run({ kind: 'lane', port: port2 } satisfies WorkerTask, { transferList: [port2] as never }) as Promise<LaneReply>).then(
       () => this.laneEnded(lane, null),
@@ -326,6 +386,7 @@ export class ProbePool {
     const lane = entry.lane!;
     if (!lane.live.delete(entry.id)) return;
     lane.load -= entry.size;
+    this.settingsDone(lane, entry.settingsId);
     this.running--;
     if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
     if (err) entry.reject(err);

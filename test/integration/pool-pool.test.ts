@@ -214,8 +214,10 @@ export default function (task) {
     task.port.on('message', (m) => {
       if (m.t !== 'run') return;
       for (const s of m.shards) {
-        if (s.tasks[0]?.proxy.host === 'crash') setTimeout(() => { throw new Error('thread died'); }, 5);
-        else task.port.postMessage({ t: 'batch', parts: [{ id: s.id, batch: s.tasks.map((t) => ({ index: t.index, threadId })) }], done: [{ id: s.id, started: s.tasks.length, finished: s.tasks.length, cancelled: false }] });
+        const hosts = s.tasks.hosts.split('\\n');
+        const n = s.tasks.index.length;
+        if (hosts[0] === 'crash') setTimeout(() => { throw new Error('thread died'); }, 5);
+        else task.port.postMessage({ t: 'batch', parts: [{ id: s.id, batch: [...s.tasks.index].map((index) => ({ index, threadId })) }], done: [{ id: s.id, started: n, finished: n, cancelled: false }] });
       }
     });
   });
@@ -236,6 +238,20 @@ export default function (task) {
       const out = await p.runShard({ kind: 'probe', tasks: hostTasks('ok', 3), settings: settings(500) }, (b) => got.push(...b.map((r) => r.index)));
       expect(out).toEqual({ dropped: false, started: 3, finished: 3, cancelled: false });
       expect(got).toEqual([0, 1, 2]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('a job\'s settings travel to a lane once; more jobs than the lane keeps still run', async () => {
+    // the real worker: a shard whose settings the lane lacks would kill the thread (pool_worker_failed)
+    const p = await ProbePool.start({ threads: 1 });
+    try {
+      const many = Array.from({ length: 150 }, () => settings(500)); // > LANE_SETTINGS_CACHE distinct objects
+      for (let round = 0; round < 2; round++) {
+        const outs = await Promise.all(many.map((s, i) => p.runShard({ kind: 'probe', tasks: tasks(1, () => refusedPort, i), settings: s }, () => {})));
+        expect(outs.every((o) => o.finished === 1)).toBe(true);
+      }
     } finally {
       await p.close();
     }
