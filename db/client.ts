@@ -8,7 +8,7 @@
  * openDatabase resolves. PGlite allows ONE process per data dir: callers guard
  * the dir with src/admin/lock.ts.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -78,20 +78,75 @@ function once(fn: () => Promise<void>): () => Promise<void> {
   return () => (p ??= fn());
 }
 
+/**
+ * PostgreSQL settings of the embedded database, chosen for memory.
+ *
+ * PGlite's postgres runs in a WASM memory that grows and never shrinks, and
+ * the shared memory sized from these settings is zero-filled at start, so
+ * all of it is resident from the first second. PostgreSQL's defaults
+ * (shared_buffers 128MB, max_connections 100) made 145MB of shared memory and
+ * grew the WASM memory from the 128 MiB its module declares to 189 MiB, 151
+ * MiB of it resident; with these it is 21MB and 25 MiB resident
+ * (bench/pglite-memory.ts measures it; queries were not slower):
+ * - shared_buffers 16MB: 2048 pages, far more than the per-job queries touch
+ *   and enough for /me over ~25 000 scans; bigger scans read through the OS
+ *   page cache (not in our RSS). wal_buffers and the SLRU caches are sized
+ *   from it. 8MB saved 8 MiB more but made /me slower.
+ * - max_connections 5: single-user mode has one backend; the per-backend
+ *   arrays and lock tables are sized from it (must exceed the 3 reserved).
+ * - maintenance_work_mem 16MB: bounds what a CREATE INDEX in a migration
+ *   adds to the never-shrinking heap (default 64MB).
+ * Given on the command line (it wins over postgresql.conf, so existing data
+ * dirs get them too) and to initdb (a new data dir's postgresql.conf).
+ * PGlite's `initialMemory` cannot help: below the module's 128 MiB the WASM
+ * link fails (and waitReady never settles); the part never touched costs nothing.
+ */
+export const PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
+  shared_buffers: '16MB',
+  max_connections: '5',
+  maintenance_work_mem: '16MB',
+});
+
+/** PGlite options shared by every embedded instance (data dir, in memory, template). */
+function pgliteOptions(): { startParams: string[]; initDbStartParams: string[] } {
+  const pairs = Object.entries(PGLITE_SETTINGS).map(([k, v]) => `${k}=${v}`);
+  return {
+    startParams: [...PGlite.defaultStartParams, ...pairs.flatMap((p) => ['-c', p])],
+    initDbStartParams: pairs.flatMap((p) => ['--set', p]),
+  };
+}
+
+/**
+ * After the first start on an empty data dir: initdb ran in a second PGlite
+ * instance (its own WASM memory, a copy of it, the data dir as a tarball):
+ * garbage once open resolves, but the GC of an idle server may leave it for
+ * a long time (the service idled at ~710 MiB RSS after its first start).
+ * Collected here, once per data dir (~0.1-0.2 s): RSS ~1 GiB -> ~210 MiB
+ * right after open. The peak (VmHWM ~880 MiB) is initdb's own.
+ */
+async function collectInitdbGarbage(): Promise<void> {
+  // After a timer turn: collected right away (or after setImmediate) half of it stays.
+  await new Promise<void>((resolve) => setTimeout(resolve, 0));
+  Bun.gc(true);
+}
+
 async function openPglite(opts: OpenDatabaseOptions): Promise<Database> {
   let client: PGlite;
+  let initdb = false;
   if (opts.inMemory === true) {
-    client = opts.pgliteTemplate !== undefined ? new PGlite({ loadDataDir: opts.pgliteTemplate }) : new PGlite();
+    client = new PGlite({ ...pgliteOptions(), ...(opts.pgliteTemplate !== undefined ? { loadDataDir: opts.pgliteTemplate } : {}) });
   } else {
     if (opts.dataDir === undefined) throw new DatabaseOpenError('openDatabase: dataDir or inMemory is required without databaseUrl');
     const dir = join(opts.dataDir, 'pglite');
     mkdirSync(dir, { recursive: true });
-    client = new PGlite(dir);
+    initdb = !existsSync(join(dir, 'PG_VERSION'));
+    client = new PGlite(dir, pgliteOptions());
   }
   try {
     await client.waitReady;
     const db = drizzlePglite({ client, schema });
     if (opts.migrate !== false) await migratePgliteDb(db);
+    if (initdb) await collectInitdbGarbage();
     return {
       db: db as unknown as Db,
       driver: 'pglite',
@@ -131,7 +186,7 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
 
 /** A migrated, empty in-memory database as a tarball, for pgliteTemplate. */
 export async function makePgliteTemplate(): Promise<Blob> {
-  const client = new PGlite();
+  const client = new PGlite(pgliteOptions());
   try {
     await client.waitReady;
     await migratePgliteDb(drizzlePglite({ client, schema }));

@@ -4,15 +4,21 @@
  * in DATA_DIR and reopens quickly.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket, TCPSocketListener } from 'bun';
 import { count, sql } from 'drizzle-orm';
-import { DatabaseOpenError, openDatabase } from '../../db/client';
+import { DatabaseOpenError, openDatabase, PGLITE_SETTINGS, type Database } from '../../db/client';
 import { accounts } from '../../db/schema';
 import { createAccount, findAccountByEmail } from '../../src/accounts/accounts';
 import { freshDatabase, seedPgliteDataDir, testDatabaseUrl, type TestDatabase } from '../helpers/db';
+
+/** SHOW name on an embedded database (PGlite's execute() answers {rows}). */
+async function show(d: Database, name: string): Promise<string | undefined> {
+  const res = (await d.db.execute(sql.raw(`show ${name}`))) as unknown as { rows: Record<string, string>[] };
+  return res.rows[0]?.[name];
+}
 
 const root = mkdtempSync(join(tmpdir(), 'db-client-test-'));
 let tdb: TestDatabase;
@@ -87,6 +93,34 @@ describe('embedded PGlite in DATA_DIR', () => {
       await d2.close();
     }
   }, 60_000);
+
+  test('runs with the memory settings (PGLITE_SETTINGS), also where postgresql.conf says otherwise', async () => {
+    const dataDir = join(root, 'settings');
+    await seedPgliteDataDir(dataDir);
+    // A data dir made before the settings existed: PostgreSQL's defaults in its postgresql.conf.
+    appendFileSync(join(dataDir, 'pglite', 'postgresql.conf'), '\nshared_buffers = 128MB\nmax_connections = 100\nmaintenance_work_mem = 64MB\n');
+    const d = await openDatabase({ dataDir });
+    try {
+      for (const [name, value] of Object.entries(PGLITE_SETTINGS)) expect(await show(d, name)).toBe(value);
+      // What they are for: PGlite's shared memory is resident for the process's lifetime (145MB with the defaults).
+      expect(Number.parseInt((await show(d, 'shared_memory_size')) ?? '', 10)).toBeLessThanOrEqual(32);
+    } finally {
+      await d.close();
+    }
+    if (tdb.driver === 'pglite') expect(await show(tdb, 'shared_buffers')).toBe(PGLITE_SETTINGS.shared_buffers);
+  }, 60_000);
+
+  test('first start on an empty data dir: initdb writes the settings into postgresql.conf', async () => {
+    const dataDir = join(root, 'fresh');
+    const d = await openDatabase({ dataDir });
+    try {
+      expect(await show(d, 'shared_buffers')).toBe(PGLITE_SETTINGS.shared_buffers);
+      const conf = readFileSync(join(dataDir, 'pglite', 'postgresql.conf'), 'utf8');
+      for (const [name, value] of Object.entries(PGLITE_SETTINGS)) expect(conf).toMatch(new RegExp(`^${name} = ${value}\\b`, 'm'));
+    } finally {
+      await d.close();
+    }
+  }, 120_000);
 
   test('openDatabase without databaseUrl, dataDir or inMemory is refused', async () => {
     await expect(openDatabase({})).rejects.toBeInstanceOf(DatabaseOpenError);
