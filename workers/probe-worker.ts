@@ -26,7 +26,6 @@ import { runCustomUrl } from '../src/probe/custom-url';
 import { runProbe } from '../src/probe/probe';
 import {
   RESULT_BATCH_MAX,
-  type LaneReply,
   type LaneShard,
   type LaneToMain,
   type MainToLane,
@@ -133,15 +132,8 @@ class Lane {
    */
   poll(): void {
     this.sincePoll = 0;
-    for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.onMessage(m.message as MainToLane);
+    for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.receive(m.message as MainToLane);
   }
-
-  onMessage(m: MainToLane): void {
-    if (m.t === 'close') this.onClose?.();
-    else this.receive(m);
-  }
-
-  onClose: (() => void) | null = null;
 
   receive(m: MainToLane): void {
     if (m.t === 'run') {
@@ -231,19 +223,15 @@ class Lane {
   };
 }
 
-function runLane(port: MessagePort): Promise<LaneReply> {
-  return new Promise<LaneReply>((resolve) => {
+/** Never settles: a lane lives as long as its thread (the pool destroys the threads to stop). */
+function runLane(port: MessagePort): Promise<never> {
+  return new Promise<never>(() => {
     const lane = new Lane(port);
-    lane.onClose = () => {
-      lane.flush();
-      port.close();
-      resolve({ closed: true });
-    };
-    port.on('message', (m: MainToLane) => lane.onMessage(m));
+    port.on('message', (m: MainToLane) => lane.receive(m));
   });
 }
 
-export default async function probeWorker(task: WorkerTask): Promise<PingReply | LaneReply> {
+export default async function probeWorker(task: WorkerTask): Promise<PingReply> {
   if (task.kind === 'ping') return { pong: true, threadId };
   return runLane(task.port);
 }

@@ -19,7 +19,7 @@
  *                  last results always arrive before its end.
  *
  * The piscina task of a lane settles only when its thread dies (the task
- * rejects) or the pool closes it ({t:'close'}): it is the liveness signal.
+ * rejects) or the pool destroys the threads: it is the liveness signal.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { PackedTasks } from './packed-tasks';
@@ -46,7 +46,6 @@ export type LaneShard = {
 export type WorkerTask = { kind: 'ping' } | { kind: 'lane'; port: MessagePort };
 
 export type PingReply = { pong: true; threadId: number };
-export type LaneReply = { closed: true };
 
 export type ShardDone = { id: number; started: number; finished: number; cancelled: boolean };
 
@@ -58,8 +57,7 @@ export type ShardDone = { id: number; started: number; finished: number; cancell
  */
 export type MainToLane =
   | { t: 'run'; settings: { id: number; settings: ProbeSettings }[]; forget: number[]; shards: LaneShard[] }
-  | { t: 'cancel'; ids: number[] }
-  | { t: 'close' };
+  | { t: 'cancel'; ids: number[] };
 
 export type LaneToMain = {
   t: 'batch';

@@ -30,8 +30,8 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { packTasks } from './packed-tasks';
-import { LANE_SETTINGS_CACHE, type LaneReply, type LaneShard, type LaneToMain, type MainToLane, type PingReply, type Shard, type WorkerTask } from './pool-protocol';
+import { packTasks, type PackedTasks } from './packed-tasks';
+import { LANE_SETTINGS_CACHE, type LaneShard, type LaneToMain, type MainToLane, type PingReply, type Shard, type WorkerTask } from './pool-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from './types';
 
 export type { Shard } from './pool-protocol';
@@ -41,6 +41,7 @@ export const POOL_ERROR_CODES = Object.freeze({
   startTimeout: 'pool_start_timeout',
   workerFailed: 'pool_worker_failed',
   callbackFailed: 'pool_callback_failed',
+  badShard: 'pool_bad_shard',
   closed: 'pool_closed',
 } as const);
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[keyof typeof POOL_ERROR_CODES];
@@ -259,15 +260,24 @@ export class ProbePool {
   }
 
   private dispatch(entry: Entry): void {
+    const shard = entry.shard;
+    let tasks: PackedTasks;
+    try {
+      tasks = packTasks(shard.tasks);
+    } catch (err) {
+      // parsed hosts never contain a line break; a caller that passes one gets its shard refused, nothing else
+      if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
+      entry.reject(new PoolError(POOL_ERROR_CODES.badShard, `shard refused: ${errorText(err)}`, { cause: err }));
+      return;
+    }
     let lane = this.lanes[0]!;
     for (const l of this.lanes) if (l.load < lane.load) lane = l;
     entry.lane = lane;
     lane.live.set(entry.id, entry);
     lane.load += entry.size;
     this.running++;
-    const shard = entry.shard;
     entry.settingsId = this.settingsIdOn(lane, shard.settings);
-    const packed: LaneShard = { id: entry.id, kind: shard.kind, tasks: packTasks(shard.tasks), settingsId: entry.settingsId };
+    const packed: LaneShard = { id: entry.id, kind: shard.kind, tasks, settingsId: entry.settingsId };
     if (shard.kind === 'custom_url') packed.rules = shard.rules;
     if (shard.maxConcurrent !== undefined) packed.maxConcurrent = shard.maxConcurrent;
     lane.outShards.push(packed);
@@ -350,7 +360,7 @@ export class ProbePool {
       dead: false,
     };
     port1.on('message', (m: LaneToMain) => this.onBatch(lane, m));
-    (this.piscina.run({ kind: 'lane', port: port2 } satisfies WorkerTask, { transferList: [port2] as never }) as Promise<LaneReply>).then(
+    (this.piscina.run({ kind: 'lane', port: port2 } satisfies WorkerTask, { transferList: [port2] as never }) as Promise<never>).then(
       () => this.laneEnded(lane, null),
       (err: unknown) => this.laneEnded(lane, err),
     );

@@ -172,6 +172,14 @@ describe('ProbePool', () => {
     await expect(p.runShard({ kind: 'probe', tasks: [], settings: settings(500) }, () => {})).rejects.toMatchObject({ code: 'pool_closed' });
   });
 
+  test('a shard whose tasks cannot be packed is refused alone; the pool goes on', async () => {
+    await expect(
+      pool.runShard({ kind: 'probe', tasks: [{ index: 0, proxy: { host: 'a\nb', port: 1 } }], settings: settings(500) }, () => {}),
+    ).rejects.toMatchObject({ code: 'pool_bad_shard' });
+    expect(pool.stats).toEqual({ queued: 0, running: 0 });
+    expect((await pool.runShard({ kind: 'probe', tasks: tasks(2, () => refusedPort), settings: settings(500) }, () => {})).finished).toBe(2);
+  });
+
   test('an empty shard resolves at once', async () => {
     expect(await pool.runShard({ kind: 'probe', tasks: [], settings: settings(500) }, () => {})).toEqual({
       dropped: false,
