@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import type { Logger } from '../log';
 
 export interface RetentionSweep {
+  /** The pass started with the sweep; resolves with the number of files it deleted. */
+  readonly startup: Promise<number>;
   /** One pass now; resolves with the number of files deleted. */
   runOnce(): Promise<number>;
   stop(): void;
@@ -47,10 +49,11 @@ export function startRetentionSweep(opts: {
     if (deleted > 0) opts.log.info('result files past retention deleted', { deleted });
     return deleted;
   };
-  void runOnce();
+  const startup = runOnce();
   timer = setInterval(() => void runOnce(), opts.intervalMs ?? 3_600_000);
   timer.unref?.();
   return {
+    startup,
     runOnce,
     stop() {
       if (timer !== null) clearInterval(timer);

@@ -126,10 +126,11 @@ describe('runOnce', () => {
     const sweep = startRetentionSweep({ dir, maxAgeMs: DAY, log: memoryLogger() });
     sweeps.push(sweep);
     expect(await sweep.runOnce()).toBe(0);
+    // the start-up pass must be over before the directory appears: its readdir, queued
+    // before mkdirSync, may run after it on a busy machine and take the file itself
+    expect(await sweep.startup).toBe(0);
     mkdirSync(dir);
     const old = fileAged(dir, 'x.json', 2 * DAY);
-    // the start-up pass has long finished (the directory was missing then)
-    await sleep(10);
     expect(await sweep.runOnce()).toBe(1);
     expect(existsSync(old)).toBe(false);
     sweep.stop();
