@@ -172,7 +172,7 @@ export function renderSection(st: Stored): string {
   L.push('Command: `npm run bench:e2e` (= `bun bench/e2e.ts`, all scenarios, ~4 min) or `bun bench/e2e.ts A B` for some.', '');
   L.push(
     'Set-up: the service is `bun src/main.ts` as a subprocess with the environment `npm start` gives it (the JSC heap hint `BUN_JSC_forceRAMSize`), an embedded PGlite data dir, `ALLOW_PRIVATE_TARGETS=true`, ' +
-      '`LOG_LEVEL=warn`, `SLOTS_PER_ENDPOINT` per scenario, region capacity = 16 x slots), started fresh per scenario, ' +
+      '`LOG_LEVEL=warn`, `SLOTS_PER_ENDPOINT` per scenario, region capacity = 16 x slots; started fresh per scenario, ' +
       'then one untimed warm-up job (3 000 proxies) so the JIT is warm as in a long-running server. Checks go through ' +
       '`POST /check-raw?type=http&timeout=2000`; accuracy is read from the `result_url` file against the farm manifest. ' +
       'The judge (`startJudgeServer`) runs in its own process (`JUDGE_URL`), so its CPU and sockets are not the ' +
