@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { ProxySet } from '../../src/proxy/dedupe';
 import { formatProxy } from '../../src/proxy/format';
 import { canonicalIPv6 } from '../../src/proxy/host';
-import { isIgnorableLine, isTrimSpace, parseProxyLine, parseProxyList, type ParsedProxy } from '../../src/proxy/parse';
+import { isIgnorableLine, parseProxyLine, parseProxyList, type ParsedProxy } from '../../src/proxy/parse';
 import type { ProxyAddress } from '../../src/proxy/types';
 
 type Expect = Omit<ParsedProxy, 'raw'>;
@@ -191,12 +191,6 @@ describe('parseProxyLine: invalid lines', () => {
 
 test('a trailing NEL stays in a colon-form password (a C1 char: neither white space nor a C0 control)', () => {
   expect(parseProxyLine('1.2.3.4:80:u:p\u0085')?.password).toBe('p\u0085');
-});
-
-test('isTrimSpace is exactly the set of code units String#trim removes', () => {
-  for (let c = 0; c < 0x10000; c++) {
-    if (isTrimSpace(c) !== (String.fromCharCode(c).trim() === '')) throw new Error(`U+${c.toString(16)}`);
-  }
 });
 
 describe('ignored lines', () => {
