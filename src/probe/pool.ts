@@ -30,6 +30,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { LaneSettings } from './lane-settings';
 import { packTasks, type PackedTasks } from './packed-tasks';
 import { LANE_SETTINGS_CACHE, type LaneShard, type LaneToMain, type MainToLane, type PingReply, type Shard, type WorkerTask } from './pool-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from './types';
@@ -107,10 +108,8 @@ interface Lane {
   load: number;
   /** shards, settings and cancels waiting for this turn's message */
   outShards: LaneShard[];
-  outSettings: { id: number; settings: ProbeSettings }[];
-  outForget: number[];
-  /** settings ids the lane holds (mirrors the lane's cache) -> running shards of the lane that use them */
-  known: Map<number, number>;
+  /** the lane's settings cache, mirrored */
+  settings: LaneSettings;
   outCancels: number[];
   flushQueued: boolean;
   dead: boolean;
@@ -276,7 +275,8 @@ export class ProbePool {
     lane.live.set(entry.id, entry);
     lane.load += entry.size;
     this.running++;
-    entry.settingsId = this.settingsIdOn(lane, shard.settings);
+    entry.settingsId = this.settingsIdOf(shard.settings);
+    lane.settings.use(entry.settingsId, shard.settings);
     const packed: LaneShard = { id: entry.id, kind: shard.kind, tasks, settingsId: entry.settingsId };
     if (shard.kind === 'custom_url') packed.rules = shard.rules;
     if (shard.maxConcurrent !== undefined) packed.maxConcurrent = shard.maxConcurrent;
@@ -284,34 +284,14 @@ export class ProbePool {
     this.queueFlush(lane);
   }
 
-  /** The id of `settings` in the lane's cache; queued for the lane when it does not hold it yet. */
-  private settingsIdOn(lane: Lane, settings: ProbeSettings): number {
+  /** One id per settings object (a job passes the same object with every shard). */
+  private settingsIdOf(settings: ProbeSettings): number {
     let id = this.settingsIds.get(settings);
     if (id === undefined) {
       id = this.nextSettingsId++;
       this.settingsIds.set(settings, id);
     }
-    const users = lane.known.get(id);
-    if (users !== undefined) {
-      lane.known.set(id, users + 1);
-      return id;
-    }
-    if (lane.known.size >= LANE_SETTINGS_CACHE) {
-      for (const [old, n] of lane.known) {
-        if (n > 0) continue;
-        lane.known.delete(old);
-        lane.outForget.push(old);
-        break;
-      }
-    }
-    lane.known.set(id, 1);
-    lane.outSettings.push({ id, settings });
     return id;
-  }
-
-  private settingsDone(lane: Lane, id: number): void {
-    const users = lane.known.get(id);
-    if (users !== undefined) lane.known.set(id, users - 1);
   }
 
   private cancel(entry: Entry): void {
@@ -330,10 +310,8 @@ export class ProbePool {
       lane.flushQueued = false;
       if (lane.dead || this.state !== PoolState.open) return;
       if (lane.outShards.length > 0) {
-        const msg: MainToLane = { t: 'run', settings: lane.outSettings, forget: lane.outForget, shards: lane.outShards };
+        const msg: MainToLane = { t: 'run', ...lane.settings.take(), shards: lane.outShards };
         lane.outShards = [];
-        lane.outSettings = [];
-        lane.outForget = [];
         lane.port.postMessage(msg);
       }
       if (lane.outCancels.length > 0) {
@@ -352,9 +330,7 @@ export class ProbePool {
       live: new Map(),
       load: 0,
       outShards: [],
-      outSettings: [],
-      outForget: [],
-      known: new Map(),
+      settings: new LaneSettings(LANE_SETTINGS_CACHE),
       outCancels: [],
       flushQueued: false,
       dead: false,
@@ -396,7 +372,7 @@ export class ProbePool {
     const lane = entry.lane!;
     if (!lane.live.delete(entry.id)) return;
     lane.load -= entry.size;
-    this.settingsDone(lane, entry.settingsId);
+    lane.settings.done(entry.settingsId);
     this.running--;
     if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
     if (err) entry.reject(err);
