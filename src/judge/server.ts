@@ -6,9 +6,12 @@
  * Content-Length and Connection: close.
  *
  * Two front ends share the renderer:
- * - `startJudgeServer`: a raw node:net HTTP/1.1 server (reads the request
- *   head only, bounded to 16 KiB and 10 s) that keeps raw header order and case;
- *   used by tests and usable as a stand-alone JUDGE_URL.
+ * - `startJudgeServer`: a raw HTTP/1.1 server (Bun.listen under Bun, node:net
+ *   elsewhere; reads the request head only, bounded to 16 KiB and 10 s idle)
+ *   that keeps raw header order and case; used by tests, the benchmark and
+ *   usable as a stand-alone JUDGE_URL. Both drivers feed `JudgeRequest`, the
+ *   pure per-connection core; `handleJudgeSocket` is its node:net driver
+ *   (also behind TLS in tests).
  * - `judgeResponseFor`: a Fetch-API handler mounted by the app at GET /judge.
  *   There the runtime has already parsed the headers, so names arrive
  *   lower-cased and order may differ from the wire; anonymity classification
@@ -57,48 +60,57 @@ export function parseRequestHead(head: string): { requestLine: string; target: s
   return { requestLine, target: parts[1] as string, headers };
 }
 
-interface ConnState {
-  parts: Buffer[];
-  len: number;
-  done: boolean;
-}
+/**
+ * One judge connection's request head, fed as bytes arrive (pure: no
+ * sockets). `feed` returns the whole HTTP response to send before closing
+ * once the head is complete (or too large, or malformed), null while it is
+ * not; after that it ignores more bytes.
+ */
+export class JudgeRequest {
+  private parts: Buffer[] = [];
+  private len = 0;
+  private done = false;
 
-/** Serves one judge connection (exported so tests can put it behind TLS). */
-export function handleJudgeSocket(socket: Socket): void {
-  const st: ConnState = { parts: [], len: 0, done: false };
-  socket.setTimeout(IDLE_MS, () => socket.destroy());
-  socket.on('error', () => socket.destroy());
-  socket.on('data', (chunk: Buffer) => {
-    if (st.done) return;
-    st.parts.push(chunk);
-    st.len += chunk.length;
-    const all = st.parts.length === 1 ? chunk : Buffer.concat(st.parts, st.len);
-    st.parts = [all];
+  constructor(private readonly remoteAddress: string) {}
+
+  feed(chunk: Buffer): string | null {
+    if (this.done) return null;
+    this.parts.push(chunk);
+    this.len += chunk.length;
+    const all = this.parts.length === 1 ? chunk : Buffer.concat(this.parts, this.len);
+    this.parts = [all];
     let end = all.indexOf('\r\n\r\n');
     if (end === -1) {
       const lf = all.indexOf('\n\n');
       end = lf === -1 ? -1 : lf - 1;
     }
     if (end === -1) {
-      if (st.len > HEAD_MAX) {
-        st.done = true;
-        socket.end(answer('{"error":"request head too large"}', '431 Request Header Fields Too Large'));
-      }
-      return;
+      if (this.len <= HEAD_MAX) return null;
+      this.done = true;
+      return answer('{"error":"request head too large"}', '431 Request Header Fields Too Large');
     }
-    st.done = true;
+    this.done = true;
+    this.parts = [];
     const parsed = parseRequestHead(all.toString('latin1', 0, end + 2));
-    if (parsed === null) {
-      socket.end(answer('{"error":"bad request"}', '400 Bad Request'));
-      return;
-    }
+    if (parsed === null) return answer('{"error":"bad request"}', '400 Bad Request');
     const body = renderJudgeBody({
       requestLine: parsed.requestLine,
       headers: parsed.headers,
-      remoteAddress: unwrapMappedAddress(socket.remoteAddress ?? ''),
+      remoteAddress: unwrapMappedAddress(this.remoteAddress),
       nonce: extractNonce(parsed.target),
     });
-    socket.end(answer(body));
+    return answer(body);
+  }
+}
+
+/** Serves one judge connection over node:net (exported so tests can put it behind TLS). */
+export function handleJudgeSocket(socket: Socket): void {
+  const req = new JudgeRequest(socket.remoteAddress ?? '');
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
+  socket.on('error', () => socket.destroy());
+  socket.on('data', (chunk: Buffer) => {
+    const reply = req.feed(chunk);
+    if (reply !== null) socket.end(reply);
   });
 }
 
@@ -111,6 +123,49 @@ export interface JudgeServer {
 /** Starts the raw judge on host (default 127.0.0.1) and port (default 0 = any free port). */
 export function startJudgeServer(opts: { host?: string; port?: number } = {}): Promise<JudgeServer> {
   const host = opts.host ?? '127.0.0.1';
+  return typeof globalThis.Bun !== 'undefined' ? startOnBun(host, opts.port ?? 0) : startOnNodeNet(host, opts.port ?? 0);
+}
+
+function judgeUrl(host: string, port: number): string {
+  return `http://${host.indexOf(':') !== -1 ? `[${host}]` : host}:${port}/judge`;
+}
+
+/**
+ * Bun's own listener: no node:net streams per connection. Measured with the
+ * benchmark's judge process (bench/RESULTS.md): about half the CPU per
+ * request of the node:net server below.
+ */
+async function startOnBun(host: string, port: number): Promise<JudgeServer> {
+  const listener = Bun.listen<JudgeRequest>({
+    hostname: host,
+    port,
+    socket: {
+      open(s) {
+        s.data = new JudgeRequest(s.remoteAddress);
+        s.timeout(IDLE_MS / 1000);
+      },
+      data(s, chunk) {
+        const reply = s.data.feed(chunk);
+        if (reply !== null) s.end(reply);
+      },
+      timeout(s) {
+        s.terminate();
+      },
+      error(s) {
+        s.terminate();
+      },
+    },
+  });
+  return {
+    url: judgeUrl(host, listener.port),
+    port: listener.port,
+    close: async () => {
+      listener.stop(true);
+    },
+  };
+}
+
+function startOnNodeNet(host: string, port: number): Promise<JudgeServer> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((s) => {
     sockets.add(s);
@@ -119,13 +174,12 @@ export function startJudgeServer(opts: { host?: string; port?: number } = {}): P
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
+    server.listen(port, host, () => {
       server.removeListener('error', reject);
-      const port = (server.address() as AddressInfo).port;
-      const h = host.indexOf(':') !== -1 ? `[${host}]` : host;
+      const bound = (server.address() as AddressInfo).port;
       resolve({
-        url: `http://${h}:${port}/judge`,
-        port,
+        url: judgeUrl(host, bound),
+        port: bound,
         close: () =>
           new Promise<void>((done) => {
             for (const s of sockets) s.destroy();
