@@ -28,9 +28,21 @@ afterAll(async () => {
   await hole.close();
 });
 
-/** Waits (up to 5 s) until the black hole holds no connection: under load it may still be accepting from its backlog, or reading the resets. */
+/**
+ * Waits (up to 10 s) until the black hole holds no connection and has accepted
+ * none for 200 ms. Connections our probes gave up on can still sit in its
+ * accept queue: it accepts them late (they are already reset) and closes them
+ * at once, so "none open" alone can be a moment between two such batches.
+ */
 async function settle(): Promise<void> {
-  for (let i = 0; i < 500 && hole.open() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  let last = hole.accepted();
+  let quiet = 0;
+  for (let i = 0; i < 1000 && (hole.open() > 0 || quiet < 20); i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    const now = hole.accepted();
+    quiet = now === last && hole.open() === 0 ? quiet + 1 : 0;
+    last = now;
+  }
 }
 
 test('a black-hole probe with timeoutMs 1000 resolves between 1000 and 1050 ms', async () => {
