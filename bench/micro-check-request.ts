@@ -24,6 +24,7 @@ import type { AppDeps } from '../src/http/context';
 import { parseProxyList } from '../src/proxy/parse';
 import { generateJobId } from '../src/jobs/service';
 import { ACCEPTED_REGIONS } from '../src/regions';
+import { mixedLines } from './proxy-list-bodies';
 
 const LINES = 100_000;
 const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 15);
@@ -31,33 +32,9 @@ const MAX_BODY = 16 * 1024 * 1024;
 const limits = { maxProxies: LINES, maxCustomUrls: 10, acceptedRegions: ACCEPTED_REGIONS };
 
 const loop = (i: number) => `127.${(i >> 16) & 255}.${(i >> 8) & 255}.${(i & 255) || 1}`;
-function mixedLine(i: number, out: string[]): string {
-  const port = 1024 + (i % 60000);
-  switch (i % 10) {
-    case 0:
-      return `socks5://${loop(i)}:${port}`;
-    case 1:
-      return `user${i}:p%40ss${i}@proxy-${i}.example.com:${port}`;
-    case 2:
-      return `${loop(i)}:${port}:user${i}:secret:${i}`;
-    case 3:
-      return `[2001:db8::${(i & 0xffff).toString(16)}]:${port}`;
-    case 4:
-      return i % 20 === 4 ? '# comment line' : `  Proxy${i}.Example.NET:${port}/  `;
-    case 5:
-      return i % 50 === 5 ? 'not a proxy' : `127.${(i >> 8) & 255}.${i & 255}.1:${port}`;
-    case 6:
-      return out[i - 6] ?? '127.0.0.1:80'; // duplicate
-    default:
-      return `127.1.${(i >> 8) & 255}.${i & 255}:${port}`;
-  }
-}
-const mixedLines: string[] = [];
-for (let i = 0; i < LINES; i++) mixedLines.push(mixedLine(i, mixedLines));
-
 const BODIES: Record<string, string> = {
   'host:port (127.x)': Array.from({ length: LINES }, (_, i) => `${loop(i)}:${10000 + (i % 50000)}`).join('\n'),
-  'mixed, CRLF': mixedLines.join('\r\n'),
+  'mixed, CRLF': mixedLines(LINES).join('\r\n'),
 };
 
 const median = (xs: number[]) => {

@@ -9,38 +9,15 @@
  */
 import { bench, do_not_optimize, group, run, summary } from 'mitata';
 import { parseProxyList } from '../src/proxy/parse';
+import { ip, mixedLines } from './proxy-list-bodies';
 
 const LINES = 100_000;
 
-const ip = (i: number) => `${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.${(i * 7) & 255}`;
 const lines = (f: (i: number) => string, sep = '\n') => Array.from({ length: LINES }, (_, i) => f(i)).join(sep);
-
-function mixedLine(i: number, out: string[]): string {
-  const port = 1024 + (i % 60000);
-  switch (i % 10) {
-    case 0:
-      return `socks5://${ip(i)}:${port}`;
-    case 1:
-      return `user${i}:p%40ss${i}@proxy-${i}.example.com:${port}`;
-    case 2:
-      return `${ip(i)}:${port}:user${i}:secret:${i}`;
-    case 3:
-      return `[2001:db8::${(i & 0xffff).toString(16)}]:${port}`;
-    case 4:
-      return i % 20 === 4 ? '# comment line' : `  Proxy${i}.Example.NET:${port}/  `;
-    case 5:
-      return i % 50 === 5 ? 'not a proxy' : `172.${(i >> 8) & 255}.${i & 255}.1:${port}`;
-    case 6:
-      return out[i - 6] ?? '1.1.1.1:80'; // duplicate
-    default:
-      return `192.168.${(i >> 8) & 255}.${i & 255}:${port}`;
-  }
-}
-const mixedLines: string[] = [];
-for (let i = 0; i < LINES; i++) mixedLines.push(mixedLine(i, mixedLines));
+const mixedBody = mixedLines(LINES).join('\r\n');
 
 const BODIES: Record<string, string> = {
-  'mixed, CRLF': mixedLines.join('\r\n'),
+  'mixed, CRLF': mixedBody,
   'host:port': lines((i) => `${ip(i)}:${1024 + (i % 60000)}`),
   'scheme://user:pass@host:port': lines((i) => `socks5://user${i}:p%40ss@${ip(i)}:1080`),
   'host:port:user:pass': lines((i) => `${ip(i)}:8080:user${i}:pa:ss`),

@@ -42,7 +42,7 @@
  *   the first occurrence is kept.
  */
 import { HASH_SEED, ProxySet, hashChars, hashFinal, hashInt } from './dedupe';
-import { COLON, DOT, HOST_INVALID, HOST_NAME_UPPER, canonicalIPv6, hostKindAt, isDigit } from './host';
+import { COLON, DOT, HOST_INVALID, HOST_NAME_UPPER, canonicalIPv6, hostKindAt, ipv4At, isDigit } from './host';
 import {
   AT,
   CLOSE_BRACKET,
@@ -107,44 +107,6 @@ function hashLowerAscii(h: number, s: string, a: number, b: number): number {
 }
 
 /**
- * Strict dotted quad at `start` that ends the host (the next char, if any before
- * `b`, is not a host char). Returns its value, or -1 when the text there is
- * anything else (the general scanner then decides).
- */
-function quadAt(s: string, start: number, b: number): number {
-  let value = 0;
-  let i = start;
-  for (let part = 0; part < 4; part++) {
-    if (part > 0) {
-      if (i >= b || s.charCodeAt(i) !== DOT) return -1;
-      i++;
-    }
-    const c0 = i < b ? s.charCodeAt(i) - 48 : -1;
-    if (c0 < 0 || c0 > 9) return -1;
-    let v = c0;
-    i++;
-    if (c0 !== 0) {
-      // up to two more digits (a leading zero stands alone)
-      let c = i < b ? s.charCodeAt(i) - 48 : -1;
-      if (c >= 0 && c <= 9) {
-        v = v * 10 + c;
-        i++;
-        c = i < b ? s.charCodeAt(i) - 48 : -1;
-        if (c >= 0 && c <= 9) {
-          v = v * 10 + c;
-          i++;
-          if (v > 255) return -1;
-        }
-      }
-    }
-    value = value * 256 + v;
-  }
-  if (i < b && isHostChar(s.charCodeAt(i))) return -1;
-  hostEnd = i;
-  return value;
-}
-
-/**
  * Validate a host starting at `start`, not past `b`: returns the index just past
  * it (and sets hostKind / hostStart / hostEnd), or -1 when the host is invalid.
  * An unbracketed host ends at the first char outside [A-Za-z0-9.-].
@@ -168,11 +130,21 @@ function scanHost(s: string, start: number, b: number): number {
   }
   hostStart = start;
   if (isDigit(c0)) {
-    // fast path: the common IPv4 host, validated and valued in one pass
-    const v4 = quadAt(s, start, b);
-    if (v4 >= 0) {
-      hostKind = v4;
-      return hostEnd;
+    // fast path for the common IPv4 host: the run of digits and dots, if it ends the host, is
+    // valued by the one strict dotted-quad parser (host.ts ipv4At)
+    let e = start + 1;
+    while (e < b) {
+      const c = s.charCodeAt(e);
+      if (!isDigit(c) && c !== DOT) break;
+      e++;
+    }
+    if (e === b || !isHostChar(s.charCodeAt(e))) {
+      const v4 = ipv4At(s, start, e);
+      if (v4 >= 0) {
+        hostKind = v4;
+        hostEnd = e;
+        return e;
+      }
     }
   }
   let i = start;
