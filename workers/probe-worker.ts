@@ -6,7 +6,7 @@
  * purpose: the probing itself is runProbe / runCustomUrl. Never touches the
  * database.
  *
- * Shard states: queued (its first probes not all started) -> running ->
+ * Shard states: queued (waiting for start budget) <-> running ->
  * (cancelled) -> done. A shard is done when nothing of it is in flight and it
  * will start nothing more (all started, or cancelled); its `done` entry goes
  * out in the flush after its last result.
@@ -14,12 +14,16 @@
  * Latency matters as much as CPU here: a slot is idle from the moment its
  * probe ends until the probe that replaces it starts, and that path crosses
  * the thread boundary twice. So a lane flushes results at the end of every
- * turn of its event loop, starts new shards at most STARTS_PER_TURN probes
- * per turn (a burst of grants does not hold the loop), and looks at its port
- * synchronously every POLL_EVERY results (receiveMessageOnPort), so shards
- * granted for freed slots start within the same turn instead of after all of
- * its socket events. Measured on scenario C (bench/RESULTS.md): grant to
- * result overhead per entry 50-100 ms -> 6-18 ms in the steady state.
+ * turn of its event loop, and looks at its port synchronously every
+ * POLL_EVERY results (receiveMessageOnPort), so shards granted for freed
+ * slots start within the same turn instead of after all of its socket
+ * events. Measured on scenario C (bench/RESULTS.md): grant to result overhead
+ * per entry 50-100 ms -> 6-18 ms in the steady state.
+ *
+ * But a probe's clock must not run while the lane is too busy to read its
+ * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
+ * replacements alike (src/probe/lane-starts.ts), so under CPU saturation
+ * probes wait unstarted instead of in-flight.
  */
 import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
 import { runCustomUrl } from '../src/probe/custom-url';
@@ -34,16 +38,17 @@ import {
   type WorkerTask,
 } from '../src/probe/pool-protocol';
 import { unpackTasks } from '../src/probe/packed-tasks';
+import { LaneStarts, type StartableRun } from '../src/probe/lane-starts';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from '../src/probe/types';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
-/** Probes a lane starts per turn of its event loop at most (see Lane.startSome). */
-const STARTS_PER_TURN = 256;
+/** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/lane-starts.ts). */
+const STARTS_PER_TURN = 32;
 /** Results between two synchronous looks at the port (Lane.poll). */
 const POLL_EVERY = 16;
 
-class LaneShardRun {
+class LaneShardRun implements StartableRun {
   next = 0;
   inFlight = 0;
   finished = 0;
@@ -66,7 +71,7 @@ class LaneShardRun {
     this.limit = Math.max(1, Math.min(shard.maxConcurrent ?? this.total, this.total));
   }
 
-  /** Waiting in the lane's start queue (its first starts are paced). */
+  /** Waiting in the lane's start queue (kept by LaneStarts). */
   queued = false;
 
   get ended(): boolean {
@@ -118,9 +123,10 @@ class Lane {
   private sincePoll = 0;
   private done: ShardDone[] = [];
   private immediate: ReturnType<typeof setImmediate> | null = null;
-  /** Shards whose first probes are not all started yet (paced, see startSome). */
-  private readonly starting: LaneShardRun[] = [];
-  private startTimer: ReturnType<typeof setImmediate> | null = null;
+  /** Paces starts: at most STARTS_PER_TURN per turn of the event loop. */
+  private readonly starts = new LaneStarts<LaneShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
+    if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
+  });
 
   constructor(private readonly port: MessagePort) {}
 
@@ -146,12 +152,8 @@ class Lane {
         const run = new LaneShardRun(shard, settings, this);
         this.running.set(shard.id, run);
         if (run.ended) this.end(run); // an empty shard
-        else {
-          run.queued = true;
-          this.starting.push(run);
-        }
+        else this.starts.add(run);
       }
-      this.startSome();
     } else if (m.t === 'cancel') {
       for (const id of m.ids) {
         const run = this.running.get(id);
@@ -170,35 +172,11 @@ class Lane {
     else list.push(r);
     this.pendingCount++;
     if (++this.sincePoll >= POLL_EVERY) this.poll();
-    if (!run.queued) run.pump(1);
+    this.starts.replace(run);
     if (run.ended) this.end(run);
     else if (this.pendingCount >= RESULT_BATCH_MAX) this.flush();
     else this.immediate ??= setImmediate(this.flush);
   }
-
-  /**
-   * Starts at most STARTS_PER_TURN probes, oldest shard first, then yields to
-   * the event loop (setImmediate) before the next ones: a burst of grants (a
-   * job's first 8 192 slots) would otherwise hold the loop for ~150 ms of
-   * connect calls while the answers of the first probes wait unread.
-   */
-  private readonly startSome = (): void => {
-    let budget = STARTS_PER_TURN;
-    while (budget > 0 && this.starting.length > 0) {
-      const run = this.starting[0]!;
-      budget -= run.pump(budget);
-      if (run.startable) break; // budget spent
-      run.queued = false;
-      this.starting.shift();
-      if (run.ended) this.end(run); // cancelled while queued
-    }
-    if (this.starting.length > 0) this.startTimer ??= setImmediate(this.onStartTimer);
-  };
-
-  private readonly onStartTimer = (): void => {
-    this.startTimer = null;
-    this.startSome();
-  };
 
   private end(run: LaneShardRun): void {
     if (!this.running.delete(run.shard.id)) return; // already reported

@@ -92,6 +92,16 @@ describe('ProbePool', () => {
     expect(pool.stats).toEqual({ queued: 0, running: 0 });
   });
 
+  test('replacements beyond a turn\'s start budget wait for the next turn and all run: every result exactly once', async () => {
+    // refused connects end at once, so most replacements find the lane's per-turn budget spent
+    const seen: number[] = [];
+    const out = await pool.runShard({ kind: 'probe', tasks: tasks(3000, () => refusedPort), settings: settings(2000), maxConcurrent: 200 }, (batch) => {
+      for (const r of batch) seen.push(r.index);
+    });
+    expect(out).toEqual({ dropped: false, started: 3000, finished: 3000, cancelled: false });
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+  });
+
   test('cooperative cancel stops a running shard quickly without killing the thread', async () => {
     const ac = new AbortController();
     const t = performance.now();
