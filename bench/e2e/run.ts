@@ -23,6 +23,8 @@ export interface RunSpec {
   slots: number;
   type?: 'http' | 'socks4' | 'socks5';
   jobId?: string;
+  /** random orders of the list for the order-blind ideal (entries.ts orderBlindMakespans); 0 = none */
+  boundOrders?: number;
   /** called once the request is sent (E: submit the small job while this one runs) */
   whileRunning?: () => Promise<unknown>;
 }
@@ -85,7 +87,7 @@ function sumCpu(pids: number[]): number {
 
 export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Promise<RunResult> {
   const text = listText(spec.entries);
-  const bound = lowerBound(spec.entries, spec.timeoutMs, spec.slots);
+  const bound = lowerBound(spec.entries, spec.timeoutMs, spec.slots, spec.boundOrders ?? 0);
   resetPeakRss(svc.pid);
   let peakFds = openFds(svc.pid);
   const fdTimer = setInterval(() => {
@@ -177,7 +179,7 @@ export function describe(r: RunResult): string {
     : 'no accuracy';
   return (
     `${r.name}: n=${r.size} slots=${r.slots} wall ${(r.wallMs / 1000).toFixed(2)} s, bound ${(r.bound.formulaMs / 1000).toFixed(2)} s ` +
-    `(tight ${(r.bound.tightMs / 1000).toFixed(2)} s, ideal list-order ${(r.bound.fifoMs / 1000).toFixed(2)} s) ratio ${r.ratio.toFixed(3)} / ${r.ratioTight.toFixed(3)}; ` +
+    `(tight ${(r.bound.tightMs / 1000).toFixed(2)} s, ideal list-order ${(r.bound.fifoMs / 1000).toFixed(2)} s${orderBlindText(r)}) ratio ${r.ratio.toFixed(3)} / ${r.ratioTight.toFixed(3)}; ` +
     `CPU ${(r.cpuMs / 1000).toFixed(2)} s = ${r.cpuPerCheckUs.toFixed(0)} µs/check (judge ${(r.judgeCpuMs / 1000).toFixed(2)} s, farm ${(r.farmCpuMs / 1000).toFixed(2)} s, other processes ${(r.otherCpuMs / 1000).toFixed(2)} s of machine ${(r.machineCpuMs / 1000).toFixed(2)} s); ` +
     `peak RSS ${r.peakRssMiB.toFixed(0)} MiB, fds ${r.peakFds}; ${acc}; processing_time ${r.processingTime}` +
     (r.timeline ? `; first result at ${r.timeline.firstCheckedMs?.toFixed(0)} ms, all checked at ${r.timeline.allCheckedMs?.toFixed(0)} ms` : '') +
@@ -191,6 +193,14 @@ export function describe(r: RunResult): string {
           .join(' ')}`
       : '')
   );
+}
+
+/** ", ideal order-blind 1.053-1.063 (200 orders), clairvoyant 1.010" as ratios to the tight bound; '' without orderBlind */
+export function orderBlindText(r: Pick<RunResult, 'bound'>): string {
+  const o = r.bound.orderBlind;
+  if (o === undefined || r.bound.tightMs <= 0) return '';
+  const q = (ms: number) => (ms / r.bound.tightMs).toFixed(3);
+  return `, ideal order-blind ${q(o.minMs)}-${q(o.maxMs)} (median ${q(o.p50Ms)}, ${o.orders} orders), clairvoyant ${q(o.clairvoyantMs)}`;
 }
 
 export function threadsText(t: Record<string, number>): string {

@@ -73,12 +73,12 @@ async function withService<T>(env: Env, slotsPerEndpoint: number | null, out: Sc
   }
 }
 
-async function one(env: Env, svc: Service, name: string, entries: Entry[], slots: number): Promise<RunResult> {
+async function one(env: Env, svc: Service, name: string, entries: Entry[], slots: number, boundOrders = 0): Promise<RunResult> {
   for (let i = 1; i < env.repeat; i++) {
     const r0 = await runList(svc, env.ctx, { name: `${name} (pass ${i})`, entries, timeoutMs: TIMEOUT_MS, slots });
     env.log(`  ${describe(r0)}`);
   }
-  const r = await runList(svc, env.ctx, { name, entries, timeoutMs: TIMEOUT_MS, slots, jobId: `bench-${name.replace(/[^A-Za-z0-9]/g, '-')}-${Date.now().toString(36)}` });
+  const r = await runList(svc, env.ctx, { name, entries, timeoutMs: TIMEOUT_MS, slots, boundOrders, jobId: `bench-${name.replace(/[^A-Za-z0-9]/g, '-')}-${Date.now().toString(36)}` });
   env.log(`  ${describe(r)}`);
   if (r.accuracy && r.accuracy.examples.length > 0) env.log(`    ${r.accuracy.examples.slice(0, 5).join('\n    ')}`);
   return r;
@@ -88,7 +88,7 @@ export async function scenarioA(env: Env): Promise<ScenarioOutput> {
   const out: ScenarioOutput = { runs: [], startups: [], notes: [] };
   const entries = list(env, 'A', 0, sized(env, 20_000), MIX_A, 101);
   await withService(env, 64, out, async (svc) => {
-    out.runs.push(await one(env, svc, 'A', entries, 64 * ENDPOINTS));
+    out.runs.push(await one(env, svc, 'A', entries, 64 * ENDPOINTS, 200));
   });
   return out;
 }

@@ -192,6 +192,8 @@ export interface Bound {
   sumMs: number;
   /** a zero-overhead checker that starts entries in list order whenever a slot frees (it cannot know which are black holes) */
   fifoMs: number;
+  /** only when asked for (lowerBound's `orders`) */
+  orderBlind?: OrderBlind;
 }
 
 /** Makespan of list-order scheduling on `slots` slots with zero overhead (binary min-heap of slot free times). */
@@ -234,20 +236,62 @@ export function fifoMakespanMs(durations: readonly number[], slots: number): num
   return end;
 }
 
-export function lowerBound(entries: readonly Entry[], timeoutMs: number, slots: number): Bound {
+/**
+ * What a zero-overhead checker that cannot see which entries are black holes
+ * gets, whatever order it picks: every order it can choose without that
+ * knowledge is, on a shuffled list, as good as a random one. So: the
+ * list-order makespan of `orders` seeded random permutations of the same
+ * entries (min / median / max), beside the clairvoyant longest-first order.
+ */
+export interface OrderBlind {
+  orders: number;
+  minMs: number;
+  p50Ms: number;
+  maxMs: number;
+  /** longest first: needs every entry's duration in advance */
+  clairvoyantMs: number;
+}
+
+export function orderBlindMakespans(durations: readonly number[], slots: number, orders: number, seed = 42): OrderBlind {
+  const rnd = prng(seed);
+  const spans: number[] = [];
+  const a = durations.slice();
+  for (let k = 0; k < orders; k++) {
+    for (let i = a.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      const t = a[i]!;
+      a[i] = a[j]!;
+      a[j] = t;
+    }
+    spans.push(fifoMakespanMs(a, slots));
+  }
+  spans.sort((x, y) => x - y);
+  return {
+    orders,
+    minMs: spans[0] ?? 0,
+    p50Ms: spans[Math.floor(spans.length / 2)] ?? 0,
+    maxMs: spans.at(-1) ?? 0,
+    clairvoyantMs: fifoMakespanMs(
+      durations.slice().sort((x, y) => y - x),
+      slots,
+    ),
+  };
+}
+
+/** The bounds of a run; with `orders` > 0 also what order-blind checkers get (orderBlindMakespans). */
+export function lowerBound(entries: readonly Entry[], timeoutMs: number, slots: number, orders = 0): Bound {
   let sum = 0;
   let longest = 0;
-  for (const e of entries) {
-    const d = ownDurationMs(e, timeoutMs);
+  const durations = entries.map((e) => ownDurationMs(e, timeoutMs));
+  for (const d of durations) {
     sum += d;
     if (d > longest) longest = d;
   }
   const formulaMs = sum / slots;
-  const fifoMs = fifoMakespanMs(
-    entries.map((e) => ownDurationMs(e, timeoutMs)),
-    slots,
-  );
-  return { formulaMs, tightMs: Math.max(formulaMs, longest), sumMs: sum, fifoMs };
+  const fifoMs = fifoMakespanMs(durations, slots);
+  const b: Bound = { formulaMs, tightMs: Math.max(formulaMs, longest), sumMs: sum, fifoMs };
+  if (orders > 0) b.orderBlind = orderBlindMakespans(durations, slots, orders);
+  return b;
 }
 
 /** The plain-text list for /check-raw. */

@@ -18,6 +18,7 @@ import {
   assignBehaviours,
   buildEntries,
   fifoMakespanMs,
+  orderBlindMakespans,
   idOf,
   latencyOf,
   listText,
@@ -261,6 +262,33 @@ describe('bounds', () => {
     expect(lowerBound(entries, 2000, 2)).toEqual({ formulaMs: 3050, tightMs: 3050, sumMs: 6100, fifoMs: 4000 });
     // many slots: the formula drops under the longest entry, the tight bound does not
     expect(lowerBound(entries, 2000, 10)).toEqual({ formulaMs: 610, tightMs: 2000, sumMs: 6100, fifoMs: 2000 });
+  });
+
+  test('orderBlindMakespans: the best and worst orders of a small list, the clairvoyant one, a fixed seed', () => {
+    // slots 2: [1, 1, 2] in list order ends at 3; with the 2 first it ends at 2
+    const o = orderBlindMakespans([1, 1, 2], 2, 60);
+    expect(o).toEqual({ orders: 60, minMs: 2, p50Ms: o.p50Ms, maxMs: 3, clairvoyantMs: 2 });
+    expect([2, 3]).toContain(o.p50Ms);
+    expect(orderBlindMakespans([5, 0, 2, 2, 7, 1], 3, 20, 9)).toEqual(orderBlindMakespans([5, 0, 2, 2, 7, 1], 3, 20, 9));
+    expect(lowerBound([entry('blackhole', null, 0)], 2000, 1, 3).orderBlind).toEqual({ orders: 3, minMs: 2000, p50Ms: 2000, maxMs: 2000, clairvoyantMs: 2000 });
+    expect(lowerBound([entry('blackhole', null, 0)], 2000, 1).orderBlind).toBeUndefined();
+  });
+
+  test('order-blind makespans lie between the clairvoyant order and the worst; none beats the tight bound', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 3000 }), { maxLength: 120 }), fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 12 }), (ds, slots, orders) => {
+        const o = orderBlindMakespans(ds, slots, orders);
+        const sum = ds.reduce((a, b) => a + b, 0);
+        const tight = Math.max(sum / slots, ...ds, 0);
+        expect(o.clairvoyantMs).toBeGreaterThanOrEqual(tight - 1e-9);
+        expect(o.minMs).toBeGreaterThanOrEqual(tight - 1e-9);
+        expect(o.minMs).toBeLessThanOrEqual(o.p50Ms);
+        expect(o.p50Ms).toBeLessThanOrEqual(o.maxMs);
+        // every order's makespan is a list-order makespan of some permutation: at most the sum
+        expect(o.maxMs).toBeLessThanOrEqual(sum);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   test('formula = sum(min(duration, timeout)) / slots, tight >= formula, fifo >= tight', () => {

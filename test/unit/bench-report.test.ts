@@ -104,6 +104,16 @@ describe('renderSection', () => {
     expect(md).toContain('| A: wall / lower bound | <= 1.05 | 1.200 (19.20 s vs bound 16.00 s) | **not met** |');
   });
 
+  test('scenario A with the order-blind ideal: its range beside the target, and whether any such checker meets it', () => {
+    const bound = { formulaMs: 16_000, tightMs: 16_000, sumMs: 16_384_000, fifoMs: 16_960, orderBlind: { orders: 200, minMs: 16_848, p50Ms: 16_912, maxMs: 17_008, clairvoyantMs: 16_160 } };
+    const md = renderSection(stored({ A: scenario([run({ bound, ratioTight: 1.072, wallMs: 17_152 })]) }));
+    expect(md).toContain(
+      '| A: wall / lower bound | <= 1.05 | 1.072 (17.15 s vs bound 16.00 s); a zero-overhead checker that cannot tell black holes in advance: 1.053-1.063 over 200 orders of this list (list order 1.060); one that can (longest first): 1.010 | **not met** (no order-blind checker meets it on this list) |',
+    );
+    const easy = { ...bound, orderBlind: { ...bound.orderBlind, minMs: 16_640 } };
+    expect(lines(renderSection(stored({ A: scenario([run({ bound: easy, ratioTight: 1.072, wallMs: 17_152 })]) })), '| A: wall')[0]).toEndWith('| **not met** |');
+  });
+
   test('accuracy text: borderline, late answers, missing records; verdict row sums every run', () => {
     const a1 = accuracy({ borderline: 11, borderlineFound: 9, falsePositives: 2, lateAccepted: 1, missingRecords: 3, foundWorking: 1940 });
     const md = renderSection(stored({ A: scenario([run({ accuracy: a1 })]), C: scenario([run({ name: 'C', accuracy: accuracy({ falsePositives: 1 }) })]) }));
