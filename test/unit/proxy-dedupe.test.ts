@@ -1,7 +1,7 @@
 /** Tests for src/proxy/dedupe.ts: proxy identity (string key and hash set agree). */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { proxyHash, proxyKey, ProxySet, sameProxy } from '../../src/proxy/dedupe';
+import { HASH_SEED, hashFinal, hashInt, proxyHash, proxyKey, ProxySet, sameProxy } from '../../src/proxy/dedupe';
 import type { ProxyAddress } from '../../src/proxy/types';
 
 describe('identity', () => {
@@ -38,6 +38,31 @@ const proxyArb: fc.Arbitrary<ProxyAddress> = fc.record(
   },
   { requiredKeys: ['host', 'port'] },
 );
+
+describe('hash flooding', () => {
+  test('a list crafted offline to share one slot under a known seed spreads out under the process seed', () => {
+    // 2 048 IPv4 proxies whose hash under FNV-1a's public offset basis all end in the same 12 bits:
+    // the slot in a table sized for them (4 096 slots), so every insert would walk one run
+    const KNOWN = 0x811c9dc5 | 0;
+    const crafted: ProxyAddress[] = [];
+    for (let v4 = 0x0a000000; crafted.length < 2048; v4++) {
+      if ((hashFinal(hashInt(hashInt(KNOWN, v4), 8080)) & 0xfff) === 0) {
+        crafted.push({ host: `${v4 >>> 24}.${(v4 >>> 16) & 255}.${(v4 >>> 8) & 255}.${v4 & 255}`, port: 8080 });
+      }
+    }
+    expect(HASH_SEED).not.toBe(KNOWN);
+    const perSlot = new Map<number, number>();
+    for (const p of crafted) {
+      const slot = proxyHash(p) & 0xfff;
+      perSlot.set(slot, (perSlot.get(slot) ?? 0) + 1);
+    }
+    // 2 048 keys over 4 096 slots at random: the fullest slot holds a handful (P(> 16) is ~1e-10)
+    expect(Math.max(...perSlot.values())).toBeLessThan(16);
+    const set = new ProxySet(crafted.length);
+    for (const p of crafted) expect(set.add(p)).toBe(true);
+    expect(set.size).toBe(2048);
+  });
+});
 
 describe('ProxySet', () => {
   test('agrees with a Set of proxyKey, keeps first occurrences in order', () => {
