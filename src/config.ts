@@ -148,7 +148,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     resultSecret,
     adminToken,
     allowPrivateTargets: bool(env, 'ALLOW_PRIVATE_TARGETS', false),
-    slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 512, 1, 100_000),
+    slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 768, 1, 100_000),
     judgeUrl: url(env, 'JUDGE_URL', ['http:', 'https:']),
     checkerIps: ipList(env, 'CHECKER_IPS'),
     calibrationIntervalMs: int(env, 'CALIBRATION_INTERVAL_MS', 300_000, 1_000, 86_400_000),

@@ -189,7 +189,10 @@ export function renderSection(st: Stored): string {
   L.push(
     'Ideal list-order checker: the same entries started in list order on the same slots with zero overhead (simulated ' +
       'from the manifest). It is what a perfect engine would reach without knowing in advance which entries are black holes: ' +
-      'the gap to the bound is the tail of the last timeouts; wall / it is our engine\'s own overhead.',
+      'the gap to the bound is the tail of the last timeouts; wall / it is our engine\'s own overhead. ' +
+      'Order-blind ideal (A): the same zero-overhead checker on 200 random orders of the same entries. On a shuffled list ' +
+      'every order a checker can pick without knowing which entries are black holes is as good as a random one, so this ' +
+      'range is what any such checker gets; only one that knows every duration in advance (longest first) gets the clairvoyant figure.',
   );
   L.push(
     'Bound: the issue\'s formula is sum over entries of min(own duration, timeout) / slots; no schedule can beat the ' +

@@ -151,7 +151,7 @@ export async function scenarioC(env: Env, withE: boolean): Promise<ScenarioOutpu
 }
 
 export const D_SIZES = [1_000, 10_000, 100_000];
-export const D_CAPACITIES = [256, 1_024, 4_096, 8_192];
+export const D_CAPACITIES = [256, 1_024, 4_096, 8_192, 12_288];
 
 /** D; `reuse` = C's run (same list shape, default capacity) fills its cell instead of running it twice. */
 export async function scenarioD(env: Env, reuse: RunResult | null): Promise<ScenarioOutput> {

@@ -10,8 +10,8 @@
  * socket events, instead of piling connects onto a loop that cannot read
  * their answers yet. A probe's clock starts when it starts, so the wait
  * happens before the clock, and response times stay what the proxy took:
- * bench/RESULTS.md "Start budget" (scenario C, working overhead p99
- * 314-393 ms -> 22-27 ms, wall time unchanged).
+ * bench/RESULTS.md "Session 3: a start budget in the lanes" (scenario C,
+ * working proxies' overhead p99 285-346 ms -> 16-19 ms, wall unchanged).
  *
  * Run states, as this queue sees them:
  *   idle    not queued; its next replacement may start at once (replace)

@@ -11,7 +11,7 @@ describe('startScriptEnv (the bench runs the service as npm start does)', () => 
 
   test("package.json's start script gives the JSC heap hint the README documents", () => {
     const start = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    expect(startScriptEnv(start)).toEqual({ BUN_JSC_forceRAMSize: '402653184' });
+    expect(startScriptEnv(start)).toEqual({ BUN_JSC_forceRAMSize: '268435456' });
     expect(start.endsWith('bun src/main.ts')).toBe(true);
   });
 });

@@ -37,7 +37,7 @@ describe('defaults', () => {
       resultSecret: undefined,
       adminToken: undefined,
       allowPrivateTargets: false,
-      slotsPerEndpoint: 512,
+      slotsPerEndpoint: 768,
       judgeUrl: undefined,
       checkerIps: [],
       calibrationIntervalMs: 300_000,
