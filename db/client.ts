@@ -23,6 +23,11 @@ export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type DriverName = 'pglite' | 'postgres';
 
+/** The rows of a `db.execute()` result: drizzle answers `{rows}` on PGlite and an array on postgres.js. */
+export function rowsOf<T>(res: unknown): T[] {
+  return (Array.isArray(res) ? res : (res as { rows: T[] }).rows) as T[];
+}
+
 export interface Database {
   db: Db;
   driver: DriverName;

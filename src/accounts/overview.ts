@@ -4,11 +4,11 @@
  * first, at most 30, each with a freshly signed result_url or null),
  * history_count, usage_last_30_days (exactly 30 UTC days, oldest first,
  * ending today, zero-filled). Also the check response's `metadata.user`.
+ * The overview is one statement (overview-sql.ts).
  */
-import { and, count, desc, eq, gte, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
-import { scans } from '../../db/schema';
+import { rowsOf, type Db } from '../../db/client';
 import { getAccount } from './accounts';
+import { decodeOverviewRow, overviewStatement, type OverviewRow } from './overview-sql';
 import { AccountError, AccountErrorCode } from './errors';
 import { checkUserInfo, subscriptionDetail, type CheckUserInfo, type SubscriptionDetail } from './plan';
 
@@ -63,35 +63,21 @@ export function fillUsage(days: readonly string[], totals: ReadonlyMap<string, n
 }
 
 export async function getAccountOverview(db: Db, accountId: string, now: Date, signResult: SignResult): Promise<AccountOverview> {
-  const account = await getAccount(db, accountId);
-  if (account === null) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
   const days = usageDays(now);
   const windowStart = new Date(`${days[0]}T00:00:00.000Z`);
-  const dayExpr = sql<string>`to_char(${scans.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`;
-  const [recent, [countRow], usageRows] = await Promise.all([
-    db
-      .select()
-      .from(scans)
-      .where(eq(scans.accountId, accountId))
-      .orderBy(desc(scans.createdAt), desc(scans.id))
-      .limit(HISTORY_LIMIT),
-    db.select({ n: count() }).from(scans).where(eq(scans.accountId, accountId)),
-    db
-      .select({ day: dayExpr, total: sql<number>`coalesce(sum(${scans.totalChecked}), 0)`.mapWith(Number) })
-      .from(scans)
-      .where(and(eq(scans.accountId, accountId), gte(scans.createdAt, windowStart)))
-      .groupBy(dayExpr),
-  ]);
-  const totals = new Map<string, number>(usageRows.map((r) => [r.day, r.total]));
+  const [row] = rowsOf<OverviewRow>(await db.execute(overviewStatement({ accountId, windowStart, limit: HISTORY_LIMIT })));
+  if (row === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  const o = decodeOverviewRow(row);
+  const a = o.account;
   return {
     user: {
-      id: account.id,
-      email: account.email,
-      checks: account.rootBalance + account.tempBalance,
-      breakdown: { root_balance: account.rootBalance, temp_balance: account.tempBalance },
-      subscription_detail: subscriptionDetail(account, now),
+      id: accountId,
+      email: a.email,
+      checks: a.rootBalance + a.tempBalance,
+      breakdown: { root_balance: a.rootBalance, temp_balance: a.tempBalance },
+      subscription_detail: subscriptionDetail(a, now),
     },
-    history: recent.map((s) => ({
+    history: o.recent.map((s) => ({
       id: s.id,
       total_checked: s.totalChecked,
       total_working: s.totalWorking,
@@ -101,8 +87,8 @@ export async function getAccountOverview(db: Db, accountId: string, now: Date, s
       status: s.status,
       error: s.error,
     })),
-    history_count: Number(countRow?.n ?? 0),
-    usage_last_30_days: fillUsage(days, totals),
+    history_count: o.historyCount,
+    usage_last_30_days: fillUsage(days, o.usage),
   };
 }
 

@@ -26,7 +26,7 @@
  * by the refunded units.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client';
+import { rowsOf, type Db } from '../../db/client';
 import { accounts, quotaLedger } from '../../db/schema';
 import { reserveStatement } from './quota-sql';
 import { AccountError, AccountErrorCode } from './errors';
@@ -88,11 +88,6 @@ interface ReserveRow {
   unlimited_until: string | Date | null;
   ledger_rows: number;
   scan_id: number | null;
-}
-
-/** drizzle's execute() answers `{rows}` on PGlite and an array on postgres.js. */
-function rowsOf<T>(res: unknown): T[] {
-  return (Array.isArray(res) ? res : (res as { rows: T[] }).rows) as T[];
 }
 
 export async function reserveQuota(db: Db, input: ReserveInput): Promise<ReserveResult> {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createAccount } from '../../src/accounts/accounts';
 import { fillUsage, getAccountOverview, getCheckUserInfo, usageDays } from '../../src/accounts/overview';
-import { finishScan, startScan } from '../../src/accounts/scans';
+import { finishScan, getScanByJobId, startScan } from '../../src/accounts/scans';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
 
 let tdb: TestDatabase;
@@ -91,6 +91,18 @@ describe('getAccountOverview', () => {
     }
     for (const u of usage) expect(u.total_checked).toBe(expected.get(u.day) ?? 0);
     expect(o.user.subscription_detail).toEqual({ UnlimitedPro: true, unlimited_expired_at: '2026-08-01T00:00:00.000Z' });
+  });
+
+  test('scanned_at of a scan stamped by the database (microseconds) is the millisecond drizzle reads', async () => {
+    const acc = await createAccount(tdb.db, { email: 'micro@example.test' });
+    for (let i = 0; i < 5; i++) await startScan(tdb.db, { accountId: acc.id, jobId: `micro-${i}`, proxyType: 'http', region: 'us1', timeoutMs: 1000, totalSubmitted: 1 });
+    const o = await getAccountOverview(tdb.db, acc.id, new Date(), sign);
+    expect(o.history).toHaveLength(5);
+    for (const h of o.history) {
+      const row = await getScanByJobId(tdb.db, `micro-${4 - o.history.indexOf(h)}`);
+      expect(h.id).toBe(row!.id);
+      expect(h.scanned_at).toBe(row!.createdAt.toISOString());
+    }
   });
 
   test('check metadata.user and unknown account', async () => {
