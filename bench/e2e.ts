@@ -12,7 +12,8 @@
  *   instead of the embedded PGlite: a fresh database on URL, default
  *   postgres://postgres@127.0.0.1:5432/postgres, dropped at the end), --repeat=N (run each
  *   measured list N times on the same service, report the last), --bun-flags='--smol ...'
- *   (extra flags for the service's bun, for experiments)
+ *   (extra flags for the service's bun, for experiments), --e-at=MS (E: submit the
+ *   small job this long into C; default 3000, 600 lands in C's first busy seconds)
  *
  * Processes: the farm (bench/farm/worker.ts x 4), the judge
  * (bench/farm/judge.ts) and the service (via bench/e2e/guard.ts), all on
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     log,
     warmup: flag('cold') === undefined,
     repeat: flagValue('repeat', 1),
+    eAtMs: flagValue('e-at', 3000),
     bunFlags: [
       ...(flag('profile') !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${join(outDir, 'profiles')}`] : []),
       ...(flag('bun-flags')?.slice('--bun-flags='.length).split(' ').filter((f) => f !== '') ?? []),

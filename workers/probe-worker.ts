@@ -23,7 +23,7 @@
  * But a probe's clock must not run while the lane is too busy to read its
  * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
  * replacements alike (src/probe/lane-starts.ts), so under CPU saturation
- * probes wait unstarted instead of in-flight.
+ * probes wait unstarted instead of in-flight; waiting jobs take turns.
  */
 import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
 import { runCustomUrl } from '../src/probe/custom-url';
@@ -73,6 +73,11 @@ class LaneShardRun implements StartableRun {
 
   /** Waiting in the lane's start queue (kept by LaneStarts). */
   queued = false;
+
+  /** The start queue's group: the job (one settings object per job). */
+  get group(): number {
+    return this.shard.settingsId;
+  }
 
   get ended(): boolean {
     return this.inFlight === 0 && (this.cancelled || this.next >= this.total);

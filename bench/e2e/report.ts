@@ -147,7 +147,7 @@ function renderVariant(L: string[], st: Stored, S: Record<string, ScenarioOutput
     );
   });
   section('C', `C: 100 000 proxies, mix of A, default capacity (SLOTS_PER_ENDPOINT default ${S.C?.stamp.defaultSlots} -> ${(S.C?.stamp.defaultSlots ?? 0) * 16} slots)`, (s) => runsTable(s.runs));
-  section('E', 'E: a 10-proxy job (mix of A) submitted 3 s into C, same region', (s) => {
+  section('E', `E: a 10-proxy job (mix of A) submitted ${(S.E?.fairness?.atMs ?? 3000) / 1000} s into C, same region`, (s) => {
     const x = s.fairness!;
     L.push(`Wall ${s2(x.wallMs)} (target <= ${s2(2 * x.timeoutMs)}); the same 10 alone on the idle service: ${s2(x.soloWallMs)}; verdicts ${x.accuracyOk ? 'right' : '**wrong**'}.`);
   });

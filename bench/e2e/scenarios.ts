@@ -34,6 +34,8 @@ export interface Env {
   warmup: boolean;
   /** measured passes per list (the last one is reported) */
   repeat: number;
+  /** E: ms into C at which the small job is submitted */
+  eAtMs: number;
 }
 
 export interface ScenarioOutput {
@@ -41,7 +43,7 @@ export interface ScenarioOutput {
   startups: number[];
   notes: string[];
   overhead?: OverheadResult;
-  fairness?: { wallMs: number; soloWallMs: number; timeoutMs: number; accuracyOk: boolean; bigName: string };
+  fairness?: { wallMs: number; soloWallMs: number; timeoutMs: number; accuracyOk: boolean; bigName: string; atMs?: number };
   skipped?: { size: number; capacity: number; boundMs: number; why: string }[];
 }
 
@@ -108,7 +110,7 @@ export async function scenarioB(env: Env): Promise<ScenarioOutput> {
   return out;
 }
 
-/** C, and E inside it when `withE` (the 10-proxy job is submitted 3 s into C). */
+/** C, and E inside it when `withE` (the 10-proxy job is submitted env.eAtMs into C: 3 s by default). */
 export async function scenarioC(env: Env, withE: boolean): Promise<ScenarioOutput> {
   const out: ScenarioOutput = { runs: [], startups: [], notes: [] };
   const entries = list(env, 'C', 0, sized(env, 100_000), MIX_A, 103);
@@ -132,7 +134,7 @@ export async function scenarioC(env: Env, withE: boolean): Promise<ScenarioOutpu
       ...(withE
         ? {
             whileRunning: async () => {
-              await Bun.sleep(3000);
+              await Bun.sleep(env.eAtMs);
               const rr = await checkRaw(svc, small.map((e) => `${e.host}:${e.port}`).join('\n'), { timeoutMs: TIMEOUT_MS });
               eWall = rr.wallMs;
               const b = rr.body as { summary?: { total_working: number } };
@@ -145,7 +147,7 @@ export async function scenarioC(env: Env, withE: boolean): Promise<ScenarioOutpu
     });
     env.log(`  ${describe(r)}`);
     out.runs.push(r);
-    if (withE) out.fairness = { wallMs: eWall, soloWallMs: solo, timeoutMs: TIMEOUT_MS, accuracyOk: eOk, bigName: 'C' };
+    if (withE) out.fairness = { wallMs: eWall, soloWallMs: solo, timeoutMs: TIMEOUT_MS, accuracyOk: eOk, bigName: 'C', atMs: env.eAtMs };
   });
   return out;
 }

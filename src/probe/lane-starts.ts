@@ -4,20 +4,27 @@
  *
  * A lane starts at most `perTurn` probes per turn of its event loop, first
  * starts of a new shard and replacements for finished probes alike. Any more
- * wait here, in shard order, for the next turn. Under CPU saturation (a big
- * job's first seconds: thousands of refused connects free their slots at
- * once) the start rate so follows the rate at which the lane gets through its
- * socket events, instead of piling connects onto a loop that cannot read
- * their answers yet. A probe's clock starts when it starts, so the wait
- * happens before the clock, and response times stay what the proxy took:
- * bench/RESULTS.md "Session 3: a start budget in the lanes" (scenario C,
- * working proxies' overhead p99 285-346 ms -> 16-19 ms, wall unchanged).
+ * wait here for the next turn. Under CPU saturation (a big job's first
+ * seconds: thousands of refused connects free their slots at once) the start
+ * rate so follows the rate at which the lane gets through its socket events,
+ * instead of piling connects onto a loop that cannot read their answers yet.
+ * A probe's clock starts when it starts, so the wait happens before the
+ * clock, and response times stay what the proxy took: bench/RESULTS.md
+ * "Session 3: a start budget in the lanes" (scenario C, working proxies'
+ * overhead p99 285-346 ms -> 16-19 ms, wall unchanged).
+ *
+ * Waiting runs are grouped (a group = a job: the lane passes the shard's
+ * settings id) and the groups take turns, QUANTUM probes at a time; inside a
+ * group, oldest run first. A small job's shard so starts within a turn even
+ * when a big job has thousands of granted probes waiting in the same lane:
+ * the region scheduler's fairness (least-served job first) holds here too.
  *
  * Run states, as this queue sees them:
  *   idle    not queued; its next replacement may start at once (replace)
- *   queued  waiting for budget (`run.queued`); started oldest first
+ *   queued  waiting for budget (`run.queued`), in its group's FIFO
  *   drained left the queue: nothing more startable now (onDrained tells the lane)
- * A run is in the queue at most once.
+ * A run is in the queue at most once; a group is in the rotation while it has
+ * queued runs.
  */
 
 /** What the queue needs from a shard run. */
@@ -26,13 +33,20 @@ export interface StartableRun {
   readonly startable: boolean;
   /** in this queue (kept by the queue) */
   queued: boolean;
+  /** runs of one group (job) share a turn of the rotation */
+  readonly group: number;
   /** starts up to `max` probes; returns how many */
   pump(max: number): number;
 }
 
+/** Probes a group starts before the next group's turn. */
+export const QUANTUM = 8;
+
 export class LaneStarts<R extends StartableRun> {
   #budget: number;
-  readonly #queue: R[] = [];
+  /** group -> its queued runs, oldest first; Map order is the rotation */
+  readonly #groups = new Map<number, R[]>();
+  #waiting = 0;
   #turnArmed = false;
 
   /**
@@ -51,14 +65,17 @@ export class LaneStarts<R extends StartableRun> {
 
   /** Runs waiting for budget. */
   get waiting(): number {
-    return this.#queue.length;
+    return this.#waiting;
   }
 
-  /** A new run: it waits behind the runs already queued. */
+  /** A new run: it waits behind its group's queued runs, its group behind the groups already waiting. */
   add(run: R): void {
     if (!run.queued) {
       run.queued = true;
-      this.#queue.push(run);
+      this.#waiting++;
+      const q = this.#groups.get(run.group);
+      if (q === undefined) this.#groups.set(run.group, [run]);
+      else q.push(run);
     }
     this.startSome();
   }
@@ -70,18 +87,28 @@ export class LaneStarts<R extends StartableRun> {
     else this.add(run);
   }
 
-  /** Starts queued runs' probes, oldest run first, while the budget lasts; arms the next turn if any wait. */
+  /** Starts queued probes while the budget lasts, the groups taking turns; arms the next turn if any wait. */
   startSome(): void {
-    const q = this.#queue;
-    while (this.#budget > 0 && q.length > 0) {
-      const run = q[0]!;
-      this.#budget -= run.pump(this.#budget);
-      if (run.startable) break; // budget spent
-      run.queued = false;
-      q.shift();
-      this.onDrained(run);
+    const groups = this.#groups;
+    while (this.#budget > 0 && groups.size > 0) {
+      // the group at the head of the rotation: QUANTUM probes from its oldest runs, then to the back
+      const [group, q] = groups.entries().next().value as [number, R[]];
+      let quantum = Math.min(QUANTUM, this.#budget);
+      while (quantum > 0 && q.length > 0) {
+        const run = q[0]!;
+        const n = run.pump(quantum);
+        quantum -= n;
+        this.#budget -= n;
+        if (run.startable) break; // quantum spent
+        run.queued = false;
+        q.shift();
+        this.#waiting--;
+        this.onDrained(run);
+      }
+      groups.delete(group);
+      if (q.length > 0) groups.set(group, q); // to the back of the rotation
     }
-    if (q.length > 0 && !this.#turnArmed) {
+    if (groups.size > 0 && !this.#turnArmed) {
       this.#turnArmed = true;
       this.nextTurn(this.#onTurn);
     }

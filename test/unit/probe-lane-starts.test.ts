@@ -1,12 +1,13 @@
 /**
  * src/probe/lane-starts.ts with fake runs and a hand-driven event loop: the
- * per-turn budget covers first starts and replacements, queued runs start
- * oldest first, and nothing is left waiting without a turn armed. A model
- * test drives random adds, probe endings and turns.
+ * per-turn budget covers first starts and replacements, queued runs of a
+ * group start oldest first, groups take turns, and nothing is left waiting
+ * without a turn armed. A model test drives random adds, probe endings,
+ * cancels and turns.
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { LaneStarts, type StartableRun } from '../../src/probe/lane-starts';
+import { LaneStarts, QUANTUM, type StartableRun } from '../../src/probe/lane-starts';
 
 class FakeRun implements StartableRun {
   queued = false;
@@ -18,6 +19,7 @@ class FakeRun implements StartableRun {
     readonly total: number,
     readonly limit: number,
     private readonly log: string[],
+    readonly group = 0,
   ) {}
   get startable(): boolean {
     return !this.cancelled && this.inFlight < this.limit && this.next < this.total;
@@ -115,6 +117,23 @@ describe('LaneStarts', () => {
     expect(log).toEqual(['a', 'a', 'a', 'b', 'b', 'c']);
   });
 
+  test('groups take turns: a small job queued behind a big one starts in the next turn, not after it', () => {
+    const log: string[] = [];
+    const l = loop();
+    const s = new LaneStarts<FakeRun>(32, l.nextTurn, () => {});
+    const big = Array.from({ length: 10 }, (_, i) => new FakeRun(`b${i}`, 64, 64, log, 1));
+    for (const r of big) s.add(r); // 32 start now, 608 wait in 10 runs
+    const small = new FakeRun('s', 3, 3, log, 2);
+    s.add(small); // budget spent: waits
+    expect(small.next).toBe(0);
+    log.length = 0;
+    l.turn();
+    // the big job is at the head of the rotation: one quantum, then the small job's 3, then the big job again
+    expect(log.slice(0, QUANTUM + 3)).toEqual([...Array<string>(QUANTUM).fill('b0'), 's', 's', 's']);
+    expect(log).toHaveLength(32);
+    expect(small.next).toBe(3);
+  });
+
   test('a cancelled run leaves the queue when reached, and the lane is told', () => {
     const log: string[] = [];
     const l = loop();
@@ -147,9 +166,15 @@ describe('LaneStarts', () => {
   });
 
   test('model: never more than perTurn starts in a turn; every probe starts; nothing waits without a turn armed', () => {
-    type Op = { k: 'add'; total: number; limit: number } | { k: 'end'; pick: number } | { k: 'turn' } | { k: 'cancel'; pick: number };
+    type Op = { k: 'add'; total: number; limit: number; group: number } | { k: 'end'; pick: number } | { k: 'turn' } | { k: 'cancel'; pick: number };
+    const GROUPS = 3;
     const op: fc.Arbitrary<Op> = fc.oneof(
-      fc.record({ k: fc.constant('add' as const), total: fc.integer({ min: 0, max: 30 }), limit: fc.integer({ min: 1, max: 12 }) }),
+      fc.record({
+        k: fc.constant('add' as const),
+        total: fc.integer({ min: 0, max: 30 }),
+        limit: fc.integer({ min: 1, max: 12 }),
+        group: fc.integer({ min: 0, max: GROUPS - 1 }),
+      }),
       fc.record({ k: fc.constant('end' as const), pick: fc.nat() }),
       fc.record({ k: fc.constant('end' as const), pick: fc.nat() }),
       fc.record({ k: fc.constant('turn' as const) }),
@@ -166,9 +191,22 @@ describe('LaneStarts', () => {
           expect(log.length - startedBefore).toBeLessThanOrEqual(perTurn);
           if (s.waiting > 0) expect(l.armed).toBeGreaterThan(0);
         };
+        // a group waiting at the start of a turn is served within this many turns (the others' quanta ahead of it)
+        const maxWait = Math.ceil((GROUPS * QUANTUM) / perTurn);
+        const starved = new Array<number>(GROUPS).fill(0);
+        const turn = () => {
+          const waitingGroups = new Set(runs.filter((r) => r.queued && r.startable).map((r) => r.group));
+          startedBefore = log.length;
+          l.turn();
+          const served = new Set(log.slice(startedBefore).map((name) => runs[Number(name.slice(1))]!.group));
+          for (let g = 0; g < GROUPS; g++) {
+            starved[g] = waitingGroups.has(g) && !served.has(g) ? starved[g]! + 1 : 0;
+            expect(starved[g]).toBeLessThanOrEqual(maxWait);
+          }
+        };
         for (const o of ops) {
           if (o.k === 'add') {
-            const r = new FakeRun(`r${runs.length}`, o.total, o.limit, log);
+            const r = new FakeRun(`r${runs.length}`, o.total, o.limit, log, o.group);
             runs.push(r);
             s.add(r);
           } else if (o.k === 'end') {
@@ -181,15 +219,13 @@ describe('LaneStarts', () => {
             if (runs.length === 0) continue;
             runs[o.pick % runs.length]!.cancelled = true;
           } else {
-            startedBefore = log.length;
-            l.turn();
+            turn();
           }
           checkTurnInvariant();
         }
         // drain: end everything in flight, one turn at a time; all probes of uncancelled runs start
         for (let guard = 0; guard < 10_000; guard++) {
-          startedBefore = log.length;
-          l.turn();
+          turn();
           checkTurnInvariant();
           const busy = runs.filter((r) => r.inFlight > 0);
           if (busy.length === 0 && l.armed === 0) break;
