@@ -31,6 +31,12 @@ export function rowsOf<T>(res: unknown): T[] {
 export interface Database {
   db: Db;
   driver: DriverName;
+  /**
+   * How the database came to be: 'initdb' / 'template' (a new PGlite data dir,
+   * made by initdb or from a template tarball), 'existing' (a PGlite data dir
+   * opened again), 'memory' (PGlite in memory), 'server' (PostgreSQL).
+   */
+  origin: 'initdb' | 'template' | 'existing' | 'memory' | 'server';
   /** true when `select 1` answers within timeoutMs (default 1000); never rejects, never hangs. */
   ping(timeoutMs?: number): Promise<boolean>;
   /** Closes the connection(s); safe to call more than once. */
@@ -44,8 +50,14 @@ export interface OpenDatabaseOptions {
   dataDir?: string | undefined;
   /** Embedded mode without files (tests). */
   inMemory?: boolean | undefined;
-  /** Embedded in-memory mode: start from this dumpDataDir() tarball instead of running initdb (test speed-up). */
-  pgliteTemplate?: Blob | undefined;
+  /**
+   * Embedded mode: a dumpDataDir() tarball to start a NEW database from instead
+   * of running initdb (in memory: tests; in a data dir: db/pglite-template.ts,
+   * whose readTemplate checks it first). Ignored for a data dir that already
+   * holds a database. A function is called only when a new data dir needs it
+   * (the template is a few MB).
+   */
+  pgliteTemplate?: Blob | (() => Blob | undefined) | undefined;
   /** Apply migrations before resolving (default true). */
   migrate?: boolean | undefined;
   /** postgres.js pool size (default 10). */
@@ -122,7 +134,8 @@ function pgliteOptions(): { startParams: string[]; initDbStartParams: string[] }
 }
 
 /**
- * After the first start on an empty data dir: initdb ran in a second PGlite
+ * After the first start on an empty data dir (from a template, the same on a
+ * smaller scale: the tarball's copies): initdb ran in a second PGlite
  * instance (its own WASM memory, a copy of it, the data dir as a tarball):
  * garbage once open resolves, but the GC of an idle server may leave it for
  * a long time (the service idled at ~710 MiB RSS after its first start).
@@ -136,25 +149,32 @@ async function collectInitdbGarbage(): Promise<void> {
 }
 
 async function openPglite(opts: OpenDatabaseOptions): Promise<Database> {
-  let client: PGlite;
-  let initdb = false;
+  const template = () => (typeof opts.pgliteTemplate === 'function' ? opts.pgliteTemplate() : opts.pgliteTemplate);
   if (opts.inMemory === true) {
-    client = new PGlite({ ...pgliteOptions(), ...(opts.pgliteTemplate !== undefined ? { loadDataDir: opts.pgliteTemplate } : {}) });
-  } else {
-    if (opts.dataDir === undefined) throw new DatabaseOpenError('openDatabase: dataDir or inMemory is required without databaseUrl');
-    const dir = join(opts.dataDir, 'pglite');
-    mkdirSync(dir, { recursive: true });
-    initdb = !existsSync(join(dir, 'PG_VERSION'));
-    client = new PGlite(dir, pgliteOptions());
+    const t = template();
+    return startPglite(new PGlite({ ...pgliteOptions(), ...(t !== undefined ? { loadDataDir: t } : {}) }), 'memory', opts);
   }
+  if (opts.dataDir === undefined) throw new DatabaseOpenError('openDatabase: dataDir or inMemory is required without databaseUrl');
+  const dir = join(opts.dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  if (existsSync(join(dir, 'PG_VERSION'))) return startPglite(new PGlite(dir, pgliteOptions()), 'existing', opts);
+  // No fallback to initdb after a failed template start: PGlite leaves an unhandled rejection
+  // behind a failed start, so the template is checked before (db/pglite-template.ts readTemplate).
+  const t = template();
+  if (t !== undefined) return startPglite(new PGlite(dir, { ...pgliteOptions(), loadDataDir: t }), 'template', opts);
+  return startPglite(new PGlite(dir, pgliteOptions()), 'initdb', opts);
+}
+
+async function startPglite(client: PGlite, origin: 'initdb' | 'template' | 'existing' | 'memory', opts: OpenDatabaseOptions): Promise<Database> {
   try {
     await client.waitReady;
     const db = drizzlePglite({ client, schema });
     if (opts.migrate !== false) await migratePgliteDb(db);
-    if (initdb) await collectInitdbGarbage();
+    if (origin === 'initdb' || origin === 'template') await collectInitdbGarbage();
     return {
       db: db as unknown as Db,
       driver: 'pglite',
+      origin,
       ping: makePing(db as unknown as Db),
       close: once(async () => {
         if (!client.closed) await client.close();
@@ -178,6 +198,7 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     return {
       db: db as unknown as Db,
       driver: 'postgres',
+      origin: 'server',
       ping: makePing(db as unknown as Db),
       close: once(async () => {
         await client.end({ timeout: 2 });
@@ -186,6 +207,17 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
   } catch (err) {
     await client.end({ timeout: 1 }).catch(() => undefined);
     throw new DatabaseOpenError(`cannot open the PostgreSQL database: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** What initdb makes with the service's settings, as a gzipped tarball (no migrations): db/pglite-template.ts. */
+export async function makeInitdbTarball(): Promise<Blob> {
+  const client = new PGlite(pgliteOptions());
+  try {
+    await client.waitReady;
+    return await client.dumpDataDir('gzip');
+  } finally {
+    await client.close();
   }
 }
 

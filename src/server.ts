@@ -28,6 +28,7 @@ import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { adminRoutes } from './admin/routes';
 import { withBoundPort, type Config } from './config';
 import { openGeo, type Geo } from './geo/geo';
+import { readTemplate } from '../db/pglite-template';
 import { createApp } from './http/app';
 import { databaseLedger } from './jobs/ledger';
 import { ProgressHub } from './jobs/progress-hub';
@@ -99,7 +100,14 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
 
     // The engine (geo + worker threads) loads while the database opens.
     engine = Promise.all([openGeo(), ProbePool.start({ threads: opts.threads ?? config.probeThreads })]);
-    const database = opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+    const database =
+      opts.database ??
+      (await openDatabase({
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        // a new embedded data dir starts from the install's template when there is one (db/pglite-template.ts)
+        pgliteTemplate: () => readTemplate(),
+      }));
     if (opts.database === undefined) undo.push(() => database.close());
     const db = database.db;
 

@@ -4,12 +4,13 @@
  * in DATA_DIR and reopens quickly.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket, TCPSocketListener } from 'bun';
 import { count, sql } from 'drizzle-orm';
 import { DatabaseOpenError, openDatabase, PGLITE_SETTINGS, type Database } from '../../db/client';
+import { ensureTemplate, readTemplate } from '../../db/pglite-template';
 import { accounts } from '../../db/schema';
 import { createAccount, findAccountByEmail } from '../../src/accounts/accounts';
 import { freshDatabase, seedPgliteDataDir, testDatabaseUrl, type TestDatabase } from '../helpers/db';
@@ -110,15 +111,50 @@ describe('embedded PGlite in DATA_DIR', () => {
     if (tdb.driver === 'pglite') expect(await show(tdb, 'shared_buffers')).toBe(PGLITE_SETTINGS.shared_buffers);
   }, 60_000);
 
-  test('first start on an empty data dir: initdb writes the settings into postgresql.conf', async () => {
+  test('first start on an empty data dir: initdb writes the settings into postgresql.conf (also when the template is unusable)', async () => {
     const dataDir = join(root, 'fresh');
-    const d = await openDatabase({ dataDir });
+    // a cached template that is not a gzipped data dir counts as none: initdb runs
+    const bad = join(root, 'bad-template.tar.gz');
+    writeFileSync(bad, Bun.gzipSync(new Uint8Array(4096).fill(7)));
+    const d = await openDatabase({ dataDir, pgliteTemplate: () => readTemplate(bad) });
     try {
+      expect(d.origin).toBe('initdb');
       expect(await show(d, 'shared_buffers')).toBe(PGLITE_SETTINGS.shared_buffers);
       const conf = readFileSync(join(dataDir, 'pglite', 'postgresql.conf'), 'utf8');
       for (const [name, value] of Object.entries(PGLITE_SETTINGS)) expect(conf).toMatch(new RegExp(`^${name} = ${value}\\b`, 'm'));
     } finally {
       await d.close();
+    }
+  }, 120_000);
+
+  test('a new data dir starts from the install template (db/pglite-template.ts); an existing one never reads it', async () => {
+    const file = join(root, 'cache', 'template.tar.gz');
+    expect(readTemplate(file)).toBeUndefined();
+    const built = await ensureTemplate(file);
+    expect(built).toMatchObject({ file, built: true });
+    expect(built.bytes).toBeGreaterThan(100_000);
+    expect(await ensureTemplate(file)).toEqual({ file, built: false, bytes: built.bytes });
+    const dataDir = join(root, 'from-template');
+    const d1 = await openDatabase({ dataDir, pgliteTemplate: () => readTemplate(file) });
+    try {
+      expect(d1.origin).toBe('template');
+      // the template is initdb's output with the service's settings; the migrations ran at open
+      for (const [name, value] of Object.entries(PGLITE_SETTINGS)) expect(await show(d1, name)).toBe(value);
+      await createAccount(d1.db, { email: 'template@example.test', checks: 2 });
+    } finally {
+      await d1.close();
+    }
+    const d2 = await openDatabase({
+      dataDir,
+      pgliteTemplate: () => {
+        throw new Error('read the template for an existing data dir');
+      },
+    });
+    try {
+      expect(d2.origin).toBe('existing');
+      expect((await findAccountByEmail(d2.db, 'template@example.test'))?.rootBalance).toBe(2);
+    } finally {
+      await d2.close();
     }
   }, 120_000);
 
