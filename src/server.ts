@@ -231,6 +231,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       url: config.baseUrl,
       port,
       driver: database.driver,
+      database: database.origin,
       judge: judge.url,
       checkerIps: calibrated.ips,
       threads: opts.threads ?? config.probeThreads,
