@@ -219,7 +219,7 @@ export function renderSection(st: Stored): string {
   }
   if (restarts.length > 0 || st.firstStartMs !== null) {
     L.push('### Start-up', '');
-    if (st.firstStartMs !== null) L.push(`- first start, empty data dir (database created and migrated): ${s2(st.firstStartMs)}`);
+    if (st.firstStartMs !== null) L.push(`- first start, empty data dir (the database from the install-time template, db/pglite-template.ts, then migrated): ${s2(st.firstStartMs)}`);
     if (restarts.length > 0) L.push(`- restarts with the existing data dir (spawn -> first 200 from /health): ${restarts.map((x) => s2(x)).join(', ')}`);
     L.push('');
   }

@@ -158,7 +158,7 @@ describe('renderSection', () => {
   test('start-ups: median over the sorted restarts, first start shown', () => {
     const md = renderSection(stored({ A: scenario([run()], { startups: [900, 3000] }), B: scenario([run({ name: 'B' })], { startups: [700] }) }, 5055.5));
     expect(md).toContain('| start-up to ready (existing data dir) | <= 2 s | median 0.90 s, range 0.70 s - 3.00 s over 3 starts | met |');
-    expect(md).toContain('- first start, empty data dir (database created and migrated): 5.06 s');
+    expect(md).toContain('- first start, empty data dir (the database from the install-time template, db/pglite-template.ts, then migrated): 5.06 s');
     expect(md).toContain('- restarts with the existing data dir (spawn -> first 200 from /health): 0.70 s, 0.90 s, 3.00 s');
   });
 
