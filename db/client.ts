@@ -134,13 +134,14 @@ function pgliteOptions(): { startParams: string[]; initDbStartParams: string[] }
 }
 
 /**
- * After the first start on an empty data dir (from a template, the same on a
- * smaller scale: the tarball's copies): initdb ran in a second PGlite
- * instance (its own WASM memory, a copy of it, the data dir as a tarball):
- * garbage once open resolves, but the GC of an idle server may leave it for
- * a long time (the service idled at ~710 MiB RSS after its first start).
- * Collected here, once per data dir (~0.1-0.2 s): RSS ~1 GiB -> ~210 MiB
- * right after open. The peak (VmHWM ~880 MiB) is initdb's own.
+ * After a new data dir was made (initdb or template): initdb ran in a second
+ * PGlite instance (its own WASM memory, a copy of it, the data dir as a
+ * tarball), or the template's tarball was read and inflated. Either is
+ * garbage once open resolves, but the GC of an idle server may leave it for a
+ * long time (the service idled at ~710 MiB RSS after an initdb start).
+ * Collected here, once per new data dir (~0.1-0.2 s): RSS ~1 GiB -> ~210 MiB
+ * right after open for initdb. The peak (VmHWM ~770-880 MiB) is initdb's own;
+ * from the template it is ~340 MiB (db/pglite-template.ts).
  */
 async function collectInitdbGarbage(): Promise<void> {
   // After a timer turn: collected right away (or after setImmediate) half of it stays.
