@@ -19,7 +19,21 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  let service;
+  // Handlers go in before the start, not after it: a SIGTERM that arrived while
+  // the database was open but the handlers not yet installed killed the process
+  // outright (no stop, no lock release). One during start-up now lets the start
+  // finish and then stops the service as any other.
+  let service: Awaited<ReturnType<typeof startService>> | null = null;
+  let signalled = false;
+  const stopAndExit = (s: NonNullable<typeof service>) => void s.stop().then(() => process.exit(0));
+  const onSignal = (sig: string) => {
+    if (signalled) return;
+    signalled = true;
+    log.info('signal received, shutting down', { signal: sig, starting: service === null });
+    if (service !== null) stopAndExit(service);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   try {
     service = await startService(config, { log });
   } catch (err) {
@@ -28,15 +42,7 @@ async function main(): Promise<void> {
     log.debug('start failed', { err });
     process.exit(1);
   }
-  let signalled = false;
-  const onSignal = (sig: string) => {
-    if (signalled) return;
-    signalled = true;
-    log.info('signal received, shutting down', { signal: sig });
-    void service.stop().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  if (signalled) stopAndExit(service);
 }
 
 void main();

@@ -3,17 +3,20 @@
  * empty DATA_DIR with the embedded database (whatever database the rest of
  * the suite runs on): the new data dir comes from the install's template
  * (db/pglite-template.ts), not from initdb, the demo account is created, and
- * the next start opens the existing data dir.
+ * the next start opens the existing data dir. And a SIGTERM that arrives
+ * during the start-up (after the database is open, before 'ready') stops the
+ * service cleanly once it is up: exit 0, not death by the signal.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureTemplate } from '../../db/pglite-template';
-import { spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { serviceEnv, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
 
 let store: ServiceStore;
 const spawned: ServiceProcess[] = [];
+const dirs: string[] = [];
 
 beforeAll(async () => {
   // npm's postinstall builds it; build it here when the install skipped scripts
@@ -27,6 +30,7 @@ afterAll(async () => {
     await p.exited;
   }
   await store?.cleanup();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('first start on an empty DATA_DIR (embedded database)', () => {
@@ -48,5 +52,37 @@ describe('first start on an empty DATA_DIR (embedded database)', () => {
     expect(again.logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('Created the demo account'))).toBe(false);
     again.kill('SIGTERM');
     expect((await again.exited).code).toBe(0);
+  }, 60_000);
+
+  test('a SIGTERM during the start-up: the start finishes, then the service stops; exit 0', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pc-first-start-sig-'));
+    dirs.push(dataDir);
+    const env = serviceEnv({ dataDir, databaseUrl: undefined, cleanup: async () => {} });
+    const child = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: join(import.meta.dir, '..', '..'), env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    const lines: string[] = [];
+    let signalled = false;
+    const decoder = new TextDecoder();
+    let buf = '';
+    for await (const chunk of child.stdout) {
+      buf += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) !== -1) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        lines.push(line);
+        // logged inside the start-up, with the database open and before 'ready'
+        if (!signalled && line.includes('Created the demo account')) {
+          signalled = true;
+          child.kill('SIGTERM');
+        }
+      }
+    }
+    expect(signalled).toBe(true);
+    expect(await child.exited).toBe(0);
+    expect(child.signalCode).toBeNull();
+    const msgs = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(msgs).toContain('signal received, shutting down');
+    expect(msgs.indexOf('ready')).toBeGreaterThan(-1);
+    expect(msgs.at(-1)).toBe('stopped');
   }, 60_000);
 });

@@ -74,12 +74,13 @@ export interface SpawnOptions {
   readyTimeoutMs?: number;
 }
 
-export async function spawnService(store: ServiceStore, opts: SpawnOptions = {}): Promise<ServiceProcess> {
+/** The environment of a service process on `store`: this process's, minus its database, plus the test settings. */
+export function serviceEnv(store: ServiceStore, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && k !== 'DATABASE_URL' && k !== 'TEST_DATABASE_URL') env[k] = v;
   }
-  Object.assign(env, {
+  return Object.assign(env, {
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: store.dataDir,
@@ -88,8 +89,12 @@ export async function spawnService(store: ServiceStore, opts: SpawnOptions = {})
     LOG_LEVEL: 'info',
     PROBE_THREADS: '1',
     ...(store.databaseUrl !== undefined ? { DATABASE_URL: store.databaseUrl } : {}),
-    ...opts.env,
+    ...extra,
   });
+}
+
+export async function spawnService(store: ServiceStore, opts: SpawnOptions = {}): Promise<ServiceProcess> {
+  const env = serviceEnv(store, opts.env);
   const child = Bun.spawn([process.execPath, 'src/main.ts'], {
     cwd: REPO_ROOT,
     env,
