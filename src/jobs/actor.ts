@@ -32,90 +32,32 @@
  *   failed with the reason, the partial result file is removed, subscribers get
  *   the final `failed` message. `run()` rejects with the error (an ApiError for
  *   402, a 503 for shutdown, otherwise the caller maps it to 500).
+ *
+ * Its states, error, response and ports are declared in job-types.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError, insufficientChecks, serviceUnavailable } from '../errors';
 import type { CheckRequest } from '../http/check-request';
-import type { Logger } from '../log';
+import type { ProxyAddress } from '../proxy/types';
 import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
 import { regionName } from '../regions';
 import { CustomUrlFold } from '../results/custom-url-summary';
 import { resultUrls } from '../results/export';
 import { buildProxyRecord } from '../results/record';
-import { formatProcessingTime, formatTimeout, SummaryFold, type CheckSummary } from '../results/summary';
+import { formatProcessingTime, formatTimeout, SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
-import type { RegionScheduler, JobHandle } from './scheduler';
+import type { JobHandle } from './scheduler';
 import { Mailbox } from './mailbox';
-import { PROGRESS_PHASES, type ProgressPhase, type ProgressState, type WorkPhase } from './progress';
-import type { GeoPort, LedgerPort, PoolPort, SettingsFactory, Shard } from './ports';
+import { PROGRESS_PHASES, type ProgressState, type WorkPhase } from './progress';
+import type { Shard } from './ports';
+import { JOB_STATES, JobError, PHASE_OF, type CheckResponse, type JobDeps, type JobMetadata, type JobState } from './job-types';
 
-export const JOB_STATES = Object.freeze({
-  VALIDATING: 'validating',
-  RESERVING: 'reserving',
-  PROBING: 'probing',
-  VALIDATING_URLS: 'validating_urls',
-  WRITING: 'writing',
-  COMPLETED: 'completed',
-  FAILED: 'failed',
-} as const);
-export type JobState = (typeof JOB_STATES)[keyof typeof JOB_STATES];
+export { JOB_STATES, JobError, type CheckResponse, type JobDeps, type JobMetadata, type JobState } from './job-types';
 
-const PHASE_OF: Record<JobState, ProgressPhase> = {
-  validating: PROGRESS_PHASES.VALIDATING,
-  reserving: PROGRESS_PHASES.CHECKING_BALANCE,
-  probing: PROGRESS_PHASES.PROBING,
-  validating_urls: PROGRESS_PHASES.CUSTOM_URLS,
-  writing: PROGRESS_PHASES.WRITING,
-  completed: PROGRESS_PHASES.COMPLETED,
-  failed: PROGRESS_PHASES.FAILED,
-};
-
-export class JobError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'JobError';
-    this.code = code;
-  }
-}
-
-/** The metadata block shared by the check response and the result file. */
-export interface JobMetadata {
-  region_used: string;
-  region_name: string;
-  proxy_type: string;
-  timeout_used: string;
-  total_checked: number;
-  total_invalid: number;
-  total_duplicates: number;
-  processing_time: string;
-  job_id: string;
-}
-
-export interface CheckResponse {
-  summary: CheckSummary;
-  metadata: { user: CheckUserInfo } & JobMetadata;
-  result_url: string | null;
-  /** Addition (issue 6): the same signed link for each download form. */
-  result_urls: { json: string; csv: string; txt: string } | null;
-}
-
-export interface JobDeps {
-  ledger: LedgerPort;
-  pool: PoolPort;
-  geo: GeoPort;
-  scheduler: RegionScheduler;
-  settings: SettingsFactory;
-  /** Opens the streaming writer of a new result file. */
-  openWriter: (resultId: string) => Promise<ResultWriter>;
-  newResultId: () => string;
-  /** Signed link of a result file (12 h). */
-  signLink: (resultId: string) => string;
-  /** Receives every progress state; the hub throttles and fans out. */
-  publish: (state: ProgressState, final: { resultUrl: string | null } | null) => void;
-  log: Logger;
-  now: () => Date;
+/** What a probe task carries of a proxy: its address, and credentials only when it has a username. */
+function probeTarget(p: ProxyAddress): ProxyAddress {
+  return p.username === undefined ? { host: p.host, port: p.port } : { host: p.host, port: p.port, username: p.username, password: p.password ?? '' };
 }
 
 type Msg =
@@ -289,14 +231,7 @@ export class JobActor {
     const end = Math.min(proxies.length, this.#next + n);
     const tasks: ProbeTask[] = new Array(end - this.#next);
     for (let i = this.#next, k = 0; i < end; i++, k++) {
-      const p = proxies[i]!;
-      tasks[k] = {
-        index: i,
-        proxy:
-          p.username === undefined
-            ? { host: p.host, port: p.port }
-            : { host: p.host, port: p.port, username: p.username, password: p.password ?? '' },
-      };
+      tasks[k] = { index: i, proxy: probeTarget(proxies[i]!) };
     }
     this.#next = end;
     const shard: Shard = { kind: 'probe', tasks, settings: this.#settings };
@@ -329,11 +264,7 @@ export class JobActor {
       const tasks: ProbeTask[] = [];
       for (let q = p; q < stop; q++) {
         const idx = this.#working[q % w]!;
-        const px = this.#req.proxies[idx]!;
-        tasks.push({
-          index: idx,
-          proxy: px.username === undefined ? { host: px.host, port: px.port } : { host: px.host, port: px.port, username: px.username, password: px.password ?? '' },
-        });
+        tasks.push({ index: idx, proxy: probeTarget(this.#req.proxies[idx]!) });
       }
       p = stop;
       const shard: Shard = { kind: 'custom_url', tasks, rules: [rules[urlIndex]!], settings };
