@@ -2,15 +2,20 @@
  * The probe's single time budget: exact (a black-hole probe ends within a few
  * ms after timeoutMs) and leak-free (10 000 probes against a black hole leave
  * no socket behind), plus the SSRF guard opening no socket at all.
+ *
+ * The black hole runs in a child process, so /proc/self/fd counts our sockets
+ * only. (In this process, the hole's own sockets were counted too: it accepts
+ * connections from its queue after our probes gave up on them, and CI saw it
+ * hold 14-53 of them at the check, once 15 for 10 s.)
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readdirSync } from 'node:fs';
 import type { ProbeSettings } from '../../src/probe/types';
 import { runProbe } from '../../src/probe/probe';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
-import { startBlackHole, type FakeServer } from '../fixtures/fake-servers';
+import { startBlackHoleProcess, type BlackHoleProcess } from '../fixtures/fake-servers';
 
-let hole: FakeServer;
+let hole: BlackHoleProcess;
 const settings: ProbeSettings = {
   type: 'http',
   timeoutMs: 1000,
@@ -22,27 +27,16 @@ const settings: ProbeSettings = {
 const fds = (): number => readdirSync('/proc/self/fd').length;
 
 beforeAll(async () => {
-  hole = await startBlackHole();
+  hole = await startBlackHoleProcess();
 });
 afterAll(async () => {
   await hole.close();
 });
 
-/**
- * Waits (up to 10 s) until the black hole holds no connection and has accepted
- * none for 200 ms. Connections our probes gave up on can still sit in its
- * accept queue: it accepts them late (they are already reset) and closes them
- * at once, so "none open" alone can be a moment between two such batches.
- */
-async function settle(): Promise<void> {
-  let last = hole.accepted();
-  let quiet = 0;
-  for (let i = 0; i < 1000 && (hole.open() > 0 || quiet < 20); i++) {
-    await new Promise((r) => setTimeout(r, 10));
-    const now = hole.accepted();
-    quiet = now === last && hole.open() === 0 ? quiet + 1 : 0;
-    last = now;
-  }
+/** Waits (up to 5 s) until this process's open descriptors are back to `target` (a destroyed socket's fd closes in the next turns). */
+async function fdsBackTo(target: number): Promise<number> {
+  for (let i = 0; i < 500 && fds() > target; i++) await new Promise((r) => setTimeout(r, 10));
+  return fds();
 }
 
 test('a black-hole probe with timeoutMs 1000 resolves between 1000 and 1050 ms', async () => {
@@ -61,7 +55,6 @@ test('a black-hole probe with timeoutMs 1000 resolves between 1000 and 1050 ms',
 });
 
 test('10 000 probes against a black hole leave no socket open', async () => {
-  await settle();
   const before = fds();
   const codes = new Map<string, number>();
   let resolved = 0;
@@ -79,29 +72,30 @@ test('10 000 probes against a black hole leave no socket open', async () => {
     }
     await Promise.all(all);
   }
-  await settle();
   expect(resolved).toBe(10_000);
   // accepted ones time out after connecting; those beyond the listen queue never connect
   expect((codes.get('timeout') ?? 0) + (codes.get('connect_timeout') ?? 0)).toBe(10_000);
-  expect(hole.open()).toBe(0);
-  expect(fds()).toBeLessThanOrEqual(before);
+  expect(await fdsBackTo(before)).toBeLessThanOrEqual(before);
+  // they did reach the hole (connections it accepted), and none of ours is left
+  expect((await hole.counts()).accepted).toBeGreaterThan(0);
 }, 15_000);
 
 test('with private targets refused, a loopback proxy is blocked_target and no socket is opened', async () => {
   // The 10 000-probe test before may leave connections in the black hole's
   // accept queue that it accepts only now: wait until its count is still.
-  let accepted = hole.accepted();
+  let { accepted } = await hole.counts();
   for (let i = 0; i < 100; i++) {
     await new Promise((ok) => setTimeout(ok, 30));
-    if (hole.accepted() === accepted) break;
-    accepted = hole.accepted();
+    const now = (await hole.counts()).accepted;
+    if (now === accepted) break;
+    accepted = now;
   }
   const before = fds();
   const r = await runProbe({ index: 1, proxy: { host: '127.0.0.1', port: hole.port } }, { ...settings, allowPrivateTargets: false });
   expect(r).toMatchObject({ status: 'failed', statusCode: null, error: { code: 'blocked_target' } });
   expect(fds()).toBe(before);
   await new Promise((ok) => setTimeout(ok, 20));
-  expect(hole.accepted()).toBe(accepted);
+  expect((await hole.counts()).accepted).toBe(accepted);
 });
 
 test('an impossible port fails as connect_failed instead of throwing', async () => {
