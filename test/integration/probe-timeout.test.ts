@@ -4,9 +4,10 @@
  * no socket behind), plus the SSRF guard opening no socket at all.
  *
  * The black hole runs in a child process, so /proc/self/fd counts our sockets
- * only. (In this process, the hole's own sockets were counted too: it accepts
- * connections from its queue after our probes gave up on them, and CI saw it
- * hold 14-53 of them at the check, once 15 for 10 s.)
+ * only. (The check used to ask an in-process hole how many connections it
+ * held: it accepts connections from its queue after our probes gave up on
+ * them, CI saw it hold 14-53 at the check and once 15 for 10 s, and whether
+ * those were ours could not be told from its count.)
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readdirSync } from 'node:fs';
