@@ -211,24 +211,18 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
   }
 }
 
-/** What initdb makes with the service's settings, as a gzipped tarball (no migrations): db/pglite-template.ts. */
-export async function makeInitdbTarball(): Promise<Blob> {
+/**
+ * A new in-memory database with the service's settings as a dumpDataDir()
+ * tarball, for pgliteTemplate: migrated and uncompressed by default (tests);
+ * `{ migrate: false, gzip: true }` is initdb's output alone, the install
+ * template of db/pglite-template.ts.
+ */
+export async function makePgliteTemplate(o: { migrate?: boolean; gzip?: boolean } = {}): Promise<Blob> {
   const client = new PGlite(pgliteOptions());
   try {
     await client.waitReady;
-    return await client.dumpDataDir('gzip');
-  } finally {
-    await client.close();
-  }
-}
-
-/** A migrated, empty in-memory database as a tarball, for pgliteTemplate. */
-export async function makePgliteTemplate(): Promise<Blob> {
-  const client = new PGlite(pgliteOptions());
-  try {
-    await client.waitReady;
-    await migratePgliteDb(drizzlePglite({ client, schema }));
-    return await client.dumpDataDir('none');
+    if (o.migrate !== false) await migratePgliteDb(drizzlePglite({ client, schema }));
+    return await client.dumpDataDir(o.gzip === true ? 'gzip' : 'none');
   } finally {
     await client.close();
   }

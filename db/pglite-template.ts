@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { makeInitdbTarball, PGLITE_SETTINGS } from './client';
+import { makePgliteTemplate, PGLITE_SETTINGS } from './client';
 
 const ROOT = resolve(import.meta.dir, '..');
 
@@ -81,7 +81,7 @@ export function readTemplate(file: string | null = templateFile()): Blob | undef
 export async function ensureTemplate(file: string | null = templateFile()): Promise<{ file: string | null; built: boolean; bytes: number }> {
   if (file === null) return { file, built: false, bytes: 0 };
   if (existsSync(file) && statSync(file).size > 0) return { file, built: false, bytes: statSync(file).size };
-  const tarball = new Uint8Array(await (await makeInitdbTarball()).arrayBuffer());
+  const tarball = new Uint8Array(await (await makePgliteTemplate({ migrate: false, gzip: true })).arrayBuffer());
   mkdirSync(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, tarball);

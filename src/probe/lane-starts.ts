@@ -46,7 +46,6 @@ export class LaneStarts<R extends StartableRun> {
   #budget: number;
   /** group -> its queued runs, oldest first; Map order is the rotation */
   readonly #groups = new Map<number, R[]>();
-  #waiting = 0;
   #turnArmed = false;
 
   /**
@@ -65,14 +64,15 @@ export class LaneStarts<R extends StartableRun> {
 
   /** Runs waiting for budget. */
   get waiting(): number {
-    return this.#waiting;
+    let n = 0;
+    for (const q of this.#groups.values()) n += q.length;
+    return n;
   }
 
   /** A new run: it waits behind its group's queued runs, its group behind the groups already waiting. */
   add(run: R): void {
     if (!run.queued) {
       run.queued = true;
-      this.#waiting++;
       const q = this.#groups.get(run.group);
       if (q === undefined) this.#groups.set(run.group, [run]);
       else q.push(run);
@@ -102,7 +102,6 @@ export class LaneStarts<R extends StartableRun> {
         if (run.startable) break; // quantum spent
         run.queued = false;
         q.shift();
-        this.#waiting--;
         this.onDrained(run);
       }
       groups.delete(group);

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureTemplate } from '../../db/pglite-template';
-import { serviceEnv, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { readLines, serviceEnv, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
 
 let store: ServiceStore;
 const spawned: ServiceProcess[] = [];
@@ -61,22 +61,15 @@ describe('first start on an empty DATA_DIR (embedded database)', () => {
     const child = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: join(import.meta.dir, '..', '..'), env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
     const lines: string[] = [];
     let signalled = false;
-    const decoder = new TextDecoder();
-    let buf = '';
-    for await (const chunk of child.stdout) {
-      buf += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        lines.push(line);
-        // logged inside the start-up, with the database open and before 'ready'
-        if (!signalled && line.includes('Created the demo account')) {
-          signalled = true;
-          child.kill('SIGTERM');
-        }
+    await readLines(child.stdout, (line) => {
+      if (line === '') return;
+      lines.push(line);
+      // logged inside the start-up, with the database open and before 'ready'
+      if (!signalled && line.includes('Created the demo account')) {
+        signalled = true;
+        child.kill('SIGTERM');
       }
-    }
+    });
     expect(signalled).toBe(true);
     expect(await child.exited).toBe(0);
     expect(child.signalCode).toBeNull();

@@ -74,6 +74,21 @@ export interface SpawnOptions {
   readyTimeoutMs?: number;
 }
 
+/** Calls onLine for every line of `stream` (the last one too, unterminated) until it ends. */
+export async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buf = '';
+  for await (const chunk of stream) {
+    buf += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      onLine(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+  }
+  onLine(buf);
+}
+
 /** The environment of a service process on `store`: this process's, minus its database, plus the test settings. */
 export function serviceEnv(store: ServiceStore, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
@@ -123,20 +138,7 @@ export async function spawnService(store: ServiceStore, opts: SpawnOptions = {})
       }
     }
   };
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    let buf = '';
-    for await (const chunk of stream) {
-      buf += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        onLine(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-      }
-    }
-    onLine(buf);
-  };
-  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const pumps = Promise.all([readLines(child.stdout, onLine), readLines(child.stderr, onLine)]);
   const exited = child.exited.then(async (code) => {
     await pumps;
     const sig = child.signalCode;
