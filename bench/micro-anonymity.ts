@@ -1,10 +1,10 @@
 /**
- * mitata micro-benchmark: the anonymity classifier (src/probe/anonymity.ts
+ * mitata micro-benchmark: the anonymity classifier (src/probe/codec/anonymity.ts
  * classifyAnonymity) for elite, anonymous and transparent header sets.
  * Run: bun bench/micro-anonymity.ts
  */
 import { bench, do_not_optimize, group, run, summary } from 'mitata';
-import { classifyAnonymity } from '../src/probe/anonymity';
+import { classifyAnonymity } from '../src/probe/codec/anonymity';
 
 const base: [string, string][] = [
   ['Host', 'judge.example:3000'],

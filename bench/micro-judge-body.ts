@@ -1,10 +1,10 @@
 /**
- * mitata micro-benchmark: the judge-body reader (src/judge/judge-body.ts
+ * mitata micro-benchmark: the judge-body reader (src/probe/codec/judge-body.ts
  * readJudgeBody) on a typical echo, as a Buffer and a string, hit and miss.
  * Run: bun bench/micro-judge-body.ts
  */
 import { bench, do_not_optimize, group, run, summary } from 'mitata';
-import { readJudgeBody, renderJudgeBody } from '../src/judge/judge-body';
+import { readJudgeBody, renderJudgeBody } from '../src/probe/codec/judge-body';
 
 const nonce = 'n0nce-7f3a9c2e4b1d8f60a5e7';
 const body = renderJudgeBody({

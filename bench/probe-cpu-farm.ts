@@ -20,7 +20,7 @@ import { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { createServer, type Socket as NetSocket } from 'node:net';
 import type { Socket } from 'bun';
-import { extractNonce, renderJudgeBody } from '../src/judge/judge-body';
+import { extractNonce, renderJudgeBody } from '../src/probe/codec/judge-body';
 import { handleJudgeSocket } from '../src/judge/server';
 import { TEST_CERT, TEST_KEY } from '../test/fixtures/tls-cert';
 

@@ -36,7 +36,7 @@ import { RegionScheduler } from './jobs/scheduler';
 import { CheckService } from './jobs/service';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
 import type { Logger } from './log';
-import { ProbePool } from './probe/pool';
+import { ProbePool } from './probe/pool/pool';
 import type { ProbeSettings } from './probe/types';
 import { findRegion } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';

@@ -14,7 +14,7 @@ import type { Database } from '../../db/client';
 import { AccountError, AccountErrorCode } from '../accounts/errors';
 import { safeEqual } from '../accounts/keys';
 import { bearerToken } from '../http/auth';
-import { ApiError, invalidRequest, notFound } from '../errors';
+import { ApiError, invalidRequest, notFound } from '../http/api-errors';
 import { isAdminCommand, parseAdminBody, UsageError } from './args';
 import { runAdminCommand } from './commands';
 

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { openGeo, type Geo } from '../geo/geo';
 import { calibrate, parseJudgeUrl } from '../judge/calibrate';
 import { startJudgeServer, type JudgeServer } from '../judge/server';
-import { ProbePool } from '../probe/pool';
+import { ProbePool } from '../probe/pool/pool';
 import type { ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
 import { parseProxyList } from '../proxy/parse';
 import { PROXY_TYPES, type ProxyAddress, type ProxyType } from '../proxy/types';

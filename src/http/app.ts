@@ -7,7 +7,7 @@
  * that does not exist answers 404; every error body is JSON (src/errors.ts).
  */
 import { Elysia } from 'elysia';
-import { methodNotAllowed } from '../errors';
+import { methodNotAllowed } from './api-errors';
 import type { AppDeps } from './context';
 import { apiErrorResponse, toApiError } from './errors';
 import { finish, markStart, markStatus } from './request-log';

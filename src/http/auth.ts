@@ -3,7 +3,7 @@
  * `X-API-Key: <key>` or `Authorization: Bearer <key>`, the seed's exact 401
  * bodies when missing or invalid. The key itself is never logged or kept.
  */
-import { apiKeyRequired, invalidApiKey } from '../errors';
+import { apiKeyRequired, invalidApiKey } from './api-errors';
 
 /** The token of `Authorization: Bearer <token>`, or null. */
 export function bearerToken(headers: Headers): string | null {

@@ -2,7 +2,7 @@
  * Reads a request body as text with a hard byte limit, so a 16 MiB limit is
  * enforced on chunked uploads too (Content-Length is checked first when sent).
  */
-import { payloadTooLarge } from '../errors';
+import { payloadTooLarge } from './api-errors';
 
 export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const declared = request.headers.get('content-length');

@@ -31,7 +31,7 @@
  *   requiredText optional, at most 1024 chars; caseSensitive defaults to false.
  *   /check-raw takes no custom URLs.
  */
-import { invalidJobId, invalidRegion, invalidRequest, invalidTimeout, invalidType, noValidProxies, tooManyCustomUrls, tooManyProxies } from '../errors';
+import { invalidJobId, invalidRegion, invalidRequest, invalidTimeout, invalidType, noValidProxies, tooManyCustomUrls, tooManyProxies } from './api-errors';
 import type { CustomUrlRule } from '../probe/types';
 import { parseProxyList, type ParsedProxy } from '../proxy/parse';
 import { PROXY_TYPES, type ProxyType } from '../proxy/types';

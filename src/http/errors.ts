@@ -5,7 +5,7 @@
  * "Invalid request", never 422). Everything else -> the seed's 500 body, with
  * the stack only in the log.
  */
-import { ApiError, internalError, invalidRequest, notFound } from '../errors';
+import { ApiError, internalError, invalidRequest, notFound } from './api-errors';
 import type { Logger } from '../log';
 
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;

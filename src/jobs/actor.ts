@@ -36,7 +36,7 @@
  * Its states, error, response and ports are declared in job-types.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiError, insufficientChecks, serviceUnavailable } from '../errors';
+import { ApiError, insufficientChecks, serviceUnavailable } from '../http/api-errors';
 import type { CheckRequest } from '../http/check-request';
 import type { ProxyAddress } from '../proxy/types';
 import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';

@@ -6,7 +6,7 @@
  */
 import type { CheckUserInfo } from '../accounts/plan';
 import type { GeoInfo } from '../geo/geo';
-import type { Shard } from '../probe/pool-protocol';
+import type { Shard } from '../probe/pool/pool-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import type { ProxyType } from '../proxy/types';
 
@@ -36,7 +36,7 @@ export interface LedgerPort {
   userInfo(accountId: string, now: Date): Promise<CheckUserInfo>;
 }
 
-export type { Shard } from '../probe/pool-protocol';
+export type { Shard } from '../probe/pool/pool-protocol';
 
 /** The worker pool. */
 export interface PoolPort {

@@ -13,7 +13,7 @@
  * promise) and always resolves.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiError, internalError, jobAlreadyRunning, serviceUnavailable } from '../errors';
+import { ApiError, internalError, jobAlreadyRunning, serviceUnavailable } from '../http/api-errors';
 import type { AuthenticatedAccount } from '../http/auth';
 import type { CheckRequest } from '../http/check-request';
 import type { ChecksPort } from '../http/context';

@@ -16,10 +16,10 @@
 import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import type { JudgeTarget } from '../probe/types';
-import { exchange } from '../probe/exchange';
-import { newNonce } from '../probe/nonce';
-import { CHECKER_SENT_HEADERS, judgePathWithNonce } from '../probe/http-request';
-import { readJudgeBody } from './judge-body';
+import { exchange } from '../probe/net/exchange';
+import { newNonce } from '../probe/codec/nonce';
+import { CHECKER_SENT_HEADERS, judgePathWithNonce } from '../probe/codec/http-request';
+import { readJudgeBody } from '../probe/codec/judge-body';
 
 export interface CalibrationResult {
   ips: string[];

@@ -18,7 +18,7 @@
  *   compares names case-insensitively, so verdicts are unaffected.
  */
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { extractNonce, renderJudgeBody } from './judge-body';
+import { extractNonce, renderJudgeBody } from '../probe/codec/judge-body';
 
 const HEAD_MAX = 16 * 1024;
 const IDLE_MS = 10_000;

@@ -9,9 +9,9 @@
  */
 import { isIP } from 'node:net';
 import type { CustomUrlResult, CustomUrlRule, ProbeError, ProbeSettings, ProbeTask } from './types';
-import { exchange } from './exchange';
-import { dnsCache } from './dns-cache';
-import { isBlockedAddress } from './ssrf';
+import { exchange } from './net/exchange';
+import { dnsCache } from './net/dns-cache';
+import { isBlockedAddress } from './codec/ssrf';
 
 export const CUSTOM_URL_BODY_CAP = 1024 * 1024;
 

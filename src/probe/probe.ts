@@ -8,7 +8,7 @@
  * answers 401, so it is the proxy refusing credentials, as tinyproxy does for a
  * wrong password), other non-200 ->
  * http_status, a 200 that is not our judge answer -> judge_mismatch, and the
- * transport failures reported by the exchange driver (src/probe/exchange.ts).
+ * transport failures reported by the exchange driver (src/probe/net/exchange.ts).
  * On working proxies `origin` is the address the judge saw and `anonymity`
  * is classified from the headers the judge saw.
  *
@@ -21,12 +21,12 @@
  * address.)
  */
 import type { ProbeResult, ProbeSettings, ProbeTask } from './types';
-import { exchange } from './exchange';
-import { newNonce } from './nonce';
-import { authority, judgePathWithNonce } from './http-request';
-import { normalizeIp } from './ip-literal';
-import { classifyAnonymity } from './anonymity';
-import { readJudgeBody } from '../judge/judge-body';
+import { exchange } from './net/exchange';
+import { newNonce } from './codec/nonce';
+import { authority, judgePathWithNonce } from './codec/http-request';
+import { normalizeIp } from './codec/ip-literal';
+import { classifyAnonymity } from './codec/anonymity';
+import { readJudgeBody } from './codec/judge-body';
 
 /** The judge's answer is small; anything bigger is not the judge. */
 export const JUDGE_BODY_CAP = 64 * 1024;

@@ -13,7 +13,7 @@
 import { Elysia } from 'elysia';
 import { join } from 'node:path';
 import type { AppDeps } from '../http/context';
-import { internalError } from '../errors';
+import { internalError } from '../http/api-errors';
 import { cachedClient, type Bundle } from './bundle';
 import { dashboardPage } from './page';
 import { worldJson } from './world-map';

@@ -1,5 +1,5 @@
 /**
- * The native link (src/probe/bun-socket.ts) on 127.0.0.1: the Bun internals
+ * The native link (src/probe/net/bun-socket.ts) on 127.0.0.1: the Bun internals
  * it relies on are present, events arrive in order, a refused connect
  * carries ECONNREFUSED, a bad port throws, destroying a connect that is still
  * pending frees its fd at once with no late event, big writes survive partial
@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { readdirSync } from 'node:fs';
-import { dialBun, nativeLinkAvailable } from '../../src/probe/bun-socket';
-import type { LinkEvents } from '../../src/probe/exchange-types';
-import { setSocketDriver, socketDriver } from '../../src/probe/exchange';
+import { dialBun, nativeLinkAvailable } from '../../src/probe/net/bun-socket';
+import type { LinkEvents } from '../../src/probe/net/exchange-types';
+import { setSocketDriver, socketDriver } from '../../src/probe/net/exchange';
 import { runProbe } from '../../src/probe/probe';
 import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
 import type { ProxyAddress } from '../../src/proxy/types';

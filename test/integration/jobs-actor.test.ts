@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serviceUnavailable, ApiError } from '../../src/errors';
+import { serviceUnavailable, ApiError } from '../../src/http/api-errors';
 import type { CheckRequest } from '../../src/http/check-request';
 import { JobActor, JOB_STATES, type JobDeps } from '../../src/jobs/actor';
 import type { LedgerPort, PoolPort, Shard } from '../../src/jobs/ports';

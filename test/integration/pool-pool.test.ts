@@ -1,5 +1,5 @@
 /**
- * Integration tests for src/probe/pool.ts + workers/probe-worker.ts: real
+ * Integration tests for src/probe/pool/pool.ts + workers/probe-worker.ts: real
  * piscina threads running real probes against loopback sockets (a refused
  * port fails at once, a black hole times out), plus broken workers.
  */
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProbePool } from '../../src/probe/pool';
+import { ProbePool } from '../../src/probe/pool/pool';
 import type { ProbeResult, ProbeSettings, ProbeTask } from '../../src/probe/types';
 
 const tmp = mkdtempSync(join(tmpdir(), 'pool-test-'));

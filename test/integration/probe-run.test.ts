@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { ProbeErrorCode, ProbeResult, ProbeSettings } from '../../src/probe/types';
 import type { ProxyAddress } from '../../src/proxy/types';
 import { runProbe } from '../../src/probe/probe';
-import { dnsCache } from '../../src/probe/dns-cache';
+import { dnsCache } from '../../src/probe/net/dns-cache';
 import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
 import { calibrate, parseJudgeUrl } from '../../src/judge/calibrate';
-import { renderJudgeBody } from '../../src/judge/judge-body';
+import { renderJudgeBody } from '../../src/probe/codec/judge-body';
 import { startHttpProxy, startSocksProxy } from '../fixtures/fake-proxies';
 import {
   refusedPort,

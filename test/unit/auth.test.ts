@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { apiKeyFrom, authenticate, type AuthenticatedAccount } from '../../src/http/auth';
-import { ApiError } from '../../src/errors';
+import { ApiError } from '../../src/http/api-errors';
 
 const h = (init: Record<string, string>) => new Headers(init);
 const q = (s: string) => new URLSearchParams(s);

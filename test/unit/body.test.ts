@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { ApiError, payloadTooLarge } from '../../src/errors';
+import { ApiError, payloadTooLarge } from '../../src/http/api-errors';
 import { readBodyText } from '../../src/http/body';
 
 const URL_ = 'http://127.0.0.1/check-raw';

@@ -1,7 +1,7 @@
 /** Tests for src/http/check-request.ts: defaults, every error body, the order of checks. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { ApiError } from '../../src/errors';
+import { ApiError } from '../../src/http/api-errors';
 import { validateCheckJson, validateCheckRaw, type CheckRequestOptions } from '../../src/http/check-request';
 
 const REGIONS = ['sg1', 'us1', 'de1'] as const;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import * as errors from '../../src/errors';
+import * as errors from '../../src/http/api-errors';
 import {
   ApiError,
   apiKeyRequired,
@@ -29,7 +29,7 @@ import {
   tooManyProxies,
   tooManyRequests,
   unsupportedMediaType,
-} from '../../src/errors';
+} from '../../src/http/api-errors';
 
 function expectError(e: ApiError, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   expect(e).toBeInstanceOf(ApiError);

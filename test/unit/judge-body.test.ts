@@ -1,7 +1,7 @@
 /** Judge body: render/read round trip, nonce checks, garbage tolerance, nonce extraction. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { extractNonce, readJudgeBody, renderJudgeBody } from '../../src/judge/judge-body';
+import { extractNonce, readJudgeBody, renderJudgeBody } from '../../src/probe/codec/judge-body';
 
 const ECHO = {
   requestLine: 'GET /judge?n=abc123 HTTP/1.1',

@@ -1,6 +1,6 @@
 /** Anonymity classifier: exact address tokens, header-name normalisation, baseline subtraction. */
 import { describe, expect, test } from 'bun:test';
-import { addressTokens, classifyAnonymity, isRevealingHeader, tokenAddress } from '../../src/probe/anonymity';
+import { addressTokens, classifyAnonymity, isRevealingHeader, tokenAddress } from '../../src/probe/codec/anonymity';
 import type { Anonymity } from '../../src/probe/types';
 
 const ME = ['1.2.3.4', '2001:db8:1::5'];

@@ -1,6 +1,6 @@
 /** DNS cache with an injected resolver: TTLs, negative caching, in-flight sharing, size bound, IPv4 first. */
 import { expect, test } from 'bun:test';
-import { DnsCache } from '../../src/probe/dns-cache';
+import { DnsCache } from '../../src/probe/net/dns-cache';
 
 function counting(answers: Record<string, string[] | Error>) {
   const calls: string[] = [];

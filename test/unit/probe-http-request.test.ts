@@ -1,6 +1,6 @@
 /** Request bytes: absolute-form and origin-form GET, CONNECT, Basic auth, IPv6 authorities. */
 import { describe, expect, test } from 'bun:test';
-import { authority, basicAuth, buildConnectRequest, buildGetRequest, judgePathWithNonce, USER_AGENT } from '../../src/probe/http-request';
+import { authority, basicAuth, buildConnectRequest, buildGetRequest, judgePathWithNonce, USER_AGENT } from '../../src/probe/codec/http-request';
 
 describe('http-request', () => {
   test('absolute-form GET through an HTTP proxy with credentials', () => {

@@ -1,7 +1,7 @@
 /** Incremental HTTP/1.x response parser: bytes in, verdicts out; split-invariant and throw-free under fuzzing. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { HttpResponseParser, ResponseState, type ResponseParserOptions } from '../../src/probe/http-response';
+import { HttpResponseParser, ResponseState, type ResponseParserOptions } from '../../src/probe/codec/http-response';
 
 interface Summary {
   state: number;

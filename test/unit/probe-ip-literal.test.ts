@@ -1,6 +1,6 @@
 /** IP literal parsing and normalisation. */
 import { describe, expect, test } from 'bun:test';
-import { normalizeIp, parseIPv4, parseIPv6 } from '../../src/probe/ip-literal';
+import { normalizeIp, parseIPv4, parseIPv6 } from '../../src/probe/codec/ip-literal';
 
 describe('parseIPv4', () => {
   test('parses dotted quads to unsigned integers', () => {

@@ -1,6 +1,6 @@
 /** Nonces: 32 hex characters, no repeats across many draws (pool refills included). */
 import { expect, test } from 'bun:test';
-import { newNonce } from '../../src/probe/nonce';
+import { newNonce } from '../../src/probe/codec/nonce';
 
 test('nonces are 128-bit hex and unique', () => {
   const seen = new Set<string>();

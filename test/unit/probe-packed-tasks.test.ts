@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { packTasks, unpackTasks } from '../../src/probe/packed-tasks';
+import { packTasks, unpackTasks } from '../../src/probe/pool/packed-tasks';
 import type { ProbeTask } from '../../src/probe/types';
 
 const host = fc.oneof(

@@ -11,7 +11,7 @@ import {
   parseSocks5ConnectReply,
   parseSocks5MethodReply,
   type SocksReply,
-} from '../../src/probe/socks-codec';
+} from '../../src/probe/codec/socks-codec';
 
 const hex = (b: Buffer): string => b.toString('hex');
 

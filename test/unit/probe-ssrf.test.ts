@@ -1,6 +1,6 @@
 /** SSRF guard: every blocked range and a set of public addresses, IPv4 and IPv6. */
 import { describe, expect, test } from 'bun:test';
-import { isBlockedAddress } from '../../src/probe/ssrf';
+import { isBlockedAddress } from '../../src/probe/codec/ssrf';
 
 const BLOCKED = [
   '0.0.0.0', '0.255.255.255', '10.0.0.1', '10.255.255.255', '100.64.0.1', '100.127.255.255', '127.0.0.1',

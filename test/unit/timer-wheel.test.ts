@@ -1,12 +1,12 @@
 /**
- * DeadlineQueue (src/probe/timer-wheel.ts): deadlines fire in order, never
+ * DeadlineQueue (src/probe/net/timer-wheel.ts): deadlines fire in order, never
  * early, exactly once; cancel is final; shorter
  * deadlines queued later still fire first; a throwing callback does not
  * starve the others; an emptied queue holds no timer.
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { DeadlineQueue, type TimerEntry } from '../../src/probe/timer-wheel';
+import { DeadlineQueue, type TimerEntry } from '../../src/probe/net/timer-wheel';
 
 class Entry implements TimerEntry {
   dueAt = 0;
@@ -173,7 +173,7 @@ describe('DeadlineQueue', () => {
 
 describe('a wave of deadlines', () => {
   test('fires at most FIRE_BATCH per turn, the rest on later turns, all in deadline order', async () => {
-    const { FIRE_BATCH } = await import('../../src/probe/timer-wheel');
+    const { FIRE_BATCH } = await import('../../src/probe/net/timer-wheel');
     const q = new DeadlineQueue();
     const fired: number[] = [];
     const n = FIRE_BATCH * 2 + 10;

@@ -5,7 +5,7 @@
  * itself (402 when the quota is short, 409 when the jobId is running).
  */
 import { Elysia } from 'elysia';
-import { invalidRequest, serviceUnavailable, unsupportedMediaType } from '../../errors';
+import { invalidRequest, serviceUnavailable, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
 import { authenticate } from '../auth';
 import { readBodyText } from '../body';

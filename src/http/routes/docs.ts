@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { AppDeps } from '../context';
 import { documentation } from '../openapi';
-import { notFound } from '../../errors';
+import { notFound } from '../api-errors';
 
 const require = createRequire(import.meta.url);
 const ASSET_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));

@@ -11,7 +11,7 @@
  * 100 000-proxy file never sits in memory; they are sent as attachments.
  */
 import { Elysia } from 'elysia';
-import { forbidden, linkExpired, notFound } from '../../errors';
+import { forbidden, linkExpired, notFound } from '../api-errors';
 import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
 import { resultFilePath } from '../../results/writer';

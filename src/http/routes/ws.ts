@@ -7,7 +7,7 @@
  */
 import type { ServerWebSocket } from 'bun';
 import { Elysia } from 'elysia';
-import { apiKeyRequired, invalidApiKey, invalidJobId } from '../../errors';
+import { apiKeyRequired, invalidApiKey, invalidJobId } from '../api-errors';
 import type { Subscriber } from '../../jobs/progress-hub';
 import { apiKeyFrom } from '../auth';
 import type { AppDeps } from '../context';

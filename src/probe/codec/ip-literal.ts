@@ -5,7 +5,7 @@
  * canonical spelling per address so addresses compare exactly, with
  * IPv4-mapped IPv6 (::ffff:a.b.c.d) collapsed to its IPv4 form.
  */
-import { ipv4At } from '../proxy/host';
+import { ipv4At } from '../../proxy/host';
 
 /** Parses a dotted-quad IPv4 literal into an unsigned 32-bit integer, or -1. */
 export function parseIPv4(s: string): number {

@@ -8,7 +8,7 @@
  * host name) never contains one, and packTasks refuses a host that does
  * rather than shift every later task by one.
  */
-import type { ProbeTask } from './types';
+import type { ProbeTask } from '../types';
 
 export interface PackedTasks {
   index: Int32Array;

@@ -1,6 +1,6 @@
 /**
  * The probe worker pool: piscina threads (one per core by default), each
- * running one long-lived lane (protocol in src/probe/pool-protocol.ts) that
+ * running one long-lived lane (protocol in src/probe/pool/pool-protocol.ts) that
  * runs many shards at once, each shard running its probes concurrently
  * (workers/probe-worker.ts). Shards go to the lane with the fewest probes
  * assigned; the shards granted in one turn of the event loop travel to a lane
@@ -33,7 +33,7 @@ import { Piscina } from 'piscina';
 import { LaneSettings } from './lane-settings';
 import { packTasks, type PackedTasks } from './packed-tasks';
 import { LANE_SETTINGS_CACHE, type LaneShard, type LaneToMain, type MainToLane, type PingReply, type Shard, type WorkerTask } from './pool-protocol';
-import type { CustomUrlResult, ProbeResult, ProbeSettings } from './types';
+import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../types';
 
 export type { Shard } from './pool-protocol';
 
@@ -115,7 +115,7 @@ interface Lane {
   dead: boolean;
 }
 
-export const DEFAULT_WORKER_FILE = fileURLToPath(new URL('../../workers/probe-worker.ts', import.meta.url));
+export const DEFAULT_WORKER_FILE = fileURLToPath(new URL('../../../workers/probe-worker.ts', import.meta.url));
 
 const PoolState = Object.freeze({ open: 'open', closed: 'closed' } as const);
 

@@ -1,5 +1,5 @@
 /**
- * The native link (src/probe/exchange-types.ts Link) for plain TCP under Bun:
+ * The native link (src/probe/net/exchange-types.ts Link) for plain TCP under Bun:
  * Bun's own socket handle (the one behind Bun.connect) driven by a small,
  * shared handler table, without node:net's streams and events.
  *

@@ -1,9 +1,9 @@
 /**
- * The portable link (src/probe/exchange-types.ts Link) over node:net, with
+ * The portable link (src/probe/net/exchange-types.ts Link) over node:net, with
  * TLS through node:tls on top of the connected socket. Used for every
  * exchange that needs TLS (https judge, https custom URLs through CONNECT or
  * a SOCKS tunnel) and as the fallback when the native link
- * (src/probe/bun-socket.ts) is unavailable or switched off.
+ * (src/probe/net/bun-socket.ts) is unavailable or switched off.
  *
  * Listeners are shared module-level functions that find their link through a
  * symbol property, so a connection allocates no per-socket closures.

@@ -1,5 +1,5 @@
 /**
- * The messages between the probe pool (src/probe/pool.ts, main thread) and
+ * The messages between the probe pool (src/probe/pool/pool.ts, main thread) and
  * its piscina workers (workers/probe-worker.ts). Types and constants only.
  *
  * Each worker thread runs one long-lived piscina task, its *lane*, with one
@@ -23,7 +23,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { PackedTasks } from './packed-tasks';
-import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from './types';
+import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from '../types';
 
 export type Shard =
   | { kind: 'probe'; tasks: ProbeTask[]; settings: ProbeSettings; maxConcurrent?: number }

@@ -1,12 +1,12 @@
 /**
- * Shapes of the exchange (src/probe/exchange.ts): what one exchange is asked
+ * Shapes of the exchange (src/probe/net/exchange.ts): what one exchange is asked
  * to do (ExchangeSpec), what it reports (ExchangeOutcome), its explicit state
  * enum with a human name per state for error messages, and the contract
  * between the exchange's state machine and a socket link (Link / LinkEvents,
- * implemented by src/probe/bun-socket.ts and src/probe/node-socket.ts).
+ * implemented by src/probe/net/bun-socket.ts and src/probe/net/node-socket.ts).
  */
-import type { ProxyAddress } from '../proxy/types';
-import type { ProbeError } from './types';
+import type { ProxyAddress } from '../../proxy/types';
+import type { ProbeError } from '../types';
 
 export const ExchangeState = Object.freeze({
   IDLE: 0,

@@ -11,7 +11,7 @@
  *   the calibration baseline (headers the judge path adds by itself);
  * - else `elite`.
  */
-import type { Anonymity } from './types';
+import type { Anonymity } from '../types';
 import { normalizeIp } from './ip-literal';
 
 /** Header names (lower case) whose presence tells the target a proxy was used. */

@@ -11,7 +11,7 @@
  * more jobs than that run on the lane. The lane applies `forget` before
  * `settings`, so an id forgotten and sent again in one message survives.
  */
-import type { ProbeSettings } from './types';
+import type { ProbeSettings } from '../types';
 
 export class LaneSettings {
   /** id -> running shards of the lane that use it */

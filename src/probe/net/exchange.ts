@@ -22,7 +22,7 @@
  * is not up yet, `timeout` after. `finish` cancels it and destroys the link.
  */
 import { isIP } from 'node:net';
-import type { ProbeError, ProbeErrorCode } from './types';
+import type { ProbeError, ProbeErrorCode } from '../types';
 import {
   ExchangeState,
   STATE_NAMES,
@@ -37,9 +37,9 @@ import { probeDeadlines, type TimerEntry } from './timer-wheel';
 import { dialNode } from './node-socket';
 import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
-import { isBlockedAddress } from './ssrf';
-import { HttpResponseParser, ResponseState } from './http-response';
-import { basicAuth, buildConnectRequest, buildGetRequest } from './http-request';
+import { isBlockedAddress } from '../codec/ssrf';
+import { HttpResponseParser, ResponseState } from '../codec/http-response';
+import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
 import {
   buildSocks4Connect,
   buildSocks5Auth,
@@ -51,7 +51,7 @@ import {
   parseSocks5MethodReply,
   SOCKS5_USER_PASS,
   type SocksReply,
-} from './socks-codec';
+} from '../codec/socks-codec';
 
 export { ExchangeState, type ExchangeOutcome, type ExchangeSpec, type Via } from './exchange-types';
 

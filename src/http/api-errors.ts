@@ -1,0 +1,138 @@
+/**
+ * The one API error model. Every error the HTTP layer answers is an ApiError:
+ * a status and the exact JSON body the seed contract / DECISIONS prescribe.
+ * Handlers throw these; src/http/errors.ts maps them (and everything else) to
+ * responses in one place. Probe failures are NOT errors: they are data
+ * (`ProbeError` in src/probe/types.ts).
+ */
+
+import { ServiceError } from '../errors';
+
+export type ErrorBody = Record<string, unknown> & { message?: string };
+
+export class ApiError extends ServiceError {
+  readonly status: number;
+  readonly body: ErrorBody;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, body: ErrorBody, headers: Record<string, string> = {}, options?: { cause?: unknown }) {
+    super(`http_${status}`, typeof body.error === 'string' ? body.error : (body.message ?? `HTTP ${status}`), options);
+    this.name = 'ApiError';
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+  }
+}
+
+// ---- 400 -------------------------------------------------------------------
+
+export const invalidRequest = (message: string) =>
+  new ApiError(400, { error: 'Invalid request', message });
+
+export const invalidRegion = (available: readonly string[]) =>
+  new ApiError(400, {
+    error: 'Invalid region',
+    message: `Region must be one of: ${available.join(', ')}`,
+    available_regions: [...available],
+  });
+
+export const invalidType = (available: readonly string[]) =>
+  new ApiError(400, {
+    error: 'Invalid proxy type',
+    message: `Proxy type must be one of: ${available.join(', ')}`,
+    available_types: [...available],
+  });
+
+export const invalidTimeout = (min: number, max: number) =>
+  new ApiError(400, {
+    error: 'Invalid timeout',
+    message: `timeout must be an integer number of milliseconds from ${min} to ${max}`,
+    min,
+    max,
+  });
+
+export const noValidProxies = () =>
+  new ApiError(400, {
+    error: 'No valid proxies found',
+    message:
+      'Please provide at least one proxy in a supported format: host:port, username:password@host:port or host:port:username:password',
+  });
+
+export const invalidJobId = () =>
+  new ApiError(400, {
+    error: 'Invalid jobId',
+    message: 'jobId must be 3 to 64 characters of letters, digits, "_" or "-"',
+  });
+
+// ---- 401 / 402 / 403 -------------------------------------------------------
+
+export const apiKeyRequired = () =>
+  new ApiError(401, {
+    error: 'API key is required',
+    message: 'Please provide your API key in the X-API-Key header or the Authorization header (Bearer <key>)',
+  });
+
+export const invalidApiKey = () =>
+  new ApiError(401, { error: 'Invalid API key', message: 'The provided API key is not valid' });
+
+export const insufficientChecks = (required: number, available: number) =>
+  new ApiError(402, {
+    error: 'Insufficient Checks',
+    message: `You need ${required} checks but only have ${available} remaining.`,
+    required,
+    available,
+    shortfall: required - available,
+  });
+
+export const forbidden = (message: string) => new ApiError(403, { error: 'Forbidden', message });
+
+// ---- 404 / 405 / 409 / 410 -------------------------------------------------
+
+export const notFound = (message = 'The requested resource does not exist') =>
+  new ApiError(404, { error: 'Not found', message });
+
+export const methodNotAllowed = (path: string, allow: readonly string[]) =>
+  new ApiError(
+    405,
+    { message: `The ${path} route accepts ${allow.filter((m) => m !== 'HEAD').join(', ')} only` },
+    { Allow: allow.join(', ') },
+  );
+
+export const jobAlreadyRunning = (jobId: string) =>
+  new ApiError(409, {
+    error: 'Job already running',
+    message: `A job with id ${jobId} is still running; wait for it to finish or use another jobId`,
+    jobId,
+  });
+
+export const linkExpired = () =>
+  new ApiError(410, { error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' });
+
+// ---- 413 / 415 / 429 -------------------------------------------------------
+
+export const tooManyProxies = (max: number) =>
+  new ApiError(413, { error: 'Too many proxies', message: `At most ${max} unique proxies per request`, max });
+
+export const payloadTooLarge = (max: number) =>
+  new ApiError(413, { error: 'Payload too large', message: `The request body may be at most ${max} bytes`, max });
+
+export const tooManyCustomUrls = (max: number) =>
+  new ApiError(413, { error: 'Too many custom URLs', message: `At most ${max} custom URLs per request`, max });
+
+export const unsupportedMediaType = (expected: string) =>
+  new ApiError(415, { error: 'Unsupported media type', message: `Content-Type must be ${expected}` });
+
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new ApiError(
+    429,
+    { error: 'Too many requests', message: `Slow down; retry in ${retryAfterSeconds} s` },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
+
+// ---- 500 / 503 -------------------------------------------------------------
+
+export const internalError = (cause?: unknown) =>
+  new ApiError(500, { error: 'Internal server error', message: 'An unexpected error occurred' }, {}, { cause });
+
+export const serviceUnavailable = (message: string) =>
+  new ApiError(503, { error: 'Service unavailable', message });

@@ -1,0 +1,220 @@
+/**
+ * A probe lane: what one piscina thread runs (entry: workers/probe-worker.ts). A thread runs one lane (protocol in
+ * src/probe/pool/pool-protocol.ts): it receives shards over the lane's port, runs
+ * each shard's probes concurrently (up to the shard's maxConcurrent), and
+ * sends the results of all its shards back together in batches. Thin on
+ * purpose: the probing itself is runProbe / runCustomUrl. Never touches the
+ * database.
+ *
+ * Shard states: queued (waiting for start budget) <-> running ->
+ * (cancelled) -> done. A shard is done when nothing of it is in flight and it
+ * will start nothing more (all started, or cancelled); its `done` entry goes
+ * out in the flush after its last result.
+ *
+ * Latency matters as much as CPU here: a slot is idle from the moment its
+ * probe ends until the probe that replaces it starts, and that path crosses
+ * the thread boundary twice. So a lane flushes results at the end of every
+ * turn of its event loop, and looks at its port synchronously every
+ * POLL_EVERY results (receiveMessageOnPort), so shards granted for freed
+ * slots start within the same turn instead of after all of its socket
+ * events. Measured on scenario C (bench/RESULTS.md): grant to result overhead
+ * per entry 50-100 ms -> 6-18 ms in the steady state.
+ *
+ * But a probe's clock must not run while the lane is too busy to read its
+ * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
+ * replacements alike (src/probe/pool/lane-starts.ts), so under CPU saturation
+ * probes wait unstarted instead of in-flight; waiting jobs take turns.
+ */
+import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
+import { runCustomUrl } from '../custom-url';
+import { runProbe } from '../probe';
+import {
+  RESULT_BATCH_MAX,
+  type LaneShard,
+  type LaneToMain,
+  type MainToLane,
+  type PingReply,
+  type ShardDone,
+  type WorkerTask,
+} from './pool-protocol';
+import { unpackTasks } from './packed-tasks';
+import { LaneStarts, type StartableRun } from './lane-starts';
+import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from '../types';
+
+type AnyResult = ProbeResult | CustomUrlResult;
+
+/** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/pool/lane-starts.ts). */
+const STARTS_PER_TURN = 32;
+/** Results between two synchronous looks at the port (Lane.poll). */
+const POLL_EVERY = 16;
+
+class LaneShardRun implements StartableRun {
+  next = 0;
+  inFlight = 0;
+  finished = 0;
+  cancelled = false;
+  readonly total: number;
+  readonly limit: number;
+  private readonly perTask: number;
+  private readonly tasks: ProbeTask[];
+  private readonly rules: CustomUrlRule[];
+
+  constructor(
+    readonly shard: LaneShard,
+    private readonly settings: ProbeSettings,
+    private readonly lane: Lane,
+  ) {
+    this.tasks = unpackTasks(shard.tasks);
+    this.rules = shard.kind === 'custom_url' ? (shard.rules ?? []) : [];
+    this.perTask = shard.kind === 'custom_url' ? this.rules.length : 1;
+    this.total = this.tasks.length * this.perTask;
+    this.limit = Math.max(1, Math.min(shard.maxConcurrent ?? this.total, this.total));
+  }
+
+  /** Waiting in the lane's start queue (kept by LaneStarts). */
+  queued = false;
+
+  /** The start queue's group: the job (one settings object per job). */
+  get group(): number {
+    return this.shard.settingsId;
+  }
+
+  get ended(): boolean {
+    return this.inFlight === 0 && (this.cancelled || this.next >= this.total);
+  }
+
+  /** Can start another probe now. */
+  get startable(): boolean {
+    return !this.cancelled && this.inFlight < this.limit && this.next < this.total;
+  }
+
+  /** Starts up to `max` probes; returns how many. */
+  pump(max: number): number {
+    let n = 0;
+    while (n < max && this.startable) {
+      const i = this.next++;
+      this.inFlight++;
+      n++;
+      this.start(i).then(
+        (r) => this.lane.onResult(this, r),
+        (err: unknown) => this.lane.onResult(this, this.internalFailure(i, err)),
+      );
+    }
+    return n;
+  }
+
+  private start(i: number): Promise<AnyResult> {
+    if (this.shard.kind === 'probe') return runProbe(this.tasks[i]!, this.settings);
+    const t = this.tasks[Math.floor(i / this.perTask)]!;
+    const urlIndex = i % this.perTask;
+    return runCustomUrl(t, urlIndex, this.rules[urlIndex]!, this.settings);
+  }
+
+  /** runProbe / runCustomUrl never reject by contract; if one does, that pair is reported failed rather than lost. */
+  private internalFailure(i: number, err: unknown): AnyResult {
+    const t = this.tasks[Math.floor(i / this.perTask)]!;
+    const error = { code: 'bad_response' as const, message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
+    if (this.shard.kind === 'probe') return { index: t.index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error };
+    return { index: t.index, urlIndex: i % this.perTask, success: false, statusCode: null, responseTimeMs: 0, error };
+  }
+}
+
+class Lane {
+  private readonly running = new Map<number, LaneShardRun>();
+  /** the pool's settings cache for this lane (pool-protocol.ts MainToLane) */
+  private readonly settings = new Map<number, ProbeSettings>();
+  private pending = new Map<number, AnyResult[]>();
+  private pendingCount = 0;
+  private sincePoll = 0;
+  private done: ShardDone[] = [];
+  private immediate: ReturnType<typeof setImmediate> | null = null;
+  /** Paces starts: at most STARTS_PER_TURN per turn of the event loop. */
+  private readonly starts = new LaneStarts<LaneShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
+    if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
+  });
+
+  constructor(private readonly port: MessagePort) {}
+
+  /**
+   * Takes the messages waiting on the port now instead of at the next turn of
+   * the event loop: under load a turn handles thousands of socket events, and
+   * new shards (slots granted after these very results) would wait for all of
+   * them before their probes start.
+   */
+  poll(): void {
+    this.sincePoll = 0;
+    for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.receive(m.message as MainToLane);
+  }
+
+  receive(m: MainToLane): void {
+    if (m.t === 'run') {
+      for (const id of m.forget) this.settings.delete(id);
+      for (const { id, settings } of m.settings) this.settings.set(id, settings);
+      for (const shard of m.shards) {
+        const settings = this.settings.get(shard.settingsId);
+        // the pool sends settings before the first shard that uses them; a miss is a pool bug, and loud
+        if (settings === undefined) throw new Error(`lane: shard ${shard.id} refers to unknown settings ${shard.settingsId}`);
+        const run = new LaneShardRun(shard, settings, this);
+        this.running.set(shard.id, run);
+        if (run.ended) this.end(run); // an empty shard
+        else this.starts.add(run);
+      }
+    } else if (m.t === 'cancel') {
+      for (const id of m.ids) {
+        const run = this.running.get(id);
+        if (run === undefined || run.cancelled) continue;
+        run.cancelled = true;
+        if (run.ended) this.end(run);
+      }
+    }
+  }
+
+  onResult(run: LaneShardRun, r: AnyResult): void {
+    run.inFlight--;
+    run.finished++;
+    const list = this.pending.get(run.shard.id);
+    if (list === undefined) this.pending.set(run.shard.id, [r]);
+    else list.push(r);
+    this.pendingCount++;
+    if (++this.sincePoll >= POLL_EVERY) this.poll();
+    this.starts.replace(run);
+    if (run.ended) this.end(run);
+    else if (this.pendingCount >= RESULT_BATCH_MAX) this.flush();
+    else this.immediate ??= setImmediate(this.flush);
+  }
+
+  private end(run: LaneShardRun): void {
+    if (!this.running.delete(run.shard.id)) return; // already reported
+    this.done.push({ id: run.shard.id, started: run.next, finished: run.finished, cancelled: run.cancelled });
+    if (this.running.size === 0 || this.pendingCount >= RESULT_BATCH_MAX) this.flush();
+    else this.immediate ??= setImmediate(this.flush);
+  }
+
+  readonly flush = (): void => {
+    if (this.immediate !== null) {
+      clearImmediate(this.immediate);
+      this.immediate = null;
+    }
+    if (this.pendingCount === 0 && this.done.length === 0) return;
+    const parts: LaneToMain['parts'] = [];
+    for (const [id, batch] of this.pending) parts.push({ id, batch: batch as ProbeResult[] | CustomUrlResult[] });
+    const msg: LaneToMain = { t: 'batch', parts, done: this.done };
+    this.pending = new Map();
+    this.pendingCount = 0;
+    this.done = [];
+    this.port.postMessage(msg);
+  };
+}
+
+/** Never settles: a lane lives as long as its thread (the pool destroys the threads to stop). */
+function runLane(port: MessagePort): Promise<never> {
+  return new Promise<never>(() => {
+    const lane = new Lane(port);
+    port.on('message', (m: MainToLane) => lane.receive(m));
+  });
+}
+
+export async function probeWorker(task: WorkerTask): Promise<PingReply> {
+  if (task.kind === 'ping') return { pong: true, threadId };
+  return runLane(task.port);
+}
