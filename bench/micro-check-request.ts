@@ -144,12 +144,12 @@ for (const [name, text] of Object.entries(BODIES)) {
     config: { maxProxies: LINES, maxCustomUrls: 10, maxBodyBytes: MAX_BODY },
     accounts: { findByApiKey: async () => account, overview: async () => ({}) },
     checks: {
+      assertAccepting: () => {},
       run: async () => {
         ranAt = performance.now();
         return {};
       },
     },
-    isShuttingDown: () => false,
   } as unknown as AppDeps;
   const app = new Elysia().use(checkRoutes(deps)).listen({ hostname: '127.0.0.1', port: 0 });
   try {

@@ -34,6 +34,7 @@ import { databaseLedger } from './jobs/ledger';
 import { ProgressHub } from './jobs/progress-hub';
 import { RegionScheduler } from './jobs/scheduler';
 import { CheckService } from './jobs/service';
+import { localExecution } from './jobs/local-execution';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
 import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
@@ -145,13 +146,13 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
     const scheduler = new RegionScheduler((code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint, {
       globalCapacity: maxInFlight,
-      onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; job cancelled', { jobId, err }),
+      // the job itself hears of it too (local-execution.ts) and fails with refunds
+      onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),
     });
     const checks = new CheckService({
       ledger: databaseLedger(db),
-      pool,
+      execution: localExecution(scheduler, pool),
       geo: geo as Geo,
-      scheduler,
       settings,
       // No fsync: a written file survives a process crash (page cache); only an
       // OS crash or power loss right after a job could lose it (then its link
@@ -183,7 +184,6 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         },
         checks,
         progress: hub,
-        isShuttingDown: () => checks.state !== 'running',
       },
       [(a) => a.use(adminRoutes({ database, adminToken: config.adminToken!, onChange: () => keys.clear() })) as never],
     );

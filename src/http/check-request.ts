@@ -1,6 +1,6 @@
 /**
  * Validation of POST /check (JSON body) and POST /check-raw (text body + query)
- * into one CheckRequest. Pure: no I/O, throws ApiError (src/errors.ts) only.
+ * into one CheckRequest. Pure: no I/O, throws ApiError (src/http/api-errors.ts) only.
  * The caller has already handled Content-Type (415), body size (413) and
  * malformed JSON (400).
  *
@@ -33,6 +33,9 @@
  */
 import { invalidJobId, invalidRegion, invalidRequest, invalidTimeout, invalidType, noValidProxies, tooManyCustomUrls, tooManyProxies } from './api-errors';
 import type { CustomUrlRule } from '../probe/types';
+import type { CheckRequest } from '../jobs/request';
+
+export type { CheckRequest } from '../jobs/request';
 import { parseProxyList, type ParsedProxy } from '../proxy/parse';
 import { PROXY_TYPES, type ProxyType } from '../proxy/types';
 
@@ -47,17 +50,6 @@ export interface CheckRequestOptions extends Limits {
   defaultRegion?: string;
 }
 
-export interface CheckRequest {
-  route: 'check' | 'check-raw';
-  proxies: ParsedProxy[];
-  totalInvalid: number;
-  totalDuplicates: number;
-  region: string;
-  type: ProxyType;
-  timeoutMs: number;
-  jobId: string | null;
-  customUrls: CustomUrlRule[];
-}
 
 export const TIMEOUT_MIN_MS = 1000;
 export const TIMEOUT_MAX_MS = 20000;

@@ -4,20 +4,16 @@
  * opens a probe socket and never runs SQL itself: it goes through these ports.
  */
 import type { Config } from '../config';
+import type { ChecksPort, ProgressPort } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { AuthenticatedAccount } from './auth';
-import type { CheckRequest } from './check-request';
-import type { ProgressHub } from '../jobs/progress-hub';
+
+export type { ChecksPort } from '../jobs/ports';
 
 export interface AccountsPort {
   findByApiKey(key: string): Promise<AuthenticatedAccount | null>;
   /** The GET /me body (DECISIONS' first shape). */
   overview(accountId: string, now: Date): Promise<unknown>;
-}
-
-export interface ChecksPort {
-  /** Runs a validated check for an account; resolves with the check response body. */
-  run(account: AuthenticatedAccount, request: CheckRequest): Promise<unknown>;
 }
 
 export interface AppDeps {
@@ -31,7 +27,5 @@ export interface AppDeps {
   accounts: AccountsPort;
   checks: ChecksPort;
   /** WebSocket progress fan-out. */
-  progress: ProgressHub;
-  /** True once SIGTERM arrived: new checks get 503. */
-  isShuttingDown: () => boolean;
+  progress: ProgressPort;
 }

@@ -1,12 +1,29 @@
 /**
  * The one place where anything thrown in the HTTP layer becomes a response.
- * ApiError -> its status, headers and exact body. Elysia's own errors are
- * mapped onto the contract (unknown route -> 404, parse/validation -> 400
- * "Invalid request", never 422). Everything else -> the seed's 500 body, with
- * the stack only in the log.
+ * ApiError -> its status, headers and exact body. Domain errors of the job
+ * layer (src/jobs/job-errors.ts) -> the contract's status and body
+ * (domainToApiError). Elysia's own errors are mapped onto the contract
+ * (unknown route -> 404, parse/validation -> 400 "Invalid request", never
+ * 422). Everything else -> the seed's fixed 500 body, with the detail only in
+ * the log: no message, path or SQL of an internal error reaches a user.
  */
-import { ApiError, internalError, invalidRequest, notFound } from './api-errors';
+import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, notFound, serviceUnavailable } from './api-errors';
+import { isServiceError } from '../errors';
+import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError } from '../jobs/job-errors';
 import type { Logger } from '../log';
+
+export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a moment';
+
+/** A domain error's contract response, or null when it has none (then it is a 500). */
+export function domainToApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof InsufficientQuotaError) return insufficientChecks(err.required, err.available);
+  if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
+  if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
+  // already logged with its job's context where it happened (src/jobs/service.ts)
+  if (isServiceError(err, JOB_ERROR_CODES.JOB_FAILED)) return internalError(err);
+  return null;
+}
 
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
 
@@ -20,7 +37,8 @@ export function apiErrorResponse(err: ApiError): Response {
 
 /** Maps an Elysia error code + error to an ApiError. */
 export function toApiError(code: string | number, error: unknown, log: Logger, ctx: { method: string; path: string }): ApiError {
-  if (error instanceof ApiError) return error;
+  const mapped = domainToApiError(error);
+  if (mapped !== null) return mapped;
   switch (code) {
     case 'NOT_FOUND':
       return notFound(`No route ${ctx.method} ${ctx.path}`);

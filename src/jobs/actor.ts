@@ -4,40 +4,44 @@
  * in its mailbox (probe results, custom-URL results, a failed shard, cancel)
  * and is handled one at a time, so there are no locks.
  *
- * ## States
+ * ## States (job-states.ts; every move goes through `#moveTo`, which asserts
+ * the state it leaves, so an illegal transition throws instead of passing)
  *
  *   validating ──> reserving ──> probing ──> validating_urls ──> writing ──> completed
- *        │             │            │               │               │
+ *        │             │            │  └───────────────────────────>┤
  *        └─────────────┴────────────┴───────────────┴───────────────┴──────> failed
  *
  * - validating: the HTTP layer has already validated the request (pure
  *   validators); the actor only announces it on the progress channel.
  * - reserving: one atomic reservation of `units = unique valid proxies` and the
- *   scan row (LedgerPort.reserve). Short quota -> failed with the 402 error,
- *   nothing charged, no history row.
- * - probing: the job registers with the region scheduler; every grant of n
- *   slots becomes one shard of the next n proxies for the pool. Results stream
+ *   scan row (LedgerPort.reserve). Short quota -> failed with
+ *   InsufficientQuotaError, nothing charged, no history row.
+ * - probing: the job opens itself on the probe execution (ProbeExecution:
+ *   local-execution.ts in this process); every grant of n slots becomes one
+ *   shard of the next n proxies. Results stream
  *   back in batches and are folded at once: geo lookup, result record, summary
  *   fold, spill to the result writer, progress. Nothing keeps a second list of
  *   all results: the actor keeps the parsed proxies, a byte per proxy (seen)
  *   and the indices of working proxies.
  * - validating_urls (only with customUrls and at least one working proxy):
- *   (working proxy x URL) pairs through the same scheduler and pool.
+ *   (working proxy x URL) pairs through the same execution.
  * - writing: the result file is finished (summary, metadata, proxies, custom
  *   URL validation), the scan closed, unchecked units refunded.
  * - completed: the check response is returned and the final progress message
  *   (with the signed result link for authenticated subscribers) is published.
  * - failed: any error, a failed shard or cancel (shutdown) lands here. Units
- *   that were reserved and not checked are refunded, the scan is closed as
- *   failed with the reason, the partial result file is removed, subscribers get
- *   the final `failed` message. `run()` rejects with the error (an ApiError for
- *   402, a 503 for shutdown, otherwise the caller maps it to 500).
+ *   that were reserved and not checked are refunded (`#unchecked`, the one
+ *   refund rule), the scan is closed as failed with the error's stable code,
+ *   the partial result file is removed, subscribers get the final `failed`
+ *   message. `run()` rejects with the error: a domain error (job-errors.ts)
+ *   that the HTTP layer maps to a status, never an HTTP error itself.
  *
- * Its states, error, response and ports are declared in job-types.ts.
+ * Messages: probe results, custom-URL results, a failed shard or grant, and
+ * cancel (posted first, ahead of waiting results). One clock: deps.now().
+ * Its response and ports are declared in job-types.ts and ports.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiError, insufficientChecks, serviceUnavailable } from '../http/api-errors';
-import type { CheckRequest } from '../http/check-request';
+import { errorCode, ServiceError } from '../errors';
 import type { ProxyAddress } from '../proxy/types';
 import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
 import { regionName } from '../regions';
@@ -47,13 +51,16 @@ import { buildProxyRecord } from '../results/record';
 import { formatProcessingTime, formatTimeout, SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
-import type { JobHandle } from './scheduler';
+import { InsufficientQuotaError, JOB_ERROR_CODES, shuttingDown } from './job-errors';
+import { isFinal, JOB_STATES, PHASE_OF, transition, type JobState } from './job-states';
+import type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 import { Mailbox } from './mailbox';
 import { PROGRESS_PHASES, type ProgressState, type WorkPhase } from './progress';
-import type { Shard } from './ports';
-import { JOB_STATES, JobError, PHASE_OF, type CheckResponse, type JobDeps, type JobMetadata, type JobState } from './job-types';
+import type { ExecutionHandle, ResultBatch, Shard } from './ports';
+import type { CheckRequest } from './request';
 
-export { JOB_STATES, JobError, type CheckResponse, type JobDeps, type JobMetadata, type JobState } from './job-types';
+export { JOB_STATES, type JobState } from './job-states';
+export type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 
 /** What a probe task carries of a proxy: its address, and credentials only when it has a username. */
 function probeTarget(p: ProxyAddress): ProxyAddress {
@@ -63,7 +70,8 @@ function probeTarget(p: ProxyAddress): ProxyAddress {
 type Msg =
   | { kind: 'probe_results'; batch: ProbeResult[] }
   | { kind: 'url_results'; batch: CustomUrlResult[]; urlIndex: number }
-  | { kind: 'shard_failed'; error: unknown };
+  | { kind: 'shard_failed'; error: unknown }
+  | { kind: 'cancel'; reason: Error };
 
 export class JobActor {
   /** The client's jobId (progress channel, 409); reusable once the job ends. */
@@ -92,15 +100,15 @@ export class JobActor {
   #urlPairsTotal = 0;
   #writer: ResultWriter | null = null;
   #resultId: string | null = null;
-  #handle: JobHandle | null = null;
+  #exec: ExecutionHandle | null = null;
+  /** Where the execution's grants go: the probing stage, then the custom-URL stage. */
+  #grantTo: (n: number, exec: ExecutionHandle) => void = () => {};
   #next = 0;
   /** One object for every shard of the job: the pool sends it to each thread once. */
   get #settings(): ProbeSettings {
     return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
   }
   #settingsOnce: ProbeSettings | null = null;
-  /** Slots reported back in this turn, released together at its end. */
-  #toRelease = 0;
   #probeStartedAt: number | null = null;
   #urlStartedAt: number | null = null;
   #failedIn: WorkPhase = PROGRESS_PHASES.VALIDATING;
@@ -113,7 +121,7 @@ export class JobActor {
     this.accountId = accountId;
     this.#req = req;
     this.#deps = deps;
-    this.#startedAt = deps.now().getTime();
+    this.#startedAt = this.#clock();
     this.#seen = new Uint8Array(req.proxies.length);
     this.#mailbox = new Mailbox<Msg>(
       (m) => this.#handle_(m),
@@ -129,13 +137,13 @@ export class JobActor {
     return this.#checked;
   }
 
-  /** Stop the job: no new probes start; it fails with `reason` (refunding what was not checked). Safe to call twice. */
-  cancel(reason: Error = serviceUnavailable('The service is shutting down')): void {
-    if (this.#cancelReason !== null || this.#state === JOB_STATES.COMPLETED || this.#state === JOB_STATES.FAILED) return;
-    this.#cancelReason = reason;
-    this.#abort.abort(reason);
-    this.#handle?.cancel();
-    this.#stage?.reject(reason);
+  /**
+   * Stop the job: a message, handled ahead of waiting results. No new probes
+   * start; the job fails with `reason` (refunding what was not checked).
+   * Safe to call twice; a job that has ended ignores it.
+   */
+  cancel(reason: Error = shuttingDown()): void {
+    this.#mailbox.postFirst({ kind: 'cancel', reason });
   }
 
   /** Runs the job to its end. Resolves with the check response; rejects with the reason it failed. */
@@ -144,7 +152,7 @@ export class JobActor {
     const req = this.#req;
     try {
       this.#publish();
-      this.#enter(JOB_STATES.RESERVING);
+      this.#moveTo([JOB_STATES.VALIDATING], JOB_STATES.RESERVING);
       const units = req.proxies.length;
       const r = await ledger.reserve({
         accountId: this.accountId,
@@ -156,7 +164,7 @@ export class JobActor {
         submitted: units + req.totalInvalid + req.totalDuplicates,
         now: now(),
       });
-      if (!r.ok) throw insufficientChecks(r.required, r.available);
+      if (!r.ok) throw new InsufficientQuotaError(r.required, r.available);
       this.#scanOpen = true;
       this.#user = r.user;
       this.#reserved = r.unlimited ? 0 : units;
@@ -165,21 +173,21 @@ export class JobActor {
       this.#resultId = this.#deps.newResultId();
       this.#writer = await this.#deps.openWriter(this.#resultId);
 
-      this.#enter(JOB_STATES.PROBING);
-      this.#probeStartedAt = Date.now();
+      this.#moveTo([JOB_STATES.RESERVING], JOB_STATES.PROBING);
+      this.#probeStartedAt = this.#clock();
       await this.#probeAll();
 
       if (req.customUrls.length > 0 && this.#working.length > 0) {
-        this.#enter(JOB_STATES.VALIDATING_URLS);
-        this.#urlStartedAt = Date.now();
+        this.#moveTo([JOB_STATES.PROBING], JOB_STATES.VALIDATING_URLS);
+        this.#urlStartedAt = this.#clock();
         await this.#validateUrls();
       }
 
-      this.#enter(JOB_STATES.WRITING);
+      this.#moveTo([JOB_STATES.PROBING, JOB_STATES.VALIDATING_URLS], JOB_STATES.WRITING);
       // Every probe was folded, so nothing is left to refund: the balance read
       // now is final, and the result file carries it too (the ClearProxy CLI
       // reads metadata.user from the file).
-      const refund = this.#reserved - Math.min(this.#reserved, this.#checked);
+      const refund = this.#unchecked();
       // With nothing to refund the reservation's picture is final: no extra query.
       const user = refund === 0 && this.#user !== null ? this.#user : await ledger.userInfo(this.accountId, now());
       const metadata = { user, ...this.#metadata() };
@@ -201,14 +209,14 @@ export class JobActor {
       this.#reserved = 0;
       this.#scanOpen = false;
       const resultUrl = this.#deps.signLink(this.#resultId);
-      this.#state = JOB_STATES.COMPLETED;
+      this.#moveTo([JOB_STATES.WRITING], JOB_STATES.COMPLETED);
       this.#publish({ resultUrl });
       return { summary, metadata, result_url: resultUrl, result_urls: resultUrls(resultUrl) };
     } catch (err) {
       await this.#fail(err);
       throw err;
     } finally {
-      this.#handle?.cancel();
+      this.#exec?.cancel();
     }
   }
 
@@ -219,14 +227,19 @@ export class JobActor {
     return new Promise<void>((resolve, reject) => {
       this.#stage = { resolve, reject };
       if (this.#cancelReason !== null) return reject(this.#cancelReason);
-      // One registration for the whole job: grants go to probes, then to URL pairs.
-      this.#handle = this.#deps.scheduler.register(this.jobId, this.#req.region, total, (n) =>
-        this.#state === JOB_STATES.PROBING ? this.#dispatchProbes(n) : this.#dispatchUrls(n),
-      );
+      // One opening for the whole job: grants go to probes, then to URL pairs.
+      this.#grantTo = (n, exec) => this.#dispatchProbes(n, exec);
+      this.#exec = this.#deps.execution.open({
+        jobId: this.jobId,
+        region: this.#req.region,
+        demand: total,
+        onGrant: (n, exec) => this.#grantTo(n, exec),
+        onError: (error) => this.#mailbox.postFirst({ kind: 'shard_failed', error }),
+      });
     });
   }
 
-  #dispatchProbes(n: number): void {
+  #dispatchProbes(n: number, exec: ExecutionHandle): void {
     const proxies = this.#req.proxies;
     const end = Math.min(proxies.length, this.#next + n);
     const tasks: ProbeTask[] = new Array(end - this.#next);
@@ -235,7 +248,7 @@ export class JobActor {
     }
     this.#next = end;
     const shard: Shard = { kind: 'probe', tasks, settings: this.#settings };
-    this.#runShard(shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }));
+    this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }));
   }
 
   #validateUrls(): Promise<void> {
@@ -246,12 +259,13 @@ export class JobActor {
     return new Promise<void>((resolve, reject) => {
       this.#stage = { resolve, reject };
       if (this.#cancelReason !== null) return reject(this.#cancelReason);
-      this.#handle!.addDemand(this.#urlPairsTotal);
+      this.#grantTo = (n, exec) => this.#dispatchUrls(n, exec);
+      this.#exec!.addDemand(this.#urlPairsTotal);
     });
   }
 
   /** Pairs are numbered URL-major: pair p = (working[p % W], rule floor(p / W)). One shard per URL touched. */
-  #dispatchUrls(n: number): void {
+  #dispatchUrls(n: number, exec: ExecutionHandle): void {
     const w = this.#working.length;
     const rules = this.#req.customUrls;
     const settings = this.#settings;
@@ -268,80 +282,38 @@ export class JobActor {
       }
       p = stop;
       const shard: Shard = { kind: 'custom_url', tasks, rules: [rules[urlIndex]!], settings };
-      this.#runShard(shard, (batch) => this.#mailbox.post({ kind: 'url_results', batch: batch as CustomUrlResult[], urlIndex }));
+      this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'url_results', batch: batch as CustomUrlResult[], urlIndex }));
     }
   }
 
-  /**
-   * Runs a shard on the pool. Slots go back to the scheduler here, as results
-   * arrive and, for whatever the shard never reported, when it ends: never
-   * through the mailbox, so a job that failed or was cancelled still returns
-   * every slot it held. A shard that rejects, or that ends without reporting
-   * every task while the job is live, fails the job (its units are
-   * refunded), so a stage can never wait forever.
-   */
-  #runShard(shard: Shard, onBatch: (batch: ProbeResult[] | CustomUrlResult[]) => void): void {
-    const expected = shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
-    let reported = 0;
-    const settle = () => {
-      const missing = expected - reported;
-      reported = expected;
-      if (missing > 0) this.#releaseSoon(missing);
-      return missing;
-    };
-    this.#deps.pool
-      .runShard(
-        shard,
-        (batch) => {
-          const n = Math.min(batch.length, expected - reported);
-          reported += n;
-          if (n > 0) this.#releaseSoon(n);
-          onBatch(batch);
-        },
-        this.#abort.signal,
-      )
-      .then(
-        () => {
-          const missing = settle();
-          if (missing > 0 && !this.#abort.signal.aborted) {
-            this.#mailbox.post({ kind: 'shard_failed', error: new JobError('shard_incomplete', `a shard reported ${expected - missing} of ${expected} results`) });
-          }
-        },
-        (error: unknown) => {
-          settle();
-          this.#mailbox.post({ kind: 'shard_failed', error });
-        },
-      );
-  }
-
-  /**
-   * Slots go back once per turn: a pool message carries the results of many
-   * shards, and one release for all of them lets the scheduler re-grant them
-   * in full chunks instead of one small shard per shard reported.
-   */
-  #releaseSoon(n: number): void {
-    if (this.#toRelease === 0) {
-      queueMicrotask(() => {
-        const k = this.#toRelease;
-        this.#toRelease = 0;
-        this.#handle?.release(k);
-      });
-    }
-    this.#toRelease += n;
+  /** A shard that fails (or ends short) while the job is live fails the job, so a stage can never wait forever. */
+  #runShard(exec: ExecutionHandle, shard: Shard, onBatch: (batch: ResultBatch) => void): void {
+    exec.run(shard, onBatch, this.#abort.signal).then(undefined, (error: unknown) => {
+      if (!this.#abort.signal.aborted) this.#mailbox.post({ kind: 'shard_failed', error });
+    });
   }
 
   // ---- messages -------------------------------------------------------------
 
   #handle_(m: Msg): void | Promise<void> {
-    if (this.#cancelReason !== null) return;
+    if (this.#cancelReason !== null || isFinal(this.#state)) return;
     switch (m.kind) {
+      case 'cancel':
+        return this.#onCancel(m.reason);
       case 'probe_results':
         return this.#onProbeResults(m.batch);
       case 'url_results':
         return this.#onUrlResults(m.batch, m.urlIndex);
       case 'shard_failed':
-        throw new JobError('shard_failed', 'a probe shard failed', { cause: m.error });
+        throw new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'a probe shard failed', { cause: m.error });
     }
+  }
+
+  #onCancel(reason: Error): void {
+    this.#cancelReason = reason;
+    this.#abort.abort(reason);
+    this.#exec?.cancel();
+    this.#stage?.reject(reason);
   }
 
   async #onProbeResults(batch: ProbeResult[]): Promise<void> {
@@ -381,10 +353,22 @@ export class JobActor {
 
   // ---- helpers --------------------------------------------------------------
 
-  #enter(state: JobState): void {
-    this.#state = state;
-    this.#failedIn = PHASE_OF[state] as WorkPhase;
-    this.#publish();
+  /** The only way the state changes: asserts the state it leaves (job-states.ts). */
+  #moveTo(from: readonly JobState[], to: JobState): void {
+    this.#state = transition(this.#state, from, to);
+    if (to !== JOB_STATES.COMPLETED && to !== JOB_STATES.FAILED) {
+      this.#failedIn = PHASE_OF[to] as WorkPhase;
+      this.#publish();
+    }
+  }
+
+  #clock(): number {
+    return this.#deps.now().getTime();
+  }
+
+  /** The one refund rule: units reserved and not checked. */
+  #unchecked(): number {
+    return this.#reserved - Math.min(this.#reserved, this.#checked);
   }
 
   readonly #proxyAt = (i: number) => {
@@ -394,7 +378,7 @@ export class JobActor {
 
   /** Streamed into the result file piecewise: per-URL proxy lists can be long. */
   #urlValidation(fold: CustomUrlFold) {
-    const ms = this.#urlStartedAt === null ? 0 : Date.now() - this.#urlStartedAt;
+    const ms = this.#urlStartedAt === null ? 0 : this.#clock() - this.#urlStartedAt;
     return { toJsonChunks: () => fold.jsonChunks(this.#proxyAt, ms) };
   }
 
@@ -412,7 +396,7 @@ export class JobActor {
       total_checked: this.#checked,
       total_invalid: req.totalInvalid,
       total_duplicates: req.totalDuplicates,
-      processing_time: formatProcessingTime(this.#deps.now().getTime() - this.#startedAt),
+      processing_time: formatProcessingTime(this.#clock() - this.#startedAt),
       job_id: this.jobId,
     };
   }
@@ -429,7 +413,7 @@ export class JobActor {
       customTotal: this.#urlPairsTotal,
       probeStartedAt: this.#probeStartedAt,
       customStartedAt: this.#urlStartedAt,
-      now: Date.now(),
+      now: this.#clock(),
     };
     if (this.#state === JOB_STATES.FAILED) state.failedIn = this.#failedIn;
     this.#deps.publish(state, final);
@@ -437,12 +421,10 @@ export class JobActor {
 
   async #fail(err: unknown): Promise<void> {
     if (this.#state === JOB_STATES.FAILED) return;
-    this.#state = JOB_STATES.FAILED;
+    this.#moveTo([JOB_STATES.VALIDATING, JOB_STATES.RESERVING, JOB_STATES.PROBING, JOB_STATES.VALIDATING_URLS, JOB_STATES.WRITING], JOB_STATES.FAILED);
     this.#abort.abort();
-    this.#handle?.cancel();
+    this.#exec?.cancel();
     const { ledger, log, now } = this.#deps;
-    const reason =
-      err instanceof ApiError && typeof err.body.message === 'string' ? err.body.message : err instanceof Error ? err.message : String(err);
     try {
       await this.#writer?.abort();
     } catch (e) {
@@ -450,7 +432,7 @@ export class JobActor {
     }
     if (this.#scanOpen) {
       // Close the scan row and refund what was reserved and not checked.
-      const refund = this.#reserved - Math.min(this.#reserved, this.#checked);
+      const refund = this.#unchecked();
       try {
         await ledger.fail({
           accountId: this.accountId,
@@ -458,7 +440,8 @@ export class JobActor {
           checked: this.#checked,
           working: this.#summary.totalWorking,
           refund,
-          error: reason,
+          // the history keeps the stable code; the log has the detail
+          error: errorCode(err),
           now: now(),
         });
         this.#reserved = 0;

@@ -1,45 +1,16 @@
 /**
- * The job actor's public vocabulary (src/jobs/actor.ts): its states and their
- * progress phases, its error, what it returns, and what it needs (its ports).
+ * The job actor's public vocabulary (src/jobs/actor.ts): what it returns and
+ * what it needs (its ports). Its states are in job-states.ts, its errors in
+ * job-errors.ts.
  */
 import type { CheckUserInfo } from '../accounts/plan';
 import type { Logger } from '../log';
 import type { CheckSummary } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
-import { PROGRESS_PHASES, type ProgressPhase, type ProgressState } from './progress';
-import type { RegionScheduler } from './scheduler';
-import type { GeoPort, LedgerPort, PoolPort, SettingsFactory } from './ports';
+import type { ProgressState } from './progress';
+import type { GeoPort, LedgerPort, ProbeExecution, SettingsFactory } from './ports';
 
-export const JOB_STATES = Object.freeze({
-  VALIDATING: 'validating',
-  RESERVING: 'reserving',
-  PROBING: 'probing',
-  VALIDATING_URLS: 'validating_urls',
-  WRITING: 'writing',
-  COMPLETED: 'completed',
-  FAILED: 'failed',
-} as const);
-export type JobState = (typeof JOB_STATES)[keyof typeof JOB_STATES];
-
-/** The progress phase a job in each state reports. */
-export const PHASE_OF: Readonly<Record<JobState, ProgressPhase>> = {
-  validating: PROGRESS_PHASES.VALIDATING,
-  reserving: PROGRESS_PHASES.CHECKING_BALANCE,
-  probing: PROGRESS_PHASES.PROBING,
-  validating_urls: PROGRESS_PHASES.CUSTOM_URLS,
-  writing: PROGRESS_PHASES.WRITING,
-  completed: PROGRESS_PHASES.COMPLETED,
-  failed: PROGRESS_PHASES.FAILED,
-};
-
-export class JobError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'JobError';
-    this.code = code;
-  }
-}
+export { JOB_STATES, PHASE_OF, type JobState } from './job-states';
 
 /** The metadata block shared by the check response and the result file. */
 export interface JobMetadata {
@@ -64,9 +35,9 @@ export interface CheckResponse {
 
 export interface JobDeps {
   ledger: LedgerPort;
-  pool: PoolPort;
+  /** Where probes run (local-execution.ts in this process). */
+  execution: ProbeExecution;
   geo: GeoPort;
-  scheduler: RegionScheduler;
   settings: SettingsFactory;
   /** Opens the streaming writer of a new result file. */
   openWriter: (resultId: string) => Promise<ResultWriter>;
@@ -76,5 +47,6 @@ export interface JobDeps {
   /** Receives every progress state; the hub throttles and fans out. */
   publish: (state: ProgressState, final: { resultUrl: string | null } | null) => void;
   log: Logger;
+  /** The one clock: every time the actor reads or records comes from here. */
   now: () => Date;
 }

@@ -29,6 +29,14 @@ export class Mailbox<M> {
     if (!this.#running) void this.#drain();
   }
 
+  /** Posts a message that is handled before any waiting one (right after the handler running now). */
+  postFirst(msg: M): void {
+    if (this.#failed !== undefined) return;
+    if (this.#head > 0) this.#queue[--this.#head] = msg;
+    else this.#queue.unshift(msg);
+    if (!this.#running) void this.#drain();
+  }
+
   /** Resolves when every message posted so far has been handled. */
   idle(): Promise<void> {
     if (!this.#running) return Promise.resolve();

@@ -1,14 +1,26 @@
 /**
- * What a job actor needs from the outside world, injected (pg-boss style) so
- * the actor is tested with real collaborators or small in-memory ones. The
- * actor is the only bridge between the HTTP layer, the database and the
- * probe pool; these ports are its edges.
+ * The job layer's edges (pg-boss style): what a job actor needs from the
+ * outside world, and what the layer offers to whoever calls it. Each port has
+ * one adapter per way of running the service:
+ *
+ * | port           | embedded (today)                          | cluster (next)                 |
+ * |----------------|-------------------------------------------|--------------------------------|
+ * | LedgerPort     | databaseLedger (PGlite or PostgreSQL)     | the same, on PostgreSQL        |
+ * | ProbeExecution | localExecution: RegionScheduler + piscina | shards on a JetStream queue    |
+ * | ProgressPort   | ProgressHub (in-process fan-out)          | a hub fed from a NATS subject  |
+ * | ResultWriter   | a file in DATA_DIR/results                | one store for the cluster      |
+ *
+ * The actor is the only bridge between these; it never sees HTTP.
  */
 import type { CheckUserInfo } from '../accounts/plan';
 import type { GeoInfo } from '../geo/geo';
 import type { Shard } from '../probe/pool/pool-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import type { ProxyType } from '../proxy/types';
+import type { ProgressState } from './progress';
+import type { CheckRequest, JobOwner } from './request';
+
+export type { Shard } from '../probe/pool/pool-protocol';
 
 export type ReserveOutcome =
   /** `user`: `metadata.user` right after the reservation (final when nothing is refunded). */
@@ -30,17 +42,51 @@ export interface LedgerPort {
   }): Promise<ReserveOutcome>;
   /** Close the scan as completed; refund `refund` units that were reserved but not checked. */
   complete(i: { accountId: string; jobId: string; checked: number; working: number; resultRef: string; refund: number; now: Date }): Promise<void>;
-  /** Close the scan as failed and refund `refund` units. */
+  /** Close the scan as failed and refund `refund` units. `error` is a stable code (job-errors.ts), never free text. */
   fail(i: { accountId: string; jobId: string; checked: number; working: number; refund: number; error: string; now: Date }): Promise<void>;
   /** `metadata.user` of the check response, read after settlement. */
   userInfo(accountId: string, now: Date): Promise<CheckUserInfo>;
 }
 
-export type { Shard } from '../probe/pool/pool-protocol';
+export type ResultBatch = ProbeResult[] | CustomUrlResult[];
 
-/** The worker pool. */
+/** The worker pool that runs one shard (src/probe/pool/pool.ts). */
 export interface PoolPort {
-  runShard(shard: Shard, onResults: (batch: ProbeResult[] | CustomUrlResult[]) => void, signal?: AbortSignal): Promise<unknown>;
+  runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal): Promise<unknown>;
+}
+
+/**
+ * Probe execution: where a job's probes run. A job opens itself with its
+ * demand; the execution grants slots (`onGrant(n)`: n more probes may start
+ * now), and the job answers each grant with shards of exactly that many
+ * probes through `run`. Slots go back to the execution as results arrive.
+ */
+export interface ProbeExecution {
+  open(job: ExecutionJob): ExecutionHandle;
+}
+
+export interface ExecutionJob {
+  jobId: string;
+  region: string;
+  /** Probes to run. */
+  demand: number;
+  /** n more probes may start now: answer with exec.run() (exec is this job's handle; a grant may come before open() returns). If it throws, onError hears of it. */
+  onGrant: (n: number, exec: ExecutionHandle) => void;
+  /** Granting failed (onGrant threw): the job must fail. */
+  onError: (err: unknown) => void;
+}
+
+export interface ExecutionHandle {
+  /**
+   * Runs one shard. Results stream to `onBatch`; resolves when the shard
+   * ended with every result reported, rejects (shard_failed /
+   * shard_incomplete) otherwise. Aborting `signal` stops it; then it resolves.
+   */
+  run(shard: Shard, onBatch: (batch: ResultBatch) => void, signal: AbortSignal): Promise<void>;
+  /** More probes to run (the custom-URL stage). */
+  addDemand(n: number): void;
+  /** Drop what has not started; idempotent. The job's end. */
+  cancel(): void;
 }
 
 export interface GeoPort {
@@ -49,3 +95,30 @@ export interface GeoPort {
 
 /** Everything a probe needs that the actor does not decide (judge, own addresses, SSRF switch). */
 export type SettingsFactory = (type: ProxyType, timeoutMs: number) => ProbeSettings;
+
+/** A progress subscriber (a WebSocket, in the HTTP layer). */
+export interface Subscriber {
+  /** The authenticated account, or null for an anonymous subscriber. */
+  readonly accountId: string | null;
+  send(text: string): void;
+  close(code: number, reason: string): void;
+  /** Bytes queued and not yet sent to the peer. */
+  bufferedAmount(): number;
+}
+
+export type SubscribeOutcome = { ok: true; unsubscribe: () => void } | { ok: false; code: number; reason: string };
+
+/** Progress fan-out: jobs publish, subscribers follow a jobId. */
+export interface ProgressPort {
+  publish(owner: string, state: ProgressState, final: { resultUrl: string | null } | null): void;
+  subscribe(jobId: string, sub: Subscriber): SubscribeOutcome;
+  closeAll(): void;
+}
+
+/** What the job layer offers: run a check for an owner (src/jobs/service.ts). */
+export interface ChecksPort {
+  /** Throws shutting_down when no new check is accepted. */
+  assertAccepting(): void;
+  /** Runs a validated check; resolves with the check response body. */
+  run(owner: JobOwner, request: CheckRequest): Promise<unknown>;
+}

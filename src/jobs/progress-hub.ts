@@ -17,16 +17,11 @@
  * with 1013 (it does not read); waiting subscribers per job and jobs waited on
  * are capped, so nothing here grows without bound.
  */
+import type { ProgressPort, Subscriber, SubscribeOutcome } from './ports';
 import { progressMessage, ProgressThrottle, type ProgressMessage, type ProgressState } from './progress';
 
-export interface Subscriber {
-  /** The authenticated account, or null for an anonymous subscriber. */
-  readonly accountId: string | null;
-  send(text: string): void;
-  close(code: number, reason: string): void;
-  /** Bytes queued and not yet sent to the peer. */
-  bufferedAmount(): number;
-}
+export type { Subscriber, SubscribeOutcome } from './ports';
+
 
 export const WS_CLOSE = Object.freeze({
   NORMAL: 1000,
@@ -52,9 +47,7 @@ interface Entry {
   lingerTimer: ReturnType<typeof setTimeout> | null;
 }
 
-export type SubscribeOutcome = { ok: true; unsubscribe: () => void } | { ok: false; code: number; reason: string };
-
-export class ProgressHub {
+export class ProgressHub implements ProgressPort {
   readonly #jobs = new Map<string, Entry>();
   readonly #maxBuffered: number;
   readonly #lingerMs: number;

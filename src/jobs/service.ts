@@ -7,23 +7,27 @@
  *
  *   running ──stop()──> draining ──(all jobs done | grace over: cancel rest)──> stopped
  *
- * While draining, new checks get 503. Jobs still running when the grace ends
- * are cancelled: they fail, refund what they did not check, and their callers
- * get 503. stop() is safe to call twice (the second call returns the first's
+ * While draining, new checks are refused (`shutting_down`, assertAccepting:
+ * the one place that says so; HTTP answers 503). Jobs still running when the
+ * grace ends are cancelled: they fail, refund what they did not check, and
+ * their callers get `shutting_down` too.
+ *
+ * Errors: the expected domain errors (job-errors.ts) pass through as they
+ * are; anything else is logged here with its detail and rethrown for the
+ * caller to map (HTTP: a fixed 500 body). stop() is safe to call twice (the second call returns the first's
  * promise) and always resolves.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiError, internalError, jobAlreadyRunning, serviceUnavailable } from '../http/api-errors';
-import type { AuthenticatedAccount } from '../http/auth';
-import type { CheckRequest } from '../http/check-request';
-import type { ChecksPort } from '../http/context';
 import { JobActor, type CheckResponse, type JobDeps } from './actor';
-import type { ProgressHub } from './progress-hub';
+import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, shuttingDown } from './job-errors';
+import { isServiceError, ServiceError } from '../errors';
+import type { ChecksPort, ProgressPort } from './ports';
+import type { CheckRequest, JobOwner } from './request';
 
 export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
 export type ServiceState = (typeof SERVICE_STATES)[keyof typeof SERVICE_STATES];
 
-export type ServiceDeps = Omit<JobDeps, 'publish'> & { hub: ProgressHub };
+export type ServiceDeps = Omit<JobDeps, 'publish'> & { hub: ProgressPort };
 
 export function generateJobId(): string {
   return 'job_' + randomBytes(12).toString('base64url');
@@ -51,10 +55,14 @@ export class CheckService implements ChecksPort {
     return this.#running.has(jobId);
   }
 
-  async run(account: AuthenticatedAccount, request: CheckRequest): Promise<CheckResponse> {
-    if (this.#state !== SERVICE_STATES.RUNNING) throw serviceUnavailable('The service is shutting down; retry in a moment');
+  assertAccepting(): void {
+    if (this.#state !== SERVICE_STATES.RUNNING) throw shuttingDown();
+  }
+
+  async run(account: JobOwner, request: CheckRequest): Promise<CheckResponse> {
+    this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
-    if (this.#running.has(jobId)) throw jobAlreadyRunning(jobId);
+    if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
     const { hub, ...rest } = this.#deps;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
@@ -65,9 +73,9 @@ export class CheckService implements ChecksPort {
     try {
       return await done;
     } catch (err) {
-      if (err instanceof ApiError) throw err;
+      if (err instanceof InsufficientQuotaError || isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) throw err;
       this.#deps.log.error('check job failed', { jobId, account: account.id, err });
-      throw internalError(err);
+      throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
       this.#running.delete(jobId);
     }

@@ -7,10 +7,12 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serviceUnavailable, ApiError } from '../../src/http/api-errors';
-import type { CheckRequest } from '../../src/http/check-request';
+import { ServiceError } from '../../src/errors';
 import { JobActor, JOB_STATES, type JobDeps } from '../../src/jobs/actor';
+import { InsufficientQuotaError } from '../../src/jobs/job-errors';
+import { localExecution } from '../../src/jobs/local-execution';
 import type { LedgerPort, PoolPort, Shard } from '../../src/jobs/ports';
+import type { CheckRequest } from '../../src/jobs/request';
 import type { ProgressState } from '../../src/jobs/progress';
 import { RegionScheduler } from '../../src/jobs/scheduler';
 import { memoryLogger } from '../../src/log';
@@ -83,14 +85,15 @@ function pool(behave: (shard: Shard, n: number) => 'answer' | 'reject' | 'short'
   return p;
 }
 
-function deps(l: LedgerPort, p: PoolPort, capacity = 64): JobDeps & { states: ProgressState[]; finals: (string | null)[] } {
+function deps(l: LedgerPort, p: PoolPort, capacity = 64): JobDeps & { states: ProgressState[]; finals: (string | null)[]; scheduler: RegionScheduler } {
   const states: ProgressState[] = [];
   const finals: (string | null)[] = [];
+  const scheduler = new RegionScheduler(() => capacity, { onDispatchError: () => {} });
   return {
     ledger: l,
-    pool: p,
+    execution: localExecution(scheduler, p),
+    scheduler,
     geo: { lookup: () => ({ country: 'US', country_name: 'United States', location: 'X', isp: 'Example AS', asn: 64500, coordinates: { lat: 1, lon: 2 } }) },
-    scheduler: new RegionScheduler(() => capacity),
     settings: (type, timeoutMs) => ({ type, timeoutMs, judge: { url: 'http://127.0.0.1:1/judge', protocol: 'http:', host: '127.0.0.1', port: 1, path: '/judge' }, checkerIps: [], baselineHeaders: [], allowPrivateTargets: true }),
     openWriter: (id) => openResultWriter(resultFilePath(dir, id)),
     newResultId,
@@ -132,9 +135,8 @@ describe('JobActor', () => {
     const before = readdirSync(join(dir, 'results')).length;
     const actor = new JobActor('job-b', 'acc', request(10), deps(l.port, pool()));
     const err = await actor.run().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).status).toBe(402);
-    expect((err as ApiError).body).toMatchObject({ required: 10, available: 5, shortfall: 5 });
+    expect(err).toBeInstanceOf(InsufficientQuotaError);
+    expect(err).toMatchObject({ code: 'insufficient_quota', required: 10, available: 5 });
     expect(l.calls).toEqual([{ op: 'reserve', units: 10 }]);
     expect(actor.state).toBe(JOB_STATES.FAILED);
     expect(readdirSync(join(dir, 'results')).length).toBe(before);
@@ -173,13 +175,14 @@ describe('JobActor', () => {
     const actor = new JobActor('job-e', 'acc', request(100), d);
     const run = actor.run().catch((e: unknown) => e);
     await Bun.sleep(30);
-    actor.cancel(serviceUnavailable('shutting down'));
+    actor.cancel(new ServiceError('shutting_down', 'shutting down'));
     actor.cancel(); // twice is safe
-    const err = (await run) as ApiError;
-    expect(err.status).toBe(503);
+    const err = (await run) as ServiceError;
+    expect(err.code).toBe('shutting_down');
     const fail = l.calls.find((c) => c.op === 'fail')!;
     expect(fail.checked).toBe(32);
     expect(fail.refund).toBe(68);
+    expect(fail.error).toBe('shutting_down'); // the history keeps the stable code, not a message
     expect(d.states.at(-1)!.phase).toBe('failed');
     expect(readdirSync(join(dir, 'results')).length).toBe(before);
     await Bun.sleep(20);

@@ -27,9 +27,8 @@ function deps(): AppDeps {
     now: () => new Date(),
     database: { ping: async () => true },
     accounts: { findByApiKey: unused, overview: unused },
-    checks: { run: unused },
+    checks: { run: unused, assertAccepting: () => {} },
     progress: {} as AppDeps['progress'],
-    isShuttingDown: () => false,
   };
 }
 

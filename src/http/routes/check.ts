@@ -5,7 +5,7 @@
  * itself (402 when the quota is short, 409 when the jobId is running).
  */
 import { Elysia } from 'elysia';
-import { invalidRequest, serviceUnavailable, unsupportedMediaType } from '../api-errors';
+import { invalidRequest, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
 import { authenticate } from '../auth';
 import { readBodyText } from '../body';
@@ -30,7 +30,7 @@ export function checkRoutes(deps: AppDeps) {
   const begin = async (request: Request) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
-    if (deps.isShuttingDown()) throw serviceUnavailable('The service is shutting down; retry in a moment');
+    deps.checks.assertAccepting(); // shutting_down -> 503, before the body is read
     return account;
   };
   return new Elysia({ name: 'check-routes' })

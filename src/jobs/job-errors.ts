@@ -1,0 +1,47 @@
+/**
+ * The job layer's domain errors. The job layer does not know HTTP exists:
+ * these carry a stable code and the facts a caller needs; src/http/errors.ts
+ * alone turns them into status codes and the contract's bodies.
+ *
+ * Codes (stable; history rows keep the code, never the message):
+ * - insufficient_quota   the reservation was refused (nothing charged)
+ * - job_already_running  the client's jobId is running
+ * - shutting_down        the service stops: no new checks; running ones are cancelled
+ * - job_failed           anything else that failed a job (logged with its cause where it happened)
+ * - shard_failed         a probe shard failed (its cause says why)
+ * - shard_incomplete     a shard ended without reporting every probe
+ * - dispatch_failed      starting a granted shard threw
+ * - illegal_transition   a bug: the actor refused a transition (job-states.ts)
+ */
+import { ServiceError } from '../errors';
+
+export const JOB_ERROR_CODES = Object.freeze({
+  INSUFFICIENT_QUOTA: 'insufficient_quota',
+  JOB_ALREADY_RUNNING: 'job_already_running',
+  SHUTTING_DOWN: 'shutting_down',
+  SHARD_FAILED: 'shard_failed',
+  SHARD_INCOMPLETE: 'shard_incomplete',
+  DISPATCH_FAILED: 'dispatch_failed',
+  JOB_FAILED: 'job_failed',
+} as const);
+
+/** The reservation was refused: `required` units, `available` in the account. */
+export class InsufficientQuotaError extends ServiceError {
+  constructor(
+    readonly required: number,
+    readonly available: number,
+  ) {
+    super(JOB_ERROR_CODES.INSUFFICIENT_QUOTA, `needs ${required} checks, ${available} available`);
+    this.name = 'InsufficientQuotaError';
+  }
+}
+
+/** The client's jobId names a job that is still running. */
+export class JobAlreadyRunningError extends ServiceError {
+  constructor(readonly jobId: string) {
+    super(JOB_ERROR_CODES.JOB_ALREADY_RUNNING, `job ${jobId} is running`);
+    this.name = 'JobAlreadyRunningError';
+  }
+}
+
+export const shuttingDown = () => new ServiceError(JOB_ERROR_CODES.SHUTTING_DOWN, 'the service is shutting down');

@@ -1,0 +1,96 @@
+/**
+ * ProbeExecution in this process: the region scheduler's fair slots
+ * (scheduler.ts) and the piscina pool's lanes (src/probe/pool/pool.ts).
+ *
+ * Slots go back to the scheduler here, as results arrive and, for whatever a
+ * shard never reported, when it ends: never through the job's mailbox, so a
+ * job that failed or was cancelled still returns every slot it held. Slots
+ * are released once per turn: a pool message carries the results of many
+ * shards, and one release for all of them lets the scheduler re-grant them in
+ * full chunks instead of one small shard per shard reported.
+ */
+import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from './job-errors';
+import type { ExecutionHandle, ExecutionJob, PoolPort, ProbeExecution, ResultBatch, Shard } from './ports';
+import type { JobHandle, RegionScheduler } from './scheduler';
+
+/** Results a shard owes: one per task, or one per (task, rule) for custom URLs. */
+export function expectedResults(shard: Shard): number {
+  return shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
+}
+
+export function localExecution(scheduler: RegionScheduler, pool: PoolPort): ProbeExecution {
+  return { open: (job) => new LocalJob(scheduler, pool, job) };
+}
+
+class LocalJob implements ExecutionHandle {
+  readonly #pool: PoolPort;
+  readonly #entry: JobHandle;
+  #toRelease = 0;
+
+  constructor(scheduler: RegionScheduler, pool: PoolPort, job: ExecutionJob) {
+    this.#pool = pool;
+    // A grant may come before register() returns: releases wait a microtask, so #entry is set by then.
+    this.#entry = scheduler.register(job.jobId, job.region, job.demand, (n) => {
+      try {
+        job.onGrant(n, this);
+      } catch (err) {
+        job.onError(new ServiceError(JOB_ERROR_CODES.DISPATCH_FAILED, 'starting a granted shard failed', { cause: err }));
+        throw err; // the scheduler takes the grant back and cancels the job (its I4)
+      }
+    });
+  }
+
+  run(shard: Shard, onBatch: (batch: ResultBatch) => void, signal: AbortSignal): Promise<void> {
+    const expected = expectedResults(shard);
+    let reported = 0;
+    const settle = (): number => {
+      const missing = expected - reported;
+      reported = expected;
+      if (missing > 0) this.#releaseSoon(missing);
+      return missing;
+    };
+    return this.#pool
+      .runShard(
+        shard,
+        (batch) => {
+          const n = Math.min(batch.length, expected - reported);
+          reported += n;
+          if (n > 0) this.#releaseSoon(n);
+          onBatch(batch);
+        },
+        signal,
+      )
+      .then(
+        () => {
+          const missing = settle();
+          if (missing > 0 && !signal.aborted) {
+            throw new ServiceError(JOB_ERROR_CODES.SHARD_INCOMPLETE, `a shard reported ${expected - missing} of ${expected} results`);
+          }
+        },
+        (err: unknown) => {
+          settle();
+          throw err;
+        },
+      );
+  }
+
+  addDemand(n: number): void {
+    this.#entry.addDemand(n);
+  }
+
+  cancel(): void {
+    this.#entry.cancel();
+  }
+
+  #releaseSoon(n: number): void {
+    if (this.#toRelease === 0) {
+      queueMicrotask(() => {
+        const k = this.#toRelease;
+        this.#toRelease = 0;
+        this.#entry.release(k);
+      });
+    }
+    this.#toRelease += n;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * What a check job is asked to do: the validated request, whatever door it
+ * came in by (POST /check, POST /check-raw, later a queue). The HTTP layer's
+ * pure validators (src/http/check-request.ts) build it; the job layer runs it.
+ */
+import type { CustomUrlRule } from '../probe/types';
+import type { ParsedProxy } from '../proxy/parse';
+import type { ProxyType } from '../proxy/types';
+
+export interface CheckRequest {
+  route: 'check' | 'check-raw';
+  proxies: ParsedProxy[];
+  totalInvalid: number;
+  totalDuplicates: number;
+  region: string;
+  type: ProxyType;
+  timeoutMs: number;
+  jobId: string | null;
+  customUrls: CustomUrlRule[];
+}
+
+/** Who runs a job: the account it is charged to. */
+export interface JobOwner {
+  id: string;
+}
