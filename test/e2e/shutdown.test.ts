@@ -127,7 +127,7 @@ describe('graceful shutdown (SIGTERM)', () => {
     const m = await me(q);
     expect(m.user.checks).toBe(balance);
     expect(m.history_count).toBe(1);
-    expect(m.history[0]).toMatchObject({ total_checked: 0, total_working: 0, result_url: null, proxy_type: 'http', status: 'failed', error: 'The service is shutting down' });
+    expect(m.history[0]).toMatchObject({ total_checked: 0, total_working: 0, result_url: null, proxy_type: 'http', status: 'failed', error: 'shutting_down' }); // a stable code, never a message
     // Not an orphan: the shutdown settled it, the restart had nothing to recover.
     expect(q.logs.some((l) => l.msg === 'orphaned jobs recovered')).toBe(false);
   }, 20_000);

@@ -211,4 +211,56 @@ describe('JobActor', () => {
     ]);
     expect([...new Set(d.states.map((s) => s.phase))]).toContain('custom_url_validation');
   });
+
+  test('a grant that throws (the pool refuses a shard synchronously) fails the job with refunds', async () => {
+    const l = ledger();
+    const p = pool();
+    let n = 0;
+    const throwing: PoolPort = {
+      runShard(shard, onResults, signal) {
+        if (++n === 2) throw new Error('pool closed');
+        return p.runShard(shard, onResults, signal);
+      },
+    };
+    const d = deps(l.port, throwing, 16);
+    const actor = new JobActor('job-h', 'acc', request(100), d);
+    const err = (await actor.run().catch((e: unknown) => e)) as ServiceError;
+    expect(err.code).toBe('shard_failed');
+    expect((err.cause as ServiceError).code).toBe('dispatch_failed');
+    expect(actor.state).toBe(JOB_STATES.FAILED);
+    const fail = l.calls.find((c) => c.op === 'fail')!;
+    expect((fail.checked as number) + (fail.refund as number)).toBe(100);
+    expect(fail.refund as number).toBeGreaterThan(0);
+    expect(fail.error).toBe('shard_failed');
+    await Bun.sleep(20);
+    expect(d.scheduler.inFlight('us1')).toBe(0);
+  });
+
+  test('cancel while the reservation is in flight: the message is handled, the job fails and refunds everything', async () => {
+    const l = ledger();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow: LedgerPort = { ...l.port, reserve: async (i) => { await gate; return l.port.reserve(i); } };
+    const d = deps(slow, pool(), 16);
+    const actor = new JobActor('job-i', 'acc', request(40), d);
+    const run = actor.run().catch((e: unknown) => e);
+    await Bun.sleep(5);
+    expect(actor.state).toBe(JOB_STATES.RESERVING);
+    actor.cancel();
+    release();
+    const err = (await run) as ServiceError;
+    expect(err.code).toBe('shutting_down');
+    expect(l.calls.find((c) => c.op === 'fail')).toMatchObject({ checked: 0, refund: 40, error: 'shutting_down' });
+    expect(d.states.at(-1)!.phase).toBe('failed');
+  });
+
+  test('cancel after the job completed is ignored', async () => {
+    const l = ledger();
+    const actor = new JobActor('job-j', 'acc', request(5), deps(l.port, pool(), 16));
+    await actor.run();
+    actor.cancel();
+    await Bun.sleep(5);
+    expect(actor.state).toBe(JOB_STATES.COMPLETED);
+    expect(l.calls.map((c) => c.op)).toEqual(['reserve', 'complete']);
+  });
 });

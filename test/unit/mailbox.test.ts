@@ -252,3 +252,37 @@ describe('idle()', () => {
     expect(mb.failed).toBeInstanceOf(Error);
   });
 });
+
+describe('Mailbox.postFirst', () => {
+  test('is handled right after the running handler, ahead of waiting messages', async () => {
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const box = new Mailbox<string>(async (m) => {
+      seen.push(m);
+      if (m === 'a') await gate;
+    }, () => {});
+    box.post('a');
+    box.post('b');
+    box.post('c');
+    box.postFirst('urgent');
+    release();
+    await box.idle();
+    expect(seen).toEqual(['a', 'urgent', 'b', 'c']);
+  });
+
+  test('on an idle mailbox it is handled at once; after a failure it is dropped', async () => {
+    const seen: string[] = [];
+    const box = new Mailbox<string>((m) => {
+      seen.push(m);
+      if (m === 'bad') throw new Error('x');
+    }, () => {});
+    box.postFirst('one');
+    await box.idle();
+    box.post('bad');
+    await box.idle();
+    box.postFirst('late');
+    await box.idle();
+    expect(seen).toEqual(['one', 'bad']);
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * src/http/errors.ts: the one place errors become responses. Domain errors of
+ * the job layer map to the contract's statuses and bodies; nothing internal
+ * (messages, paths, SQL) reaches a body.
+ */
+import { describe, expect, test } from 'bun:test';
+import { ServiceError } from '../../src/errors';
+import { ApiError } from '../../src/http/api-errors';
+import { domainToApiError, toApiError } from '../../src/http/errors';
+import { InsufficientQuotaError, JobAlreadyRunningError, shuttingDown } from '../../src/jobs/job-errors';
+import { memoryLogger } from '../../src/log';
+
+const ctx = { method: 'POST', path: '/check' };
+
+describe('domain errors -> responses', () => {
+  test('insufficient_quota -> 402 with required, available, shortfall', () => {
+    const e = domainToApiError(new InsufficientQuotaError(10, 4))!;
+    expect(e.status).toBe(402);
+    expect(e.body).toEqual({ error: 'Insufficient Checks', message: 'You need 10 checks but only have 4 remaining.', required: 10, available: 4, shortfall: 6 });
+  });
+
+  test('job_already_running -> 409 naming the jobId', () => {
+    const e = domainToApiError(new JobAlreadyRunningError('job-1'))!;
+    expect(e.status).toBe(409);
+    expect(e.body).toMatchObject({ error: 'Job already running', jobId: 'job-1' });
+  });
+
+  test('shutting_down -> 503 Service unavailable', () => {
+    const e = domainToApiError(shuttingDown())!;
+    expect(e.status).toBe(503);
+    expect(e.body).toEqual({ error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' });
+  });
+
+  test('job_failed -> the fixed 500 body, cause kept off it and not logged twice', () => {
+    const log = memoryLogger('debug');
+    const inner = new Error('ENOENT: /var/lib/secret/path/results/x.json');
+    const e = toApiError('UNKNOWN', new ServiceError('job_failed', 'check job failed', { cause: inner }), log, ctx);
+    expect(e.status).toBe(500);
+    expect(e.body).toEqual({ error: 'Internal server error', message: 'An unexpected error occurred' });
+    expect(JSON.stringify(e.body)).not.toContain('/var/lib');
+    expect(log.lines.filter((l) => l.level === 'error')).toHaveLength(0);
+  });
+
+  test('any other error -> the fixed 500 body; the detail goes to the log only', () => {
+    const log = memoryLogger('debug');
+    const e = toApiError('UNKNOWN', new Error('relation "scans" does not exist'), log, ctx);
+    expect(e.status).toBe(500);
+    expect(JSON.stringify(e.body)).not.toContain('scans');
+    expect(log.lines.some((l) => l.msg === 'unhandled error')).toBe(true);
+  });
+
+  test('an ApiError passes through unchanged', () => {
+    const a = new ApiError(418, { error: 'Teapot' });
+    expect(toApiError('UNKNOWN', a, memoryLogger('debug'), ctx)).toBe(a);
+  });
+});
