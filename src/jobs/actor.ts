@@ -42,13 +42,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { errorCode, ServiceError } from '../errors';
-import type { ProxyAddress } from '../proxy/types';
-import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
-import { regionName } from '../regions';
-import { CustomUrlFold } from '../results/custom-url-summary';
+import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import { resultUrls } from '../results/export';
 import { buildProxyRecord } from '../results/record';
-import { formatProcessingTime, formatTimeout, SummaryFold } from '../results/summary';
+import { SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
 import { InsufficientQuotaError, JOB_ERROR_CODES, shuttingDown } from './job-errors';
@@ -57,15 +54,13 @@ import type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 import { Mailbox } from './mailbox';
 import { PROGRESS_PHASES, type ProgressState, type WorkPhase } from './progress';
 import type { ExecutionHandle, ResultBatch, Shard } from './ports';
+import { jobMetadata } from './job-report';
+import { probeShard, urlShards } from './shards';
+import { UrlStage } from './url-stage';
 import type { CheckRequest } from './request';
 
 export { JOB_STATES, type JobState } from './job-states';
 export type { CheckResponse, JobDeps, JobMetadata } from './job-types';
-
-/** What a probe task carries of a proxy: its address, and credentials only when it has a username. */
-function probeTarget(p: ProxyAddress): ProxyAddress {
-  return p.username === undefined ? { host: p.host, port: p.port } : { host: p.host, port: p.port, username: p.username, password: p.password ?? '' };
-}
 
 type Msg =
   | { kind: 'probe_results'; batch: ProbeResult[] }
@@ -95,9 +90,7 @@ export class JobActor {
   #seen: Uint8Array;
   #working: number[] = [];
   #summary = new SummaryFold();
-  #urls: CustomUrlFold | null = null;
-  #urlPairsDone = 0;
-  #urlPairsTotal = 0;
+  #urls: UrlStage | null = null;
   #writer: ResultWriter | null = null;
   #resultId: string | null = null;
   #exec: ExecutionHandle | null = null;
@@ -110,7 +103,6 @@ export class JobActor {
   }
   #settingsOnce: ProbeSettings | null = null;
   #probeStartedAt: number | null = null;
-  #urlStartedAt: number | null = null;
   #failedIn: WorkPhase = PROGRESS_PHASES.VALIDATING;
   /** Settles the current stage (probing / validating_urls). */
   #stage: { resolve: () => void; reject: (e: unknown) => void } | null = null;
@@ -178,8 +170,8 @@ export class JobActor {
       await this.#probeAll();
 
       if (req.customUrls.length > 0 && this.#working.length > 0) {
+        this.#urls = new UrlStage(req.customUrls, this.#working.length, this.#clock());
         this.#moveTo([JOB_STATES.PROBING], JOB_STATES.VALIDATING_URLS);
-        this.#urlStartedAt = this.#clock();
         await this.#validateUrls();
       }
 
@@ -195,7 +187,7 @@ export class JobActor {
       await this.#writer.finish({
         summary,
         metadata,
-        ...(this.#urls !== null ? { custom_url_validation: this.#urlValidation(this.#urls) } : {}),
+        ...(this.#urls !== null ? { custom_url_validation: this.#urls.validation(this.#proxyAt, this.#clock()) } : {}),
       });
       await ledger.complete({
         accountId: this.accountId,
@@ -240,48 +232,26 @@ export class JobActor {
   }
 
   #dispatchProbes(n: number, exec: ExecutionHandle): void {
-    const proxies = this.#req.proxies;
-    const end = Math.min(proxies.length, this.#next + n);
-    const tasks: ProbeTask[] = new Array(end - this.#next);
-    for (let i = this.#next, k = 0; i < end; i++, k++) {
-      tasks[k] = { index: i, proxy: probeTarget(proxies[i]!) };
-    }
-    this.#next = end;
-    const shard: Shard = { kind: 'probe', tasks, settings: this.#settings };
+    const from = this.#next;
+    this.#next = Math.min(this.#req.proxies.length, from + n);
+    const shard = probeShard(this.#req.proxies, from, this.#next, this.#settings);
     this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }));
   }
 
   #validateUrls(): Promise<void> {
-    const rules = this.#req.customUrls;
-    this.#urls = new CustomUrlFold(rules.map((r) => r.url));
-    this.#urlPairsTotal = this.#working.length * rules.length;
     this.#next = 0;
     return new Promise<void>((resolve, reject) => {
       this.#stage = { resolve, reject };
       if (this.#cancelReason !== null) return reject(this.#cancelReason);
       this.#grantTo = (n, exec) => this.#dispatchUrls(n, exec);
-      this.#exec!.addDemand(this.#urlPairsTotal);
+      this.#exec!.addDemand(this.#urls!.total);
     });
   }
 
-  /** Pairs are numbered URL-major: pair p = (working[p % W], rule floor(p / W)). One shard per URL touched. */
   #dispatchUrls(n: number, exec: ExecutionHandle): void {
-    const w = this.#working.length;
-    const rules = this.#req.customUrls;
-    const settings = this.#settings;
-    let p = this.#next;
-    const end = Math.min(this.#urlPairsTotal, p + n);
-    this.#next = end;
-    while (p < end) {
-      const urlIndex = Math.floor(p / w);
-      const stop = Math.min(end, (urlIndex + 1) * w);
-      const tasks: ProbeTask[] = [];
-      for (let q = p; q < stop; q++) {
-        const idx = this.#working[q % w]!;
-        tasks.push({ index: idx, proxy: probeTarget(this.#req.proxies[idx]!) });
-      }
-      p = stop;
-      const shard: Shard = { kind: 'custom_url', tasks, rules: [rules[urlIndex]!], settings };
+    const from = this.#next;
+    this.#next = Math.min(this.#urls!.total, from + n);
+    for (const { shard, urlIndex } of urlShards(this.#req.proxies, this.#working, this.#req.customUrls, from, this.#next, this.#settings)) {
       this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'url_results', batch: batch as CustomUrlResult[], urlIndex }));
     }
   }
@@ -337,12 +307,9 @@ export class JobActor {
   }
 
   #onUrlResults(batch: CustomUrlResult[], urlIndex: number): void {
-    const rules = this.#req.customUrls;
-    // Each shard carries one rule, so the worker's urlIndex is 0: put the job's index back.
-    for (const r of batch) this.#urls!.add({ ...r, urlIndex });
-    this.#urlPairsDone += batch.length;
+    const all = this.#urls!.add(batch, urlIndex);
     this.#publish();
-    if (this.#urlPairsDone >= this.#working.length * rules.length) this.#stageDone();
+    if (all) this.#stageDone();
   }
 
   #stageDone(): void {
@@ -376,29 +343,12 @@ export class JobActor {
     return { host: p.host, port: p.port };
   };
 
-  /** Streamed into the result file piecewise: per-URL proxy lists can be long. */
-  #urlValidation(fold: CustomUrlFold) {
-    const ms = this.#urlStartedAt === null ? 0 : this.#clock() - this.#urlStartedAt;
-    return { toJsonChunks: () => fold.jsonChunks(this.#proxyAt, ms) };
-  }
-
   #throwIfCancelled(): void {
     if (this.#cancelReason !== null) throw this.#cancelReason;
   }
 
   #metadata(): JobMetadata {
-    const req = this.#req;
-    return {
-      region_used: req.region,
-      region_name: regionName(req.region) ?? req.region,
-      proxy_type: req.type,
-      timeout_used: formatTimeout(req.timeoutMs),
-      total_checked: this.#checked,
-      total_invalid: req.totalInvalid,
-      total_duplicates: req.totalDuplicates,
-      processing_time: formatProcessingTime(this.#clock() - this.#startedAt),
-      job_id: this.jobId,
-    };
+    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt);
   }
 
   #publish(final: { resultUrl: string | null } | null = null): void {
@@ -409,10 +359,10 @@ export class JobActor {
       checked: this.#checked,
       working: this.#summary.totalWorking,
       hasCustomUrls: this.#req.customUrls.length > 0,
-      customChecked: this.#urlPairsDone,
-      customTotal: this.#urlPairsTotal,
+      customChecked: this.#urls?.done ?? 0,
+      customTotal: this.#urls?.total ?? 0,
       probeStartedAt: this.#probeStartedAt,
-      customStartedAt: this.#urlStartedAt,
+      customStartedAt: this.#urls?.startedAt ?? null,
       now: this.#clock(),
     };
     if (this.#state === JOB_STATES.FAILED) state.failedIn = this.#failedIn;

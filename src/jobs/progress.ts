@@ -92,7 +92,6 @@ export function progressBatchSize(total: number): number {
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
-const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
 
 function etaSeconds(done: number, total: number, startedAt: number | null | undefined, now: number): number | null {
   if (startedAt == null || done <= 0 || total <= 0) return null;

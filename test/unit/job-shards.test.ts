@@ -1,0 +1,52 @@
+/** src/jobs/shards.ts: grants -> shards (pure). */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import type { CustomUrlRule, ProbeSettings } from '../../src/probe/types';
+import { probeShard, probeTarget, urlShards } from '../../src/jobs/shards';
+
+const settings = { type: 'http' } as ProbeSettings;
+const proxies = Array.from({ length: 20 }, (_, i) => ({ host: `10.0.0.${i}`, port: 8000 + i, ...(i % 5 === 0 ? { username: 'u', password: 'p' } : {}) }));
+const rule = (url: string): CustomUrlRule => ({ url, requiredStatusCodes: [200], caseSensitive: false });
+
+describe('shards', () => {
+  test('probeTarget keeps credentials only with a username', () => {
+    expect(probeTarget({ host: 'h', port: 1 })).toEqual({ host: 'h', port: 1 });
+    expect(probeTarget({ host: 'h', port: 1, username: 'u' })).toEqual({ host: 'h', port: 1, username: 'u', password: '' });
+  });
+
+  test('probeShard: list entries [from, end) with their indices and the job settings', () => {
+    const s = probeShard(proxies, 3, 7, settings);
+    expect(s.kind).toBe('probe');
+    expect(s.settings).toBe(settings);
+    expect(s.tasks.map((t) => t.index)).toEqual([3, 4, 5, 6]);
+    expect(s.tasks[2]!.proxy).toEqual({ host: '10.0.0.5', port: 8005, username: 'u', password: 'p' });
+  });
+
+  test('urlShards: every pair exactly once across any split of the grants, one rule per shard', () => {
+    const working = [1, 4, 9, 12, 17];
+    const rules = [rule('http://a/'), rule('http://b/'), rule('http://c/')];
+    const total = working.length * rules.length;
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 40 }), (grants) => {
+        const seen = new Set<string>();
+        let p = 0;
+        for (const g of grants) {
+          if (p >= total) break;
+          const end = Math.min(total, p + g);
+          for (const { shard, urlIndex } of urlShards(proxies, working, rules, p, end, settings)) {
+            expect(shard.kind).toBe('custom_url');
+            if (shard.kind !== 'custom_url') continue;
+            expect(shard.rules).toEqual([rules[urlIndex]!]);
+            for (const t of shard.tasks) {
+              const key = `${t.index}/${urlIndex}`;
+              expect(seen.has(key)).toBe(false);
+              seen.add(key);
+            }
+          }
+          p = end;
+        }
+        if (p >= total) expect(seen.size).toBe(total);
+      }),
+    );
+  });
+});
