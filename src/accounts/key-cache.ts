@@ -1,42 +1,107 @@
 /**
  * A short-lived cache of API key -> account, so a burst of requests with one
  * key does not cost a database round trip each. Entries live `ttlMs` (default
- * 2 s) and are keyed by the key's sha256, never the key itself. Misses (an
- * unknown or revoked key) are cached too, so a flood of bad keys cannot
- * hammer the database. `clear()` is called after every admin command in this
- * process (a revoke takes effect at once); a revoke made by another process
- * (the admin command on PostgreSQL) takes effect within `ttlMs`.
+ * 2 s) and are keyed by the key's sha256, never the key itself.
+ *
+ * - Two bounded LRUs: known keys, and misses (unknown or revoked keys, cached
+ *   too so a flood of one bad key cannot hammer the database). A stream of
+ *   random keys fills only the miss LRU: it never evicts a good key.
+ * - Concurrent look-ups of one key share one query (single flight).
+ * - `clear()` (after every admin command in this process) starts a new
+ *   generation: a look-up already in flight from before it neither stores its
+ *   answer nor serves a request that arrives after it, so a revocation cannot
+ *   be undone by a look-up that raced it. A revoke made by another process
+ *   (the admin command on PostgreSQL) takes effect within `ttlMs`.
  */
 import { hashApiKey } from './keys';
 
-export class KeyCache<A> {
-  readonly #entries = new Map<string, { value: A | null; until: number }>();
-  readonly #ttlMs: number;
-  readonly #max: number;
-  readonly #now: () => number;
+interface Entry<A> {
+  value: A | null;
+  until: number;
+}
 
-  constructor(opts: { ttlMs?: number; maxEntries?: number; now?: () => number } = {}) {
+/** A Map kept in recency order: a hit moves to the end, the oldest goes first. */
+class Lru<V> {
+  readonly #map = new Map<string, V>();
+  constructor(readonly max: number) {}
+  get size(): number {
+    return this.#map.size;
+  }
+  get(k: string): V | undefined {
+    const v = this.#map.get(k);
+    if (v !== undefined) {
+      this.#map.delete(k);
+      this.#map.set(k, v);
+    }
+    return v;
+  }
+  set(k: string, v: V): void {
+    this.#map.delete(k);
+    this.#map.set(k, v);
+    if (this.#map.size > this.max) this.#map.delete(this.#map.keys().next().value as string);
+  }
+  delete(k: string): void {
+    this.#map.delete(k);
+  }
+  clear(): void {
+    this.#map.clear();
+  }
+}
+
+export class KeyCache<A> {
+  readonly #known: Lru<Entry<A>>;
+  readonly #misses: Lru<Entry<A>>;
+  readonly #inFlight = new Map<string, Promise<A | null>>();
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  #generation = 0;
+
+  constructor(opts: { ttlMs?: number; maxEntries?: number; maxMisses?: number; now?: () => number } = {}) {
     this.#ttlMs = opts.ttlMs ?? 2000;
-    this.#max = opts.maxEntries ?? 10_000;
+    this.#known = new Lru(opts.maxEntries ?? 10_000);
+    this.#misses = new Lru(opts.maxMisses ?? opts.maxEntries ?? 10_000);
     this.#now = opts.now ?? Date.now;
   }
 
+  /** Entries held (known keys and misses). */
   get size(): number {
-    return this.#entries.size;
+    return this.#known.size + this.#misses.size;
   }
 
-  async get(key: string, load: (key: string) => Promise<A | null>): Promise<A | null> {
+  get(key: string, load: (key: string) => Promise<A | null>): Promise<A | null> {
     const h = hashApiKey(key);
     const now = this.#now();
-    const hit = this.#entries.get(h);
-    if (hit !== undefined && hit.until > now) return hit.value;
-    const value = await load(key);
-    if (this.#entries.size >= this.#max) this.#entries.clear();
-    this.#entries.set(h, { value, until: now + this.#ttlMs });
-    return value;
+    const hit = this.#known.get(h) ?? this.#misses.get(h);
+    if (hit !== undefined) {
+      if (hit.until > now) return Promise.resolve(hit.value);
+      this.#known.delete(h);
+      this.#misses.delete(h);
+    }
+    const pending = this.#inFlight.get(h);
+    if (pending !== undefined) return pending;
+    const generation = this.#generation;
+    const p = load(key).then(
+      (value) => {
+        if (generation === this.#generation) {
+          this.#inFlight.delete(h);
+          (value === null ? this.#misses : this.#known).set(h, { value, until: this.#now() + this.#ttlMs });
+        }
+        return value;
+      },
+      (err: unknown) => {
+        if (generation === this.#generation) this.#inFlight.delete(h);
+        throw err;
+      },
+    );
+    this.#inFlight.set(h, p);
+    return p;
   }
 
+  /** Forget everything, including look-ups in flight (see the header). */
   clear(): void {
-    this.#entries.clear();
+    this.#generation++;
+    this.#known.clear();
+    this.#misses.clear();
+    this.#inFlight.clear();
   }
 }
