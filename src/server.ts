@@ -146,6 +146,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
     const scheduler = new RegionScheduler((code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint, {
       globalCapacity: maxInFlight,
+      jobShare: config.maxJobSharePercent / 100,
       // the job itself hears of it too (local-execution.ts) and fails with refunds
       onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),
     });

@@ -48,6 +48,16 @@
  * behind the global cap.
  * I1 holds for the global count too.
  *
+ * ## Headroom for newcomers (option `jobShare`, default 1: none)
+ *
+ * With jobShare < 1, the last `H = capacity - floor(capacity x jobShare)`
+ * free slots of a region (and likewise of the global capacity) are kept for
+ * jobs that hold fewer than H probes: a job already holding H or more is
+ * granted only while more than H slots are free. A huge job alone therefore
+ * holds at most about capacity - H, and a job that arrives while it runs
+ * starts at once instead of waiting for the huge job's probes to time out.
+ * The free slots in I3 below are the ones usable by the least-served job.
+ *
  * ## Job states
  *
  * - ACTIVE: registered; takes grants while pending > 0. A job with pending 0
@@ -97,6 +107,8 @@ export interface SchedulerOptions {
    * one region also runs a pass of the other regions that wait.
    */
   globalCapacity?: number;
+  /** See the header's "Headroom": 0 < jobShare <= 1, default 1. */
+  jobShare?: number;
 }
 
 export interface JobHandle {
@@ -213,6 +225,7 @@ export class RegionScheduler {
   private readonly onDispatchError: (err: unknown, jobId: string) => void;
   private seq = 0;
   private readonly globalCapacity: number;
+  private readonly jobShare: number;
   /** Probes in flight in every region together. */
   private totalUsed = 0;
 
@@ -233,6 +246,9 @@ export class RegionScheduler {
     const g = options.globalCapacity ?? Number.POSITIVE_INFINITY;
     if (!(g >= 1)) throw new SchedulerError('scheduler_bad_option', `globalCapacity must be >= 1, got ${g}`);
     this.globalCapacity = Number.isFinite(g) ? Math.floor(g) : g;
+    const share = options.jobShare ?? 1;
+    if (!(share > 0 && share <= 1)) throw new SchedulerError('scheduler_bad_option', `jobShare must be in (0, 1], got ${share}`);
+    this.jobShare = share;
     this.onDispatchError =
       options.onDispatchError ??
       ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
@@ -327,11 +343,15 @@ export class RegionScheduler {
     }
   }
 
+  /** Slots kept for newcomers out of `capacity` (header: "Headroom"). */
+  private headroom(capacity: number): number {
+    return this.jobShare === 1 || !Number.isFinite(capacity) ? 0 : capacity - Math.floor(capacity * this.jobShare);
+  }
+
   private pass(rs: RegionState): void {
     for (;;) {
       const cap = this.capacity(rs.name);
-      const free = Math.min(cap - rs.used, this.globalCapacity - this.totalUsed);
-      if (free <= 0) return;
+      if (Math.min(cap - rs.used, this.globalCapacity - this.totalUsed) <= 0) return;
       let best: Entry | undefined;
       for (const e of rs.jobs) {
         if (e.pending === 0 || e.state !== SCHEDULER_JOB_STATES.ACTIVE) continue;
@@ -340,6 +360,10 @@ export class RegionScheduler {
         }
       }
       if (best === undefined) return;
+      const rH = this.headroom(cap);
+      const gH = this.headroom(this.globalCapacity);
+      const free = Math.min(cap - rs.used - (best.inFlight >= rH ? rH : 0), this.globalCapacity - this.totalUsed - (best.inFlight >= gH ? gH : 0));
+      if (free <= 0) return;
       const want = Math.min(best.pending, this.maxGrant);
       const effMin = Math.min(this.minGrant, Math.max(1, Math.floor(Math.min(cap, this.globalCapacity) / 8)));
       if (free < Math.min(effMin, want)) return;

@@ -50,6 +50,7 @@ describe('defaults', () => {
       maxBodyBytes: 16 * 1024 * 1024,
       maxCustomUrls: 10,
       maxInFlight: undefined,
+      maxJobSharePercent: 90,
       probeThreads: Math.max(1, navigator.hardwareConcurrency ?? 1),
       shutdownGraceMs: 30_000,
       tlsCaFile: undefined,

@@ -368,3 +368,83 @@ describe('global capacity', () => {
     expect(s.totalInFlight).toBeLessThanOrEqual(64);
   });
 });
+
+describe('headroom for newcomers (jobShare)', () => {
+  const hold = (s: RegionScheduler, id: string, region: string, demand: number) => {
+    let granted = 0;
+    const h = s.register(id, region, demand, (n) => {
+      granted += n;
+    });
+    return { h, granted: () => granted };
+  };
+
+  test('a huge job alone holds at most capacity - H; a 10-probe job then starts at once', () => {
+    const s = new RegionScheduler(() => 1000, { jobShare: 0.9 });
+    const big = hold(s, 'big', 'de1', 20_000);
+    expect(big.granted()).toBe(900);
+    const small = hold(s, 'small', 'de1', 10);
+    expect(small.granted()).toBe(10); // all ten started inside register(), nothing released yet
+    expect(s.inFlight('de1')).toBe(910);
+  });
+
+  test('without headroom (the default) the newcomer waits for a release', () => {
+    const s = new RegionScheduler(() => 1000);
+    hold(s, 'big', 'de1', 20_000);
+    const small = hold(s, 'small', 'de1', 10);
+    expect(small.granted()).toBe(0);
+  });
+
+  test('a second huge job may take the headroom only up to H; the first one\'s releases refill it', () => {
+    const s = new RegionScheduler(() => 1000, { jobShare: 0.9 });
+    const a = hold(s, 'a', 'de1', 20_000);
+    const b = hold(s, 'b', 'de1', 20_000);
+    expect(b.granted()).toBe(100); // a newcomer until it holds H = 100
+    a.h.release(100); // a's first probes end: both hold >= H, so these slots stay free
+    expect(s.inFlight('de1')).toBe(900);
+    const c = hold(s, 'c', 'de1', 50);
+    expect(c.granted()).toBe(50);
+  });
+
+  test('the global cap keeps its headroom as well', () => {
+    const s = new RegionScheduler(() => 10_000, { jobShare: 0.9, globalCapacity: 500 });
+    hold(s, 'big', 'us1', 20_000);
+    expect(s.totalInFlight).toBeLessThanOrEqual(450);
+    expect(s.totalInFlight).toBeGreaterThan(450 - 4); // grants stop below the smallest useful chunk
+    const other = hold(s, 'small', 'de1', 20);
+    expect(other.granted()).toBe(20);
+  });
+
+  test('property: a job holding H or more never takes the last H slots; slots never exceed capacity', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 8, max: 400 }),
+        fc.double({ min: 0.5, max: 1, noNaN: true }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 1, max: 500 }), fc.boolean()), { minLength: 1, maxLength: 60 }),
+        (cap, share, ops) => {
+          const s = new RegionScheduler(() => cap, { jobShare: share, maxGrant: 16 });
+          const H = cap - Math.floor(cap * share);
+          const jobs: { h: ReturnType<RegionScheduler['register']>; held: { n: number } }[] = [];
+          for (const [kind, n, flag] of ops) {
+            if (kind === 0 || jobs.length === 0) {
+              const held = { n: 0 };
+              const h = s.register(`j${jobs.length}`, 'r', n, (g) => {
+                // state is updated before dispatch: a job that held H or more before this grant leaves H free
+                if (held.n >= H) expect(cap - s.inFlight('r')).toBeGreaterThanOrEqual(H);
+                held.n += g;
+              });
+              jobs.push({ h, held });
+            } else {
+              const j = jobs[n % jobs.length]!;
+              if (flag && j.h.inFlight > 0) {
+                const k = 1 + (n % j.h.inFlight);
+                j.held.n -= k;
+                j.h.release(k);
+              } else if (!flag) j.h.cancel();
+            }
+            expect(s.inFlight('r')).toBeLessThanOrEqual(cap);
+          }
+        },
+      ),
+    );
+  });
+});
