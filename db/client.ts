@@ -173,10 +173,10 @@ async function startPglite(client: PGlite, origin: 'initdb' | 'template' | 'exis
     if (opts.migrate !== false) await migratePgliteDb(db);
     if (origin === 'initdb' || origin === 'template') await collectInitdbGarbage();
     return {
-      db: db as unknown as Db,
+      db: db,
       driver: 'pglite',
       origin,
-      ping: makePing(db as unknown as Db),
+      ping: makePing(db),
       close: once(async () => {
         if (!client.closed) await client.close();
       }),
@@ -197,10 +197,10 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     const db = drizzlePostgres({ client, schema });
     if (opts.migrate !== false) await migratePostgresDb(db);
     return {
-      db: db as unknown as Db,
+      db: db,
       driver: 'postgres',
       origin: 'server',
-      ping: makePing(db as unknown as Db),
+      ping: makePing(db),
       close: once(async () => {
         await client.end({ timeout: 2 });
       }),

@@ -185,7 +185,13 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         progress: hub,
         isShuttingDown: () => checks.state !== 'running',
       },
-      [(a) => a.use(adminRoutes({ database, adminToken: config.adminToken!, onChange: () => keys.clear() })) as never],
+      [
+        (a) => {
+          // Elysia's use() registers the plug-in on `a` itself (and returns it, typed with the plug-in's routes).
+          a.use(adminRoutes({ database, adminToken: config.adminToken!, onChange: () => keys.clear() }));
+          return a;
+        },
+      ],
     );
     const server = app.listen({
       port: config.port,
