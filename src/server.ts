@@ -37,6 +37,7 @@ import { CheckService } from './jobs/service';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
 import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
+import { probeSettings } from './probe/settings';
 import type { ProbeSettings } from './probe/types';
 import { findRegion } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';
@@ -130,15 +131,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
     // The judge URL needs the bound port when it is this server's own /judge.
     let judge = parseJudgeUrl(config.judgeUrl ?? `${config.baseUrl}/judge`);
-    const settings = (type: ProbeSettings['type'], timeoutMs: number): ProbeSettings => ({
-      type,
-      timeoutMs,
-      judge,
-      checkerIps: calibrated.ips,
-      baselineHeaders: calibrated.baselineHeaders,
-      allowPrivateTargets: config.allowPrivateTargets,
-      ...(tlsCa !== undefined ? { tlsCa } : {}),
-    });
+    // calibrated.ips already holds CHECKER_IPS (startCalibration merges them in)
+    const settings = (type: ProbeSettings['type'], timeoutMs: number): ProbeSettings =>
+      probeSettings({ type, timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa });
 
     const hub = new ProgressHub();
     undo.push(() => hub.closeAll());

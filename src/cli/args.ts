@@ -17,6 +17,7 @@
  * `--format` without `--out` is a usage error (`--out -` writes to stdout).
  */
 import { parseArgs } from 'node:util';
+import { errorText } from '../errors';
 import { usageError } from './exit-codes';
 
 export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5'] as const);
@@ -200,7 +201,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
     // node's messages are clear ("Unknown option '--x'"); drop its hint about "--" for positionals
-    throw usageError(String((err as Error).message).replace(/\. To specify a positional argument.*$/s, ''));
+    throw usageError(errorText(err).replace(/\. To specify a positional argument.*$/s, ''));
   }
   const v = parsed.values;
   const global: GlobalOptions = { json: v.json ?? false };
