@@ -45,8 +45,7 @@ import { linkExpiry, newResultId, signResultLink } from './results/links';
 import { startRetentionSweep, type RetentionSweep } from './results/retention';
 import { openResultWriter, resultFilePath } from './results/writer';
 import { resolveSecrets } from './secrets';
-
-export const VERSION = '0.1.0';
+import { VERSION } from './version';
 
 export interface RunningService {
   url: string;
