@@ -19,8 +19,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { buildAsnTable, deserializeAsnTable, findRange, findRangeV4, NO_ORG, serializeAsnTable, type AsnTable } from './asn-table';
 import { isServiceError, ServiceError } from '../errors';
+import { buildAsnTable, deserializeAsnTable, findRange, findRangeV4, NO_ORG, serializeAsnTable, type AsnTable } from './asn-table';
 import { parseIp } from './ip-words';
 import { MmdbReader } from './mmdb';
 
