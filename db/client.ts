@@ -18,6 +18,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { migratePgliteDb, migratePostgresDb } from './migrate';
 import * as schema from './schema';
+import { errorText, ServiceError } from '../src/errors';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -64,13 +65,8 @@ export interface OpenDatabaseOptions {
   maxConnections?: number | undefined;
 }
 
-export class DatabaseOpenError extends Error {
-  readonly code = 'db_open_failed';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'DatabaseOpenError';
-  }
-}
+/** The code of every failure to open the database. */
+export const DB_OPEN_FAILED = 'db_open_failed';
 
 function makePing(db: Db): (timeoutMs?: number) => Promise<boolean> {
   return (timeoutMs = 1000) =>
@@ -155,7 +151,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<Database> {
     const t = template();
     return startPglite(new PGlite({ ...pgliteOptions(), ...(t !== undefined ? { loadDataDir: t } : {}) }), 'memory', opts);
   }
-  if (opts.dataDir === undefined) throw new DatabaseOpenError('openDatabase: dataDir or inMemory is required without databaseUrl');
+  if (opts.dataDir === undefined) throw new ServiceError(DB_OPEN_FAILED, 'openDatabase: dataDir or inMemory is required without databaseUrl');
   const dir = join(opts.dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
   if (existsSync(join(dir, 'PG_VERSION'))) return startPglite(new PGlite(dir, pgliteOptions()), 'existing', opts);
@@ -173,17 +169,17 @@ async function startPglite(client: PGlite, origin: 'initdb' | 'template' | 'exis
     if (opts.migrate !== false) await migratePgliteDb(db);
     if (origin === 'initdb' || origin === 'template') await collectInitdbGarbage();
     return {
-      db: db as unknown as Db,
+      db: db,
       driver: 'pglite',
       origin,
-      ping: makePing(db as unknown as Db),
+      ping: makePing(db),
       close: once(async () => {
         if (!client.closed) await client.close();
       }),
     };
   } catch (err) {
     await client.close().catch(() => undefined);
-    throw new DatabaseOpenError(`cannot open the embedded database: ${(err as Error).message}`, { cause: err });
+    throw new ServiceError(DB_OPEN_FAILED, `cannot open the embedded database: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -197,17 +193,17 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     const db = drizzlePostgres({ client, schema });
     if (opts.migrate !== false) await migratePostgresDb(db);
     return {
-      db: db as unknown as Db,
+      db: db,
       driver: 'postgres',
       origin: 'server',
-      ping: makePing(db as unknown as Db),
+      ping: makePing(db),
       close: once(async () => {
         await client.end({ timeout: 2 });
       }),
     };
   } catch (err) {
     await client.end({ timeout: 1 }).catch(() => undefined);
-    throw new DatabaseOpenError(`cannot open the PostgreSQL database: ${(err as Error).message}`, { cause: err });
+    throw new ServiceError(DB_OPEN_FAILED, `cannot open the PostgreSQL database: ${errorText(err)}`, { cause: err });
   }
 }
 

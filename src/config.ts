@@ -9,11 +9,12 @@
  */
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
+import { ServiceError } from './errors';
 
-export class ConfigError extends Error {
-  readonly code = 'config_invalid';
+/** A bad environment value (the process and the admin command branch on it: one line, no stack). */
+export class ConfigError extends ServiceError {
   constructor(message: string) {
-    super(message);
+    super('config_invalid', message);
     this.name = 'ConfigError';
   }
 }

@@ -10,14 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config';
+import { errorText, ServiceError } from './errors';
 
-export class SecretError extends Error {
-  readonly code = 'secret_unreadable';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SecretError';
-  }
-}
+const SECRET_UNREADABLE = 'secret_unreadable';
 
 const MIN_LENGTH = 16;
 
@@ -27,10 +22,10 @@ function readSecret(path: string): string | undefined {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new SecretError(`cannot read ${path}: ${(err as Error).message}`, { cause: err });
+    throw new ServiceError(SECRET_UNREADABLE, `cannot read ${path}: ${errorText(err)}`, { cause: err });
   }
   const value = text.trim();
-  if (value.length < MIN_LENGTH) throw new SecretError(`${path} must hold at least ${MIN_LENGTH} characters; delete it to regenerate`);
+  if (value.length < MIN_LENGTH) throw new ServiceError(SECRET_UNREADABLE, `${path} must hold at least ${MIN_LENGTH} characters; delete it to regenerate`);
   return value;
 }
 
@@ -48,7 +43,7 @@ export function readOrCreateSecret(dataDir: string, name: string): string {
     linkSync(tmp, path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new SecretError(`cannot write ${path}: ${(err as Error).message}`, { cause: err });
+      throw new ServiceError(SECRET_UNREADABLE, `cannot write ${path}: ${errorText(err)}`, { cause: err });
     }
   } finally {
     try {
@@ -58,7 +53,7 @@ export function readOrCreateSecret(dataDir: string, name: string): string {
     }
   }
   const stored = readSecret(path);
-  if (stored === undefined) throw new SecretError(`${path} vanished while being created`);
+  if (stored === undefined) throw new ServiceError(SECRET_UNREADABLE, `${path} vanished while being created`);
   return stored;
 }
 

@@ -38,6 +38,7 @@ import { localExecution } from './jobs/local-execution';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
 import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
+import { probeSettings } from './probe/settings';
 import type { ProbeSettings } from './probe/types';
 import { findRegion } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';
@@ -45,8 +46,7 @@ import { linkExpiry, newResultId, signResultLink } from './results/links';
 import { startRetentionSweep, type RetentionSweep } from './results/retention';
 import { openResultWriter, resultFilePath } from './results/writer';
 import { resolveSecrets } from './secrets';
-
-export const VERSION = '0.1.0';
+import { VERSION } from './version';
 
 export interface RunningService {
   url: string;
@@ -131,15 +131,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
     // The judge URL needs the bound port when it is this server's own /judge.
     let judge = parseJudgeUrl(config.judgeUrl ?? `${config.baseUrl}/judge`);
-    const settings = (type: ProbeSettings['type'], timeoutMs: number): ProbeSettings => ({
-      type,
-      timeoutMs,
-      judge,
-      checkerIps: calibrated.ips,
-      baselineHeaders: calibrated.baselineHeaders,
-      allowPrivateTargets: config.allowPrivateTargets,
-      ...(tlsCa !== undefined ? { tlsCa } : {}),
-    });
+    // calibrated.ips already holds CHECKER_IPS (startCalibration merges them in)
+    const settings = (type: ProbeSettings['type'], timeoutMs: number): ProbeSettings =>
+      probeSettings({ type, timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa });
 
     const hub = new ProgressHub();
     undo.push(() => hub.closeAll());
@@ -186,7 +180,13 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         checks,
         progress: hub,
       },
-      [(a) => a.use(adminRoutes({ database, adminToken: config.adminToken!, onChange: () => keys.clear() })) as never],
+      [
+        (a) => {
+          // Elysia's use() registers the plug-in on `a` itself (and returns it, typed with the plug-in's routes).
+          a.use(adminRoutes({ database, adminToken: config.adminToken!, onChange: () => keys.clear() }));
+          return a;
+        },
+      ],
     );
     const server = app.listen({
       port: config.port,

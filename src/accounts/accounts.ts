@@ -8,7 +8,7 @@ import type { Db } from '../../db/client';
 import { accounts, apiKeys, type AccountRow } from '../../db/schema';
 import { AccountError, AccountErrorCode } from './errors';
 import { generateApiKey, hashApiKey, isPlausibleApiKey, safeEqual } from './keys';
-import { insertLedger, LedgerReason } from './ledger';
+import { insertLedger, LedgerReason, type DbOrTx } from './ledger';
 import { subscriptionDetail, type SubscriptionDetail } from './plan';
 
 export type { AccountRow } from '../../db/schema';
@@ -42,7 +42,7 @@ export interface CreateAccountInput {
   now?: Date;
 }
 
-export async function createAccount(db: Db, input: CreateAccountInput): Promise<AccountRow> {
+export async function createAccount(db: DbOrTx, input: CreateAccountInput): Promise<AccountRow> {
   const email = normalizeEmail(input.email);
   const root = input.checks ?? 0;
   const temp = input.temp ?? 0;
@@ -105,7 +105,7 @@ export interface IssuedKey {
 }
 
 /** Issues a new key (or registers the given one, e.g. BOOTSTRAP_API_KEY). The key is returned once, never stored. */
-export async function issueKey(db: Db, input: { accountId: string; label?: string | null; apiKey?: string }): Promise<IssuedKey> {
+export async function issueKey(db: DbOrTx, input: { accountId: string; label?: string | null; apiKey?: string }): Promise<IssuedKey> {
   const apiKey = input.apiKey ?? generateApiKey();
   if (!isPlausibleApiKey(apiKey)) throw new AccountError(AccountErrorCode.invalidInput, 'an API key must be 16 to 200 printable characters');
   const [row] = await db

@@ -32,9 +32,8 @@ export async function ensureBootstrapAccount(
   let created: { accountId: string; apiKey: string } | null;
   try {
     created = await db.transaction(async (tx) => {
-      const t = tx as unknown as Db;
-      const account = await createAccount(t, { email: DEMO_EMAIL, checks: opts.checks });
-      const { apiKey } = await issueKey(t, { accountId: account.id, label: 'bootstrap', ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}) });
+      const account = await createAccount(tx, { email: DEMO_EMAIL, checks: opts.checks });
+      const { apiKey } = await issueKey(tx, { accountId: account.id, label: 'bootstrap', ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}) });
       return { accountId: account.id, apiKey };
     });
   } catch (err) {

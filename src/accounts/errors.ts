@@ -1,7 +1,9 @@
 /**
  * Errors of the account layer, with stable codes. The admin command maps
- * them to exit codes, the admin HTTP API to ApiErrors (src/admin/routes.ts).
+ * them to exit codes, the admin HTTP API to ApiErrors (src/admin/routes.ts),
+ * both branching on the class; bootstrap on account_exists.
  */
+import { ServiceError } from '../errors';
 
 export const AccountErrorCode = Object.freeze({
   invalidInput: 'invalid_input',
@@ -12,11 +14,10 @@ export const AccountErrorCode = Object.freeze({
 } as const);
 export type AccountErrorCode = (typeof AccountErrorCode)[keyof typeof AccountErrorCode];
 
-export class AccountError extends Error {
-  readonly code: AccountErrorCode;
+export class AccountError extends ServiceError {
+  declare readonly code: AccountErrorCode;
   constructor(code: AccountErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'AccountError';
-    this.code = code;
   }
 }

@@ -5,6 +5,7 @@
  * and the HTTP API accept exactly the same things. Throws UsageError with a
  * one-line message naming the problem. No I/O.
  */
+import { ServiceError } from '../errors';
 
 export const ADMIN_COMMANDS = ['create-account', 'issue-key', 'revoke-key', 'top-up', 'set-plan', 'clear-plan', 'show'] as const;
 export type AdminCommand = (typeof ADMIN_COMMANDS)[number];
@@ -18,10 +19,10 @@ export type AdminRequest =
   | { command: 'clear-plan'; email: string }
   | { command: 'show'; email: string };
 
-export class UsageError extends Error {
-  readonly code = 'usage';
+/** Bad admin arguments (the admin command and the admin HTTP API branch on it: exit 2 / 400). */
+export class UsageError extends ServiceError {
   constructor(message: string) {
-    super(message);
+    super('usage', message);
     this.name = 'UsageError';
   }
 }

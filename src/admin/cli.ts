@@ -12,6 +12,7 @@
  */
 import { AccountError, AccountErrorCode } from '../accounts/errors';
 import { ConfigError, parseConfig, type Config } from '../config';
+import { errorText, ServiceError } from '../errors';
 import { resolveSecrets } from '../secrets';
 import { parseArgv, toAdminBody, UsageError, USAGE, type AdminRequest } from './args';
 import { acquireDataDirLock, LockError, readLiveLock } from './lock';
@@ -24,10 +25,12 @@ export const EXIT_USAGE = 2;
 const WAIT_FOR_ADMIN_URL_MS = 3000;
 const HTTP_TIMEOUT_MS = 30_000;
 
-class CliFailure extends Error {
+/** A failure that carries its own exit code (main() branches on it). */
+class CliFailure extends ServiceError {
   readonly exitCode: number;
-  constructor(message: string, exitCode: number, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: string, message: string, exitCode: number, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'CliFailure';
     this.exitCode = exitCode;
   }
 }
@@ -55,7 +58,7 @@ async function runViaServer(config: Config, adminUrl: string, req: AdminRequest)
       signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
     });
   } catch (err) {
-    throw new CliFailure(`the running server at ${adminUrl} did not answer: ${(err as Error).message}`, EXIT_FAILURE, { cause: err });
+    throw new CliFailure('admin_server_unreachable', `the running server at ${adminUrl} did not answer: ${errorText(err)}`, EXIT_FAILURE, { cause: err });
   }
   const text = await res.text();
   let body: unknown;
@@ -67,7 +70,7 @@ async function runViaServer(config: Config, adminUrl: string, req: AdminRequest)
   if (!res.ok) {
     const message = (body as { message?: unknown }).message;
     const why = typeof message === 'string' ? message : `HTTP ${res.status}`;
-    throw new CliFailure(why, res.status === 400 ? EXIT_USAGE : EXIT_FAILURE);
+    throw new CliFailure('admin_request_refused', why, res.status === 400 ? EXIT_USAGE : EXIT_FAILURE);
   }
   return body;
 }
@@ -95,6 +98,7 @@ async function runEmbedded(config: Config, req: AdminRequest): Promise<unknown> 
     }
     if (Date.now() >= deadline) {
       throw new CliFailure(
+        'data_dir_busy',
         `the data dir ${config.dataDir} is held by process ${live?.pid ?? '?'} which publishes no admin URL; retry when the server has started, or stop it`,
         EXIT_FAILURE,
       );
@@ -117,7 +121,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
   } catch (err) {
     const usage = err instanceof UsageError || err instanceof ConfigError || (err instanceof AccountError && err.code === AccountErrorCode.invalidInput);
     const code = err instanceof CliFailure ? err.exitCode : usage ? EXIT_USAGE : EXIT_FAILURE;
-    const message = (err as Error).message ?? String(err);
+    const message = errorText(err);
     process.stderr.write(`admin: ${message.split('\n')[0]}${usage && !(err instanceof ConfigError) ? ' (run with --help for usage)' : ''}\n`);
     return code;
   }

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { ServiceError } from '../errors';
 
 export const LOCK_FILE = 'server.lock';
 
@@ -26,11 +27,11 @@ export interface DataDirLock {
   release(): void;
 }
 
-export class LockError extends Error {
-  readonly code = 'data_dir_locked';
+/** The data dir is held by another live process (the admin command branches on it: then it looks for that server). */
+export class LockError extends ServiceError {
   readonly holder: LockInfo;
   constructor(dataDir: string, holder: LockInfo) {
-    super(`the data dir ${dataDir} is in use by process ${holder.pid}${holder.adminUrl ? ` (admin API ${holder.adminUrl})` : ''}`);
+    super('data_dir_locked', `the data dir ${dataDir} is in use by process ${holder.pid}${holder.adminUrl ? ` (admin API ${holder.adminUrl})` : ''}`);
     this.name = 'LockError';
     this.holder = holder;
   }

@@ -17,6 +17,8 @@
  * `--format` without `--out` is a usage error (`--out -` writes to stdout).
  */
 import { parseArgs } from 'node:util';
+import { errorText } from '../errors';
+import { isJobId, JOB_ID_RULE } from '../job-id';
 import { usageError } from './exit-codes';
 
 export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5'] as const);
@@ -28,7 +30,6 @@ export type CommandName = (typeof COMMANDS)[number];
 
 export const TIMEOUT_MIN = 1000;
 export const TIMEOUT_MAX = 20000;
-const JOB_ID = /^[A-Za-z0-9_-]{3,64}$/;
 
 /** One rule of the /check body's `customUrls`. */
 export interface CustomUrlSpec {
@@ -200,7 +201,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
     // node's messages are clear ("Unknown option '--x'"); drop its hint about "--" for positionals
-    throw usageError(String((err as Error).message).replace(/\. To specify a positional argument.*$/s, ''));
+    throw usageError(errorText(err).replace(/\. To specify a positional argument.*$/s, ''));
   }
   const v = parsed.values;
   const global: GlobalOptions = { json: v.json ?? false };
@@ -259,7 +260,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     command.out = v.out;
   }
   if (v['job-id'] !== undefined) {
-    if (!JOB_ID.test(v['job-id'])) throw usageError('--job-id must be 3 to 64 characters of letters, digits, "_" or "-"');
+    if (!isJobId(v['job-id'])) throw usageError(`--job-id must be ${JOB_ID_RULE}`);
     command.jobId = v['job-id'];
   }
   if (global.json && command.out === '-') throw usageError('--json prints the check response on standard output; use --out FILE, not --out -');

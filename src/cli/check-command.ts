@@ -21,6 +21,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { errorText } from '../errors';
 import { convertResult, readResultParts } from '../results/export';
 import { ApiClient, type CheckResponseBody, type ProgressChannel } from './api-client';
 import type { CheckCommand, GlobalOptions } from './args';
@@ -198,7 +199,7 @@ async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: CheckCom
       await fh?.close().catch(() => undefined);
       await unlink(tmp).catch(() => undefined);
       if (err instanceof CliError || io.signal.aborted) throw err;
-      throw new CliError(EXIT.USAGE, 'cli_out_unwritable', `cannot write ${path}: ${(err as Error).message}`, { cause: err });
+      throw new CliError(EXIT.USAGE, 'cli_out_unwritable', `cannot write ${path}: ${errorText(err)}`, { cause: err });
     }
   }
   const what =

@@ -14,6 +14,7 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { errorText } from '../errors';
 import { CliError, EXIT, usageError } from './exit-codes';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
@@ -79,7 +80,7 @@ export async function readConfigFile(path: string): Promise<StoredConfig | null>
     text = await readFile(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new CliError(EXIT.USAGE, 'cli_config_unreadable', `cannot read the config file ${path}: ${(err as Error).message}`, { cause: err });
+    throw new CliError(EXIT.USAGE, 'cli_config_unreadable', `cannot read the config file ${path}: ${errorText(err)}`, { cause: err });
   }
   let value: unknown;
   try {
@@ -107,6 +108,6 @@ export async function writeConfigFile(path: string, config: StoredConfig): Promi
     await chmod(tmp, 0o600);
     await rename(tmp, path);
   } catch (err) {
-    throw new CliError(EXIT.USAGE, 'cli_config_unwritable', `cannot write the config file ${path}: ${(err as Error).message}`, { cause: err });
+    throw new CliError(EXIT.USAGE, 'cli_config_unwritable', `cannot write the config file ${path}: ${errorText(err)}`, { cause: err });
   }
 }

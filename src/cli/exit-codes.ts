@@ -3,6 +3,7 @@
  * is a CliError carrying the exit code, a stable `code` and the message shown
  * to the user (README "Command-line client" lists the codes).
  */
+import { ServiceError } from '../errors';
 
 export const EXIT = Object.freeze({
   OK: 0,
@@ -23,13 +24,12 @@ export const EXIT = Object.freeze({
 } as const);
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-export class CliError extends Error {
-  readonly code: string;
+/** The CLI's failure with its exit code (the CLI's main and the commands branch on it). */
+export class CliError extends ServiceError {
   readonly exitCode: ExitCode;
   constructor(exitCode: ExitCode, code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'CliError';
-    this.code = code;
     this.exitCode = exitCode;
   }
 }

@@ -5,6 +5,7 @@
  * reading (a file or standard input).
  */
 import { readFile } from 'node:fs/promises';
+import { errorText } from '../errors';
 import { CliError, EXIT } from './exit-codes';
 
 export interface OutStream {
@@ -60,7 +61,7 @@ export async function readInput(source: string, io: CliIo): Promise<string> {
     return await readFile(source, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : errorText(err);
     throw new CliError(EXIT.USAGE, 'cli_input_unreadable', `cannot read ${source}: ${why}`, { cause: err });
   }
 }

@@ -13,21 +13,20 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { errorText } from '../errors';
 import { openGeo, type Geo } from '../geo/geo';
 import { calibrate, parseJudgeUrl } from '../judge/calibrate';
 import { startJudgeServer, type JudgeServer } from '../judge/server';
 import { ProbePool } from '../probe/pool/pool';
-import type { ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
+import { probeSettings } from '../probe/settings';
+import type { ProbeResult, ProbeTask } from '../probe/types';
 import { parseProxyList } from '../proxy/parse';
 import { PROXY_TYPES, type ProxyAddress, type ProxyType } from '../proxy/types';
+import { usageError } from './exit-codes';
 
 const USAGE =
   'usage: bun src/cli/probe.ts <list.txt | -> [--type http|socks4|socks5] [--timeout ms] [--concurrency n]\n' +
   '                            [--judge URL] [--allow-private] [--threads n] [--checker-ip IP]...';
-
-class UsageError extends Error {
-  readonly code = 'cli_usage';
-}
 
 interface CliOptions {
   source: string;
@@ -43,7 +42,7 @@ interface CliOptions {
 function intOption(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
   if (raw === undefined) return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer ${min}..${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw usageError(`--${name} must be an integer ${min}..${max}`);
   return n;
 }
 
@@ -65,13 +64,13 @@ export function parseCliArgs(argv: string[]): CliOptions {
       },
     });
   } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
+    throw usageError(errorText(e));
   }
   const { values, positionals } = parsed;
-  if (values.help) throw new UsageError('');
-  if (positionals.length !== 1) throw new UsageError('exactly one list file (or -) is required');
+  if (values.help) throw usageError('');
+  if (positionals.length !== 1) throw usageError('exactly one list file (or -) is required');
   const type = (values.type ?? 'http') as ProxyType;
-  if (!PROXY_TYPES.includes(type)) throw new UsageError(`--type must be one of ${PROXY_TYPES.join(', ')}`);
+  if (!PROXY_TYPES.includes(type)) throw usageError(`--type must be one of ${PROXY_TYPES.join(', ')}`);
   return {
     source: positionals[0]!,
     type,
@@ -112,14 +111,15 @@ async function main(argv: string[]): Promise<number> {
   try {
     opts = parseCliArgs(argv);
   } catch (e) {
-    process.stderr.write(`${e instanceof Error && e.message ? `${e.message}\n` : ''}${USAGE}\n`);
+    const text = errorText(e);
+    process.stderr.write(`${text ? `${text}\n` : ''}${USAGE}\n`);
     return 2;
   }
   let text: string;
   try {
     text = opts.source === '-' ? await Bun.stdin.text() : readFileSync(opts.source, 'utf8');
   } catch (e) {
-    process.stderr.write(`cannot read ${opts.source}: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`cannot read ${opts.source}: ${errorText(e)}\n`);
     return 2;
   }
   const list = parseProxyList(text);
@@ -139,14 +139,14 @@ async function main(argv: string[]): Promise<number> {
     }
     const judge = parseJudgeUrl(opts.judge ?? judgeServer!.url);
     const cal = await calibrate(judge, Math.min(opts.timeoutMs, 5000));
-    const settings: ProbeSettings = {
+    const settings = probeSettings({
       type: opts.type,
       timeoutMs: opts.timeoutMs,
       judge,
-      checkerIps: [...new Set([...cal.ips, ...opts.checkerIps])],
-      baselineHeaders: cal.baselineHeaders,
+      calibrated: cal,
+      extraCheckerIps: opts.checkerIps,
       allowPrivateTargets: opts.allowPrivate,
-    };
+    });
     const engineReadyMs = performance.now() - started;
 
     const proxies = list.proxies;
@@ -214,7 +214,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (e) {
     const code = (e as { code?: unknown })?.code;
-    process.stderr.write(`probe engine failed${typeof code === 'string' ? ` (${code})` : ''}: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.stderr.write(`probe engine failed${typeof code === 'string' ? ` (${code})` : ''}: ${errorText(e)}\n`);
     return 1;
   } finally {
     process.removeListener('SIGINT', onSigint);

@@ -10,6 +10,7 @@
  * `serializeAsnTable` / `deserializeAsnTable` give the cache file the geo
  * loader keeps, so the 60 MB of CSV is parsed once per package version.
  */
+import { ServiceError } from '../errors';
 import { parseIpv6Groups } from './ip-words';
 
 export const NO_ORG = 0xffffffff;
@@ -28,13 +29,7 @@ export interface AsnTable {
   orgNames: string[];
 }
 
-export class AsnTableError extends Error {
-  readonly code = 'geo_bad_asn_data';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'AsnTableError';
-  }
-}
+const badAsnData = (message: string) => new ServiceError('geo_bad_asn_data', message);
 
 /** Compare stride-word keys: a at index ai of `a`, b given as words. */
 function cmpKey(a: Uint32Array, ai: number, b: ArrayLike<number>, stride: number): number {
@@ -248,7 +243,7 @@ export function buildAsnRanges(csv: Uint8Array, version: 4 | 6, orgs: OrgInterne
     const c1 = csv.indexOf(44, from);
     const c2 = c1 < 0 ? -1 : csv.indexOf(44, c1 + 1);
     const c3 = c2 < 0 ? -1 : csv.indexOf(44, c2 + 1);
-    if (c1 < 0 || c2 < 0 || c3 < 0 || c3 > stop) throw new AsnTableError(`ASN CSV line ${lineNo}: expected 4 fields`);
+    if (c1 < 0 || c2 < 0 || c3 < 0 || c3 > stop) throw badAsnData(`ASN CSV line ${lineNo}: expected 4 fields`);
     let start: number[] | null;
     let end: number[] | null;
     if (version === 4) {
@@ -262,7 +257,7 @@ export function buildAsnRanges(csv: Uint8Array, version: 4 | 6, orgs: OrgInterne
     }
     const asn = uintAt(csv, c2 + 1, c3);
     if (!start || !end || asn < 0 || asn > 0xffffffff || cmpWords(end, start) < 0) {
-      throw new AsnTableError(`ASN CSV line ${lineNo}: bad range or AS number`);
+      throw badAsnData(`ASN CSV line ${lineNo}: bad range or AS number`);
     }
     if (cmpWords(end, nextFree) < 0) continue; // fully covered by earlier rows
     if (cmpWords(start, nextFree) < 0) start = nextFree; // clip overlap

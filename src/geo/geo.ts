@@ -19,6 +19,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { isServiceError, ServiceError } from '../errors';
 import { buildAsnTable, deserializeAsnTable, findRange, findRangeV4, NO_ORG, serializeAsnTable, type AsnTable } from './asn-table';
 import { parseIp } from './ip-words';
 import { MmdbReader } from './mmdb';
@@ -67,17 +68,6 @@ export const GEO_ERROR_CODES = Object.freeze({
   badData: 'geo_bad_data',
 } as const);
 
-export class GeoError extends Error {
-  constructor(
-    readonly code: (typeof GEO_ERROR_CODES)[keyof typeof GEO_ERROR_CODES],
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'GeoError';
-  }
-}
-
 /** Bump when the cache layout or the compaction rules change. */
 const ASN_CACHE_FORMAT = 1;
 
@@ -94,12 +84,12 @@ function packageDir(name: string): string {
   try {
     return dirname(require.resolve(`${name}/package.json`));
   } catch (cause) {
-    throw new GeoError(GEO_ERROR_CODES.dataMissing, `geo data package ${name} is not installed (npm install)`, { cause });
+    throw new ServiceError(GEO_ERROR_CODES.dataMissing, `geo data package ${name} is not installed (npm install)`, { cause });
   }
 }
 
 function loadBytes(path: string, mode: 'mmap' | 'read'): Uint8Array {
-  if (!existsSync(path)) throw new GeoError(GEO_ERROR_CODES.dataMissing, `geo data file missing: ${path}`);
+  if (!existsSync(path)) throw new ServiceError(GEO_ERROR_CODES.dataMissing, `geo data file missing: ${path}`);
   if (mode === 'mmap' && typeof Bun !== 'undefined') return Bun.mmap(path, { shared: false });
   return new Uint8Array(readFileSync(path));
 }
@@ -108,8 +98,8 @@ function openMmdb(path: string, mode: 'mmap' | 'read'): MmdbReader {
   try {
     return new MmdbReader(loadBytes(path, mode));
   } catch (cause) {
-    if (cause instanceof GeoError) throw cause;
-    throw new GeoError(GEO_ERROR_CODES.badData, `cannot read geo database ${path}`, { cause });
+    if (isServiceError(cause, GEO_ERROR_CODES.dataMissing)) throw cause;
+    throw new ServiceError(GEO_ERROR_CODES.badData, `cannot read geo database ${path}`, { cause });
   }
 }
 
@@ -123,7 +113,7 @@ function loadAsnTable(asnDir: string, cacheDir: string | null): { table: AsnTabl
   const v4Path = join(asnDir, 'asn-ipv4.csv');
   const v6Path = join(asnDir, 'asn-ipv6.csv');
   if (!existsSync(v4Path) || !existsSync(v6Path)) {
-    throw new GeoError(GEO_ERROR_CODES.dataMissing, `ASN CSV files missing in ${asnDir}`);
+    throw new ServiceError(GEO_ERROR_CODES.dataMissing, `ASN CSV files missing in ${asnDir}`);
   }
   let version = '0';
   try {
@@ -141,7 +131,7 @@ function loadAsnTable(asnDir: string, cacheDir: string | null): { table: AsnTabl
   try {
     table = buildAsnTable(readFileSync(v4Path), readFileSync(v6Path));
   } catch (cause) {
-    throw new GeoError(GEO_ERROR_CODES.badData, `cannot compact the ASN CSV in ${asnDir}`, { cause });
+    throw new ServiceError(GEO_ERROR_CODES.badData, `cannot compact the ASN CSV in ${asnDir}`, { cause });
   }
   if (file && cacheDir) {
     try {

@@ -14,6 +14,7 @@
  * means "no data"; above it, a pointer into the data section that starts 16
  * bytes after the tree).
  */
+import { ServiceError } from '../errors';
 
 export type MmdbValue = string | number | bigint | boolean | Uint8Array | MmdbValue[] | { [key: string]: MmdbValue };
 
@@ -29,13 +30,7 @@ export const MMDB_ERROR_CODES = Object.freeze({
   badFile: 'geo_bad_mmdb',
 } as const);
 
-export class MmdbFormatError extends Error {
-  readonly code = MMDB_ERROR_CODES.badFile;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'MmdbFormatError';
-  }
-}
+const badFile = (message: string) => new ServiceError(MMDB_ERROR_CODES.badFile, message);
 
 const METADATA_MARKER = [0xab, 0xcd, 0xef, 0x4d, 0x61, 0x78, 0x4d, 0x69, 0x6e, 0x64, 0x2e, 0x63, 0x6f, 0x6d]; // "\xAB\xCD\xEFMaxMind.com"
 const utf8 = new TextDecoder();
@@ -50,7 +45,7 @@ class Decoder {
   /** Decode the value at absolute offset `at`; returns [value, offset after it]. */
   decode(at: number): [MmdbValue, number] {
     const b = this.b;
-    if (at >= b.length) throw new MmdbFormatError(`data offset ${at} outside the file`);
+    if (at >= b.length) throw badFile(`data offset ${at} outside the file`);
     const ctrl = b[at]!;
     let p = at + 1;
     let type = ctrl >> 5;
@@ -132,7 +127,7 @@ class Decoder {
       case 15: // float
         return [new DataView(b.buffer, b.byteOffset + p, 4).getFloat32(0), p + 4];
       default:
-        throw new MmdbFormatError(`unsupported MMDB data type ${type} at offset ${at}`);
+        throw badFile(`unsupported MMDB data type ${type} at offset ${at}`);
     }
   }
 }
@@ -144,7 +139,7 @@ function findMetadataStart(b: Uint8Array): number {
     for (let k = 0; k < m.length; k++) if (b[i + k] !== m[k]) continue outer;
     return i + m.length;
   }
-  throw new MmdbFormatError('MMDB metadata marker not found');
+  throw badFile('MMDB metadata marker not found');
 }
 
 /** The reader: `find*` return a data offset (or -1), `record` decodes one. */
@@ -161,13 +156,13 @@ export class MmdbReader {
     const metaStart = findMetadataStart(bytes);
     const [meta] = new Decoder(bytes, metaStart).decode(metaStart);
     if (typeof meta !== 'object' || meta === null || Array.isArray(meta) || meta instanceof Uint8Array) {
-      throw new MmdbFormatError('MMDB metadata is not a map');
+      throw badFile('MMDB metadata is not a map');
     }
     const nodeCount = meta['node_count'];
     const recordSize = meta['record_size'];
     const ipVersion = meta['ip_version'];
     if (typeof nodeCount !== 'number' || (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) || (ipVersion !== 4 && ipVersion !== 6)) {
-      throw new MmdbFormatError('MMDB metadata lacks node_count / record_size / ip_version');
+      throw badFile('MMDB metadata lacks node_count / record_size / ip_version');
     }
     const epoch = meta['build_epoch'];
     this.metadata = {
@@ -179,7 +174,7 @@ export class MmdbReader {
     };
     this.nodeCount = nodeCount;
     this.treeSize = (recordSize * 2 / 8) * nodeCount;
-    if (this.treeSize + 16 > metaStart) throw new MmdbFormatError('MMDB search tree larger than the file');
+    if (this.treeSize + 16 > metaStart) throw badFile('MMDB search tree larger than the file');
     this.dataDecoder = new Decoder(bytes, this.treeSize + 16);
     let node = 0;
     if (ipVersion === 6) {

@@ -7,6 +7,7 @@
  */
 
 import { ServiceError } from '../errors';
+import { JOB_ID_RULE } from '../job-id';
 
 export type ErrorBody = Record<string, unknown> & { message?: string };
 
@@ -61,7 +62,7 @@ export const noValidProxies = () =>
 export const invalidJobId = () =>
   new ApiError(400, {
     error: 'Invalid jobId',
-    message: 'jobId must be 3 to 64 characters of letters, digits, "_" or "-"',
+    message: `jobId must be ${JOB_ID_RULE}`,
   });
 
 // ---- 401 / 402 / 403 -------------------------------------------------------

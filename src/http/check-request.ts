@@ -31,6 +31,7 @@
  *   requiredText optional, at most 1024 chars; caseSensitive defaults to false.
  *   /check-raw takes no custom URLs.
  */
+import { JOB_ID } from '../job-id';
 import { invalidJobId, invalidRegion, invalidRequest, invalidTimeout, invalidType, noValidProxies, tooManyCustomUrls, tooManyProxies } from './api-errors';
 import type { CustomUrlRule } from '../probe/types';
 import type { CheckRequest } from '../jobs/request';
@@ -65,7 +66,6 @@ export function defaultTimeoutMs(route: CheckRequest['route'], type: ProxyType):
   return type === 'http' ? 5000 : 3000;
 }
 
-const JOB_ID = /^[A-Za-z0-9_-]{3,64}$/;
 /** Scheme and "//" then a host char: no "///" (WHATWG would skip the extra slashes). */
 const HTTP_URL_PREFIX = /^https?:\/\/[^/\\]/i;
 /** Spaces and controls: WHATWG URL silently strips some of them; refuse instead. */

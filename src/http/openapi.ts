@@ -5,6 +5,8 @@
  * @elysiajs/openapi plugin assembles them at /docs/json.
  */
 import type { DocumentDecoration } from 'elysia';
+import { JOB_ID_PATTERN, JOB_ID_RULE } from '../job-id';
+import { VERSION } from '../version';
 
 const err = (example: Record<string, unknown>, description: string) => ({
   description,
@@ -76,7 +78,7 @@ const checkErrors = {
           type: { value: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] } },
           timeout: { value: { error: 'Invalid timeout', message: 'timeout must be an integer number of milliseconds from 1000 to 20000', min: 1000, max: 20000 } },
           none: { value: { error: 'No valid proxies found', message: 'Please provide at least one proxy in a supported format: …' } },
-          jobId: { value: { error: 'Invalid jobId', message: 'jobId must be 3 to 64 characters of letters, digits, "_" or "-"' } },
+          jobId: { value: { error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` } },
           shape: { value: { error: 'Invalid request', message: 'proxies: expected an array of strings' } },
         },
       },
@@ -115,8 +117,8 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Service'],
     summary: 'Service health',
     responses: {
-      '200': { description: 'Healthy', content: { 'application/json': { example: { status: 'ok', version: '0.1.0', uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' } } } },
-      '503': { description: 'Database not answering', content: { 'application/json': { example: { status: 'degraded', version: '0.1.0', uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'down' } } } },
+      '200': { description: 'Healthy', content: { 'application/json': { example: { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' } } } },
+      '503': { description: 'Database not answering', content: { 'application/json': { example: { status: 'degraded', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'down' } } } },
       '405': E405('GET'),
     },
   },
@@ -192,7 +194,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       { name: 'region', in: 'query', schema: { type: 'string', default: 'us1' } },
       { name: 'type', in: 'query', schema: { type: 'string', enum: ['http', 'socks4', 'socks5'], default: 'http' } },
       { name: 'timeout', in: 'query', schema: { type: 'integer', minimum: 1000, maximum: 20000 } },
-      { name: 'jobId', in: 'query', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{3,64}$' } },
+      { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
     ],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
     responses: { '200': { description: 'Check response', content: { 'application/json': { example: checkResponseExample } } }, ...checkErrors },
@@ -202,7 +204,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
 export const documentation = {
   info: {
     title: 'Proxy checking API',
-    version: '0.1.0',
+    version: VERSION,
     description: [
       'Checks lists of HTTP, SOCKS4 and SOCKS5 proxies from a chosen region: which work, how fast, how anonymous, where they exit.',
       '',
@@ -248,7 +250,7 @@ export const documentation = {
         required: ['proxies'],
         properties: {
           proxies: { type: 'array', items: { type: 'string' }, description: 'host:port, user:pass@host:port or host:port:user:pass' },
-          jobId: { type: 'string', pattern: '^[A-Za-z0-9_-]{3,64}$' },
+          jobId: { type: 'string', pattern: JOB_ID_PATTERN },
           region: { type: 'string', default: 'us1' },
           type: { type: 'string', enum: ['http', 'socks4', 'socks5'], default: 'http' },
           timeout: { type: 'integer', minimum: 1000, maximum: 20000, default: 2000 },

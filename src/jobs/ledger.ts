@@ -34,13 +34,13 @@ export function databaseLedger(db: Db): LedgerPort {
       }
       await db.transaction(async (tx) => {
         if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
-        await finishScan(tx as unknown as Db, scan);
+        await finishScan(tx, scan);
       });
     },
     async fail(i) {
       await db.transaction(async (tx) => {
         if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
-        await failScan(tx as unknown as Db, {
+        await failScan(tx, {
           jobId: i.jobId,
           error: i.error.slice(0, 500),
           totalChecked: i.checked,

@@ -15,6 +15,7 @@
  */
 import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
+import { ServiceError } from '../errors';
 import type { JudgeTarget } from '../probe/types';
 import { exchange } from '../probe/net/exchange';
 import { newNonce } from '../probe/codec/nonce';
@@ -26,24 +27,18 @@ export interface CalibrationResult {
   baselineHeaders: string[];
 }
 
-export class CalibrationError extends Error {
-  readonly code = 'calibration_failed';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CalibrationError';
-  }
-}
+const CALIBRATION_FAILED = 'calibration_failed';
 
-/** JUDGE_URL -> JudgeTarget. Throws CalibrationError-like TypeError with code 'judge_url_invalid'. */
+/** JUDGE_URL -> JudgeTarget. Throws a ServiceError judge_url_invalid. */
 export function parseJudgeUrl(url: string): JudgeTarget {
   let u: URL;
   try {
     u = new URL(url);
   } catch (e) {
-    throw Object.assign(new TypeError(`JUDGE_URL is not a URL: ${url}`, { cause: e }), { code: 'judge_url_invalid' });
+    throw new ServiceError('judge_url_invalid', `JUDGE_URL is not a URL: ${url}`, { cause: e });
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw Object.assign(new TypeError(`JUDGE_URL must be http or https: ${url}`), { code: 'judge_url_invalid' });
+    throw new ServiceError('judge_url_invalid', `JUDGE_URL must be http or https: ${url}`);
   }
   let host = u.hostname;
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
@@ -83,10 +78,10 @@ async function askJudge(
     tlsCa,
     connectAddress: address,
   });
-  if (out.error !== null) throw new CalibrationError(`judge at ${address}: ${out.error.code} (${out.error.message})`);
-  if (out.statusCode !== 200 || out.body === null) throw new CalibrationError(`judge at ${address} answered ${out.statusCode}`);
+  if (out.error !== null) throw new ServiceError(CALIBRATION_FAILED, `judge at ${address}: ${out.error.code} (${out.error.message})`);
+  if (out.statusCode !== 200 || out.body === null) throw new ServiceError(CALIBRATION_FAILED, `judge at ${address} answered ${out.statusCode}`);
   const read = readJudgeBody(out.body, nonce);
-  if (!read.ok) throw new CalibrationError(`judge at ${address} did not echo the nonce`);
+  if (!read.ok) throw new ServiceError(CALIBRATION_FAILED, `judge at ${address} did not echo the nonce`);
   const extra: string[] = [];
   for (const [name] of read.headers) {
     const l = name.trim().toLowerCase();
@@ -95,15 +90,15 @@ async function askJudge(
   return { ip: read.remoteAddress, extra };
 }
 
-/** Asks the judge directly over each address family it has. Rejects with CalibrationError when every family fails. */
+/** Asks the judge directly over each address family it has. Rejects with calibration_failed when every family fails. */
 export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: string): Promise<CalibrationResult> {
   let addresses: string[];
   try {
     addresses = await addressesToTry(judge.host);
   } catch (e) {
-    throw new CalibrationError(`judge host ${judge.host} did not resolve`, { cause: e });
+    throw new ServiceError(CALIBRATION_FAILED, `judge host ${judge.host} did not resolve`, { cause: e });
   }
-  if (addresses.length === 0) throw new CalibrationError(`judge host ${judge.host} has no address`);
+  if (addresses.length === 0) throw new ServiceError(CALIBRATION_FAILED, `judge host ${judge.host} has no address`);
   const settled = await Promise.allSettled(addresses.map((a) => askJudge(judge, a, timeoutMs, tlsCa)));
   const ips: string[] = [];
   const baseline: string[] = [];
@@ -117,7 +112,7 @@ export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: s
     for (const h of s.value.extra) if (!baseline.includes(h)) baseline.push(h);
   }
   if (ips.length === 0) {
-    throw new CalibrationError(`calibration against ${judge.url} failed`, { cause: firstError });
+    throw new ServiceError(CALIBRATION_FAILED, `calibration against ${judge.url} failed`, { cause: firstError });
   }
   return { ips, baselineHeaders: baseline.sort() };
 }

@@ -5,6 +5,7 @@
  * cached: the next request tries again.
  */
 import { join } from 'node:path';
+import { errorText, ServiceError } from '../errors';
 
 export const CLIENT_ENTRY = join(import.meta.dir, 'client', 'main.ts');
 
@@ -14,13 +15,7 @@ export interface Bundle {
   etag: string;
 }
 
-export class BundleError extends Error {
-  readonly code = 'bundle_failed';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'BundleError';
-  }
-}
+export const BUNDLE_FAILED = 'bundle_failed';
 
 /** Builds the client bundle (no caching). */
 export async function buildClient(entry = CLIENT_ENTRY): Promise<Bundle> {
@@ -28,11 +23,11 @@ export async function buildClient(entry = CLIENT_ENTRY): Promise<Bundle> {
   try {
     out = await Bun.build({ entrypoints: [entry], target: 'browser', format: 'esm', minify: true, sourcemap: 'none' });
   } catch (err) {
-    throw new BundleError(`dashboard bundle failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ServiceError(BUNDLE_FAILED, `dashboard bundle failed: ${errorText(err)}`, { cause: err });
   }
   const file = out.outputs.find((o) => o.kind === 'entry-point');
   if (!out.success || file === undefined) {
-    throw new BundleError(`dashboard bundle failed: ${out.logs.map((l) => String(l.message ?? l)).join('; ') || 'no output'}`);
+    throw new ServiceError(BUNDLE_FAILED, `dashboard bundle failed: ${out.logs.map((l) => String(l.message ?? l)).join('; ') || 'no output'}`);
   }
   const js = await file.text();
   const etag = `"${new Bun.CryptoHasher('sha256').update(js).digest('hex').slice(0, 16)}"`;

@@ -12,6 +12,7 @@
  */
 import { Elysia } from 'elysia';
 import { join } from 'node:path';
+import { errorText } from '../errors';
 import type { AppDeps } from '../http/context';
 import { internalError } from '../http/api-errors';
 import { cachedClient, type Bundle } from './bundle';
@@ -77,7 +78,7 @@ export function webRoutes(deps: AppDeps, opts: WebRoutesOptions = {}) {
         try {
           b = await bundle();
         } catch (err) {
-          deps.log.error('dashboard bundle failed', { error: err instanceof Error ? err.message : String(err) });
+          deps.log.error('dashboard bundle failed', { error: errorText(err) });
           throw internalError(err);
         }
         const headers = { etag: b.etag, 'cache-control': 'no-cache', ...SECURITY_HEADERS };

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket, TCPSocketListener } from 'bun';
 import { count, sql } from 'drizzle-orm';
-import { DatabaseOpenError, openDatabase, PGLITE_SETTINGS, type Database } from '../../db/client';
+import { DB_OPEN_FAILED, openDatabase, PGLITE_SETTINGS, type Database } from '../../db/client';
 import { ensureTemplate, readTemplate } from '../../db/pglite-template';
 import { accounts } from '../../db/schema';
 import { createAccount, findAccountByEmail } from '../../src/accounts/accounts';
@@ -67,11 +67,11 @@ describe('openDatabase', () => {
     expect(performance.now() - t1).toBeLessThan(3000);
   }, 15_000);
 
-  test('an unreachable server is a DatabaseOpenError', async () => {
+  test('an unreachable server is a db_open_failed ServiceError', async () => {
     const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: () => undefined } });
     const port = probe.port;
     probe.stop(true);
-    await expect(openDatabase({ databaseUrl: `postgres://nobody@127.0.0.1:${port}/none` })).rejects.toBeInstanceOf(DatabaseOpenError);
+    await expect(openDatabase({ databaseUrl: `postgres://nobody@127.0.0.1:${port}/none` })).rejects.toMatchObject({ name: 'ServiceError', code: DB_OPEN_FAILED });
   }, 15_000);
 });
 
@@ -159,6 +159,6 @@ describe('embedded PGlite in DATA_DIR', () => {
   }, 120_000);
 
   test('openDatabase without databaseUrl, dataDir or inMemory is refused', async () => {
-    await expect(openDatabase({})).rejects.toBeInstanceOf(DatabaseOpenError);
+    await expect(openDatabase({})).rejects.toMatchObject({ name: 'ServiceError', code: DB_OPEN_FAILED });
   });
 });

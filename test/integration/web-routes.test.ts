@@ -11,7 +11,8 @@ import { parseConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
 import { memoryLogger } from '../../src/log';
-import { BundleError, cachedClient, type Bundle } from '../../src/web/bundle';
+import { ServiceError } from '../../src/errors';
+import { BUNDLE_FAILED, cachedClient, type Bundle } from '../../src/web/bundle';
 import { contentSecurityPolicy, webRoutes } from '../../src/web/routes';
 import { MAP } from '../../src/web/client/geo';
 
@@ -125,7 +126,7 @@ describe('bundle cache', () => {
     let calls = 0;
     const build = async (): Promise<Bundle> => {
       calls++;
-      if (calls === 1) throw new BundleError('boom');
+      if (calls === 1) throw new ServiceError(BUNDLE_FAILED, 'boom');
       return { js: 'export {}', etag: '"x"' };
     };
     const d = deps();

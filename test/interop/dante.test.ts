@@ -4,7 +4,10 @@
  * SOCKS4 and SOCKS5) and RFC 1929 username/password against the system
  * password file (a temporary system user; root only), against the plain-HTTP
  * and the https judge (TLS through the tunnel). Also: an HTTP probe to the
- * SOCKS port must fail (no false positive).
+ * SOCKS port must fail (no false positive). The `socks` package, as an
+ * independent client (socks-reference.ts), must reach the same verdict as our
+ * probe for every SOCKS case, and the judge must see it come from the same
+ * address our probe reports.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import {
@@ -19,7 +22,8 @@ import {
 } from './daemons';
 import { danteConf } from './configs';
 import { ensureSystemUser, randomPassword, removeSystemUser } from './credentials';
-import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
+import { agreement, bothAgree, bothThrough } from './socks-reference';
+import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'dante-server', bin: 'danted' }]);
 const TEST_USER = 'pcinterop';
@@ -75,6 +79,19 @@ if (missing.length > 0) {
     test('http probe to the SOCKS port -> failed connection_closed, never working', async () => {
       expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('connection_closed'));
     });
+
+    const agreeing: [string, 'socks4' | 'socks5', 'http' | 'https', Creds | undefined][] = [
+      ['SOCKS5', 'socks5', 'http', undefined],
+      ['SOCKS4', 'socks4', 'http', undefined],
+      ['SOCKS5 with credentials the server does not ask for', 'socks5', 'http', { user: 'any', password: 'thing' }],
+      ['SOCKS5, https judge', 'socks5', 'https', undefined],
+      ['SOCKS4, https judge', 'socks4', 'https', undefined],
+    ];
+    for (const [name, type, scheme, creds] of agreeing) {
+      test(`the socks package agrees: ${name} -> both working, the judge sees the origin our probe reports`, async () => {
+        expect(agreement(await bothThrough(type, open, scheme === 'https' ? tlsJudge : judge, creds))).toEqual(bothAgree(true));
+      });
+    }
   });
 
   if (!isRoot()) {
@@ -119,6 +136,19 @@ if (missing.length > 0) {
       test('SOCKS4 (cannot carry a password) -> failed socks_rejected', async () => {
         expect(verdictOf(await probeThrough('socks4', authed, judge))).toEqual(failed('socks_rejected'));
       });
+
+      const cases: [string, 'socks4' | 'socks5', 'http' | 'https', () => Creds | undefined, boolean][] = [
+        ['SOCKS5, right credentials -> both working', 'socks5', 'http', () => ({ user: TEST_USER, password }), true],
+        ['SOCKS5, right credentials, https judge -> both working', 'socks5', 'https', () => ({ user: TEST_USER, password }), true],
+        ['SOCKS5, no credentials -> both fail', 'socks5', 'http', () => undefined, false],
+        ['SOCKS5, wrong password -> both fail', 'socks5', 'http', () => ({ user: TEST_USER, password: `${password}x` }), false],
+        ['SOCKS4 -> both fail', 'socks4', 'http', () => undefined, false],
+      ];
+      for (const [name, type, scheme, creds, works] of cases) {
+        test(`the socks package agrees: ${name}`, async () => {
+          expect(agreement(await bothThrough(type, authed, scheme === 'https' ? tlsJudge : judge, creds()))).toEqual(bothAgree(works));
+        });
+      }
     });
   }
 }

@@ -2,7 +2,10 @@
  * Interop: the probe engine against real microsocks (Debian package
  * `microsocks`, SOCKS5 only), two instances on loopback: no auth and -u/-P,
  * against the plain-HTTP and the https judge (TLS through the tunnel).
- * Also: http and socks4 probes to it must fail (no false positive).
+ * Also: http and socks4 probes to it must fail (no false positive). The
+ * `socks` package, as an independent client (socks-reference.ts), must reach
+ * the same verdict as our probe for every SOCKS case, and the judge must see
+ * it come from the same address our probe reports.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import {
@@ -16,6 +19,7 @@ import {
 } from './daemons';
 import { microsocksArgs } from './configs';
 import { randomPassword } from './credentials';
+import { agreement, bothAgree, bothThrough } from './socks-reference';
 import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'microsocks', bin: 'microsocks' }]);
@@ -82,5 +86,20 @@ if (missing.length > 0) {
     test('http probe to the SOCKS port -> failed bad_response, never working', async () => {
       expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('bad_response'));
     });
+
+    const cases: [string, 'socks4' | 'socks5', () => RunningDaemon, 'http' | 'https', Creds | undefined, boolean][] = [
+      ['no auth: SOCKS5 -> both working', 'socks5', () => open, 'http', undefined, true],
+      ['no auth: SOCKS5, https judge -> both working', 'socks5', () => open, 'https', undefined, true],
+      ['no auth: SOCKS4 -> both fail', 'socks4', () => open, 'http', undefined, false],
+      ['-u/-P, right credentials -> both working', 'socks5', () => authed, 'http', creds, true],
+      ['-u/-P, right credentials, https judge -> both working', 'socks5', () => authed, 'https', creds, true],
+      ['-u/-P, no credentials -> both fail', 'socks5', () => authed, 'http', undefined, false],
+      ['-u/-P, wrong password -> both fail', 'socks5', () => authed, 'http', { ...creds, password: `${creds.password}x` }, false],
+    ];
+    for (const [name, type, daemon, scheme, auth, works] of cases) {
+      test(`the socks package agrees: ${name}`, async () => {
+        expect(agreement(await bothThrough(type, daemon(), scheme === 'https' ? tlsJudge : judge, auth))).toEqual(bothAgree(works));
+      });
+    }
   });
 }

@@ -7,13 +7,12 @@
  */
 import type { ServerWebSocket } from 'bun';
 import { Elysia } from 'elysia';
+import { isJobId } from '../../job-id';
 import { apiKeyRequired, invalidApiKey, invalidJobId } from '../api-errors';
 import type { Subscriber } from '../../jobs/progress-hub';
 import { apiKeyFrom } from '../auth';
 import type { AppDeps } from '../context';
 import { apiErrorResponse } from '../errors';
-
-const JOB_ID = /^[A-Za-z0-9_-]{3,64}$/;
 
 interface WsState {
   accountId: string | null;
@@ -32,7 +31,7 @@ export function wsRoutes(deps: AppDeps) {
     async beforeHandle({ request }) {
       const url = new URL(request.url);
       const jobId = url.searchParams.get('jobId');
-      if (jobId === null || !JOB_ID.test(jobId)) return apiErrorResponse(invalidJobId());
+      if (jobId === null || !isJobId(jobId)) return apiErrorResponse(invalidJobId());
       const key = apiKeyFrom(request.headers, url.searchParams);
       if (key === null) {
         if (deps.config.wsRequireAuth) return apiErrorResponse(apiKeyRequired());

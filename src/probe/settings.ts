@@ -1,0 +1,33 @@
+/**
+ * The one place a job's ProbeSettings are put together from what the service
+ * (src/server.ts) or the probe command (src/cli/probe.ts) knows: the proxy
+ * type and budget, the judge, what calibration found, and the switches.
+ * Pure: no I/O.
+ */
+import type { ProxyType } from '../proxy/types';
+import type { JudgeTarget, ProbeSettings } from './types';
+
+export interface ProbeSettingsInput {
+  type: ProxyType;
+  timeoutMs: number;
+  judge: JudgeTarget;
+  /** What calibration found: the checker's own addresses and the headers the judge path adds by itself. */
+  calibrated: { readonly ips: readonly string[]; readonly baselineHeaders: readonly string[] };
+  /** Addresses known besides calibration (CHECKER_IPS, --checker-ip), merged in after the calibrated ones. */
+  extraCheckerIps?: readonly string[];
+  allowPrivateTargets: boolean;
+  /** Extra CA certificates (PEM); absent: the system roots only. */
+  tlsCa?: string | undefined;
+}
+
+export function probeSettings(i: ProbeSettingsInput): ProbeSettings {
+  return {
+    type: i.type,
+    timeoutMs: i.timeoutMs,
+    judge: i.judge,
+    checkerIps: [...new Set([...i.calibrated.ips, ...(i.extraCheckerIps ?? [])])],
+    baselineHeaders: [...i.calibrated.baselineHeaders],
+    allowPrivateTargets: i.allowPrivateTargets,
+    ...(i.tlsCa !== undefined ? { tlsCa: i.tlsCa } : {}),
+  };
+}
