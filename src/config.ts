@@ -55,6 +55,8 @@ export interface Config {
   maxInFlight: number | undefined;
   /** A job that holds this share (percent) of a region's slots, or of MAX_IN_FLIGHT, leaves the rest to jobs that arrive. */
   maxJobSharePercent: number;
+  /** Seconds an HTTP connection may stay idle (a running check lifts it for its request). */
+  httpIdleTimeoutS: number;
   shutdownGraceMs: number;
   /** PEM of extra CAs trusted for https judges and custom URLs (besides the system's). */
   tlsCaFile: string | undefined;
@@ -165,6 +167,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
     maxInFlight: str(env, 'MAX_IN_FLIGHT') === undefined ? undefined : int(env, 'MAX_IN_FLIGHT', 0, 1, 10_000_000),
     maxJobSharePercent: int(env, 'MAX_JOB_SHARE_PERCENT', 90, 1, 100),
+    httpIdleTimeoutS: int(env, 'HTTP_IDLE_TIMEOUT_S', 30, 1, 255),
     probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     tlsCaFile: ((f) => (f === undefined || isAbsolute(f) ? f : resolve(cwd, f)))(str(env, 'TLS_CA_FILE')),

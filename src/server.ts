@@ -194,7 +194,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       // Our own reader enforces MAX_BODY_BYTES with the JSON 413 (Content-Length
       // first, then counted bytes); Bun's own limit only backs it up.
       maxRequestBodySize: Math.max(config.maxBodyBytes * 4, 1024 * 1024 * 1024),
-      idleTimeout: 255,
+      // idle and half-open connections go after HTTP_IDLE_TIMEOUT_S; a running check lifts it for its own request
+      idleTimeout: config.httpIdleTimeoutS,
     });
     const port = server.server!.port!;
     undo.push(async () => {

@@ -14,7 +14,7 @@ import type { Logger } from '../log';
 import type { DbOrTx } from './ledger';
 import { refundQuotaTx, type ScanStart } from './quota';
 
-export const ScanStatus = Object.freeze({ running: 'running', completed: 'completed', failed: 'failed' } as const);
+export const ScanStatus = Object.freeze({ running: 'running', completed: 'completed', failed: 'failed', cancelled: 'cancelled' } as const);
 export type ScanStatus = (typeof ScanStatus)[keyof typeof ScanStatus];
 
 export const INTERRUPTED = 'interrupted';
@@ -74,17 +74,19 @@ export async function finishScan(db: DbOrTx, input: FinishScanInput): Promise<Sc
 export interface FailScanInput {
   jobId: string;
   error: string;
+  /** 'failed' (default) or 'cancelled' (the client went away). */
+  status?: typeof ScanStatus.failed | typeof ScanStatus.cancelled;
   totalChecked?: number;
   totalWorking?: number;
   now?: Date;
 }
 
-/** Marks a running scan failed; null when there is no running scan with that job id. */
+/** Marks a running scan failed (or cancelled); null when there is no running scan with that job id. */
 export async function failScan(db: DbOrTx, input: FailScanInput): Promise<ScanRow | null> {
   const [row] = await db
     .update(scans)
     .set({
-      status: ScanStatus.failed,
+      status: input.status ?? ScanStatus.failed,
       error: input.error,
       ...(input.totalChecked !== undefined ? { totalChecked: input.totalChecked } : {}),
       ...(input.totalWorking !== undefined ? { totalWorking: input.totalWorking } : {}),

@@ -20,6 +20,8 @@ export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof InsufficientQuotaError) return insufficientChecks(err.required, err.available);
   if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
   if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
+  // nobody reads it (the client is gone); 499 is what the request log shows
+  if (isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED)) return new ApiError(499, { error: 'Client closed request', message: 'The client closed the connection; the job was cancelled' });
   // already logged with its job's context where it happened (src/jobs/service.ts)
   if (isServiceError(err, JOB_ERROR_CODES.JOB_FAILED)) return internalError(err);
   return null;

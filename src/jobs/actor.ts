@@ -29,9 +29,12 @@
  *   URL validation), the scan closed, unchecked units refunded.
  * - completed: the check response is returned and the final progress message
  *   (with the signed result link for authenticated subscribers) is published.
- * - failed: any error, a failed shard or cancel (shutdown) lands here. Units
- *   that were reserved and not checked are refunded (`#unchecked`, the one
- *   refund rule), the scan is closed as failed with the error's stable code,
+ * - failed: any error, a failed shard or cancel lands here. The refund rule
+ *   (`#refundOnFailure`, one place): a job that fails delivers no results, so
+ *   every reserved unit comes back, whatever failed (shutdown, a shard, a
+ *   crash: the orphan sweep refunds everything too); only a job the client
+ *   cancelled (it closed the connection) pays for the probes already made.
+ *   The scan is closed as failed (cancelled) with the error's stable code,
  *   the partial result file is removed, subscribers get the final `failed`
  *   message. `run()` rejects with the error: a domain error (job-errors.ts)
  *   that the HTTP layer maps to a status, never an HTTP error itself.
@@ -41,7 +44,7 @@
  * Its response and ports are declared in job-types.ts and ports.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { errorCode, ServiceError } from '../errors';
+import { errorCode, isServiceError, ServiceError } from '../errors';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import { resultUrls } from '../results/export';
 import { buildProxyRecord } from '../results/record';
@@ -333,9 +336,14 @@ export class JobActor {
     return this.#deps.now().getTime();
   }
 
-  /** The one refund rule: units reserved and not checked. */
+  /** Units reserved and not checked: what a completed job gives back. */
   #unchecked(): number {
     return this.#reserved - Math.min(this.#reserved, this.#checked);
+  }
+
+  /** The refund rule of a failed job (header: "failed"). */
+  #refundOnFailure(byClient: boolean): number {
+    return byClient ? this.#unchecked() : this.#reserved;
   }
 
   readonly #proxyAt = (i: number) => {
@@ -381,8 +389,8 @@ export class JobActor {
       log.warn('result writer abort failed', { jobId: this.jobId, err: e });
     }
     if (this.#scanOpen) {
-      // Close the scan row and refund what was reserved and not checked.
-      const refund = this.#unchecked();
+      const byClient = isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED);
+      const refund = this.#refundOnFailure(byClient);
       try {
         await ledger.fail({
           accountId: this.accountId,
@@ -392,6 +400,7 @@ export class JobActor {
           refund,
           // the history keeps the stable code; the log has the detail
           error: errorCode(err),
+          cancelled: byClient,
           now: now(),
         });
         this.#reserved = 0;

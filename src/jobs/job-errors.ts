@@ -7,6 +7,7 @@
  * - insufficient_quota   the reservation was refused (nothing charged)
  * - job_already_running  the client's jobId is running
  * - shutting_down        the service stops: no new checks; running ones are cancelled
+ * - client_disconnected  the client closed the connection: its job is cancelled
  * - job_failed           anything else that failed a job (logged with its cause where it happened)
  * - shard_failed         a probe shard failed (its cause says why)
  * - shard_incomplete     a shard ended without reporting every probe
@@ -19,6 +20,7 @@ export const JOB_ERROR_CODES = Object.freeze({
   INSUFFICIENT_QUOTA: 'insufficient_quota',
   JOB_ALREADY_RUNNING: 'job_already_running',
   SHUTTING_DOWN: 'shutting_down',
+  CLIENT_DISCONNECTED: 'client_disconnected',
   SHARD_FAILED: 'shard_failed',
   SHARD_INCOMPLETE: 'shard_incomplete',
   DISPATCH_FAILED: 'dispatch_failed',
@@ -45,3 +47,4 @@ export class JobAlreadyRunningError extends ServiceError {
 }
 
 export const shuttingDown = () => new ServiceError(JOB_ERROR_CODES.SHUTTING_DOWN, 'the service is shutting down');
+export const clientDisconnected = () => new ServiceError(JOB_ERROR_CODES.CLIENT_DISCONNECTED, 'the client closed the connection');

@@ -42,6 +42,7 @@ export function databaseLedger(db: Db): LedgerPort {
         if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
         await failScan(tx, {
           jobId: i.jobId,
+          status: i.cancelled ? 'cancelled' : 'failed',
           error: i.error.slice(0, 500),
           totalChecked: i.checked,
           totalWorking: i.working,

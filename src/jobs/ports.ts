@@ -42,8 +42,11 @@ export interface LedgerPort {
   }): Promise<ReserveOutcome>;
   /** Close the scan as completed; refund `refund` units that were reserved but not checked. */
   complete(i: { accountId: string; jobId: string; checked: number; working: number; resultRef: string; refund: number; now: Date }): Promise<void>;
-  /** Close the scan as failed and refund `refund` units. `error` is a stable code (job-errors.ts), never free text. */
-  fail(i: { accountId: string; jobId: string; checked: number; working: number; refund: number; error: string; now: Date }): Promise<void>;
+  /**
+   * Close the scan as failed (or cancelled: the client went away) and refund
+   * `refund` units. `error` is a stable code (job-errors.ts), never free text.
+   */
+  fail(i: { accountId: string; jobId: string; checked: number; working: number; refund: number; error: string; cancelled: boolean; now: Date }): Promise<void>;
   /** `metadata.user` of the check response, read after settlement. */
   userInfo(accountId: string, now: Date): Promise<CheckUserInfo>;
 }
@@ -119,6 +122,6 @@ export interface ProgressPort {
 export interface ChecksPort {
   /** Throws shutting_down when no new check is accepted. */
   assertAccepting(): void;
-  /** Runs a validated check; resolves with the check response body. */
-  run(owner: JobOwner, request: CheckRequest): Promise<unknown>;
+  /** Runs a validated check; resolves with the check response body. `signal`: the client went away (cancel the job). */
+  run(owner: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<unknown>;
 }

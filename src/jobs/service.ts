@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { JobActor, type CheckResponse, type JobDeps } from './actor';
-import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, shuttingDown } from './job-errors';
+import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
@@ -59,7 +59,7 @@ export class CheckService implements ChecksPort {
     if (this.#state !== SERVICE_STATES.RUNNING) throw shuttingDown();
   }
 
-  async run(account: JobOwner, request: CheckRequest): Promise<CheckResponse> {
+  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<CheckResponse> {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
@@ -70,13 +70,18 @@ export class CheckService implements ChecksPort {
     });
     const done = actor.run();
     this.#running.set(jobId, { actor, done: done.catch(() => {}) });
+    // The client went away: cancel, so what was not probed is not charged.
+    const onAbort = () => actor.cancel(clientDisconnected());
+    if (signal?.aborted === true) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
     try {
       return await done;
     } catch (err) {
-      if (err instanceof InsufficientQuotaError || isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) throw err;
+      if (err instanceof InsufficientQuotaError || isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN) || isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED)) throw err;
       this.#deps.log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       this.#running.delete(jobId);
     }
   }

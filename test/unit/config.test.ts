@@ -51,6 +51,7 @@ describe('defaults', () => {
       maxCustomUrls: 10,
       maxInFlight: undefined,
       maxJobSharePercent: 90,
+      httpIdleTimeoutS: 30,
       probeThreads: Math.max(1, navigator.hardwareConcurrency ?? 1),
       shutdownGraceMs: 30_000,
       tlsCaFile: undefined,

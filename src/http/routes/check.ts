@@ -3,6 +3,12 @@
  * 401 (key) -> 503 (shutting down) -> 415 (JSON expected on /check) -> 413
  * (body size) -> 400 (malformed JSON) -> the validator's 400/413 -> the check
  * itself (402 when the quota is short, 409 when the jobId is running).
+ *
+ * Once the body is read, the connection's idle timeout (HTTP_IDLE_TIMEOUT_S)
+ * is lifted for this request: a job may take longer than it and still
+ * answers. A client that closes the connection cancels its job
+ * (request.signal): what was not probed is refunded, history says
+ * cancelled / client_disconnected.
  */
 import { Elysia } from 'elysia';
 import { invalidRequest, unsupportedMediaType } from '../api-errors';
@@ -36,7 +42,7 @@ export function checkRoutes(deps: AppDeps) {
   return new Elysia({ name: 'check-routes' })
     .post(
       '/check',
-      async ({ request }) => {
+      async ({ request, server }) => {
         const account = await begin(request);
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const text = await readBodyText(request, deps.config.maxBodyBytes);
@@ -47,18 +53,20 @@ export function checkRoutes(deps: AppDeps) {
           throw invalidRequest('body: malformed JSON');
         }
         const req = validateCheckJson(body, limits);
-        return jsonResponse(200, await deps.checks.run(account, req));
+        server?.timeout(request, 0);
+        return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
       { parse: 'none', detail: docs.check },
     )
     .post(
       '/check-raw',
-      async ({ request }) => {
+      async ({ request, server }) => {
         const account = await begin(request);
         const text = await readBodyText(request, deps.config.maxBodyBytes);
         const query = Object.fromEntries(new URL(request.url).searchParams);
         const req = validateCheckRaw(text, query, limits);
-        return jsonResponse(200, await deps.checks.run(account, req));
+        server?.timeout(request, 0);
+        return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
       { parse: 'none', detail: docs.checkRaw },
     );
