@@ -19,7 +19,14 @@
  * numbers rather than bigint strings.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import type { ScanStart } from './quota';
+
+/** The running scan row inserted with a reservation (src/accounts/scans.ts starts scans through it). */
+export interface ScanStart {
+  proxyType: string;
+  region: string;
+  timeoutMs: number;
+  totalSubmitted: number;
+}
 
 export interface ReserveStatementInput {
   accountId: string;

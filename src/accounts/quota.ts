@@ -28,16 +28,9 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client';
 import { accounts, quotaLedger } from '../../db/schema';
-import { reserveStatement } from './quota-sql';
+import { reserveStatement, type ScanStart } from './quota-sql';
 import { AccountError, AccountErrorCode } from './errors';
 import { insertLedger, LedgerReason, type Tx } from './ledger';
-
-export interface ScanStart {
-  proxyType: string;
-  region: string;
-  timeoutMs: number;
-  totalSubmitted: number;
-}
 
 export interface ReserveInput {
   accountId: string;

@@ -12,7 +12,8 @@ import type { Db } from '../../db/client';
 import { scans, type ScanRow } from '../../db/schema';
 import type { Logger } from '../log';
 import type { DbOrTx } from './ledger';
-import { refundQuotaTx, type ScanStart } from './quota';
+import { refundQuotaTx } from './quota';
+import type { ScanStart } from './quota-sql';
 
 export const ScanStatus = Object.freeze({ running: 'running', completed: 'completed', failed: 'failed', cancelled: 'cancelled' } as const);
 export type ScanStatus = (typeof ScanStatus)[keyof typeof ScanStatus];

@@ -57,7 +57,7 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
     .use(resultRoutes(deps))
     .use(wsRoutes(deps))
     .use(docsRoutes(deps))
-    .use(webRoutes(deps)) as unknown as Elysia;
+    .use(webRoutes({ version: deps.version, log })) as unknown as Elysia;
   for (const add of extra) app = add(app);
   for (const [path, methods] of ROUTE_METHODS) {
     app = app.all(path, ({ path: actual }) => {

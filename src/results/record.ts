@@ -17,7 +17,7 @@
 import type { GeoInfo } from '../geo/geo';
 import type { Anonymity, ProbeError, ProbeResult } from '../probe/types';
 import type { AddressFormat, ProxyAddress } from '../proxy/types';
-import { formatResponseTime } from './summary';
+import { formatResponseTime } from './format';
 
 /** What the geo lookup of an origin address yields (null fields = unknown): src/geo's GeoInfo. */
 export type RecordGeo = GeoInfo;

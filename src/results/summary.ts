@@ -1,6 +1,7 @@
 /**
  * The check response's `summary` as a fold over proxy records (pure, O(1)
- * per record), and the duration formats of the response and result file.
+ * per record), and the response's duration formats (`processing_time`,
+ * `timeout_used`). The record's `responseTime` format is src/results/format.ts.
  *
  * `summary` counts WORKING proxies only (seed "Check response"):
  * - `total_working`
@@ -83,9 +84,4 @@ export function formatProcessingTime(ms: number): string {
 /** `timeout_used`: whole milliseconds and `ms`, e.g. "5000ms". */
 export function formatTimeout(ms: number): string {
   return `${Math.round(ms)}ms`;
-}
-
-/** `responseTime`: milliseconds with 2 decimals and ` ms`, e.g. "123.45 ms". */
-export function formatResponseTime(ms: number): string {
-  return `${Math.max(0, ms).toFixed(2)} ms`;
 }

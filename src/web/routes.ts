@@ -13,8 +13,8 @@
 import { Elysia } from 'elysia';
 import { join } from 'node:path';
 import { errorText } from '../errors';
-import type { AppDeps } from '../http/context';
 import { internalError } from '../http/api-errors';
+import type { Logger } from '../log';
 import { cachedClient, type Bundle } from './bundle';
 import { dashboardPage } from './page';
 import { worldJson } from './world-map';
@@ -50,12 +50,19 @@ function notModified(request: Request, etag: string): boolean {
   return request.headers.get('if-none-match') === etag;
 }
 
+/** What the dashboard's routes use of the app's deps (src/http/app.ts passes them). */
+export interface WebDeps {
+  /** The service version, shown on the page. */
+  version: string;
+  log: Pick<Logger, 'error'>;
+}
+
 export interface WebRoutesOptions {
   /** The client bundle (tests inject a fake or a counting builder). */
   bundle?: () => Promise<Bundle>;
 }
 
-export function webRoutes(deps: AppDeps, opts: WebRoutesOptions = {}) {
+export function webRoutes(deps: WebDeps, opts: WebRoutesOptions = {}) {
   const bundle = opts.bundle ?? cachedClient();
   const page = dashboardPage(deps.version);
   const html = (request: Request) =>

@@ -3,7 +3,6 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import {
   formatProcessingTime,
-  formatResponseTime,
   formatTimeout,
   SummaryFold,
 } from '../../src/results/summary';
@@ -113,10 +112,5 @@ describe('formats', () => {
   test('timeout', () => {
     expect(formatTimeout(5000)).toBe('5000ms');
     expect(formatTimeout(2000)).toBe('2000ms');
-  });
-  test('response time', () => {
-    expect(formatResponseTime(123.456)).toBe('123.46 ms');
-    expect(formatResponseTime(5)).toBe('5.00 ms');
-    expect(formatResponseTime(0)).toBe('0.00 ms');
   });
 });

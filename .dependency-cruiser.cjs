@@ -1,0 +1,155 @@
+/**
+ * The dependency rule (docs/DESIGN.md "Layers"): layers point one way.
+ *
+ *   entry   src/main.ts, src/server.ts (composition root), src/cli/**, src/admin/cli.ts, workers/**
+ *   http    src/http/**, src/web/** server side, src/admin/routes.ts
+ *   jobs    src/jobs/**, src/admin/** services (commands, args, lock)
+ *   domain  src/accounts/**, src/results/**, src/judge/**, src/probe/pool/** (probe execution)
+ *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
+ *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
+ *           src/{regions,log,config,limits,secrets,version,job-id}.ts
+ *   db      db/**
+ *   root    src/errors.ts (the one error root: every layer may throw its errors)
+ *
+ * A module may import its own layer and the layers below it, never one above.
+ * Besides: no cycles; the browser code (src/web/client/**) imports only
+ * itself; probe code and workers never see db, http, jobs or accounts; leaves
+ * never see db; pure modules do no I/O; production code never imports tests or
+ * tooling; every module of src, workers and db belongs to a layer.
+ *
+ * Run: `npm run lint:deps` (part of `npm test`).
+ *
+ * TypeScript is parsed with swc (@swc/core): dependency-cruiser 18 cannot use
+ * typescript@7 (the compiler this repo type-checks with). swc's extractor
+ * always keeps type-only imports (`import type`, `import { type X }`), marked
+ * "type-only", so they count like any other import: they couple layers just
+ * the same (test/unit/dependency-rule.test.ts proves it). Should the parser
+ * ever be "tsc" again, set tsPreCompilationDeps: true to keep that.
+ */
+try {
+  require.resolve('@swc/core');
+} catch {
+  throw new Error(
+    '.dependency-cruiser.cjs: @swc/core is not installed (run npm install); without it dependency-cruiser would skip every .ts file and pass.',
+  );
+}
+
+/** Top to bottom. */
+const LAYERS = [
+  { name: 'entry', path: ['^src/(main|server)\\.ts$', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
+  { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/routes\\.ts$'] },
+  { name: 'jobs', path: ['^src/jobs/', '^src/admin/(?!(cli|routes)\\.ts$)'] },
+  { name: 'domain', path: ['^src/(accounts|results|judge)/', '^src/probe/pool/'] },
+  { name: 'probe', path: ['^src/probe/(?!(codec|pool)/|types\\.ts$)'] },
+  {
+    name: 'leaves',
+    path: [
+      '^src/probe/codec/',
+      '^src/probe/types\\.ts$',
+      '^src/(proxy|geo)/',
+      '^src/(regions|log|config|limits|secrets|version|job-id)\\.ts$',
+    ],
+  },
+  { name: 'db', path: ['^db/'] },
+  { name: 'root', path: ['^src/errors\\.ts$'] },
+];
+
+const WEB_CLIENT = '^src/web/client/';
+const ALL_LAYERS = LAYERS.flatMap((l) => l.path);
+
+/** upward-from-<layer>: that layer imports a layer above it. */
+const upward = LAYERS.slice(1).map((layer, i) => {
+  const above = LAYERS.slice(0, i + 1);
+  return {
+    name: `upward-from-${layer.name}`,
+    comment:
+      `${layer.name} imports ${above.map((l) => l.name).join('/')}: layers point one way (docs/DESIGN.md "Layers"); ` +
+      `${layer.name} may import only ${[layer, ...LAYERS.slice(i + 2)].map((l) => l.name).join(', ')}.`,
+    severity: 'error',
+    from: { path: layer.path },
+    to: { path: above.flatMap((l) => l.path) },
+  };
+});
+
+/** Node modules that do I/O (network, files, processes, threads). */
+const IO_MODULES = '^(node:)?(fs|fs/promises|net|tls|dns|dns/promises|dgram|http|https|http2|child_process|cluster|worker_threads)$';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'A cycle: these modules import each other (possibly through others). Move the shared part below both.',
+      severity: 'error',
+      from: { path: '^(src|workers|db)/' },
+      to: { circular: true },
+    },
+    ...upward,
+    {
+      name: 'probe-and-workers-isolated',
+      comment: 'Probe code and the workers never see the database, the HTTP layer, jobs or accounts.',
+      severity: 'error',
+      from: { path: ['^src/probe/', '^workers/'] },
+      to: { path: ['^db/', '^src/(http|web|admin|jobs|accounts|results)/', '^src/server\\.ts$'] },
+    },
+    {
+      name: 'leaves-no-db',
+      comment: 'Codecs, proxy, geo and the small shared modules (leaves) never see the database.',
+      severity: 'error',
+      from: { path: LAYERS.find((l) => l.name === 'leaves').path },
+      to: { path: '^db/' },
+    },
+    {
+      name: 'pure-no-io',
+      comment: 'Pure modules (codecs, proxy parsing, SQL builders, record/summary folds) do no I/O: no sockets, files, processes, threads or db.',
+      severity: 'error',
+      from: {
+        path: [
+          '^src/probe/codec/',
+          '^src/proxy/',
+          '^src/accounts/[^/]+-sql\\.ts$',
+          '^src/results/(format|record|summary|custom-url-summary)\\.ts$',
+          '^src/(regions|errors)\\.ts$',
+        ],
+      },
+      to: { path: [IO_MODULES, '^db/'] },
+    },
+    {
+      name: 'web-client-browser-only',
+      comment: 'The dashboard browser code (src/web/client) imports only itself (and npm packages): no server code, no node modules.',
+      severity: 'error',
+      from: { path: WEB_CLIENT },
+      to: { pathNot: [WEB_CLIENT, '(^|/)node_modules/'] },
+    },
+    {
+      name: 'no-tooling-in-production',
+      comment: 'src, workers and db never import tests, benchmarks or scripts.',
+      severity: 'error',
+      from: { path: '^(src|workers|db)/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+    {
+      name: 'unlayered-module',
+      comment: 'This module of src/workers/db is in no layer: add its folder to LAYERS in .dependency-cruiser.cjs (and docs/DESIGN.md "Layers").',
+      severity: 'error',
+      from: { path: '^(src|workers|db)/', pathNot: [...ALL_LAYERS, WEB_CLIENT] },
+      to: {},
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that does not resolve (a typo, or the resolver is misconfigured and the rule would see nothing).',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true, pathNot: '^bun(:|$)' },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: '(^|/)node_modules/' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
