@@ -17,7 +17,6 @@
  * releases everything in `finally` even when a step fails.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { openDatabase, type Database } from '../db/client';
 import { findAccountByApiKey } from './accounts/accounts';
 import { KeyCache } from './accounts/key-cache';
@@ -27,6 +26,7 @@ import { refundOrphans } from './accounts/scans';
 import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { adminRoutes } from './admin/routes';
 import { withBoundPort, type Config } from './config';
+import { ServiceError } from './errors';
 import { openGeo, type Geo } from './geo/geo';
 import { readTemplate } from '../db/pglite-template';
 import { createApp } from './http/app';
@@ -41,8 +41,8 @@ import type { ProbeSettings } from './probe/types';
 import { findRegion } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';
 import { linkExpiry, newResultId, signResultLink } from './results/links';
+import { openDirResultStore } from './results/dir-store';
 import { startRetentionSweep, type RetentionSweep } from './results/retention';
-import { openResultWriter, resultFilePath } from './results/writer';
 import { resolveSecrets } from './secrets';
 
 export const VERSION = '0.1.0';
@@ -73,9 +73,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
   const t0 = performance.now();
   const { log } = opts;
   mkdirSync(rawConfig.dataDir, { recursive: true });
-  mkdirSync(join(rawConfig.dataDir, 'results'), { recursive: true });
   let config = await resolveSecrets(rawConfig);
-  const secret = config.resultSecret!;
+  const secret = config.resultSecret;
+  if (secret === undefined || secret === '') {
+    throw new ServiceError('result_secret_missing', 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
+  }
 
   const undo: (() => Promise<void> | void)[] = [];
   const unwind = async () => {
@@ -140,6 +142,12 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       ...(tlsCa !== undefined ? { tlsCa } : {}),
     });
 
+    // No fsync: a written file survives a process crash (page cache); only an
+    // OS crash or power loss right after a job could lose it (then its link
+    // answers 404). The fsync cost ~2.5 ms per job, a quarter of a small check.
+    const results = await openDirResultStore({ dataDir: config.dataDir, fsync: false });
+    undo.push(() => results.close()); // after the HTTP server (undone in reverse)
+
     const hub = new ProgressHub();
     undo.push(() => hub.closeAll());
     const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
@@ -153,10 +161,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       geo: geo as Geo,
       scheduler,
       settings,
-      // No fsync: a written file survives a process crash (page cache); only an
-      // OS crash or power loss right after a job could lose it (then its link
-      // answers 404). The fsync cost ~2.5 ms per job, a quarter of a small check.
-      openWriter: (resultId) => openResultWriter(resultFilePath(config.dataDir, resultId), { fsync: false }),
+      openWriter: (resultId) => results.create(resultId),
       newResultId,
       signLink,
       hub,
@@ -182,6 +187,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
             ),
         },
         checks,
+        results: { secret, store: results },
         progress: hub,
         isShuttingDown: () => checks.state !== 'running',
       },
@@ -218,7 +224,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     await calibration.ready;
 
     const sweep: RetentionSweep = startRetentionSweep({
-      dir: join(config.dataDir, 'results'),
+      store: results,
       maxAgeMs: retentionMs,
       log,
     });

@@ -8,6 +8,7 @@ import type { Logger } from '../log';
 import type { AuthenticatedAccount } from './auth';
 import type { CheckRequest } from './check-request';
 import type { ProgressHub } from '../jobs/progress-hub';
+import type { ResultStore } from '../results/store';
 
 export interface AccountsPort {
   findByApiKey(key: string): Promise<AuthenticatedAccount | null>;
@@ -20,6 +21,13 @@ export interface ChecksPort {
   run(account: AuthenticatedAccount, request: CheckRequest): Promise<unknown>;
 }
 
+export interface ResultsPort {
+  /** The result-link HMAC key; never empty (the composition root refuses to start without one). */
+  secret: string;
+  /** Where finished results are read from (src/results/store.ts). */
+  store: Pick<ResultStore, 'open'>;
+}
+
 export interface AppDeps {
   config: Config;
   log: Logger;
@@ -30,6 +38,8 @@ export interface AppDeps {
   database: { ping(): Promise<boolean> };
   accounts: AccountsPort;
   checks: ChecksPort;
+  /** Signed result downloads. */
+  results: ResultsPort;
   /** WebSocket progress fan-out. */
   progress: ProgressHub;
   /** True once SIGTERM arrived: new checks get 503. */

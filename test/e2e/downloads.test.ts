@@ -11,7 +11,7 @@ import { refusedPort, type FakeServer } from '../fixtures/fake-servers';
 import { CSV_COLUMNS } from '../../src/results/export';
 import { newResultId, signResultLink, type ResultExt } from '../../src/results/links';
 import { buildProxyRecord } from '../../src/results/record';
-import { openResultWriter, resultFilePath } from '../../src/results/writer';
+import { openDirResultStore } from '../../src/results/dir-store';
 import { call, startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -171,7 +171,9 @@ describe('result downloads', () => {
 describe('a 100 000-proxy result file', () => {
   test('converts to .csv and .txt as a stream', async () => {
     const resultId = newResultId();
-    const writer = await openResultWriter(resultFilePath(t.dataDir, resultId), { fsync: false });
+    // written beside the service's own store, through the same port (the directory adapter)
+    const store = await openDirResultStore({ dataDir: t.dataDir, fsync: false });
+    const writer = await store.create(resultId);
     const n = 100_000;
     for (let i = 0; i < n; i++) {
       const ok = i % 10 === 0;
@@ -186,6 +188,7 @@ describe('a 100 000-proxy result file', () => {
       );
     }
     await writer.finish({ summary: { total_working: n / 10 }, metadata: {} });
+    await store.close();
     const link = (ext: ResultExt) => signResultLink({ contentUrl: t.url, resultId, secret: secret(), expiresAt: nowS() + 600, ext });
 
     const t0 = performance.now();
