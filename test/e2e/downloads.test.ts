@@ -140,6 +140,8 @@ describe('result downloads', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.headers.get('content-disposition')).toMatch(/^inline; /);
+    const bytes = new Uint8Array(await res.clone().arrayBuffer());
+    expect(res.headers.get('content-length')).toBe(String(bytes.length)); // sent with a length, not chunked
     const body = (await res.json()) as any;
     expect(body.proxies).toHaveLength(4);
     expect(body.proxies.find((p: any) => p.proxy.host === 'localhost').proxy.format).toBe('url_auth');

@@ -145,6 +145,33 @@ describe('runOnce', () => {
   });
 });
 
+describe('a failing store', () => {
+  test('a pass whose sweep rejects is logged as a warning and counts 0; the next pass runs', async () => {
+    const log = memoryLogger();
+    let calls = 0;
+    const sweep = startRetentionSweep({
+      store: {
+        sweep: async () => {
+          if (++calls <= 2) throw new Error('disk on fire');
+          return 2;
+        },
+      },
+      maxAgeMs: DAY,
+      log,
+    });
+    sweeps.push(sweep);
+    expect(await sweep.startup).toBe(0);
+    expect(await sweep.runOnce()).toBe(0);
+    expect(await sweep.runOnce()).toBe(2);
+    expect(log.lines.map((l) => [l.level, l.msg])).toEqual([
+      ['warn', 'result retention pass failed'],
+      ['warn', 'result retention pass failed'],
+      ['info', 'result files past retention deleted'],
+    ]);
+    sweep.stop();
+  });
+});
+
 describe('timers', () => {
   test('the start-up pass deletes old files without being asked', async () => {
     const dir = freshDir();
