@@ -4,14 +4,16 @@
  *
  * Start order (each step undone by stop(), in reverse):
  *   secrets -> data-dir lock (embedded only) -> database + migrations ->
- *   orphan refunds -> demo account -> geo + probe pool -> HTTP server ->
- *   judge calibration -> retention sweep -> lock points at our admin API.
+ *   orphan refunds -> demo account -> geo + probe pool -> result store ->
+ *   HTTP server -> judge calibration -> retention sweep -> lock points at our
+ *   admin API.
  *
  * ## stop()
  *
  *   running ──stop()──> stopping: checks answer 503, running jobs get
  *   SHUTDOWN_GRACE_MS to finish, then are failed and refunded; WebSockets
- *   closed; HTTP server, pool, calibration, database, lock released ──> stopped
+ *   closed; HTTP server, result store, pool, calibration, database, lock
+ *   released ──> stopped
  *
  * stop() is safe to call twice (one shared promise), never rejects, and
  * releases everything in `finally` even when a step fails.
