@@ -30,10 +30,13 @@ async function spillOf(lines: string[], flushBytes = 8): Promise<Spill> {
 async function output(fill: (out: Out) => Promise<void>): Promise<string> {
   const path = join(dir, `o${n++}.tmp`);
   const fh = await open(path, 'w');
-  const out = new Out(fh);
-  await fill(out);
-  await out.flush();
-  await fh.close();
+  try {
+    const out = new Out(fh);
+    await fill(out);
+    await out.flush();
+  } finally {
+    await fh.close(); // a FileHandle left to the GC fails some later test
+  }
   return readFileSync(path, 'utf8');
 }
 
