@@ -4,20 +4,21 @@
  *
  * Start order (each step undone by stop(), in reverse):
  *   secrets -> data-dir lock (embedded only) -> database + migrations ->
- *   orphan refunds -> demo account -> geo + probe pool -> HTTP server ->
- *   judge calibration -> retention sweep -> lock points at our admin API.
+ *   orphan refunds -> demo account -> geo + probe pool -> result store ->
+ *   HTTP server -> judge calibration -> retention sweep -> lock points at our
+ *   admin API.
  *
  * ## stop()
  *
  *   running ──stop()──> stopping: checks answer 503, running jobs get
  *   SHUTDOWN_GRACE_MS to finish, then are failed and refunded; WebSockets
- *   closed; HTTP server, pool, calibration, database, lock released ──> stopped
+ *   closed; HTTP server, result store, pool, calibration, database, lock
+ *   released ──> stopped
  *
  * stop() is safe to call twice (one shared promise), never rejects, and
  * releases everything in `finally` even when a step fails.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { openDatabase, type Database } from '../db/client';
 import { findAccountByApiKey } from './accounts/accounts';
 import { KeyCache } from './accounts/key-cache';
@@ -27,6 +28,7 @@ import { refundOrphans } from './accounts/scans';
 import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { adminRoutes } from './admin/routes';
 import { withBoundPort, type Config } from './config';
+import { ServiceError } from './errors';
 import { openGeo, type Geo } from './geo/geo';
 import { readTemplate } from '../db/pglite-template';
 import { createApp } from './http/app';
@@ -43,8 +45,8 @@ import type { ProbeSettings } from './probe/types';
 import { findRegion } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';
 import { linkExpiry, newResultId, signResultLink } from './results/links';
+import { openDirResultStore } from './results/dir-store';
 import { startRetentionSweep, type RetentionSweep } from './results/retention';
-import { openResultWriter, resultFilePath } from './results/writer';
 import { resolveSecrets } from './secrets';
 import { VERSION } from './version';
 
@@ -74,9 +76,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
   const t0 = performance.now();
   const { log } = opts;
   mkdirSync(rawConfig.dataDir, { recursive: true });
-  mkdirSync(join(rawConfig.dataDir, 'results'), { recursive: true });
   let config = await resolveSecrets(rawConfig);
-  const secret = config.resultSecret!;
+  const secret = config.resultSecret;
+  if (secret === undefined || secret === '') {
+    throw new ServiceError('result_secret_missing', 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
+  }
 
   const undo: (() => Promise<void> | void)[] = [];
   const unwind = async () => {
@@ -135,6 +139,12 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const settings = (type: ProbeSettings['type'], timeoutMs: number): ProbeSettings =>
       probeSettings({ type, timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa });
 
+    // No fsync: a written file survives a process crash (page cache); only an
+    // OS crash or power loss right after a job could lose it (then its link
+    // answers 404). The fsync cost ~2.5 ms per job, a quarter of a small check.
+    const results = await openDirResultStore({ dataDir: config.dataDir, fsync: false });
+    undo.push(() => results.close()); // after the HTTP server (undone in reverse)
+
     const hub = new ProgressHub();
     undo.push(() => hub.closeAll());
     const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
@@ -149,10 +159,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       execution: localExecution(scheduler, pool),
       geo: geo as Geo,
       settings,
-      // No fsync: a written file survives a process crash (page cache); only an
-      // OS crash or power loss right after a job could lose it (then its link
-      // answers 404). The fsync cost ~2.5 ms per job, a quarter of a small check.
-      openWriter: (resultId) => openResultWriter(resultFilePath(config.dataDir, resultId), { fsync: false }),
+      openWriter: (resultId) => results.create(resultId),
       newResultId,
       signLink,
       hub,
@@ -178,6 +185,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
             ),
         },
         checks,
+        results: { secret, store: results },
         progress: hub,
       },
       [
@@ -220,7 +228,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     await calibration.ready;
 
     const sweep: RetentionSweep = startRetentionSweep({
-      dir: join(config.dataDir, 'results'),
+      store: results,
       maxAgeMs: retentionMs,
       log,
     });

@@ -7,6 +7,7 @@ import type { Config } from '../config';
 import type { ChecksPort, ProgressPort } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { AuthenticatedAccount } from './auth';
+import type { ResultStore } from '../results/store';
 
 export type { ChecksPort } from '../jobs/ports';
 
@@ -14,6 +15,13 @@ export interface AccountsPort {
   findByApiKey(key: string): Promise<AuthenticatedAccount | null>;
   /** The GET /me body (DECISIONS' first shape). */
   overview(accountId: string, now: Date): Promise<unknown>;
+}
+
+export interface ResultsPort {
+  /** The result-link HMAC key; never empty (the composition root refuses to start without one). */
+  secret: string;
+  /** Where finished results are read from (src/results/store.ts). */
+  store: Pick<ResultStore, 'open'>;
 }
 
 export interface AppDeps {
@@ -26,6 +34,8 @@ export interface AppDeps {
   database: { ping(): Promise<boolean> };
   accounts: AccountsPort;
   checks: ChecksPort;
+  /** Signed result downloads. */
+  results: ResultsPort;
   /** WebSocket progress fan-out. */
   progress: ProgressPort;
 }

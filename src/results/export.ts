@@ -4,17 +4,10 @@
  * working proxies (the CLI's --only-working). Pure: input is any async
  * iterable of chunks (a file stream, a fetch body), output is strings.
  *
- * ## Reading the JSON as a stream
- *
- * src/results/writer.ts lays a result file out one record per line:
- *   line 1      {"summary":…,"metadata":…,"proxies":[
- *   lines 2..n  <record JSON>,      (the last one without the comma)
- *   line n+1    ],"custom_url_validation":…}   (or just "]}")
- * (JSON.stringify never emits a raw newline, so no value spans two lines.)
- * `readResultParts` yields that head, each record, and the tail; memory is
- * one line at a time. A file not laid out like that (no proxies: everything
- * is on line 1; or a file from elsewhere) is parsed whole and yields the same
- * parts, so callers never see the difference.
+ * The result document is read as a stream of parts (head, records, tail) by
+ * src/results/result-json.ts, which owns its layout; memory is one record
+ * at a time. The source is any chunk stream of the JSON: a ResultStore
+ * reader's stream() (src/results/store.ts), a fetch body (the CLI).
  *
  * ## CSV (RFC 4180)
  *
@@ -40,120 +33,13 @@
 import { formatProxy } from '../proxy/format';
 import type { AddressFormat } from '../proxy/types';
 import type { ProxyRecord } from './record';
+import { DOCUMENT_END, readResultParts, recordPrefix, recordsEnd, type Chunks, type ResultPart } from './result-json';
 
-export class ExportError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ExportError';
-    this.code = code;
-  }
-}
+// the CLI reads result files too (src/cli/check-command.ts)
+export { readResultParts, type Chunks, type ResultPart };
 
-export type ResultPart =
-  /** Everything before the first record, up to and including `"proxies":[`. */
-  | { kind: 'head'; text: string }
-  /** One record; `text` is its JSON (no separator). */
-  | { kind: 'record'; record: ProxyRecord; text: string }
-  /** Everything after the last record, starting with `]`. */
-  | { kind: 'tail'; text: string };
-
-export type Chunks = AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
-
-const HEAD_END = '"proxies":[';
 /** Output strings are batched to about this many characters. */
 const BATCH_CHARS = 64 * 1024;
-
-async function* lines(source: Chunks): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let buf = '';
-  for await (const chunk of source) {
-    buf += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    let start = 0;
-    let nl: number;
-    while ((nl = buf.indexOf('\n', start)) !== -1) {
-      yield buf.slice(start, nl);
-      start = nl + 1;
-    }
-    buf = start === 0 ? buf : buf.slice(start);
-  }
-  buf += decoder.decode();
-  if (buf.length > 0) yield buf;
-}
-
-function parseRecord(text: string, lineNo: number): ProxyRecord {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new ExportError('export_bad_record', `result file line ${lineNo} is not a JSON record`, { cause: err });
-  }
-  if (typeof value !== 'object' || value === null || typeof (value as ProxyRecord).proxy !== 'object') {
-    throw new ExportError('export_bad_record', `result file line ${lineNo} is not a proxy record`);
-  }
-  return value as ProxyRecord;
-}
-
-function* wholeDocument(text: string): Generator<ResultPart> {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new ExportError('export_bad_file', 'the result file is not valid JSON', { cause: err });
-  }
-  if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { proxies?: unknown }).proxies)) {
-    throw new ExportError('export_bad_file', 'the result file has no "proxies" array');
-  }
-  const entries = Object.entries(doc as Record<string, unknown>);
-  const at = entries.findIndex(([k]) => k === 'proxies');
-  const field = ([k, v]: [string, unknown]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`;
-  const before = entries.slice(0, at).map(field);
-  const after = entries.slice(at + 1).map(field);
-  yield { kind: 'head', text: `{${before.map((f) => `${f},`).join('')}${HEAD_END}` };
-  let n = 0;
-  for (const r of (doc as { proxies: unknown[] }).proxies) {
-    n++;
-    const t = JSON.stringify(r);
-    yield { kind: 'record', record: parseRecord(t, n), text: t };
-  }
-  yield { kind: 'tail', text: `]${after.map((f) => `,${f}`).join('')}}` };
-}
-
-/** The head, records and tail of a result file's JSON, read line by line. */
-export async function* readResultParts(source: Chunks): AsyncGenerator<ResultPart> {
-  let lineNo = 0;
-  let mode: 'head' | 'records' | 'tail' | 'whole' = 'head';
-  let rest = '';
-  for await (const line of lines(source)) {
-    lineNo++;
-    if (mode === 'head') {
-      if (line.endsWith(HEAD_END)) {
-        mode = 'records';
-        yield { kind: 'head', text: line };
-      } else {
-        mode = 'whole';
-        rest = line;
-      }
-    } else if (mode === 'records') {
-      if (line.startsWith(']')) {
-        mode = 'tail';
-        rest = line;
-      } else {
-        const text = line.endsWith(',') ? line.slice(0, -1) : line;
-        yield { kind: 'record', record: parseRecord(text, lineNo), text };
-      }
-    } else {
-      rest += `\n${line}`;
-    }
-  }
-  if (mode === 'whole') {
-    yield* wholeDocument(rest);
-  } else if (mode === 'tail') {
-    yield { kind: 'tail', text: rest.trimEnd() };
-  } else {
-    throw new ExportError('export_truncated', `the result file ends early (after line ${lineNo})`);
-  }
-}
 
 // ---- CSV ---------------------------------------------------------------------
 
@@ -309,10 +195,10 @@ export function toJson(source: Chunks, opts: ExportOptions = {}): AsyncGenerator
             skipping = true;
             continue;
           }
-          yield `${n === 0 ? '\n' : ',\n'}${part.text}`;
+          yield `${recordPrefix(n)}${part.text}`;
           n++;
         } else {
-          yield `${n > 0 ? '\n' : ''}${part.text}\n`;
+          yield `${recordsEnd(n)}${part.text}${DOCUMENT_END}`;
         }
       }
     })(),

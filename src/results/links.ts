@@ -16,6 +16,7 @@
  * No I/O apart from the random bytes of `newResultId`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../errors';
 
 /** Link validity: 12 hours, in seconds. */
 export const RESULT_LINK_TTL_SECONDS = 12 * 60 * 60;
@@ -28,15 +29,6 @@ export type LinkVerdict = 'ok' | 'bad_token' | 'expired';
 const RESULT_ID_RE = /^[A-Za-z0-9_-]{22}$/;
 const TOKEN_RE = /^[0-9a-f]{64}$/;
 const EXPIRES_RE = /^[1-9][0-9]{0,11}$/;
-
-export class LinkError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = 'LinkError';
-    this.code = code;
-  }
-}
 
 /** A fresh random result id (22 characters, base64url). */
 export function newResultId(): string {
@@ -67,12 +59,12 @@ export interface SignInput {
 }
 
 export function signResultLink({ contentUrl, resultId, secret, expiresAt, ext }: SignInput): string {
-  if (!isResultId(resultId)) throw new LinkError('link_bad_result_id', `not a result id: ${JSON.stringify(resultId)}`);
+  if (!isResultId(resultId)) throw new ServiceError('link_bad_result_id', `not a result id: ${JSON.stringify(resultId)}`);
   if (!Number.isSafeInteger(expiresAt) || expiresAt <= 0) {
-    throw new LinkError('link_bad_expiry', `expiresAt must be positive unix seconds, got ${expiresAt}`);
+    throw new ServiceError('link_bad_expiry', `expiresAt must be positive unix seconds, got ${expiresAt}`);
   }
-  if (!RESULT_EXTS.includes(ext)) throw new LinkError('link_bad_ext', `unknown result extension ${JSON.stringify(ext)}`);
-  if (secret.length === 0) throw new LinkError('link_no_secret', 'the result-link secret is empty');
+  if (!RESULT_EXTS.includes(ext)) throw new ServiceError('link_bad_ext', `unknown result extension ${JSON.stringify(ext)}`);
+  if (secret.length === 0) throw new ServiceError('link_no_secret', 'the result-link secret is empty');
   const token = tokenFor(resultId, expiresAt, secret).toString('hex');
   return `${contentUrl.replace(/\/+$/, '')}/result/${resultId}.${ext}?token=${token}&expires=${expiresAt}`;
 }
@@ -89,7 +81,7 @@ export interface VerifyInput {
 }
 
 export function verifyResultLink({ resultId, token, expires, secret, now }: VerifyInput): LinkVerdict {
-  if (now > 1e11) throw new LinkError('link_now_in_ms', `now must be unix seconds, got ${now} (milliseconds?)`);
+  if (now > 1e11) throw new ServiceError('link_now_in_ms', `now must be unix seconds, got ${now} (milliseconds?)`);
   const exp = typeof expires === 'number' ? String(expires) : expires;
   if (typeof token !== 'string' || typeof exp !== 'string') return 'bad_token';
   if (!TOKEN_RE.test(token) || !EXPIRES_RE.test(exp) || !isResultId(resultId) || secret.length === 0) return 'bad_token';

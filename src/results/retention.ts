@@ -1,23 +1,24 @@
 /**
- * Result-file retention: deletes files under the results directory older
- * than RESULT_RETENTION_DAYS, at start and then hourly. History rows keep
- * their counts; /me shows `result_url: null` once a scan is past retention.
- * `stop()` is safe to call twice.
+ * Result retention: deletes results older than RESULT_RETENTION_DAYS, at
+ * start and then hourly, through the result store's sweep
+ * (src/results/store.ts; what "older" means for files is the adapter's, see
+ * src/results/dir-store.ts). History rows keep their counts; /me shows
+ * `result_url: null` once a scan is past retention. `stop()` is safe to call
+ * twice; a failing pass is logged and counts 0.
  */
-import { readdir, stat, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from '../log';
+import type { ResultStore } from './store';
 
 export interface RetentionSweep {
-  /** The pass started with the sweep; resolves with the number of files it deleted. */
+  /** The pass started with the sweep; resolves with the number of results it deleted. */
   readonly startup: Promise<number>;
-  /** One pass now; resolves with the number of files deleted. */
+  /** One pass now; resolves with the number of results deleted. */
   runOnce(): Promise<number>;
   stop(): void;
 }
 
 export function startRetentionSweep(opts: {
-  dir: string;
+  store: Pick<ResultStore, 'sweep'>;
   maxAgeMs: number;
   log: Logger;
   intervalMs?: number;
@@ -26,25 +27,12 @@ export function startRetentionSweep(opts: {
   const now = opts.now ?? Date.now;
   let timer: ReturnType<typeof setInterval> | null = null;
   const runOnce = async (): Promise<number> => {
-    let deleted = 0;
-    let names: string[];
+    let deleted: number;
     try {
-      names = await readdir(opts.dir);
-    } catch {
+      deleted = await opts.store.sweep(now() - opts.maxAgeMs);
+    } catch (err) {
+      opts.log.warn('result retention pass failed', { err });
       return 0;
-    }
-    const cutoff = now() - opts.maxAgeMs;
-    for (const name of names) {
-      const path = join(opts.dir, name);
-      try {
-        const st = await stat(path);
-        if (st.isFile() && st.mtimeMs < cutoff) {
-          await unlink(path);
-          deleted++;
-        }
-      } catch {
-        // vanished meanwhile: nothing to do
-      }
     }
     if (deleted > 0) opts.log.info('result files past retention deleted', { deleted });
     return deleted;

@@ -11,7 +11,7 @@ import { refusedPort, type FakeServer } from '../fixtures/fake-servers';
 import { CSV_COLUMNS } from '../../src/results/export';
 import { newResultId, signResultLink, type ResultExt } from '../../src/results/links';
 import { buildProxyRecord } from '../../src/results/record';
-import { openResultWriter, resultFilePath } from '../../src/results/writer';
+import { openDirResultStore } from '../../src/results/dir-store';
 import { call, startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -140,6 +140,8 @@ describe('result downloads', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.headers.get('content-disposition')).toMatch(/^inline; /);
+    const bytes = new Uint8Array(await res.clone().arrayBuffer());
+    expect(res.headers.get('content-length')).toBe(String(bytes.length)); // sent with a length, not chunked
     const body = (await res.json()) as any;
     expect(body.proxies).toHaveLength(4);
     expect(body.proxies.find((p: any) => p.proxy.host === 'localhost').proxy.format).toBe('url_auth');
@@ -171,7 +173,9 @@ describe('result downloads', () => {
 describe('a 100 000-proxy result file', () => {
   test('converts to .csv and .txt as a stream', async () => {
     const resultId = newResultId();
-    const writer = await openResultWriter(resultFilePath(t.dataDir, resultId), { fsync: false });
+    // written beside the service's own store, through the same port (the directory adapter)
+    const store = await openDirResultStore({ dataDir: t.dataDir, fsync: false });
+    const writer = await store.create(resultId);
     const n = 100_000;
     for (let i = 0; i < n; i++) {
       const ok = i % 10 === 0;
@@ -186,6 +190,7 @@ describe('a 100 000-proxy result file', () => {
       );
     }
     await writer.finish({ summary: { total_working: n / 10 }, metadata: {} });
+    await store.close();
     const link = (ext: ResultExt) => signResultLink({ contentUrl: t.url, resultId, secret: secret(), expiresAt: nowS() + 600, ext });
 
     const t0 = performance.now();

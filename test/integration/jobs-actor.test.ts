@@ -19,7 +19,8 @@ import { memoryLogger } from '../../src/log';
 import type { CustomUrlResult, ProbeResult } from '../../src/probe/types';
 import { parseProxyList } from '../../src/proxy/parse';
 import { newResultId } from '../../src/results/links';
-import { openResultWriter, resultFilePath } from '../../src/results/writer';
+import { resultFilePath } from '../../src/results/dir-store';
+import { openResultWriter } from '../../src/results/writer';
 
 const dir = mkdtempSync(join(tmpdir(), 'pc-actor-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,9 @@ import type { ProbeResult } from '../../src/probe/types';
 import { CustomUrlFold } from '../../src/results/custom-url-summary';
 import { newResultId } from '../../src/results/links';
 import { buildProxyRecord, type ProxyRecord } from '../../src/results/record';
-import { openResultWriter, resultFilePath, ResultWriterError } from '../../src/results/writer';
+import { ServiceError } from '../../src/errors';
+import { resultFilePath } from '../../src/results/dir-store';
+import { openResultWriter } from '../../src/results/writer';
 
 let dir = '';
 beforeAll(async () => {
@@ -147,7 +149,8 @@ describe('openResultWriter', () => {
     await Promise.all([w.abort(), w.abort()]);
     expect(w.state).toBe('aborted');
     expect(await filesIn(sub)).toEqual([]);
-    await expect(w.addProxy(makeRecord(1))).rejects.toThrow(ResultWriterError);
+    await expect(w.addProxy(makeRecord(1))).rejects.toThrow(ServiceError);
+    await expect(w.addProxy(makeRecord(1))).rejects.toMatchObject({ code: 'writer_closed' });
     await expect(w.finish({ summary: {}, metadata: {} })).rejects.toThrow('aborted');
   });
 
@@ -161,7 +164,7 @@ describe('openResultWriter', () => {
     try {
       await done;
     } catch (e) {
-      code = (e as ResultWriterError).code;
+      code = (e as ServiceError).code;
     }
     await aborted;
     expect(code).toBe('writer_aborted');
@@ -185,11 +188,11 @@ describe('openResultWriter', () => {
     await w.addProxy(makeRecord(0));
     // the target directory disappears: the temp file cannot be created
     await rm(sub, { recursive: true, force: true });
-    let err: ResultWriterError | undefined;
+    let err: ServiceError | undefined;
     try {
       await w.finish({ summary: {}, metadata: {} });
     } catch (e) {
-      err = e as ResultWriterError;
+      err = e as ServiceError;
     }
     expect(err?.code).toBe('result_write_failed');
     expect(err?.cause).toBeDefined();
@@ -204,7 +207,7 @@ describe('openResultWriter', () => {
     try {
       await openResultWriter(join(blocker, 'r.json'));
     } catch (e) {
-      code = (e as ResultWriterError).code;
+      code = (e as ServiceError).code;
     }
     expect(code).toBe('result_write_failed');
   });
@@ -212,6 +215,7 @@ describe('openResultWriter', () => {
   test('resultFilePath', () => {
     const id = newResultId();
     expect(resultFilePath('/data', id)).toBe(`/data/results/${id}.json`);
-    expect(() => resultFilePath('/data', '../../etc/passwd')).toThrow(ResultWriterError);
+    expect(() => resultFilePath('/data', '../../etc/passwd')).toThrow(ServiceError);
+    expect(() => resultFilePath('/data', '../../etc/passwd')).toThrow(expect.objectContaining({ code: 'result_bad_id' }));
   });
 });

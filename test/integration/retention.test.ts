@@ -1,14 +1,16 @@
 /**
- * Tests for src/results/retention.ts against a real temporary directory:
- * files whose mtime is past the retention age are deleted (at start, by the
- * interval timer and by runOnce), newer files and directories are kept, a
- * missing directory is harmless, and stop() ends the timer (twice is safe).
+ * Tests for src/results/retention.ts over the directory result store
+ * (src/results/dir-store.ts) in a real temporary data dir: files whose mtime
+ * is past the retention age are deleted (at start, by the interval timer and
+ * by runOnce), newer files and directories are kept, a missing directory is
+ * harmless, and stop() ends the timer (twice is safe).
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { memoryLogger } from '../../src/log';
+import { openDirResultStore } from '../../src/results/dir-store';
 import { startRetentionSweep, type RetentionSweep } from '../../src/results/retention';
 
 const DAY = 86_400_000;
@@ -21,11 +23,15 @@ afterAll(() => {
 });
 
 let dirCount = 0;
+/** A fresh data dir's results directory. */
 function freshDir(): string {
-  const d = join(root, `d${dirCount++}`);
-  mkdirSync(d);
+  const d = join(root, `d${dirCount++}`, 'results');
+  mkdirSync(d, { recursive: true });
   return d;
 }
+
+/** The directory store whose results directory is `dir`. */
+const storeOf = (dir: string) => openDirResultStore({ dataDir: dirname(dir) });
 
 /** A file whose mtime is `ageMs` before `now`. */
 function fileAged(dir: string, name: string, ageMs: number, now = Date.now()): string {
@@ -55,7 +61,7 @@ async function startQuiet(dir: string, maxAgeMs: number, clock: () => number, in
   const log = memoryLogger();
   let calls = 0;
   const sweep = startRetentionSweep({
-    dir,
+    store: await storeOf(dir),
     maxAgeMs,
     log,
     ...(intervalMs !== undefined ? { intervalMs } : {}),
@@ -122,8 +128,10 @@ describe('runOnce', () => {
   });
 
   test('a missing directory is harmless (0, no throw), and is swept once it exists', async () => {
-    const dir = join(root, 'not-yet-created');
-    const sweep = startRetentionSweep({ dir, maxAgeMs: DAY, log: memoryLogger() });
+    const dir = join(root, 'not-yet-created', 'results');
+    const store = await storeOf(dir);
+    rmSync(dir, { recursive: true }); // the store made it: gone again (an operator, a wiped disk)
+    const sweep = startRetentionSweep({ store, maxAgeMs: DAY, log: memoryLogger() });
     sweeps.push(sweep);
     expect(await sweep.runOnce()).toBe(0);
     // the start-up pass must be over before the directory appears: its readdir, queued
@@ -137,13 +145,40 @@ describe('runOnce', () => {
   });
 });
 
+describe('a failing store', () => {
+  test('a pass whose sweep rejects is logged as a warning and counts 0; the next pass runs', async () => {
+    const log = memoryLogger();
+    let calls = 0;
+    const sweep = startRetentionSweep({
+      store: {
+        sweep: async () => {
+          if (++calls <= 2) throw new Error('disk on fire');
+          return 2;
+        },
+      },
+      maxAgeMs: DAY,
+      log,
+    });
+    sweeps.push(sweep);
+    expect(await sweep.startup).toBe(0);
+    expect(await sweep.runOnce()).toBe(0);
+    expect(await sweep.runOnce()).toBe(2);
+    expect(log.lines.map((l) => [l.level, l.msg])).toEqual([
+      ['warn', 'result retention pass failed'],
+      ['warn', 'result retention pass failed'],
+      ['info', 'result files past retention deleted'],
+    ]);
+    sweep.stop();
+  });
+});
+
 describe('timers', () => {
   test('the start-up pass deletes old files without being asked', async () => {
     const dir = freshDir();
     const old = fileAged(dir, 'old.json', 10 * DAY);
     const keep = fileAged(dir, 'keep.json', DAY);
     const log = memoryLogger();
-    const sweep = startRetentionSweep({ dir, maxAgeMs: 7 * DAY, log });
+    const sweep = startRetentionSweep({ store: await storeOf(dir), maxAgeMs: 7 * DAY, log });
     sweeps.push(sweep);
     await until(() => !existsSync(old));
     expect(existsSync(keep)).toBe(true);

@@ -29,6 +29,7 @@ function deps(): AppDeps {
     database: { ping: async () => true },
     accounts: { findByApiKey: unused, overview: unused },
     checks: { run: unused, assertAccepting: () => {} },
+    results: { secret: 'test-secret-0123456789abcdef', store: { open: unused } },
     progress: {} as AppDeps['progress'],
   };
 }

@@ -5,11 +5,11 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
+import { ServiceError } from '../../src/errors';
 import { parseProxyLine } from '../../src/proxy/parse';
 import {
   CSV_COLUMNS,
   CSV_HEADER,
-  ExportError,
   csvCell,
   csvRow,
   readResultParts,
@@ -207,11 +207,12 @@ describe('readResultParts', () => {
     );
   });
 
-  test('truncated or corrupt files are ExportErrors with a code', async () => {
+  test('truncated or corrupt files are ServiceErrors with a code', async () => {
     const text = fileText(records);
     const cut = text.slice(0, text.indexOf('\n', text.indexOf('\n') + 1) + 1);
     await expect(collect(readResultParts([cut]))).rejects.toMatchObject({ code: 'export_truncated' });
-    await expect(collect(readResultParts([text.replace('"status":"failed"', '"status":"failed"}{')]))).rejects.toBeInstanceOf(ExportError);
+    await expect(collect(readResultParts([text.replace('"status":"failed"', '"status":"failed"}{')]))).rejects.toBeInstanceOf(ServiceError);
+    await expect(collect(readResultParts([text.replace('"status":"failed"', '"status":"failed"}{')]))).rejects.toMatchObject({ code: 'export_bad_record' });
     await expect(collect(readResultParts(['not json']))).rejects.toMatchObject({ code: 'export_bad_file' });
     await expect(collect(readResultParts([bytes('{"a":"\u00e9"}').subarray(0, 7)]))).rejects.toBeDefined();
   });

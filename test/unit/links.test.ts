@@ -1,10 +1,10 @@
 /** Tests for src/results/links.ts: signing, verification order, constant-time path, ids. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
+import { ServiceError } from '../../src/errors';
 import {
   isResultId,
   linkExpiry,
-  LinkError,
   newResultId,
   parseResultName,
   RESULT_LINK_TTL_SECONDS,
@@ -101,13 +101,14 @@ describe('sign and verify', () => {
   });
 
   test('now in milliseconds and bad sign inputs are refused with codes', () => {
-    expect(() => verifyResultLink({ resultId: id, token: 'a', expires: '1', secret, now: Date.now() })).toThrow(LinkError);
+    expect(() => verifyResultLink({ resultId: id, token: 'a', expires: '1', secret, now: Date.now() })).toThrow(ServiceError);
+    expect(() => verifyResultLink({ resultId: id, token: 'a', expires: '1', secret, now: Date.now() })).toThrow(expect.objectContaining({ code: 'link_now_in_ms' }));
     const base = { contentUrl: 'http://x', resultId: id, secret, expiresAt: NOW, ext: 'json' as const };
     const code = (f: () => unknown) => {
       try {
         f();
       } catch (e) {
-        return (e as LinkError).code;
+        return (e as ServiceError).code;
       }
       return 'none';
     };

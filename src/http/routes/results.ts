@@ -5,16 +5,18 @@
  * unknown id or a file removed by retention 404. The token is checked before
  * anything else, in constant time (src/results/links.ts).
  *
- * `.json` is the file itself. `.csv` (every field, one row per proxy) and
- * `.txt` (working proxies, one per line, in the submitted form) are converted
- * from it as a stream, one line at a time (src/results/export.ts), so a
- * 100 000-proxy file never sits in memory; they are sent as attachments.
+ * `.json` is the stored document itself. `.csv` (every field, one row per
+ * proxy) and `.txt` (working proxies, one per line, in the submitted form)
+ * are converted from its stream, one record at a time
+ * (src/results/export.ts), so a 100 000-proxy result never sits in memory;
+ * they are sent as attachments. Results come from the result store
+ * (src/results/store.ts); this route knows no file layout.
  */
 import { Elysia } from 'elysia';
+import { ServiceError } from '../../errors';
 import { forbidden, linkExpired, notFound } from '../api-errors';
 import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
-import { resultFilePath } from '../../results/writer';
 import type { AppDeps } from '../context';
 
 const TYPES: Record<ResultExt, string> = {
@@ -38,7 +40,9 @@ function textStream(gen: AsyncGenerator<string>): ReadableStream<Uint8Array> {
   });
 }
 
-export function resultRoutes(deps: AppDeps) {
+export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
+  const { secret, store } = deps.results;
+  if (secret === '') throw new ServiceError('result_secret_missing', 'result routes need a non-empty result-link secret');
   return new Elysia({ name: 'result-routes' }).get(
     '/result/:name',
     async ({ params, request }) => {
@@ -49,13 +53,13 @@ export function resultRoutes(deps: AppDeps) {
         resultId: parsed.resultId,
         token: q.get('token'),
         expires: q.get('expires'),
-        secret: deps.config.resultSecret ?? '',
+        secret,
         now: Math.floor(deps.now().getTime() / 1000),
       });
       if (verdict === 'bad_token') throw forbidden('The result link token is not valid');
       if (verdict === 'expired') throw linkExpired();
-      const file = Bun.file(resultFilePath(deps.config.dataDir, parsed.resultId));
-      if (!(await file.exists())) throw notFound('No such result (it may have passed its retention period)');
+      const result = await store.open(parsed.resultId);
+      if (result === null) throw notFound('No such result (it may have passed its retention period)');
       const name = `${parsed.resultId}.${parsed.ext}`;
       const headers = {
         'content-type': TYPES[parsed.ext],
@@ -63,8 +67,8 @@ export function resultRoutes(deps: AppDeps) {
         'content-disposition': `${parsed.ext === 'json' ? 'inline' : 'attachment'}; filename="${name}"`,
         'x-content-type-options': 'nosniff',
       };
-      if (parsed.ext === 'json') return new Response(file, { headers });
-      return new Response(textStream(convertResult(parsed.ext, file.stream())), { headers });
+      if (parsed.ext === 'json') return new Response(result.stream(), { headers });
+      return new Response(textStream(convertResult(parsed.ext, result.stream())), { headers });
     },
     { detail: { hide: true } },
   );

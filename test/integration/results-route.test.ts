@@ -1,0 +1,95 @@
+/**
+ * Tests for src/http/routes/results.ts inside the real app (createApp, no
+ * sockets) over a fake ResultStore: the token before the store (a bad link
+ * never reaches it), 404 when the store has no such result, `.json` as the
+ * store's bytes, `.csv`/`.txt` converted from the store's stream, and an
+ * empty secret refused when the routes are built.
+ */
+import { describe, expect, test } from 'bun:test';
+import { parseConfig } from '../../src/config';
+import { isServiceError } from '../../src/errors';
+import { createApp } from '../../src/http/app';
+import type { AppDeps } from '../../src/http/context';
+import { resultRoutes } from '../../src/http/routes/results';
+import { memoryLogger } from '../../src/log';
+import { newResultId, signResultLink, type ResultExt } from '../../src/results/links';
+import type { StoredResult } from '../../src/results/store';
+
+const secret = 'route-secret-0123456789abcdef';
+const DOC = '{"summary":{},"metadata":{},"proxies":[\n{"proxy":{"host":"192.0.2.9","port":8080,"hasAuth":false,"format":"standard"},"status":"working","responseTime":"1.00 ms"}\n]}\n';
+const stored = newResultId();
+const opened: string[] = [];
+
+function deps(): AppDeps {
+  const unused = () => {
+    throw new Error('not used by the result routes');
+  };
+  return {
+    config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-results-route-unused' }, process.cwd()),
+    log: memoryLogger('debug'),
+    version: '9.9.9',
+    startedAt: Date.now(),
+    now: () => new Date(),
+    database: { ping: async () => true },
+    accounts: { findByApiKey: unused, overview: unused },
+    checks: { run: unused, assertAccepting: () => {} },
+    results: {
+      secret,
+      store: {
+        async open(id): Promise<StoredResult | null> {
+          opened.push(id);
+          if (id !== stored) return null;
+          return { resultId: id, bytes: Buffer.byteLength(DOC), stream: () => new Response(DOC).body! };
+        },
+      },
+    },
+    progress: {} as AppDeps['progress'],
+    isShuttingDown: () => false,
+  };
+}
+
+const app = createApp(deps());
+const link = (resultId: string, ext: ResultExt, expiresAt = Math.floor(Date.now() / 1000) + 600) =>
+  signResultLink({ contentUrl: 'http://127.0.0.1:3000', resultId, secret, expiresAt, ext });
+const get = (url: string) => app.handle(new Request(url));
+
+describe('GET /result/<id>.<ext>', () => {
+  test('a bad or expired token never reaches the store', async () => {
+    opened.length = 0;
+    const bad = new URL(link(stored, 'json'));
+    bad.searchParams.set('token', '0'.repeat(64));
+    expect((await get(bad.toString())).status).toBe(403);
+    expect((await get(link(stored, 'csv', Math.floor(Date.now() / 1000) - 1))).status).toBe(410);
+    expect(opened).toEqual([]);
+  });
+
+  test('no such result in the store: 404', async () => {
+    const id = newResultId();
+    const res = await get(link(id, 'txt'));
+    expect(res.status).toBe(404);
+    expect(opened.at(-1)).toBe(id);
+  });
+
+  test('.json is the stored bytes, inline', async () => {
+    const res = await get(link(stored, 'json'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toBe(`inline; filename="${stored}.json"`);
+    expect(await res.text()).toBe(DOC);
+  });
+
+  test('.csv and .txt are converted from the stored stream', async () => {
+    const csv = await (await get(link(stored, 'csv'))).text();
+    expect(csv.split('\r\n')[1]!.startsWith('192.0.2.9,8080,false,,,working,,1,')).toBe(true);
+    expect(await (await get(link(stored, 'txt'))).text()).toBe('192.0.2.9:8080\n');
+  });
+
+  test('an empty secret is refused when the routes are built', () => {
+    let code = '';
+    try {
+      resultRoutes({ now: () => new Date(), results: { secret: '', store: deps().results.store } });
+    } catch (err) {
+      code = isServiceError(err) ? err.code : String(err);
+    }
+    expect(code).toBe('result_secret_missing');
+  });
+});
