@@ -44,7 +44,6 @@ function deps(): AppDeps {
       },
     },
     progress: {} as AppDeps['progress'],
-    isShuttingDown: () => false,
   };
 }
 
