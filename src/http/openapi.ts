@@ -251,6 +251,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
 const paths = {
   '/ws': {
     get: {
+      operationId: 'getWs',
       tags: ['Checks'],
       summary: 'Progress of a check (WebSocket)',
       description:
@@ -268,6 +269,7 @@ const paths = {
   },
   '/result/{name}': {
     get: {
+      operationId: 'getResultByName',
       tags: ['Checks'],
       summary: 'Download a result file (signed link)',
       description:
@@ -299,11 +301,12 @@ const paths = {
   },
   '/admin/{command}': {
     post: {
+      operationId: 'postAdminByCommand',
       tags: ['Admin'],
       summary: 'Operator API: accounts, keys, top-ups, plans',
       description:
         'For operators, not for API users. `command` is one of create-account, issue-key, revoke-key, top-up, set-plan, clear-plan, show; the body is a JSON object of its options (`email`, `checks`, `temp`, `unlimitedUntil`, `label`, `key`); the answer is the JSON the admin command prints. Guarded by `Authorization: Bearer <ADMIN_TOKEN>`.',
-      security: [{ AdminToken: [] }],
+      security: [{ BearerAuth: [] }], // the bearer token here is ADMIN_TOKEN, not an API key
       parameters: [
         { name: 'command', in: 'path', required: true, schema: { type: 'string', enum: ['create-account', 'issue-key', 'revoke-key', 'top-up', 'set-plan', 'clear-plan', 'show'] } },
       ],
@@ -691,7 +694,6 @@ export const documentation = {
     securitySchemes: {
       ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       BearerAuth: { type: 'http', scheme: 'bearer' },
-      AdminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN (DATA_DIR/admin-token when not set)' },
     },
     schemas,
   },
