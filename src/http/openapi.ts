@@ -8,16 +8,17 @@ import type { DocumentDecoration } from 'elysia';
 import { JOB_ID_PATTERN, JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 
-const err = (example: Record<string, unknown>, description: string) => ({
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const err = (example: Record<string, unknown>, description: string, schema: string = 'Error') => ({
   description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, example } },
+  content: { 'application/json': { schema: ref(schema), example } },
 });
 
 const E401 = {
   description: 'API key missing or invalid',
   content: {
     'application/json': {
-      schema: { $ref: '#/components/schemas/Error' },
+      schema: ref('Unauthorized'),
       examples: {
         missing: {
           value: {
@@ -30,9 +31,16 @@ const E401 = {
     },
   },
 };
-const E500 = err({ error: 'Internal server error', message: 'An unexpected error occurred' }, 'Unexpected failure');
-const E405 = (methods: string) =>
-  err({ message: `The route accepts ${methods} only` }, `Wrong method (an Allow header lists the accepted ones)`);
+const E500 = err({ error: 'Internal server error', message: 'An unexpected error occurred' }, 'Unexpected failure', 'InternalError');
+const allowHeader = { Allow: { description: 'The methods the route accepts', schema: { type: 'string' as const } } };
+const E405 = (path: string, methods: string) => ({
+  ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
+  headers: allowHeader,
+});
+const json = (schema: string, example: unknown, description: string) => ({
+  description,
+  content: { 'application/json': { schema: ref(schema), example } },
+});
 const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 const checkResponseExample = {
@@ -72,7 +80,7 @@ const checkErrors = {
     description: 'Invalid input',
     content: {
       'application/json': {
-        schema: { $ref: '#/components/schemas/Error' },
+        schema: ref('BadRequest'),
         examples: {
           region: { value: { error: 'Invalid region', message: 'Region must be one of: sg1, …', available_regions: ['sg1', '…'] } },
           type: { value: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] } },
@@ -88,12 +96,57 @@ const checkErrors = {
   '402': err(
     { error: 'Insufficient Checks', message: 'You need 500 checks but only have 120 remaining.', required: 500, available: 120, shortfall: 380 },
     'Quota smaller than the unique valid proxies submitted',
+    'InsufficientChecks',
   ),
-  '405': E405('POST'),
-  '409': err({ error: 'Job already running', message: 'A job with id my-job-1 is still running; …', jobId: 'my-job-1' }, 'jobId in use'),
-  '413': err({ error: 'Too many proxies', message: 'At most 100000 unique proxies per request', max: 100000 }, 'Over a limit (proxies, body size, custom URLs)'),
+  '409': err(
+    { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' },
+    'jobId in use',
+    'JobAlreadyRunning',
+  ),
+  '413': {
+    description: 'Over a limit (proxies, body size, custom URLs)',
+    content: {
+      'application/json': {
+        schema: ref('TooLarge'),
+        examples: {
+          proxies: { value: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request', max: 100000 } },
+          body: { value: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes', max: 16777216 } },
+          customUrls: { value: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request', max: 10 } },
+        },
+      },
+    },
+  },
   '500': E500,
-  '503': err({ error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' }, 'Shutting down'),
+  '503': err(
+    { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' },
+    'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded)',
+    'ServiceUnavailable',
+  ),
+};
+
+const healthExample = { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' };
+const meExample = {
+  user: {
+    id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f',
+    email: 'demo@localhost',
+    checks: 997,
+    breakdown: { root_balance: 997, temp_balance: 0 },
+    subscription_detail: { UnlimitedPro: false },
+  },
+  history: [
+    {
+      id: 1,
+      total_checked: 3,
+      total_working: 2,
+      result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
+      proxy_type: 'http',
+      scanned_at: '2026-11-22T10:00:00.000Z',
+      status: 'completed',
+      error: null,
+    },
+  ],
+  history_count: 1,
+  usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
 };
 
 export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw', DocumentDecoration> = {
@@ -102,24 +155,21 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     summary: 'List regions',
     description: 'The region catalogue. `test1` is listed but not accepted by the check routes.',
     responses: {
-      '200': {
-        description: 'Regions',
-        content: {
-          'application/json': {
-            example: { regions: [{ code: 'sg1', name: 'Singapore', endpoints: 16 }, { code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6 }], default: 'us1' },
-          },
-        },
-      },
-      '405': E405('GET'),
+      '200': json(
+        'RegionList',
+        { regions: [{ code: 'sg1', name: 'Singapore', endpoints: 16 }, { code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6 }], default: 'us1' },
+        'Regions',
+      ),
+      '405': E405('/regions', 'GET'),
     },
   },
   health: {
     tags: ['Service'],
     summary: 'Service health',
     responses: {
-      '200': { description: 'Healthy', content: { 'application/json': { example: { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' } } } },
-      '503': { description: 'Database not answering', content: { 'application/json': { example: { status: 'degraded', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'down' } } } },
-      '405': E405('GET'),
+      '200': json('Health', healthExample, 'Healthy'),
+      '503': json('Health', { ...healthExample, status: 'degraded', database: 'down' }, 'Database not answering'),
+      '405': E405('/health', 'GET'),
     },
   },
   judge: {
@@ -128,7 +178,12 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON. Probes are sent here through the proxy under test (`JUDGE_URL`).',
     responses: {
-      '200': { description: 'Echo', content: { 'application/json': { example: { nonce: 'b3c1…', remoteAddress: '203.0.113.7', requestLine: 'GET /judge?n=b3c1… HTTP/1.1', headers: [['host', 'judge.example:3000'], ['via', '1.1 proxy']] } } } },
+      '200': json(
+        'JudgeEcho',
+        { judge: 'proxycheck/1', nonce: 'b3c1…', remoteAddress: '203.0.113.7', requestLine: 'GET /judge?n=b3c1… HTTP/1.1', headers: [['host', 'judge.example:3000'], ['via', '1.1 proxy']] },
+        'Echo',
+      ),
+      '405': E405('/judge', 'GET'),
     },
   },
   me: {
@@ -136,27 +191,9 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     summary: 'Account, quota, history and usage',
     security,
     responses: {
-      '200': {
-        description: 'Account information',
-        content: {
-          'application/json': {
-            example: {
-              user: {
-                id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f',
-                email: 'demo@localhost',
-                checks: 997,
-                breakdown: { root_balance: 997, temp_balance: 0 },
-                subscription_detail: { UnlimitedPro: false },
-              },
-              history: [{ id: 1, total_checked: 3, total_working: 2, result_url: 'http://127.0.0.1:3000/result/….json?token=…&expires=…', proxy_type: 'http', scanned_at: '2026-11-22T10:00:00.000Z' }],
-              history_count: 1,
-              usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
-            },
-          },
-        },
-      },
+      '200': json('Me', meExample, 'Account information'),
       '401': E401,
-      '405': E405('GET'),
+      '405': E405('/me', 'GET'),
       '500': E500,
     },
   },
@@ -170,7 +207,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       required: true,
       content: {
         'application/json': {
-          schema: { $ref: '#/components/schemas/CheckBody' },
+          schema: ref('CheckBody'),
           example: {
             proxies: ['203.0.113.7:8080', 'user:pass@198.51.100.2:3128', '192.0.2.10:1080:user:pass'],
             type: 'http',
@@ -182,13 +219,18 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
         },
       },
     },
-    responses: { '200': { description: 'Check response', content: { 'application/json': { example: checkResponseExample } } }, '415': err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON'), ...checkErrors },
+    responses: {
+      '200': json('CheckResponse', checkResponseExample, 'Check response'),
+      ...checkErrors,
+      '405': E405('/check', 'POST'),
+      '415': err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType'),
+    },
   },
   checkRaw: {
     tags: ['Checks'],
     summary: 'Check proxies (plain-text body, one per line)',
     description:
-      'Same as POST /check with the list as text. Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http, 3000 ms for socks4/socks5), `jobId`. Custom URLs are not taken here.',
+      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http, 3000 ms for socks4/socks5), `jobId`. Custom URLs are not taken here.',
     security,
     parameters: [
       { name: 'region', in: 'query', schema: { type: 'string', default: 'us1' } },
@@ -197,8 +239,430 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
     ],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
-    responses: { '200': { description: 'Check response', content: { 'application/json': { example: checkResponseExample } } }, ...checkErrors },
+    responses: { '200': json('CheckResponse', checkResponseExample, 'Check response'), ...checkErrors, '405': E405('/check-raw', 'POST') },
   },
+};
+
+/**
+ * Operations the plugin cannot describe from the routes themselves, merged
+ * over the generated paths (documentation.paths): the WebSocket route (the
+ * plugin would list it under a non-OpenAPI method "ws"), the result
+ * downloads (the route is hidden from the generator: it would replace these
+ * query parameters with its own path parameter) and the admin API.
+ */
+const paths = {
+  '/ws': {
+    get: {
+      operationId: 'getWs',
+      tags: ['Checks'],
+      summary: 'Progress of a check (WebSocket)',
+      description:
+        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscribers / jobs waited on, or a subscriber too slow to read).',
+      parameters: [
+        { name: 'jobId', in: 'query', required: true, schema: { type: 'string', pattern: JOB_ID_PATTERN } },
+        { name: 'apiKey', in: 'query', required: false, schema: { type: 'string' }, description: 'Optional key (also accepted as X-API-Key or Authorization: Bearer)' },
+      ],
+      responses: {
+        '101': { description: 'Switching Protocols: the WebSocket is open; messages follow the ProgressMessage schema' },
+        '400': err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'jobId missing or malformed', 'InvalidJobId'),
+        '401': E401,
+      },
+    },
+  },
+  '/result/{name}': {
+    get: {
+      operationId: 'getResultByName',
+      tags: ['Checks'],
+      summary: 'Download a result file (signed link)',
+      description:
+        'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
+      parameters: [
+        { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{22}\\.(json|csv|txt)$' }, example: '3q2-7wEAAABh1nLpAAAAAA.json' },
+        { name: 'token', in: 'query', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+        { name: 'expires', in: 'query', required: true, schema: { type: 'integer' }, description: 'Unix seconds' },
+      ],
+      responses: {
+        '200': {
+          description: 'The result, in the form the extension names',
+          content: {
+            'application/json': { schema: ref('ResultFile') },
+            'text/csv': {
+              schema: { type: 'string' },
+              example:
+                'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
+            },
+            'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
+          },
+        },
+        '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
+        '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
+        '405': E405('/result/{name}', 'GET'),
+        '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
+      },
+    },
+  },
+  '/admin/{command}': {
+    post: {
+      operationId: 'postAdminByCommand',
+      tags: ['Admin'],
+      summary: 'Operator API: accounts, keys, top-ups, plans',
+      description:
+        'For operators, not for API users. `command` is one of create-account, issue-key, revoke-key, top-up, set-plan, clear-plan, show; the body is a JSON object of its options (`email`, `checks`, `temp`, `unlimitedUntil`, `label`, `key`); the answer is the JSON the admin command prints. Guarded by `Authorization: Bearer <ADMIN_TOKEN>`.',
+      security: [{ BearerAuth: [] }], // the bearer token here is ADMIN_TOKEN, not an API key
+      parameters: [
+        { name: 'command', in: 'path', required: true, schema: { type: 'string', enum: ['create-account', 'issue-key', 'revoke-key', 'top-up', 'set-plan', 'clear-plan', 'show'] } },
+      ],
+      requestBody: { required: false, content: { 'application/json': { schema: { type: 'object' }, example: { email: 'a@example.com', checks: 5000 } } } },
+      responses: {
+        '200': json('AdminResult', { id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f', email: 'a@example.com', apiKey: 'pc_…' }, 'The command ran'),
+        '400': err({ error: 'Invalid request', message: '--email is required' }, 'Bad option or body'),
+        '401': err({ error: 'Unauthorized', message: 'A valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)' }, 'Missing or wrong admin token'),
+        '404': err({ error: 'Not found', message: 'No admin command "nope"' }, 'Unknown command, account or key'),
+        '409': err({ error: 'Conflict', message: 'an account with email a@example.com already exists' }, 'Duplicate account or key'),
+      },
+    },
+  },
+};
+
+const nullable = (type: string) => ({ type: [type, 'null'] });
+const counts = { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } };
+const int0 = { type: 'integer', minimum: 0 };
+const errorBody = (error: unknown, extra: Record<string, unknown> = {}, required: string[] = []) => ({
+  type: 'object',
+  required: ['error', 'message', ...required],
+  additionalProperties: false,
+  properties: { error, message: { type: 'string' }, ...extra },
+});
+
+/** Response and request shapes. Responses are closed (additionalProperties: false) so the e2e suite catches drift. */
+const schemas = {
+  Error: {
+    type: 'object',
+    required: ['error', 'message'],
+    properties: { error: { type: 'string' }, message: { type: 'string' } },
+    additionalProperties: true,
+  },
+  BadRequest: {
+    oneOf: [
+      errorBody({ const: 'Invalid region' }, { available_regions: { type: 'array', items: { type: 'string' } } }, ['available_regions']),
+      errorBody({ const: 'Invalid proxy type' }, { available_types: { type: 'array', items: { enum: ['http', 'socks4', 'socks5'] } } }, ['available_types']),
+      errorBody({ const: 'Invalid timeout' }, { min: { const: 1000 }, max: { const: 20000 } }, ['min', 'max']),
+      errorBody({ enum: ['Invalid request', 'No valid proxies found', 'Invalid jobId'] }),
+    ],
+  },
+  InvalidJobId: errorBody({ const: 'Invalid jobId' }),
+  Unauthorized: errorBody({ enum: ['API key is required', 'Invalid API key'] }),
+  InsufficientChecks: errorBody(
+    { const: 'Insufficient Checks' },
+    { required: int0, available: int0, shortfall: { type: 'integer', minimum: 1 } },
+    ['required', 'available', 'shortfall'],
+  ),
+  Forbidden: errorBody({ const: 'Forbidden' }),
+  NotFound: errorBody({ const: 'Not found' }),
+  MethodNotAllowed: { type: 'object', required: ['message'], additionalProperties: false, properties: { message: { type: 'string' } } },
+  JobAlreadyRunning: errorBody({ const: 'Job already running' }, { jobId: { type: 'string' } }, ['jobId']),
+  LinkExpired: errorBody({ const: 'Link expired' }),
+  TooLarge: errorBody({ enum: ['Too many proxies', 'Payload too large', 'Too many custom URLs'] }, { max: int0 }, ['max']),
+  UnsupportedMediaType: errorBody({ const: 'Unsupported media type' }),
+  InternalError: errorBody({ const: 'Internal server error' }),
+  ServiceUnavailable: errorBody({ const: 'Service unavailable' }),
+  CustomUrl: {
+    type: 'object',
+    required: ['url'],
+    properties: {
+      url: { type: 'string', format: 'uri', maxLength: 2048, description: 'Absolute http:// or https:// URL' },
+      requiredStatusCodes: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 }, minItems: 1, maxItems: 100, default: [200] },
+      requiredText: { type: 'string', maxLength: 1024 },
+      caseSensitive: { type: 'boolean', default: false },
+    },
+  },
+  CheckBody: {
+    type: 'object',
+    required: ['proxies'],
+    properties: {
+      proxies: { type: 'array', items: { type: 'string' }, description: 'host:port, user:pass@host:port or host:port:user:pass' },
+      jobId: { type: 'string', pattern: JOB_ID_PATTERN },
+      region: { type: 'string', default: 'us1' },
+      type: { type: 'string', enum: ['http', 'socks4', 'socks5'], default: 'http' },
+      timeout: { type: 'integer', minimum: 1000, maximum: 20000, default: 2000 },
+      customUrls: { type: 'array', maxItems: 10, items: ref('CustomUrl'), description: 'At most MAX_CUSTOM_URLS (default 10)' },
+    },
+  },
+  SubscriptionDetail: {
+    type: 'object',
+    required: ['UnlimitedPro'],
+    additionalProperties: false,
+    properties: { UnlimitedPro: { type: 'boolean' }, unlimited_expired_at: { type: 'string', format: 'date-time' } },
+  },
+  Summary: {
+    type: 'object',
+    required: ['total_working', 'countries', 'anonymity_levels', 'top_isps'],
+    additionalProperties: false,
+    properties: {
+      total_working: int0,
+      countries: counts,
+      anonymity_levels: {
+        type: 'object',
+        required: ['elite', 'anonymous', 'transparent'],
+        additionalProperties: false,
+        properties: { elite: int0, anonymous: int0, transparent: int0 },
+      },
+      top_isps: { ...counts, maxProperties: 10 },
+    },
+  },
+  CheckMetadata: {
+    type: 'object',
+    required: ['user', 'region_used', 'region_name', 'proxy_type', 'timeout_used', 'total_checked', 'total_invalid', 'total_duplicates', 'processing_time', 'job_id'],
+    additionalProperties: false,
+    properties: {
+      user: {
+        type: 'object',
+        required: ['email', 'checks_used', 'remaining_checks', 'subscription_detail'],
+        additionalProperties: false,
+        properties: { email: { type: 'string' }, checks_used: int0, remaining_checks: int0, subscription_detail: ref('SubscriptionDetail') },
+      },
+      region_used: { type: 'string' },
+      region_name: { type: 'string' },
+      proxy_type: { enum: ['http', 'socks4', 'socks5'] },
+      timeout_used: { type: 'string', pattern: '^[0-9]+ms$' },
+      total_checked: int0,
+      total_invalid: int0,
+      total_duplicates: int0,
+      processing_time: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}s$' },
+      job_id: { type: 'string' },
+    },
+  },
+  CheckResponse: {
+    type: 'object',
+    required: ['summary', 'metadata', 'result_url', 'result_urls'],
+    additionalProperties: false,
+    properties: {
+      summary: ref('Summary'),
+      metadata: ref('CheckMetadata'),
+      result_url: nullable('string'),
+      result_urls: {
+        type: ['object', 'null'],
+        required: ['json', 'csv', 'txt'],
+        additionalProperties: false,
+        properties: { json: { type: 'string' }, csv: { type: 'string' }, txt: { type: 'string' } },
+      },
+    },
+  },
+  ProxyRecord: {
+    type: 'object',
+    required: ['proxy', 'status', 'statusCode', 'responseTime', 'anonymity', 'origin', 'country', 'country_name', 'location', 'isp', 'asn', 'coordinates'],
+    additionalProperties: false,
+    properties: {
+      proxy: {
+        type: 'object',
+        required: ['host', 'port', 'hasAuth'],
+        additionalProperties: false,
+        properties: {
+          host: { type: 'string' },
+          port: { type: 'integer', minimum: 1, maximum: 65535 },
+          hasAuth: { type: 'boolean' },
+          username: { type: 'string' },
+          password: { type: 'string' },
+          format: { enum: ['standard', 'url_auth', 'colon_auth'] },
+        },
+      },
+      status: { enum: ['working', 'failed'] },
+      statusCode: nullable('integer'),
+      responseTime: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2} ms$' },
+      anonymity: { enum: ['elite', 'anonymous', 'transparent', null] },
+      origin: nullable('string'),
+      country: nullable('string'),
+      country_name: nullable('string'),
+      location: nullable('string'),
+      isp: nullable('string'),
+      asn: nullable('integer'),
+      coordinates: {
+        type: ['object', 'null'],
+        required: ['lat', 'lon'],
+        additionalProperties: false,
+        properties: { lat: { type: 'number' }, lon: { type: 'number' } },
+      },
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        additionalProperties: false,
+        properties: { code: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+  CustomUrlValidation: {
+    type: 'object',
+    required: ['summary', 'per_url_summary'],
+    additionalProperties: false,
+    properties: {
+      summary: {
+        type: 'object',
+        required: ['total_urls_tested', 'total_proxies_tested', 'processing_time'],
+        additionalProperties: false,
+        properties: { total_urls_tested: int0, total_proxies_tested: int0, processing_time: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}s$' } },
+      },
+      per_url_summary: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['url', 'success_count', 'failed_count', 'success_rate', 'successful_proxies', 'failed_proxies'],
+          additionalProperties: false,
+          properties: {
+            url: { type: 'string' },
+            success_count: int0,
+            failed_count: int0,
+            success_rate: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}%$' },
+            successful_proxies: { type: 'array', items: ref('ProxyRef') },
+            failed_proxies: { type: 'array', items: ref('ProxyRef') },
+          },
+        },
+      },
+    },
+  },
+  ProxyRef: {
+    type: 'object',
+    required: ['proxy'],
+    additionalProperties: false,
+    properties: {
+      proxy: {
+        type: 'object',
+        required: ['host', 'port'],
+        additionalProperties: false,
+        properties: { host: { type: 'string' }, port: { type: 'integer' } },
+      },
+    },
+  },
+  ResultFile: {
+    type: 'object',
+    required: ['summary', 'metadata', 'proxies'],
+    additionalProperties: false,
+    properties: {
+      summary: ref('Summary'),
+      metadata: ref('CheckMetadata'),
+      proxies: { type: 'array', items: ref('ProxyRecord'), description: 'Every checked proxy: working first by response time, then failed' },
+      custom_url_validation: ref('CustomUrlValidation'),
+    },
+  },
+  Me: {
+    type: 'object',
+    required: ['user', 'history', 'history_count', 'usage_last_30_days'],
+    additionalProperties: false,
+    properties: {
+      user: {
+        type: 'object',
+        required: ['id', 'email', 'checks', 'breakdown', 'subscription_detail'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'string', format: 'uuid' },
+          email: { type: 'string' },
+          checks: int0,
+          breakdown: {
+            type: 'object',
+            required: ['root_balance', 'temp_balance'],
+            additionalProperties: false,
+            properties: { root_balance: int0, temp_balance: int0 },
+          },
+          subscription_detail: ref('SubscriptionDetail'),
+        },
+      },
+      history: {
+        type: 'array',
+        maxItems: 30,
+        items: {
+          type: 'object',
+          required: ['id', 'total_checked', 'total_working', 'result_url', 'proxy_type', 'scanned_at', 'status', 'error'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'integer' },
+            total_checked: int0,
+            total_working: int0,
+            result_url: nullable('string'),
+            proxy_type: { enum: ['http', 'socks4', 'socks5'] },
+            scanned_at: { type: 'string', format: 'date-time' },
+            status: { enum: ['running', 'completed', 'failed'] },
+            error: nullable('string'),
+          },
+        },
+      },
+      history_count: int0,
+      usage_last_30_days: {
+        type: 'array',
+        minItems: 30,
+        maxItems: 30,
+        items: {
+          type: 'object',
+          required: ['day', 'total_checked'],
+          additionalProperties: false,
+          properties: { day: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }, total_checked: int0 },
+        },
+      },
+    },
+  },
+  RegionList: {
+    type: 'object',
+    required: ['regions', 'default'],
+    additionalProperties: false,
+    properties: {
+      regions: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['code', 'name', 'endpoints'],
+          additionalProperties: false,
+          properties: { code: { type: 'string' }, name: { type: 'string' }, endpoints: { type: 'integer', minimum: 1 } },
+        },
+      },
+      default: { type: 'string' },
+    },
+  },
+  Health: {
+    type: 'object',
+    required: ['status', 'version', 'uptime', 'timestamp', 'regions', 'database'],
+    additionalProperties: false,
+    properties: {
+      status: { enum: ['ok', 'degraded'] },
+      version: { type: 'string' },
+      uptime: { type: 'integer', minimum: 0, description: 'Seconds since start' },
+      timestamp: { type: 'string', format: 'date-time' },
+      regions: { type: 'integer', description: 'Count of regions a check accepts' },
+      database: { enum: ['ok', 'down'] },
+    },
+  },
+  JudgeEcho: {
+    type: 'object',
+    required: ['judge', 'nonce', 'remoteAddress', 'requestLine', 'headers'],
+    additionalProperties: false,
+    properties: {
+      judge: { const: 'proxycheck/1' },
+      nonce: nullable('string'),
+      remoteAddress: { type: 'string' },
+      requestLine: { type: 'string' },
+      headers: { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } },
+    },
+  },
+  ProgressMessage: {
+    type: 'object',
+    description: 'A WebSocket message on /ws (not an HTTP response)',
+    required: ['jobId', 'status', 'currentStep', 'stepsCompleted', 'progress', 'eta', 'details', 'timestamp'],
+    additionalProperties: false,
+    properties: {
+      jobId: { type: 'string' },
+      status: { enum: ['in_progress', 'completed', 'failed'] },
+      currentStep: { type: 'string', description: 'validating, checking_balance, proxy_check_batch_<i>_of_<n>, custom_url_validation, writing_results, completed' },
+      stepsCompleted: int0,
+      progress: { type: 'number', minimum: 0, maximum: 100 },
+      eta: { type: ['integer', 'null'], minimum: 0 },
+      details: {
+        type: 'object',
+        required: ['message', 'batches_done', 'working_so_far', 'checked', 'total'],
+        additionalProperties: false,
+        properties: { message: { type: 'string' }, batches_done: int0, working_so_far: int0, checked: int0, total: int0 },
+      },
+      timestamp: { type: 'string', format: 'date-time' },
+      result_url: { type: 'string', description: 'Final `completed` message, for a subscriber authenticated as the job\'s owner' },
+    },
+  },
+  AdminResult: { type: 'object', additionalProperties: true },
 };
 
 export const documentation = {
@@ -210,6 +674,8 @@ export const documentation = {
       '',
       'Authentication: `X-API-Key: <key>` or `Authorization: Bearer <key>` on /check, /check-raw and /me.',
       '',
+      'Every error body is JSON. A known path called with another method answers 405 `{message}` with an `Allow` header; an unknown path answers 404 `{"error": "Not found", "message": "No route <METHOD> <path>"}`.',
+      '',
       '## Progress over WebSocket',
       'Connect to `GET /ws?jobId=<id>` (before or during the check request that carries the same `jobId`). No key is needed unless the server sets `WS_REQUIRE_AUTH=true`; a key (`X-API-Key`, `Authorization: Bearer` or `?apiKey=`) limits the subscription to that account\'s jobs.',
       'Messages are JSON: `{jobId, status: "in_progress"|"completed"|"failed", currentStep, stepsCompleted, progress (0-100), eta, details: {message, batches_done, working_so_far, checked, total}, timestamp}`. Steps: `validating`, `checking_balance`, `proxy_check_batch_<i>_of_<n>`, `custom_url_validation`, `writing_results`. At most ~10 messages a second per job; always a final `completed` (carrying `result_url` for an authenticated subscriber) or `failed`, then the server closes with code 1000.',
@@ -220,43 +686,17 @@ export const documentation = {
     ].join('\n'),
   },
   tags: [
-    { name: 'Checks', description: 'Proxy checks (cost one unit per unique valid proxy)' },
+    { name: 'Checks', description: 'Proxy checks (cost one unit per unique valid proxy), their progress and their result files' },
     { name: 'Account', description: 'Quota, plan, history' },
     { name: 'Service', description: 'Regions, health, judge' },
+    { name: 'Admin', description: 'Operator API (admin token)' },
   ],
+  paths,
   components: {
     securitySchemes: {
       ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       BearerAuth: { type: 'http', scheme: 'bearer' },
     },
-    schemas: {
-      Error: {
-        type: 'object',
-        properties: { error: { type: 'string' }, message: { type: 'string' } },
-        additionalProperties: true,
-      },
-      CustomUrl: {
-        type: 'object',
-        required: ['url'],
-        properties: {
-          url: { type: 'string', format: 'uri' },
-          requiredStatusCodes: { type: 'array', items: { type: 'integer' }, default: [200] },
-          requiredText: { type: 'string' },
-          caseSensitive: { type: 'boolean', default: false },
-        },
-      },
-      CheckBody: {
-        type: 'object',
-        required: ['proxies'],
-        properties: {
-          proxies: { type: 'array', items: { type: 'string' }, description: 'host:port, user:pass@host:port or host:port:user:pass' },
-          jobId: { type: 'string', pattern: JOB_ID_PATTERN },
-          region: { type: 'string', default: 'us1' },
-          type: { type: 'string', enum: ['http', 'socks4', 'socks5'], default: 'http' },
-          timeout: { type: 'integer', minimum: 1000, maximum: 20000, default: 2000 },
-          customUrls: { type: 'array', maxItems: 10, items: { $ref: '#/components/schemas/CustomUrl' } },
-        },
-      },
-    },
+    schemas,
   },
 };

@@ -12,7 +12,9 @@ import { startHttpProxy, startSocksProxy } from '../fixtures/fake-proxies';
 import { refusedPort, startBlackHole, startCaptive, startTarget, type FakeServer } from '../fixtures/fake-servers';
 import { TEST_CERT } from '../fixtures/tls-cert';
 import { signResultLink } from '../../src/results/links';
-import { call, startTestService, type TestService } from '../helpers/service';
+import { startTestService, type TestService } from '../helpers/service';
+// Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
+import { checkedCall as call, checkedFetch } from '../helpers/openapi-check';
 
 let t: TestService;
 const servers: FakeServer[] = [];
@@ -68,7 +70,7 @@ function watch(jobId: string, key?: string): Promise<WsLog> {
 }
 
 async function resultFile(url: string): Promise<any> {
-  const r = await fetch(url); // no key: the link is the credential
+  const r = await checkedFetch(url); // no key: the link is the credential
   expect(r.status).toBe(200);
   return r.json();
 }
@@ -249,7 +251,7 @@ describe('the ClearProxy SDK call sequence', () => {
     const sdkHeaders = { Authorization: `Bearer ${t.key}`, 'Content-Type': 'application/json' };
     const jobId = `sdk_${Math.random().toString(36).substring(2, 11)}_${Date.now()}`;
     const customUrls = [{ url: `http://127.0.0.1:${plainTarget.port}/ok`, requiredStatusCodes: [200, 301, 302] }];
-    const res = await fetch(`${t.url}/check`, {
+    const res = await checkedFetch(`${t.url}/check`, {
       method: 'POST',
       headers: sdkHeaders,
       body: JSON.stringify({ proxies: [addr(elite), `127.0.0.1:${refused}`], region: undefined, timeout: 4000, type: 'http', customUrls, jobId }),
@@ -265,7 +267,7 @@ describe('the ClearProxy SDK call sequence', () => {
     expect(result.proxies.filter((p: any) => p.status === 'failed')).toHaveLength(1);
     expect(result.custom_url_validation.per_url_summary[0].successful_proxies).toEqual([{ proxy: { host: '127.0.0.1', port: elite.port } }]);
     for (const path of ['/me', '/regions', '/health']) {
-      const r = await fetch(t.url + path, { headers: sdkHeaders });
+      const r = await checkedFetch(t.url + path, { headers: sdkHeaders });
       expect(r.ok).toBe(true);
     }
   }, 20_000);

@@ -12,7 +12,9 @@ import { CSV_COLUMNS } from '../../src/results/export';
 import { newResultId, signResultLink, type ResultExt } from '../../src/results/links';
 import { buildProxyRecord } from '../../src/results/record';
 import { openDirResultStore } from '../../src/results/dir-store';
-import { call, startTestService, type TestService } from '../helpers/service';
+import { startTestService, type TestService } from '../helpers/service';
+// Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
+import { checkedCall as call, checkedFetch } from '../helpers/openapi-check';
 
 let t: TestService;
 let elite: FakeServer;
@@ -98,7 +100,7 @@ describe('result downloads', () => {
   });
 
   test('.csv: attachment, header, one row per proxy, every field', async () => {
-    const res = await fetch(urls.csv);
+    const res = await checkedFetch(urls.csv);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8; header=present');
     const id = new URL(urls.csv).pathname.split('/').at(-1);
@@ -108,7 +110,7 @@ describe('result downloads', () => {
     const rows = parseCsv(text);
     expect(rows[0]).toEqual([...CSV_COLUMNS]);
     expect(rows).toHaveLength(1 + 4);
-    const json = (await (await fetch(urls.json)).json()) as any;
+    const json = (await (await checkedFetch(urls.json)).json()) as any;
     expect(rows.length - 1).toBe(json.proxies.length);
     const byKey = new Map(rows.slice(1).map((r) => [`${r[0]}:${r[1]}:${r[3]}`, r]));
     const e = byKey.get(`127.0.0.1:${elite.port}:`)!;
@@ -124,7 +126,7 @@ describe('result downloads', () => {
   });
 
   test('.txt: working proxies only, in the form each was submitted', async () => {
-    const res = await fetch(urls.txt);
+    const res = await checkedFetch(urls.txt);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="[A-Za-z0-9_-]{22}\.txt"$/);
@@ -136,7 +138,7 @@ describe('result downloads', () => {
   });
 
   test('.json unchanged: inline, the result file', async () => {
-    const res = await fetch(urls.json);
+    const res = await checkedFetch(urls.json);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(res.headers.get('content-disposition')).toMatch(/^inline; /);

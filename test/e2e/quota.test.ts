@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { and, eq } from 'drizzle-orm';
 import { quotaLedger, scans } from '../../db/schema';
 import { startBlackHoleAnyAddress, type FakeServer } from '../fixtures/fake-servers';
-import { call, startTestService, type TestService } from '../helpers/service';
+import { startTestService, type TestService } from '../helpers/service';
+// Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
+import { checkedCall as call } from '../helpers/openapi-check';
 
 interface Created {
   id: string;
