@@ -210,7 +210,7 @@ describe('refund of a job failed after reserving', () => {
     await hole?.close();
   });
 
-  test('shutdown cancels a running job: the caller gets 503 and the unchecked units come back', async () => {
+  test('shutdown cancels a running job: the caller gets 503 and every reserved unit comes back (no results, no charge)', async () => {
     hole = await startBlackHoleAnyAddress();
     u = await startTestService({ SHUTDOWN_GRACE_MS: '0' });
     const acc = await createAccount(u, { checks: 100, temp: 3 });
@@ -240,9 +240,9 @@ describe('refund of a job failed after reserving', () => {
     expect(again.body.error).toBe('Service unavailable');
 
     const m = await me(u, acc.apiKey);
-    expect(m.user.checks).toBe(99); // 103 - 4 checked
-    // Refund gives root back first: the 4 checked units are the temp-first part (3 temp + 1 root).
-    expect(m.user.breakdown).toEqual({ root_balance: 99, temp_balance: 0 });
+    expect(m.user.checks).toBe(103); // the 4 probes made are not charged either: the caller got no results
+    // The reservation spent 3 temp + 7 root; the refund puts back what each gave.
+    expect(m.user.breakdown).toEqual({ root_balance: 100, temp_balance: 3 });
     expect(m.history_count).toBe(1);
     expect(m.history[0]).toMatchObject({ total_checked: 4, total_working: 0, result_url: null });
 
@@ -252,8 +252,8 @@ describe('refund of a job failed after reserving', () => {
     expect(reserve.length).toBe(1);
     expect(reserve[0]!.units).toBe(10);
     expect(refund.length).toBe(1);
-    expect(refund[0]).toMatchObject({ units: 6, delta: 6, balanceAfter: 99, jobId: reserve[0]!.jobId });
-    expect(rows.reduce((s, x) => s + x.delta, 0)).toBe(99);
+    expect(refund[0]).toMatchObject({ units: 10, delta: 10, balanceAfter: 103, jobId: reserve[0]!.jobId });
+    expect(rows.reduce((s, x) => s + x.delta, 0)).toBe(103);
 
     const [scan] = await u.service.database.db
       .select()
