@@ -26,6 +26,7 @@
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
  */
 import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
+import { errorText } from '../../errors';
 import { runCustomUrl } from '../custom-url';
 import { runProbe } from '../probe';
 import {
@@ -113,7 +114,7 @@ class LaneShardRun implements StartableRun {
   /** runProbe / runCustomUrl never reject by contract; if one does, that pair is reported failed rather than lost. */
   private internalFailure(i: number, err: unknown): AnyResult {
     const t = this.tasks[Math.floor(i / this.perTask)]!;
-    const error = { code: 'bad_response' as const, message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
+    const error = { code: 'bad_response' as const, message: `internal error: ${errorText(err)}` };
     if (this.shard.kind === 'probe') return { index: t.index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error };
     return { index: t.index, urlIndex: i % this.perTask, success: false, statusCode: null, responseTimeMs: 0, error };
   }
