@@ -1,10 +1,12 @@
 /**
- * A probe lane: what one piscina thread runs (entry: workers/probe-worker.ts). A thread runs one lane (protocol in
- * src/probe/pool/pool-protocol.ts): it receives shards over the lane's port, runs
- * each shard's probes concurrently (up to the shard's maxConcurrent), and
- * sends the results of all its shards back together in batches. Thin on
- * purpose: the probing itself is runProbe / runCustomUrl. Never touches the
- * database.
+ * A probe lane: what each piscina thread runs, one lane per thread
+ * (workers/probe-worker.ts is only the entry piscina loads). This is the
+ * lane's worker-thread end; its main-thread end is pool-lanes.ts, the
+ * messages between them pool-protocol.ts. It receives shards over the lane's
+ * port, runs each shard's probes concurrently (up to the shard's
+ * maxConcurrent), and sends the results of all its shards back together in
+ * batches. Thin on purpose: the probing itself is runProbe / runCustomUrl.
+ * Never touches the database.
  *
  * Shard states: queued (waiting for start budget) <-> running ->
  * (cancelled) -> done. A shard is done when nothing of it is in flight and it
