@@ -12,16 +12,22 @@
  *
  * Working / instant / slow connections are real forward proxies: HTTP
  * absolute-form (rewritten to origin-form) and CONNECT, SOCKS4/4a and SOCKS5
- * (the first byte decides). After the request is read the proxy waits its
- * delay, then connects to the target from its own address (so the judge sees
- * the proxy's address as the origin) and relays both ways. Targets must be
- * loopback: anything else gets 403 / a SOCKS refusal. Black holes accept and
- * never answer.
+ * (the first byte decides; reading them is handshake.ts, pure). After the
+ * request is read the proxy waits its delay, then connects to the target from
+ * its own address (so the judge sees the proxy's address as the origin) and
+ * relays both ways. Targets must be loopback: anything else gets 403 / a
+ * SOCKS refusal. Black holes accept and never answer. This file is the
+ * plumbing: listeners, the connection's phases, delay, upstream connect,
+ * relay with back-pressure.
+ *
+ * Connection phases: HEAD -> (SOCKS5_AUTH) -> (SOCKS5_REQ) -> WAITING (the
+ * delay) -> CONNECTING (to the target) -> RELAY -> CLOSED; any -> CLOSED.
  *
  * Config: env FARM_CONFIG = JSON {portsPerBehaviour, latency: LatencyModel, slowMs}.
  */
 import type { Socket, TCPSocketListener } from 'bun';
 import { BEHAVIOURS, LISTENING, idOf, latencyOf, type Behaviour, type LatencyModel } from './entries';
+import { connectFailedReply, readClient, Stage, type StageValue } from './handshake';
 
 interface FarmConfig {
   portsPerBehaviour: number;
@@ -30,9 +36,9 @@ interface FarmConfig {
 }
 
 const cfg = JSON.parse(process.env.FARM_CONFIG ?? '{}') as FarmConfig;
-const HEAD_MAX = 16 * 1024;
 
-const Phase = Object.freeze({ HEAD: 0, SOCKS5_AUTH: 1, SOCKS5_REQ: 2, WAITING: 3, CONNECTING: 4, RELAY: 5, CLOSED: 6 } as const);
+/** The handshake stages (handshake.ts), then the connection's own. */
+const Phase = Object.freeze({ ...Stage, WAITING: 3, CONNECTING: 4, RELAY: 5, CLOSED: 6 } as const);
 type PhaseValue = (typeof Phase)[keyof typeof Phase];
 
 interface Conn {
@@ -56,10 +62,6 @@ interface Conn {
 }
 
 const stats = { accepted: 0, relayed: 0, refusedTargets: 0 };
-
-function isLoopbackTarget(host: string): boolean {
-  return host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1' || host === '[::1]';
-}
 
 function write(sock: Socket<Conn>, data: Buffer, conn: Conn, upstream: boolean): void {
   const pending = upstream ? conn.upOut : conn.clientOut;
@@ -99,11 +101,6 @@ function closeConn(c: Conn): void {
   else c.client.end();
 }
 
-function httpError(c: Conn, status: string): void {
-  c.client.write(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
-  closeConn(c);
-}
-
 function delayOf(c: Conn): number {
   if (c.behaviour === BEHAVIOURS.INSTANT) return 0;
   if (c.behaviour === BEHAVIOURS.SLOW) return cfg.slowMs;
@@ -133,11 +130,8 @@ function connectUpstream(c: Conn): void {
     socket: upstreamHandlers,
   } as unknown as Parameters<typeof Bun.connect<Conn>>[0]).catch(() => {
     if (c.phase !== Phase.CONNECTING) return;
-    if (c.toClient !== null && c.toClient[0] !== 0x48) {
-      // SOCKS: general failure
-      c.client.write(c.toClient[0] === 0x05 ? Buffer.from([5, 1, 0, 1, 0, 0, 0, 0, 0, 0]) : Buffer.from([0, 0x5b, 0, 0, 0, 0, 0, 0]));
-      closeConn(c);
-    } else httpError(c, '502 Bad Gateway');
+    c.client.write(connectFailedReply(c.toClient));
+    closeConn(c);
   });
 }
 
@@ -177,151 +171,38 @@ const upstreamHandlers = {
   },
 };
 
-/** Parses what the client sent so far; returns once more bytes are needed. */
+/** Reads what the client sent so far (handshake.ts) and acts on it, until more bytes are needed. */
 function onClientBytes(c: Conn, d: Buffer): void {
-  const buf = c.buf === null ? d : Buffer.concat([c.buf, d]);
-  c.buf = buf;
-  if (c.phase === Phase.HEAD) {
-    const b0 = buf[0];
-    if (b0 === 0x05) return socks5Greeting(c, buf);
-    if (b0 === 0x04) return socks4(c, buf);
-    return httpHead(c, buf);
-  }
-  if (c.phase === Phase.SOCKS5_AUTH) return socks5Auth(c, buf);
-  if (c.phase === Phase.SOCKS5_REQ) return socks5Request(c, buf);
-}
-
-function httpHead(c: Conn, buf: Buffer): void {
-  const end = buf.indexOf('\r\n\r\n');
-  if (end === -1) {
-    if (buf.length > HEAD_MAX) httpError(c, '431 Request Header Fields Too Large');
-    return;
-  }
-  const head = buf.toString('latin1', 0, end);
-  const rest = buf.subarray(end + 4);
-  c.buf = null;
-  const lines = head.split('\r\n');
-  const [method, target, version] = (lines[0] ?? '').split(' ');
-  if (method === undefined || target === undefined || version === undefined) return httpError(c, '400 Bad Request');
-  if (method === 'CONNECT') {
-    const colon = target.lastIndexOf(':');
-    c.targetHost = target.slice(0, colon).replace(/^\[|\]$/g, '');
-    c.targetPort = Number(target.slice(colon + 1));
-    c.toClient = Buffer.from('HTTP/1.1 200 Connection established\r\n\r\n');
-    c.toUpstream = rest;
-  } else {
-    const m = /^http:\/\/(\[[^\]]+\]|[^/:]+)(?::(\d+))?(\/.*)?$/.exec(target);
-    if (m === null) return httpError(c, '400 Bad Request');
-    c.targetHost = m[1]!.replace(/^\[|\]$/g, '');
-    c.targetPort = m[2] === undefined ? 80 : Number(m[2]);
-    let out = `${method} ${m[3] ?? '/'} ${version}\r\n`;
-    for (let i = 1; i < lines.length; i++) {
-      const l = lines[i]!;
-      const lower = l.slice(0, 17).toLowerCase();
-      if (lower.startsWith('proxy-connection:') || lower.startsWith('proxy-authorizat')) continue;
-      out += l + '\r\n';
+  let buf = c.buf === null ? d : Buffer.concat([c.buf, d]);
+  for (;;) {
+    const step = readClient(c.phase as StageValue, buf);
+    switch (step.kind) {
+      case 'more':
+        c.buf = buf;
+        return;
+      case 'refuse':
+        if (step.refusedTarget) stats.refusedTargets++;
+        c.buf = null;
+        c.client.write(step.reply);
+        closeConn(c);
+        return;
+      case 'reply':
+        c.client.write(step.reply);
+        c.phase = step.next;
+        c.buf = step.rest;
+        if (step.rest === null) return;
+        buf = step.rest; // bytes the client sent ahead: the next stage's
+        continue;
+      case 'tunnel':
+        c.buf = null;
+        c.targetHost = step.host;
+        c.targetPort = step.port;
+        c.toClient = step.toClient;
+        c.toUpstream = step.toUpstream;
+        proceed(c);
+        return;
     }
-    out += '\r\n';
-    c.toUpstream = rest.length > 0 ? Buffer.concat([Buffer.from(out, 'latin1'), rest]) : Buffer.from(out, 'latin1');
   }
-  if (!isLoopbackTarget(c.targetHost)) {
-    stats.refusedTargets++;
-    return httpError(c, '403 Forbidden');
-  }
-  proceed(c);
-}
-
-function socks4(c: Conn, buf: Buffer): void {
-  if (buf.length < 9) return;
-  const nul = buf.indexOf(0, 8);
-  if (nul === -1) return;
-  const port = buf.readUInt16BE(2);
-  const ip = `${buf[4]}.${buf[5]}.${buf[6]}.${buf[7]}`;
-  let host = ip;
-  let restAt = nul + 1;
-  if (buf[4] === 0 && buf[5] === 0 && buf[6] === 0 && buf[7] !== 0) {
-    const nul2 = buf.indexOf(0, nul + 1);
-    if (nul2 === -1) return;
-    host = buf.toString('latin1', nul + 1, nul2);
-    restAt = nul2 + 1;
-  }
-  c.buf = null;
-  c.targetHost = host;
-  c.targetPort = port;
-  c.toClient = Buffer.from([0, 0x5a, 0, 0, 0, 0, 0, 0]);
-  c.toUpstream = buf.subarray(restAt);
-  if (buf[1] !== 1 || !isLoopbackTarget(host)) {
-    c.client.write(Buffer.from([0, 0x5b, 0, 0, 0, 0, 0, 0]));
-    return closeConn(c);
-  }
-  proceed(c);
-}
-
-function socks5Greeting(c: Conn, buf: Buffer): void {
-  if (buf.length < 2 || buf.length < 2 + buf[1]!) return;
-  const methods = buf.subarray(2, 2 + buf[1]!);
-  const rest = buf.subarray(2 + buf[1]!);
-  c.buf = rest.length > 0 ? rest : null;
-  if (methods.includes(0)) {
-    c.client.write(Buffer.from([5, 0]));
-    c.phase = Phase.SOCKS5_REQ;
-  } else if (methods.includes(2)) {
-    c.client.write(Buffer.from([5, 2]));
-    c.phase = Phase.SOCKS5_AUTH;
-  } else {
-    c.client.write(Buffer.from([5, 0xff]));
-    return closeConn(c);
-  }
-  if (c.buf !== null) onClientBytes(c, Buffer.alloc(0));
-}
-
-function socks5Auth(c: Conn, buf: Buffer): void {
-  if (buf.length < 2) return;
-  const ul = buf[1]!;
-  if (buf.length < 3 + ul) return;
-  const pl = buf[2 + ul]!;
-  if (buf.length < 3 + ul + pl) return;
-  const rest = buf.subarray(3 + ul + pl);
-  c.buf = rest.length > 0 ? rest : null;
-  c.client.write(Buffer.from([1, 0]));
-  c.phase = Phase.SOCKS5_REQ;
-  if (c.buf !== null) onClientBytes(c, Buffer.alloc(0));
-}
-
-function socks5Request(c: Conn, buf: Buffer): void {
-  if (buf.length < 5) return;
-  const atyp = buf[3];
-  let host: string;
-  let at: number;
-  if (atyp === 1) {
-    if (buf.length < 10) return;
-    host = `${buf[4]}.${buf[5]}.${buf[6]}.${buf[7]}`;
-    at = 8;
-  } else if (atyp === 3) {
-    const len = buf[4]!;
-    if (buf.length < 5 + len + 2) return;
-    host = buf.toString('latin1', 5, 5 + len);
-    at = 5 + len;
-  } else if (atyp === 4) {
-    if (buf.length < 22) return;
-    const parts: string[] = [];
-    for (let i = 0; i < 8; i++) parts.push(buf.readUInt16BE(4 + i * 2).toString(16));
-    host = parts.join(':');
-    at = 20;
-  } else {
-    c.client.write(Buffer.from([5, 8, 0, 1, 0, 0, 0, 0, 0, 0]));
-    return closeConn(c);
-  }
-  c.targetHost = host;
-  c.targetPort = buf.readUInt16BE(at);
-  c.buf = null;
-  c.toClient = Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
-  c.toUpstream = buf.subarray(at + 2);
-  if (buf[1] !== 1 || !isLoopbackTarget(host)) {
-    c.client.write(Buffer.from([5, 2, 0, 1, 0, 0, 0, 0, 0, 0]));
-    return closeConn(c);
-  }
-  proceed(c);
 }
 
 function proxyHandlers(behaviour: Behaviour) {

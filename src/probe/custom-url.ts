@@ -8,6 +8,7 @@
  * requiredText found (case-insensitive unless caseSensitive).
  */
 import { isIP } from 'node:net';
+import { errorText } from '../errors';
 import type { CustomUrlResult, CustomUrlRule, ProbeError, ProbeSettings, ProbeTask } from './types';
 import { exchange } from './net/exchange';
 import { dnsCache } from './net/dns-cache';
@@ -118,7 +119,7 @@ export async function runCustomUrl(
     result.success = true;
     return result;
   } catch (e) {
-    result.error = { code: 'bad_response', message: `internal error: ${e instanceof Error ? e.message : String(e)}` };
+    result.error = { code: 'bad_response', message: `internal error: ${errorText(e)}` };
     return result;
   }
 }

@@ -1,5 +1,6 @@
 /**
- * Integration tests for src/probe/pool/pool.ts + workers/probe-worker.ts: real
+ * Integration tests for src/probe/pool/pool.ts (+ pool-lanes.ts) and the lane
+ * (src/probe/pool/lane.ts, entry workers/probe-worker.ts): real
  * piscina threads running real probes against loopback sockets (a refused
  * port fails at once, a black hole times out), plus broken workers.
  */
@@ -9,6 +10,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProbePool } from '../../src/probe/pool/pool';
+import { isServiceError } from '../../src/errors';
 import type { ProbeResult, ProbeSettings, ProbeTask } from '../../src/probe/types';
 
 const tmp = mkdtempSync(join(tmpdir(), 'pool-test-'));
@@ -179,6 +181,9 @@ describe('ProbePool', () => {
     const [r1, r2] = await settled;
     expect(r1.status === 'rejected' && (r1.reason as { code: string }).code).toBe('pool_closed');
     expect(r2.status === 'rejected' && (r2.reason as { code: string }).code).toBe('pool_closed');
+    // every rejection of the pool is the root ServiceError (src/errors.ts), no class of its own
+    expect(r1.status === 'rejected' && isServiceError(r1.reason, 'pool_closed')).toBe(true);
+    expect(r2.status === 'rejected' && isServiceError(r2.reason, 'pool_closed')).toBe(true);
     await expect(p.runShard({ kind: 'probe', tasks: [], settings: settings(500) }, () => {})).rejects.toMatchObject({ code: 'pool_closed' });
   });
 

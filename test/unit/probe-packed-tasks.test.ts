@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { packTasks, unpackTasks } from '../../src/probe/pool/packed-tasks';
+import { PACK_BAD_HOST, packTasks, unpackTasks } from '../../src/probe/pool/packed-tasks';
+import { isServiceError } from '../../src/errors';
 import type { ProbeTask } from '../../src/probe/types';
 
 const host = fc.oneof(
@@ -41,7 +42,15 @@ describe('packTasks / unpackTasks', () => {
     expect(back[0]!.proxy).toEqual({ host: 'a.example', port: 1, username: 'u', password: '' });
   });
 
-  test('a host with a line break is refused with a code', () => {
+  test('a host with a line break is refused with a code (a ServiceError)', () => {
     expect(() => packTasks([{ index: 0, proxy: { host: 'a\nb', port: 1 } }])).toThrow(expect.objectContaining({ code: 'pack_bad_host' }));
+    let thrown: unknown = null;
+    try {
+      packTasks([{ index: 3, proxy: { host: 'a\nb', port: 1 } }]);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(isServiceError(thrown, PACK_BAD_HOST)).toBe(true);
+    expect((thrown as Error).message).toBe('host of task 3 contains a line break');
   });
 });

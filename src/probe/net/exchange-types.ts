@@ -1,42 +1,12 @@
 /**
  * Shapes of the exchange (src/probe/net/exchange.ts): what one exchange is asked
- * to do (ExchangeSpec), what it reports (ExchangeOutcome), its explicit state
- * enum with a human name per state for error messages, and the contract
+ * to do (ExchangeSpec), what it reports (ExchangeOutcome), and the contract
  * between the exchange's state machine and a socket link (Link / LinkEvents,
  * implemented by src/probe/net/bun-socket.ts and src/probe/net/node-socket.ts).
+ * The state enum and its transitions are src/probe/net/exchange-states.ts.
  */
 import type { ProxyAddress } from '../../proxy/types';
 import type { ProbeError } from '../types';
-
-export const ExchangeState = Object.freeze({
-  IDLE: 0,
-  RESOLVING: 1,
-  CONNECTING: 2,
-  HTTP_CONNECT: 3,
-  SOCKS4_REPLY: 4,
-  SOCKS5_METHOD: 5,
-  SOCKS5_AUTH: 6,
-  SOCKS5_REPLY: 7,
-  TLS: 8,
-  RESPONSE: 9,
-  DONE: 10,
-} as const);
-export type ExchangeStateValue = (typeof ExchangeState)[keyof typeof ExchangeState];
-
-/** What the exchange is waiting for in each state (for messages). */
-export const STATE_NAMES: readonly string[] = Object.freeze([
-  'start',
-  'DNS lookup',
-  'TCP connect',
-  'the answer to CONNECT',
-  'the SOCKS4 reply',
-  'the SOCKS5 method reply',
-  'the SOCKS5 auth reply',
-  'the SOCKS5 CONNECT reply',
-  'the TLS handshake',
-  'the HTTP response',
-  'done',
-]);
 
 export type Via = 'direct' | 'http' | 'socks4' | 'socks5';
 

@@ -1,20 +1,16 @@
 /**
  * One HTTP/1.1 GET exchange to a target, through an HTTP, SOCKS4/4a or SOCKS5
  * proxy (or directly, for calibration), over a raw socket link, under ONE
- * total time budget. This file is the state machine; the sockets are links
- * (exchange-types.ts Link): the native Bun link (bun-socket.ts) for plain
- * TCP, the node:net/node:tls link (node-socket.ts) whenever TLS is needed or
- * the native link is unavailable or switched off (setSocketDriver, or
- * PROBE_SOCKET_DRIVER=node in the environment).
- *
- * States (ExchangeState):
- *   RESOLVING    proxy hostname -> address (DNS cache); skipped for IP literals
- *   CONNECTING   TCP connect to the proxy (SSRF guard checked before)
- *   HTTP_CONNECT CONNECT sent to an HTTP proxy, waiting for its answer head
- *   SOCKS4_REPLY / SOCKS5_METHOD / SOCKS5_AUTH / SOCKS5_REPLY  handshake steps
- *   TLS          TLS handshake with the target through the tunnel
- *   RESPONSE     GET sent, parsing the answer (HttpResponseParser)
- *   DONE         finished: outcome delivered once, timer cleared, sockets destroyed
+ * total time budget. This file is the socket driver of the exchange's state
+ * machine: it dials, writes, feeds the codecs (../codec: HTTP request and
+ * response, SOCKS) and moves `state`. The states, their transitions and the
+ * pure decisions on them (the SOCKS step after a reply; which failure an
+ * EOF, a socket error or the deadline means in each state) are
+ * exchange-states.ts. The sockets are links (exchange-types.ts Link): the
+ * native Bun link (bun-socket.ts) for plain TCP, the node:net/node:tls link
+ * (node-socket.ts) whenever TLS is needed or the native link is unavailable
+ * or switched off (setSocketDriver, or PROBE_SOCKET_DRIVER=node in the
+ * environment).
  *
  * Every exit goes through `finish`, which runs once. The deadline is armed
  * before DNS in the thread's one deadline queue (timer-wheel.ts: no timer per
@@ -22,17 +18,23 @@
  * is not up yet, `timeout` after. `finish` cancels it and destroys the link.
  */
 import { isIP } from 'node:net';
-import type { ProbeError, ProbeErrorCode } from '../types';
+import { errorText } from '../../errors';
+import type { ProbeError } from '../types';
+import type { Dial, ExchangeOutcome, ExchangeSpec, Link, LinkEvents } from './exchange-types';
 import {
+  closedError,
+  connectAnswerError,
+  deadlineError,
   ExchangeState,
-  STATE_NAMES,
-  type Dial,
-  type ExchangeOutcome,
-  type ExchangeSpec,
+  internalError,
+  probeError,
+  readSocksReply,
+  socketError,
+  socksExtraBytesError,
+  stateAfterConnect,
+  stateAfterSocksReply,
   type ExchangeStateValue as State,
-  type Link,
-  type LinkEvents,
-} from './exchange-types';
+} from './exchange-states';
 import { probeDeadlines, type TimerEntry } from './timer-wheel';
 import { dialNode } from './node-socket';
 import { dialBun, nativeLinkAvailable } from './bun-socket';
@@ -40,20 +42,10 @@ import { dnsCache, type DnsAnswer } from './dns-cache';
 import { isBlockedAddress } from '../codec/ssrf';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
 import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
-import {
-  buildSocks4Connect,
-  buildSocks5Auth,
-  buildSocks5Connect,
-  buildSocks5Greeting,
-  parseSocks4Reply,
-  parseSocks5AuthReply,
-  parseSocks5ConnectReply,
-  parseSocks5MethodReply,
-  SOCKS5_USER_PASS,
-  type SocksReply,
-} from '../codec/socks-codec';
+import { buildSocks4Connect, buildSocks5Auth, buildSocks5Connect, buildSocks5Greeting } from '../codec/socks-codec';
 
-export { ExchangeState, type ExchangeOutcome, type ExchangeSpec, type Via } from './exchange-types';
+export { ExchangeState } from './exchange-states';
+export type { ExchangeOutcome, ExchangeSpec, Via } from './exchange-types';
 
 const EMPTY_HEADERS: [string, string][] = [];
 
@@ -115,7 +107,7 @@ class Exchange implements LinkEvents, TimerEntry {
     if (this.state !== ExchangeState.RESOLVING) return;
     const first = a.addresses[0];
     if (first === undefined) {
-      this.fail('dns_failed', `host did not resolve (${a.errorCode ?? 'no address'})`);
+      this.fail(probeError('dns_failed', `host did not resolve (${a.errorCode ?? 'no address'})`));
       return;
     }
     this.connectTo(first);
@@ -123,7 +115,7 @@ class Exchange implements LinkEvents, TimerEntry {
 
   private connectTo(ip: string): void {
     if (!this.spec.allowPrivateTargets && isBlockedAddress(ip)) {
-      this.fail('blocked_target', `${ip} is in a private, loopback or reserved range`);
+      this.fail(probeError('blocked_target', `${ip} is in a private, loopback or reserved range`));
       return;
     }
     this.address = ip;
@@ -134,40 +126,34 @@ class Exchange implements LinkEvents, TimerEntry {
   }
 
   connected(): void {
-    if (this.state !== ExchangeState.CONNECTING) return;
+    if (this.state === ExchangeState.CONNECTING) this.enter(stateAfterConnect(this.spec.via, this.spec.tls));
+  }
+
+  /** Moves on to `next` (after CONNECTING) and sends what it waits for an answer to, or starts TLS. */
+  private enter(next: State): void {
+    if (next === ExchangeState.RESPONSE) return this.sendRequest();
     const sp = this.spec;
-    const raw = this.link as Link;
-    switch (sp.via) {
-      case 'direct':
-        if (sp.tls) this.startTls();
-        else this.sendRequest(false);
-        return;
-      case 'http':
-        if (sp.tls) {
-          this.state = ExchangeState.HTTP_CONNECT;
-          this.parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
-          raw.write(buildConnectRequest(sp.host, sp.port, this.proxyAuthorization));
-        } else {
-          this.sendRequest(true);
-        }
-        return;
-      case 'socks4': {
-        let req: Buffer;
-        try {
-          req = buildSocks4Connect(sp.host, sp.port, sp.proxy.username ?? '');
-        } catch (e) {
-          this.fail('socks_rejected', (e as Error).message);
-          return;
-        }
-        this.state = ExchangeState.SOCKS4_REPLY;
-        raw.write(req);
-        return;
-      }
-      case 'socks5':
-        this.state = ExchangeState.SOCKS5_METHOD;
-        raw.write(buildSocks5Greeting(sp.proxy.username !== undefined));
-        return;
+    const link = this.link as Link;
+    this.state = next;
+    switch (next) {
+      case ExchangeState.TLS:
+        return link.startTls(sp.host, sp.tlsCa);
+      case ExchangeState.HTTP_CONNECT:
+        this.parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
+        return link.write(buildConnectRequest(sp.host, sp.port, this.proxyAuthorization));
+      case ExchangeState.SOCKS5_METHOD:
+        return link.write(buildSocks5Greeting(sp.proxy.username !== undefined));
     }
+    // SOCKS4_REPLY, SOCKS5_AUTH, SOCKS5_REPLY: the builders refuse what the protocol cannot carry
+    let req: Buffer;
+    try {
+      if (next === ExchangeState.SOCKS4_REPLY) req = buildSocks4Connect(sp.host, sp.port, sp.proxy.username ?? '');
+      else if (next === ExchangeState.SOCKS5_AUTH) req = buildSocks5Auth(sp.proxy.username ?? '', sp.proxy.password ?? '');
+      else req = buildSocks5Connect(sp.host, sp.port);
+    } catch (e) {
+      return this.fail(probeError(next === ExchangeState.SOCKS5_AUTH ? 'auth_required' : 'socks_rejected', (e as Error).message));
+    }
+    link.write(req);
   }
 
   data(chunk: Buffer): void {
@@ -176,14 +162,18 @@ class Exchange implements LinkEvents, TimerEntry {
         const p = this.parser as HttpResponseParser;
         const st = p.push(chunk);
         if (st === ResponseState.DONE) this.complete();
-        else if (st === ResponseState.ERROR) this.fail('bad_response', `invalid HTTP response (${p.error})`, p.statusCode || null);
+        else if (st === ResponseState.ERROR) this.fail(probeError('bad_response', `invalid HTTP response (${p.error})`), p.statusCode || null);
         return;
       }
       case ExchangeState.HTTP_CONNECT: {
         const p = this.parser as HttpResponseParser;
         const st = p.push(chunk);
-        if (st === ResponseState.ERROR) this.fail('bad_response', `invalid answer to CONNECT (${p.error})`);
-        else if (st === ResponseState.DONE) this.connectAnswered(p);
+        if (st === ResponseState.ERROR) this.fail(probeError('bad_response', `invalid answer to CONNECT (${p.error})`));
+        else if (st === ResponseState.DONE) {
+          const err = connectAnswerError(p.statusCode, p.rest !== null && p.rest.length > 0);
+          if (err === null) this.enter(ExchangeState.TLS);
+          else this.fail(err, p.statusCode);
+        }
         return;
       }
       case ExchangeState.SOCKS4_REPLY:
@@ -199,89 +189,36 @@ class Exchange implements LinkEvents, TimerEntry {
     }
   }
 
-  private connectAnswered(p: HttpResponseParser): void {
-    const code = p.statusCode;
-    if (code === 407) this.fail('auth_required', 'proxy answered CONNECT with 407 Proxy Authentication Required', code);
-    else if (code < 200 || code > 299) this.fail('http_status', `proxy answered CONNECT with ${code}`, code);
-    else if (p.rest !== null && p.rest.length > 0) this.fail('bad_response', 'proxy sent data before the TLS handshake', code);
-    else this.startTls();
-  }
-
   private socksStep(buf: Buffer): void {
-    const sp = this.spec;
-    let r: SocksReply;
-    switch (this.state) {
-      case ExchangeState.SOCKS4_REPLY:
-        r = parseSocks4Reply(buf);
-        break;
-      case ExchangeState.SOCKS5_METHOD:
-        r = parseSocks5MethodReply(buf, sp.proxy.username !== undefined);
-        break;
-      case ExchangeState.SOCKS5_AUTH:
-        r = parseSocks5AuthReply(buf);
-        break;
-      default:
-        r = parseSocks5ConnectReply(buf);
-    }
+    const state = this.state;
+    const r = readSocksReply(state, buf, this.spec.proxy.username !== undefined);
     if (r.kind === 'incomplete') return;
     if (r.kind === 'fail') {
-      this.fail(r.code, r.message);
+      this.fail(probeError(r.code, r.message));
       return;
     }
     const rest = buf.length > r.consumed ? buf.subarray(r.consumed) : null;
     this.pending = null;
-    const raw = this.link as Link;
-    if (this.state === ExchangeState.SOCKS5_METHOD && r.value === SOCKS5_USER_PASS) {
-      if (rest !== null) return this.fail('bad_response', 'SOCKS5 server sent unexpected bytes');
-      let auth: Buffer;
-      try {
-        auth = buildSocks5Auth(sp.proxy.username ?? '', sp.proxy.password ?? '');
-      } catch (e) {
-        return this.fail('auth_required', (e as Error).message);
-      }
-      this.state = ExchangeState.SOCKS5_AUTH;
-      raw.write(auth);
+    const next = stateAfterSocksReply(state, r.value, rest !== null, this.spec.tls);
+    if (next === ExchangeState.DONE) {
+      this.fail(socksExtraBytesError(state));
       return;
     }
-    if (this.state === ExchangeState.SOCKS5_METHOD || this.state === ExchangeState.SOCKS5_AUTH) {
-      if (rest !== null) return this.fail('bad_response', 'SOCKS5 server sent unexpected bytes');
-      let req: Buffer;
-      try {
-        req = buildSocks5Connect(sp.host, sp.port);
-      } catch (e) {
-        return this.fail('socks_rejected', (e as Error).message);
-      }
-      this.state = ExchangeState.SOCKS5_REPLY;
-      raw.write(req);
-      return;
-    }
-    // tunnel is up
-    if (sp.tls) {
-      if (rest !== null) return this.fail('bad_response', 'SOCKS server sent data before the TLS handshake');
-      this.startTls();
-      return;
-    }
-    this.sendRequest(false);
-    if (rest !== null) this.data(rest);
-  }
-
-  private startTls(): void {
-    this.state = ExchangeState.TLS;
-    (this.link as Link).startTls(this.spec.host, this.spec.tlsCa);
+    this.enter(next);
+    if (rest !== null) this.data(rest); // the tunnel is up to an http target: the start of its answer
   }
 
   /** An unexpected exception in our own code: fail the exchange rather than the process. */
   abort(e: unknown): void {
-    const why = e instanceof Error ? e.message : String(e);
-    if (this.state <= ExchangeState.CONNECTING) this.fail('connect_failed', `cannot connect: ${why}`);
-    else this.fail('bad_response', `internal error: ${why}`);
+    this.fail(internalError(this.state, errorText(e)));
   }
 
   secured(): void {
-    if (this.state === ExchangeState.TLS) this.sendRequest(false);
+    if (this.state === ExchangeState.TLS) this.sendRequest();
   }
 
-  private sendRequest(absoluteForm: boolean): void {
+  /** GET to the target: absolute-form to a plain HTTP proxy, origin-form through a tunnel or directly. */
+  private sendRequest(): void {
     const sp = this.spec;
     this.state = ExchangeState.RESPONSE;
     this.parser = new HttpResponseParser({ bodyCap: sp.bodyCap });
@@ -290,7 +227,7 @@ class Exchange implements LinkEvents, TimerEntry {
       host: sp.host,
       port: sp.port,
       pathWithQuery: sp.pathWithQuery,
-      absoluteForm,
+      absoluteForm: sp.via === 'http' && !sp.tls,
       proxyAuthorization: this.proxyAuthorization,
     });
     (this.link as Link).write(req);
@@ -298,49 +235,23 @@ class Exchange implements LinkEvents, TimerEntry {
 
   /** EOF or close from the peer. */
   ended(): void {
-    switch (this.state) {
-      case ExchangeState.DONE:
-        return;
-      case ExchangeState.RESPONSE: {
-        const p = this.parser as HttpResponseParser;
-        const st = p.end();
-        if (st === ResponseState.DONE) this.complete();
-        else if (p.error === 'empty') this.fail('connection_closed', 'connection closed without an HTTP response');
-        else if (p.error === 'truncated') this.fail('connection_closed', 'connection closed in the middle of the HTTP response', p.statusCode || null);
-        else this.fail('bad_response', `invalid HTTP response (${p.error})`, p.statusCode || null);
-        return;
-      }
-      case ExchangeState.CONNECTING:
-        this.fail('connect_failed', 'connection closed while connecting');
-        return;
-      case ExchangeState.TLS:
-        this.fail('tls_failed', 'connection closed during the TLS handshake');
-        return;
-      default:
-        this.fail('connection_closed', `connection closed while waiting for ${STATE_NAMES[this.state]}`);
+    const state = this.state;
+    if (state === ExchangeState.DONE) return;
+    if (state !== ExchangeState.RESPONSE) {
+      this.fail(closedError(state, null));
+      return;
     }
+    const p = this.parser as HttpResponseParser;
+    if (p.end() === ResponseState.DONE) this.complete();
+    else this.fail(closedError(state, p.error), p.statusCode || null);
   }
 
   errored(err: Error): void {
-    const code = (err as { code?: unknown }).code;
-    switch (this.state) {
-      case ExchangeState.DONE:
-        return;
-      case ExchangeState.CONNECTING:
-        if (code === 'ECONNREFUSED') this.fail('connect_refused', 'connection refused');
-        else if (code === 'ETIMEDOUT') this.fail('connect_timeout', 'connect timed out');
-        else this.fail('connect_failed', `connect failed (${typeof code === 'string' ? code : err.message})`);
-        return;
-      case ExchangeState.TLS:
-        this.fail('tls_failed', `TLS handshake failed (${typeof code === 'string' ? code : err.message})`);
-        return;
-      default:
-        this.fail(
-          'connection_closed',
-          `connection lost while waiting for ${STATE_NAMES[this.state]} (${typeof code === 'string' ? code : err.message})`,
-          this.parser?.statusCode || null,
-        );
-    }
+    const state = this.state;
+    if (state === ExchangeState.DONE) return;
+    // the status of an answer head read so far (not the CONNECT answer's once TLS started)
+    const statusCode = state === ExchangeState.CONNECTING || state === ExchangeState.TLS ? null : this.parser?.statusCode || null;
+    this.fail(socketError(state, err), statusCode);
   }
 
   /** The probe budget ran out (deadline queue). */
@@ -353,13 +264,9 @@ class Exchange implements LinkEvents, TimerEntry {
   }
 
   private timedOut(): void {
-    if (this.state === ExchangeState.DONE) return;
-    const ms = this.spec.timeoutMs;
-    if (this.state <= ExchangeState.CONNECTING) {
-      this.fail('connect_timeout', `not connected within ${ms} ms (${STATE_NAMES[this.state]})`);
-    } else {
-      this.fail('timeout', `no complete answer within ${ms} ms (waiting for ${STATE_NAMES[this.state]})`, this.parser?.statusCode || null);
-    }
+    const state = this.state;
+    if (state === ExchangeState.DONE) return;
+    this.fail(deadlineError(state, this.spec.timeoutMs), state <= ExchangeState.CONNECTING ? null : this.parser?.statusCode || null);
   }
 
   private complete(): void {
@@ -368,14 +275,14 @@ class Exchange implements LinkEvents, TimerEntry {
     // saturated the deadline can fire late, and an answer that came in after
     // the budget must not count (a proxy slower than the timeout is not working).
     if (performance.now() - this.startedAt > this.spec.timeoutMs) {
-      this.fail('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`, p.statusCode || null);
+      this.fail(probeError('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`), p.statusCode || null);
       return;
     }
     this.finish(null, p.statusCode, p.headers, p.body(), p.bodyTruncated);
   }
 
-  private fail(code: ProbeErrorCode, message: string, statusCode: number | null = null): void {
-    this.finish({ code, message }, statusCode, EMPTY_HEADERS, null, false);
+  private fail(error: ProbeError, statusCode: number | null = null): void {
+    this.finish(error, statusCode, EMPTY_HEADERS, null, false);
   }
 
   private finish(

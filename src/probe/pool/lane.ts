@@ -1,10 +1,12 @@
 /**
- * A probe lane: what one piscina thread runs (entry: workers/probe-worker.ts). A thread runs one lane (protocol in
- * src/probe/pool/pool-protocol.ts): it receives shards over the lane's port, runs
- * each shard's probes concurrently (up to the shard's maxConcurrent), and
- * sends the results of all its shards back together in batches. Thin on
- * purpose: the probing itself is runProbe / runCustomUrl. Never touches the
- * database.
+ * A probe lane: what each piscina thread runs, one lane per thread
+ * (workers/probe-worker.ts is only the entry piscina loads). This is the
+ * lane's worker-thread end; its main-thread end is pool-lanes.ts, the
+ * messages between them pool-protocol.ts. It receives shards over the lane's
+ * port, runs each shard's probes concurrently (up to the shard's
+ * maxConcurrent), and sends the results of all its shards back together in
+ * batches. Thin on purpose: the probing itself is runProbe / runCustomUrl.
+ * Never touches the database.
  *
  * Shard states: queued (waiting for start budget) <-> running ->
  * (cancelled) -> done. A shard is done when nothing of it is in flight and it
@@ -26,6 +28,7 @@
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
  */
 import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
+import { errorText } from '../../errors';
 import { runCustomUrl } from '../custom-url';
 import { runProbe } from '../probe';
 import {
@@ -113,7 +116,7 @@ class LaneShardRun implements StartableRun {
   /** runProbe / runCustomUrl never reject by contract; if one does, that pair is reported failed rather than lost. */
   private internalFailure(i: number, err: unknown): AnyResult {
     const t = this.tasks[Math.floor(i / this.perTask)]!;
-    const error = { code: 'bad_response' as const, message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
+    const error = { code: 'bad_response' as const, message: `internal error: ${errorText(err)}` };
     if (this.shard.kind === 'probe') return { index: t.index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error };
     return { index: t.index, urlIndex: i % this.perTask, success: false, statusCode: null, responseTimeMs: 0, error };
   }

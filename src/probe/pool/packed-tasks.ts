@@ -8,6 +8,7 @@
  * host name) never contains one, and packTasks refuses a host that does
  * rather than shift every later task by one.
  */
+import { ServiceError } from '../../errors';
 import type { ProbeTask } from '../types';
 
 export interface PackedTasks {
@@ -19,13 +20,8 @@ export interface PackedTasks {
   auth: (string | null)[] | null;
 }
 
-export class PackError extends Error {
-  readonly code = 'pack_bad_host';
-  constructor(message: string) {
-    super(message);
-    this.name = 'PackError';
-  }
-}
+/** The code packTasks throws with (a ServiceError): a host with a line break. */
+export const PACK_BAD_HOST = 'pack_bad_host';
 
 export function packTasks(tasks: readonly ProbeTask[]): PackedTasks {
   const n = tasks.length;
@@ -36,7 +32,7 @@ export function packTasks(tasks: readonly ProbeTask[]): PackedTasks {
   for (let i = 0; i < n; i++) {
     const t = tasks[i]!;
     const p = t.proxy;
-    if (p.host.includes('\n')) throw new PackError(`host of task ${t.index} contains a line break`);
+    if (p.host.includes('\n')) throw new ServiceError(PACK_BAD_HOST, `host of task ${t.index} contains a line break`);
     index[i] = t.index;
     port[i] = p.port;
     hosts[i] = p.host;

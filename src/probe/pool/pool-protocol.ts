@@ -1,6 +1,7 @@
 /**
- * The messages between the probe pool (src/probe/pool/pool.ts, main thread) and
- * its piscina workers (workers/probe-worker.ts). Types and constants only.
+ * The messages between the probe pool (main thread: pool.ts, its lanes'
+ * ends in pool-lanes.ts) and the lane each piscina worker runs (lane.ts,
+ * entry workers/probe-worker.ts). Types and constants only.
  *
  * Each worker thread runs one long-lived piscina task, its *lane*, with one
  * MessagePort for the pool's whole life. Shards travel over the lane's port,

@@ -1,0 +1,191 @@
+/**
+ * The exchange's states and the pure decisions on them: which state follows
+ * the TCP connect and each SOCKS reply, and which failure (code + message)
+ * each event means in each state. No I/O, no clock: the socket driver (exchange.ts) feeds in what
+ * happened and does what comes out. Failures only allocate the error object
+ * the result carries anyway; the working path allocates nothing here.
+ *
+ * States (ExchangeState), in the order an exchange moves through them:
+ *   IDLE         created, not started
+ *   RESOLVING    proxy hostname -> address (DNS cache); skipped for IP literals
+ *   CONNECTING   TCP connect to the proxy (SSRF guard checked before)
+ *   HTTP_CONNECT CONNECT sent to an HTTP proxy, waiting for its answer head
+ *   SOCKS4_REPLY  SOCKS4/4a CONNECT sent, waiting for the 8-byte reply
+ *   SOCKS5_METHOD SOCKS5 greeting sent, waiting for the chosen method
+ *   SOCKS5_AUTH   username/password sent, waiting for the auth reply
+ *   SOCKS5_REPLY  SOCKS5 CONNECT sent, waiting for its reply
+ *   TLS          TLS handshake with the target through the tunnel
+ *   RESPONSE     GET sent, parsing the answer (HttpResponseParser)
+ *   DONE         finished: outcome delivered once, timer cleared, link destroyed
+ *
+ * Transitions:
+ *   IDLE -> RESOLVING -> CONNECTING            (IP literal: IDLE -> CONNECTING)
+ *   CONNECTING -> RESPONSE                     (plain HTTP proxy, or direct)
+ *   CONNECTING -> TLS                          (direct to an https target)
+ *   CONNECTING -> HTTP_CONNECT -> TLS          (HTTP proxy, https target)
+ *   CONNECTING -> SOCKS4_REPLY -> tunnel
+ *   CONNECTING -> SOCKS5_METHOD [-> SOCKS5_AUTH] -> SOCKS5_REPLY -> tunnel
+ *   tunnel = TLS (https target) or RESPONSE (http target)
+ *   TLS -> RESPONSE -> DONE
+ *   any state -> DONE on a failure (socket error, close, deadline, bad bytes)
+ *
+ * The numeric order matters: every state <= CONNECTING is "not connected yet"
+ * (connect_timeout / connect_failed rather than timeout / bad_response).
+ */
+import type { ProbeError, ProbeErrorCode } from '../types';
+import type { ResponseErrorCode } from '../codec/http-response';
+import type { Via } from './exchange-types';
+import {
+  parseSocks4Reply,
+  parseSocks5AuthReply,
+  parseSocks5ConnectReply,
+  parseSocks5MethodReply,
+  SOCKS5_USER_PASS,
+  type SocksReply,
+} from '../codec/socks-codec';
+
+export const ExchangeState = Object.freeze({
+  IDLE: 0,
+  RESOLVING: 1,
+  CONNECTING: 2,
+  HTTP_CONNECT: 3,
+  SOCKS4_REPLY: 4,
+  SOCKS5_METHOD: 5,
+  SOCKS5_AUTH: 6,
+  SOCKS5_REPLY: 7,
+  TLS: 8,
+  RESPONSE: 9,
+  DONE: 10,
+} as const);
+export type ExchangeStateValue = (typeof ExchangeState)[keyof typeof ExchangeState];
+type State = ExchangeStateValue;
+
+/** What the exchange is waiting for in each state (for messages). */
+export const STATE_NAMES: readonly string[] = Object.freeze([
+  'start',
+  'DNS lookup',
+  'TCP connect',
+  'the answer to CONNECT',
+  'the SOCKS4 reply',
+  'the SOCKS5 method reply',
+  'the SOCKS5 auth reply',
+  'the SOCKS5 CONNECT reply',
+  'the TLS handshake',
+  'the HTTP response',
+  'done',
+]);
+
+/** The one shape of a failure (one hidden class for every probe error). */
+export function probeError(code: ProbeErrorCode, message: string): ProbeError {
+  return { code, message };
+}
+
+// ---- transitions ----
+
+/** The first state once TCP is up: the handshake the proxy speaks, or straight to TLS / the request. */
+export function stateAfterConnect(via: Via, tls: boolean): State {
+  switch (via) {
+    case 'direct':
+      return tls ? ExchangeState.TLS : ExchangeState.RESPONSE;
+    case 'http':
+      return tls ? ExchangeState.HTTP_CONNECT : ExchangeState.RESPONSE;
+    case 'socks4':
+      return ExchangeState.SOCKS4_REPLY;
+    case 'socks5':
+      return ExchangeState.SOCKS5_METHOD;
+  }
+}
+
+/** The reply the exchange waits for in a SOCKS state, parsed from what came so far. */
+export function readSocksReply(state: State, buf: Buffer, withAuth: boolean): SocksReply {
+  switch (state) {
+    case ExchangeState.SOCKS4_REPLY:
+      return parseSocks4Reply(buf);
+    case ExchangeState.SOCKS5_METHOD:
+      return parseSocks5MethodReply(buf, withAuth);
+    case ExchangeState.SOCKS5_AUTH:
+      return parseSocks5AuthReply(buf);
+    default:
+      return parseSocks5ConnectReply(buf);
+  }
+}
+
+/**
+ * The state after a complete, successful SOCKS reply in `state`: `value` is
+ * the reply's value (the chosen method in SOCKS5_METHOD), `extraBytes`
+ * whether bytes followed the reply, `tls` whether the target is https.
+ * SOCKS5_AUTH / SOCKS5_REPLY: send credentials / CONNECT next; TLS or
+ * RESPONSE: the tunnel is up (bytes after the reply are the start of the
+ * HTTP answer). DONE: fail with socksExtraBytesError(state).
+ */
+export function stateAfterSocksReply(state: State, value: number, extraBytes: boolean, tls: boolean): State {
+  if (state === ExchangeState.SOCKS5_METHOD || state === ExchangeState.SOCKS5_AUTH) {
+    if (extraBytes) return ExchangeState.DONE;
+    return state === ExchangeState.SOCKS5_METHOD && value === SOCKS5_USER_PASS ? ExchangeState.SOCKS5_AUTH : ExchangeState.SOCKS5_REPLY;
+  }
+  if (tls) return extraBytes ? ExchangeState.DONE : ExchangeState.TLS;
+  return ExchangeState.RESPONSE;
+}
+
+/** Why stateAfterSocksReply said DONE in `state`: bytes the SOCKS server should not have sent yet. */
+export function socksExtraBytesError(state: State): ProbeError {
+  return state === ExchangeState.SOCKS5_METHOD || state === ExchangeState.SOCKS5_AUTH
+    ? probeError('bad_response', 'SOCKS5 server sent unexpected bytes')
+    : probeError('bad_response', 'SOCKS server sent data before the TLS handshake');
+}
+
+// ---- failures per event and state ----
+
+/** The proxy's complete answer to CONNECT: null when the tunnel is up (go to TLS), else the failure. */
+export function connectAnswerError(statusCode: number, earlyData: boolean): ProbeError | null {
+  if (statusCode === 407) return probeError('auth_required', 'proxy answered CONNECT with 407 Proxy Authentication Required');
+  if (statusCode < 200 || statusCode > 299) return probeError('http_status', `proxy answered CONNECT with ${statusCode}`);
+  if (earlyData) return probeError('bad_response', 'proxy sent data before the TLS handshake');
+  return null;
+}
+
+/** EOF or close from the peer in `state` (not DONE); `parserError` is the response parser's verdict at EOF (RESPONSE only). */
+export function closedError(state: State, parserError: ResponseErrorCode | null): ProbeError {
+  switch (state) {
+    case ExchangeState.RESPONSE:
+      if (parserError === 'empty') return probeError('connection_closed', 'connection closed without an HTTP response');
+      if (parserError === 'truncated') return probeError('connection_closed', 'connection closed in the middle of the HTTP response');
+      return probeError('bad_response', `invalid HTTP response (${parserError})`);
+    case ExchangeState.CONNECTING:
+      return probeError('connect_failed', 'connection closed while connecting');
+    case ExchangeState.TLS:
+      return probeError('tls_failed', 'connection closed during the TLS handshake');
+    default:
+      return probeError('connection_closed', `connection closed while waiting for ${STATE_NAMES[state]}`);
+  }
+}
+
+/** A socket error in `state` (not DONE); connect errors carry `code` (ECONNREFUSED, ETIMEDOUT, ...). */
+export function socketError(state: State, err: Error): ProbeError {
+  const code = (err as { code?: unknown }).code;
+  const why = typeof code === 'string' ? code : err.message;
+  switch (state) {
+    case ExchangeState.CONNECTING:
+      if (code === 'ECONNREFUSED') return probeError('connect_refused', 'connection refused');
+      if (code === 'ETIMEDOUT') return probeError('connect_timeout', 'connect timed out');
+      return probeError('connect_failed', `connect failed (${why})`);
+    case ExchangeState.TLS:
+      return probeError('tls_failed', `TLS handshake failed (${why})`);
+    default:
+      return probeError('connection_closed', `connection lost while waiting for ${STATE_NAMES[state]} (${why})`);
+  }
+}
+
+/** The budget of `timeoutMs` ran out in `state` (not DONE). */
+export function deadlineError(state: State, timeoutMs: number): ProbeError {
+  return state <= ExchangeState.CONNECTING
+    ? probeError('connect_timeout', `not connected within ${timeoutMs} ms (${STATE_NAMES[state]})`)
+    : probeError('timeout', `no complete answer within ${timeoutMs} ms (waiting for ${STATE_NAMES[state]})`);
+}
+
+/** An unexpected exception in the exchange's own code, described by `why`, in `state`. */
+export function internalError(state: State, why: string): ProbeError {
+  return state <= ExchangeState.CONNECTING
+    ? probeError('connect_failed', `cannot connect: ${why}`)
+    : probeError('bad_response', `internal error: ${why}`);
+}
