@@ -59,6 +59,8 @@ export interface OpenDatabaseOptions {
    * (the template is a few MB).
    */
   pgliteTemplate?: Blob | (() => Blob | undefined) | undefined;
+  /** PostgreSQL: statement_timeout (ms) of every connection. PGlite runs in-process and has none. */
+  statementTimeoutMs?: number | undefined;
   /** Apply migrations before resolving (default true). */
   migrate?: boolean | undefined;
   /** postgres.js pool size (default 10). */
@@ -188,6 +190,8 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     max: opts.maxConnections ?? 10,
     connect_timeout: 10,
     onnotice: () => undefined,
+    // every statement of the service ends by then (a lock wait, a slow plan): nothing waits on the database forever
+    ...(opts.statementTimeoutMs !== undefined ? { connection: { statement_timeout: opts.statementTimeoutMs } } : {}),
   });
   try {
     const db = drizzlePostgres({ client, schema });

@@ -58,6 +58,10 @@ export interface Config {
   /** Seconds an HTTP connection may stay idle (a running check lifts it for its request). */
   httpIdleTimeoutS: number;
   shutdownGraceMs: number;
+  /** After a stop signal the process exits by then whatever still hangs (grace + 10 s by default). */
+  shutdownTimeoutMs: number;
+  /** PostgreSQL statement_timeout for every statement of the service. */
+  dbStatementTimeoutMs: number;
   /** PEM of extra CAs trusted for https judges and custom URLs (besides the system's). */
   tlsCaFile: string | undefined;
 }
@@ -170,6 +174,8 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     httpIdleTimeoutS: int(env, 'HTTP_IDLE_TIMEOUT_S', 30, 1, 255),
     probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000) + 10_000, 1_000, 3_700_000),
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     tlsCaFile: ((f) => (f === undefined || isAbsolute(f) ? f : resolve(cwd, f)))(str(env, 'TLS_CA_FILE')),
   };
 }

@@ -2,6 +2,12 @@
  * The process: reads the config (a bad value stops it with one line on
  * stderr, exit 1), starts the service, and stops it gracefully on SIGTERM /
  * SIGINT (exit 0 once running jobs finished or were failed and refunded).
+ *
+ * Stopping always ends: a second SIGTERM / SIGINT exits at once (exit 1), and
+ * SHUTDOWN_TIMEOUT_MS after the first signal (default: the grace + 10 s) the
+ * process exits whatever still hangs (a database that stopped answering, a
+ * stuck socket; exit 1). Jobs cut off that way keep their scan `running` and
+ * the next start refunds them in full, as after a crash.
  */
 import { ConfigError, parseConfig } from './config';
 import { createLogger } from './log';
@@ -26,10 +32,15 @@ async function main(): Promise<void> {
   let service: Awaited<ReturnType<typeof startService>> | null = null;
   let signalled = false;
   const stopAndExit = (s: NonNullable<typeof service>) => void s.stop().then(() => process.exit(0));
+  const forceExit = (why: string) => {
+    log.error('forced exit', { why });
+    process.exit(1);
+  };
   const onSignal = (sig: string) => {
-    if (signalled) return;
+    if (signalled) return forceExit(`second ${sig}`);
     signalled = true;
-    log.info('signal received, shutting down', { signal: sig, starting: service === null });
+    log.info('signal received, shutting down', { signal: sig, starting: service === null, timeoutMs: config.shutdownTimeoutMs });
+    setTimeout(() => forceExit(`shutdown took longer than SHUTDOWN_TIMEOUT_MS (${config.shutdownTimeoutMs} ms)`), config.shutdownTimeoutMs).unref();
     if (service !== null) stopAndExit(service);
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));

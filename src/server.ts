@@ -110,6 +110,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       (await openDatabase({
         databaseUrl: config.databaseUrl,
         dataDir: config.dataDir,
+        statementTimeoutMs: config.dbStatementTimeoutMs,
         // a new embedded data dir starts from the install's template when there is one (db/pglite-template.ts)
         pgliteTemplate: () => readTemplate(),
       }));

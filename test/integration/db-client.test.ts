@@ -67,6 +67,22 @@ describe('openDatabase', () => {
     expect(performance.now() - t1).toBeLessThan(3000);
   }, 15_000);
 
+  test.if(testDatabaseUrl() !== undefined)('PostgreSQL: statement_timeout ends a statement that runs too long (DB_STATEMENT_TIMEOUT_MS)', async () => {
+    const d = await openDatabase({ databaseUrl: testDatabaseUrl()!, migrate: false, statementTimeoutMs: 300 });
+    try {
+      const t0 = performance.now();
+      const err = (await (async () => d.db.execute(sql`select pg_sleep(5)`))().then(
+        () => null,
+        (e: unknown) => e,
+      )) as { code?: string; cause?: { code?: string } } | null;
+      expect(err?.cause?.code ?? err?.code).toBe('57014'); // query_canceled: statement timeout
+      expect(performance.now() - t0).toBeLessThan(3000);
+      expect(await d.ping()).toBe(true); // the connection is still usable
+    } finally {
+      await d.close();
+    }
+  }, 15_000);
+
   test('an unreachable server is a db_open_failed ServiceError', async () => {
     const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: () => undefined } });
     const port = probe.port;

@@ -52,6 +52,8 @@ describe('defaults', () => {
       maxInFlight: undefined,
       maxJobSharePercent: 90,
       httpIdleTimeoutS: 30,
+      shutdownTimeoutMs: 40_000,
+      dbStatementTimeoutMs: 30_000,
       probeThreads: Math.max(1, navigator.hardwareConcurrency ?? 1),
       shutdownGraceMs: 30_000,
       tlsCaFile: undefined,
