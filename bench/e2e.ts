@@ -29,7 +29,7 @@ import { parseConfig } from '../src/config';
 import { startFarm, startJudge } from './farm/launcher';
 import { stopAll, stopAllSync } from './e2e/proc';
 import { writeReport } from './e2e/report';
-import { scenarioA, scenarioB, scenarioC, scenarioD, scenarioF, SLOW_MS, type Env, type ScenarioOutput } from './e2e/scenarios';
+import { scenarioA, scenarioB, scenarioC, scenarioD, scenarioF, scenarioNewcomer, SLOW_MS, type Env, type ScenarioOutput } from './e2e/scenarios';
 import { startService } from './e2e/service';
 
 const HARD_LIMIT_MS = 15 * 60_000;
@@ -136,6 +136,11 @@ async function main(): Promise<void> {
     const out = await scenarioC(env, selected.has('E'));
     if (selected.has('C')) results.C = out;
     if (selected.has('E')) results.E = { runs: [], startups: [], notes: [], ...(out.fairness ? { fairness: out.fairness } : {}) };
+  }
+  if (selected.has('E')) {
+    log('scenario E behind black holes (headroom on / off)');
+    const nc = await scenarioNewcomer(env);
+    results.E = { ...(results.E ?? { runs: [], notes: [] }), startups: [...(results.E?.startups ?? []), ...nc.startups], ...(nc.newcomer ? { newcomer: nc.newcomer } : {}) };
   }
   if (selected.has('D')) {
     log('scenario D');

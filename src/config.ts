@@ -170,7 +170,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
     maxInFlight: str(env, 'MAX_IN_FLIGHT') === undefined ? undefined : int(env, 'MAX_IN_FLIGHT', 0, 1, 10_000_000),
-    maxJobSharePercent: int(env, 'MAX_JOB_SHARE_PERCENT', 90, 1, 100),
+    maxJobSharePercent: int(env, 'MAX_JOB_SHARE_PERCENT', 95, 1, 100),
     httpIdleTimeoutS: int(env, 'HTTP_IDLE_TIMEOUT_S', 30, 1, 255),
     probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),

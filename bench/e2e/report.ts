@@ -148,8 +148,19 @@ function renderVariant(L: string[], st: Stored, S: Record<string, ScenarioOutput
   });
   section('C', `C: 100 000 proxies, mix of A, default capacity (SLOTS_PER_ENDPOINT default ${S.C?.stamp.defaultSlots} -> ${(S.C?.stamp.defaultSlots ?? 0) * 16} slots)`, (s) => runsTable(s.runs));
   section('E', `E: a 10-proxy job (mix of A) submitted ${(S.E?.fairness?.atMs ?? 3000) / 1000} s into C, same region`, (s) => {
-    const x = s.fairness!;
-    L.push(`Wall ${s2(x.wallMs)} (target <= ${s2(2 * x.timeoutMs)}); the same 10 alone on the idle service: ${s2(x.soloWallMs)}; verdicts ${x.accuracyOk ? 'right' : '**wrong**'}.`);
+    const x = s.fairness;
+    if (x) L.push(`Wall ${s2(x.wallMs)} (target <= ${s2(2 * x.timeoutMs)}); the same 10 alone on the idle service: ${s2(x.soloWallMs)}; verdicts ${x.accuracyOk ? 'right' : '**wrong**'}.`);
+    if (s.newcomer && s.newcomer.length > 0) {
+      const n0 = s.newcomer[0]!;
+      L.push(
+        '',
+        `Behind black holes: ${n0.bigSize.toLocaleString('en')} black holes at a ${n0.bigTimeoutMs / 1000} s timeout, then ${n0.atMs / 1000} s later a 10-proxy job (mix of A) at ${n0.smallTimeoutMs / 1000} s, same region, default capacity; target <= ${s2(2 * n0.smallTimeoutMs)}.`,
+        '',
+        '| MAX_JOB_SHARE_PERCENT | small job wall | HTTP |',
+        '|--:|--:|--:|',
+      );
+      for (const n of s.newcomer) L.push(`| ${n.sharePercent}${n.sharePercent === 95 ? ' (default)' : ' (no headroom)'} | ${s2(n.wallMs)} | ${n.status} |`);
+    }
   });
   section('D', 'D: scaling (mix of A, timeout 2 s): list size x capacity', (s) => {
     runsTable(s.runs);

@@ -44,6 +44,8 @@ export interface ScenarioOutput {
   notes: string[];
   overhead?: OverheadResult;
   fairness?: { wallMs: number; soloWallMs: number; timeoutMs: number; accuracyOk: boolean; bigName: string; atMs?: number };
+  /** E behind black holes: the small job's wall with the default headroom and without it (MAX_JOB_SHARE_PERCENT=100), same run */
+  newcomer?: NewcomerResult[];
   skipped?: { size: number; capacity: number; boundMs: number; why: string }[];
 }
 
@@ -149,6 +151,47 @@ export async function scenarioC(env: Env, withE: boolean): Promise<ScenarioOutpu
     out.runs.push(r);
     if (withE) out.fairness = { wallMs: eWall, soloWallMs: solo, timeoutMs: TIMEOUT_MS, accuracyOk: eOk, bigName: 'C', atMs: env.eAtMs };
   });
+  return out;
+}
+
+export interface NewcomerResult {
+  sharePercent: number;
+  bigSize: number;
+  bigTimeoutMs: number;
+  smallTimeoutMs: number;
+  atMs: number;
+  wallMs: number;
+  status: number;
+}
+
+/**
+ * E behind black holes (issue 13): a job of 20 000 black holes with a 5 s
+ * timeout, then 1 s later a 10-proxy job (mix of A) with a 3 s timeout, same
+ * region, `npm start` defaults. The small job should finish within 2 x its own
+ * timeout whatever the big job's timeout: measured with the default headroom
+ * (MAX_JOB_SHARE_PERCENT=95) and without it (100) in the same run.
+ */
+export async function scenarioNewcomer(env: Env): Promise<ScenarioOutput> {
+  const out: ScenarioOutput = { runs: [], startups: [], notes: [], newcomer: [] };
+  const big = list(env, 'E-holes-big', 600_000, sized(env, 20_000), { [BEHAVIOURS.BLACKHOLE]: 1 }, 107);
+  const small = list(env, 'E-holes-small', 700_000, 10, MIX_A, 108);
+  const BIG_TIMEOUT = 5000;
+  const SMALL_TIMEOUT = 3000;
+  const AT = 1000;
+  for (const share of [95, 100]) {
+    const svc = await startService({ dataDir: env.dataDir, slotsPerEndpoint: null, judgeUrl: env.judgeUrl, bunFlags: env.bunFlags, env: { MAX_JOB_SHARE_PERCENT: String(share) } });
+    out.startups.push(svc.startupMs);
+    try {
+      const bigRun = checkRaw(svc, big.map((e) => `${e.host}:${e.port}`).join('\n'), { timeoutMs: BIG_TIMEOUT, jobId: `bench-Eh-big-${share}` });
+      await Bun.sleep(AT);
+      const r = await checkRaw(svc, small.map((e) => `${e.host}:${e.port}`).join('\n'), { timeoutMs: SMALL_TIMEOUT, jobId: `bench-Eh-small-${share}` });
+      out.newcomer!.push({ sharePercent: share, bigSize: big.length, bigTimeoutMs: BIG_TIMEOUT, smallTimeoutMs: SMALL_TIMEOUT, atMs: AT, wallMs: r.wallMs, status: r.status });
+      env.log(`  E behind ${big.length} black holes (${BIG_TIMEOUT} ms), MAX_JOB_SHARE_PERCENT=${share}: small job ${(r.wallMs / 1000).toFixed(2)} s (HTTP ${r.status}, its timeout ${SMALL_TIMEOUT} ms)`);
+      await bigRun;
+    } finally {
+      await svc.stop();
+    }
+  }
   return out;
 }
 

@@ -3,7 +3,7 @@
  * SLOTS_PER_ENDPOINT=32, so us1 has 16 x 32 = 512 probe slots. A
  * 20 000-proxy job of black holes (distinct 127.1.x.y addresses, all
  * reaching one black hole bound to 0.0.0.0) with a 5 s timeout fills us1 up
- * to its share (MAX_JOB_SHARE_PERCENT, default 90 %: 460 slots, the rest is
+ * to its share (MAX_JOB_SHARE_PERCENT, default 95 %: 486 slots, the rest is
  * headroom for newcomers); a 10-proxy job with a 1 s timeout submitted
  * behind it in us1 starts at once and finishes in under 2 x its own timeout,
  * whatever the big job's timeout (without the headroom it waited for the big
@@ -21,8 +21,8 @@ const TIMEOUT_MS = 1000;
 const BIG_TIMEOUT_MS = 5000;
 const SLOTS_PER_ENDPOINT = 32;
 const REGION_CAPACITY = 16 * SLOTS_PER_ENDPOINT;
-/** What one job may hold at the default MAX_JOB_SHARE_PERCENT=90. */
-const JOB_SHARE = Math.floor(REGION_CAPACITY * 0.9);
+/** What one job may hold at the default MAX_JOB_SHARE_PERCENT=95. */
+const JOB_SHARE = Math.floor(REGION_CAPACITY * 0.95);
 
 let t: TestService;
 let hole: FakeServer;

@@ -50,7 +50,7 @@ describe('defaults', () => {
       maxBodyBytes: 16 * 1024 * 1024,
       maxCustomUrls: 10,
       maxInFlight: undefined,
-      maxJobSharePercent: 90,
+      maxJobSharePercent: 95,
       httpIdleTimeoutS: 30,
       shutdownTimeoutMs: 40_000,
       dbStatementTimeoutMs: 30_000,
