@@ -22,7 +22,9 @@
  *   back in batches and are folded at once: geo lookup, result record, summary
  *   fold, spill to the result writer, progress. Nothing keeps a second list of
  *   all results: the actor keeps the parsed proxies, a byte per proxy (seen)
- *   and the indices of working proxies.
+ *   and the indices of working proxies. A probe the checker itself could not
+ *   run (`checker_overloaded`: this process out of file descriptors) is tried
+ *   again later (retries.ts) and, if it never runs, reported but not charged.
  * - validating_urls (only with customUrls and at least one working proxy):
  *   (working proxy x URL) pairs through the same execution.
  * - writing: the result file is finished (summary, metadata, proxies, custom
@@ -58,7 +60,8 @@ import { Mailbox } from './mailbox';
 import { PROGRESS_PHASES, type ProgressState, type WorkPhase } from './progress';
 import type { ExecutionHandle, ResultBatch, Shard } from './ports';
 import { jobMetadata } from './job-report';
-import { probeShard, urlShards } from './shards';
+import { ProbeRetries } from './retries';
+import { probeShard, probeShardOf, urlShards } from './shards';
 import { UrlStage } from './url-stage';
 import type { CheckRequest } from './request';
 
@@ -91,6 +94,8 @@ export class JobActor {
   #user: CheckUserInfo | null = null;
   #checked = 0;
   #seen: Uint8Array;
+  /** Probes the checker failed to run (checker_overloaded), tried again; see retries.ts. */
+  readonly #retries: ProbeRetries;
   #working: number[] = [];
   #summary = new SummaryFold();
   #urls: UrlStage | null = null;
@@ -118,6 +123,7 @@ export class JobActor {
     this.#deps = deps;
     this.#startedAt = this.#clock();
     this.#seen = new Uint8Array(req.proxies.length);
+    this.#retries = new ProbeRetries(req.proxies.length, (n) => this.#exec?.addDemand(n));
     this.#mailbox = new Mailbox<Msg>(
       (m) => this.#handle_(m),
       (err) => this.#stage?.reject(err),
@@ -211,6 +217,7 @@ export class JobActor {
       await this.#fail(err);
       throw err;
     } finally {
+      this.#retries.stop();
       this.#exec?.cancel();
     }
   }
@@ -235,9 +242,13 @@ export class JobActor {
   }
 
   #dispatchProbes(n: number, exec: ExecutionHandle): void {
+    const again = this.#retries.take(n);
     const from = this.#next;
-    this.#next = Math.min(this.#req.proxies.length, from + n);
-    const shard = probeShard(this.#req.proxies, from, this.#next, this.#settings);
+    this.#next = Math.min(this.#req.proxies.length, from + n - again.length);
+    const shard =
+      again.length === 0
+        ? probeShard(this.#req.proxies, from, this.#next, this.#settings)
+        : probeShardOf(this.#req.proxies, [...again, ...Array.from({ length: this.#next - from }, (_, k) => from + k)], this.#settings);
     this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }));
   }
 
@@ -295,6 +306,7 @@ export class JobActor {
     let fresh = 0;
     for (const r of batch) {
       if (this.#seen[r.index] !== 0) continue; // a result is folded once, whatever happens
+      if (r.error?.code === 'checker_overloaded' && this.#retryOurs(r.index)) continue; // ours: tried again later
       this.#seen[r.index] = 1;
       fresh++;
       const proxy = this.#req.proxies[r.index]!;
@@ -336,9 +348,19 @@ export class JobActor {
     return this.#deps.now().getTime();
   }
 
-  /** Units reserved and not checked: what a completed job gives back. */
+  /** A probe the checker could not run: true when it is tried again later. Warns once per job. */
+  #retryOurs(index: number): boolean {
+    if (this.#retries.waiting === 0 && this.#retries.notTried === 0 && !this.#warnedOverload) {
+      this.#warnedOverload = true;
+      this.#deps.log.warn('the checker ran out of local resources; probes are tried again', { jobId: this.jobId });
+    }
+    return this.#retries.retry(index);
+  }
+  #warnedOverload = false;
+
+  /** Units reserved and not performed: what a completed job gives back (a probe the checker could not run is not charged). */
   #unchecked(): number {
-    return this.#reserved - Math.min(this.#reserved, this.#checked);
+    return this.#reserved - Math.min(this.#reserved, this.#checked - this.#retries.notTried);
   }
 
   /** The refund rule of a failed job (header: "failed"). */

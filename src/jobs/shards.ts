@@ -20,6 +20,13 @@ export function probeShard(proxies: readonly ProxyAddress[], from: number, end: 
   return { kind: 'probe', tasks, settings };
 }
 
+/** The probe shard of the list entries at `indexes` (probes tried again: retries.ts). */
+export function probeShardOf(proxies: readonly ProxyAddress[], indexes: readonly number[], settings: ProbeSettings): Shard {
+  const tasks: ProbeTask[] = new Array(indexes.length);
+  for (let k = 0; k < indexes.length; k++) tasks[k] = { index: indexes[k]!, proxy: probeTarget(proxies[indexes[k]!]!) };
+  return { kind: 'probe', tasks, settings };
+}
+
 /** The custom-URL shards of pairs [from, end), each with the job's index of its rule. */
 export function urlShards(
   proxies: readonly ProxyAddress[],

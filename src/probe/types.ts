@@ -21,7 +21,11 @@ export const PROBE_ERROR_CODES = Object.freeze([
   'blocked_target', // SSRF guard: the proxy or target resolves to a forbidden range
   'connection_closed', // the proxy closed the connection before a full answer
   'text_not_found', // custom URL: the answer did not contain requiredText
+  'checker_overloaded', // OUR side ran out of a local resource (file descriptors, buffers, ports): the proxy was not tried
 ] as const);
+
+/** Socket error codes that mean this process, not the proxy, ran out of something (checker_overloaded). */
+export const LOCAL_EXHAUSTION_CODES: ReadonlySet<string> = new Set(['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM', 'EADDRNOTAVAIL']);
 export type ProbeErrorCode = (typeof PROBE_ERROR_CODES)[number];
 
 export interface ProbeError {

@@ -72,6 +72,8 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** How long to wait for the 'ready' line (default 15 s). */
   readyTimeoutMs?: number;
+  /** Run the service under this command (e.g. ['prlimit', '--nofile=600:600']). */
+  wrapper?: string[];
 }
 
 /** Calls onLine for every line of `stream` (the last one too, unterminated) until it ends. */
@@ -110,7 +112,7 @@ export function serviceEnv(store: ServiceStore, extra: Record<string, string> = 
 
 export async function spawnService(store: ServiceStore, opts: SpawnOptions = {}): Promise<ServiceProcess> {
   const env = serviceEnv(store, opts.env);
-  const child = Bun.spawn([process.execPath, 'src/main.ts'], {
+  const child = Bun.spawn([...(opts.wrapper ?? []), process.execPath, 'src/main.ts'], {
     cwd: REPO_ROOT,
     env,
     stdin: 'ignore',

@@ -276,4 +276,30 @@ describe('JobActor', () => {
     expect(err.code).toBe('client_disconnected');
     expect(l.calls.find((c) => c.op === 'fail')).toMatchObject({ checked: 32, refund: 68, error: 'client_disconnected', cancelled: true });
   });
+
+  test('probes the checker could not run (checker_overloaded) are tried again; one that never runs is reported, not charged', async () => {
+    const l = ledger();
+    const overloaded = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error: { code: 'checker_overloaded', message: 'EMFILE' } });
+    const tries = new Map<number, number>();
+    // index 3 is overloaded twice, then answers; index 5 is overloaded every time
+    const d = deps(l.port, pool(undefined, (i) => {
+      const n = (tries.get(i) ?? 0) + 1;
+      tries.set(i, n);
+      if (i === 5 || (i === 3 && n <= 2)) return overloaded(i);
+      return ok(i);
+    }), 16);
+    const actor = new JobActor('job-l', 'acc', request(10), d);
+    const res = await actor.run();
+    expect(tries.get(3)).toBe(3);
+    expect(tries.get(5)).toBe(4); // the first try and three more
+    expect(res.metadata.total_checked).toBe(10);
+    expect(res.summary.total_working).toBe(9);
+    // 9 performed, 1 never tried: 1 unit back
+    expect(l.calls).toEqual([
+      { op: 'reserve', units: 10 },
+      { op: 'complete', checked: 10, working: 9, refund: 1 },
+    ]);
+    await Bun.sleep(5);
+    expect(d.scheduler.inFlight('us1')).toBe(0);
+  });
 });

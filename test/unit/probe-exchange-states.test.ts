@@ -110,6 +110,12 @@ describe('failures', () => {
     expect(socketError(S.CONNECTING, sysErr('ECONNREFUSED'))).toEqual({ code: 'connect_refused', message: 'connection refused' });
     expect(socketError(S.CONNECTING, sysErr('ETIMEDOUT'))).toEqual({ code: 'connect_timeout', message: 'connect timed out' });
     expect(socketError(S.CONNECTING, sysErr('EHOSTUNREACH'))).toEqual({ code: 'connect_failed', message: 'connect failed (EHOSTUNREACH)' });
+    // our own exhaustion is never the proxy's connect_failed
+    for (const code of ['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM', 'EADDRNOTAVAIL']) {
+      expect(socketError(S.CONNECTING, sysErr(code))).toMatchObject({ code: 'checker_overloaded' });
+      expect(internalError(S.CONNECTING, `socket: ${code}`, code)).toMatchObject({ code: 'checker_overloaded' });
+    }
+    expect(internalError(S.CONNECTING, 'boom', 'EWHATEVER')).toMatchObject({ code: 'connect_failed' });
     expect(socketError(S.CONNECTING, new Error('boom'))).toEqual({ code: 'connect_failed', message: 'connect failed (boom)' });
     expect(socketError(S.TLS, sysErr('ERR_SSL_WRONG_VERSION_NUMBER'))).toEqual({ code: 'tls_failed', message: 'TLS handshake failed (ERR_SSL_WRONG_VERSION_NUMBER)' });
     expect(socketError(S.RESPONSE, sysErr('ECONNRESET'))).toEqual({

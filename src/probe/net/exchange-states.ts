@@ -32,7 +32,7 @@
  * The numeric order matters: every state <= CONNECTING is "not connected yet"
  * (connect_timeout / connect_failed rather than timeout / bad_response).
  */
-import type { ProbeError, ProbeErrorCode } from '../types';
+import { LOCAL_EXHAUSTION_CODES, type ProbeError, type ProbeErrorCode } from '../types';
 import type { ResponseErrorCode } from '../codec/http-response';
 import type { Via } from './exchange-types';
 import {
@@ -166,6 +166,7 @@ export function socketError(state: State, err: Error): ProbeError {
   const why = typeof code === 'string' ? code : err.message;
   switch (state) {
     case ExchangeState.CONNECTING:
+      if (typeof code === 'string' && LOCAL_EXHAUSTION_CODES.has(code)) return overloaded(code);
       if (code === 'ECONNREFUSED') return probeError('connect_refused', 'connection refused');
       if (code === 'ETIMEDOUT') return probeError('connect_timeout', 'connect timed out');
       return probeError('connect_failed', `connect failed (${why})`);
@@ -183,9 +184,16 @@ export function deadlineError(state: State, timeoutMs: number): ProbeError {
     : probeError('timeout', `no complete answer within ${timeoutMs} ms (waiting for ${STATE_NAMES[state]})`);
 }
 
-/** An unexpected exception in the exchange's own code, described by `why`, in `state`. */
-export function internalError(state: State, why: string): ProbeError {
+/** An unexpected exception in the exchange's own code, described by `why` (its `code` when it has one), in `state`. */
+export function internalError(state: State, why: string, code?: unknown): ProbeError {
+  // creating the socket itself can throw EMFILE: ours, not the proxy's
+  if (typeof code === 'string' && LOCAL_EXHAUSTION_CODES.has(code)) return overloaded(code);
   return state <= ExchangeState.CONNECTING
     ? probeError('connect_failed', `cannot connect: ${why}`)
     : probeError('bad_response', `internal error: ${why}`);
+}
+
+/** This process ran out of `code` (EMFILE, ...): the proxy was not tried. */
+function overloaded(code: string): ProbeError {
+  return probeError('checker_overloaded', `the checker ran out of local resources (${code}); the proxy was not tried`);
 }

@@ -39,6 +39,7 @@ import { probeDeadlines, type TimerEntry } from './timer-wheel';
 import { dialNode } from './node-socket';
 import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
+import { fdsExhausted } from './fd-check';
 import { isBlockedAddress } from '../codec/ssrf';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
 import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
@@ -210,7 +211,7 @@ class Exchange implements LinkEvents, TimerEntry {
 
   /** An unexpected exception in our own code: fail the exchange rather than the process. */
   abort(e: unknown): void {
-    this.fail(internalError(this.state, errorText(e)));
+    this.fail(internalError(this.state, errorText(e), (e as { code?: unknown } | null)?.code));
   }
 
   secured(): void {
@@ -251,7 +252,9 @@ class Exchange implements LinkEvents, TimerEntry {
     if (state === ExchangeState.DONE) return;
     // the status of an answer head read so far (not the CONNECT answer's once TLS started)
     const statusCode = state === ExchangeState.CONNECTING || state === ExchangeState.TLS ? null : this.parser?.statusCode || null;
-    this.fail(socketError(state, err), statusCode);
+    // Bun reports a socket it could not create (EMFILE) as ECONNREFUSED: check before blaming the proxy (fd-check.ts)
+    const exhausted = state === ExchangeState.CONNECTING && (err as { code?: unknown }).code === 'ECONNREFUSED' ? fdsExhausted() : null;
+    this.fail(socketError(state, exhausted === null ? err : Object.assign(new Error(exhausted), { code: exhausted })), statusCode);
   }
 
   /** The probe budget ran out (deadline queue). */
