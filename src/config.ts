@@ -50,6 +50,18 @@ export interface Config {
   maxProxies: number;
   maxBodyBytes: number;
   maxCustomUrls: number;
+  /** Checks one account may run at once (more: 429). */
+  maxJobsPerAccount: number;
+  /** Unique proxies of one account's running checks together (a check that would pass it while others run: 429). */
+  maxProxiesInFlightPerAccount: number;
+  /** Token bucket per account on /check, /check-raw and /me: requests per second refilled... */
+  rateLimitPerS: number;
+  /** ...and the bucket's size (requests allowed at once after a quiet spell). */
+  rateLimitBurst: number;
+  /** WebSocket subscriptions open at once per authenticated account. */
+  wsMaxPerAccount: number;
+  /** WebSocket subscriptions open at once per client address, anonymous subscribers (no key). */
+  wsMaxPerAddress: number;
   probeThreads: number;
   /** Probes in flight in the whole process at most; undefined = from the open-file limit. */
   maxInFlight: number | undefined;
@@ -169,6 +181,12 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxProxies: int(env, 'MAX_PROXIES', 100_000, 1, 10_000_000),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
+    maxJobsPerAccount: int(env, 'MAX_JOBS_PER_ACCOUNT', 4, 1, 10_000),
+    maxProxiesInFlightPerAccount: int(env, 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 200_000, 1, 1_000_000_000),
+    rateLimitPerS: int(env, 'RATE_LIMIT_PER_S', 20, 1, 1_000_000),
+    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 40, 1, 1_000_000),
+    wsMaxPerAccount: int(env, 'WS_MAX_PER_ACCOUNT', 64, 1, 1_000_000),
+    wsMaxPerAddress: int(env, 'WS_MAX_PER_ADDRESS', 16, 1, 1_000_000),
     maxInFlight: str(env, 'MAX_IN_FLIGHT') === undefined ? undefined : int(env, 'MAX_IN_FLIGHT', 0, 1, 10_000_000),
     maxJobSharePercent: int(env, 'MAX_JOB_SHARE_PERCENT', 95, 1, 100),
     httpIdleTimeoutS: int(env, 'HTTP_IDLE_TIMEOUT_S', 30, 1, 255),

@@ -146,7 +146,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const results = await openDirResultStore({ dataDir: config.dataDir, fsync: false });
     undo.push(() => results.close()); // after the HTTP server (undone in reverse)
 
-    const hub = new ProgressHub();
+    const hub = new ProgressHub({ maxPerAccount: config.wsMaxPerAccount, maxPerAddress: config.wsMaxPerAddress });
     undo.push(() => hub.closeAll());
     const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
     const scheduler = new RegionScheduler((code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint, {
@@ -164,6 +164,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       newResultId,
       signLink,
       hub,
+      limits: { maxJobs: config.maxJobsPerAccount, maxProxiesInFlight: config.maxProxiesInFlightPerAccount },
       log,
       now: () => new Date(),
     });

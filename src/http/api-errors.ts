@@ -123,11 +123,12 @@ export const tooManyCustomUrls = (max: number) =>
 export const unsupportedMediaType = (expected: string) =>
   new ApiError(415, { error: 'Unsupported media type', message: `Content-Type must be ${expected}` });
 
-export const tooManyRequests = (retryAfterSeconds: number) =>
+/** 429: over a per-account limit (docs/API.md "Limits"); Retry-After in whole seconds (at least 1). */
+export const tooManyRequests = (retryAfterSeconds: number, message = `Slow down; retry in ${Math.max(1, Math.ceil(retryAfterSeconds))} s`) =>
   new ApiError(
     429,
-    { error: 'Too many requests', message: `Slow down; retry in ${retryAfterSeconds} s` },
-    { 'Retry-After': String(retryAfterSeconds) },
+    { error: 'Too many requests', message },
+    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   );
 
 // ---- 500 / 503 -------------------------------------------------------------

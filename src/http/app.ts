@@ -7,9 +7,11 @@
  * that does not exist answers 404; every error body is JSON (src/errors.ts).
  */
 import { Elysia } from 'elysia';
+import { rateLimitedAccounts } from './account-rate-limit';
 import { methodNotAllowed } from './api-errors';
 import type { AppDeps } from './context';
 import { apiErrorResponse, toApiError } from './errors';
+import { RateLimiter } from './rate-limit';
 import { finish, markStart, markStatus } from './request-log';
 import { publicRoutes } from './routes/public';
 import { meRoutes } from './routes/me';
@@ -36,6 +38,10 @@ export type ExtraRoutes = (app: Elysia) => Elysia;
 
 export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const { log } = deps;
+  // The authenticated API routes (/check, /check-raw, /me) look keys up through
+  // the per-account token bucket (429 past RATE_LIMIT_PER_S / RATE_LIMIT_BURST).
+  const limiter = new RateLimiter({ ratePerS: deps.config.rateLimitPerS, burst: deps.config.rateLimitBurst, now: () => deps.now().getTime() });
+  const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
   let app = new Elysia({ name: 'proxycheck' })
     .onRequest(({ request }) => {
       markStart(request);
@@ -52,8 +58,8 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
       log.info('request', { method: request.method, path, status, ms: done.ms, account: done.accountId });
     })
     .use(publicRoutes(deps))
-    .use(meRoutes(deps))
-    .use(checkRoutes(deps))
+    .use(meRoutes(api))
+    .use(checkRoutes(api))
     .use(resultRoutes(deps))
     .use(wsRoutes(deps))
     .use(docsRoutes(deps))

@@ -7,18 +7,24 @@
  * 422). Everything else -> the seed's fixed 500 body, with the detail only in
  * the log: no message, path or SQL of an internal error reaches a user.
  */
-import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, notFound, serviceUnavailable } from './api-errors';
+import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, notFound, serviceUnavailable, tooManyRequests } from './api-errors';
 import { isServiceError } from '../errors';
-import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError } from '../jobs/job-errors';
+import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, type AccountLimit } from '../jobs/job-errors';
 import type { Logger } from '../log';
 
 export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a moment';
+
+const LIMIT_MESSAGES: Record<AccountLimit, (max: number) => string> = {
+  concurrent_jobs: (max) => `At most ${max} checks may run at once per account`,
+  proxies_in_flight: (max) => `At most ${max} unique proxies may be checked at once per account`,
+};
 
 /** A domain error's contract response, or null when it has none (then it is a 500). */
 export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof InsufficientQuotaError) return insufficientChecks(err.required, err.available);
   if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
+  if (err instanceof RateLimitedError) return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`);
   if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
   // nobody reads it (the client is gone); 499 is what the request log shows
   if (isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED)) return new ApiError(499, { error: 'Client closed request', message: 'The client closed the connection; the job was cancelled' });

@@ -37,6 +37,14 @@ const E405 = (path: string, methods: string) => ({
   ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
   headers: allowHeader,
 });
+const E429 = {
+  ...err(
+    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' },
+    'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
+    'TooManyRequests',
+  ),
+  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } } },
+};
 const json = (schema: string, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
@@ -116,6 +124,7 @@ const checkErrors = {
       },
     },
   },
+  '429': E429,
   '500': E500,
   '503': err(
     { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' },
@@ -194,6 +203,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       '200': json('Me', meExample, 'Account information'),
       '401': E401,
       '405': E405('/me', 'GET'),
+      '429': E429,
       '500': E500,
     },
   },
@@ -257,7 +267,7 @@ const paths = {
       tags: ['Checks'],
       summary: 'Progress of a check (WebSocket)',
       description:
-        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscribers / jobs waited on, or a subscriber too slow to read).',
+        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (`WS_MAX_PER_ADDRESS`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).',
       parameters: [
         { name: 'jobId', in: 'query', required: true, schema: { type: 'string', pattern: JOB_ID_PATTERN } },
         { name: 'apiKey', in: 'query', required: false, schema: { type: 'string' }, description: 'Optional key (also accepted as X-API-Key or Authorization: Bearer)' },
@@ -366,6 +376,7 @@ const schemas = {
   UnsupportedMediaType: errorBody({ const: 'Unsupported media type' }),
   InternalError: errorBody({ const: 'Internal server error' }),
   ServiceUnavailable: errorBody({ const: 'Service unavailable' }),
+  TooManyRequests: errorBody({ const: 'Too many requests' }),
   CustomUrl: {
     type: 'object',
     required: ['url'],

@@ -6,6 +6,8 @@
  * Codes (stable; history rows keep the code, never the message):
  * - insufficient_quota   the reservation was refused (nothing charged)
  * - job_already_running  the client's jobId is running
+ * - rate_limited         the account is at a per-account limit (running checks,
+ *                        proxies in flight); nothing was reserved; retry later
  * - shutting_down        the service stops: no new checks; running ones are cancelled
  * - client_disconnected  the client closed the connection: its job is cancelled
  * - job_failed           anything else that failed a job (logged with its cause where it happened)
@@ -19,6 +21,7 @@ import { ServiceError } from '../errors';
 export const JOB_ERROR_CODES = Object.freeze({
   INSUFFICIENT_QUOTA: 'insufficient_quota',
   JOB_ALREADY_RUNNING: 'job_already_running',
+  RATE_LIMITED: 'rate_limited',
   SHUTTING_DOWN: 'shutting_down',
   CLIENT_DISCONNECTED: 'client_disconnected',
   SHARD_FAILED: 'shard_failed',
@@ -43,6 +46,24 @@ export class JobAlreadyRunningError extends ServiceError {
   constructor(readonly jobId: string) {
     super(JOB_ERROR_CODES.JOB_ALREADY_RUNNING, `job ${jobId} is running`);
     this.name = 'JobAlreadyRunningError';
+  }
+}
+
+/** Which per-account limit refused a check. */
+export type AccountLimit = 'concurrent_jobs' | 'proxies_in_flight';
+
+/**
+ * The account is at a per-account limit: `limit` names it, `max` is its value,
+ * `retryAfterS` a hint in whole seconds. Thrown before anything is reserved.
+ */
+export class RateLimitedError extends ServiceError {
+  constructor(
+    readonly limit: AccountLimit,
+    readonly max: number,
+    readonly retryAfterS: number,
+  ) {
+    super(JOB_ERROR_CODES.RATE_LIMITED, `account at its ${limit} limit (${max})`);
+    this.name = 'RateLimitedError';
   }
 }
 

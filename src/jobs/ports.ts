@@ -103,6 +103,8 @@ export type SettingsFactory = (type: ProxyType, timeoutMs: number) => ProbeSetti
 export interface Subscriber {
   /** The authenticated account, or null for an anonymous subscriber. */
   readonly accountId: string | null;
+  /** The client's address (an anonymous subscriber counts against it); absent: only the global caps apply. */
+  readonly address?: string | null;
   send(text: string): void;
   close(code: number, reason: string): void;
   /** Bytes queued and not yet sent to the peer. */

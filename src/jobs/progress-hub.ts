@@ -16,6 +16,15 @@
  * Memory: a subscriber whose unsent buffer passes `maxBufferedBytes` is closed
  * with 1013 (it does not read); waiting subscribers per job and jobs waited on
  * are capped, so nothing here grows without bound.
+ *
+ * Caps between tenants (refused with 1013, like the global ones): an
+ * authenticated subscriber counts against its account (`maxPerAccount`, 64),
+ * an anonymous one against its client address (`maxPerAddress`, 16; a
+ * subscriber without an address counts only against the global caps). A
+ * subscription counts while it is open and waits for messages; a late
+ * subscriber served a lingering final at once does not count. So one client
+ * at its cap leaves the global caps (32 per job, 10 000 jobs waited on) to
+ * everyone else; those stay as the last resort.
  */
 import type { ProgressPort, Subscriber, SubscribeOutcome } from './ports';
 import { progressMessage, ProgressThrottle, type ProgressMessage, type ProgressState } from './progress';
@@ -35,7 +44,18 @@ export interface HubOptions {
   lingerMs?: number;
   maxSubscribersPerJob?: number;
   maxWaitingJobs?: number;
+  /** Open subscriptions per authenticated account. */
+  maxPerAccount?: number;
+  /** Open subscriptions per client address, anonymous subscribers. */
+  maxPerAddress?: number;
   intervalMs?: number;
+}
+
+/** Whom a subscription counts against: its account, else its address, else nobody (global caps only). */
+function tenantOf(sub: Subscriber): { key: string; kind: 'account' | 'address' } | null {
+  if (sub.accountId !== null) return { key: `account:${sub.accountId}`, kind: 'account' };
+  if (sub.address !== undefined && sub.address !== null && sub.address !== '') return { key: `address:${sub.address}`, kind: 'address' };
+  return null;
 }
 
 interface Entry {
@@ -54,6 +74,10 @@ export class ProgressHub implements ProgressPort {
   readonly #maxSubs: number;
   readonly #maxWaiting: number;
   readonly #intervalMs: number;
+  readonly #maxPerAccount: number;
+  readonly #maxPerAddress: number;
+  /** Open subscriptions per tenant (tenantOf); an entry goes at 0. */
+  readonly #perTenant = new Map<string, number>();
 
   constructor(opts: HubOptions = {}) {
     this.#maxBuffered = opts.maxBufferedBytes ?? 256 * 1024;
@@ -61,6 +85,14 @@ export class ProgressHub implements ProgressPort {
     this.#maxSubs = opts.maxSubscribersPerJob ?? 32;
     this.#maxWaiting = opts.maxWaitingJobs ?? 10_000;
     this.#intervalMs = opts.intervalMs ?? 100;
+    this.#maxPerAccount = opts.maxPerAccount ?? 64;
+    this.#maxPerAddress = opts.maxPerAddress ?? 16;
+  }
+
+  /** Open subscriptions counted against an account (or, anonymous, an address): for tests and metrics. */
+  openFor(who: { accountId: string | null; address?: string | null }): number {
+    const t = tenantOf(who as Subscriber);
+    return t === null ? 0 : (this.#perTenant.get(t.key) ?? 0);
   }
 
   /** Jobs known to the hub (running, waited on, or lingering): for tests and metrics. */
@@ -70,31 +102,50 @@ export class ProgressHub implements ProgressPort {
 
   subscribe(jobId: string, sub: Subscriber): SubscribeOutcome {
     let e = this.#jobs.get(jobId);
+    if (e !== undefined && e.owner !== null && sub.accountId !== null && sub.accountId !== e.owner) {
+      return { ok: false, code: WS_CLOSE.POLICY, reason: 'job belongs to another account' };
+    }
+    if (e !== undefined && e.final !== null) {
+      this.#deliver(sub, e.final, e.owner, e.resultUrl);
+      sub.close(WS_CLOSE.NORMAL, e.final.status);
+      return { ok: true, unsubscribe: () => {} };
+    }
+    if (e !== undefined && e.subs.size >= this.#maxSubs) return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: 'too many subscribers for this job' };
+    const tenant = tenantOf(sub);
+    if (tenant !== null && (this.#perTenant.get(tenant.key) ?? 0) >= (tenant.kind === 'account' ? this.#maxPerAccount : this.#maxPerAddress)) {
+      return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: `too many subscriptions for this ${tenant.kind}` };
+    }
     if (e === undefined) {
       if (this.#jobs.size >= this.#maxWaiting) return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: 'too many jobs waited on' };
       e = { owner: null, subs: new Set(), throttle: null, final: null, resultUrl: null, lingerTimer: null };
       this.#jobs.set(jobId, e);
     }
-    if (e.owner !== null && sub.accountId !== null && sub.accountId !== e.owner) {
-      return { ok: false, code: WS_CLOSE.POLICY, reason: 'job belongs to another account' };
-    }
-    if (e.final !== null) {
-      this.#deliver(sub, e.final, e.owner, e.resultUrl);
-      sub.close(WS_CLOSE.NORMAL, e.final.status);
-      return { ok: true, unsubscribe: () => {} };
-    }
-    if (e.subs.size >= this.#maxSubs) return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: 'too many subscribers for this job' };
     e.subs.add(sub);
+    if (tenant !== null) this.#perTenant.set(tenant.key, (this.#perTenant.get(tenant.key) ?? 0) + 1);
     const entry = e;
     return {
       ok: true,
       unsubscribe: () => {
-        entry.subs.delete(sub);
+        this.#remove(entry, sub);
         if (entry.subs.size === 0 && entry.owner === null && entry.final === null && this.#jobs.get(jobId) === entry) {
           this.#jobs.delete(jobId);
         }
       },
     };
+  }
+
+  /** Takes `s` out of `e` and uncounts it (once, however often it is called). */
+  #remove(e: Entry, s: Subscriber): void {
+    if (!e.subs.delete(s)) return;
+    const tenant = tenantOf(s);
+    if (tenant === null) return;
+    const n = (this.#perTenant.get(tenant.key) ?? 1) - 1;
+    if (n <= 0) this.#perTenant.delete(tenant.key);
+    else this.#perTenant.set(tenant.key, n);
+  }
+
+  #removeAll(e: Entry): void {
+    for (const s of [...e.subs]) this.#remove(e, s);
   }
 
   /** A job's progress. `final` marks the last message (with the owner's result link, if any). */
@@ -109,7 +160,7 @@ export class ProgressHub implements ProgressPort {
       e.owner = owner;
       for (const s of e.subs) {
         if (s.accountId !== null && s.accountId !== owner) {
-          e.subs.delete(s);
+          this.#remove(e, s);
           s.close(WS_CLOSE.POLICY, 'job belongs to another account');
         }
       }
@@ -136,7 +187,7 @@ export class ProgressHub implements ProgressPort {
       e.throttle?.close();
       if (e.lingerTimer) clearTimeout(e.lingerTimer);
       for (const s of e.subs) s.close(WS_CLOSE.NORMAL, 'server shutting down');
-      e.subs.clear();
+      this.#removeAll(e);
     }
     this.#jobs.clear();
   }
@@ -144,7 +195,7 @@ export class ProgressHub implements ProgressPort {
   #emit(jobId: string, e: Entry, msg: ProgressMessage): void {
     for (const s of e.subs) {
       if (s.bufferedAmount() > this.#maxBuffered) {
-        e.subs.delete(s);
+        this.#remove(e, s);
         s.close(WS_CLOSE.TRY_AGAIN_LATER, 'subscriber too slow');
         continue;
       }
@@ -153,7 +204,7 @@ export class ProgressHub implements ProgressPort {
     if (msg.status === 'in_progress') return;
     e.final = msg;
     for (const s of e.subs) s.close(WS_CLOSE.NORMAL, msg.status);
-    e.subs.clear();
+    this.#removeAll(e);
     e.throttle = null;
     e.lingerTimer = setTimeout(() => {
       if (this.#jobs.get(jobId) === e) this.#jobs.delete(jobId);

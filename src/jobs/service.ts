@@ -12,6 +12,17 @@
  * grace ends are cancelled: they fail, refund what they did not check, and
  * their callers get `shutting_down` too.
  *
+ * ## Per-account limits (a job-layer rule: this registry knows the running jobs)
+ *
+ * An account may run at most `limits.maxJobs` checks at once, and its running
+ * checks together may hold at most `limits.maxProxiesInFlight` unique proxies
+ * (a check alone is bounded by MAX_PROXIES, so this refuses a check only while
+ * others of the account run). Over either: `rate_limited` (RateLimitedError,
+ * with a Retry-After hint), thrown before the actor exists, so nothing is
+ * reserved and no scan row is written. The check, the count and the registry
+ * entry happen in one synchronous stretch: two requests cannot both pass on
+ * the same free place. The region's fair share (scheduler.ts) is separate.
+ *
  * Errors: the expected domain errors (job-errors.ts) pass through as they
  * are; anything else is logged here with its detail and rethrown for the
  * caller to map (HTTP: a fixed 500 body). stop() is safe to call twice (the second call returns the first's
@@ -19,7 +30,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { JobActor, type CheckResponse, type JobDeps } from './actor';
-import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, shuttingDown } from './job-errors';
+import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
@@ -27,7 +38,18 @@ import type { CheckRequest, JobOwner } from './request';
 export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
 export type ServiceState = (typeof SERVICE_STATES)[keyof typeof SERVICE_STATES];
 
-export type ServiceDeps = Omit<JobDeps, 'publish'> & { hub: ProgressPort };
+/** Per-account limits (config: MAX_JOBS_PER_ACCOUNT, MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT). */
+export interface AccountLimits {
+  /** Checks one account may run at once. */
+  maxJobs: number;
+  /** Unique proxies of one account's running checks together. */
+  maxProxiesInFlight: number;
+}
+
+/** The Retry-After hint of a check refused by a per-account limit (a job's end is not known in advance). */
+export const ACCOUNT_LIMIT_RETRY_AFTER_S = 5;
+
+export type ServiceDeps = Omit<JobDeps, 'publish'> & { hub: ProgressPort; limits: AccountLimits };
 
 export function generateJobId(): string {
   return 'job_' + randomBytes(12).toString('base64url');
@@ -36,6 +58,8 @@ export function generateJobId(): string {
 export class CheckService implements ChecksPort {
   readonly #deps: ServiceDeps;
   readonly #running = new Map<string, { actor: JobActor; done: Promise<unknown> }>();
+  /** Per account with running checks: how many, and their unique proxies together. */
+  readonly #perAccount = new Map<string, { jobs: number; proxies: number }>();
   #state: ServiceState = SERVICE_STATES.RUNNING;
   #stopping: Promise<void> | null = null;
 
@@ -51,6 +75,12 @@ export class CheckService implements ChecksPort {
     return this.#running.size;
   }
 
+  /** An account's running checks and their proxies (for tests and metrics). */
+  accountLoad(accountId: string): { jobs: number; proxies: number } {
+    const l = this.#perAccount.get(accountId);
+    return { jobs: l?.jobs ?? 0, proxies: l?.proxies ?? 0 };
+  }
+
   isRunning(jobId: string): boolean {
     return this.#running.has(jobId);
   }
@@ -63,11 +93,14 @@ export class CheckService implements ChecksPort {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
-    const { hub, ...rest } = this.#deps;
+    const { hub, limits: _limits, ...rest } = this.#deps;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
       publish: (state, final) => hub.publish(account.id, state, final),
     });
+    // From here to the try nothing throws: what #admit counts, finally uncounts.
+    const proxies = request.proxies.length;
+    const load = this.#admit(account.id, proxies);
     const done = actor.run();
     this.#running.set(jobId, { actor, done: done.catch(() => {}) });
     // The client went away: cancel, so what was not probed is not charged.
@@ -83,7 +116,24 @@ export class CheckService implements ChecksPort {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.#running.delete(jobId);
+      load.jobs--;
+      load.proxies -= proxies;
+      if (load.jobs === 0) this.#perAccount.delete(account.id);
     }
+  }
+
+  /** Counts a new check of `accountId`, or throws rate_limited (nothing counted). */
+  #admit(accountId: string, proxies: number): { jobs: number; proxies: number } {
+    const { maxJobs, maxProxiesInFlight } = this.#deps.limits;
+    const load = this.#perAccount.get(accountId) ?? { jobs: 0, proxies: 0 };
+    if (load.jobs >= maxJobs) throw new RateLimitedError('concurrent_jobs', maxJobs, ACCOUNT_LIMIT_RETRY_AFTER_S);
+    if (load.jobs > 0 && load.proxies + proxies > maxProxiesInFlight) {
+      throw new RateLimitedError('proxies_in_flight', maxProxiesInFlight, ACCOUNT_LIMIT_RETRY_AFTER_S);
+    }
+    load.jobs++;
+    load.proxies += proxies;
+    this.#perAccount.set(accountId, load);
+    return load;
   }
 
   stop(graceMs: number): Promise<void> {

@@ -25,7 +25,9 @@ let t: TestService;
 let seq = 0;
 
 beforeAll(async () => {
-  t = await startTestService();
+  // 20 checks of one account race for its balance: the per-account limit of
+  // running checks (MAX_JOBS_PER_ACCOUNT, default 4; test/e2e/limits.test.ts) is lifted here
+  t = await startTestService({ MAX_JOBS_PER_ACCOUNT: '100' });
 });
 afterAll(async () => {
   await t?.stop();

@@ -49,6 +49,12 @@ describe('defaults', () => {
       maxProxies: 100_000,
       maxBodyBytes: 16 * 1024 * 1024,
       maxCustomUrls: 10,
+      maxJobsPerAccount: 4,
+      maxProxiesInFlightPerAccount: 200_000,
+      rateLimitPerS: 20,
+      rateLimitBurst: 40,
+      wsMaxPerAccount: 64,
+      wsMaxPerAddress: 16,
       maxInFlight: undefined,
       maxJobSharePercent: 95,
       httpIdleTimeoutS: 30,
@@ -70,6 +76,7 @@ describe('defaults', () => {
       'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
       'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'WS_REQUIRE_AUTH',
       'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
+      'MAX_JOBS_PER_ACCOUNT', 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'RATE_LIMIT_PER_S', 'RATE_LIMIT_BURST', 'WS_MAX_PER_ACCOUNT', 'WS_MAX_PER_ADDRESS',
     ]) {
       env[name] = name.length % 2 === 0 ? '' : '  \t ';
     }
@@ -103,6 +110,12 @@ describe('integer variables', () => {
     ['PROBE_THREADS', 'probeThreads', 1, 256],
     ['SHUTDOWN_GRACE_MS', 'shutdownGraceMs', 0, 3_600_000],
     ['MAX_IN_FLIGHT', 'maxInFlight', 1, 10_000_000],
+    ['MAX_JOBS_PER_ACCOUNT', 'maxJobsPerAccount', 1, 10_000],
+    ['MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'maxProxiesInFlightPerAccount', 1, 1_000_000_000],
+    ['RATE_LIMIT_PER_S', 'rateLimitPerS', 1, 1_000_000],
+    ['RATE_LIMIT_BURST', 'rateLimitBurst', 1, 1_000_000],
+    ['WS_MAX_PER_ACCOUNT', 'wsMaxPerAccount', 1, 1_000_000],
+    ['WS_MAX_PER_ADDRESS', 'wsMaxPerAddress', 1, 1_000_000],
   ];
 
   for (const [name, key, min, max] of ints) {

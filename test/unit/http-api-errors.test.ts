@@ -288,6 +288,12 @@ describe('413 / 415 / 429', () => {
       { 'Retry-After': '30' },
     );
   });
+
+  test('Too many requests: a given message; Retry-After whole seconds, at least 1', () => {
+    expectError(tooManyRequests(2, 'At most 1 request per second'), 429, { error: 'Too many requests', message: 'At most 1 request per second' }, { 'Retry-After': '2' });
+    expect(tooManyRequests(0.2).headers).toEqual({ 'Retry-After': '1' });
+    expect(tooManyRequests(1.5).headers).toEqual({ 'Retry-After': '2' });
+  });
 });
 
 describe('500 / 503', () => {

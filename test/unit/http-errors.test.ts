@@ -7,7 +7,7 @@ import { describe, expect, test } from 'bun:test';
 import { ServiceError } from '../../src/errors';
 import { ApiError } from '../../src/http/api-errors';
 import { domainToApiError, toApiError } from '../../src/http/errors';
-import { InsufficientQuotaError, JobAlreadyRunningError, shuttingDown } from '../../src/jobs/job-errors';
+import { InsufficientQuotaError, JobAlreadyRunningError, RateLimitedError, shuttingDown } from '../../src/jobs/job-errors';
 import { memoryLogger } from '../../src/log';
 
 const ctx = { method: 'POST', path: '/check' };
@@ -23,6 +23,17 @@ describe('domain errors -> responses', () => {
     const e = domainToApiError(new JobAlreadyRunningError('job-1'))!;
     expect(e.status).toBe(409);
     expect(e.body).toMatchObject({ error: 'Job already running', jobId: 'job-1' });
+  });
+
+  test('rate_limited -> 429 Too many requests with Retry-After, naming the limit', () => {
+    const jobs = domainToApiError(new RateLimitedError('concurrent_jobs', 4, 5))!;
+    expect(jobs.status).toBe(429);
+    expect(jobs.body).toEqual({ error: 'Too many requests', message: 'At most 4 checks may run at once per account; retry in 5 s' });
+    expect(jobs.headers).toEqual({ 'Retry-After': '5' });
+    const proxies = domainToApiError(new RateLimitedError('proxies_in_flight', 200_000, 5))!;
+    expect(proxies.status).toBe(429);
+    expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account; retry in 5 s' });
+    expect(proxies.headers).toEqual({ 'Retry-After': '5' });
   });
 
   test('shutting_down -> 503 Service unavailable', () => {

@@ -3,7 +3,8 @@
  * states: waiting before the job starts, the ~10/s throttle, the final message
  * and close 1000, result_url only for the owner's authenticated subscribers,
  * other accounts refused/closed 1008, late subscribers, slow subscribers closed
- * 1013, limits, cleanup of waiting entries, lingering finals and closeAll.
+ * 1013, limits (global, and per account / per anonymous address), cleanup of
+ * waiting entries, lingering finals and closeAll.
  */
 import { describe, expect, test } from 'bun:test';
 import { ProgressHub, WS_CLOSE, type HubOptions, type Subscriber } from '../../src/jobs/progress-hub';
@@ -15,7 +16,10 @@ class FakeSub implements Subscriber {
   buffered = 0;
   sentAfterClose = 0;
   throwOnSend = false;
-  constructor(readonly accountId: string | null) {}
+  constructor(
+    readonly accountId: string | null,
+    readonly address: string | null = null,
+  ) {}
   send(text: string): void {
     if (this.closes.length > 0) this.sentAfterClose++;
     if (this.throwOnSend) throw new Error('socket closed');
@@ -387,6 +391,100 @@ describe('limits', () => {
     expect(h.size).toBe(2);
     subscribeOk(h, 'job-w1', new FakeSub(null));
     expect(h.size).toBe(2);
+    h.closeAll();
+  });
+});
+
+describe('caps between tenants', () => {
+  const refusedFor = (kind: 'account' | 'address') => ({ ok: false as const, code: WS_CLOSE.TRY_AGAIN_LATER, reason: `too many subscriptions for this ${kind}` });
+
+  test('an address at its cap (anonymous) does not stop another address or an account', () => {
+    const h = hub({ maxPerAddress: 2, maxPerAccount: 3 });
+    subscribeOk(h, 'job-t1', new FakeSub(null, '198.51.100.1'));
+    subscribeOk(h, 'job-t2', new FakeSub(null, '198.51.100.1'));
+    const sizeBefore = h.size;
+    expect(h.subscribe('job-t3', new FakeSub(null, '198.51.100.1'))).toEqual(refusedFor('address'));
+    expect(h.subscribe('job-t1', new FakeSub(null, '198.51.100.1'))).toEqual(refusedFor('address'));
+    expect(h.size).toBe(sizeBefore); // a refused subscriber leaves no waiting entry behind
+    subscribeOk(h, 'job-t3', new FakeSub(null, '198.51.100.2'));
+    // an authenticated subscriber from the same address counts against its account, not the address
+    subscribeOk(h, 'job-t4', new FakeSub(OWNER, '198.51.100.1'));
+    expect(h.openFor({ accountId: null, address: '198.51.100.1' })).toBe(2);
+    expect(h.openFor({ accountId: null, address: '198.51.100.2' })).toBe(1);
+    expect(h.openFor({ accountId: OWNER })).toBe(1);
+    h.closeAll();
+    expect(h.openFor({ accountId: null, address: '198.51.100.1' })).toBe(0);
+    expect(h.openFor({ accountId: OWNER })).toBe(0);
+  });
+
+  test('an account at its cap does not stop another account or anonymous subscribers', () => {
+    const h = hub({ maxPerAccount: 2, maxPerAddress: 2 });
+    subscribeOk(h, 'job-a1', new FakeSub(OWNER, '203.0.113.1'));
+    subscribeOk(h, 'job-a2', new FakeSub(OWNER, '203.0.113.2'));
+    expect(h.subscribe('job-a3', new FakeSub(OWNER, '203.0.113.3'))).toEqual(refusedFor('account'));
+    subscribeOk(h, 'job-a3', new FakeSub(OTHER, '203.0.113.1'));
+    subscribeOk(h, 'job-a1', new FakeSub(null, '203.0.113.1'));
+    h.closeAll();
+  });
+
+  test('the defaults: 64 per account, 16 per anonymous address', () => {
+    const h = hub();
+    for (let i = 0; i < 16; i++) subscribeOk(h, `job-d${i}`, new FakeSub(null, '192.0.2.9'));
+    expect(h.subscribe('job-dx', new FakeSub(null, '192.0.2.9'))).toEqual(refusedFor('address'));
+    for (let i = 0; i < 64; i++) subscribeOk(h, `job-e${i}`, new FakeSub(OWNER));
+    expect(h.subscribe('job-ex', new FakeSub(OWNER))).toEqual(refusedFor('account'));
+    h.closeAll();
+  });
+
+  test('a subscriber without an address counts only against the global caps', () => {
+    const h = hub({ maxPerAddress: 1, maxWaitingJobs: 5 });
+    for (let i = 0; i < 5; i++) subscribeOk(h, `job-n${i}`, new FakeSub(null));
+    expect(h.subscribe('job-n5', new FakeSub(null))).toEqual({ ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: 'too many jobs waited on' });
+    h.closeAll();
+  });
+
+  test('a place comes back whenever a subscription ends: unsubscribe, final, slow reader, other account', () => {
+    const h = hub({ maxPerAddress: 1, maxPerAccount: 1 });
+    const addr = { accountId: null, address: '192.0.2.1' };
+    // unsubscribe (twice is still one place)
+    const u = subscribeOk(h, 'job-p1', new FakeSub(null, '192.0.2.1'));
+    u();
+    u();
+    expect(h.openFor(addr)).toBe(0);
+    // the final closes it with 1000
+    const fin = new FakeSub(null, '192.0.2.1');
+    subscribeOk(h, 'job-p2', fin);
+    h.publish(OWNER, state('job-p2', 'failed'));
+    expect(fin.closes).toEqual([{ code: WS_CLOSE.NORMAL, reason: 'failed' }]);
+    expect(h.openFor(addr)).toBe(0);
+    // a slow reader closed 1013
+    const slow = new FakeSub(null, '192.0.2.1');
+    subscribeOk(h, 'job-p3', slow);
+    slow.buffered = 10 * 1024 * 1024;
+    h.publish(OWNER, state('job-p3', 'validating'));
+    expect(slow.closes[0]?.code).toBe(WS_CLOSE.TRY_AGAIN_LATER);
+    expect(h.openFor(addr)).toBe(0);
+    subscribeOk(h, 'job-p4', new FakeSub(null, '192.0.2.1'));
+    // a subscriber of another account closed 1008 when the owner becomes known
+    const other = new FakeSub(OTHER);
+    subscribeOk(h, 'job-p5', other);
+    expect(h.openFor({ accountId: OTHER })).toBe(1);
+    h.publish(OWNER, state('job-p5', 'validating'));
+    expect(other.closes[0]?.code).toBe(WS_CLOSE.POLICY);
+    expect(h.openFor({ accountId: OTHER })).toBe(0);
+    subscribeOk(h, 'job-p6', new FakeSub(OTHER));
+    h.closeAll();
+  });
+
+  test('at its cap, a client still gets a lingering final (it is served at once, never counted)', () => {
+    const h = hub({ maxPerAddress: 1 });
+    h.publish(OWNER, state('job-l', 'completed', 100), { resultUrl: LINK });
+    subscribeOk(h, 'job-busy', new FakeSub(null, '192.0.2.7'));
+    const late = new FakeSub(null, '192.0.2.7');
+    subscribeOk(h, 'job-l', late);
+    expect(late.last?.status).toBe('completed');
+    expect(late.closes).toEqual([{ code: WS_CLOSE.NORMAL, reason: 'completed' }]);
+    expect(h.openFor({ accountId: null, address: '192.0.2.7' })).toBe(1);
     h.closeAll();
   });
 });

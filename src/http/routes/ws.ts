@@ -3,7 +3,11 @@
  * The upgrade is refused with a JSON error before it happens: 400 for a bad
  * jobId, 401 for a missing (when WS_REQUIRE_AUTH) or invalid key. A key
  * (X-API-Key, Authorization: Bearer or ?apiKey=) limits the subscription to
- * the key's account. The hub does the rest (throttle, final message, close).
+ * the key's account. The hub does the rest (throttle, final message, close),
+ * including the caps per account (WS_MAX_PER_ACCOUNT) and, for anonymous
+ * subscribers, per client address (WS_MAX_PER_ADDRESS): over one the socket
+ * opens and is closed at once with 1013, like the hub's global caps (one
+ * place decides; a client sees the same code for every "try again later").
  */
 import type { ServerWebSocket } from 'bun';
 import { Elysia } from 'elysia';
@@ -49,6 +53,8 @@ export function wsRoutes(deps: AppDeps) {
       const raw = ws.raw as unknown as ServerWebSocket<unknown>;
       const sub: Subscriber = {
         accountId,
+        // the peer's address (not X-Forwarded-For: behind a proxy every anonymous client shares its address)
+        address: raw.remoteAddress || null,
         send: (text) => {
           raw.sendText(text);
         },

@@ -1,0 +1,155 @@
+/**
+ * Tests for src/jobs/service.ts (CheckService) with in-memory ports: the
+ * per-account limits (running checks, unique proxies in flight) refuse with
+ * rate_limited BEFORE anything is reserved, count per account, and give the
+ * place back when a check ends (whatever way it ends).
+ */
+import { describe, expect, test } from 'bun:test';
+import { isServiceError } from '../../src/errors';
+import { RateLimitedError } from '../../src/jobs/job-errors';
+import type { ExecutionHandle, LedgerPort, ProbeExecution } from '../../src/jobs/ports';
+import type { CheckRequest } from '../../src/jobs/request';
+import { ACCOUNT_LIMIT_RETRY_AFTER_S, CheckService, type AccountLimits } from '../../src/jobs/service';
+import { memoryLogger } from '../../src/log';
+import { parseProxyList } from '../../src/proxy/parse';
+import type { ResultWriter } from '../../src/results/writer';
+
+function request(n: number, jobId: string | null = null): CheckRequest {
+  const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.2.${i >> 8}.${i & 255}:8080`));
+  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, jobId, customUrls: [] };
+}
+
+/** A ledger that records reservations and refuses accounts named `broke`. */
+function ledger() {
+  const reserved: { accountId: string; units: number }[] = [];
+  const port: LedgerPort = {
+    async reserve(i) {
+      if (i.accountId === 'broke') return { ok: false, required: i.units, available: 0 };
+      reserved.push({ accountId: i.accountId, units: i.units });
+      return { ok: true, unlimited: false, user: { email: 'a@b.c', checks_used: i.units, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } } };
+    },
+    async complete() {},
+    async fail() {},
+    async userInfo() {
+      return { email: 'a@b.c', checks_used: 0, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } };
+    },
+  };
+  return { port, reserved };
+}
+
+/** Probe execution that never grants a slot: a job runs until it is cancelled. */
+const parked: ProbeExecution = {
+  open(): ExecutionHandle {
+    return { run: async () => {}, addDemand() {}, cancel() {} };
+  },
+};
+
+const writer = { path: '/dev/null', state: 'open', working: 0, failed: 0, addProxy: async () => {}, finish: async () => ({ working: 0, failed: 0, bytes: 0 }), abort: async () => {} } as unknown as ResultWriter;
+
+function service(limits: AccountLimits) {
+  const l = ledger();
+  const svc = new CheckService({
+    ledger: l.port,
+    execution: parked,
+    geo: { lookup: () => ({ country: null, country_name: null, location: null, isp: null, asn: null, coordinates: null }) },
+    settings: (type, timeoutMs) => ({ type, timeoutMs, judge: { url: 'http://127.0.0.1:1/judge', protocol: 'http:', host: '127.0.0.1', port: 1, path: '/judge' }, checkerIps: [], baselineHeaders: [], allowPrivateTargets: true }),
+    openWriter: async () => writer,
+    newResultId: () => 'r1',
+    signLink: (id) => `http://x/result/${id}.json`,
+    hub: { publish() {}, subscribe: () => ({ ok: false, code: 1013, reason: 'x' }), closeAll() {} },
+    limits,
+    log: memoryLogger(),
+    now: () => new Date(),
+  });
+  /** Starts a check that stays running until `stop()` (its client goes away). */
+  const start = (account: string, n: number) => {
+    const ac = new AbortController();
+    const done = svc.run({ id: account }, request(n), ac.signal).then(
+      () => 'completed',
+      (e: unknown) => e,
+    );
+    return { done, stop: async () => (ac.abort(), await done) };
+  };
+  return { svc, start, reserved: l.reserved };
+}
+
+const until = async (cond: () => boolean) => {
+  for (let i = 0; i < 200 && !cond(); i++) await Bun.sleep(1);
+  expect(cond()).toBe(true);
+};
+
+const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+
+describe('CheckService per-account limits', () => {
+  test('concurrent checks over the limit: rate_limited, nothing reserved; other accounts unaffected', async () => {
+    const { svc, start, reserved } = service({ maxJobs: 2, maxProxiesInFlight: 1_000_000 });
+    const a1 = start('acct-a', 10);
+    const a2 = start('acct-a', 10);
+    await until(() => reserved.length === 2);
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 2, proxies: 20 });
+
+    const err = await refusal(svc.run({ id: 'acct-a' }, request(10)));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(err).toMatchObject({ code: 'rate_limited', limit: 'concurrent_jobs', max: 2, retryAfterS: ACCOUNT_LIMIT_RETRY_AFTER_S });
+    expect(isServiceError(err, 'rate_limited')).toBe(true);
+    await Bun.sleep(5);
+    expect(reserved).toHaveLength(2); // the refused check reserved nothing
+    expect(svc.runningJobs).toBe(2);
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 2, proxies: 20 });
+
+    // another account is not held back by acct-a's limit
+    const b1 = start('acct-b', 10);
+    await until(() => reserved.length === 3);
+    expect(reserved[2]).toEqual({ accountId: 'acct-b', units: 10 });
+
+    // a check that ends gives its place back
+    expect(await a1.stop()).toMatchObject({ code: 'client_disconnected' });
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 1, proxies: 10 });
+    const a3 = start('acct-a', 10);
+    await until(() => reserved.length === 4);
+    await Promise.all([a2.stop(), a3.stop(), b1.stop()]);
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 0, proxies: 0 });
+    expect(svc.runningJobs).toBe(0);
+  });
+
+  test('proxies in flight: a check that would pass the sum is refused while others run', async () => {
+    const { svc, start, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 100 });
+    const a1 = start('acct-a', 60);
+    await until(() => reserved.length === 1);
+    const err = await refusal(svc.run({ id: 'acct-a' }, request(41)));
+    expect(err).toMatchObject({ code: 'rate_limited', limit: 'proxies_in_flight', max: 100, retryAfterS: ACCOUNT_LIMIT_RETRY_AFTER_S });
+    expect(reserved).toHaveLength(1);
+    const a2 = start('acct-a', 40); // exactly the limit
+    await until(() => reserved.length === 2);
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 2, proxies: 100 });
+    const b1 = start('acct-b', 100); // per account: acct-b has its own 100
+    await until(() => reserved.length === 3);
+    await Promise.all([a1.stop(), a2.stop(), b1.stop()]);
+  });
+
+  test('a check alone is never refused by the in-flight limit (MAX_PROXIES bounds it)', async () => {
+    const { svc, start, reserved } = service({ maxJobs: 1, maxProxiesInFlight: 5 });
+    const a1 = start('acct-a', 50);
+    await until(() => reserved.length === 1);
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 1, proxies: 50 });
+    await a1.stop();
+  });
+
+  test('a check that fails early (402) or is refused 409 leaves no count behind', async () => {
+    const { svc, start, reserved } = service({ maxJobs: 1, maxProxiesInFlight: 1_000 });
+    for (let i = 0; i < 3; i++) expect(await refusal(svc.run({ id: 'broke' }, request(5)))).toMatchObject({ code: 'insufficient_quota' });
+    expect(svc.accountLoad('broke')).toEqual({ jobs: 0, proxies: 0 });
+
+    const ac = new AbortController();
+    const a1 = svc.run({ id: 'acct-a' }, request(5, 'same-id'), ac.signal).catch((e: unknown) => e);
+    await until(() => reserved.length === 1);
+    // the duplicate jobId is answered 409, not counted (and not 429 although the account is at its limit)
+    expect(await refusal(svc.run({ id: 'acct-a' }, request(5, 'same-id')))).toMatchObject({ code: 'job_already_running' });
+    ac.abort();
+    await a1;
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 0, proxies: 0 });
+    const a2 = start('acct-a', 5);
+    await until(() => reserved.length === 2);
+    await a2.stop();
+  });
+});
