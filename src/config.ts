@@ -46,6 +46,8 @@ export interface Config {
   bootstrapChecks: number;
   bootstrapApiKey: string | undefined;
   resultRetentionDays: number;
+  /** Disk cap on stored result files in bytes (oldest deleted first); 0 = no cap. */
+  resultMaxBytes: number;
   wsRequireAuth: boolean;
   maxProxies: number;
   maxBodyBytes: number;
@@ -77,6 +79,9 @@ export interface Config {
   /** PEM of extra CAs trusted for https judges and custom URLs (besides the system's). */
   tlsCaFile: string | undefined;
 }
+
+/** RESULT_MAX_BYTES when unset: 10 GiB of result files. */
+export const DEFAULT_RESULT_MAX_BYTES = 10 * 1024 ** 3;
 
 type Env = Record<string, string | undefined>;
 
@@ -177,6 +182,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     bootstrapChecks: int(env, 'BOOTSTRAP_CHECKS', 1000, 0, 1_000_000_000),
     bootstrapApiKey,
     resultRetentionDays: int(env, 'RESULT_RETENTION_DAYS', 7, 1, 3650),
+    resultMaxBytes: int(env, 'RESULT_MAX_BYTES', DEFAULT_RESULT_MAX_BYTES, 0, 2 ** 50),
     wsRequireAuth: bool(env, 'WS_REQUIRE_AUTH', false),
     maxProxies: int(env, 'MAX_PROXIES', 100_000, 1, 10_000_000),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

@@ -232,6 +232,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const sweep: RetentionSweep = startRetentionSweep({
       store: results,
       maxAgeMs: retentionMs,
+      maxBytes: config.resultMaxBytes,
       log,
     });
     undo.push(() => sweep.stop());

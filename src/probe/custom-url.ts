@@ -6,6 +6,14 @@
  * read, the same total timeout as the probe (the target's DNS lookup for the
  * SSRF guard counts against it). Success: status in requiredStatusCodes and
  * requiredText found (case-insensitive unless caseSensitive).
+ *
+ * The text is searched by the streaming matcher (codec/text-match.ts), a
+ * 64 KiB slice of the body at a time, stopping at the first hit: no decoded
+ * or lower-cased copy of the whole body is made (that was up to ~4 MiB of
+ * strings per fetch on top of the body). The body itself is still read up to
+ * CUSTOM_URL_BODY_CAP and held by the exchange (net/exchange.ts collects it)
+ * until the verdict: stopping the read at the first hit needs a body sink in
+ * the exchange, which this file cannot add from here.
  */
 import { isIP } from 'node:net';
 import { errorText } from '../errors';
@@ -13,8 +21,11 @@ import type { CustomUrlResult, CustomUrlRule, ProbeError, ProbeSettings, ProbeTa
 import { exchange } from './net/exchange';
 import { dnsCache } from './net/dns-cache';
 import { isBlockedAddress } from './codec/ssrf';
+import { textMatcher } from './codec/text-match';
 
 export const CUSTOM_URL_BODY_CAP = 1024 * 1024;
+/** The body is fed to the text matcher this many bytes at a time (bounds the decoded copy). */
+export const TEXT_MATCH_SLICE = 64 * 1024;
 
 interface Target {
   tls: boolean;
@@ -52,9 +63,9 @@ async function guardTarget(host: string): Promise<ProbeError | null> {
 }
 
 function containsText(body: Buffer, text: string, caseSensitive: boolean): boolean {
-  if (text === '') return true;
-  if (caseSensitive) return body.indexOf(text, 0, 'utf8') !== -1;
-  return body.toString('utf8').toLowerCase().includes(text.toLowerCase());
+  const m = textMatcher(text, caseSensitive);
+  for (let at = 0; at < body.length && !m.found; at += TEXT_MATCH_SLICE) m.push(body.subarray(at, at + TEXT_MATCH_SLICE));
+  return m.end();
 }
 
 /** Never rejects. */

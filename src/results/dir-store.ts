@@ -5,9 +5,16 @@
  * beside the target, renamed over it when finished). This file is the only
  * place that knows those paths.
  *
- * - `sweep(cutoff)` deletes every regular file in the directory whose mtime
- *   is before the cutoff: results, and spill or temp files a crash left
- *   behind; subdirectories are never touched; a missing directory is 0.
+ * - `sweep(rule)`, by mtime ("last written"): (1) every regular file but
+ *   writer leftovers whose mtime is before `cutoffMs` (results, and stray
+ *   files); (2) with `maxBytes` > 0, while the `<resultId>.json` files left
+ *   hold more than `maxBytes`, the one with the oldest mtime (ties: by name);
+ *   (3) writer leftovers (`<resultId>.json.<tag>[.working|.failed].tmp`, the
+ *   spill and temp files of src/results/writer.ts) whose mtime is before
+ *   `orphanCutoffMs`, unless a writer this store handed out for that
+ *   resultId is still open or finishing (or being created): a running job's
+ *   files are never touched. Subdirectories never are; a missing directory
+ *   is an empty report.
  * - `size()` counts `<resultId>.json` files only (not a running writer's
  *   spill files).
  * - `open(id)` stats the file; the stream reads it lazily (a file swept in
@@ -18,7 +25,7 @@ import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode, ServiceError } from '../errors';
 import { isResultId } from './links';
-import type { ResultStore, ResultStoreSize, StoredResult } from './store';
+import type { ResultStore, ResultStoreSize, StoredResult, SweepReport, SweepRule } from './store';
 import { openResultWriter, WRITER_STATES, type ResultWriter, type ResultWriterOptions } from './writer';
 
 export interface DirResultStoreOptions {
@@ -37,12 +44,29 @@ export function resultFilePath(dataDir: string, resultId: string): string {
 }
 
 const SUFFIX = '.json';
+/** A writer's spill and temp files: `<resultId>.json.<tag>.tmp`, `.working.tmp`, `.failed.tmp`. */
+const LEFTOVER = /^(.+)\.json\.[0-9a-f]+\.(?:working\.|failed\.)?tmp$/;
+
+/** The resultId whose writer left this file, or null when the name is not a writer's. */
+export function leftoverOf(name: string): string | null {
+  const m = LEFTOVER.exec(name);
+  return m !== null && isResultId(m[1] as string) ? (m[1] as string) : null;
+}
+
+interface Entry {
+  path: string;
+  name: string;
+  mtimeMs: number;
+  bytes: number;
+}
 const missing = (err: unknown) => errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR';
 
 class DirResultStore implements ResultStore {
   private closed = false;
-  /** Writers handed out and maybe not settled yet (pruned on each create). */
-  private writers = new Set<ResultWriter>();
+  /** Writers handed out and maybe not settled yet, with their result ids (pruned on each create). */
+  private writers = new Map<ResultWriter, string>();
+  /** Result ids whose writer is being opened (its files exist before it is in `writers`). */
+  private creating = new Map<string, number>();
 
   constructor(
     private readonly dataDir: string,
@@ -53,10 +77,17 @@ class DirResultStore implements ResultStore {
   async create(resultId: string): Promise<ResultWriter> {
     this.checkOpen();
     const path = resultFilePath(this.dataDir, resultId);
-    for (const w of this.writers) if (!isLive(w)) this.writers.delete(w);
-    const writer = await openResultWriter(path, this.writerOptions);
-    this.writers.add(writer);
-    return writer;
+    for (const w of this.writers.keys()) if (!isLive(w)) this.writers.delete(w);
+    this.creating.set(resultId, (this.creating.get(resultId) ?? 0) + 1);
+    try {
+      const writer = await openResultWriter(path, this.writerOptions);
+      this.writers.set(writer, resultId);
+      return writer;
+    } finally {
+      const n = (this.creating.get(resultId) ?? 1) - 1;
+      if (n === 0) this.creating.delete(resultId);
+      else this.creating.set(resultId, n);
+    }
   }
 
   async open(resultId: string): Promise<StoredResult | null> {
@@ -75,28 +106,70 @@ class DirResultStore implements ResultStore {
     return { resultId, bytes, stream: () => Bun.file(path).stream() };
   }
 
-  async sweep(cutoffMs: number): Promise<number> {
+  async sweep(rule: SweepRule): Promise<SweepReport> {
     this.checkOpen();
+    const report: SweepReport = { expired: 0, overCap: 0, orphans: 0, bytes: 0 };
     let names: string[];
     try {
       names = await readdir(this.dir);
     } catch {
-      return 0;
+      return report;
     }
-    let deleted = 0;
+    const results: Entry[] = [];
+    const leftovers: { entry: Entry; resultId: string }[] = [];
     for (const name of names) {
-      const path = join(this.dir, name);
-      try {
-        const st = await stat(path);
-        if (st.isFile() && st.mtimeMs < cutoffMs) {
-          await unlink(path);
-          deleted++;
+      const entry = await this.entry(name);
+      if (entry === null) continue;
+      const owner = leftoverOf(name);
+      if (owner !== null) leftovers.push({ entry, resultId: owner });
+      else if (entry.mtimeMs < rule.cutoffMs) {
+        if (await remove(entry)) {
+          report.expired++;
+          report.bytes += entry.bytes;
         }
-      } catch {
-        // vanished meanwhile: nothing to do
+      } else if (name.endsWith(SUFFIX) && isResultId(name.slice(0, -SUFFIX.length))) results.push(entry);
+    }
+    const maxBytes = rule.maxBytes ?? 0;
+    if (maxBytes > 0) {
+      let total = results.reduce((sum, e) => sum + e.bytes, 0);
+      results.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const e of results) {
+        if (total <= maxBytes) break;
+        total -= e.bytes; // gone either way: deleted now, or by someone else meanwhile
+        if (await remove(e)) {
+          report.overCap++;
+          report.bytes += e.bytes;
+        }
       }
     }
-    return deleted;
+    const orphanCutoff = rule.orphanCutoffMs ?? rule.cutoffMs;
+    const live = this.liveIds();
+    for (const { entry, resultId } of leftovers) {
+      if (live.has(resultId) || entry.mtimeMs >= orphanCutoff) continue;
+      if (await remove(entry)) {
+        report.orphans++;
+        report.bytes += entry.bytes;
+      }
+    }
+    return report;
+  }
+
+  /** A regular file of the directory, or null (a subdirectory, or gone meanwhile). */
+  private async entry(name: string): Promise<Entry | null> {
+    const path = join(this.dir, name);
+    try {
+      const st = await stat(path);
+      return st.isFile() ? { path, name, mtimeMs: st.mtimeMs, bytes: st.size } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Result ids a writer of this store is still writing (or opening). */
+  private liveIds(): Set<string> {
+    const ids = new Set(this.creating.keys());
+    for (const [w, id] of this.writers) if (isLive(w)) ids.add(id);
+    return ids;
   }
 
   async size(): Promise<ResultStoreSize> {
@@ -126,13 +199,23 @@ class DirResultStore implements ResultStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const live = [...this.writers];
+    const live = [...this.writers.keys()];
     this.writers.clear();
     await Promise.allSettled(live.map((w) => w.abort()));
   }
 
   private checkOpen(): void {
     if (this.closed) throw new ServiceError('result_store_closed', 'the result store is closed');
+  }
+}
+
+/** Deletes the file; false when it was gone already (or cannot be deleted). */
+async function remove(e: Entry): Promise<boolean> {
+  try {
+    await unlink(e.path);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -115,20 +115,73 @@ export function resultStoreContract(name: string, harness: StoreHarness): void {
       }
     });
 
-    test('sweep deletes by age only and counts what it deleted', async () => {
+    test('sweep deletes by age and reports what it deleted', async () => {
       const store = await harness.fresh();
       const old = await writeResult(store);
       await sleep(30);
       const cutoff = Date.now();
       await sleep(30);
       const fresh = await writeResult(store);
-      expect(await store.sweep(0)).toBe(0);
-      expect(await store.sweep(cutoff)).toBe(1);
+      expect(await store.sweep({ cutoffMs: 0 })).toEqual({ expired: 0, overCap: 0, orphans: 0, bytes: 0 });
+      expect(await store.sweep({ cutoffMs: cutoff })).toEqual({ expired: 1, overCap: 0, orphans: 0, bytes: old.bytes });
       expect(await store.open(old.id)).toBeNull();
       expect(await bytesOf((await store.open(fresh.id))!)).toBe(EXPECTED);
-      expect(await store.sweep(cutoff)).toBe(0);
-      expect(await store.sweep(Date.now() + 60_000)).toBe(1);
+      expect(await store.sweep({ cutoffMs: cutoff })).toEqual({ expired: 0, overCap: 0, orphans: 0, bytes: 0 });
+      expect((await store.sweep({ cutoffMs: Date.now() + 60_000 })).expired).toBe(1);
       expect(await store.open(fresh.id)).toBeNull();
+    });
+
+    test('disk cap: over maxBytes the oldest results go first until the rest fit; 0 is no cap', async () => {
+      const store = await harness.fresh();
+      const written: { id: string; bytes: number }[] = [];
+      for (let i = 0; i < 4; i++) {
+        written.push(await writeResult(store));
+        await sleep(20);
+      }
+      const each = written[0]!.bytes;
+      const total = 4 * each;
+      const none = { expired: 0, overCap: 0, orphans: 0, bytes: 0 };
+      expect(await store.sweep({ cutoffMs: 0, maxBytes: 0 })).toEqual(none);
+      expect(await store.sweep({ cutoffMs: 0, maxBytes: total })).toEqual(none);
+      // one byte over room for two: the two oldest go, the two newest stay
+      expect(await store.sweep({ cutoffMs: 0, maxBytes: 2 * each + 1 })).toEqual({ expired: 0, overCap: 2, orphans: 0, bytes: 2 * each });
+      for (const w of written.slice(0, 2)) expect(await store.open(w.id)).toBeNull();
+      for (const w of written.slice(2)) expect(await bytesOf((await store.open(w.id))!)).toBe(EXPECTED);
+      expect(await store.size()).toEqual({ results: 2, bytes: 2 * each });
+      // a cap smaller than any one result leaves nothing
+      expect((await store.sweep({ cutoffMs: 0, maxBytes: 1 })).overCap).toBe(2);
+      expect(await store.size()).toEqual({ results: 0, bytes: 0 });
+    });
+
+    test('age first, then the cap on what is left', async () => {
+      const store = await harness.fresh();
+      const a = await writeResult(store);
+      await sleep(30);
+      const cutoff = Date.now();
+      await sleep(30);
+      const b = await writeResult(store);
+      await sleep(20);
+      const c = await writeResult(store);
+      const r = await store.sweep({ cutoffMs: cutoff, maxBytes: c.bytes });
+      expect(r).toEqual({ expired: 1, overCap: 1, orphans: 0, bytes: a.bytes + b.bytes });
+      expect(await store.open(b.id)).toBeNull();
+      expect(await store.open(c.id)).not.toBeNull();
+    });
+
+    test('a sweep never touches a result still being written, however old its cutoffs', async () => {
+      const store = await harness.fresh();
+      const id = newResultId();
+      const w = await store.create(id);
+      for (let i = 0; i < 50; i++) await w.addProxy(record(100 + i, i % 3 === 0 ? null : i));
+      await sleep(20);
+      const future = Date.now() + 86_400_000;
+      const r = await store.sweep({ cutoffMs: future, maxBytes: 1, orphanCutoffMs: future });
+      expect(r.orphans).toBe(0);
+      await w.addProxy(RECORDS[2]!);
+      const stats = await w.finish({ summary: {}, metadata: {} });
+      const found = await store.open(id);
+      expect(found?.bytes).toBe(stats.bytes);
+      expect(w.working + w.failed).toBe(51);
     });
 
     test('size counts finished results and their bytes', async () => {
@@ -150,7 +203,7 @@ export function resultStoreContract(name: string, harness: StoreHarness): void {
       await w.addProxy(RECORDS[0]!);
       await Promise.all([store.close(), store.close()]);
       expect(w.state).toBe('aborted');
-      for (const call of [store.create(newResultId()), store.open(done.id), store.sweep(0), store.size()]) {
+      for (const call of [store.create(newResultId()), store.open(done.id), store.sweep({ cutoffMs: 0 }), store.size()]) {
         expect(await codeOf(call)).toBe('result_store_closed');
       }
       const other = await harness.reopen(store);

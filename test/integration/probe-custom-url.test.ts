@@ -14,7 +14,19 @@ import { TEST_CERT } from '../fixtures/tls-cert';
 const BIG = Buffer.alloc(2 * 1024 * 1024, 'x');
 BIG.write('EARLY-MARK', 100);
 BIG.write('LATE-MARK', 1024 * 1024 + 10);
+// ~1 MiB of Greek: 'ΟΔΟΣ ' straddles the matcher's first 64 KiB slice edge (a 2-byte letter cut in two),
+// 'ΤΈΛΟΣ' ends the body; each is lowered by Final_Sigma ('ς' at a word's end)
+const GREEK = (() => {
+  const fill = Buffer.from('ΑΒΓΔ ', 'utf8'); // 9 bytes
+  const b = Buffer.alloc(1024 * 1024 - 16);
+  for (let i = 0; i + fill.length <= b.length; i += fill.length) fill.copy(b, i);
+  b.fill(0x2e, b.length - (b.length % fill.length));
+  const mark = Buffer.from('ΟΔΟΣ ', 'utf8');
+  mark.copy(b, 9 * 7281); // bytes 65529..65537: the edge at 65536 cuts the 'Σ' in two
+  return Buffer.concat([b, Buffer.from('ΤΈΛΟΣ', 'utf8')]);
+})();
 const ROUTES: Record<string, TargetRoute> = {
+  '/greek': { status: 200, body: GREEK, chunked: true },
   '/ok': { status: 200, body: 'Hello World, this is the Target' },
   '/redirect': { status: 302, body: '', headers: [['Location', '/ok']] },
   '/missing': { status: 404, body: 'Hello World' },
@@ -110,5 +122,31 @@ describe('limits and guards', () => {
   });
   test('a URL that is not http(s) fails without a connection', async () => {
     expect(await run(rule('ftp://example.com/'))).toMatchObject({ success: false, error: { code: 'bad_response' } });
+  });
+});
+
+describe('the text is matched streaming, with the whole-body verdicts', () => {
+  const run = (r: CustomUrlRule) => runCustomUrl({ index: 0, proxy: { host: '127.0.0.1', port: httpProxy.port } }, 0, r, settings);
+  const whole = (text: string, cs: boolean) =>
+    cs ? GREEK.indexOf(text, 0, 'utf8') !== -1 : GREEK.toString('utf8').toLowerCase().includes(text.toLowerCase());
+
+  test('a large chunked body: text at the start, across the slice edge, at the very end; Final_Sigma kept', async () => {
+    const cases: [string, boolean][] = [
+      ['αβγδ αβγδ', false],
+      ['ΑΒΓΔ', true],
+      ['οδος αβγδ', false], // across the 64 KiB edge, 'Σ' lowered to 'ς' before a space
+      ['οδοσ ', false], // not 'σ' there
+      ['ΟΔΟΣ ', true],
+      ['τέλος', false], // the body's last bytes: 'ς' at the end of the body
+      ['τέλοσ', false],
+      ['ΤΈΛΟΣ', true],
+      ['τέλος', true],
+    ];
+    for (const [text, caseSensitive] of cases) {
+      const r = await run(rule(plainUrl('/greek'), { requiredText: text, caseSensitive }));
+      expect({ text, caseSensitive, success: r.success }).toEqual({ text, caseSensitive, success: whole(text, caseSensitive) });
+      if (!r.success) expect(r.error?.code).toBe('text_not_found');
+    }
+    expect(whole('οδος αβγδ', false) && whole('τέλος', false) && !whole('οδοσ ', false) && !whole('τέλοσ', false)).toBe(true);
   });
 });

@@ -45,6 +45,7 @@ describe('defaults', () => {
       bootstrapChecks: 1000,
       bootstrapApiKey: undefined,
       resultRetentionDays: 7,
+      resultMaxBytes: 10 * 1024 ** 3,
       wsRequireAuth: false,
       maxProxies: 100_000,
       maxBodyBytes: 16 * 1024 * 1024,
@@ -74,7 +75,7 @@ describe('defaults', () => {
     for (const name of [
       'PORT', 'HOST', 'BASE_URL', 'CONTENT_URL', 'DATA_DIR', 'DATABASE_URL', 'RESULT_SECRET', 'ADMIN_TOKEN',
       'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
-      'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'WS_REQUIRE_AUTH',
+      'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'RESULT_MAX_BYTES', 'WS_REQUIRE_AUTH',
       'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
       'MAX_JOBS_PER_ACCOUNT', 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'RATE_LIMIT_PER_S', 'RATE_LIMIT_BURST', 'WS_MAX_PER_ACCOUNT', 'WS_MAX_PER_ADDRESS',
     ]) {
@@ -104,6 +105,7 @@ describe('integer variables', () => {
     ['CALIBRATION_INTERVAL_MS', 'calibrationIntervalMs', 1_000, 86_400_000],
     ['BOOTSTRAP_CHECKS', 'bootstrapChecks', 0, 1_000_000_000],
     ['RESULT_RETENTION_DAYS', 'resultRetentionDays', 1, 3650],
+    ['RESULT_MAX_BYTES', 'resultMaxBytes', 0, 2 ** 50],
     ['MAX_PROXIES', 'maxProxies', 1, 10_000_000],
     ['MAX_BODY_BYTES', 'maxBodyBytes', 1024, 1024 * 1024 * 1024],
     ['MAX_CUSTOM_URLS', 'maxCustomUrls', 0, 1000],
