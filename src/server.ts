@@ -98,7 +98,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
   try {
     let lock: DataDirLock | null = null;
     if (config.databaseUrl === undefined) {
-      lock = acquireDataDirLock(config.dataDir);
+      lock = await acquireDataDirLock(config.dataDir);
       const held = lock;
       undo.push(() => held.release());
     }
