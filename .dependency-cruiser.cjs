@@ -2,8 +2,8 @@
  * The dependency rule (docs/DESIGN.md "Layers"): layers point one way.
  *
  *   entry   src/main.ts, src/server.ts (composition root), src/cli/**, src/admin/cli.ts, workers/**
- *   http    src/http/**, src/web/** server side, src/admin/routes.ts
- *   jobs    src/jobs/**, src/admin/** services (commands, args, lock)
+ *   http    src/http/**, src/web/** server side, src/admin/routes.ts, src/admin/app.ts
+ *   jobs    src/jobs/**, src/admin/** services (commands, args, lock, throttle)
  *   domain  src/accounts/**, src/results/**, src/judge/**, src/probe/pool/** (probe execution)
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
@@ -37,8 +37,8 @@ try {
 /** Top to bottom. */
 const LAYERS = [
   { name: 'entry', path: ['^src/(main|server)\\.ts$', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
-  { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/routes\\.ts$'] },
-  { name: 'jobs', path: ['^src/jobs/', '^src/admin/(?!(cli|routes)\\.ts$)'] },
+  { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/(routes|app)\\.ts$'] },
+  { name: 'jobs', path: ['^src/jobs/', '^src/admin/(?!(cli|routes|app)\\.ts$)'] },
   { name: 'domain', path: ['^src/(accounts|results|judge)/', '^src/probe/pool/'] },
   { name: 'probe', path: ['^src/probe/(?!(codec|pool)/|types\\.ts$)'] },
   {

@@ -25,6 +25,9 @@ const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'sile
 export interface Config {
   port: number;
   host: string;
+  /** The admin API's own listener (never the public one); 0 = a free port. */
+  adminPort: number;
+  adminHost: string;
   /** Public base URL of the API, no trailing slash. */
   baseUrl: string;
   /** Base URL result links point at, no trailing slash. */
@@ -139,11 +142,15 @@ function ipList(env: Env, name: string): string[] {
   return out;
 }
 
+/** The host part of a URL that reaches a listener bound to `host` (a wildcard -> loopback, IPv6 in brackets). */
+export function reachableHost(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+}
+
 export function parseConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = str(env, 'HOST') ?? '0.0.0.0';
-  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const baseUrl = url(env, 'BASE_URL', ['http:', 'https:']) ?? `http://${shownHost}:${port}`;
+  const baseUrl = url(env, 'BASE_URL', ['http:', 'https:']) ?? `http://${reachableHost(host)}:${port}`;
   const contentUrl = url(env, 'CONTENT_URL', ['http:', 'https:']) ?? baseUrl;
   const dataDirRaw = str(env, 'DATA_DIR') ?? './data';
   const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
@@ -167,6 +174,8 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
   return {
     port,
     host,
+    adminPort: int(env, 'ADMIN_PORT', 0, 0, 65535),
+    adminHost: str(env, 'ADMIN_HOST') ?? '127.0.0.1',
     baseUrl,
     contentUrl,
     dataDir,

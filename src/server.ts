@@ -5,15 +5,15 @@
  * Start order (each step undone by stop(), in reverse):
  *   secrets -> data-dir lock (embedded only) -> database + migrations ->
  *   orphan refunds -> demo account -> geo + probe pool -> result store ->
- *   HTTP server -> judge calibration -> retention sweep -> lock points at our
- *   admin API.
+ *   HTTP server -> admin server (its own listener: ADMIN_HOST/ADMIN_PORT) ->
+ *   judge calibration -> retention sweep -> lock points at our admin API.
  *
  * ## stop()
  *
  *   running ──stop()──> stopping: checks answer 503, running jobs get
- *   SHUTDOWN_GRACE_MS to finish, then are failed and refunded; WebSockets
- *   closed; HTTP server, result store, pool, calibration, database, lock
- *   released ──> stopped
+ *   SHUTDOWN_GRACE_MS to finish, then are failed and refunded; then the
+ *   reverse of the start: retention sweep, calibration, admin server, HTTP
+ *   server, WebSockets, result store, pool, database, lock released ──> stopped
  *
  * stop() is safe to call twice (one shared promise), never rejects, and
  * releases everything in `finally` even when a step fails.
@@ -26,8 +26,8 @@ import { ensureBootstrapAccount, type BootstrapResult } from './accounts/bootstr
 import { getAccountOverview } from './accounts/overview';
 import { refundOrphans } from './accounts/scans';
 import { acquireDataDirLock, type DataDirLock } from './admin/lock';
-import { adminRoutes } from './admin/routes';
-import { withBoundPort, type Config } from './config';
+import { createAdminApp } from './admin/app';
+import { reachableHost, withBoundPort, type Config } from './config';
 import { ServiceError } from './errors';
 import { openGeo, type Geo } from './geo/geo';
 import { readTemplate } from '../db/pglite-template';
@@ -53,6 +53,8 @@ import { VERSION } from './version';
 export interface RunningService {
   url: string;
   port: number;
+  /** The admin API's listener (ADMIN_HOST/ADMIN_PORT), e.g. http://127.0.0.1:41234 */
+  adminUrl: string;
   config: Config;
   database: Database;
   checks: CheckService;
@@ -98,7 +100,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
   try {
     let lock: DataDirLock | null = null;
     if (config.databaseUrl === undefined) {
-      lock = acquireDataDirLock(config.dataDir);
+      lock = await acquireDataDirLock(config.dataDir);
       const held = lock;
       undo.push(() => held.release());
     }
@@ -190,13 +192,6 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         results: { secret, store: results },
         progress: hub,
       },
-      [
-        (a) => {
-          // Elysia's use() registers the plug-in on `a` itself (and returns it, typed with the plug-in's routes).
-          a.use(adminRoutes({ database, adminToken: config.adminToken!, onChange: () => keys.clear() }));
-          return a;
-        },
-      ],
     );
     const server = app.listen({
       port: config.port,
@@ -211,7 +206,15 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     undo.push(async () => {
       await server.stop(true);
     });
-    const loopback = `http://127.0.0.1:${port}`;
+    // The admin API on its own listener (loopback by default), never on the public one.
+    const adminServer = createAdminApp({ database, adminToken: config.adminToken!, log, onChange: () => keys.clear() }).listen({
+      port: config.adminPort,
+      hostname: config.adminHost,
+    });
+    undo.push(async () => {
+      await adminServer.stop(true);
+    });
+    const adminUrl = `http://${reachableHost(config.adminHost)}:${adminServer.server!.port!}`;
     config = withBoundPort(config, port);
     if (config.judgeUrl === undefined) judge = parseJudgeUrl(`${config.baseUrl}/judge`);
 
@@ -237,12 +240,13 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     });
     undo.push(() => sweep.stop());
 
-    lock?.update({ adminUrl: loopback });
+    lock?.update({ adminUrl });
 
     const startupMs = Math.round(performance.now() - t0);
     log.info('ready', {
       url: config.baseUrl,
       port,
+      adminUrl,
       driver: database.driver,
       database: database.origin,
       judge: judge.url,
@@ -269,7 +273,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       })();
       return stopping;
     };
-    return { url: config.baseUrl, port, config, database, checks, bootstrap, startupMs, stop };
+    return { url: config.baseUrl, port, adminUrl, config, database, checks, bootstrap, startupMs, stop };
   } catch (err) {
     await unwind();
     // a start that failed before awaiting the engine must still close its threads (close() is idempotent)

@@ -2,9 +2,11 @@
  * The admin command: `bun src/admin/cli.ts <command> [--flags]` (npm run admin).
  * Where it runs the command:
  *  1. DATABASE_URL set -> directly on PostgreSQL (any number of processes may).
- *  2. embedded mode, a live server holds DATA_DIR/server.lock -> through that
- *     server's admin HTTP API (adminUrl from the lock, ADMIN_TOKEN or
- *     DATA_DIR/admin-token), because PGlite allows one process per data dir.
+ *  2. embedded mode, a live server holds the data-dir lock (src/admin/lock.ts:
+ *     the socket DATA_DIR/server.sock answers) -> through that server's admin
+ *     HTTP API (the adminUrl the lock answers with: the admin listener,
+ *     ADMIN_HOST/ADMIN_PORT; ADMIN_TOKEN or DATA_DIR/admin-token), because
+ *     PGlite allows one process per data dir.
  *  3. embedded mode, no live holder -> takes the lock, opens PGlite itself,
  *     runs the command, releases the lock.
  * Prints the result as one JSON line on stdout. Errors: one line on stderr;
@@ -78,12 +80,12 @@ async function runViaServer(config: Config, adminUrl: string, req: AdminRequest)
 async function runEmbedded(config: Config, req: AdminRequest): Promise<unknown> {
   const deadline = Date.now() + WAIT_FOR_ADMIN_URL_MS;
   for (;;) {
-    const live = readLiveLock(config.dataDir);
+    const live = await readLiveLock(config.dataDir);
     if (live?.adminUrl !== undefined) return runViaServer(config, live.adminUrl, req);
     if (live === null) {
       let lock;
       try {
-        lock = acquireDataDirLock(config.dataDir);
+        lock = await acquireDataDirLock(config.dataDir);
       } catch (err) {
         if (!(err instanceof LockError)) throw err;
         lock = undefined; // someone else got there first: look again

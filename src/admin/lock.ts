@@ -1,21 +1,46 @@
 /**
- * The data-dir lock: `${dataDir}/server.lock`, created exclusively, holding
- * JSON {pid, adminUrl?}. PGlite allows one process per data dir; whoever holds
- * this file is that process. A lock whose pid is no longer alive is stale and
- * is taken over: it is renamed away (atomic) and, if the renamed file turns
- * out to be a fresh lock someone else just created, put back with link()
- * (which never overwrites), so two processes can never both hold the dir.
+ * The data-dir lock. PGlite allows one process per data dir; whoever holds
+ * this lock is that process.
+ *
+ * The lock is a listening Unix domain socket, `${dataDir}/server.sock`.
+ * The kernel closes it the moment its process dies (kill -9 included, before
+ * the process is even reaped), so liveness never comes from a pid: in a
+ * container every server is pid 1, and a dead process that is not reaped yet
+ * still "exists". To judge a holder we connect to its socket:
+ *   - connected -> alive (it answers one JSON line, its LockInfo, then closes);
+ *   - ECONNREFUSED -> a socket file left by a dead process: stale, taken over;
+ *   - ENOENT -> nobody.
+ * bind() fails on an existing path, so two live processes can never both
+ * listen on it. A stale socket is renamed aside (atomic) before the retry; if
+ * the renamed file turns out to be a fresh socket someone else just bound (its
+ * inode is not the one we judged), it is put back with link(), which never
+ * overwrites. Works across containers that share the volume (one kernel), not
+ * across hosts (a network file system cannot carry a Unix socket).
+ *
+ * `${dataDir}/server.lock` keeps the holder's JSON ({pid, adminUrl}) for
+ * operators to read (`cat`); it is information only, never a liveness test.
+ * The admin command asks the socket itself for that JSON (always current).
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { ServiceError } from '../errors';
 
 export const LOCK_FILE = 'server.lock';
+export const LOCK_SOCKET = 'server.sock';
+/** sun_path holds 108 bytes on Linux (104 on macOS) with the terminating NUL. */
+export const MAX_SOCKET_PATH_BYTES = 103;
+/** A holder that accepted the connection but has not answered within this is still alive (busy). */
+const PROBE_ANSWER_MS = 2000;
+const GOING_RETRIES = 50;
+const GOING_RETRY_MS = 20;
+/** A prober that never reads its answer is dropped after this. */
+const ANSWER_IDLE_S = 5;
 
 export interface LockInfo {
+  /** The holder's pid, for people (never used to judge liveness). */
   pid: number;
-  /** Where a running server answers the admin API (loopback URL). */
+  /** Where a running server answers the admin API. */
   adminUrl?: string;
 }
 
@@ -23,155 +48,229 @@ export interface DataDirLock {
   readonly path: string;
   /** Rewrites the lock's info (our pid is always kept). */
   update(info: Omit<LockInfo, 'pid'>): void;
-  /** Removes the lock if it is still ours; safe to call more than once. */
+  /** Gives the lock up (closes the socket, removes our files); safe to call more than once. */
   release(): void;
 }
 
 /** The data dir is held by another live process (the admin command branches on it: then it looks for that server). */
 export class LockError extends ServiceError {
-  readonly holder: LockInfo;
-  constructor(dataDir: string, holder: LockInfo) {
-    super('data_dir_locked', `the data dir ${dataDir} is in use by process ${holder.pid}${holder.adminUrl ? ` (admin API ${holder.adminUrl})` : ''}`);
+  readonly holder: Partial<LockInfo>;
+  constructor(dataDir: string, holder: Partial<LockInfo>) {
+    const who = holder.pid === undefined ? 'another process' : `process ${holder.pid}`;
+    super('data_dir_locked', `the data dir ${dataDir} is in use by ${who}${holder.adminUrl ? ` (admin API ${holder.adminUrl})` : ''}`);
     this.name = 'LockError';
     this.holder = holder;
   }
 }
 
-/** Lock paths this process holds (to tell our own lock from a stale one left by an earlier process with our pid). */
-const held = new Set<string>();
+type Probe = { state: 'alive'; info: Partial<LockInfo> } | { state: 'dead' } | { state: 'absent' } | { state: 'going' };
 
-/**
- * A holder is alive when its process exists. A lock carrying OUR pid that we
- * do not hold was left by an earlier process that had the same pid (typical
- * after a container restart, where the server is always pid 1): stale.
- */
-function holderAlive(path: string, info: LockInfo): boolean {
-  if (info.pid === process.pid) return held.has(path);
-  return isPidAlive(info.pid);
-}
-
-export function isPidAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function parseLock(text: string): LockInfo | null {
+function parseInfo(text: string): Partial<LockInfo> {
   try {
     const v = JSON.parse(text) as unknown;
-    if (typeof v !== 'object' || v === null) return null;
+    if (typeof v !== 'object' || v === null) return {};
     const { pid, adminUrl } = v as Record<string, unknown>;
-    if (typeof pid !== 'number') return null;
-    return typeof adminUrl === 'string' ? { pid, adminUrl } : { pid };
+    return { ...(typeof pid === 'number' ? { pid } : {}), ...(typeof adminUrl === 'string' ? { adminUrl } : {}) };
   } catch {
-    return null;
+    return {};
   }
 }
 
-function readText(path: string): string | null {
+/**
+ * Connects to a lock socket once: alive (with the info line it sends), dead (a
+ * stale file: refused), absent, or going (it accepted, then closed without an
+ * answer: a holder that is dying or releasing right now).
+ */
+function probeOnce(path: string): Promise<Probe> {
+  return new Promise((done, fail) => {
+    let settled = false;
+    let connected = false;
+    let text = '';
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const settle = (p: Probe | Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (p instanceof Error) fail(p);
+      else done(p);
+    };
+    const answered = () => settle({ state: 'alive', info: parseInfo(text.split('\n')[0] ?? '') });
+    const closed = () => (text.includes('\n') ? answered() : settle({ state: 'going' }));
+    const failed = (err: unknown) => {
+      const code = (err as NodeJS.ErrnoException | undefined)?.code;
+      if (connected || code === 'ECONNRESET' || code === 'EPIPE') return closed();
+      if (code === 'ENOENT') return settle({ state: 'absent' });
+      if (code === 'ECONNREFUSED' || code === 'ENOTSOCK') return settle({ state: 'dead' });
+      settle(new ServiceError('data_dir_lock_failed', `cannot judge the data-dir lock ${path}: ${code ?? String(err)}`, { cause: err }));
+    };
+    Bun.connect({
+      unix: path,
+      socket: {
+        open() {
+          connected = true;
+          // accepted but silent: a holder whose event loop is busy is alive all the same
+          timer = setTimeout(answered, PROBE_ANSWER_MS);
+        },
+        data(socket, chunk) {
+          text += chunk.toString();
+          if (text.includes('\n')) {
+            socket.end();
+            answered();
+          }
+        },
+        close: closed,
+        end: closed,
+        error: (_s, err) => failed(err),
+        connectError: (_s, err) => failed(err),
+      },
+    }).catch(failed);
+  });
+}
+
+/** probeOnce, asked again while the holder is going away (then it is dead or absent within moments). */
+async function probe(path: string): Promise<Exclude<Probe, { state: 'going' }>> {
+  for (let i = 0; i < GOING_RETRIES; i++) {
+    const p = await probeOnce(path);
+    if (p.state !== 'going') return p;
+    await Bun.sleep(GOING_RETRY_MS);
+  }
+  // something keeps accepting without answering: do not take the dir from it
+  return { state: 'alive', info: {} };
+}
+
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+function lstatOrNull(path: string): Stats | null {
   try {
-    return readFileSync(path, 'utf8');
+    return lstatSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
 }
 
-/** The lock's info when a live process holds it, else null. */
-export function readLiveLock(dataDir: string): LockInfo | null {
-  const path = resolve(dataDir, LOCK_FILE);
-  const text = readText(path);
-  if (text === null) return null;
-  const info = parseLock(text);
-  // Locks are linked into place fully written, so an unparsable one is garbage.
-  if (info === null) return null;
-  return holderAlive(path, info) ? info : null;
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // gone already
+  }
 }
 
-/** Moves a stale lock aside; true when the file we judged stale is gone. */
-function takeOverStale(path: string, staleText: string): boolean {
+/**
+ * Moves the stale socket file `judged` (the file we found dead) aside. If the
+ * file at `path` is no longer that one (someone bound a fresh socket after our
+ * probe), it is put back with link(), which never overwrites. All synchronous.
+ */
+function takeOverStale(path: string, judged: Stats): void {
   const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     renameSync(path, aside);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
-  const moved = readText(aside);
-  if (moved !== staleText) {
-    // We moved someone's fresh lock: put it back unless yet another one appeared.
+  const moved = lstatOrNull(aside);
+  if (moved !== null && !sameFile(moved, judged)) {
     try {
       linkSync(aside, path);
     } catch {
-      // a newer lock exists; the one we moved lost the race anyway
+      // a newer socket is in place; the one we moved lost the race anyway
     }
   }
-  try {
-    unlinkSync(aside);
-  } catch {
-    // gone already
-  }
-  return moved === staleText;
+  unlinkQuietly(aside);
 }
 
-export function acquireDataDirLock(dataDir: string, info: Omit<LockInfo, 'pid'> = {}): DataDirLock {
+function socketPath(dataDir: string): string {
+  const path = resolve(dataDir, LOCK_SOCKET);
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
+    throw new ServiceError(
+      'data_dir_path_too_long',
+      `the data-dir lock socket ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes (a Unix socket path limit): use a shorter DATA_DIR`,
+    );
+  }
+  return path;
+}
+
+/** The holder's info when a live process holds the data dir, else null. */
+export async function readLiveLock(dataDir: string): Promise<Partial<LockInfo> | null> {
+  const p = await probe(socketPath(dataDir));
+  return p.state === 'alive' ? p.info : null;
+}
+
+export async function acquireDataDirLock(dataDir: string, info: Omit<LockInfo, 'pid'> = {}): Promise<DataDirLock> {
   mkdirSync(dataDir, { recursive: true });
-  const path = resolve(dataDir, LOCK_FILE);
-  const content = (i: Omit<LockInfo, 'pid'>) => JSON.stringify({ ...i, pid: process.pid });
+  const path = socketPath(dataDir);
+  const state = { info: { ...info, pid: process.pid } as LockInfo };
   for (let attempt = 0; attempt < 5; attempt++) {
-    // Write the whole content first, then link() it into place: never a half-written lock.
-    const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-    writeFileSync(tmp, content(info), { flag: 'wx', mode: 0o644 });
-    let won = false;
+    let listener: ReturnType<typeof Bun.listen>;
     try {
-      linkSync(tmp, path);
-      won = true;
+      listener = Bun.listen({
+        unix: path,
+        socket: {
+          open(socket) {
+            // the prober closes once it has the line (closing first here can reset the line away)
+            socket.write(JSON.stringify(state.info) + '\n');
+            socket.timeout(ANSWER_IDLE_S);
+          },
+          timeout(socket) {
+            socket.end();
+          },
+          data() {},
+          error() {},
+        },
+      });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    } finally {
-      unlinkSync(tmp);
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
+        throw new ServiceError('data_dir_lock_failed', `cannot listen on the data-dir lock ${path}`, { cause: err });
+      }
+      const before = lstatOrNull(path);
+      if (before === null) continue;
+      const p = await probe(path);
+      if (p.state === 'alive') throw new LockError(dataDir, p.info);
+      const after = lstatOrNull(path);
+      // take over only the very file we found dead
+      if (p.state === 'dead' && after !== null && sameFile(before, after)) takeOverStale(path, after);
+      else if (p.state === 'dead') await Bun.sleep(GOING_RETRY_MS);
+      continue;
     }
-    if (won) {
-      held.add(path);
-      return makeHandle(path, content);
-    }
-    const text = readText(path);
-    if (text === null) continue;
-    const holder = parseLock(text);
-    if (holder !== null && holderAlive(path, holder)) throw new LockError(dataDir, holder);
-    takeOverStale(path, text);
+    return makeHandle(dataDir, path, listener, state);
   }
-  throw new LockError(dataDir, { pid: -1 });
+  throw new LockError(dataDir, {});
 }
 
-function makeHandle(path: string, content: (i: Omit<LockInfo, 'pid'>) => string): DataDirLock {
+function makeHandle(dataDir: string, socket: string, listener: ReturnType<typeof Bun.listen>, state: { info: LockInfo }): DataDirLock {
+  const file = resolve(dataDir, LOCK_FILE);
+  let written: string | null = null;
   let released = false;
-  const ours = (): boolean => {
-    const text = readText(path);
-    return text !== null && parseLock(text)?.pid === process.pid;
+  const write = () => {
+    const text = JSON.stringify(state.info) + '\n';
+    const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(tmp, text, { flag: 'wx', mode: 0o644 });
+    renameSync(tmp, file);
+    written = text;
   };
+  write();
   return {
-    path,
+    path: socket,
     update(info) {
       if (released) throw new Error('the data-dir lock was released');
-      const tmp = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-      writeFileSync(tmp, content(info), { flag: 'wx', mode: 0o644 });
-      renameSync(tmp, path);
+      state.info = { ...info, pid: process.pid };
+      write();
     },
     release() {
       if (released) return;
       released = true;
-      held.delete(path);
-      if (!ours()) return;
+      // The info file first, while the socket still keeps others out; only if it is still ours.
       try {
-        unlinkSync(path);
+        if (readFileSync(file, 'utf8') === written) unlinkSync(file);
       } catch {
-        // already gone
+        // gone already
       }
+      // Bun removes the socket file as it stops listening; a file left behind would only be judged stale.
+      listener.stop(true);
     },
   };
 }

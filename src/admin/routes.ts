@@ -14,9 +14,11 @@ import type { Database } from '../../db/client';
 import { AccountError, AccountErrorCode } from '../accounts/errors';
 import { safeEqual } from '../accounts/keys';
 import { bearerToken } from '../http/auth';
-import { ApiError, invalidRequest, notFound } from '../http/api-errors';
+import { ApiError, invalidRequest, notFound, tooManyRequests } from '../http/api-errors';
+import type { Logger } from '../log';
 import { isAdminCommand, parseAdminBody, UsageError } from './args';
 import { runAdminCommand } from './commands';
+import { FailureThrottle } from './throttle';
 
 export interface AdminRouteDeps {
   database: Database;
@@ -25,7 +27,20 @@ export interface AdminRouteDeps {
   now?: () => Date;
   /** Told after every command that ran (e.g. to drop cached key lookups). */
   onChange?: () => void;
+  /** Failed tokens per client address (default: a FailureThrottle with ADMIN_THROTTLE). */
+  throttle?: FailureThrottle;
+  /** The client's address (default: the peer address of the connection; 'unknown' without a socket). */
+  clientAddress?: (request: Request, server: ClientServer | null) => string;
+  /** Told when an address gets blocked. */
+  log?: Logger;
 }
+
+/** What the route needs of Bun's server: the peer address. */
+export interface ClientServer {
+  requestIP(request: Request): { address: string } | null;
+}
+
+const peerAddress = (request: Request, server: ClientServer | null) => server?.requestIP(request)?.address ?? 'unknown';
 
 const MAX_BODY = 64 * 1024;
 
@@ -60,12 +75,20 @@ function errorResponse(err: ApiError): Response {
 
 export function adminRoutes(deps: AdminRouteDeps) {
   const now = deps.now ?? (() => new Date());
+  const throttle = deps.throttle ?? new FailureThrottle();
+  const clientAddress = deps.clientAddress ?? peerAddress;
   return new Elysia({ name: 'admin-routes' }).post(
     '/admin/:command',
-    async ({ params, request }) => {
+    async ({ params, request, server }) => {
       try {
+        const address = clientAddress(request, server as ClientServer | null);
+        const wait = throttle.blockedFor(address);
+        if (wait !== null) throw tooManyRequests(wait);
         const token = bearerToken(request.headers);
-        if (token === null || !safeEqual(token, deps.adminToken)) throw adminUnauthorized();
+        if (token === null || !safeEqual(token, deps.adminToken)) {
+          if (throttle.fail(address)) deps.log?.warn('admin token failures: address blocked', { address });
+          throw adminUnauthorized();
+        }
         if (!isAdminCommand(params.command)) throw notFound(`No admin command "${params.command}"`);
         const text = await request.text();
         if (text.length > MAX_BODY) throw invalidRequest('body: too large');

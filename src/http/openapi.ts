@@ -258,7 +258,8 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
  * over the generated paths (documentation.paths): the WebSocket route (the
  * plugin would list it under a non-OpenAPI method "ws"), the result
  * downloads (the route is hidden from the generator: it would replace these
- * query parameters with its own path parameter) and the admin API.
+ * query parameters with its own path parameter). The admin API is not here:
+ * it has its own listener (src/admin/app.ts; docs/API.md "Operators").
  */
 const paths = {
   '/ws': {
@@ -308,27 +309,6 @@ const paths = {
         '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
         '405': E405('/result/{name}', 'GET'),
         '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
-      },
-    },
-  },
-  '/admin/{command}': {
-    post: {
-      operationId: 'postAdminByCommand',
-      tags: ['Admin'],
-      summary: 'Operator API: accounts, keys, top-ups, plans',
-      description:
-        'For operators, not for API users. `command` is one of create-account, issue-key, revoke-key, top-up, set-plan, clear-plan, show; the body is a JSON object of its options (`email`, `checks`, `temp`, `unlimitedUntil`, `label`, `key`); the answer is the JSON the admin command prints. Guarded by `Authorization: Bearer <ADMIN_TOKEN>`.',
-      security: [{ BearerAuth: [] }], // the bearer token here is ADMIN_TOKEN, not an API key
-      parameters: [
-        { name: 'command', in: 'path', required: true, schema: { type: 'string', enum: ['create-account', 'issue-key', 'revoke-key', 'top-up', 'set-plan', 'clear-plan', 'show'] } },
-      ],
-      requestBody: { required: false, content: { 'application/json': { schema: { type: 'object' }, example: { email: 'a@example.com', checks: 5000 } } } },
-      responses: {
-        '200': json('AdminResult', { id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f', email: 'a@example.com', apiKey: 'pc_…' }, 'The command ran'),
-        '400': err({ error: 'Invalid request', message: '--email is required' }, 'Bad option or body'),
-        '401': err({ error: 'Unauthorized', message: 'A valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)' }, 'Missing or wrong admin token'),
-        '404': err({ error: 'Not found', message: 'No admin command "nope"' }, 'Unknown command, account or key'),
-        '409': err({ error: 'Conflict', message: 'an account with email a@example.com already exists' }, 'Duplicate account or key'),
       },
     },
   },
@@ -673,7 +653,6 @@ const schemas = {
       result_url: { type: 'string', description: 'Final `completed` message, for a subscriber authenticated as the job\'s owner' },
     },
   },
-  AdminResult: { type: 'object', additionalProperties: true },
 };
 
 export const documentation = {
@@ -700,7 +679,6 @@ export const documentation = {
     { name: 'Checks', description: 'Proxy checks (cost one unit per unique valid proxy), their progress and their result files' },
     { name: 'Account', description: 'Quota, plan, history' },
     { name: 'Service', description: 'Regions, health, judge' },
-    { name: 'Admin', description: 'Operator API (admin token)' },
   ],
   paths,
   components: {

@@ -4,7 +4,9 @@
  * the docs, the judge. Through the real service on 127.0.0.1.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readLiveLock } from '../../src/admin/lock';
 import { ACCEPTED_REGIONS } from '../../src/regions';
+import { requestFrom } from '../helpers/from-address';
 import { call as rawCall, startTestService, type TestService } from '../helpers/service';
 // Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
 import { checkedCall as call } from '../helpers/openapi-check';
@@ -14,7 +16,7 @@ let small: TestService;
 
 beforeAll(async () => {
   t = await startTestService();
-  small = await startTestService({ MAX_PROXIES: '3', MAX_BODY_BYTES: '2048', MAX_CUSTOM_URLS: '1' });
+  small = await startTestService({ MAX_PROXIES: '3', MAX_BODY_BYTES: '2048', MAX_CUSTOM_URLS: '1', ADMIN_HOST: '127.0.0.2' });
 }, 60_000);
 
 afterAll(async () => {
@@ -95,18 +97,76 @@ describe('authentication', () => {
 
   test('a revoked key is invalid', async () => {
     const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
-    const issued = await call(`${t.url}/admin/issue-key`, { method: 'POST', headers: admin, json: { email: 'demo@localhost', label: 'tmp' } });
+    // the admin listener serves no OpenAPI document: rawCall
+    const issued = await rawCall(`${t.adminUrl}/admin/issue-key`, { method: 'POST', headers: admin, json: { email: 'demo@localhost', label: 'tmp' } });
     expect(issued.status).toBe(200);
     const key = issued.body.apiKey as string;
     expect((await call(`${t.url}/me`, { headers: { 'X-API-Key': key } })).status).toBe(200);
-    const revoked = await call(`${t.url}/admin/revoke-key`, { method: 'POST', headers: admin, json: { key } });
+    const revoked = await rawCall(`${t.adminUrl}/admin/revoke-key`, { method: 'POST', headers: admin, json: { key } });
     expect(revoked.status).toBe(200);
     expect((await call(`${t.url}/me`, { headers: { 'X-API-Key': key } })).status).toBe(401);
   });
 
   test('the admin API refuses a wrong token', async () => {
-    const r = await call(`${t.url}/admin/show`, { method: 'POST', headers: { Authorization: 'Bearer x'.repeat(3) }, json: { email: 'demo@localhost' } });
+    const r = await rawCall(`${t.adminUrl}/admin/show`, { method: 'POST', headers: { Authorization: 'Bearer x'.repeat(3) }, json: { email: 'demo@localhost' } });
     expect(r.status).toBe(401);
+  });
+});
+
+describe('the admin API: its own listener, throttled', () => {
+  const adminAuth = (svc: TestService) => ({ Authorization: `Bearer ${svc.service.config.adminToken}` });
+
+  test('the public listener answers the JSON 404 for /admin/*, whatever the method and token', async () => {
+    for (const method of ['POST', 'GET', 'PUT', 'DELETE', 'PATCH']) {
+      for (const path of ['/admin/show', '/admin/create-account', '/admin', '/admin/']) {
+        const r = await call(`${t.url}${path}`, { method, headers: adminAuth(t), ...(method === 'GET' ? {} : { json: { email: 'demo@localhost' } }) });
+        expect([method, path, r.status]).toEqual([method, path, 404]);
+        expect(r.body).toEqual({ error: 'Not found', message: `No route ${method} ${path}` });
+      }
+    }
+  });
+
+  test('the admin listener serves the admin API on ADMIN_HOST only, and nothing else', async () => {
+    const port = Number(new URL(t.adminUrl).port);
+    expect(t.adminUrl).toBe(`http://127.0.0.1:${port}`);
+    expect(port).not.toBe(t.service.port);
+    const shown = await rawCall(`${t.adminUrl}/admin/show`, { method: 'POST', headers: adminAuth(t), json: { email: 'demo@localhost' } });
+    expect(shown.status).toBe(200);
+    expect(shown.body.email).toBe('demo@localhost');
+    expect((await rawCall(`${t.adminUrl}/health`)).status).toBe(404);
+    const get = await rawCall(`${t.adminUrl}/admin/show`, { headers: adminAuth(t) });
+    expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
+    // bound to 127.0.0.1, not to every loopback address
+    expect(await fetch(`http://127.0.0.2:${port}/admin/show`, { method: 'POST' }).then(() => 'answered', (e: { code?: string }) => e.code ?? 'failed')).not.toBe('answered');
+    // ADMIN_HOST elsewhere: the admin API is there, and not on 127.0.0.1
+    const other = Number(new URL(small.adminUrl).port);
+    expect(small.adminUrl).toBe(`http://127.0.0.2:${other}`);
+    expect((await rawCall(`${small.adminUrl}/admin/show`, { method: 'POST', headers: adminAuth(small), json: { email: 'demo@localhost' } })).status).toBe(200);
+    expect(await fetch(`http://127.0.0.1:${other}/admin/show`, { method: 'POST' }).then(() => 'answered', () => 'refused')).toBe('refused');
+  });
+
+  test('embedded: the data-dir lock points the admin command at the admin listener', async () => {
+    if (t.databaseUrl !== undefined) return; // PostgreSQL: no data-dir lock (the admin command works on the database directly)
+    expect(await readLiveLock(t.dataDir)).toEqual({ pid: process.pid, adminUrl: t.adminUrl });
+  });
+
+  test('failed tokens are throttled per client address: 429 with Retry-After, even for the right token; another address still works', async () => {
+    const url = `${small.adminUrl}/admin/show`;
+    const wrong = { Authorization: `Bearer ${'w'.repeat(32)}` };
+    const json = { email: 'demo@localhost' };
+    for (let i = 0; i < 5; i++) expect((await requestFrom('127.0.0.3', url, { method: 'POST', headers: wrong, json })).status).toBe(401);
+    for (const headers of [wrong, adminAuth(small), {}]) {
+      const r = await requestFrom('127.0.0.3', url, { method: 'POST', headers, json });
+      expect(r.status).toBe(429);
+      expect(r.body.error).toBe('Too many requests');
+      expect(typeof r.body.message).toBe('string');
+      expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(59);
+      expect(Number(r.headers['retry-after'])).toBeLessThanOrEqual(60);
+    }
+    const ok = await requestFrom('127.0.0.4', url, { method: 'POST', headers: adminAuth(small), json });
+    expect([ok.status, ok.body.email]).toEqual([200, 'demo@localhost']);
+    // right tokens are never counted
+    for (let i = 0; i < 8; i++) expect((await requestFrom('127.0.0.4', url, { method: 'POST', headers: adminAuth(small), json })).status).toBe(200);
   });
 });
 

@@ -12,7 +12,7 @@ import { startHttpProxy, startSocksProxy } from '../fixtures/fake-proxies';
 import { refusedPort, startBlackHole, startCaptive, startTarget, type FakeServer } from '../fixtures/fake-servers';
 import { TEST_CERT } from '../fixtures/tls-cert';
 import { signResultLink } from '../../src/results/links';
-import { startTestService, type TestService } from '../helpers/service';
+import { call as rawCall, startTestService, type TestService } from '../helpers/service'; // the admin listener serves no OpenAPI document
 // Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
 import { checkedCall as call, checkedFetch } from '../helpers/openapi-check';
 
@@ -225,7 +225,7 @@ describe('POST /check', () => {
 
   test('a key limits the progress subscription to its own account', async () => {
     const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
-    const other = await call(`${t.url}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } });
+    const other = await rawCall(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } });
     expect(other.status).toBe(200);
     const intruder = await watch('private-job', other.body.apiKey);
     const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [addr(elite)], jobId: 'private-job' } });

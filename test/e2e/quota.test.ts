@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { and, eq } from 'drizzle-orm';
 import { quotaLedger, scans } from '../../db/schema';
 import { startBlackHoleAnyAddress, type FakeServer } from '../fixtures/fake-servers';
-import { startTestService, type TestService } from '../helpers/service';
+import { call as rawCall, startTestService, type TestService } from '../helpers/service'; // the admin listener serves no OpenAPI document
 // Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
 import { checkedCall as call } from '../helpers/openapi-check';
 
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 async function createAccount(svc: TestService, body: Record<string, unknown>): Promise<Created> {
-  const r = await call(`${svc.url}/admin/create-account`, {
+  const r = await rawCall(`${svc.adminUrl}/admin/create-account`, {
     method: 'POST',
     headers: { authorization: `Bearer ${svc.service.config.adminToken}` },
     json: { email: `quota-${Date.now()}-${seq++}@example.test`, ...body },

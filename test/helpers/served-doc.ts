@@ -1,10 +1,9 @@
 /**
  * The OpenAPI document the service serves at /docs/json, from the app built
- * in-process the way src/server.ts builds it (createApp + the admin routes),
- * with collaborators that are never called: building the document touches
+ * in-process the way src/server.ts builds the public app (createApp; the
+ * admin API has its own listener and is not part of it), with collaborators that are never called: building the document touches
  * no database, socket or probe.
  */
-import { adminRoutes } from '../../src/admin/routes';
 import { parseConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
@@ -27,13 +26,7 @@ export function inProcessApp() {
     results: { secret: 'unused-result-secret-0000000000', store: { open: unused } },
     progress: {} as AppDeps['progress'],
   };
-  const admin = adminRoutes({ database: {} as never, adminToken: 'unused-admin-token-0000' });
-  return createApp(deps, [
-    (a) => {
-      a.use(admin);
-      return a;
-    },
-  ]);
+  return createApp(deps);
 }
 
 export async function servedOpenApiDocument(): Promise<any> {

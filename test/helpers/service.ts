@@ -1,6 +1,6 @@
 /**
  * Starts the whole service in-process for end-to-end tests: port 0 on
- * 127.0.0.1, a temp DATA_DIR, one probe thread, private targets allowed (the
+ * 127.0.0.1 (the public and the admin listener), a temp DATA_DIR, one probe thread, private targets allowed (the
  * fakes live on loopback), a deterministic demo key. The database is the one
  * the environment selects (test/helpers/db.ts): a fresh PostgreSQL database
  * when DATABASE_URL / TEST_DATABASE_URL is set, else PGlite in the data dir
@@ -20,6 +20,8 @@ export interface TestService {
   service: RunningService;
   /** http://127.0.0.1:<port> */
   url: string;
+  /** The admin API's own listener: http://127.0.0.1:<admin port> */
+  adminUrl: string;
   key: string;
   dataDir: string;
   databaseUrl: string | undefined;
@@ -41,6 +43,8 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
     {
       PORT: '0',
       HOST: '127.0.0.1',
+      ADMIN_PORT: '0',
+      ADMIN_HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       ALLOW_PRIVATE_TARGETS: 'true',
       BOOTSTRAP_API_KEY: TEST_KEY,
@@ -58,6 +62,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
   return {
     service,
     url,
+    adminUrl: service.adminUrl,
     key: TEST_KEY,
     dataDir,
     databaseUrl: config.databaseUrl,

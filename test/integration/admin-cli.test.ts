@@ -99,7 +99,7 @@ describe('admin CLI, direct', () => {
       keys: [{ label: 'admin', revoked_at: null }],
     });
     // The CLI released the data dir.
-    expect(readLiveLock(directDir)).toBeNull();
+    expect(await readLiveLock(directDir)).toBeNull();
   }, 30_000);
 
   test('bad input: stderr one line, exit 2 for usage, 1 for failures', async () => {
@@ -125,7 +125,7 @@ describe('admin CLI while a server holds the data dir (embedded mode)', () => {
   test('goes through the admin HTTP API, never opening the data dir', async () => {
     const env = baseEnv();
     env.DATA_DIR = serverDir;
-    const lock = acquireDataDirLock(serverDir, { adminUrl: serverUrl });
+    const lock = await acquireDataDirLock(serverDir, { adminUrl: serverUrl });
     try {
       const before = adminRequests;
       const r = await cli(['create-account', '--email', 'via-http@example.test', '--checks', '3'], env);
@@ -161,7 +161,7 @@ describe('admin CLI while a server holds the data dir (embedded mode)', () => {
   test('waits for a starting server to publish its admin URL', async () => {
     const env = baseEnv();
     env.DATA_DIR = serverDir;
-    const lock = acquireDataDirLock(serverDir);
+    const lock = await acquireDataDirLock(serverDir);
     try {
       const before = adminRequests;
       const pending = cli(['show', '--email', 'via-http@example.test'], env);

@@ -1,11 +1,17 @@
 /**
  * The admin HTTP API (src/admin/routes.ts) on a real listener on 127.0.0.1:
- * token guard, every command, error statuses and bodies.
+ * token guard, every command, error statuses and bodies; the failed-token
+ * throttle per peer address (a fake clock; requests from 127.0.0.x); the
+ * admin listener's app (src/admin/app.ts): 404 / 405 for anything else.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Elysia } from 'elysia';
+import { createAdminApp } from '../../src/admin/app';
 import { adminRoutes } from '../../src/admin/routes';
+import { FailureThrottle } from '../../src/admin/throttle';
+import { memoryLogger } from '../../src/log';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
+import { requestFrom } from '../helpers/from-address';
 
 const TOKEN = 'admin-token-for-tests-0123456789';
 let tdb: TestDatabase;
@@ -80,5 +86,53 @@ describe('admin routes', () => {
       status: 409,
       body: { error: 'Conflict', message: 'an account with e-mail twice@example.test already exists' },
     });
+  });
+});
+
+describe('failed tokens are throttled per client address', () => {
+  const clock = { t: 5_000_000 };
+  const log = memoryLogger('debug');
+  let server: { stop(): Promise<void> | void };
+  let url = '';
+  beforeAll(() => {
+    const throttle = new FailureThrottle({ maxFailures: 3, windowMs: 60_000, blockMs: 60_000, now: () => clock.t });
+    const a = createAdminApp({ database: tdb, adminToken: TOKEN, throttle, log }).listen({ hostname: '127.0.0.1', port: 0 });
+    server = a as unknown as typeof server;
+    url = `http://127.0.0.1:${a.server?.port}`;
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  const show = (from: string, token: string | null) =>
+    requestFrom(from, `${url}/admin/show`, { method: 'POST', headers: token === null ? {} : { authorization: `Bearer ${token}` }, json: { email: 'routes@example.test' } });
+
+  test('N failures -> 429 with Retry-After without checking the token; another address still works; after the block, tries again', async () => {
+    expect((await show('127.0.0.5', 'wrong-token-0000000000')).status).toBe(401);
+    expect((await show('127.0.0.5', null)).status).toBe(401); // a missing token is a failure too
+    clock.t += 30_000;
+    expect((await show('127.0.0.5', 'wrong-token-0000000000')).status).toBe(401);
+    expect(log.lines.some((l) => l.msg === 'admin token failures: address blocked' && l.address === '127.0.0.5')).toBe(true);
+    for (const token of ['wrong-token-0000000000', TOKEN]) {
+      const r = await show('127.0.0.5', token);
+      expect(r.status).toBe(429);
+      expect(r.headers['retry-after']).toBe('60');
+      expect(r.body).toEqual({ error: 'Too many requests', message: 'Slow down; retry in 60 s' });
+    }
+    // the right token from another address
+    const other = await show('127.0.0.6', TOKEN);
+    expect([other.status, other.body.email]).toEqual([200, 'routes@example.test']);
+    clock.t += 45_000;
+    expect((await show('127.0.0.5', TOKEN)).headers['retry-after']).toBe('15');
+    clock.t += 15_000;
+    const again = await show('127.0.0.5', TOKEN);
+    expect([again.status, again.body.email]).toEqual([200, 'routes@example.test']);
+    expect((await show('127.0.0.5', 'wrong-token-0000000000')).status).toBe(401);
+  });
+
+  test('the admin app answers the JSON 404 elsewhere and 405 for another method', async () => {
+    const health = await requestFrom('127.0.0.7', `${url}/health`);
+    expect([health.status, health.body]).toEqual([404, { error: 'Not found', message: 'No route GET /health' }]);
+    const get = await requestFrom('127.0.0.7', `${url}/admin/show`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect([get.status, get.headers.allow, get.body]).toEqual([405, 'POST', { message: 'The /admin/show route accepts POST only' }]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { ConfigError, parseConfig, type Config } from '../../src/config';
+import { ConfigError, parseConfig, reachableHost, type Config } from '../../src/config';
 
 const CWD = '/srv/app';
 
@@ -30,6 +30,8 @@ describe('defaults', () => {
     const expected: Config = {
       port: 3000,
       host: '0.0.0.0',
+      adminPort: 0,
+      adminHost: '127.0.0.1',
       baseUrl: 'http://127.0.0.1:3000',
       contentUrl: 'http://127.0.0.1:3000',
       dataDir: '/srv/app/data',
@@ -73,7 +75,7 @@ describe('defaults', () => {
   test('blank and whitespace-only values count as unset', () => {
     const env: Record<string, string> = {};
     for (const name of [
-      'PORT', 'HOST', 'BASE_URL', 'CONTENT_URL', 'DATA_DIR', 'DATABASE_URL', 'RESULT_SECRET', 'ADMIN_TOKEN',
+      'PORT', 'HOST', 'ADMIN_PORT', 'ADMIN_HOST', 'BASE_URL', 'CONTENT_URL', 'DATA_DIR', 'DATABASE_URL', 'RESULT_SECRET', 'ADMIN_TOKEN',
       'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
       'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'RESULT_MAX_BYTES', 'WS_REQUIRE_AUTH',
       'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
@@ -101,6 +103,7 @@ describe('defaults', () => {
 describe('integer variables', () => {
   const ints: [string, keyof Config, number, number][] = [
     ['PORT', 'port', 0, 65535],
+    ['ADMIN_PORT', 'adminPort', 0, 65535],
     ['SLOTS_PER_ENDPOINT', 'slotsPerEndpoint', 1, 100_000],
     ['CALIBRATION_INTERVAL_MS', 'calibrationIntervalMs', 1_000, 86_400_000],
     ['BOOTSTRAP_CHECKS', 'bootstrapChecks', 0, 1_000_000_000],
@@ -202,6 +205,13 @@ describe('URLs', () => {
     expect(parseConfig({ HOST: '10.1.2.3' }, CWD).baseUrl).toBe('http://10.1.2.3:3000');
     expect(parseConfig({ HOST: ' localhost ' }, CWD)).toMatchObject({ host: 'localhost', baseUrl: 'http://localhost:3000' });
     expect(parseConfig({ HOST: '::1', PORT: '4000' }, CWD)).toMatchObject({ host: '::1', baseUrl: 'http://[::1]:4000' });
+  });
+
+  test('ADMIN_HOST: loopback unless set, trimmed, independent of HOST; reachableHost gives the URL host of a listener', () => {
+    expect(parseConfig({ HOST: '0.0.0.0' }, CWD).adminHost).toBe('127.0.0.1');
+    expect(parseConfig({ ADMIN_HOST: ' 10.0.0.5 ' }, CWD)).toMatchObject({ adminHost: '10.0.0.5', host: '0.0.0.0' });
+    expect(parseConfig({ ADMIN_HOST: '::1', ADMIN_PORT: '3001' }, CWD)).toMatchObject({ adminHost: '::1', adminPort: 3001, port: 3000 });
+    expect(['0.0.0.0', '::', '::1', '10.0.0.5', 'localhost'].map(reachableHost)).toEqual(['127.0.0.1', '127.0.0.1', '[::1]', '10.0.0.5', 'localhost']);
   });
 
   test('CONTENT_URL defaults to BASE_URL (explicit or derived)', () => {
