@@ -23,7 +23,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { ServiceError } from '../errors';
 
 export const LOCK_FILE = 'server.lock';
@@ -184,11 +184,15 @@ function takeOverStale(path: string, judged: Stats): void {
 }
 
 function socketPath(dataDir: string): string {
-  const path = resolve(dataDir, LOCK_SOCKET);
+  const abs = resolve(dataDir, LOCK_SOCKET);
+  if (Buffer.byteLength(abs) <= MAX_SOCKET_PATH_BYTES) return abs;
+  // a deep DATA_DIR under the working directory (the default ./data is) still fits as a relative path
+  const rel = relative(process.cwd(), abs);
+  const path = rel.startsWith('.') ? rel : `./${rel}`;
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
     throw new ServiceError(
       'data_dir_path_too_long',
-      `the data-dir lock socket ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes (a Unix socket path limit): use a shorter DATA_DIR`,
+      `the data-dir lock socket ${abs} is longer than ${MAX_SOCKET_PATH_BYTES} bytes (a Unix socket path limit): use a shorter DATA_DIR`,
     );
   }
   return path;

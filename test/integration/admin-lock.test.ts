@@ -179,6 +179,22 @@ describe('data-dir lock', () => {
     (await acquireDataDirLock(dir)).release();
   });
 
+  test('a deep DATA_DIR under the working directory still locks (through the relative path)', async () => {
+    const cwd = join(root, 'w'.repeat(60), 'v'.repeat(40));
+    mkdirSync(cwd, { recursive: true });
+    const script = `
+      import { acquireDataDirLock, readLiveLock } from ${JSON.stringify(join(import.meta.dir, '../../src/admin/lock'))};
+      const l = await acquireDataDirLock(${JSON.stringify(join(cwd, 'data'))});
+      const held = await readLiveLock('data');
+      await l.release();
+      console.log(JSON.stringify({ held: held?.pid === process.pid, after: await readLiveLock('data') }));
+    `;
+    const child = Bun.spawn([process.execPath, '-e', script], { cwd, stdout: 'pipe', stderr: 'pipe' });
+    const out = await new Response(child.stdout).text();
+    expect(await child.exited).toBe(0);
+    expect(JSON.parse(out.trim())).toEqual({ held: true, after: null });
+  });
+
   test('a DATA_DIR too long for a Unix socket path is a clear error', async () => {
     const dir = join(root, 'x'.repeat(120));
     const err = await acquireDataDirLock(dir).catch((e: unknown) => e);
