@@ -4,13 +4,15 @@
  * drive it with `app.handle(new Request(...))` and no sockets.
  *
  * Every route that exists answers a wrong method with 405 + Allow; every path
- * that does not exist answers 404; every error body is JSON (src/errors.ts).
+ * that does not exist answers 404; every error body is JSON (src/errors.ts),
+ * also for an error Bun catches itself (serve-options.ts: never Bun's HTML page).
  */
 import { Elysia } from 'elysia';
 import { methodNotAllowed } from './api-errors';
 import type { AppDeps } from './context';
 import { apiErrorResponse, toApiError } from './errors';
 import { finish, markStart, markStatus } from './request-log';
+import { serveOptions } from './serve-options';
 import { publicRoutes } from './routes/public';
 import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
@@ -36,7 +38,8 @@ export type ExtraRoutes = (app: Elysia) => Elysia;
 
 export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const { log } = deps;
-  let app = new Elysia({ name: 'proxycheck' })
+  // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
+  let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })
     .onRequest(({ request }) => {
       markStart(request);
     })

@@ -6,12 +6,13 @@
  */
 import { adminRoutes } from '../../src/admin/routes';
 import { parseConfig } from '../../src/config';
-import { createApp } from '../../src/http/app';
+import { createApp, type ExtraRoutes } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
 import { VERSION } from '../../src/version';
 import { memoryLogger } from '../../src/log';
 
-export function inProcessApp() {
+/** `extra`: more routes, added after the admin routes (tests add routes that fail on purpose). */
+export function inProcessApp(extra: ExtraRoutes[] = []) {
   const unused = () => {
     throw new Error('not used when serving the OpenAPI document');
   };
@@ -33,6 +34,7 @@ export function inProcessApp() {
       a.use(admin);
       return a;
     },
+    ...extra,
   ]);
 }
 
