@@ -194,19 +194,16 @@ function build(
   return { route, proxies: list.proxies, totalInvalid: list.invalid, totalDuplicates: list.duplicates, region, type, timeoutMs, jobId, customUrls };
 }
 
-function singleQueryValue(query: Readonly<Record<string, unknown>>, name: string): string | undefined {
-  const v = query[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw invalidRequest(`${name}: expected a single value`);
-  return v;
+/** One query parameter: absent, or given exactly once (twice or more is a shape error naming it). */
+function singleQueryValue(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length === 0) return undefined;
+  if (values.length > 1) throw invalidRequest(`${name}: expected a single value, given ${values.length} times`);
+  return values[0];
 }
 
-/** POST /check-raw: the body as text, the query parameters region, type, timeout, jobId. */
-export function validateCheckRaw(
-  text: string,
-  query: Readonly<Record<string, unknown>>,
-  opts: CheckRequestOptions,
-): CheckRequest {
+/** POST /check-raw: the body as text, the query parameters region, type, timeout, jobId (all of them, repeats included). */
+export function validateCheckRaw(text: string, query: URLSearchParams, opts: CheckRequestOptions): CheckRequest {
   // 1. shape
   const region = singleQueryValue(query, 'region');
   const type = singleQueryValue(query, 'type');

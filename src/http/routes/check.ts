@@ -63,8 +63,8 @@ export function checkRoutes(deps: AppDeps) {
       async ({ request, server }) => {
         const account = await begin(request);
         const text = await readBodyText(request, deps.config.maxBodyBytes);
-        const query = Object.fromEntries(new URL(request.url).searchParams);
-        const req = validateCheckRaw(text, query, limits);
+        // every value of every parameter: a repeated one is a 400, not its last value
+        const req = validateCheckRaw(text, new URL(request.url).searchParams, limits);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
