@@ -50,6 +50,8 @@ export interface Config {
   maxProxies: number;
   maxBodyBytes: number;
   maxCustomUrls: number;
+  /** Request bodies over 1 MiB read and parsed at once; one more is a 503 (src/http/body.ts). */
+  maxLargeBodies: number;
   probeThreads: number;
   /** Probes in flight in the whole process at most; undefined = from the open-file limit. */
   maxInFlight: number | undefined;
@@ -165,6 +167,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxProxies: int(env, 'MAX_PROXIES', 100_000, 1, 10_000_000),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
+    maxLargeBodies: int(env, 'MAX_LARGE_BODIES', 2, 1, 1000),
     maxInFlight: str(env, 'MAX_IN_FLIGHT') === undefined ? undefined : int(env, 'MAX_IN_FLIGHT', 0, 1, 10_000_000),
     maxJobSharePercent: int(env, 'MAX_JOB_SHARE_PERCENT', 90, 1, 100),
     httpIdleTimeoutS: int(env, 'HTTP_IDLE_TIMEOUT_S', 30, 1, 255),

@@ -42,7 +42,7 @@ function deps(env: Record<string, string> = {}): AppDeps {
 const app = createApp(deps());
 const BASE = 'http://127.0.0.1:3000';
 
-async function post(path: string, body: BodyInit, contentType = 'text/plain') {
+async function post(path: string, body: RequestInit['body'], contentType = 'text/plain') {
   const res = await app.handle(new Request(BASE + path, { method: 'POST', body, headers: { 'x-api-key': KEY, 'content-type': contentType } }));
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
@@ -69,5 +69,64 @@ describe('POST /check-raw query parameters', () => {
     const r = await post('/check-raw?type=socks5&region=de1&timeout=4000&foo=1&foo=2', '1.2.3.4:80\n');
     expect(r.status).toBe(200);
     expect(ran.map((q) => [q.type, q.region, q.timeoutMs])).toEqual([['socks5', 'de1', 4000]]);
+  });
+});
+
+describe('POST /check: cheap counts first', () => {
+  const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ url: `http://u${i}.example/` }));
+
+  test('11 custom URL rules whose first is malformed: 413 Too many custom URLs, not the 400 of rule 0', async () => {
+    const body = { proxies: ['1.2.3.4:80'], customUrls: [{ url: 'ftp://not-http' }, ...rules(10)] };
+    const r = await post('/check', JSON.stringify(body), 'application/json');
+    expect(r).toEqual({ status: 413, body: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request', max: 10 } });
+    expect(ran).toHaveLength(0);
+  });
+
+  test('10 rules whose first is malformed: the rule 400', async () => {
+    const body = { proxies: ['1.2.3.4:80'], customUrls: [{ url: 'ftp://not-http' }, ...rules(9)] };
+    const r = await post('/check', JSON.stringify(body), 'application/json');
+    expect(r).toEqual({ status: 400, body: { error: 'Invalid request', message: 'customUrls[0].url: expected an http or https URL' } });
+  });
+});
+
+describe('large bodies: MAX_LARGE_BODIES at once', () => {
+  const MiB = 1024 * 1024;
+  const capped = createApp(deps({ MAX_LARGE_BODIES: '1' }));
+  const bigText = `1.2.3.4:80\n#${'x'.repeat(MiB + 100)}\n`;
+  const send = (body: RequestInit['body'], headers: Record<string, string> = {}) =>
+    capped.handle(new Request(`${BASE}/check-raw`, { method: 'POST', body, headers: { 'x-api-key': KEY, ...headers } }));
+
+  test('a second body over 1 MiB while one is being read: 503 + Retry-After; the slot comes back', async () => {
+    const bytes = new TextEncoder().encode(bigText);
+    let pulls = 0;
+    let reading!: () => void;
+    const started = new Promise<void>((r) => (reading = r));
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    const slow = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        pulls++;
+        if (pulls === 1) return c.enqueue(bytes.slice(0, 100));
+        reading(); // the reader took the first chunk: the route is inside its read
+        await finished;
+        c.enqueue(bytes.slice(100));
+        c.close();
+      },
+    });
+    const first = send(slow, { 'content-length': String(bytes.length) });
+    await started;
+    await Bun.sleep(5);
+
+    const second = await send(bigText);
+    expect(second.status).toBe(503);
+    expect(second.headers.get('retry-after')).toBe('1');
+    expect(await second.json()).toEqual({ error: 'Service unavailable', message: 'Too many large request bodies are being read; retry in 1 s' });
+    // a small body is never held back
+    expect((await send('1.2.3.4:80\n')).status).toBe(200);
+
+    finish();
+    expect((await first).status).toBe(200);
+    expect((await send(bigText)).status).toBe(200);
+    expect(ran).toHaveLength(3);
   });
 });

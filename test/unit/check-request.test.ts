@@ -230,7 +230,10 @@ describe('validateCheckJson: order of checks', () => {
     customUrls: [{ url: 'http://a.io' }, { url: 'http://b.io' }, { url: 'http://c.io' }],
   };
   test.each<[string, Record<string, unknown>, { status: number; body: unknown }]>([
-    ['shape before region', { customUrls: [{ url: 'ftp://x' }] }, bad('customUrls[0].url: expected an http or https URL')],
+    ['shape before region', { customUrls: {} }, bad('customUrls: expected an array of objects')],
+    ['a malformed rule after jobId (rules are looked at after the count)', { customUrls: [{ url: 'ftp://x' }], region: 'us1', type: 'http', timeout: 1000 }, INVALID_JOB_ID],
+    ['custom URL count before any rule is looked at', { region: 'us1', type: 'http', timeout: 1000, jobId: 'abc', customUrls: [{ url: 'ftp://x' }, 5, null] }, TOO_MANY_URLS],
+    ['each rule before proxies', { region: 'us1', type: 'http', timeout: 1000, jobId: 'abc', customUrls: [{ url: 'http://a.io' }, { url: 'ftp://x' }] }, bad('customUrls[1].url: expected an http or https URL')],
     ['shape (region type) first', { region: 7 }, bad('region: expected a string')],
     ['region before type', {}, INVALID_REGION],
     ['type before timeout', { region: 'us1' }, INVALID_TYPE],

@@ -49,6 +49,7 @@ describe('defaults', () => {
       maxProxies: 100_000,
       maxBodyBytes: 16 * 1024 * 1024,
       maxCustomUrls: 10,
+      maxLargeBodies: 2,
       maxInFlight: undefined,
       maxJobSharePercent: 90,
       httpIdleTimeoutS: 30,
@@ -67,7 +68,7 @@ describe('defaults', () => {
       'PORT', 'HOST', 'BASE_URL', 'CONTENT_URL', 'DATA_DIR', 'DATABASE_URL', 'RESULT_SECRET', 'ADMIN_TOKEN',
       'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
       'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'WS_REQUIRE_AUTH',
-      'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
+      'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'MAX_LARGE_BODIES', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
     ]) {
       env[name] = name.length % 2 === 0 ? '' : '  \t ';
     }
@@ -98,6 +99,7 @@ describe('integer variables', () => {
     ['MAX_PROXIES', 'maxProxies', 1, 10_000_000],
     ['MAX_BODY_BYTES', 'maxBodyBytes', 1024, 1024 * 1024 * 1024],
     ['MAX_CUSTOM_URLS', 'maxCustomUrls', 0, 1000],
+    ['MAX_LARGE_BODIES', 'maxLargeBodies', 1, 1000],
     ['PROBE_THREADS', 'probeThreads', 1, 256],
     ['SHUTDOWN_GRACE_MS', 'shutdownGraceMs', 0, 3_600_000],
     ['MAX_IN_FLIGHT', 'maxInFlight', 1, 10_000_000],
