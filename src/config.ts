@@ -67,6 +67,8 @@ export interface Config {
   wsMaxPerAccount: number;
   /** WebSocket subscriptions open at once per client address, anonymous subscribers (no key). */
   wsMaxPerAddress: number;
+  /** Request bodies over 1 MiB read and parsed at once; one more is a 503 (src/http/body.ts). */
+  maxLargeBodies: number;
   probeThreads: number;
   /** Probes in flight in the whole process at most; undefined = from the open-file limit. */
   maxInFlight: number | undefined;
@@ -202,6 +204,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 40, 1, 1_000_000),
     wsMaxPerAccount: int(env, 'WS_MAX_PER_ACCOUNT', 64, 1, 1_000_000),
     wsMaxPerAddress: int(env, 'WS_MAX_PER_ADDRESS', 16, 1, 1_000_000),
+    maxLargeBodies: int(env, 'MAX_LARGE_BODIES', 2, 1, 1000),
     maxInFlight: str(env, 'MAX_IN_FLIGHT') === undefined ? undefined : int(env, 'MAX_IN_FLIGHT', 0, 1, 10_000_000),
     maxJobSharePercent: int(env, 'MAX_JOB_SHARE_PERCENT', 95, 1, 100),
     httpIdleTimeoutS: int(env, 'HTTP_IDLE_TIMEOUT_S', 30, 1, 255),

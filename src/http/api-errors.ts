@@ -138,3 +138,11 @@ export const internalError = (cause?: unknown) =>
 
 export const serviceUnavailable = (message: string) =>
   new ApiError(503, { error: 'Service unavailable', message });
+
+/** Every slot for large request bodies is taken (src/http/body.ts). */
+export const tooManyLargeBodies = (retryAfterSeconds: number) =>
+  new ApiError(
+    503,
+    { error: 'Service unavailable', message: `Too many large request bodies are being read; retry in ${retryAfterSeconds} s` },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );

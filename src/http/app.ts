@@ -4,7 +4,8 @@
  * drive it with `app.handle(new Request(...))` and no sockets.
  *
  * Every route that exists answers a wrong method with 405 + Allow; every path
- * that does not exist answers 404; every error body is JSON (src/errors.ts).
+ * that does not exist answers 404; every error body is JSON (src/errors.ts),
+ * also for an error Bun catches itself (serve-options.ts: never Bun's HTML page).
  */
 import { Elysia } from 'elysia';
 import { rateLimitedAccounts } from './account-rate-limit';
@@ -13,6 +14,7 @@ import type { AppDeps } from './context';
 import { apiErrorResponse, toApiError } from './errors';
 import { RateLimiter } from './rate-limit';
 import { finish, markStart, markStatus } from './request-log';
+import { serveOptions } from './serve-options';
 import { publicRoutes } from './routes/public';
 import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
@@ -42,7 +44,8 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   // the per-account token bucket (429 past RATE_LIMIT_PER_S / RATE_LIMIT_BURST).
   const limiter = new RateLimiter({ ratePerS: deps.config.rateLimitPerS, burst: deps.config.rateLimitBurst, now: () => deps.now().getTime() });
   const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
-  let app = new Elysia({ name: 'proxycheck' })
+  // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
+  let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })
     .onRequest(({ request }) => {
       markStart(request);
     })

@@ -1,12 +1,64 @@
 /**
  * Reads a request body as text with a hard byte limit, so a 16 MiB limit is
  * enforced on chunked uploads too (Content-Length is checked first when sent).
+ *
+ * Large bodies take a slot of a LargeBodyGate: a body known to be over
+ * LARGE_BODY_BYTES (by its Content-Length before a byte is read, or by the
+ * bytes counted so far when chunked) needs one of MAX_LARGE_BODIES slots,
+ * held while it is read and until the caller has parsed and validated it
+ * (withBodyText). With every slot taken it is refused at once with 503 and
+ * Retry-After: reading and JSON-parsing megabytes runs on the one event loop,
+ * so a few of them at once would hold every other request (/health too).
  */
-import { payloadTooLarge } from './api-errors';
+import { payloadTooLarge, tooManyLargeBodies } from './api-errors';
 
-export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
+/** A body over this many bytes needs a slot of the gate. */
+export const LARGE_BODY_BYTES = 1024 * 1024;
+/** Seconds in the Retry-After of the 503 when every slot is taken. */
+export const LARGE_BODY_RETRY_AFTER_S = 1;
+
+/** At most `slots` large bodies read and parsed at once; one more is a 503 (never a wait). */
+export class LargeBodyGate {
+  #busy = 0;
+
+  constructor(
+    readonly slots: number,
+    readonly largeBytes: number = LARGE_BODY_BYTES,
+  ) {}
+
+  /** Slots taken now. */
+  get busy(): number {
+    return this.#busy;
+  }
+
+  /** Takes a slot (or throws the 503); the returned function gives it back, once. */
+  enter(): () => void {
+    if (this.#busy >= this.slots) throw tooManyLargeBodies(LARGE_BODY_RETRY_AFTER_S);
+    this.#busy++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#busy--;
+    };
+  }
+}
+
+/** Called once, when the body is known to be over `bytes`; may throw to refuse it (the stream is then cancelled). */
+export interface LargeBodyHook {
+  bytes: number;
+  onLarge(): void;
+}
+
+export async function readBodyText(request: Request, maxBytes: number, large?: LargeBodyHook): Promise<string> {
   const declared = request.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
+  const declaredBytes = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
+  if (declaredBytes !== null && declaredBytes > maxBytes) throw payloadTooLarge(maxBytes);
+  let isLarge = false;
+  if (large !== undefined && declaredBytes !== null && declaredBytes > large.bytes) {
+    large.onLarge();
+    isLarge = true;
+  }
   if (request.body === null) return '';
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -20,10 +72,42 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
         await reader.cancel().catch(() => {});
         throw payloadTooLarge(maxBytes);
       }
+      if (!isLarge && large !== undefined && total > large.bytes) {
+        isLarge = true;
+        try {
+          large.onLarge();
+        } catch (err) {
+          await reader.cancel().catch(() => {});
+          throw err;
+        }
+      }
       chunks.push(value);
     }
   } finally {
     reader.releaseLock();
   }
   return Buffer.concat(chunks, total).toString('utf8');
+}
+
+/**
+ * Reads the body (readBodyText) and hands it to `use` (parse + validate); a
+ * large body holds a slot of `gate` until `use` has returned or thrown.
+ */
+export async function withBodyText<T>(
+  request: Request,
+  limits: { maxBytes: number; gate: LargeBodyGate },
+  use: (text: string) => T | Promise<T>,
+): Promise<T> {
+  let release: (() => void) | null = null;
+  try {
+    const text = await readBodyText(request, limits.maxBytes, {
+      bytes: limits.gate.largeBytes,
+      onLarge: () => {
+        release = limits.gate.enter();
+      },
+    });
+    return await use(text);
+  } finally {
+    (release as (() => void) | null)?.();
+  }
 }

@@ -4,16 +4,22 @@
  * The caller has already handled Content-Type (415), body size (413) and
  * malformed JSON (400).
  *
- * Order of checks (the first failure wins):
+ * Order of checks (the first failure wins; cheap checks before work that
+ * grows with the body):
  *   1. shape (400 Invalid request, message "<field path>: <what is wrong>"):
  *      body not an object; proxies missing / not an array; region, type or jobId
- *      not a string; customUrls not an array or any rule malformed. /check-raw: a
- *      query parameter given more than once.
+ *      not a string; customUrls not an array. /check-raw: a query parameter given
+ *      more than once.
  *   2. region (400 Invalid region)   3. type (400 Invalid proxy type)
  *   4. timeout (400 Invalid timeout)  5. jobId (400 Invalid jobId)
- *   6. customUrls count (413 Too many custom URLs)
+ *   6. customUrls count (413 Too many custom URLs): the array's length, before
+ *      any rule is looked at (400 000 rules are one comparison, not 400 000 URL
+ *      parses)
+ *   6b. each custom URL rule (400 Invalid request, `customUrls[i]...`)
  *   7. parse proxies; none valid -> 400 No valid proxies found
- *   8. more unique proxies than maxProxies -> 413 Too many proxies
+ *   8. more unique proxies than maxProxies -> 413 Too many proxies (the parse
+ *      stops at maxProxies + 1 unique ones). The proxies array's length alone
+ *      decides nothing: invalid entries and duplicates are free and do not count.
  *
  * Choices:
  * - region and type are compared exactly (case-sensitive): the seed lists
@@ -160,13 +166,10 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
   const region = optionalString(body.region, 'region');
   const type = optionalString(body.type, 'type');
   const jobId = optionalString(body.jobId, 'jobId');
-  let customUrls: CustomUrlRule[] = [];
-  if (!isAbsent(body.customUrls)) {
-    if (!Array.isArray(body.customUrls)) throw invalidRequest('customUrls: expected an array of objects');
-    customUrls = body.customUrls.map((r: unknown, i) => customUrlRule(r, `customUrls[${i}]`));
-  }
+  const rules: readonly unknown[] = isAbsent(body.customUrls) ? [] : (body.customUrls as unknown[]);
+  if (!Array.isArray(rules)) throw invalidRequest('customUrls: expected an array of objects');
 
-  // 2-6
+  // 2-5, 6
   const r = checkRegion(region, opts);
   const t = checkType(type);
   const timeout = body.timeout;
@@ -176,7 +179,9 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
     timeoutMs = checkTimeoutValue(timeout);
   }
   const id = checkJobId(jobId);
-  if (customUrls.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
+  if (rules.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
+  // 6b: only now each rule (at most maxCustomUrls of them)
+  const customUrls = rules.map((r, i) => customUrlRule(r, `customUrls[${i}]`));
 
   // 7-8
   return build('check', parseProxies(proxies, opts), r, t, timeoutMs, id, customUrls);
@@ -194,19 +199,16 @@ function build(
   return { route, proxies: list.proxies, totalInvalid: list.invalid, totalDuplicates: list.duplicates, region, type, timeoutMs, jobId, customUrls };
 }
 
-function singleQueryValue(query: Readonly<Record<string, unknown>>, name: string): string | undefined {
-  const v = query[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw invalidRequest(`${name}: expected a single value`);
-  return v;
+/** One query parameter: absent, or given exactly once (twice or more is a shape error naming it). */
+function singleQueryValue(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length === 0) return undefined;
+  if (values.length > 1) throw invalidRequest(`${name}: expected a single value, given ${values.length} times`);
+  return values[0];
 }
 
-/** POST /check-raw: the body as text, the query parameters region, type, timeout, jobId. */
-export function validateCheckRaw(
-  text: string,
-  query: Readonly<Record<string, unknown>>,
-  opts: CheckRequestOptions,
-): CheckRequest {
+/** POST /check-raw: the body as text, the query parameters region, type, timeout, jobId (all of them, repeats included). */
+export function validateCheckRaw(text: string, query: URLSearchParams, opts: CheckRequestOptions): CheckRequest {
   // 1. shape
   const region = singleQueryValue(query, 'region');
   const type = singleQueryValue(query, 'type');

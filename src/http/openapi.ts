@@ -128,7 +128,7 @@ const checkErrors = {
   '500': E500,
   '503': err(
     { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' },
-    'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded)',
+    'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (MAX_LARGE_BODIES) is taken: `Retry-After: 1`, nothing charged',
     'ServiceUnavailable',
   ),
 };

@@ -5,12 +5,13 @@
  * no database, socket or probe.
  */
 import { parseConfig } from '../../src/config';
-import { createApp } from '../../src/http/app';
+import { createApp, type ExtraRoutes } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
 import { VERSION } from '../../src/version';
 import { memoryLogger } from '../../src/log';
 
-export function inProcessApp() {
+/** `extra`: more routes (tests add routes that fail on purpose). */
+export function inProcessApp(extra: ExtraRoutes[] = []) {
   const unused = () => {
     throw new Error('not used when serving the OpenAPI document');
   };
@@ -26,7 +27,7 @@ export function inProcessApp() {
     results: { secret: 'unused-result-secret-0000000000', store: { open: unused } },
     progress: {} as AppDeps['progress'],
   };
-  return createApp(deps);
+  return createApp(deps, extra);
 }
 
 export async function servedOpenApiDocument(): Promise<any> {

@@ -1,12 +1,13 @@
 /**
  * Tests for src/http/body.ts: the byte limit by Content-Length (nothing read)
  * and by streamed bytes for a chunked body (the stream is cancelled), the
- * exact 413 body, UTF-8 split across chunks, and empty bodies.
+ * exact 413 body, UTF-8 split across chunks, and empty bodies; the gate for
+ * large bodies (a slot per body over its size, 503 when none is free).
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { ApiError, payloadTooLarge } from '../../src/http/api-errors';
-import { readBodyText } from '../../src/http/body';
+import { ApiError, payloadTooLarge, tooManyLargeBodies } from '../../src/http/api-errors';
+import { LARGE_BODY_RETRY_AFTER_S, LargeBodyGate, readBodyText, withBodyText } from '../../src/http/body';
 
 const URL_ = 'http://127.0.0.1/check-raw';
 
@@ -138,5 +139,87 @@ describe('over the limit', () => {
     const { stream } = streamOf([enc('x'.repeat(50)), enc('x'.repeat(51))]);
     const err = await rejection(readBodyText(post(stream), 100));
     expect(err.body.max).toBe(100);
+  });
+});
+
+describe('LargeBodyGate', () => {
+  test('slots are counted; one more is the 503 with Retry-After; a release gives back one slot, once', () => {
+    const gate = new LargeBodyGate(2, 100);
+    const a = gate.enter();
+    const b = gate.enter();
+    expect(gate.busy).toBe(2);
+    let err: unknown;
+    try {
+      gate.enter();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(503);
+    expect((err as ApiError).body).toStrictEqual(tooManyLargeBodies(LARGE_BODY_RETRY_AFTER_S).body);
+    expect((err as ApiError).headers).toStrictEqual({ 'Retry-After': '1' });
+    a();
+    a();
+    expect(gate.busy).toBe(1);
+    gate.enter();
+    expect(gate.busy).toBe(2);
+    b();
+    expect(gate.busy).toBe(1);
+  });
+});
+
+describe('withBodyText: large bodies take a slot', () => {
+  const full = () => {
+    const gate = new LargeBodyGate(1, 100);
+    gate.enter();
+    return gate;
+  };
+
+  test('a small body never needs a slot, even with every slot taken', async () => {
+    expect(await withBodyText(post('x'.repeat(100)), { maxBytes: 1000, gate: full() }, (t) => t.length)).toBe(100);
+    const { stream } = streamOf([enc('x'.repeat(60)), enc('x'.repeat(40))]);
+    expect(await withBodyText(post(stream), { maxBytes: 1000, gate: full() }, (t) => t.length)).toBe(100);
+  });
+
+  test('a declared large body with every slot taken: 503 before a byte is read', async () => {
+    const { stream, st } = streamOf([enc('x'.repeat(200))]);
+    let used = false;
+    const err = await rejection(
+      withBodyText(post(stream, { 'content-length': '200' }), { maxBytes: 1000, gate: full() }, () => (used = true)),
+    );
+    expect(err.status).toBe(503);
+    expect(st.pulls).toBeLessThanOrEqual(1);
+    expect(used).toBe(false);
+  });
+
+  test('a chunked body that grows past the size with every slot taken: 503, the stream cancelled', async () => {
+    const chunks = Array.from({ length: 50 }, () => enc('x'.repeat(30)));
+    const { stream, st } = streamOf(chunks);
+    const err = await rejection(withBodyText(post(stream), { maxBytes: 10_000, gate: full() }, () => 0));
+    expect(err.status).toBe(503);
+    expect(st.cancelled).toBe(true);
+    expect(st.pulls).toBeLessThan(10);
+  });
+
+  test('the slot is held while the body is used, and given back after, also when use throws', async () => {
+    const gate = new LargeBodyGate(1, 100);
+    const seen: number[] = [];
+    await withBodyText(post('x'.repeat(101)), { maxBytes: 1000, gate }, () => seen.push(gate.busy));
+    expect(seen).toEqual([1]);
+    expect(gate.busy).toBe(0);
+    const err = await rejection(
+      withBodyText(post('x'.repeat(101)), { maxBytes: 1000, gate }, () => {
+        throw payloadTooLarge(1);
+      }),
+    );
+    expect(err.status).toBe(413);
+    expect(gate.busy).toBe(0);
+  });
+
+  test('a 413 by size frees the slot it took', async () => {
+    const gate = new LargeBodyGate(1, 100);
+    const { stream } = streamOf([enc('x'.repeat(150)), enc('x'.repeat(150))]);
+    expect((await rejection(withBodyText(post(stream), { maxBytes: 200, gate }, () => 0))).status).toBe(413);
+    expect(gate.busy).toBe(0);
   });
 });

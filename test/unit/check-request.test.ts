@@ -58,6 +58,13 @@ const TOO_MANY_URLS = { status: 413, body: { error: 'Too many custom URLs', mess
 
 const P = ['1.2.3.4:80'];
 
+/** A query string from a record (an array value: the parameter repeated). */
+function q(params: Record<string, string | string[]>): URLSearchParams {
+  const out = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) for (const one of [v].flat()) out.append(k, one);
+  return out;
+}
+
 describe('validateCheckJson: defaults and values', () => {
   test('minimal body gets the defaults', () => {
     const r = validateCheckJson({ proxies: ['1.2.3.4:80', 'bad', '1.2.3.4:80', '', 'u:p@h.io:1'] }, OPTS);
@@ -223,7 +230,10 @@ describe('validateCheckJson: order of checks', () => {
     customUrls: [{ url: 'http://a.io' }, { url: 'http://b.io' }, { url: 'http://c.io' }],
   };
   test.each<[string, Record<string, unknown>, { status: number; body: unknown }]>([
-    ['shape before region', { customUrls: [{ url: 'ftp://x' }] }, bad('customUrls[0].url: expected an http or https URL')],
+    ['shape before region', { customUrls: {} }, bad('customUrls: expected an array of objects')],
+    ['a malformed rule after jobId (rules are looked at after the count)', { customUrls: [{ url: 'ftp://x' }], region: 'us1', type: 'http', timeout: 1000 }, INVALID_JOB_ID],
+    ['custom URL count before any rule is looked at', { region: 'us1', type: 'http', timeout: 1000, jobId: 'abc', customUrls: [{ url: 'ftp://x' }, 5, null] }, TOO_MANY_URLS],
+    ['each rule before proxies', { region: 'us1', type: 'http', timeout: 1000, jobId: 'abc', customUrls: [{ url: 'http://a.io' }, { url: 'ftp://x' }] }, bad('customUrls[1].url: expected an http or https URL')],
     ['shape (region type) first', { region: 7 }, bad('region: expected a string')],
     ['region before type', {}, INVALID_REGION],
     ['type before timeout', { region: 'us1' }, INVALID_TYPE],
@@ -239,7 +249,7 @@ describe('validateCheckJson: order of checks', () => {
 
 describe('validateCheckRaw', () => {
   test('defaults: timeout 5000 for http, 3000 for socks4/socks5', () => {
-    const r = validateCheckRaw('1.2.3.4:80\r\nbad\r\n# c\r\n1.2.3.4:80\r\n', {}, OPTS);
+    const r = validateCheckRaw('1.2.3.4:80\r\nbad\r\n# c\r\n1.2.3.4:80\r\n', q({}), OPTS);
     expect(r).toEqual({
       route: 'check-raw',
       proxies: [{ host: '1.2.3.4', port: 80, format: 'standard', raw: '1.2.3.4:80' }],
@@ -251,17 +261,21 @@ describe('validateCheckRaw', () => {
       jobId: null,
       customUrls: [],
     });
-    expect(validateCheckRaw('a.io:1', { type: 'socks4' }, OPTS).timeoutMs).toBe(3000);
-    expect(validateCheckRaw('a.io:1', { type: 'socks5' }, OPTS).timeoutMs).toBe(3000);
+    expect(validateCheckRaw('a.io:1', q({ type: 'socks4' }), OPTS).timeoutMs).toBe(3000);
+    expect(validateCheckRaw('a.io:1', q({ type: 'socks5' }), OPTS).timeoutMs).toBe(3000);
   });
 
-  test('query values are taken; unknown parameters (customUrls too) ignored', () => {
-    const r = validateCheckRaw('a.io:1', { region: 'sg1', type: 'socks5', timeout: '07500', jobId: 'x-1', customUrls: 'http://a.io', foo: 'bar' }, OPTS);
+  test('query values are taken; unknown parameters (customUrls too, repeated or not) ignored', () => {
+    const r = validateCheckRaw('a.io:1', q({ region: 'sg1', type: 'socks5', timeout: '07500', jobId: 'x-1', customUrls: 'http://a.io', foo: ['bar', 'baz'] }), OPTS);
     expect([r.region, r.type, r.timeoutMs, r.jobId, r.customUrls]).toEqual(['sg1', 'socks5', 7500, 'x-1', []]);
   });
 
-  test.each<[string, string, Record<string, unknown>, { status: number; body: unknown }]>([
-    ['repeated parameter', 'a.io:1', { region: ['us1', 'sg1'] }, bad('region: expected a single value')],
+  test.each<[string, string, Record<string, string | string[]>, { status: number; body: unknown }]>([
+    ['repeated parameter', 'a.io:1', { region: ['us1', 'sg1'] }, bad('region: expected a single value, given 2 times')],
+    ['repeated type (not its last value)', 'a.io:1', { type: ['http', 'socks5'] }, bad('type: expected a single value, given 2 times')],
+    ['repeated with the same value', 'a.io:1', { timeout: ['2000', '2000', '2000'] }, bad('timeout: expected a single value, given 3 times')],
+    ['repeated jobId', 'a.io:1', { jobId: ['abc', 'abd'] }, bad('jobId: expected a single value, given 2 times')],
+    ['repeated parameter before region', 'a.io:1', { region: 'xx9', type: ['http', 'http'] }, bad('type: expected a single value, given 2 times')],
     ['unknown region', 'a.io:1', { region: 'xx9' }, INVALID_REGION],
     ['empty region', 'a.io:1', { region: '' }, INVALID_REGION],
     ['unknown type', 'a.io:1', { type: 'socks' }, INVALID_TYPE],
@@ -281,7 +295,7 @@ describe('validateCheckRaw', () => {
     ['timeout before jobId', 'x', { timeout: 'x', jobId: '!' }, INVALID_TIMEOUT],
     ['jobId before proxies', 'x', { jobId: '!' }, INVALID_JOB_ID],
   ])('%s', (_name, text, query, expected) => {
-    expect(fail(() => validateCheckRaw(text, query, OPTS))).toEqual(expected);
+    expect(fail(() => validateCheckRaw(text, q(query), OPTS))).toEqual(expected);
   });
 });
 

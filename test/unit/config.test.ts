@@ -58,6 +58,7 @@ describe('defaults', () => {
       rateLimitBurst: 40,
       wsMaxPerAccount: 64,
       wsMaxPerAddress: 16,
+      maxLargeBodies: 2,
       maxInFlight: undefined,
       maxJobSharePercent: 95,
       httpIdleTimeoutS: 30,
@@ -78,7 +79,7 @@ describe('defaults', () => {
       'PORT', 'HOST', 'ADMIN_PORT', 'ADMIN_HOST', 'BASE_URL', 'CONTENT_URL', 'DATA_DIR', 'DATABASE_URL', 'RESULT_SECRET', 'ADMIN_TOKEN',
       'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
       'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'RESULT_MAX_BYTES', 'WS_REQUIRE_AUTH',
-      'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
+      'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'MAX_LARGE_BODIES', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
       'MAX_JOBS_PER_ACCOUNT', 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'RATE_LIMIT_PER_S', 'RATE_LIMIT_BURST', 'WS_MAX_PER_ACCOUNT', 'WS_MAX_PER_ADDRESS',
     ]) {
       env[name] = name.length % 2 === 0 ? '' : '  \t ';
@@ -112,6 +113,7 @@ describe('integer variables', () => {
     ['MAX_PROXIES', 'maxProxies', 1, 10_000_000],
     ['MAX_BODY_BYTES', 'maxBodyBytes', 1024, 1024 * 1024 * 1024],
     ['MAX_CUSTOM_URLS', 'maxCustomUrls', 0, 1000],
+    ['MAX_LARGE_BODIES', 'maxLargeBodies', 1, 1000],
     ['PROBE_THREADS', 'probeThreads', 1, 256],
     ['SHUTDOWN_GRACE_MS', 'shutdownGraceMs', 0, 3_600_000],
     ['MAX_IN_FLIGHT', 'maxInFlight', 1, 10_000_000],

@@ -26,6 +26,7 @@ import {
   payloadTooLarge,
   serviceUnavailable,
   tooManyCustomUrls,
+  tooManyLargeBodies,
   tooManyProxies,
   tooManyRequests,
   unsupportedMediaType,
@@ -93,6 +94,7 @@ describe('ApiError', () => {
       tooManyRequests: () => tooManyRequests(1),
       internalError: () => internalError(),
       serviceUnavailable: () => serviceUnavailable('x'),
+      tooManyLargeBodies: () => tooManyLargeBodies(1),
     };
     const exported = Object.keys(errors).filter((k) => k !== 'ApiError' && typeof (errors as Record<string, unknown>)[k] === 'function');
     expect(exported.sort()).toEqual(Object.keys(calls).sort());
@@ -311,5 +313,14 @@ describe('500 / 503', () => {
       error: 'Service unavailable',
       message: 'The service is shutting down',
     });
+  });
+
+  test('Service unavailable: too many large bodies, with Retry-After', () => {
+    expectError(
+      tooManyLargeBodies(1),
+      503,
+      { error: 'Service unavailable', message: 'Too many large request bodies are being read; retry in 1 s' },
+      { 'Retry-After': '1' },
+    );
   });
 });

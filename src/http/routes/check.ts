@@ -1,8 +1,9 @@
 /**
  * POST /check (JSON) and POST /check-raw (plain text). Order of answers:
  * 401 (key) -> 503 (shutting down) -> 415 (JSON expected on /check) -> 413
- * (body size) -> 400 (malformed JSON) -> the validator's 400/413 -> the check
- * itself (402 when the quota is short, 409 when the jobId is running).
+ * (body size) -> 503 (every slot for bodies over 1 MiB taken: body.ts) -> 400
+ * (malformed JSON) -> the validator's 400/413 -> the check itself (402 when
+ * the quota is short, 409 when the jobId is running).
  *
  * Once the body is read, the connection's idle timeout (HTTP_IDLE_TIMEOUT_S)
  * is lifted for this request: a job may take longer than it and still
@@ -14,7 +15,7 @@ import { Elysia } from 'elysia';
 import { invalidRequest, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
 import { authenticate } from '../auth';
-import { readBodyText } from '../body';
+import { LargeBodyGate, withBodyText } from '../body';
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
@@ -27,12 +28,22 @@ function isJson(contentType: string | null): boolean {
   return base === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(base);
 }
 
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidRequest('body: malformed JSON');
+  }
+}
+
 export function checkRoutes(deps: AppDeps) {
   const limits = {
     maxProxies: deps.config.maxProxies,
     maxCustomUrls: deps.config.maxCustomUrls,
     acceptedRegions: ACCEPTED_REGIONS,
   };
+  // MAX_LARGE_BODIES bodies over 1 MiB read and parsed at once, for both routes
+  const body = { maxBytes: deps.config.maxBodyBytes, gate: new LargeBodyGate(deps.config.maxLargeBodies) };
   const begin = async (request: Request) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
@@ -45,14 +56,7 @@ export function checkRoutes(deps: AppDeps) {
       async ({ request, server }) => {
         const account = await begin(request);
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
-        const text = await readBodyText(request, deps.config.maxBodyBytes);
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw invalidRequest('body: malformed JSON');
-        }
-        const req = validateCheckJson(body, limits);
+        const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
@@ -62,9 +66,9 @@ export function checkRoutes(deps: AppDeps) {
       '/check-raw',
       async ({ request, server }) => {
         const account = await begin(request);
-        const text = await readBodyText(request, deps.config.maxBodyBytes);
-        const query = Object.fromEntries(new URL(request.url).searchParams);
-        const req = validateCheckRaw(text, query, limits);
+        // every value of every parameter: a repeated one is a 400, not its last value
+        const query = new URL(request.url).searchParams;
+        const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },

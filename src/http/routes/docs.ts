@@ -13,12 +13,13 @@ import { notFound } from '../api-errors';
 
 const require = createRequire(import.meta.url);
 const ASSET_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
-const ASSETS: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'swagger-ui-standalone-preset.js': 'text/javascript; charset=utf-8',
-  'favicon-32x32.png': 'image/png',
-};
+/** The served assets and their types: a Map, so `constructor` or `__proto__` is not an asset. */
+const ASSETS: ReadonlyMap<string, string> = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+  ['swagger-ui-standalone-preset.js', 'text/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -49,7 +50,7 @@ export function docsRoutes(deps: AppDeps) {
     .get(
       '/docs/assets/:name',
       ({ params }) => {
-        const type = ASSETS[params.name];
+        const type = ASSETS.get(params.name);
         if (type === undefined) throw notFound('No such asset');
         return new Response(Bun.file(join(ASSET_DIR, params.name)), {
           headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' },

@@ -1,0 +1,132 @@
+/**
+ * Tests for src/http/routes/check.ts inside the real app (createApp, no
+ * sockets) over a fake ChecksPort that records what it is asked to run: the
+ * query reaches the validator whole (a repeated parameter is a 400, never its
+ * last value), the cheap counts answer before per-entry validation, and
+ * nothing rejected ever reaches the check (so nothing is charged).
+ */
+import { beforeEach, describe, expect, test } from 'bun:test';
+import { parseConfig } from '../../src/config';
+import { createApp } from '../../src/http/app';
+import type { AppDeps } from '../../src/http/context';
+import type { CheckRequest } from '../../src/http/check-request';
+import { memoryLogger } from '../../src/log';
+
+const KEY = 'pc_route-test-key';
+const ran: CheckRequest[] = [];
+
+function deps(env: Record<string, string> = {}): AppDeps {
+  const unused = () => {
+    throw new Error('not used by the check routes');
+  };
+  return {
+    config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-check-route-unused', ...env }, process.cwd()),
+    log: memoryLogger('debug'),
+    version: '9.9.9',
+    startedAt: Date.now(),
+    now: () => new Date(),
+    database: { ping: async () => true },
+    accounts: { findByApiKey: async (k) => (k === KEY ? { id: 'acc-1', email: 'a@b.io' } : null), overview: unused },
+    checks: {
+      run: async (_owner, req) => {
+        ran.push(req);
+        return { ok: true };
+      },
+      assertAccepting: () => {},
+    },
+    results: { secret: 'unused-result-secret-0000000000', store: { open: unused } },
+    progress: {} as AppDeps['progress'],
+  };
+}
+
+const app = createApp(deps());
+const BASE = 'http://127.0.0.1:3000';
+
+async function post(path: string, body: RequestInit['body'], contentType = 'text/plain') {
+  const res = await app.handle(new Request(BASE + path, { method: 'POST', body, headers: { 'x-api-key': KEY, 'content-type': contentType } }));
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+beforeEach(() => {
+  ran.length = 0;
+});
+
+describe('POST /check-raw query parameters', () => {
+  test('?type=http&type=socks5 is a 400 naming the parameter, and no check runs', async () => {
+    const r = await post('/check-raw?type=http&type=socks5', '1.2.3.4:80\n');
+    expect(r).toEqual({ status: 400, body: { error: 'Invalid request', message: 'type: expected a single value, given 2 times' } });
+    expect(ran).toHaveLength(0);
+  });
+
+  test.each(['region=us1&region=us1', 'timeout=2000&jobId=abc&timeout=3000', 'jobId=abc&jobId=abc'])('?%s is a 400', async (qs) => {
+    const r = await post(`/check-raw?${qs}`, '1.2.3.4:80\n');
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('Invalid request');
+    expect(ran).toHaveLength(0);
+  });
+
+  test('single parameters are taken; unknown ones may repeat', async () => {
+    const r = await post('/check-raw?type=socks5&region=de1&timeout=4000&foo=1&foo=2', '1.2.3.4:80\n');
+    expect(r.status).toBe(200);
+    expect(ran.map((q) => [q.type, q.region, q.timeoutMs])).toEqual([['socks5', 'de1', 4000]]);
+  });
+});
+
+describe('POST /check: cheap counts first', () => {
+  const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ url: `http://u${i}.example/` }));
+
+  test('11 custom URL rules whose first is malformed: 413 Too many custom URLs, not the 400 of rule 0', async () => {
+    const body = { proxies: ['1.2.3.4:80'], customUrls: [{ url: 'ftp://not-http' }, ...rules(10)] };
+    const r = await post('/check', JSON.stringify(body), 'application/json');
+    expect(r).toEqual({ status: 413, body: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request', max: 10 } });
+    expect(ran).toHaveLength(0);
+  });
+
+  test('10 rules whose first is malformed: the rule 400', async () => {
+    const body = { proxies: ['1.2.3.4:80'], customUrls: [{ url: 'ftp://not-http' }, ...rules(9)] };
+    const r = await post('/check', JSON.stringify(body), 'application/json');
+    expect(r).toEqual({ status: 400, body: { error: 'Invalid request', message: 'customUrls[0].url: expected an http or https URL' } });
+  });
+});
+
+describe('large bodies: MAX_LARGE_BODIES at once', () => {
+  const MiB = 1024 * 1024;
+  const capped = createApp(deps({ MAX_LARGE_BODIES: '1' }));
+  const bigText = `1.2.3.4:80\n#${'x'.repeat(MiB + 100)}\n`;
+  const send = (body: RequestInit['body'], headers: Record<string, string> = {}) =>
+    capped.handle(new Request(`${BASE}/check-raw`, { method: 'POST', body, headers: { 'x-api-key': KEY, ...headers } }));
+
+  test('a second body over 1 MiB while one is being read: 503 + Retry-After; the slot comes back', async () => {
+    const bytes = new TextEncoder().encode(bigText);
+    let pulls = 0;
+    let reading!: () => void;
+    const started = new Promise<void>((r) => (reading = r));
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    const slow = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        pulls++;
+        if (pulls === 1) return c.enqueue(bytes.slice(0, 100));
+        reading(); // the reader took the first chunk: the route is inside its read
+        await finished;
+        c.enqueue(bytes.slice(100));
+        c.close();
+      },
+    });
+    const first = send(slow, { 'content-length': String(bytes.length) });
+    await started;
+    await Bun.sleep(5);
+
+    const second = await send(bigText);
+    expect(second.status).toBe(503);
+    expect(second.headers.get('retry-after')).toBe('1');
+    expect(await second.json()).toEqual({ error: 'Service unavailable', message: 'Too many large request bodies are being read; retry in 1 s' });
+    // a small body is never held back
+    expect((await send('1.2.3.4:80\n')).status).toBe(200);
+
+    finish();
+    expect((await first).status).toBe(200);
+    expect((await send(bigText)).status).toBe(200);
+    expect(ran).toHaveLength(3);
+  });
+});
