@@ -4,42 +4,12 @@
  * in its mailbox (probe results, custom-URL results, a failed shard, cancel)
  * and is handled one at a time, so there are no locks.
  *
- * ## States (job-states.ts; every move goes through `#moveTo`, which asserts
- * the state it leaves, so an illegal transition throws instead of passing)
+ * ## States
  *
- *   validating ──> reserving ──> probing ──> validating_urls ──> writing ──> completed
- *        │             │            │  └───────────────────────────>┤
- *        └─────────────┴────────────┴───────────────┴───────────────┴──────> failed
- *
- * - validating: the HTTP layer has already validated the request (pure
- *   validators); the actor only announces it on the progress channel.
- * - reserving: one atomic reservation of `units = unique valid proxies` and the
- *   scan row (LedgerPort.reserve). Short quota -> failed with
- *   InsufficientQuotaError, nothing charged, no history row.
- * - probing: the job opens itself on the probe execution (ProbeExecution:
- *   local-execution.ts in this process); every grant of n slots becomes one
- *   shard of the next n proxies. Results stream
- *   back in batches and are folded at once: geo lookup, result record, summary
- *   fold, spill to the result writer, progress. Nothing keeps a second list of
- *   all results: the actor keeps the parsed proxies, a byte per proxy (seen)
- *   and the indices of working proxies. A probe the checker itself could not
- *   run (`checker_overloaded`: this process out of file descriptors) is tried
- *   again later (retries.ts) and, if it never runs, reported but not charged.
- * - validating_urls (only with customUrls and at least one working proxy):
- *   (working proxy x URL) pairs through the same execution.
- * - writing: the result file is finished (summary, metadata, proxies, custom
- *   URL validation), the scan closed, unchecked units refunded.
- * - completed: the check response is returned and the final progress message
- *   (with the signed result link for authenticated subscribers) is published.
- * - failed: any error, a failed shard or cancel lands here. The refund rule
- *   (`#refundOnFailure`, one place): a job that fails delivers no results, so
- *   every reserved unit comes back, whatever failed (shutdown, a shard, a
- *   crash: the orphan sweep refunds everything too); only a job the client
- *   cancelled (it closed the connection) pays for the probes already made.
- *   The scan is closed as failed (cancelled) with the error's stable code,
- *   the partial result file is removed, subscribers get the final `failed`
- *   message. `run()` rejects with the error: a domain error (job-errors.ts)
- *   that the HTTP layer maps to a status, never an HTTP error itself.
+ * The table and what happens in each state are in job-states.ts; every move
+ * goes through `#moveTo`, which asserts the state it leaves, so an illegal
+ * transition throws instead of passing. The refund rule of a failed job is
+ * `#refundOnFailure`, in one place.
  *
  * Messages: probe results, custom-URL results, a failed shard or grant, and
  * cancel (posted first, ahead of waiting results). One clock: deps.now().
@@ -57,9 +27,9 @@ import { InsufficientQuotaError, JOB_ERROR_CODES, shuttingDown } from './job-err
 import { isFinal, JOB_STATES, PHASE_OF, transition, type JobState } from './job-states';
 import type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 import { Mailbox } from './mailbox';
-import { PROGRESS_PHASES, type ProgressState, type WorkPhase } from './progress';
+import { PROGRESS_PHASES, type WorkPhase } from './progress';
 import type { ExecutionHandle, ResultBatch, Shard } from './ports';
-import { jobMetadata } from './job-report';
+import { jobMetadata, progressStateOf } from './job-report';
 import { ProbeRetries } from './retries';
 import { probeShard, probeShardOf, urlShards } from './shards';
 import { UrlStage } from './url-stage';
@@ -185,11 +155,11 @@ export class JobActor {
       }
 
       this.#moveTo([JOB_STATES.PROBING, JOB_STATES.VALIDATING_URLS], JOB_STATES.WRITING);
-      // Every probe was folded, so nothing is left to refund: the balance read
-      // now is final, and the result file carries it too (the ClearProxy CLI
-      // reads metadata.user from the file).
+      // Every probe was folded: the refund (probes the checker never ran) is known,
+      // and the balance read now is final; the result file carries it too (the
+      // ClearProxy CLI reads metadata.user from the file). With nothing to refund
+      // the reservation's picture is final: no extra query.
       const refund = this.#unchecked();
-      // With nothing to refund the reservation's picture is final: no extra query.
       const user = refund === 0 && this.#user !== null ? this.#user : await ledger.userInfo(this.accountId, now());
       const metadata = { user, ...this.#metadata() };
       const summary = this.#summary.result();
@@ -382,22 +352,18 @@ export class JobActor {
   }
 
   #publish(final: { resultUrl: string | null } | null = null): void {
-    const state: ProgressState = {
-      jobId: this.jobId,
-      phase: PHASE_OF[this.#state],
-      total: this.#req.proxies.length,
+    const u = this.#urls;
+    const state = progressStateOf(this.jobId, this.#req, PHASE_OF[this.#state], {
       checked: this.#checked,
       working: this.#summary.totalWorking,
-      hasCustomUrls: this.#req.customUrls.length > 0,
-      customChecked: this.#urls?.done ?? 0,
-      customTotal: this.#urls?.total ?? 0,
+      urls: u === null ? null : { done: u.done, total: u.total, startedAt: u.startedAt },
       probeStartedAt: this.#probeStartedAt,
-      customStartedAt: this.#urls?.startedAt ?? null,
       now: this.#clock(),
-    };
+    });
     if (this.#state === JOB_STATES.FAILED) state.failedIn = this.#failedIn;
     this.#deps.publish(state, final);
   }
+
 
   async #fail(err: unknown): Promise<void> {
     if (this.#state === JOB_STATES.FAILED) return;

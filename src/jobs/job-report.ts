@@ -1,10 +1,11 @@
 /**
  * What a job reports about itself (pure): the metadata block shared by the
- * check response and the result file.
+ * check response and the result file, and the state it hands to progress.
  */
 import { regionName } from '../regions';
 import { formatProcessingTime, formatTimeout } from '../results/summary';
 import type { JobMetadata } from './job-types';
+import type { ProgressPhase, ProgressState } from './progress';
 import type { CheckRequest } from './request';
 
 export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number): JobMetadata {
@@ -18,5 +19,27 @@ export function jobMetadata(jobId: string, req: CheckRequest, checked: number, e
     total_duplicates: req.totalDuplicates,
     processing_time: formatProcessingTime(elapsedMs),
     job_id: jobId,
+  };
+}
+
+/** The progress state of a job in `phase` (the actor adds `failedIn` when it failed). */
+export function progressStateOf(
+  jobId: string,
+  req: CheckRequest,
+  phase: ProgressPhase,
+  at: { checked: number; working: number; urls: { done: number; total: number; startedAt: number } | null; probeStartedAt: number | null; now: number },
+): ProgressState {
+  return {
+    jobId,
+    phase,
+    total: req.proxies.length,
+    checked: at.checked,
+    working: at.working,
+    hasCustomUrls: req.customUrls.length > 0,
+    customChecked: at.urls?.done ?? 0,
+    customTotal: at.urls?.total ?? 0,
+    probeStartedAt: at.probeStartedAt,
+    customStartedAt: at.urls?.startedAt ?? null,
+    now: at.now,
   };
 }

@@ -3,13 +3,41 @@
  * (src/jobs/actor.ts) moves only through `transition`, which asserts the
  * state it leaves (graphile-worker's setModeX is the model): a transition
  * that is not in the table below is a bug, and it throws instead of
- * silently corrupting a job.
+ * silently corrupting a job. completed and failed are final.
  *
  *   validating ──> reserving ──> probing ──> validating_urls ──> writing ──> completed
  *        │             │            │  └───────────────────────────>┤
  *        └─────────────┴────────────┴───────────────┴───────────────┴──────> failed
  *
- * completed and failed are final: nothing leaves them.
+ * - validating: the HTTP layer has already validated the request (pure
+ *   validators); the actor only announces it on the progress channel.
+ * - reserving: one atomic reservation of `units = unique valid proxies` and the
+ *   scan row (LedgerPort.reserve). Short quota -> failed with
+ *   InsufficientQuotaError, nothing charged, no history row.
+ * - probing: the job opens itself on the probe execution (ProbeExecution:
+ *   local-execution.ts in this process); every grant of n slots becomes one
+ *   shard of the next n proxies. Results stream back in batches and are
+ *   folded at once: geo lookup, result record, summary
+ *   fold, spill to the result writer, progress. Nothing keeps a second list of
+ *   all results: the actor keeps the parsed proxies, a byte per proxy (seen)
+ *   and the indices of working proxies. A probe the checker itself could not
+ *   run (`checker_overloaded`: this process out of file descriptors) is tried
+ *   again later (retries.ts) and, if it never runs, reported but not charged.
+ * - validating_urls (only with customUrls and at least one working proxy):
+ *   (working proxy x URL) pairs through the same execution.
+ * - writing: the result file is finished (summary, metadata, proxies, custom
+ *   URL validation), the scan closed, unchecked units refunded.
+ * - completed: the check response is returned and the final progress message
+ *   (with the signed result link for authenticated subscribers) is published.
+ * - failed: any error, a failed shard or cancel lands here. The refund rule
+ *   (`#refundOnFailure`, one place): a job that fails delivers no results, so
+ *   every reserved unit comes back, whatever failed (shutdown, a shard, a
+ *   crash: the orphan sweep refunds everything too); only a job the client
+ *   cancelled (it closed the connection) pays for the probes already made.
+ *   The scan is closed as failed (cancelled) with the error's stable code,
+ *   the partial result file is removed, subscribers get the final `failed`
+ *   message. `run()` rejects with the error: a domain error (job-errors.ts)
+ *   that the HTTP layer maps to a status, never an HTTP error itself.
  */
 import { ServiceError } from '../errors';
 import { PROGRESS_PHASES, type ProgressPhase } from './progress';

@@ -88,6 +88,8 @@
  * Cost: one pass is O(grants x jobs in the region); a region has few jobs.
  */
 
+import { ServiceError } from '../errors';
+
 export const SCHEDULER_JOB_STATES = Object.freeze({
   ACTIVE: 'active',
   CANCELLED: 'cancelled',
@@ -133,14 +135,6 @@ export interface RegionSnapshot {
   jobs: { jobId: string; inFlight: number; pending: number; state: SchedulerJobState }[];
 }
 
-export class SchedulerError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = 'SchedulerError';
-    this.code = code;
-  }
-}
 
 interface RegionState {
   readonly name: string;
@@ -153,7 +147,7 @@ interface RegionState {
 
 function checkCount(n: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 0) {
-    throw new SchedulerError('scheduler_bad_count', `${what} must be a non-negative integer, got ${n}`);
+    throw new ServiceError('scheduler_bad_count', `${what} must be a non-negative integer, got ${n}`);
   }
 }
 
@@ -188,7 +182,7 @@ class Entry implements JobHandle {
   release(n: number): void {
     checkCount(n, 'release count');
     if (n > this.inFlight) {
-      throw new SchedulerError(
+      throw new ServiceError(
         'scheduler_over_release',
         `job ${this.jobId} released ${n} slots but has ${this.inFlight} in flight`,
       );
@@ -203,7 +197,7 @@ class Entry implements JobHandle {
   addDemand(n: number): void {
     checkCount(n, 'demand');
     if (this.state !== SCHEDULER_JOB_STATES.ACTIVE) {
-      throw new SchedulerError('scheduler_job_cancelled', `job ${this.jobId} is cancelled`);
+      throw new ServiceError('scheduler_job_cancelled', `job ${this.jobId} is cancelled`);
     }
     if (n === 0) return;
     this.pending += n;
@@ -236,18 +230,18 @@ export class RegionScheduler {
     const maxGrant = options.maxGrant ?? 64;
     const minGrant = options.minGrant ?? 4;
     if (!Number.isSafeInteger(maxGrant) || maxGrant < 1) {
-      throw new SchedulerError('scheduler_bad_option', `maxGrant must be a positive integer, got ${maxGrant}`);
+      throw new ServiceError('scheduler_bad_option', `maxGrant must be a positive integer, got ${maxGrant}`);
     }
     if (!Number.isSafeInteger(minGrant) || minGrant < 1) {
-      throw new SchedulerError('scheduler_bad_option', `minGrant must be a positive integer, got ${minGrant}`);
+      throw new ServiceError('scheduler_bad_option', `minGrant must be a positive integer, got ${minGrant}`);
     }
     this.maxGrant = maxGrant;
     this.minGrant = Math.min(minGrant, maxGrant);
     const g = options.globalCapacity ?? Number.POSITIVE_INFINITY;
-    if (!(g >= 1)) throw new SchedulerError('scheduler_bad_option', `globalCapacity must be >= 1, got ${g}`);
+    if (!(g >= 1)) throw new ServiceError('scheduler_bad_option', `globalCapacity must be >= 1, got ${g}`);
     this.globalCapacity = Number.isFinite(g) ? Math.floor(g) : g;
     const share = options.jobShare ?? 1;
-    if (!(share > 0 && share <= 1)) throw new SchedulerError('scheduler_bad_option', `jobShare must be in (0, 1], got ${share}`);
+    if (!(share > 0 && share <= 1)) throw new ServiceError('scheduler_bad_option', `jobShare must be in (0, 1], got ${share}`);
     this.jobShare = share;
     this.onDispatchError =
       options.onDispatchError ??
@@ -262,7 +256,7 @@ export class RegionScheduler {
   register(jobId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
     checkCount(pending, 'pending');
     if (this.capacity(region) < 1) {
-      throw new SchedulerError('scheduler_no_capacity', `region ${region} has no probe slots`);
+      throw new ServiceError('scheduler_no_capacity', `region ${region} has no probe slots`);
     }
     let rs = this.regions.get(region);
     if (rs === undefined) {

@@ -16,6 +16,7 @@
  * produces the same JSON text in pieces (for the streaming result writer)
  * without building the object at all.
  */
+import { ServiceError } from '../errors';
 import type { CustomUrlResult } from '../probe/types';
 import { formatProcessingTime } from './summary';
 
@@ -40,13 +41,6 @@ export interface CustomUrlValidation {
 /** Looks a proxy up by its index in the job. */
 export type ProxyAt = (index: number) => { host: string; port: number };
 
-export class CustomUrlFoldError extends Error {
-  readonly code = 'custom_url_result_invalid';
-  constructor(message: string) {
-    super(message);
-    this.name = 'CustomUrlFoldError';
-  }
-}
 
 /** "66.67%": two decimals; "0.00%" when nothing was tried. */
 export function successRate(success: number, failed: number): string {
@@ -81,7 +75,7 @@ export class CustomUrlFold {
     const ok = this.ok[r.urlIndex];
     const bad = this.bad[r.urlIndex];
     if (ok === undefined || bad === undefined || !Number.isInteger(r.index) || r.index < 0) {
-      throw new CustomUrlFoldError(`custom URL result for url ${r.urlIndex}, proxy ${r.index} is out of range`);
+      throw new ServiceError('custom_url_result_out_of_range', `custom URL result for url ${r.urlIndex}, proxy ${r.index} is out of range`);
     }
     (r.success ? ok : bad).push(r.index);
     this.proxies.add(r.index);

@@ -2,7 +2,8 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import type { CustomUrlResult } from '../../src/probe/types';
-import { CustomUrlFold, CustomUrlFoldError, successRate } from '../../src/results/custom-url-summary';
+import { ServiceError } from '../../src/errors';
+import { CustomUrlFold, successRate } from '../../src/results/custom-url-summary';
 
 const proxies = Array.from({ length: 20 }, (_, i) => ({ host: `10.0.0.${i}`, port: 8000 + i, username: 'u', password: 'p' }));
 const proxyAt = (i: number) => proxies[i]!;
@@ -61,7 +62,8 @@ describe('CustomUrlFold', () => {
 
   test('out-of-range results are refused with a code', () => {
     const fold = new CustomUrlFold(['u']);
-    expect(() => fold.add(res(1, 1, true))).toThrow(CustomUrlFoldError);
+    expect(() => fold.add(res(1, 1, true))).toThrow(ServiceError);
+    expect(() => fold.add(res(1, 1, true))).toThrow(expect.objectContaining({ code: 'custom_url_result_out_of_range' }));
     expect(() => fold.add(res(-1, 0, true))).toThrow('out of range');
   });
 

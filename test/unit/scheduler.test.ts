@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { RegionScheduler, SchedulerError, type JobHandle } from '../../src/jobs/scheduler';
+import { ServiceError } from '../../src/errors';
+import { RegionScheduler, type JobHandle } from '../../src/jobs/scheduler';
 
 interface SimJob {
   id: string;
@@ -68,11 +69,11 @@ describe('capacity and grants', () => {
 
   test('unknown region and bad counts are refused with codes', () => {
     const s = new RegionScheduler(capacityFor);
-    expect(() => s.register('a', 'mars', 1, () => {})).toThrow(SchedulerError);
+    expect(() => s.register('a', 'mars', 1, () => {})).toThrow(ServiceError);
     try {
       s.register('a', 'mars', 1, () => {});
     } catch (e) {
-      expect((e as SchedulerError).code).toBe('scheduler_no_capacity');
+      expect((e as ServiceError).code).toBe('scheduler_no_capacity');
     }
     expect(() => s.register('a', 'us1', -1, () => {})).toThrow('non-negative integer');
     const j = addJob(s, 'a', 'us1', 10);
@@ -80,9 +81,9 @@ describe('capacity and grants', () => {
       j.handle.release(11);
       expect.unreachable();
     } catch (e) {
-      expect((e as SchedulerError).code).toBe('scheduler_over_release');
+      expect((e as ServiceError).code).toBe('scheduler_over_release');
     }
-    expect(() => new RegionScheduler(capacityFor, { maxGrant: 0 })).toThrow(SchedulerError);
+    expect(() => new RegionScheduler(capacityFor, { maxGrant: 0 })).toThrow(ServiceError);
   });
 
   test('fast-check: capacity never exceeded, accounting exact, no idle slot while work waits, everything finishes', () => {
@@ -137,7 +138,7 @@ describe('capacity and grants', () => {
                   j.demand += o.n;
                   j.handle.addDemand(o.n);
                 } else {
-                  expect(() => j.handle.addDemand(1)).toThrow(SchedulerError);
+                  expect(() => j.handle.addDemand(1)).toThrow(ServiceError);
                 }
               } else {
                 j.handle.cancel();

@@ -1,0 +1,350 @@
+/**
+ * The OpenAPI document's component schemas: every request and response shape
+ * the service answers with (src/http/openapi.ts holds the operations that
+ * refer to them). Responses are closed (additionalProperties: false), so the
+ * e2e suite, which checks real responses against the document, catches drift.
+ */
+import { JOB_ID_PATTERN } from '../job-id';
+
+/** A reference to one of these schemas. */
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (type: string) => ({ type: [type, 'null'] });
+const counts = { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } };
+const int0 = { type: 'integer', minimum: 0 };
+const errorBody = (error: unknown, extra: Record<string, unknown> = {}, required: string[] = []) => ({
+  type: 'object',
+  required: ['error', 'message', ...required],
+  additionalProperties: false,
+  properties: { error, message: { type: 'string' }, ...extra },
+});
+
+/** Response and request shapes. Responses are closed (additionalProperties: false) so the e2e suite catches drift. */
+export const schemas = {
+  Error: {
+    type: 'object',
+    required: ['error', 'message'],
+    properties: { error: { type: 'string' }, message: { type: 'string' } },
+    additionalProperties: true,
+  },
+  BadRequest: {
+    oneOf: [
+      errorBody({ const: 'Invalid region' }, { available_regions: { type: 'array', items: { type: 'string' } } }, ['available_regions']),
+      errorBody({ const: 'Invalid proxy type' }, { available_types: { type: 'array', items: { enum: ['http', 'socks4', 'socks5'] } } }, ['available_types']),
+      errorBody({ const: 'Invalid timeout' }, { min: { const: 1000 }, max: { const: 20000 } }, ['min', 'max']),
+      errorBody({ enum: ['Invalid request', 'No valid proxies found', 'Invalid jobId'] }),
+    ],
+  },
+  InvalidJobId: errorBody({ const: 'Invalid jobId' }),
+  Unauthorized: errorBody({ enum: ['API key is required', 'Invalid API key'] }),
+  InsufficientChecks: errorBody(
+    { const: 'Insufficient Checks' },
+    { required: int0, available: int0, shortfall: { type: 'integer', minimum: 1 } },
+    ['required', 'available', 'shortfall'],
+  ),
+  Forbidden: errorBody({ const: 'Forbidden' }),
+  NotFound: errorBody({ const: 'Not found' }),
+  MethodNotAllowed: { type: 'object', required: ['message'], additionalProperties: false, properties: { message: { type: 'string' } } },
+  JobAlreadyRunning: errorBody({ const: 'Job already running' }, { jobId: { type: 'string' } }, ['jobId']),
+  LinkExpired: errorBody({ const: 'Link expired' }),
+  TooLarge: errorBody({ enum: ['Too many proxies', 'Payload too large', 'Too many custom URLs'] }, { max: int0 }, ['max']),
+  UnsupportedMediaType: errorBody({ const: 'Unsupported media type' }),
+  InternalError: errorBody({ const: 'Internal server error' }),
+  ServiceUnavailable: errorBody({ const: 'Service unavailable' }),
+  TooManyRequests: errorBody({ const: 'Too many requests' }),
+  CustomUrl: {
+    type: 'object',
+    required: ['url'],
+    properties: {
+      url: { type: 'string', format: 'uri', maxLength: 2048, description: 'Absolute http:// or https:// URL' },
+      requiredStatusCodes: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 }, minItems: 1, maxItems: 100, default: [200] },
+      requiredText: { type: 'string', maxLength: 1024 },
+      caseSensitive: { type: 'boolean', default: false },
+    },
+  },
+  CheckBody: {
+    type: 'object',
+    required: ['proxies'],
+    properties: {
+      proxies: { type: 'array', items: { type: 'string' }, description: 'host:port, user:pass@host:port or host:port:user:pass' },
+      jobId: { type: 'string', pattern: JOB_ID_PATTERN },
+      region: { type: 'string', default: 'us1' },
+      type: { type: 'string', enum: ['http', 'socks4', 'socks5'], default: 'http' },
+      timeout: { type: 'integer', minimum: 1000, maximum: 20000, default: 2000 },
+      customUrls: { type: 'array', maxItems: 10, items: ref('CustomUrl'), description: 'At most MAX_CUSTOM_URLS (default 10)' },
+    },
+  },
+  SubscriptionDetail: {
+    type: 'object',
+    required: ['UnlimitedPro'],
+    additionalProperties: false,
+    properties: { UnlimitedPro: { type: 'boolean' }, unlimited_expired_at: { type: 'string', format: 'date-time' } },
+  },
+  Summary: {
+    type: 'object',
+    required: ['total_working', 'countries', 'anonymity_levels', 'top_isps'],
+    additionalProperties: false,
+    properties: {
+      total_working: int0,
+      countries: counts,
+      anonymity_levels: {
+        type: 'object',
+        required: ['elite', 'anonymous', 'transparent'],
+        additionalProperties: false,
+        properties: { elite: int0, anonymous: int0, transparent: int0 },
+      },
+      top_isps: { ...counts, maxProperties: 10 },
+    },
+  },
+  CheckMetadata: {
+    type: 'object',
+    required: ['user', 'region_used', 'region_name', 'proxy_type', 'timeout_used', 'total_checked', 'total_invalid', 'total_duplicates', 'processing_time', 'job_id'],
+    additionalProperties: false,
+    properties: {
+      user: {
+        type: 'object',
+        required: ['email', 'checks_used', 'remaining_checks', 'subscription_detail'],
+        additionalProperties: false,
+        properties: { email: { type: 'string' }, checks_used: int0, remaining_checks: int0, subscription_detail: ref('SubscriptionDetail') },
+      },
+      region_used: { type: 'string' },
+      region_name: { type: 'string' },
+      proxy_type: { enum: ['http', 'socks4', 'socks5'] },
+      timeout_used: { type: 'string', pattern: '^[0-9]+ms$' },
+      total_checked: int0,
+      total_invalid: int0,
+      total_duplicates: int0,
+      processing_time: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}s$' },
+      job_id: { type: 'string' },
+    },
+  },
+  CheckResponse: {
+    type: 'object',
+    required: ['summary', 'metadata', 'result_url', 'result_urls'],
+    additionalProperties: false,
+    properties: {
+      summary: ref('Summary'),
+      metadata: ref('CheckMetadata'),
+      result_url: nullable('string'),
+      result_urls: {
+        type: ['object', 'null'],
+        required: ['json', 'csv', 'txt'],
+        additionalProperties: false,
+        properties: { json: { type: 'string' }, csv: { type: 'string' }, txt: { type: 'string' } },
+      },
+    },
+  },
+  ProxyRecord: {
+    type: 'object',
+    required: ['proxy', 'status', 'statusCode', 'responseTime', 'anonymity', 'origin', 'country', 'country_name', 'location', 'isp', 'asn', 'coordinates'],
+    additionalProperties: false,
+    properties: {
+      proxy: {
+        type: 'object',
+        required: ['host', 'port', 'hasAuth'],
+        additionalProperties: false,
+        properties: {
+          host: { type: 'string' },
+          port: { type: 'integer', minimum: 1, maximum: 65535 },
+          hasAuth: { type: 'boolean' },
+          username: { type: 'string' },
+          password: { type: 'string' },
+          format: { enum: ['standard', 'url_auth', 'colon_auth'] },
+        },
+      },
+      status: { enum: ['working', 'failed'] },
+      statusCode: nullable('integer'),
+      responseTime: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2} ms$' },
+      anonymity: { enum: ['elite', 'anonymous', 'transparent', null] },
+      origin: nullable('string'),
+      country: nullable('string'),
+      country_name: nullable('string'),
+      location: nullable('string'),
+      isp: nullable('string'),
+      asn: nullable('integer'),
+      coordinates: {
+        type: ['object', 'null'],
+        required: ['lat', 'lon'],
+        additionalProperties: false,
+        properties: { lat: { type: 'number' }, lon: { type: 'number' } },
+      },
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        additionalProperties: false,
+        properties: { code: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+  CustomUrlValidation: {
+    type: 'object',
+    required: ['summary', 'per_url_summary'],
+    additionalProperties: false,
+    properties: {
+      summary: {
+        type: 'object',
+        required: ['total_urls_tested', 'total_proxies_tested', 'processing_time'],
+        additionalProperties: false,
+        properties: { total_urls_tested: int0, total_proxies_tested: int0, processing_time: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}s$' } },
+      },
+      per_url_summary: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['url', 'success_count', 'failed_count', 'success_rate', 'successful_proxies', 'failed_proxies'],
+          additionalProperties: false,
+          properties: {
+            url: { type: 'string' },
+            success_count: int0,
+            failed_count: int0,
+            success_rate: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}%$' },
+            successful_proxies: { type: 'array', items: ref('ProxyRef') },
+            failed_proxies: { type: 'array', items: ref('ProxyRef') },
+          },
+        },
+      },
+    },
+  },
+  ProxyRef: {
+    type: 'object',
+    required: ['proxy'],
+    additionalProperties: false,
+    properties: {
+      proxy: {
+        type: 'object',
+        required: ['host', 'port'],
+        additionalProperties: false,
+        properties: { host: { type: 'string' }, port: { type: 'integer' } },
+      },
+    },
+  },
+  ResultFile: {
+    type: 'object',
+    required: ['summary', 'metadata', 'proxies'],
+    additionalProperties: false,
+    properties: {
+      summary: ref('Summary'),
+      metadata: ref('CheckMetadata'),
+      proxies: { type: 'array', items: ref('ProxyRecord'), description: 'Every checked proxy: working first by response time, then failed' },
+      custom_url_validation: ref('CustomUrlValidation'),
+    },
+  },
+  Me: {
+    type: 'object',
+    required: ['user', 'history', 'history_count', 'usage_last_30_days'],
+    additionalProperties: false,
+    properties: {
+      user: {
+        type: 'object',
+        required: ['id', 'email', 'checks', 'breakdown', 'subscription_detail'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'string', format: 'uuid' },
+          email: { type: 'string' },
+          checks: int0,
+          breakdown: {
+            type: 'object',
+            required: ['root_balance', 'temp_balance'],
+            additionalProperties: false,
+            properties: { root_balance: int0, temp_balance: int0 },
+          },
+          subscription_detail: ref('SubscriptionDetail'),
+        },
+      },
+      history: {
+        type: 'array',
+        maxItems: 30,
+        items: {
+          type: 'object',
+          required: ['id', 'total_checked', 'total_working', 'result_url', 'proxy_type', 'scanned_at', 'status', 'error'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'integer' },
+            total_checked: int0,
+            total_working: int0,
+            result_url: nullable('string'),
+            proxy_type: { enum: ['http', 'socks4', 'socks5'] },
+            scanned_at: { type: 'string', format: 'date-time' },
+            status: { enum: ['running', 'completed', 'failed'] },
+            error: nullable('string'),
+          },
+        },
+      },
+      history_count: int0,
+      usage_last_30_days: {
+        type: 'array',
+        minItems: 30,
+        maxItems: 30,
+        items: {
+          type: 'object',
+          required: ['day', 'total_checked'],
+          additionalProperties: false,
+          properties: { day: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }, total_checked: int0 },
+        },
+      },
+    },
+  },
+  RegionList: {
+    type: 'object',
+    required: ['regions', 'default'],
+    additionalProperties: false,
+    properties: {
+      regions: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['code', 'name', 'endpoints'],
+          additionalProperties: false,
+          properties: { code: { type: 'string' }, name: { type: 'string' }, endpoints: { type: 'integer', minimum: 1 } },
+        },
+      },
+      default: { type: 'string' },
+    },
+  },
+  Health: {
+    type: 'object',
+    required: ['status', 'version', 'uptime', 'timestamp', 'regions', 'database'],
+    additionalProperties: false,
+    properties: {
+      status: { enum: ['ok', 'degraded'] },
+      version: { type: 'string' },
+      uptime: { type: 'integer', minimum: 0, description: 'Seconds since start' },
+      timestamp: { type: 'string', format: 'date-time' },
+      regions: { type: 'integer', description: 'Count of regions a check accepts' },
+      database: { enum: ['ok', 'down'] },
+    },
+  },
+  JudgeEcho: {
+    type: 'object',
+    required: ['judge', 'nonce', 'remoteAddress', 'requestLine', 'headers'],
+    additionalProperties: false,
+    properties: {
+      judge: { const: 'proxycheck/1' },
+      nonce: nullable('string'),
+      remoteAddress: { type: 'string' },
+      requestLine: { type: 'string' },
+      headers: { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } },
+    },
+  },
+  ProgressMessage: {
+    type: 'object',
+    description: 'A WebSocket message on /ws (not an HTTP response)',
+    required: ['jobId', 'status', 'currentStep', 'stepsCompleted', 'progress', 'eta', 'details', 'timestamp'],
+    additionalProperties: false,
+    properties: {
+      jobId: { type: 'string' },
+      status: { enum: ['in_progress', 'completed', 'failed'] },
+      currentStep: { type: 'string', description: 'validating, checking_balance, proxy_check_batch_<i>_of_<n>, custom_url_validation, writing_results, completed' },
+      stepsCompleted: int0,
+      progress: { type: 'number', minimum: 0, maximum: 100 },
+      eta: { type: ['integer', 'null'], minimum: 0 },
+      details: {
+        type: 'object',
+        required: ['message', 'batches_done', 'working_so_far', 'checked', 'total'],
+        additionalProperties: false,
+        properties: { message: { type: 'string' }, batches_done: int0, working_so_far: int0, checked: int0, total: int0 },
+      },
+      timestamp: { type: 'string', format: 'date-time' },
+      result_url: { type: 'string', description: 'Final `completed` message, for a subscriber authenticated as the job\'s owner' },
+    },
+  },
+};
