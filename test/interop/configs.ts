@@ -4,7 +4,8 @@
  * Every config listens on 127.0.0.1 only, on the port the harness chose, keeps
  * its pid file and logs in the daemon's own temp dir, serves loopback clients
  * only, and (when the tests run as root) drops to an unprivileged user. No
- * cache, no disk state, fast shutdown.
+ * cache, no disk state outside that dir, fast shutdown. (What else keeps the
+ * daemons apart from other software: daemons.ts, its header.)
  */
 
 export type SquidForwardedFor = 'on' | 'off' | 'delete' | 'transparent' | 'truncate';
@@ -34,6 +35,8 @@ export function squidConf(o: SquidOptions): string {
     `cache_log ${o.dir}/cache.log`,
     `pid_filename ${o.dir}/squid.pid`,
     `coredump_dir ${o.dir}`,
+    // its default journal is /var/spool/squid/netdb.state, shared by every squid on the machine
+    'netdb_filename none',
     'pinger_enable off',
     'shutdown_lifetime 0 seconds',
     'dns_timeout 2 seconds',

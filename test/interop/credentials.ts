@@ -6,7 +6,8 @@
  * - `ensureSystemUser` / `removeSystemUser`: dante's `username` method checks
  *   RFC 1929 credentials against the system password file, so the test needs
  *   a real (login-less, home-less) system user with a known password, marked
- *   by its GECOS comment so only that user is ever changed or deleted. Root
+ *   by its GECOS comment so only that user is ever changed or deleted, and
+ *   named for the run (`testUserName`) so concurrent runs do not share it. Root
  *   only; `useradd`, `chpasswd`, `userdel` from Debian's passwd package.
  */
 import { spawnSync } from 'node:child_process';
@@ -41,8 +42,17 @@ export function htpasswdLine(user: string, password: string): string {
   return `${user}:${hash}\n`;
 }
 
-/** GECOS marker of the user this suite creates, so only that user is ever deleted. */
+/** GECOS marker of the users this suite creates, so only such a user is ever changed or deleted. */
 export const TEST_USER_COMMENT = 'proxycheck interop test user';
+
+/**
+ * A system user name for this run only ("pci" + our pid + 6 random hex
+ * digits, lower case, <= 32 characters as useradd wants): two runs at once
+ * never set each other's password or delete each other's user.
+ */
+export function testUserName(): string {
+  return `pci${process.pid.toString(36)}${randomBytes(3).toString('hex')}`;
+}
 
 /** The passwd entry's GECOS field, or null when the user does not exist. */
 function userComment(name: string): string | null {

@@ -5,10 +5,11 @@
  *
  * - `startDaemon` makes a private temp dir, picks a free loopback port, writes
  *   the daemon's files (config, password file) there, spawns the daemon in its
- *   own process group and waits (bounded) until the port accepts TCP. If the
- *   daemon exits first (for instance: the port was taken in the meantime) it
- *   retries on a fresh port; otherwise it throws a `DaemonStartError` carrying
- *   the daemon's output.
+ *   own process group and waits (bounded) until the port accepts TCP AND the
+ *   listener on it is one of the daemon's own sockets. If the daemon exits
+ *   first, or the port turns out to be someone else's (taken between our
+ *   probe bind and the daemon's bind), it retries on a fresh port; otherwise it
+ *   throws a `DaemonStartError` carrying the daemon's output.
  * - `stop()` sends SIGTERM to the whole process group (squid's auth helpers,
  *   dante's children), SIGKILL after a grace period, then removes the temp
  *   dir. It may be called any number of times. `stopAllDaemons` (every test
@@ -20,10 +21,40 @@
  *   reported in one line with the apt-get command; under CI=true that is a
  *   failing test, elsewhere a passing one (the house rules forbid skips).
  *
- * No system service is ever used: every daemon here is ours, on its own port.
+ * Isolation: no system service is ever used, and a test daemon shares nothing
+ * with other software on the machine (another squid, another copy of this
+ * suite running at the same time):
+ *
+ * - every daemon: its own temp dir (mkdtemp) as cwd and as TMPDIR; a port the
+ *   kernel chose (bind 127.0.0.1:0) and, before it counts as ready, proof that
+ *   the listener on that port is a socket of the daemon's own process group
+ *   (/proc/net/tcp inode vs /proc/<pid>/fd), so a port taken by someone else
+ *   in the meantime is never mistaken for ours; its own process group, and
+ *   only that group is ever signalled.
+ * - squid: a service name of its own per instance (`-n`, `uniqueServiceName`:
+ *   alphanumeric, <= 32 chars). Squid names its shared-memory segments after
+ *   it (/dev/shm/<name>-cf__metadata.shm, ...): with the default name `squid`
+ *   every instance on the machine uses the same segments, a start unlinks the
+ *   segments of any running squid it is allowed to unlink, and fails with
+ *   `FATAL: Ipc::Mem::Segment::create failed to shm_open(/squid-cf__metadata.shm):
+ *   (17) File exists` when it is not (another user's squid) or when another
+ *   squid re-creates them between its unlink and its open. pid_filename,
+ *   cache_log and coredump_dir in the temp dir; no cache_dir, access_log and
+ *   cache_store_log none, netdb_filename none (no /var/spool/squid state),
+ *   pinger off (configs.ts).
+ * - tinyproxy: -d (foreground), -c our config; PidFile in the temp dir, no
+ *   LogFile (it logs to stderr), Listen 127.0.0.1.
+ * - danted: -f our config, -p a pid file in the temp dir (its default is
+ *   /var/run/sockd.pid), logoutput stderr; its shared-memory and lock files
+ *   (mkstemp'd .sockdshmem* / .sockslock*) go to TMPDIR, i.e. the temp dir.
+ *   The username method's system user has a name unique to the run
+ *   (credentials.ts `testUserName`), so two runs never change or delete each
+ *   other's user.
+ * - microsocks: no files at all; -i 127.0.0.1 -p <port>.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -110,6 +141,74 @@ function canConnect(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Who listens on 127.0.0.1:port (Linux /proc): 'ours' when every listening
+ * socket on it belongs to a process of the group `pgid`, 'foreign' when one
+ * does not, 'none' when nothing listens yet, 'unknown' without /proc.
+ */
+export function listenerOwner(port: number, pgid: number): 'ours' | 'foreign' | 'none' | 'unknown' {
+  let table: string;
+  try {
+    table = readFileSync('/proc/net/tcp', 'utf8');
+  } catch {
+    return 'unknown';
+  }
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const line of table.split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+    if (f[1] === local && f[3] === '0A' && f[9] !== undefined) inodes.add(`socket:[${f[9]}]`);
+  }
+  if (inodes.size === 0) return 'none';
+  const ours = new Set<string>();
+  for (const pid of groupMembers(pgid)) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (inodes.has(target)) ours.add(target);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return ours.size === inodes.size ? 'ours' : 'foreign';
+}
+
+/** Pids whose process group is `pgid` (from /proc/<pid>/stat; the comm field may hold spaces and parens). */
+function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // state ppid pgrp ...
+      if (Number(rest[2]) === pgid) out.push(Number(name));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+let serviceSeq = 0;
+/**
+ * A squid service name (`-n`) no other instance on the machine uses: squid
+ * names its shared-memory segments after it. Alphanumeric only, <= 32
+ * characters (squid refuses anything else): "pcit" + our pid + a counter +
+ * 8 random hex digits.
+ */
+export function uniqueServiceName(): string {
+  serviceSeq++;
+  return `pcit${process.pid.toString(36)}x${serviceSeq.toString(36)}${randomBytes(4).toString('hex')}`;
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const live = new Map<number, string>(); // process-group id -> temp dir, still running
@@ -182,7 +281,13 @@ async function startOnce(spec: DaemonSpec): Promise<{ daemon: RunningDaemon | nu
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEEP);
   };
-  const child = spawn(spec.bin, spec.args(dir, port), { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // TMPDIR: files a daemon makes for itself (dante's shared-memory and lock files) stay in its own dir
+  const child = spawn(spec.bin, spec.args(dir, port), {
+    cwd: dir,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TMPDIR: dir },
+  });
   const pid = child.pid;
   let spawnError: Error | null = null;
   child.once('error', (e) => {
@@ -215,9 +320,19 @@ async function startOnce(spec: DaemonSpec): Promise<{ daemon: RunningDaemon | nu
   };
 
   const deadline = Date.now() + READY_TIMEOUT_MS;
+  let foreign = false;
   while (Date.now() < deadline) {
     if (spawnError !== null || child.exitCode !== null || child.signalCode !== null) break;
     if (await canConnect(port)) {
+      const owner = pid === undefined ? 'unknown' : listenerOwner(port, pid);
+      if (owner === 'foreign') {
+        foreign = true;
+        break;
+      }
+      if (owner === 'none') {
+        await sleep(POLL_MS); // accepted, then gone: look again
+        continue;
+      }
       const daemon: RunningDaemon = { name: spec.name, host: LOOPBACK, port, dir, pid: pid as number, output: () => output, stop };
       self = daemon;
       running.add(daemon);
@@ -225,8 +340,9 @@ async function startOnce(spec: DaemonSpec): Promise<{ daemon: RunningDaemon | nu
     }
     await sleep(POLL_MS);
   }
-  const why =
-    spawnError !== null
+  const why = foreign
+    ? `port ${LOOPBACK}:${port} is held by another process (taken after we picked it): not ours`
+    : spawnError !== null
       ? `could not spawn ${spec.bin}: ${(spawnError as Error).message}`
       : child.exitCode !== null || child.signalCode !== null
         ? `exited (code ${child.exitCode}, signal ${child.signalCode}) before accepting connections on ${LOOPBACK}:${port}`

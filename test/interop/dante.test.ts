@@ -21,12 +21,12 @@ import {
   type RunningDaemon,
 } from './daemons';
 import { danteConf } from './configs';
-import { ensureSystemUser, randomPassword, removeSystemUser } from './credentials';
+import { ensureSystemUser, randomPassword, removeSystemUser, testUserName } from './credentials';
 import { agreement, bothAgree, bothThrough } from './socks-reference';
 import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'dante-server', bin: 'danted' }]);
-const TEST_USER = 'pcinterop';
+const TEST_USER = testUserName(); // one per run: concurrent runs must not share it
 
 function startDante(name: string, method: 'none' | 'username'): Promise<RunningDaemon> {
   return startDaemon({

@@ -14,6 +14,7 @@ import {
   reportUnavailable,
   startDaemon,
   stopAllDaemons,
+  uniqueServiceName,
   type RunningDaemon,
 } from './daemons';
 import { squidConf, SQUID_NCSA_HELPER, type SquidForwardedFor } from './configs';
@@ -41,7 +42,8 @@ function startSquid(name: string, forwardedFor: SquidForwardedFor, via: boolean,
       }),
       ...(auth === undefined ? {} : { htpasswd: auth.line }),
     }),
-    args: (dir) => ['-N', '-f', `${dir}/squid.conf`],
+    // -n: a service name of its own, so its shared-memory segments are its own (daemons.ts header)
+    args: (dir) => ['-N', '-n', uniqueServiceName(), '-f', `${dir}/squid.conf`],
     logFiles: ['cache.log'],
   });
 }
