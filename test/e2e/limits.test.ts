@@ -48,8 +48,8 @@ describe('requests per second per account', () => {
   test('over the burst: 429 + Retry-After before anything is reserved; other accounts unaffected; back after Retry-After', async () => {
     const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
     // set-up through the admin API (not rate limited): a second key of the demo account, and another account
-    const key2 = (await call(`${t.url}/admin/issue-key`, { method: 'POST', headers: admin, json: { email: 'demo@localhost', label: 'second' } })).body.apiKey as string;
-    const other = (await call(`${t.url}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey as string;
+    const key2 = (await call(`${t.adminUrl}/admin/issue-key`, { method: 'POST', headers: admin, json: { email: 'demo@localhost', label: 'second' } })).body.apiKey as string;
+    const other = (await call(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey as string;
     expect(typeof key2).toBe('string');
     expect(typeof other).toBe('string');
 
