@@ -37,6 +37,7 @@ import { ProgressHub } from './jobs/progress-hub';
 import { RegionScheduler } from './jobs/scheduler';
 import { CheckService } from './jobs/service';
 import { localExecution } from './jobs/local-execution';
+import { SettlementRetry } from './jobs/settlements';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
 import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
@@ -157,8 +158,12 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       // the job itself hears of it too (local-execution.ts) and fails with refunds
       onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),
     });
+    // failed settlements tried again while we run; stopped (one last try) before the database closes
+    const settlements = new SettlementRetry({ log });
+    undo.push(() => settlements.stop());
     const checks = new CheckService({
       ledger: databaseLedger(db),
+      retrySettlement: (label, attempt) => settlements.add(label, attempt),
       execution: localExecution(scheduler, pool),
       geo: geo as Geo,
       settings,

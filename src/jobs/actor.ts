@@ -378,24 +378,25 @@ export class JobActor {
     }
     if (this.#scanOpen) {
       const byClient = isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED);
-      const refund = this.#refundOnFailure(byClient);
+      const settlement = {
+        accountId: this.accountId,
+        jobId: this.runId,
+        checked: this.#checked,
+        working: this.#summary.totalWorking,
+        refund: this.#refundOnFailure(byClient),
+        // the history keeps the stable code; the log has the detail
+        error: errorCode(err),
+        cancelled: byClient,
+        now: now(),
+      };
+      this.#reserved = 0;
+      this.#scanOpen = false;
       try {
-        await ledger.fail({
-          accountId: this.accountId,
-          jobId: this.runId,
-          checked: this.#checked,
-          working: this.#summary.totalWorking,
-          refund,
-          // the history keeps the stable code; the log has the detail
-          error: errorCode(err),
-          cancelled: byClient,
-          now: now(),
-        });
-        this.#reserved = 0;
-        this.#scanOpen = false;
+        await ledger.fail(settlement);
       } catch (e) {
-        // The scan stays `running`; the orphan sweep at the next start refunds it.
-        log.error('settling a failed job failed; left for the orphan sweep', { jobId: this.jobId, err: e });
+        // The scan stays `running`: tried again while we run, else the orphan refund at the next start.
+        log.error('settling a failed job failed; it is tried again', { jobId: this.jobId, err: e });
+        this.#deps.retrySettlement(this.runId, () => ledger.fail(settlement));
       }
     }
     this.#publish();

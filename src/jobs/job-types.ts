@@ -47,6 +47,8 @@ export interface JobDeps {
   /** Receives every progress state; the hub throttles and fans out. */
   publish: (state: ProgressState, final: { resultUrl: string | null } | null) => void;
   log: Logger;
+  /** A settlement that failed is handed here to be tried again (settlements.ts). */
+  retrySettlement: (label: string, attempt: () => Promise<void>) => void;
   /** The one clock: every time the actor reads or records comes from here. */
   now: () => Date;
 }

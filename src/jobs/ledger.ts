@@ -33,14 +33,16 @@ export function databaseLedger(db: Db): LedgerPort {
         return;
       }
       await db.transaction(async (tx) => {
-        if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
-        await finishScan(tx, scan);
+        // the scan first: a settlement repeated after a lost answer finds it closed and refunds nothing twice
+        if ((await finishScan(tx, scan)) !== null && i.refund > 0) {
+          await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
+        }
       });
     },
     async fail(i) {
       await db.transaction(async (tx) => {
-        if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
-        await failScan(tx, {
+        // the scan first: settling twice (a retry after a lost answer, settlements.ts) refunds once
+        const closed = await failScan(tx, {
           jobId: i.jobId,
           status: i.cancelled ? 'cancelled' : 'failed',
           error: i.error.slice(0, 500),
@@ -48,6 +50,7 @@ export function databaseLedger(db: Db): LedgerPort {
           totalWorking: i.working,
           now: i.now,
         });
+        if (closed !== null && i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
       });
     },
     userInfo: (accountId, now) => getCheckUserInfo(db, accountId, now),

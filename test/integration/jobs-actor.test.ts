@@ -92,6 +92,7 @@ function deps(l: LedgerPort, p: PoolPort, capacity = 64): JobDeps & { states: Pr
   const scheduler = new RegionScheduler(() => capacity, { onDispatchError: () => {} });
   return {
     ledger: l,
+    retrySettlement: () => {},
     execution: localExecution(scheduler, p),
     scheduler,
     geo: { lookup: () => ({ country: 'US', country_name: 'United States', location: 'X', isp: 'Example AS', asn: 64500, coordinates: { lat: 1, lon: 2 } }) },
@@ -301,5 +302,26 @@ describe('JobActor', () => {
     ]);
     await Bun.sleep(5);
     expect(d.scheduler.inFlight('us1')).toBe(0);
+  });
+
+  test('a settlement that fails is handed on to be tried again (never dropped)', async () => {
+    const l = ledger();
+    let failing = true;
+    const flaky: LedgerPort = {
+      ...l.port,
+      fail: async (i) => {
+        if (failing) throw new Error('database did not answer');
+        await l.port.fail(i);
+      },
+    };
+    const retries: { label: string; attempt: () => Promise<void> }[] = [];
+    const d = { ...deps(flaky, pool(() => 'reject')), retrySettlement: (label: string, attempt: () => Promise<void>) => void retries.push({ label, attempt }) };
+    const actor = new JobActor('job-m', 'acc', request(10), d);
+    await actor.run().catch(() => {});
+    expect(retries).toHaveLength(1);
+    expect(retries[0]!.label).toBe(actor.runId);
+    failing = false;
+    await retries[0]!.attempt();
+    expect(l.calls.find((c) => c.op === 'fail')).toMatchObject({ refund: 10, error: 'shard_failed' });
   });
 });

@@ -50,6 +50,7 @@ function service(limits: AccountLimits) {
   const l = ledger();
   const svc = new CheckService({
     ledger: l.port,
+    retrySettlement: () => {},
     execution: parked,
     geo: { lookup: () => ({ country: null, country_name: null, location: null, isp: null, asn: null, coordinates: null }) },
     settings: (type, timeoutMs) => ({ type, timeoutMs, judge: { url: 'http://127.0.0.1:1/judge', protocol: 'http:', host: '127.0.0.1', port: 1, path: '/judge' }, checkerIps: [], baselineHeaders: [], allowPrivateTargets: true }),

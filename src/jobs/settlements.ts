@@ -1,0 +1,79 @@
+/**
+ * Settlements that failed (the database did not answer when a failed job
+ * closed its scan and refunded) are tried again every `intervalMs` until they
+ * succeed, so a lost ledger write is repaired while the process runs, not
+ * only by the orphan refund at the next start. Safe to repeat: the ledger's
+ * settlement closes the scan and refunds in one transaction, and does nothing
+ * once the scan is no longer running (jobs/ledger.ts), so a retry whose first
+ * try did commit after all refunds nothing twice.
+ *
+ * Bounded (`max` waiting; past it the oldest is left to the start-up orphan
+ * refund, which refunds every scan still running). stop() makes one last try
+ * and is safe twice.
+ */
+import type { Logger } from '../log';
+
+interface Pending {
+  label: string;
+  attempt: () => Promise<void>;
+  tries: number;
+}
+
+export class SettlementRetry {
+  readonly #pending: Pending[] = [];
+  readonly #log: Logger;
+  readonly #max: number;
+  #timer: ReturnType<typeof setInterval> | null = null;
+  #running: Promise<void> | null = null;
+  #stopped = false;
+
+  constructor(opts: { log: Logger; intervalMs?: number; max?: number }) {
+    this.#log = opts.log;
+    this.#max = opts.max ?? 10_000;
+    this.#timer = setInterval(() => void this.retryNow(), opts.intervalMs ?? 30_000);
+    this.#timer.unref?.();
+  }
+
+  /** Settlements waiting for another try. */
+  get waiting(): number {
+    return this.#pending.length;
+  }
+
+  add(label: string, attempt: () => Promise<void>): void {
+    if (this.#stopped) return;
+    if (this.#pending.length >= this.#max) {
+      const dropped = this.#pending.shift()!;
+      this.#log.error('settlement retry queue full; left for the orphan refund at the next start', { label: dropped.label });
+    }
+    this.#pending.push({ label, attempt, tries: 1 });
+  }
+
+  /** Tries every waiting settlement once (one pass at a time). */
+  retryNow(): Promise<void> {
+    this.#running ??= (async () => {
+      const batch = this.#pending.splice(0);
+      for (const p of batch) {
+        try {
+          await p.attempt();
+          this.#log.info('settlement repaired', { label: p.label, tries: p.tries + 1 });
+        } catch (err) {
+          p.tries++;
+          this.#pending.push(p);
+          this.#log.warn('settlement still failing', { label: p.label, tries: p.tries, err });
+        }
+      }
+    })().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    if (this.#stopped) return;
+    this.#stopped = true;
+    if (this.#pending.length > 0) await this.retryNow();
+    if (this.#pending.length > 0) this.#log.error('settlements left for the orphan refund at the next start', { count: this.#pending.length });
+  }
+}
