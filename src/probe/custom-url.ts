@@ -62,10 +62,21 @@ async function guardTarget(host: string): Promise<ProbeError | null> {
   return null;
 }
 
-function containsText(body: Buffer, text: string, caseSensitive: boolean): boolean {
-  const m = textMatcher(text, caseSensitive);
-  for (let at = 0; at < body.length && !m.found; at += TEXT_MATCH_SLICE) m.push(body.subarray(at, at + TEXT_MATCH_SLICE));
-  return m.end();
+/**
+ * What the exchange does with the body: with requiredText, stream it into the
+ * matcher and stop reading once the text is found (nothing of the body is
+ * kept); without, the status is all we need: stop at the first body byte.
+ */
+function bodySink(rule: CustomUrlRule): { onBody: (chunk: Buffer) => boolean; found: () => boolean } {
+  if (rule.requiredText === undefined) return { onBody: () => true, found: () => true };
+  const m = textMatcher(rule.requiredText, rule.caseSensitive);
+  return {
+    onBody: (chunk) => {
+      for (let at = 0; at < chunk.length && !m.found; at += TEXT_MATCH_SLICE) m.push(chunk.subarray(at, at + TEXT_MATCH_SLICE));
+      return m.found;
+    },
+    found: () => m.found || m.end(),
+  };
 }
 
 /** Never rejects. */
@@ -97,6 +108,7 @@ export async function runCustomUrl(
       result.responseTimeMs = performance.now() - started;
       return result;
     }
+    const sink = bodySink(rule);
     const out = await exchange({
       via: settings.type,
       proxy: task.proxy,
@@ -106,6 +118,7 @@ export async function runCustomUrl(
       pathWithQuery: target.pathWithQuery,
       timeoutMs: left,
       bodyCap: CUSTOM_URL_BODY_CAP,
+      onBody: sink.onBody,
       allowPrivateTargets: settings.allowPrivateTargets,
       tlsCa: settings.tlsCa,
     });
@@ -123,7 +136,7 @@ export async function runCustomUrl(
           : { code: 'http_status', message: `status ${code} is not one of ${rule.requiredStatusCodes.join(', ')}` };
       return result;
     }
-    if (rule.requiredText !== undefined && !containsText(out.body ?? Buffer.alloc(0), rule.requiredText, rule.caseSensitive)) {
+    if (!sink.found()) {
       result.error = { code: 'text_not_found', message: 'the required text was not found in the response body' };
       return result;
     }

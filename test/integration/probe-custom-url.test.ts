@@ -150,3 +150,72 @@ describe('the text is matched streaming, with the whole-body verdicts', () => {
     expect(whole('οδος αβγδ', false) && whole('τέλος', false) && !whole('οδοσ ', false) && !whole('τέλοσ', false)).toBe(true);
   });
 });
+
+describe('the fetch ends as soon as the verdict is known', () => {
+  /** A target that streams a 1 MiB body in 16 KiB pieces every 20 ms and counts what it got to send before the client left. */
+  async function slowTarget(mark: string) {
+    let sent = 0;
+    let closedAfter = -1;
+    const server = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        data(s) {
+          s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${1024 * 1024}\r\n\r\n`);
+          const piece = Buffer.alloc(16 * 1024, 'x');
+          const first = Buffer.from(piece);
+          first.write(mark, 10);
+          let n = 0;
+          const timer = setInterval(() => {
+            if (n * piece.length >= 1024 * 1024 || closedAfter !== -1) return clearInterval(timer);
+            s.write(n === 0 ? first : piece);
+            n++;
+            sent = n * piece.length;
+          }, 20);
+        },
+        close() {
+          closedAfter = sent;
+        },
+      },
+    });
+    return { url: `http://127.0.0.1:${server.port}/slow`, sentBeforeClose: () => closedAfter, stop: () => server.stop(true) };
+  }
+  const direct = (r: CustomUrlRule) => runCustomUrl({ index: 0, proxy: { host: '127.0.0.1', port: httpProxy.port } }, 0, r, { ...settings, timeoutMs: 5000 });
+
+  test('requiredText found in the first piece: the body is not read to its end', async () => {
+    const t = await slowTarget('FOUND-IT');
+    try {
+      const t0 = performance.now();
+      const r = await direct(rule(t.url, { requiredText: 'found-it' }));
+      expect(r.success).toBe(true);
+      expect(performance.now() - t0).toBeLessThan(500); // the whole body takes 64 x 20 ms = 1.3 s
+      await Bun.sleep(100);
+      expect(t.sentBeforeClose()).toBeGreaterThan(0);
+      expect(t.sentBeforeClose()).toBeLessThan(256 * 1024);
+    } finally {
+      t.stop();
+    }
+  });
+
+  test('no requiredText: the status is the verdict, no body is read', async () => {
+    const t = await slowTarget('x');
+    try {
+      const t0 = performance.now();
+      const r = await direct(rule(t.url));
+      expect(r.success).toBe(true);
+      expect(performance.now() - t0).toBeLessThan(500);
+    } finally {
+      t.stop();
+    }
+  });
+
+  test('text not in the body: the body is read to the cap and the verdict is text_not_found', async () => {
+    const t = await slowTarget('nothing');
+    try {
+      const r = await direct(rule(t.url, { requiredText: 'absent-text' }));
+      expect(r).toMatchObject({ success: false, error: { code: 'text_not_found' } });
+    } finally {
+      t.stop();
+    }
+  });
+});

@@ -229,3 +229,42 @@ describe('HttpResponseParser fuzzing', () => {
     );
   });
 });
+
+describe('onBody: the body handed over as it arrives', () => {
+  const head = 'HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n';
+  test('every body byte reaches onBody once, nothing is kept, any split', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 20 }), (cuts) => {
+        const bytes = Buffer.from(head + 'hello world!');
+        const got: Buffer[] = [];
+        const p = new HttpResponseParser({ bodyCap: 1024, onBody: (c) => (got.push(Buffer.from(c)), false) });
+        let at = 0;
+        for (const c of cuts) {
+          if (at >= bytes.length) break;
+          p.push(bytes.subarray(at, at + c));
+          at += c;
+        }
+        if (at < bytes.length) p.push(bytes.subarray(at));
+        expect(p.state).toBe(ResponseState.DONE);
+        expect(Buffer.concat(got).toString()).toBe('hello world!');
+        expect(p.body().length).toBe(0);
+        expect(p.bodyStopped).toBe(false);
+      }),
+    );
+  });
+
+  test('true ends the message at once (bodyStopped), also in a chunked body', () => {
+    const p = new HttpResponseParser({ bodyCap: 1024, onBody: (c) => c.includes('stop') });
+    expect(p.push(Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n4\r\nstop\r\n'))).toBe(ResponseState.DONE);
+    expect(p.bodyStopped).toBe(true);
+    expect(p.statusCode).toBe(200);
+  });
+
+  test('the cap still bounds what is handed over', () => {
+    let n = 0;
+    const p = new HttpResponseParser({ bodyCap: 5, onBody: (c) => ((n += c.length), false) });
+    p.push(Buffer.from(head + 'hello world!'));
+    expect(n).toBe(5);
+    expect(p.bodyTruncated).toBe(true);
+  });
+});

@@ -10,7 +10,9 @@
  * read-to-close. `headOnly` stops after the head (the answer to CONNECT);
  * bytes after it are kept in `rest`. The body is kept up to `bodyCap` bytes;
  * a message with more body than that ends early as DONE with
- * `bodyTruncated` set (the caller decides on what was read).
+ * `bodyTruncated` set (the caller decides on what was read). With `onBody`
+ * the body is handed over as it arrives (within the same cap) and not kept;
+ * when onBody answers true the message ends there as DONE with `bodyStopped`.
  * Bare LF line endings are accepted; head size is bounded by `headMax`.
  */
 
@@ -43,6 +45,8 @@ export interface ResponseParserOptions {
   headMax?: number;
   /** Stop after the head (response to CONNECT). */
   headOnly?: boolean;
+  /** Body bytes go here instead of being kept; true = enough read, end the message now. */
+  onBody?: ((chunk: Buffer) => boolean) | undefined;
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -57,12 +61,15 @@ export class HttpResponseParser {
   statusCode = 0;
   headers: [string, string][] = [];
   bodyTruncated = false;
+  /** onBody said it had read enough: the message ended before its body did. */
+  bodyStopped = false;
   /** headOnly: the bytes after the head (the first tunnel bytes); otherwise null. */
   rest: Buffer | null = null;
 
   private readonly bodyCap: number;
   private readonly headMax: number;
   private readonly headOnly: boolean;
+  private readonly onBody: ((chunk: Buffer) => boolean) | undefined;
   private bytesSeen = 0;
   private headParts: Buffer[] = [];
   private headLen = 0;
@@ -80,6 +87,7 @@ export class HttpResponseParser {
     this.bodyCap = opts.bodyCap;
     this.headMax = opts.headMax ?? 32768;
     this.headOnly = opts.headOnly === true;
+    this.onBody = opts.onBody;
   }
 
   /** The body bytes kept (at most bodyCap). */
@@ -175,16 +183,26 @@ export class HttpResponseParser {
     if (n === 0) return;
     const room = this.bodyCap - this.bodyLen;
     if (n > room || (n === room && this.state === ResponseState.BODY_LENGTH && this.remaining > 0)) {
-      if (room > 0) {
-        this.bodyParts.push(chunk.subarray(start, start + room));
-        this.bodyLen += room;
+      if (room > 0) this.keepBody(chunk.subarray(start, start + room));
+      if (this.state !== ResponseState.DONE) {
+        this.bodyTruncated = true;
+        this.state = ResponseState.DONE;
       }
-      this.bodyTruncated = true;
-      this.state = ResponseState.DONE;
       return;
     }
-    this.bodyParts.push(chunk.subarray(start, end));
-    this.bodyLen += n;
+    this.keepBody(chunk.subarray(start, end));
+  }
+
+  private keepBody(part: Buffer): void {
+    this.bodyLen += part.length;
+    if (this.onBody === undefined) {
+      this.bodyParts.push(part);
+      return;
+    }
+    if (this.onBody(part)) {
+      this.bodyStopped = true;
+      this.state = ResponseState.DONE;
+    }
   }
 
   /** Scans head bytes from pos; returns the position after what it consumed. */

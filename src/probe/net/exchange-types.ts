@@ -22,6 +22,8 @@ export interface ExchangeSpec {
   pathWithQuery: string;
   timeoutMs: number;
   bodyCap: number;
+  /** The body as it arrives instead of kept (within bodyCap); true = enough read, the answer is complete (codec/http-response.ts). */
+  onBody?: ((chunk: Buffer) => boolean) | undefined;
   /** false: refuse to connect to a blocked (private, loopback, ...) address */
   allowPrivateTargets: boolean;
   /** extra CA certificates (PEM) trusted for TLS targets; default: system roots */

@@ -222,7 +222,7 @@ class Exchange implements LinkEvents, TimerEntry {
   private sendRequest(): void {
     const sp = this.spec;
     this.state = ExchangeState.RESPONSE;
-    this.parser = new HttpResponseParser({ bodyCap: sp.bodyCap });
+    this.parser = new HttpResponseParser({ bodyCap: sp.bodyCap, onBody: sp.onBody });
     const req = buildGetRequest({
       scheme: sp.tls ? 'https' : 'http',
       host: sp.host,
