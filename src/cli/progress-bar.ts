@@ -118,9 +118,12 @@ export class ProgressTracker {
       const done = v.checked - this.#probeStartChecked;
       if (secs >= 0.2 && done > 0 && v.phase === PHASES.PROBING) rate = done / secs;
     }
-    if (v.phase === PHASES.DONE && rate === null && v.total > 0) {
-      // finished before a rate was known: the average over the whole run
-      rate = v.total / Math.max(0.001, (nowMs - this.#startedAt) / 1000);
+    if (v.phase === PHASES.DONE && v.total > 0) {
+      // finished: the run's real average since probing began (else over the whole run), never the
+      // last live rate (it went stale: seen 303 done in 4.04 s shown as 0.3/s)
+      const from = this.#probeStartedAt ?? this.#startedAt;
+      const done = v.total - (this.#probeStartedAt !== null ? this.#probeStartChecked : 0);
+      rate = done / Math.max(0.001, (nowMs - from) / 1000);
     }
     if (v.phase === PHASES.PROBING) {
       if (this.#serverEta !== null) eta = Math.max(0, this.#serverEta - Math.floor((nowMs - this.#serverEtaAt) / 1000));

@@ -85,6 +85,16 @@ describe('ProgressTracker', () => {
     expect(v.eta).toBe(0);
     expect(v.rate).toBe(80);
   });
+
+  test('done: the rate is the run\'s real average, not the last live rate (303 in 4.04 s was shown as 0.3/s)', () => {
+    const t = new ProgressTracker(0);
+    t.update(msg('proxy_check_batch_1_of_7', 0, 303, 0), 40);
+    const live = t.update(msg('proxy_check_batch_1_of_7', 1, 303, 0), 3340); // one early result: 0.3/s
+    expect(live.rate).toBeCloseTo(1 / 3.3, 5);
+    const done = t.update(msg('writing_results', 303, 303, 40, { status: 'completed' }), 4040);
+    expect(done.rate).toBeCloseTo(303 / 4.0, 5); // since probing began at 40 ms
+    expect(renderBar(done, { width: 120, color: false, ascii: true, frame: 0 })).toContain('75.8/s');
+  });
 });
 
 describe('renderBar', () => {
