@@ -21,6 +21,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import OpenAPIBackend from 'openapi-backend';
 import { ValidationContext, type Document, type Operation } from 'openapi-backend';
+import { call, type CallResult } from './service';
 
 export interface ResponseSample {
   method: string;
@@ -175,17 +176,8 @@ export async function checkedFetch(url: string, init: RequestInit = {}): Promise
 }
 
 /** test/helpers/service.ts `call`, with the response checked against the served document. */
-export async function checkedCall(
-  url: string,
-  init: RequestInit & { json?: unknown } = {},
-): Promise<{ status: number; headers: Headers; body: any }> {
-  const { json, ...rest } = init;
-  const res = await fetch(url, {
-    ...rest,
-    ...(json !== undefined ? { body: JSON.stringify(json), headers: { 'content-type': 'application/json', ...(rest.headers as Record<string, string>) } } : {}),
-  });
-  const text = await res.text();
-  await checkResponse(rest.method ?? 'GET', url, res, text);
-  const parsed = parse(text);
-  return { status: res.status, headers: res.headers, body: parsed.ok ? parsed.value : text };
+export async function checkedCall(url: string, init: RequestInit & { json?: unknown } = {}): Promise<CallResult> {
+  const r = await call(url, init);
+  await checkResponse(init.method ?? 'GET', url, r.response, r.text);
+  return r;
 }

@@ -77,11 +77,17 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
   };
 }
 
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  /** The body parsed as JSON, or its text when it is not JSON. */
+  body: any;
+  text: string;
+  response: Response;
+}
+
 /** fetch + JSON body, for terse assertions. */
-export async function call(
-  url: string,
-  init: RequestInit & { json?: unknown } = {},
-): Promise<{ status: number; headers: Headers; body: any }> {
+export async function call(url: string, init: RequestInit & { json?: unknown } = {}): Promise<CallResult> {
   const { json, ...rest } = init;
   const res = await fetch(url, {
     ...rest,
@@ -94,5 +100,5 @@ export async function call(
   } catch {
     // not JSON: keep the text
   }
-  return { status: res.status, headers: res.headers, body };
+  return { status: res.status, headers: res.headers, body, text, response: res };
 }

@@ -6,14 +6,13 @@
  * empty secret refused when the routes are built.
  */
 import { describe, expect, test } from 'bun:test';
-import { parseConfig } from '../../src/config';
 import { isServiceError } from '../../src/errors';
 import { createApp } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
 import { resultRoutes } from '../../src/http/routes/results';
-import { memoryLogger } from '../../src/log';
 import { newResultId, signResultLink, type ResultExt } from '../../src/results/links';
 import type { StoredResult } from '../../src/results/store';
+import { fakeAppDeps } from '../helpers/app-deps';
 
 const secret = 'route-secret-0123456789abcdef';
 const DOC = '{"summary":{},"metadata":{},"proxies":[\n{"proxy":{"host":"192.0.2.9","port":8080,"hasAuth":false,"format":"standard"},"status":"working","responseTime":"1.00 ms"}\n]}\n';
@@ -21,30 +20,21 @@ const stored = newResultId();
 const opened: string[] = [];
 
 function deps(): AppDeps {
-  const unused = () => {
-    throw new Error('not used by the result routes');
-  };
-  return {
-    config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-results-route-unused' }, process.cwd()),
-    log: memoryLogger('debug'),
-    version: '9.9.9',
-    startedAt: Date.now(),
-    now: () => new Date(),
-    database: { ping: async () => true },
-    accounts: { findByApiKey: unused, overview: unused },
-    checks: { run: unused, assertAccepting: () => {} },
-    results: {
-      secret,
-      store: {
-        async open(id): Promise<StoredResult | null> {
-          opened.push(id);
-          if (id !== stored) return null;
-          return { resultId: id, bytes: Buffer.byteLength(DOC), stream: () => new Response(DOC).body! };
+  return fakeAppDeps(
+    {
+      results: {
+        secret,
+        store: {
+          async open(id): Promise<StoredResult | null> {
+            opened.push(id);
+            if (id !== stored) return null;
+            return { resultId: id, bytes: Buffer.byteLength(DOC), stream: () => new Response(DOC).body! };
+          },
         },
       },
     },
-    progress: {} as AppDeps['progress'],
-  };
+    'the result routes',
+  );
 }
 
 const app = createApp(deps());

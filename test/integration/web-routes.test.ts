@@ -7,32 +7,15 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { Elysia } from 'elysia';
-import { parseConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
-import { memoryLogger } from '../../src/log';
+import { fakeAppDeps } from '../helpers/app-deps';
 import { ServiceError } from '../../src/errors';
 import { BUNDLE_FAILED, cachedClient, type Bundle } from '../../src/web/bundle';
 import { contentSecurityPolicy, webRoutes } from '../../src/web/routes';
 import { MAP } from '../../src/web/client/geo';
 
-function deps(): AppDeps {
-  const unused = () => {
-    throw new Error('not used by the dashboard routes');
-  };
-  return {
-    config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-web-routes-unused' }, process.cwd()),
-    log: memoryLogger('debug'),
-    version: '9.9.9',
-    startedAt: Date.now(),
-    now: () => new Date(),
-    database: { ping: async () => true },
-    accounts: { findByApiKey: unused, overview: unused },
-    checks: { run: unused, assertAccepting: () => {} },
-    results: { secret: 'test-secret-0123456789abcdef', store: { open: unused } },
-    progress: {} as AppDeps['progress'],
-  };
-}
+const deps = (): AppDeps => fakeAppDeps({ version: '9.9.9' }, 'the dashboard routes');
 
 const app = createApp(deps());
 const get = (path: string, headers: Record<string, string> = {}) => app.handle(new Request(`http://127.0.0.1:3000${path}`, { headers }));

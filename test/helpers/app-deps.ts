@@ -1,0 +1,27 @@
+/**
+ * An AppDeps for tests that build the HTTP app in-process: every port throws
+ * "not used" unless the test passes its own (`over`).
+ */
+import { parseConfig } from '../../src/config';
+import type { AppDeps } from '../../src/http/context';
+import { memoryLogger } from '../../src/log';
+import { VERSION } from '../../src/version';
+
+export function fakeAppDeps(over: Partial<AppDeps> = {}, what = 'this test'): AppDeps {
+  const unused = () => {
+    throw new Error(`not used by ${what}`);
+  };
+  return {
+    config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-app-deps-unused' }, process.cwd()),
+    log: memoryLogger('debug'),
+    version: VERSION,
+    startedAt: Date.now(),
+    now: () => new Date(),
+    database: { ping: async () => true },
+    accounts: { findByApiKey: unused, overview: unused },
+    checks: { run: unused, assertAccepting: () => {} },
+    results: { secret: 'test-secret-0123456789abcdef', store: { open: unused } },
+    progress: {} as AppDeps['progress'],
+    ...over,
+  };
+}
