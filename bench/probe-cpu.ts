@@ -35,7 +35,7 @@ import { runProbe } from '../src/probe/probe';
 import { setSocketDriver, socketDriver, type SocketDriver } from '../src/probe/net/exchange';
 import { ProbePool } from '../src/probe/pool/pool';
 import { parseJudgeUrl } from '../src/judge/calibrate';
-import type { ProbeResult, ProbeSettings, ProbeTask } from '../src/probe/types';
+import type { ProbeResult, ProtocolSettings, ProbeTask } from '../src/probe/types';
 import type { ProxyType } from '../src/proxy/types';
 import { TEST_CERT } from '../test/fixtures/tls-cert';
 
@@ -110,7 +110,7 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
-function settingsFor(sc: Scenario): ProbeSettings {
+function settingsFor(sc: Scenario): ProtocolSettings {
   return {
     type: sc.type,
     timeoutMs: sc.timeoutMs,

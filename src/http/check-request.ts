@@ -10,7 +10,8 @@
  *      body not an object; proxies missing / not an array; region, type or jobId
  *      not a string; customUrls not an array. /check-raw: a query parameter given
  *      more than once.
- *   2. region (400 Invalid region)   3. type (400 Invalid proxy type)
+ *   2. region (400 Invalid region)   3. type (400 Invalid proxy type; `auto`
+ *      is accepted, an extension, and the body lists the contract's three)
  *   4. timeout (400 Invalid timeout)  5. jobId (400 Invalid jobId)
  *   6. customUrls count (413 Too many custom URLs): the array's length, before
  *      any rule is looked at (400 000 rules are one comparison, not 400 000 URL
@@ -44,7 +45,7 @@ import type { CheckRequest } from '../jobs/request';
 
 export type { CheckRequest } from '../jobs/request';
 import { parseProxyList, type ParsedProxy } from '../proxy/parse';
-import { PROXY_TYPES, type ProxyType } from '../proxy/types';
+import { CHECK_TYPES, PROXY_TYPES, type CheckType } from '../proxy/types';
 
 export interface Limits {
   maxProxies: number;
@@ -61,15 +62,19 @@ export interface CheckRequestOptions extends Limits {
 export const TIMEOUT_MIN_MS = 1000;
 export const TIMEOUT_MAX_MS = 20000;
 export const DEFAULT_REGION = 'us1';
-export const DEFAULT_TYPE: ProxyType = 'http';
+export const DEFAULT_TYPE: CheckType = 'http';
 export const CUSTOM_URL_MAX_LENGTH = 2048;
 export const REQUIRED_TEXT_MAX_LENGTH = 1024;
 export const MAX_STATUS_CODES = 100;
 
-/** DECISIONS defaults: /check 2000 ms; /check-raw 5000 ms for http, 3000 ms for SOCKS. */
-export function defaultTimeoutMs(route: CheckRequest['route'], type: ProxyType): number {
+/**
+ * DECISIONS defaults: /check 2000 ms; /check-raw 5000 ms for http, 3000 ms for
+ * SOCKS, and 5000 ms for auto (its http attempt needs the http budget, and the
+ * SOCKS attempts run in what the http one leaves: src/probe/auto.ts).
+ */
+export function defaultTimeoutMs(route: CheckRequest['route'], type: CheckType): number {
   if (route === 'check') return 2000;
-  return type === 'http' ? 5000 : 3000;
+  return type === 'socks4' || type === 'socks5' ? 3000 : 5000;
 }
 
 /** Scheme and "//" then a host char: no "///" (WHATWG would skip the extra slashes). */
@@ -131,10 +136,11 @@ function checkRegion(region: string | undefined, opts: CheckRequestOptions): str
   return r;
 }
 
-function checkType(type: string | undefined): ProxyType {
+/** `auto` is accepted (an extension) but not named in the 400 body, which stays the contract's. */
+function checkType(type: string | undefined): CheckType {
   const t = type ?? DEFAULT_TYPE;
-  if (!(PROXY_TYPES as readonly string[]).includes(t)) throw invalidType(PROXY_TYPES);
-  return t as ProxyType;
+  if (!(CHECK_TYPES as readonly string[]).includes(t)) throw invalidType(PROXY_TYPES);
+  return t as CheckType;
 }
 
 function checkTimeoutValue(ms: number): number {
@@ -191,7 +197,7 @@ function build(
   route: CheckRequest['route'],
   list: { proxies: ParsedProxy[]; invalid: number; duplicates: number },
   region: string,
-  type: ProxyType,
+  type: CheckType,
   timeoutMs: number,
   jobId: string | null,
   customUrls: CustomUrlRule[],

@@ -211,7 +211,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Checks'],
     summary: 'Check proxies (JSON body)',
     description:
-      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. Follow progress on the WebSocket `/ws?jobId=<jobId>`.',
+      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. Follow progress on the WebSocket `/ws?jobId=<jobId>`.',
     security,
     requestBody: {
       required: true,
@@ -240,11 +240,11 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Checks'],
     summary: 'Check proxies (plain-text body, one per line)',
     description:
-      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http, 3000 ms for socks4/socks5), `jobId`. Custom URLs are not taken here.',
+      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `jobId`. Custom URLs are not taken here.',
     security,
     parameters: [
       { name: 'region', in: 'query', schema: { type: 'string', default: 'us1' } },
-      { name: 'type', in: 'query', schema: { type: 'string', enum: ['http', 'socks4', 'socks5'], default: 'http' } },
+      { name: 'type', in: 'query', schema: { type: 'string', enum: ['http', 'socks4', 'socks5', 'auto'], default: 'http' } },
       { name: 'timeout', in: 'query', schema: { type: 'integer', minimum: 1000, maximum: 20000 } },
       { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
     ],

@@ -18,6 +18,8 @@
 import { randomBytes } from 'node:crypto';
 import { errorCode, isServiceError, ServiceError } from '../errors';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
+import { autoType } from '../probe/codec/auto-verdict';
+import { PROXY_TYPES } from '../proxy/types';
 import { resultUrls } from '../results/export';
 import { buildProxyRecord } from '../results/record';
 import { SummaryFold } from '../results/summary';
@@ -67,7 +69,14 @@ export class JobActor {
   /** Probes the checker failed to run (checker_overloaded), tried again; see retries.ts. */
   readonly #retries: ProbeRetries;
   #working: number[] = [];
-  #summary = new SummaryFold();
+  readonly #summary: SummaryFold;
+  /** The job asked for `type: "auto"`: records and summary carry the protocols. */
+  readonly #auto: boolean;
+  /**
+   * Auto jobs with custom URLs: each working proxy's `type` (1 + its index in
+   * PROXY_TYPES; 0 unknown), so its custom URLs go through that protocol.
+   */
+  readonly #detected: Uint8Array | null;
   #urls: UrlStage | null = null;
   #writer: ResultWriter | null = null;
   #resultId: string | null = null;
@@ -80,6 +89,12 @@ export class JobActor {
     return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
   }
   #settingsOnce: ProbeSettings | null = null;
+  /** Auto jobs: the settings of each protocol (for custom URLs), made once per job. */
+  #protocolSettingsOnce: ProbeSettings[] | null = null;
+  readonly #urlSettings = (index: number): ProbeSettings => {
+    const all = (this.#protocolSettingsOnce ??= PROXY_TYPES.map((type) => ({ ...this.#settings, type })));
+    return all[(this.#detected?.[index] ?? 0) - 1] ?? this.#settings;
+  };
   #probeStartedAt: number | null = null;
   #failedIn: WorkPhase = PROGRESS_PHASES.VALIDATING;
   /** Settles the current stage (probing / validating_urls). */
@@ -93,6 +108,9 @@ export class JobActor {
     this.#deps = deps;
     this.#startedAt = this.#clock();
     this.#seen = new Uint8Array(req.proxies.length);
+    this.#auto = req.type === 'auto';
+    this.#summary = new SummaryFold({ protocols: this.#auto });
+    this.#detected = this.#auto && req.customUrls.length > 0 ? new Uint8Array(req.proxies.length) : null;
     this.#retries = new ProbeRetries(req.proxies.length, (n) => this.#exec?.addDemand(n));
     this.#mailbox = new Mailbox<Msg>(
       (m) => this.#handle_(m),
@@ -235,7 +253,8 @@ export class JobActor {
   #dispatchUrls(n: number, exec: ExecutionHandle): void {
     const from = this.#next;
     this.#next = Math.min(this.#urls!.total, from + n);
-    for (const { shard, urlIndex } of urlShards(this.#req.proxies, this.#working, this.#req.customUrls, from, this.#next, this.#settings)) {
+    const settings = this.#detected === null ? this.#settings : this.#urlSettings;
+    for (const { shard, urlIndex } of urlShards(this.#req.proxies, this.#working, this.#req.customUrls, from, this.#next, settings)) {
       this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'url_results', batch: batch as CustomUrlResult[], urlIndex }));
     }
   }
@@ -281,9 +300,12 @@ export class JobActor {
       fresh++;
       const proxy = this.#req.proxies[r.index]!;
       const info = r.status === 'working' && r.origin !== null ? geo.lookup(r.origin) : null;
-      const record = buildProxyRecord(proxy, r, info);
+      const record = buildProxyRecord(proxy, r, info, this.#auto);
       this.#summary.add(record);
-      if (r.status === 'working') this.#working.push(r.index);
+      if (r.status === 'working') {
+        this.#working.push(r.index);
+        if (this.#detected !== null) this.#detected[r.index] = PROXY_TYPES.indexOf(autoType(r.protocols ?? []) ?? 'http') + 1;
+      }
       await writer.addProxy(record);
     }
     this.#checked += fresh;

@@ -16,7 +16,7 @@ import type { CheckUserInfo } from '../accounts/plan';
 import type { GeoInfo } from '../geo/geo';
 import type { Shard } from '../probe/pool/pool-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
-import type { ProxyType } from '../proxy/types';
+import type { CheckType } from '../proxy/types';
 import type { ProgressState } from './progress';
 import type { CheckRequest, JobOwner } from './request';
 
@@ -34,7 +34,7 @@ export interface LedgerPort {
     accountId: string;
     jobId: string;
     units: number;
-    type: ProxyType;
+    type: CheckType;
     region: string;
     timeoutMs: number;
     submitted: number;
@@ -97,7 +97,7 @@ export interface GeoPort {
 }
 
 /** Everything a probe needs that the actor does not decide (judge, own addresses, SSRF switch). */
-export type SettingsFactory = (type: ProxyType, timeoutMs: number) => ProbeSettings;
+export type SettingsFactory = (type: CheckType, timeoutMs: number) => ProbeSettings;
 
 /** A progress subscriber (a WebSocket, in the HTTP layer). */
 export interface Subscriber {

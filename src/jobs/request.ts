@@ -5,7 +5,7 @@
  */
 import type { CustomUrlRule } from '../probe/types';
 import type { ParsedProxy } from '../proxy/parse';
-import type { ProxyType } from '../proxy/types';
+import type { CheckType } from '../proxy/types';
 
 export interface CheckRequest {
   route: 'check' | 'check-raw';
@@ -13,7 +13,8 @@ export interface CheckRequest {
   totalInvalid: number;
   totalDuplicates: number;
   region: string;
-  type: ProxyType;
+  /** One protocol, or 'auto' (each tried: src/probe/auto.ts). */
+  type: CheckType;
   timeoutMs: number;
   jobId: string | null;
   customUrls: CustomUrlRule[];

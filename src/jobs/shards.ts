@@ -3,6 +3,9 @@
  * next n probes of the list; in the custom-URL stage, the next n (working
  * proxy, URL) pairs, numbered URL-major (pair p = (working[p % W], rule
  * floor(p / W))), one shard per URL touched, so every shard carries one rule.
+ * An auto job's pairs go through each proxy's detected protocol: `settings`
+ * is then a function of the proxy's index, and a URL's pairs are split into
+ * one shard per settings object (at most three: one per protocol).
  */
 import type { CustomUrlRule, ProbeSettings, ProbeTask } from '../probe/types';
 import type { ProxyAddress } from '../proxy/types';
@@ -34,7 +37,7 @@ export function urlShards(
   rules: readonly CustomUrlRule[],
   from: number,
   end: number,
-  settings: ProbeSettings,
+  settings: ProbeSettings | ((index: number) => ProbeSettings),
 ): { shard: Shard; urlIndex: number }[] {
   const w = working.length;
   const out: { shard: Shard; urlIndex: number }[] = [];
@@ -42,13 +45,16 @@ export function urlShards(
   while (p < end) {
     const urlIndex = Math.floor(p / w);
     const stop = Math.min(end, (urlIndex + 1) * w);
-    const tasks: ProbeTask[] = [];
+    const groups = new Map<ProbeSettings, ProbeTask[]>();
     for (let q = p; q < stop; q++) {
       const idx = working[q % w]!;
+      const s = typeof settings === 'function' ? settings(idx) : settings;
+      let tasks = groups.get(s);
+      if (tasks === undefined) groups.set(s, (tasks = []));
       tasks.push({ index: idx, proxy: probeTarget(proxies[idx]!) });
     }
     p = stop;
-    out.push({ shard: { kind: 'custom_url', tasks, rules: [rules[urlIndex]!], settings }, urlIndex });
+    for (const [s, tasks] of groups) out.push({ shard: { kind: 'custom_url', tasks, rules: [rules[urlIndex]!], settings: s }, urlIndex });
   }
   return out;
 }

@@ -89,6 +89,12 @@ export async function runCustomUrl(
   const started = performance.now();
   const result: CustomUrlResult = { index: task.index, urlIndex, success: false, statusCode: null, responseTimeMs: 0, error: null };
   try {
+    const via = settings.type;
+    if (via === 'auto') {
+      // an auto job sends each working proxy's custom URLs with the settings of its detected protocol (jobs/shards.ts)
+      result.error = { code: 'bad_response', message: 'internal error: a custom URL needs the proxy\'s protocol, not auto' };
+      return result;
+    }
     const target = parseTarget(rule.url);
     if (target === null) {
       result.error = { code: 'bad_response', message: 'custom URL is not a valid http or https URL' };
@@ -110,7 +116,7 @@ export async function runCustomUrl(
     }
     const sink = bodySink(rule);
     const out = await exchange({
-      via: settings.type,
+      via,
       proxy: task.proxy,
       host: target.host,
       port: target.port,

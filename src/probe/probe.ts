@@ -20,7 +20,7 @@
  * (Real forward proxies rewrite to origin-form, or connect from their own
  * address.)
  */
-import type { ProbeResult, ProbeSettings, ProbeTask } from './types';
+import type { ProbeResult, ProtocolSettings, ProbeTask } from './types';
 import { exchange } from './net/exchange';
 import { newNonce } from './codec/nonce';
 import { authority, judgePathWithNonce } from './codec/http-request';
@@ -32,7 +32,7 @@ import { readJudgeBody } from './codec/judge-body';
 export const JUDGE_BODY_CAP = 64 * 1024;
 
 /** Never rejects; resolves once, at most a few ms after settings.timeoutMs. */
-export async function runProbe(task: ProbeTask, settings: ProbeSettings): Promise<ProbeResult> {
+export async function runProbe(task: ProbeTask, settings: ProtocolSettings): Promise<ProbeResult> {
   const nonce = newNonce();
   const judge = settings.judge;
   const pathWithQuery = judgePathWithNonce(judge.path, nonce);
@@ -85,7 +85,7 @@ export async function runProbe(task: ProbeTask, settings: ProbeSettings): Promis
   return result;
 }
 
-function reachedJudgeDirectly(seenLine: string, seenRemote: string, settings: ProbeSettings, pathWithQuery: string): boolean {
+function reachedJudgeDirectly(seenLine: string, seenRemote: string, settings: ProtocolSettings, pathWithQuery: string): boolean {
   const j = settings.judge;
   if (seenLine !== `GET http://${authority(j.host, j.port, 80)}${pathWithQuery} HTTP/1.1`) return false;
   const remote = normalizeIp(seenRemote);

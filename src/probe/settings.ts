@@ -4,11 +4,12 @@
  * type and budget, the judge, what calibration found, and the switches.
  * Pure: no I/O.
  */
-import type { ProxyType } from '../proxy/types';
+import type { CheckType } from '../proxy/types';
 import type { JudgeTarget, ProbeSettings } from './types';
 
-export interface ProbeSettingsInput {
-  type: ProxyType;
+export interface ProbeSettingsInput<T extends CheckType = CheckType> {
+  /** One protocol, or 'auto' (each protocol tried: auto.ts). */
+  type: T;
   timeoutMs: number;
   judge: JudgeTarget;
   /** What calibration found: the checker's own addresses and the headers the judge path adds by itself. */
@@ -20,7 +21,7 @@ export interface ProbeSettingsInput {
   tlsCa?: string | undefined;
 }
 
-export function probeSettings(i: ProbeSettingsInput): ProbeSettings {
+export function probeSettings<T extends CheckType>(i: ProbeSettingsInput<T>): ProbeSettings & { type: T } {
   return {
     type: i.type,
     timeoutMs: i.timeoutMs,

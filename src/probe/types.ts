@@ -3,7 +3,7 @@
  * reports. Plain, structured-clone-able objects: they cross the worker-thread
  * boundary as they are.
  */
-import type { ProxyAddress, ProxyType } from '../proxy/types';
+import type { CheckType, ProxyAddress, ProxyType } from '../proxy/types';
 
 /** Stable error codes of a failed probe (DECISIONS "Checking a proxy"). */
 export const PROBE_ERROR_CODES = Object.freeze([
@@ -48,7 +48,8 @@ export interface JudgeTarget {
 
 /** Shared by every probe of one job. */
 export interface ProbeSettings {
-  type: ProxyType;
+  /** One protocol, or 'auto': each protocol is tried (src/probe/auto.ts). */
+  type: CheckType;
   timeoutMs: number;
   judge: JudgeTarget;
   /** The checker's own public addresses (calibration + CHECKER_IPS): the transparency test. */
@@ -59,6 +60,9 @@ export interface ProbeSettings {
   /** Extra CA certificates (PEM) trusted for https judges and custom URLs; default: the system roots only. */
   tlsCa?: string;
 }
+
+/** Settings of one protocol: what runProbe and runCustomUrl speak through (an auto job's are derived per protocol). */
+export type ProtocolSettings = ProbeSettings & { type: ProxyType };
 
 /** The outcome of checking one proxy against the judge. */
 export interface ProbeResult {
@@ -74,6 +78,12 @@ export interface ProbeResult {
   /** The address the judge saw (working proxies only). */
   origin: string | null;
   error: ProbeError | null;
+  /**
+   * Auto probes only (settings.type 'auto'): every protocol that passed the
+   * full judge check, in the order socks5, socks4, http; [] when none did.
+   * Absent on every other probe.
+   */
+  protocols?: ProxyType[];
 }
 
 /** A custom URL rule after validation (DECISIONS defaults applied). */

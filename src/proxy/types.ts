@@ -6,6 +6,14 @@
 export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5'] as const);
 export type ProxyType = (typeof PROXY_TYPES)[number];
 
+/**
+ * What a check may ask for: one protocol, or `auto` (each of the three is
+ * tried: src/probe/auto.ts). An extension: the contract's 400 body still lists
+ * PROXY_TYPES only.
+ */
+export const CHECK_TYPES = Object.freeze([...PROXY_TYPES, 'auto'] as const);
+export type CheckType = (typeof CHECK_TYPES)[number];
+
 /** One proxy as the caller submitted it, after parsing. */
 export interface ProxyAddress {
   /** IPv4 literal, IPv6 literal WITHOUT brackets, or a hostname (lower-cased). */

@@ -18,6 +18,10 @@
  * numeric columns (port, status code, time, ASN, lat, lon) are numbers we
  * produced and are written as they are (a negative longitude stays a number).
  * null/absent values are empty cells; booleans are `true`/`false`.
+ * Files of `type: "auto"` checks (metadata.proxy_type "auto") get two more
+ * columns at the end, CSV_AUTO_COLUMNS: `type` and `protocols` (the passed
+ * protocols joined by a space, e.g. `socks5 socks4`); every other file keeps
+ * exactly CSV_COLUMNS.
  *
  * ## TXT
  *
@@ -33,7 +37,7 @@
 import { formatProxy } from '../proxy/format';
 import type { AddressFormat } from '../proxy/types';
 import type { ProxyRecord } from './record';
-import { DOCUMENT_END, readResultParts, recordPrefix, recordsEnd, type Chunks, type ResultPart } from './result-json';
+import { DOCUMENT_END, headProxyType, readResultParts, recordPrefix, recordsEnd, type Chunks, type ResultPart } from './result-json';
 
 // the CLI reads result files too (src/cli/check-command.ts)
 export { readResultParts, type Chunks, type ResultPart };
@@ -65,6 +69,9 @@ export const CSV_COLUMNS = Object.freeze([
   'error_message',
 ] as const);
 
+/** The columns after CSV_COLUMNS in the CSV of an auto check. */
+export const CSV_AUTO_COLUMNS = Object.freeze(['type', 'protocols'] as const);
+
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
@@ -87,11 +94,23 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 export const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
+export const CSV_HEADER_AUTO = `${[...CSV_COLUMNS, ...CSV_AUTO_COLUMNS].join(',')}\r\n`;
 
 /** The CSV row of one record, CRLF-terminated, columns as CSV_COLUMNS. */
 export function csvRow(r: ProxyRecord): string {
+  return `${rowCells(r).join(',')}\r\n`;
+}
+
+/** The CSV row of one record of an auto check: CSV_COLUMNS, then CSV_AUTO_COLUMNS. */
+export function csvRowAuto(r: ProxyRecord): string {
+  const cells = rowCells(r);
+  cells.push(csvCell(str(r.type)), csvCell(Array.isArray(r.protocols) ? r.protocols.filter((p) => typeof p === 'string').join(' ') : null));
+  return `${cells.join(',')}\r\n`;
+}
+
+function rowCells(r: ProxyRecord): string[] {
   const p = r.proxy;
-  const cells = [
+  return [
     csvCell(str(p.host)),
     csvCell(num(p.port)),
     csvCell(typeof p.hasAuth === 'boolean' ? p.hasAuth : null),
@@ -112,7 +131,6 @@ export function csvRow(r: ProxyRecord): string {
     csvCell(str(r.error?.code)),
     csvCell(str(r.error?.message)),
   ];
-  return `${cells.join(',')}\r\n`;
 }
 
 // ---- TXT ---------------------------------------------------------------------
@@ -158,12 +176,25 @@ async function* workingRecords(parts: AsyncIterable<ResultPart>, onlyWorking: bo
   }
 }
 
-/** The CSV text of a result file, in batches. */
+/** The CSV text of a result file, in batches (the head decides the columns: auto checks get CSV_AUTO_COLUMNS). */
 export function toCsv(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<string> {
+  const onlyWorking = opts.onlyWorking ?? false;
   return batched(
     (async function* () {
-      yield CSV_HEADER;
-      for await (const r of workingRecords(readResultParts(source), opts.onlyWorking ?? false)) yield csvRow(r);
+      let row = csvRow;
+      let header = false;
+      for await (const part of readResultParts(source)) {
+        if (part.kind === 'head') {
+          const auto = headProxyType(part.text) === 'auto';
+          row = auto ? csvRowAuto : csvRow;
+          header = true;
+          yield auto ? CSV_HEADER_AUTO : CSV_HEADER;
+        } else if (part.kind === 'record') {
+          if (onlyWorking && part.record.status !== 'working') break;
+          yield row(part.record);
+        }
+      }
+      if (!header) yield CSV_HEADER;
     })(),
   );
 }

@@ -13,10 +13,16 @@
  * `colon_auth`), the address form the caller submitted, when the builder is
  * given a parsed proxy that carries it. The `.txt` download re-formats each
  * working proxy in that form (src/results/export.ts, src/proxy/format.ts).
+ *
+ * Auto jobs only (`type: "auto"`, src/probe/auto.ts), after `coordinates`:
+ * `type` (the first of socks5, socks4, http that passed, null when none did)
+ * and `protocols` (every protocol that passed the full judge check, in that
+ * order; [] when none did). Records of other jobs have neither key.
  */
 import type { GeoInfo } from '../geo/geo';
 import type { Anonymity, ProbeError, ProbeResult } from '../probe/types';
-import type { AddressFormat, ProxyAddress } from '../proxy/types';
+import type { AddressFormat, ProxyAddress, ProxyType } from '../proxy/types';
+import { autoType } from '../probe/codec/auto-verdict';
 import { formatResponseTime } from './format';
 
 /** What the geo lookup of an origin address yields (null fields = unknown): src/geo's GeoInfo. */
@@ -36,6 +42,10 @@ export interface ProxyRecord {
   isp: string | null;
   asn: number | null;
   coordinates: { lat: number; lon: number } | null;
+  /** auto jobs only */
+  type?: ProxyType | null;
+  /** auto jobs only */
+  protocols?: ProxyType[];
   error?: ProbeError;
 }
 
@@ -45,6 +55,7 @@ export function buildProxyRecord(
   proxy: ProxyAddress & { format?: AddressFormat },
   probe: ProbeResult,
   geo: RecordGeo | null,
+  auto = false,
 ): ProxyRecord {
   const hasAuth = proxy.username !== undefined || proxy.password !== undefined;
   const p: ProxyRecord['proxy'] = { host: proxy.host, port: proxy.port, hasAuth };
@@ -69,6 +80,11 @@ export function buildProxyRecord(
     asn: g?.asn ?? null,
     coordinates: g?.coordinates ? { lat: g.coordinates.lat, lon: g.coordinates.lon } : null,
   };
+  if (auto) {
+    const protocols = working && probe.protocols !== undefined ? [...probe.protocols] : [];
+    record.type = autoType(protocols);
+    record.protocols = protocols;
+  }
   if (!working) {
     record.error = probe.error
       ? { code: probe.error.code, message: probe.error.message }

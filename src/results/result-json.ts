@@ -60,6 +60,17 @@ export function headText(summary: unknown, metadata: unknown): string {
   return `{"summary":${JSON.stringify(summary ?? null)},"metadata":${JSON.stringify(metadata ?? null)},${HEAD_END}`;
 }
 
+/** `metadata.proxy_type` of a document's head (a `head` part's text), or null when it has none. */
+export function headProxyType(head: string): string | null {
+  if (!head.endsWith(HEAD_END)) return null;
+  try {
+    const doc = JSON.parse(`${head}]}`) as { metadata?: { proxy_type?: unknown } | null };
+    return typeof doc.metadata?.proxy_type === 'string' ? doc.metadata.proxy_type : null;
+  } catch {
+    return null;
+  }
+}
+
 export function isChunkSource(v: unknown): v is JsonChunkSource {
   return typeof v === 'object' && v !== null && typeof (v as JsonChunkSource).toJsonChunks === 'function';
 }

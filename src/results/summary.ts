@@ -14,6 +14,9 @@
  *   ISP counts as "Unknown", like countries. (JSON key order follows
  *   insertion except for integer-like names such as "123", which JavaScript
  *   always puts first; real AS organisation names are not integers.)
+ * - `protocols` (auto jobs only, `new SummaryFold({ protocols: true })`):
+ *   `{http, socks4, socks5}`, how many working proxies passed each protocol
+ *   (a proxy that passed two counts in both); absent for other jobs.
  * Only the counters live in memory (one map entry per distinct country/ISP).
  */
 import type { ProxyRecord } from './record';
@@ -26,9 +29,17 @@ export interface CheckSummary {
   countries: Record<string, number>;
   anonymity_levels: { elite: number; anonymous: number; transparent: number };
   top_isps: Record<string, number>;
+  /** auto jobs only */
+  protocols?: ProtocolCounts;
 }
 
-type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'>;
+export interface ProtocolCounts {
+  http: number;
+  socks4: number;
+  socks5: number;
+}
+
+type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols'>;
 
 export class SummaryFold {
   private working = 0;
@@ -36,6 +47,12 @@ export class SummaryFold {
   private readonly countries = new Map<string, number>();
   private readonly isps = new Map<string, number>();
   private readonly anonymity = { elite: 0, anonymous: 0, transparent: 0 };
+  /** null unless the job is auto */
+  private readonly protocols: ProtocolCounts | null;
+
+  constructor(opts: { protocols?: boolean } = {}) {
+    this.protocols = opts.protocols === true ? { http: 0, socks4: 0, socks5: 0 } : null;
+  }
 
   add(record: SummaryInput): void {
     if (record.status !== 'working') {
@@ -48,6 +65,7 @@ export class SummaryFold {
     const i = record.isp || UNKNOWN;
     this.isps.set(i, (this.isps.get(i) ?? 0) + 1);
     if (record.anonymity !== null) this.anonymity[record.anonymity]++;
+    if (this.protocols !== null && record.protocols !== undefined) for (const p of record.protocols) this.protocols[p]++;
   }
 
   /** Records folded so far (working + failed). */
@@ -65,12 +83,14 @@ export class SummaryFold {
     const top_isps = Object.fromEntries(
       [...this.isps].sort((a, b) => b[1] - a[1] || cmp(a[0], b[0])).slice(0, TOP_ISPS),
     );
-    return {
+    const summary: CheckSummary = {
       total_working: this.working,
       countries,
       anonymity_levels: { ...this.anonymity },
       top_isps,
     };
+    if (this.protocols !== null) summary.protocols = { ...this.protocols };
+    return summary;
   }
 }
 

@@ -13,7 +13,7 @@ import { dialBun, nativeLinkAvailable } from '../../src/probe/net/bun-socket';
 import type { LinkEvents } from '../../src/probe/net/exchange-types';
 import { setSocketDriver, socketDriver } from '../../src/probe/net/exchange';
 import { runProbe } from '../../src/probe/probe';
-import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
+import type { ProbeResult, ProtocolSettings } from '../../src/probe/types';
 import type { ProxyAddress } from '../../src/proxy/types';
 import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
@@ -194,7 +194,7 @@ describe('native link', () => {
 describe('verdicts: native link = node:net', () => {
   let judge: JudgeServer;
   const fakes: Record<string, FakeServer> = {};
-  let settings: ProbeSettings;
+  let settings: ProtocolSettings;
 
   beforeAll(async () => {
     judge = await startJudgeServer();
@@ -226,7 +226,7 @@ describe('verdicts: native link = node:net', () => {
 
   test('every fake, every protocol', async () => {
     const refused = await refusedPort();
-    const cases: [string, ProxyAddress, ProbeSettings['type']][] = [];
+    const cases: [string, ProxyAddress, ProtocolSettings['type']][] = [];
     for (const type of ['http', 'socks4', 'socks5'] as const) {
       for (const name of Object.keys(fakes)) cases.push([name, { host: '127.0.0.1', port: fakes[name]?.port ?? 0 }, type]);
       cases.push(['refused', { host: '127.0.0.1', port: refused }, type]);

@@ -4,7 +4,7 @@
  * plain and https (CONNECT / tunnel + TLS) judges; zero false positives.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import type { ProbeErrorCode, ProbeResult, ProbeSettings } from '../../src/probe/types';
+import type { ProbeErrorCode, ProbeResult, ProtocolSettings } from '../../src/probe/types';
 import type { ProxyAddress } from '../../src/proxy/types';
 import { runProbe } from '../../src/probe/probe';
 import { dnsCache } from '../../src/probe/net/dns-cache';
@@ -30,9 +30,9 @@ let judge: JudgeServer;
 let tlsJudge: FakeServer;
 let unaccepting: Unaccepting;
 const servers: Record<string, FakeServer> = {};
-let settings: ProbeSettings;
-let tlsSettings: ProbeSettings;
-let hostnameJudgeSettings: ProbeSettings;
+let settings: ProtocolSettings;
+let tlsSettings: ProtocolSettings;
+let hostnameJudgeSettings: ProtocolSettings;
 const USER = { username: 'alice', password: 'pä:ss' };
 
 beforeAll(async () => {
@@ -81,7 +81,7 @@ const at = (name: string, extra: Partial<ProxyAddress> = {}): ProxyAddress => ({
   port: servers[name]?.port ?? 0,
   ...extra,
 });
-const probe = (proxy: ProxyAddress, s: ProbeSettings = settings): Promise<ProbeResult> => runProbe({ index: 7, proxy }, s);
+const probe = (proxy: ProxyAddress, s: ProtocolSettings = settings): Promise<ProbeResult> => runProbe({ index: 7, proxy }, s);
 
 function expectWorking(r: ProbeResult, anonymity: string): void {
   expect(r).toMatchObject({ index: 7, status: 'working', statusCode: 200, anonymity, origin: '127.0.0.1', error: null });

@@ -11,13 +11,13 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readdirSync } from 'node:fs';
-import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
+import type { ProbeResult, ProtocolSettings } from '../../src/probe/types';
 import { runProbe } from '../../src/probe/probe';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
 import { startBlackHoleProcess, type BlackHoleProcess } from '../fixtures/fake-servers';
 
 let hole: BlackHoleProcess;
-const settings: ProbeSettings = {
+const settings: ProtocolSettings = {
   type: 'http',
   timeoutMs: 1000,
   judge: parseJudgeUrl('http://127.0.0.1:9/judge'),

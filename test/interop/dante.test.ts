@@ -23,7 +23,7 @@ import {
 import { danteConf } from './configs';
 import { ensureSystemUser, randomPassword, removeSystemUser, testUserName } from './credentials';
 import { agreement, bothAgree, bothThrough } from './socks-reference';
-import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
+import { autoProbeThrough, failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'dante-server', bin: 'danted' }]);
 const TEST_USER = testUserName(); // one per run: concurrent runs must not share it
@@ -78,6 +78,17 @@ if (missing.length > 0) {
     // dante closes the connection on a request that is not SOCKS
     test('http probe to the SOCKS port -> failed connection_closed, never working', async () => {
       expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('connection_closed'));
+    });
+
+    test('type auto (SOCKS4 and SOCKS5 on one port) -> working, protocols ["socks5", "socks4"], well inside the budget', async () => {
+      const t0 = performance.now();
+      const r = await autoProbeThrough(open, judge);
+      expect(performance.now() - t0).toBeLessThan(1_500);
+      expect(verdictOf(r)).toEqual(working('elite'));
+      expect(r.protocols).toEqual(['socks5', 'socks4']);
+      const tls = await autoProbeThrough(open, tlsJudge);
+      expect(verdictOf(tls)).toEqual(working('elite'));
+      expect(tls.protocols).toEqual(['socks5', 'socks4']);
     });
 
     const agreeing: [string, 'socks4' | 'socks5', 'http' | 'https', Creds | undefined][] = [

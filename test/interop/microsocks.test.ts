@@ -20,7 +20,7 @@ import {
 import { microsocksArgs } from './configs';
 import { randomPassword } from './credentials';
 import { agreement, bothAgree, bothThrough } from './socks-reference';
-import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
+import { autoProbeThrough, failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type Creds, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'microsocks', bin: 'microsocks' }]);
 
@@ -76,6 +76,21 @@ if (missing.length > 0) {
       const [open5, authed5] = await Promise.all([probeThrough('socks5', open, tlsJudge), probeThrough('socks5', authed, tlsJudge, creds)]);
       expect(verdictOf(open5)).toEqual(working('elite'));
       expect(verdictOf(authed5)).toEqual(working('elite'));
+    });
+
+    test('type auto -> working, protocols ["socks5"]; -u/-P without credentials -> auth_required from socks5', async () => {
+      const [openR, authR, noAuth] = await Promise.all([
+        autoProbeThrough(open, judge),
+        autoProbeThrough(authed, judge, creds),
+        autoProbeThrough(authed, judge),
+      ]);
+      expect(verdictOf(openR)).toEqual(working('elite'));
+      expect(openR.protocols).toEqual(['socks5']);
+      expect(verdictOf(authR)).toEqual(working('elite'));
+      expect(authR.protocols).toEqual(['socks5']);
+      expect(verdictOf(noAuth)).toEqual(failed('auth_required'));
+      expect(noAuth.error?.message.startsWith('socks5: ')).toBe(true);
+      expect(noAuth.protocols).toEqual([]);
     });
 
     // microsocks answers anything that is not a SOCKS5 greeting with the bytes 05 ff

@@ -19,7 +19,7 @@ import {
 } from './daemons';
 import { squidConf, SQUID_NCSA_HELPER, type SquidForwardedFor } from './configs';
 import { htpasswdLine, randomPassword } from './credentials';
-import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
+import { autoProbeThrough, failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
 
 const missing = missingPackages([
   { pkg: 'squid', bin: 'squid' },
@@ -116,6 +116,21 @@ if (missing.length > 0) {
       ]);
       expect(verdictOf(ok)).toEqual(working('elite'));
       expect(verdictOf(none)).toEqual(failed('auth_required', 407));
+    });
+
+    // auto: the http attempt passes; the SOCKS attempts wait for a request line to the end of the budget
+    test('type auto -> working, protocols ["http"] (type http), the SOCKS attempts never pass', async () => {
+      const [plain, auth, noAuth] = await Promise.all([
+        autoProbeThrough(stealth, judge, undefined, 1_500),
+        autoProbeThrough(authed, judge, { user, password }, 1_500),
+        autoProbeThrough(authed, judge, undefined, 1_500),
+      ]);
+      expect(verdictOf(plain)).toEqual(working('elite'));
+      expect(plain.protocols).toEqual(['http']);
+      expect(verdictOf(auth)).toEqual(working('transparent'));
+      expect(auth.protocols).toEqual(['http']);
+      expect(verdictOf(noAuth)).toEqual(failed('auth_required', 407));
+      expect(noAuth.protocols).toEqual([]);
     });
 
     test('socks4 and socks5 probes to the HTTP port -> failed timeout, never working', async () => {

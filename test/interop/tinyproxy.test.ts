@@ -18,7 +18,7 @@ import {
 } from './daemons';
 import { tinyproxyConf, type TinyproxyOptions } from './configs';
 import { randomPassword } from './credentials';
-import { failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
+import { autoProbeThrough, failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'tinyproxy', bin: 'tinyproxy' }]);
 
@@ -103,6 +103,20 @@ if (missing.length > 0) {
       ]);
       expect(verdictOf(ok)).toEqual(working('elite'));
       expect(verdictOf(none)).toEqual(failed('auth_required', 407));
+    });
+
+    test('type auto -> working, protocols ["http"]; BasicAuth without credentials -> auth_required (407)', async () => {
+      const [plainR, authR, noAuth] = await Promise.all([
+        autoProbeThrough(plain, judge, undefined, 1_500),
+        autoProbeThrough(authed, judge, { user, password }, 1_500),
+        autoProbeThrough(authed, judge, undefined, 1_500),
+      ]);
+      expect(verdictOf(plainR)).toEqual(working('anonymous'));
+      expect(plainR.protocols).toEqual(['http']);
+      expect(verdictOf(authR)).toEqual(working('anonymous'));
+      expect(authR.protocols).toEqual(['http']);
+      expect(verdictOf(noAuth)).toEqual(failed('auth_required', 407));
+      expect(noAuth.protocols).toEqual([]);
     });
 
     // tinyproxy waits for the end of a request line that SOCKS bytes never bring

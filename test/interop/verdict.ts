@@ -12,8 +12,9 @@
 import { runProbe } from '../../src/probe/probe';
 import { startJudgeServer } from '../../src/judge/server';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
+import { runAutoProbe } from '../../src/probe/auto';
 import type { Anonymity, JudgeTarget, ProbeErrorCode, ProbeResult, ProbeSettings } from '../../src/probe/types';
-import type { ProxyType } from '../../src/proxy/types';
+import type { CheckType, ProxyType } from '../../src/proxy/types';
 import type { RunningDaemon } from './daemons';
 import { startTlsJudge } from '../fixtures/fake-servers';
 import { TEST_CERT } from '../fixtures/tls-cert';
@@ -40,7 +41,7 @@ export async function startInteropTlsJudge(): Promise<InteropJudge> {
   return { target: parseJudgeUrl(`https://127.0.0.1:${server.port}/judge`), tlsCa: TEST_CERT, close: () => server.close() };
 }
 
-export function interopSettings(type: ProxyType, judge: InteropJudge, timeoutMs = PROBE_TIMEOUT_MS): ProbeSettings {
+export function interopSettings<T extends CheckType>(type: T, judge: InteropJudge, timeoutMs = PROBE_TIMEOUT_MS): ProbeSettings & { type: T } {
   return {
     type,
     timeoutMs,
@@ -68,6 +69,14 @@ export function probeThrough(
     ? { host: daemon.host, port: daemon.port }
     : { host: daemon.host, port: daemon.port, username: creds.user, password: creds.password };
   return runProbe({ index: 0, proxy }, interopSettings(type, judge, timeoutMs));
+}
+
+/** One `type: "auto"` probe (src/probe/auto.ts) through a daemon: every protocol is tried. */
+export function autoProbeThrough(daemon: RunningDaemon, judge: InteropJudge, creds?: Creds, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
+  const proxy = creds === undefined
+    ? { host: daemon.host, port: daemon.port }
+    : { host: daemon.host, port: daemon.port, username: creds.user, password: creds.password };
+  return runAutoProbe({ index: 0, proxy }, interopSettings('auto', judge, timeoutMs));
 }
 
 export interface Verdict {

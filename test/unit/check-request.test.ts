@@ -88,6 +88,16 @@ describe('validateCheckJson: defaults and values', () => {
     expect(validateCheckJson({ proxies: P, type: 'socks5' }, OPTS).timeoutMs).toBe(2000);
   });
 
+  test('type "auto" (an extension) is accepted; timeout default 2000 as for any type', () => {
+    const r = validateCheckJson({ proxies: P, type: 'auto' }, OPTS);
+    expect([r.type, r.timeoutMs]).toEqual(['auto', 2000]);
+  });
+
+  test('an unknown type is 400 with the contract body: auto is not listed', () => {
+    expect(fail(() => validateCheckJson({ proxies: P, type: 'AUTO' }, OPTS))).toEqual(INVALID_TYPE);
+    expect(fail(() => validateCheckJson({ proxies: P, type: 'https' }, OPTS))).toEqual(INVALID_TYPE);
+  });
+
   test('null fields mean the default; unknown fields are ignored', () => {
     const r = validateCheckJson(
       { proxies: P, region: null, type: null, timeout: null, jobId: null, customUrls: null, extra: { x: 1 } },
@@ -263,6 +273,13 @@ describe('validateCheckRaw', () => {
     });
     expect(validateCheckRaw('a.io:1', q({ type: 'socks4' }), OPTS).timeoutMs).toBe(3000);
     expect(validateCheckRaw('a.io:1', q({ type: 'socks5' }), OPTS).timeoutMs).toBe(3000);
+  });
+
+  test('type=auto: accepted, default timeout 5000 (the http budget: auto tries http first)', () => {
+    const r = validateCheckRaw('a.io:1', q({ type: 'auto' }), OPTS);
+    expect([r.type, r.timeoutMs]).toEqual(['auto', 5000]);
+    expect(validateCheckRaw('a.io:1', q({ type: 'auto', timeout: '1500' }), OPTS).timeoutMs).toBe(1500);
+    expect(fail(() => validateCheckRaw('a.io:1', q({ type: 'Auto' }), OPTS))).toEqual(INVALID_TYPE);
   });
 
   test('query values are taken; unknown parameters (customUrls too, repeated or not) ignored', () => {

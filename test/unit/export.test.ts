@@ -8,10 +8,13 @@ import fc from 'fast-check';
 import { ServiceError } from '../../src/errors';
 import { parseProxyLine } from '../../src/proxy/parse';
 import {
+  CSV_AUTO_COLUMNS,
   CSV_COLUMNS,
   CSV_HEADER,
+  CSV_HEADER_AUTO,
   csvCell,
   csvRow,
+  csvRowAuto,
   readResultParts,
   resultUrls,
   responseTimeMs,
@@ -227,6 +230,28 @@ describe('converters', () => {
     expect(csv).toBe(CSV_HEADER + records.map(csvRow).join(''));
     const csvW = await join(toCsv([text], { onlyWorking: true }));
     expect(csvW.split('\r\n').filter(Boolean)).toHaveLength(3);
+  });
+
+  test('toCsv of an auto check (metadata.proxy_type "auto"): type and protocols columns at the end; other files keep CSV_COLUMNS', async () => {
+    const auto = [
+      working({ type: 'socks5', protocols: ['socks5', 'socks4'] }),
+      working({ type: 'http', protocols: ['http'] }, { port: 3128 }),
+      { ...failed(9), type: null, protocols: [] },
+    ];
+    const autoText = fileText(auto).replace('"metadata":{"job_id":"j"}', '"metadata":{"job_id":"j","proxy_type":"auto"}');
+    const csv = await join(toCsv([autoText]));
+    expect(CSV_HEADER_AUTO).toBe(`${[...CSV_COLUMNS, ...CSV_AUTO_COLUMNS].join(',')}\r\n`);
+    expect(csv).toBe(CSV_HEADER_AUTO + auto.map((r) => csvRowAuto(r)).join(''));
+    const rows = csv.split('\r\n');
+    expect(rows[1]!.endsWith(',socks5,socks5 socks4')).toBe(true);
+    expect(rows[2]!.endsWith(',http,http')).toBe(true);
+    expect(rows[3]!.endsWith(',,')).toBe(true);
+    expect(csvRowAuto(auto[0]!).startsWith(csvRow(auto[0]!).slice(0, -2))).toBe(true);
+    // the same records in a file of another type: the stable columns only
+    const plain = fileText(auto).replace('"metadata":{"job_id":"j"}', '"metadata":{"job_id":"j","proxy_type":"socks5"}');
+    expect(await join(toCsv([plain]))).toBe(CSV_HEADER + auto.map((r) => csvRow(r)).join(''));
+    // onlyWorking still stops at the first failed record
+    expect((await join(toCsv([autoText], { onlyWorking: true }))).split('\r\n').filter(Boolean)).toHaveLength(3);
   });
 
   test('toTxt: working proxies in their submitted form, stops at the first failed', async () => {

@@ -49,4 +49,25 @@ describe('shards', () => {
       }),
     );
   });
+
+  test('urlShards, auto jobs: settings per proxy index; one shard per (rule, settings), each task with its own settings', () => {
+    const working = [1, 4, 9, 12, 17];
+    const rules = [rule('http://a/'), rule('http://b/')];
+    const socks5 = { ...settings, type: 'socks5' as const };
+    const http = { ...settings, type: 'http' as const };
+    const of = (i: number) => (i % 2 === 0 ? socks5 : http);
+    const shards = urlShards(proxies, working, rules, 3, 8, of); // pairs 3,4 of rule 0; 5..7 of rule 1
+    const seen: string[] = [];
+    for (const { shard, urlIndex } of shards) {
+      if (shard.kind !== 'custom_url') throw new Error('not a url shard');
+      for (const t of shard.tasks) {
+        expect(shard.settings).toBe(of(t.index));
+        seen.push(`${t.index}/${urlIndex}`);
+      }
+    }
+    expect(seen.sort()).toEqual(['1/1', '12/0', '17/0', '4/1', '9/1'].sort());
+    expect(shards.map((s) => s.urlIndex)).toEqual([0, 0, 1, 1]); // rule 0: 12 (socks5), 17 (http); rule 1: 1, 9 (http), 4 (socks5)
+    // one settings object for every pair: one shard per rule, as before
+    expect(urlShards(proxies, working, rules, 0, 10, () => settings).length).toBe(2);
+  });
 });

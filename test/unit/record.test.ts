@@ -103,3 +103,40 @@ describe('buildProxyRecord', () => {
     expect('format' in bogus.proxy).toBe(false);
   });
 });
+
+describe('buildProxyRecord, auto jobs (type and protocols)', () => {
+  test('working: type = the first of socks5, socks4, http that passed; protocols after coordinates, before error', () => {
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, { ...working, protocols: ['socks5', 'http'] }, geo, true);
+    expect(r.type).toBe('socks5');
+    expect(r.protocols).toEqual(['socks5', 'http']);
+    expect(Object.keys(r)).toEqual([
+      'proxy', 'status', 'statusCode', 'responseTime', 'anonymity', 'origin',
+      'country', 'country_name', 'location', 'isp', 'asn', 'coordinates', 'type', 'protocols',
+    ]);
+    expect(buildProxyRecord({ host: '198.51.100.1', port: 1080 }, { ...working, protocols: ['http'] }, geo, true).type).toBe('http');
+  });
+
+  test('failed: type null, protocols [], then error', () => {
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, { ...failed, protocols: [] }, geo, true);
+    expect(r).toMatchObject({ status: 'failed', type: null, protocols: [], error: failed.error });
+    expect(Object.keys(r).slice(-3)).toEqual(['type', 'protocols', 'error']);
+  });
+
+  test('an auto job whose result carries no protocols (an internal failure) still gets both keys', () => {
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, failed, null, true);
+    expect(r).toMatchObject({ type: null, protocols: [] });
+  });
+
+  test('not auto: neither key, even if a result carried protocols', () => {
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, { ...working, protocols: ['socks5'] }, geo);
+    expect('type' in r).toBe(false);
+    expect('protocols' in r).toBe(false);
+  });
+
+  test('the record owns its protocols array', () => {
+    const protocols: ('socks5' | 'socks4' | 'http')[] = ['socks4'];
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, { ...working, protocols }, geo, true);
+    expect(r.protocols).toEqual(['socks4']);
+    expect(r.protocols).not.toBe(protocols);
+  });
+});

@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'bun:test';
 import type { ProxyRecord } from '../../src/results/record';
 import {
+  headProxyType,
   headText,
   isChunkSource,
   readResultParts,
@@ -69,5 +70,17 @@ describe('encoding', () => {
       expect(parts[0]).toEqual({ kind: 'head', text: headText({ total: rs.length }, { job: 'j' }) });
       expect(parts.at(-1)!.kind).toBe('tail');
     }
+  });
+});
+
+describe('headProxyType', () => {
+  test('metadata.proxy_type of a head, null when absent, not a string or not a head', () => {
+    expect(headProxyType(headText({ total_working: 0 }, { proxy_type: 'auto', job_id: 'x' }))).toBe('auto');
+    expect(headProxyType(headText({}, { proxy_type: 'socks5' }))).toBe('socks5');
+    expect(headProxyType(headText({}, { job_id: 'x' }))).toBeNull();
+    expect(headProxyType(headText({}, null))).toBeNull();
+    expect(headProxyType(headText({}, { proxy_type: 5 }))).toBeNull();
+    expect(headProxyType('{"summary":')).toBeNull();
+    expect(headProxyType('{"summary":{,"proxies":[')).toBeNull();
   });
 });

@@ -103,6 +103,30 @@ describe('SummaryFold', () => {
   });
 });
 
+describe('SummaryFold, auto jobs: summary.protocols', () => {
+  test('counts every protocol each working proxy passed; failed records count nowhere; last key', () => {
+    const fold = new SummaryFold({ protocols: true });
+    fold.add({ ...w('Germany', 'A'), protocols: ['socks5', 'socks4'] });
+    fold.add({ ...w('Germany', 'A'), protocols: ['http'] });
+    fold.add({ ...w(null, null), protocols: ['socks5', 'http'] });
+    fold.add({ ...f, protocols: [] });
+    const out = fold.result();
+    expect(out.protocols).toEqual({ http: 2, socks4: 1, socks5: 2 });
+    expect(Object.keys(out)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'protocols']);
+    expect(Object.keys(out.protocols!)).toEqual(['http', 'socks4', 'socks5']);
+  });
+
+  test('an auto job with nothing working still has the key, all zero', () => {
+    expect(new SummaryFold({ protocols: true }).result().protocols).toEqual({ http: 0, socks4: 0, socks5: 0 });
+  });
+
+  test('not auto: no protocols key, whatever the records carry', () => {
+    const fold = new SummaryFold();
+    fold.add({ ...w('Germany', 'A'), protocols: ['socks5'] });
+    expect('protocols' in fold.result()).toBe(false);
+  });
+});
+
 describe('formats', () => {
   test('processing time', () => {
     expect(formatProcessingTime(12_321)).toBe('12.32s');

@@ -31,6 +31,7 @@ import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_th
 import { errorText } from '../../errors';
 import { runCustomUrl } from '../custom-url';
 import { runProbe } from '../probe';
+import { runAutoProbe } from '../auto';
 import {
   RESULT_BATCH_MAX,
   type LaneShard,
@@ -42,7 +43,7 @@ import {
 } from './pool-protocol';
 import { unpackTasks } from './packed-tasks';
 import { LaneStarts, type StartableRun } from './lane-starts';
-import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from '../types';
+import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask, ProtocolSettings } from '../types';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
@@ -61,6 +62,8 @@ class LaneShardRun implements StartableRun {
   private readonly perTask: number;
   private readonly tasks: ProbeTask[];
   private readonly rules: CustomUrlRule[];
+  /** The job asked for `type: "auto"` (src/probe/auto.ts): decided once per shard, not per probe. */
+  private readonly auto: boolean;
 
   constructor(
     readonly shard: LaneShard,
@@ -72,6 +75,7 @@ class LaneShardRun implements StartableRun {
     this.perTask = shard.kind === 'custom_url' ? this.rules.length : 1;
     this.total = this.tasks.length * this.perTask;
     this.limit = Math.max(1, Math.min(shard.maxConcurrent ?? this.total, this.total));
+    this.auto = settings.type === 'auto';
   }
 
   /** Waiting in the lane's start queue (kept by LaneStarts). */
@@ -107,7 +111,7 @@ class LaneShardRun implements StartableRun {
   }
 
   private start(i: number): Promise<AnyResult> {
-    if (this.shard.kind === 'probe') return runProbe(this.tasks[i]!, this.settings);
+    if (this.shard.kind === 'probe') return this.auto ? runAutoProbe(this.tasks[i]!, this.settings) : runProbe(this.tasks[i]!, this.settings as ProtocolSettings);
     const t = this.tasks[Math.floor(i / this.perTask)]!;
     const urlIndex = i % this.perTask;
     return runCustomUrl(t, urlIndex, this.rules[urlIndex]!, this.settings);
