@@ -64,6 +64,15 @@ class NodeLink implements Link {
     this.raw.destroy();
   }
 
+  localAddress(): string | null {
+    try {
+      const a = this.raw.localAddress; // the TCP socket's own address (TLS runs on top of it)
+      return typeof a === 'string' && a !== '' ? a : null;
+    } catch {
+      return null; // an address we cannot learn must not fail the probe
+    }
+  }
+
   event(kind: number, arg: unknown): void {
     const ev = this.ev;
     try {
