@@ -81,7 +81,7 @@ export async function runProbe(task: ProbeTask, settings: ProtocolSettings): Pro
   }
   result.status = 'working';
   result.origin = read.remoteAddress;
-  result.anonymity = classifyAnonymity(read.headers, settings.checkerIps, settings.baselineHeaders);
+  result.anonymity = classifyAnonymity(read.headers, settings.checkerIps, settings.baselineHeaders, out.localAddress);
   return result;
 }
 

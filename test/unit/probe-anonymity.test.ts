@@ -84,3 +84,43 @@ describe('tokens', () => {
     expect(isRevealingHeader('accept')).toBe(false);
   });
 });
+
+describe("the probe socket's local address counts as ours", () => {
+  const XFF = (v: string): [string, string][] => [...BASE_HEADERS, ['X-Forwarded-For', v]];
+  test('an address calibration never learned, seen as the local address, makes the proxy transparent', () => {
+    expect(classifyAnonymity(XFF('10.9.8.7'), ME, [])).toBe('anonymous');
+    expect(classifyAnonymity(XFF('10.9.8.7'), ME, [], '10.9.8.7')).toBe('transparent');
+    expect(classifyAnonymity(XFF('10.9.8.7:40000'), ME, [], '10.9.8.7')).toBe('transparent');
+  });
+  test('with no calibrated or configured address at all', () => {
+    expect(classifyAnonymity(XFF('10.9.8.7'), [], [], '10.9.8.7')).toBe('transparent');
+  });
+  test('IPv6 loopback against 127.0.0.1 calibrated', () => {
+    expect(classifyAnonymity(XFF('::1'), ['127.0.0.1'], [])).toBe('anonymous');
+    expect(classifyAnonymity(XFF('::1'), ['127.0.0.1'], [], '::1')).toBe('transparent');
+    expect(classifyAnonymity([...BASE_HEADERS, ['Forwarded', 'for="[0:0::1]:5"']], ['127.0.0.1'], [], '::1')).toBe('transparent');
+  });
+  test('spellings: IPv4-mapped IPv6, upper case, zone', () => {
+    expect(classifyAnonymity(XFF('10.9.8.7'), ME, [], '::ffff:10.9.8.7')).toBe('transparent');
+    expect(classifyAnonymity(XFF('::ffff:10.9.8.7'), ME, [], '10.9.8.7')).toBe('transparent');
+    expect(classifyAnonymity(XFF('2001:db8:2::9'), ME, [], '2001:DB8:2:0::9')).toBe('transparent');
+    expect(classifyAnonymity(XFF('fe80::1'), ME, [], 'fe80::1%veth0')).toBe('transparent');
+  });
+  test('only the exact address: no prefix match, no other address', () => {
+    expect(classifyAnonymity(XFF('10.9.8.70'), ME, [], '10.9.8.7')).toBe('anonymous');
+    expect(classifyAnonymity(XFF('10.9.8.7'), ME, [], '10.9.8.70')).toBe('anonymous');
+    expect(classifyAnonymity([...BASE_HEADERS, ['Host', '10.9.8.7:80']], ME, [], '10.9.8.7')).toBe('elite');
+  });
+  test('unknown, unparsable or unspecified local addresses add nothing', () => {
+    expect(classifyAnonymity(XFF('10.9.8.7'), ME, [], null)).toBe('anonymous');
+    expect(classifyAnonymity(XFF('10.9.8.7'), ME, [], '')).toBe('anonymous');
+    expect(classifyAnonymity(XFF('10.9.8.7'), ME, [], 'nonsense')).toBe('anonymous');
+    expect(classifyAnonymity(XFF('0.0.0.0'), ME, [], '0.0.0.0')).toBe('anonymous');
+    expect(classifyAnonymity(XFF('::'), ME, [], '::')).toBe('anonymous');
+  });
+  test('the calibrated addresses still count beside it', () => {
+    expect(classifyAnonymity(XFF('1.2.3.4'), ME, [], '10.9.8.7')).toBe('transparent');
+    expect(classifyAnonymity([...BASE_HEADERS, ['Via', '1.1 x']], ME, [], '10.9.8.7')).toBe('anonymous');
+    expect(classifyAnonymity(BASE_HEADERS, ME, [], '10.9.8.7')).toBe('elite');
+  });
+});

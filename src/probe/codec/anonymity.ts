@@ -3,7 +3,11 @@
  *
  * - `transparent` when any header the judge saw (other than Host, which the
  *   checker itself sets to the judge's address) carries one of the checker's
- *   own addresses as an exact address token. Values are tokenised on
+ *   own addresses as an exact address token. Own = the calibrated and
+ *   configured addresses (`checkerIps`) plus this probe's `localAddress`:
+ *   the address its socket had towards the proxy, which is what a proxy
+ *   reached without NAT sees of us, and on a host with several addresses
+ *   (IPv4 and IPv6, several interfaces) need not be one calibration learned. Values are tokenised on
  *   `, ; space tab = " ' ( ) < > [ ]`; a token `a.b.c.d:port` counts as
  *   `a.b.c.d`; IPv6 is compared in normalised form and IPv4-mapped IPv6 as
  *   its IPv4. So `1.2.3.4` never matches `1.2.3.45`.
@@ -100,19 +104,31 @@ export function addressTokens(value: string): string[] {
   return out;
 }
 
+/** `::` as normalizeIp spells it. */
+const UNSPECIFIED_V6 = '0:0:0:0:0:0:0:0';
+
 /**
  * Classifies what the judge saw. `checkerIps`: the checker's own addresses in
- * any spelling; `baselineHeaders`: lower-case names the judge path adds itself.
+ * any spelling; `baselineHeaders`: lower-case names the judge path adds itself;
+ * `localAddress`: the probe socket's own address (any spelling, IPv4-mapped
+ * IPv6 and a `%zone` included), one more own address for this probe; null or
+ * absent when unknown.
  */
 export function classifyAnonymity(
   judgeHeaders: [string, string][],
-  checkerIps: string[],
-  baselineHeaders: string[],
+  checkerIps: readonly string[],
+  baselineHeaders: readonly string[],
+  localAddress: string | null = null,
 ): Anonymity {
   const own = new Set<string>();
   for (const ip of checkerIps) {
     const n = normalizeIp(ip.trim());
     if (n !== null) own.add(n);
+  }
+  if (localAddress !== null) {
+    const n = normalizeIp(localAddress);
+    // a connected socket never has the unspecified address; a runtime that reports one knows none
+    if (n !== null && n !== '0.0.0.0' && n !== UNSPECIFIED_V6) own.add(n);
   }
   const baseline = new Set<string>();
   for (const b of baselineHeaders) baseline.add(b.trim().toLowerCase());

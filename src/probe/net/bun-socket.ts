@@ -28,6 +28,8 @@ import type { Link, LinkEvents } from './exchange-types';
 /** The native socket handle as the handlers see it (a subset of Bun's Socket). */
 interface NativeHandle {
   data: { self: NetSocket } | undefined;
+  /** the socket's own address (Bun asks the OS: getsockname) */
+  readonly localAddress?: string;
   write(data: string | Uint8Array): number;
   terminate(): void;
 }
@@ -166,6 +168,17 @@ class BunLink implements Link {
 
   startTls(): void {
     throw new Error('the native link has no TLS; exchanges with TLS use the node link');
+  }
+
+  localAddress(): string | null {
+    const h = this.handle;
+    if (h === null || this.closed) return null;
+    try {
+      const a = h.localAddress;
+      return typeof a === 'string' && a !== '' ? a : null;
+    } catch {
+      return null; // an address we cannot learn must not fail the probe
+    }
   }
 
   destroy(): void {

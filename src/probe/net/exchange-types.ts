@@ -43,6 +43,13 @@ export interface ExchangeOutcome {
   elapsedMs: number;
   /** the address connected to (null when none) */
   connectedTo: string | null;
+  /**
+   * our own end of that connection (the socket's local address as the OS
+   * reports it, e.g. `::1`, `10.0.0.5`, maybe `::ffff:a.b.c.d`): what the
+   * proxy, or the target when direct, saw of us unless a NAT was between.
+   * Null when no connection came up or the runtime did not tell.
+   */
+  localAddress: string | null;
 }
 
 /**
@@ -73,6 +80,8 @@ export interface Link {
   startTls(host: string, ca: string | undefined): void;
   /** Close at once (idempotent); no event is delivered afterwards that matters. */
   destroy(): void;
+  /** The socket's own address; asked once, in or after `connected`. Null when unknown. */
+  localAddress(): string | null;
 }
 
 /** Opens a link to ip:port (an IP literal); events go to `ev`. May throw (bad port). */

@@ -74,6 +74,7 @@ class Exchange implements LinkEvents, TimerEntry {
   private readonly startedAt: number;
   private connectStart = -1;
   private address: string | null = null;
+  private local: string | null = null;
   private link: Link | null = null;
   private parser: HttpResponseParser | null = null;
   private pending: Buffer | null = null;
@@ -127,7 +128,9 @@ class Exchange implements LinkEvents, TimerEntry {
   }
 
   connected(): void {
-    if (this.state === ExchangeState.CONNECTING) this.enter(stateAfterConnect(this.spec.via, this.spec.tls));
+    if (this.state !== ExchangeState.CONNECTING) return;
+    this.local = this.link?.localAddress() ?? null; // once per exchange, while the socket is surely up
+    this.enter(stateAfterConnect(this.spec.via, this.spec.tls));
   }
 
   /** Moves on to `next` (after CONNECTING) and sends what it waits for an answer to, or starts TLS. */
@@ -310,6 +313,7 @@ class Exchange implements LinkEvents, TimerEntry {
       bodyTruncated,
       elapsedMs: end - (this.connectStart >= 0 ? this.connectStart : this.startedAt),
       connectedTo: this.address,
+      localAddress: this.local,
     });
   }
 }

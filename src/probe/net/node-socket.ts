@@ -64,6 +64,19 @@ class NodeLink implements Link {
     this.raw.destroy();
   }
 
+  localAddress(): string | null {
+    try {
+      // the TCP socket's own address (TLS runs on top of it). Under Bun the
+      // handle's own getter costs one getsockname, cached; node:net's
+      // `localAddress` costs three. Elsewhere `_handle` has no such getter.
+      const h = (this.raw as unknown as { _handle?: { localAddress?: unknown } | null })._handle;
+      const a = typeof h?.localAddress === 'string' ? h.localAddress : this.raw.localAddress;
+      return typeof a === 'string' && a !== '' ? a : null;
+    } catch {
+      return null; // an address we cannot learn must not fail the probe
+    }
+  }
+
   event(kind: number, arg: unknown): void {
     const ev = this.ev;
     try {
