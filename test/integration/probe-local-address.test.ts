@@ -15,7 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createServer } from 'node:net';
-import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
+import type { ProbeResult, ProtocolSettings } from '../../src/probe/types';
 import { runProbe } from '../../src/probe/probe';
 import { exchange, setSocketDriver, socketDriver, type SocketDriver } from '../../src/probe/net/exchange';
 import { nativeLinkAvailable } from '../../src/probe/net/bun-socket';
@@ -51,7 +51,7 @@ const driverBefore = socketDriver();
 
 let judge: JudgeServer;
 let tlsJudge: FakeServer;
-let settings: ProbeSettings;
+let settings: ProtocolSettings;
 const proxies: FakeServer[] = [];
 const xff = (ip: string): [string, string][] => [['X-Forwarded-For', ip]];
 
