@@ -18,6 +18,8 @@ export interface ProbeSettingsInput {
   allowPrivateTargets: boolean;
   /** Extra CA certificates (PEM); absent: the system roots only. */
   tlsCa?: string | undefined;
+  /** The judge's signing key; absent: the judge does not sign, integrity is not checked. */
+  judgeKey?: string | undefined;
 }
 
 export function probeSettings(i: ProbeSettingsInput): ProbeSettings {
@@ -29,5 +31,6 @@ export function probeSettings(i: ProbeSettingsInput): ProbeSettings {
     baselineHeaders: [...i.calibrated.baselineHeaders],
     allowPrivateTargets: i.allowPrivateTargets,
     ...(i.tlsCa !== undefined ? { tlsCa: i.tlsCa } : {}),
+    ...(i.judgeKey !== undefined ? { judgeKey: i.judgeKey } : {}),
   };
 }
