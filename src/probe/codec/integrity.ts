@@ -54,8 +54,16 @@ export type IntegrityVerdict =
 const INTACT: IntegrityVerdict = Object.freeze({ kind: 'intact' });
 const FOREIGN: IntegrityVerdict = Object.freeze({ kind: 'foreign' });
 
+// the key as bytes, for the last key seen (a thread verifies with one key): a Buffer key is cheaper than a string one
+let lastKey = '';
+let lastKeyBytes = Buffer.alloc(0);
+
 function mac(key: string, bytes: Buffer | string): Buffer {
-  return createHmac('sha256', key).update(bytes).digest();
+  if (key !== lastKey) {
+    lastKeyBytes = Buffer.from(key, 'utf8');
+    lastKey = key;
+  }
+  return createHmac('sha256', lastKeyBytes).update(bytes).digest();
 }
 
 /**
@@ -145,6 +153,7 @@ export function describeChange(body: Buffer, key: string): IntegrityVerdict {
 export function bodyCodings(headers: readonly [string, string][]): string[] {
   const out: string[] = [];
   for (const [name, value] of headers) {
+    if (name.length !== 16 && name.length !== 17) continue; // content-encoding, transfer-encoding
     const n = name.toLowerCase();
     if (n !== 'content-encoding' && n !== 'transfer-encoding') continue;
     for (const part of value.split(',')) {
