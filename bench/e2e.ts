@@ -101,6 +101,7 @@ async function main(): Promise<void> {
     ports: farm.ports,
     latency,
     judgeUrl: judge.url,
+    judgeKey: judge.key,
     dataDir: join(outDir, 'data'),
     outDir,
     ctx: { judgePid: judge.pid, farmPids: farm.pids },
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
   };
 
   // first start on an empty data dir (database created); later starts reuse it
-  const first = await startService({ dataDir: env.dataDir, slotsPerEndpoint: null, judgeUrl: judge.url });
+  const first = await startService({ dataDir: env.dataDir, slotsPerEndpoint: null, judgeUrl: judge.url, judgeKey: judge.key });
   log(`first start (empty data dir): ready in ${first.startupMs.toFixed(0)} ms`);
   await first.stop();
 

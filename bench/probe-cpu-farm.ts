@@ -13,6 +13,9 @@
  *   hole   accepts, never answers
  *   refused  a port that was bound once and closed (nothing listens)
  *
+ * Judge answers are signed with JUDGE_KEY from the environment (as the
+ * service's judge signs them), so the checker verifies each one.
+ *
  * Prints one JSON line {ports: {...}} when ready; on stdin "cpu\n" prints
  * {cpuUs} (its own CPU so far); exits when stdin closes.
  */
@@ -20,11 +23,12 @@ import { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { createServer, type Socket as NetSocket } from 'node:net';
 import type { Socket } from 'bun';
-import { extractNonce, renderJudgeBody } from '../src/probe/codec/judge-body';
-import { handleJudgeSocket } from '../src/judge/server';
+import { extractNonce } from '../src/probe/codec/judge-body';
+import { handleJudgeSocket, judgeBody } from '../src/judge/server';
 import { TEST_CERT, TEST_KEY } from '../test/fixtures/tls-cert';
 
 const PORTS_PER_KIND = Number(process.env.FARM_PORTS ?? 8);
+const JUDGE_KEY = process.env.JUDGE_KEY || undefined;
 
 function answer(body: string): string {
   return (
@@ -52,7 +56,7 @@ function judgeAnswer(head: string): string {
     headers.push([name, l.slice(c + 1).trim()]);
   }
   return answer(
-    renderJudgeBody({ requestLine: `${method} ${path} ${version}`, headers, remoteAddress: '127.0.0.1', nonce: extractNonce(path) }),
+    judgeBody({ requestLine: `${method} ${path} ${version}`, headers, remoteAddress: '127.0.0.1', nonce: extractNonce(path) }, JUDGE_KEY),
   );
 }
 
@@ -80,7 +84,7 @@ function tlsOver(s: Socket<Conn>): (chunk: Buffer) => void {
   });
   const t = new TLSSocket(d, { isServer: true, cert: TEST_CERT, key: TEST_KEY });
   t.on('error', () => s.end());
-  handleJudgeSocket(t as unknown as NetSocket);
+  handleJudgeSocket(t as unknown as NetSocket, JUDGE_KEY);
   return (chunk) => d.push(chunk);
 }
 const tlsFeed = new WeakMap<object, (chunk: Buffer) => void>();

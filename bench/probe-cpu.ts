@@ -29,6 +29,7 @@
  * black hole, --hole-timeout). Exit code 1 on any false positive.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { runProbe } from '../src/probe/probe';
@@ -57,7 +58,12 @@ const WARMUP = Number(arg('warmup', '2000'));
 const DRIVERS = arg('drivers', 'native').split(',') as SocketDriver[];
 
 // ---- the farm (child process) ----
-const farm = spawn(process.execPath, [new URL('./probe-cpu-farm.ts', import.meta.url).pathname], { stdio: ['pipe', 'pipe', 'inherit'] });
+// the farm's judge answers are signed, and every probe verifies them (as with the service's own judge)
+const JUDGE_KEY = randomBytes(32).toString('base64url');
+const farm = spawn(process.execPath, [new URL('./probe-cpu-farm.ts', import.meta.url).pathname], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+  env: { ...process.env, JUDGE_KEY },
+});
 const lines = createInterface({ input: farm.stdout! });
 const waiting: ((l: string) => void)[] = [];
 lines.on('line', (l) => waiting.shift()?.(l));
@@ -119,6 +125,7 @@ function settingsFor(sc: Scenario): ProtocolSettings {
     baselineHeaders: [],
     allowPrivateTargets: true,
     tlsCa: TEST_CERT,
+    judgeKey: JUDGE_KEY,
   };
 }
 

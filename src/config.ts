@@ -43,6 +43,12 @@ export interface Config {
   slotsPerEndpoint: number;
   /** undefined = this server's own /judge. */
   judgeUrl: string | undefined;
+  /**
+   * JUDGE_KEY: the key the judge signs its answers with. With JUDGE_URL, the
+   * external judge's key (absent: it does not sign, integrity is not checked);
+   * this server's own /judge signs with it too (absent: a random key per process).
+   */
+  judgeKey: string | undefined;
   checkerIps: string[];
   calibrationIntervalMs: number;
   logLevel: LogLevel;
@@ -161,6 +167,10 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
   if (resultSecret !== undefined && resultSecret.length < 16) {
     throw new ConfigError('RESULT_SECRET must be at least 16 characters');
   }
+  const judgeKey = str(env, 'JUDGE_KEY');
+  if (judgeKey !== undefined && judgeKey.length < 16) {
+    throw new ConfigError('JUDGE_KEY must be at least 16 characters');
+  }
   const adminToken = str(env, 'ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
@@ -187,6 +197,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     allowPrivateTargets: bool(env, 'ALLOW_PRIVATE_TARGETS', false),
     slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 768, 1, 100_000),
     judgeUrl: url(env, 'JUDGE_URL', ['http:', 'https:']),
+    judgeKey,
     checkerIps: ipList(env, 'CHECKER_IPS'),
     calibrationIntervalMs: int(env, 'CALIBRATION_INTERVAL_MS', 300_000, 1_000, 86_400_000),
     logLevel: logLevel as LogLevel,

@@ -39,6 +39,7 @@ import { CheckService } from './jobs/service';
 import { localExecution } from './jobs/local-execution';
 import { SettlementRetry } from './jobs/settlements';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
+import { claimJudgeKey } from './judge/judge-key';
 import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
@@ -136,12 +137,18 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       signResultLink({ contentUrl: config.contentUrl, resultId, secret, expiresAt: linkExpiry(nowS()), ext: 'json' });
 
     const tlsCa = config.tlsCaFile === undefined ? undefined : readFileSync(config.tlsCaFile, 'utf8');
+    // Integrity: our own /judge signs with the process's key (JUDGE_KEY or a random one); an
+    // external judge is verified only with JUDGE_KEY (without it, it does not sign).
+    const ownJudgeKey = claimJudgeKey(config.judgeKey);
+    undo.push(() => ownJudgeKey.release());
+    const judgeKey = config.judgeUrl === undefined ? ownJudgeKey.key : config.judgeKey;
+    if (judgeKey === undefined) log.warn('JUDGE_URL without JUDGE_KEY: judge answers are not signed, integrity is not checked', { judge: config.judgeUrl });
     let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
     // The judge URL needs the bound port when it is this server's own /judge.
     let judge = parseJudgeUrl(config.judgeUrl ?? `${config.baseUrl}/judge`);
     // calibrated.ips already holds CHECKER_IPS (startCalibration merges them in)
     const settings = (type: ProbeSettings['type'], timeoutMs: number): ProbeSettings =>
-      probeSettings({ type, timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa });
+      probeSettings({ type, timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa, judgeKey });
 
     // No fsync: a written file survives a process crash (page cache); only an
     // OS crash or power loss right after a job could lose it (then its link
@@ -232,6 +239,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         log.debug('calibrated', { ips: r.ips, baselineHeaders: r.baselineHeaders });
       },
       ...(tlsCa !== undefined ? { tlsCa } : {}),
+      ...(judgeKey !== undefined ? { judgeKey } : {}),
       onError: (err) => log.warn('judge calibration failed; using CHECKER_IPS only', { judge: judge.url, err }),
     });
     undo.push(() => calibration.stop());

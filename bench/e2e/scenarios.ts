@@ -19,6 +19,7 @@ export interface Env {
   ports: FarmPorts;
   latency: LatencyModel;
   judgeUrl: string;
+  judgeKey: string;
   dataDir: string;
   outDir: string;
   ctx: RunContext;
@@ -58,7 +59,7 @@ function list(env: Env, name: string, firstId: number, size: number, mix: Mix, s
 const sized = (env: Env, n: number) => Math.max(10, Math.round(n * env.scale));
 
 async function withService<T>(env: Env, slotsPerEndpoint: number | null, out: ScenarioOutput, fn: (svc: Service) => Promise<T>): Promise<T> {
-  const svc = await startService({ dataDir: env.dataDir, slotsPerEndpoint, judgeUrl: env.judgeUrl, bunFlags: env.bunFlags });
+  const svc = await startService({ dataDir: env.dataDir, slotsPerEndpoint, judgeUrl: env.judgeUrl, judgeKey: env.judgeKey, bunFlags: env.bunFlags });
   out.startups.push(svc.startupMs);
   env.log(`  service ready in ${svc.startupMs.toFixed(0)} ms, RSS ${rssMiB(svc.pid).toFixed(0)} MiB (pid ${svc.pid}, slots/endpoint ${slotsPerEndpoint ?? `default ${env.defaultSlots}`})`);
   try {
@@ -179,7 +180,7 @@ export async function scenarioNewcomer(env: Env): Promise<ScenarioOutput> {
   const SMALL_TIMEOUT = 3000;
   const AT = 1000;
   for (const share of [95, 100]) {
-    const svc = await startService({ dataDir: env.dataDir, slotsPerEndpoint: null, judgeUrl: env.judgeUrl, bunFlags: env.bunFlags, env: { MAX_JOB_SHARE_PERCENT: String(share) } });
+    const svc = await startService({ dataDir: env.dataDir, slotsPerEndpoint: null, judgeUrl: env.judgeUrl, judgeKey: env.judgeKey, bunFlags: env.bunFlags, env: { MAX_JOB_SHARE_PERCENT: String(share) } });
     out.startups.push(svc.startupMs);
     try {
       const bigRun = checkRaw(svc, big.map((e) => `${e.host}:${e.port}`).join('\n'), { timeoutMs: BIG_TIMEOUT, jobId: `bench-Eh-big-${share}` });

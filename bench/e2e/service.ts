@@ -35,6 +35,8 @@ export interface ServiceOptions {
   dataDir: string;
   slotsPerEndpoint: number | null;
   judgeUrl: string;
+  /** the judge's signing key (JUDGE_KEY) */
+  judgeKey: string;
   /** extra environment (e.g. PROBE_THREADS) */
   env?: Record<string, string>;
   /** extra bun flags before the script (e.g. --cpu-prof-md) */
@@ -66,6 +68,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     BOOTSTRAP_API_KEY: BENCH_KEY,
     BOOTSTRAP_CHECKS: '1000000000',
     JUDGE_URL: opts.judgeUrl,
+    JUDGE_KEY: opts.judgeKey,
     LOG_LEVEL: 'warn',
     SHUTDOWN_GRACE_MS: '2000',
     // the bench measures the engine with one key: the per-account limits (docs/API.md "Limits") are lifted

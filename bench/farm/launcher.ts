@@ -7,6 +7,7 @@
  * Refused ports: ports bound once on 0.0.0.0 and released, so nothing
  * listens there when the run starts.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +34,8 @@ export interface Farm {
 export interface Judge {
   url: string;
   pid: number;
+  /** the key it signs with: the service's JUDGE_KEY */
+  key: string;
   stop(): Promise<void>;
 }
 
@@ -77,10 +80,11 @@ export async function startFarm(opts: FarmOptions): Promise<Farm> {
 }
 
 export async function startJudge(): Promise<Judge> {
-  const child = spawnChild('judge', [process.execPath, JUDGE]);
+  const key = randomBytes(32).toString('base64url');
+  const child = spawnChild('judge', [process.execPath, JUDGE], { JUDGE_KEY: key });
   try {
     const r = await nextJson<{ url: string; pid: number }>(child, 15_000);
-    return { url: r.url, pid: r.pid, stop: () => child.stop(2000) };
+    return { url: r.url, pid: r.pid, key, stop: () => child.stop(2000) };
   } catch (err) {
     await child.stop(1000);
     throw err;

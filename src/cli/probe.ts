@@ -5,12 +5,15 @@
  * The probe engine without the API: reads a proxy list (a file, or `-` for
  * stdin; the service's own parser), calibrates against the judge (a local one
  * on 127.0.0.1 when --judge is not given: only proxies on this machine can
- * reach it), runs every proxy through the worker pool with at most
+ * reach it; it signs its answers with a key of this run, so tampering proxies
+ * are `tampered`; an external --judge is verified with JUDGE_KEY from the
+ * environment when set), runs every proxy through the worker pool with at most
  * --concurrency probes in flight, and prints one JSON line per result on
  * stdout as it arrives, then one summary line. Diagnostics go to stderr.
  * Exit codes: 0 done (whatever the verdicts), 2 usage / input error, 1 the
  * engine could not start. Ctrl-C cancels cooperatively and still prints the summary.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { errorText } from '../errors';
@@ -133,12 +136,14 @@ async function main(argv: string[]): Promise<number> {
   try {
     const [geo, p] = await Promise.all([openGeo(), ProbePool.start({ threads: opts.threads })]);
     pool = p;
+    // the local judge signs with a key of this run; an external one is verified with JUDGE_KEY when set
+    const judgeKey = opts.judge === null ? randomBytes(32).toString('base64url') : process.env.JUDGE_KEY || undefined;
     if (opts.judge === null) {
-      judgeServer = await startJudgeServer({ host: '127.0.0.1', port: 0 });
+      judgeServer = await startJudgeServer({ host: '127.0.0.1', port: 0, key: judgeKey });
       process.stderr.write(`local judge at ${judgeServer.url} (only proxies on this machine can reach it; use --judge for public proxies)\n`);
     }
     const judge = parseJudgeUrl(opts.judge ?? judgeServer!.url);
-    const cal = await calibrate(judge, Math.min(opts.timeoutMs, 5000));
+    const cal = await calibrate(judge, Math.min(opts.timeoutMs, 5000), undefined, judgeKey);
     const settings = probeSettings({
       type: opts.type,
       timeoutMs: opts.timeoutMs,
@@ -146,6 +151,7 @@ async function main(argv: string[]): Promise<number> {
       calibrated: cal,
       extraCheckerIps: opts.checkerIps,
       allowPrivateTargets: opts.allowPrivate,
+      judgeKey,
     });
     const engineReadyMs = performance.now() - started;
 

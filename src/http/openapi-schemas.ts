@@ -337,7 +337,7 @@ export const schemas = {
   },
   JudgeEcho: {
     type: 'object',
-    required: ['judge', 'nonce', 'remoteAddress', 'requestLine', 'headers'],
+    required: ['judge', 'nonce', 'remoteAddress', 'requestLine', 'headers', 'sig'],
     additionalProperties: false,
     properties: {
       judge: { const: 'proxycheck/1' },
@@ -345,6 +345,12 @@ export const schemas = {
       remoteAddress: { type: 'string' },
       requestLine: { type: 'string' },
       headers: { type: 'array', items: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } },
+      sig: {
+        type: 'string',
+        pattern: '^v1:[0-9]+:[0-9a-f]{64}$',
+        description:
+          'Always the last member: `v1:<L>:<hex HMAC-SHA256(judge key, the first L bytes of the body)>`; the L bytes are everything before `,"sig":"` (nonce included)',
+      },
     },
   },
   ProgressMessage: {

@@ -185,11 +185,11 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Service'],
     summary: 'Proxy judge',
     description:
-      'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON. Probes are sent here through the proxy under test (`JUDGE_URL`).',
+      'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON (ASCII only), signed: `sig`, the last member, is an HMAC over the exact body bytes before it, so a proxy that changes the answer is `tampered`. Probes are sent here through the proxy under test (`JUDGE_URL`).',
     responses: {
       '200': json(
         'JudgeEcho',
-        { judge: 'proxycheck/1', nonce: 'b3c1…', remoteAddress: '203.0.113.7', requestLine: 'GET /judge?n=b3c1… HTTP/1.1', headers: [['host', 'judge.example:3000'], ['via', '1.1 proxy']] },
+        { judge: 'proxycheck/1', nonce: 'b3c1…', remoteAddress: '203.0.113.7', requestLine: 'GET /judge?n=b3c1… HTTP/1.1', headers: [['host', 'judge.example:3000'], ['via', '1.1 proxy']], sig: 'v1:189:5d0c7a2f9e41b8c36a0d2e7f14b9c85e3a6f0d21c7b4e98a2f5d6c0b13e7a94f' },
         'Echo',
       ),
       '405': E405('/judge', 'GET'),

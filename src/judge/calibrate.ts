@@ -9,6 +9,11 @@
  *   checker did not send (added by a load balancer or CDN in front of the
  *   judge), so they are not blamed on proxies.
  *
+ * With the judge's key (JUDGE_KEY, or the built-in judge's) every answer
+ * must verify (src/probe/codec/integrity.ts); one that does not fails the
+ * round with calibration_failed: a judge that does not sign, or signs with
+ * another key, would make every probe `tampered`, and the log says so.
+ *
  * `startCalibration` runs it at once and then every `intervalMs` (timer
  * unref'd), merging `extraIps` (CHECKER_IPS) in; a failed round keeps the
  * previous answer. `stop()` may be called any number of times.
@@ -21,6 +26,7 @@ import { exchange } from '../probe/net/exchange';
 import { newNonce } from '../probe/codec/nonce';
 import { CHECKER_SENT_HEADERS, judgePathWithNonce } from '../probe/codec/http-request';
 import { readJudgeBody } from '../probe/codec/judge-body';
+import { verifyJudgeBody } from '../probe/codec/integrity';
 
 export interface CalibrationResult {
   ips: string[];
@@ -63,6 +69,7 @@ async function askJudge(
   address: string,
   timeoutMs: number,
   tlsCa: string | undefined,
+  judgeKey: string | undefined,
 ): Promise<{ ip: string; extra: string[] }> {
   const nonce = newNonce();
   const out = await exchange({
@@ -82,6 +89,12 @@ async function askJudge(
   if (out.statusCode !== 200 || out.body === null) throw new ServiceError(CALIBRATION_FAILED, `judge at ${address} answered ${out.statusCode}`);
   const read = readJudgeBody(out.body, nonce);
   if (!read.ok) throw new ServiceError(CALIBRATION_FAILED, `judge at ${address} did not echo the nonce`);
+  if (judgeKey !== undefined && !verifyJudgeBody(out.body, judgeKey)) {
+    throw new ServiceError(
+      CALIBRATION_FAILED,
+      `judge at ${address}: its answer is not signed with the judge key (JUDGE_KEY); every probe would be tampered`,
+    );
+  }
   const extra: string[] = [];
   for (const [name] of read.headers) {
     const l = name.trim().toLowerCase();
@@ -90,8 +103,12 @@ async function askJudge(
   return { ip: read.remoteAddress, extra };
 }
 
-/** Asks the judge directly over each address family it has. Rejects with calibration_failed when every family fails. */
-export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: string): Promise<CalibrationResult> {
+/**
+ * Asks the judge directly over each address family it has. Rejects with
+ * calibration_failed when every family fails. `judgeKey`: the answers must
+ * verify with it.
+ */
+export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: string, judgeKey?: string): Promise<CalibrationResult> {
   let addresses: string[];
   try {
     addresses = await addressesToTry(judge.host);
@@ -99,7 +116,7 @@ export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: s
     throw new ServiceError(CALIBRATION_FAILED, `judge host ${judge.host} did not resolve`, { cause: e });
   }
   if (addresses.length === 0) throw new ServiceError(CALIBRATION_FAILED, `judge host ${judge.host} has no address`);
-  const settled = await Promise.allSettled(addresses.map((a) => askJudge(judge, a, timeoutMs, tlsCa)));
+  const settled = await Promise.allSettled(addresses.map((a) => askJudge(judge, a, timeoutMs, tlsCa, judgeKey)));
   const ips: string[] = [];
   const baseline: string[] = [];
   let firstError: unknown = null;
@@ -126,6 +143,8 @@ export interface CalibrationOptions {
   onError?: (e: unknown) => void;
   timeoutMs?: number;
   tlsCa?: string;
+  /** the judge's signing key: answers that do not verify fail the round */
+  judgeKey?: string;
 }
 
 export interface CalibrationHandle {
@@ -142,7 +161,7 @@ export function startCalibration(opts: CalibrationOptions): CalibrationHandle {
 
   const round = async (): Promise<CalibrationResult> => {
     try {
-      const r = await calibrate(opts.judge, opts.timeoutMs ?? 5000, opts.tlsCa);
+      const r = await calibrate(opts.judge, opts.timeoutMs ?? 5000, opts.tlsCa, opts.judgeKey);
       const ips = [...r.ips];
       for (const ip of opts.extraIps) if (!ips.includes(ip)) ips.push(ip);
       last = { ips, baselineHeaders: r.baselineHeaders };

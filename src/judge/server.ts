@@ -16,12 +16,27 @@
  *   There the runtime has already parsed the headers, so names arrive
  *   lower-cased and order may differ from the wire; anonymity classification
  *   compares names case-insensitively, so verdicts are unaffected.
+ *
+ * With a key, both sign the exact body bytes (src/probe/codec/integrity.ts:
+ * an HMAC-SHA256 over the body, nonce included, as its last member `sig`),
+ * so a probe can tell a proxy that changed the answer (`tampered`). The raw
+ * judge signs when started with `key`; the /judge route signs with the
+ * process's judge key (judge-key.ts: JUDGE_KEY, or a random key of this
+ * process).
  */
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { extractNonce, renderJudgeBody } from '../probe/codec/judge-body';
+import { extractNonce, renderJudgeBody, type JudgeEcho } from '../probe/codec/judge-body';
+import { signJudgeBody } from '../probe/codec/integrity';
+import { judgeSigningKey } from './judge-key';
 
 const HEAD_MAX = 16 * 1024;
 const IDLE_MS = 10_000;
+
+/** The judge's body for an echo: signed when there is a key. */
+export function judgeBody(echo: JudgeEcho, key: string | undefined): string {
+  const body = renderJudgeBody(echo);
+  return key === undefined ? body : signJudgeBody(body, key);
+}
 
 /** "::ffff:1.2.3.4" -> "1.2.3.4"; anything else unchanged. */
 export function unwrapMappedAddress(a: string): string {
@@ -71,7 +86,11 @@ export class JudgeRequest {
   private len = 0;
   private done = false;
 
-  constructor(private readonly remoteAddress: string) {}
+  /** `key`: sign the answer (absent: an unsigned judge). */
+  constructor(
+    private readonly remoteAddress: string,
+    private readonly key?: string,
+  ) {}
 
   feed(chunk: Buffer): string | null {
     if (this.done) return null;
@@ -93,19 +112,22 @@ export class JudgeRequest {
     this.parts = [];
     const parsed = parseRequestHead(all.toString('latin1', 0, end + 2));
     if (parsed === null) return answer('{"error":"bad request"}', '400 Bad Request');
-    const body = renderJudgeBody({
-      requestLine: parsed.requestLine,
-      headers: parsed.headers,
-      remoteAddress: unwrapMappedAddress(this.remoteAddress),
-      nonce: extractNonce(parsed.target),
-    });
+    const body = judgeBody(
+      {
+        requestLine: parsed.requestLine,
+        headers: parsed.headers,
+        remoteAddress: unwrapMappedAddress(this.remoteAddress),
+        nonce: extractNonce(parsed.target),
+      },
+      this.key,
+    );
     return answer(body);
   }
 }
 
 /** Serves one judge connection over node:net (exported so tests can put it behind TLS). */
-export function handleJudgeSocket(socket: Socket): void {
-  const req = new JudgeRequest(socket.remoteAddress ?? '');
+export function handleJudgeSocket(socket: Socket, key?: string): void {
+  const req = new JudgeRequest(socket.remoteAddress ?? '', key);
   socket.setTimeout(IDLE_MS, () => socket.destroy());
   socket.on('error', () => socket.destroy());
   socket.on('data', (chunk: Buffer) => {
@@ -120,10 +142,19 @@ export interface JudgeServer {
   close(): Promise<void>;
 }
 
-/** Starts the raw judge on host (default 127.0.0.1) and port (default 0 = any free port). */
-export function startJudgeServer(opts: { host?: string; port?: number } = {}): Promise<JudgeServer> {
+export interface JudgeServerOptions {
+  /** default 127.0.0.1 */
+  host?: string;
+  /** default 0 = any free port */
+  port?: number;
+  /** sign every answer with this key (the checker's JUDGE_KEY); absent: answers are unsigned */
+  key?: string;
+}
+
+/** Starts the raw judge. */
+export function startJudgeServer(opts: JudgeServerOptions = {}): Promise<JudgeServer> {
   const host = opts.host ?? '127.0.0.1';
-  return typeof globalThis.Bun !== 'undefined' ? startOnBun(host, opts.port ?? 0) : startOnNodeNet(host, opts.port ?? 0);
+  return typeof globalThis.Bun !== 'undefined' ? startOnBun(host, opts.port ?? 0, opts.key) : startOnNodeNet(host, opts.port ?? 0, opts.key);
 }
 
 function judgeUrl(host: string, port: number): string {
@@ -135,13 +166,13 @@ function judgeUrl(host: string, port: number): string {
  * benchmark's judge process (bench/RESULTS.md): about half the CPU per
  * request of the node:net server below.
  */
-async function startOnBun(host: string, port: number): Promise<JudgeServer> {
+async function startOnBun(host: string, port: number, key: string | undefined): Promise<JudgeServer> {
   const listener = Bun.listen<JudgeRequest>({
     hostname: host,
     port,
     socket: {
       open(s) {
-        s.data = new JudgeRequest(s.remoteAddress);
+        s.data = new JudgeRequest(s.remoteAddress, key);
         s.timeout(IDLE_MS / 1000);
       },
       data(s, chunk) {
@@ -165,12 +196,12 @@ async function startOnBun(host: string, port: number): Promise<JudgeServer> {
   };
 }
 
-function startOnNodeNet(host: string, port: number): Promise<JudgeServer> {
+function startOnNodeNet(host: string, port: number, key: string | undefined): Promise<JudgeServer> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
-    handleJudgeSocket(s);
+    handleJudgeSocket(s, key);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -190,20 +221,26 @@ function startOnNodeNet(host: string, port: number): Promise<JudgeServer> {
   });
 }
 
-/** Fetch-API judge for the app's GET /judge (headers as the runtime parsed them). */
-export function judgeResponseFor(request: Request, remoteAddress: string): Response {
+/**
+ * Fetch-API judge for the app's GET /judge (headers as the runtime parsed
+ * them), signed with the process's judge key unless given another.
+ */
+export function judgeResponseFor(request: Request, remoteAddress: string, key: string = judgeSigningKey()): Response {
   const url = new URL(request.url);
   const pathWithQuery = url.pathname + url.search;
   const headers: [string, string][] = [];
   request.headers.forEach((value, name) => {
     headers.push([name, value]);
   });
-  const body = renderJudgeBody({
-    requestLine: `${request.method} ${pathWithQuery} HTTP/1.1`,
-    headers,
-    remoteAddress: unwrapMappedAddress(remoteAddress),
-    nonce: extractNonce(pathWithQuery),
-  });
+  const body = judgeBody(
+    {
+      requestLine: `${request.method} ${pathWithQuery} HTTP/1.1`,
+      headers,
+      remoteAddress: unwrapMappedAddress(remoteAddress),
+      nonce: extractNonce(pathWithQuery),
+    },
+    key,
+  );
   return new Response(body, {
     status: 200,
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', Connection: 'close' },

@@ -9,6 +9,12 @@
  * wrong password), other non-200 ->
  * http_status, a 200 that is not our judge answer -> judge_mismatch, and the
  * transport failures reported by the exchange driver (src/probe/net/exchange.ts).
+ *
+ * Integrity: with `settings.judgeKey` (a judge that signs) the 200's body must
+ * be exactly the bytes the judge signed (codec/integrity.ts). Our nonce in a
+ * body that is not (changed, extended, cut, re-encoded, an unsigned or stale
+ * copy) -> tampered, its message saying what changed; no nonce at all ->
+ * judge_mismatch as before. Without a key nothing is verified.
  * On working proxies `origin` is the address the judge saw and `anonymity`
  * is classified from the headers the judge saw.
  *
@@ -27,6 +33,7 @@ import { authority, judgePathWithNonce } from './codec/http-request';
 import { normalizeIp } from './codec/ip-literal';
 import { classifyAnonymity } from './codec/anonymity';
 import { readJudgeBody } from './codec/judge-body';
+import { judgeIntegrity } from './codec/integrity';
 
 /** The judge's answer is small; anything bigger is not the judge. */
 export const JUDGE_BODY_CAP = 64 * 1024;
@@ -69,6 +76,13 @@ export async function runProbe(task: ProbeTask, settings: ProtocolSettings): Pro
   if (code !== 200) {
     result.error = { code: 'http_status', message: `proxy answered ${code}` };
     return result;
+  }
+  if (settings.judgeKey !== undefined && out.body !== null) {
+    const v = judgeIntegrity({ headers: out.headers, body: out.body, truncated: out.bodyTruncated, key: settings.judgeKey, nonce });
+    if (v.kind === 'tampered') {
+      result.error = { code: 'tampered', message: v.message };
+      return result;
+    }
   }
   const read = out.bodyTruncated || out.body === null ? null : readJudgeBody(out.body, nonce);
   if (read === null || !read.ok) {

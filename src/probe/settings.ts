@@ -19,6 +19,8 @@ export interface ProbeSettingsInput<T extends CheckType = CheckType> {
   allowPrivateTargets: boolean;
   /** Extra CA certificates (PEM); absent: the system roots only. */
   tlsCa?: string | undefined;
+  /** The judge's signing key; absent: the judge does not sign, integrity is not checked. */
+  judgeKey?: string | undefined;
 }
 
 export function probeSettings<T extends CheckType>(i: ProbeSettingsInput<T>): ProbeSettings & { type: T } {
@@ -30,5 +32,6 @@ export function probeSettings<T extends CheckType>(i: ProbeSettingsInput<T>): Pr
     baselineHeaders: [...i.calibrated.baselineHeaders],
     allowPrivateTargets: i.allowPrivateTargets,
     ...(i.tlsCa !== undefined ? { tlsCa: i.tlsCa } : {}),
+    ...(i.judgeKey !== undefined ? { judgeKey: i.judgeKey } : {}),
   };
 }

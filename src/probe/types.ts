@@ -15,6 +15,7 @@ export const PROBE_ERROR_CODES = Object.freeze([
   'socks_rejected', // SOCKS server refused the CONNECT (or chose no usable method)
   'bad_response', // the bytes that came back are not the protocol we spoke
   'judge_mismatch', // an HTTP 200 that is not the judge's answer with our nonce
+  'tampered', // an HTTP 200 with our nonce whose body is not the bytes the judge signed (changed, extended, re-encoded)
   'http_status', // the proxy answered with a non-200 status (statusCode says which)
   'tls_failed', // TLS through the tunnel failed (https judge or custom URL)
   'dns_failed', // proxy hostname did not resolve
@@ -59,6 +60,13 @@ export interface ProbeSettings {
   allowPrivateTargets: boolean;
   /** Extra CA certificates (PEM) trusted for https judges and custom URLs; default: the system roots only. */
   tlsCa?: string;
+  /**
+   * The key the judge signs its answers with (src/probe/codec/integrity.ts):
+   * then every answer must verify, and one that does not is `tampered`.
+   * Absent: the judge does not sign (an external JUDGE_URL without
+   * JUDGE_KEY) and integrity is not checked.
+   */
+  judgeKey?: string;
 }
 
 /** Settings of one protocol: what runProbe and runCustomUrl speak through (an auto job's are derived per protocol). */

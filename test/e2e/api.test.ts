@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readLiveLock } from '../../src/admin/lock';
 import { ACCEPTED_REGIONS } from '../../src/regions';
+import { judgeSigningKey } from '../../src/judge/judge-key';
+import { verifyJudgeBody } from '../../src/probe/codec/integrity';
 import { requestFrom } from '../helpers/from-address';
 import { call as rawCall, startTestService, type TestService } from '../helpers/service';
 // Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
@@ -55,6 +57,15 @@ describe('public routes', () => {
     expect(r.body.requestLine).toBe('GET /judge?n=abc123 HTTP/1.1');
     expect(r.body.remoteAddress).toBe('127.0.0.1');
     expect(r.body.headers.map((h: [string, string]) => h[0].toLowerCase())).toContain('x-probe');
+  });
+  test('GET /judge signs its exact body with the process judge key (both services of this process share it)', async () => {
+    for (const svc of [t, small]) {
+      const res = await fetch(`${svc.url}/judge?n=signed1`);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(bytes.toString('latin1')).toMatch(/,"sig":"v1:\d+:[0-9a-f]{64}"}$/);
+      expect(verifyJudgeBody(bytes, judgeSigningKey())).toBe(true);
+      expect(verifyJudgeBody(bytes, 'some-other-key-16ch')).toBe(false);
+    }
   });
 });
 

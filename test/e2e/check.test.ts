@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { startHttpProxy, startSocksProxy } from '../fixtures/fake-proxies';
 import { refusedPort, startBlackHole, startCaptive, startTarget, type FakeServer } from '../fixtures/fake-servers';
 import { TEST_CERT } from '../fixtures/tls-cert';
+import { appendBytes, faithful, gzipBody, injectScript, startTamperingProxy } from '../fixtures/tampering-proxy';
 import { signResultLink } from '../../src/results/links';
 import { call as rawCall, startTestService, type TestService } from '../helpers/service'; // the admin listener serves no OpenAPI document
 // Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
@@ -173,6 +174,22 @@ describe('POST /check', () => {
     const file = await resultFile(r.body.result_url);
     const wrong = file.proxies.find((p: any) => p.proxy.password === 'wrong');
     expect(wrong).toMatchObject({ status: 'failed', error: { code: 'auth_required' } });
+  }, 20_000);
+
+  test('integrity: proxies that change the judge answer are tampered, a faithful one works (the built-in judge signs)', async () => {
+    const proxies = await Promise.all([faithful, injectScript, appendBytes, gzipBody].map((rewrite) => startTamperingProxy({ rewrite })));
+    servers.push(...proxies);
+    const [honest, injector, appender, gzipper] = proxies as [FakeServer, FakeServer, FakeServer, FakeServer];
+    const body = proxies.map(addr).join('\n');
+    const r = await call(`${t.url}/check-raw?timeout=3000`, { method: 'POST', headers: { 'X-API-Key': t.key }, body });
+    expect(r.status).toBe(200);
+    expect(r.body.summary.total_working).toBe(1);
+    const file = await resultFile(r.body.result_url);
+    const by = (s: FakeServer) => file.proxies.find((p: any) => p.proxy.port === s.port);
+    expect(by(honest)).toMatchObject({ status: 'working', statusCode: 200, anonymity: 'elite' }); // Via on the answer only
+    expect(by(injector)).toMatchObject({ status: 'failed', statusCode: 200, error: { code: 'tampered', message: expect.stringMatching(/^bytes injected: /) } });
+    expect(by(appender)).toMatchObject({ status: 'failed', error: { code: 'tampered', message: expect.stringMatching(/^length differs: /) } });
+    expect(by(gzipper)).toMatchObject({ status: 'failed', error: { code: 'tampered', message: expect.stringMatching(/^re-encoded: /) } });
   }, 20_000);
 
   test('/check-raw http default timeout is 5000 ms', async () => {

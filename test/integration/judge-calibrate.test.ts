@@ -6,7 +6,9 @@ import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
 import { refusedPort, startTlsJudge, type FakeServer } from '../fixtures/fake-servers';
 import { TEST_CERT } from '../fixtures/tls-cert';
 
+const KEY = 'calibrate-test-judge-key';
 let judge: JudgeServer;
+let signing: JudgeServer;
 let dual: JudgeServer;
 let tlsJudge: FakeServer;
 let lb: Server;
@@ -15,6 +17,7 @@ const lbSockets = new Set<Socket>();
 
 beforeAll(async () => {
   judge = await startJudgeServer();
+  signing = await startJudgeServer({ key: KEY });
   dual = await startJudgeServer({ host: '::' });
   tlsJudge = await startTlsJudge();
   // a "load balancer" that adds headers in front of the judge
@@ -35,6 +38,7 @@ afterAll(async () => {
   for (const s of lbSockets) s.destroy();
   await new Promise<void>((r) => lb.close(() => r()));
   await judge.close();
+  await signing.close();
   await dual.close();
   await tlsJudge.close();
 });
@@ -66,6 +70,22 @@ describe('calibrate', () => {
       ips: ['127.0.0.1'],
       baselineHeaders: ['via', 'x-forwarded-for', 'x-lb-id'],
     });
+  });
+  test('with the judge key: a judge that signs with it passes; one that does not sign, or signs with another key, fails', async () => {
+    expect(await calibrate(parseJudgeUrl(signing.url), 2000, undefined, KEY)).toEqual({ ips: ['127.0.0.1'], baselineHeaders: [] });
+    expect(await calibrate(parseJudgeUrl(signing.url), 2000)).toEqual({ ips: ['127.0.0.1'], baselineHeaders: [] });
+    for (const [url, key] of [
+      [judge.url, KEY],
+      [signing.url, 'not-the-judge-key-16'],
+    ] as const) {
+      await expect(calibrate(parseJudgeUrl(url), 2000, undefined, key)).rejects.toMatchObject({ code: 'calibration_failed' });
+    }
+    const errors: unknown[] = [];
+    const h = startCalibration({ judge: parseJudgeUrl(judge.url), extraIps: [], intervalMs: 10_000, judgeKey: KEY, onUpdate: () => errors.push('update'), onError: (e) => errors.push(e) });
+    await h.ready;
+    h.stop();
+    expect(errors).toHaveLength(1);
+    expect(String((errors[0] as { cause?: { message?: string } }).cause?.message)).toContain('not signed with the judge key (JUDGE_KEY)');
   });
   test('an unreachable judge rejects with calibration_failed', async () => {
     const port = await refusedPort();

@@ -2,16 +2,23 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connect } from 'node:net';
 import { judgeResponseFor, parseRequestHead, startJudgeServer, unwrapMappedAddress, type JudgeServer } from '../../src/judge/server';
+import { claimJudgeKey } from '../../src/judge/judge-key';
+import { verifyJudgeBody } from '../../src/probe/codec/integrity';
+
+const KEY = 'judge-server-test-key';
 
 let judge: JudgeServer;
 let judge6: JudgeServer;
+let signing: JudgeServer;
 beforeAll(async () => {
   judge = await startJudgeServer();
   judge6 = await startJudgeServer({ host: '::1' });
+  signing = await startJudgeServer({ key: KEY });
 });
 afterAll(async () => {
   await judge.close();
   await judge6.close();
+  await signing.close();
 });
 
 function raw(port: number, request: string, host = '127.0.0.1'): Promise<string> {
@@ -62,6 +69,20 @@ describe('startJudgeServer', () => {
     const res = await raw(judge6.port, 'GET /judge HTTP/1.1\r\nHost: x\r\n\r\n', '::1');
     expect(JSON.parse(res.split('\r\n\r\n')[1] ?? '')).toMatchObject({ remoteAddress: '::1', nonce: null });
   });
+  test('with a key: the same echo, its exact body signed (the last member, sig); without one: unsigned', async () => {
+    const res = await raw(signing.port, 'GET /judge?n=N4 HTTP/1.1\r\nHost: x\r\nX-Name: caf\u00e9\r\n\r\n');
+    const body = res.slice(res.indexOf('\r\n\r\n') + 4);
+    expect(res).toContain(`Content-Length: ${Buffer.byteLength(body)}`);
+    expect(verifyJudgeBody(Buffer.from(body, 'latin1'), KEY)).toBe(true);
+    expect(verifyJudgeBody(Buffer.from(body, 'latin1'), 'another-key-of-16-chars')).toBe(false);
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(['judge', 'nonce', 'remoteAddress', 'requestLine', 'headers', 'sig']);
+    // the head is read as latin1 (UTF-8 é is two chars); on the wire the body is ASCII with JSON escapes
+    expect(parsed).toMatchObject({ nonce: 'N4', headers: [['Host', 'x'], ['X-Name', 'caf\u00c3\u00a9']] });
+    expect(body).toContain('"caf\\u00c3\\u00a9"');
+    const plain = await raw(judge.port, 'GET /judge?n=N4 HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(plain).not.toContain('"sig"');
+  });
   test('malformed requests get 400', async () => {
     expect(await raw(judge.port, 'NONSENSE\r\n\r\n')).toStartWith('HTTP/1.1 400 Bad Request');
     expect(await raw(judge.port, 'GET / HTTP/1.1\r\nno colon here\r\n\r\n')).toStartWith('HTTP/1.1 400');
@@ -90,5 +111,18 @@ describe('helpers', () => {
     const body = (await res.json()) as { headers: [string, string][] };
     expect(body).toMatchObject({ judge: 'proxycheck/1', nonce: 'N3', remoteAddress: '203.0.113.4', requestLine: 'GET /judge?n=N3 HTTP/1.1' });
     expect(body.headers).toContainEqual(['x-test', 'v']);
+  });
+  test('judgeResponseFor signs with the process judge key (JUDGE_KEY while a service holds it), or the key given', async () => {
+    const held = claimJudgeKey(KEY);
+    try {
+      const req = () => new Request('http://svc.example/judge?n=N5');
+      const own = Buffer.from(await judgeResponseFor(req(), '127.0.0.1').arrayBuffer());
+      expect(verifyJudgeBody(own, KEY)).toBe(true);
+      const other = Buffer.from(await judgeResponseFor(req(), '127.0.0.1', 'explicit-key-16-chars').arrayBuffer());
+      expect(verifyJudgeBody(other, 'explicit-key-16-chars')).toBe(true);
+      expect(verifyJudgeBody(other, KEY)).toBe(false);
+    } finally {
+      held.release();
+    }
   });
 });

@@ -3,7 +3,9 @@
  *
  * `startInteropJudge` starts the service's raw judge on 127.0.0.1 port 0 (one
  * per test file); `startInteropTlsJudge` the same judge behind TLS (test
- * certificate, trusted through ProbeSettings.tlsCa). `probeThrough` runs one real probe (src/probe/probe.ts)
+ * certificate, trusted through ProbeSettings.tlsCa); both sign their answers
+ * and every probe verifies them (INTEROP_JUDGE_KEY), so a daemon that changed
+ * one body byte would be `tampered`. `probeThrough` runs one real probe (src/probe/probe.ts)
  * through a daemon with the settings the interop suite uses: loopback targets
  * allowed, the checker's own address as the judge sees it on loopback
  * (127.0.0.1) as the transparency test, no calibration baseline. `verdictOf`
@@ -19,6 +21,9 @@ import type { RunningDaemon } from './daemons';
 import { startTlsJudge } from '../fixtures/fake-servers';
 import { TEST_CERT } from '../fixtures/tls-cert';
 
+/** The key the interop judges sign with and the probes verify with. */
+export const INTEROP_JUDGE_KEY = 'interop-judge-key-0123456789';
+
 /** Budget of a probe that is expected to work (loopback: a few ms in practice). */
 export const PROBE_TIMEOUT_MS = 3_000;
 
@@ -31,13 +36,13 @@ export interface InteropJudge {
 
 /** The service's raw judge over plain HTTP (HTTP proxies: absolute-form GET). */
 export async function startInteropJudge(): Promise<InteropJudge> {
-  const server = await startJudgeServer({ host: '127.0.0.1', port: 0 });
+  const server = await startJudgeServer({ host: '127.0.0.1', port: 0, key: INTEROP_JUDGE_KEY });
   return { target: parseJudgeUrl(server.url), close: () => server.close() };
 }
 
 /** The same judge behind TLS with the test certificate (HTTP proxies: CONNECT; SOCKS: TLS in the tunnel). */
 export async function startInteropTlsJudge(): Promise<InteropJudge> {
-  const server = await startTlsJudge();
+  const server = await startTlsJudge(INTEROP_JUDGE_KEY);
   return { target: parseJudgeUrl(`https://127.0.0.1:${server.port}/judge`), tlsCa: TEST_CERT, close: () => server.close() };
 }
 
@@ -49,6 +54,7 @@ export function interopSettings<T extends CheckType>(type: T, judge: InteropJudg
     checkerIps: ['127.0.0.1'],
     baselineHeaders: [],
     allowPrivateTargets: true,
+    judgeKey: INTEROP_JUDGE_KEY,
     ...(judge.tlsCa === undefined ? {} : { tlsCa: judge.tlsCa }),
   };
 }

@@ -107,3 +107,14 @@ describe('the coverage check itself (synthetic document)', () => {
     ]);
   });
 });
+
+describe('probe error codes', () => {
+  test('every code a result record can carry is documented in docs/API.md', async () => {
+    const { PROBE_ERROR_CODES } = await import('../../src/probe/types');
+    // text_not_found is a custom URL's failure: per_url_summary lists proxies, not error codes
+    const recordCodes = PROBE_ERROR_CODES.filter((code) => code !== 'text_not_found');
+    expect(recordCodes).toContain('tampered');
+    const missing = recordCodes.filter((code) => !API_MD.includes(`\`${code}\``));
+    expect(missing).toEqual([]);
+  });
+});

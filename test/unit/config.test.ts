@@ -41,6 +41,7 @@ describe('defaults', () => {
       allowPrivateTargets: false,
       slotsPerEndpoint: 768,
       judgeUrl: undefined,
+      judgeKey: undefined,
       checkerIps: [],
       calibrationIntervalMs: 300_000,
       logLevel: 'info',
@@ -77,7 +78,7 @@ describe('defaults', () => {
     const env: Record<string, string> = {};
     for (const name of [
       'PORT', 'HOST', 'ADMIN_PORT', 'ADMIN_HOST', 'BASE_URL', 'CONTENT_URL', 'DATA_DIR', 'DATABASE_URL', 'RESULT_SECRET', 'ADMIN_TOKEN',
-      'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
+      'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'JUDGE_KEY', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
       'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'RESULT_MAX_BYTES', 'WS_REQUIRE_AUTH',
       'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'MAX_LARGE_BODIES', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
       'MAX_JOBS_PER_ACCOUNT', 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'RATE_LIMIT_PER_S', 'RATE_LIMIT_BURST', 'WS_MAX_PER_ACCOUNT', 'WS_MAX_PER_ADDRESS',
@@ -236,8 +237,8 @@ describe('DATA_DIR', () => {
 });
 
 describe('secrets and keys', () => {
-  for (const name of ['RESULT_SECRET', 'ADMIN_TOKEN'] as const) {
-    const key = name === 'RESULT_SECRET' ? 'resultSecret' : 'adminToken';
+  for (const name of ['RESULT_SECRET', 'ADMIN_TOKEN', 'JUDGE_KEY'] as const) {
+    const key = name === 'RESULT_SECRET' ? 'resultSecret' : name === 'ADMIN_TOKEN' ? 'adminToken' : 'judgeKey';
     test(`${name}: at least 16 characters after trimming`, () => {
       expect(parseConfig({ [name]: 'x'.repeat(16) }, CWD)[key]).toBe('x'.repeat(16));
       expect(parseConfig({ [name]: `  ${'y'.repeat(40)}  ` }, CWD)[key]).toBe('y'.repeat(40));
@@ -261,6 +262,7 @@ describe('secrets and keys', () => {
   test('the error message never echoes a secret value', () => {
     expect(errorOf({ RESULT_SECRET: 'short-secret' }).message).not.toContain('short-secret');
     expect(errorOf({ ADMIN_TOKEN: 'short-token' }).message).not.toContain('short-token');
+    expect(errorOf({ JUDGE_KEY: 'short-key' }).message).not.toContain('short-key');
     expect(errorOf({ BOOTSTRAP_API_KEY: 'short key value' }).message).not.toContain('short key value');
   });
 });

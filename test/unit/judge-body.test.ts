@@ -50,6 +50,20 @@ describe('renderJudgeBody / readJudgeBody', () => {
     const body = renderJudgeBody(ECHO);
     expect(readJudgeBody(body.slice(0, -1), 'abc123')).toEqual({ ok: false });
   });
+  test('the rendered body is ASCII (its bytes survive ASCII-compatible charset conversion): other characters travel as JSON escapes', () => {
+    const headers: [string, string][] = [['X-Name', 'caf\u00e9 \u{1F600} \u007f \u0000'], ['X-Lone', '\ud800']];
+    const json = renderJudgeBody({ ...ECHO, headers });
+    expect(/^[\x00-\x7e]*$/.test(json)).toBe(true);
+    expect(json).toContain('caf\\u00e9 \\ud83d\\ude00 \\u007f \\u0000');
+    expect(readJudgeBody(Buffer.from(json), 'abc123')).toMatchObject({ ok: true, headers });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string(), fc.string({ unit: 'binary' }))), (hs) => {
+        const j = renderJudgeBody({ ...ECHO, headers: hs });
+        expect(/^[\x00-\x7e]*$/.test(j)).toBe(true);
+        expect(readJudgeBody(j, 'abc123')).toMatchObject({ ok: true, headers: hs });
+      }),
+    );
+  });
   test('never throws on garbage', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 200 }), fc.string(), (bytes, nonce) => {

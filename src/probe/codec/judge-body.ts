@@ -8,6 +8,11 @@
  * `readJudgeBody` never throws: anything that is not exactly this shape with
  * the expected nonce is `{ok: false}` (a captive page, a cache, a truncated
  * body, a replay of another probe's answer).
+ *
+ * The rendered body is ASCII only (JSON escapes for anything else), so a
+ * proxy that converts between ASCII-compatible charsets leaves its bytes
+ * as they were; a judge with a key signs them (integrity.ts appends a
+ * last member, `sig`, which readJudgeBody ignores).
  */
 
 export const JUDGE_MARK = 'proxycheck/1';
@@ -25,14 +30,20 @@ export type JudgeRead =
 
 const NOT_OK: JudgeRead = Object.freeze({ ok: false }) as JudgeRead;
 
+const NOT_ASCII = /[^\x00-\x7e]/;
+const NOT_ASCII_ALL = /[^\x00-\x7e]/g;
+const escapeChar = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
 export function renderJudgeBody(j: JudgeEcho): string {
-  return JSON.stringify({
+  const json = JSON.stringify({
     judge: JUDGE_MARK,
     nonce: j.nonce,
     remoteAddress: j.remoteAddress,
     requestLine: j.requestLine,
     headers: j.headers,
   });
+  // outside strings JSON.stringify writes ASCII only, so every such char is inside one: \uXXXX is the same string
+  return NOT_ASCII.test(json) ? json.replace(NOT_ASCII_ALL, escapeChar) : json;
 }
 
 /** Reads a judge body; ok only when it is well-formed and carries `expectedNonce` exactly. */
