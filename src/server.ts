@@ -18,6 +18,7 @@
  * stop() is safe to call twice (one shared promise), never rejects, and
  * releases everything in `finally` even when a step fails.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { openDatabase, type Database } from '../db/client';
 import { findAccountByApiKey } from './accounts/accounts';
@@ -39,7 +40,6 @@ import { CheckService } from './jobs/service';
 import { localExecution } from './jobs/local-execution';
 import { SettlementRetry } from './jobs/settlements';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
-import { claimJudgeKey } from './judge/judge-key';
 import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
@@ -137,11 +137,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       signResultLink({ contentUrl: config.contentUrl, resultId, secret, expiresAt: linkExpiry(nowS()), ext: 'json' });
 
     const tlsCa = config.tlsCaFile === undefined ? undefined : readFileSync(config.tlsCaFile, 'utf8');
-    // Integrity: our own /judge signs with the process's key (JUDGE_KEY or a random one); an
-    // external judge is verified only with JUDGE_KEY (without it, it does not sign).
-    const ownJudgeKey = claimJudgeKey(config.judgeKey);
-    undo.push(() => ownJudgeKey.release());
-    const judgeKey = config.judgeUrl === undefined ? ownJudgeKey.key : config.judgeKey;
+    // Integrity: our own /judge signs with JUDGE_KEY, or a random key of this service (never written
+    // anywhere: a restart is a new key); an external judge is verified only with JUDGE_KEY
+    // (without it, it does not sign).
+    const ownJudgeKey = config.judgeKey ?? randomBytes(32).toString('base64url');
+    const judgeKey = config.judgeUrl === undefined ? ownJudgeKey : config.judgeKey;
     if (judgeKey === undefined) log.warn('JUDGE_URL without JUDGE_KEY: judge answers are not signed, integrity is not checked', { judge: config.judgeUrl });
     let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
     // The judge URL needs the bound port when it is this server's own /judge.
@@ -203,6 +203,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         checks,
         results: { secret, store: results },
         progress: hub,
+        judgeKey: ownJudgeKey,
       },
     );
     const server = app.listen({

@@ -38,4 +38,6 @@ export interface AppDeps {
   results: ResultsPort;
   /** WebSocket progress fan-out. */
   progress: ProgressPort;
+  /** The key this service's own GET /judge signs its answers with (src/probe/codec/integrity.ts). */
+  judgeKey: string;
 }

@@ -21,13 +21,12 @@
  * an HMAC-SHA256 over the body, nonce included, as its last member `sig`),
  * so a probe can tell a proxy that changed the answer (`tampered`). The raw
  * judge signs when started with `key`; the /judge route signs with the
- * process's judge key (judge-key.ts: JUDGE_KEY, or a random key of this
- * process).
+ * service's judge key (JUDGE_KEY, or a random key of the service, handed in
+ * by the composition root).
  */
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { extractNonce, renderJudgeBody, type JudgeEcho } from '../probe/codec/judge-body';
 import { signJudgeBody } from '../probe/codec/integrity';
-import { judgeSigningKey } from './judge-key';
 
 const HEAD_MAX = 16 * 1024;
 const IDLE_MS = 10_000;
@@ -223,9 +222,9 @@ function startOnNodeNet(host: string, port: number, key: string | undefined): Pr
 
 /**
  * Fetch-API judge for the app's GET /judge (headers as the runtime parsed
- * them), signed with the process's judge key unless given another.
+ * them), signed with `key` (the service's judge key).
  */
-export function judgeResponseFor(request: Request, remoteAddress: string, key: string = judgeSigningKey()): Response {
+export function judgeResponseFor(request: Request, remoteAddress: string, key: string): Response {
   const url = new URL(request.url);
   const pathWithQuery = url.pathname + url.search;
   const headers: [string, string][] = [];

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readLiveLock } from '../../src/admin/lock';
 import { ACCEPTED_REGIONS } from '../../src/regions';
-import { judgeSigningKey } from '../../src/judge/judge-key';
 import { verifyJudgeBody } from '../../src/probe/codec/integrity';
 import { requestFrom } from '../helpers/from-address';
 import { call as rawCall, startTestService, type TestService } from '../helpers/service';
@@ -58,13 +57,16 @@ describe('public routes', () => {
     expect(r.body.remoteAddress).toBe('127.0.0.1');
     expect(r.body.headers.map((h: [string, string]) => h[0].toLowerCase())).toContain('x-probe');
   });
-  test('GET /judge signs its exact body with the process judge key (both services of this process share it)', async () => {
-    for (const svc of [t, small]) {
-      const res = await fetch(`${svc.url}/judge?n=signed1`);
+  test('GET /judge signs its exact body with the service\'s judge key (JUDGE_KEY when set; a random one is covered by every check of this suite)', async () => {
+    const keyed = await startTestService({ JUDGE_KEY: 'e2e-judge-key-0123456789' });
+    try {
+      const res = await fetch(`${keyed.url}/judge?n=signed1`);
       const bytes = Buffer.from(await res.arrayBuffer());
       expect(bytes.toString('latin1')).toMatch(/,"sig":"v1:\d+:[0-9a-f]{64}"}$/);
-      expect(verifyJudgeBody(bytes, judgeSigningKey())).toBe(true);
+      expect(verifyJudgeBody(bytes, 'e2e-judge-key-0123456789')).toBe(true);
       expect(verifyJudgeBody(bytes, 'some-other-key-16ch')).toBe(false);
+    } finally {
+      await keyed.stop();
     }
   });
 });

@@ -22,6 +22,7 @@ export function fakeAppDeps(over: Partial<AppDeps> = {}, what = 'this test'): Ap
     checks: { run: unused, assertAccepting: () => {} },
     results: { secret: 'test-secret-0123456789abcdef', store: { open: unused } },
     progress: {} as AppDeps['progress'],
+    judgeKey: 'test-judge-key-0123456789',
     ...over,
   };
 }

@@ -10,33 +10,26 @@ import { parseConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
 import type { CheckRequest } from '../../src/http/check-request';
-import { memoryLogger } from '../../src/log';
+import { fakeAppDeps } from '../helpers/app-deps';
 
 const KEY = 'pc_route-test-key';
 const ran: CheckRequest[] = [];
 
 function deps(env: Record<string, string> = {}): AppDeps {
-  const unused = () => {
-    throw new Error('not used by the check routes');
-  };
-  return {
-    config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-check-route-unused', ...env }, process.cwd()),
-    log: memoryLogger('debug'),
-    version: '9.9.9',
-    startedAt: Date.now(),
-    now: () => new Date(),
-    database: { ping: async () => true },
-    accounts: { findByApiKey: async (k) => (k === KEY ? { id: 'acc-1', email: 'a@b.io' } : null), overview: unused },
-    checks: {
-      run: async (_owner, req) => {
-        ran.push(req);
-        return { ok: true };
+  return fakeAppDeps(
+    {
+      config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-check-route-unused', ...env }, process.cwd()),
+      accounts: { findByApiKey: async (k) => (k === KEY ? { id: 'acc-1', email: 'a@b.io' } : null), overview: async () => ({}) },
+      checks: {
+        run: async (_owner, req) => {
+          ran.push(req);
+          return { ok: true };
+        },
+        assertAccepting: () => {},
       },
-      assertAccepting: () => {},
     },
-    results: { secret: 'unused-result-secret-0000000000', store: { open: unused } },
-    progress: {} as AppDeps['progress'],
-  };
+    'the check routes',
+  );
 }
 
 const app = createApp(deps());

@@ -2,7 +2,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connect } from 'node:net';
 import { judgeResponseFor, parseRequestHead, startJudgeServer, unwrapMappedAddress, type JudgeServer } from '../../src/judge/server';
-import { claimJudgeKey } from '../../src/judge/judge-key';
 import { verifyJudgeBody } from '../../src/probe/codec/integrity';
 
 const KEY = 'judge-server-test-key';
@@ -105,24 +104,19 @@ describe('helpers', () => {
     expect(unwrapMappedAddress('1.2.3.4')).toBe('1.2.3.4');
   });
   test('judgeResponseFor renders the same body from a Fetch Request', async () => {
-    const res = judgeResponseFor(new Request('http://svc.example/judge?n=N3', { headers: { 'X-Test': 'v' } }), '::ffff:203.0.113.4');
+    const res = judgeResponseFor(new Request('http://svc.example/judge?n=N3', { headers: { 'X-Test': 'v' } }), '::ffff:203.0.113.4', KEY);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
     const body = (await res.json()) as { headers: [string, string][] };
     expect(body).toMatchObject({ judge: 'proxycheck/1', nonce: 'N3', remoteAddress: '203.0.113.4', requestLine: 'GET /judge?n=N3 HTTP/1.1' });
     expect(body.headers).toContainEqual(['x-test', 'v']);
   });
-  test('judgeResponseFor signs with the process judge key (JUDGE_KEY while a service holds it), or the key given', async () => {
-    const held = claimJudgeKey(KEY);
-    try {
-      const req = () => new Request('http://svc.example/judge?n=N5');
-      const own = Buffer.from(await judgeResponseFor(req(), '127.0.0.1').arrayBuffer());
-      expect(verifyJudgeBody(own, KEY)).toBe(true);
-      const other = Buffer.from(await judgeResponseFor(req(), '127.0.0.1', 'explicit-key-16-chars').arrayBuffer());
-      expect(verifyJudgeBody(other, 'explicit-key-16-chars')).toBe(true);
-      expect(verifyJudgeBody(other, KEY)).toBe(false);
-    } finally {
-      held.release();
-    }
+  test('judgeResponseFor signs with the key it is given (the service\'s judge key)', async () => {
+    const req = () => new Request('http://svc.example/judge?n=N5');
+    const own = Buffer.from(await judgeResponseFor(req(), '127.0.0.1', KEY).arrayBuffer());
+    expect(verifyJudgeBody(own, KEY)).toBe(true);
+    const other = Buffer.from(await judgeResponseFor(req(), '127.0.0.1', 'explicit-key-16-chars').arrayBuffer());
+    expect(verifyJudgeBody(other, 'explicit-key-16-chars')).toBe(true);
+    expect(verifyJudgeBody(other, KEY)).toBe(false);
   });
 });

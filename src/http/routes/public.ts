@@ -31,7 +31,7 @@ export function publicRoutes(deps: AppDeps) {
     )
     .get(
       '/judge',
-      ({ request, server }) => judgeResponseFor(request, server?.requestIP(request)?.address ?? ''),
+      ({ request, server }) => judgeResponseFor(request, server?.requestIP(request)?.address ?? '', deps.judgeKey),
       { detail: docs.judge },
     );
 }
