@@ -89,7 +89,7 @@ export async function runProbe(task: ProbeTask, settings: ProtocolSettings): Pro
     result.error = { code: 'judge_mismatch', message: 'a 200 answer that is not the judge answer to this probe' };
     return result;
   }
-  if (settings.type === 'http' && judge.protocol === 'http:' && reachedJudgeDirectly(read.requestLine, read.remoteAddress, settings, pathWithQuery)) {
+  if (settings.type === 'http' && judge.protocol === 'http:' && reachedJudgeDirectly(read.requestLine, read.remoteAddress, settings, pathWithQuery, out.localAddress)) {
     result.error = { code: 'judge_mismatch', message: 'the request reached the judge unproxied: this address is the judge itself, not a proxy' };
     return result;
   }
@@ -99,11 +99,13 @@ export async function runProbe(task: ProbeTask, settings: ProtocolSettings): Pro
   return result;
 }
 
-function reachedJudgeDirectly(seenLine: string, seenRemote: string, settings: ProtocolSettings, pathWithQuery: string): boolean {
+/** The judge saw our absolute-form request from one of our own addresses (calibrated, configured, or this probe socket's own). */
+function reachedJudgeDirectly(seenLine: string, seenRemote: string, settings: ProtocolSettings, pathWithQuery: string, localAddress: string | null): boolean {
   const j = settings.judge;
   if (seenLine !== `GET http://${authority(j.host, j.port, 80)}${pathWithQuery} HTTP/1.1`) return false;
   const remote = normalizeIp(seenRemote);
   if (remote === null) return false;
+  if (localAddress !== null && normalizeIp(localAddress) === remote) return true;
   for (const ip of settings.checkerIps) if (normalizeIp(ip) === remote) return true;
   return false;
 }

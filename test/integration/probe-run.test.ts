@@ -52,6 +52,7 @@ beforeAll(async () => {
     ['connectOnly', startHttpProxy({ allowGet: false })],
     ['getOnly', startHttpProxy({ allowConnect: false })],
     ['absolute', startHttpProxy({ keepAbsoluteForm: true })],
+    ['absoluteOtherExit', startHttpProxy({ keepAbsoluteForm: true, upstreamLocalAddress: '127.0.0.2' })],
     ['v6', startHttpProxy({ listenHost: '::1' })],
     ['socks', startSocksProxy()],
     ['socksAuth', startSocksProxy({ auth: USER })],
@@ -176,11 +177,17 @@ describe('things that are not working proxies', () => {
   test('the judge itself is not a proxy', async () => {
     expectFailed(await probe({ host: '127.0.0.1', port: judge.port }), 'judge_mismatch', 200);
   });
-  test('a proxy that forwards absolute-form unchanged works unless it exits from the checker address', async () => {
-    // on loopback it is indistinguishable from the judge itself
+  test('a proxy that forwards absolute-form unchanged works unless it exits from one of our addresses', async () => {
+    // exiting from our own address it is indistinguishable from the judge itself
     expectFailed(await probe(at('absolute')), 'judge_mismatch', 200);
-    const r = await probe(at('absolute'), { ...settings, checkerIps: ['203.0.113.1'] });
-    expect(r).toMatchObject({ status: 'working', anonymity: 'elite', origin: '127.0.0.1' });
+    // ... also when calibration never learned that address: the probe socket's own address counts
+    expectFailed(await probe(at('absolute'), { ...settings, checkerIps: ['203.0.113.1'] }), 'judge_mismatch', 200);
+    const r = await probe(at('absoluteOtherExit'), { ...settings, checkerIps: ['203.0.113.1'] });
+    expect(r).toMatchObject({ status: 'working', anonymity: 'elite', origin: '127.0.0.2' });
+  });
+  test('the judge reached directly over an address calibration never learned is not a proxy', async () => {
+    // was `working` (a false positive) while only the calibrated addresses counted
+    expectFailed(await probe({ host: '127.0.0.1', port: judge.port }, { ...settings, checkerIps: ['203.0.113.1'] }), 'judge_mismatch', 200);
   });
   test('black hole, slow-loris and un-accepting listener run out the budget', async () => {
     const t0 = performance.now();
