@@ -149,7 +149,7 @@ async function outstanding(tx: Tx, accountId: string, jobId: string) {
   return { units: row?.units ?? 0, temp: row?.temp ?? 0, root: row?.root ?? 0 };
 }
 
-/** refundQuota inside an existing transaction (used by refundOrphans). */
+/** refundQuota inside an existing transaction (the settlements of jobs/ledger.ts, the orphan sweep). */
 export async function refundQuotaTx(tx: Tx, input: RefundInput): Promise<RefundResult> {
   const { accountId, jobId } = input;
   if (input.units !== 'all') checkUnits(input.units, 0);
