@@ -1,6 +1,6 @@
 /**
- * Drizzle schema: accounts, API keys (hashes only), the quota ledger and scans
- * (history). The SQL in db/migrations is generated from this file with
+ * Drizzle schema: accounts, API keys (hashes only), the quota ledger, scans
+ * (history) and the API nodes' leases. The SQL in db/migrations is generated from this file with
  * `npx drizzle-kit generate` and applied at start-up by db/client.ts.
  *
  * Invariants kept by the database itself: balances never go negative (CHECK),
@@ -113,6 +113,12 @@ export const scans = pgTable(
     /** = scanned_at in /me. */
     createdAt: createdAt(),
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * The API node that runs the job (nodes.id; no foreign key: a node's row
+     * goes at its clean stop, its scans stay). Null for rows from before
+     * leases (treated as having no live owner).
+     */
+    nodeId: text('node_id'),
   },
   (t) => [
     index('scans_account_created_idx').on(t.accountId, t.createdAt.desc()),
@@ -121,7 +127,28 @@ export const scans = pgTable(
   ],
 );
 
+/**
+ * API nodes and their leases (src/accounts/nodes.ts): a node registers at
+ * start, renews `lease_until` every lease/3 and deletes its row at a clean
+ * stop. Times are the database's clock (now()), never a node's. A running
+ * scan whose node has no row with `lease_until > now()` is an orphan
+ * (src/accounts/orphans.ts).
+ */
+export const nodes = pgTable('nodes', {
+  /** NODE_ID, or generated per start. */
+  id: text('id').primaryKey(),
+  leaseUntil: timestamp('lease_until', { withTimezone: true, mode: 'date' }).notNull(),
+  startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  renewedAt: timestamp('renewed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  /** The service's version (package.json). */
+  version: text('version').notNull(),
+  /** Host name and pid of the process, for people reading the table. */
+  host: text('host'),
+  pid: integer('pid'),
+});
+
 export type AccountRow = typeof accounts.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type LedgerRow = typeof quotaLedger.$inferSelect;
 export type ScanRow = typeof scans.$inferSelect;
+export type NodeRow = typeof nodes.$inferSelect;

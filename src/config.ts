@@ -89,6 +89,12 @@ export interface Config {
   dbStatementTimeoutMs: number;
   /** PEM of extra CAs trusted for https judges and custom URLs (besides the system's). */
   tlsCaFile: string | undefined;
+  /** This API node's id among the nodes of one database; undefined = generated per start (src/jobs/node-lease.ts). */
+  nodeId: string | undefined;
+  /** The node's lease (renewed every third of it); another node refunds its running jobs once it expired. */
+  nodeLeaseMs: number;
+  /** How often a node refunds the running jobs of nodes whose lease expired. */
+  orphanSweepMs: number;
 }
 
 /** RESULT_MAX_BYTES when unset: 10 GiB of result files. */
@@ -179,6 +185,10 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const nodeId = str(env, 'NODE_ID');
+  if (nodeId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/.test(nodeId)) {
+    throw new ConfigError('NODE_ID must be 1 to 64 characters: letters, digits, and . _ : - (not first)');
+  }
   const bootstrapApiKey = str(env, 'BOOTSTRAP_API_KEY');
   if (bootstrapApiKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapApiKey)) {
     throw new ConfigError('BOOTSTRAP_API_KEY must be 16 to 200 printable characters without spaces');
@@ -223,6 +233,9 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000) + 10_000, 1_000, 3_700_000),
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    nodeId,
+    nodeLeaseMs: int(env, 'NODE_LEASE_MS', 30_000, 300, 3_600_000),
+    orphanSweepMs: int(env, 'ORPHAN_SWEEP_MS', 15_000, 100, 3_600_000),
     tlsCaFile: ((f) => (f === undefined || isAbsolute(f) ? f : resolve(cwd, f)))(str(env, 'TLS_CA_FILE')),
   };
 }

@@ -7,7 +7,8 @@
  * SHUTDOWN_TIMEOUT_MS after the first signal (default: the grace + 10 s) the
  * process exits whatever still hangs (a database that stopped answering, a
  * stuck socket; exit 1). Jobs cut off that way keep their scan `running` and
- * the next start refunds them in full, as after a crash.
+ * are refunded in full by the orphan sweep, as after a crash (the next start
+ * of this node, or another node once this one's lease expired).
  */
 import { ConfigError, parseConfig } from './config';
 import { createLogger } from './log';

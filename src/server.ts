@@ -4,7 +4,11 @@
  *
  * Start order (each step undone by stop(), in reverse):
  *   secrets -> data-dir lock (embedded only) -> database + migrations ->
- *   orphan refunds -> demo account -> geo + probe pool -> result store ->
+ *   node lease (NODE_ID or generated; renewed every NODE_LEASE_MS / 3) ->
+ *   orphan sweep at start (embedded: every running scan, the lock proves no
+ *   other process; PostgreSQL: scans of expired leases and of this NODE_ID's
+ *   previous run) + the periodic sweep (ORPHAN_SWEEP_MS, expired leases of
+ *   other nodes) -> demo account -> geo + probe pool -> result store ->
  *   HTTP server -> admin server (its own listener: ADMIN_HOST/ADMIN_PORT) ->
  *   judge calibration -> retention sweep -> lock points at our admin API.
  *
@@ -13,19 +17,23 @@
  *   running ──stop()──> stopping: checks answer 503, running jobs get
  *   SHUTDOWN_GRACE_MS to finish, then are failed and refunded; then the
  *   reverse of the start: retention sweep, calibration, admin server, HTTP
- *   server, WebSockets, result store, pool, database, lock released ──> stopped
+ *   server, settlement retries (one last try), WebSockets, result store,
+ *   pool, periodic orphan sweep, node lease released (its row deleted: a
+ *   job it could not settle is an orphan for the other nodes at once),
+ *   database, lock released ──> stopped
  *
  * stop() is safe to call twice (one shared promise), never rejects, and
  * releases everything in `finally` even when a step fails.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { openDatabase, type Database } from '../db/client';
 import { findAccountByApiKey } from './accounts/accounts';
 import { KeyCache } from './accounts/key-cache';
 import { ensureBootstrapAccount, type BootstrapResult } from './accounts/bootstrap';
 import { getAccountOverview } from './accounts/overview';
-import { refundOrphans } from './accounts/scans';
+import { OrphanScope, sweepOrphans } from './accounts/orphans';
 import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { createAdminApp } from './admin/app';
 import { reachableHost, withBoundPort, type Config } from './config';
@@ -38,6 +46,8 @@ import { ProgressHub } from './jobs/progress-hub';
 import { RegionScheduler } from './jobs/scheduler';
 import { CheckService } from './jobs/service';
 import { localExecution } from './jobs/local-execution';
+import { generateNodeId, NodeLease } from './jobs/node-lease';
+import { startOrphanSweep } from './jobs/orphan-sweep';
 import { SettlementRetry } from './jobs/settlements';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
 import type { Logger } from './log';
@@ -59,6 +69,8 @@ export interface RunningService {
   adminUrl: string;
   config: Config;
   database: Database;
+  /** This API node's id (NODE_ID or generated per start). */
+  nodeId: string;
   checks: CheckService;
   /** The demo account created on this start (first start only). */
   bootstrap: BootstrapResult | null;
@@ -121,7 +133,24 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     if (opts.database === undefined) undo.push(() => database.close());
     const db = database.db;
 
-    await refundOrphans(db, log);
+    // This node's lease; released after its jobs settled (undone after the settlement retries, before the database closes).
+    const nodeId = config.nodeId ?? generateNodeId();
+    const embedded = config.databaseUrl === undefined;
+    const { lease, registration } = await NodeLease.start({
+      db,
+      node: { id: nodeId, version: VERSION, host: hostname(), pid: process.pid },
+      leaseMs: config.nodeLeaseMs,
+      log,
+    });
+    undo.push(() => lease.release());
+    if (registration.wasLive && !embedded) {
+      log.warn('this node id held a live lease: its running jobs are taken as interrupted (NODE_ID must be unique per running process)', { node: nodeId });
+    }
+    // Orphans before the first check: embedded, every running scan (the data-dir lock proves no other process);
+    // PostgreSQL, those of expired leases and of this NODE_ID's previous run (a new random id waits for the old lease).
+    await sweepOrphans(db, log, { self: nodeId, scope: embedded ? OrphanScope.all : OrphanScope.own });
+    const orphanSweep = startOrphanSweep({ db, self: nodeId, intervalMs: config.orphanSweepMs, log });
+    undo.push(() => orphanSweep.stop());
     const bootstrap = await ensureBootstrapAccount(
       db,
       { checks: config.bootstrapChecks, apiKey: config.bootstrapApiKey, baseUrl: config.baseUrl },
@@ -169,7 +198,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const settlements = new SettlementRetry({ log });
     undo.push(() => settlements.stop());
     const checks = new CheckService({
-      ledger: databaseLedger(db),
+      ledger: databaseLedger(db, { node: lease }),
       retrySettlement: (label, attempt) => settlements.add(label, attempt),
       execution: localExecution(scheduler, pool),
       geo: geo as Geo,
@@ -259,6 +288,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const startupMs = Math.round(performance.now() - t0);
     log.info('ready', {
       url: config.baseUrl,
+      node: nodeId,
       port,
       adminUrl,
       driver: database.driver,
@@ -287,7 +317,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       })();
       return stopping;
     };
-    return { url: config.baseUrl, port, adminUrl, config, database, checks, bootstrap, startupMs, stop };
+    return { url: config.baseUrl, port, adminUrl, config, database, nodeId, checks, bootstrap, startupMs, stop };
   } catch (err) {
     await unwind();
     // a start that failed before awaiting the engine must still close its threads (close() is idempotent)

@@ -12,13 +12,22 @@
  *   calc  unlimited? enough? temp part (temp first, then root)
  *   upd   UPDATE accounts ... WHERE enough      (no row when short)
  *   led   INSERT the ledger row       FROM upd  (none when short)
- *   sc    INSERT the running scan row FROM upd  (only when asked; none when short)
+ *   sc    INSERT the running scan row FROM upd  (only when asked; none when short),
+ *         with the node that runs the job (node_id)
  *   SELECT the outcome: one row when the account exists, none otherwise.
+ *
+ * With `nodeId`, nothing is charged unless that node holds a live lease in
+ * the database (`lease_live` false then): a scan is never born under an
+ * expired lease, where another node's orphan sweep (src/accounts/orphans.ts)
+ * could refund it while it runs. (The sweep and this statement see each
+ * other's commits whole: a sweep that sees this scan also sees the lease it
+ * was inserted under.)
  *
  * Numbers come back as float8 so both drivers (PGlite, postgres.js) return JS
  * numbers rather than bigint strings.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import { liveLeaseCondition } from './nodes-sql';
 
 /** The running scan row inserted with a reservation (src/accounts/scans.ts starts scans through it). */
 export interface ScanStart {
@@ -34,23 +43,28 @@ export interface ReserveStatementInput {
   units: number;
   now: Date;
   scan?: ScanStart;
+  /** The API node that runs the job: recorded on the scan; its lease must be live. */
+  nodeId?: string;
 }
 
-/** One row: unlimited, enough, available, temp_charged, root_charged, remaining, checks_used, email, unlimited_pro, unlimited_until (after), ledger_rows, scan_id. */
+/** One row: unlimited, enough, available, temp_charged, root_charged, remaining, checks_used, email, unlimited_pro, unlimited_until (after), ledger_rows, scan_id, lease_live. */
 export function reserveStatement(i: ReserveStatementInput): SQL {
   const now = i.now.toISOString();
   const scanCte = i.scan
     ? sql`, sc AS (
-        INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, charged, status, created_at)
+        INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, charged, status, created_at, node_id)
         SELECT u.id, ${i.jobId}, ${i.scan.proxyType}, ${i.scan.region}, ${i.scan.timeoutMs}, ${i.scan.totalSubmitted},
-               c.temp_charged + c.root_charged, 'running', ${now}::timestamptz
+               c.temp_charged + c.root_charged, 'running', ${now}::timestamptz, ${i.nodeId ?? null}::text
         FROM upd u CROSS JOIN calc c
         RETURNING id
       )`
     : sql``;
   const scanId = i.scan ? sql`(SELECT id FROM sc)::float8` : sql`NULL::float8`;
+  const leaseLive = i.nodeId !== undefined ? liveLeaseCondition(i.nodeId) : sql`true`;
   return sql`
-    WITH acc AS (
+    WITH node AS (
+      SELECT ${leaseLive} AS live
+    ), acc AS (
       SELECT id, temp_balance, root_balance,
              (unlimited_pro AND (unlimited_until IS NULL OR unlimited_until > ${now}::timestamptz)) AS unlimited
       FROM accounts WHERE id = ${i.accountId}::uuid
@@ -68,7 +82,7 @@ export function reserveStatement(i: ReserveStatementInput): SQL {
           checks_used = a.checks_used + ${i.units},
           updated_at = ${now}::timestamptz
       FROM calc c
-      WHERE a.id = c.id AND c.enough
+      WHERE a.id = c.id AND c.enough AND (SELECT live FROM node)
       RETURNING a.id, a.email, a.temp_balance, a.root_balance, a.checks_used, a.unlimited_pro, a.unlimited_until
     ), led AS (
       INSERT INTO quota_ledger (account_id, delta, temp_delta, root_delta, reason, job_id, units, balance_after, created_at)
@@ -83,6 +97,7 @@ export function reserveStatement(i: ReserveStatementInput): SQL {
            (u.temp_balance + u.root_balance)::float8 AS remaining, u.checks_used::float8 AS checks_used,
            u.email, u.unlimited_pro, u.unlimited_until,
            (SELECT count(*) FROM led)::float8 AS ledger_rows,
-           ${scanId} AS scan_id
+           ${scanId} AS scan_id,
+           (SELECT live FROM node) AS lease_live
     FROM calc c LEFT JOIN upd u ON true`;
 }

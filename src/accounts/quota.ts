@@ -11,9 +11,11 @@
  * - Every reservation writes a ledger row (reason 'reserve', job_id, units,
  *   the temp/root split; delta 0 under UnlimitedPro).
  * - With `scan`, the job's scan row (status 'running', charged = units
- *   actually taken, 0 under UnlimitedPro) is inserted in the same
- *   transaction, so a crash can never leave a reservation without the scan
- *   row that refundOrphans looks for.
+ *   actually taken, 0 under UnlimitedPro, node_id = `nodeId`) is inserted in
+ *   the same transaction, so a crash can never leave a reservation without
+ *   the scan row that the orphan sweep (orphans.ts) looks for.
+ * - With `nodeId`, the node's lease must be live in the database, else
+ *   nothing changes and it throws ServiceError `node_lease_lost`.
  *
  * refundQuota gives back unchecked units of a job. The ledger rows of the job
  * say how much of its reservation is still unrefunded and where it came from.
@@ -29,6 +31,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client';
 import { accounts, quotaLedger } from '../../db/schema';
 import { reserveStatement, type ScanStart } from './quota-sql';
+import { ServiceError } from '../errors';
 import { AccountError, AccountErrorCode } from './errors';
 import { insertLedger, LedgerReason, type Tx } from './ledger';
 
@@ -40,6 +43,8 @@ export interface ReserveInput {
   now: Date;
   /** Also insert the running scan row, atomically with the reservation. */
   scan?: ScanStart;
+  /** The API node that runs the job (scans.node_id); its lease must be live. */
+  nodeId?: string;
 }
 
 export type ReserveResult =
@@ -81,12 +86,17 @@ interface ReserveRow {
   unlimited_until: string | Date | null;
   ledger_rows: number;
   scan_id: number | null;
+  lease_live: boolean;
 }
+
+/** The reservation was refused because the node's lease is not live in the database (src/jobs/node-lease.ts). */
+export const NODE_LEASE_LOST = 'node_lease_lost';
 
 export async function reserveQuota(db: Db, input: ReserveInput): Promise<ReserveResult> {
   checkUnits(input.units, 0);
   const [row] = rowsOf<ReserveRow>(await db.execute(reserveStatement(input)));
   if (row === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${input.accountId}`);
+  if (row.lease_live !== true) throw new ServiceError(NODE_LEASE_LOST, `node ${input.nodeId} holds no live lease: nothing reserved`);
   if (!row.enough) return { ok: false, required: input.units, available: Number(row.available) };
   return {
     ok: true,
@@ -139,7 +149,7 @@ async function outstanding(tx: Tx, accountId: string, jobId: string) {
   return { units: row?.units ?? 0, temp: row?.temp ?? 0, root: row?.root ?? 0 };
 }
 
-/** refundQuota inside an existing transaction (used by refundOrphans). */
+/** refundQuota inside an existing transaction (the settlements of jobs/ledger.ts, the orphan sweep). */
 export async function refundQuotaTx(tx: Tx, input: RefundInput): Promise<RefundResult> {
   const { accountId, jobId } = input;
   if (input.units !== 'all') checkUnits(input.units, 0);

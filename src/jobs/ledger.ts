@@ -3,6 +3,14 @@
  * and history, each one transaction. The ledger's job reference is the run id
  * (unique per run), not the client's jobId, which may be reused once a job
  * has ended.
+ *
+ * With a node (src/jobs/node-lease.ts), every scan records the node that runs
+ * it, and a reservation first makes sure the node's lease is live (renewing
+ * it when it lapsed); the reservation statement checks the lease again in the
+ * database. Settlements close the scan first, `WHERE status = 'running'`, and
+ * refund only when that hit the row, in one transaction: the orphan sweep of
+ * another node (src/accounts/orphans.ts) closes the same way, so a job is
+ * settled once, by its node or by a sweep, never both.
  */
 import type { Db } from '../../db/client';
 import { getCheckUserInfo } from '../accounts/overview';
@@ -11,10 +19,20 @@ import { refundQuotaTx, reserveQuota } from '../accounts/quota';
 import { failScan, finishScan } from '../accounts/scans';
 import type { LedgerPort } from './ports';
 
-export function databaseLedger(db: Db): LedgerPort {
+/** What the ledger needs of the node's lease. */
+export interface LedgerNode {
+  readonly id: string;
+  /** Resolves when the lease is live (renewing it first when it lapsed); rejects (node_lease_lost) when it cannot be. */
+  ensureLive(): Promise<void>;
+}
+
+export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): LedgerPort {
+  const { node } = opts;
   return {
     async reserve(i) {
+      if (node !== undefined) await node.ensureLive();
       const r = await reserveQuota(db, {
+        ...(node !== undefined ? { nodeId: node.id } : {}),
         accountId: i.accountId,
         jobId: i.jobId,
         units: i.units,

@@ -2,14 +2,16 @@
  * Settlements that failed (the database did not answer when a failed job
  * closed its scan and refunded) are tried again every `intervalMs` until they
  * succeed, so a lost ledger write is repaired while the process runs, not
- * only by the orphan refund at the next start. Safe to repeat: the ledger's
+ * only by the orphan sweep once the node is gone (src/accounts/orphans.ts:
+ * at its next start, or by another node once its lease expired). Safe to repeat: the ledger's
  * settlement closes the scan and refunds in one transaction, and does nothing
  * once the scan is no longer running (jobs/ledger.ts), so a retry whose first
  * try did commit after all refunds nothing twice.
  *
- * Bounded (`max` waiting; past it the oldest is left to the start-up orphan
- * refund, which refunds every scan still running). stop() makes one last try
- * and is safe twice.
+ * Bounded (`max` waiting; past it the oldest is left to the orphan sweep,
+ * which refunds its scan in full once this node is gone). stop() makes one
+ * last try and is safe twice; what is still waiting then is an orphan at once
+ * (the node's lease is released next, src/server.ts).
  */
 import type { Logger } from '../log';
 
@@ -43,7 +45,7 @@ export class SettlementRetry {
     if (this.#stopped) return;
     if (this.#pending.length >= this.#max) {
       const dropped = this.#pending.shift()!;
-      this.#log.error('settlement retry queue full; left for the orphan refund at the next start', { label: dropped.label });
+      this.#log.error('settlement retry queue full; left for the orphan sweep once this node is gone', { label: dropped.label });
     }
     this.#pending.push({ label, attempt, tries: 1 });
   }
@@ -74,6 +76,6 @@ export class SettlementRetry {
     if (this.#stopped) return;
     this.#stopped = true;
     if (this.#pending.length > 0) await this.retryNow();
-    if (this.#pending.length > 0) this.#log.error('settlements left for the orphan refund at the next start', { count: this.#pending.length });
+    if (this.#pending.length > 0) this.#log.error('settlements left for the orphan sweep (this node\'s lease is released next)', { count: this.#pending.length });
   }
 }

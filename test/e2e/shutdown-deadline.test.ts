@@ -34,8 +34,9 @@ afterAll(async () => {
 const holes = (n: number, b: number) => Array.from({ length: n }, (_, i) => `127.${b}.9.${1 + i}:${hole.port}`);
 const me = async (p: ServiceProcess) => (await call(`${p.url}/me`, { headers: { 'x-api-key': p.key } })).body;
 
+// The restart is the same node (NODE_ID): on PostgreSQL it takes its previous run's jobs at start.
 async function start(store: ServiceStore, env: Record<string, string>): Promise<ServiceProcess> {
-  const p = await spawnService(store, { env: { BOOTSTRAP_CHECKS: String(BALANCE), ...env } });
+  const p = await spawnService(store, { env: { BOOTSTRAP_CHECKS: String(BALANCE), NODE_ID: 'deadline-node', ...env } });
   spawned.push(p);
   return p;
 }

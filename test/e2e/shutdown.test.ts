@@ -7,7 +7,9 @@
  *   - SIGTERM while a short job runs: the job finishes inside the grace (200)
  *     and the process then exits 0 without waiting for the rest of the grace.
  *   - kill -9 mid-job: the next start refunds the orphaned reservation and
- *     marks the scan failed with error 'interrupted'.
+ *     marks the scan failed with error 'interrupted' (embedded: every running
+ *     scan; PostgreSQL: the same NODE_ID's, test/e2e/node-leases.test.ts has
+ *     several nodes).
  * Black holes (one server on 0.0.0.0, distinct 127.x.y.z addresses) keep
  * probes in flight as long as the test needs.
  */
@@ -45,8 +47,10 @@ afterAll(async () => {
   await hole?.close();
 });
 
+// One node restarted again and again: with a fixed NODE_ID a restart takes its previous run's running
+// jobs at once on PostgreSQL too (a new random id would wait for the dead run's lease; embedded takes them anyway).
 async function spawn(env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const p = await spawnService(s, { env: { BOOTSTRAP_CHECKS: String(BALANCE), ...env } });
+  const p = await spawnService(s, { env: { BOOTSTRAP_CHECKS: String(BALANCE), NODE_ID: 'shutdown-node', ...env } });
   spawned.push(p);
   return p;
 }

@@ -1,13 +1,10 @@
 /**
- * Scan rows and the restart path: start/finish/fail, and refundOrphans after
- * a simulated kill -9 (scans left 'running' with their reservation).
+ * Scan rows: start/finish/fail, each closing a scan only while it runs. The
+ * orphan sweep (a simulated kill -9) is test/integration/accounts-orphans.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { createAccount, getAccount } from '../../src/accounts/accounts';
-import { ledgerOf } from '../../src/accounts/ledger';
-import { refundQuota, reserveQuota } from '../../src/accounts/quota';
-import { failScan, findOrphanScans, finishScan, getScanByJobId, refundOrphans, startScan } from '../../src/accounts/scans';
-import { memoryLogger } from '../../src/log';
+import { createAccount } from '../../src/accounts/accounts';
+import { failScan, finishScan, getScanByJobId, startScan } from '../../src/accounts/scans';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
 
 let tdb: TestDatabase;
@@ -38,37 +35,9 @@ describe('scans', () => {
 
   test('fail records the error and partial counts; job ids are unique', async () => {
     const acc = await createAccount(tdb.db, { email: 'scan2@example.test' });
-    await startScan(tdb.db, { accountId: acc.id, jobId: 'job-s2', ...scan });
+    expect((await startScan(tdb.db, { accountId: acc.id, jobId: 'job-s2', ...scan, nodeId: 'node-a' })).nodeId).toBe('node-a');
     const failed = await failScan(tdb.db, { jobId: 'job-s2', error: 'shutdown', totalChecked: 4, totalWorking: 1 });
     expect(failed).toMatchObject({ status: 'failed', error: 'shutdown', totalChecked: 4, totalWorking: 1 });
     await expect(startScan(tdb.db, { accountId: acc.id, jobId: 'job-s2', ...scan })).rejects.toThrow();
-  });
-
-  test('refundOrphans refunds every interrupted reservation and fails its scan', async () => {
-    const a = await createAccount(tdb.db, { email: 'orphan-a@example.test', checks: 50, temp: 5 });
-    const b = await createAccount(tdb.db, { email: 'orphan-b@example.test', checks: 20 });
-    // Job A: reserved 30 (5 temp + 25 root), then the process died.
-    await reserveQuota(tdb.db, { accountId: a.id, jobId: 'orph-a', units: 30, now, scan });
-    // Job B: reserved 20, a partial refund of 5 happened, then the process died.
-    await reserveQuota(tdb.db, { accountId: b.id, jobId: 'orph-b', units: 20, now, scan });
-    await refundQuota(tdb.db, { accountId: b.id, jobId: 'orph-b', units: 5 });
-    // A finished job is not an orphan.
-    await reserveQuota(tdb.db, { accountId: b.id, jobId: 'done-b', units: 0, now, scan });
-    await finishScan(tdb.db, { jobId: 'done-b', totalChecked: 0, totalWorking: 0, resultRef: null });
-
-    const orphans = await findOrphanScans(tdb.db);
-    expect(orphans.map((o) => o.jobId).sort()).toEqual(['orph-a', 'orph-b']);
-    const log = memoryLogger();
-    const report = await refundOrphans(tdb.db, log);
-    expect(report).toEqual({ scans: 2, units: 45 });
-    const aa = await getAccount(tdb.db, a.id);
-    const bb = await getAccount(tdb.db, b.id);
-    expect([aa?.rootBalance, aa?.tempBalance, aa?.checksUsed]).toEqual([50, 5, 0]);
-    expect([bb?.rootBalance, bb?.checksUsed]).toEqual([20, 0]);
-    expect(await getScanByJobId(tdb.db, 'orph-a')).toMatchObject({ status: 'failed', error: 'interrupted' });
-    expect((await ledgerOf(tdb.db, a.id)).map((r) => r.reason)).toEqual(['signup', 'reserve', 'refund']);
-    expect(log.lines.some((l) => l.msg === 'refunded an interrupted job' && l.jobId === 'orph-a' && l.units === 30)).toBe(true);
-    // Running it again finds nothing.
-    expect(await refundOrphans(tdb.db, log)).toEqual({ scans: 0, units: 0 });
   });
 });

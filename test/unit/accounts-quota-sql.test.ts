@@ -39,4 +39,23 @@ describe('reserveStatement', () => {
     expect(q.sql).not.toContain('DROP TABLE');
     expect(q.params.filter((p) => p === evil).length).toBeGreaterThanOrEqual(3);
   });
+
+  test('without a node: no lease guard and no node on the scan (lease_live is true)', () => {
+    const q = dialect.sqlToQuery(reserveStatement({ ...base, scan: { proxyType: 'http', region: 'us1', timeoutMs: 1, totalSubmitted: 1 } }));
+    expect(q.sql).not.toContain('FROM nodes');
+    expect(q.sql).toContain('SELECT true AS live');
+    expect(q.sql).toContain('node_id');
+  });
+
+  test('with a node: the scan records it, and nothing is charged unless its lease is live', () => {
+    const q = dialect.sqlToQuery(
+      reserveStatement({ ...base, nodeId: 'api-7', scan: { proxyType: 'http', region: 'us1', timeoutMs: 1, totalSubmitted: 1 } }),
+    );
+    expect(q.sql).toContain('EXISTS (SELECT 1 FROM nodes n WHERE n.id = $1 AND n.lease_until > now()) AS live');
+    // the guard sits on the charge itself: no charge, no ledger row, no scan without it
+    expect(q.sql).toMatch(/WHERE a\.id = c\.id AND c\.enough AND \(SELECT live FROM node\)/);
+    expect(q.sql).toContain('(SELECT live FROM node) AS lease_live');
+    expect(q.sql).toMatch(/INSERT INTO scans \([^)]*node_id\)/);
+    expect(q.params.filter((p) => p === 'api-7').length).toBe(2);
+  });
 });

@@ -68,6 +68,9 @@ describe('defaults', () => {
       probeThreads: Math.max(1, navigator.hardwareConcurrency ?? 1),
       shutdownGraceMs: 30_000,
       tlsCaFile: undefined,
+      nodeId: undefined,
+      nodeLeaseMs: 30_000,
+      orphanSweepMs: 15_000,
     };
     const cfg = parseConfig({}, CWD);
     expect(cfg).toStrictEqual(expected);
@@ -82,6 +85,7 @@ describe('defaults', () => {
       'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'RESULT_MAX_BYTES', 'WS_REQUIRE_AUTH',
       'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'MAX_LARGE_BODIES', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
       'MAX_JOBS_PER_ACCOUNT', 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'RATE_LIMIT_PER_S', 'RATE_LIMIT_BURST', 'WS_MAX_PER_ACCOUNT', 'WS_MAX_PER_ADDRESS',
+      'NODE_ID', 'NODE_LEASE_MS', 'ORPHAN_SWEEP_MS',
     ]) {
       env[name] = name.length % 2 === 0 ? '' : '  \t ';
     }
@@ -124,6 +128,8 @@ describe('integer variables', () => {
     ['RATE_LIMIT_BURST', 'rateLimitBurst', 1, 1_000_000],
     ['WS_MAX_PER_ACCOUNT', 'wsMaxPerAccount', 1, 1_000_000],
     ['WS_MAX_PER_ADDRESS', 'wsMaxPerAddress', 1, 1_000_000],
+    ['NODE_LEASE_MS', 'nodeLeaseMs', 300, 3_600_000],
+    ['ORPHAN_SWEEP_MS', 'orphanSweepMs', 100, 3_600_000],
   ];
 
   for (const [name, key, min, max] of ints) {
@@ -264,6 +270,18 @@ describe('secrets and keys', () => {
     expect(errorOf({ ADMIN_TOKEN: 'short-token' }).message).not.toContain('short-token');
     expect(errorOf({ JUDGE_KEY: 'short-key' }).message).not.toContain('short-key');
     expect(errorOf({ BOOTSTRAP_API_KEY: 'short key value' }).message).not.toContain('short key value');
+  });
+});
+
+describe('NODE_ID', () => {
+  test('letters, digits and . _ : - up to 64 characters, trimmed', () => {
+    for (const ok of ['a', 'api-1', 'eu-west.node_2:blue', 'N'.repeat(64)]) expect(parseConfig({ NODE_ID: ` ${ok} ` }, CWD).nodeId).toBe(ok);
+  });
+
+  test('anything else is refused with a one-line message', () => {
+    for (const bad of ['-a', '.a', 'a b', 'a/b', 'é', 'N'.repeat(65), "a'b"]) {
+      expect(errorOf({ NODE_ID: bad }).message).toBe('NODE_ID must be 1 to 64 characters: letters, digits, and . _ : - (not first)');
+    }
   });
 });
 

@@ -50,12 +50,12 @@ describe('SettlementRetry', () => {
     expect(r.waiting).toBe(0);
   });
 
-  test('bounded: past max the oldest is left to the start-up orphan refund', async () => {
+  test('bounded: past max the oldest is left to the orphan sweep', async () => {
     const log = memoryLogger('debug');
     const r = new SettlementRetry({ log, intervalMs: 60_000, max: 2 });
     for (const id of ['r1', 'r2', 'r3']) r.add(id, async () => {});
     expect(r.waiting).toBe(2);
-    expect(log.lines.some((l) => l.msg === 'settlement retry queue full; left for the orphan refund at the next start' && l.label === 'r1')).toBe(true);
+    expect(log.lines.some((l) => l.msg === 'settlement retry queue full; left for the orphan sweep once this node is gone' && l.label === 'r1')).toBe(true);
     await r.stop();
   });
 });
