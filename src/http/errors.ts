@@ -26,6 +26,8 @@ export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
   if (err instanceof RateLimitedError) return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`);
   if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
+  // this node lost its lease to the database: nothing was reserved; another node (or this one, soon) takes it
+  if (isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)) return serviceUnavailable('This server cannot take checks right now; retry in a moment');
   // nobody reads it (the client is gone); 499 is what the request log shows
   if (isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED)) return new ApiError(499, { error: 'Client closed request', message: 'The client closed the connection; the job was cancelled' });
   // already logged with its job's context where it happened (src/jobs/service.ts)

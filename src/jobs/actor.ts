@@ -416,7 +416,8 @@ export class JobActor {
       try {
         await ledger.fail(settlement);
       } catch (e) {
-        // The scan stays `running`: tried again while we run, else the orphan refund at the next start.
+        // The scan stays `running`: tried again while we run (settlements.ts), else refunded by the
+        // orphan sweep of a live node once this node's lease has expired.
         log.error('settling a failed job failed; it is tried again', { jobId: this.jobId, err: e });
         this.#deps.retrySettlement(this.runId, () => ledger.fail(settlement));
       }

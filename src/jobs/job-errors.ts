@@ -10,6 +10,7 @@
  *                        proxies in flight); nothing was reserved; retry later
  * - shutting_down        the service stops: no new checks; running ones are cancelled
  * - client_disconnected  the client closed the connection: its job is cancelled
+ * - node_lease_lost      this API node's lease lapsed: it takes no new check (nothing reserved)
  * - job_failed           anything else that failed a job (logged with its cause where it happened)
  * - shard_failed         a probe shard failed (its cause says why)
  * - shard_incomplete     a shard ended without reporting every probe
@@ -24,6 +25,7 @@ export const JOB_ERROR_CODES = Object.freeze({
   RATE_LIMITED: 'rate_limited',
   SHUTTING_DOWN: 'shutting_down',
   CLIENT_DISCONNECTED: 'client_disconnected',
+  NODE_LEASE_LOST: 'node_lease_lost',
   SHARD_FAILED: 'shard_failed',
   SHARD_INCOMPLETE: 'shard_incomplete',
   DISPATCH_FAILED: 'dispatch_failed',

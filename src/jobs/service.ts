@@ -110,7 +110,14 @@ export class CheckService implements ChecksPort {
     try {
       return await done;
     } catch (err) {
-      if (err instanceof InsufficientQuotaError || isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN) || isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED)) throw err;
+      if (
+        err instanceof InsufficientQuotaError ||
+        isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN) ||
+        isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED) ||
+        isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)
+      ) {
+        throw err;
+      }
       this.#deps.log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {

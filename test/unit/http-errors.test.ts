@@ -42,6 +42,12 @@ describe('domain errors -> responses', () => {
     expect(e.body).toEqual({ error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' });
   });
 
+  test('node_lease_lost -> 503 Service unavailable (nothing was reserved)', () => {
+    const e = domainToApiError(new ServiceError('node_lease_lost', 'lease lapsed'))!;
+    expect(e.status).toBe(503);
+    expect(e.body).toMatchObject({ error: 'Service unavailable' });
+  });
+
   test('job_failed -> the fixed 500 body, cause kept off it and not logged twice', () => {
     const log = memoryLogger('debug');
     const inner = new Error('ENOENT: /var/lib/secret/path/results/x.json');
