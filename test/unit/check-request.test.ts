@@ -79,6 +79,7 @@ describe('validateCheckJson: defaults and values', () => {
       region: 'us1',
       type: 'http',
       timeoutMs: 2000,
+      samples: 1,
       jobId: null,
       customUrls: [],
     });
@@ -268,6 +269,7 @@ describe('validateCheckRaw', () => {
       region: 'us1',
       type: 'http',
       timeoutMs: 5000,
+      samples: 1,
       jobId: null,
       customUrls: [],
     });
