@@ -12,7 +12,9 @@
  *      more than once.
  *   2. region (400 Invalid region)   3. type (400 Invalid proxy type; `auto`
  *      is accepted, an extension, and the body lists the contract's three)
- *   4. timeout (400 Invalid timeout)  5. jobId (400 Invalid jobId)
+ *   4. timeout (400 Invalid timeout)
+ *   4b. samples (an extension; 400 Invalid request, "samples: expected an
+ *      integer from 1 to 10")   5. jobId (400 Invalid jobId)
  *   6. customUrls count (413 Too many custom URLs): the array's length, before
  *      any rule is looked at (400 000 rules are one comparison, not 400 000 URL
  *      parses)
@@ -29,7 +31,10 @@
  *   fields are ignored. Any timeout that is not an integer number 1000..20000
  *   (a fraction, a string, a boolean...) is 400 Invalid timeout. In the raw
  *   query, timeout must be all ASCII digits. An empty query value is a given
- *   (invalid) value, not an absent one.
+ *   (invalid) value, not an absent one. `samples` follows the same rules
+ *   (an integer 1..10; all ASCII digits in the query), its 400 being the
+ *   generic `Invalid request` naming the field: the contract has no body
+ *   for it, and an extension adds no new error body.
  * - Non-string elements of `proxies` count as invalid proxies, not as a shape error.
  * - Custom URL rule: url is required, an absolute http:// or https:// URL with a
  *   host (no spaces or control chars, nothing WHATWG would silently repair like
@@ -66,6 +71,10 @@ export const DEFAULT_TYPE: CheckType = 'http';
 export const CUSTOM_URL_MAX_LENGTH = 2048;
 export const REQUIRED_TEXT_MAX_LENGTH = 1024;
 export const MAX_STATUS_CODES = 100;
+/** `samples` (an extension): probes per proxy, each on a fresh connection. */
+export const SAMPLES_MIN = 1;
+export const SAMPLES_MAX = 10;
+export const DEFAULT_SAMPLES = 1;
 
 /**
  * DECISIONS defaults: /check 2000 ms; /check-raw 5000 ms for http, 3000 ms for
@@ -148,6 +157,14 @@ function checkTimeoutValue(ms: number): number {
   return ms;
 }
 
+/** Step 4b: `samples`, a JSON number (the query's digits converted by the caller). */
+function checkSamples(n: unknown): number {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < SAMPLES_MIN || n > SAMPLES_MAX) {
+    throw invalidRequest(`samples: expected an integer from ${SAMPLES_MIN} to ${SAMPLES_MAX}`);
+  }
+  return n;
+}
+
 function checkJobId(jobId: string | undefined): string | null {
   if (jobId === undefined) return null;
   if (!JOB_ID.test(jobId)) throw invalidJobId();
@@ -184,13 +201,14 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
     if (typeof timeout !== 'number') throw invalidTimeout(TIMEOUT_MIN_MS, TIMEOUT_MAX_MS);
     timeoutMs = checkTimeoutValue(timeout);
   }
+  const samples = isAbsent(body.samples) ? DEFAULT_SAMPLES : checkSamples(body.samples);
   const id = checkJobId(jobId);
   if (rules.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
   // 6b: only now each rule (at most maxCustomUrls of them)
   const customUrls = rules.map((r, i) => customUrlRule(r, `customUrls[${i}]`));
 
   // 7-8
-  return build('check', parseProxies(proxies, opts), r, t, timeoutMs, id, customUrls);
+  return build('check', parseProxies(proxies, opts), r, t, timeoutMs, samples, id, customUrls);
 }
 
 function build(
@@ -199,10 +217,11 @@ function build(
   region: string,
   type: CheckType,
   timeoutMs: number,
+  samples: number,
   jobId: string | null,
   customUrls: CustomUrlRule[],
 ): CheckRequest {
-  return { route, proxies: list.proxies, totalInvalid: list.invalid, totalDuplicates: list.duplicates, region, type, timeoutMs, jobId, customUrls };
+  return { route, proxies: list.proxies, totalInvalid: list.invalid, totalDuplicates: list.duplicates, region, type, timeoutMs, samples, jobId, customUrls };
 }
 
 /** One query parameter: absent, or given exactly once (twice or more is a shape error naming it). */
@@ -213,12 +232,13 @@ function singleQueryValue(query: URLSearchParams, name: string): string | undefi
   return values[0];
 }
 
-/** POST /check-raw: the body as text, the query parameters region, type, timeout, jobId (all of them, repeats included). */
+/** POST /check-raw: the body as text, the query parameters region, type, timeout, samples, jobId (all of them, repeats included). */
 export function validateCheckRaw(text: string, query: URLSearchParams, opts: CheckRequestOptions): CheckRequest {
   // 1. shape
   const region = singleQueryValue(query, 'region');
   const type = singleQueryValue(query, 'type');
   const timeout = singleQueryValue(query, 'timeout');
+  const samplesText = singleQueryValue(query, 'samples');
   const jobId = singleQueryValue(query, 'jobId');
 
   // 2-5 (no custom URLs on this route)
@@ -229,8 +249,9 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
     if (!/^[0-9]+$/.test(timeout)) throw invalidTimeout(TIMEOUT_MIN_MS, TIMEOUT_MAX_MS);
     timeoutMs = checkTimeoutValue(Number(timeout));
   }
+  const samples = samplesText === undefined ? DEFAULT_SAMPLES : checkSamples(/^[0-9]+$/.test(samplesText) ? Number(samplesText) : NaN);
   const id = checkJobId(jobId);
 
   // 7-8
-  return build('check-raw', parseProxies(text, opts), r, t, timeoutMs, id, []);
+  return build('check-raw', parseProxies(text, opts), r, t, timeoutMs, samples, id, []);
 }

@@ -103,7 +103,7 @@ const checkErrors = {
   '401': E401,
   '402': err(
     { error: 'Insufficient Checks', message: 'You need 500 checks but only have 120 remaining.', required: 500, available: 120, shortfall: 380 },
-    'Quota smaller than the unique valid proxies submitted',
+    'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)',
     'InsufficientChecks',
   ),
   '409': err(
@@ -211,7 +211,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Checks'],
     summary: 'Check proxies (JSON body)',
     description:
-      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. Follow progress on the WebSocket `/ws?jobId=<jobId>`.',
+      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. Follow progress on the WebSocket `/ws?jobId=<jobId>`.',
     security,
     requestBody: {
       required: true,
@@ -240,12 +240,18 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Checks'],
     summary: 'Check proxies (plain-text body, one per line)',
     description:
-      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `jobId`. Custom URLs are not taken here.',
+      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `jobId`. Custom URLs are not taken here.',
     security,
     parameters: [
       { name: 'region', in: 'query', schema: { type: 'string', default: 'us1' } },
       { name: 'type', in: 'query', schema: { type: 'string', enum: ['http', 'socks4', 'socks5', 'auto'], default: 'http' } },
       { name: 'timeout', in: 'query', schema: { type: 'integer', minimum: 1000, maximum: 20000 } },
+      {
+        name: 'samples',
+        in: 'query',
+        schema: { type: 'integer', minimum: 1, maximum: 10, default: 1 },
+        description: 'An extension: probes per proxy, each on a fresh connection; one check charged per sample',
+      },
       { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
     ],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },

@@ -14,6 +14,16 @@
  * Messages: probe results, custom-URL results, a failed shard or grant, and
  * cancel (posted first, ahead of waiting results). One clock: deps.now().
  * Its response and ports are declared in job-types.ts and ports.ts.
+ *
+ * ## Probes, proxies and samples
+ *
+ * The unit of work and of charge is the probe (a task); the unit of the
+ * result is the proxy. With `samples` > 1 each proxy is `samples` tasks
+ * (samples.ts: task t is sample t % samples of proxy floor(t / samples)):
+ * the reservation, the scheduler's demand, grants, retries and the refund
+ * count tasks (`#tasks`, `#probed`); `checked` (progress, total_checked, the
+ * scan's total) counts proxies whose record is written. With samples = 1
+ * the two are the same numbers.
  */
 import { randomBytes } from 'node:crypto';
 import { errorCode, isServiceError, ServiceError } from '../errors';
@@ -22,6 +32,7 @@ import { autoType } from '../probe/codec/auto-verdict';
 import { PROXY_TYPES } from '../proxy/types';
 import { resultUrls } from '../results/export';
 import { buildProxyRecord } from '../results/record';
+import type { SamplesBlock } from '../results/samples';
 import { SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
@@ -33,6 +44,7 @@ import { PROGRESS_PHASES, type WorkPhase } from './progress';
 import type { ExecutionHandle, ResultBatch, Shard } from './ports';
 import { jobMetadata, progressStateOf } from './job-report';
 import { ProbeRetries } from './retries';
+import { SampleSets } from './samples';
 import { probeShard, probeShardOf, urlShards } from './shards';
 import { UrlStage } from './url-stage';
 import type { CheckRequest } from './request';
@@ -64,8 +76,16 @@ export class JobActor {
   #scanOpen = false;
   /** `metadata.user` as the reservation left the account. */
   #user: CheckUserInfo | null = null;
+  /** Proxies whose record is written. */
   #checked = 0;
+  /** Probe tasks of the job: proxies x samples. */
+  readonly #tasks: number;
+  /** Tasks folded (a sample's final result: performed, or never run after every retry). */
+  #probed = 0;
+  /** One byte per task: folded or not. */
   #seen: Uint8Array;
+  /** Sampled jobs: the samples of the proxies in flight, until each proxy's last (samples.ts). */
+  readonly #sampleSets: SampleSets | null;
   /** Probes the checker failed to run (checker_overloaded), tried again; see retries.ts. */
   readonly #retries: ProbeRetries;
   #working: number[] = [];
@@ -107,11 +127,13 @@ export class JobActor {
     this.#req = req;
     this.#deps = deps;
     this.#startedAt = this.#clock();
-    this.#seen = new Uint8Array(req.proxies.length);
+    this.#tasks = req.proxies.length * req.samples;
+    this.#seen = new Uint8Array(this.#tasks);
+    this.#sampleSets = req.samples > 1 ? new SampleSets(req.samples) : null;
     this.#auto = req.type === 'auto';
-    this.#summary = new SummaryFold({ protocols: this.#auto });
+    this.#summary = new SummaryFold({ protocols: this.#auto, rotating: this.#sampleSets !== null });
     this.#detected = this.#auto && req.customUrls.length > 0 ? new Uint8Array(req.proxies.length) : null;
-    this.#retries = new ProbeRetries(req.proxies.length, (n) => this.#exec?.addDemand(n));
+    this.#retries = new ProbeRetries(this.#tasks, (n) => this.#exec?.addDemand(n));
     this.#mailbox = new Mailbox<Msg>(
       (m) => this.#handle_(m),
       (err) => this.#stage?.reject(err),
@@ -142,7 +164,8 @@ export class JobActor {
     try {
       this.#publish();
       this.#moveTo([JOB_STATES.VALIDATING], JOB_STATES.RESERVING);
-      const units = req.proxies.length;
+      // one unit per probe: unique proxies x samples
+      const units = this.#tasks;
       const r = await ledger.reserve({
         accountId: this.accountId,
         jobId: this.runId,
@@ -150,7 +173,7 @@ export class JobActor {
         type: req.type,
         region: req.region,
         timeoutMs: req.timeoutMs,
-        submitted: units + req.totalInvalid + req.totalDuplicates,
+        submitted: req.proxies.length + req.totalInvalid + req.totalDuplicates,
         now: now(),
       });
       if (!r.ok) throw new InsufficientQuotaError(r.required, r.available);
@@ -213,7 +236,7 @@ export class JobActor {
   // ---- stages ---------------------------------------------------------------
 
   #probeAll(): Promise<void> {
-    const total = this.#req.proxies.length;
+    const total = this.#tasks;
     return new Promise<void>((resolve, reject) => {
       this.#stage = { resolve, reject };
       if (this.#cancelReason !== null) return reject(this.#cancelReason);
@@ -232,11 +255,12 @@ export class JobActor {
   #dispatchProbes(n: number, exec: ExecutionHandle): void {
     const again = this.#retries.take(n);
     const from = this.#next;
-    this.#next = Math.min(this.#req.proxies.length, from + n - again.length);
+    const samples = this.#req.samples;
+    this.#next = Math.min(this.#tasks, from + n - again.length);
     const shard =
       again.length === 0
-        ? probeShard(this.#req.proxies, from, this.#next, this.#settings)
-        : probeShardOf(this.#req.proxies, [...again, ...Array.from({ length: this.#next - from }, (_, k) => from + k)], this.#settings);
+        ? probeShard(this.#req.proxies, from, this.#next, this.#settings, samples)
+        : probeShardOf(this.#req.proxies, [...again, ...Array.from({ length: this.#next - from }, (_, k) => from + k)], this.#settings, samples);
     this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }));
   }
 
@@ -290,27 +314,37 @@ export class JobActor {
   }
 
   async #onProbeResults(batch: ProbeResult[]): Promise<void> {
-    const { geo } = this.#deps;
-    const writer = this.#writer!;
     let fresh = 0;
     for (const r of batch) {
       if (this.#seen[r.index] !== 0) continue; // a result is folded once, whatever happens
       if (r.error?.code === 'checker_overloaded' && this.#retryOurs(r.index)) continue; // ours: tried again later
       this.#seen[r.index] = 1;
-      fresh++;
-      const proxy = this.#req.proxies[r.index]!;
-      const info = r.status === 'working' && r.origin !== null ? geo.lookup(r.origin) : null;
-      const record = buildProxyRecord(proxy, r, info, this.#auto);
-      this.#summary.add(record);
-      if (r.status === 'working') {
-        this.#working.push(r.index);
-        if (this.#detected !== null) this.#detected[r.index] = PROXY_TYPES.indexOf(autoType(r.protocols ?? []) ?? 'http') + 1;
+      this.#probed++;
+      if (this.#sampleSets === null) {
+        await this.#addRecord(r.index, r, null);
+        fresh++;
+        continue;
       }
-      await writer.addProxy(record);
+      const folded = this.#sampleSets.add(r); // the proxy's record once its last sample is in
+      if (folded === null) continue;
+      await this.#addRecord(folded.proxy, folded.result, folded.samples);
+      fresh++;
     }
     this.#checked += fresh;
     this.#publish();
     if (this.#checked === this.#req.proxies.length) this.#stageDone();
+  }
+
+  /** The record of proxy `index` from its probe result (the first passing sample's, for a sampled job). */
+  async #addRecord(index: number, r: ProbeResult, samples: SamplesBlock | null): Promise<void> {
+    const info = r.status === 'working' && r.origin !== null ? this.#deps.geo.lookup(r.origin) : null;
+    const record = buildProxyRecord(this.#req.proxies[index]!, r, info, this.#auto, samples);
+    this.#summary.add(record);
+    if (r.status === 'working') {
+      this.#working.push(index);
+      if (this.#detected !== null) this.#detected[index] = PROXY_TYPES.indexOf(autoType(r.protocols ?? []) ?? 'http') + 1;
+    }
+    await this.#writer!.addProxy(record);
   }
 
   #onUrlResults(batch: CustomUrlResult[], urlIndex: number): void {
@@ -350,9 +384,14 @@ export class JobActor {
   }
   #warnedOverload = false;
 
-  /** Units reserved and not performed: what a completed job gives back (a probe the checker could not run is not charged). */
+  /**
+   * Units reserved and not performed: what a completed job gives back. A unit
+   * is a probe (a sample): the ones folded, less those the checker could not
+   * run (never charged); a sampled proxy cut short by a cancel pays for the
+   * samples it had.
+   */
   #unchecked(): number {
-    return this.#reserved - Math.min(this.#reserved, this.#checked - this.#retries.notTried);
+    return this.#reserved - Math.min(this.#reserved, this.#probed - this.#retries.notTried);
   }
 
   /** The refund rule of a failed job (header: "failed"). */

@@ -16,6 +16,12 @@ export interface CheckRequest {
   /** One protocol, or 'auto' (each tried: src/probe/auto.ts). */
   type: CheckType;
   timeoutMs: number;
+  /**
+   * Probes per proxy (1..10, default 1), each on a fresh connection with the
+   * whole `timeoutMs`; charged per probe (src/jobs/samples.ts). 1 = the
+   * contract's check, nothing added to the response.
+   */
+  samples: number;
   jobId: string | null;
   customUrls: CustomUrlRule[];
 }

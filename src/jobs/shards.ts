@@ -1,6 +1,7 @@
 /**
  * How a job's grants become shards (pure). A grant of n slots becomes the
- * next n probes of the list; in the custom-URL stage, the next n (working
+ * next n probe tasks: task t probes proxy floor(t / samples), one task per
+ * sample (samples.ts; with samples = 1 a task is a list entry); in the custom-URL stage, the next n (working
  * proxy, URL) pairs, numbered URL-major (pair p = (working[p % W], rule
  * floor(p / W))), one shard per URL touched, so every shard carries one rule.
  * An auto job's pairs go through each proxy's detected protocol: `settings`
@@ -10,23 +11,24 @@
 import type { CustomUrlRule, ProbeSettings, ProbeTask } from '../probe/types';
 import type { ProxyAddress } from '../proxy/types';
 import type { Shard } from './ports';
+import { proxyOfTask } from './samples';
 
 /** What a probe task carries of a proxy: its address, and credentials only when it has a username. */
 export function probeTarget(p: ProxyAddress): ProxyAddress {
   return p.username === undefined ? { host: p.host, port: p.port } : { host: p.host, port: p.port, username: p.username, password: p.password ?? '' };
 }
 
-/** The probe shard of list entries [from, end). */
-export function probeShard(proxies: readonly ProxyAddress[], from: number, end: number, settings: ProbeSettings): Shard {
+/** The probe shard of tasks [from, end) (`samples` tasks per list entry). */
+export function probeShard(proxies: readonly ProxyAddress[], from: number, end: number, settings: ProbeSettings, samples = 1): Shard {
   const tasks: ProbeTask[] = new Array(end - from);
-  for (let i = from, k = 0; i < end; i++, k++) tasks[k] = { index: i, proxy: probeTarget(proxies[i]!) };
+  for (let t = from, k = 0; t < end; t++, k++) tasks[k] = { index: t, proxy: probeTarget(proxies[proxyOfTask(t, samples)]!) };
   return { kind: 'probe', tasks, settings };
 }
 
-/** The probe shard of the list entries at `indexes` (probes tried again: retries.ts). */
-export function probeShardOf(proxies: readonly ProxyAddress[], indexes: readonly number[], settings: ProbeSettings): Shard {
+/** The probe shard of the tasks numbered `indexes` (probes tried again: retries.ts). */
+export function probeShardOf(proxies: readonly ProxyAddress[], indexes: readonly number[], settings: ProbeSettings, samples = 1): Shard {
   const tasks: ProbeTask[] = new Array(indexes.length);
-  for (let k = 0; k < indexes.length; k++) tasks[k] = { index: indexes[k]!, proxy: probeTarget(proxies[indexes[k]!]!) };
+  for (let k = 0; k < indexes.length; k++) tasks[k] = { index: indexes[k]!, proxy: probeTarget(proxies[proxyOfTask(indexes[k]!, samples)]!) };
   return { kind: 'probe', tasks, settings };
 }
 

@@ -18,7 +18,11 @@
  */
 import { ServiceError } from '../errors';
 import type { CustomUrlResult } from '../probe/types';
+import { successRate } from './format';
 import { formatProcessingTime } from './summary';
+
+// the rate's format lives in format.ts, beside the record's other formats (samples.ts uses it too)
+export { successRate };
 
 export interface ProxyRef {
   proxy: { host: string; port: number };
@@ -42,11 +46,6 @@ export interface CustomUrlValidation {
 export type ProxyAt = (index: number) => { host: string; port: number };
 
 
-/** "66.67%": two decimals; "0.00%" when nothing was tried. */
-export function successRate(success: number, failed: number): string {
-  const n = success + failed;
-  return `${(n === 0 ? 0 : (success * 100) / n).toFixed(2)}%`;
-}
 
 const ref = (proxyAt: ProxyAt, i: number): ProxyRef => {
   const p = proxyAt(i);

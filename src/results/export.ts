@@ -20,8 +20,10 @@
  * null/absent values are empty cells; booleans are `true`/`false`.
  * Files of `type: "auto"` checks (metadata.proxy_type "auto") get two more
  * columns at the end, CSV_AUTO_COLUMNS: `type` and `protocols` (the passed
- * protocols joined by a space, e.g. `socks5 socks4`); every other file keeps
- * exactly CSV_COLUMNS.
+ * protocols joined by a space, e.g. `socks5 socks4`). Files of sampled checks
+ * (`samples` > 1: the summary has `rotating`) get CSV_SAMPLE_COLUMNS after
+ * those: the record's `samples` block, `exit_ips` joined by a space. Every
+ * other file keeps exactly CSV_COLUMNS.
  *
  * ## TXT
  *
@@ -37,7 +39,7 @@
 import { formatProxy } from '../proxy/format';
 import type { AddressFormat } from '../proxy/types';
 import type { ProxyRecord } from './record';
-import { DOCUMENT_END, headProxyType, readResultParts, recordPrefix, recordsEnd, type Chunks, type ResultPart } from './result-json';
+import { DOCUMENT_END, headInfo, readResultParts, recordPrefix, recordsEnd, type Chunks, type ResultPart } from './result-json';
 
 // the CLI reads result files too (src/cli/check-command.ts)
 export { readResultParts, type Chunks, type ResultPart };
@@ -72,6 +74,18 @@ export const CSV_COLUMNS = Object.freeze([
 /** The columns after CSV_COLUMNS in the CSV of an auto check. */
 export const CSV_AUTO_COLUMNS = Object.freeze(['type', 'protocols'] as const);
 
+/** The columns at the end of the CSV of a sampled check (samples > 1): the record's `samples` block. */
+export const CSV_SAMPLE_COLUMNS = Object.freeze([
+  'samples',
+  'samples_succeeded',
+  'samples_success_rate',
+  'exit_ips',
+  'unique_exit_ips',
+  'response_time_min_ms',
+  'response_time_p50_ms',
+  'response_time_max_ms',
+] as const);
+
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
@@ -96,6 +110,17 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 export const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
 export const CSV_HEADER_AUTO = `${[...CSV_COLUMNS, ...CSV_AUTO_COLUMNS].join(',')}\r\n`;
 
+/** Which optional column groups a file's CSV has (the head decides: toCsv). */
+export interface CsvShape {
+  auto: boolean;
+  sampled: boolean;
+}
+
+/** The header row of a CSV of that shape: CSV_COLUMNS, then CSV_AUTO_COLUMNS, then CSV_SAMPLE_COLUMNS. */
+export function csvHeader(shape: CsvShape): string {
+  return `${[...CSV_COLUMNS, ...(shape.auto ? CSV_AUTO_COLUMNS : []), ...(shape.sampled ? CSV_SAMPLE_COLUMNS : [])].join(',')}\r\n`;
+}
+
 /** The CSV row of one record, CRLF-terminated, columns as CSV_COLUMNS. */
 export function csvRow(r: ProxyRecord): string {
   return `${rowCells(r).join(',')}\r\n`;
@@ -103,9 +128,34 @@ export function csvRow(r: ProxyRecord): string {
 
 /** The CSV row of one record of an auto check: CSV_COLUMNS, then CSV_AUTO_COLUMNS. */
 export function csvRowAuto(r: ProxyRecord): string {
+  return csvRowOf(r, { auto: true, sampled: false });
+}
+
+/** The CSV row of one record in a file of that shape (csvHeader's columns). */
+export function csvRowOf(r: ProxyRecord, shape: CsvShape): string {
   const cells = rowCells(r);
-  cells.push(csvCell(str(r.type)), csvCell(Array.isArray(r.protocols) ? r.protocols.filter((p) => typeof p === 'string').join(' ') : null));
+  if (shape.auto) cells.push(...autoCells(r));
+  if (shape.sampled) cells.push(...sampleCells(r));
   return `${cells.join(',')}\r\n`;
+}
+
+function autoCells(r: ProxyRecord): string[] {
+  return [csvCell(str(r.type)), csvCell(Array.isArray(r.protocols) ? r.protocols.filter((p) => typeof p === 'string').join(' ') : null)];
+}
+
+function sampleCells(r: ProxyRecord): string[] {
+  const s = r.samples;
+  const t = s?.response_time_ms;
+  return [
+    csvCell(num(s?.count)),
+    csvCell(num(s?.succeeded)),
+    csvCell(str(s?.success_rate)),
+    csvCell(Array.isArray(s?.exit_ips) ? s.exit_ips.filter((ip) => typeof ip === 'string').join(' ') : null),
+    csvCell(num(s?.unique_exit_ips)),
+    csvCell(num(t?.min)),
+    csvCell(num(t?.p50)),
+    csvCell(num(t?.max)),
+  ];
 }
 
 function rowCells(r: ProxyRecord): string[] {
@@ -176,7 +226,7 @@ async function* workingRecords(parts: AsyncIterable<ResultPart>, onlyWorking: bo
   }
 }
 
-/** The CSV text of a result file, in batches (the head decides the columns: auto checks get CSV_AUTO_COLUMNS). */
+/** The CSV text of a result file, in batches (the head decides the columns: auto checks get CSV_AUTO_COLUMNS, sampled ones CSV_SAMPLE_COLUMNS). */
 export function toCsv(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<string> {
   const onlyWorking = opts.onlyWorking ?? false;
   return batched(
@@ -185,10 +235,11 @@ export function toCsv(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<
       let header = false;
       for await (const part of readResultParts(source)) {
         if (part.kind === 'head') {
-          const auto = headProxyType(part.text) === 'auto';
-          row = auto ? csvRowAuto : csvRow;
+          const info = headInfo(part.text);
+          const shape: CsvShape = { auto: info.proxyType === 'auto', sampled: info.sampled };
+          row = shape.auto || shape.sampled ? (r) => csvRowOf(r, shape) : csvRow;
           header = true;
-          yield auto ? CSV_HEADER_AUTO : CSV_HEADER;
+          yield csvHeader(shape);
         } else if (part.kind === 'record') {
           if (onlyWorking && part.record.status !== 'working') break;
           yield row(part.record);

@@ -18,12 +18,19 @@
  * `type` (the first of socks5, socks4, http that passed, null when none did)
  * and `protocols` (every protocol that passed the full judge check, in that
  * order; [] when none did). Records of other jobs have neither key.
+ *
+ * Sampled jobs only (`samples` > 1, src/results/samples.ts), after those:
+ * `samples` {count, succeeded, success_rate, exit_ips, unique_exit_ips,
+ * response_time_ms}; the rest of the record is built from the first passing
+ * sample (foldSamples picks the probe result). Records of other jobs have no
+ * such key.
  */
 import type { GeoInfo } from '../geo/geo';
 import type { Anonymity, ProbeError, ProbeResult } from '../probe/types';
 import type { AddressFormat, ProxyAddress, ProxyType } from '../proxy/types';
 import { autoType } from '../probe/codec/auto-verdict';
 import { formatResponseTime } from './format';
+import type { SamplesBlock } from './samples';
 
 /** What the geo lookup of an origin address yields (null fields = unknown): src/geo's GeoInfo. */
 export type RecordGeo = GeoInfo;
@@ -46,6 +53,8 @@ export interface ProxyRecord {
   type?: ProxyType | null;
   /** auto jobs only */
   protocols?: ProxyType[];
+  /** sampled jobs only (samples > 1) */
+  samples?: SamplesBlock;
   error?: ProbeError;
 }
 
@@ -56,6 +65,7 @@ export function buildProxyRecord(
   probe: ProbeResult,
   geo: RecordGeo | null,
   auto = false,
+  samples: SamplesBlock | null = null,
 ): ProxyRecord {
   const hasAuth = proxy.username !== undefined || proxy.password !== undefined;
   const p: ProxyRecord['proxy'] = { host: proxy.host, port: proxy.port, hasAuth };
@@ -85,6 +95,7 @@ export function buildProxyRecord(
     record.type = autoType(protocols);
     record.protocols = protocols;
   }
+  if (samples !== null) record.samples = samples;
   if (!working) {
     record.error = probe.error
       ? { code: probe.error.code, message: probe.error.message }

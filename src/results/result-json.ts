@@ -60,15 +60,29 @@ export function headText(summary: unknown, metadata: unknown): string {
   return `{"summary":${JSON.stringify(summary ?? null)},"metadata":${JSON.stringify(metadata ?? null)},${HEAD_END}`;
 }
 
-/** `metadata.proxy_type` of a document's head (a `head` part's text), or null when it has none. */
-export function headProxyType(head: string): string | null {
-  if (!head.endsWith(HEAD_END)) return null;
+/**
+ * What a document's head (a `head` part's text) says about its records:
+ * `proxyType`, its `metadata.proxy_type` (null when it has none), and
+ * `sampled`, whether its summary has `rotating` (only a check with
+ * `samples` > 1 has it: src/results/summary.ts).
+ */
+export function headInfo(head: string): { proxyType: string | null; sampled: boolean } {
+  const none = { proxyType: null, sampled: false };
+  if (!head.endsWith(HEAD_END)) return none;
   try {
-    const doc = JSON.parse(`${head}]}`) as { metadata?: { proxy_type?: unknown } | null };
-    return typeof doc.metadata?.proxy_type === 'string' ? doc.metadata.proxy_type : null;
+    const doc = JSON.parse(`${head}]}`) as { summary?: { rotating?: unknown } | null; metadata?: { proxy_type?: unknown } | null };
+    return {
+      proxyType: typeof doc.metadata?.proxy_type === 'string' ? doc.metadata.proxy_type : null,
+      sampled: typeof doc.summary?.rotating === 'number',
+    };
   } catch {
-    return null;
+    return none;
   }
+}
+
+/** `metadata.proxy_type` of a document's head, or null when it has none. */
+export function headProxyType(head: string): string | null {
+  return headInfo(head).proxyType;
 }
 
 export function isChunkSource(v: unknown): v is JsonChunkSource {

@@ -17,6 +17,9 @@
  * - `protocols` (auto jobs only, `new SummaryFold({ protocols: true })`):
  *   `{http, socks4, socks5}`, how many working proxies passed each protocol
  *   (a proxy that passed two counts in both); absent for other jobs.
+ * - `rotating` (sampled jobs only, `new SummaryFold({ rotating: true })`):
+ *   proxies whose samples left through more than one exit address
+ *   (`samples.unique_exit_ips` > 1, src/results/samples.ts); absent otherwise.
  * Only the counters live in memory (one map entry per distinct country/ISP).
  */
 import type { ProxyRecord } from './record';
@@ -31,6 +34,8 @@ export interface CheckSummary {
   top_isps: Record<string, number>;
   /** auto jobs only */
   protocols?: ProtocolCounts;
+  /** sampled jobs only */
+  rotating?: number;
 }
 
 export interface ProtocolCounts {
@@ -39,7 +44,7 @@ export interface ProtocolCounts {
   socks5: number;
 }
 
-type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols'>;
+type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols' | 'samples'>;
 
 export class SummaryFold {
   private working = 0;
@@ -49,12 +54,16 @@ export class SummaryFold {
   private readonly anonymity = { elite: 0, anonymous: 0, transparent: 0 };
   /** null unless the job is auto */
   private readonly protocols: ProtocolCounts | null;
+  /** null unless the job is sampled */
+  private rotating: number | null;
 
-  constructor(opts: { protocols?: boolean } = {}) {
+  constructor(opts: { protocols?: boolean; rotating?: boolean } = {}) {
     this.protocols = opts.protocols === true ? { http: 0, socks4: 0, socks5: 0 } : null;
+    this.rotating = opts.rotating === true ? 0 : null;
   }
 
   add(record: SummaryInput): void {
+    if (this.rotating !== null && (record.samples?.unique_exit_ips ?? 0) > 1) this.rotating++;
     if (record.status !== 'working') {
       this.failed++;
       return;
@@ -90,6 +99,7 @@ export class SummaryFold {
       top_isps,
     };
     if (this.protocols !== null) summary.protocols = { ...this.protocols };
+    if (this.rotating !== null) summary.rotating = this.rotating;
     return summary;
   }
 }

@@ -27,7 +27,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function request(n: number, extra: Partial<CheckRequest> = {}): CheckRequest {
   const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.1.${i >> 8}.${i & 255}:8080`));
-  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, jobId: null, customUrls: [], ...extra };
+  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId: null, customUrls: [], ...extra };
 }
 
 function ledger(opts: { available?: number; unlimited?: boolean } = {}) {
@@ -302,6 +302,87 @@ describe('JobActor', () => {
     ]);
     await Bun.sleep(5);
     expect(d.scheduler.inFlight('us1')).toBe(0);
+  });
+
+  test('samples: one record per proxy from its samples, reserved and settled per sample, demand of proxies x samples', async () => {
+    const l = ledger();
+    // proxy 0 (tasks 0-2) rotates its exit; proxy 9 (tasks 27-29) never answers; the rest keep one exit
+    const answer = (t: number): ProbeResult => {
+      const p = Math.floor(t / 3);
+      if (p === 9) return bad(t);
+      return { ...ok(t), origin: p === 0 ? `198.51.100.${t + 1}` : '203.0.113.9' };
+    };
+    const tasks: number[] = [];
+    const p = pool(undefined, answer);
+    const seeing: PoolPort = { runShard: (shard, onResults, signal) => (tasks.push(...shard.tasks.map((t) => t.index)), p.runShard(shard, onResults, signal)) };
+    const d = deps(l.port, seeing, 8);
+    const actor = new JobActor('job-s', 'acc', request(10, { samples: 3 }), d);
+    const res = await actor.run();
+    expect([...tasks].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i)); // every sample once
+    expect(l.calls).toEqual([
+      { op: 'reserve', units: 30 },
+      { op: 'complete', checked: 10, working: 9, refund: 0 },
+    ]);
+    expect(res.metadata.total_checked).toBe(10);
+    expect(res.summary.total_working).toBe(9);
+    expect(res.summary.rotating).toBe(1);
+    expect(d.states.every((st) => st.total === 10 && st.checked <= 10)).toBe(true);
+    const file = (await Bun.file(join(dir, 'results', res.result_url!.split('/').pop()!)).json()) as any;
+    expect(file.summary.rotating).toBe(1);
+    const byPort = (port: number) => file.proxies.find((r: any) => r.proxy.host === `10.1.0.${port}`);
+    expect(byPort(0)).toMatchObject({ status: 'working', origin: '198.51.100.1', responseTime: '10.00 ms' });
+    expect(byPort(0).samples).toEqual({
+      count: 3,
+      succeeded: 3,
+      success_rate: '100.00%',
+      exit_ips: ['198.51.100.1', '198.51.100.2', '198.51.100.3'],
+      unique_exit_ips: 3,
+      response_time_ms: { min: 10, p50: 11, max: 12 },
+    });
+    expect(byPort(4).samples).toMatchObject({ exit_ips: ['203.0.113.9'], unique_exit_ips: 1 });
+    expect(byPort(9)).toMatchObject({ status: 'failed', error: { code: 'connect_refused' } });
+    expect(byPort(9).samples).toEqual({ count: 3, succeeded: 0, success_rate: '0.00%', exit_ips: [], unique_exit_ips: 0, response_time_ms: null });
+    await Bun.sleep(5);
+    expect(d.scheduler.inFlight('us1')).toBe(0);
+  });
+
+  test('samples: the 402 requires proxies x samples', async () => {
+    const l = ledger({ available: 20 });
+    const err = await new JobActor('job-t', 'acc', request(10, { samples: 3 }), deps(l.port, pool())).run().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InsufficientQuotaError);
+    expect(err).toMatchObject({ required: 30, available: 20 });
+    expect(l.calls).toEqual([{ op: 'reserve', units: 30 }]);
+  });
+
+  test('samples: a client that goes away pays for every sample performed, a proxy cut short included; checked counts whole proxies', async () => {
+    const l = ledger();
+    const d = deps(l.port, pool((_, n) => (n <= 2 ? 'answer' : 'hang')), 16);
+    const actor = new JobActor('job-u', 'acc', request(100, { samples: 3 }), d);
+    const run = actor.run().catch((e: unknown) => e);
+    for (let i = 0; i < 500 && actor.checked < 10; i++) await Bun.sleep(2); // 32 samples: 10 proxies and 2 samples of the 11th
+    await Bun.sleep(5);
+    actor.cancel(new ServiceError('client_disconnected', 'gone'));
+    await run;
+    expect(l.calls[0]).toEqual({ op: 'reserve', units: 300 });
+    expect(l.calls.find((c) => c.op === 'fail')).toMatchObject({ checked: 10, refund: 300 - 32, cancelled: true });
+  });
+
+  test('samples: a sample the checker never ran is not charged; its proxy still gets its record', async () => {
+    const l = ledger();
+    const overloaded = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error: { code: 'checker_overloaded', message: 'EMFILE' } });
+    const tries = new Map<number, number>();
+    const d = deps(l.port, pool(undefined, (t) => {
+      tries.set(t, (tries.get(t) ?? 0) + 1);
+      return t === 3 ? overloaded(t) : ok(t); // task 3 = sample 1 of proxy 1
+    }), 16);
+    const res = await new JobActor('job-v', 'acc', request(4, { samples: 2 }), d).run();
+    expect(tries.get(3)).toBe(4);
+    expect(l.calls).toEqual([
+      { op: 'reserve', units: 8 },
+      { op: 'complete', checked: 4, working: 4, refund: 1 },
+    ]);
+    const file = (await Bun.file(join(dir, 'results', res.result_url!.split('/').pop()!)).json()) as any;
+    expect(file.proxies.find((r: any) => r.proxy.host === '10.1.0.1').samples).toMatchObject({ count: 2, succeeded: 1, success_rate: '50.00%' });
   });
 
   test('a settlement that fails is handed on to be tried again (never dropped)', async () => {

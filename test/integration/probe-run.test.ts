@@ -52,7 +52,7 @@ beforeAll(async () => {
     ['connectOnly', startHttpProxy({ allowGet: false })],
     ['getOnly', startHttpProxy({ allowConnect: false })],
     ['absolute', startHttpProxy({ keepAbsoluteForm: true })],
-    ['absoluteOtherExit', startHttpProxy({ keepAbsoluteForm: true, upstreamLocalAddress: '127.0.0.2' })],
+    ['absoluteOtherExit', startHttpProxy({ keepAbsoluteForm: true, upstreamFrom: () => '127.0.0.2' })],
     ['v6', startHttpProxy({ listenHost: '::1' })],
     ['socks', startSocksProxy()],
     ['socksAuth', startSocksProxy({ auth: USER })],

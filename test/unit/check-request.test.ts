@@ -55,6 +55,7 @@ const NO_VALID = {
 };
 const TOO_MANY_PROXIES = { status: 413, body: { error: 'Too many proxies', message: 'At most 3 unique proxies per request', max: 3 } };
 const TOO_MANY_URLS = { status: 413, body: { error: 'Too many custom URLs', message: 'At most 2 custom URLs per request', max: 2 } };
+const INVALID_SAMPLES = bad('samples: expected an integer from 1 to 10');
 
 const P = ['1.2.3.4:80'];
 
@@ -79,6 +80,7 @@ describe('validateCheckJson: defaults and values', () => {
       region: 'us1',
       type: 'http',
       timeoutMs: 2000,
+      samples: 1,
       jobId: null,
       customUrls: [],
     });
@@ -230,6 +232,55 @@ describe('validateCheckJson: errors', () => {
   });
 });
 
+describe('samples (an extension)', () => {
+  test('/check: absent or null is 1; integers 1..10 are taken; type auto too', () => {
+    expect(validateCheckJson({ proxies: P }, OPTS).samples).toBe(1);
+    expect(validateCheckJson({ proxies: P, samples: null }, OPTS).samples).toBe(1);
+    for (const n of [1, 2, 5, 10]) expect(validateCheckJson({ proxies: P, samples: n }, OPTS).samples).toBe(n);
+    expect(validateCheckJson({ proxies: P, samples: 3, type: 'auto' }, OPTS)).toMatchObject({ type: 'auto', samples: 3 });
+  });
+
+  test.each<[string, unknown]>([
+    ['zero', 0],
+    ['eleven', 11],
+    ['negative', -1],
+    ['a fraction', 2.5],
+    ['a numeric string', '3'],
+    ['a boolean', true],
+    ['an array', [3]],
+    ['NaN-ish object', {}],
+  ])('/check: %s is 400 Invalid request naming samples', (_name, samples) => {
+    expect(fail(() => validateCheckJson({ proxies: P, samples }, OPTS))).toEqual(INVALID_SAMPLES);
+  });
+
+  test('/check-raw: ASCII digits 1..10; absent is 1', () => {
+    expect(validateCheckRaw('a.io:1', q({}), OPTS).samples).toBe(1);
+    expect(validateCheckRaw('a.io:1', q({ samples: '4' }), OPTS).samples).toBe(4);
+    expect(validateCheckRaw('a.io:1', q({ samples: '010' }), OPTS).samples).toBe(10);
+  });
+
+  test.each<[string, Record<string, string | string[]>, { status: number; body: unknown }]>([
+    ['zero', { samples: '0' }, INVALID_SAMPLES],
+    ['eleven', { samples: '11' }, INVALID_SAMPLES],
+    ['empty', { samples: '' }, INVALID_SAMPLES],
+    ['signed', { samples: '+2' }, INVALID_SAMPLES],
+    ['a fraction', { samples: '2.0' }, INVALID_SAMPLES],
+    ['huge', { samples: '99999999999999999999' }, INVALID_SAMPLES],
+    ['repeated', { samples: ['2', '2'] }, bad('samples: expected a single value, given 2 times')],
+    ['repeated before region', { region: 'xx9', samples: ['2', '3'] }, bad('samples: expected a single value, given 2 times')],
+    ['after timeout', { timeout: 'x', samples: '0' }, INVALID_TIMEOUT],
+    ['before jobId', { samples: '0', jobId: '!' }, INVALID_SAMPLES],
+  ])('/check-raw: %s', (_name, query, expected) => {
+    expect(fail(() => validateCheckRaw('a.io:1', q(query), OPTS))).toEqual(expected);
+  });
+
+  test('/check order: after timeout, before jobId', () => {
+    expect(fail(() => validateCheckJson({ proxies: P, timeout: 5, samples: 0 }, OPTS))).toEqual(INVALID_TIMEOUT);
+    expect(fail(() => validateCheckJson({ proxies: P, samples: 0, jobId: '!' }, OPTS))).toEqual(INVALID_SAMPLES);
+    expect(fail(() => validateCheckJson({ proxies: ['x'], samples: 11 }, OPTS))).toEqual(INVALID_SAMPLES);
+  });
+});
+
 describe('validateCheckJson: order of checks', () => {
   const everythingWrong = {
     proxies: ['x', 'a.io:1', 'b.io:1', 'c.io:1', 'd.io:1'],
@@ -268,6 +319,7 @@ describe('validateCheckRaw', () => {
       region: 'us1',
       type: 'http',
       timeoutMs: 5000,
+      samples: 1,
       jobId: null,
       customUrls: [],
     });
@@ -322,7 +374,7 @@ describe('fuzz', () => {
     fc.assert(
       fc.property(
         fc.record(
-          { proxies: fc.oneof(fc.anything(), fc.array(fc.oneof(fc.string(), fc.constant('1.2.3.4:80')))), region: field, type: field, timeout: field, jobId: field, customUrls: fc.anything() },
+          { proxies: fc.oneof(fc.anything(), fc.array(fc.oneof(fc.string(), fc.constant('1.2.3.4:80')))), region: field, type: field, timeout: field, samples: fc.oneof(field, fc.integer({ min: -2, max: 12 })), jobId: field, customUrls: fc.anything() },
           { requiredKeys: [] },
         ),
         (body) => {

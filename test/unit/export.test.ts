@@ -12,7 +12,9 @@ import {
   CSV_COLUMNS,
   CSV_HEADER,
   CSV_HEADER_AUTO,
+  CSV_SAMPLE_COLUMNS,
   csvCell,
+  csvHeader,
   csvRow,
   csvRowAuto,
   readResultParts,
@@ -252,6 +254,25 @@ describe('converters', () => {
     expect(await join(toCsv([plain]))).toBe(CSV_HEADER + auto.map((r) => csvRow(r)).join(''));
     // onlyWorking still stops at the first failed record
     expect((await join(toCsv([autoText], { onlyWorking: true }))).split('\r\n').filter(Boolean)).toHaveLength(3);
+  });
+
+  test('toCsv of a sampled check (the summary has rotating): the samples columns at the end, after those of auto', async () => {
+    const block = { count: 3, succeeded: 2, success_rate: '66.67%', exit_ips: ['127.0.0.2', '127.0.0.3'], unique_exit_ips: 2, response_time_ms: { min: 1.5, p50: 1.5, max: 9.25 } };
+    const sampled = [working({ samples: block }), { ...failed(9), samples: { ...block, succeeded: 0, success_rate: '0.00%', exit_ips: [], unique_exit_ips: 0, response_time_ms: null } }];
+    const sampledText = fileText(sampled).replace('"summary":{', '"summary":{"rotating":1,');
+    const rows = (await join(toCsv([sampledText]))).split('\r\n');
+    expect(rows[0]).toBe([...CSV_COLUMNS, ...CSV_SAMPLE_COLUMNS].join(','));
+    expect(rows[1]!.endsWith(',3,2,66.67%,127.0.0.2 127.0.0.3,2,1.5,1.5,9.25')).toBe(true);
+    expect(rows[1]!.startsWith(csvRow(sampled[0]!).slice(0, -2))).toBe(true);
+    expect(rows[2]!.endsWith(',3,0,0.00%,,0,,,')).toBe(true);
+    // auto and sampled: the auto columns, then the samples columns
+    const both = sampledText.replace('"metadata":{"job_id":"j"}', '"metadata":{"job_id":"j","proxy_type":"auto"}');
+    const head = (await join(toCsv([both]))).split('\r\n')[0];
+    expect(head).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS].join(','));
+    // the same records in a file without rotating in its summary: the stable columns only
+    expect(await join(toCsv([fileText(sampled)]))).toBe(CSV_HEADER + sampled.map((r) => csvRow(r)).join(''));
+    expect(csvHeader({ auto: false, sampled: false })).toBe(CSV_HEADER);
+    expect(csvHeader({ auto: true, sampled: false })).toBe(CSV_HEADER_AUTO);
   });
 
   test('toTxt: working proxies in their submitted form, stops at the first failed', async () => {

@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import type { CustomUrlRule, ProbeSettings } from '../../src/probe/types';
-import { probeShard, probeTarget, urlShards } from '../../src/jobs/shards';
+import { probeShard, probeShardOf, probeTarget, urlShards } from '../../src/jobs/shards';
 
 const settings = { type: 'http' } as ProbeSettings;
 const proxies = Array.from({ length: 20 }, (_, i) => ({ host: `10.0.0.${i}`, port: 8000 + i, ...(i % 5 === 0 ? { username: 'u', password: 'p' } : {}) }));
@@ -20,6 +20,14 @@ describe('shards', () => {
     expect(s.settings).toBe(settings);
     expect(s.tasks.map((t) => t.index)).toEqual([3, 4, 5, 6]);
     expect(s.tasks[2]!.proxy).toEqual({ host: '10.0.0.5', port: 8005, username: 'u', password: 'p' });
+  });
+
+  test('sampled: task t probes proxy floor(t / samples); retried tasks keep their numbers', () => {
+    const s = probeShard(proxies, 4, 10, settings, 3);
+    expect(s.tasks.map((t) => [t.index, t.proxy.port])).toEqual([[4, 8001], [5, 8001], [6, 8002], [7, 8002], [8, 8002], [9, 8003]]);
+    const again = probeShardOf(proxies, [59, 0, 13], settings, 3);
+    expect(again.tasks.map((t) => [t.index, t.proxy.port])).toEqual([[59, 8019], [0, 8000], [13, 8004]]);
+    expect(again.tasks[1]!.proxy).toEqual({ host: '10.0.0.0', port: 8000, username: 'u', password: 'p' });
   });
 
   test('urlShards: every pair exactly once across any split of the grants, one rule per shard', () => {

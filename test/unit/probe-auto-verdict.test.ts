@@ -128,6 +128,15 @@ describe('autoResult', () => {
     expect(r.error?.code).toBe('checker_overloaded');
   });
 
+  test('a proxy caught tampering under one protocol fails, even when another protocol passed (a lying proxy is never working)', () => {
+    const r = autoResult(0, { http: bad('tampered'), socks5: ok(20), socks4: bad('timeout') });
+    expect(r.status).toBe('failed');
+    expect(r.error?.code).toBe('tampered');
+    expect(r.error?.message.startsWith('http: ')).toBe(true);
+    // ...and over our own overload too: the lie is what the record says
+    expect(autoResult(0, { http: bad('tampered'), socks5: bad('checker_overloaded') }).error?.code).toBe('tampered');
+  });
+
   test('...but one that passed still makes it working', () => {
     const r = autoResult(0, { http: ok(5), socks5: bad('checker_overloaded'), socks4: bad('timeout') });
     expect(r.status).toBe('working');

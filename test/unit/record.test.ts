@@ -2,6 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import type { ProbeResult } from '../../src/probe/types';
 import { buildProxyRecord, type RecordGeo } from '../../src/results/record';
+import type { SamplesBlock } from '../../src/results/samples';
 
 const geo: RecordGeo = {
   country: 'DE',
@@ -138,5 +139,22 @@ describe('buildProxyRecord, auto jobs (type and protocols)', () => {
     const r = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, { ...working, protocols }, geo, true);
     expect(r.protocols).toEqual(['socks4']);
     expect(r.protocols).not.toBe(protocols);
+  });
+});
+
+describe('buildProxyRecord, sampled jobs (samples > 1)', () => {
+  const block: SamplesBlock = { count: 3, succeeded: 1, success_rate: '33.33%', exit_ips: ['203.0.113.7'], unique_exit_ips: 1, response_time_ms: { min: 5, p50: 5, max: 5 } };
+
+  test('samples after coordinates (and after type/protocols of an auto job), before error; the block as given', () => {
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, working, geo, false, block);
+    expect(r.samples).toEqual(block);
+    expect(Object.keys(r).slice(-2)).toEqual(['coordinates', 'samples']);
+    const auto = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, { ...failed, protocols: [] }, geo, true, { ...block, succeeded: 0, response_time_ms: null });
+    expect(Object.keys(auto).slice(-4)).toEqual(['type', 'protocols', 'samples', 'error']);
+  });
+
+  test('without a block (samples = 1): no samples key', () => {
+    expect('samples' in buildProxyRecord({ host: '198.51.100.1', port: 1080 }, working, geo)).toBe(false);
+    expect('samples' in buildProxyRecord({ host: '198.51.100.1', port: 1080 }, working, geo, true, null)).toBe(false);
   });
 });

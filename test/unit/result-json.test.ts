@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'bun:test';
 import type { ProxyRecord } from '../../src/results/record';
 import {
+  headInfo,
   headProxyType,
   headText,
   isChunkSource,
@@ -70,6 +71,17 @@ describe('encoding', () => {
       expect(parts[0]).toEqual({ kind: 'head', text: headText({ total: rs.length }, { job: 'j' }) });
       expect(parts.at(-1)!.kind).toBe('tail');
     }
+  });
+});
+
+describe('headInfo', () => {
+  test('sampled when the summary has a numeric rotating (only checks with samples > 1 have it)', () => {
+    expect(headInfo(headText({ total_working: 0, rotating: 0 }, { proxy_type: 'http' }))).toEqual({ proxyType: 'http', sampled: true });
+    expect(headInfo(headText({ total_working: 0, protocols: {}, rotating: 3 }, { proxy_type: 'auto' }))).toEqual({ proxyType: 'auto', sampled: true });
+    expect(headInfo(headText({ total_working: 0 }, { proxy_type: 'http' }))).toEqual({ proxyType: 'http', sampled: false });
+    expect(headInfo(headText({ rotating: '1' }, null))).toEqual({ proxyType: null, sampled: false });
+    expect(headInfo(headText(null, null))).toEqual({ proxyType: null, sampled: false });
+    expect(headInfo('{"summary":{,"proxies":[')).toEqual({ proxyType: null, sampled: false });
   });
 });
 

@@ -127,6 +127,28 @@ describe('SummaryFold, auto jobs: summary.protocols', () => {
   });
 });
 
+describe('SummaryFold, sampled jobs: summary.rotating', () => {
+  const sampled = (unique: number) => ({ ...w('Germany', 'A'), samples: { count: 3, succeeded: 3, success_rate: '100.00%', exit_ips: [], unique_exit_ips: unique, response_time_ms: null } });
+
+  test('counts proxies with more than one exit address; the key comes last (after protocols)', () => {
+    const fold = new SummaryFold({ protocols: true, rotating: true });
+    fold.add(sampled(3));
+    fold.add(sampled(1));
+    fold.add(sampled(2));
+    fold.add({ ...f, samples: { count: 3, succeeded: 0, success_rate: '0.00%', exit_ips: [], unique_exit_ips: 0, response_time_ms: null } });
+    const out = fold.result();
+    expect(out.rotating).toBe(2);
+    expect(Object.keys(out)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'protocols', 'rotating']);
+    expect(new SummaryFold({ rotating: true }).result().rotating).toBe(0);
+  });
+
+  test('not sampled: no rotating key, whatever the records carry', () => {
+    const fold = new SummaryFold();
+    fold.add(sampled(3));
+    expect('rotating' in fold.result()).toBe(false);
+  });
+});
+
 describe('formats', () => {
   test('processing time', () => {
     expect(formatProcessingTime(12_321)).toBe('12.32s');

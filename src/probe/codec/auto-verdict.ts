@@ -17,8 +17,15 @@
  * same for the SOCKS probes (same host and port), so they are not tried and
  * the lead's error is the record's.
  *
+ * ## A proxy that lies under one protocol lies
+ *
+ * An attempt that caught the proxy changing what it relays (LYING_CODES:
+ * `tampered`) fails the whole auto probe, even when another protocol
+ * passed: a lying proxy is never `working`.
+ *
  * ## The most telling error (ERROR_PREFERENCE, first wins)
  *
+ *   tampered           the proxy changed the judge's answer: it lies
  *   auth_required      the proxy wants (other) credentials: actionable
  *   socks_rejected     a SOCKS server that understood us and refused the judge
  *   judge_mismatch     a 200 that is not the judge (captive portal, web server)
@@ -56,8 +63,12 @@ export const LEAD_FINAL_CODES: ReadonlySet<ProbeErrorCode> = new Set<ProbeErrorC
   'checker_overloaded',
 ]);
 
+/** Failures that make the whole proxy fail whatever else passed (the header says why). */
+export const LYING_CODES: ReadonlySet<ProbeErrorCode> = new Set<ProbeErrorCode>(['tampered']);
+
 /** Failure codes, most telling first (the header says why). */
 export const ERROR_PREFERENCE: readonly ProbeErrorCode[] = Object.freeze([
+  'tampered',
   'auth_required',
   'socks_rejected',
   'judge_mismatch',
@@ -116,11 +127,12 @@ export function mostTellingFailure(tried: AutoAttempts): ProxyType | null {
 export function autoResult(index: number, tried: AutoAttempts): ProbeResult {
   const protocols = AUTO_PREFERENCE.filter((p) => tried[p]?.status === 'working');
   const first = protocols[0];
-  if (first !== undefined) {
+  const lies = AUTO_PREFERENCE.some((p) => { const c = tried[p]?.error?.code; return c !== undefined && LYING_CODES.has(c); });
+  if (first !== undefined && !lies) {
     const r = tried[first]!;
     return { index, status: 'working', statusCode: r.statusCode, responseTimeMs: r.responseTimeMs, anonymity: r.anonymity, origin: r.origin, error: null, protocols };
   }
-  const overloaded = AUTO_PREFERENCE.find((p) => tried[p]?.error?.code === 'checker_overloaded');
+  const overloaded = lies ? undefined : AUTO_PREFERENCE.find((p) => tried[p]?.error?.code === 'checker_overloaded');
   const p = overloaded ?? mostTellingFailure(tried);
   const r = p === null ? undefined : tried[p];
   if (p === null || r === undefined) {
