@@ -149,7 +149,7 @@ describe('autoResult', () => {
     expect(r.protocols).toEqual([]);
   });
 
-  test('property: working iff some attempt passed; protocols = exactly the passed ones; a failure carries an error of one of the attempts', () => {
+  test('property: working iff some attempt passed and none lied; protocols = exactly the passed ones; a failure carries an error of one of the attempts', () => {
     const attempt = fc.oneof(
       fc.constant(ok(1)),
       fc.constantFrom(...PROBE_ERROR_CODES).map((c) => bad(c)),
@@ -163,12 +163,14 @@ describe('autoResult', () => {
         const r = autoResult(1, tried);
         const passed = AUTO_PREFERENCE.filter((p) => tried[p]?.status === 'working');
         expect(r.protocols).toEqual(passed);
-        expect(r.status).toBe(passed.length > 0 ? 'working' : 'failed');
+        const lied = Object.values(tried).some((t) => t.error?.code === 'tampered');
+        expect(r.status).toBe(passed.length > 0 && !lied ? 'working' : 'failed');
         if (r.status === 'failed' && Object.keys(tried).length > 0) {
           const codes = Object.values(tried).map((t) => t.error?.code);
           expect(codes).toContain(r.error!.code);
           const best = mostTellingFailure(tried)!;
-          if (!codes.includes('checker_overloaded')) expect(r.error!.code).toBe(tried[best]!.error!.code);
+          if (lied) expect(r.error!.code).toBe('tampered');
+          else if (!codes.includes('checker_overloaded')) expect(r.error!.code).toBe(tried[best]!.error!.code);
         }
       }),
     );
