@@ -15,6 +15,10 @@ export interface CheckSummaryBody {
   countries: Record<string, number>;
   anonymity_levels: { elite: number; anonymous: number; transparent: number };
   top_isps: Record<string, number>;
+  /** type auto only: working proxies that passed each protocol */
+  protocols?: { http?: number; socks4?: number; socks5?: number };
+  /** samples > 1 only: proxies whose samples left through more than one exit address */
+  rotating?: number;
 }
 
 export interface CheckResponseBody {

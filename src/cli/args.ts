@@ -3,9 +3,10 @@
  * invocation, or a usage CliError (exit 2). Pure (node:util parseArgs only).
  *
  * Options may come before or after the command. Global options: --key,
- * --url, --json, --no-color, --help, --version. `check` options: --type,
- * --region, --timeout, --custom-url (repeatable), --case-sensitive, --out,
- * --format, --only-working, --job-id. `me`: --links.
+ * --url, --json, --no-color, --help, --version. `check` options: --type
+ * (http, socks4, socks5 or auto), --region, --timeout, --samples (1..10),
+ * --custom-url (repeatable), --case-sensitive, --out, --format,
+ * --only-working, --job-id. `me`: --links.
  *
  * `--custom-url URL[,codes][,text]`: codes are HTTP statuses joined by `|`
  * or `+` (e.g. `200|204`); everything after the codes' comma is the required
@@ -21,7 +22,8 @@ import { errorText } from '../errors';
 import { isJobId, JOB_ID_RULE } from '../job-id';
 import { usageError } from './exit-codes';
 
-export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5'] as const);
+/** What --type accepts: the three protocols, or `auto` (each tried; docs/API.md "type auto"). */
+export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5', 'auto'] as const);
 export type CliProxyType = (typeof PROXY_TYPES)[number];
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -30,6 +32,9 @@ export type CommandName = (typeof COMMANDS)[number];
 
 export const TIMEOUT_MIN = 1000;
 export const TIMEOUT_MAX = 20000;
+/** --samples: probes per proxy, each on a fresh connection (docs/API.md "samples"). */
+export const SAMPLES_MIN = 1;
+export const SAMPLES_MAX = 10;
 
 /** One rule of the /check body's `customUrls`. */
 export interface CustomUrlSpec {
@@ -55,6 +60,8 @@ export interface CheckCommand {
   type?: CliProxyType;
   region?: string;
   timeout?: number;
+  /** Probes per proxy (1..10); absent = the server's default (1). */
+  samples?: number;
   customUrls: CustomUrlSpec[];
   /** A file path, or "-" for standard output. */
   out?: string;
@@ -94,9 +101,12 @@ exit codes: 0 ok, 2 usage, 3 auth (401), 4 not enough checks (402), 5 other 4xx,
 export const COMMAND_USAGE: Record<CommandName, string> = {
   check: `usage: proxycheck check <file|-> [options]
 
-  --type http|socks4|socks5        proxy protocol (server default: http)
+  --type http|socks4|socks5|auto   proxy protocol (server default: http); auto tries all three
+                                   (one check per proxy) and shows the protocols that passed
   --region CODE                    region to check from (server default: us1; see \`proxycheck regions\`)
   --timeout MS                     per-proxy budget, ${TIMEOUT_MIN}..${TIMEOUT_MAX} (server default: 2000)
+  --samples N                      probe each proxy N times on fresh connections, ${SAMPLES_MIN}..${SAMPLES_MAX}
+                                   (one check per sample); shows exits and rotating proxies
   --custom-url URL[,codes][,text]  also try working proxies against URL (repeatable);
                                    codes like 200|204 (default 200), text must appear in the body
   --case-sensitive                 match custom-URL text case-sensitively
@@ -118,8 +128,8 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   help: 'usage: proxycheck help [command]',
 };
 
-function intIn(name: string, raw: string, min: number, max: number): number {
-  if (!/^[0-9]+$/.test(raw)) throw usageError(`--${name} must be a whole number of milliseconds, ${min}..${max}; got "${raw}"`);
+function intIn(name: string, raw: string, min: number, max: number, unit = ' of milliseconds'): number {
+  if (!/^[0-9]+$/.test(raw)) throw usageError(`--${name} must be a whole number${unit}, ${min}..${max}; got "${raw}"`);
   const n = Number(raw);
   if (n < min || n > max) throw usageError(`--${name} must be ${min}..${max}; got ${n}`);
   return n;
@@ -184,6 +194,7 @@ const OPTIONS = {
   type: { type: 'string' },
   region: { type: 'string' },
   timeout: { type: 'string' },
+  samples: { type: 'string' },
   'custom-url': { type: 'string', multiple: true },
   'case-sensitive': { type: 'boolean' },
   out: { type: 'string', short: 'o' },
@@ -193,7 +204,7 @@ const OPTIONS = {
   links: { type: 'boolean' },
 } as const;
 
-const CHECK_ONLY = ['type', 'region', 'timeout', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'job-id'] as const;
+const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'job-id'] as const;
 
 export function parseCommandLine(argv: readonly string[]): Invocation {
   let parsed;
@@ -255,6 +266,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     command.region = v.region.trim();
   }
   if (v.timeout !== undefined) command.timeout = intIn('timeout', v.timeout, TIMEOUT_MIN, TIMEOUT_MAX);
+  if (v.samples !== undefined) command.samples = intIn('samples', v.samples, SAMPLES_MIN, SAMPLES_MAX, '');
   if (v.out !== undefined) {
     if (v.out === '') throw usageError('--out is empty');
     command.out = v.out;

@@ -10,6 +10,14 @@
  * forms are read by the server's parser. Without --timeout the server's
  * /check default applies (2000 ms).
  *
+ * After the summary the .json result is read once as a stream (one record
+ * at a time, whatever its size): per-URL results when custom URLs were
+ * given, and the per-proxy details of proxy-table.ts: a table of the first
+ * proxies with their protocols / https / samples and exits when the records
+ * carry them (--type auto, --samples N), and the lying proxies (tampered,
+ * tls_intercepted) when any. A plain check prints nothing more than before.
+ * A result file that cannot be read there is a note on stderr, not a failure.
+ *
  * --out: json/csv/txt are the result link of that extension, streamed to the
  * file (or to stdout for `--out -`; the summary then goes to stderr). With
  * --only-working the .json link is read and filtered/converted here
@@ -29,6 +37,7 @@ import type { CliSettings } from './config-file';
 import { CliError, EXIT, usageError } from './exit-codes';
 import { listLines, readInput, terminalTraits, type CliIo, type OutStream } from './io';
 import { PlainThrottle, ProgressTracker, fmtInt, renderBar, renderPlain } from './progress-bar';
+import { ProxyDigest, renderProxyDetails, type RecordView } from './proxy-table';
 import { renderCustomUrls, renderSummary, type CustomUrlRow } from './tables';
 
 const HIDE_CURSOR = '\x1b[?25l';
@@ -67,6 +76,7 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   if (cmd.type !== undefined) body.type = cmd.type;
   if (cmd.region !== undefined) body.region = cmd.region;
   if (cmd.timeout !== undefined) body.timeout = cmd.timeout;
+  if (cmd.samples !== undefined) body.samples = cmd.samples;
   if (cmd.customUrls.length > 0) body.customUrls = cmd.customUrls;
 
   if (!g.json) io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${cmd.source === '-' ? 'standard input' : cmd.source} on ${settings.url} (job ${jobId})\n`);
@@ -121,10 +131,16 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   if (g.json) {
     io.stdout.write(`${JSON.stringify(response, null, 2)}\n`);
   } else {
-    human.write(`\n${renderSummary(response, { color: terminalTraits(human, io.env, g.color === false).color })}\n`);
-    if (cmd.customUrls.length > 0 && response.result_url) {
-      const rows = await customUrlRows(client, response.result_url, io);
-      if (rows.length > 0) human.write(`\n${renderCustomUrls(rows)}\n`);
+    const color = terminalTraits(human, io.env, g.color === false).color;
+    human.write(`\n${renderSummary(response, { color })}\n`);
+    const jsonUrl = response.result_urls?.json ?? response.result_url;
+    if (jsonUrl) {
+      const scan = await scanResult(client, jsonUrl, io);
+      if (scan !== null) {
+        if (scan.customRows.length > 0) human.write(`\n${renderCustomUrls(scan.customRows)}\n`);
+        const details = renderProxyDetails(scan.digest, { color });
+        if (details !== '') human.write(`\n${details}\n`);
+      }
     }
     const urls = response.result_urls ?? (response.result_url ? { json: response.result_url, csv: null, txt: null } : null);
     if (urls !== null) {
@@ -141,15 +157,30 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   return EXIT.OK;
 }
 
-/** `custom_url_validation.per_url_summary` from the result file's tail (read as a stream). */
-async function customUrlRows(client: ApiClient, jsonUrl: string, io: CliIo): Promise<CustomUrlRow[]> {
-  const res = await client.download(jsonUrl, io.signal);
-  for await (const part of readResultParts(chunksOf(res))) {
-    if (part.kind !== 'tail') continue;
-    const rest = JSON.parse(`{"proxies":[${part.text}`) as { custom_url_validation?: { per_url_summary?: CustomUrlRow[] } };
-    return rest.custom_url_validation?.per_url_summary ?? [];
+/**
+ * One streamed read of the result file: its records folded into a
+ * ProxyDigest, and `custom_url_validation.per_url_summary` from its tail.
+ * Null (with a note on stderr) when the file cannot be read; Ctrl-C still
+ * interrupts.
+ */
+async function scanResult(client: ApiClient, jsonUrl: string, io: CliIo): Promise<{ customRows: CustomUrlRow[]; digest: ProxyDigest } | null> {
+  const digest = new ProxyDigest();
+  let customRows: CustomUrlRow[] = [];
+  try {
+    const res = await client.download(jsonUrl, io.signal);
+    for await (const part of readResultParts(chunksOf(res))) {
+      if (part.kind === 'record') digest.add(part.record as RecordView);
+      else if (part.kind === 'tail') {
+        const rest = JSON.parse(`{"proxies":[${part.text}`) as { custom_url_validation?: { per_url_summary?: CustomUrlRow[] } };
+        customRows = rest.custom_url_validation?.per_url_summary ?? [];
+      }
+    }
+  } catch (err) {
+    if (io.signal.aborted) throw err;
+    io.stderr.write(`(the result file could not be read for the per-proxy details: ${errorText(err)})\n`);
+    return null;
   }
-  return [];
+  return { customRows, digest };
 }
 
 async function* chunksOf(res: Response): AsyncGenerator<Uint8Array> {

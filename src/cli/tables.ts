@@ -1,7 +1,9 @@
 /**
  * The CLI's text renderings, all pure (data in, string out): small aligned
  * tables, the end-of-check summary (working/total, anonymity split, top
- * countries and ISPs, processing time), the `me` page with its 30-day usage
+ * countries and ISPs, processing time; with type auto the protocols split,
+ * with samples the rotating count: only when the response has them), the
+ * `me` page with its 30-day usage
  * bar chart, `regions` and `health`.
  */
 import type { CheckResponseBody, HealthBody, MeBody, RegionsBody } from './api-client';
@@ -61,6 +63,9 @@ export function renderSummary(r: CheckResponseBody, o: SummaryOptions): string {
     `Working: ${paint(o.color, working > 0 ? '32' : '31', fmtInt(working))} / ${fmtInt(total)} (${pct(working, total)})` +
       (skipped.length > 0 ? `   skipped: ${skipped.join(', ')}` : ''),
   );
+  if (typeof s.rotating === 'number') {
+    out.push(`Rotating: ${fmtInt(s.rotating)} / ${fmtInt(working)} working (more than one exit address across the samples)`);
+  }
   if (working > 0) {
     const a = s.anonymity_levels;
     out.push('');
@@ -86,6 +91,17 @@ export function renderSummary(r: CheckResponseBody, o: SummaryOptions): string {
     const isps = topEntries(s.top_isps, top);
     out.push('');
     out.push(table([['Top ISPs', 'proxies', 'share'], ...isps.map(([k, v]) => [k, fmtInt(v), pct(v, working)])], ['l', 'r', 'r'], { header: true }));
+    const p = s.protocols;
+    if (p !== undefined && p !== null) {
+      out.push('');
+      out.push(
+        table(
+          [['Protocols', 'proxies', 'share'], ...(['http', 'socks4', 'socks5'] as const).map((k) => [k, fmtInt(p[k] ?? 0), pct(p[k] ?? 0, working)])],
+          ['l', 'r', 'r'],
+          { header: true },
+        ),
+      );
+    }
   }
   const u = m.user;
   if (u !== undefined) {

@@ -3,16 +3,18 @@
  * fake proxies on 127.0.0.1: non-TTY progress lines and summary, --out in
  * csv/txt/json (--only-working, stdout), stdin input, custom URLs, me /
  * regions / health / login (config file 0600), every exit code (0, 2, 3, 4,
- * 5, 6, 130), the TTY bar in a pseudo-terminal (util-linux `script`), and
+ * 5, 6, 130), --type auto --samples 3 (protocols, exits, a lying proxy, the
+ * CSV's extra columns), the TTY bar in a pseudo-terminal (util-linux `script`), and
  * the Node launcher (src/cli/bin.mjs) that runs the CLI in Bun.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startHttpProxy } from '../fixtures/fake-proxies';
+import { startHttpProxy, startRotatingProxy, startSocksProxy } from '../fixtures/fake-proxies';
+import { injectScript, startTamperingProxy } from '../fixtures/tampering-proxy';
 import { refusedPort, startBlackHole, startTarget, type FakeServer } from '../fixtures/fake-servers';
-import { CSV_COLUMNS } from '../../src/results/export';
+import { CSV_AUTO_COLUMNS, CSV_COLUMNS, CSV_SAMPLE_COLUMNS } from '../../src/results/export';
 import { startTestService, type TestService } from '../helpers/service';
 
 const REPO = resolve(import.meta.dir, '../..');
@@ -99,6 +101,8 @@ describe('check (not a TTY)', () => {
     expect(r.stdout).toMatch(/ {2}CSV {3}http:\/\/.*\.csv\?token=/);
     expect(r.stdout).toMatch(/ {2}TXT {3}http:\/\/.*\.txt\?token=/);
     expect(r.stdout).not.toContain('\x1b[');
+    // a plain check shows none of the auto / samples / integrity additions
+    expect(r.stdout).not.toMatch(/Rotating|Protocols|Proxies \(|Lying/);
   }, 20_000);
 
   test('--out csv: every field of every proxy; --only-working keeps the working rows', async () => {
@@ -163,6 +167,49 @@ describe('check (not a TTY)', () => {
     expect(r.stdout).toMatch(new RegExp(`http://127\\.0\\.0\\.1:${target.port}/ok +0 +2 +0\\.00%`));
     expect(r.stdout).toMatch(/Custom URL +passed +failed +rate/);
   }, 20_000);
+
+  test('--type auto --samples 3: protocols, samples and exits per proxy, rotating and lying counts, the CSV columns', async () => {
+    const rotating = await startRotatingProxy();
+    const socks = await startSocksProxy();
+    const liar = await startTamperingProxy({ rewrite: injectScript });
+    servers.push(rotating, socks, liar);
+    const auto = join(dir, 'auto.txt');
+    writeFileSync(auto, [rotating, socks, liar].map((s) => `127.0.0.1:${s.port}`).concat(`127.0.0.1:${refused}`).join('\n'));
+    const out = join(dir, 'auto.csv');
+    const before = JSON.parse((await cli(['--json', 'me'])).stdout).user.checks as number;
+    const r = await cli(['check', auto, '--type', 'auto', '--samples', '3', '--timeout', '1000', '--out', out]);
+    expect(r.code).toBe(0);
+    const after = JSON.parse((await cli(['--json', 'me'])).stdout).user.checks as number;
+    expect(before - after).toBe(12); // the body carried samples: 4 proxies x 3
+    const o = r.stdout;
+    expect(o).toContain('Checked 4 proxies [auto, us1 (Washington DC, USA), timeout 1000ms] in ');
+    expect(o).toContain('Working: 2 / 4 (50.0%)');
+    expect(o).toContain('Rotating: 1 / 2 working');
+    expect(o).toMatch(/^ {2}Protocols +proxies +share$/m);
+    expect(o).toMatch(/^ {2}http +1 +50\.0%$/m);
+    expect(o).toMatch(/^ {2}socks5 +1 +50\.0%$/m);
+    expect(o).toContain('Proxies (4)');
+    expect(o).toMatch(/^ {2}proxy +status +time +protocols +samples +exits +error$/m);
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${rotating.port} +working +\\d+ ms +http +3/3 +3 rotating$`, 'm'));
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${socks.port} +working +\\d+ ms +socks5 socks4 +3/3 +1$`, 'm'));
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${liar.port} +failed +\\d+ ms +none +0/3 +- +tampered$`, 'm'));
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${refused} +failed +\\d+ ms +none +0/3 +- +connect_refused$`, 'm'));
+    expect(o).toContain('Lying proxies: 1 of 4 (tampered 1)');
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${liar.port} +tampered +http: bytes injected: `, 'm'));
+    expect(o).toContain(`Saved CSV (4 rows) to ${out}`);
+    const lines = readFileSync(out, 'utf8').split('\r\n');
+    expect(lines[0]).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS].join(','));
+    expect(lines.find((l) => l.startsWith(`127.0.0.1,${socks.port},`))).toContain(',socks5,socks5 socks4,3,3,100.00%,127.0.0.1,1,');
+    expect(lines.find((l) => l.startsWith(`127.0.0.1,${liar.port},`))).toContain(',tampered,');
+    // --only-working converts here (src/results/export.ts): the same columns
+    const w = join(dir, 'auto-working.csv');
+    const r2 = await cli(['check', auto, '--type', 'auto', '--samples', '2', '--timeout', '1000', '--out', w, '--only-working']);
+    expect(r2.code).toBe(0);
+    expect(r2.stdout).toContain('Rotating: 1 / 2 working');
+    const rows = readFileSync(w, 'utf8').trim().split('\r\n');
+    expect(rows[0]).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS].join(','));
+    expect(rows).toHaveLength(3);
+  }, 30_000);
 });
 
 describe('exit codes', () => {

@@ -37,6 +37,24 @@ describe('parseCommandLine', () => {
     });
   });
 
+  test('--type auto and --samples N (1..10) are sent as given; absent, nothing', () => {
+    expect(parseCommandLine(['check', 'l', '--type', 'auto', '--samples', '3']).command).toMatchObject({ type: 'auto', samples: 3 });
+    expect(parseCommandLine(['check', 'l', '--samples', '1']).command).toMatchObject({ samples: 1 });
+    expect(parseCommandLine(['check', 'l', '--samples=10']).command).toMatchObject({ samples: 10 });
+    expect(parseCommandLine(['check', 'l']).command).not.toHaveProperty('samples');
+  });
+
+  test('--samples outside 1..10, or not a whole number, is a usage error saying the range', () => {
+    expect(usage(['check', 'a', '--samples', '0']).message).toBe('--samples must be 1..10; got 0');
+    expect(usage(['check', 'a', '--samples', '11']).message).toBe('--samples must be 1..10; got 11');
+    expect(usage(['check', 'a', '--samples', '2.5']).message).toBe('--samples must be a whole number, 1..10; got "2.5"');
+    expect(usage(['check', 'a', '--samples', '-1']).message).toMatch(/samples/);
+    expect(usage(['check', 'a', '--samples', '']).message).toBe('--samples must be a whole number, 1..10; got ""');
+    expect(usage(['check', 'a', '--samples']).message).toMatch(/samples/);
+    expect(usage(['me', '--samples', '2']).message).toMatch(/--samples is an option of "check"/);
+    expect(usage(['check', 'a', '--type', 'AUTO']).message).toBe('--type must be one of http, socks4, socks5, auto; got "AUTO"');
+  });
+
   test('check from stdin with defaults', () => {
     expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', source: '-', customUrls: [], format: 'json', onlyWorking: false });
   });

@@ -79,6 +79,26 @@ describe('renderSummary', () => {
     );
   });
 
+  test('type auto: a protocols split after the ISPs; samples: the rotating count under the working line', () => {
+    const auto: CheckResponseBody = {
+      ...response,
+      summary: { ...response.summary, protocols: { http: 450, socks4: 30, socks5: 120 }, rotating: 42 },
+      metadata: { ...response.metadata, proxy_type: 'auto' },
+    };
+    const lines = renderSummary(auto, { color: false }).split('\n');
+    expect(lines[0]).toBe('Checked 1,000 proxies [auto, us1 (Washington DC, USA), timeout 2000ms] in 3.21s');
+    expect(lines[2]).toBe('Rotating: 42 / 600 working (more than one exit address across the samples)');
+    const at = lines.indexOf('  Protocols  proxies  share');
+    expect(at).toBeGreaterThan(lines.findIndex((l) => l.startsWith('  Top ISPs')));
+    expect(lines.slice(at + 1, at + 5)).toEqual(['  ---------  -------  -----', '  http           450  75.0%', '  socks4          30   5.0%', '  socks5         120  20.0%']);
+    // the plain response's rendering has neither
+    const plain = renderSummary(response, { color: false });
+    expect(plain).not.toContain('Rotating');
+    expect(plain).not.toContain('Protocols');
+    // rotating 0 is still said (a sampled check where nothing rotates)
+    expect(renderSummary({ ...response, summary: { ...response.summary, rotating: 0 } }, { color: false })).toContain('Rotating: 0 / 600 working');
+  });
+
   test('nothing working: no tables; colour marks the count; UnlimitedPro noted', () => {
     const r: CheckResponseBody = {
       ...response,
