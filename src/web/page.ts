@@ -74,6 +74,7 @@ export function dashboardPage(version: string): string {
           <option value="http">HTTP</option>
           <option value="socks4">SOCKS4</option>
           <option value="socks5">SOCKS5</option>
+          <option value="auto">Auto (try all three)</option>
         </select>
       </div>
       <div class="field">
@@ -84,6 +85,11 @@ export function dashboardPage(version: string): string {
         <label for="timeout">Timeout (ms)</label>
         <input id="timeout" name="timeout" type="number" inputmode="numeric" min="1000" max="20000" step="500" value="2000" required aria-describedby="timeout-hint">
         <p id="timeout-hint" class="hint">1000 to 20000</p>
+      </div>
+      <div class="field">
+        <label for="samples">Samples per proxy</label>
+        <input id="samples" name="samples" type="number" inputmode="numeric" min="1" max="10" step="1" value="1" required aria-describedby="samples-hint">
+        <p id="samples-hint" class="hint">1 to 10, one check each; more than 1 shows rotating exits</p>
       </div>
     </div>
     <fieldset class="custom-urls">
@@ -144,6 +150,10 @@ export function dashboardPage(version: string): string {
         <div class="field"><label for="f-status">Status</label><select id="f-status"><option value="">All</option><option value="working">Working</option><option value="failed">Failed</option></select></div>
         <div class="field"><label for="f-anon">Anonymity</label><select id="f-anon"><option value="">All</option><option value="elite">Elite</option><option value="anonymous">Anonymous</option><option value="transparent">Transparent</option></select></div>
         <div class="field"><label for="f-country">Country</label><select id="f-country"><option value="">All</option></select></div>
+        <div class="field" data-col="protocols" hidden><label for="f-proto">Protocol</label><select id="f-proto"><option value="">All</option><option value="http">HTTP</option><option value="socks4">SOCKS4</option><option value="socks5">SOCKS5</option><option value="none">None passed</option></select></div>
+        <div class="field" data-col="https" hidden><label for="f-https">HTTPS</label><select id="f-https"><option value="">All</option><option value="yes">Yes</option><option value="no">No</option></select></div>
+        <div class="checkbox" data-col="integrity" hidden><input id="f-lying" type="checkbox"><label for="f-lying">Lying proxies only</label></div>
+        <div class="checkbox" data-col="rotation" hidden><input id="f-rotating" type="checkbox"><label for="f-rotating">Rotating only</label></div>
       </div>
       <p id="t-count" class="hint" aria-live="polite"></p>
       <div class="table-wrap" role="region" aria-labelledby="table-h" tabindex="0">
@@ -151,12 +161,16 @@ export function dashboardPage(version: string): string {
           <thead><tr>
             <th scope="col" data-key="address"><button type="button" data-sort="address">Proxy</button></th>
             <th scope="col" data-key="status"><button type="button" data-sort="status">Status</button></th>
+            <th scope="col" data-key="protocols" data-col="protocols" hidden><button type="button" data-sort="protocols">Protocols</button></th>
+            <th scope="col" data-key="https" data-col="https" hidden><button type="button" data-sort="https">HTTPS</button></th>
             <th scope="col" data-key="ms"><button type="button" data-sort="ms">Response</button></th>
             <th scope="col" data-key="anonymity"><button type="button" data-sort="anonymity">Anonymity</button></th>
             <th scope="col" data-key="countryName"><button type="button" data-sort="countryName">Country</button></th>
             <th scope="col" data-key="city"><button type="button" data-sort="city">City</button></th>
             <th scope="col" data-key="isp"><button type="button" data-sort="isp">ISP</button></th>
             <th scope="col" data-key="origin"><button type="button" data-sort="origin">Exit IP</button></th>
+            <th scope="col" data-key="exits" data-col="rotation" hidden><button type="button" data-sort="exits">Exits / samples</button></th>
+            <th scope="col" data-key="integrity" data-col="integrity" hidden><button type="button" data-sort="integrity">Integrity</button></th>
             <th scope="col" data-key="error"><button type="button" data-sort="error">Error</button></th>
           </tr></thead>
           <tbody></tbody>

@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { JOB_ID } from '../../src/job-id';
-import { buildCustomUrls, errorText, formatEta, formatTime, jobIdFrom, parseProxyList, parseStatusCodes, resultLinks, sameOriginResultUrl } from '../../src/web/client/format';
+import { buildCustomUrls, errorText, formatEta, formatTime, jobIdFrom, parseProxyList, parseSamples, parseStatusCodes, resultLinks, sameOriginResultUrl } from '../../src/web/client/format';
 
 describe('parseProxyList', () => {
   test('trims, drops blanks and comments, any line ending', () => {
@@ -94,4 +94,13 @@ test('errorText and formatTime', () => {
   expect(formatTime('2026-06-01T14:03:59.123Z')).toBe('2026-06-01 14:03 UTC');
   expect(formatTime('not a date')).toBe('not a date');
   expect(formatTime(undefined)).toBe('');
+});
+
+describe('parseSamples', () => {
+  test('1..10, empty = 1, anything else a message', () => {
+    expect(parseSamples('3')).toBe(3);
+    expect(parseSamples(' 10 ')).toBe(10);
+    expect(parseSamples('')).toBe(1);
+    for (const bad of ['0', '11', '2.5', '-1', 'x', '1e1']) expect(parseSamples(bad)).toEqual({ error: 'Samples per proxy must be a whole number from 1 to 10.' });
+  });
 });

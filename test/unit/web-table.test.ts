@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { countryOptions, filterRows, paginate, parseResponseTime, sortRows, toRow, type ResultRecord } from '../../src/web/client/table';
+import { countryOptions, extraColumns, filterRows, isLying, paginate, parseResponseTime, sortRows, toRow, type ResultRecord } from '../../src/web/client/table';
 
 const working = (host: string, port: number, ms: string, extra: Partial<ResultRecord> = {}): ResultRecord => ({
   proxy: { host, port, hasAuth: false },
@@ -124,5 +124,54 @@ describe('paginate and countryOptions', () => {
       { code: 'FR', name: 'France', count: 1 },
       { code: 'DE', name: 'Germany', count: 2 },
     ]);
+  });
+});
+
+describe('auto, https, integrity and samples (the optional columns)', () => {
+  const sampled = (n: number, ok: number, exits: number) => ({ count: n, succeeded: ok, unique_exit_ips: exits, exit_ips: [] });
+  const ext: ResultRecord[] = [
+    working('10.0.1.1', 8080, '20.00 ms', { type: 'http', protocols: ['http'], https: true, samples: sampled(3, 3, 3) }),
+    working('10.0.1.2', 1080, '30.00 ms', { type: 'socks5', protocols: ['socks5', 'socks4'], https: false, samples: sampled(3, 2, 1) }),
+    { ...failed('10.0.1.3', 80, 'tampered'), protocols: [], samples: sampled(3, 0, 0) },
+    { ...failed('10.0.1.4', 443, 'tls_intercepted'), protocols: [], samples: sampled(3, 0, 0) },
+    { ...failed('10.0.1.5', 81, 'judge_mismatch'), protocols: [], samples: sampled(3, 0, 0) },
+  ];
+  const xr = ext.map(toRow);
+
+  test('rows carry protocols ("none" when none passed), https, the lying code, samples and exits', () => {
+    expect(xr[0]).toMatchObject({ protocols: 'http', https: 'yes', integrity: '', samples: 3, succeeded: 3, exits: 3, rotating: true });
+    expect(xr[1]).toMatchObject({ protocols: 'socks5 socks4', https: 'no', exits: 1, rotating: false });
+    expect(xr[2]).toMatchObject({ protocols: 'none', https: '', integrity: 'tampered', error: 'tampered', errorMessage: 'tampered happened', exits: 0, rotating: false });
+    expect(xr[3]!.integrity).toBe('tls_intercepted');
+    expect(xr[4]!.integrity).toBe(''); // not a lie: the proxy answered something else
+    // a plain record has none of them
+    expect(rows[0]).toMatchObject({ protocols: '', https: '', integrity: '', samples: null, succeeded: null, exits: null, rotating: false });
+    expect([isLying('tampered'), isLying('tls_intercepted'), isLying('timeout'), isLying(null)]).toEqual([true, true, false, false]);
+  });
+
+  test('extraColumns: each only when some row has its data; none for a plain job', () => {
+    expect(extraColumns(xr)).toEqual({ protocols: true, https: true, integrity: true, rotation: true });
+    expect(extraColumns(rows)).toEqual({ protocols: false, https: false, integrity: false, rotation: false });
+    expect(extraColumns([toRow(failed('1.2.3.4', 1, 'tampered'))])).toEqual({ protocols: false, https: false, integrity: true, rotation: false });
+    expect(extraColumns([toRow(working('1.2.3.4', 1, '1 ms', { https: false }))]).https).toBe(true);
+  });
+
+  test('filters: protocol (or none), https yes/no, lying only, rotating only; combined with the others', () => {
+    const ports = (f: Parameters<typeof filterRows>[1]) => filterRows(xr, f).map((r) => Number(r.address.split(':')[1]));
+    expect(ports({ protocol: 'socks4' })).toEqual([1080]);
+    expect(ports({ protocol: 'http' })).toEqual([8080]);
+    expect(ports({ protocol: 'none' })).toEqual([80, 443, 81]);
+    expect(ports({ https: 'yes' })).toEqual([8080]);
+    expect(ports({ https: 'no' })).toEqual([1080]);
+    expect(ports({ lying: true })).toEqual([80, 443]);
+    expect(ports({ rotating: true })).toEqual([8080]);
+    expect(ports({ lying: true, status: 'working' })).toEqual([]);
+    expect(ports({ lying: false, rotating: false, protocol: '', https: '' })).toEqual([8080, 1080, 80, 443, 81]);
+    expect(ports({ text: 'rotating' })).toEqual([8080]);
+  });
+
+  test('sorts by exits (numbers) and by integrity (empty last)', () => {
+    expect(sortRows(xr, 'exits', 'descending').map((r) => r.exits)).toEqual([3, 1, 0, 0, 0]);
+    expect(sortRows(xr, 'integrity', 'ascending').map((r) => r.integrity)).toEqual(['tampered', 'tls_intercepted', '', '', '']);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * The "New check" view: the list (pasted or uploaded), type / region /
- * timeout, custom-URL rows, and the run itself: open the progress WebSocket
+ * The "New check" view: the list (pasted or uploaded), type (auto too) /
+ * region / timeout / samples per proxy, custom-URL rows, and the run itself: open the progress WebSocket
  * first, then POST /check with a fresh jobId, show the bar / counts / ETA as
  * messages arrive (with throttled screen-reader announcements), and hand the
  * check response to the results view when it comes back.
@@ -8,7 +8,7 @@
 import { create, doc, option, type ButtonEl, type Elem, type InputEl, type LabelEl, type ProgressEl, type SelectEl, type TextAreaEl } from './browser';
 import { apiGet, apiPost, openProgress, type ProgressChannel } from './api';
 import { announcer, byId, setText, show } from './dom';
-import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, type CustomUrlInput } from './format';
+import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, parseSamples, type CustomUrlInput } from './format';
 import { formatCount } from './svg';
 
 const MAX_CUSTOM_URLS = 10;
@@ -37,6 +37,7 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
   const type = byId<SelectEl>('type');
   const region = byId<SelectEl>('region');
   const timeout = byId<InputEl>('timeout');
+  const samplesInput = byId<InputEl>('samples');
   const rows = byId('cu-rows');
   const add = byId<ButtonEl>('cu-add');
   const error = byId('check-error');
@@ -156,6 +157,8 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
     if (proxies.length === 0) return fail('Paste or upload at least one proxy.', text);
     const t = Number(timeout.value);
     if (!Number.isInteger(t) || t < 1000 || t > 20000) return fail('The timeout must be a whole number of milliseconds from 1000 to 20000.', timeout);
+    const samples = parseSamples(samplesInput.value);
+    if (typeof samples !== 'number') return fail(samples.error, samplesInput);
     const custom = buildCustomUrls(customInputs());
     if ('error' in custom) {
       const bad = rows.children[custom.row]?.querySelector<InputEl>('input');
@@ -186,6 +189,7 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
       );
       if (channel === null) setText(pMessage, 'Live progress is unavailable; waiting for the result…');
       const body: Record<string, unknown> = { proxies, type: type.value, region: region.value, timeout: t, jobId };
+      if (samples > 1) body.samples = samples;
       if (custom.rules.length > 0) body.customUrls = custom.rules;
       const r = await apiPost('/check', key, body);
       if (r.status === 401) {

@@ -1,6 +1,6 @@
 /**
  * Pure helpers of the dashboard's check flow: the pasted/uploaded list ->
- * proxy strings, custom-URL rows -> the API's rule objects (with messages for
+ * proxy strings, the samples field, custom-URL rows -> the API's rule objects (with messages for
  * bad rows), job ids, ETA text, the download links of a result and the
  * same-origin form of a result link.
  */
@@ -26,6 +26,14 @@ export function parseStatusCodes(text: string): number[] | undefined | { error: 
     codes.push(Number(p));
   }
   return codes;
+}
+
+/** The samples field: a whole number 1..10 ('' = 1); anything else an error text. */
+export function parseSamples(text: string): number | { error: string } {
+  const t = text.trim();
+  if (t === '') return 1;
+  if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > 10) return { error: 'Samples per proxy must be a whole number from 1 to 10.' };
+  return Number(t);
 }
 
 export interface CustomUrlInput {

@@ -4,15 +4,20 @@
  * response-time histogram, custom-URL results and the sortable, filterable,
  * paged table. The full result file is fetched through its signed link on
  * this origin (format.ts sameOriginResultUrl); the charts come from charts.ts
- * and geo.ts, the table model from table.ts.
+ * and geo.ts, the cards from summary-cards.ts, the table model from table.ts
+ * and its markup from row-cells.ts. The optional columns (protocols, https,
+ * rotation, integrity) and their filters (elements marked `data-col`) are
+ * shown only when the job's records have them.
  */
 import { option, win, type AnchorEl, type ButtonEl, type Elem, type InputEl, type SelectEl, type TableEl } from './browser';
+import { tableBodyHtml } from './row-cells';
+import { summaryCards, type CardSource } from './summary-cards';
 import { byId, setText, show } from './dom';
 import { barChart, donutChart, histogramBins, histogramChart, legendHtml, topWithOther, type Slice } from './charts';
 import { errorText, resultLinks, sameOriginResultUrl, type ResultLinks } from './format';
 import { clusterPoints, MAP, mapSvg, type Clustered, type WorldShapes } from './geo';
 import { escapeXml, formatCount } from './svg';
-import { countryOptions, filterRows, paginate, sortRows, SORT_KEYS, toRow, type ResultRecord, type Row, type SortDir, type SortKey } from './table';
+import { countryOptions, extraColumns, filterRows, paginate, sortRows, SORT_KEYS, toRow, type ExtraColumns, type ResultRecord, type Row, type SortDir, type SortKey } from './table';
 
 const PAGE_SIZE = 50;
 
@@ -22,6 +27,8 @@ interface ResultFile {
     countries?: Record<string, number>;
     anonymity_levels?: Record<string, number>;
     top_isps?: Record<string, number>;
+    protocols?: Record<string, number>;
+    rotating?: number;
   };
   metadata?: Record<string, unknown>;
   proxies?: ResultRecord[];
@@ -47,6 +54,11 @@ export function setupResultsView() {
   const fStatus = byId<SelectEl>('f-status');
   const fAnon = byId<SelectEl>('f-anon');
   const fCountry = byId<SelectEl>('f-country');
+  const fProto = byId<SelectEl>('f-proto');
+  const fHttps = byId<SelectEl>('f-https');
+  const fLying = byId<InputEl>('f-lying');
+  const fRotating = byId<InputEl>('f-rotating');
+  const section = byId('table-h').closest('section')!;
   const tCount = byId('t-count');
   const prev = byId<ButtonEl>('pg-prev');
   const next = byId<ButtonEl>('pg-next');
@@ -54,6 +66,7 @@ export function setupResultsView() {
 
   let all: Row[] = [];
   let view: Row[] = [];
+  let cols: ExtraColumns = { protocols: false, https: false, integrity: false, rotation: false };
   let sortKey: SortKey | null = null;
   let sortDir: SortDir = 'ascending';
   let pageIndex = 0;
@@ -62,24 +75,7 @@ export function setupResultsView() {
   const renderTable = () => {
     const page = paginate(view, pageIndex, PAGE_SIZE);
     pageIndex = page.index;
-    tbody.innerHTML = page.items
-      .map((r) => {
-        const cell = (s: string | number | null) => (s === null || s === '' ? '<td class="muted">—</td>' : `<td>${escapeXml(String(s))}</td>`);
-        return (
-          `<tr><td class="mono">${escapeXml(r.address)}</td>` +
-          `<td><span class="badge ${r.status === 'working' ? 'ok' : 'bad'}">${escapeXml(r.status)}</span></td>` +
-          `<td class="num">${r.ms === null ? '—' : `${r.ms.toFixed(0)} ms`}</td>` +
-          cell(r.anonymity) +
-          cell(r.countryName || r.country) +
-          cell(r.city) +
-          cell(r.isp) +
-          `<td class="mono">${escapeXml(r.origin) || '—'}</td>` +
-          cell(r.error) +
-          '</tr>'
-        );
-      })
-      .join('');
-    if (page.total === 0) tbody.innerHTML = '<tr><td colspan="9" class="muted">No proxy matches these filters.</td></tr>';
+    tbody.innerHTML = tableBodyHtml(page.items, cols);
     setText(tCount, page.total === all.length ? `${formatCount(all.length)} proxies` : `${formatCount(page.total)} of ${formatCount(all.length)} proxies match`);
     setText(info, page.total === 0 ? 'Page 1 of 1' : `Rows ${formatCount(page.first)}–${formatCount(page.last)}, page ${page.index + 1} of ${page.pages}`);
     prev.disabled = page.index === 0;
@@ -87,7 +83,16 @@ export function setupResultsView() {
   };
 
   const refilter = () => {
-    const filtered = filterRows(all, { text: fText.value, status: fStatus.value, anonymity: fAnon.value, country: fCountry.value });
+    const filtered = filterRows(all, {
+      text: fText.value,
+      status: fStatus.value,
+      anonymity: fAnon.value,
+      country: fCountry.value,
+      protocol: cols.protocols ? fProto.value : '',
+      https: cols.https ? fHttps.value : '',
+      lying: cols.integrity && fLying.checked,
+      rotating: cols.rotation && fRotating.checked,
+    });
     view = sortKey === null ? filtered : sortRows(filtered, sortKey, sortDir);
     pageIndex = 0;
     renderTable();
@@ -101,7 +106,7 @@ export function setupResultsView() {
       refilter();
     }, 150);
   });
-  for (const s of [fStatus, fAnon, fCountry]) s.addEventListener('change', refilter);
+  for (const s of [fStatus, fAnon, fCountry, fProto, fHttps, fLying, fRotating]) s.addEventListener('change', refilter);
   prev.addEventListener('click', () => {
     pageIndex--;
     renderTable();
@@ -126,20 +131,11 @@ export function setupResultsView() {
     renderTable();
   });
 
-  const renderCards = (file: ResultFile) => {
-    const m = file.metadata ?? {};
-    const working = file.summary?.total_working ?? 0;
-    const total = typeof m.total_checked === 'number' ? m.total_checked : (file.proxies?.length ?? 0);
-    const items: [string, string][] = [
-      ['Working', `${formatCount(working)} of ${formatCount(total)}`],
-      ['Region', typeof m.region_name === 'string' ? `${m.region_name}` : String(m.region_used ?? '—')],
-      ['Type', String(m.proxy_type ?? '—').toUpperCase()],
-      ['Timeout', String(m.timeout_used ?? '—')],
-      ['Took', String(m.processing_time ?? '—')],
-    ];
-    const skipped = (typeof m.total_invalid === 'number' ? m.total_invalid : 0) + (typeof m.total_duplicates === 'number' ? m.total_duplicates : 0);
-    if (skipped > 0) items.push(['Skipped', `${formatCount(Number(m.total_invalid ?? 0))} invalid, ${formatCount(Number(m.total_duplicates ?? 0))} duplicate`]);
-    cards.innerHTML = items.map(([k, v]) => `<div class="card"><dt>${escapeXml(k)}</dt><dd>${escapeXml(v)}</dd></div>`).join('');
+  /** `lying`: null when the records could not be read. */
+  const renderCards = (file: ResultFile, lying: number | null) => {
+    cards.innerHTML = summaryCards(file as CardSource, lying)
+      .map((c) => `<div class="card${c.cls ? ` ${c.cls}` : ''}"><dt>${escapeXml(c.label)}</dt><dd>${escapeXml(c.value)}</dd></div>`)
+      .join('');
   };
 
   /** Inner width of a panel's chart box in CSS pixels (its padding excluded by clientWidth of the box itself). */
@@ -224,6 +220,7 @@ export function setupResultsView() {
     setText(err, '');
     const local = sameOriginResultUrl(links.json, win().location.origin);
     let file: ResultFile | null = null;
+    let recordsRead = true;
     let status = 0;
     let problem: unknown = null;
     for (const url of local !== null && local !== links.json ? [local, links.json] : [links.json]) {
@@ -244,13 +241,16 @@ export function setupResultsView() {
       setText(err, `The full result could not be loaded. ${errorText(status, problem)}`);
       if (fallback === null) return false;
       file = { ...fallback, proxies: [] };
+      recordsRead = false;
     }
     show(empty, false);
     show(body, true);
     setLinks(links);
-    renderCards(file);
-    renderCustom(file);
     all = (file.proxies ?? []).map(toRow);
+    cols = extraColumns(all);
+    for (const el of section.querySelectorAll('[data-col]')) show(el, cols[el.dataset.col as keyof ExtraColumns] === true);
+    renderCards(file, recordsRead ? all.filter((r) => r.integrity !== '').length : null);
+    renderCustom(file);
     fCountry.replaceChildren(
       option('All', ''),
       ...countryOptions(all).map((c) => option(`${c.name} (${formatCount(c.count)})`, c.code)),
@@ -259,6 +259,10 @@ export function setupResultsView() {
     fText.value = '';
     fStatus.value = '';
     fAnon.value = '';
+    fProto.value = '';
+    fHttps.value = '';
+    fLying.checked = false;
+    fRotating.checked = false;
     sortKey = null;
     for (const th of table.tHead!.querySelectorAll('th')) th.removeAttribute('aria-sort');
     refilter();

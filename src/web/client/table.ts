@@ -1,8 +1,14 @@
 /**
  * The results table's model, pure: result-file records -> flat rows, filter
- * (free text, status, anonymity, country), stable sort by any column (empty
- * values last whatever the direction) and pagination. The view
- * (src/web/client/results-view.ts) only renders what these return.
+ * (free text, status, anonymity, country; protocol, https, lying only,
+ * rotating only), stable sort by any column (empty values last whatever the
+ * direction) and pagination. The view (src/web/client/results-view.ts) only
+ * renders what these return.
+ *
+ * The optional columns (extraColumns) exist only when the job's records have
+ * them: protocols (type auto), https, integrity (a proxy that lied:
+ * `tampered`, `tls_intercepted`) and rotation (samples > 1: distinct exits of
+ * the samples), so a plain check's table is as before.
  */
 
 /** A proxy result record as the result file holds it (only what the table reads). */
@@ -19,8 +25,19 @@ export interface ResultRecord {
   isp?: string | null;
   asn?: number | null;
   coordinates?: { lat: number; lon: number } | null;
+  /** type auto: the protocol named and every protocol that passed */
+  type?: string | null;
+  protocols?: string[];
+  /** whether the proxy carried https (present on working records when the service detects it) */
+  https?: boolean;
+  /** samples > 1 */
+  samples?: { count: number; succeeded: number; unique_exit_ips: number; exit_ips?: string[] } | null;
   error?: { code: string; message: string } | null;
 }
+
+/** Error codes that mean the proxy lied about what it relayed (docs/API.md "Integrity"). */
+export const LYING_CODES: readonly string[] = Object.freeze(['tampered', 'tls_intercepted']);
+export const isLying = (code: unknown): boolean => typeof code === 'string' && LYING_CODES.includes(code);
 
 export interface Row {
   /** host:port, with `user@` in front for authenticated proxies (never the password). */
@@ -37,6 +54,20 @@ export interface Row {
   asn: number | null;
   origin: string;
   error: string;
+  /** the error's message ('' without one) */
+  errorMessage: string;
+  /** type auto: the protocols that passed, "socks5 socks4"; "none" when none did; '' for other checks */
+  protocols: string;
+  /** 'yes' | 'no', '' when the record does not say */
+  https: string;
+  /** the error code when the proxy lied (LYING_CODES), else '' */
+  integrity: string;
+  /** samples > 1: samples probed, passed, distinct exits; null otherwise */
+  samples: number | null;
+  succeeded: number | null;
+  exits: number | null;
+  /** more than one exit across the samples */
+  rotating: boolean;
   /** lower-case text of every column, for the free-text filter */
   haystack: string;
 }
@@ -47,6 +78,8 @@ export function parseResponseTime(s: unknown): number | null {
   const m = /^\s*(\d+(?:\.\d+)?)\s*ms\s*$/.exec(s);
   return m ? Number(m[1]) : null;
 }
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -67,14 +100,22 @@ export function toRow(r: ResultRecord): Row {
     asn: r.asn ?? null,
     origin: r.origin ?? '',
     error: r.error ? r.error.code : '',
+    errorMessage: r.error?.message ?? '',
+    protocols: Array.isArray(r.protocols) ? (r.protocols.length === 0 ? 'none' : r.protocols.join(' ')) : '',
+    https: r.https === true ? 'yes' : r.https === false ? 'no' : '',
+    integrity: isLying(r.error?.code) ? r.error!.code : '',
+    samples: num(r.samples?.count),
+    succeeded: num(r.samples?.succeeded),
+    exits: num(r.samples?.unique_exit_ips),
+    rotating: (num(r.samples?.unique_exit_ips) ?? 0) > 1,
   };
-  const haystack = [row.address, row.status, row.anonymity, row.country, row.countryName, row.city, row.isp, row.asn ?? '', row.origin, row.error, r.error?.message ?? '']
+  const haystack = [row.address, row.status, row.anonymity, row.country, row.countryName, row.city, row.isp, row.asn ?? '', row.origin, row.error, row.errorMessage, row.protocols, row.rotating ? 'rotating' : '']
     .join('\u0000')
     .toLowerCase();
   return { ...row, haystack };
 }
 
-export const SORT_KEYS = Object.freeze(['address', 'status', 'ms', 'anonymity', 'countryName', 'city', 'isp', 'asn', 'origin', 'error'] as const);
+export const SORT_KEYS = Object.freeze(['address', 'status', 'protocols', 'https', 'ms', 'anonymity', 'countryName', 'city', 'isp', 'asn', 'origin', 'exits', 'integrity', 'error'] as const);
 export type SortKey = (typeof SORT_KEYS)[number];
 export type SortDir = 'ascending' | 'descending';
 
@@ -123,6 +164,14 @@ export interface RowFilter {
   anonymity?: string;
   /** country code, '' = any, '-' = unknown */
   country?: string;
+  /** a protocol that passed (http, socks4, socks5), or 'none'; '' = any */
+  protocol?: string;
+  /** 'yes' | 'no'; '' = any */
+  https?: string;
+  /** only the proxies that lied (tampered, tls_intercepted) */
+  lying?: boolean;
+  /** only the proxies with more than one exit across their samples */
+  rotating?: boolean;
 }
 
 export function filterRows(rows: readonly Row[], f: RowFilter): Row[] {
@@ -133,8 +182,31 @@ export function filterRows(rows: readonly Row[], f: RowFilter): Row[] {
     if (f.country) {
       if (f.country === '-' ? r.country !== '' : r.country !== f.country) return false;
     }
+    if (f.protocol && !r.protocols.split(' ').includes(f.protocol)) return false;
+    if (f.https && r.https !== f.https) return false;
+    if (f.lying && r.integrity === '') return false;
+    if (f.rotating && !r.rotating) return false;
     return words.every((w) => r.haystack.includes(w));
   });
+}
+
+/** The optional columns a job's table has: each only when some row carries its data. */
+export interface ExtraColumns {
+  protocols: boolean;
+  https: boolean;
+  integrity: boolean;
+  rotation: boolean;
+}
+
+export function extraColumns(rows: readonly Row[]): ExtraColumns {
+  const c: ExtraColumns = { protocols: false, https: false, integrity: false, rotation: false };
+  for (const r of rows) {
+    if (r.protocols !== '') c.protocols = true;
+    if (r.https !== '') c.https = true;
+    if (r.integrity !== '') c.integrity = true;
+    if (r.samples !== null) c.rotation = true;
+  }
+  return c;
 }
 
 /** Distinct countries of the rows, by name: [{code, name, count}], unknown excluded. */

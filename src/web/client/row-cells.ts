@@ -1,0 +1,66 @@
+/**
+ * The results table's markup, pure (rows in, HTML text out, every value
+ * escaped): one `<tr>` per row with the fixed columns and the optional ones
+ * the job has (table.ts extraColumns), in the order of the page's header:
+ * proxy, status, [protocols], [https], response, anonymity, country, city,
+ * ISP, exit IP, [exits / samples], [integrity], error. A proxy that lied has
+ * its error code highlighted in the integrity column.
+ */
+import { escapeXml } from './svg';
+import type { ExtraColumns, Row } from './table';
+
+const muted = '<td class="muted">—</td>';
+const cell = (s: string | number | null) => (s === null || s === '' ? muted : `<td>${escapeXml(String(s))}</td>`);
+
+/** How many columns the table shows with these optional ones. */
+export function columnCount(c: ExtraColumns): number {
+  return 9 + Number(c.protocols) + Number(c.https) + Number(c.rotation) + Number(c.integrity);
+}
+
+/** "3 / 3" distinct exits of samples, with a "rotating" badge when more than one exit. */
+export function rotationCell(r: Row): string {
+  if (r.samples === null) return muted;
+  const title = `${r.succeeded ?? 0} of ${r.samples} samples passed; ${r.exits ?? 0} distinct exit ${r.exits === 1 ? 'address' : 'addresses'}`;
+  const badge = r.rotating ? ' <span class="badge rot">rotating</span>' : '';
+  return `<td class="num" title="${escapeXml(title)}">${r.exits ?? 0} / ${r.samples}${badge}</td>`;
+}
+
+export function integrityCell(r: Row): string {
+  if (r.integrity === '') return muted;
+  return `<td><span class="badge lie" title="${escapeXml(r.errorMessage)}">${escapeXml(r.integrity)}</span></td>`;
+}
+
+export function httpsCell(r: Row): string {
+  if (r.https === '') return muted;
+  return r.https === 'yes' ? '<td><span class="badge ok">yes</span></td>' : '<td>no</td>';
+}
+
+export function protocolsCell(r: Row): string {
+  if (r.protocols === '' || r.protocols === 'none') return r.protocols === 'none' ? '<td class="muted">none</td>' : muted;
+  return `<td>${escapeXml(r.protocols)}</td>`;
+}
+
+export function rowHtml(r: Row, c: ExtraColumns): string {
+  return (
+    `<tr><td class="mono">${escapeXml(r.address)}</td>` +
+    `<td><span class="badge ${r.status === 'working' ? 'ok' : 'bad'}">${escapeXml(r.status)}</span></td>` +
+    (c.protocols ? protocolsCell(r) : '') +
+    (c.https ? httpsCell(r) : '') +
+    `<td class="num">${r.ms === null ? '—' : `${r.ms.toFixed(0)} ms`}</td>` +
+    cell(r.anonymity) +
+    cell(r.countryName || r.country) +
+    cell(r.city) +
+    cell(r.isp) +
+    `<td class="mono">${escapeXml(r.origin) || '—'}</td>` +
+    (c.rotation ? rotationCell(r) : '') +
+    (c.integrity ? integrityCell(r) : '') +
+    cell(r.error) +
+    '</tr>'
+  );
+}
+
+/** The body of the table: the rows, or one row saying nothing matches. */
+export function tableBodyHtml(rows: readonly Row[], c: ExtraColumns): string {
+  if (rows.length === 0) return `<tr><td colspan="${columnCount(c)}" class="muted">No proxy matches these filters.</td></tr>`;
+  return rows.map((r) => rowHtml(r, c)).join('');
+}
