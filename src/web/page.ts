@@ -161,16 +161,16 @@ export function dashboardPage(version: string): string {
           <thead><tr>
             <th scope="col" data-key="address"><button type="button" data-sort="address">Proxy</button></th>
             <th scope="col" data-key="status"><button type="button" data-sort="status">Status</button></th>
+            <th scope="col" data-key="integrity" data-col="integrity" hidden><button type="button" data-sort="integrity">Integrity</button></th>
             <th scope="col" data-key="protocols" data-col="protocols" hidden><button type="button" data-sort="protocols">Protocols</button></th>
             <th scope="col" data-key="https" data-col="https" hidden><button type="button" data-sort="https">HTTPS</button></th>
+            <th scope="col" data-key="exits" data-col="rotation" hidden><button type="button" data-sort="exits">Exits / samples</button></th>
             <th scope="col" data-key="ms"><button type="button" data-sort="ms">Response</button></th>
             <th scope="col" data-key="anonymity"><button type="button" data-sort="anonymity">Anonymity</button></th>
             <th scope="col" data-key="countryName"><button type="button" data-sort="countryName">Country</button></th>
             <th scope="col" data-key="city"><button type="button" data-sort="city">City</button></th>
             <th scope="col" data-key="isp"><button type="button" data-sort="isp">ISP</button></th>
             <th scope="col" data-key="origin"><button type="button" data-sort="origin">Exit IP</button></th>
-            <th scope="col" data-key="exits" data-col="rotation" hidden><button type="button" data-sort="exits">Exits / samples</button></th>
-            <th scope="col" data-key="integrity" data-col="integrity" hidden><button type="button" data-sort="integrity">Integrity</button></th>
             <th scope="col" data-key="error"><button type="button" data-sort="error">Error</button></th>
           </tr></thead>
           <tbody></tbody>

@@ -5,7 +5,9 @@
  * check and watch its live progress, see the map and charts, sort and filter
  * the table with mouse and keyboard, download CSV and JSON, open the account
  * page and a result from its history, the map with synthetic coordinates
- * (loopback proxies have no geo), a phone-width layout, and basic
+ * (loopback proxies have no geo), a type auto check with 3 samples (the
+ * protocols, exits / samples and integrity columns, their filters, the
+ * lying and rotating cards), a phone-width layout, and basic
  * accessibility (labels, focus ring, skip link, keyboard sign-out). Every
  * request the page makes must go to the service itself (no CDN).
  *
@@ -19,7 +21,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { haveChromium, launchChromium, reportNoBrowser, see, type Browser } from '../helpers/browser';
-import { startHttpProxy } from '../fixtures/fake-proxies';
+import { startHttpProxy, startRotatingProxy, startSocksProxy } from '../fixtures/fake-proxies';
+import { injectScript, startTamperingProxy } from '../fixtures/tampering-proxy';
 import { refusedPort, startBlackHoleAnyAddress, startTarget, type FakeServer } from '../fixtures/fake-servers';
 import { startTestService, type TestService } from '../helpers/service';
 import { project } from '../../src/web/client/geo';
@@ -342,6 +345,73 @@ if (!haveChromium()) {
       } finally {
         await ctx.unroute('**/result/*.json?*');
       }
+      expect(problems).toEqual([]);
+    }, 30_000);
+
+    test('type auto with 3 samples: protocols, exits / samples and integrity columns with their filters; lying and rotating cards', async () => {
+      const rotating = await startRotatingProxy();
+      const socks = await startSocksProxy();
+      const liar = await startTamperingProxy({ rewrite: injectScript });
+      servers.push(rotating, socks, liar);
+      await page.click('a[data-route="check"]');
+      await page.locator('#check-h').waitFor();
+      for (const remove of await page.locator('#cu-rows button').all()) await remove.click(); // the custom URL of the first check
+      await page.fill('#proxies', [rotating, socks, liar].map((s) => `127.0.0.1:${s.port}`).concat(`127.0.0.1:${refused}`).join('\n'));
+      await page.selectOption('#type', 'auto');
+      await page.fill('#timeout', '1000');
+      await page.fill('#samples', '11');
+      await page.click('#start');
+      await see(page.locator('#check-error')).toHaveText('Samples per proxy must be a whole number from 1 to 10.');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('samples');
+      await page.fill('#samples', '3');
+      await page.click('#start');
+      await page.waitForURL(/#\/results$/, { timeout: 15_000 });
+      await see(rowsOf(page)).toHaveCount(4);
+      const cards = page.locator('#r-cards');
+      await see(cards).toContainText('AUTO');
+      await see(cards.locator('.card', { hasText: 'Protocols' })).toContainText('HTTP 1 · SOCKS4 1 · SOCKS5 1');
+      await see(cards.locator('.card', { hasText: 'Rotating' })).toContainText('1 of 2 working');
+      await see(cards.locator('.card.alert', { hasText: 'Lying proxies' }).locator('dd')).toHaveText('1');
+      // the optional columns this job has; https is not in its records, so neither its column nor its filter
+      const heads = await page.$$eval('#r-table thead th', (ths) => ths.filter((th) => !(th as B).hidden).map((th) => th.textContent));
+      expect(heads).toEqual(['Proxy', 'Status', 'Integrity', 'Protocols', 'Exits / samples', 'Response', 'Anonymity', 'Country', 'City', 'ISP', 'Exit IP', 'Error']);
+      expect(await page.isHidden('#f-https')).toBe(true);
+      const byPort = async (port: number) => (await page.locator('#r-table tbody tr', { hasText: `127.0.0.1:${port}` }).locator('td').allTextContents()).map((x) => x.trim());
+      expect(await byPort(rotating.port)).toMatchObject({ 1: 'working', 2: '—', 3: 'http', 4: '3 / 3 rotating' });
+      expect(await byPort(socks.port)).toMatchObject({ 2: '—', 3: 'socks5 socks4', 4: '1 / 3' });
+      expect(await byPort(liar.port)).toMatchObject({ 1: 'failed', 2: 'tampered', 3: 'none', 4: '0 / 3', 11: 'tampered' });
+      await see(page.locator('#r-table tbody .badge.lie')).toHaveCount(1);
+      expect(await page.getAttribute('#r-table tbody .badge.lie', 'title')).toMatch(/^http: bytes injected: /);
+      const lieStyle = await page.$eval('#r-table tbody .badge.lie', (e) => getComputedStyle(e).backgroundColor);
+      expect(lieStyle).toBe('rgb(143, 28, 19)');
+      await shot(page, 'results-auto', true);
+      // filters
+      await page.check('#f-lying');
+      await see(rowsOf(page)).toHaveCount(1);
+      expect(await column(page, 1)).toEqual([`127.0.0.1:${liar.port}`]);
+      await page.uncheck('#f-lying');
+      await page.check('#f-rotating');
+      await see(rowsOf(page)).toHaveCount(1);
+      expect(await column(page, 1)).toEqual([`127.0.0.1:${rotating.port}`]);
+      await page.uncheck('#f-rotating');
+      await page.selectOption('#f-proto', 'socks4');
+      await see(rowsOf(page)).toHaveCount(1);
+      expect(await column(page, 1)).toEqual([`127.0.0.1:${socks.port}`]);
+      await page.selectOption('#f-proto', 'none');
+      await see(rowsOf(page)).toHaveCount(2);
+      await page.selectOption('#f-proto', '');
+      await page.click('th[data-key="exits"] button');
+      await page.click('th[data-key="exits"] button');
+      expect((await column(page, 5))[0]).toBe('3 / 3 rotating');
+      await see(rowsOf(page)).toHaveCount(4);
+      // a plain result afterwards hides them again (the map test's check, from the history)
+      await page.click('a[data-route="account"]');
+      await page.locator('#a-history tbody button[data-link]').last().click();
+      await page.waitForURL(/#\/results$/);
+      await see(rowsOf(page)).toHaveCount(totalChecked);
+      expect(await page.$$eval('#r-table thead th', (ths) => ths.filter((th) => !(th as B).hidden).length)).toBe(9);
+      expect(await page.isHidden('#f-lying')).toBe(true);
+      await see(page.locator('#r-cards .card', { hasText: 'Lying proxies' }).locator('dd')).toHaveText('0');
       expect(problems).toEqual([]);
     }, 30_000);
 

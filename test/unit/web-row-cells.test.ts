@@ -15,9 +15,9 @@ describe('rowHtml', () => {
     expect(columnCount(none)).toBe(9);
   });
 
-  test('every optional column in the header order: protocols, https after status; exits, integrity before the error', () => {
+  test('every optional column in the header order: integrity, protocols, https, exits right after the status', () => {
     const r = toRow({ ...base, protocols: ['socks5', 'http'], https: true, samples: { count: 3, succeeded: 3, unique_exit_ips: 2 } });
-    expect(cells(rowHtml(r, all))).toEqual(['10.0.0.1:8080', 'working', 'socks5 http', 'yes', '12 ms', 'elite', '—', '—', '—', '10.0.0.9', '2 / 3 rotating', '—', '—']);
+    expect(cells(rowHtml(r, all))).toEqual(['10.0.0.1:8080', 'working', '—', 'socks5 http', 'yes', '2 / 3 rotating', '12 ms', 'elite', '—', '—', '—', '10.0.0.9', '—']);
     expect(columnCount(all)).toBe(13);
   });
 

@@ -2,9 +2,10 @@
  * The results table's markup, pure (rows in, HTML text out, every value
  * escaped): one `<tr>` per row with the fixed columns and the optional ones
  * the job has (table.ts extraColumns), in the order of the page's header:
- * proxy, status, [protocols], [https], response, anonymity, country, city,
- * ISP, exit IP, [exits / samples], [integrity], error. A proxy that lied has
- * its error code highlighted in the integrity column.
+ * proxy, status, [integrity], [protocols], [https], [exits / samples],
+ * response, anonymity, country, city, ISP, exit IP, error: the optional ones
+ * next to the status, where a wide table still shows them. A proxy that lied
+ * has its error code highlighted in the integrity column.
  */
 import { escapeXml } from './svg';
 import type { ExtraColumns, Row } from './table';
@@ -44,16 +45,16 @@ export function rowHtml(r: Row, c: ExtraColumns): string {
   return (
     `<tr><td class="mono">${escapeXml(r.address)}</td>` +
     `<td><span class="badge ${r.status === 'working' ? 'ok' : 'bad'}">${escapeXml(r.status)}</span></td>` +
+    (c.integrity ? integrityCell(r) : '') +
     (c.protocols ? protocolsCell(r) : '') +
     (c.https ? httpsCell(r) : '') +
+    (c.rotation ? rotationCell(r) : '') +
     `<td class="num">${r.ms === null ? '—' : `${r.ms.toFixed(0)} ms`}</td>` +
     cell(r.anonymity) +
     cell(r.countryName || r.country) +
     cell(r.city) +
     cell(r.isp) +
     `<td class="mono">${escapeXml(r.origin) || '—'}</td>` +
-    (c.rotation ? rotationCell(r) : '') +
-    (c.integrity ? integrityCell(r) : '') +
     cell(r.error) +
     '</tr>'
   );
