@@ -20,8 +20,10 @@
  * null/absent values are empty cells; booleans are `true`/`false`.
  * Files of `type: "auto"` checks (metadata.proxy_type "auto") get two more
  * columns at the end, CSV_AUTO_COLUMNS: `type` and `protocols` (the passed
- * protocols joined by a space, e.g. `socks5 socks4`); every other file keeps
- * exactly CSV_COLUMNS.
+ * protocols joined by a space, e.g. `socks5 socks4`). Files whose summary has
+ * `https` (a check with a TLS judge and a working proxy) get one more at the
+ * very end, CSV_HTTPS_COLUMN (`true`/`false` on working rows, empty on
+ * failed ones). Every other file keeps exactly CSV_COLUMNS.
  *
  * ## TXT
  *
@@ -37,7 +39,7 @@
 import { formatProxy } from '../proxy/format';
 import type { AddressFormat } from '../proxy/types';
 import type { ProxyRecord } from './record';
-import { DOCUMENT_END, headProxyType, readResultParts, recordPrefix, recordsEnd, type Chunks, type ResultPart } from './result-json';
+import { DOCUMENT_END, headProxyType, headSummaryHas, readResultParts, recordPrefix, recordsEnd, type Chunks, type ResultPart } from './result-json';
 
 // the CLI reads result files too (src/cli/check-command.ts)
 export { readResultParts, type Chunks, type ResultPart };
@@ -72,6 +74,9 @@ export const CSV_COLUMNS = Object.freeze([
 /** The columns after CSV_COLUMNS in the CSV of an auto check. */
 export const CSV_AUTO_COLUMNS = Object.freeze(['type', 'protocols'] as const);
 
+/** The last column of the CSV of a check with a TLS judge (summary `https`). */
+export const CSV_HTTPS_COLUMN = 'https';
+
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
@@ -103,9 +108,26 @@ export function csvRow(r: ProxyRecord): string {
 
 /** The CSV row of one record of an auto check: CSV_COLUMNS, then CSV_AUTO_COLUMNS. */
 export function csvRowAuto(r: ProxyRecord): string {
-  const cells = rowCells(r);
+  return `${autoCells(rowCells(r), r).join(',')}\r\n`;
+}
+
+function autoCells(cells: string[], r: ProxyRecord): string[] {
   cells.push(csvCell(str(r.type)), csvCell(Array.isArray(r.protocols) ? r.protocols.filter((p) => typeof p === 'string').join(' ') : null));
-  return `${cells.join(',')}\r\n`;
+  return cells;
+}
+
+/** The header and row writer of a file: CSV_COLUMNS, then CSV_AUTO_COLUMNS (auto), then CSV_HTTPS_COLUMN (https). */
+export function csvLayout(opts: { auto: boolean; https: boolean }): { header: string; row: (r: ProxyRecord) => string } {
+  if (!opts.https) return opts.auto ? { header: CSV_HEADER_AUTO, row: csvRowAuto } : { header: CSV_HEADER, row: csvRow };
+  const columns = [...CSV_COLUMNS, ...(opts.auto ? CSV_AUTO_COLUMNS : []), CSV_HTTPS_COLUMN];
+  return {
+    header: `${columns.join(',')}\r\n`,
+    row: (r) => {
+      const cells = opts.auto ? autoCells(rowCells(r), r) : rowCells(r);
+      cells.push(csvCell(typeof r.https === 'boolean' ? r.https : null));
+      return `${cells.join(',')}\r\n`;
+    },
+  };
 }
 
 function rowCells(r: ProxyRecord): string[] {
@@ -176,7 +198,7 @@ async function* workingRecords(parts: AsyncIterable<ResultPart>, onlyWorking: bo
   }
 }
 
-/** The CSV text of a result file, in batches (the head decides the columns: auto checks get CSV_AUTO_COLUMNS). */
+/** The CSV text of a result file, in batches (the head decides the columns: auto checks get CSV_AUTO_COLUMNS, https ones CSV_HTTPS_COLUMN). */
 export function toCsv(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<string> {
   const onlyWorking = opts.onlyWorking ?? false;
   return batched(
@@ -185,10 +207,10 @@ export function toCsv(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<
       let header = false;
       for await (const part of readResultParts(source)) {
         if (part.kind === 'head') {
-          const auto = headProxyType(part.text) === 'auto';
-          row = auto ? csvRowAuto : csvRow;
+          const layout = csvLayout({ auto: headProxyType(part.text) === 'auto', https: headSummaryHas(part.text, 'https') });
+          row = layout.row;
           header = true;
-          yield auto ? CSV_HEADER_AUTO : CSV_HEADER;
+          yield layout.header;
         } else if (part.kind === 'record') {
           if (onlyWorking && part.record.status !== 'working') break;
           yield row(part.record);

@@ -18,6 +18,13 @@
  * `type` (the first of socks5, socks4, http that passed, null when none did)
  * and `protocols` (every protocol that passed the full judge check, in that
  * order; [] when none did). Records of other jobs have neither key.
+ *
+ * With a TLS judge (JUDGE_TLS_URL, or the built-in judge's TLS listener),
+ * working records get `https` (true: a tunnel + TLS to the judge with its
+ * pinned certificate passed, src/probe/https-check.ts), after `coordinates`
+ * (and after `type`/`protocols`). Failed records never carry it; a
+ * `tls_intercepted` failure's `error` adds `certificate: {subject,
+ * fingerprint}` (what the tunnel presented).
  */
 import type { GeoInfo } from '../geo/geo';
 import type { Anonymity, ProbeError, ProbeResult } from '../probe/types';
@@ -46,6 +53,8 @@ export interface ProxyRecord {
   type?: ProxyType | null;
   /** auto jobs only */
   protocols?: ProxyType[];
+  /** working records of a check with a TLS judge only */
+  https?: boolean;
   error?: ProbeError;
 }
 
@@ -85,10 +94,11 @@ export function buildProxyRecord(
     record.type = autoType(protocols);
     record.protocols = protocols;
   }
+  if (working && typeof probe.https === 'boolean') record.https = probe.https;
   if (!working) {
-    record.error = probe.error
-      ? { code: probe.error.code, message: probe.error.message }
-      : { code: 'bad_response', message: 'probe failed without an error' };
+    const e = probe.error;
+    record.error = e ? { code: e.code, message: e.message } : { code: 'bad_response', message: 'probe failed without an error' };
+    if (e?.certificate !== undefined) record.error.certificate = { subject: e.certificate.subject, fingerprint: e.certificate.fingerprint };
   }
   return record;
 }

@@ -71,6 +71,18 @@ export function headProxyType(head: string): string | null {
   }
 }
 
+/** Whether the head's `summary` has the key `key` (e.g. `https`: the check had a TLS judge). */
+export function headSummaryHas(head: string, key: string): boolean {
+  if (!head.endsWith(HEAD_END)) return false;
+  try {
+    const doc = JSON.parse(`${head}]}`) as { summary?: Record<string, unknown> | null };
+    const s = doc.summary;
+    return typeof s === 'object' && s !== null && Object.hasOwn(s, key);
+  } catch {
+    return false;
+  }
+}
+
 export function isChunkSource(v: unknown): v is JsonChunkSource {
   return typeof v === 'object' && v !== null && typeof (v as JsonChunkSource).toJsonChunks === 'function';
 }

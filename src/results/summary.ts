@@ -17,6 +17,10 @@
  * - `protocols` (auto jobs only, `new SummaryFold({ protocols: true })`):
  *   `{http, socks4, socks5}`, how many working proxies passed each protocol
  *   (a proxy that passed two counts in both); absent for other jobs.
+ * - `https`: working proxies whose record says `https: true`; present once
+ *   a working record carries `https` at all (a check with a TLS judge and at
+ *   least one working proxy), absent otherwise. The file head's summary is
+ *   what tells the CSV export to add its `https` column (export.ts).
  * Only the counters live in memory (one map entry per distinct country/ISP).
  */
 import type { ProxyRecord } from './record';
@@ -31,6 +35,8 @@ export interface CheckSummary {
   top_isps: Record<string, number>;
   /** auto jobs only */
   protocols?: ProtocolCounts;
+  /** checks with a TLS judge (and a working proxy) only: working proxies with `https: true` */
+  https?: number;
 }
 
 export interface ProtocolCounts {
@@ -39,7 +45,7 @@ export interface ProtocolCounts {
   socks5: number;
 }
 
-type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols'>;
+type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols' | 'https'>;
 
 export class SummaryFold {
   private working = 0;
@@ -49,6 +55,8 @@ export class SummaryFold {
   private readonly anonymity = { elite: 0, anonymous: 0, transparent: 0 };
   /** null unless the job is auto */
   private readonly protocols: ProtocolCounts | null;
+  /** null until a working record carries `https` */
+  private https: number | null = null;
 
   constructor(opts: { protocols?: boolean } = {}) {
     this.protocols = opts.protocols === true ? { http: 0, socks4: 0, socks5: 0 } : null;
@@ -66,6 +74,7 @@ export class SummaryFold {
     this.isps.set(i, (this.isps.get(i) ?? 0) + 1);
     if (record.anonymity !== null) this.anonymity[record.anonymity]++;
     if (this.protocols !== null && record.protocols !== undefined) for (const p of record.protocols) this.protocols[p]++;
+    if (typeof record.https === 'boolean') this.https = (this.https ?? 0) + (record.https ? 1 : 0);
   }
 
   /** Records folded so far (working + failed). */
@@ -90,6 +99,7 @@ export class SummaryFold {
       top_isps,
     };
     if (this.protocols !== null) summary.protocols = { ...this.protocols };
+    if (this.https !== null) summary.https = this.https;
     return summary;
   }
 }

@@ -35,6 +35,12 @@
  *   text_not_found     (custom URLs only; never from a probe)
  *   checker_overloaded ours, not the proxy's: chosen only by the rule below
  *
+ * A tunnel that presented another certificate than the TLS judge's
+ * (`tls_intercepted`, the https check of an attempt that passed) fails the
+ * whole probe with that error, whatever else passed: a lying proxy is never
+ * working. `tampered` (a lying proxy too) ranks right after the answers that
+ * say what the proxy is.
+ *
  * A sub-probe that could not run (checker_overloaded) makes the whole auto
  * probe checker_overloaded when no protocol passed, so the job tries it again
  * (and never charges it): the verdict would be missing a protocol. When one
@@ -58,8 +64,10 @@ export const LEAD_FINAL_CODES: ReadonlySet<ProbeErrorCode> = new Set<ProbeErrorC
 
 /** Failure codes, most telling first (the header says why). */
 export const ERROR_PREFERENCE: readonly ProbeErrorCode[] = Object.freeze([
+  'tls_intercepted',
   'auth_required',
   'socks_rejected',
+  'tampered',
   'judge_mismatch',
   'http_status',
   'tls_failed',
@@ -115,13 +123,16 @@ export function mostTellingFailure(tried: AutoAttempts): ProxyType | null {
  */
 export function autoResult(index: number, tried: AutoAttempts): ProbeResult {
   const protocols = AUTO_PREFERENCE.filter((p) => tried[p]?.status === 'working');
+  const lied = AUTO_PREFERENCE.find((p) => tried[p]?.error?.code === 'tls_intercepted');
   const first = protocols[0];
-  if (first !== undefined) {
+  if (first !== undefined && lied === undefined) {
     const r = tried[first]!;
-    return { index, status: 'working', statusCode: r.statusCode, responseTimeMs: r.responseTimeMs, anonymity: r.anonymity, origin: r.origin, error: null, protocols };
+    const out: ProbeResult = { index, status: 'working', statusCode: r.statusCode, responseTimeMs: r.responseTimeMs, anonymity: r.anonymity, origin: r.origin, error: null, protocols };
+    if (r.https !== undefined) out.https = r.https;
+    return out;
   }
-  const overloaded = AUTO_PREFERENCE.find((p) => tried[p]?.error?.code === 'checker_overloaded');
-  const p = overloaded ?? mostTellingFailure(tried);
+  const overloaded = lied === undefined ? AUTO_PREFERENCE.find((p) => tried[p]?.error?.code === 'checker_overloaded') : undefined;
+  const p = lied ?? overloaded ?? mostTellingFailure(tried);
   const r = p === null ? undefined : tried[p];
   if (p === null || r === undefined) {
     return { index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error: { code: 'bad_response', message: 'auto: no protocol was tried' }, protocols };
@@ -134,8 +145,8 @@ export function autoResult(index: number, tried: AutoAttempts): ProbeResult {
     responseTimeMs: r.responseTimeMs,
     anonymity: null,
     origin: null,
-    error: { code: error.code, message: `${p}: ${error.message}` },
-    protocols,
+    error: { ...error, message: `${p}: ${error.message}` },
+    protocols: lied === undefined ? protocols : [],
   };
 }
 
