@@ -5,6 +5,11 @@
  * the environment selects (test/helpers/db.ts): a fresh PostgreSQL database
  * when DATABASE_URL / TEST_DATABASE_URL is set, else PGlite in the data dir
  * in memory (from the migrated template, since initdb takes seconds).
+ *
+ * The judge's TLS listener and the https check are off by default here
+ * (JUDGE_TLS=false): the suites assert the ClearProxy shapes exactly (summary,
+ * records, CSV header). test/e2e/https.test.ts turns it on (JUDGE_TLS=true),
+ * as a real start has it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +55,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
       BOOTSTRAP_API_KEY: TEST_KEY,
       LOG_LEVEL: 'debug',
       SHUTDOWN_GRACE_MS: '2000',
+      JUDGE_TLS: 'false',
       ...(pg !== null ? { DATABASE_URL: pg.url } : {}),
       ...env,
     },
