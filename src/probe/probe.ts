@@ -45,10 +45,11 @@ import { withHttps } from './https-check';
 export const JUDGE_BODY_CAP = 64 * 1024;
 
 /** Never rejects; resolves once, at most a few ms after settings.timeoutMs. */
-export async function runProbe(task: ProbeTask, settings: ProtocolSettings): Promise<ProbeResult> {
+export function runProbe(task: ProbeTask, settings: ProtocolSettings): Promise<ProbeResult> {
+  if (settings.tlsJudge === undefined) return runJudgeProbe(task, settings);
   const startedAt = performance.now();
-  const result = await runJudgeProbe(task, settings);
-  return settings.tlsJudge === undefined ? result : withHttps(result, task, settings, startedAt);
+  // a failed proxy resolves as it is: no second connection, no TLS, no extra promise step
+  return runJudgeProbe(task, settings).then((r) => (r.status === 'working' ? withHttps(r, task, settings, startedAt) : r));
 }
 
 /** The judge check alone (no https check): what runProbe does first, and each attempt of an auto probe. */
