@@ -9,7 +9,9 @@
  *   http   absolute-form GET -> judge echo of the origin-form request line;
  *          CONNECT -> 200, then TLS (node:tls server on the same socket) and
  *          the judge answer from inside the tunnel
- *   socks  SOCKS4/4a/5 (no auth) handshake, then the judge answer (plain)
+ *   socks  SOCKS4/4a/5 (no auth) handshake, then the judge answer (plain);
+ *          a tunnel to port TLS_JUDGE_PORT (10) gets TLS and the judge answer
+ *          inside it, as the judge's TLS listener would (the https check)
  *   hole   accepts, never answers
  *   refused  a port that was bound once and closed (nothing listens)
  *
@@ -28,6 +30,8 @@ import { handleJudgeSocket, judgeBody } from '../src/judge/server';
 import { TEST_CERT, TEST_KEY } from '../test/fixtures/tls-cert';
 
 const PORTS_PER_KIND = Number(process.env.FARM_PORTS ?? 8);
+/** The port the checker's https check tunnels to (bench/probe-cpu.ts TLS_JUDGE_PORT). */
+const TLS_JUDGE_PORT = 10;
 const JUDGE_KEY = process.env.JUDGE_KEY || undefined;
 
 function answer(body: string): string {
@@ -113,7 +117,27 @@ const S5_METHOD = Buffer.from([5, 0]);
 const S5_OK = Buffer.from([5, 0, 0, 1, 127, 0, 0, 1, 0, 80]);
 const S4_OK = Buffer.from([0, 0x5a, 0, 80, 127, 0, 0, 1]);
 
+/** After a SOCKS reply: TLS for a tunnel to the TLS judge's port, else the plain judge. */
+function socksTunnel(s: Socket<Conn>, c: Conn, port: number, ok: Buffer): void {
+  s.write(ok);
+  if (port !== TLS_JUDGE_PORT) {
+    c.st = St.HTTP;
+    if (c.buf !== null) onSocksData(s, c, Buffer.alloc(0));
+    return;
+  }
+  c.st = St.TLS;
+  const feed = tlsOver(s);
+  tlsFeed.set(s, feed);
+  const rest = c.buf;
+  c.buf = null;
+  if (rest !== null) feed(rest);
+}
+
 function onSocksData(s: Socket<Conn>, c: Conn, chunk: Buffer): void {
+  if (c.st === St.TLS) {
+    tlsFeed.get(s)?.(chunk);
+    return;
+  }
   const b = take(c, chunk);
   switch (c.st) {
     case St.HEAD: {
@@ -136,9 +160,7 @@ function onSocksData(s: Socket<Conn>, c: Conn, chunk: Buffer): void {
       const len = atyp === 1 ? 10 : atyp === 4 ? 22 : 7 + (b[4] as number);
       if (b.length < len) return;
       c.buf = b.length > len ? b.subarray(len) : null;
-      c.st = St.HTTP;
-      s.write(S5_OK);
-      if (c.buf !== null) onSocksData(s, c, Buffer.alloc(0));
+      socksTunnel(s, c, b.readUInt16BE(len - 2), S5_OK);
       return;
     }
     case St.S4_REQ: {
@@ -150,9 +172,7 @@ function onSocksData(s: Socket<Conn>, c: Conn, chunk: Buffer): void {
         if (z === -1) return;
       }
       c.buf = b.length > z + 1 ? b.subarray(z + 1) : null;
-      c.st = St.HTTP;
-      s.write(S4_OK);
-      if (c.buf !== null) onSocksData(s, c, Buffer.alloc(0));
+      socksTunnel(s, c, b.readUInt16BE(2), S4_OK);
       return;
     }
     case St.HTTP: {

@@ -5,7 +5,8 @@
  *   bun bench/probe-cpu.ts [--mode pool|inline] [--scenarios http,socks5,...]
  *                          [--n 20000] [--concurrency 512] [--threads 2]
  *                          [--timeout 2000] [--hole-timeout 300]
- *                          [--reps 3] [--warmup 2000] [--drivers native,node] [--json]
+ *                          [--reps 3] [--warmup 2000] [--drivers native,node]
+ *                          [--https-check on|off] [--json]
  *
  * The farm (bench/probe-cpu-farm.ts: working judge-proxies, black holes, a
  * refused port) runs in a CHILD process, so the CPU measured here
@@ -27,6 +28,13 @@
  * (http proxy, CONNECT + TLS to the judge, concurrency 16), refused, hole
  * (black holes, --hole-timeout), mix (10% working http, 50% refused, 40%
  * black hole, --hole-timeout). Exit code 1 on any false positive.
+ *
+ * --https-check on (default): the settings carry a TLS judge (settings.
+ * tlsJudge, as the service always has with its built-in judge), so every
+ * working probe also runs the https check: a tunnel (CONNECT / SOCKS) to
+ * port TLS_JUDGE_PORT, where the farm answers with TLS (the test
+ * certificate, pinned) and the signed judge answer. Failed probes never run
+ * it. `off`: the probe path without it (as before https detection).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -39,6 +47,7 @@ import { parseJudgeUrl } from '../src/judge/calibrate';
 import type { ProbeResult, ProtocolSettings, ProbeTask } from '../src/probe/types';
 import type { ProxyType } from '../src/proxy/types';
 import { TEST_CERT } from '../test/fixtures/tls-cert';
+import { fingerprintOfDer, pemCertificateDer } from '../src/probe/codec/cert-pin';
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -56,6 +65,9 @@ const REPS = Number(arg('reps', '3'));
 const WARMUP = Number(arg('warmup', '2000'));
 /** inline mode: the plain-TCP links to compare, interleaved rep by rep */
 const DRIVERS = arg('drivers', 'native').split(',') as SocketDriver[];
+const HTTPS_CHECK = arg('https-check', 'on') === 'on';
+/** where the farm plays the judge's TLS listener (bench/probe-cpu-farm.ts) */
+const TLS_JUDGE_PORT = 10;
 
 // ---- the farm (child process) ----
 // the farm's judge answers are signed, and every probe verifies them (as with the service's own judge)
@@ -126,6 +138,16 @@ function settingsFor(sc: Scenario): ProtocolSettings {
     allowPrivateTargets: true,
     tlsCa: TEST_CERT,
     judgeKey: JUDGE_KEY,
+    ...(HTTPS_CHECK
+      ? {
+          tlsJudge: {
+            ...parseJudgeUrl(`https://127.0.0.1:${TLS_JUDGE_PORT}/judge`),
+            protocol: 'https:' as const,
+            fingerprint: fingerprintOfDer(pemCertificateDer(TEST_CERT)!),
+            key: JUDGE_KEY,
+          },
+        }
+      : {}),
   };
 }
 
@@ -144,7 +166,7 @@ function count(t: Tally, sc: Scenario, r: ProbeResult): void {
     t.working++;
     if (!want) t.falsePositive++;
   } else if (want) t.missed++;
-  const c = r.error?.code ?? 'ok';
+  const c = r.error?.code ?? (r.https === undefined ? 'ok' : r.https ? 'ok+https' : 'ok-https');
   t.codes[c] = (t.codes[c] ?? 0) + 1;
 }
 
@@ -272,6 +294,7 @@ for (const name of SCENARIOS) {
       mode: MODE,
       threads: MODE === 'pool' ? THREADS : 1,
       driver,
+      httpsCheck: HTTPS_CHECK,
       scenario: name,
       n,
       reps: list.length,
@@ -292,7 +315,7 @@ for (const name of SCENARIOS) {
     if (JSON_OUT) console.log(JSON.stringify(row));
     else
       console.log(
-        `${MODE.padEnd(6)} ${driver.padEnd(6)} ${name.padEnd(8)} n=${n}x${list.length} cpu/probe median=${row.cpuPerProbeUs} min=${row.cpuPerProbeMinUs} µs ` +
+        `${MODE.padEnd(6)} ${driver.padEnd(6)} ${name.padEnd(8)} https-check=${HTTPS_CHECK ? 'on ' : 'off'} n=${n}x${list.length} cpu/probe median=${row.cpuPerProbeUs} min=${row.cpuPerProbeMinUs} µs ` +
           `(sys ${row.sysPerProbeUs}, /proc ${row.procPerProbeUs}) farm=${row.farmCpuPerProbeUs} µs wall=${row.wallMs} ms ${row.probesPerSec}/s ` +
           `working=${tally.working} fp=${tally.falsePositive} missed=${tally.missed} ${JSON.stringify(tally.codes)}`,
       );

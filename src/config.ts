@@ -10,6 +10,7 @@
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { ServiceError } from './errors';
+import { normalizeFingerprint } from './probe/codec/cert-pin';
 
 /** A bad environment value (the process and the admin command branch on it: one line, no stack). */
 export class ConfigError extends ServiceError {
@@ -49,6 +50,18 @@ export interface Config {
    * this server's own /judge signs with it too (absent: a random key per process).
    */
   judgeKey: string | undefined;
+  /**
+   * JUDGE_TLS_URL: an external judge's TLS listener (https), pinned to
+   * JUDGE_TLS_FINGERPRINT (both or neither). Absent: the built-in judge's
+   * own TLS listener when JUDGE_URL is unset too, else no https check.
+   */
+  judgeTlsUrl: string | undefined;
+  /** JUDGE_TLS_FINGERPRINT, normalised (codec/cert-pin.ts: `AB:CD:...`). */
+  judgeTlsFingerprint: string | undefined;
+  /** JUDGE_TLS_PORT: the built-in judge's TLS listener port (0 = a free port), bound on HOST. */
+  judgeTlsPort: number;
+  /** The https check (opt-in): JUDGE_TLS=true, or an external TLS judge configured (JUDGE_TLS_URL); else no TLS judge, no `https` field. */
+  judgeTls: boolean;
   checkerIps: string[];
   calibrationIntervalMs: number;
   logLevel: LogLevel;
@@ -177,6 +190,15 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
   if (judgeKey !== undefined && judgeKey.length < 16) {
     throw new ConfigError('JUDGE_KEY must be at least 16 characters');
   }
+  const judgeTlsUrl = url(env, 'JUDGE_TLS_URL', ['https:']);
+  const fingerprintText = str(env, 'JUDGE_TLS_FINGERPRINT');
+  const judgeTlsFingerprint = fingerprintText === undefined ? undefined : normalizeFingerprint(fingerprintText);
+  if (judgeTlsFingerprint === null) {
+    throw new ConfigError(`JUDGE_TLS_FINGERPRINT must be a SHA-256 fingerprint (64 hex digits, colons allowed), got "${fingerprintText}"`);
+  }
+  if ((judgeTlsUrl === undefined) !== (judgeTlsFingerprint === undefined)) {
+    throw new ConfigError('JUDGE_TLS_URL and JUDGE_TLS_FINGERPRINT go together: set both (an external TLS judge and its certificate) or neither');
+  }
   const adminToken = str(env, 'ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) {
     throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
@@ -208,6 +230,12 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 768, 1, 100_000),
     judgeUrl: url(env, 'JUDGE_URL', ['http:', 'https:']),
     judgeKey,
+    judgeTlsUrl,
+    judgeTlsFingerprint,
+    judgeTlsPort: int(env, 'JUDGE_TLS_PORT', 0, 0, 65535),
+    // opt-in: with it every working proxy costs a TLS handshake more, and records/CSV gain `https`;
+    // configuring an external TLS judge is opting in
+    judgeTls: bool(env, 'JUDGE_TLS', str(env, 'JUDGE_TLS_URL') !== undefined),
     checkerIps: ipList(env, 'CHECKER_IPS'),
     calibrationIntervalMs: int(env, 'CALIBRATION_INTERVAL_MS', 300_000, 1_000, 86_400_000),
     logLevel: logLevel as LogLevel,

@@ -35,9 +35,20 @@ export function readOrCreateSecret(dataDir: string, name: string): string {
   const existing = readSecret(path);
   if (existing !== undefined) return existing;
   mkdirSync(dataDir, { recursive: true });
-  const value = randomBytes(32).toString('base64url');
+  writeFileOnce(path, randomBytes(32).toString('base64url') + '\n');
+  const stored = readSecret(path);
+  if (stored === undefined) throw new ServiceError(SECRET_UNREADABLE, `${path} vanished while being created`);
+  return stored;
+}
+
+/**
+ * Creates `path` (mode 0600) holding `content`, atomically: a temp file
+ * hard-linked into place, which fails when the file exists. When another
+ * process created it first, its content stays (the caller reads it back).
+ */
+export function writeFileOnce(path: string, content: string): void {
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(tmp, value + '\n', { mode: 0o600, flag: 'wx' });
+  writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
   chmodSync(tmp, 0o600);
   try {
     linkSync(tmp, path);
@@ -52,9 +63,6 @@ export function readOrCreateSecret(dataDir: string, name: string): string {
       // already gone
     }
   }
-  const stored = readSecret(path);
-  if (stored === undefined) throw new ServiceError(SECRET_UNREADABLE, `${path} vanished while being created`);
-  return stored;
 }
 
 export async function resolveSecrets(config: Config): Promise<Config> {

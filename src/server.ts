@@ -9,8 +9,11 @@
  *   other process; PostgreSQL: scans of expired leases and of this NODE_ID's
  *   previous run) + the periodic sweep (ORPHAN_SWEEP_MS, expired leases of
  *   other nodes) -> demo account -> geo + probe pool -> result store ->
- *   HTTP server -> admin server (its own listener: ADMIN_HOST/ADMIN_PORT) ->
- *   judge calibration -> retention sweep -> lock points at our admin API.
+ *   the judge's TLS listener (built-in judge: certificate from DATA_DIR,
+ *   JUDGE_TLS_PORT on HOST) -> HTTP server -> admin server (its own
+ *   listener: ADMIN_HOST/ADMIN_PORT) -> judge calibration (+ the TLS judge
+ *   asked directly: a certificate other than the pinned one stops the start)
+ *   -> retention sweep -> lock points at our admin API.
  *
  * ## stop()
  *
@@ -50,10 +53,13 @@ import { generateNodeId, NodeLease } from './jobs/node-lease';
 import { startOrphanSweep } from './jobs/orphan-sweep';
 import { SettlementRetry } from './jobs/settlements';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
+import { startJudgeServer } from './judge/server';
+import { readOrCreateJudgeCertificate } from './judge/tls-cert';
+import { checkTlsJudge } from './judge/tls-judge-check';
 import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
-import type { ProbeSettings } from './probe/types';
+import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
 import { findRegion } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';
 import { linkExpiry, newResultId, signResultLink } from './results/links';
@@ -176,8 +182,27 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     // The judge URL needs the bound port when it is this server's own /judge.
     let judge = parseJudgeUrl(config.judgeUrl ?? `${config.baseUrl}/judge`);
     // calibrated.ips already holds CHECKER_IPS (startCalibration merges them in)
+    // The https check's TLS judge (pinned): an external one (JUDGE_TLS_URL + JUDGE_TLS_FINGERPRINT), or the
+    // built-in judge's own TLS listener when the judge is ours (JUDGE_URL unset); JUDGE_TLS=false: none.
+    let tlsJudge: TlsJudgeTarget | undefined;
+    if (config.judgeTls && config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
+      tlsJudge = {
+        ...parseJudgeUrl(config.judgeTlsUrl),
+        protocol: 'https:',
+        fingerprint: config.judgeTlsFingerprint,
+        ...(config.judgeKey !== undefined ? { key: config.judgeKey } : {}),
+      };
+    } else if (config.judgeTls && config.judgeUrl === undefined) {
+      const cert = await readOrCreateJudgeCertificate(config.dataDir);
+      if (cert.created) log.info('made the judge TLS certificate', { path: cert.path, fingerprint: cert.fingerprint });
+      const tlsServer = await startJudgeServer({ host: config.host, port: config.judgeTlsPort, key: ownJudgeKey, tls: { key: cert.key, cert: cert.cert } });
+      undo.push(() => tlsServer.close());
+      // reachable the way the HTTP judge is: BASE_URL's host (brackets kept for IPv6), the listener's own port
+      const reachable = `https://${new URL(config.baseUrl).hostname}:${tlsServer.port}/judge`;
+      tlsJudge = { ...parseJudgeUrl(reachable), protocol: 'https:', fingerprint: cert.fingerprint, key: ownJudgeKey };
+    }
     const settings = (type: ProbeSettings['type'], timeoutMs: number): ProbeSettings =>
-      probeSettings({ type, timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa, judgeKey });
+      probeSettings({ type, timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa, judgeKey, tlsJudge });
 
     // No fsync: a written file survives a process crash (page cache); only an
     // OS crash or power loss right after a job could lose it (then its link
@@ -273,6 +298,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       onError: (err) => log.warn('judge calibration failed; using CHECKER_IPS only', { judge: judge.url, err }),
     });
     undo.push(() => calibration.stop());
+    const tlsCheck = tlsJudge === undefined ? null : await checkTlsJudge(tlsJudge); // rejects on another certificate: a start error
+    if (tlsCheck !== null && !tlsCheck.ok) log.warn('the TLS judge did not answer directly; https checks may all be false', { judgeTls: tlsJudge?.url, reason: tlsCheck.reason });
     await calibration.ready;
 
     const sweep: RetentionSweep = startRetentionSweep({
@@ -294,6 +321,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       driver: database.driver,
       database: database.origin,
       judge: judge.url,
+      ...(tlsJudge !== undefined ? { judgeTls: tlsJudge.url, judgeTlsFingerprint: tlsJudge.fingerprint } : {}),
       checkerIps: calibrated.ips,
       threads: opts.threads ?? config.probeThreads,
       slotsPerEndpoint: config.slotsPerEndpoint,

@@ -116,6 +116,10 @@ export const schemas = {
         ...int0,
         description: 'Checks with `samples` > 1 only: proxies whose samples left through more than one exit address',
       },
+      https: {
+        ...int0,
+        description: 'Checks with a TLS judge (JUDGE_TLS_URL or the built-in one) and a working proxy only: working proxies whose record says `https: true`',
+      },
     },
   },
   CheckMetadata: {
@@ -201,11 +205,25 @@ export const schemas = {
         description: '`type: "auto"` checks only: every protocol that passed the full judge check, in the order socks5, socks4, http; [] when none did',
       },
       samples: ref('SamplesBlock'),
+      https: {
+        type: 'boolean',
+        description: 'Working records of a check with a TLS judge only: a tunnel (CONNECT or SOCKS) + TLS to the judge with its pinned certificate passed the judge check within the timeout',
+      },
       error: {
         type: 'object',
         required: ['code', 'message'],
         additionalProperties: false,
-        properties: { code: { type: 'string' }, message: { type: 'string' } },
+        properties: {
+          code: { type: 'string' },
+          message: { type: 'string' },
+          certificate: {
+            type: 'object',
+            description: '`tls_intercepted` only: the certificate the tunnel presented instead of the judge\'s pinned one',
+            required: ['subject', 'fingerprint'],
+            additionalProperties: false,
+            properties: { subject: { type: 'string' }, fingerprint: { type: 'string', pattern: '^[0-9A-F]{2}(:[0-9A-F]{2}){31}$' } },
+          },
+        },
       },
     },
   },

@@ -9,7 +9,9 @@
  * - `startJudgeServer`: a raw HTTP/1.1 server (Bun.listen under Bun, node:net
  *   elsewhere; reads the request head only, bounded to 16 KiB and 10 s idle)
  *   that keeps raw header order and case; used by tests, the benchmark and
- *   usable as a stand-alone JUDGE_URL. Both drivers feed `JudgeRequest`, the
+ *   usable as a stand-alone JUDGE_URL; with `tls` (a key and certificate)
+ *   the same judge over TLS: the service's TLS listener (JUDGE_TLS_URL,
+ *   src/server.ts). Both drivers feed `JudgeRequest`, the
  *   pure per-connection core; `handleJudgeSocket` is its node:net driver
  *   (also behind TLS in tests).
  * - `judgeResponseFor`: a Fetch-API handler mounted by the app at GET /judge.
@@ -25,6 +27,7 @@
  * by the composition root).
  */
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { extractNonce, renderJudgeBody, type JudgeEcho } from '../probe/codec/judge-body';
 import { signJudgeBody } from '../probe/codec/integrity';
 
@@ -148,16 +151,20 @@ export interface JudgeServerOptions {
   port?: number;
   /** sign every answer with this key (the checker's JUDGE_KEY); absent: answers are unsigned */
   key?: string;
+  /** serve over TLS with this key and certificate (PEM); the url is then https */
+  tls?: { key: string; cert: string };
 }
 
 /** Starts the raw judge. */
 export function startJudgeServer(opts: JudgeServerOptions = {}): Promise<JudgeServer> {
   const host = opts.host ?? '127.0.0.1';
-  return typeof globalThis.Bun !== 'undefined' ? startOnBun(host, opts.port ?? 0, opts.key) : startOnNodeNet(host, opts.port ?? 0, opts.key);
+  return typeof globalThis.Bun !== 'undefined'
+    ? startOnBun(host, opts.port ?? 0, opts.key, opts.tls)
+    : startOnNodeNet(host, opts.port ?? 0, opts.key, opts.tls);
 }
 
-function judgeUrl(host: string, port: number): string {
-  return `http://${host.indexOf(':') !== -1 ? `[${host}]` : host}:${port}/judge`;
+function judgeUrl(host: string, port: number, tls: boolean): string {
+  return `${tls ? 'https' : 'http'}://${host.indexOf(':') !== -1 ? `[${host}]` : host}:${port}/judge`;
 }
 
 /**
@@ -165,10 +172,11 @@ function judgeUrl(host: string, port: number): string {
  * benchmark's judge process (bench/RESULTS.md): about half the CPU per
  * request of the node:net server below.
  */
-async function startOnBun(host: string, port: number, key: string | undefined): Promise<JudgeServer> {
+async function startOnBun(host: string, port: number, key: string | undefined, tls: JudgeServerOptions['tls']): Promise<JudgeServer> {
   const listener = Bun.listen<JudgeRequest>({
     hostname: host,
     port,
+    ...(tls !== undefined ? { tls: { key: tls.key, cert: tls.cert } } : {}),
     socket: {
       open(s) {
         s.data = new JudgeRequest(s.remoteAddress, key);
@@ -187,7 +195,7 @@ async function startOnBun(host: string, port: number, key: string | undefined): 
     },
   });
   return {
-    url: judgeUrl(host, listener.port),
+    url: judgeUrl(host, listener.port, tls !== undefined),
     port: listener.port,
     close: async () => {
       listener.stop(true);
@@ -195,20 +203,22 @@ async function startOnBun(host: string, port: number, key: string | undefined): 
   };
 }
 
-function startOnNodeNet(host: string, port: number, key: string | undefined): Promise<JudgeServer> {
+function startOnNodeNet(host: string, port: number, key: string | undefined, tls: JudgeServerOptions['tls']): Promise<JudgeServer> {
   const sockets = new Set<Socket>();
-  const server: Server = createServer((s) => {
+  const onSocket = (s: Socket): void => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
     handleJudgeSocket(s, key);
-  });
+  };
+  const server: Server =
+    tls === undefined ? createServer(onSocket) : createTlsServer({ key: tls.key, cert: tls.cert }, onSocket);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.removeListener('error', reject);
       const bound = (server.address() as AddressInfo).port;
       resolve({
-        url: judgeUrl(host, bound),
+        url: judgeUrl(host, bound, tls !== undefined),
         port: bound,
         close: () =>
           new Promise<void>((done) => {

@@ -29,6 +29,13 @@
  * the http probe's own). A SOCKS proxy's attempts start a round trip or two
  * after the lead's connect, so they have that much less of the budget.
  *
+ * With a TLS judge (settings.tlsJudge) each attempt that passes gets its
+ * own https check (runProbe: https-check.ts) right away, in what is left of
+ * the budget, so an HTTP proxy's check runs while the SOCKS attempts still
+ * wait; the record's `https` is that of the protocol it names, and a tunnel
+ * that presented another certificate in any attempt fails the whole proxy
+ * (codec/auto-verdict.ts).
+ *
  * Never rejects (runProbe never does); resolves at most a few ms after
  * settings.timeoutMs.
  */

@@ -25,6 +25,11 @@
  * addresses as the remote, nothing proxied the request: judge_mismatch.
  * (Real forward proxies rewrite to origin-form, or connect from their own
  * address.)
+ *
+ * https: with `settings.tlsJudge` a working proxy is then tried with a tunnel
+ * + TLS to the judge's TLS listener in what is left of the same budget
+ * (https-check.ts): its result gets `https`, or the proxy is failed with
+ * `tls_intercepted` when the tunnel presented another certificate.
  */
 import type { ProbeResult, ProtocolSettings, ProbeTask } from './types';
 import { exchange } from './net/exchange';
@@ -34,12 +39,21 @@ import { normalizeIp } from './codec/ip-literal';
 import { classifyAnonymity } from './codec/anonymity';
 import { readJudgeBody } from './codec/judge-body';
 import { judgeIntegrity } from './codec/integrity';
+import { withHttps } from './https-check';
 
 /** The judge's answer is small; anything bigger is not the judge. */
 export const JUDGE_BODY_CAP = 64 * 1024;
 
 /** Never rejects; resolves once, at most a few ms after settings.timeoutMs. */
-export async function runProbe(task: ProbeTask, settings: ProtocolSettings): Promise<ProbeResult> {
+export function runProbe(task: ProbeTask, settings: ProtocolSettings): Promise<ProbeResult> {
+  if (settings.tlsJudge === undefined) return runJudgeProbe(task, settings);
+  const startedAt = performance.now();
+  // a failed proxy resolves as it is: no second connection, no TLS, no extra promise step
+  return runJudgeProbe(task, settings).then((r) => (r.status === 'working' ? withHttps(r, task, settings, startedAt) : r));
+}
+
+/** The judge check alone (no https check): what runProbe does first, and each attempt of an auto probe. */
+export async function runJudgeProbe(task: ProbeTask, settings: ProtocolSettings): Promise<ProbeResult> {
   const nonce = newNonce();
   const judge = settings.judge;
   const pathWithQuery = judgePathWithNonce(judge.path, nonce);

@@ -5,7 +5,7 @@
  * Pure: no I/O.
  */
 import type { CheckType } from '../proxy/types';
-import type { JudgeTarget, ProbeSettings } from './types';
+import type { JudgeTarget, ProbeSettings, TlsJudgeTarget } from './types';
 
 export interface ProbeSettingsInput<T extends CheckType = CheckType> {
   /** One protocol, or 'auto' (each protocol tried: auto.ts). */
@@ -21,6 +21,8 @@ export interface ProbeSettingsInput<T extends CheckType = CheckType> {
   tlsCa?: string | undefined;
   /** The judge's signing key; absent: the judge does not sign, integrity is not checked. */
   judgeKey?: string | undefined;
+  /** The judge's TLS listener (pinned): working proxies get the https check; absent: no check, no `https`. */
+  tlsJudge?: TlsJudgeTarget | undefined;
 }
 
 export function probeSettings<T extends CheckType>(i: ProbeSettingsInput<T>): ProbeSettings & { type: T } {
@@ -33,5 +35,6 @@ export function probeSettings<T extends CheckType>(i: ProbeSettingsInput<T>): Pr
     allowPrivateTargets: i.allowPrivateTargets,
     ...(i.tlsCa !== undefined ? { tlsCa: i.tlsCa } : {}),
     ...(i.judgeKey !== undefined ? { judgeKey: i.judgeKey } : {}),
+    ...(i.tlsJudge !== undefined ? { tlsJudge: i.tlsJudge } : {}),
   };
 }

@@ -18,6 +18,7 @@ export const PROBE_ERROR_CODES = Object.freeze([
   'tampered', // an HTTP 200 with our nonce whose body is not the bytes the judge signed (changed, extended, re-encoded)
   'http_status', // the proxy answered with a non-200 status (statusCode says which)
   'tls_failed', // TLS through the tunnel failed (https judge or custom URL)
+  'tls_intercepted', // the tunnel to the TLS judge presented another certificate than the judge's pinned one (a lying proxy)
   'dns_failed', // proxy hostname did not resolve
   'blocked_target', // SSRF guard: the proxy or target resolves to a forbidden range
   'connection_closed', // the proxy closed the connection before a full answer
@@ -32,6 +33,16 @@ export type ProbeErrorCode = (typeof PROBE_ERROR_CODES)[number];
 export interface ProbeError {
   code: ProbeErrorCode;
   message: string;
+  /** tls_intercepted only: the certificate the tunnel presented instead of the judge's. */
+  certificate?: PresentedCertificate;
+}
+
+/** A TLS peer certificate as a record names it (codec/cert-pin.ts). */
+export interface PresentedCertificate {
+  /** "CN=..., O=..." (empty when the certificate has no subject) */
+  subject: string;
+  /** SHA-256 of the certificate's DER, upper-case hex pairs joined by ":" */
+  fingerprint: string;
 }
 
 export type Anonymity = 'elite' | 'anonymous' | 'transparent';
@@ -45,6 +56,19 @@ export interface JudgeTarget {
   port: number;
   /** path + optional query of the judge endpoint; the probe appends its nonce parameter. */
   path: string;
+}
+
+/**
+ * The judge's TLS listener (JUDGE_TLS_URL, or the built-in judge's own): a
+ * working proxy is tried with a tunnel + TLS to it, and the certificate it
+ * presents must be the one pinned here (src/probe/https-check.ts).
+ */
+export interface TlsJudgeTarget extends JudgeTarget {
+  protocol: 'https:';
+  /** The pinned certificate's SHA-256 fingerprint (codec/cert-pin.ts normalizeFingerprint form). */
+  fingerprint: string;
+  /** The key its answers are signed with; absent: only the nonce is checked (the pinned TLS already proves who answered). */
+  key?: string;
 }
 
 /** Shared by every probe of one job. */
@@ -67,6 +91,12 @@ export interface ProbeSettings {
    * JUDGE_KEY) and integrity is not checked.
    */
   judgeKey?: string;
+  /**
+   * The judge's TLS listener: every working proxy also gets the https check
+   * (tunnel + TLS to it, pinned) and its result `https`. Absent: no check,
+   * no `https` field.
+   */
+  tlsJudge?: TlsJudgeTarget;
 }
 
 /** Settings of one protocol: what runProbe and runCustomUrl speak through (an auto job's are derived per protocol). */
@@ -92,6 +122,13 @@ export interface ProbeResult {
    * Absent on every other probe.
    */
   protocols?: ProxyType[];
+  /**
+   * Working proxies only, when the settings have a tlsJudge: true when a
+   * tunnel (CONNECT, or the SOCKS tunnel) + TLS to the judge's TLS listener
+   * with its pinned certificate passed the judge check inside the budget.
+   * Absent otherwise.
+   */
+  https?: boolean;
 }
 
 /** A custom URL rule after validation (DECISIONS defaults applied). */

@@ -22,8 +22,10 @@
  * columns at the end, CSV_AUTO_COLUMNS: `type` and `protocols` (the passed
  * protocols joined by a space, e.g. `socks5 socks4`). Files of sampled checks
  * (`samples` > 1: the summary has `rotating`) get CSV_SAMPLE_COLUMNS after
- * those: the record's `samples` block, `exit_ips` joined by a space. Every
- * other file keeps exactly CSV_COLUMNS.
+ * those: the record's `samples` block, `exit_ips` joined by a space. Files
+ * whose summary has `https` (a check with a TLS judge and a working proxy)
+ * get one more at the very end, CSV_HTTPS_COLUMN (`true`/`false` on working
+ * rows, empty on failed ones). Every other file keeps exactly CSV_COLUMNS.
  *
  * ## TXT
  *
@@ -86,6 +88,9 @@ export const CSV_SAMPLE_COLUMNS = Object.freeze([
   'response_time_max_ms',
 ] as const);
 
+/** The last column of the CSV of a check with a TLS judge (summary `https`). */
+export const CSV_HTTPS_COLUMN = 'https';
+
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
@@ -114,11 +119,13 @@ export const CSV_HEADER_AUTO = `${[...CSV_COLUMNS, ...CSV_AUTO_COLUMNS].join(','
 export interface CsvShape {
   auto: boolean;
   sampled: boolean;
+  /** the check had a TLS judge: the `https` column at the very end */
+  https?: boolean;
 }
 
-/** The header row of a CSV of that shape: CSV_COLUMNS, then CSV_AUTO_COLUMNS, then CSV_SAMPLE_COLUMNS. */
+/** The header row of a CSV of that shape: CSV_COLUMNS, then CSV_AUTO_COLUMNS, CSV_SAMPLE_COLUMNS, CSV_HTTPS_COLUMN. */
 export function csvHeader(shape: CsvShape): string {
-  return `${[...CSV_COLUMNS, ...(shape.auto ? CSV_AUTO_COLUMNS : []), ...(shape.sampled ? CSV_SAMPLE_COLUMNS : [])].join(',')}\r\n`;
+  return `${[...CSV_COLUMNS, ...(shape.auto ? CSV_AUTO_COLUMNS : []), ...(shape.sampled ? CSV_SAMPLE_COLUMNS : []), ...(shape.https === true ? [CSV_HTTPS_COLUMN] : [])].join(',')}\r\n`;
 }
 
 /** The CSV row of one record, CRLF-terminated, columns as CSV_COLUMNS. */
@@ -136,6 +143,7 @@ export function csvRowOf(r: ProxyRecord, shape: CsvShape): string {
   const cells = rowCells(r);
   if (shape.auto) cells.push(...autoCells(r));
   if (shape.sampled) cells.push(...sampleCells(r));
+  if (shape.https === true) cells.push(csvCell(typeof r.https === 'boolean' ? r.https : null));
   return `${cells.join(',')}\r\n`;
 }
 
@@ -226,7 +234,7 @@ async function* workingRecords(parts: AsyncIterable<ResultPart>, onlyWorking: bo
   }
 }
 
-/** The CSV text of a result file, in batches (the head decides the columns: auto checks get CSV_AUTO_COLUMNS, sampled ones CSV_SAMPLE_COLUMNS). */
+/** The CSV text of a result file, in batches (the head decides the columns: auto checks get CSV_AUTO_COLUMNS, sampled ones CSV_SAMPLE_COLUMNS, https ones CSV_HTTPS_COLUMN). */
 export function toCsv(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<string> {
   const onlyWorking = opts.onlyWorking ?? false;
   return batched(
@@ -236,8 +244,8 @@ export function toCsv(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<
       for await (const part of readResultParts(source)) {
         if (part.kind === 'head') {
           const info = headInfo(part.text);
-          const shape: CsvShape = { auto: info.proxyType === 'auto', sampled: info.sampled };
-          row = shape.auto || shape.sampled ? (r) => csvRowOf(r, shape) : csvRow;
+          const shape: CsvShape = { auto: info.proxyType === 'auto', sampled: info.sampled, https: info.https };
+          row = shape.auto || shape.sampled || shape.https ? (r) => csvRowOf(r, shape) : csvRow;
           header = true;
           yield csvHeader(shape);
         } else if (part.kind === 'record') {

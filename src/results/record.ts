@@ -24,6 +24,12 @@
  * response_time_ms}; the rest of the record is built from the first passing
  * sample (foldSamples picks the probe result). Records of other jobs have no
  * such key.
+ * With a TLS judge (JUDGE_TLS_URL, or the built-in judge's TLS listener),
+ * working records get `https` (true: a tunnel + TLS to the judge with its
+ * pinned certificate passed, src/probe/https-check.ts), after `coordinates`
+ * (and after `type`/`protocols`). Failed records never carry it; a
+ * `tls_intercepted` failure's `error` adds `certificate: {subject,
+ * fingerprint}` (what the tunnel presented).
  */
 import type { GeoInfo } from '../geo/geo';
 import type { Anonymity, ProbeError, ProbeResult } from '../probe/types';
@@ -55,6 +61,8 @@ export interface ProxyRecord {
   protocols?: ProxyType[];
   /** sampled jobs only (samples > 1) */
   samples?: SamplesBlock;
+  /** working records of a check with a TLS judge only */
+  https?: boolean;
   error?: ProbeError;
 }
 
@@ -96,10 +104,11 @@ export function buildProxyRecord(
     record.protocols = protocols;
   }
   if (samples !== null) record.samples = samples;
+  if (working && typeof probe.https === 'boolean') record.https = probe.https;
   if (!working) {
-    record.error = probe.error
-      ? { code: probe.error.code, message: probe.error.message }
-      : { code: 'bad_response', message: 'probe failed without an error' };
+    const e = probe.error;
+    record.error = e ? { code: e.code, message: e.message } : { code: 'bad_response', message: 'probe failed without an error' };
+    if (e?.certificate !== undefined) record.error.certificate = { subject: e.certificate.subject, fingerprint: e.certificate.fingerprint };
   }
   return record;
 }

@@ -64,16 +64,18 @@ export function headText(summary: unknown, metadata: unknown): string {
  * What a document's head (a `head` part's text) says about its records:
  * `proxyType`, its `metadata.proxy_type` (null when it has none), and
  * `sampled`, whether its summary has `rotating` (only a check with
- * `samples` > 1 has it: src/results/summary.ts).
+ * `samples` > 1 has it: src/results/summary.ts); `https`, whether it has
+ * `https` (a check with a TLS judge and a working proxy).
  */
-export function headInfo(head: string): { proxyType: string | null; sampled: boolean } {
-  const none = { proxyType: null, sampled: false };
+export function headInfo(head: string): { proxyType: string | null; sampled: boolean; https: boolean } {
+  const none = { proxyType: null, sampled: false, https: false };
   if (!head.endsWith(HEAD_END)) return none;
   try {
-    const doc = JSON.parse(`${head}]}`) as { summary?: { rotating?: unknown } | null; metadata?: { proxy_type?: unknown } | null };
+    const doc = JSON.parse(`${head}]}`) as { summary?: { rotating?: unknown; https?: unknown } | null; metadata?: { proxy_type?: unknown } | null };
     return {
       proxyType: typeof doc.metadata?.proxy_type === 'string' ? doc.metadata.proxy_type : null,
       sampled: typeof doc.summary?.rotating === 'number',
+      https: typeof doc.summary?.https === 'number',
     };
   } catch {
     return none;

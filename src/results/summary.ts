@@ -20,6 +20,10 @@
  * - `rotating` (sampled jobs only, `new SummaryFold({ rotating: true })`):
  *   proxies whose samples left through more than one exit address
  *   (`samples.unique_exit_ips` > 1, src/results/samples.ts); absent otherwise.
+ * - `https`: working proxies whose record says `https: true`; present once
+ *   a working record carries `https` at all (a check with a TLS judge and at
+ *   least one working proxy), absent otherwise. The file head's summary is
+ *   what tells the CSV export to add its `https` column (export.ts).
  * Only the counters live in memory (one map entry per distinct country/ISP).
  */
 import type { ProxyRecord } from './record';
@@ -36,6 +40,8 @@ export interface CheckSummary {
   protocols?: ProtocolCounts;
   /** sampled jobs only */
   rotating?: number;
+  /** checks with a TLS judge (and a working proxy) only: working proxies with `https: true` */
+  https?: number;
 }
 
 export interface ProtocolCounts {
@@ -44,7 +50,7 @@ export interface ProtocolCounts {
   socks5: number;
 }
 
-type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols' | 'samples'>;
+type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols' | 'samples' | 'https'>;
 
 export class SummaryFold {
   private working = 0;
@@ -56,6 +62,8 @@ export class SummaryFold {
   private readonly protocols: ProtocolCounts | null;
   /** null unless the job is sampled */
   private rotating: number | null;
+  /** null until a working record carries `https` */
+  private https: number | null = null;
 
   constructor(opts: { protocols?: boolean; rotating?: boolean } = {}) {
     this.protocols = opts.protocols === true ? { http: 0, socks4: 0, socks5: 0 } : null;
@@ -75,6 +83,7 @@ export class SummaryFold {
     this.isps.set(i, (this.isps.get(i) ?? 0) + 1);
     if (record.anonymity !== null) this.anonymity[record.anonymity]++;
     if (this.protocols !== null && record.protocols !== undefined) for (const p of record.protocols) this.protocols[p]++;
+    if (typeof record.https === 'boolean') this.https = (this.https ?? 0) + (record.https ? 1 : 0);
   }
 
   /** Records folded so far (working + failed). */
@@ -100,6 +109,7 @@ export class SummaryFold {
     };
     if (this.protocols !== null) summary.protocols = { ...this.protocols };
     if (this.rotating !== null) summary.rotating = this.rotating;
+    if (this.https !== null) summary.https = this.https;
     return summary;
   }
 }

@@ -5,6 +5,9 @@
  * the environment selects (test/helpers/db.ts): a fresh PostgreSQL database
  * when DATABASE_URL / TEST_DATABASE_URL is set, else PGlite in the data dir
  * in memory (from the migrated template, since initdb takes seconds).
+ *
+ * The judge's TLS listener and the https check are off unless a test sets
+ * JUDGE_TLS=true (test/e2e/https.test.ts), as a real start has them.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -19,6 +19,8 @@ export interface SquidOptions {
   htpasswd?: string;
   /** Path of basic_ncsa_auth (Debian: /usr/lib/squid/basic_ncsa_auth). */
   ncsaHelper?: string;
+  /** `http_access deny CONNECT` to these ports (before any allow): plain GETs still pass. */
+  denyConnectPorts?: number[];
   asRoot: boolean;
 }
 
@@ -45,6 +47,9 @@ export function squidConf(o: SquidOptions): string {
   ];
   if (o.asRoot) lines.push('cache_effective_user proxy');
   lines.push('http_access deny !localhost');
+  if (o.denyConnectPorts !== undefined && o.denyConnectPorts.length > 0) {
+    lines.push('acl connect_method method CONNECT', `acl denied_connect_ports port ${o.denyConnectPorts.join(' ')}`, 'http_access deny connect_method denied_connect_ports');
+  }
   if (o.htpasswd !== undefined) {
     lines.push(
       `auth_param basic program ${o.ncsaHelper ?? SQUID_NCSA_HELPER} ${o.htpasswd}`,
@@ -67,6 +72,8 @@ export interface TinyproxyOptions {
   xTinyproxy?: boolean;
   disableVia?: boolean;
   basicAuth?: { user: string; password: string };
+  /** `ConnectPort` lines: CONNECT only to these ports (tinyproxy's default: any port). */
+  connectPorts?: number[];
   asRoot: boolean;
 }
 
@@ -85,6 +92,7 @@ export function tinyproxyConf(o: TinyproxyOptions): string {
   if (o.xTinyproxy === true) lines.push('XTinyproxy Yes');
   if (o.disableVia === true) lines.push('DisableViaHeader Yes');
   if (o.basicAuth !== undefined) lines.push(`BasicAuth ${o.basicAuth.user} ${o.basicAuth.password}`);
+  for (const p of o.connectPorts ?? []) lines.push(`ConnectPort ${p}`);
   return `${lines.join('\n')}\n`;
 }
 

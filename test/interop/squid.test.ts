@@ -2,8 +2,10 @@
  * Interop: the probe engine against real squid (Debian package `squid`), four
  * instances on loopback: forwarded_for on / off / delete+via off / basic auth.
  * Each against the plain-HTTP judge (absolute-form GET) and the https judge
- * (CONNECT, TLS through the tunnel). Also: SOCKS probes to squid's HTTP port
- * must fail (no false positive).
+ * (CONNECT, TLS through the tunnel). The https check (settings.tlsJudge, the
+ * TLS judge pinned): CONNECT allowed -> https true; a fifth squid with
+ * `http_access deny CONNECT` to the TLS judge's port -> working, https false.
+ * Also: SOCKS probes to squid's HTTP port must fail (no false positive).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import {
@@ -19,14 +21,14 @@ import {
 } from './daemons';
 import { squidConf, SQUID_NCSA_HELPER, type SquidForwardedFor } from './configs';
 import { htpasswdLine, randomPassword } from './credentials';
-import { autoProbeThrough, failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
+import { autoProbeThrough, failed, httpsProbeThrough, pinnedTlsJudge, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
 
 const missing = missingPackages([
   { pkg: 'squid', bin: 'squid' },
   { pkg: 'openssl', bin: 'openssl' },
 ]);
 
-function startSquid(name: string, forwardedFor: SquidForwardedFor, via: boolean, auth?: { line: string }): Promise<RunningDaemon> {
+function startSquid(name: string, forwardedFor: SquidForwardedFor, via: boolean, auth?: { line: string }, denyConnectPorts?: number[]): Promise<RunningDaemon> {
   const bin = findBinary('squid') as string;
   return startDaemon({
     name: `squid ${name}`,
@@ -39,6 +41,7 @@ function startSquid(name: string, forwardedFor: SquidForwardedFor, via: boolean,
         via,
         asRoot: isRoot(),
         ...(auth === undefined ? {} : { htpasswd: `${dir}/htpasswd`, ncsaHelper: SQUID_NCSA_HELPER }),
+        ...(denyConnectPorts === undefined ? {} : { denyConnectPorts }),
       }),
       ...(auth === undefined ? {} : { htpasswd: auth.line }),
     }),
@@ -60,15 +63,17 @@ if (missing.length > 0) {
     let xffOff: RunningDaemon;
     let stealth: RunningDaemon;
     let authed: RunningDaemon;
+    let noConnect: RunningDaemon;
 
     beforeAll(async () => {
       [judge, tlsJudge] = await Promise.all([startInteropJudge(), startInteropTlsJudge()]);
       const line = htpasswdLine(user, password);
-      [xffOn, xffOff, stealth, authed] = await Promise.all([
+      [xffOn, xffOff, stealth, authed, noConnect] = await Promise.all([
         startSquid('forwarded_for=on', 'on', true),
         startSquid('forwarded_for=off', 'off', true),
         startSquid('forwarded_for=delete via=off', 'delete', false),
         startSquid('basic auth', 'on', true, { line }),
+        startSquid('deny CONNECT to the TLS judge', 'delete', false, undefined, [tlsJudge.target.port]),
       ]);
     }, 25_000);
 
@@ -116,6 +121,23 @@ if (missing.length > 0) {
       ]);
       expect(verdictOf(ok)).toEqual(working('elite'));
       expect(verdictOf(none)).toEqual(failed('auth_required', 407));
+    });
+
+    test('the https check: CONNECT allowed -> https true (with credentials too); CONNECT denied to the TLS judge port -> working, https false', async () => {
+      const pinned = pinnedTlsJudge(tlsJudge);
+      const [open, auth, denied] = await Promise.all([
+        httpsProbeThrough('http', stealth, judge, pinned),
+        httpsProbeThrough('http', authed, judge, pinned, { user, password }),
+        httpsProbeThrough('http', noConnect, judge, pinned),
+      ]);
+      expect(verdictOf(open)).toEqual(working('elite'));
+      expect(open.https).toBe(true);
+      expect(verdictOf(auth)).toEqual(working('transparent'));
+      expect(auth.https).toBe(true);
+      expect(verdictOf(denied)).toEqual(working('elite'));
+      expect(denied.https).toBe(false);
+      // the deny rule is real: the https judge itself through CONNECT is refused (403)
+      expect(verdictOf(await probeThrough('http', noConnect, tlsJudge))).toEqual(failed('http_status', 403));
     });
 
     // auto: the http attempt passes; the SOCKS attempts wait for a request line to the end of the budget

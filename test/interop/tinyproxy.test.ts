@@ -2,8 +2,10 @@
  * Interop: the probe engine against real tinyproxy (Debian package
  * `tinyproxy`), four instances on loopback: default / XTinyproxy Yes /
  * DisableViaHeader Yes / BasicAuth, against the plain-HTTP judge and the https
- * judge (CONNECT). Also: SOCKS probes to its HTTP port must fail (no false
- * positive).
+ * judge (CONNECT). The https check (settings.tlsJudge, pinned): CONNECT to
+ * any port (tinyproxy's default) -> https true; a fifth instance with
+ * `ConnectPort 443` only -> working, https false. Also: SOCKS probes to its
+ * HTTP port must fail (no false positive).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import {
@@ -18,7 +20,7 @@ import {
 } from './daemons';
 import { tinyproxyConf, type TinyproxyOptions } from './configs';
 import { randomPassword } from './credentials';
-import { autoProbeThrough, failed, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
+import { autoProbeThrough, failed, httpsProbeThrough, pinnedTlsJudge, probeThrough, startInteropJudge, startInteropTlsJudge, verdictOf, working, type InteropJudge } from './verdict';
 
 const missing = missingPackages([{ pkg: 'tinyproxy', bin: 'tinyproxy' }]);
 
@@ -45,14 +47,16 @@ if (missing.length > 0) {
     let xTiny: RunningDaemon;
     let noVia: RunningDaemon;
     let authed: RunningDaemon;
+    let port443: RunningDaemon;
 
     beforeAll(async () => {
       [judge, tlsJudge] = await Promise.all([startInteropJudge(), startInteropTlsJudge()]);
-      [plain, xTiny, noVia, authed] = await Promise.all([
+      [plain, xTiny, noVia, authed, port443] = await Promise.all([
         startTinyproxy('default', {}),
         startTinyproxy('XTinyproxy Yes', { xTinyproxy: true }),
         startTinyproxy('DisableViaHeader Yes', { disableVia: true }),
         startTinyproxy('BasicAuth', { basicAuth: { user, password } }),
+        startTinyproxy('ConnectPort 443', { connectPorts: [443] }),
       ]);
     }, 25_000);
 
@@ -103,6 +107,23 @@ if (missing.length > 0) {
       ]);
       expect(verdictOf(ok)).toEqual(working('elite'));
       expect(verdictOf(none)).toEqual(failed('auth_required', 407));
+    });
+
+    test('the https check: CONNECT to any port -> https true (with BasicAuth too); ConnectPort 443 only -> working, https false', async () => {
+      const pinned = pinnedTlsJudge(tlsJudge);
+      const [open, auth, restricted] = await Promise.all([
+        httpsProbeThrough('http', noVia, judge, pinned),
+        httpsProbeThrough('http', authed, judge, pinned, { user, password }),
+        httpsProbeThrough('http', port443, judge, pinned),
+      ]);
+      expect(verdictOf(open)).toEqual(working('elite'));
+      expect(open.https).toBe(true);
+      expect(verdictOf(auth)).toEqual(working('anonymous'));
+      expect(auth.https).toBe(true);
+      expect(verdictOf(restricted)).toEqual(working('anonymous'));
+      expect(restricted.https).toBe(false);
+      // the restriction is real: the https judge itself through CONNECT is refused
+      expect((await probeThrough('http', port443, tlsJudge)).status).toBe('failed');
     });
 
     test('type auto -> working, protocols ["http"]; BasicAuth without credentials -> auth_required (407)', async () => {

@@ -15,7 +15,8 @@ import { runProbe } from '../../src/probe/probe';
 import { startJudgeServer } from '../../src/judge/server';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
 import { runAutoProbe } from '../../src/probe/auto';
-import type { Anonymity, JudgeTarget, ProbeErrorCode, ProbeResult, ProbeSettings } from '../../src/probe/types';
+import type { Anonymity, JudgeTarget, ProbeErrorCode, ProbeResult, ProbeSettings, TlsJudgeTarget } from '../../src/probe/types';
+import { fingerprintOfDer, pemCertificateDer } from '../../src/probe/codec/cert-pin';
 import type { CheckType, ProxyType } from '../../src/proxy/types';
 import type { RunningDaemon } from './daemons';
 import { startTlsJudge } from '../fixtures/fake-servers';
@@ -44,6 +45,19 @@ export async function startInteropJudge(): Promise<InteropJudge> {
 export async function startInteropTlsJudge(): Promise<InteropJudge> {
   const server = await startTlsJudge(INTEROP_JUDGE_KEY);
   return { target: parseJudgeUrl(`https://127.0.0.1:${server.port}/judge`), tlsCa: TEST_CERT, close: () => server.close() };
+}
+
+/** The TLS judge of the https check (settings.tlsJudge): that judge's listener, its test certificate pinned. */
+export function pinnedTlsJudge(tls: InteropJudge): TlsJudgeTarget {
+  return { ...tls.target, protocol: 'https:', fingerprint: fingerprintOfDer(pemCertificateDer(TEST_CERT)!), key: INTEROP_JUDGE_KEY };
+}
+
+/** One probe through a daemon against the plain judge, then the https check against `tlsJudge` (runProbe with settings.tlsJudge). */
+export function httpsProbeThrough(type: ProxyType, daemon: RunningDaemon, judge: InteropJudge, tlsJudge: TlsJudgeTarget, creds?: Creds): Promise<ProbeResult> {
+  const proxy = creds === undefined
+    ? { host: daemon.host, port: daemon.port }
+    : { host: daemon.host, port: daemon.port, username: creds.user, password: creds.password };
+  return runProbe({ index: 0, proxy }, { ...interopSettings(type, judge), tlsJudge });
 }
 
 export function interopSettings<T extends CheckType>(type: T, judge: InteropJudge, timeoutMs = PROBE_TIMEOUT_MS): ProbeSettings & { type: T } {

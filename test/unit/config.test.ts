@@ -42,6 +42,10 @@ describe('defaults', () => {
       slotsPerEndpoint: 768,
       judgeUrl: undefined,
       judgeKey: undefined,
+      judgeTlsUrl: undefined,
+      judgeTlsFingerprint: undefined,
+      judgeTlsPort: 0,
+      judgeTls: false,
       checkerIps: [],
       calibrationIntervalMs: 300_000,
       logLevel: 'info',
@@ -84,6 +88,7 @@ describe('defaults', () => {
       'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'JUDGE_KEY', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
       'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'RESULT_MAX_BYTES', 'WS_REQUIRE_AUTH',
       'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'MAX_LARGE_BODIES', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
+      'JUDGE_TLS_URL', 'JUDGE_TLS_FINGERPRINT', 'JUDGE_TLS_PORT', 'JUDGE_TLS',
       'MAX_JOBS_PER_ACCOUNT', 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'RATE_LIMIT_PER_S', 'RATE_LIMIT_BURST', 'WS_MAX_PER_ACCOUNT', 'WS_MAX_PER_ADDRESS',
       'NODE_ID', 'NODE_LEASE_MS', 'ORPHAN_SWEEP_MS',
     ]) {
@@ -282,6 +287,39 @@ describe('NODE_ID', () => {
     for (const bad of ['-a', '.a', 'a b', 'a/b', 'é', 'N'.repeat(65), "a'b"]) {
       expect(errorOf({ NODE_ID: bad }).message).toBe('NODE_ID must be 1 to 64 characters: letters, digits, and . _ : - (not first)');
     }
+  });
+});
+
+describe('the TLS judge', () => {
+  const FP = 'ab'.repeat(32);
+  const CANONICAL = Array(32).fill('AB').join(':');
+
+  test('JUDGE_TLS_URL and JUDGE_TLS_FINGERPRINT together; the fingerprint normalised', () => {
+    const cfg = parseConfig({ JUDGE_TLS_URL: 'https://judge.example:8443/judge', JUDGE_TLS_FINGERPRINT: FP }, CWD);
+    expect(cfg.judgeTlsUrl).toBe('https://judge.example:8443/judge');
+    expect(cfg.judgeTlsFingerprint).toBe(CANONICAL);
+    expect(parseConfig({ JUDGE_TLS_URL: 'https://j.example/', JUDGE_TLS_FINGERPRINT: ` sha256:${CANONICAL.toLowerCase()} ` }, CWD).judgeTlsFingerprint).toBe(CANONICAL);
+  });
+
+  test('one without the other is a config error naming both', () => {
+    for (const env of [{ JUDGE_TLS_URL: 'https://j.example/' }, { JUDGE_TLS_FINGERPRINT: FP }] as Record<string, string>[]) {
+      const err = errorOf(env);
+      expect(err.message).toContain('JUDGE_TLS_URL');
+      expect(err.message).toContain('JUDGE_TLS_FINGERPRINT');
+    }
+  });
+
+  test('JUDGE_TLS_URL must be https; the fingerprint must be 32 bytes of hex', () => {
+    expect(errorOf({ JUDGE_TLS_URL: 'http://j.example/', JUDGE_TLS_FINGERPRINT: FP }).message).toContain('JUDGE_TLS_URL must use https:');
+    for (const bad of ['ab'.repeat(31), 'zz'.repeat(32), `${FP}00`, 'AB:CD']) {
+      expect(errorOf({ JUDGE_TLS_URL: 'https://j.example/', JUDGE_TLS_FINGERPRINT: bad }).message).toContain('JUDGE_TLS_FINGERPRINT must be a SHA-256 fingerprint');
+    }
+  });
+
+  test('JUDGE_TLS_PORT 0..65535 (0: a free port); JUDGE_TLS=false turns the https check off', () => {
+    expect(parseConfig({ JUDGE_TLS_PORT: '8443' }, CWD).judgeTlsPort).toBe(8443);
+    expect(errorOf({ JUDGE_TLS_PORT: '70000' }).message).toContain('JUDGE_TLS_PORT');
+    expect(parseConfig({ JUDGE_TLS: 'false' }, CWD).judgeTls).toBe(false);
   });
 });
 

@@ -17,6 +17,8 @@ import {
   csvHeader,
   csvRow,
   csvRowAuto,
+  CSV_HTTPS_COLUMN,
+  csvRowOf,
   readResultParts,
   resultUrls,
   responseTimeMs,
@@ -273,6 +275,26 @@ describe('converters', () => {
     expect(await join(toCsv([fileText(sampled)]))).toBe(CSV_HEADER + sampled.map((r) => csvRow(r)).join(''));
     expect(csvHeader({ auto: false, sampled: false })).toBe(CSV_HEADER);
     expect(csvHeader({ auto: true, sampled: false })).toBe(CSV_HEADER_AUTO);
+  });
+
+  test('toCsv of a check with a TLS judge (summary.https): an https column at the very end; without it, none', async () => {
+    const recs = [working({ https: true }), working({ https: false }, { port: 3128 }), failed(9)];
+    const withHttps = fileText(recs).replace('"summary":{', '"summary":{"https":1,');
+    const csv = await join(toCsv([withHttps]));
+    const rows = csv.split('\r\n');
+    expect(rows[0]).toBe([...CSV_COLUMNS, CSV_HTTPS_COLUMN].join(','));
+    expect(rows[1]!.endsWith(',true')).toBe(true);
+    expect(rows[2]!.endsWith(',false')).toBe(true);
+    expect(rows[3]!.endsWith(',')).toBe(true);
+    expect(rows[1]!.slice(0, -',true'.length)).toBe(csvRow(recs[0]!).slice(0, -2));
+    // auto + https: the auto columns, then https
+    const autoHttps = withHttps.replace('"metadata":{"job_id":"j"}', '"metadata":{"job_id":"j","proxy_type":"auto"}');
+    expect((await join(toCsv([autoHttps]))).split('\r\n')[0]).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, CSV_HTTPS_COLUMN].join(','));
+    expect(csvRowOf({ ...recs[0]!, type: 'http', protocols: ['http'] }, { auto: true, sampled: false, https: true }).endsWith(',http,http,true\r\n')).toBe(true);
+    // auto + sampled + https: auto, then samples, then https
+    expect(csvHeader({ auto: true, sampled: true, https: true })).toBe(`${[...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS, CSV_HTTPS_COLUMN].join(',')}\r\n`);
+    // the same records in a file whose summary has no https: the stable columns only
+    expect(await join(toCsv([fileText(recs)]))).toBe(CSV_HEADER + recs.map((r) => csvRow(r)).join(''));
   });
 
   test('toTxt: working proxies in their submitted form, stops at the first failed', async () => {

@@ -149,7 +149,7 @@ describe('autoResult', () => {
     expect(r.protocols).toEqual([]);
   });
 
-  test('property: working iff some attempt passed and none lied; protocols = exactly the passed ones; a failure carries an error of one of the attempts', () => {
+  test('property: working iff some attempt passed and none lied (tampered, tls_intercepted); protocols = exactly the passed ones (none when it lied); a failure carries an error of one of the attempts', () => {
     const attempt = fc.oneof(
       fc.constant(ok(1)),
       fc.constantFrom(...PROBE_ERROR_CODES).map((c) => bad(c)),
@@ -162,18 +162,34 @@ describe('autoResult', () => {
         if (s5) tried.socks5 = s5;
         const r = autoResult(1, tried);
         const passed = AUTO_PREFERENCE.filter((p) => tried[p]?.status === 'working');
-        expect(r.protocols).toEqual(passed);
-        const lied = Object.values(tried).some((t) => t.error?.code === 'tampered');
+        const codes = Object.values(tried).map((t) => t.error?.code);
+        const lied = codes.includes('tampered') || codes.includes('tls_intercepted');
+        expect(r.protocols).toEqual(lied ? [] : passed);
         expect(r.status).toBe(passed.length > 0 && !lied ? 'working' : 'failed');
+        if (lied) expect(['tampered', 'tls_intercepted']).toContain(r.error!.code);
         if (r.status === 'failed' && Object.keys(tried).length > 0) {
-          const codes = Object.values(tried).map((t) => t.error?.code);
           expect(codes).toContain(r.error!.code);
           const best = mostTellingFailure(tried)!;
-          if (lied) expect(r.error!.code).toBe('tampered');
+          if (lied) expect(r.error!.code).toBe(codes.includes('tampered') ? 'tampered' : 'tls_intercepted'); // tampered ranks first
           else if (!codes.includes('checker_overloaded')) expect(r.error!.code).toBe(tried[best]!.error!.code);
         }
       }),
     );
+  });
+});
+
+describe('autoResult with the https check', () => {
+  test('working: https of the named protocol', () => {
+    expect(autoResult(1, { http: { ...ok(5), https: false }, socks5: { ...ok(9), https: true } })).toMatchObject({ status: 'working', https: true, protocols: ['socks5', 'http'] });
+    expect('https' in autoResult(1, { http: ok(5) })).toBe(false);
+  });
+
+  test('an attempt that saw TLS intercepted fails the whole probe, whatever else passed, with the certificate', () => {
+    const certificate = { subject: 'CN=mitm', fingerprint: Array(32).fill('AB').join(':') };
+    const lied: ProbeResult = { ...bad('tls_intercepted'), error: { code: 'tls_intercepted', message: 'intercepted', certificate } };
+    const r = autoResult(1, { http: lied, socks5: { ...ok(9), https: true }, socks4: bad('socks_rejected') });
+    expect(r).toMatchObject({ status: 'failed', anonymity: null, origin: null, protocols: [] });
+    expect(r.error).toEqual({ code: 'tls_intercepted', message: 'http: intercepted', certificate });
   });
 });
 

@@ -158,3 +158,28 @@ describe('buildProxyRecord, sampled jobs (samples > 1)', () => {
     expect('samples' in buildProxyRecord({ host: '198.51.100.1', port: 1080 }, working, geo, true, null)).toBe(false);
   });
 });
+
+describe('buildProxyRecord, checks with a TLS judge (https, tls_intercepted)', () => {
+  test('a working record carries https (true or false) after coordinates, and after type/protocols of auto jobs', () => {
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...working, https: true }, geo);
+    expect(r.https).toBe(true);
+    expect(Object.keys(r).at(-1)).toBe('https');
+    expect(buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...working, https: false }, geo).https).toBe(false);
+    const auto = buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...working, protocols: ['http'], https: false }, geo, true);
+    expect(Object.keys(auto).slice(-3)).toEqual(['type', 'protocols', 'https']);
+  });
+
+  test('no TLS judge: no https key; a failed record never has one', () => {
+    expect('https' in buildProxyRecord({ host: '198.51.100.1', port: 8080 }, working, geo)).toBe(false);
+    expect('https' in buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...failed, https: true }, null)).toBe(false);
+  });
+
+  test('tls_intercepted: the error carries the presented certificate (a copy)', () => {
+    const certificate = { subject: 'CN=mitm', fingerprint: Array(32).fill('AB').join(':') };
+    const probe: ProbeResult = { ...failed, error: { code: 'tls_intercepted', message: 'intercepted', certificate } };
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 8080 }, probe, null);
+    expect(r.error).toEqual({ code: 'tls_intercepted', message: 'intercepted', certificate });
+    expect(r.error?.certificate).not.toBe(certificate);
+    expect('certificate' in buildProxyRecord({ host: '198.51.100.1', port: 8080 }, failed, null).error!).toBe(false);
+  });
+});

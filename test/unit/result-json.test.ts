@@ -76,12 +76,18 @@ describe('encoding', () => {
 
 describe('headInfo', () => {
   test('sampled when the summary has a numeric rotating (only checks with samples > 1 have it)', () => {
-    expect(headInfo(headText({ total_working: 0, rotating: 0 }, { proxy_type: 'http' }))).toEqual({ proxyType: 'http', sampled: true });
-    expect(headInfo(headText({ total_working: 0, protocols: {}, rotating: 3 }, { proxy_type: 'auto' }))).toEqual({ proxyType: 'auto', sampled: true });
-    expect(headInfo(headText({ total_working: 0 }, { proxy_type: 'http' }))).toEqual({ proxyType: 'http', sampled: false });
-    expect(headInfo(headText({ rotating: '1' }, null))).toEqual({ proxyType: null, sampled: false });
-    expect(headInfo(headText(null, null))).toEqual({ proxyType: null, sampled: false });
-    expect(headInfo('{"summary":{,"proxies":[')).toEqual({ proxyType: null, sampled: false });
+    expect(headInfo(headText({ total_working: 0, rotating: 0 }, { proxy_type: 'http' }))).toEqual({ proxyType: 'http', sampled: true, https: false });
+    expect(headInfo(headText({ total_working: 0, protocols: {}, rotating: 3 }, { proxy_type: 'auto' }))).toEqual({ proxyType: 'auto', sampled: true, https: false });
+    expect(headInfo(headText({ total_working: 0 }, { proxy_type: 'http' }))).toEqual({ proxyType: 'http', sampled: false, https: false });
+    expect(headInfo(headText({ rotating: '1' }, null))).toEqual({ proxyType: null, sampled: false, https: false });
+    expect(headInfo(headText(null, null))).toEqual({ proxyType: null, sampled: false, https: false });
+    expect(headInfo('{"summary":{,"proxies":[')).toEqual({ proxyType: null, sampled: false, https: false });
+  });
+
+  test('https when the summary has a numeric https (a check with a TLS judge and a working proxy)', () => {
+    expect(headInfo(headText({ total_working: 1, https: 1 }, { proxy_type: 'http' }))).toEqual({ proxyType: 'http', sampled: false, https: true });
+    expect(headInfo(headText({ total_working: 1, rotating: 1, https: 0 }, { proxy_type: 'auto' }))).toEqual({ proxyType: 'auto', sampled: true, https: true });
+    expect(headInfo(headText({ https: true }, null)).https).toBe(false);
   });
 });
 

@@ -149,6 +149,32 @@ describe('SummaryFold, sampled jobs: summary.rotating', () => {
   });
 });
 
+describe('SummaryFold: summary.https', () => {
+  test('counts working records with https true; present once a working record carries https; last key', () => {
+    const fold = new SummaryFold({ protocols: true });
+    fold.add({ ...w('Germany', 'A'), https: true });
+    fold.add({ ...w('Germany', 'A'), https: false });
+    fold.add({ ...w(null, null), https: true });
+    fold.add(f);
+    const out = fold.result();
+    expect(out.https).toBe(2);
+    expect(Object.keys(out).at(-1)).toBe('https');
+  });
+
+  test('all false: 0, not absent', () => {
+    const fold = new SummaryFold();
+    fold.add({ ...w('Germany', 'A'), https: false });
+    expect(fold.result().https).toBe(0);
+  });
+
+  test('no working record with https (no TLS judge, or nothing working): no key', () => {
+    const fold = new SummaryFold();
+    fold.add(w('Germany', 'A'));
+    fold.add(f);
+    expect('https' in fold.result()).toBe(false);
+  });
+});
+
 describe('formats', () => {
   test('processing time', () => {
     expect(formatProcessingTime(12_321)).toBe('12.32s');

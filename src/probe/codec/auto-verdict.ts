@@ -19,13 +19,16 @@
  *
  * ## A proxy that lies under one protocol lies
  *
- * An attempt that caught the proxy changing what it relays (LYING_CODES:
- * `tampered`) fails the whole auto probe, even when another protocol
- * passed: a lying proxy is never `working`.
+ * An attempt that caught the proxy lying (LYING_CODES: `tampered`, it changed
+ * what it relayed; `tls_intercepted`, it presented its own certificate) fails
+ * the whole auto probe, even when another protocol passed, and its record
+ * lists no protocols: a lying proxy is never `working`.
  *
  * ## The most telling error (ERROR_PREFERENCE, first wins)
  *
  *   tampered           the proxy changed the judge's answer: it lies
+ *   tls_intercepted    a tunnel presented another certificate than the TLS
+ *                      judge's (the https check of an attempt that passed)
  *   auth_required      the proxy wants (other) credentials: actionable
  *   socks_rejected     a SOCKS server that understood us and refused the judge
  *   judge_mismatch     a 200 that is not the judge (captive portal, web server)
@@ -64,11 +67,12 @@ export const LEAD_FINAL_CODES: ReadonlySet<ProbeErrorCode> = new Set<ProbeErrorC
 ]);
 
 /** Failures that make the whole proxy fail whatever else passed (the header says why). */
-export const LYING_CODES: ReadonlySet<ProbeErrorCode> = new Set<ProbeErrorCode>(['tampered']);
+export const LYING_CODES: ReadonlySet<ProbeErrorCode> = new Set<ProbeErrorCode>(['tampered', 'tls_intercepted']);
 
 /** Failure codes, most telling first (the header says why). */
 export const ERROR_PREFERENCE: readonly ProbeErrorCode[] = Object.freeze([
   'tampered',
+  'tls_intercepted',
   'auth_required',
   'socks_rejected',
   'judge_mismatch',
@@ -126,14 +130,20 @@ export function mostTellingFailure(tried: AutoAttempts): ProxyType | null {
  */
 export function autoResult(index: number, tried: AutoAttempts): ProbeResult {
   const protocols = AUTO_PREFERENCE.filter((p) => tried[p]?.status === 'working');
+  // the protocol under which the proxy lied (the most telling such failure), if any
+  const lied = AUTO_PREFERENCE.filter((p) => {
+    const c = tried[p]?.error?.code;
+    return c !== undefined && LYING_CODES.has(c);
+  }).sort((a, b) => rankOf(tried[a]!) - rankOf(tried[b]!))[0];
   const first = protocols[0];
-  const lies = AUTO_PREFERENCE.some((p) => { const c = tried[p]?.error?.code; return c !== undefined && LYING_CODES.has(c); });
-  if (first !== undefined && !lies) {
+  if (first !== undefined && lied === undefined) {
     const r = tried[first]!;
-    return { index, status: 'working', statusCode: r.statusCode, responseTimeMs: r.responseTimeMs, anonymity: r.anonymity, origin: r.origin, error: null, protocols };
+    const out: ProbeResult = { index, status: 'working', statusCode: r.statusCode, responseTimeMs: r.responseTimeMs, anonymity: r.anonymity, origin: r.origin, error: null, protocols };
+    if (r.https !== undefined) out.https = r.https;
+    return out;
   }
-  const overloaded = lies ? undefined : AUTO_PREFERENCE.find((p) => tried[p]?.error?.code === 'checker_overloaded');
-  const p = overloaded ?? mostTellingFailure(tried);
+  const overloaded = lied === undefined ? AUTO_PREFERENCE.find((p) => tried[p]?.error?.code === 'checker_overloaded') : undefined;
+  const p = lied ?? overloaded ?? mostTellingFailure(tried);
   const r = p === null ? undefined : tried[p];
   if (p === null || r === undefined) {
     return { index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error: { code: 'bad_response', message: 'auto: no protocol was tried' }, protocols };
@@ -146,8 +156,8 @@ export function autoResult(index: number, tried: AutoAttempts): ProbeResult {
     responseTimeMs: r.responseTimeMs,
     anonymity: null,
     origin: null,
-    error: { code: error.code, message: `${p}: ${error.message}` },
-    protocols,
+    error: { ...error, message: `${p}: ${error.message}` },
+    protocols: lied === undefined ? protocols : [],
   };
 }
 

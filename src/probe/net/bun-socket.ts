@@ -170,6 +170,10 @@ class BunLink implements Link {
     throw new Error('the native link has no TLS; exchanges with TLS use the node link');
   }
 
+  peerCertificate(): null {
+    return null; // no TLS on this link
+  }
+
   localAddress(): string | null {
     const h = this.handle;
     if (h === null || this.closed) return null;

@@ -6,7 +6,7 @@
  * The state enum and its transitions are src/probe/net/exchange-states.ts.
  */
 import type { ProxyAddress } from '../../proxy/types';
-import type { ProbeError } from '../types';
+import type { PresentedCertificate, ProbeError } from '../types';
 
 export type Via = 'direct' | 'http' | 'socks4' | 'socks5';
 
@@ -28,6 +28,13 @@ export interface ExchangeSpec {
   allowPrivateTargets: boolean;
   /** extra CA certificates (PEM) trusted for TLS targets; default: system roots */
   tlsCa?: string;
+  /**
+   * Pin the target's certificate instead of verifying a CA chain: TLS is
+   * accepted whatever signed it, then the presented certificate's SHA-256
+   * fingerprint (codec/cert-pin.ts form) must be this one; another is
+   * `tls_intercepted` with that certificate's subject and fingerprint.
+   */
+  tlsPin?: string;
   /** 'direct' only: connect to this address instead of resolving `host` (calibration per family) */
   connectAddress?: string;
 }
@@ -76,8 +83,15 @@ export interface LinkEvents {
 export interface Link {
   /** Send bytes; strings are ASCII (requests are built that way). */
   write(data: string | Buffer): void;
-  /** Start TLS to `host` over the connected socket; then `secured` or `errored`. */
-  startTls(host: string, ca: string | undefined): void;
+  /**
+   * Start TLS to `host` over the connected socket; then `secured` or
+   * `errored`. `pinned`: accept any certificate (the exchange compares the
+   * peer's fingerprint itself after `secured`) instead of verifying it
+   * against `ca` / the system roots.
+   */
+  startTls(host: string, ca: string | undefined, pinned?: boolean): void;
+  /** After `secured`: the certificate the peer presented (null when none or unknown). */
+  peerCertificate(): PresentedCertificate | null;
   /** Close at once (idempotent); no event is delivered afterwards that matters. */
   destroy(): void;
   /** The socket's own address; asked once, in or after `connected`. Null when unknown. */

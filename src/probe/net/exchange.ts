@@ -41,6 +41,7 @@ import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
 import { fdsExhausted } from './fd-check';
 import { isBlockedAddress } from '../codec/ssrf';
+import { interceptedError } from '../codec/cert-pin';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
 import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
 import { buildSocks4Connect, buildSocks5Auth, buildSocks5Connect, buildSocks5Greeting } from '../codec/socks-codec';
@@ -141,7 +142,7 @@ class Exchange implements LinkEvents, TimerEntry {
     this.state = next;
     switch (next) {
       case ExchangeState.TLS:
-        return link.startTls(sp.host, sp.tlsCa);
+        return link.startTls(sp.host, sp.tlsCa, sp.tlsPin !== undefined);
       case ExchangeState.HTTP_CONNECT:
         this.parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
         return link.write(buildConnectRequest(sp.host, sp.port, this.proxyAuthorization));
@@ -218,7 +219,15 @@ class Exchange implements LinkEvents, TimerEntry {
   }
 
   secured(): void {
-    if (this.state === ExchangeState.TLS) this.sendRequest();
+    if (this.state !== ExchangeState.TLS) return;
+    const pin = this.spec.tlsPin;
+    if (pin !== undefined) {
+      // pinned (the judge's TLS listener): exactly that certificate, whoever signed it
+      const cert = (this.link as Link).peerCertificate();
+      if (cert === null) return this.fail(probeError('tls_failed', 'TLS handshake gave no peer certificate'));
+      if (cert.fingerprint !== pin) return this.fail(interceptedError(cert));
+    }
+    this.sendRequest();
   }
 
   /** GET to the target: absolute-form to a plain HTTP proxy, origin-form through a tunnel or directly. */

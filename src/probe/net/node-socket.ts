@@ -10,6 +10,8 @@
  */
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { PresentedCertificate } from '../types';
+import { fingerprintOfDer, formatSubject } from '../codec/cert-pin';
 import type { Link, LinkEvents } from './exchange-types';
 
 const kLink = Symbol('nodeLink');
@@ -37,7 +39,7 @@ class NodeLink implements Link {
     else (this.secure ?? this.raw).write(data);
   }
 
-  startTls(host: string, ca: string | undefined): void {
+  startTls(host: string, ca: string | undefined, pinned = false): void {
     const raw = this.raw;
     // the raw socket now only carries TLS records: its events belong to the TLS socket
     raw.removeListener('data', onData);
@@ -47,7 +49,8 @@ class NodeLink implements Link {
       socket: raw,
       host,
       servername: isIP(host) === 0 ? host : undefined,
-      ca,
+      // pinned: the certificate is self-signed and compared by fingerprint after the handshake (exchange.ts)
+      ...(pinned ? { rejectUnauthorized: false } : { ca }),
       ALPNProtocols: ['http/1.1'],
     });
     (t as unknown as Carrier)[kLink] = this;
@@ -57,6 +60,20 @@ class NodeLink implements Link {
     t.on('end', onEnd);
     t.on('close', onEnd);
     t.on('error', onError);
+  }
+
+  peerCertificate(): PresentedCertificate | null {
+    const t = this.secure;
+    if (t === null) return null;
+    try {
+      const c = t.getPeerCertificate();
+      const raw = c?.raw;
+      if (raw === undefined || raw === null || raw.length === 0) return null;
+      // the DER's own hash (not the runtime's fingerprint256 string): one definition of the fingerprint
+      return { subject: formatSubject(c.subject), fingerprint: fingerprintOfDer(raw) };
+    } catch {
+      return null;
+    }
   }
 
   destroy(): void {
