@@ -37,6 +37,8 @@ describe('the served OpenAPI document', () => {
     }
     // the admin API is served on its own listener, not by this app
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/admin'))).toEqual([]);
+    // neither is /metrics (the admin listener's too)
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/metrics'))).toEqual([]);
   });
 
   test('every operation and every status it declares is in docs/API.md', () => {
