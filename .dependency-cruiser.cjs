@@ -4,7 +4,7 @@
  *   entry   src/main.ts, src/server.ts (composition root), src/cli/**, src/admin/cli.ts, workers/**
  *   http    src/http/**, src/web/** server side, src/admin/routes.ts, src/admin/app.ts
  *   jobs    src/jobs/**, src/admin/** services (commands, args, lock, throttle)
- *   domain  src/accounts/**, src/results/**, src/judge/**, src/probe/pool/** (probe execution)
+ *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/pool/** (probe execution)
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
  *           src/{regions,log,config,limits,secrets,version,job-id}.ts
@@ -39,7 +39,7 @@ const LAYERS = [
   { name: 'entry', path: ['^src/(main|server)\\.ts$', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
   { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/(routes|app)\\.ts$'] },
   { name: 'jobs', path: ['^src/jobs/', '^src/admin/(?!(cli|routes|app)\\.ts$)'] },
-  { name: 'domain', path: ['^src/(accounts|results|judge)/', '^src/probe/pool/'] },
+  { name: 'domain', path: ['^src/(accounts|results|judge|metrics)/', '^src/probe/pool/'] },
   { name: 'probe', path: ['^src/probe/(?!(codec|pool)/|types\\.ts$)'] },
   {
     name: 'leaves',

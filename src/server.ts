@@ -11,7 +11,7 @@
  *   other nodes) -> demo account -> geo + probe pool -> result store ->
  *   the judge's TLS listener (built-in judge: certificate from DATA_DIR,
  *   JUDGE_TLS_PORT on HOST) -> HTTP server -> admin server (its own
- *   listener: ADMIN_HOST/ADMIN_PORT) -> judge calibration (+ the TLS judge
+ *   listener: ADMIN_HOST/ADMIN_PORT, with GET /metrics) -> judge calibration (+ the TLS judge
  *   asked directly: a certificate other than the pinned one stops the start)
  *   -> retention sweep -> lock points at our admin API.
  *
@@ -60,8 +60,9 @@ import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
-import { findRegion } from './regions';
+import { ACCEPTED_REGIONS, findRegion } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';
+import { ServiceMetrics } from './metrics/service-metrics';
 import { linkExpiry, newResultId, signResultLink } from './results/links';
 import { openDirResultStore } from './results/dir-store';
 import { startRetentionSweep, type RetentionSweep } from './results/retention';
@@ -222,6 +223,16 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     // failed settlements tried again while we run; stopped (one last try) before the database closes
     const settlements = new SettlementRetry({ log });
     undo.push(() => settlements.stop());
+    // /metrics on the admin listener: gauges read these at scrape time; `checks` is made just below (read only once serving)
+    const metrics = new ServiceMetrics({
+      regions: ACCEPTED_REGIONS,
+      scheduler,
+      maxInFlight,
+      pool,
+      runningJobs: () => checks.runningJobs,
+      hub,
+      lease,
+    });
     const checks = new CheckService({
       ledger: databaseLedger(db, { node: lease }),
       retrySettlement: (label, attempt) => settlements.add(label, attempt),
@@ -235,6 +246,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       limits: { maxJobs: config.maxJobsPerAccount, maxProxiesInFlight: config.maxProxiesInFlightPerAccount },
       log,
       now: () => new Date(),
+      counters: metrics,
     });
 
     const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
@@ -274,7 +286,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       await server.stop(true);
     });
     // The admin API on its own listener (loopback by default), never on the public one.
-    const adminServer = createAdminApp({ database, adminToken: config.adminToken!, log, onChange: () => keys.clear() }).listen({
+    const adminServer = createAdminApp({ database, adminToken: config.adminToken!, log, onChange: () => keys.clear(), metrics }).listen({
       port: config.adminPort,
       hostname: config.adminHost,
     });

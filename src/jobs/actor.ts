@@ -314,6 +314,7 @@ export class JobActor {
   }
 
   async #onProbeResults(batch: ProbeResult[]): Promise<void> {
+    const probedBefore = this.#probed;
     let fresh = 0;
     for (const r of batch) {
       if (this.#seen[r.index] !== 0) continue; // a result is folded once, whatever happens
@@ -331,6 +332,7 @@ export class JobActor {
       fresh++;
     }
     this.#checked += fresh;
+    this.#deps.counters?.probeResults(this.#probed - probedBefore); // once per batch
     this.#publish();
     if (this.#checked === this.#req.proxies.length) this.#stageDone();
   }

@@ -8,7 +8,7 @@ import type { Logger } from '../log';
 import type { CheckSummary } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { ProgressState } from './progress';
-import type { GeoPort, LedgerPort, ProbeExecution, SettingsFactory } from './ports';
+import type { GeoPort, JobCounters, LedgerPort, ProbeExecution, SettingsFactory } from './ports';
 
 export { JOB_STATES, PHASE_OF, type JobState } from './job-states';
 
@@ -51,4 +51,6 @@ export interface JobDeps {
   retrySettlement: (label: string, attempt: () => Promise<void>) => void;
   /** The one clock: every time the actor reads or records comes from here. */
   now: () => Date;
+  /** Counters for `/metrics` (per batch and per job; absent: nothing counted). */
+  counters?: JobCounters;
 }

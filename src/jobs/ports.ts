@@ -120,6 +120,17 @@ export interface ProgressPort {
   closeAll(): void;
 }
 
+/**
+ * What the job layer counts for `/metrics` (src/metrics/service-metrics.ts
+ * implements it). Called once per result batch or per job, never per result.
+ */
+export interface JobCounters {
+  /** `n` probe results folded into a job (one batch of the execution's results). */
+  probeResults(n: number): void;
+  /** A job reached its final state. */
+  jobEnded(state: 'completed' | 'failed'): void;
+}
+
 /** What the job layer offers: run a check for an owner (src/jobs/service.ts). */
 export interface ChecksPort {
   /** Throws shutting_down when no new check is accepted. */

@@ -76,6 +76,8 @@ export class ProgressHub implements ProgressPort {
   readonly #intervalMs: number;
   readonly #maxPerAccount: number;
   readonly #maxPerAddress: number;
+  /** Open subscriptions, every job together (`subscribers`). */
+  #subscribers = 0;
   /** Open subscriptions per tenant (tenantOf); an entry goes at 0. */
   readonly #perTenant = new Map<string, number>();
 
@@ -93,6 +95,11 @@ export class ProgressHub implements ProgressPort {
   openFor(who: { accountId: string | null; address?: string | null }): number {
     const t = tenantOf(who as Subscriber);
     return t === null ? 0 : (this.#perTenant.get(t.key) ?? 0);
+  }
+
+  /** Open subscriptions (WebSockets following a job), all jobs together: for metrics. */
+  get subscribers(): number {
+    return this.#subscribers;
   }
 
   /** Jobs known to the hub (running, waited on, or lingering): for tests and metrics. */
@@ -121,6 +128,7 @@ export class ProgressHub implements ProgressPort {
       this.#jobs.set(jobId, e);
     }
     e.subs.add(sub);
+    this.#subscribers++;
     if (tenant !== null) this.#perTenant.set(tenant.key, (this.#perTenant.get(tenant.key) ?? 0) + 1);
     const entry = e;
     return {
@@ -137,6 +145,7 @@ export class ProgressHub implements ProgressPort {
   /** Takes `s` out of `e` and uncounts it (once, however often it is called). */
   #remove(e: Entry, s: Subscriber): void {
     if (!e.subs.delete(s)) return;
+    this.#subscribers--;
     const tenant = tenantOf(s);
     if (tenant === null) return;
     const n = (this.#perTenant.get(tenant.key) ?? 1) - 1;

@@ -29,7 +29,7 @@
  * promise) and always resolves.
  */
 import { randomBytes } from 'node:crypto';
-import { JobActor, type CheckResponse, type JobDeps } from './actor';
+import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
 import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
 import type { ChecksPort, ProgressPort } from './ports';
@@ -121,6 +121,7 @@ export class CheckService implements ChecksPort {
       this.#deps.log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
+      this.#deps.counters?.jobEnded(actor.state === JOB_STATES.COMPLETED ? 'completed' : 'failed');
       signal?.removeEventListener('abort', onAbort);
       this.#running.delete(jobId);
       load.jobs--;

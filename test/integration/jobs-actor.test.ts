@@ -346,6 +346,17 @@ describe('JobActor', () => {
     expect(d.scheduler.inFlight('us1')).toBe(0);
   });
 
+  test('counters: one probeResults call per result batch, adding up to the probes folded (retried ones are not folded)', async () => {
+    const overloaded = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error: { code: 'checker_overloaded', message: 'EMFILE' } });
+    let tried4 = false;
+    const p = pool(undefined, (i) => (i === 4 && !tried4 ? ((tried4 = true), overloaded(i)) : ok(i)));
+    const counts: number[] = [];
+    const d = { ...deps(ledger().port, p, 8), counters: { probeResults: (n: number) => counts.push(n), jobEnded: () => {} } };
+    await new JobActor('job-c', 'acc', request(10, { samples: 2 }), d).run();
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(20); // proxies x samples, task 4 once although it came back twice
+    expect(counts.length).toBe(p.shards()); // a batch per shard here (the fake answers a shard in one batch)
+  });
+
   test('samples: the 402 requires proxies x samples', async () => {
     const l = ledger({ available: 20 });
     const err = await new JobActor('job-t', 'acc', request(10, { samples: 3 }), deps(l.port, pool())).run().catch((e: unknown) => e);

@@ -2,12 +2,13 @@
  * Tests for src/jobs/service.ts (CheckService) with in-memory ports: the
  * per-account limits (running checks, unique proxies in flight) refuse with
  * rate_limited BEFORE anything is reserved, count per account, and give the
- * place back when a check ends (whatever way it ends).
+ * place back when a check ends (whatever way it ends). A job that ran counts
+ * once in the jobEnded counter; a check refused before its job exists does not.
  */
 import { describe, expect, test } from 'bun:test';
 import { isServiceError } from '../../src/errors';
 import { RateLimitedError } from '../../src/jobs/job-errors';
-import type { ExecutionHandle, LedgerPort, ProbeExecution } from '../../src/jobs/ports';
+import type { ExecutionHandle, JobCounters, LedgerPort, ProbeExecution } from '../../src/jobs/ports';
 import type { CheckRequest } from '../../src/jobs/request';
 import { ACCOUNT_LIMIT_RETRY_AFTER_S, CheckService, type AccountLimits } from '../../src/jobs/service';
 import { memoryLogger } from '../../src/log';
@@ -46,7 +47,7 @@ const parked: ProbeExecution = {
 
 const writer = { path: '/dev/null', state: 'open', working: 0, failed: 0, addProxy: async () => {}, finish: async () => ({ working: 0, failed: 0, bytes: 0 }), abort: async () => {} } as unknown as ResultWriter;
 
-function service(limits: AccountLimits) {
+function service(limits: AccountLimits, counters?: JobCounters) {
   const l = ledger();
   const svc = new CheckService({
     ledger: l.port,
@@ -61,6 +62,7 @@ function service(limits: AccountLimits) {
     limits,
     log: memoryLogger(),
     now: () => new Date(),
+    ...(counters !== undefined ? { counters } : {}),
   });
   /** Starts a check that stays running until `stop()` (its client goes away). */
   const start = (account: string, n: number) => {
@@ -152,5 +154,21 @@ describe('CheckService per-account limits', () => {
     const a2 = start('acct-a', 5);
     await until(() => reserved.length === 2);
     await a2.stop();
+  });
+});
+
+describe('CheckService counters', () => {
+  test('a job that ran counts once as failed (402, client gone); 409 and 429 refusals are not jobs', async () => {
+    const ended: string[] = [];
+    const { svc, reserved } = service({ maxJobs: 1, maxProxiesInFlight: 1_000 }, { probeResults() {}, jobEnded: (s) => ended.push(s) });
+    expect(await refusal(svc.run({ id: 'broke' }, request(5)))).toMatchObject({ code: 'insufficient_quota' });
+    expect(ended).toEqual(['failed']);
+    const a1 = svc.run({ id: 'acct-a' }, request(5, 'same-id'), AbortSignal.timeout(50)).catch((e: unknown) => e);
+    await until(() => reserved.length === 1);
+    expect(await refusal(svc.run({ id: 'acct-b' }, request(5, 'same-id')))).toMatchObject({ code: 'job_already_running' });
+    expect(await refusal(svc.run({ id: 'acct-a' }, request(5)))).toMatchObject({ code: 'rate_limited' });
+    expect(ended).toEqual(['failed']);
+    expect(await a1).toMatchObject({ code: 'client_disconnected' });
+    expect(ended).toEqual(['failed', 'failed']);
   });
 });

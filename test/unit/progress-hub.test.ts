@@ -554,3 +554,30 @@ describe('cleanup', () => {
     expect(running.closes).toHaveLength(1);
   });
 });
+
+describe('subscribers (the /metrics gauge)', () => {
+  test('counts every open subscription, with or without a tenant; each ends once, however it ends', () => {
+    const h = hub();
+    expect(h.subscribers).toBe(0);
+    const u = subscribeOk(h, 'job-m1', new FakeSub(null)); // no tenant: still counted
+    subscribeOk(h, 'job-m1', new FakeSub(OWNER));
+    subscribeOk(h, 'job-m2', new FakeSub(null, '192.0.2.7'));
+    const other = new FakeSub(OTHER);
+    subscribeOk(h, 'job-m3', other);
+    expect(h.subscribers).toBe(4);
+    u();
+    u();
+    expect(h.subscribers).toBe(3);
+    h.publish(OWNER, state('job-m3', 'validating')); // another account's subscriber is closed 1008
+    expect(other.closes[0]?.code).toBe(WS_CLOSE.POLICY);
+    expect(h.subscribers).toBe(2);
+    h.publish(OWNER, state('job-m1', 'failed')); // the final closes job-m1's subscriber
+    expect(h.subscribers).toBe(1);
+    const late = new FakeSub(OWNER);
+    subscribeOk(h, 'job-m1', late); // a lingering final: served and closed at once, never counted
+    expect(late.closes).toHaveLength(1);
+    expect(h.subscribers).toBe(1);
+    h.closeAll();
+    expect(h.subscribers).toBe(0);
+  });
+});

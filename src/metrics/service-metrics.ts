@@ -1,0 +1,146 @@
+/**
+ * One service's metrics for `GET /metrics` on the admin listener (Prometheus
+ * text format, prom-client). Each service has its own Registry (never
+ * prom-client's global one): tests start several services in one process and
+ * their counters must not mix. The process's default metrics come from
+ * process-metrics.ts and are rendered beside them.
+ *
+ * Gauges are read at scrape time (collect callbacks) from the running parts,
+ * so a probe costs nothing here; the counters are bumped once per result
+ * batch or per job (the job layer's JobCounters port, src/jobs/ports.ts).
+ *
+ *   proxycheck_probes_in_flight                   gauge    scheduler: probes granted and not yet released, all regions
+ *   proxycheck_probes_in_flight_max               gauge    MAX_IN_FLIGHT: the process-wide cap on probes in flight
+ *   proxycheck_region_probes_in_flight{region}    gauge    scheduler: probes in flight in the region
+ *   proxycheck_region_probe_slots{region}         gauge    scheduler: the region's capacity (endpoints x SLOTS_PER_ENDPOINT)
+ *   proxycheck_region_probes_waiting{region}      gauge    scheduler: probes of running jobs waiting for a slot
+ *   proxycheck_pool_threads                       gauge    probe pool: worker threads (lanes)
+ *   proxycheck_pool_shards_queued                 gauge    probe pool: shards waiting for a lane
+ *   proxycheck_pool_shards_running                gauge    probe pool: shards sent to lanes and not yet ended
+ *   proxycheck_probe_results_total                counter  probe results folded into jobs (rate() = results per second)
+ *   proxycheck_jobs_running                       gauge    check jobs running now
+ *   proxycheck_jobs_finished_total{state}         counter  jobs that ended: state completed | failed
+ *   proxycheck_ws_subscribers                     gauge    progress hub: open /ws subscriptions
+ *   proxycheck_node_lease_live                    gauge    1 while this node's lease is live, 0 once lapsed or released
+ *   proxycheck_shards_redelivered_total           counter  shards a cluster work queue delivered again; 0 embedded (no queue)
+ */
+import { Counter, Gauge, Registry } from 'prom-client';
+import { processMetricsRegistry } from './process-metrics';
+
+/** What the gauges read at scrape time (structural: the scheduler, pool, service, hub and lease as they are). */
+export interface MetricSources {
+  /** The region codes to report (the accepted regions). */
+  regions: readonly string[];
+  scheduler: {
+    readonly totalInFlight: number;
+    snapshot(region: string): { capacity: number; inFlight: number; jobs: readonly { pending: number }[] };
+  };
+  /** MAX_IN_FLIGHT (the scheduler's global capacity). */
+  maxInFlight: number;
+  pool: { readonly threads: number; readonly stats: { queued: number; running: number } };
+  /** Check jobs running now (CheckService.runningJobs). */
+  runningJobs: () => number;
+  hub: { readonly subscribers: number };
+  lease: { readonly live: boolean };
+}
+
+export const METRIC_NAMES = Object.freeze({
+  probesInFlight: 'proxycheck_probes_in_flight',
+  probesInFlightMax: 'proxycheck_probes_in_flight_max',
+  regionProbesInFlight: 'proxycheck_region_probes_in_flight',
+  regionProbeSlots: 'proxycheck_region_probe_slots',
+  regionProbesWaiting: 'proxycheck_region_probes_waiting',
+  poolThreads: 'proxycheck_pool_threads',
+  poolShardsQueued: 'proxycheck_pool_shards_queued',
+  poolShardsRunning: 'proxycheck_pool_shards_running',
+  probeResults: 'proxycheck_probe_results_total',
+  jobsRunning: 'proxycheck_jobs_running',
+  jobsFinished: 'proxycheck_jobs_finished_total',
+  wsSubscribers: 'proxycheck_ws_subscribers',
+  nodeLeaseLive: 'proxycheck_node_lease_live',
+  shardsRedelivered: 'proxycheck_shards_redelivered_total',
+} as const);
+
+export interface ServiceMetricsOptions {
+  /** Render prom-client's default process metrics too (default true). */
+  processMetrics?: boolean;
+}
+
+export class ServiceMetrics {
+  /** This service's registry (its own metrics only). */
+  readonly registry = new Registry();
+  readonly contentType: string = Registry.PROMETHEUS_CONTENT_TYPE;
+  readonly #withProcess: boolean;
+  readonly #probeResults: Counter;
+  readonly #jobsFinished: Counter<'state'>;
+  readonly #shardsRedelivered: Counter;
+
+  constructor(sources: MetricSources, opts: ServiceMetricsOptions = {}) {
+    this.#withProcess = opts.processMetrics ?? true;
+    if (this.#withProcess) processMetricsRegistry(); // its event-loop monitor runs from the start, not the first scrape
+    const registers = [this.registry];
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    const perRegion = (name: string, help: string, read: (s: ReturnType<MetricSources['scheduler']['snapshot']>) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['region'],
+        registers,
+        collect() {
+          for (const region of sources.regions) this.set({ region }, read(sources.scheduler.snapshot(region)));
+        },
+      });
+    const N = METRIC_NAMES;
+    gauge(N.probesInFlight, 'Probes granted a slot and not yet finished, all regions together.', () => sources.scheduler.totalInFlight);
+    gauge(N.probesInFlightMax, 'The process-wide cap on probes in flight (MAX_IN_FLIGHT).', () => sources.maxInFlight);
+    perRegion(N.regionProbesInFlight, 'Probes in flight in the region.', (s) => s.inFlight);
+    perRegion(N.regionProbeSlots, "The region's probe slots (endpoints x SLOTS_PER_ENDPOINT).", (s) => s.capacity);
+    perRegion(N.regionProbesWaiting, 'Probes of running jobs waiting for a slot in the region.', (s) =>
+      s.jobs.reduce((sum, j) => sum + j.pending, 0),
+    );
+    gauge(N.poolThreads, 'Probe worker threads (lanes).', () => sources.pool.threads);
+    gauge(N.poolShardsQueued, 'Shards waiting for a probe lane.', () => sources.pool.stats.queued);
+    gauge(N.poolShardsRunning, 'Shards sent to probe lanes and not yet ended.', () => sources.pool.stats.running);
+    gauge(N.jobsRunning, 'Check jobs running now.', sources.runningJobs);
+    gauge(N.wsSubscribers, 'Open progress subscriptions (/ws).', () => sources.hub.subscribers);
+    gauge(N.nodeLeaseLive, "1 while this node's lease is live, 0 once it lapsed or was released.", () => (sources.lease.live ? 1 : 0));
+    this.#probeResults = new Counter({ name: N.probeResults, help: 'Probe results folded into jobs.', registers });
+    this.#jobsFinished = new Counter({ name: N.jobsFinished, help: 'Check jobs that ended, by final state.', labelNames: ['state'], registers });
+    for (const state of ['completed', 'failed']) this.#jobsFinished.inc({ state }, 0);
+    this.#shardsRedelivered = new Counter({
+      name: N.shardsRedelivered,
+      help: 'Shards a cluster work queue delivered again after a node missed them; 0 in embedded mode (no queue).',
+      registers,
+    });
+  }
+
+  /** JobCounters (src/jobs/ports.ts): once per batch. */
+  probeResults(n: number): void {
+    if (n > 0) this.#probeResults.inc(n);
+  }
+
+  /** JobCounters: once per job. */
+  jobEnded(state: 'completed' | 'failed'): void {
+    this.#jobsFinished.inc({ state });
+  }
+
+  /** For a cluster execution adapter: shards its work queue redelivered. */
+  shardsRedelivered(n: number): void {
+    if (n > 0) this.#shardsRedelivered.inc(n);
+  }
+
+  /** The Prometheus text exposition: the process's default metrics, then this service's. */
+  async render(): Promise<string> {
+    const own = await this.registry.metrics();
+    if (!this.#withProcess) return own;
+    return (await processMetricsRegistry().metrics()) + '\n' + own;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Tests for src/metrics/service-metrics.ts with fake sources: every metric is
+ * rendered with its type, the gauges read their sources at each scrape (a
+ * change shows in the next scrape), per-region series for every region given,
+ * counters per call, two instances share no counter, and the process's
+ * default metrics come along (or not, on request).
+ */
+import { describe, expect, test } from 'bun:test';
+import { METRIC_NAMES, ServiceMetrics, type MetricSources } from '../../src/metrics/service-metrics';
+import { metricTypes, sampleValue } from '../helpers/prometheus';
+
+function fakeSources() {
+  const load: Record<string, { capacity: number; inFlight: number; pending: number[] }> = {
+    us1: { capacity: 128, inFlight: 0, pending: [] },
+    de1: { capacity: 64, inFlight: 0, pending: [] },
+  };
+  const state = { running: 0, subscribers: 0, live: true, queued: 0, running_: 0 };
+  const sources: MetricSources = {
+    regions: ['us1', 'de1'],
+    scheduler: {
+      get totalInFlight() {
+        return Object.values(load).reduce((s, r) => s + r.inFlight, 0);
+      },
+      snapshot: (region) => {
+        const r = load[region]!;
+        return { capacity: r.capacity, inFlight: r.inFlight, jobs: r.pending.map((pending) => ({ pending })) };
+      },
+    },
+    maxInFlight: 150,
+    pool: {
+      threads: 3,
+      get stats() {
+        return { queued: state.queued, running: state.running_ };
+      },
+    },
+    runningJobs: () => state.running,
+    hub: {
+      get subscribers() {
+        return state.subscribers;
+      },
+    },
+    lease: {
+      get live() {
+        return state.live;
+      },
+    },
+  };
+  return { sources, load, state };
+}
+
+const N = METRIC_NAMES;
+
+describe('ServiceMetrics', () => {
+  test('renders every metric with its type; gauges follow their sources at each scrape', async () => {
+    const { sources, load, state } = fakeSources();
+    const m = new ServiceMetrics(sources, { processMetrics: false });
+    expect(m.contentType).toStartWith('text/plain; version=0.0.4');
+    let text = await m.render();
+    const types = metricTypes(text);
+    for (const name of Object.values(N)) expect([name, types.get(name)]).toEqual([name, name.endsWith('_total') ? 'counter' : 'gauge']);
+    expect(sampleValue(text, N.regionProbeSlots, { region: 'us1' })).toBe(128);
+    expect(sampleValue(text, N.regionProbeSlots, { region: 'de1' })).toBe(64);
+    expect(sampleValue(text, N.probesInFlight)).toBe(0);
+    expect(sampleValue(text, N.probesInFlightMax)).toBe(150);
+    expect(sampleValue(text, N.poolThreads)).toBe(3);
+    expect(sampleValue(text, N.nodeLeaseLive)).toBe(1);
+    expect(sampleValue(text, N.jobsRunning)).toBe(0);
+
+    load.us1!.inFlight = 100;
+    load.us1!.pending = [5, 7];
+    load.de1!.inFlight = 9;
+    Object.assign(state, { running: 2, subscribers: 4, live: false, queued: 6, running_: 11 });
+    text = await m.render();
+    expect(sampleValue(text, N.probesInFlight)).toBe(109);
+    expect(sampleValue(text, N.regionProbesInFlight, { region: 'us1' })).toBe(100);
+    expect(sampleValue(text, N.regionProbesInFlight, { region: 'de1' })).toBe(9);
+    expect(sampleValue(text, N.regionProbesWaiting, { region: 'us1' })).toBe(12);
+    expect(sampleValue(text, N.regionProbesWaiting, { region: 'de1' })).toBe(0);
+    expect(sampleValue(text, N.jobsRunning)).toBe(2);
+    expect(sampleValue(text, N.wsSubscribers)).toBe(4);
+    expect(sampleValue(text, N.nodeLeaseLive)).toBe(0);
+    expect(sampleValue(text, N.poolShardsQueued)).toBe(6);
+    expect(sampleValue(text, N.poolShardsRunning)).toBe(11);
+  });
+
+  test('counters: results per batch, jobs by final state (both present from the start), shards redelivered 0 until told', async () => {
+    const m = new ServiceMetrics(fakeSources().sources, { processMetrics: false });
+    let text = await m.render();
+    expect(sampleValue(text, N.probeResults)).toBe(0);
+    expect(sampleValue(text, N.jobsFinished, { state: 'completed' })).toBe(0);
+    expect(sampleValue(text, N.jobsFinished, { state: 'failed' })).toBe(0);
+    expect(sampleValue(text, N.shardsRedelivered)).toBe(0);
+    m.probeResults(3);
+    m.probeResults(0);
+    m.probeResults(40);
+    m.jobEnded('completed');
+    m.jobEnded('failed');
+    m.jobEnded('failed');
+    m.shardsRedelivered(2);
+    text = await m.render();
+    expect(sampleValue(text, N.probeResults)).toBe(43);
+    expect(sampleValue(text, N.jobsFinished, { state: 'completed' })).toBe(1);
+    expect(sampleValue(text, N.jobsFinished, { state: 'failed' })).toBe(2);
+    expect(sampleValue(text, N.shardsRedelivered)).toBe(2);
+  });
+
+  test('two instances in one process share no counter', async () => {
+    const a = new ServiceMetrics(fakeSources().sources);
+    const b = new ServiceMetrics(fakeSources().sources);
+    a.probeResults(5);
+    a.jobEnded('completed');
+    const [ta, tb] = await Promise.all([a.render(), b.render()]);
+    expect(sampleValue(ta, N.probeResults)).toBe(5);
+    expect(sampleValue(tb, N.probeResults)).toBe(0);
+    expect(sampleValue(tb, N.jobsFinished, { state: 'completed' })).toBe(0);
+  });
+
+  test("the process's default metrics: rendered once per scrape beside the service's, or left out", async () => {
+    const withProcess = await new ServiceMetrics(fakeSources().sources).render();
+    expect(sampleValue(withProcess, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(sampleValue(withProcess, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(withProcess.match(/^# TYPE process_cpu_user_seconds_total /gm)).toHaveLength(1);
+    expect(sampleValue(withProcess, N.poolThreads)).toBe(3);
+    const without = await new ServiceMetrics(fakeSources().sources, { processMetrics: false }).render();
+    expect(without).not.toContain('process_cpu_user_seconds_total');
+  });
+});
