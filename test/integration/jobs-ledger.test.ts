@@ -23,7 +23,7 @@ const now = () => new Date();
 async function reserved(jobId: string, units: number) {
   const acc = await createAccount(tdb.db, { email: `${jobId}@example.com`, checks: 100 });
   const ledger = databaseLedger(tdb.db);
-  const r = await ledger.reserve({ accountId: acc.id, jobId, units, type: 'http', region: 'us1', timeoutMs: 1000, submitted: units, now: now() });
+  const r = await ledger.reserve({ accountId: acc.id, jobId, clientJobId: null, units, type: 'http', region: 'us1', timeoutMs: 1000, submitted: units, now: now() });
   expect(r.ok).toBe(true);
   return { acc, ledger };
 }
