@@ -215,7 +215,7 @@ async function child(phase: string, dir: string): Promise<void> {
       if (acc === null) throw new Error('bench key not found');
       const units = 100 + (i % 900);
       const r = await timed('reserve', () =>
-        ledger.reserve({ accountId, jobId, units, now, type: 'http', region: 'default', timeoutMs: 2000, submitted: units }),
+        ledger.reserve({ accountId, jobId, clientJobId: null, units, now, type: 'http', region: 'default', timeoutMs: 2000, submitted: units }),
       );
       if (!r.ok) throw new Error('reservation refused');
       const refund = i % 10 === 0 ? 7 : 0;

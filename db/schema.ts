@@ -6,7 +6,8 @@
  * Invariants kept by the database itself: balances never go negative (CHECK),
  * e-mails are unique (stored lower-cased), a key hash is unique, a scan's
  * job_id is unique (one scan row per job; the job id passed here must be unique
- * per job, not the client's reusable jobId).
+ * per job, not the client's reusable jobId), and the client's jobId
+ * (client_job_id) is unique among running scans, across all API nodes.
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -20,6 +21,7 @@ import {
   serial,
   text,
   timestamp,
+  uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
 
@@ -119,10 +121,17 @@ export const scans = pgTable(
      * leases (treated as having no live owner).
      */
     nodeId: text('node_id'),
+    /**
+     * The client's jobId (the progress channel's name, docs/API.md); null for
+     * a job without one (a generated id). Reusable once the scan has ended.
+     */
+    clientJobId: text('client_job_id'),
   },
   (t) => [
     index('scans_account_created_idx').on(t.accountId, t.createdAt.desc()),
     index('scans_status_idx').on(t.status),
+    // one running job per client jobId across every API node (409 Job already running)
+    uniqueIndex('scans_running_client_job_id_uq').on(t.clientJobId).where(sql`${t.status} = 'running'`),
     check('scans_counts_nonneg', sql`${t.totalChecked} >= 0 AND ${t.totalWorking} >= 0 AND ${t.charged} >= 0`),
   ],
 );

@@ -5,15 +5,18 @@
  * `reserveStatement` is the whole reservation in ONE statement, so it costs
  * one round trip and is atomic without an explicit transaction:
  *
+ *   busy  a running scan already carries the client's jobId (any account,
+ *         any node): nothing is charged (`job_running`)
  *   acc   SELECT ... FOR UPDATE       lock the account row; a concurrent
  *                                     reservation waits here and then sees the
  *                                     committed balances (READ COMMITTED
  *                                     re-reads the locked row)
  *   calc  unlimited? enough? temp part (temp first, then root)
- *   upd   UPDATE accounts ... WHERE enough      (no row when short)
+ *   upd   UPDATE accounts ... WHERE enough AND NOT busy  (no row when short)
  *   led   INSERT the ledger row       FROM upd  (none when short)
  *   sc    INSERT the running scan row FROM upd  (only when asked; none when short),
- *         with the node that runs the job (node_id)
+ *         with the node that runs the job (node_id) and the client's jobId
+ *         (client_job_id)
  *   SELECT the outcome: one row when the account exists, none otherwise.
  *
  * With `nodeId`, nothing is charged unless that node holds a live lease in
@@ -22,6 +25,15 @@
  * could refund it while it runs. (The sweep and this statement see each
  * other's commits whole: a sweep that sees this scan also sees the lease it
  * was inserted under.)
+ *
+ * The client's jobId: `busy` makes a duplicate a 409 before a 402 (the
+ * contract's order) and charges nothing; the fence is the partial unique index
+ * scans_running_client_job_id_uq (db/schema.ts): two reservations of one
+ * jobId at the same moment both see no running scan, and the second INSERT
+ * fails with a unique violation (23505), which fails the whole statement, so
+ * nothing of it is charged either (src/accounts/client-job-conflict.ts maps
+ * it). The check is global, not per account: a jobId names the job on the
+ * progress channel (/ws?jobId=), which is not per account.
  *
  * Numbers come back as float8 so both drivers (PGlite, postgres.js) return JS
  * numbers rather than bigint strings.
@@ -45,25 +57,36 @@ export interface ReserveStatementInput {
   scan?: ScanStart;
   /** The API node that runs the job: recorded on the scan; its lease must be live. */
   nodeId?: string;
+  /** The client's jobId (with `scan` only): recorded on the scan; none may be running with it. */
+  clientJobId?: string | null;
 }
 
-/** One row: unlimited, enough, available, temp_charged, root_charged, remaining, checks_used, email, unlimited_pro, unlimited_until (after), ledger_rows, scan_id, lease_live. */
+/** Whether a running scan carries `clientJobId` (any account, any node): one boolean, `running`. */
+export function runningClientJobCondition(clientJobId: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM scans s WHERE s.client_job_id = ${clientJobId} AND s.status = 'running')`;
+}
+
+/** One row: unlimited, enough, available, temp_charged, root_charged, remaining, checks_used, email, unlimited_pro, unlimited_until (after), ledger_rows, scan_id, lease_live, job_running. */
 export function reserveStatement(i: ReserveStatementInput): SQL {
   const now = i.now.toISOString();
+  const clientJobId = i.scan !== undefined ? (i.clientJobId ?? null) : null;
   const scanCte = i.scan
     ? sql`, sc AS (
-        INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, charged, status, created_at, node_id)
+        INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, charged, status, created_at, node_id, client_job_id)
         SELECT u.id, ${i.jobId}, ${i.scan.proxyType}, ${i.scan.region}, ${i.scan.timeoutMs}, ${i.scan.totalSubmitted},
-               c.temp_charged + c.root_charged, 'running', ${now}::timestamptz, ${i.nodeId ?? null}::text
+               c.temp_charged + c.root_charged, 'running', ${now}::timestamptz, ${i.nodeId ?? null}::text, ${clientJobId}::text
         FROM upd u CROSS JOIN calc c
         RETURNING id
       )`
     : sql``;
+  const busy = clientJobId !== null ? runningClientJobCondition(clientJobId) : sql`false`;
   const scanId = i.scan ? sql`(SELECT id FROM sc)::float8` : sql`NULL::float8`;
   const leaseLive = i.nodeId !== undefined ? liveLeaseCondition(i.nodeId) : sql`true`;
   return sql`
     WITH node AS (
       SELECT ${leaseLive} AS live
+    ), busy AS (
+      SELECT ${busy} AS running
     ), acc AS (
       SELECT id, temp_balance, root_balance,
              (unlimited_pro AND (unlimited_until IS NULL OR unlimited_until > ${now}::timestamptz)) AS unlimited
@@ -82,7 +105,7 @@ export function reserveStatement(i: ReserveStatementInput): SQL {
           checks_used = a.checks_used + ${i.units},
           updated_at = ${now}::timestamptz
       FROM calc c
-      WHERE a.id = c.id AND c.enough AND (SELECT live FROM node)
+      WHERE a.id = c.id AND c.enough AND (SELECT live FROM node) AND NOT (SELECT running FROM busy)
       RETURNING a.id, a.email, a.temp_balance, a.root_balance, a.checks_used, a.unlimited_pro, a.unlimited_until
     ), led AS (
       INSERT INTO quota_ledger (account_id, delta, temp_delta, root_delta, reason, job_id, units, balance_after, created_at)
@@ -98,6 +121,7 @@ export function reserveStatement(i: ReserveStatementInput): SQL {
            u.email, u.unlimited_pro, u.unlimited_until,
            (SELECT count(*) FROM led)::float8 AS ledger_rows,
            ${scanId} AS scan_id,
-           (SELECT live FROM node) AS lease_live
+           (SELECT live FROM node) AS lease_live,
+           (SELECT running FROM busy) AS job_running
     FROM calc c LEFT JOIN upd u ON true`;
 }

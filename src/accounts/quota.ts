@@ -16,6 +16,11 @@
  *   the scan row that the orphan sweep (orphans.ts) looks for.
  * - With `nodeId`, the node's lease must be live in the database, else
  *   nothing changes and it throws ServiceError `node_lease_lost`.
+ * - With `scan` and `clientJobId`, no running scan (any account, any node)
+ *   may carry that jobId, else nothing changes and it throws ServiceError
+ *   `job_already_running` (client-job-conflict.ts), before a short balance
+ *   is looked at; two at the same moment: the database's unique index
+ *   refuses the second, mapped to the same error.
  *
  * refundQuota gives back unchecked units of a job. The ledger rows of the job
  * say how much of its reservation is still unrefunded and where it came from.
@@ -30,6 +35,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client';
 import { accounts, quotaLedger } from '../../db/schema';
+import { clientJobRunning, reservationError } from './client-job-conflict';
 import { reserveStatement, type ScanStart } from './quota-sql';
 import { ServiceError } from '../errors';
 import { AccountError, AccountErrorCode } from './errors';
@@ -45,6 +51,8 @@ export interface ReserveInput {
   scan?: ScanStart;
   /** The API node that runs the job (scans.node_id); its lease must be live. */
   nodeId?: string;
+  /** The client's jobId (scans.client_job_id, with `scan`); null or absent: none. */
+  clientJobId?: string | null;
 }
 
 export type ReserveResult =
@@ -87,6 +95,7 @@ interface ReserveRow {
   ledger_rows: number;
   scan_id: number | null;
   lease_live: boolean;
+  job_running: boolean;
 }
 
 /** The reservation was refused because the node's lease is not live in the database (src/jobs/node-lease.ts). */
@@ -94,9 +103,18 @@ export const NODE_LEASE_LOST = 'node_lease_lost';
 
 export async function reserveQuota(db: Db, input: ReserveInput): Promise<ReserveResult> {
   checkUnits(input.units, 0);
-  const [row] = rowsOf<ReserveRow>(await db.execute(reserveStatement(input)));
+  // the statement records a client jobId only with the scan
+  const clientJobId = input.scan !== undefined ? (input.clientJobId ?? null) : null;
+  let rows: ReserveRow[];
+  try {
+    rows = rowsOf<ReserveRow>(await db.execute(reserveStatement(input)));
+  } catch (err) {
+    throw reservationError(err, clientJobId);
+  }
+  const [row] = rows;
   if (row === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${input.accountId}`);
   if (row.lease_live !== true) throw new ServiceError(NODE_LEASE_LOST, `node ${input.nodeId} holds no live lease: nothing reserved`);
+  if (row.job_running === true && clientJobId !== null) throw clientJobRunning(clientJobId);
   if (!row.enough) return { ok: false, required: input.units, available: Number(row.available) };
   return {
     ok: true,

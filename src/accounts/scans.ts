@@ -21,6 +21,8 @@ export interface StartScanInput extends ScanStart {
   now?: Date;
   /** The node that runs the job (null: none recorded, an orphan for any sweep). */
   nodeId?: string | null;
+  /** The client's jobId (null: none); unique among running scans. */
+  clientJobId?: string | null;
 }
 
 /** Inserts a running scan (use reserveQuota({scan}) instead to make it atomic with the reservation). */
@@ -37,6 +39,7 @@ export async function startScan(db: DbOrTx, input: StartScanInput): Promise<Scan
       charged: input.charged ?? 0,
       status: ScanStatus.running,
       nodeId: input.nodeId ?? null,
+      clientJobId: input.clientJobId ?? null,
       ...(input.now !== undefined ? { createdAt: input.now } : {}),
     })
     .returning();

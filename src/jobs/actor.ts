@@ -169,6 +169,7 @@ export class JobActor {
       const r = await ledger.reserve({
         accountId: this.accountId,
         jobId: this.runId,
+        clientJobId: req.jobId,
         units,
         type: req.type,
         region: req.region,

@@ -29,10 +29,17 @@ export type ReserveOutcome =
 
 /** Quota ledger + history, in the database. */
 export interface LedgerPort {
-  /** Atomically reserve `units` and open the scan row (status running). */
+  /**
+   * Atomically reserve `units` and open the scan row (status running).
+   * Throws JobAlreadyRunningError (nothing reserved) when a running job of
+   * any API node carries `clientJobId`.
+   */
   reserve(i: {
     accountId: string;
+    /** The run id (unique per run): the ledger's and the scan's job reference. */
     jobId: string;
+    /** The client's jobId (the progress channel's name), null when it gave none. */
+    clientJobId: string | null;
     units: number;
     type: CheckType;
     region: string;

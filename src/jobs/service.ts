@@ -1,6 +1,8 @@
 /**
  * CheckService: the HTTP layer's entry into check jobs (ChecksPort). It keeps
- * the registry of running jobIds (409 on a duplicate), spawns one JobActor per
+ * the registry of running jobIds (409 on a duplicate: the fast path; across
+ * API nodes the reservation refuses a jobId that runs anywhere, and its
+ * JobAlreadyRunningError passes through), spawns one JobActor per
  * request, and stops gracefully.
  *
  * ## stop(graceMs)
@@ -112,6 +114,8 @@ export class CheckService implements ChecksPort {
     } catch (err) {
       if (
         err instanceof InsufficientQuotaError ||
+        // the jobId runs on another API node (the reservation's database check)
+        err instanceof JobAlreadyRunningError ||
         isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN) ||
         isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED) ||
         isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)

@@ -55,7 +55,32 @@ describe('reserveStatement', () => {
     // the guard sits on the charge itself: no charge, no ledger row, no scan without it
     expect(q.sql).toMatch(/WHERE a\.id = c\.id AND c\.enough AND \(SELECT live FROM node\)/);
     expect(q.sql).toContain('(SELECT live FROM node) AS lease_live');
-    expect(q.sql).toMatch(/INSERT INTO scans \([^)]*node_id\)/);
+    expect(q.sql).toMatch(/INSERT INTO scans \([^)]*\bnode_id\b[^)]*\)/);
     expect(q.params.filter((p) => p === 'api-7').length).toBe(2);
+  });
+
+  test('the client jobId: recorded on the scan; a running scan with it (any account) charges nothing', () => {
+    const scan = { proxyType: 'http', region: 'us1', timeoutMs: 1, totalSubmitted: 1 };
+    const q = dialect.sqlToQuery(reserveStatement({ ...base, scan, clientJobId: 'job-x' }));
+    expect(q.sql).toMatch(/INSERT INTO scans \([^)]*client_job_id\)/);
+    // the check is global: by jobId and status only, never by account
+    expect(q.sql).toMatch(/busy AS \(\s*SELECT EXISTS \(SELECT 1 FROM scans s WHERE s\.client_job_id = \$\d+ AND s\.status = 'running'\) AS running/);
+    expect(q.sql).toMatch(/WHERE a\.id = c\.id AND c\.enough AND \(SELECT live FROM node\) AND NOT \(SELECT running FROM busy\)/);
+    expect(q.sql).toContain('(SELECT running FROM busy) AS job_running');
+    expect(q.params.filter((p) => p === 'job-x').length).toBe(2);
+  });
+
+  test('without a client jobId (or without a scan): nothing to check, client_job_id null', () => {
+    const scan = { proxyType: 'http', region: 'us1', timeoutMs: 1, totalSubmitted: 1 };
+    for (const input of [{ ...base, scan }, { ...base, scan, clientJobId: null }]) {
+      const q = dialect.sqlToQuery(reserveStatement(input));
+      expect(q.sql).toContain('SELECT false AS running');
+      expect(q.sql).not.toContain('client_job_id =');
+      expect(q.sql).toMatch(/INSERT INTO scans \([^)]*client_job_id\)/);
+    }
+    // no scan: the jobId is not looked at (it names no running scan to record)
+    const q = dialect.sqlToQuery(reserveStatement({ ...base, clientJobId: 'job-x' }));
+    expect(q.sql).toContain('SELECT false AS running');
+    expect(q.params).not.toContain('job-x');
   });
 });

@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { isServiceError } from '../../src/errors';
-import { RateLimitedError } from '../../src/jobs/job-errors';
+import { JobAlreadyRunningError, RateLimitedError } from '../../src/jobs/job-errors';
 import type { ExecutionHandle, JobCounters, LedgerPort, ProbeExecution } from '../../src/jobs/ports';
 import type { CheckRequest } from '../../src/jobs/request';
 import { ACCOUNT_LIMIT_RETRY_AFTER_S, CheckService, type AccountLimits } from '../../src/jobs/service';
@@ -20,12 +20,15 @@ function request(n: number, jobId: string | null = null): CheckRequest {
   return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId, customUrls: [] };
 }
 
-/** A ledger that records reservations and refuses accounts named `broke`. */
+/** A ledger that records reservations, refuses accounts named `broke`, and finds every jobId of account `elsewhere` running on another node. */
 function ledger() {
   const reserved: { accountId: string; units: number }[] = [];
+  const clientJobIds: (string | null)[] = [];
   const port: LedgerPort = {
     async reserve(i) {
+      clientJobIds.push(i.clientJobId);
       if (i.accountId === 'broke') return { ok: false, required: i.units, available: 0 };
+      if (i.accountId === 'elsewhere') throw new JobAlreadyRunningError(i.clientJobId ?? '?');
       reserved.push({ accountId: i.accountId, units: i.units });
       return { ok: true, unlimited: false, user: { email: 'a@b.c', checks_used: i.units, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } } };
     },
@@ -35,7 +38,7 @@ function ledger() {
       return { email: 'a@b.c', checks_used: 0, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } };
     },
   };
-  return { port, reserved };
+  return { port, reserved, clientJobIds };
 }
 
 /** Probe execution that never grants a slot: a job runs until it is cancelled. */
@@ -73,7 +76,7 @@ function service(limits: AccountLimits, counters?: JobCounters) {
     );
     return { done, stop: async () => (ac.abort(), await done) };
   };
-  return { svc, start, reserved: l.reserved };
+  return { svc, start, reserved: l.reserved, clientJobIds: l.clientJobIds };
 }
 
 const until = async (cond: () => boolean) => {
@@ -170,5 +173,31 @@ describe('CheckService counters', () => {
     expect(ended).toEqual(['failed']);
     expect(await a1).toMatchObject({ code: 'client_disconnected' });
     expect(ended).toEqual(['failed', 'failed']);
+  });
+});
+
+describe('CheckService and jobIds', () => {
+  test('the ledger hears the client\'s jobId (null for a generated one); a jobId running on another node (the reservation refuses it) is JobAlreadyRunningError as it is, not job_failed', async () => {
+    const { svc, clientJobIds } = service({ maxJobs: 10, maxProxiesInFlight: 1000 });
+    const err = await refusal(svc.run({ id: 'elsewhere' }, request(3, 'job-x')));
+    expect(err).toBeInstanceOf(JobAlreadyRunningError);
+    expect(err).toMatchObject({ code: 'job_already_running', jobId: 'job-x' });
+    expect(svc.runningJobs).toBe(0);
+    expect(svc.accountLoad('elsewhere')).toEqual({ jobs: 0, proxies: 0 });
+    expect(svc.isRunning('job-x')).toBe(false);
+    await refusal(svc.run({ id: 'elsewhere' }, request(3)));
+    expect(clientJobIds).toEqual(['job-x', null]);
+  });
+
+  test('the same jobId twice in one process: the fast path refuses it before the ledger', async () => {
+    const { svc, clientJobIds } = service({ maxJobs: 10, maxProxiesInFlight: 1000 });
+    const ac = new AbortController();
+    const first = svc.run({ id: 'acct-a' }, request(3, 'job-y'), ac.signal).catch((e: unknown) => e);
+    await until(() => clientJobIds.length === 1);
+    const err = await refusal(svc.run({ id: 'acct-b' }, request(3, 'job-y')));
+    expect(err).toBeInstanceOf(JobAlreadyRunningError);
+    expect(clientJobIds).toEqual(['job-y']);
+    ac.abort();
+    await first;
   });
 });

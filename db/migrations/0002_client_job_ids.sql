@@ -1,0 +1,2 @@
+ALTER TABLE "scans" ADD COLUMN "client_job_id" text;--> statement-breakpoint
+CREATE UNIQUE INDEX "scans_running_client_job_id_uq" ON "scans" USING btree ("client_job_id") WHERE "scans"."status" = 'running';
