@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBlackHoleAnyAddress, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
-import { serviceStore, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { ProcessBed, serviceStore, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const PG = testDatabaseUrl() !== undefined;
@@ -21,24 +21,19 @@ const BALANCE = 1000;
 const TIMEOUT_MS = 5000;
 
 let hole: FakeServer;
-const spawned: ServiceProcess[] = [];
-const stores: ServiceStore[] = [];
+const bed = new ProcessBed();
 
 beforeAll(async () => {
   hole = await startBlackHoleAnyAddress();
 });
 afterAll(async () => {
-  for (const p of spawned) {
-    p.kill('SIGKILL');
-    await p.exited;
-  }
-  for (const s of stores) await s.cleanup();
+  await bed.cleanup();
   await hole?.close();
 });
 
 async function spawn(store: ServiceStore): Promise<ServiceProcess> {
   const p = await spawnService(store, { env: { BOOTSTRAP_CHECKS: String(BALANCE), SHUTDOWN_GRACE_MS: '0' } });
-  spawned.push(p);
+  bed.spawned.push(p);
   return p;
 }
 
@@ -58,10 +53,10 @@ test.if(PG)(
   'two nodes, one database: B answers 409 for a jobId running on A, charging nothing; once A\'s job ended, B runs it',
   async () => {
     const storeA = await serviceStore();
-    stores.push(storeA);
+    bed.stores.push(storeA);
     const dataDirB = mkdtempSync(join(tmpdir(), 'pc-node-'));
     const storeB: ServiceStore = { dataDir: dataDirB, databaseUrl: storeA.databaseUrl, cleanup: async () => rmSync(dataDirB, { recursive: true, force: true }) };
-    stores.push(storeB);
+    bed.stores.push(storeB);
     const a = await spawn(storeA);
     const b = await spawn(storeB);
     const X = 'cluster-job-x';

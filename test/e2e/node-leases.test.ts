@@ -19,7 +19,7 @@ import { eq } from 'drizzle-orm';
 import { accounts, nodes, quotaLedger, scans } from '../../db/schema';
 import { startBlackHoleAnyAddress, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
-import { openStore, serviceStore, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { openStore, ProcessBed, serviceStore, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const PG = testDatabaseUrl() !== undefined;
@@ -28,18 +28,13 @@ const LEASE_MS = 1500;
 const SWEEP_MS = 300;
 
 let hole: FakeServer;
-const spawned: ServiceProcess[] = [];
-const stores: ServiceStore[] = [];
+const bed = new ProcessBed();
 
 beforeAll(async () => {
   hole = await startBlackHoleAnyAddress();
 });
 afterAll(async () => {
-  for (const p of spawned) {
-    p.kill('SIGKILL');
-    await p.exited;
-  }
-  for (const s of stores) await s.cleanup();
+  await bed.cleanup();
   await hole?.close();
 });
 
@@ -47,7 +42,7 @@ afterAll(async () => {
 function sameDatabase(store: ServiceStore): ServiceStore {
   const dataDir = mkdtempSync(join(tmpdir(), 'pc-node-'));
   const s: ServiceStore = { dataDir, databaseUrl: store.databaseUrl, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  stores.push(s);
+  bed.stores.push(s);
   return s;
 }
 
@@ -55,7 +50,7 @@ async function spawn(store: ServiceStore, env: Record<string, string> = {}): Pro
   const p = await spawnService(store, {
     env: { BOOTSTRAP_CHECKS: String(BALANCE), NODE_LEASE_MS: String(LEASE_MS), ORPHAN_SWEEP_MS: String(SWEEP_MS), SHUTDOWN_GRACE_MS: '0', ...env },
   });
-  spawned.push(p);
+  bed.spawned.push(p);
   return p;
 }
 
@@ -106,7 +101,7 @@ test.if(PG)(
   'two nodes: B starting and restarting never refunds A\'s running job; A killed -9 -> B refunds it once, within lease + sweep',
   async () => {
     const storeA = await serviceStore();
-    stores.push(storeA);
+    bed.stores.push(storeA);
     const storeB = sameDatabase(storeA);
     const a = await spawn(storeA);
     const job = await longJob(a, 30);
@@ -158,7 +153,7 @@ test.if(PG)(
   'a restart within the lease: a new node id waits for the dead lease; the same NODE_ID takes its previous run\'s job at start',
   async () => {
     const store = await serviceStore();
-    stores.push(store);
+    bed.stores.push(store);
     const other = sameDatabase(store);
     const long = { NODE_LEASE_MS: '60000' };
     const a = await spawn(store, { ...long, NODE_ID: 'api-fixed' });
@@ -188,7 +183,7 @@ test.if(PG)(
 
 test.if(PG)('a clean stop deletes the node\'s row; a crashed node\'s row stays until pruned', async () => {
   const store = await serviceStore();
-  stores.push(store);
+  bed.stores.push(store);
   const a = await spawn(store, { NODE_ID: 'api-clean' });
   const d = await openStore(store);
   try {

@@ -10,24 +10,19 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { Socket, TCPSocketListener } from 'bun';
 import { startBlackHoleAnyAddress, type FakeServer } from '../fixtures/fake-servers';
-import { serviceStore, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { ProcessBed, serviceStore, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
 import { testDatabaseUrl } from '../helpers/db';
 import { call } from '../helpers/service';
 
 const BALANCE = 1000;
 let hole: FakeServer;
-const spawned: ServiceProcess[] = [];
-const stores: ServiceStore[] = [];
+const bed = new ProcessBed();
 
 beforeAll(async () => {
   hole = await startBlackHoleAnyAddress();
 });
 afterAll(async () => {
-  for (const p of spawned) {
-    p.kill('SIGKILL');
-    await p.exited;
-  }
-  for (const s of stores) await s.cleanup();
+  await bed.cleanup();
   await hole?.close();
 });
 
@@ -37,7 +32,7 @@ const me = async (p: ServiceProcess) => (await call(`${p.url}/me`, { headers: { 
 // The restart is the same node (NODE_ID): on PostgreSQL it takes its previous run's jobs at start.
 async function start(store: ServiceStore, env: Record<string, string>): Promise<ServiceProcess> {
   const p = await spawnService(store, { env: { BOOTSTRAP_CHECKS: String(BALANCE), NODE_ID: 'deadline-node', ...env } });
-  spawned.push(p);
+  bed.spawned.push(p);
   return p;
 }
 
@@ -62,7 +57,7 @@ async function jobInFlight(p: ServiceProcess, b: number): Promise<void> {
 
 test('a second SIGTERM exits at once; the cut-off job is refunded in full at the next start', async () => {
   const store = await serviceStore();
-  stores.push(store);
+  bed.stores.push(store);
   const p = await start(store, { SHUTDOWN_GRACE_MS: '60000' });
   await jobInFlight(p, 41);
   p.kill('SIGTERM');
@@ -132,7 +127,7 @@ test.if(testDatabaseUrl() !== undefined)(
   'a database that stops answering mid-shutdown cannot hang the process: it exits at SHUTDOWN_TIMEOUT_MS',
   async () => {
     const store = await serviceStore();
-    stores.push(store);
+    bed.stores.push(store);
     const url = new URL(store.databaseUrl!);
     const relay = await freezableRelay({ host: url.hostname, port: Number(url.port || 5432) });
     try {

@@ -191,3 +191,34 @@ export async function spawnService(store: ServiceStore, opts: SpawnOptions = {})
     waitForLog,
   };
 }
+
+/**
+ * What a test file of real service processes keeps: the processes it spawned
+ * and the stores it made, all killed and removed by `cleanup()` (afterAll).
+ */
+export class ProcessBed {
+  readonly spawned: ServiceProcess[] = [];
+  readonly stores: ServiceStore[] = [];
+
+  /** A new store, removed at cleanup. */
+  async store(): Promise<ServiceStore> {
+    const s = await serviceStore();
+    this.stores.push(s);
+    return s;
+  }
+
+  /** spawnService, killed at cleanup. */
+  async spawn(store: ServiceStore, opts: SpawnOptions = {}): Promise<ServiceProcess> {
+    const p = await spawnService(store, opts);
+    this.spawned.push(p);
+    return p;
+  }
+
+  async cleanup(): Promise<void> {
+    for (const p of this.spawned) {
+      p.kill('SIGKILL');
+      await p.exited;
+    }
+    for (const s of this.stores) await s.cleanup();
+  }
+}
