@@ -49,7 +49,7 @@ function removeLeftovers(): void {
   if (!list.ok) return;
   for (const line of list.out.split('\n')) {
     const name = line.trim().split(/\s+/)[0] ?? '';
-    const m = new RegExp(`^${PREFIX}(\\d+)$`).exec(name);
+    const m = new RegExp(`^${PREFIX}(\\d+)(?:x\\d+)?$`).exec(name);
     if (m !== null && !alive(Number(m[1]))) ip('netns', 'del', name);
   }
 }
@@ -64,7 +64,18 @@ function freeSubnet(): number | null {
   return null;
 }
 
-export function createVeth(): Veth | null {
+export interface VethOptions {
+  /** Several pairs in one test process: a distinct number per pair (0-9). */
+  slot?: number;
+  /**
+   * Make the namespace a small host of its own: loopback up and a default
+   * route through the host end, so a process run in it (`ip netns exec`)
+   * reaches every address of this host, with the peer address as its source.
+   */
+  defaultRoute?: boolean;
+}
+
+export function createVeth(opts: VethOptions = {}): Veth | null {
   if (process.platform !== 'linux' || process.getuid?.() !== 0) {
     vethUnavailable = 'not root on Linux';
     return null;
@@ -79,9 +90,10 @@ export function createVeth(): Veth | null {
     vethUnavailable = 'no free 169.254.x.0/30';
     return null;
   }
-  const namespace = `${PREFIX}${process.pid}`;
-  const hostLink = `${PREFIX}${process.pid % 100000}h`.slice(0, 15);
-  const peerLink = `${PREFIX}${process.pid % 100000}p`.slice(0, 15);
+  const slot = opts.slot === undefined ? '' : String(opts.slot);
+  const namespace = `${PREFIX}${process.pid}${slot === '' ? '' : `x${slot}`}`;
+  const hostLink = `${PREFIX}${process.pid % 100000}${slot}h`.slice(0, 15);
+  const peerLink = `${PREFIX}${process.pid % 100000}${slot}p`.slice(0, 15);
   const hostAddress = `169.254.${x}.1`;
   const peerAddress = `169.254.${x}.2`;
   let removed = false;
@@ -98,6 +110,12 @@ export function createVeth(): Veth | null {
     ['link', 'set', hostLink, 'up'],
     ['-n', namespace, 'addr', 'add', `${peerAddress}/30`, 'dev', peerLink],
     ['-n', namespace, 'link', 'set', peerLink, 'up'],
+    ...(opts.defaultRoute === true
+      ? [
+          ['-n', namespace, 'link', 'set', 'lo', 'up'],
+          ['-n', namespace, 'route', 'add', 'default', 'via', hostAddress],
+        ]
+      : []),
   ];
   for (const s of steps) {
     const r = ip(...s);
