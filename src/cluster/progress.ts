@@ -126,6 +126,11 @@ export class ClusterProgress implements ProgressPort {
     this.hub = o.hub ?? new ProgressHub(o.hubOptions);
   }
 
+  /** Open /ws subscriptions on this node (the metrics gauge, as ProgressHub.subscribers). */
+  get subscribers(): number {
+    return this.hub.subscribers;
+  }
+
   /** Jobs followed over NATS (one subscription each): for tests and metrics. */
   get following(): number {
     return this.#follows.size;
