@@ -7,7 +7,7 @@
  * |----------------|-------------------------------------------|--------------------------------|
  * | LedgerPort     | databaseLedger (PGlite or PostgreSQL)     | the same, on PostgreSQL        |
  * | ProbeExecution | localExecution: RegionScheduler + piscina | shards on a JetStream queue    |
- * | ProgressPort   | ProgressHub (in-process fan-out)          | a hub fed from a NATS subject  |
+ * | ProgressPort   | ProgressHub (in-process fan-out)          | ClusterProgress (hubs on NATS) |
  * | ResultWriter   | a file in DATA_DIR/results                | one store for the cluster      |
  *
  * The actor is the only bridge between these; it never sees HTTP.

@@ -13,6 +13,10 @@
  * WS_REQUIRE_AUTH) see every message, but the final `result_url` goes only to
  * the owner's authenticated subscribers.
  *
+ * In a cluster (src/cluster/progress.ts) the same hub is also fed with the
+ * states of jobs that run on other nodes; `ended` and `forget` serve that
+ * adapter (is a final lingering here; drop a remote job nobody follows).
+ *
  * Memory: a subscriber whose unsent buffer passes `maxBufferedBytes` is closed
  * with 1013 (it does not read); waiting subscribers per job and jobs waited on
  * are capped, so nothing here grows without bound.
@@ -105,6 +109,23 @@ export class ProgressHub implements ProgressPort {
   /** Jobs known to the hub (running, waited on, or lingering): for tests and metrics. */
   get size(): number {
     return this.#jobs.size;
+  }
+
+  /** True while the job's final message lingers here (a subscriber now gets it at once). */
+  ended(jobId: string): boolean {
+    return (this.#jobs.get(jobId)?.final ?? null) !== null;
+  }
+
+  /**
+   * Drops a job that nobody waits on and that has not ended (a job run by
+   * another node and no longer followed: its final will never come here).
+   * No-op otherwise.
+   */
+  forget(jobId: string): void {
+    const e = this.#jobs.get(jobId);
+    if (e === undefined || e.final !== null || e.subs.size > 0) return;
+    e.throttle?.close();
+    this.#jobs.delete(jobId);
   }
 
   subscribe(jobId: string, sub: Subscriber): SubscribeOutcome {

@@ -581,3 +581,45 @@ describe('subscribers (the /metrics gauge)', () => {
     expect(h.subscribers).toBe(0);
   });
 });
+
+describe('ended / forget (the cluster adapter)', () => {
+  test('ended is true only while a final lingers', async () => {
+    const h = hub({ lingerMs: 40 });
+    expect(h.ended('job-e1')).toBe(false);
+    h.publish(OWNER, state('job-e1', 'probing', 10));
+    expect(h.ended('job-e1')).toBe(false);
+    h.publish(OWNER, state('job-e1', 'completed', 100), { resultUrl: LINK });
+    expect(h.ended('job-e1')).toBe(true);
+    await sleep(80);
+    expect(h.ended('job-e1')).toBe(false);
+    expect(h.size).toBe(0);
+  });
+
+  test('forget drops a started job nobody waits on, and its waiting throttle', async () => {
+    const h = hub();
+    const sub = new FakeSub(OWNER);
+    const unsubscribe = subscribeOk(h, 'job-f1', sub);
+    h.publish(OWNER, state('job-f1', 'probing', 10));
+    h.publish(OWNER, state('job-f1', 'probing', 20)); // waits in the throttle
+    unsubscribe(); // the entry stays: the owner is known, the final has not come
+    expect(h.size).toBe(1);
+    h.forget('job-f1');
+    expect(h.size).toBe(0);
+    await sleep(60);
+    expect(sub.sent).toHaveLength(1);
+  });
+
+  test('forget leaves a job with subscribers, and a lingering final, alone', () => {
+    const h = hub();
+    const sub = new FakeSub(OWNER);
+    subscribeOk(h, 'job-f2', sub);
+    h.publish(OWNER, state('job-f2', 'probing', 10));
+    h.forget('job-f2');
+    expect(h.size).toBe(1);
+    h.publish(OWNER, state('job-f3', 'failed'));
+    h.forget('job-f3');
+    expect(h.ended('job-f3')).toBe(true);
+    h.forget('job-unknown');
+    h.closeAll();
+  });
+});
