@@ -107,7 +107,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster in one process',
     expect(r.body.summary.anonymity_levels).toEqual({ elite: 60, anonymous: 60, transparent: 60 });
     expect(r.body.metadata.total_checked).toBe(240);
     expect(before - (await balance())).toBe(240);
-    const file = await (await fetch(r.body.result_url)).json();
+    const file = (await (await fetch(r.body.result_url)).json()) as { proxies: any[] };
     expect(file.proxies).toHaveLength(240);
     const keys = new Set(file.proxies.map((p: { proxy: { port: number; username: string } }) => `${p.proxy.username}@${p.proxy.port}`));
     expect(keys.size).toBe(240);
