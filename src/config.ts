@@ -11,6 +11,7 @@ import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { ServiceError } from './errors';
 import { normalizeFingerprint } from './probe/codec/cert-pin';
+import { findRegion } from './regions';
 
 /** A bad environment value (the process and the admin command branch on it: one line, no stack). */
 export class ConfigError extends ServiceError {
@@ -19,6 +20,16 @@ export class ConfigError extends ServiceError {
     this.name = 'ConfigError';
   }
 }
+
+/**
+ * What this process is (README "Running a cluster"): `embedded` (no NATS_URL:
+ * the single process of today), or with NATS_URL an API node (`api`), a
+ * region agent (`agent`), or both in one process (`all`, the default).
+ */
+export type Role = 'embedded' | 'api' | 'agent' | 'all';
+const CLUSTER_ROLES = ['api', 'agent', 'all'] as const;
+/** Ids used as NATS subject tokens (NODE_ID, AGENT_ID, REGION in a cluster). */
+const SUBJECT_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -108,6 +119,23 @@ export interface Config {
   nodeLeaseMs: number;
   /** How often a node refunds the running jobs of nodes whose lease expired. */
   orphanSweepMs: number;
+  /** NATS_URL: the cluster's NATS server(s); undefined = embedded (no NATS). */
+  natsUrl: string | undefined;
+  role: Role;
+  /** REGION: the region an agent serves (ROLE=agent|all). */
+  region: string | undefined;
+  /** AGENT_SLOTS: probes an agent runs at once; undefined = from the open-file limit. */
+  agentSlots: number | undefined;
+  /** AGENT_ID: the agent's id (subject token); undefined = generated per start (logged). */
+  agentId: string | undefined;
+  /** A shard not acked within this is delivered again (JetStream ack_wait; agents extend it while a shard runs). */
+  clusterAckWaitMs: number;
+  /** An API node fails a shard (its job fails, with refunds) that showed no sign of life for this long. */
+  clusterShardDeadlineMs: number;
+  /** How often an agent puts its heartbeat into the pc_agents bucket. */
+  agentHeartbeatMs: number;
+  /** An agent whose heartbeat is older than this is gone (the bucket's TTL). */
+  agentTtlMs: number;
 }
 
 /** RESULT_MAX_BYTES when unset: 10 GiB of result files. */
@@ -169,6 +197,24 @@ function ipList(env: Env, name: string): string[] {
   return out;
 }
 
+/** NATS_URL: one or more comma-separated nats:// (or tls://) URLs, returned as given (trimmed). */
+function natsUrls(env: Env): string | undefined {
+  const v = str(env, 'NATS_URL');
+  if (v === undefined) return undefined;
+  const parts = v.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  for (const p of parts) {
+    let u: URL;
+    try {
+      u = new URL(p);
+    } catch {
+      throw new ConfigError(`NATS_URL must be nats://host:port (comma-separated for several servers), got "${p}"`);
+    }
+    if (u.protocol !== 'nats:' && u.protocol !== 'tls:') throw new ConfigError(`NATS_URL must use nats: or tls:, got "${u.protocol}"`);
+  }
+  if (parts.length === 0) return undefined;
+  return parts.join(',');
+}
+
 /** The host part of a URL that reaches a listener bound to `host` (a wildcard -> loopback, IPv6 in brackets). */
 export function reachableHost(host: string): string {
   return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
@@ -215,7 +261,45 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
   if (bootstrapApiKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapApiKey)) {
     throw new ConfigError('BOOTSTRAP_API_KEY must be 16 to 200 printable characters without spaces');
   }
+  const natsUrl = natsUrls(env);
+  const roleText = str(env, 'ROLE')?.toLowerCase();
+  if (roleText !== undefined && natsUrl === undefined) {
+    throw new ConfigError('ROLE needs NATS_URL (a cluster); without NATS_URL the service runs as one embedded process');
+  }
+  if (roleText !== undefined && !(CLUSTER_ROLES as readonly string[]).includes(roleText)) {
+    throw new ConfigError(`ROLE must be one of ${CLUSTER_ROLES.join(', ')}, got "${roleText}"`);
+  }
+  const role: Role = natsUrl === undefined ? 'embedded' : ((roleText ?? 'all') as Role);
+  if ((role === 'api' || role === 'all') && databaseUrl === undefined) {
+    throw new ConfigError(`ROLE=${role} with NATS_URL needs DATABASE_URL (PostgreSQL): the embedded database is one process's`);
+  }
+  const region = str(env, 'REGION');
+  if (role === 'agent' || role === 'all') {
+    if (region === undefined) throw new ConfigError(`ROLE=${role} needs REGION (the region this agent probes from)`);
+    if (findRegion(region) === undefined) throw new ConfigError(`REGION must be an accepted region code or test1, got "${region}"`);
+  }
+  if (natsUrl !== undefined && nodeId !== undefined && !SUBJECT_TOKEN.test(nodeId)) {
+    throw new ConfigError('NODE_ID in a cluster must be 1 to 64 letters, digits, _ or - (it names a NATS subject)');
+  }
+  const agentId = str(env, 'AGENT_ID');
+  if (agentId !== undefined && !SUBJECT_TOKEN.test(agentId)) {
+    throw new ConfigError('AGENT_ID must be 1 to 64 letters, digits, _ or - (it names a NATS key)');
+  }
+  const agentHeartbeatMs = int(env, 'AGENT_HEARTBEAT_MS', 2_000, 100, 600_000);
+  const agentTtlMs = int(env, 'AGENT_TTL_MS', 10_000, 500, 3_600_000);
+  if (agentTtlMs < agentHeartbeatMs * 2) {
+    throw new ConfigError(`AGENT_TTL_MS must be at least twice AGENT_HEARTBEAT_MS (${agentHeartbeatMs * 2}), got ${agentTtlMs}`);
+  }
   return {
+    natsUrl,
+    role,
+    region: role === 'agent' || role === 'all' ? region : undefined,
+    agentSlots: str(env, 'AGENT_SLOTS') === undefined ? undefined : int(env, 'AGENT_SLOTS', 0, 1, 10_000_000),
+    agentId,
+    clusterAckWaitMs: int(env, 'CLUSTER_ACK_WAIT_MS', 15_000, 1_000, 3_600_000),
+    clusterShardDeadlineMs: int(env, 'CLUSTER_SHARD_DEADLINE_MS', 120_000, 1_000, 3_600_000),
+    agentHeartbeatMs,
+    agentTtlMs,
     port,
     host,
     adminPort: int(env, 'ADMIN_PORT', 0, 0, 65535),

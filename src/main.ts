@@ -13,6 +13,31 @@
 import { ConfigError, parseConfig } from './config';
 import { createLogger } from './log';
 import { startService } from './server';
+import { startAgent } from './agent';
+
+interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/** Starts what the role runs; stop() stops it in reverse order. */
+async function startRole(config: ReturnType<typeof parseConfig>, log: ReturnType<typeof createLogger>): Promise<Stoppable> {
+  if (config.role === 'agent') return startAgent(config, { log });
+  const api = await startService(config, { log });
+  if (config.role !== 'all') return api;
+  try {
+    // PORT is the API's: the agent's listener takes a free port on HOST
+    const agent = await startAgent(config, { log, port: 0 });
+    return {
+      stop: async () => {
+        await api.stop();
+        await agent.stop();
+      },
+    };
+  } catch (err) {
+    await api.stop();
+    throw err;
+  }
+}
 
 async function main(): Promise<void> {
   let config;
@@ -30,7 +55,7 @@ async function main(): Promise<void> {
   // the database was open but the handlers not yet installed killed the process
   // outright (no stop, no lock release). One during start-up now lets the start
   // finish and then stops the service as any other.
-  let service: Awaited<ReturnType<typeof startService>> | null = null;
+  let service: Stoppable | null = null;
   let signalled = false;
   const stopAndExit = (s: NonNullable<typeof service>) => void s.stop().then(() => process.exit(0));
   const forceExit = (why: string) => {
@@ -47,7 +72,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
   try {
-    service = await startService(config, { log });
+    service = await startRole(config, log);
   } catch (err) {
     const e = err as Error & { code?: string };
     process.stderr.write(`start failed: ${e.message}${e.code ? ` (${e.code})` : ''}\n`);

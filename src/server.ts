@@ -27,6 +27,19 @@
  *
  * stop() is safe to call twice (one shared promise), never rejects, and
  * releases everything in `finally` even when a step fails.
+ *
+ * ## A cluster's API node (NATS_URL, ROLE=api|all)
+ *
+ * RESULT_SECRET and ADMIN_TOKEN must come from the environment (every API
+ * node signs and checks the same links). No probe pool, no judge calibration:
+ * after the database, the node connects to NATS, ensures the work stream and
+ * every region's consumer and the agents' bucket, watches the live agents
+ * (src/cluster/registry.ts: a region's capacity = its agents' slots, a rise
+ * pokes the scheduler) and probes through the NatsPool (src/cluster/nats-pool.ts)
+ * behind the same RegionScheduler (no process-wide cap: each agent bounds
+ * itself). A check to a region without a live agent is refused before the
+ * reservation (503 Region unavailable). Stop: after the jobs, the registry,
+ * the pool (waiting shards fail) and the NATS connection (drained).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -41,11 +54,17 @@ import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { createAdminApp } from './admin/app';
 import { reachableHost, withBoundPort, type Config } from './config';
 import { ServiceError } from './errors';
+import { NatsPool } from './cluster/nats-pool';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats, ensureWork, openAgentsBucket, subscribeResults, workTransport } from './cluster/nats';
+import { AgentRegistry } from './cluster/registry';
 import { openGeo, type Geo } from './geo/geo';
 import { readTemplate } from '../db/pglite-template';
 import { createApp } from './http/app';
 import { databaseLedger } from './jobs/ledger';
 import { ProgressHub } from './jobs/progress-hub';
+import type { ProgressPort } from './jobs/ports';
+import { ClusterProgress, createClusterProgress } from './cluster/progress';
 import { RegionScheduler } from './jobs/scheduler';
 import { CheckService } from './jobs/service';
 import { localExecution } from './jobs/local-execution';
@@ -60,7 +79,7 @@ import type { Logger } from './log';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
-import { ACCEPTED_REGIONS, findRegion } from './regions';
+import { ACCEPTED_REGIONS, findRegion, REGIONS } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';
 import { ServiceMetrics } from './metrics/service-metrics';
 import { linkExpiry, newResultId, signResultLink } from './results/links';
@@ -98,6 +117,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
   // `config` is replaced once the server is bound (PORT=0 -> the real port in BASE_URL/CONTENT_URL).
   const t0 = performance.now();
   const { log } = opts;
+  const cluster = rawConfig.natsUrl !== undefined && (rawConfig.role === 'api' || rawConfig.role === 'all');
+  if (cluster && (rawConfig.resultSecret === undefined || rawConfig.adminToken === undefined)) {
+    // generated per DATA_DIR they would differ per node: a link minted on one would fail on another
+    throw new ServiceError('cluster_secrets_missing', 'an API node of a cluster needs RESULT_SECRET and ADMIN_TOKEN in its environment, the same on every node');
+  }
   mkdirSync(rawConfig.dataDir, { recursive: true });
   let config = await resolveSecrets(rawConfig);
   const secret = config.resultSecret;
@@ -117,7 +141,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     undo.length = 0;
   };
 
-  let engine: Promise<[Geo, ProbePool]> | null = null;
+  let engine: Promise<[Geo, ProbePool | null]> | null = null;
   try {
     let lock: DataDirLock | null = null;
     if (config.databaseUrl === undefined) {
@@ -127,7 +151,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     }
 
     // The engine (geo + worker threads) loads while the database opens.
-    engine = Promise.all([openGeo(), ProbePool.start({ threads: opts.threads ?? config.probeThreads })]);
+    // (a cluster's API node probes through its agents: no threads)
+    engine = Promise.all([openGeo(), cluster ? null : ProbePool.start({ threads: opts.threads ?? config.probeThreads })]);
     const database =
       opts.database ??
       (await openDatabase({
@@ -164,8 +189,45 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       log,
     );
 
-    const [geo, pool] = await engine;
-    undo.push(() => pool.close());
+    const [geo, localPool] = await engine;
+    if (localPool !== null) undo.push(() => localPool.close());
+
+    // A cluster: NATS, the work queue, the live agents and the pool that publishes shards.
+    let registry: AgentRegistry | null = null;
+    let natsPool: NatsPool | null = null;
+    let poke: (region: string) => void = () => {};
+    let natsConn: NatsConnection | null = null;
+    if (cluster) {
+      const nc = await connectNats(config.natsUrl!, `proxycheck-api-${nodeId}`, log);
+      natsConn = nc;
+      undo.push(async () => {
+        await nc.drain().catch(() => nc.close());
+      });
+      await ensureWork(
+        nc,
+        REGIONS.map((r) => r.code),
+        config.clusterAckWaitMs,
+        log,
+      );
+      const kv = await openAgentsBucket(nc, config.agentTtlMs);
+      const reg = await AgentRegistry.start({ kv, ttlMs: config.agentTtlMs, log, onChange: (region) => poke(region) });
+      registry = reg;
+      undo.push(() => reg.stop());
+      const np = new NatsPool({
+        node: nodeId,
+        transport: workTransport(nc),
+        deadlineMs: config.clusterShardDeadlineMs,
+        log,
+        counters: { shardsRedelivered: (n) => metrics.shardsRedelivered(n) },
+      });
+      natsPool = np;
+      const sub = subscribeResults(nc, nodeId, np, log);
+      undo.push(() => {
+        np.close();
+        sub.unsubscribe();
+      });
+    }
+    const pool = (natsPool ?? localPool)!;
 
     const retentionMs = config.resultRetentionDays * 86_400_000;
     const nowS = () => Math.floor(Date.now() / 1000);
@@ -193,7 +255,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         fingerprint: config.judgeTlsFingerprint,
         ...(config.judgeKey !== undefined ? { key: config.judgeKey } : {}),
       };
-    } else if (config.judgeTls && config.judgeUrl === undefined) {
+    } else if (config.judgeTls && config.judgeUrl === undefined && !cluster) {
       const cert = await readOrCreateJudgeCertificate(config.dataDir);
       if (cert.created) log.info('made the judge TLS certificate', { path: cert.path, fingerprint: cert.fingerprint });
       const tlsServer = await startJudgeServer({ host: config.host, port: config.judgeTlsPort, key: ownJudgeKey, tls: { key: cert.key, cert: cert.cert } });
@@ -208,18 +270,33 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     // No fsync: a written file survives a process crash (page cache); only an
     // OS crash or power loss right after a job could lose it (then its link
     // answers 404). The fsync cost ~2.5 ms per job, a quarter of a small check.
+    // CLUSTER SEAM (issue 12): a cluster's API nodes need one result store for all of them
+    // (src/results/pg-store.ts, another change); until it is plugged in here, each node keeps its own files.
     const results = await openDirResultStore({ dataDir: config.dataDir, fsync: false });
     undo.push(() => results.close()); // after the HTTP server (undone in reverse)
 
-    const hub = new ProgressHub({ maxPerAccount: config.wsMaxPerAccount, maxPerAddress: config.wsMaxPerAddress });
-    undo.push(() => hub.closeAll());
+    // Progress: this node's hub; in a cluster the same hub per node, fed over NATS (src/cluster/progress.ts),
+    // so a subscriber on any API node follows any job. Undone before the NATS drain (finals go out first).
+    const hubOptions = { maxPerAccount: config.wsMaxPerAccount, maxPerAddress: config.wsMaxPerAddress };
+    const hub: ProgressPort & { readonly subscribers: number } =
+      natsConn === null ? new ProgressHub(hubOptions) : await createClusterProgress({ nc: natsConn, nodeId, log, hubOptions });
+    undo.push(async () => {
+      hub.closeAll();
+      if (hub instanceof ClusterProgress) await hub.settled();
+    });
     const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
-    const scheduler = new RegionScheduler((code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint, {
-      globalCapacity: maxInFlight,
+    const liveAgents = registry;
+    const scheduler = new RegionScheduler(
+      liveAgents !== null ? (code) => liveAgents.capacity(code) : (code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint,
+      {
+      // a cluster's node has no process-wide cap: each agent bounds its own probes
+      ...(liveAgents === null ? { globalCapacity: maxInFlight } : {}),
       jobShare: config.maxJobSharePercent / 100,
       // the job itself hears of it too (local-execution.ts) and fails with refunds
       onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),
-    });
+      },
+    );
+    poke = (region) => scheduler.poke(region);
     // failed settlements tried again while we run; stopped (one last try) before the database closes
     const settlements = new SettlementRetry({ log });
     undo.push(() => settlements.stop());
@@ -244,6 +321,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       signLink,
       hub,
       limits: { maxJobs: config.maxJobsPerAccount, maxProxiesInFlight: config.maxProxiesInFlightPerAccount },
+      ...(liveAgents !== null ? { regionAvailable: (region: string) => liveAgents.capacity(region) > 0 } : {}),
       log,
       now: () => new Date(),
       counters: metrics,
@@ -270,6 +348,25 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         results: { secret, store: results },
         progress: hub,
         judgeKey: ownJudgeKey,
+        ...(liveAgents !== null
+          ? {
+              liveRegions: {
+                region: (code: string) => ({ agents: liveAgents.agentCount(code), capacity: liveAgents.capacity(code) }),
+                agents: () => {
+                  const now = Date.now();
+                  return liveAgents.list().map((a) => ({
+                    region: a.region,
+                    agent: a.agent,
+                    slots: a.slots,
+                    inFlight: a.inFlight,
+                    exitIps: a.exitIps,
+                    version: a.version,
+                    lastSeenMs: Math.max(0, now - a.seenAt),
+                  }));
+                },
+              },
+            }
+          : {}),
       },
     );
     const server = app.listen({
@@ -297,7 +394,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     config = withBoundPort(config, port);
     if (config.judgeUrl === undefined) judge = parseJudgeUrl(`${config.baseUrl}/judge`);
 
-    const calibration: CalibrationHandle = startCalibration({
+    // A cluster's API node sends no probe: its agents calibrate against their own judges.
+    const calibration: CalibrationHandle | null = cluster ? null : startCalibration({
       judge,
       extraIps: config.checkerIps,
       intervalMs: config.calibrationIntervalMs,
@@ -309,10 +407,10 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       ...(judgeKey !== undefined ? { judgeKey } : {}),
       onError: (err) => log.warn('judge calibration failed; using CHECKER_IPS only', { judge: judge.url, err }),
     });
-    undo.push(() => calibration.stop());
+    undo.push(() => calibration?.stop());
     const tlsCheck = tlsJudge === undefined ? null : await checkTlsJudge(tlsJudge); // rejects on another certificate: a start error
     if (tlsCheck !== null && !tlsCheck.ok) log.warn('the TLS judge did not answer directly; https checks may all be false', { judgeTls: tlsJudge?.url, reason: tlsCheck.reason });
-    await calibration.ready;
+    await calibration?.ready;
 
     const sweep: RetentionSweep = startRetentionSweep({
       store: results,
@@ -361,7 +459,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
   } catch (err) {
     await unwind();
     // a start that failed before awaiting the engine must still close its threads (close() is idempotent)
-    await engine?.then(([, pool]) => pool.close()).catch(() => {});
+    await engine?.then(([, pool]) => pool?.close()).catch(() => {});
     throw err;
   }
 }

@@ -139,6 +139,10 @@ export const internalError = (cause?: unknown) =>
 export const serviceUnavailable = (message: string) =>
   new ApiError(503, { error: 'Service unavailable', message });
 
+/** A cluster region with no live agent (nothing was reserved). */
+export const regionUnavailable = (region: string) =>
+  new ApiError(503, { error: 'Region unavailable', message: `No probe agent is serving region ${region} right now; retry later or pick another region`, region });
+
 /** Every slot for large request bodies is taken (src/http/body.ts). */
 export const tooManyLargeBodies = (retryAfterSeconds: number) =>
   new ApiError(

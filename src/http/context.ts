@@ -24,6 +24,13 @@ export interface ResultsPort {
   store: Pick<ResultStore, 'open'>;
 }
 
+/** Who probes from each region now (a cluster: the live agents, src/cluster/registry.ts). */
+export interface LiveRegionsPort {
+  region(code: string): { agents: number; capacity: number };
+  /** The live agents, for /health. */
+  agents(): { region: string; agent: string; slots: number; inFlight: number; exitIps: string[]; version: string; lastSeenMs: number }[];
+}
+
 export interface AppDeps {
   config: Config;
   log: Logger;
@@ -38,6 +45,8 @@ export interface AppDeps {
   results: ResultsPort;
   /** WebSocket progress fan-out. */
   progress: ProgressPort;
+  /** A cluster's live regions; absent: one embedded process serves every region (agents 1, capacity endpoints x SLOTS_PER_ENDPOINT). */
+  liveRegions?: LiveRegionsPort;
   /** The key this service's own GET /judge signs its answers with (src/probe/codec/integrity.ts). */
   judgeKey: string;
 }

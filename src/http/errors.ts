@@ -7,9 +7,9 @@
  * 422). Everything else -> the seed's fixed 500 body, with the detail only in
  * the log: no message, path or SQL of an internal error reaches a user.
  */
-import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, notFound, serviceUnavailable, tooManyRequests } from './api-errors';
+import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, notFound, regionUnavailable, serviceUnavailable, tooManyRequests } from './api-errors';
 import { isServiceError } from '../errors';
-import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, type AccountLimit } from '../jobs/job-errors';
+import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit } from '../jobs/job-errors';
 import type { Logger } from '../log';
 
 export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a moment';
@@ -25,6 +25,7 @@ export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof InsufficientQuotaError) return insufficientChecks(err.required, err.available);
   if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
   if (err instanceof RateLimitedError) return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`);
+  if (err instanceof RegionUnavailableError) return regionUnavailable(err.region);
   if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
   // this node lost its lease to the database: nothing was reserved; another node (or this one, soon) takes it
   if (isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)) return serviceUnavailable('This server cannot take checks right now; retry in a moment');

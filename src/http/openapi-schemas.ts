@@ -50,6 +50,7 @@ export const schemas = {
   UnsupportedMediaType: errorBody({ const: 'Unsupported media type' }),
   InternalError: errorBody({ const: 'Internal server error' }),
   ServiceUnavailable: errorBody({ const: 'Service unavailable' }),
+  RegionUnavailable: errorBody({ const: 'Region unavailable' }, { region: { type: 'string' } }, ['region']),
   TooManyRequests: errorBody({ const: 'Too many requests' }),
   CustomUrl: {
     type: 'object',
@@ -364,9 +365,15 @@ export const schemas = {
         type: 'array',
         items: {
           type: 'object',
-          required: ['code', 'name', 'endpoints'],
+          required: ['code', 'name', 'endpoints', 'agents', 'capacity'],
           additionalProperties: false,
-          properties: { code: { type: 'string' }, name: { type: 'string' }, endpoints: { type: 'integer', minimum: 1 } },
+          properties: {
+            code: { type: 'string' },
+            name: { type: 'string' },
+            endpoints: { type: 'integer', minimum: 1 },
+            agents: { ...int0, description: 'Live probe agents of the region (embedded: 1, the process itself)' },
+            capacity: { ...int0, description: 'Probe slots of those agents together (embedded: endpoints x SLOTS_PER_ENDPOINT); 0: checks to the region answer 503' },
+          },
         },
       },
       default: { type: 'string' },
@@ -383,6 +390,24 @@ export const schemas = {
       timestamp: { type: 'string', format: 'date-time' },
       regions: { type: 'integer', description: 'Count of regions a check accepts' },
       database: { enum: ['ok', 'down'] },
+      agents: {
+        type: 'array',
+        description: 'A cluster only: the live region agents (from their heartbeats)',
+        items: {
+          type: 'object',
+          required: ['region', 'agent', 'slots', 'inFlight', 'exitIps', 'version', 'lastSeenMs'],
+          additionalProperties: false,
+          properties: {
+            region: { type: 'string' },
+            agent: { type: 'string' },
+            slots: int0,
+            inFlight: int0,
+            exitIps: { type: 'array', items: { type: 'string' } },
+            version: { type: 'string' },
+            lastSeenMs: { ...int0, description: 'Milliseconds since its last heartbeat reached this node' },
+          },
+        },
+      },
     },
   },
   JudgeEcho: {

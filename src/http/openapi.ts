@@ -126,11 +126,19 @@ const checkErrors = {
   },
   '429': E429,
   '500': E500,
-  '503': err(
-    { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' },
-    'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (MAX_LARGE_BODIES) is taken: `Retry-After: 1`, nothing charged',
-    'ServiceUnavailable',
-  ),
+  '503': {
+    description:
+      'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (MAX_LARGE_BODIES) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
+    content: {
+      'application/json': {
+        schema: { oneOf: [ref('ServiceUnavailable'), ref('RegionUnavailable')] },
+        examples: {
+          shutdown: { value: { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' } },
+          region: { value: { error: 'Region unavailable', message: 'No probe agent is serving region de1 right now; retry later or pick another region', region: 'de1' } },
+        },
+      },
+    },
+  },
 };
 
 const healthExample = { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' };
@@ -162,11 +170,12 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
   regions: {
     tags: ['Service'],
     summary: 'List regions',
-    description: 'The region catalogue. `test1` is listed but not accepted by the check routes.',
+    description:
+      'The region catalogue. `test1` is listed but not accepted by the check routes. `agents` and `capacity` say who probes from the region now: in a cluster, its live agents and their probe slots together (0 and 0: a check to it answers 503 `Region unavailable`); in one embedded process, 1 (the process) and endpoints x SLOTS_PER_ENDPOINT.',
     responses: {
       '200': json(
         'RegionList',
-        { regions: [{ code: 'sg1', name: 'Singapore', endpoints: 16 }, { code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6 }], default: 'us1' },
+        { regions: [{ code: 'sg1', name: 'Singapore', endpoints: 16, agents: 2, capacity: 18000 }, { code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6, agents: 0, capacity: 0 }], default: 'us1' },
         'Regions',
       ),
       '405': E405('/regions', 'GET'),

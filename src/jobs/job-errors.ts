@@ -11,6 +11,7 @@
  * - shutting_down        the service stops: no new checks; running ones are cancelled
  * - client_disconnected  the client closed the connection: its job is cancelled
  * - node_lease_lost      this API node's lease lapsed: it takes no new check (nothing reserved)
+ * - region_unavailable   a cluster region has no live agent: refused before anything is reserved
  * - job_failed           anything else that failed a job (logged with its cause where it happened)
  * - shard_failed         a probe shard failed (its cause says why)
  * - shard_incomplete     a shard ended without reporting every probe
@@ -26,6 +27,7 @@ export const JOB_ERROR_CODES = Object.freeze({
   SHUTTING_DOWN: 'shutting_down',
   CLIENT_DISCONNECTED: 'client_disconnected',
   NODE_LEASE_LOST: 'node_lease_lost',
+  REGION_UNAVAILABLE: 'region_unavailable',
   SHARD_FAILED: 'shard_failed',
   SHARD_INCOMPLETE: 'shard_incomplete',
   DISPATCH_FAILED: 'dispatch_failed',
@@ -66,6 +68,14 @@ export class RateLimitedError extends ServiceError {
   ) {
     super(JOB_ERROR_CODES.RATE_LIMITED, `account at its ${limit} limit (${max})`);
     this.name = 'RateLimitedError';
+  }
+}
+
+/** No live agent serves the region (a cluster): thrown before anything is reserved. */
+export class RegionUnavailableError extends ServiceError {
+  constructor(readonly region: string) {
+    super(JOB_ERROR_CODES.REGION_UNAVAILABLE, `no live agent in region ${region}`);
+    this.name = 'RegionUnavailableError';
   }
 }
 

@@ -26,10 +26,13 @@ export function localExecution(scheduler: RegionScheduler, pool: PoolPort): Prob
 class LocalJob implements ExecutionHandle {
   readonly #pool: PoolPort;
   readonly #entry: JobHandle;
+  readonly #ctx: { jobId: string; region: string };
+  #ended = false;
   #toRelease = 0;
 
   constructor(scheduler: RegionScheduler, pool: PoolPort, job: ExecutionJob) {
     this.#pool = pool;
+    this.#ctx = { jobId: job.jobId, region: job.region };
     // A grant may come before register() returns: releases wait a microtask, so #entry is set by then.
     this.#entry = scheduler.register(job.jobId, job.region, job.demand, (n) => {
       try {
@@ -60,6 +63,7 @@ class LocalJob implements ExecutionHandle {
           onBatch(batch);
         },
         signal,
+        this.#ctx,
       )
       .then(
         () => {
@@ -81,6 +85,9 @@ class LocalJob implements ExecutionHandle {
 
   cancel(): void {
     this.#entry.cancel();
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#pool.endJob?.(this.#ctx);
   }
 
   #releaseSoon(n: number): void {

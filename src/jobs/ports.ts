@@ -6,7 +6,7 @@
  * | port           | embedded (today)                          | cluster (next)                 |
  * |----------------|-------------------------------------------|--------------------------------|
  * | LedgerPort     | databaseLedger (PGlite or PostgreSQL)     | the same, on PostgreSQL        |
- * | ProbeExecution | localExecution: RegionScheduler + piscina | shards on a JetStream queue    |
+ * | ProbeExecution | localExecution: RegionScheduler + piscina | localExecution: RegionScheduler + NatsPool (shards on a JetStream queue) |
  * | ProgressPort   | ProgressHub (in-process fan-out)          | ClusterProgress (hubs on NATS) |
  * | ResultWriter   | a file in DATA_DIR/results                | one store for the cluster      |
  *
@@ -60,9 +60,20 @@ export interface LedgerPort {
 
 export type ResultBatch = ProbeResult[] | CustomUrlResult[];
 
-/** The worker pool that runs one shard (src/probe/pool/pool.ts). */
+/** Whose shard a pool runs: the cluster's pool routes by it (src/cluster/nats-pool.ts); the local pool ignores it. */
+export interface ShardContext {
+  jobId: string;
+  region: string;
+}
+
+/**
+ * The worker pool that runs one shard: the piscina pool (src/probe/pool/pool.ts)
+ * in one process, the region's work queue in a cluster (src/cluster/nats-pool.ts).
+ */
 export interface PoolPort {
-  runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal): Promise<unknown>;
+  runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<unknown>;
+  /** The job ended (its execution handle was cancelled): whatever of it is still queued may be dropped. */
+  endJob?(ctx: ShardContext): void;
 }
 
 /**

@@ -85,6 +85,9 @@
  *     dispatch must not throw; if it does, the grant is taken back, the job is
  *     cancelled and `onDispatchError(err, jobId)` is told.
  *
+ * A capacity that rises between calls (a cluster region's agents came up)
+ * is taken up by `poke(region)`, which runs the region's pass.
+ *
  * Cost: one pass is O(grants x jobs in the region); a region has few jobs.
  */
 
@@ -266,6 +269,16 @@ export class RegionScheduler {
     const entry = new Entry(this, rs, jobId, pending, dispatch, ++this.seq);
     this.settle(entry);
     return entry;
+  }
+
+  /**
+   * The region's capacity may have risen (a cluster's agents came up):
+   * run a pass so waiting jobs take the new slots. A pass otherwise runs
+   * only on register / release / addDemand / cancel.
+   */
+  poke(region: string): void {
+    const rs = this.regions.get(region);
+    if (rs !== undefined && rs.jobs.length > 0) this.pump(rs);
   }
 
   /** Probes in flight in a region right now. */

@@ -32,7 +32,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
-import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, shuttingDown } from './job-errors';
+import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
@@ -51,7 +51,12 @@ export interface AccountLimits {
 /** The Retry-After hint of a check refused by a per-account limit (a job's end is not known in advance). */
 export const ACCOUNT_LIMIT_RETRY_AFTER_S = 5;
 
-export type ServiceDeps = Omit<JobDeps, 'publish'> & { hub: ProgressPort; limits: AccountLimits };
+export type ServiceDeps = Omit<JobDeps, 'publish'> & {
+  hub: ProgressPort;
+  limits: AccountLimits;
+  /** A cluster: false while no live agent serves the region (region_unavailable, nothing reserved). Absent: every region is served. */
+  regionAvailable?: (region: string) => boolean;
+};
 
 export function generateJobId(): string {
   return 'job_' + randomBytes(12).toString('base64url');
@@ -95,7 +100,8 @@ export class CheckService implements ChecksPort {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
-    const { hub, limits: _limits, ...rest } = this.#deps;
+    if (this.#deps.regionAvailable?.(request.region) === false) throw new RegionUnavailableError(request.region);
+    const { hub, limits: _limits, regionAvailable: _available, ...rest } = this.#deps;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
       publish: (state, final) => hub.publish(account.id, state, final),

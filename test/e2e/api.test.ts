@@ -36,8 +36,9 @@ describe('public routes', () => {
     expect(r.body.default).toBe('us1');
     expect(r.body.regions).toHaveLength(20);
     expect(r.body.regions.map((x: { code: string }) => x.code)).toEqual([...ACCEPTED_REGIONS, 'test1']);
-    expect(r.body.regions[0]).toEqual({ code: 'sg1', name: 'Singapore', endpoints: 16 });
-    expect(r.body.regions[19]).toEqual({ code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6 });
+    // embedded: the process is every region's one agent, its slots endpoints x SLOTS_PER_ENDPOINT (768)
+    expect(r.body.regions[0]).toEqual({ code: 'sg1', name: 'Singapore', endpoints: 16, agents: 1, capacity: 16 * 768 });
+    expect(r.body.regions[19]).toEqual({ code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6, agents: 1, capacity: 6 * 768 });
   });
 
   test('GET /health reports ok with the DECISIONS shape', async () => {

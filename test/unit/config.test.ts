@@ -75,6 +75,15 @@ describe('defaults', () => {
       nodeId: undefined,
       nodeLeaseMs: 30_000,
       orphanSweepMs: 15_000,
+      natsUrl: undefined,
+      role: 'embedded',
+      region: undefined,
+      agentSlots: undefined,
+      agentId: undefined,
+      clusterAckWaitMs: 15_000,
+      clusterShardDeadlineMs: 120_000,
+      agentHeartbeatMs: 2_000,
+      agentTtlMs: 10_000,
     };
     const cfg = parseConfig({}, CWD);
     expect(cfg).toStrictEqual(expected);
@@ -386,5 +395,67 @@ describe('CHECKER_IPS', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('cluster roles (NATS_URL, ROLE, REGION, agent and timing settings)', () => {
+  const PG = 'postgres://u@db:5432/pc';
+  const NATS = 'nats://127.0.0.1:4222';
+
+  test('no NATS_URL is the embedded process, whatever else is set', () => {
+    expect(parseConfig({ REGION: 'us1' }, CWD).role).toBe('embedded');
+    expect(parseConfig({}, CWD).natsUrl).toBeUndefined();
+  });
+
+  test('NATS_URL without ROLE is ROLE=all, which needs DATABASE_URL and REGION', () => {
+    const c = parseConfig({ NATS_URL: NATS, DATABASE_URL: PG, REGION: 'de1' }, CWD);
+    expect(c).toMatchObject({ role: 'all', natsUrl: NATS, region: 'de1' });
+    expect(errorOf({ NATS_URL: NATS, REGION: 'de1' }).message).toContain('DATABASE_URL');
+    expect(errorOf({ NATS_URL: NATS, DATABASE_URL: PG }).message).toContain('REGION');
+  });
+
+  test('ROLE=api needs DATABASE_URL (PGlite is one process), not REGION', () => {
+    expect(parseConfig({ NATS_URL: NATS, ROLE: 'api', DATABASE_URL: PG }, CWD)).toMatchObject({ role: 'api', region: undefined });
+    expect(errorOf({ NATS_URL: NATS, ROLE: 'api' }).message).toBe('ROLE=api with NATS_URL needs DATABASE_URL (PostgreSQL): the embedded database is one process\'s');
+  });
+
+  test('ROLE=agent needs no database but a known region (test1 too)', () => {
+    expect(parseConfig({ NATS_URL: NATS, ROLE: 'agent', REGION: 'test1' }, CWD)).toMatchObject({ role: 'agent', region: 'test1', databaseUrl: undefined });
+    expect(errorOf({ NATS_URL: NATS, ROLE: 'agent', REGION: 'xx9' }).message).toContain('REGION');
+    expect(errorOf({ NATS_URL: NATS, ROLE: 'agent' }).message).toContain('REGION');
+  });
+
+  test('ROLE without NATS_URL, an unknown ROLE and a bad NATS_URL are errors', () => {
+    expect(errorOf({ ROLE: 'api', DATABASE_URL: PG }).message).toContain('NATS_URL');
+    expect(errorOf({ NATS_URL: NATS, ROLE: 'boss' }).message).toContain('ROLE must be one of');
+    expect(errorOf({ NATS_URL: 'http://x:1' }).message).toContain('NATS_URL');
+    expect(errorOf({ NATS_URL: 'not a url' }).message).toContain('NATS_URL');
+  });
+
+  test('several servers, comma-separated', () => {
+    expect(parseConfig({ NATS_URL: 'nats://a:1, nats://b:2', ROLE: 'agent', REGION: 'us1' }, CWD).natsUrl).toBe('nats://a:1,nats://b:2');
+  });
+
+  test('ids that name subjects: NODE_ID in a cluster, AGENT_ID', () => {
+    const agent = { NATS_URL: NATS, ROLE: 'agent', REGION: 'us1' };
+    expect(parseConfig({ ...agent, AGENT_ID: 'a-1_x' }, CWD).agentId).toBe('a-1_x');
+    expect(errorOf({ ...agent, AGENT_ID: 'a.b' }).message).toContain('AGENT_ID');
+    expect(errorOf({ ...agent, NODE_ID: 'n.1' }).message).toContain('NODE_ID');
+    // embedded: NODE_ID keeps its wider alphabet
+    expect(parseConfig({ NODE_ID: 'n.1:x' }, CWD).nodeId).toBe('n.1:x');
+  });
+
+  test('timings and slots: bounds, and the TTL covers two heartbeats', () => {
+    const agent = { NATS_URL: NATS, ROLE: 'agent', REGION: 'us1' };
+    expect(parseConfig({ ...agent, AGENT_SLOTS: '300', CLUSTER_ACK_WAIT_MS: '2000', AGENT_HEARTBEAT_MS: '500', AGENT_TTL_MS: '1500', CLUSTER_SHARD_DEADLINE_MS: '5000' }, CWD)).toMatchObject({
+      agentSlots: 300,
+      clusterAckWaitMs: 2000,
+      agentHeartbeatMs: 500,
+      agentTtlMs: 1500,
+      clusterShardDeadlineMs: 5000,
+    });
+    expect(errorOf({ ...agent, AGENT_SLOTS: '0' }).message).toContain('AGENT_SLOTS');
+    expect(errorOf({ ...agent, CLUSTER_ACK_WAIT_MS: '10' }).message).toContain('CLUSTER_ACK_WAIT_MS');
+    expect(errorOf({ ...agent, AGENT_HEARTBEAT_MS: '2000', AGENT_TTL_MS: '3000' }).message).toContain('AGENT_TTL_MS');
   });
 });

@@ -1,0 +1,325 @@
+/**
+ * A region agent's work: pulls shards from its region's work queue, runs them
+ * on its own probe pool with its own judge, sends the results to the shard's
+ * owner, and heartbeats into the agents' bucket (protocol.ts).
+ *
+ * ## The pull loop
+ *
+ *   while running: free = AGENT_SLOTS - probes in flight
+ *     free <= 0  -> wait until a shard ends or results come back
+ *     else       -> fetch up to ceil(free / 64) shards (waits at most 1 s)
+ *   each shard: `start` -> runShard on the pool, result batches published to
+ *   pc.results.<owner> as they come -> `done` request:
+ *     {ok:true}        ack   (the owner has every result, or no longer wants them)
+ *     {ok:false}       nak   (delivered again, to any agent of the region)
+ *     no responders    term  (the owner is gone: its job is refunded by the lease sweep)
+ *     timeout / error  nak
+ *   while it runs: msg.working() every ack_wait / 3, so a long shard is not
+ *   delivered twice; a shard of a cancelled job (pc.cancel) is aborted, acked.
+ *   A message that does not decode is termed (it never will).
+ *
+ * ## Heartbeat
+ *
+ * Every AGENT_HEARTBEAT_MS: put `<region>.<agent>` (AgentHeartbeat). A put
+ * that fails (NATS restarting) is tried at the next beat.
+ *
+ * ## stop(graceMs)
+ *
+ *   running ──stop()──> draining: no more fetches; running shards get the
+ *   grace, then are aborted and nakked (another agent runs them) ──> the
+ *   heartbeat key deleted ──> stopped.  Safe twice (one shared promise).
+ */
+import { jetstream, type Consumer, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { errorText } from '../errors';
+import type { PoolPort, ResultBatch, Shard } from '../jobs/ports';
+import type { Logger } from '../log';
+import type { ProbeSettings } from '../probe/types';
+import {
+  agentKey,
+  CANCEL_SUBJECT,
+  decodeCancel,
+  decodeDoneReply,
+  decodeWorkShard,
+  encode,
+  PROTOCOL_VERSION,
+  resultsSubject,
+  WORK_STREAM,
+  workConsumer,
+  type WorkShard,
+} from './protocol';
+
+export interface AgentCounters {
+  shardStarted(redelivered: boolean): void;
+  shardEnded(outcome: 'acked' | 'nakked' | 'termed' | 'dropped'): void;
+  results(n: number): void;
+}
+
+export interface AgentRunnerOptions {
+  nc: NatsConnection;
+  kv: KV;
+  region: string;
+  agentId: string;
+  slots: number;
+  version: string;
+  pool: PoolPort;
+  /** The ProbeSettings of a shard: its type and budget, with this agent's judge, addresses and keys. */
+  settingsFor: (w: WorkShard) => ProbeSettings;
+  /** What the heartbeat says about the judge and exit addresses (read at every beat). */
+  identity: () => { judgeUrl: string; exitIps: string[] };
+  ackWaitMs: number;
+  heartbeatMs: number;
+  log: Logger;
+  counters?: AgentCounters;
+}
+
+interface Running {
+  node: string;
+  job: string;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const FETCH_EXPIRES_MS = 1_000;
+const DONE_TIMEOUT_MS = 5_000;
+/** Cancelled jobs remembered (their queued shards are acked unrun); the oldest forgotten first. */
+const CANCELLED_KEEP = 10_000;
+
+export class AgentRunner {
+  readonly #o: AgentRunnerOptions;
+  readonly #js: JetStreamClient;
+  readonly #running = new Set<Running>();
+  readonly #cancelled = new Set<string>();
+  #inFlight = 0;
+  #draining = false;
+  #wake: (() => void) | null = null;
+  #loop: Promise<void> | null = null;
+  #beat: ReturnType<typeof setInterval> | null = null;
+  #cancelSub: Subscription | null = null;
+  #stopping: Promise<void> | null = null;
+  #fetching: { stop(): void } | null = null;
+
+  constructor(o: AgentRunnerOptions) {
+    this.#o = o;
+    this.#js = jetstream(o.nc);
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  get shardsRunning(): number {
+    return this.#running.size;
+  }
+
+  get key(): string {
+    return agentKey(this.#o.region, this.#o.agentId);
+  }
+
+  /** Heartbeat first (the region is live), then the pull loop. */
+  async start(): Promise<void> {
+    this.#cancelSub = this.#o.nc.subscribe(CANCEL_SUBJECT, {
+      callback: (err, msg) => {
+        if (err !== null) return;
+        try {
+          const c = decodeCancel(msg.data);
+          this.#cancel(c.node, c.job);
+        } catch (e) {
+          this.#o.log.warn('dropped a malformed cancel', { err: e });
+        }
+      },
+    });
+    await this.#heartbeat();
+    this.#beat = setInterval(() => void this.#heartbeat(), this.#o.heartbeatMs);
+    this.#loop = this.#pull();
+  }
+
+  stop(graceMs: number): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#draining = true;
+      this.#fetching?.stop();
+      this.#wake?.();
+      await this.#loop?.catch(() => {});
+      const all = Promise.all([...this.#running].map((r) => r.done));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const over = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
+      clearTimeout(timer);
+      if (over) {
+        this.#o.log.warn('agent stop grace over: running shards go back to the queue', { shards: this.#running.size });
+        for (const r of this.#running) r.abort.abort();
+        await all;
+      }
+      if (this.#beat !== null) clearInterval(this.#beat);
+      this.#beat = null;
+      this.#cancelSub?.unsubscribe();
+      try {
+        await this.#o.kv.delete(this.key);
+      } catch (err) {
+        this.#o.log.warn('deleting the agent heartbeat failed; it expires with its TTL', { err });
+      }
+    })();
+    return this.#stopping;
+  }
+
+  async #heartbeat(): Promise<void> {
+    const id = this.#o.identity();
+    try {
+      await this.#o.kv.put(
+        this.key,
+        encode({
+          v: PROTOCOL_VERSION,
+          region: this.#o.region,
+          agent: this.#o.agentId,
+          slots: this.#o.slots,
+          inFlight: this.#inFlight,
+          exitIps: id.exitIps.slice(0, 64),
+          version: this.#o.version,
+          judgeUrl: id.judgeUrl,
+        }),
+      );
+    } catch (err) {
+      this.#o.log.warn('agent heartbeat failed', { err: errorText(err) });
+    }
+  }
+
+  async #pull(): Promise<void> {
+    let consumer: Consumer | null = null;
+    while (!this.#draining) {
+      const free = this.#o.slots - this.#inFlight;
+      if (free <= 0) {
+        await new Promise<void>((r) => (this.#wake = r));
+        this.#wake = null;
+        continue;
+      }
+      try {
+        consumer ??= await this.#js.consumers.get(WORK_STREAM, workConsumer(this.#o.region));
+        const msgs = await consumer.fetch({ max_messages: Math.min(64, Math.ceil(free / 64)), expires: FETCH_EXPIRES_MS });
+        this.#fetching = { stop: () => void msgs.stop() };
+        for await (const m of msgs) this.#take(m);
+        this.#fetching = null;
+      } catch (err) {
+        this.#fetching = null;
+        if (this.#draining) break;
+        this.#o.log.warn('fetching shards failed; trying again', { err: errorText(err) });
+        consumer = null;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  #take(m: JsMsg): void {
+    let w: WorkShard;
+    try {
+      w = decodeWorkShard(m.data);
+    } catch (err) {
+      this.#o.log.warn('a malformed shard: terminated', { err, seq: m.seq });
+      m.term('malformed');
+      return;
+    }
+    if (this.#draining) {
+      m.nak();
+      return;
+    }
+    if (this.#cancelled.has(`${w.node}/${w.job}`)) {
+      m.ack();
+      this.#o.counters?.shardEnded('dropped');
+      return;
+    }
+    const expected = w.kind === 'probe' ? w.tasks.length : w.tasks.length * (w.rules?.length ?? 0);
+    this.#inFlight += expected;
+    const abort = new AbortController();
+    const r: Running = { node: w.node, job: w.job, abort, done: Promise.resolve() };
+    this.#running.add(r);
+    r.done = this.#run(m, w, expected, abort.signal).finally(() => {
+      this.#running.delete(r);
+      this.#wake?.();
+    });
+  }
+
+  async #run(m: JsMsg, w: WorkShard, expected: number, signal: AbortSignal): Promise<void> {
+    const delivery = m.info.deliveryCount;
+    this.#o.counters?.shardStarted(delivery > 1);
+    const subject = resultsSubject(w.node);
+    const nc = this.#o.nc;
+    nc.publish(subject, encode({ t: 'start', shard: w.shard, agent: this.#o.agentId, delivery }));
+    const working = setInterval(() => m.working(), Math.max(250, Math.floor(this.#o.ackWaitMs / 3)));
+    let left = expected;
+    let failed: unknown = null;
+    try {
+      const settings = this.#o.settingsFor(w);
+      const shard: Shard =
+        w.kind === 'probe' ? { kind: 'probe', tasks: w.tasks, settings } : { kind: 'custom_url', tasks: w.tasks, rules: w.rules ?? [], settings };
+      await this.#o.pool.runShard(
+        shard,
+        (batch: ResultBatch) => {
+          const n = Math.min(batch.length, left);
+          left -= n;
+          this.#inFlight -= n;
+          this.#wake?.();
+          this.#o.counters?.results(batch.length);
+          nc.publish(subject, encode({ t: 'batch', shard: w.shard, results: batch }));
+        },
+        signal,
+      );
+    } catch (err) {
+      failed = err;
+    } finally {
+      clearInterval(working);
+      this.#inFlight -= left;
+    }
+    if (signal.aborted) {
+      // a cancelled job: drop it; the agent stopping: another agent runs it
+      if (this.#cancelled.has(`${w.node}/${w.job}`)) {
+        m.ack();
+        this.#o.counters?.shardEnded('dropped');
+      } else {
+        m.nak();
+        this.#o.counters?.shardEnded('nakked');
+      }
+      return;
+    }
+    if (failed !== null) {
+      this.#o.log.warn('a shard failed on this agent: delivered again', { shard: w.shard, node: w.node, err: failed });
+      m.nak(1000);
+      this.#o.counters?.shardEnded('nakked');
+      return;
+    }
+    try {
+      const reply = await nc.request(subject, encode({ t: 'done', shard: w.shard, agent: this.#o.agentId, delivery }), { timeout: DONE_TIMEOUT_MS });
+      if (decodeDoneReply(reply.data).ok) {
+        m.ack();
+        this.#o.counters?.shardEnded('acked');
+      } else {
+        m.nak();
+        this.#o.counters?.shardEnded('nakked');
+      }
+    } catch (err) {
+      if (isNoResponders(err)) {
+        // its owner is gone: nobody will take these results
+        m.term('owner gone');
+        this.#o.counters?.shardEnded('termed');
+      } else {
+        this.#o.log.warn('the shard owner did not answer done: delivered again', { shard: w.shard, node: w.node, err: errorText(err) });
+        m.nak();
+        this.#o.counters?.shardEnded('nakked');
+      }
+    }
+  }
+
+  #cancel(node: string, job: string): void {
+    const key = `${node}/${job}`;
+    this.#cancelled.add(key);
+    if (this.#cancelled.size > CANCELLED_KEEP) this.#cancelled.delete(this.#cancelled.values().next().value!);
+    for (const r of this.#running) if (r.node === node && r.job === job) r.abort.abort();
+  }
+}
+
+function isNoResponders(err: unknown): boolean {
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
+    if (e.name === 'NoRespondersError') return true;
+    const probe = (e as unknown as { isNoResponders?: () => boolean }).isNoResponders;
+    if (typeof probe === 'function' && probe.call(e) === true) return true;
+  }
+  return false;
+}

@@ -1,0 +1,240 @@
+/**
+ * The API node's PoolPort in a cluster: a granted shard goes out on its
+ * region's JetStream work queue, its results come back on this node's
+ * results subject (protocol.ts). The RegionScheduler in front of it
+ * (local-execution.ts) keeps the window: only granted probes are published.
+ *
+ * ## One shard
+ *
+ *   runShard ──publish parts──> waiting ──results of every task──> resolved
+ *      │                          │  └──no sign of life for deadlineMs──> rejected (shard_failed)
+ *      │                          └──signal aborted (the job ended)──> resolved (late results dropped)
+ *
+ * A shard of more than SHARD_MAX_TASKS tasks goes out as several messages
+ * (parts), each `<seq>-<part>`. A result counts once: its key is the task
+ * index (custom URLs: index and urlIndex), and a key already seen, or not a
+ * task of that part, is a duplicate (dropped, counted). So whatever JetStream
+ * redelivers (an agent died, a `done` was lost), the job hears each result once.
+ *
+ * `done` requests: `{ok:true}` when the part has a result for every task, or
+ * when the shard is no longer here (finished, failed or its job ended: the
+ * agent acks and the queue forgets it); `{ok:false}` otherwise (the agent
+ * naks; another delivery fills the gap).
+ *
+ * Sign of life (resets the deadline): the publish, an agent's `start`, any
+ * batch. A part waiting in the queue behind other nodes' work shows none,
+ * so CLUSTER_SHARD_DEADLINE_MS bounds that wait too.
+ *
+ * Publishing retries (NATS may be restarting) until the deadline, with a
+ * JetStream message id per part, so a retried publish is stored once.
+ */
+import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../jobs/job-errors';
+import type { PoolPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
+import type { Logger } from '../log';
+import type { CustomUrlResult, ProbeResult } from '../probe/types';
+import { PROTOCOL_VERSION, SHARD_MAX_TASKS, type DoneReply, type ResultsMessage, type WorkShard } from './protocol';
+
+/** How the pool reaches NATS (src/cluster/nats.ts; a fake in unit tests). */
+export interface WorkTransport {
+  /** Publish a part on pc.work.<region> (JetStream; `msgId` de-duplicates a retried publish). Rejects when not stored. */
+  publishWork(region: string, shard: WorkShard, msgId: string): Promise<void>;
+  /** Tell agents a job ended (pc.cancel). */
+  publishCancel(node: string, job: string): void;
+}
+
+export interface NatsPoolCounters {
+  /** A shard delivered again (an agent's `start` with delivery > 1). */
+  shardsRedelivered(n: number): void;
+  /** Results dropped as duplicates. */
+  duplicateResults?(n: number): void;
+}
+
+export interface NatsPoolOptions {
+  node: string;
+  transport: WorkTransport;
+  deadlineMs: number;
+  log: Logger;
+  counters?: NatsPoolCounters;
+}
+
+interface Part {
+  /** Keys of this part's tasks not yet answered. */
+  missing: Set<string>;
+  run: ShardRun;
+}
+
+interface ShardRun {
+  seq: number;
+  parts: string[];
+  left: number;
+  onResults: (batch: ResultBatch) => void;
+  settle: (err?: Error) => void;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+const PUBLISH_RETRY_MS = 250;
+
+const keyOf = (r: ProbeResult | CustomUrlResult): string => ('urlIndex' in r ? `${r.index}:${r.urlIndex}` : `${r.index}`);
+
+export class NatsPool implements PoolPort {
+  readonly #o: NatsPoolOptions;
+  readonly #parts = new Map<string, Part>();
+  #seq = 0;
+  #running = 0;
+  #closed = false;
+
+  constructor(o: NatsPoolOptions) {
+    this.#o = o;
+  }
+
+  /** Shards published and not yet ended (for /metrics: shaped like the local pool's stats). */
+  get stats(): { queued: number; running: number } {
+    return { queued: 0, running: this.#running };
+  }
+
+  /** No local threads: agents probe. */
+  get threads(): number {
+    return 0;
+  }
+
+  runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<void> {
+    if (ctx === undefined) return Promise.reject(new ServiceError('cluster_no_context', 'a cluster shard needs its job and region'));
+    if (this.#closed) return Promise.reject(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster pool is closed'));
+    if (signal?.aborted === true) return Promise.resolve();
+    const seq = ++this.#seq;
+    const rules = shard.kind === 'custom_url' ? shard.rules : [];
+    return new Promise<void>((resolve, reject) => {
+      const run: ShardRun = {
+        seq,
+        parts: [],
+        left: 0,
+        onResults,
+        timer: null,
+        settle: (err) => {
+          if (run.timer !== null) clearTimeout(run.timer);
+          run.timer = null;
+          for (const id of run.parts) this.#parts.delete(id);
+          signal?.removeEventListener('abort', onAbort);
+          this.#running--;
+          if (err === undefined) resolve();
+          else reject(err);
+          run.settle = () => {};
+        },
+      };
+      const onAbort = () => run.settle();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#running++;
+      const works: WorkShard[] = [];
+      for (let i = 0, part = 0; i < shard.tasks.length; i += SHARD_MAX_TASKS, part++) {
+        const tasks = shard.tasks.slice(i, i + SHARD_MAX_TASKS);
+        const id = `${seq}-${part}`;
+        const missing = new Set<string>();
+        for (const t of tasks) {
+          if (shard.kind === 'probe') missing.add(`${t.index}`);
+          else for (let u = 0; u < rules.length; u++) missing.add(`${t.index}:${u}`);
+        }
+        run.parts.push(id);
+        run.left += missing.size;
+        this.#parts.set(id, { missing, run });
+        works.push({
+          v: PROTOCOL_VERSION,
+          node: this.#o.node,
+          job: ctx.jobId,
+          shard: id,
+          kind: shard.kind,
+          type: shard.settings.type,
+          timeoutMs: shard.settings.timeoutMs,
+          tasks,
+          ...(shard.kind === 'custom_url' ? { rules } : {}),
+        });
+      }
+      if (run.left === 0) return run.settle();
+      this.#alive(run);
+      for (const w of works) void this.#publish(ctx.region, w, run);
+    });
+  }
+
+  endJob(ctx: ShardContext): void {
+    if (this.#closed) return;
+    try {
+      this.#o.transport.publishCancel(this.#o.node, ctx.jobId);
+    } catch (err) {
+      this.#o.log.warn('publishing a job cancel failed (agents probe its queued shards, their results are dropped)', { jobId: ctx.jobId, err });
+    }
+  }
+
+  /**
+   * One message on this node's results subject. `reply` answers a `done`
+   * request (absent for publishes).
+   */
+  receive(m: ResultsMessage, reply?: (r: DoneReply) => void): void {
+    const part = this.#parts.get(m.shard);
+    switch (m.t) {
+      case 'start':
+        if (m.delivery > 1) this.#o.counters?.shardsRedelivered(1);
+        if (part !== undefined) this.#alive(part.run);
+        return;
+      case 'done':
+        // a shard no longer here has nothing to wait for: the agent acks it
+        reply?.({ ok: part === undefined || part.missing.size === 0 });
+        return;
+      case 'batch': {
+        if (part === undefined) {
+          this.#o.counters?.duplicateResults?.(m.results.length);
+          return;
+        }
+        const fresh: (ProbeResult | CustomUrlResult)[] = [];
+        for (const r of m.results) {
+          if (part.missing.delete(keyOf(r))) fresh.push(r);
+        }
+        const dup = m.results.length - fresh.length;
+        if (dup > 0) this.#o.counters?.duplicateResults?.(dup);
+        const run = part.run;
+        if (fresh.length === 0) return this.#alive(run);
+        run.left -= fresh.length;
+        try {
+          run.onResults(fresh as ResultBatch);
+        } catch (err) {
+          return run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'handling shard results failed', { cause: err }));
+        }
+        if (run.left === 0) run.settle();
+        else this.#alive(run);
+        return;
+      }
+    }
+  }
+
+  /** Rejects every waiting shard (their jobs fail and refund). Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const runs = new Set([...this.#parts.values()].map((p) => p.run));
+    for (const run of runs) run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster pool closed'));
+  }
+
+  #alive(run: ShardRun): void {
+    if (run.timer !== null) clearTimeout(run.timer);
+    run.timer = setTimeout(() => {
+      run.timer = null;
+      this.#o.log.warn('a cluster shard showed no sign of life: its job fails', { shard: run.seq, deadlineMs: this.#o.deadlineMs });
+      run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
+    }, this.#o.deadlineMs);
+  }
+
+  async #publish(region: string, w: WorkShard, run: ShardRun): Promise<void> {
+    const msgId = `${this.#o.node}.${w.shard}`;
+    for (let attempt = 0; ; attempt++) {
+      if (!this.#parts.has(w.shard)) return; // settled meanwhile
+      try {
+        await this.#o.transport.publishWork(region, w, msgId);
+        return;
+      } catch (err) {
+        if (attempt === 0) this.#o.log.warn('publishing a shard failed; trying again until the shard deadline', { shard: w.shard, region, err });
+        // the deadline timer fails the shard if this never succeeds
+        await new Promise((r) => setTimeout(r, Math.min(PUBLISH_RETRY_MS * (attempt + 1), 2000)));
+        if (run.timer === null) return;
+      }
+    }
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Live agents, as an API node sees them: the pc_agents bucket watched
+ * (protocol.ts), kept in an AgentTable.
+ *
+ * AgentTable (pure, a clock passed in): an entry lives from the put that
+ * brought it until `ttlMs` after the last put *received* (nats-server 2.9 sends
+ * no event when the bucket's TTL removes a key, so the table expires entries
+ * itself, on this node's clock; no clock is compared across machines). A
+ * delete (an agent's graceful stop) removes it at once. A region's capacity
+ * is the sum of its live agents' slots; 0 with none (checks to it: 503).
+ *
+ *   absent ──put──> live ──put──> live (renewed)
+ *                    │ └──delete──> absent
+ *                    └──ttlMs without a put──> absent (expire(now))
+ *
+ * AgentRegistry (I/O): the watch (history first, then updates), restarted
+ * when it ends (a reconnect), plus a timer that expires entries; every change
+ * of a region's capacity is told to `onChange(region)` (the scheduler's poke).
+ */
+import type { KV } from '@nats-io/kv';
+import type { Logger } from '../log';
+import { decodeHeartbeat, type AgentHeartbeat } from './protocol';
+
+export interface LiveAgent extends AgentHeartbeat {
+  /** When this node last received its heartbeat (ms, its own clock). */
+  seenAt: number;
+}
+
+export class AgentTable {
+  readonly #ttlMs: number;
+  readonly #byKey = new Map<string, LiveAgent>();
+
+  constructor(ttlMs: number) {
+    this.#ttlMs = ttlMs;
+  }
+
+  /** A heartbeat put: returns the region whose capacity may have changed. */
+  put(key: string, hb: AgentHeartbeat, now: number): string {
+    const before = this.#byKey.get(key);
+    this.#byKey.set(key, { ...hb, seenAt: now });
+    return before !== undefined && before.region !== hb.region ? before.region : hb.region;
+  }
+
+  /** A delete or purge of `key`: the region that lost an agent, or null. */
+  remove(key: string): string | null {
+    const e = this.#byKey.get(key);
+    if (e === undefined) return null;
+    this.#byKey.delete(key);
+    return e.region;
+  }
+
+  /** Drops entries not renewed within the TTL; returns the regions that lost agents. */
+  expire(now: number): string[] {
+    const lost = new Set<string>();
+    for (const [k, e] of this.#byKey) {
+      if (now - e.seenAt >= this.#ttlMs) {
+        this.#byKey.delete(k);
+        lost.add(e.region);
+      }
+    }
+    return [...lost];
+  }
+
+  /** Probe slots of the region's live agents together (0: none). */
+  capacity(region: string, now: number): number {
+    let n = 0;
+    for (const e of this.#byKey.values()) if (e.region === region && now - e.seenAt < this.#ttlMs) n += e.slots;
+    return n;
+  }
+
+  agentCount(region: string, now: number): number {
+    let n = 0;
+    for (const e of this.#byKey.values()) if (e.region === region && now - e.seenAt < this.#ttlMs) n++;
+    return n;
+  }
+
+  /** Live agents, ordered by region then id. */
+  list(now: number): LiveAgent[] {
+    return [...this.#byKey.values()]
+      .filter((e) => now - e.seenAt < this.#ttlMs)
+      .sort((a, b) => (a.region === b.region ? a.agent.localeCompare(b.agent) : a.region.localeCompare(b.region)));
+  }
+}
+
+export interface AgentRegistryOptions {
+  kv: KV;
+  ttlMs: number;
+  log: Logger;
+  onChange: (region: string) => void;
+  now?: () => number;
+}
+
+export class AgentRegistry {
+  readonly #o: AgentRegistryOptions;
+  readonly #table: AgentTable;
+  readonly #now: () => number;
+  #timer: ReturnType<typeof setInterval> | null = null;
+  #stopped = false;
+  #watch: { stop(): void } | null = null;
+
+  private constructor(o: AgentRegistryOptions) {
+    this.#o = o;
+    this.#table = new AgentTable(o.ttlMs);
+    this.#now = o.now ?? Date.now;
+  }
+
+  /** Starts watching; resolves once the bucket's current entries are in (so the first check sees live agents). */
+  static async start(o: AgentRegistryOptions): Promise<AgentRegistry> {
+    const r = new AgentRegistry(o);
+    await r.#startWatch();
+    r.#timer = setInterval(() => {
+      for (const region of r.#table.expire(r.#now())) r.#o.onChange(region);
+    }, Math.max(50, Math.floor(o.ttlMs / 4)));
+    r.#timer.unref?.();
+    return r;
+  }
+
+  capacity(region: string): number {
+    return this.#table.capacity(region, this.#now());
+  }
+
+  agentCount(region: string): number {
+    return this.#table.agentCount(region, this.#now());
+  }
+
+  list(): LiveAgent[] {
+    return this.#table.list(this.#now());
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    this.#watch?.stop();
+  }
+
+  async #startWatch(): Promise<void> {
+    const w = await this.#o.kv.watch({ key: '>' });
+    this.#watch = w;
+    let initial: () => void = () => {};
+    const loaded = new Promise<void>((resolve) => {
+      initial = resolve;
+    });
+    void (async () => {
+      try {
+        for await (const e of w) {
+          if (e.operation === 'PUT') {
+            try {
+              const hb = decodeHeartbeat(e.value);
+              this.#o.onChange(this.#table.put(e.key, hb, this.#now()));
+            } catch (err) {
+              this.#o.log.warn('dropped a malformed agent heartbeat', { key: e.key, err });
+            }
+          } else {
+            const region = this.#table.remove(e.key);
+            if (region !== null) this.#o.onChange(region);
+          }
+          if (e.delta === 0) initial();
+        }
+      } catch (err) {
+        this.#o.log.warn('agent watch failed', { err });
+      }
+      initial();
+      if (this.#stopped) return;
+      // ended (a reconnect the watcher did not survive): watch again
+      await new Promise((r) => setTimeout(r, 500));
+      if (!this.#stopped) await this.#startWatch().catch((err: unknown) => this.#o.log.warn('agent watch restart failed', { err }));
+    })();
+    // an empty bucket sends nothing: do not wait for an entry that never comes
+    await Promise.race([loaded, new Promise((r) => setTimeout(r, 500))]);
+  }
+}

@@ -1,0 +1,129 @@
+import { describe, expect, test } from 'bun:test';
+import { NatsPool, type WorkTransport } from '../../src/cluster/nats-pool';
+import { SHARD_MAX_TASKS, type WorkShard } from '../../src/cluster/protocol';
+import { isServiceError } from '../../src/errors';
+import { memoryLogger } from '../../src/log';
+import type { ResultBatch, Shard } from '../../src/jobs/ports';
+import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
+
+const settings = { type: 'http', timeoutMs: 1000 } as ProbeSettings;
+const ctx = { jobId: 'job1', region: 'us1' };
+const probeShard = (n: number, from = 0): Shard => ({
+  kind: 'probe',
+  tasks: Array.from({ length: n }, (_, i) => ({ index: from + i, proxy: { host: '127.0.0.1', port: 1 } })),
+  settings,
+});
+const result = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 1, anonymity: null, origin: null, error: { code: 'timeout', message: 't' } });
+
+function bed(deadlineMs = 5000) {
+  const published: { region: string; w: WorkShard; msgId: string }[] = [];
+  const cancels: string[] = [];
+  let failPublishes = 0;
+  const transport: WorkTransport = {
+    publishWork: async (region, w, msgId) => {
+      if (failPublishes > 0) {
+        failPublishes--;
+        throw new Error('nats down');
+      }
+      published.push({ region, w, msgId });
+    },
+    publishCancel: (node, job) => cancels.push(`${node}/${job}`),
+  };
+  const counts = { redelivered: 0, duplicates: 0 };
+  const pool = new NatsPool({
+    node: 'n1',
+    transport,
+    deadlineMs,
+    log: memoryLogger('silent'),
+    counters: { shardsRedelivered: (n) => (counts.redelivered += n), duplicateResults: (n) => (counts.duplicates += n) },
+  });
+  return { pool, published, cancels, counts, failNext: (n: number) => (failPublishes = n) };
+}
+
+describe('NatsPool', () => {
+  test('splits a shard into parts of SHARD_MAX_TASKS, each result reaches the job once', async () => {
+    const { pool, published, counts } = bed();
+    const got: number[] = [];
+    const done = pool.runShard(probeShard(SHARD_MAX_TASKS + 3), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, ctx);
+    await Bun.sleep(0);
+    expect(published.map((p) => p.w.tasks.length)).toEqual([SHARD_MAX_TASKS, 3]);
+    expect(published.every((p) => p.region === 'us1' && p.w.node === 'n1' && p.w.job === 'job1')).toBe(true);
+    const [a, b] = published.map((p) => p.w.shard);
+    pool.receive({ t: 'batch', shard: b!, results: [result(SHARD_MAX_TASKS), result(SHARD_MAX_TASKS)] });
+    // a redelivery sends the same results again, and a result that is not this part's task is dropped too
+    pool.receive({ t: 'start', shard: b!, agent: 'x', delivery: 2 });
+    pool.receive({ t: 'batch', shard: b!, results: [result(SHARD_MAX_TASKS), result(0)] });
+    let reply = null as boolean | null;
+    pool.receive({ t: 'done', shard: b!, agent: 'x', delivery: 2 }, (r) => (reply = r.ok));
+    expect(reply).toBe(false); // two of its three tasks are missing: nak
+    pool.receive({ t: 'batch', shard: b!, results: [result(SHARD_MAX_TASKS + 1), result(SHARD_MAX_TASKS + 2)] });
+    pool.receive({ t: 'done', shard: b!, agent: 'x', delivery: 2 }, (r) => (reply = r.ok));
+    expect(reply).toBe(true);
+    pool.receive({ t: 'batch', shard: a!, results: Array.from({ length: SHARD_MAX_TASKS }, (_, i) => result(i)) });
+    await done;
+    expect(got.sort((x, y) => x - y)).toEqual(Array.from({ length: SHARD_MAX_TASKS + 3 }, (_, i) => i));
+    expect(counts).toEqual({ redelivered: 1, duplicates: 3 });
+    // the shard is gone: a late `done` is acked, late results dropped
+    pool.receive({ t: 'done', shard: a!, agent: 'y', delivery: 3 }, (r) => (reply = r.ok));
+    expect(reply).toBe(true);
+    pool.receive({ t: 'batch', shard: a!, results: [result(1)] });
+    expect(got).toHaveLength(SHARD_MAX_TASKS + 3);
+  });
+
+  test('custom-URL results are keyed by (index, urlIndex)', async () => {
+    const { pool, published } = bed();
+    const rules = [{ url: 'http://t/', requiredStatusCodes: [200], caseSensitive: false }];
+    const got: string[] = [];
+    const done = pool.runShard({ kind: 'custom_url', tasks: probeShard(2).tasks, rules, settings }, (b) => got.push(...(b as { index: number; urlIndex: number }[]).map((r) => `${r.index}:${r.urlIndex}`)), undefined, ctx);
+    await Bun.sleep(0);
+    expect(published[0]!.w.rules).toEqual(rules);
+    const r = (index: number) => ({ index, urlIndex: 0, success: true, statusCode: 200, responseTimeMs: 1, error: null });
+    pool.receive({ t: 'batch', shard: published[0]!.w.shard, results: [r(0), r(0), r(1)] });
+    await done;
+    expect(got).toEqual(['0:0', '1:0']);
+  });
+
+  test('no sign of life within the deadline: shard_failed', async () => {
+    const { pool } = bed(60);
+    let err: unknown;
+    await pool.runShard(probeShard(2), () => {}, undefined, ctx).catch((e: unknown) => (err = e));
+    expect(isServiceError(err, 'shard_failed')).toBe(true);
+  });
+
+  test('a batch is a sign of life: the deadline restarts', async () => {
+    const { pool, published } = bed(150);
+    const done = pool.runShard(probeShard(2), () => {}, undefined, ctx);
+    await Bun.sleep(100);
+    pool.receive({ t: 'batch', shard: published[0]!.w.shard, results: [result(0)] });
+    await Bun.sleep(100);
+    pool.receive({ t: 'batch', shard: published[0]!.w.shard, results: [result(1)] });
+    await done;
+  });
+
+  test('a failed publish is tried again with the same message id', async () => {
+    const { pool, published, failNext } = bed();
+    failNext(2);
+    const done = pool.runShard(probeShard(1), () => {}, undefined, ctx);
+    await Bun.sleep(1000);
+    expect(published).toHaveLength(1);
+    expect(published[0]!.msgId).toBe(`n1.${published[0]!.w.shard}`);
+    pool.receive({ t: 'batch', shard: published[0]!.w.shard, results: [result(0)] });
+    await done;
+  });
+
+  test('an aborted shard resolves; endJob publishes the cancel; close fails what waits', async () => {
+    const { pool, cancels } = bed();
+    const ac = new AbortController();
+    const aborted = pool.runShard(probeShard(1), () => {}, ac.signal, ctx);
+    ac.abort();
+    await aborted;
+    pool.endJob(ctx);
+    expect(cancels).toEqual(['n1/job1']);
+    const waiting = pool.runShard(probeShard(1), () => {}, undefined, ctx);
+    pool.close();
+    let err: unknown;
+    await waiting.catch((e: unknown) => (err = e));
+    expect(isServiceError(err, 'shard_failed')).toBe(true);
+    expect(pool.stats.running).toBe(0);
+  });
+});
