@@ -25,6 +25,7 @@ import {
   notFound,
   payloadTooLarge,
   serviceUnavailable,
+  regionUnavailable,
   tooManyCustomUrls,
   tooManyLargeBodies,
   tooManyProxies,
@@ -94,6 +95,7 @@ describe('ApiError', () => {
       tooManyRequests: () => tooManyRequests(1),
       internalError: () => internalError(),
       serviceUnavailable: () => serviceUnavailable('x'),
+      regionUnavailable: () => regionUnavailable('de1'),
       tooManyLargeBodies: () => tooManyLargeBodies(1),
     };
     const exported = Object.keys(errors).filter((k) => k !== 'ApiError' && typeof (errors as Record<string, unknown>)[k] === 'function');
@@ -104,6 +106,16 @@ describe('ApiError', () => {
       expect(e.status).toBeGreaterThanOrEqual(400);
       expect(typeof e.body.message).toBe('string');
     }
+  });
+});
+
+describe('503 Region unavailable', () => {
+  test('names the region, nothing else', () => {
+    expectError(regionUnavailable('de1'), 503, {
+      error: 'Region unavailable',
+      message: 'No probe agent is serving region de1 right now; retry later or pick another region',
+      region: 'de1',
+    });
   });
 });
 
