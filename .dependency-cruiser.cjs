@@ -107,7 +107,7 @@ module.exports = {
           '^src/probe/codec/',
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
-          '^src/results/(format|record|summary|custom-url-summary|samples)\\.ts$',
+          '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',
           '^src/(regions|errors)\\.ts$',
         ],
       },

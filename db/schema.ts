@@ -1,6 +1,7 @@
 /**
  * Drizzle schema: accounts, API keys (hashes only), the quota ledger, scans
- * (history) and the API nodes' leases. The SQL in db/migrations is generated from this file with
+ * (history), the API nodes' leases and the cluster's result documents
+ * (result_files + result_chunks, src/results/pg-store.ts). The SQL in db/migrations is generated from this file with
  * `npx drizzle-kit generate` and applied at start-up by db/client.ts.
  *
  * Invariants kept by the database itself: balances never go negative (CHECK),
@@ -12,12 +13,14 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  customType,
   bigserial,
   boolean,
   check,
   index,
   integer,
   pgTable,
+  primaryKey,
   serial,
   text,
   timestamp,
@@ -155,6 +158,46 @@ export const nodes = pgTable('nodes', {
   host: text('host'),
   pid: integer('pid'),
 });
+
+/** PostgreSQL `bytea`: Buffer (postgres.js) or Uint8Array (PGlite) on the way out. */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
+
+/**
+ * Finished result documents of a cluster (src/results/pg-store.ts; embedded
+ * mode keeps them in DATA_DIR/results and never uses these tables). A row is
+ * inserted with all its chunks in one transaction, so a document is there
+ * whole or not at all. `last_written` is the database's clock at the upload
+ * (what retention compares with its cutoff); `bytes` the document's size.
+ */
+export const resultFiles = pgTable(
+  'result_files',
+  {
+    /** The result id (src/results/links.ts). */
+    id: text('id').primaryKey(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    /** How many result_chunks rows hold it (seq 0..chunks-1). */
+    chunks: integer('chunks').notNull(),
+    lastWritten: timestamp('last_written', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    // the sweep's two orders: by age, and newest first for the byte cap
+    index('result_files_last_written_idx').on(t.lastWritten, t.id),
+    check('result_files_sizes_nonneg', sql`${t.bytes} >= 0 AND ${t.chunks} >= 0`),
+  ],
+);
+
+/** The bytes of a result document, in order of `seq`, about 1 MiB each; they go with their result_files row. */
+export const resultChunks = pgTable(
+  'result_chunks',
+  {
+    resultId: text('result_id')
+      .notNull()
+      .references(() => resultFiles.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    data: bytea('data').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.resultId, t.seq] })],
+);
 
 export type AccountRow = typeof accounts.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;

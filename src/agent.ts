@@ -37,7 +37,7 @@ import type { Logger } from './log';
 import { AgentMetrics } from './metrics/agent-metrics';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
-import type { TlsJudgeTarget } from './probe/types';
+import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
 import { VERSION } from './version';
 
 export interface RunningAgent {
@@ -131,12 +131,16 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
     }
 
     let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
+    // One ProbeSettings object per (type, timeout) until calibration changes: the pool sends a
+    // settings object to a lane once and refers to it after (pool-protocol.ts), by identity.
+    const settingsCache = new Map<string, ProbeSettings>();
     const calibration: CalibrationHandle = startCalibration({
       judge,
       extraIps: config.checkerIps,
       intervalMs: config.calibrationIntervalMs,
       onUpdate: (r) => {
         calibrated = r;
+        settingsCache.clear();
         log.debug('calibrated', { ips: r.ips });
       },
       ...(tlsCa !== undefined ? { tlsCa } : {}),
@@ -162,8 +166,16 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       slots,
       version: VERSION,
       pool,
-      settingsFor: (w) =>
-        probeSettings({ type: w.type, timeoutMs: w.timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa, judgeKey, tlsJudge }),
+      settingsFor: (w) => {
+        const key = `${w.type}:${w.timeoutMs}`;
+        let s = settingsCache.get(key);
+        if (s === undefined) {
+          if (settingsCache.size >= 256) settingsCache.clear();
+          s = probeSettings({ type: w.type, timeoutMs: w.timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa, judgeKey, tlsJudge });
+          settingsCache.set(key, s);
+        }
+        return s;
+      },
       identity: () => ({ judgeUrl: judge.url, exitIps: calibrated.ips }),
       ackWaitMs: config.clusterAckWaitMs,
       heartbeatMs: config.agentHeartbeatMs,

@@ -44,6 +44,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { openDatabase, type Database } from '../db/client';
 import { findAccountByApiKey } from './accounts/accounts';
 import { KeyCache } from './accounts/key-cache';
@@ -84,6 +85,7 @@ import { maxInFlightFor, openFilesLimit } from './limits';
 import { ServiceMetrics } from './metrics/service-metrics';
 import { linkExpiry, newResultId, signResultLink } from './results/links';
 import { openDirResultStore } from './results/dir-store';
+import { openPgResultStore } from './results/pg-store';
 import { startRetentionSweep, type RetentionSweep } from './results/retention';
 import { resolveSecrets } from './secrets';
 import { VERSION } from './version';
@@ -286,9 +288,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     // No fsync: a written file survives a process crash (page cache); only an
     // OS crash or power loss right after a job could lose it (then its link
     // answers 404). The fsync cost ~2.5 ms per job, a quarter of a small check.
-    // CLUSTER SEAM (issue 12): a cluster's API nodes need one result store for all of them
-    // (src/results/pg-store.ts, another change); until it is plugged in here, each node keeps its own files.
-    const results = await openDirResultStore({ dataDir: config.dataDir, fsync: false });
+    // Result files: the data directory; a cluster's API nodes share one store in PostgreSQL
+    // (src/results/pg-store.ts: a link minted by one node downloads from any other).
+    const results = cluster
+      ? await openPgResultStore({ db, stagingDir: join(config.dataDir, 'results-staging', nodeId) }) // one staging dir per node id (NODE_ID is unique per running process)
+      : await openDirResultStore({ dataDir: config.dataDir, fsync: false });
     undo.push(() => results.close()); // after the HTTP server (undone in reverse)
 
     // Progress: this node's hub; in a cluster the same hub per node, fed over NATS (src/cluster/progress.ts),

@@ -7,7 +7,11 @@
  *
  *   while running: free = AGENT_SLOTS - probes in flight
  *     free <= 0  -> wait until a shard ends or results come back
- *     else       -> fetch up to ceil(free / 64) shards (waits at most 1 s)
+ *     else       -> fetch up to floor(free / tasks per shard) shards, at least
+ *                   1, at most 64 (tasks per shard: a running mean of what
+ *                   came, SHARD_MAX_TASKS at first), waiting at most 1 s; so
+ *                   an agent takes about as many probes as it has free slots
+ *                   and leaves the rest of the queue to its region's others
  *   each shard: `start` -> runShard on the pool, result batches published to
  *   pc.results.<owner> as they come -> `done` request:
  *     {ok:true}        ack   (the owner has every result, or no longer wants them)
@@ -45,6 +49,7 @@ import {
   encode,
   PROTOCOL_VERSION,
   resultsSubject,
+  SHARD_MAX_TASKS,
   WORK_STREAM,
   workConsumer,
   type WorkShard,
@@ -92,6 +97,8 @@ export class AgentRunner {
   readonly #running = new Set<Running>();
   readonly #cancelled = new Set<string>();
   #inFlight = 0;
+  /** Running mean of the results a shard owes (sizes the fetches). */
+  #perShard: number = SHARD_MAX_TASKS;
   #draining = false;
   #wake: (() => void) | null = null;
   #loop: Promise<void> | null = null;
@@ -194,7 +201,7 @@ export class AgentRunner {
       }
       try {
         consumer ??= await this.#js.consumers.get(WORK_STREAM, workConsumer(this.#o.region));
-        const msgs = await consumer.fetch({ max_messages: Math.min(64, Math.ceil(free / 64)), expires: FETCH_EXPIRES_MS });
+        const msgs = await consumer.fetch({ max_messages: shardsToFetch(free, this.#perShard), expires: FETCH_EXPIRES_MS });
         this.#fetching = { stop: () => void msgs.stop() };
         for await (const m of msgs) this.#take(m);
         this.#fetching = null;
@@ -228,6 +235,7 @@ export class AgentRunner {
     }
     const expected = w.kind === 'probe' ? w.tasks.length : w.tasks.length * (w.rules?.length ?? 0);
     this.#inFlight += expected;
+    this.#perShard = Math.max(1, this.#perShard * 0.8 + expected * 0.2);
     const abort = new AbortController();
     const r: Running = { node: w.node, job: w.job, abort, done: Promise.resolve() };
     this.#running.add(r);
@@ -313,6 +321,11 @@ export class AgentRunner {
     if (this.#cancelled.size > CANCELLED_KEEP) this.#cancelled.delete(this.#cancelled.values().next().value!);
     for (const r of this.#running) if (r.node === node && r.job === job) r.abort.abort();
   }
+}
+
+/** Shards one fetch asks for: about `free` probes' worth at `perShard` probes each, 1 to 64. */
+export function shardsToFetch(free: number, perShard: number): number {
+  return Math.max(1, Math.min(64, Math.floor(free / Math.max(1, perShard))));
 }
 
 function isNoResponders(err: unknown): boolean {

@@ -11,7 +11,8 @@
  *      │                          └──signal aborted (the job ended)──> resolved (late results dropped)
  *
  * A shard of more than SHARD_MAX_TASKS tasks goes out as several messages
- * (parts), each `<seq>-<part>`. A result counts once: its key is the task
+ * (parts), each `<instance>-<seq>-<part>` (instance: random per pool, so
+ * ids never repeat across restarts of a node). A result counts once: its key is the task
  * index (custom URLs: index and urlIndex), and a key already seen, or not a
  * task of that part, is a duplicate (dropped, counted). So whatever JetStream
  * redelivers (an agent died, a `done` was lost), the job hears each result once.
@@ -28,6 +29,7 @@
  * Publishing retries (NATS may be restarting) until the deadline, with a
  * JetStream message id per part, so a retried publish is stored once.
  */
+import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from '../jobs/job-errors';
 import type { PoolPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
@@ -79,6 +81,13 @@ const keyOf = (r: ProbeResult | CustomUrlResult): string => ('urlIndex' in r ? `
 
 export class NatsPool implements PoolPort {
   readonly #o: NatsPoolOptions;
+  /**
+   * This pool's own prefix of shard ids: a node restarted under the same
+   * NODE_ID starts counting again, and without it its new shards would take
+   * the ids of the old run's (results of an old job's shard folded into a new
+   * job's, and JetStream's duplicate window dropping the new publishes).
+   */
+  readonly #instance = randomBytes(4).toString('hex');
   readonly #parts = new Map<string, Part>();
   #seq = 0;
   #running = 0;
@@ -128,7 +137,7 @@ export class NatsPool implements PoolPort {
       const works: WorkShard[] = [];
       for (let i = 0, part = 0; i < shard.tasks.length; i += SHARD_MAX_TASKS, part++) {
         const tasks = shard.tasks.slice(i, i + SHARD_MAX_TASKS);
-        const id = `${seq}-${part}`;
+        const id = `${this.#instance}-${seq}-${part}`;
         const missing = new Set<string>();
         for (const t of tasks) {
           if (shard.kind === 'probe') missing.add(`${t.index}`);

@@ -3,7 +3,10 @@
  * result id. Everything that writes, reads, sweeps or measures result
  * documents goes through it: the job layer (create, via server.ts), the
  * download route (open), retention (sweep). Adapters: the data directory
- * (src/results/dir-store.ts); a cluster-wide store can be another.
+ * (src/results/dir-store.ts: embedded mode, one process) and PostgreSQL
+ * (src/results/pg-store.ts: the one store of a cluster's API nodes, tables
+ * result_files + result_chunks, so a link minted on one node downloads from
+ * any other and one sweep applies to all).
  *
  * Contract (test/helpers/result-store-contract.ts checks it on every adapter):
  * - `create(id)` returns a ResultWriter (src/results/writer.ts); the result is

@@ -51,7 +51,8 @@ async function loadTemplate(): Promise<Blob> {
   return blob;
 }
 
-async function freshPglite(): Promise<TestDatabase> {
+/** An in-memory PGlite database whatever the environment says (tests that run on both drivers in one pass). */
+export async function freshPglite(): Promise<TestDatabase> {
   template ??= loadTemplate();
   let database: Database;
   try {
@@ -89,7 +90,8 @@ export async function createServerDatabase(serverUrl: string, prefix = 'test'): 
   };
 }
 
-async function freshPostgres(serverUrl: string): Promise<TestDatabase> {
+/** A new database on the PostgreSQL server at `serverUrl`; cleanup() drops it. */
+export async function freshPostgres(serverUrl: string): Promise<TestDatabase> {
   const created = await createServerDatabase(serverUrl);
   const database = await openDatabase({ databaseUrl: created.url });
   let cleaned: Promise<void> | undefined;

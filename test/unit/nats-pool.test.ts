@@ -41,6 +41,24 @@ function bed(deadlineMs = 5000) {
 }
 
 describe('NatsPool', () => {
+  test('a node restarted under the same NODE_ID never reuses shard ids or message ids (old results cannot reach a new job)', async () => {
+    const before = bed();
+    const after = bed(); // the same node id 'n1', a new process
+    const r1 = before.pool.runShard(probeShard(2), () => {}, undefined, ctx).catch(() => 'closed');
+    const got: number[] = [];
+    const r2 = after.pool.runShard(probeShard(2), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, { ...ctx, jobId: 'job2' }).catch(() => 'closed');
+    await Bun.sleep(0);
+    const [a, b] = [before.published[0]!, after.published[0]!];
+    expect(a.w.shard).not.toBe(b.w.shard);
+    expect(a.msgId).not.toBe(b.msgId);
+    // a late batch of the old run's shard, arriving at the new process
+    after.pool.receive({ t: 'batch', shard: a.w.shard, results: [result(0), result(1)] });
+    expect(got).toEqual([]);
+    before.pool.close();
+    after.pool.close();
+    expect([await r1, await r2]).toEqual(['closed', 'closed']);
+  });
+
   test('splits a shard into parts of SHARD_MAX_TASKS, each result reaches the job once', async () => {
     const { pool, published, counts } = bed();
     const got: number[] = [];
