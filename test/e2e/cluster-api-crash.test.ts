@@ -4,8 +4,8 @@
  * NODE_LEASE_MS / ORPHAN_SWEEP_MS) and one region agent (AGENT_SLOTS 20) on
  * a private nats-server.
  *
- *   B runs job1 (15 black holes, timeout 5 s) and A jobA1 (5 black holes,
- *   timeout 5 s): the agent's 20 slots are full; A's jobA2 (20 black holes,
+ *   B runs job1 (15 black holes, timeout 7 s) and A jobA1 (5 black holes,
+ *   timeout 7 s): the agent's 20 slots are full; A's jobA2 (20 black holes,
  *   timeout 20 s) waits in the region's queue. A is killed (-9). After A's
  *   lease expires B's sweep refunds both of A's jobs in full, exactly once
  *   each, and history says failed / interrupted; job1 on B is never touched:
@@ -125,10 +125,10 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: kill -9 an API 
     expect(nodeOf(a)).not.toBe(nodeOf(b));
     const accepted0 = hole.accepted();
     // B's job1 takes 15 of the agent's 20 slots, A's jobA1 the other 5; A's jobA2 waits in the queue
-    const job1 = check(b, { proxies: holes(15, 51), region: 'us1', timeout: 5000 });
+    const job1 = check(b, { proxies: holes(15, 51), region: 'us1', timeout: 7000 }); // outlasts A's lease + B's sweep
     await until('B\'s job1 to probe', () => hole.accepted() - accepted0 >= 15, 8000);
     const answered = { a1: false, a2: false };
-    const jobA1 = check(a, { proxies: holes(5, 52), region: 'us1', timeout: 5000 }).then(
+    const jobA1 = check(a, { proxies: holes(5, 52), region: 'us1', timeout: 7000 }).then(
       (r) => ((answered.a1 = true), r),
       (err: unknown) => ((answered.a1 = true), err),
     );
