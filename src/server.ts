@@ -50,7 +50,7 @@ import { findAccountByApiKey } from './accounts/accounts';
 import { KeyCache } from './accounts/key-cache';
 import { ensureBootstrapAccount, type BootstrapResult } from './accounts/bootstrap';
 import { getAccountOverview } from './accounts/overview';
-import { OrphanScope, sweepOrphans } from './accounts/orphans';
+import { OrphanScope, sweepOrphans, type RefundedOrphan } from './accounts/orphans';
 import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { createAdminApp } from './admin/app';
 import { reachableHost, withBoundPort, type Config } from './config';
@@ -182,8 +182,14 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     }
     // Orphans before the first check: embedded, every running scan (the data-dir lock proves no other process);
     // PostgreSQL, those of expired leases and of this NODE_ID's previous run (a new random id waits for the old lease).
-    await sweepOrphans(db, log, { self: nodeId, scope: embedded ? OrphanScope.all : OrphanScope.own });
-    const orphanSweep = startOrphanSweep({ db, self: nodeId, intervalMs: config.orphanSweepMs, log });
+    // A cluster tells the region agents of every orphan it refunds (pc.cancel), so they drop the dead
+    // node's shards of it at once instead of probing them to their timeout for nobody; the orphans
+    // refunded before NATS is connected are told once it is.
+    const refundedEarly: RefundedOrphan[] = [];
+    let tellAgents: (o: RefundedOrphan) => void = (o) => void (cluster && refundedEarly.push(o));
+    const onRefunded = (o: RefundedOrphan) => tellAgents(o);
+    await sweepOrphans(db, log, { self: nodeId, scope: embedded ? OrphanScope.all : OrphanScope.own }, undefined, { onRefunded });
+    const orphanSweep = startOrphanSweep({ db, self: nodeId, intervalMs: config.orphanSweepMs, log, onRefunded });
     undo.push(() => orphanSweep.stop());
     const bootstrap = await ensureBootstrapAccount(
       db,
@@ -215,9 +221,19 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       const reg = await AgentRegistry.start({ kv, ttlMs: config.agentTtlMs, log, onChange: (region) => poke(region) });
       registry = reg;
       undo.push(() => reg.stop());
+      const transport = workTransport(nc);
+      tellAgents = (o) => {
+        if (o.nodeId === null) return;
+        try {
+          transport.publishCancel(o.nodeId, o.jobId);
+        } catch (err) {
+          log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { jobId: o.jobId, err });
+        }
+      };
+      for (const o of refundedEarly.splice(0)) tellAgents(o);
       const np = new NatsPool({
         node: nodeId,
-        transport: workTransport(nc),
+        transport,
         deadlineMs: config.clusterShardDeadlineMs,
         log,
         counters: { shardsRedelivered: (n) => metrics.shardsRedelivered(n) },

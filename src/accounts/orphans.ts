@@ -58,12 +58,29 @@ export async function refundOrphan(db: Db, scanId: number, rule: OrphanRule, now
   });
 }
 
+/** A scan this sweep closed and refunded: its run id (scans.job_id) and the node that ran it. */
+export interface RefundedOrphan {
+  jobId: string;
+  nodeId: string | null;
+}
+
+export interface SweepOptions {
+  /** Orphans looked up per query (default 500). */
+  batch?: number;
+  /**
+   * Told of each orphan once it is closed and refunded (a cluster tells the
+   * region agents to drop the dead node's shards of it). Must not throw.
+   */
+  onRefunded?: (o: RefundedOrphan) => void;
+}
+
 /**
  * One pass: every orphan under `rule`, each in its own transaction (a crash
  * mid-pass leaves the rest for the next pass). Rejects when the database
  * fails (after the orphans it did refund).
  */
-export async function sweepOrphans(db: Db, log: Logger, rule: OrphanRule, now: () => Date = () => new Date(), batch = 500): Promise<OrphanReport> {
+export async function sweepOrphans(db: Db, log: Logger, rule: OrphanRule, now: () => Date = () => new Date(), opts: SweepOptions = {}): Promise<OrphanReport> {
+  const batch = opts.batch ?? 500;
   let scans = 0;
   let units = 0;
   try {
@@ -77,6 +94,7 @@ export async function sweepOrphans(db: Db, log: Logger, rule: OrphanRule, now: (
         scans++;
         units += r.units;
         log.warn('refunded an interrupted job', { jobId: r.jobId, accountId: r.accountId, scanId: c.id, node: r.nodeId, units: r.units, by: rule.self });
+        opts.onRefunded?.({ jobId: r.jobId, nodeId: r.nodeId });
       }
       // a full batch may have more behind it; a batch that closed nothing is not retried (no loop on a scan that stays)
       if (found.length < batch || closed === 0) break;

@@ -29,6 +29,8 @@
  * index): whatever NATS redelivers, a result is counted once.
  *
  *   API node -> pc.cancel  CancelMessage: a job ended; agents drop its shards.
+ *                          Also sent by the node whose orphan sweep refunded a
+ *                          dead node's job: nobody will take its results.
  *
  *   agent -> pc.results.<node>   ResultsMessage {t:'start'}   (publish, when it begins a delivery)
  *
@@ -97,7 +99,7 @@ export interface WorkShard {
   v: number;
   /** The owner API node (results go to pc.results.<node>). */
   node: string;
-  /** The job's id at its owner (cancel names it). */
+  /** The job's run id at its owner (scans.job_id, unique per run; cancel names it). */
   job: string;
   /** This message's id at the owner (subject-safe token). */
   shard: string;

@@ -244,7 +244,8 @@ export class JobActor {
       // One opening for the whole job: grants go to probes, then to URL pairs.
       this.#grantTo = (n, exec) => this.#dispatchProbes(n, exec);
       this.#exec = this.#deps.execution.open({
-        jobId: this.jobId,
+        // the run's id, unique per run (the client's jobId may be used again once a job ended)
+        jobId: this.runId,
         region: this.#req.region,
         demand: total,
         onGrant: (n, exec) => this.#grantTo(n, exec),

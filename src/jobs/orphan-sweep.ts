@@ -6,10 +6,13 @@
  * `pruneAfterMs` ago. Any number of nodes may sweep at once: each orphan is
  * refunded once. Passes never overlap; a failing pass is logged and the next
  * one tries again. The sweep at start (scopes `own` / `all`) is src/server.ts's.
+ * `onRefunded` hears of each orphan it refunded (a cluster API node publishes
+ * a cancel for it, so the region agents drop the dead node's shards of it
+ * instead of probing them to their timeout for nobody).
  */
 import type { Db } from '../../db/client';
 import { pruneNodes } from '../accounts/nodes';
-import { OrphanScope, sweepOrphans, type OrphanReport } from '../accounts/orphans';
+import { OrphanScope, sweepOrphans, type OrphanReport, type RefundedOrphan } from '../accounts/orphans';
 import type { Logger } from '../log';
 
 export const DEFAULT_PRUNE_AFTER_MS = 3_600_000;
@@ -21,12 +24,20 @@ export interface OrphanSweep {
   stop(): Promise<void>;
 }
 
-export function startOrphanSweep(o: { db: Db; self: string; intervalMs: number; log: Logger; pruneAfterMs?: number; now?: () => Date }): OrphanSweep {
+export function startOrphanSweep(o: {
+  db: Db;
+  self: string;
+  intervalMs: number;
+  log: Logger;
+  pruneAfterMs?: number;
+  now?: () => Date;
+  onRefunded?: (orphan: RefundedOrphan) => void;
+}): OrphanSweep {
   let running: Promise<OrphanReport> | null = null;
   let stopped = false;
   const pass = async (): Promise<OrphanReport> => {
     try {
-      const report = await sweepOrphans(o.db, o.log, { self: o.self, scope: OrphanScope.expired }, o.now);
+      const report = await sweepOrphans(o.db, o.log, { self: o.self, scope: OrphanScope.expired }, o.now, o.onRefunded !== undefined ? { onRefunded: o.onRefunded } : {});
       await pruneNodes(o.db, o.pruneAfterMs ?? DEFAULT_PRUNE_AFTER_MS);
       return report;
     } catch (err) {

@@ -62,6 +62,7 @@ export type ResultBatch = ProbeResult[] | CustomUrlResult[];
 
 /** Whose shard a pool runs: the cluster's pool routes by it (src/cluster/nats-pool.ts); the local pool ignores it. */
 export interface ShardContext {
+  /** The run's id (ExecutionJob.jobId). */
   jobId: string;
   region: string;
 }
@@ -87,6 +88,11 @@ export interface ProbeExecution {
 }
 
 export interface ExecutionJob {
+  /**
+   * The run's id (scans.job_id), unique per run: a cluster's shards and its
+   * cancel (pc.cancel) name it, so ending one run never drops another run of
+   * the same client jobId, and the orphan sweep can cancel a dead node's run.
+   */
   jobId: string;
   region: string;
   /** Probes to run. */

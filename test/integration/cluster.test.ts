@@ -115,6 +115,18 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster in one process',
     expect(hole.every((p: { error: { code: string } }) => p.error.code === 'timeout')).toBe(true);
   }, 30_000);
 
+  test('a client jobId used again on the same node runs again: a run\'s cancel names that run only', async () => {
+    // every job's end tells the agents to drop its shards (pc.cancel); a cancel by the client's jobId
+    // would make them drop the next run of that jobId unprobed (it then hangs to the shard deadline)
+    for (let run = 0; run < 2; run++) {
+      const t0 = performance.now();
+      const r = await call(`${api.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [addr(elite)], region: 'us1', timeout: 1500, jobId: 'same-job-id' } });
+      expect(r.status).toBe(200);
+      expect(r.body.summary.total_working).toBe(1);
+      expect(performance.now() - t0).toBeLessThan(5000);
+    }
+  }, 30_000);
+
   test('a stopped agent leaves /regions; the last one gone makes the region unavailable', async () => {
     await agents[0]!.stop();
     await until(async () => (await regionOf('us1')).agents === 1);

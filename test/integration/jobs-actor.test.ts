@@ -416,4 +416,21 @@ describe('JobActor', () => {
     await retries[0]!.attempt();
     expect(l.calls.find((c) => c.op === 'fail')).toMatchObject({ refund: 10, error: 'shard_failed' });
   });
+
+  test('opens its execution under its run id (the reservation\'s): two runs of one client jobId never share a shard context', async () => {
+    const reserved: string[] = [];
+    const contexts = new Set<string>();
+    const l = ledger();
+    const port: LedgerPort = { ...l.port, reserve: (i) => (reserved.push(i.jobId), l.port.reserve(i)) };
+    const inner = pool();
+    const p: PoolPort = { runShard: (shard, onResults, signal, ctx) => (contexts.add(ctx!.jobId), inner.runShard(shard, onResults, signal, ctx)) };
+    for (let run = 0; run < 2; run++) {
+      const actor = new JobActor('client-job', 'acc', request(3, { jobId: 'client-job' }), deps(port, p));
+      await actor.run();
+      expect(contexts.has(actor.runId)).toBe(true);
+    }
+    expect(reserved).toHaveLength(2);
+    expect(reserved[0]).not.toBe(reserved[1]);
+    expect([...contexts]).toEqual(reserved);
+  });
 });

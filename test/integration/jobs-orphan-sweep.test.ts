@@ -67,3 +67,24 @@ test('a failing pass is logged and reports nothing; runOnce shares a pass under 
   expect(log.lines.some((l) => l.msg === 'orphan sweep failed; tried again at the next pass')).toBe(true);
   await sweep.stop();
 });
+
+test('onRefunded hears each orphan it refunded, once, with its run id and node (a cluster cancels its shards)', async () => {
+  for (const id of ['me2', 'gone2']) await registerNode(tdb.db, identity(id), 60_000);
+  const acc = await createAccount(tdb.db, { email: 'sweep-told@example.test', checks: 100 });
+  for (const [jobId, nodeId] of [['t-gone-1', 'gone2'], ['t-gone-2', 'gone2'], ['t-me', 'me2']] as const) {
+    await reserveQuota(tdb.db, { accountId: acc.id, jobId, units: 5, now: new Date(), scan, nodeId });
+  }
+  await tdb.db.update(nodes).set({ leaseUntil: sql`now() - interval '1 second'` }).where(eq(nodes.id, 'gone2'));
+  const told: { jobId: string; nodeId: string | null }[] = [];
+  const sweep = startOrphanSweep({ db: tdb.db, self: 'me2', intervalMs: 3_600_000, log: memoryLogger(), onRefunded: (o) => told.push(o) });
+  const first = await sweep.runOnce(); // the earlier test's lapsed nodes are orphans for 'me2' too
+  expect(told).toHaveLength(first.scans);
+  expect(await sweep.runOnce()).toEqual({ scans: 0, units: 0 });
+  expect(told).toHaveLength(first.scans);
+  await sweep.stop();
+  expect(told.map((o) => o.jobId)).not.toContain('t-me');
+  expect(told.filter((o) => o.nodeId === 'gone2').sort((x, y) => x.jobId.localeCompare(y.jobId))).toEqual([
+    { jobId: 't-gone-1', nodeId: 'gone2' },
+    { jobId: 't-gone-2', nodeId: 'gone2' },
+  ]);
+});
