@@ -6,7 +6,8 @@
  *   npm run bench:cluster            G, H and T (about 10 minutes)
  *   bun bench/cluster.ts G H         only those
  *   options: --repeat=N (passes of G and H, topologies interleaved within a
- *   pass; default 2), --scale=0.1 (smaller lists, a smoke run), --no-write
+ *   pass; default 2), --scale=0.1 (smaller lists, a smoke run), --profile (every node under
+ *   bun --cpu-prof-md, the profiles kept and their directory printed), --no-write
  *   (do not touch bench/RESULTS.md), --pg=URL (PostgreSQL server, default
  *   DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
  *
@@ -62,6 +63,8 @@ const scale = flagValue('scale', 1);
 const pgServer = flagText('pg') ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const outDir = mkdtempSync(join(tmpdir(), 'pc-bench-cluster-'));
+const profileDir = join(outDir, 'profiles');
+const bunFlags = flag('profile') !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${profileDir}`] : [];
 const started = Date.now();
 const log = (l: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${l}\n`);
 
@@ -71,7 +74,8 @@ const cleanup = () =>
   (cleaning ??= (async () => {
     for (const u of undo.reverse()) await u().catch((err: unknown) => log(`cleanup step failed: ${String(err)}`));
     await stopAll();
-    rmSync(outDir, { recursive: true, force: true });
+    if (bunFlags.length === 0) rmSync(outDir, { recursive: true, force: true });
+    else log(`profiles kept in ${profileDir}`);
   })());
 let interrupted = false;
 const onSignal = (sig: string) => {
@@ -86,6 +90,13 @@ const hard = setTimeout(() => {
   log(`hard time limit ${HARD_LIMIT_MS / 60_000} min reached: stopping`);
   void cleanup().finally(() => process.exit(124));
 }, HARD_LIMIT_MS);
+
+function freePort(): number {
+  const l = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const p = l.port;
+  l.stop(true);
+  return p;
+}
 
 const latency = { seed: 20261122, medianMs: 150, p90Ms: 800 };
 const sized = (n: number) => Math.max(10, Math.round(n * scale));
@@ -109,14 +120,15 @@ async function withTopology<T>(
       const k = kind as { databasePg: boolean; slotsPerEndpoint: number | null; capacity: number };
       const db = k.databasePg ? await createDatabase(pgServer, 'bench_cluster') : null;
       if (db !== null) local.push(db.drop);
-      top = await startEmbedded({ dataDir: outDir, judge, log, databaseUrl: db?.url ?? null, slotsPerEndpoint: k.slotsPerEndpoint, capacity: k.capacity });
+      top = await startEmbedded({ dataDir: outDir, judge, log, bunFlags, databaseUrl: db?.url ?? null, slotsPerEndpoint: k.slotsPerEndpoint, capacity: k.capacity });
     } else {
       const k = kind as { agents: number; agentSlots: number | null };
       const db = await createDatabase(pgServer, 'bench_cluster');
       local.push(db.drop);
-      const nats: NatsServer = await startNatsServer();
+      const monitor = freePort();
+      const nats: NatsServer = await startNatsServer({ args: ['-m', String(monitor)] });
       local.push(() => nats.stop());
-      top = await startCluster({ dataDir: outDir, judge, log, natsUrl: nats.url, natsPid: nats.pid, databaseUrl: db.url, agents: k.agents, agentSlots: k.agentSlots });
+      top = await startCluster({ dataDir: outDir, judge, log, bunFlags, natsUrl: nats.url, natsPid: nats.pid, natsMonitor: `http://127.0.0.1:${monitor}`, databaseUrl: db.url, agents: k.agents, agentSlots: k.agentSlots });
     }
     local.push(() => top.stop());
     // warm-up (JIT; a long-running server is warm): 3000, 2/3 instant, 1/3 refused

@@ -40,6 +40,18 @@ export interface ClusterRun {
   falsePositives: number;
   missingRecords: number;
   examples: string[];
+  /** nats-server's /varz counters over the job (cluster only): messages and bytes in and out */
+  nats: { inMsgs: number; outMsgs: number; inBytes: number; outBytes: number } | null;
+}
+
+async function varz(url: string | null): Promise<{ inMsgs: number; outMsgs: number; inBytes: number; outBytes: number } | null> {
+  if (url === null) return null;
+  try {
+    const v = (await (await fetch(`${url}/varz`)).json()) as { in_msgs: number; out_msgs: number; in_bytes: number; out_bytes: number };
+    return { inMsgs: v.in_msgs, outMsgs: v.out_msgs, inBytes: v.in_bytes, outBytes: v.out_bytes };
+  } catch {
+    return null;
+  }
 }
 
 export async function runJob(
@@ -50,6 +62,7 @@ export async function runJob(
   const bound = lowerBound(spec.entries, spec.timeoutMs, spec.slots);
   const pids = top.pids();
   const farm = () => spec.farmPids.reduce((s, p) => s + cpuMs(p).total, 0);
+  const v0 = await varz(top.natsMonitor);
   const c0 = treeCpu(pids);
   const m0 = machineBusyMs();
   const f0 = farm();
@@ -59,6 +72,7 @@ export async function runJob(
   const m1 = machineBusyMs();
   const f1 = farm();
   const me1 = cpuMs(process.pid).total;
+  const v1 = await varz(top.natsMonitor);
   const cpu: Record<string, number> = {};
   for (const k of Object.keys(c1)) cpu[k] = (c1[k] ?? 0) - (c0[k] ?? 0);
   const cpuTotalMs = Object.values(cpu).reduce((s, v) => s + v, 0);
@@ -98,6 +112,10 @@ export async function runJob(
     falsePositives: acc?.falsePositives ?? 0,
     missingRecords: acc?.missingRecords ?? n,
     examples: acc?.examples ?? [],
+    nats:
+      v0 !== null && v1 !== null
+        ? { inMsgs: v1.inMsgs - v0.inMsgs, outMsgs: v1.outMsgs - v0.outMsgs, inBytes: v1.inBytes - v0.inBytes, outBytes: v1.outBytes - v0.outBytes }
+        : null,
   };
 }
 
@@ -109,6 +127,7 @@ export function describeRun(r: ClusterRun): string {
       .map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`)
       .join(', ')}; other processes ${s(r.otherCpuMs)} of machine ${s(r.machineCpuMs)}); ` +
     `found ${r.foundWorking}/${r.expectedWorking} (+${r.borderlineFound}/${r.borderline} borderline), FP ${r.falsePositives}, missing ${r.missingRecords}` +
+    (r.nats ? `; NATS per check: ${(r.nats.inMsgs / r.size).toFixed(2)} messages in, ${(r.nats.outMsgs / r.size).toFixed(2)} out, ${(r.nats.inBytes / r.size).toFixed(0)} bytes in` : '') +
     (r.error ? `; ERROR ${r.error}` : '')
   );
 }

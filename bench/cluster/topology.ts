@@ -38,6 +38,8 @@ export interface Topology {
   agents: Service[];
   /** Region capacity the scheduler sees (us1). */
   capacity: number;
+  /** nats-server's monitoring endpoint (cluster only): /varz message counts. */
+  natsMonitor: string | null;
   /** Every process whose CPU counts as the topology's, by name. */
   pids(): Record<string, number>;
   stop(): Promise<void>;
@@ -107,6 +109,8 @@ interface Common {
   judge: Judge | null;
   /** extra environment for every node */
   env?: Record<string, string>;
+  /** extra bun flags for every node (--profile: --cpu-prof-md) */
+  bunFlags?: string[];
   log: (l: string) => void;
 }
 
@@ -119,6 +123,7 @@ export async function startEmbedded(o: Common & { databaseUrl: string | null; sl
     slotsPerEndpoint: o.slotsPerEndpoint,
     judgeUrl: '',
     judgeKey: '',
+    bunFlags: o.bunFlags ?? [],
     env: { ...judgeEnv(o.judge), DATABASE_URL: o.databaseUrl ?? '', NATS_URL: '', ROLE: '', ...(o.env ?? {}) },
   });
   o.log(`  embedded ready in ${api.startupMs.toFixed(0)} ms (pid ${api.pid}, ${o.databaseUrl === null ? 'PGlite' : 'PostgreSQL'})`);
@@ -127,6 +132,7 @@ export async function startEmbedded(o: Common & { databaseUrl: string | null; sl
     api,
     agents: [],
     capacity: o.capacity,
+    natsMonitor: null,
     pids: () => ({ embedded: api.pid, ...judgePids(o.judge) }),
     stop: () => api.stop(),
   };
@@ -140,7 +146,7 @@ async function regionsOf(url: string): Promise<{ agents: number; capacity: numbe
 }
 
 export async function startCluster(
-  o: Common & { natsUrl: string; natsPid: number; databaseUrl: string; agents: number; agentSlots: number | null },
+  o: Common & { natsUrl: string; natsPid: number; natsMonitor: string | null; databaseUrl: string; agents: number; agentSlots: number | null },
 ): Promise<Topology> {
   const nodes: Service[] = [];
   const stop = async () => {
@@ -153,6 +159,7 @@ export async function startCluster(
       slotsPerEndpoint: null,
       judgeUrl: '',
       judgeKey: '',
+      bunFlags: o.bunFlags ?? [],
       env: { ...cluster, ...SECRETS, ROLE: 'api', DATABASE_URL: o.databaseUrl, ...(o.env ?? {}) },
     });
     nodes.push(api);
@@ -164,6 +171,7 @@ export async function startCluster(
           slotsPerEndpoint: null,
           judgeUrl: '',
           judgeKey: '',
+          bunFlags: o.bunFlags ?? [],
           env: {
             ...cluster,
             ...judgeEnv(o.judge),
@@ -191,6 +199,7 @@ export async function startCluster(
       api,
       agents,
       capacity: seen.capacity,
+      natsMonitor: o.natsMonitor,
       pids: () => ({ api: api.pid, ...Object.fromEntries(agents.map((a, i) => [`agent${i}`, a.pid])), 'nats-server': o.natsPid, ...judgePids(o.judge) }),
       stop,
     };
