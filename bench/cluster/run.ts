@@ -8,7 +8,7 @@
  */
 import { BEHAVIOURS, lowerBound, listText, type Bound, type Entry } from '../farm/entries';
 import { assess } from '../e2e/accuracy';
-import { cpuMs, machineBusyMs } from '../e2e/proc';
+import { cpuMs, machineBusyMs, threadCpu, threadDelta } from '../e2e/proc';
 import { checkRaw, fetchResult } from '../e2e/service';
 import { treeCpu, type Topology } from './topology';
 
@@ -40,6 +40,8 @@ export interface ClusterRun {
   falsePositives: number;
   missingRecords: number;
   examples: string[];
+  /** CPU by thread name (main thread = 'main') of each process, ms */
+  threads: Record<string, Record<string, number>>;
   /** nats-server's /varz counters over the job (cluster only): messages and bytes in and out */
   nats: { inMsgs: number; outMsgs: number; inBytes: number; outBytes: number } | null;
 }
@@ -63,6 +65,7 @@ export async function runJob(
   const pids = top.pids();
   const farm = () => spec.farmPids.reduce((s, p) => s + cpuMs(p).total, 0);
   const v0 = await varz(top.natsMonitor);
+  const t0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, threadCpu(p)]));
   const c0 = treeCpu(pids);
   const m0 = machineBusyMs();
   const f0 = farm();
@@ -73,6 +76,7 @@ export async function runJob(
   const f1 = farm();
   const me1 = cpuMs(process.pid).total;
   const v1 = await varz(top.natsMonitor);
+  const threads = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, threadDelta(p, t0[k] ?? [], threadCpu(p))]));
   const cpu: Record<string, number> = {};
   for (const k of Object.keys(c1)) cpu[k] = (c1[k] ?? 0) - (c0[k] ?? 0);
   const cpuTotalMs = Object.values(cpu).reduce((s, v) => s + v, 0);
@@ -112,6 +116,7 @@ export async function runJob(
     falsePositives: acc?.falsePositives ?? 0,
     missingRecords: acc?.missingRecords ?? n,
     examples: acc?.examples ?? [],
+    threads,
     nats:
       v0 !== null && v1 !== null
         ? { inMsgs: v1.inMsgs - v0.inMsgs, outMsgs: v1.outMsgs - v0.outMsgs, inBytes: v1.inBytes - v0.inBytes, outBytes: v1.outBytes - v0.outBytes }
@@ -128,6 +133,10 @@ export function describeRun(r: ClusterRun): string {
       .join(', ')}; other processes ${s(r.otherCpuMs)} of machine ${s(r.machineCpuMs)}); ` +
     `found ${r.foundWorking}/${r.expectedWorking} (+${r.borderlineFound}/${r.borderline} borderline), FP ${r.falsePositives}, missing ${r.missingRecords}` +
     (r.nats ? `; NATS per check: ${(r.nats.inMsgs / r.size).toFixed(2)} messages in, ${(r.nats.outMsgs / r.size).toFixed(2)} out, ${(r.nats.inBytes / r.size).toFixed(0)} bytes in` : '') +
-    (r.error ? `; ERROR ${r.error}` : '')
+    (r.error ? `; ERROR ${r.error}` : '') +
+    `\n    threads (ms): ${Object.entries(r.threads)
+      .filter(([k]) => k !== 'judge' && k !== 'nats-server')
+      .map(([k, t]) => `${k}: ${Object.entries(t).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ')}`)
+      .join('; ')}`
   );
 }
