@@ -9,7 +9,8 @@
  *   pass; default 2), --scale=0.1 (smaller lists, a smoke run), --profile (every node under
  *   bun --cpu-prof-md, the profiles kept and their directory printed), --no-write
  *   (do not touch bench/RESULTS.md), --pg=URL (PostgreSQL server, default
- *   DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres)
+ *   DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres), --render (only
+ *   render bench/cluster/last-results.json into bench/RESULTS.md)
  *
  * Needs, besides `npm install`: nats-server (Debian: `apt-get install
  * nats-server`; 2.9.10 tested) and a PostgreSQL server the runner may create
@@ -148,6 +149,7 @@ async function main(): Promise<void> {
   if (!HAVE_NATS_SERVER) throw new Error('nats-server is not installed (Debian: apt-get install nats-server)');
   const natsVersion = (await new Response(Bun.spawn([NATS_SERVER_BIN!, '--version'], { stdout: 'pipe' }).stdout).text()).trim();
   log(`scenarios ${[...selected].join(' ')}, repeat ${repeat}, scale ${scale}, PostgreSQL ${new URL(pgServer).host}, ${natsVersion}, out ${outDir}`);
+  if (flag('render') !== undefined) return finish({ render: true } as never, natsVersion);
   const command = `bun bench/cluster.ts ${args.join(' ')}`.trim();
   const update: Record<string, ScenarioRecord> = {};
 
@@ -243,7 +245,7 @@ async function embeddedSlots(top: Topology): Promise<number> {
 function finish(update: Record<string, ScenarioRecord>, natsVersion: string): void {
   if (interrupted || Object.keys(update).length === 0) return;
   if (flag('no-write') !== undefined) return;
-  const where = writeReport(update, machine(natsVersion));
+  const where = writeReport(flag('render') !== undefined ? {} : update, machine(natsVersion));
   log(`wrote ${where.join(', ')}`);
 }
 

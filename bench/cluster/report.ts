@@ -103,8 +103,8 @@ function renderH(rec: ScenarioRecord): string[] {
     '',
     `${rec.stamp.date}, load average before ${rec.stamp.loadavg.join(' / ')}. Both on PostgreSQL and the benchmark's separate judge process (its CPU counted in both). Embedded: SLOTS_PER_ENDPOINT=64 (16 x 64); cluster: AGENT_SLOTS=1024. CPU: user + sys from /proc of every process of the topology and its descendants (embedded process or API node + agent + nats-server, + judge), over the job.`,
     '',
-    '| pass | topology | wall | wall / embedded | CPU per check | CPU / embedded | CPU by process (s) | working found | other load |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| pass | topology | wall | wall / embedded | CPU per check | CPU / embedded | CPU by process (s) | NATS messages per check (in / out) | working found | other load |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   passes(rec.runs).forEach((pass, i) => {
     const emb = pass.find((r) => r.agents === 0);
@@ -113,7 +113,7 @@ function renderH(rec: ScenarioRecord): string[] {
         .map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`)
         .join(', ');
       out.push(
-        `| ${i + 1} | ${r.topology} | ${s2(r.wallMs)} | ${emb ? pct(r.wallMs / emb.wallMs - 1) : 'n/a'} | ${r.cpuPerCheckUs.toFixed(0)} µs | ${emb ? pct(r.cpuPerCheckUs / emb.cpuPerCheckUs - 1) : 'n/a'} | ${by} | ${accuracy(r)} | ${s2(r.otherCpuMs)} |`,
+        `| ${i + 1} | ${r.topology} | ${s2(r.wallMs)} | ${emb ? pct(r.wallMs / emb.wallMs - 1) : 'n/a'} | ${r.cpuPerCheckUs.toFixed(0)} µs | ${emb ? pct(r.cpuPerCheckUs / emb.cpuPerCheckUs - 1) : 'n/a'} | ${by} | ${r.nats ? `${(r.nats.inMsgs / r.size).toFixed(2)} / ${(r.nats.outMsgs / r.size).toFixed(2)}` : 'n/a'} | ${accuracy(r)} | ${s2(r.otherCpuMs)} |`,
       );
     }
   });
@@ -127,7 +127,7 @@ function renderT(rec: ScenarioRecord): string[] {
     '',
     `${rec.stamp.date}, load average before ${rec.stamp.loadavg.join(' / ')}. Probing taken out: a real AgentRunner (its own process, bench/cluster/instant-agent.ts) whose pool answers every task at once in the real result shape, a real nats-server, and in the runner's process the API side's real NatsPool + subscribeResults (JetStream publish per shard, decode, de-duplication, \`done\` replies). The driver keeps a window of tasks outstanding in shards, as the scheduler does.`,
     '',
-    '| results | window | tasks per shard | results per batch message | wall | results/s at the API node | shards/s | CPU µs per result: API / agent / nats-server |',
+    '| results | window | tasks per shard | results per pool report (the agent batches them every 25 ms) | wall | results/s at the API node | shards/s | CPU µs per result: API / agent / nats-server |',
     '|---|---|---|---|---|---|---|---|',
   ];
   for (const t of rec.throughput ?? []) {
