@@ -56,6 +56,7 @@ import { createAdminApp } from './admin/app';
 import { reachableHost, withBoundPort, type Config } from './config';
 import { ServiceError } from './errors';
 import { NatsPool } from './cluster/nats-pool';
+import { CLUSTER_MIN_GRANT } from './cluster/protocol';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats, ensureWork, openAgentsBucket, subscribeResults, workTransport } from './cluster/nats';
 import { AgentRegistry } from './cluster/registry';
@@ -310,7 +311,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       liveAgents !== null ? (code) => liveAgents.capacity(code) : (code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint,
       {
       // a cluster's node has no process-wide cap: each agent bounds its own probes
-      ...(liveAgents === null ? { globalCapacity: maxInFlight } : {}),
+      // a cluster's node sends shards of at least CLUSTER_MIN_GRANT probes (each shard costs messages)
+      ...(liveAgents === null ? { globalCapacity: maxInFlight } : { minGrant: CLUSTER_MIN_GRANT }),
       jobShare: config.maxJobSharePercent / 100,
       // the job itself hears of it too (local-execution.ts) and fails with refunds
       onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),

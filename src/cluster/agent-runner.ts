@@ -12,8 +12,8 @@
  *                   came, SHARD_MAX_TASKS at first), waiting at most 1 s; so
  *                   an agent takes about as many probes as it has free slots
  *                   and leaves the rest of the queue to its region's others
- *   each shard: `start` -> runShard on the pool, result batches published to
- *   pc.results.<owner> as they come -> `done` request:
+ *   each shard: `start` -> runShard on the pool, results published to
+ *   pc.results.<owner> in batches (see "Result batches") -> `done` request:
  *     {ok:true}        ack   (the owner has every result, or no longer wants them)
  *     {ok:false}       nak   (delivered again, to any agent of the region)
  *     no responders    term  (the owner is gone: its job is refunded by the lease sweep)
@@ -21,6 +21,18 @@
  *   while it runs: msg.working() every ack_wait / 3, so a long shard is not
  *   delivered twice; a shard of a cancelled job (pc.cancel) is aborted, acked.
  *   A message that does not decode is termed (it never will).
+ *
+ * ## Result batches
+ *
+ * The pool reports results as its lanes produce them, often one or two at a
+ * time. Each becomes part of its shard's pending batch; the pending batches
+ * of every shard go out together every `resultFlushMs` (default
+ * RESULT_FLUSH_MS), a shard's at once when it holds SHARD_MAX_TASKS results,
+ * and a shard's last ones before its `done` (so `done` still follows them on
+ * the subject). One socket write then carries many results instead of one
+ * each: measured in bench/RESULTS.md "Cluster". A probe's responseTime is
+ * measured where it runs, so the wait changes no figure; the owner frees the
+ * slot up to resultFlushMs later. The agent's own slots are freed at once.
  *
  * ## Heartbeat
  *
@@ -39,7 +51,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { errorText } from '../errors';
 import type { PoolPort, ResultBatch, Shard } from '../jobs/ports';
 import type { Logger } from '../log';
-import type { ProbeSettings } from '../probe/types';
+import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import {
   agentKey,
   CANCEL_SUBJECT,
@@ -68,6 +80,8 @@ export interface AgentRunnerOptions {
   agentId: string;
   slots: number;
   version: string;
+  /** How long results wait to be sent with others (default RESULT_FLUSH_MS; 0: sent as the pool reports them). */
+  resultFlushMs?: number;
   pool: PoolPort;
   /** The ProbeSettings of a shard: its type and budget, with this agent's judge, addresses and keys. */
   settingsFor: (w: WorkShard) => ProbeSettings;
@@ -87,6 +101,8 @@ interface Running {
 }
 
 const FETCH_EXPIRES_MS = 1_000;
+/** Results of a shard wait at most this long to go out with others (see "Result batches"). */
+export const RESULT_FLUSH_MS = 25;
 const DONE_TIMEOUT_MS = 5_000;
 /** Cancelled jobs remembered (their queued shards are acked unrun); the oldest forgotten first. */
 const CANCELLED_KEEP = 10_000;
@@ -106,6 +122,9 @@ export class AgentRunner {
   #cancelSub: Subscription | null = null;
   #stopping: Promise<void> | null = null;
   #fetching: { stop(): void } | null = null;
+  /** Pending result batches by shard id: the owner's subject and the results not sent yet. */
+  readonly #outbox = new Map<string, { subject: string; results: (ProbeResult | CustomUrlResult)[] }>();
+  #flushTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(o: AgentRunnerOptions) {
     this.#o = o;
@@ -157,6 +176,7 @@ export class AgentRunner {
         for (const r of this.#running) r.abort.abort();
         await all;
       }
+      this.#flushAll();
       if (this.#beat !== null) clearInterval(this.#beat);
       this.#beat = null;
       this.#cancelSub?.unsubscribe();
@@ -266,7 +286,7 @@ export class AgentRunner {
           this.#inFlight -= n;
           this.#wake?.();
           this.#o.counters?.results(batch.length);
-          nc.publish(subject, encode({ t: 'batch', shard: w.shard, results: batch }));
+          this.#queueResults(subject, w.shard, batch);
         },
         signal,
       );
@@ -275,6 +295,7 @@ export class AgentRunner {
     } finally {
       clearInterval(working);
       this.#inFlight -= left;
+      this.#flushShard(w.shard);
     }
     if (signal.aborted) {
       // a cancelled job: drop it; the agent stopping: another agent runs it
@@ -313,6 +334,28 @@ export class AgentRunner {
         this.#o.counters?.shardEnded('nakked');
       }
     }
+  }
+
+  #queueResults(subject: string, shard: string, batch: ResultBatch): void {
+    const flushMs = this.#o.resultFlushMs ?? RESULT_FLUSH_MS;
+    let e = this.#outbox.get(shard);
+    if (e === undefined) this.#outbox.set(shard, (e = { subject, results: [] }));
+    for (const r of batch) e.results.push(r);
+    if (flushMs <= 0 || e.results.length >= SHARD_MAX_TASKS) this.#flushShard(shard);
+    else this.#flushTimer ??= setTimeout(() => this.#flushAll(), flushMs);
+  }
+
+  #flushShard(shard: string): void {
+    const e = this.#outbox.get(shard);
+    if (e === undefined) return;
+    this.#outbox.delete(shard);
+    if (e.results.length > 0) this.#o.nc.publish(e.subject, encode({ t: 'batch', shard, results: e.results as ResultBatch }));
+  }
+
+  #flushAll(): void {
+    if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
+    this.#flushTimer = null;
+    for (const shard of [...this.#outbox.keys()]) this.#flushShard(shard);
   }
 
   #cancel(node: string, job: string): void {

@@ -76,6 +76,16 @@ export const AGENTS_BUCKET = 'pc_agents';
 
 /** Tasks per shard message: keeps a message far below NATS's default 1 MiB max_payload. */
 export const SHARD_MAX_TASKS = 512;
+/**
+ * The API node's scheduler grants a cluster job at least this many probes at
+ * once while it has that many to start (RegionScheduler minGrant; capped at an
+ * eighth of the region's capacity, and a job with fewer pending gets them all):
+ * every shard costs a JetStream publish, a fetch, `start`, `done` and its ack,
+ * so shards of a few probes made those messages cost more than the probes'
+ * results (bench/RESULTS.md "Cluster", H). The largest grant stays the
+ * scheduler's 64, which agents' fetch sizes assume.
+ */
+export const CLUSTER_MIN_GRANT = 32;
 /** Deliveries of one shard before JetStream stops offering it (the owner's deadline then fails the job, with refunds). */
 export const WORK_MAX_DELIVER = 5;
 

@@ -35,6 +35,8 @@ export interface NatsServer {
 export interface NatsServerOptions {
   /** Address to listen on (default 127.0.0.1; 0.0.0.0 for agents in network namespaces). */
   host?: string;
+  /** More command-line options (e.g. ['-m', '8222'] for the monitoring port). */
+  args?: string[];
 }
 
 export async function startNatsServer(opts: NatsServerOptions = {}): Promise<NatsServer> {
@@ -49,7 +51,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
 
   const launch = async (p: number): Promise<void> => {
     for (const f of readdirSync(ports)) rmSync(join(ports, f), { force: true });
-    child = spawn(NATS_SERVER_BIN!, ['-js', '-a', host, '-p', String(p), '-sd', store, '--ports_file_dir', ports], {
+    child = spawn(NATS_SERVER_BIN!, ['-js', '-a', host, '-p', String(p), '-sd', store, '--ports_file_dir', ports, ...(opts.args ?? [])], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
