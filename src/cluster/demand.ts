@@ -154,6 +154,8 @@ export class DemandBoard {
   #nudge: ReturnType<typeof setTimeout> | null = null;
   /** Whether the last put named some region (so an idle node puts `{}` once, then nothing). */
   #putSome = false;
+  /** Whether this node's key may exist (stop() deletes it). */
+  #keyPut = false;
   #stopped = false;
 
   private constructor(o: DemandBoardOptions) {
@@ -201,7 +203,7 @@ export class DemandBoard {
     if (this.#beat !== null) clearInterval(this.#beat);
     if (this.#nudge !== null) clearTimeout(this.#nudge);
     this.#watch?.stop();
-    if (!this.#putSome) return;
+    if (!this.#keyPut) return;
     try {
       await this.#o.kv.delete(this.#o.node);
     } catch (err) {
@@ -223,6 +225,7 @@ export class DemandBoard {
     const some = Object.keys(regions).length > 0;
     if (!some && !this.#putSome) return;
     this.#putSome = some;
+    this.#keyPut = true;
     try {
       await this.#o.kv.put(this.#o.node, encode({ v: PROTOCOL_VERSION, node: this.#o.node, regions }));
     } catch (err) {
