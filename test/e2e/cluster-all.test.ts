@@ -6,11 +6,14 @@
  *
  * - /regions shows its agent live (agents 1, its slots), /health lists it;
  * - a check through it completes with the right verdicts and is charged once;
+ * - the admin command with ADMIN_URL (its admin listener) and ADMIN_TOKEN
+ *   makes an account whose key works on the node;
  * - SIGTERM stops it cleanly: exit 0, 'agent stopped' logged, and its
  *   heartbeat key is gone from the agents' bucket at once (deleted, not left
  *   to expire), and so is its API half's entry in the nodes' demand bucket.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AGENTS_BUCKET, agentKey, DEMAND_BUCKET } from '../../src/cluster/protocol';
@@ -76,6 +79,21 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: ROLE=all in one
     expect(r.body.metadata).toMatchObject({ total_checked: 3, region_used: 'us1' });
     expect(r.body.summary.total_working).toBe(2);
     expect(before - ((await call(`${node.url}/me`, { headers: bearer })).body.user.checks as number)).toBe(3);
+
+    // the admin command against the cluster, through this API node's admin listener (ADMIN_URL)
+    const adminUrl = String((await node.waitForLog((l) => l.msg === 'ready' && l.adminUrl !== undefined, 1000)).adminUrl);
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'DATABASE_URL' && k !== 'TEST_DATABASE_URL') env[k] = v;
+    const admin = Bun.spawn([process.execPath, 'src/admin/cli.ts', 'create-account', '--email', 'all@example.test', '--checks', '7'], {
+      cwd: join(import.meta.dir, '../..'),
+      env: { ...env, ADMIN_URL: adminUrl, ADMIN_TOKEN: SECRETS.ADMIN_TOKEN, LOG_LEVEL: 'silent' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [out, err, code] = await Promise.all([new Response(admin.stdout).text(), new Response(admin.stderr).text(), admin.exited]);
+    expect([code, err]).toEqual([0, '']);
+    const made = JSON.parse(out) as { apiKey: string };
+    expect((await call(`${node.url}/me`, { headers: { Authorization: `Bearer ${made.apiKey}` } })).body.user.checks).toBe(7);
 
     const kv = await new Kvm(nc).open(AGENTS_BUCKET);
     expect(await kv.get(agentKey('us1', agentId))).not.toBeNull();
