@@ -62,6 +62,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats, ensureWork, openAgentsBucket, openDemandBucket, subscribeResults, workTransport } from './cluster/nats';
 import { AgentRegistry } from './cluster/registry';
 import { DemandBoard, nudgingExecution } from './cluster/demand';
+import { consumerReader, QueueDepth } from './cluster/queue-depth';
 import { openGeo, type Geo } from './geo/geo';
 import { readTemplate } from '../db/pglite-template';
 import { createApp } from './http/app';
@@ -208,6 +209,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     let natsPool: NatsPool | null = null;
     let poke: (region: string) => void = () => {};
     let board: DemandBoard | null = null;
+    let queueDepth: QueueDepth | null = null;
     let demandOf: (region: string) => number = () => 0;
     let natsConn: NatsConnection | null = null;
     if (cluster) {
@@ -216,7 +218,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       undo.push(async () => {
         await nc.drain().catch(() => nc.close());
       });
-      await ensureWork(
+      const jsm = await ensureWork(
         nc,
         REGIONS.map((r) => r.code),
         config.clusterAckWaitMs,
@@ -226,6 +228,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       const reg = await AgentRegistry.start({ kv, ttlMs: config.agentTtlMs, log, onChange: (region) => poke(region) });
       registry = reg;
       undo.push(() => reg.stop());
+      queueDepth = new QueueDepth({ regions: ACCEPTED_REGIONS, read: consumerReader(jsm) });
       // fairness across API nodes: this node's scheduler takes its share of a region's slots (cluster/demand.ts)
       const b = await DemandBoard.start({
         kv: await openDemandBucket(nc, config.agentTtlMs),
@@ -255,7 +258,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         transport,
         deadlineMs: config.clusterShardDeadlineMs,
         log,
-        counters: { shardsRedelivered: (n) => metrics.shardsRedelivered(n) },
+        counters: { shardsRedelivered: (n) => metrics.shardsRedelivered(n), duplicateResults: (n) => metrics.duplicateResults(n) },
       });
       natsPool = np;
       const sub = subscribeResults(nc, nodeId, np, log);
@@ -350,6 +353,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       runningJobs: () => checks.runningJobs,
       hub,
       lease,
+      ...(queueDepth !== null ? { queue: queueDepth } : {}),
     });
     const checks = new CheckService({
       ledger: databaseLedger(db, { node: lease }),

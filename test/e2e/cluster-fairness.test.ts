@@ -12,6 +12,9 @@
  *   whole window: twice its slots, the rest queued in front of the small
  *   job), the small job on B.
  *
+ * While the big jobs run, the big job's node's /metrics shows the region's
+ * queue depth (shards delivered to the agent, unacked).
+ *
  * Each scenario aborts its big requests at the end (client disconnect: the
  * jobs fail and refund) and waits until the black hole is empty again.
  */
@@ -113,8 +116,16 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: fairness across
       await until('the big jobs to fill the region', () => hole.open() >= SLOTS * 0.8, 10_000);
       await Bun.sleep(BIG_TIMEOUT_MS + 500);
       const open = hole.open();
+      // /metrics of the big job's node: the region's queue depth (consumer info): shards at the agent, unacked
+      const adminUrl = String(bigs[0]![0].logs.find((l) => l.msg === 'ready')?.adminUrl);
+      const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
+      const delivered = Number(/^proxycheck_region_queue_shards\{region="us1",state="delivered"\} (\d+)/m.exec(metrics)?.[1]);
+      const waiting = Number(/^proxycheck_region_queue_shards\{region="us1",state="waiting"\} (\d+)/m.exec(metrics)?.[1]);
+      expect(delivered).toBeGreaterThan(0);
+      expect(waiting).toBeGreaterThanOrEqual(0);
+      expect(metrics).toMatch(/^proxycheck_results_duplicate_total \d+/m);
       const small = await smallJob(b, `s${bigs.length}x`);
-      console.log(`fairness across nodes (${name}): idle small job ${idle.ms.toFixed(0)} ms; behind: ${small.ms.toFixed(0)} ms (timeout ${SMALL_TIMEOUT_MS} ms; black hole held ${open} of ${SLOTS} slots)`);
+      console.log(`fairness across nodes (${name}): idle small job ${idle.ms.toFixed(0)} ms; behind: ${small.ms.toFixed(0)} ms (timeout ${SMALL_TIMEOUT_MS} ms; black hole held ${open} of ${SLOTS} slots; queue: ${waiting} shards waiting, ${delivered} at the agent)`);
       expect(small.status).toBe(200);
       expect(small.body.metadata.total_checked).toBe(10);
       expect(small.body.summary.total_working).toBe(10);
