@@ -7,7 +7,7 @@
  * took all of them published twice the slots, and the region's work queue
  * (FIFO, one consumer) put the excess in front of every newcomer's shard:
  * a 10-proxy job on B waited a whole round of A's and B's big jobs' timeouts
- * (measured: 3.6 s for a 1 s job behind two 4 s jobs; 66 ms with the share).
+ * (measured: 3.6 s for a 1 s job behind two 4 s jobs; 40-160 ms with the share).
  * So every node publishes its demand per region (NodeDemand in the bucket
  * pc_demand, protocol.ts) and its scheduler's capacity for a region is
  * `fairShare(live slots, the other nodes' demands)`.
@@ -21,9 +21,12 @@
  * gets every slot, a node beside one with a 10-probe job gets all but 10,
  * two big nodes get half each; at least 1 when the region has slots (a job
  * can always register). Sum over the nodes <= the slots once every node has
- * heard the others' demands; until then (one heartbeat) a share only errs
- * high for a node that does not know of a newcomer, and the newcomer itself
- * already takes only its share.
+ * heard the others' demands; until then a share only errs high for a node
+ * that does not know of a newcomer (a job's start is told within NUDGE_MS),
+ * and the newcomer itself already takes only its share. Limit: two nodes
+ * whose big jobs start within the same few milliseconds each publish a whole
+ * window before hearing of the other; the excess drains with their first
+ * round (up to about twice the jobs' timeout), then the shares hold.
  *
  * ## DemandTable (pure, clock passed in)
  *

@@ -8,9 +8,9 @@
  * across nodes", scenario E across nodes):
  *
  * - a big job on A, the small job on B;
- * - big jobs on both A and B (each node alone would publish the region's
- *   whole window: twice its slots, the rest queued in front of the small
- *   job), the small job on B.
+ * - a big job on A, then one on B (each node alone would publish the
+ *   region's whole window: twice its slots, the rest queued in front of the
+ *   small job), the small job on B.
  *
  * While the big jobs run, the big job's node's /metrics shows the region's
  * queue depth (shards delivered to the agent, unacked).
@@ -110,10 +110,15 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: fairness across
   async function scenario(name: string, bigs: [ServiceProcess, number][]): Promise<void> {
     const idle = await smallJob(b, `idle${bigs.length}x`);
     expect(idle.status).toBe(200);
-    const jobs = bigs.map(([node, tag]) => bigJob(node, tag));
+    const jobs: ReturnType<typeof bigJob>[] = [];
     try {
-      // the region is saturated: the agent holds about its slots, for at least one round of the big jobs' timeouts
-      await until('the big jobs to fill the region', () => hole.open() >= SLOTS * 0.8, 10_000);
+      // one big job after the other, each once the region is saturated (two started within one
+      // demand heartbeat both take every slot until their first round drains: see cluster/demand.ts)
+      for (const [node, tag] of bigs) {
+        jobs.push(bigJob(node, tag));
+        await until('the big job to fill the region', () => hole.open() >= SLOTS * 0.8, 10_000);
+      }
+      // then at least one round of the big jobs' timeouts
       await Bun.sleep(BIG_TIMEOUT_MS + 500);
       const open = hole.open();
       // /metrics of the big job's node: the region's queue depth (consumer info): shards at the agent, unacked
