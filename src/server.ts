@@ -35,7 +35,9 @@
  * after the database, the node connects to NATS, ensures the work stream and
  * every region's consumer and the agents' bucket, watches the live agents
  * (src/cluster/registry.ts: a region's capacity = its agents' slots, a rise
- * pokes the scheduler) and probes through the NatsPool (src/cluster/nats-pool.ts)
+ * pokes the scheduler), shares a region's slots with the other API nodes by
+ * their demand (src/cluster/demand.ts: the scheduler's capacity is this
+ * node's fair share) and probes through the NatsPool (src/cluster/nats-pool.ts)
  * behind the same RegionScheduler (no process-wide cap: each agent bounds
  * itself). A check to a region without a live agent is refused before the
  * reservation (503 Region unavailable). Stop: after the jobs, the registry,
@@ -58,8 +60,10 @@ import { ServiceError } from './errors';
 import { NatsPool } from './cluster/nats-pool';
 import { CLUSTER_MIN_GRANT } from './cluster/protocol';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, ensureWork, openAgentsBucket, subscribeResults, workTransport } from './cluster/nats';
+import { connectNats, ensureWork, openAgentsBucket, openDemandBucket, subscribeResults, workTransport } from './cluster/nats';
 import { AgentRegistry } from './cluster/registry';
+import { DemandBoard, nudgingExecution } from './cluster/demand';
+import { consumerReader, QueueDepth } from './cluster/queue-depth';
 import { openGeo, type Geo } from './geo/geo';
 import { readTemplate } from '../db/pglite-template';
 import { createApp } from './http/app';
@@ -205,6 +209,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     let registry: AgentRegistry | null = null;
     let natsPool: NatsPool | null = null;
     let poke: (region: string) => void = () => {};
+    let board: DemandBoard | null = null;
+    let queueDepth: QueueDepth | null = null;
+    let demandOf: (region: string) => number = () => 0;
     let natsConn: NatsConnection | null = null;
     if (cluster) {
       const nc = await connectNats(config.natsUrl!, `proxycheck-api-${nodeId}`, log);
@@ -212,7 +219,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       undo.push(async () => {
         await nc.drain().catch(() => nc.close());
       });
-      await ensureWork(
+      const jsm = await ensureWork(
         nc,
         REGIONS.map((r) => r.code),
         config.clusterAckWaitMs,
@@ -222,6 +229,21 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       const reg = await AgentRegistry.start({ kv, ttlMs: config.agentTtlMs, log, onChange: (region) => poke(region) });
       registry = reg;
       undo.push(() => reg.stop());
+      queueDepth = new QueueDepth({ regions: ACCEPTED_REGIONS, read: consumerReader(jsm) });
+      // fairness across API nodes: this node's scheduler takes its share of a region's slots (cluster/demand.ts)
+      const b = await DemandBoard.start({
+        kv: await openDemandBucket(nc, config.agentTtlMs),
+        node: nodeId,
+        ttlMs: config.agentTtlMs,
+        heartbeatMs: config.agentHeartbeatMs,
+        regions: ACCEPTED_REGIONS,
+        demandOf: (region) => demandOf(region),
+        capacity: (region) => reg.capacity(region),
+        onChange: (region) => poke(region),
+        log,
+      });
+      board = b;
+      undo.push(() => b.stop());
       const transport = workTransport(nc);
       tellAgents = (o) => {
         if (o.nodeId === null) return;
@@ -237,7 +259,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         transport,
         deadlineMs: config.clusterShardDeadlineMs,
         log,
-        counters: { shardsRedelivered: (n) => metrics.shardsRedelivered(n) },
+        counters: { shardsRedelivered: (n) => metrics.shardsRedelivered(n), duplicateResults: (n) => metrics.duplicateResults(n) },
       });
       natsPool = np;
       const sub = subscribeResults(nc, nodeId, np, log);
@@ -307,8 +329,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     });
     const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
     const liveAgents = registry;
+    const share = board;
     const scheduler = new RegionScheduler(
-      liveAgents !== null ? (code) => liveAgents.capacity(code) : (code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint,
+      share !== null ? (code) => share.share(code) : (code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint,
       {
       // a cluster's node has no process-wide cap: each agent bounds its own probes
       // a cluster's node sends shards of at least CLUSTER_MIN_GRANT probes (each shard costs messages)
@@ -319,6 +342,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       },
     );
     poke = (region) => scheduler.poke(region);
+    demandOf = (region) => scheduler.demand(region);
     // failed settlements tried again while we run; stopped (one last try) before the database closes
     const settlements = new SettlementRetry({ log });
     undo.push(() => settlements.stop());
@@ -331,11 +355,12 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       runningJobs: () => checks.runningJobs,
       hub,
       lease,
+      ...(queueDepth !== null ? { queue: queueDepth } : {}),
     });
     const checks = new CheckService({
       ledger: databaseLedger(db, { node: lease }),
       retrySettlement: (label, attempt) => settlements.add(label, attempt),
-      execution: localExecution(scheduler, pool),
+      execution: share === null ? localExecution(scheduler, pool) : nudgingExecution(localExecution(scheduler, pool), share),
       geo: geo as Geo,
       settings,
       openWriter: (resultId) => results.create(resultId),

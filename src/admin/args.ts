@@ -60,6 +60,7 @@ export const USAGE = [
   '  set-plan --email E --unlimited-until ISO',
   '  clear-plan --email E',
   '  show --email E',
+  'where: ADMIN_URL (with ADMIN_TOKEN: a running server\'s admin listener), else DATABASE_URL, else DATA_DIR (through its running server, or opened directly)',
 ].join('\n');
 
 const MAX_COUNT = 1_000_000_000_000;

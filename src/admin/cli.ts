@@ -1,6 +1,10 @@
 /**
  * The admin command: `bun src/admin/cli.ts <command> [--flags]` (npm run admin).
- * Where it runs the command:
+ * Where it runs the command (the first that applies):
+ *  0. ADMIN_URL set (with ADMIN_TOKEN) -> through the admin HTTP API of the
+ *     server it names: the admin listener of any API node of a cluster, or of
+ *     an embedded server on another host. Nothing else of the environment is
+ *     read (no database, no data dir).
  *  1. DATABASE_URL set -> directly on PostgreSQL (any number of processes may).
  *  2. embedded mode, a live server holds the data-dir lock (src/admin/lock.ts:
  *     the socket DATA_DIR/server.sock answers) -> through that server's admin
@@ -48,8 +52,32 @@ async function runDirect(config: Config, req: AdminRequest): Promise<unknown> {
   }
 }
 
+/**
+ * ADMIN_URL and ADMIN_TOKEN when ADMIN_URL is set (null otherwise). Pure; a
+ * bad value is a ConfigError (exit 2): ADMIN_URL must be an http(s) URL, and
+ * it needs ADMIN_TOKEN (a token generated here could never be the server's).
+ */
+export function adminUrlTarget(env: Record<string, string | undefined>): { adminUrl: string; adminToken: string } | null {
+  const raw = env.ADMIN_URL?.trim();
+  if (raw === undefined || raw === '') return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`ADMIN_URL must be an http(s) URL (the admin listener of a running server), got ${JSON.stringify(raw)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`ADMIN_URL must be an http(s) URL, got ${JSON.stringify(raw)}`);
+  const adminToken = env.ADMIN_TOKEN;
+  if (adminToken === undefined || adminToken === '') throw new ConfigError('ADMIN_URL needs ADMIN_TOKEN (the admin token of the server it names)');
+  return { adminUrl: raw, adminToken };
+}
+
 async function runViaServer(config: Config, adminUrl: string, req: AdminRequest): Promise<unknown> {
   const { adminToken } = await resolveSecrets(config);
+  return runViaAdminApi(adminUrl, adminToken!, req); // resolveSecrets always fills it
+}
+
+async function runViaAdminApi(adminUrl: string, adminToken: string, req: AdminRequest): Promise<unknown> {
   const url = `${adminUrl.replace(/\/+$/, '')}/admin/${req.command}`;
   let res: Response;
   try {
@@ -60,7 +88,7 @@ async function runViaServer(config: Config, adminUrl: string, req: AdminRequest)
       signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
     });
   } catch (err) {
-    throw new CliFailure('admin_server_unreachable', `the running server at ${adminUrl} did not answer: ${errorText(err)}`, EXIT_FAILURE, { cause: err });
+    throw new CliFailure('admin_server_unreachable', `the server at ${adminUrl} did not answer: ${errorText(err)}`, EXIT_FAILURE, { cause: err });
   }
   const text = await res.text();
   let body: unknown;
@@ -116,8 +144,13 @@ export async function main(argv: readonly string[], env: Record<string, string |
   }
   try {
     const req = parseArgv(argv);
-    const config = parseConfig(env);
-    const result = config.databaseUrl !== undefined ? await runDirect(config, req) : await runEmbedded(config, req);
+    const target = adminUrlTarget(env);
+    let result: unknown;
+    if (target !== null) result = await runViaAdminApi(target.adminUrl, target.adminToken, req);
+    else {
+      const config = parseConfig(env);
+      result = config.databaseUrl !== undefined ? await runDirect(config, req) : await runEmbedded(config, req);
+    }
     process.stdout.write(JSON.stringify(result) + '\n');
     return EXIT_OK;
   } catch (err) {

@@ -1,6 +1,6 @@
 /**
  * The NATS side of the cluster (I/O): the connection, the work stream and
- * its per-region consumers, the agents' KV bucket, and the API node's end of
+ * its per-region consumers, the agents' and the API nodes' demand KV buckets, and the API node's end of
  * the results subject. Every process that starts (API node or agent) ensures
  * the stream, the consumers it needs and the bucket, idempotently: whoever
  * comes first creates them, the others find them (a concurrent create that
@@ -18,6 +18,7 @@ import {
   AGENTS_BUCKET,
   CANCEL_SUBJECT,
   decodeResults,
+  DEMAND_BUCKET,
   encode,
   resultsSubject,
   WORK_MAX_DELIVER,
@@ -103,6 +104,16 @@ export async function openAgentsBucket(nc: NatsConnection, ttlMs: number): Promi
   } catch {
     // exists with another TTL (another node's AGENT_TTL_MS): use it as it is
     return kvm.open(AGENTS_BUCKET);
+  }
+}
+
+/** The API nodes' demand bucket (demand.ts; an entry not renewed for ttlMs is gone), created when missing. */
+export async function openDemandBucket(nc: NatsConnection, ttlMs: number): Promise<KV> {
+  const kvm = new Kvm(nc);
+  try {
+    return await kvm.create(DEMAND_BUCKET, { ttl: ttlMs, history: 1 });
+  } catch {
+    return kvm.open(DEMAND_BUCKET);
   }
 }
 

@@ -48,6 +48,16 @@
  * (src/cluster/registry.ts) expire entries themselves, by when they received
  * the last put.
  *
+ * ## Demand of API nodes: KV bucket pc_demand (TTL AGENT_TTL_MS)
+ *
+ * Key `<node>`, value NodeDemand: per region, the probes this API node holds
+ * in flight (published) plus those its jobs still wait to publish; put every
+ * AGENT_HEARTBEAT_MS while it has demand (and once more when it drops to
+ * none), soon after a job starts, deleted on a graceful stop. Every API node
+ * reads the others' and takes only its fair share of a region's live slots
+ * (src/cluster/demand.ts), so the nodes' windows together stay within the
+ * region's slots and the queue does not grow in front of a newcomer.
+ *
  * ## Message shapes (JSON; every decoder below rejects anything else)
  *
  *   WorkShard      {v, node, job, shard, kind, type, timeoutMs, tasks, rules?}
@@ -61,6 +71,7 @@
  *   DoneReply      {ok}
  *   CancelMessage  {node, job}
  *   AgentHeartbeat {v, region, agent, slots, inFlight, exitIps, version, judgeUrl}
+ *   NodeDemand     {v, node, regions: {<region>: probes}}   (regions with demand > 0 only)
  */
 import { ServiceError } from '../errors';
 import { PROBE_ERROR_CODES, type CustomUrlResult, type CustomUrlRule, type ProbeResult, type ProbeTask } from '../probe/types';
@@ -73,6 +84,9 @@ export const WORK_SUBJECT_PREFIX = 'pc.work.';
 export const RESULTS_SUBJECT_PREFIX = 'pc.results.';
 export const CANCEL_SUBJECT = 'pc.cancel';
 export const AGENTS_BUCKET = 'pc_agents';
+export const DEMAND_BUCKET = 'pc_demand';
+/** Regions one NodeDemand may name. */
+export const DEMAND_MAX_REGIONS = 256;
 
 /** Tasks per shard message: keeps a message far below NATS's default 1 MiB max_payload. */
 export const SHARD_MAX_TASKS = 512;
@@ -150,12 +164,20 @@ export interface AgentHeartbeat {
   judgeUrl: string;
 }
 
+export interface NodeDemand {
+  v: number;
+  /** The API node (its NODE_ID). */
+  node: string;
+  /** Per region: probes in flight plus probes waiting for a window (only regions with some). */
+  regions: Record<string, number>;
+}
+
 // ---- decoding ---------------------------------------------------------------
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-export function encode(m: WorkShard | ResultsMessage | DoneReply | CancelMessage | AgentHeartbeat): Uint8Array {
+export function encode(m: WorkShard | ResultsMessage | DoneReply | CancelMessage | AgentHeartbeat | NodeDemand): Uint8Array {
   return enc.encode(JSON.stringify(m));
 }
 
@@ -279,6 +301,18 @@ export function decodeHeartbeat(data: Uint8Array | string): AgentHeartbeat {
   if (!Array.isArray(m.exitIps) || m.exitIps.length > 64 || !m.exitIps.every((x) => isStr(x, 64))) fail('bad exitIps');
   if (!isStr(m.version, 64) || !isStr(m.judgeUrl, 2048)) fail('bad version or judgeUrl');
   return { v: PROTOCOL_VERSION, region: m.region, agent: m.agent, slots: m.slots, inFlight: m.inFlight, exitIps: m.exitIps, version: m.version, judgeUrl: m.judgeUrl };
+}
+
+export function decodeNodeDemand(data: Uint8Array | string): NodeDemand {
+  const m = parse(data);
+  if (m.v !== PROTOCOL_VERSION) fail(`not protocol version ${PROTOCOL_VERSION}`);
+  if (!isSubjectToken(m.node)) fail('bad node');
+  if (!isObj(m.regions)) fail('bad regions');
+  const entries = Object.entries(m.regions);
+  if (entries.length > DEMAND_MAX_REGIONS) fail('too many regions');
+  for (const [region, n] of entries) if (!isSubjectToken(region) || !isInt(n, 1)) fail('bad region demand');
+  // fromEntries defines own properties (a region named __proto__ stays data)
+  return { v: PROTOCOL_VERSION, node: m.node, regions: Object.fromEntries(entries) as Record<string, number> };
 }
 
 /** Turns any string into a subject token (ids generated from host names). */

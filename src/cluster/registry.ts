@@ -13,12 +13,13 @@
  *                    │ └──delete──> absent
  *                    └──ttlMs without a put──> absent (expire(now))
  *
- * AgentRegistry (I/O): the watch (history first, then updates), restarted
- * when it ends (a reconnect), plus a timer that expires entries; every change
+ * AgentRegistry (I/O): the watch (kv-watch.ts: history first, then updates,
+ * restarted when it ends), plus a timer that expires entries; every change
  * of a region's capacity is told to `onChange(region)` (the scheduler's poke).
  */
 import type { KV } from '@nats-io/kv';
 import type { Logger } from '../log';
+import { watchBucket, type BucketWatch } from './kv-watch';
 import { decodeHeartbeat, type AgentHeartbeat } from './protocol';
 
 export interface LiveAgent extends AgentHeartbeat {
@@ -95,8 +96,7 @@ export class AgentRegistry {
   readonly #table: AgentTable;
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | null = null;
-  #stopped = false;
-  #watch: { stop(): void } | null = null;
+  #watch: BucketWatch | null = null;
 
   private constructor(o: AgentRegistryOptions) {
     this.#o = o;
@@ -128,45 +128,21 @@ export class AgentRegistry {
   }
 
   stop(): void {
-    this.#stopped = true;
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
     this.#watch?.stop();
   }
 
   async #startWatch(): Promise<void> {
-    const w = await this.#o.kv.watch({ key: '>' });
-    this.#watch = w;
-    let initial: () => void = () => {};
-    const loaded = new Promise<void>((resolve) => {
-      initial = resolve;
+    this.#watch = await watchBucket({
+      kv: this.#o.kv,
+      what: 'agent heartbeat',
+      log: this.#o.log,
+      onPut: (key, value) => this.#o.onChange(this.#table.put(key, decodeHeartbeat(value), this.#now())),
+      onDelete: (key) => {
+        const region = this.#table.remove(key);
+        if (region !== null) this.#o.onChange(region);
+      },
     });
-    void (async () => {
-      try {
-        for await (const e of w) {
-          if (e.operation === 'PUT') {
-            try {
-              const hb = decodeHeartbeat(e.value);
-              this.#o.onChange(this.#table.put(e.key, hb, this.#now()));
-            } catch (err) {
-              this.#o.log.warn('dropped a malformed agent heartbeat', { key: e.key, err });
-            }
-          } else {
-            const region = this.#table.remove(e.key);
-            if (region !== null) this.#o.onChange(region);
-          }
-          if (e.delta === 0) initial();
-        }
-      } catch (err) {
-        this.#o.log.warn('agent watch failed', { err });
-      }
-      initial();
-      if (this.#stopped) return;
-      // ended (a reconnect the watcher did not survive): watch again
-      await new Promise((r) => setTimeout(r, 500));
-      if (!this.#stopped) await this.#startWatch().catch((err: unknown) => this.#o.log.warn('agent watch restart failed', { err }));
-    })();
-    // an empty bucket sends nothing: do not wait for an entry that never comes
-    await Promise.race([loaded, new Promise((r) => setTimeout(r, 500))]);
   }
 }

@@ -286,6 +286,15 @@ export class RegionScheduler {
     return this.regions.get(region)?.used ?? 0;
   }
 
+  /** Probes in flight in a region plus probes its jobs wait to start (a cluster node publishes it: cluster/demand.ts). */
+  demand(region: string): number {
+    const rs = this.regions.get(region);
+    if (rs === undefined) return 0;
+    let n = rs.used;
+    for (const e of rs.jobs) n += e.pending;
+    return n;
+  }
+
   /** Observability (health, tests): the region's capacity, load and jobs. */
   snapshot(region: string): RegionSnapshot {
     const rs = this.regions.get(region);

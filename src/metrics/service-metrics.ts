@@ -23,6 +23,9 @@
  *   proxycheck_ws_subscribers                     gauge    progress hub: open /ws subscriptions
  *   proxycheck_node_lease_live                    gauge    1 while this node's lease is live, 0 once lapsed or released
  *   proxycheck_shards_redelivered_total           counter  shards a cluster work queue delivered again; 0 embedded (no queue)
+ *   proxycheck_results_duplicate_total            counter  probe results a cluster node received again and dropped; 0 embedded
+ *   proxycheck_region_queue_shards{region,state}  gauge    cluster: shards in the region's work queue, state waiting | delivered
+ *                                                          (JetStream consumer info, cached: cluster/queue-depth.ts); no samples embedded
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { processMetricsRegistry } from './process-metrics';
@@ -42,6 +45,8 @@ export interface MetricSources {
   runningJobs: () => number;
   hub: { readonly subscribers: number };
   lease: { readonly live: boolean };
+  /** A cluster's work queues (absent embedded: the gauge has no samples). Asked at scrape time; it caches. */
+  queue?: { depth(): Promise<ReadonlyMap<string, { waiting: number; delivered: number }>> };
 }
 
 export const METRIC_NAMES = Object.freeze({
@@ -59,6 +64,8 @@ export const METRIC_NAMES = Object.freeze({
   wsSubscribers: 'proxycheck_ws_subscribers',
   nodeLeaseLive: 'proxycheck_node_lease_live',
   shardsRedelivered: 'proxycheck_shards_redelivered_total',
+  duplicateResults: 'proxycheck_results_duplicate_total',
+  regionQueueShards: 'proxycheck_region_queue_shards',
 } as const);
 
 export interface ServiceMetricsOptions {
@@ -74,6 +81,7 @@ export class ServiceMetrics {
   readonly #probeResults: Counter;
   readonly #jobsFinished: Counter<'state'>;
   readonly #shardsRedelivered: Counter;
+  readonly #duplicateResults: Counter;
 
   constructor(sources: MetricSources, opts: ServiceMetricsOptions = {}) {
     this.#withProcess = opts.processMetrics ?? true;
@@ -120,6 +128,25 @@ export class ServiceMetrics {
       help: 'Shards a cluster work queue delivered again after a node missed them; 0 in embedded mode (no queue).',
       registers,
     });
+    this.#duplicateResults = new Counter({
+      name: N.duplicateResults,
+      help: 'Probe results a cluster node received again (a redelivered shard, a lost done) and dropped; 0 in embedded mode.',
+      registers,
+    });
+    const queue = sources.queue;
+    new Gauge({
+      name: N.regionQueueShards,
+      help: "Shards in the region's cluster work queue: waiting for an agent, or delivered and not yet acked (read at most every 5 s).",
+      labelNames: ['region', 'state'],
+      registers,
+      async collect() {
+        if (queue === undefined) return;
+        for (const [region, r] of await queue.depth()) {
+          this.set({ region, state: 'waiting' }, r.waiting);
+          this.set({ region, state: 'delivered' }, r.delivered);
+        }
+      },
+    });
   }
 
   /** JobCounters (src/jobs/ports.ts): once per batch. */
@@ -135,6 +162,11 @@ export class ServiceMetrics {
   /** For a cluster execution adapter: shards its work queue redelivered. */
   shardsRedelivered(n: number): void {
     if (n > 0) this.#shardsRedelivered.inc(n);
+  }
+
+  /** For a cluster execution adapter: results dropped as duplicates. */
+  duplicateResults(n: number): void {
+    if (n > 0) this.#duplicateResults.inc(n);
   }
 
   /** The Prometheus text exposition: the process's default metrics, then this service's. */

@@ -176,3 +176,46 @@ describe('admin CLI while a server holds the data dir (embedded mode)', () => {
     }
   }, 30_000);
 });
+
+describe('admin CLI with ADMIN_URL (any API node of a cluster)', () => {
+  /** ADMIN_URL wins over DATABASE_URL and over the data dir (directEnv selects both). */
+  const urlEnv = (extra: Record<string, string> = {}) => ({ ...directEnv(), ADMIN_URL: serverUrl, ADMIN_TOKEN: readOrCreateSecret(serverDir, 'admin-token'), ...extra });
+
+  test('goes through that server\'s admin API, ahead of DATABASE_URL and the data dir', async () => {
+    const before = adminRequests;
+    const r = await cli(['create-account', '--email', 'via-url@example.test', '--checks', '4'], urlEnv());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ email: 'via-url@example.test' });
+    expect(adminRequests).toBe(before + 1);
+    expect((await findAccountByEmail(serverDb.db, 'via-url@example.test'))?.rootBalance).toBe(4);
+    // not in the database DATABASE_URL / DATA_DIR name
+    const direct = await cli(['show', '--email', 'via-url@example.test'], directEnv());
+    expect(direct.code).toBe(1);
+    // a trailing slash is fine; errors keep their exit codes
+    const shown = await cli(['show', '--email', 'via-url@example.test'], urlEnv({ ADMIN_URL: `${serverUrl}/` }));
+    expect(JSON.parse(shown.stdout)).toMatchObject({ checks: 4 });
+    const missing = await cli(['show', '--email', 'ghost@example.test'], urlEnv());
+    expect([missing.code, missing.stderr]).toEqual([1, 'admin: no account with e-mail ghost@example.test\n']);
+    const usage = await cli(['top-up', '--email', 'via-url@example.test', '--checks', 'many'], urlEnv());
+    expect(usage.code).toBe(2);
+  }, 30_000);
+
+  test('a wrong token is refused; no token, a bad URL: exit 2; nobody listening: exit 1', async () => {
+    const wrong = await cli(['show', '--email', 'via-url@example.test'], urlEnv({ ADMIN_TOKEN: 'x'.repeat(20) }));
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('valid admin token');
+    const env = urlEnv();
+    delete (env as Record<string, string>).ADMIN_TOKEN;
+    const noToken = await cli(['show', '--email', 'via-url@example.test'], env);
+    expect([noToken.code, noToken.stderr]).toEqual([2, 'admin: ADMIN_URL needs ADMIN_TOKEN (the admin token of the server it names)\n']);
+    for (const bad of ['not a url', 'ftp://127.0.0.1/']) {
+      const r = await cli(['show', '--email', 'via-url@example.test'], urlEnv({ ADMIN_URL: bad }));
+      expect(r.code, bad).toBe(2);
+      expect(r.stderr, bad).toContain('ADMIN_URL must be an http(s) URL');
+    }
+    const gone = await cli(['show', '--email', 'via-url@example.test'], urlEnv({ ADMIN_URL: 'http://127.0.0.1:1' }));
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('the server at http://127.0.0.1:1 did not answer');
+  }, 30_000);
+});

@@ -4,7 +4,9 @@ import {
   decodeCancel,
   decodeDoneReply,
   decodeHeartbeat,
+  decodeNodeDemand,
   decodeResults,
+  DEMAND_MAX_REGIONS,
   decodeWorkShard,
   encode,
   isSubjectToken,
@@ -60,6 +62,9 @@ describe('round trips', () => {
     expect(decodeDoneReply(encode({ ok: false }))).toEqual({ ok: false });
     expect(decodeCancel(encode({ node: 'n', job: 'job x' }))).toEqual({ node: 'n', job: 'job x' });
     expect(decodeHeartbeat(encode(hb))).toEqual(hb);
+    const demand = { v: PROTOCOL_VERSION, node: 'api-1', regions: { us1: 200, de1: 1 } };
+    expect(decodeNodeDemand(encode(demand))).toEqual(demand);
+    expect(decodeNodeDemand(encode({ ...demand, regions: {} }))).toEqual({ ...demand, regions: {} });
   });
 });
 
@@ -90,10 +95,23 @@ describe('malformed messages are rejected', () => {
     rejects(() => decodeCancel('{"node":"n"}'));
     rejects(() => decodeHeartbeat(encode({ ...hb, slots: 0 })));
     rejects(() => decodeHeartbeat(encode({ ...hb, region: 'u.s' })));
+    const demand = { v: PROTOCOL_VERSION, node: 'api-1', regions: { us1: 2 } };
+    rejects(() => decodeNodeDemand(encode({ ...demand, v: 2 })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, node: 'a b' })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, regions: [] as never })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, regions: { us1: 0 } })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, regions: { us1: 1.5 } })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, regions: { 'u.s': 1 } })));
+    const many = Object.fromEntries(Array.from({ length: DEMAND_MAX_REGIONS + 1 }, (_, i) => [`r${i}`, 1]));
+    rejects(() => decodeNodeDemand(encode({ ...demand, regions: many })));
+    // a region named __proto__ stays an own data property
+    const proto = decodeNodeDemand('{"v":1,"node":"n","regions":{"__proto__":3}}');
+    expect(Object.hasOwn(proto.regions, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(proto.regions)).toBe(Object.prototype);
   });
 
   test('fuzz: any bytes or JSON value either decode to a valid message or throw cluster_message_invalid', () => {
-    const decoders = [decodeWorkShard, decodeResults, decodeDoneReply, decodeCancel, decodeHeartbeat];
+    const decoders = [decodeWorkShard, decodeResults, decodeDoneReply, decodeCancel, decodeHeartbeat, decodeNodeDemand];
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.json(), fc.uint8Array().map((b) => new TextDecoder().decode(b))), (input) => {
         for (const d of decoders) {

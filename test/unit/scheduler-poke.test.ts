@@ -15,3 +15,20 @@ test('poke: a region whose capacity rose grants its waiting jobs at once', () =>
   s.poke('de1'); // no job there: nothing
   expect(grants).toEqual([4, 6]);
 });
+
+test('demand: probes in flight plus probes waiting, per region; 0 once the jobs are done', () => {
+  const s = new RegionScheduler(() => 4, { minGrant: 1 });
+  expect(s.demand('us1')).toBe(0);
+  const a = s.register('a', 'us1', 10, () => {}); // 4 in flight, 6 waiting
+  const b = s.register('b', 'us1', 3, () => {}); // 3 waiting
+  s.register('c', 'de1', 2, () => {});
+  expect(s.demand('us1')).toBe(13);
+  expect(s.demand('de1')).toBe(2);
+  a.release(4); // 4 done: b gets 3 slots, a 1
+  expect(s.demand('us1')).toBe(9);
+  a.cancel(); // a's 5 waiting dropped; 1 still in flight
+  expect(s.demand('us1')).toBe(4);
+  a.release(1);
+  b.release(3);
+  expect(s.demand('us1')).toBe(0);
+});

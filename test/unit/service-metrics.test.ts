@@ -102,6 +102,28 @@ describe('ServiceMetrics', () => {
     expect(sampleValue(text, N.jobsFinished, { state: 'completed' })).toBe(1);
     expect(sampleValue(text, N.jobsFinished, { state: 'failed' })).toBe(2);
     expect(sampleValue(text, N.shardsRedelivered)).toBe(2);
+    expect(sampleValue(text, N.duplicateResults)).toBe(0);
+    m.duplicateResults(0);
+    m.duplicateResults(5);
+    expect(sampleValue(await m.render(), N.duplicateResults)).toBe(5);
+  });
+
+  test('queue depth per region and state, from the cluster\'s queue source at scrape time; embedded (no source): no samples', async () => {
+    const readings = new Map([['us1', { waiting: 4, delivered: 2 }]]);
+    let asked = 0;
+    const { sources } = fakeSources();
+    const m = new ServiceMetrics({ ...sources, queue: { depth: async () => (asked++, readings) } }, { processMetrics: false });
+    let text = await m.render();
+    expect(asked).toBe(1);
+    expect(sampleValue(text, N.regionQueueShards, { region: 'us1', state: 'waiting' })).toBe(4);
+    expect(sampleValue(text, N.regionQueueShards, { region: 'us1', state: 'delivered' })).toBe(2);
+    readings.set('us1', { waiting: 0, delivered: 1 });
+    text = await m.render();
+    expect(sampleValue(text, N.regionQueueShards, { region: 'us1', state: 'waiting' })).toBe(0);
+    expect(sampleValue(text, N.regionQueueShards, { region: 'us1', state: 'delivered' })).toBe(1);
+    const embedded = await new ServiceMetrics(fakeSources().sources, { processMetrics: false }).render();
+    expect(embedded).toContain(`# TYPE ${N.regionQueueShards} gauge`);
+    expect(embedded).not.toMatch(new RegExp(`^${N.regionQueueShards}\\{`, 'm'));
   });
 
   test('two instances in one process share no counter', async () => {
