@@ -19,7 +19,8 @@
  *               flight; ties go to a job never granted yet (in registration
  *               order), then to the one granted least recently
  *   want      = min(candidate.pending, maxGrant)
- *   threshold = min(effectiveMinGrant, want)
+ *   threshold = min(effectiveMinGrant, want, the headroom left to it when
+ *               the candidate holds less than the headroom; see "Headroom")
  *   stop when free < threshold (or free <= 0, or no candidate)
  *   grant     = min(want, free): pending -= grant, inFlight += grant,
  *               used += grant, then dispatch(grant)
@@ -382,7 +383,10 @@ export class RegionScheduler {
       if (free <= 0) return;
       const want = Math.min(best.pending, this.maxGrant);
       const effMin = Math.min(this.minGrant, Math.max(1, Math.floor(Math.min(cap, this.globalCapacity) / 8)));
-      if (free < Math.min(effMin, want)) return;
+      // a newcomer (under the headroom) never waits for more than the headroom holds: with a large
+      // minGrant (a cluster's 32) and a small region, the kept slots would otherwise never suffice
+      const kept = Math.min(best.inFlight < rH ? rH - best.inFlight : Infinity, best.inFlight < gH ? gH - best.inFlight : Infinity);
+      if (free < Math.min(effMin, want, Math.max(1, kept))) return;
       const grant = Math.min(want, free);
       best.pending -= grant;
       best.inFlight += grant;
