@@ -44,6 +44,38 @@ export interface ClusterRun {
   threads: Record<string, Record<string, number>>;
   /** nats-server's /varz counters over the job (cluster only): messages and bytes in and out */
   nats: { inMsgs: number; outMsgs: number; inBytes: number; outBytes: number } | null;
+  /** cluster only: every TIMELINE_MS, per agent, probes in flight (its /health) and results sent since the last sample (its /metrics) */
+  timeline?: { tMs: number; inFlight: number[]; results: number[] }[];
+}
+
+const TIMELINE_MS = 1000;
+
+/** Samples the agents while `until` is pending. */
+async function sampleAgents(agents: { url: string }[], until: Promise<unknown>): Promise<NonNullable<ClusterRun['timeline']>> {
+  const out: NonNullable<ClusterRun['timeline']> = [];
+  if (agents.length === 0) return out;
+  let over = false;
+  void until.finally(() => (over = true));
+  const t0 = performance.now();
+  const last = agents.map(() => 0);
+  const read = async (a: { url: string }, i: number): Promise<[number, number]> => {
+    try {
+      const [h, m] = await Promise.all([fetch(`${a.url}/health`).then((r) => r.json() as Promise<{ inFlight: number }>), fetch(`${a.url}/metrics`).then((r) => r.text())]);
+      const total = Number(/^proxycheck_agent_probe_results_total (\d+)/m.exec(m)?.[1] ?? 0);
+      const d = total - last[i]!;
+      last[i] = total;
+      return [h.inFlight, d];
+    } catch {
+      return [-1, 0];
+    }
+  };
+  await Promise.all(agents.map((a, i) => read(a, i)));
+  while (!over) {
+    await Promise.race([Bun.sleep(TIMELINE_MS), until]);
+    const rows = await Promise.all(agents.map((a, i) => read(a, i)));
+    out.push({ tMs: Math.round(performance.now() - t0), inFlight: rows.map((r) => r[0]), results: rows.map((r) => r[1]) });
+  }
+  return out;
 }
 
 async function varz(url: string | null): Promise<{ inMsgs: number; outMsgs: number; inBytes: number; outBytes: number } | null> {
@@ -70,7 +102,9 @@ export async function runJob(
   const m0 = machineBusyMs();
   const f0 = farm();
   const me0 = cpuMs(process.pid).total;
-  const reply = await checkRaw(top.api, text, { timeoutMs: spec.timeoutMs, jobId: spec.jobId });
+  const pending = checkRaw(top.api, text, { timeoutMs: spec.timeoutMs, jobId: spec.jobId });
+  const timeline = sampleAgents(top.agents, pending);
+  const reply = await pending;
   const c1 = treeCpu(pids);
   const m1 = machineBusyMs();
   const f1 = farm();
@@ -117,6 +151,7 @@ export async function runJob(
     missingRecords: acc?.missingRecords ?? n,
     examples: acc?.examples ?? [],
     threads,
+    ...(top.agents.length > 0 ? { timeline: await timeline } : {}),
     nats:
       v0 !== null && v1 !== null
         ? { inMsgs: v1.inMsgs - v0.inMsgs, outMsgs: v1.outMsgs - v0.outMsgs, inBytes: v1.inBytes - v0.inBytes, outBytes: v1.outBytes - v0.outBytes }
@@ -137,6 +172,9 @@ export function describeRun(r: ClusterRun): string {
     `\n    threads (ms): ${Object.entries(r.threads)
       .filter(([k]) => k !== 'judge' && k !== 'nats-server')
       .map(([k, t]) => `${k}: ${Object.entries(t).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ')}`)
-      .join('; ')}`
+      .join('; ')}` +
+    (r.timeline && r.timeline.length > 0
+      ? `\n    timeline (s: in flight per agent / results per s all agents): ${r.timeline.map((x) => `${(x.tMs / 1000).toFixed(0)}: ${x.inFlight.join('+')} / ${x.results.reduce((a, b) => a + b, 0)}`).join(', ')}`
+      : '')
   );
 }

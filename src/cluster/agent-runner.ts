@@ -12,25 +12,30 @@
  *                   came, SHARD_MAX_TASKS at first), waiting at most 1 s; so
  *                   an agent takes about as many probes as it has free slots
  *                   and leaves the rest of the queue to its region's others
- *   each shard: `start` -> runShard on the pool, results published to
- *   pc.results.<owner> in batches (see "Result batches") -> `done` request:
- *     {ok:true}        ack   (the owner has every result, or no longer wants them)
- *     {ok:false}       nak   (delivered again, to any agent of the region)
+ *   each shard: `start` -> runShard on the pool, its results -> `done`, all
+ *   three sent to pc.results.<owner> in reports (see "Reports"); the reply
+ *   to the report that carries `done`:
+ *     not missing      ack   (the owner has every result, or no longer wants them)
+ *     missing          nak   (delivered again, to any agent of the region)
  *     no responders    term  (the owner is gone: its job is refunded by the lease sweep)
  *     timeout / error  nak
  *   while it runs: msg.working() every ack_wait / 3, so a long shard is not
  *   delivered twice; a shard of a cancelled job (pc.cancel) is aborted, acked.
  *   A message that does not decode is termed (it never will).
  *
- * ## Result batches
+ * ## Reports
  *
  * The pool reports results as its lanes produce them, often one or two at a
- * time. Each becomes part of its shard's pending batch; the pending batches
- * of every shard go out together every `resultFlushMs` (default
- * RESULT_FLUSH_MS), a shard's at once when it holds SHARD_MAX_TASKS results,
- * and a shard's last ones before its `done` (so `done` still follows them on
- * the subject). One socket write then carries many results instead of one
- * each: measured in bench/RESULTS.md "Cluster". A probe's responseTime is
+ * time. Each shard's news (its `start`, its results, its `done`) wait in the
+ * outbox of its owner node; every `resultFlushMs` (default RESULT_FLUSH_MS)
+ * each owner's outbox goes out as one report (protocol.ts ResultsReport: many
+ * shards in one message), at once when it holds REPORT_FLUSH_RESULTS results.
+ * A report is a request when it ends shards: its reply says which of them the
+ * owner still misses, and every done shard is acked, nakked or termed from it.
+ * A report larger than the server's max_payload is split in two (in order:
+ * a shard's `done` stays after its results). One socket write then carries
+ * many shards' results and ends, instead of a message per shard and per
+ * kind: measured in bench/RESULTS.md "Cluster". A probe's responseTime is
  * measured where it runs, so the wait changes no figure; the owner frees the
  * slot up to resultFlushMs later. The agent's own slots are freed at once.
  *
@@ -56,14 +61,17 @@ import {
   agentKey,
   CANCEL_SUBJECT,
   decodeCancel,
-  decodeDoneReply,
+  decodeReportReply,
   decodeWorkShard,
   encode,
+  encodeReport,
+  REPORT_MAX_SHARDS,
   PROTOCOL_VERSION,
   resultsSubject,
   SHARD_MAX_TASKS,
   WORK_STREAM,
   workConsumer,
+  type ShardReport,
   type WorkShard,
 } from './protocol';
 
@@ -101,9 +109,29 @@ interface Running {
 }
 
 const FETCH_EXPIRES_MS = 1_000;
-/** Results of a shard wait at most this long to go out with others (see "Result batches"). */
+/** A shard's news wait at most this long to go out with others (see "Reports"). */
 export const RESULT_FLUSH_MS = 25;
+/** An owner's report goes out at once when it holds this many results. */
+export const REPORT_FLUSH_RESULTS = 2048;
 const DONE_TIMEOUT_MS = 5_000;
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
+/** How a shard's `done` was answered. */
+type DoneOutcome = { t: 'ok' } | { t: 'missing' } | { t: 'gone' } | { t: 'failed'; err: unknown };
+
+/** One shard's news waiting in its owner's outbox. */
+interface Pending {
+  delivery: number;
+  start: boolean;
+  results: (ProbeResult | CustomUrlResult)[];
+  /** Set when the delivery ended: told how the owner answered. */
+  done: ((o: DoneOutcome) => void) | null;
+}
+
+interface Outbox {
+  shards: Map<string, Pending>;
+  results: number;
+}
 /** Cancelled jobs remembered (their queued shards are acked unrun); the oldest forgotten first. */
 const CANCELLED_KEEP = 10_000;
 
@@ -122,8 +150,8 @@ export class AgentRunner {
   #cancelSub: Subscription | null = null;
   #stopping: Promise<void> | null = null;
   #fetching: { stop(): void } | null = null;
-  /** Pending result batches by shard id: the owner's subject and the results not sent yet. */
-  readonly #outbox = new Map<string, { subject: string; results: (ProbeResult | CustomUrlResult)[] }>();
+  /** News not sent yet, by the owner's results subject, then by shard id. */
+  readonly #outbox = new Map<string, Outbox>();
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(o: AgentRunnerOptions) {
@@ -269,8 +297,8 @@ export class AgentRunner {
     const delivery = m.info.deliveryCount;
     this.#o.counters?.shardStarted(delivery > 1);
     const subject = resultsSubject(w.node);
-    const nc = this.#o.nc;
-    nc.publish(subject, encode({ t: 'start', shard: w.shard, agent: this.#o.agentId, delivery }));
+    this.#pending(subject, w.shard, delivery).start = true;
+    this.#schedule(subject);
     const working = setInterval(() => m.working(), Math.max(250, Math.floor(this.#o.ackWaitMs / 3)));
     let left = expected;
     let failed: unknown = null;
@@ -286,7 +314,7 @@ export class AgentRunner {
           this.#inFlight -= n;
           this.#wake?.();
           this.#o.counters?.results(batch.length);
-          this.#queueResults(subject, w.shard, batch);
+          this.#queueResults(subject, w.shard, delivery, batch);
         },
         signal,
       );
@@ -295,7 +323,6 @@ export class AgentRunner {
     } finally {
       clearInterval(working);
       this.#inFlight -= left;
-      this.#flushShard(w.shard);
     }
     if (signal.aborted) {
       // a cancelled job: drop it; the agent stopping: another agent runs it
@@ -314,48 +341,114 @@ export class AgentRunner {
       this.#o.counters?.shardEnded('nakked');
       return;
     }
-    try {
-      const reply = await nc.request(subject, encode({ t: 'done', shard: w.shard, agent: this.#o.agentId, delivery }), { timeout: DONE_TIMEOUT_MS });
-      if (decodeDoneReply(reply.data).ok) {
+    const outcome = await new Promise<DoneOutcome>((resolve) => {
+      this.#pending(subject, w.shard, delivery).done = resolve;
+      this.#schedule(subject);
+    });
+    switch (outcome.t) {
+      case 'ok':
         m.ack();
         this.#o.counters?.shardEnded('acked');
-      } else {
-        m.nak();
-        this.#o.counters?.shardEnded('nakked');
-      }
-    } catch (err) {
-      if (isNoResponders(err)) {
+        return;
+      case 'gone':
         // its owner is gone: nobody will take these results
         m.term('owner gone');
         this.#o.counters?.shardEnded('termed');
-      } else {
-        this.#o.log.warn('the shard owner did not answer done: delivered again', { shard: w.shard, node: w.node, err: errorText(err) });
+        return;
+      case 'failed':
+      case 'missing':
+        if (outcome.t === 'failed') this.#o.log.warn('the shard owner did not answer done: delivered again', { shard: w.shard, node: w.node, err: errorText(outcome.err) });
         m.nak();
         this.#o.counters?.shardEnded('nakked');
-      }
+        return;
     }
   }
 
-  #queueResults(subject: string, shard: string, batch: ResultBatch): void {
-    const flushMs = this.#o.resultFlushMs ?? RESULT_FLUSH_MS;
-    let e = this.#outbox.get(shard);
-    if (e === undefined) this.#outbox.set(shard, (e = { subject, results: [] }));
-    for (const r of batch) e.results.push(r);
-    if (flushMs <= 0 || e.results.length >= SHARD_MAX_TASKS) this.#flushShard(shard);
-    else this.#flushTimer ??= setTimeout(() => this.#flushAll(), flushMs);
+  /** The shard's entry in its owner's outbox (a new one when the waiting entry is of another delivery: that one is sent first). */
+  #pending(subject: string, shard: string, delivery: number): Pending {
+    let box = this.#outbox.get(subject);
+    if (box === undefined) this.#outbox.set(subject, (box = { shards: new Map(), results: 0 }));
+    let p = box.shards.get(shard);
+    if (p !== undefined && p.delivery !== delivery) {
+      this.#flushOwner(subject);
+      return this.#pending(subject, shard, delivery);
+    }
+    if (p === undefined) box.shards.set(shard, (p = { delivery, start: false, results: [], done: null }));
+    return p;
   }
 
-  #flushShard(shard: string): void {
-    const e = this.#outbox.get(shard);
-    if (e === undefined) return;
-    this.#outbox.delete(shard);
-    if (e.results.length > 0) this.#o.nc.publish(e.subject, encode({ t: 'batch', shard, results: e.results as ResultBatch }));
+  #queueResults(subject: string, shard: string, delivery: number, batch: ResultBatch): void {
+    const p = this.#pending(subject, shard, delivery);
+    for (const r of batch) p.results.push(r);
+    const box = this.#outbox.get(subject)!;
+    box.results += batch.length;
+    if (box.results >= REPORT_FLUSH_RESULTS) this.#flushOwner(subject);
+    else this.#schedule(subject);
+  }
+
+  #schedule(subject: string): void {
+    const flushMs = this.#o.resultFlushMs ?? RESULT_FLUSH_MS;
+    if (flushMs <= 0) this.#flushOwner(subject);
+    else this.#flushTimer ??= setTimeout(() => this.#flushAll(), flushMs);
   }
 
   #flushAll(): void {
     if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
     this.#flushTimer = null;
-    for (const shard of [...this.#outbox.keys()]) this.#flushShard(shard);
+    for (const subject of [...this.#outbox.keys()]) this.#flushOwner(subject);
+  }
+
+  #flushOwner(subject: string): void {
+    const box = this.#outbox.get(subject);
+    if (box === undefined) return;
+    this.#outbox.delete(subject);
+    const entries = [...box.shards].map(([shard, p]) => ({ shard, p }));
+    for (let i = 0; i < entries.length; i += REPORT_MAX_SHARDS) this.#send(subject, entries.slice(i, i + REPORT_MAX_SHARDS));
+  }
+
+  /** One report (split in two, in order, when larger than the server takes). */
+  #send(subject: string, entries: { shard: string; p: Pending }[]): void {
+    const shards: ShardReport[] = entries.map(({ shard, p }) => ({
+      shard,
+      delivery: p.delivery,
+      ...(p.start ? { start: true as const } : {}),
+      ...(p.results.length > 0 ? { results: p.results as ResultBatch } : {}),
+      ...(p.done !== null ? { done: true as const } : {}),
+    }));
+    const data = encodeReport({ agent: this.#o.agentId, shards });
+    const results = entries.reduce((n, e) => n + e.p.results.length, 0);
+    if (data.length > (this.#o.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) && (entries.length > 1 || results > 1)) {
+      for (const half of halve(entries)) this.#send(subject, half);
+      return;
+    }
+    const ends = entries.flatMap(({ shard, p }) => (p.done !== null ? [{ shard, done: p.done }] : []));
+    const nc = this.#o.nc;
+    try {
+      if (ends.length === 0) {
+        nc.publish(subject, data);
+        return;
+      }
+      nc.request(subject, data, { timeout: DONE_TIMEOUT_MS }).then(
+        (reply) => {
+          let missing: ReadonlySet<string>;
+          try {
+            missing = new Set(decodeReportReply(reply.data).missing);
+          } catch (err) {
+            for (const e of ends) e.done({ t: 'failed', err });
+            return;
+          }
+          for (const e of ends) e.done(missing.has(e.shard) ? { t: 'missing' } : { t: 'ok' });
+        },
+        (err: unknown) => {
+          const o: DoneOutcome = isNoResponders(err) ? { t: 'gone' } : { t: 'failed', err };
+          for (const e of ends) e.done(o);
+        },
+      );
+    } catch (err) {
+      // the connection is closed: results are lost, ended shards are delivered again
+      this.#o.log.warn('sending a report failed', { err: errorText(err) });
+      for (const e of ends) e.done({ t: 'failed', err });
+    }
   }
 
   #cancel(node: string, job: string): void {
@@ -364,6 +457,20 @@ export class AgentRunner {
     if (this.#cancelled.size > CANCELLED_KEEP) this.#cancelled.delete(this.#cancelled.values().next().value!);
     for (const r of this.#running) if (r.node === node && r.job === job) r.abort.abort();
   }
+}
+
+/** A report's entries in two, in order; one shard's results split, its `done` (and only its `start`) in the half it belongs to. */
+function halve(entries: { shard: string; p: Pending }[]): { shard: string; p: Pending }[][] {
+  if (entries.length > 1) {
+    const h = Math.ceil(entries.length / 2);
+    return [entries.slice(0, h), entries.slice(h)];
+  }
+  const { shard, p } = entries[0]!;
+  const h = Math.ceil(p.results.length / 2);
+  return [
+    [{ shard, p: { delivery: p.delivery, start: p.start, results: p.results.slice(0, h), done: null } }],
+    [{ shard, p: { delivery: p.delivery, start: false, results: p.results.slice(h), done: p.done } }],
+  ];
 }
 
 /** Shards one fetch asks for: about `free` probes' worth at `perShard` probes each, 1 to 64. */

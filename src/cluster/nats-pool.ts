@@ -13,17 +13,20 @@
  * A shard of more than SHARD_MAX_TASKS tasks goes out as several messages
  * (parts), each `<instance>-<seq>-<part>` (instance: random per pool, so
  * ids never repeat across restarts of a node). A result counts once: its key is the task
- * index (custom URLs: index and urlIndex), and a key already seen, or not a
- * task of that part, is a duplicate (dropped, counted). So whatever JetStream
- * redelivers (an agent died, a `done` was lost), the job hears each result once.
+ * index (custom URLs: index x rules + urlIndex, a number), and a key already
+ * seen, or not a task of that part, is a duplicate (dropped, counted). So
+ * whatever JetStream redelivers (an agent died, a report was lost), the job
+ * hears each result once.
  *
- * `done` requests: `{ok:true}` when the part has a result for every task, or
- * when the shard is no longer here (finished, failed or its job ended: the
- * agent acks and the queue forgets it); `{ok:false}` otherwise (the agent
- * naks; another delivery fills the gap).
+ * Reports (protocol.ts) carry many shards' news; each entry is handled as
+ * start, then results, then done. A report with done entries is a request:
+ * the reply lists the done parts still missing results (the agent naks
+ * them; another delivery fills the gap); a part no longer here (finished,
+ * failed or its job ended) is not missing: the agent acks and the queue
+ * forgets it.
  *
  * Sign of life (resets the deadline): the publish, an agent's `start`, any
- * batch. A part waiting in the queue behind other nodes' work shows none,
+ * result. A part waiting in the queue behind other nodes' work shows none,
  * so CLUSTER_SHARD_DEADLINE_MS bounds that wait too.
  *
  * Publishing retries (NATS may be restarting) until the deadline, with a
@@ -35,7 +38,7 @@ import { JOB_ERROR_CODES } from '../jobs/job-errors';
 import type { PoolPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult } from '../probe/types';
-import { PROTOCOL_VERSION, SHARD_MAX_TASKS, type DoneReply, type ResultsMessage, type WorkShard } from './protocol';
+import { PROTOCOL_VERSION, SHARD_MAX_TASKS, type ReportReply, type ResultsReport, type WorkShard } from './protocol';
 
 /** How the pool reaches NATS (src/cluster/nats.ts; a fake in unit tests). */
 export interface WorkTransport {
@@ -61,8 +64,10 @@ export interface NatsPoolOptions {
 }
 
 interface Part {
-  /** Keys of this part's tasks not yet answered. */
-  missing: Set<string>;
+  /** Keys of this part's tasks not yet answered (index, or index x urls + urlIndex). */
+  missing: Set<number>;
+  /** custom_url: rules per task (0: a probe part). */
+  urls: number;
   run: ShardRun;
 }
 
@@ -77,7 +82,11 @@ interface ShardRun {
 
 const PUBLISH_RETRY_MS = 250;
 
-const keyOf = (r: ProbeResult | CustomUrlResult): string => ('urlIndex' in r ? `${r.index}:${r.urlIndex}` : `${r.index}`);
+/** A result's key in its part, or -1 when it cannot be one of the part's (wrong kind, urlIndex out of range). */
+function keyOf(r: ProbeResult | CustomUrlResult, urls: number): number {
+  if (!('urlIndex' in r)) return urls === 0 ? r.index : -1;
+  return urls > 0 && r.urlIndex < urls ? r.index * urls + r.urlIndex : -1;
+}
 
 export class NatsPool implements PoolPort {
   readonly #o: NatsPoolOptions;
@@ -138,14 +147,15 @@ export class NatsPool implements PoolPort {
       for (let i = 0, part = 0; i < shard.tasks.length; i += SHARD_MAX_TASKS, part++) {
         const tasks = shard.tasks.slice(i, i + SHARD_MAX_TASKS);
         const id = `${this.#instance}-${seq}-${part}`;
-        const missing = new Set<string>();
+        const missing = new Set<number>();
+        const urls = shard.kind === 'probe' ? 0 : rules.length;
         for (const t of tasks) {
-          if (shard.kind === 'probe') missing.add(`${t.index}`);
-          else for (let u = 0; u < rules.length; u++) missing.add(`${t.index}:${u}`);
+          if (urls === 0) missing.add(t.index);
+          else for (let u = 0; u < urls; u++) missing.add(t.index * urls + u);
         }
         run.parts.push(id);
         run.left += missing.size;
-        this.#parts.set(id, { missing, run });
+        this.#parts.set(id, { missing, urls, run });
         works.push({
           v: PROTOCOL_VERSION,
           node: this.#o.node,
@@ -174,44 +184,43 @@ export class NatsPool implements PoolPort {
   }
 
   /**
-   * One message on this node's results subject. `reply` answers a `done`
-   * request (absent for publishes).
+   * One report on this node's results subject. `reply` answers a report
+   * that ends shards (absent for publishes).
    */
-  receive(m: ResultsMessage, reply?: (r: DoneReply) => void): void {
-    const part = this.#parts.get(m.shard);
-    switch (m.t) {
-      case 'start':
-        if (m.delivery > 1) this.#o.counters?.shardsRedelivered(1);
-        if (part !== undefined) this.#alive(part.run);
-        return;
-      case 'done':
-        // a shard no longer here has nothing to wait for: the agent acks it
-        reply?.({ ok: part === undefined || part.missing.size === 0 });
-        return;
-      case 'batch': {
-        if (part === undefined) {
-          this.#o.counters?.duplicateResults?.(m.results.length);
-          return;
-        }
-        const fresh: (ProbeResult | CustomUrlResult)[] = [];
-        for (const r of m.results) {
-          if (part.missing.delete(keyOf(r))) fresh.push(r);
-        }
-        const dup = m.results.length - fresh.length;
-        if (dup > 0) this.#o.counters?.duplicateResults?.(dup);
-        const run = part.run;
-        if (fresh.length === 0) return this.#alive(run);
-        run.left -= fresh.length;
-        try {
-          run.onResults(fresh as ResultBatch);
-        } catch (err) {
-          return run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'handling shard results failed', { cause: err }));
-        }
-        if (run.left === 0) run.settle();
-        else this.#alive(run);
-        return;
-      }
+  receive(m: ResultsReport, reply?: (r: ReportReply) => void): void {
+    const missing: string[] = [];
+    for (const e of m.shards) {
+      const part = this.#parts.get(e.shard);
+      if (e.start === true && e.delivery > 1) this.#o.counters?.shardsRedelivered(1);
+      if (e.results !== undefined) this.#results(part, e.results);
+      else if (part !== undefined) this.#alive(part.run);
+      // a shard no longer here has nothing to wait for: the agent acks it
+      if (e.done === true && part !== undefined && part.missing.size > 0) missing.push(e.shard);
     }
+    reply?.({ missing });
+  }
+
+  #results(part: Part | undefined, results: readonly (ProbeResult | CustomUrlResult)[]): void {
+    if (part === undefined) {
+      this.#o.counters?.duplicateResults?.(results.length);
+      return;
+    }
+    const fresh: (ProbeResult | CustomUrlResult)[] = [];
+    for (const r of results) {
+      if (part.missing.delete(keyOf(r, part.urls))) fresh.push(r);
+    }
+    const dup = results.length - fresh.length;
+    if (dup > 0) this.#o.counters?.duplicateResults?.(dup);
+    const run = part.run;
+    if (fresh.length === 0) return this.#alive(run);
+    run.left -= fresh.length;
+    try {
+      run.onResults(fresh as ResultBatch);
+    } catch (err) {
+      return run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'handling shard results failed', { cause: err }));
+    }
+    if (run.left === 0) run.settle();
+    else this.#alive(run);
   }
 
   /** Rejects every waiting shard (their jobs fail and refund). Idempotent. */

@@ -29,6 +29,7 @@ import {
 } from './protocol';
 
 const MS = 1_000_000; // nanoseconds
+const MALFORMED_REPLY = new TextEncoder().encode('{"error":"malformed report"}');
 
 export async function connectNats(servers: string, name: string, log: Logger): Promise<NatsConnection> {
   const nc = await connect({
@@ -117,11 +118,36 @@ export async function openDemandBucket(nc: NatsConnection, ttlMs: number): Promi
   }
 }
 
-/** The API node's transport: JetStream publishes of work, core publishes of cancels. */
+/**
+ * The API node's transport: JetStream publishes of work, core publishes of
+ * cancels. Shards granted in one turn of the event loop (a report's results
+ * free slots of several jobs) are published together at its end, so they
+ * share one socket write instead of one each (the client flushes once per
+ * microtask).
+ */
 export function workTransport(nc: NatsConnection, js: JetStreamClient = jetstream(nc)): WorkTransport {
+  let queued: { subject: string; data: Uint8Array; msgId: string; done: (p: Promise<unknown>) => void }[] = [];
+  const send = () => {
+    const all = queued;
+    queued = [];
+    for (const q of all) {
+      let p: Promise<unknown>;
+      try {
+        p = js.publish(q.subject, q.data, { msgID: q.msgId, timeout: 5_000 });
+      } catch (err) {
+        p = Promise.reject(err);
+      }
+      q.done(p);
+    }
+  };
   return {
     async publishWork(region, shard, msgId) {
-      await js.publish(workSubject(region), encode(shard), { msgID: msgId, timeout: 5_000 });
+      const data = encode(shard);
+      const sent = await new Promise<Promise<unknown>>((done) => {
+        if (queued.length === 0) setImmediate(send);
+        queued.push({ subject: workSubject(region), data, msgId, done });
+      });
+      await sent;
     },
     publishCancel(node, job) {
       nc.publish(CANCEL_SUBJECT, encode({ node, job }));
@@ -142,10 +168,11 @@ export function subscribeResults(nc: NatsConnection, node: string, pool: NatsPoo
         m = decodeResults(msg.data);
       } catch (e) {
         log.warn('dropped a malformed results message', { err: e });
-        if (msg.reply) msg.respond(encode({ ok: false }));
+        // not a ReportReply: the agent naks the report's done shards (delivered again)
+        if (msg.reply) msg.respond(MALFORMED_REPLY);
         return;
       }
-      pool.receive(m, msg.reply ? (r) => msg.respond(encode(r)) : undefined);
+      pool.receive(m, msg.reply ? (r) => void msg.respond(encode(r)) : undefined);
     },
   });
 }

@@ -14,29 +14,34 @@
  * node's jobs). Every agent of the region pulls from the one durable consumer,
  * so a shard goes to exactly one agent at a time.
  *
- * ## Results: core NATS to the owning API node
+ * ## Results: core NATS to the owning API node, one report per flush
  *
- *   agent -> pc.results.<node>   ResultsMessage {t:'batch'}   (publish, many per shard)
- *   agent -> pc.results.<node>   ResultsMessage {t:'done'}    (request; reply DoneReply)
+ *   agent -> pc.results.<node>   ResultsReport   (publish; a request when it
+ *                                                 ends a shard: reply ReportReply)
  *
- * Messages from one connection on one subject arrive in order, so a shard's
- * `done` comes after its batches. The owner replies `{ok:true}` when it holds
- * a result for every task of the shard (or no longer runs the job), else
- * `{ok:false}` (a batch was lost, say in a reconnect). The agent then acks
- * the shard (ok), naks it (not ok: it is delivered again, to any agent of the
- * region), or terms it (no responder: the owner is gone; its job is an orphan
- * the lease sweep refunds). The owner de-duplicates by (task index, url
- * index): whatever NATS redelivers, a result is counted once.
+ * An agent sends its owners reports, not a message per shard: every
+ * RESULT_FLUSH_MS (agent-runner.ts) one report per owner node carries, for
+ * each of that owner's shards with news, the shard's `start` (its delivery
+ * began), the results since the last report, and its `done` (the delivery
+ * ended: every result it has went in this or an earlier report). Messages from
+ * one connection on one subject arrive in order, so a shard's `done` comes
+ * after all its results. A report with a `done` is a request: the owner
+ * replies with the done shards it still misses results of (`missing`: a
+ * report was lost, say in a reconnect; or the shard is no longer here: not
+ * missing). The agent then acks each done shard (not missing), naks it
+ * (missing: it is delivered again, to any agent of the region), or terms it
+ * (no responder: the owner is gone; its job is an orphan the lease sweep
+ * refunds). The owner de-duplicates by (task index, url index): whatever NATS
+ * redelivers, a result is counted once. Measured against a message per shard
+ * and per kind in bench/RESULTS.md "Cluster" (H).
  *
  *   API node -> pc.cancel  CancelMessage: a job ended; agents drop its shards.
  *                          Also sent by the node whose orphan sweep refunded a
  *                          dead node's job: nobody will take its results.
  *
- *   agent -> pc.results.<node>   ResultsMessage {t:'start'}   (publish, when it begins a delivery)
- *
  * `start` carries the delivery count (JetStream's): > 1 is a redelivery (the
- * metrics count it), and it tells the owner the shard is alive, as every
- * batch does: the owner fails a shard that showed no sign of life for
+ * metrics count it), and it tells the owner the shard is alive, as any
+ * result does: the owner fails a shard that showed no sign of life for
  * CLUSTER_SHARD_DEADLINE_MS (its job fails and refunds what was not checked).
  *
  * ## Live agents: KV bucket pc_agents (TTL AGENT_TTL_MS)
@@ -65,13 +70,24 @@
  *                  token); tasks: [{index, proxy}] (at most SHARD_MAX_TASKS);
  *                  rules: custom_url only. The agent adds what is its own:
  *                  judge, calibrated addresses, judge key, TLS judge.
- *   ResultsMessage {t:'start', shard, agent, delivery}
- *                  {t:'batch', shard, results}   ProbeResult[] | CustomUrlResult[]
- *                  {t:'done',  shard, agent, delivery}
- *   DoneReply      {ok}
+ *   ResultsReport  {agent, shards: ShardReport[]}   (1 to REPORT_MAX_SHARDS, each shard once)
+ *   ShardReport    {shard, delivery, start?: true, results?, done?: true}   (at least one of the three)
+ *                  results: ProbeResult[] | CustomUrlResult[], compact (below)
+ *   ReportReply    {missing: shard[]}
  *   CancelMessage  {node, job}
  *   AgentHeartbeat {v, region, agent, slots, inFlight, exitIps, version, judgeUrl}
  *   NodeDemand     {v, node, regions: {<region>: probes}}   (regions with demand > 0 only)
+ *
+ * Compact results (a report's bulk): a result is an array, not an object,
+ * its fields in a fixed order, trailing optional ones left out:
+ *
+ *   probe       [index, status, statusCode, responseTimeMs, anonymity, origin, error, protocols?, https?]
+ *               status 1 working / 0 failed; error null or [code, message, certificate?]
+ *               (certificate: [subject, fingerprint]); protocols omitted (or null
+ *               when https follows) when absent
+ *   custom_url  [index, urlIndex, success (1/0), statusCode, responseTimeMs, error]
+ *
+ * The decoder checks every field as strictly as the object form did.
  */
 import { ServiceError } from '../errors';
 import { PROBE_ERROR_CODES, type CustomUrlResult, type CustomUrlRule, type ProbeResult, type ProbeTask } from '../probe/types';
@@ -135,14 +151,30 @@ export interface WorkShard {
   rules?: CustomUrlRule[];
 }
 
-export type ResultsMessage =
-  | { t: 'start'; shard: string; agent: string; delivery: number }
-  | { t: 'batch'; shard: string; results: ProbeResult[] | CustomUrlResult[] }
-  | { t: 'done'; shard: string; agent: string; delivery: number };
-
-export interface DoneReply {
-  ok: boolean;
+/** One shard's news in a report (see the header). */
+export interface ShardReport {
+  shard: string;
+  /** JetStream's delivery count of the shard at this agent. */
+  delivery: number;
+  /** This delivery began. */
+  start?: true;
+  results?: ProbeResult[] | CustomUrlResult[];
+  /** This delivery ended: no result of it follows. */
+  done?: true;
 }
+
+export interface ResultsReport {
+  agent: string;
+  shards: ShardReport[];
+}
+
+export interface ReportReply {
+  /** Done shards of the report the owner still misses results of (the agent naks them). */
+  missing: string[];
+}
+
+/** Shard entries in one report at most (an agent holds far fewer shards of one owner at once). */
+export const REPORT_MAX_SHARDS = 4096;
 
 export interface CancelMessage {
   node: string;
@@ -177,8 +209,35 @@ export interface NodeDemand {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-export function encode(m: WorkShard | ResultsMessage | DoneReply | CancelMessage | AgentHeartbeat | NodeDemand): Uint8Array {
+export function encode(m: WorkShard | ReportReply | CancelMessage | AgentHeartbeat | NodeDemand): Uint8Array {
   return enc.encode(JSON.stringify(m));
+}
+
+type Wire = unknown[];
+
+function errorWire(e: ProbeResult['error']): Wire | null {
+  if (e === null) return null;
+  return e.certificate === undefined ? [e.code, e.message] : [e.code, e.message, [e.certificate.subject, e.certificate.fingerprint]];
+}
+
+function resultWire(r: ProbeResult | CustomUrlResult): Wire {
+  if ('urlIndex' in r) return [r.index, r.urlIndex, r.success ? 1 : 0, r.statusCode, r.responseTimeMs, errorWire(r.error)];
+  const w: Wire = [r.index, r.status === 'working' ? 1 : 0, r.statusCode, r.responseTimeMs, r.anonymity, r.origin, errorWire(r.error)];
+  if (r.https !== undefined) w.push(r.protocols ?? null, r.https);
+  else if (r.protocols !== undefined) w.push(r.protocols);
+  return w;
+}
+
+/** A report in its compact wire form (header: "Compact results"). */
+export function encodeReport(r: ResultsReport): Uint8Array {
+  const shards = r.shards.map((s) => {
+    const o: Record<string, unknown> = { shard: s.shard, delivery: s.delivery };
+    if (s.start === true) o.start = true;
+    if (s.results !== undefined && s.results.length > 0) o.results = (s.results as (ProbeResult | CustomUrlResult)[]).map(resultWire);
+    if (s.done === true) o.done = true;
+    return o;
+  });
+  return enc.encode(JSON.stringify({ agent: r.agent, shards }));
 }
 
 function fail(why: string): never {
@@ -220,28 +279,71 @@ function isRule(v: unknown): v is CustomUrlRule {
   return v.requiredText === undefined || isStr(v.requiredText);
 }
 
-function isError(v: unknown): boolean {
-  if (!isObj(v) || !ERROR_CODE_SET.has(v.code) || !isStr(v.message)) return false;
-  if (v.certificate === undefined) return true;
-  return isObj(v.certificate) && isStr(v.certificate.subject) && isStr(v.certificate.fingerprint, 200);
+function errorOf(v: unknown): ProbeResult['error'] | undefined {
+  if (v === null) return null;
+  if (!Array.isArray(v) || v.length < 2 || v.length > 3 || !ERROR_CODE_SET.has(v[0]) || !isStr(v[1])) return undefined;
+  const e = { code: v[0] as NonNullable<ProbeResult['error']>['code'], message: v[1] as string };
+  if (v.length === 2) return e;
+  const c: unknown = v[2];
+  if (!Array.isArray(c) || c.length !== 2 || !isStr(c[0]) || !isStr(c[1], 200)) return undefined;
+  return { ...e, certificate: { subject: c[0], fingerprint: c[1] } };
 }
 
-function isProbeResult(v: unknown): v is ProbeResult {
-  if (!isObj(v) || !isInt(v.index) || (v.status !== 'working' && v.status !== 'failed')) return false;
-  if (!isNullOr(v.statusCode, (x): x is number => isInt(x, 0, 999))) return false;
-  if (typeof v.responseTimeMs !== 'number' || !Number.isFinite(v.responseTimeMs) || v.responseTimeMs < 0) return false;
-  if (v.anonymity !== null && !ANONYMITY.has(v.anonymity)) return false;
-  if (!isNullOr(v.origin, (x): x is string => isStr(x, 255))) return false;
-  if (v.error !== null && !isError(v.error)) return false;
-  if (v.protocols !== undefined && !(Array.isArray(v.protocols) && v.protocols.every((p) => PROXY_TYPE_SET.has(p)))) return false;
-  return v.https === undefined || typeof v.https === 'boolean';
+const isMs = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const isStatusCode = (v: unknown): v is number | null => v === null || isInt(v, 0, 999);
+
+function probeResultOf(v: unknown): ProbeResult | undefined {
+  if (!Array.isArray(v) || v.length < 7 || v.length > 9) return undefined;
+  const [index, status, statusCode, ms, anonymity, origin, err] = v;
+  if (!isInt(index) || (status !== 0 && status !== 1) || !isStatusCode(statusCode) || !isMs(ms)) return undefined;
+  if (anonymity !== null && !ANONYMITY.has(anonymity)) return undefined;
+  if (!isNullOr(origin, (x): x is string => isStr(x, 255))) return undefined;
+  const error = errorOf(err);
+  if (error === undefined) return undefined;
+  const r: ProbeResult = {
+    index,
+    status: status === 1 ? 'working' : 'failed',
+    statusCode,
+    responseTimeMs: ms,
+    anonymity: anonymity as ProbeResult['anonymity'],
+    origin: origin as string | null,
+    error,
+  };
+  if (v.length >= 8) {
+    const protocols: unknown = v[7];
+    if (protocols === null) {
+      if (v.length !== 9) return undefined; // null only holds the place of https
+    } else if (Array.isArray(protocols) && protocols.every((p) => PROXY_TYPE_SET.has(p))) r.protocols = protocols as ProbeResult['protocols'];
+    else return undefined;
+  }
+  if (v.length === 9) {
+    if (typeof v[8] !== 'boolean') return undefined;
+    r.https = v[8];
+  }
+  return r;
 }
 
-function isUrlResult(v: unknown): v is CustomUrlResult {
-  if (!isObj(v) || !isInt(v.index) || !isInt(v.urlIndex) || typeof v.success !== 'boolean') return false;
-  if (!isNullOr(v.statusCode, (x): x is number => isInt(x, 0, 999))) return false;
-  if (typeof v.responseTimeMs !== 'number' || !Number.isFinite(v.responseTimeMs) || v.responseTimeMs < 0) return false;
-  return v.error === null || isError(v.error);
+function urlResultOf(v: unknown): CustomUrlResult | undefined {
+  if (!Array.isArray(v) || v.length !== 6) return undefined;
+  const [index, urlIndex, success, statusCode, ms, err] = v;
+  if (!isInt(index) || !isInt(urlIndex) || (success !== 0 && success !== 1) || !isStatusCode(statusCode) || !isMs(ms)) return undefined;
+  const error = errorOf(err);
+  if (error === undefined) return undefined;
+  return { index, urlIndex, success: success === 1, statusCode, responseTimeMs: ms, error };
+}
+
+/** Compact results of one kind (a shard's): probe results are 7-9 long, custom-URL ones 6. */
+function resultsOf(v: unknown): ProbeResult[] | CustomUrlResult[] | undefined {
+  if (!Array.isArray(v) || v.length === 0 || v.length > SHARD_MAX_TASKS * 64) return undefined;
+  const first: unknown = v[0];
+  const of = Array.isArray(first) && first.length === 6 ? urlResultOf : probeResultOf;
+  const out: (ProbeResult | CustomUrlResult)[] = [];
+  for (const x of v) {
+    const r = of(x);
+    if (r === undefined) return undefined;
+    out.push(r);
+  }
+  return out as ProbeResult[] | CustomUrlResult[];
 }
 
 export function decodeWorkShard(data: Uint8Array | string): WorkShard {
@@ -261,30 +363,35 @@ export function decodeWorkShard(data: Uint8Array | string): WorkShard {
   return { ...base, kind: 'custom_url', rules: m.rules };
 }
 
-export function decodeResults(data: Uint8Array | string): ResultsMessage {
+export function decodeResults(data: Uint8Array | string): ResultsReport {
   const m = parse(data);
-  if (!isSubjectToken(m.shard)) fail('bad shard');
-  switch (m.t) {
-    case 'start':
-    case 'done':
-      if (!isSubjectToken(m.agent) || !isInt(m.delivery, 1)) fail('bad agent or delivery');
-      return { t: m.t, shard: m.shard, agent: m.agent, delivery: m.delivery };
-    case 'batch': {
-      const r = m.results;
-      if (!Array.isArray(r) || r.length === 0) fail('bad results');
-      // one kind per batch: the shard's
-      if (!(r.every(isProbeResult) || r.every(isUrlResult))) fail('bad results');
-      return { t: 'batch', shard: m.shard, results: r as ProbeResult[] | CustomUrlResult[] };
+  if (!isSubjectToken(m.agent)) fail('bad agent');
+  if (!Array.isArray(m.shards) || m.shards.length === 0 || m.shards.length > REPORT_MAX_SHARDS) fail('bad shards');
+  const seen = new Set<string>();
+  const shards: ShardReport[] = [];
+  for (const e of m.shards as unknown[]) {
+    if (!isObj(e) || !isSubjectToken(e.shard) || seen.has(e.shard)) fail('bad or repeated shard');
+    seen.add(e.shard);
+    if (!isInt(e.delivery, 1)) fail('bad delivery');
+    if ((e.start !== undefined && e.start !== true) || (e.done !== undefined && e.done !== true)) fail('bad start or done');
+    const s: ShardReport = { shard: e.shard, delivery: e.delivery };
+    if (e.start === true) s.start = true;
+    if (e.results !== undefined) {
+      const r = resultsOf(e.results);
+      if (r === undefined) fail('bad results');
+      s.results = r;
     }
-    default:
-      fail('bad t');
+    if (e.done === true) s.done = true;
+    if (s.start === undefined && s.results === undefined && s.done === undefined) fail('an empty shard entry');
+    shards.push(s);
   }
+  return { agent: m.agent, shards };
 }
 
-export function decodeDoneReply(data: Uint8Array | string): DoneReply {
+export function decodeReportReply(data: Uint8Array | string): ReportReply {
   const m = parse(data);
-  if (typeof m.ok !== 'boolean') fail('bad ok');
-  return { ok: m.ok };
+  if (!Array.isArray(m.missing) || m.missing.length > REPORT_MAX_SHARDS || !m.missing.every(isSubjectToken)) fail('bad missing');
+  return { missing: m.missing };
 }
 
 export function decodeCancel(data: Uint8Array | string): CancelMessage {

@@ -1,18 +1,23 @@
 /**
- * The AgentRunner's result batches (src/cluster/agent-runner.ts "Result
- * batches") on a private nats-server: a shard whose pool reports its results
- * one per turn of the event loop goes out in far fewer `batch` messages than
- * results, every result exactly once, all of them before the shard's `done`;
- * with resultFlushMs 0 every report is its own message; a shard of more than
- * SHARD_MAX_TASKS results never sends a message over that size.
+ * The AgentRunner's reports (src/cluster/agent-runner.ts "Reports") on a
+ * private nats-server: shards whose pool reports results one per turn of the
+ * event loop go out in far fewer reports than results, several shards in one
+ * report, every result exactly once, `start` first and `done` after all of a
+ * shard's results; with resultFlushMs 0 every pool report is its own message;
+ * no report holds more than REPORT_FLUSH_RESULTS results; on a server with a
+ * small max_payload, reports are split below it and still arrive whole and in
+ * order.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { AgentRunner } from '../../src/cluster/agent-runner';
 import { connectNats, ensureWork, openAgentsBucket, workTransport } from '../../src/cluster/nats';
-import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, type ResultsMessage } from '../../src/cluster/protocol';
+import { AgentRunner, REPORT_FLUSH_RESULTS } from '../../src/cluster/agent-runner';
+import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, type ResultsReport, type ShardReport } from '../../src/cluster/protocol';
 import type { PoolPort, ResultBatch, Shard } from '../../src/jobs/ports';
 import { memoryLogger } from '../../src/log';
 import type { ProbeResult } from '../../src/probe/types';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
 
 const failed = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 1, anonymity: null, origin: null, error: { code: 'connect_refused', message: 'refused' } });
@@ -32,42 +37,57 @@ const onePerTurn: PoolPort = {
   },
 };
 
-describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner result batches', () => {
+interface Received {
+  m: ResultsReport;
+  bytes: number;
+}
+
+describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
   let nats: NatsServer;
+  let small: NatsServer;
+  const confDir = mkdtempSync(join(tmpdir(), 'pc-nats-conf-'));
   beforeAll(async () => {
-    nats = await startNatsServer();
+    writeFileSync(join(confDir, 'small.conf'), 'max_payload: 8192\n');
+    [nats, small] = await Promise.all([startNatsServer(), startNatsServer({ args: ['-c', join(confDir, 'small.conf')] })]);
   });
   afterAll(async () => {
-    await nats?.stop();
+    await Promise.all([nats?.stop(), small?.stop()]);
+    rmSync(confDir, { recursive: true, force: true });
   });
 
-  /** Runs one shard of n tasks through a runner; returns the messages its owner received, in order. */
-  async function oneShard(region: string, n: number, resultFlushMs?: number): Promise<ResultsMessage[]> {
+  /** Runs `shards` shards of n tasks each through a runner; returns the reports their owner received, in order. */
+  async function run(o: { server?: () => NatsServer; region: string; n: number; shards?: number; resultFlushMs?: number }): Promise<Received[]> {
     const log = memoryLogger('warn');
-    const nc = await connectNats(nats.url, `test-${region}`, log);
+    const nc = await connectNats((o.server?.() ?? nats).url, `test-${o.region}`, log);
+    const shards = o.shards ?? 1;
     try {
-      await ensureWork(nc, [region], 5000, log);
+      await ensureWork(nc, [o.region], 5000, log);
       const kv = await openAgentsBucket(nc, 5000);
-      const node = `owner_${region}`;
-      const got: ResultsMessage[] = [];
+      const node = `owner_${o.region}`;
+      const got: Received[] = [];
+      const parts = shards * Math.ceil(o.n / SHARD_MAX_TASKS);
+      let ended = 0;
       const done = new Promise<void>((resolve) => {
         nc.subscribe(resultsSubject(node), {
           callback: (_err, msg) => {
             const m = decodeResults(msg.data);
-            got.push(m);
-            if (m.t === 'done') {
-              msg.respond(encode({ ok: true }));
-              resolve();
+            got.push({ m, bytes: msg.data.length });
+            const ends = m.shards.filter((e) => e.done === true).length;
+            if (ends > 0) {
+              expect(msg.reply).toBeTruthy();
+              msg.respond(encode({ missing: [] }));
             }
+            ended += ends;
+            if (ended === parts) resolve();
           },
         });
       });
       const runner = new AgentRunner({
         nc,
         kv,
-        region,
+        region: o.region,
         agentId: 'a1',
-        slots: 10_000,
+        slots: 100_000,
         version: 'test',
         pool: onePerTurn,
         settingsFor: (w) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
@@ -75,19 +95,18 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner result batches', () => {
         ackWaitMs: 5000,
         heartbeatMs: 1000,
         log,
-        ...(resultFlushMs !== undefined ? { resultFlushMs } : {}),
+        ...(o.resultFlushMs !== undefined ? { resultFlushMs: o.resultFlushMs } : {}),
       });
       await runner.start();
-      // the shard in parts of at most SHARD_MAX_TASKS tasks, as the NatsPool sends them
+      // each shard in parts of at most SHARD_MAX_TASKS tasks, as the NatsPool sends them
       const transport = workTransport(nc);
-      for (let first = 0, part = 0; first < n; first += SHARD_MAX_TASKS, part++) {
-        const tasks = Array.from({ length: Math.min(SHARD_MAX_TASKS, n - first) }, (_, i) => ({ index: first + i, proxy: { host: '127.0.0.1', port: 1 } }));
-        await transport.publishWork(region, { v: PROTOCOL_VERSION, node, job: 'j1', shard: `1-${part}`, kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, `${node}.1-${part}`);
+      for (let s = 0; s < shards; s++) {
+        for (let first = 0, part = 0; first < o.n; first += SHARD_MAX_TASKS, part++) {
+          const tasks = Array.from({ length: Math.min(SHARD_MAX_TASKS, o.n - first) }, (_, i) => ({ index: s * o.n + first + i, proxy: { host: '127.0.0.1', port: 1 } }));
+          await transport.publishWork(o.region, { v: PROTOCOL_VERSION, node, job: 'j1', shard: `${s}-${part}`, kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, `${node}.${s}-${part}`);
+        }
       }
-      await done;
-      // the other parts' done
-      const end = Date.now() + 10_000;
-      while (got.filter((m) => m.t === 'done').length < Math.ceil(n / SHARD_MAX_TASKS) && Date.now() < end) await Bun.sleep(20);
+      await Promise.race([done, Bun.sleep(20_000)]);
       await runner.stop(1000);
       return got;
     } finally {
@@ -95,29 +114,52 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner result batches', () => {
     }
   }
 
-  const batches = (ms: ResultsMessage[]) => ms.filter((m): m is Extract<ResultsMessage, { t: 'batch' }> => m.t === 'batch');
+  const entries = (got: Received[]): ShardReport[] => got.flatMap((r) => r.m.shards);
+  const indexes = (got: Received[]) => entries(got).flatMap((e) => (e.results as ProbeResult[] | undefined)?.map((r) => r.index) ?? []).sort((x, y) => x - y);
+  const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+  /** Per shard: `start` in its first entry, `done` in its last and only there, each exactly once. */
+  function inOrder(got: Received[]): void {
+    const byShard = new Map<string, ShardReport[]>();
+    for (const e of entries(got)) byShard.set(e.shard, [...(byShard.get(e.shard) ?? []), e]);
+    for (const es of byShard.values()) {
+      expect(es[0]!.start).toBe(true);
+      expect(es.filter((e) => e.start === true)).toHaveLength(1);
+      expect(es.at(-1)!.done).toBe(true);
+      expect(es.filter((e) => e.done === true)).toHaveLength(1);
+    }
+  }
 
-  test('results reported one by one go out in a few batches, each once, all before done', async () => {
-    const got = await oneShard('rb1', 200);
-    const b = batches(got);
-    const indexes = b.flatMap((m) => (m.results as ProbeResult[]).map((r) => r.index));
-    expect(indexes.sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i));
-    expect(b.length).toBeLessThan(20);
-    // on one subject from one connection: every batch before the done
-    const doneAt = got.findIndex((m) => m.t === 'done');
-    expect(got.slice(doneAt + 1).some((m) => m.t === 'batch')).toBe(false);
-    expect(got[0]!.t).toBe('start');
+  test('results reported one by one go out in a few reports, several shards in one, each result once, done after them', async () => {
+    const got = await run({ region: 'rb1', n: 200, shards: 3 });
+    expect(indexes(got)).toEqual(range(600));
+    expect(got.length).toBeLessThan(20);
+    expect(got.some((r) => r.m.shards.length > 1)).toBe(true);
+    inOrder(got);
   }, 30_000);
 
-  test('resultFlushMs 0: one message per report', async () => {
-    const b = batches(await oneShard('rb2', 30, 0));
-    expect(b.length).toBe(30);
+  test('resultFlushMs 0: one message per pool report', async () => {
+    const got = await run({ region: 'rb2', n: 30, resultFlushMs: 0 });
+    expect(indexes(got)).toEqual(range(30));
+    // start, 30 single results, done
+    expect(got.length).toBe(32);
+    inOrder(got);
   }, 30_000);
 
-  test('no batch message holds more than SHARD_MAX_TASKS results', async () => {
-    const n = SHARD_MAX_TASKS * 2 + 10;
-    const b = batches(await oneShard('rb3', n, 60_000));
-    expect(b.reduce((s, m) => s + m.results.length, 0)).toBe(n);
-    for (const m of b) expect(m.results.length).toBeLessThanOrEqual(SHARD_MAX_TASKS);
+  test('a report goes out at once with REPORT_FLUSH_RESULTS results, never more', async () => {
+    const n = REPORT_FLUSH_RESULTS + 500;
+    const got = await run({ region: 'rb3', n, resultFlushMs: 2000 });
+    expect(indexes(got)).toEqual(range(n));
+    const counts = got.map((r) => r.m.shards.reduce((s, e) => s + (e.results?.length ?? 0), 0));
+    expect(Math.max(...counts)).toBe(REPORT_FLUSH_RESULTS);
+    inOrder(got);
+  }, 30_000);
+
+  test('a report over the server max_payload is split below it, whole and in order', async () => {
+    // shards of 100 tasks (a shard message fits the small payload too), all in one flush
+    const got = await run({ server: () => small, region: 'rb4', n: 100, shards: 7, resultFlushMs: 1000 });
+    expect(indexes(got)).toEqual(range(700));
+    expect(got.length).toBeGreaterThan(2);
+    for (const r of got) expect(r.bytes).toBeLessThanOrEqual(8192);
+    inOrder(got);
   }, 30_000);
 });

@@ -2,21 +2,24 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import {
   decodeCancel,
-  decodeDoneReply,
   decodeHeartbeat,
   decodeNodeDemand,
+  decodeReportReply,
   decodeResults,
   DEMAND_MAX_REGIONS,
   decodeWorkShard,
   encode,
+  encodeReport,
   isSubjectToken,
   PROTOCOL_INVALID,
   PROTOCOL_VERSION,
   SHARD_MAX_TASKS,
   toSubjectToken,
   type AgentHeartbeat,
+  type ResultsReport,
   type WorkShard,
 } from '../../src/cluster/protocol';
+import type { CustomUrlResult, ProbeResult } from '../../src/probe/types';
 import { isServiceError } from '../../src/errors';
 
 const shard: WorkShard = {
@@ -46,20 +49,28 @@ describe('round trips', () => {
     expect(decodeWorkShard(encode(shard))).toEqual(shard);
     const url = { ...shard, kind: 'custom_url' as const, rules: [{ url: 'https://x.test/', requiredStatusCodes: [200], caseSensitive: false, requiredText: 'ok' }] };
     expect(decodeWorkShard(encode(url))).toEqual(url);
-    const batch = {
-      t: 'batch' as const,
-      shard: '7-0',
-      results: [
-        { index: 3, status: 'working' as const, statusCode: 200, responseTimeMs: 12.5, anonymity: 'elite' as const, origin: '1.2.3.4', error: null, protocols: ['http' as const], https: true },
-        { index: 4, status: 'failed' as const, statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout' as const, message: 'x' } },
+    const results: ProbeResult[] = [
+      { index: 3, status: 'working', statusCode: 200, responseTimeMs: 12.5, anonymity: 'elite', origin: '1.2.3.4', error: null, protocols: ['http'], https: true },
+      { index: 4, status: 'failed', statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout', message: 'x' } },
+      { index: 5, status: 'working', statusCode: 200, responseTimeMs: 1, anonymity: 'transparent', origin: null, error: null, https: false },
+      { index: 6, status: 'failed', statusCode: 502, responseTimeMs: 2, anonymity: null, origin: null, error: { code: 'tls_intercepted', message: 'm', certificate: { subject: 'CN=x', fingerprint: 'AA:BB' } }, protocols: [] },
+    ];
+    const report: ResultsReport = {
+      agent: 'a',
+      shards: [
+        { shard: '7-0', delivery: 1, start: true, results },
+        { shard: '7-1', delivery: 2, done: true },
+        { shard: '7-2', delivery: 1, start: true, results: [results[1]!], done: true },
       ],
     };
-    expect(decodeResults(encode(batch))).toEqual(batch);
-    const urlBatch = { t: 'batch' as const, shard: 's', results: [{ index: 1, urlIndex: 0, success: true, statusCode: 200, responseTimeMs: 3, error: null }] };
-    expect(decodeResults(encode(urlBatch))).toEqual(urlBatch);
-    expect(decodeResults(encode({ t: 'done', shard: 's', agent: 'a', delivery: 2 }))).toEqual({ t: 'done', shard: 's', agent: 'a', delivery: 2 });
-    expect(decodeResults(encode({ t: 'start', shard: 's', agent: 'a', delivery: 1 }))).toEqual({ t: 'start', shard: 's', agent: 'a', delivery: 1 });
-    expect(decodeDoneReply(encode({ ok: false }))).toEqual({ ok: false });
+    expect(decodeResults(encodeReport(report))).toEqual(report);
+    const urlResults: CustomUrlResult[] = [
+      { index: 1, urlIndex: 0, success: true, statusCode: 200, responseTimeMs: 3, error: null },
+      { index: 1, urlIndex: 1, success: false, statusCode: null, responseTimeMs: 3, error: { code: 'timeout', message: 't' } },
+    ];
+    const urlReport: ResultsReport = { agent: 'a', shards: [{ shard: 's', delivery: 1, results: urlResults }] };
+    expect(decodeResults(encodeReport(urlReport))).toEqual(urlReport);
+    expect(decodeReportReply(encode({ missing: ['7-1'] }))).toEqual({ missing: ['7-1'] });
     expect(decodeCancel(encode({ node: 'n', job: 'job x' }))).toEqual({ node: 'n', job: 'job x' });
     expect(decodeHeartbeat(encode(hb))).toEqual(hb);
     const demand = { v: PROTOCOL_VERSION, node: 'api-1', regions: { us1: 200, de1: 1 } };
@@ -87,11 +98,29 @@ describe('malformed messages are rejected', () => {
   });
 
   test('results, replies, cancels, heartbeats', () => {
-    rejects(() => decodeResults(encode({ t: 'batch', shard: 's', results: [] } as never)));
-    rejects(() => decodeResults(encode({ t: 'batch', shard: 's', results: [{ index: 1, status: 'ok' }] } as never)));
-    rejects(() => decodeResults(encode({ t: 'done', shard: 's', agent: 'a', delivery: 0 })));
-    rejects(() => decodeResults(encode({ t: 'what', shard: 's' } as never)));
-    rejects(() => decodeDoneReply('{"ok":1}'));
+    const r = (shards: unknown) => JSON.stringify({ agent: 'a', shards });
+    const ok = [3, 0, null, 5000, null, null, ['timeout', 'x']];
+    expect(decodeResults(r([{ shard: 's', delivery: 1, results: [ok] }])).shards[0]!.results).toHaveLength(1);
+    rejects(() => decodeResults(r([])));
+    rejects(() => decodeResults(JSON.stringify({ agent: 'a.b', shards: [{ shard: 's', delivery: 1, start: true }] })));
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1 }]))); // nothing to say
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 0, start: true }])));
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, start: false }])));
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, done: 1 }])));
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, start: true }, { shard: 's', delivery: 1, done: true }]))); // a shard twice
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [] }])));
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [{ index: 1, status: 'failed' }] }]))); // the object form
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [[3, 2, null, 1, null, null, null]] }]))); // status 2
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [[3, 0, null, -1, null, null, null]] }]))); // negative time
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [[3, 0, null, 1, 'open', null, null]] }]))); // anonymity
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [[3, 0, null, 1, null, null, ['nope', 'x']]] }]))); // error code
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [[3, 0, null, 1, null, null, null, null]] }]))); // null protocols without https
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [[3, 0, null, 1, null, null, null, ['ftp']]] }])));
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [[3, 0, null, 1, null, null, null, null, 'yes']] }])));
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [ok, [1, 0, 1, 200, 3, null]] }]))); // two kinds in one shard
+    rejects(() => decodeResults(r([{ shard: 's', delivery: 1, results: [[1, 0, 2, 200, 3, null]] }]))); // success 2
+    rejects(() => decodeReportReply('{"ok":true}'));
+    rejects(() => decodeReportReply('{"missing":["a b"]}'));
     rejects(() => decodeCancel('{"node":"n"}'));
     rejects(() => decodeHeartbeat(encode({ ...hb, slots: 0 })));
     rejects(() => decodeHeartbeat(encode({ ...hb, region: 'u.s' })));
@@ -111,7 +140,7 @@ describe('malformed messages are rejected', () => {
   });
 
   test('fuzz: any bytes or JSON value either decode to a valid message or throw cluster_message_invalid', () => {
-    const decoders = [decodeWorkShard, decodeResults, decodeDoneReply, decodeCancel, decodeHeartbeat, decodeNodeDemand];
+    const decoders = [decodeWorkShard, decodeResults, decodeReportReply, decodeCancel, decodeHeartbeat, decodeNodeDemand];
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.json(), fc.uint8Array().map((b) => new TextDecoder().decode(b))), (input) => {
         for (const d of decoders) {
@@ -144,6 +173,30 @@ describe('malformed messages are rejected', () => {
       }),
     );
   });
+});
+
+test('fuzz: any probe result survives the compact form unchanged', () => {
+  const err = fc.option(fc.record({ code: fc.constantFrom('timeout' as const, 'tls_intercepted' as const), message: fc.string() }), { nil: null });
+  const probe = fc.record(
+    {
+      index: fc.nat(),
+      status: fc.constantFrom('working' as const, 'failed' as const),
+      statusCode: fc.option(fc.integer({ min: 0, max: 999 }), { nil: null }),
+      responseTimeMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+      anonymity: fc.constantFrom(null, 'elite' as const, 'anonymous' as const, 'transparent' as const),
+      origin: fc.option(fc.string({ maxLength: 40 }), { nil: null }),
+      error: err,
+      protocols: fc.subarray(['socks5' as const, 'socks4' as const, 'http' as const]),
+      https: fc.boolean(),
+    },
+    { requiredKeys: ['index', 'status', 'statusCode', 'responseTimeMs', 'anonymity', 'origin', 'error'] },
+  );
+  fc.assert(
+    fc.property(fc.array(probe, { minLength: 1, maxLength: 5 }), (results) => {
+      const report: ResultsReport = { agent: 'a', shards: [{ shard: 's', delivery: 1, results: results as ProbeResult[] }] };
+      expect(decodeResults(encodeReport(report))).toEqual(JSON.parse(JSON.stringify(report)));
+    }),
+  );
 });
 
 test('toSubjectToken makes any id subject-safe', () => {

@@ -4,7 +4,7 @@ import { SHARD_MAX_TASKS, type WorkShard } from '../../src/cluster/protocol';
 import { isServiceError } from '../../src/errors';
 import { memoryLogger } from '../../src/log';
 import type { ResultBatch, Shard } from '../../src/jobs/ports';
-import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
+import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../../src/probe/types';
 
 const settings = { type: 'http', timeoutMs: 1000 } as ProbeSettings;
 const ctx = { jobId: 'job1', region: 'us1' };
@@ -12,6 +12,11 @@ const probeShard = (n: number, from = 0): Shard => ({
   kind: 'probe',
   tasks: Array.from({ length: n }, (_, i) => ({ index: from + i, proxy: { host: '127.0.0.1', port: 1 } })),
   settings,
+});
+/** A report of one shard entry. */
+const rep = (shard: string, e: { results?: (ProbeResult | CustomUrlResult)[]; start?: true; done?: true; delivery?: number }) => ({
+  agent: 'x',
+  shards: [{ shard, delivery: e.delivery ?? 1, ...(e.start ? { start: e.start } : {}), ...(e.results ? { results: e.results as ProbeResult[] } : {}), ...(e.done ? { done: e.done } : {}) }],
 });
 const result = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 1, anonymity: null, origin: null, error: { code: 'timeout', message: 't' } });
 
@@ -52,7 +57,7 @@ describe('NatsPool', () => {
     expect(a.w.shard).not.toBe(b.w.shard);
     expect(a.msgId).not.toBe(b.msgId);
     // a late batch of the old run's shard, arriving at the new process
-    after.pool.receive({ t: 'batch', shard: a.w.shard, results: [result(0), result(1)] });
+    after.pool.receive(rep(a.w.shard, { results: [result(0), result(1)] }));
     expect(got).toEqual([]);
     before.pool.close();
     after.pool.close();
@@ -67,24 +72,30 @@ describe('NatsPool', () => {
     expect(published.map((p) => p.w.tasks.length)).toEqual([SHARD_MAX_TASKS, 3]);
     expect(published.every((p) => p.region === 'us1' && p.w.node === 'n1' && p.w.job === 'job1')).toBe(true);
     const [a, b] = published.map((p) => p.w.shard);
-    pool.receive({ t: 'batch', shard: b!, results: [result(SHARD_MAX_TASKS), result(SHARD_MAX_TASKS)] });
+    pool.receive(rep(b!, { results: [result(SHARD_MAX_TASKS), result(SHARD_MAX_TASKS)] }));
     // a redelivery sends the same results again, and a result that is not this part's task is dropped too
-    pool.receive({ t: 'start', shard: b!, agent: 'x', delivery: 2 });
-    pool.receive({ t: 'batch', shard: b!, results: [result(SHARD_MAX_TASKS), result(0)] });
-    let reply = null as boolean | null;
-    pool.receive({ t: 'done', shard: b!, agent: 'x', delivery: 2 }, (r) => (reply = r.ok));
-    expect(reply).toBe(false); // two of its three tasks are missing: nak
-    pool.receive({ t: 'batch', shard: b!, results: [result(SHARD_MAX_TASKS + 1), result(SHARD_MAX_TASKS + 2)] });
-    pool.receive({ t: 'done', shard: b!, agent: 'x', delivery: 2 }, (r) => (reply = r.ok));
-    expect(reply).toBe(true);
-    pool.receive({ t: 'batch', shard: a!, results: Array.from({ length: SHARD_MAX_TASKS }, (_, i) => result(i)) });
+    let missing = null as string[] | null;
+    pool.receive(rep(b!, { start: true, delivery: 2, results: [result(SHARD_MAX_TASKS), result(0)], done: true }), (r) => (missing = r.missing));
+    expect(missing).toEqual([b!]); // two of its three tasks are missing: nak
+    // one report, two shards: b's last results and its done, and a's results (a not done: nothing said of it)
+    pool.receive(
+      {
+        agent: 'x',
+        shards: [
+          { shard: b!, delivery: 3, results: [result(SHARD_MAX_TASKS + 1), result(SHARD_MAX_TASKS + 2)], done: true },
+          { shard: a!, delivery: 1, results: Array.from({ length: SHARD_MAX_TASKS }, (_, i) => result(i)) },
+        ],
+      },
+      (r) => (missing = r.missing),
+    );
+    expect(missing).toEqual([]);
     await done;
     expect(got.sort((x, y) => x - y)).toEqual(Array.from({ length: SHARD_MAX_TASKS + 3 }, (_, i) => i));
     expect(counts).toEqual({ redelivered: 1, duplicates: 3 });
     // the shard is gone: a late `done` is acked, late results dropped
-    pool.receive({ t: 'done', shard: a!, agent: 'y', delivery: 3 }, (r) => (reply = r.ok));
-    expect(reply).toBe(true);
-    pool.receive({ t: 'batch', shard: a!, results: [result(1)] });
+    pool.receive(rep(a!, { done: true, delivery: 3 }), (r) => (missing = r.missing));
+    expect(missing).toEqual([]);
+    pool.receive(rep(a!, { results: [result(1)] }));
     expect(got).toHaveLength(SHARD_MAX_TASKS + 3);
   });
 
@@ -95,8 +106,12 @@ describe('NatsPool', () => {
     const done = pool.runShard({ kind: 'custom_url', tasks: probeShard(2).tasks, rules, settings }, (b) => got.push(...(b as { index: number; urlIndex: number }[]).map((r) => `${r.index}:${r.urlIndex}`)), undefined, ctx);
     await Bun.sleep(0);
     expect(published[0]!.w.rules).toEqual(rules);
-    const r = (index: number) => ({ index, urlIndex: 0, success: true, statusCode: 200, responseTimeMs: 1, error: null });
-    pool.receive({ t: 'batch', shard: published[0]!.w.shard, results: [r(0), r(0), r(1)] });
+    const r = (index: number, urlIndex = 0) => ({ index, urlIndex, success: true, statusCode: 200, responseTimeMs: 1, error: null });
+    // a urlIndex beyond the rules, and a probe result, are not this part's
+    pool.receive(rep(published[0]!.w.shard, { results: [r(0), r(0), r(1, 1)] }));
+    pool.receive(rep(published[0]!.w.shard, { results: [result(1)] }));
+    expect(got).toEqual(['0:0']);
+    pool.receive(rep(published[0]!.w.shard, { results: [r(1)] }));
     await done;
     expect(got).toEqual(['0:0', '1:0']);
   });
@@ -112,9 +127,9 @@ describe('NatsPool', () => {
     const { pool, published } = bed(150);
     const done = pool.runShard(probeShard(2), () => {}, undefined, ctx);
     await Bun.sleep(100);
-    pool.receive({ t: 'batch', shard: published[0]!.w.shard, results: [result(0)] });
+    pool.receive(rep(published[0]!.w.shard, { results: [result(0)] }));
     await Bun.sleep(100);
-    pool.receive({ t: 'batch', shard: published[0]!.w.shard, results: [result(1)] });
+    pool.receive(rep(published[0]!.w.shard, { results: [result(1)] }));
     await done;
   });
 
@@ -125,7 +140,7 @@ describe('NatsPool', () => {
     await Bun.sleep(1000);
     expect(published).toHaveLength(1);
     expect(published[0]!.msgId).toBe(`n1.${published[0]!.w.shard}`);
-    pool.receive({ t: 'batch', shard: published[0]!.w.shard, results: [result(0)] });
+    pool.receive(rep(published[0]!.w.shard, { results: [result(0)] }));
     await done;
   });
 
