@@ -8,6 +8,7 @@
  *   options: --rounds=N, --compare=DIR (another checkout's service, e.g. the commit
  *   before a change: `git archive <c> | tar -x -C DIR`, node_modules symlinked; run
  *   in the same rounds, alternating), --no-write (leave bench/RESULTS.md alone),
+ *   --compare-env='{"VAR":"value"}' (the same service with extra environment, a third variant),
  *   --baseline-runtime=node|bun (default node), --profile (services under --cpu-prof-md)
  *
  * The service: `bun src/main.ts` with the environment `npm start` gives it,
@@ -98,8 +99,14 @@ interface Measure {
 interface Variant {
   label: string;
   root?: string;
+  env?: Record<string, string>;
 }
-const variants: Variant[] = [{ label: 'service' }, ...(compare !== undefined ? [{ label: 'compare', root: compare }] : [])];
+const compareEnv = value('compare-env');
+const variants: Variant[] = [
+  { label: 'service' },
+  ...(compare !== undefined ? [{ label: 'compare', root: compare }] : []),
+  ...(compareEnv !== undefined ? [{ label: 'env', env: JSON.parse(compareEnv) as Record<string, string> }] : []),
+];
 
 // ---- the baseline ----
 const BASE_DIR = join(ROOT, 'bench/baseline');
@@ -142,6 +149,8 @@ async function startUserService(v: Variant, spe: number | null, tag: string): Pr
     slotsPerEndpoint: spe,
     judgeUrl: '',
     judgeKey: '',
+    // npm start's own log level (info), not the e2e bench's warn
+    env: { LOG_LEVEL: '', ...(v.env ?? {}) },
     ...(v.root !== undefined ? { root: v.root } : {}),
     ...(flag('profile') !== undefined ? { bunFlags: ['--cpu-prof-md', `--cpu-prof-dir=${join(outDir, `profiles-${v.label}-${tag}`)}`] } : {}),
   });
@@ -210,6 +219,7 @@ async function main(): Promise<void> {
             else {
               const run = await runList(services.get(label)!, { judgePid: 0, farmPids: farm.pids }, { name: row.name, entries, timeoutMs: TIMEOUT_MS, slots });
               m = fromRun(label, run);
+              log(`  ${label} threads (µs per check): ${Object.entries(run.threads).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k} ${((v * 1000) / run.size).toFixed(0)}`).join(', ')}`);
             }
             measures.push(m);
             log(
