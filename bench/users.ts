@@ -94,6 +94,9 @@ interface Measure {
   accuracy: Accuracy | null;
   peakRssMiB?: number;
   error?: string | null;
+  /** user / sys split (the service: its main process, all threads; the baseline: the prober alone) */
+  userMs?: number;
+  sysMs?: number;
 }
 
 interface Variant {
@@ -138,7 +141,7 @@ async function runBaseline(judge: { host: string; pid: number }, entries: Entry[
     responseTime: `${found.get(i) ?? TIMEOUT_MS}ms`,
   }));
   const cpu = r.cpuUserMs + r.cpuSysMs + (j1 - j0);
-  return { variant: 'baseline', wallMs: r.wallMs, cpuMs: cpu, usPerCheck: (cpu * 1000) / entries.length, accuracy: assess(entries, records, TIMEOUT_MS) };
+  return { variant: 'baseline', wallMs: r.wallMs, cpuMs: cpu, usPerCheck: (cpu * 1000) / entries.length, accuracy: assess(entries, records, TIMEOUT_MS), userMs: r.cpuUserMs, sysMs: r.cpuSysMs };
 }
 
 // ---- the service ----
@@ -162,7 +165,7 @@ async function startUserService(v: Variant, spe: number | null, tag: string): Pr
 }
 
 function fromRun(label: string, r: RunResult): Measure {
-  return { variant: label, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error };
+  return { variant: label, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error, userMs: r.cpuUserMs, sysMs: r.cpuSysMs };
 }
 
 // ---- the run ----
@@ -224,7 +227,7 @@ async function main(): Promise<void> {
             measures.push(m);
             log(
               `  round ${r + 1} ${label.padEnd(8)} wall ${(m.wallMs / 1000).toFixed(2)} s, CPU ${(m.cpuMs / 1000).toFixed(2)} s = ${m.usPerCheck.toFixed(0)} µs/check, ` +
-                `${accText(m.accuracy)}${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
+                `${m.userMs !== undefined ? `user ${(m.userMs / 1000).toFixed(2)} s / sys ${(m.sysMs! / 1000).toFixed(2)} s, ` : ''}${accText(m.accuracy)}${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
             );
           }
           const base = measures.find((m) => m.variant === 'baseline')!;
