@@ -15,7 +15,7 @@
  *
  * Latency matters as much as CPU here: a slot is idle from the moment its
  * probe ends until the probe that replaces it starts, and that path crosses
- * the thread boundary twice. So a lane flushes results within FLUSH_MS (2 ms)
+ * the thread boundary twice. So a lane flushes results within FLUSH_MS (8 ms)
  * of the first one waiting (at once when RESULT_BATCH_MAX wait or it has
  * nothing else running), and looks at its port synchronously every
  * POLL_EVERY results (receiveMessageOnPort), so shards granted for freed
@@ -61,7 +61,7 @@ const POLL_EVERY = 16;
  * through the main thread (actor, scheduler, a new shard back). Measured
  * with bench/users.ts (bench/RESULTS.md "As users run it").
  */
-const FLUSH_MS = 2;
+const FLUSH_MS = 8;
 
 class LaneShardRun implements StartableRun {
   next = 0;
