@@ -3,7 +3,8 @@
  * `request` line per request at info level, except the built-in judge's
  * answers (GET /judge, 200): those are the probes' own traffic, one per
  * working proxy, and would flood the log (issue 14). A /judge request that
- * fails is still logged. No sockets: app.handle.
+ * fails is still logged. app.handle, and once on a real listener (loopback,
+ * port 0), where Bun's router serves GET /judge without Elysia.
  */
 import { describe, expect, test } from 'bun:test';
 import { createApp } from '../../src/http/app';
@@ -31,5 +32,26 @@ describe('access log', () => {
       ['/health', 200],
       ['/judge', 405],
     ]);
+  });
+
+  test('on a listener: GET /judge answers the signed judge body (not logged), POST /judge falls through to 405 (logged)', async () => {
+    const log = memoryLogger('info');
+    const app = createApp(fakeAppDeps({ log }, 'the access log'));
+    app.listen({ hostname: '127.0.0.1', port: 0 });
+    try {
+      const base = `http://127.0.0.1:${app.server!.port}`;
+      const r = await fetch(`${base}/judge?n=nonce123`, { headers: { 'X-Test': 'yes' } });
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as Record<string, unknown>;
+      expect(body.nonce).toBe('nonce123');
+      expect(typeof body.sig).toBe('string');
+      expect(JSON.stringify(body.headers).toLowerCase()).toContain('x-test');
+      const bad = await fetch(`${base}/judge`, { method: 'POST' });
+      expect(bad.status).toBe(405);
+      await Bun.sleep(5);
+      expect(log.lines.filter((l) => l.msg === 'request' || l.message === 'request').map((l) => [l.path, l.status])).toEqual([['/judge', 405]]);
+    } finally {
+      await app.stop(true);
+    }
   });
 });
