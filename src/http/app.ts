@@ -6,13 +6,6 @@
  * Every route that exists answers a wrong method with 405 + Allow; every path
  * that does not exist answers 404; every error body is JSON (src/errors.ts),
  * also for an error Bun catches itself (serve-options.ts: never Bun's HTML page).
- *
- * The built-in judge (GET /judge) is the probes' own traffic, one request per
- * working proxy, on the API's event loop: on a listener (app.listen) Bun's
- * router hands it straight to judgeResponseFor, without Elysia's lifecycle
- * or the access log (issue 14: bench/RESULTS.md "As users run it"); other
- * methods on /judge fall through to Elysia (405). app.handle (tests) still
- * goes through the Elysia route in routes/public.ts, which answers the same.
  */
 import { Elysia } from 'elysia';
 import { rateLimitedAccounts } from './account-rate-limit';
@@ -29,7 +22,6 @@ import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
 import { wsRoutes } from './routes/ws';
 import { webRoutes } from '../web/routes';
-import { judgeResponseFor } from '../judge/server';
 
 /** Known paths and the methods they accept: everything else on them is 405. */
 export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> = Object.freeze([
@@ -53,11 +45,7 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const limiter = new RateLimiter({ ratePerS: deps.config.rateLimitPerS, burst: deps.config.rateLimitBurst, now: () => deps.now().getTime() });
   const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
   // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
-  const judge = {
-    GET: (request: Request, server: { requestIP(r: Request): { address: string } | null }) =>
-      judgeResponseFor(request, server.requestIP(request)?.address ?? '', deps.judgeKey),
-  };
-  let app = new Elysia({ name: 'proxycheck', serve: { ...serveOptions(log), routes: { '/judge': judge } } as never })
+  let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })
     .onRequest(({ request }) => {
       markStart(request);
     })

@@ -4,7 +4,7 @@
  * answers (GET /judge, 200): those are the probes' own traffic, one per
  * working proxy, and would flood the log (issue 14). A /judge request that
  * fails is still logged. app.handle, and once on a real listener (loopback,
- * port 0), where Bun's router serves GET /judge without Elysia.
+ * port 0), as proxies reach the judge.
  */
 import { describe, expect, test } from 'bun:test';
 import { createApp } from '../../src/http/app';
@@ -34,7 +34,7 @@ describe('access log', () => {
     ]);
   });
 
-  test('on a listener: GET /judge answers the signed judge body (not logged), POST /judge falls through to 405 (logged)', async () => {
+  test('on a listener: GET /judge answers the signed judge body (not logged), POST /judge is a 405 (logged)', async () => {
     const log = memoryLogger('info');
     const app = createApp(fakeAppDeps({ log }, 'the access log'));
     app.listen({ hostname: '127.0.0.1', port: 0 });
