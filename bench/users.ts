@@ -292,7 +292,7 @@ function writeResults(md: string): void {
   const block = `${BEGIN}\n${md}\n${END}`;
   const a = text.indexOf(BEGIN);
   const b = text.indexOf(END);
-  const out = a !== -1 && b !== -1 ? text.slice(0, a) + block + text.slice(b + END.length) : text.replace('## End-to-end (farm benchmark)', `## As users run it (issue 14)\n\n${block}\n\n## End-to-end (farm benchmark)`);
+  const out = a !== -1 && b !== -1 ? text.slice(0, a) + block + text.slice(b + END.length) : text.replace('<!-- e2e:begin', `## As users run it (issue 14)\n\n${block}\n\n<!-- e2e:begin`);
   writeFileSync(path, out);
   log(`wrote ${path}`);
 }
