@@ -145,6 +145,49 @@ export function cpuMs(pid: number): { user: number; sys: number; total: number }
   return { user, sys, total: user + sys };
 }
 
+/** Live descendants of `pid` (all threads' children, recursively). */
+export function descendants(pid: number): number[] {
+  const out: number[] = [];
+  const walk = (p: number) => {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${p}/task`);
+    } catch {
+      return;
+    }
+    for (const t of tids) {
+      let kids: string;
+      try {
+        kids = readFileSync(`/proc/${p}/task/${t}/children`, 'latin1');
+      } catch {
+        continue;
+      }
+      for (const k of kids.split(' ')) {
+        if (k === '') continue;
+        out.push(Number(k));
+        walk(Number(k));
+      }
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+/**
+ * user + sys CPU of a process tree, ms: the process (all threads), its
+ * children that have exited and been waited for (cutime / cstime), and its
+ * live descendants, the same way.
+ */
+export function treeCpuMs(pid: number): number {
+  let total = 0;
+  for (const p of [pid, ...descendants(pid)]) {
+    const f = statFields(`/proc/${p}/stat`);
+    if (f === null) continue;
+    total += ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLK_TCK;
+  }
+  return total;
+}
+
 export interface ThreadCpu {
   tid: number;
   name: string;

@@ -7,7 +7,7 @@
  */
 import { lowerBound, listText, type Bound, type Entry } from '../farm/entries';
 import { assess, type Accuracy } from './accuracy';
-import { cpuMs, machineBusyMs, openFds, peakRssMiB, resetPeakRss, threadCpu, threadDelta } from './proc';
+import { cpuMs, treeCpuMs, machineBusyMs, openFds, peakRssMiB, resetPeakRss, threadCpu, threadDelta } from './proc';
 import { checkRaw, fetchResult, type Service } from './service';
 
 export interface RunContext {
@@ -47,6 +47,8 @@ export interface RunResult {
   cpuUserMs: number;
   cpuSysMs: number;
   cpuPerCheckUs: number;
+  /** user + sys of the service's whole process tree (cpuMs is the main process alone) */
+  treeCpuMs?: number;
   threads: Record<string, number>;
   judgeCpuMs: number;
   farmCpuMs: number;
@@ -94,6 +96,7 @@ export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Pro
     peakFds = Math.max(peakFds, openFds(svc.pid));
   }, 250);
   const c0 = cpuMs(svc.pid);
+  const tree0 = treeCpuMs(svc.pid);
   const t0 = threadCpu(svc.pid);
   const j0 = cpuMs(ctx.judgePid).total;
   const f0 = sumCpu(ctx.farmPids);
@@ -114,6 +117,7 @@ export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Pro
     watch?.close();
   }
   const c1 = cpuMs(svc.pid);
+  const tree1 = treeCpuMs(svc.pid);
   const t1 = threadCpu(svc.pid);
   const j1 = cpuMs(ctx.judgePid).total;
   const f1 = sumCpu(ctx.farmPids);
@@ -152,6 +156,7 @@ export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Pro
     cpuUserMs: c1.user - c0.user,
     cpuSysMs: c1.sys - c0.sys,
     cpuPerCheckUs: (cpu * 1000) / n,
+    treeCpuMs: tree1 - tree0,
     threads: threadDelta(svc.pid, t0, t1),
     judgeCpuMs: j1 - j0,
     farmCpuMs: f1 - f0,

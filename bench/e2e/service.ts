@@ -41,6 +41,8 @@ export interface ServiceOptions {
   env?: Record<string, string>;
   /** extra bun flags before the script (e.g. --cpu-prof-md) */
   bunFlags?: string[];
+  /** another checkout to run (its src/main.ts and package.json's start environment): before/after comparisons */
+  root?: string;
 }
 
 export interface Service {
@@ -60,7 +62,7 @@ function freePort(): number {
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const port = freePort();
   const env: Record<string, string> = {
-    ...START_ENV,
+    ...(opts.root === undefined ? START_ENV : startScriptEnv((JSON.parse(readFileSync(`${opts.root}/package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start)),
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: opts.dataDir,
@@ -82,7 +84,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     ...(JSON.parse(process.env.E2E_SERVICE_ENV ?? '{}') as Record<string, string>),
   };
   const t0 = performance.now();
-  const child = spawnChild('service', [process.execPath, GUARD, process.execPath, ...(opts.bunFlags ?? []), `${ROOT}src/main.ts`], env);
+  const child = spawnChild('service', [process.execPath, GUARD, process.execPath, ...(opts.bunFlags ?? []), opts.root === undefined ? `${ROOT}src/main.ts` : `${opts.root}/src/main.ts`], env);
   const url = `http://127.0.0.1:${port}`;
   try {
     const { pid } = await nextJson<{ pid: number }>(child, 10_000);

@@ -58,6 +58,8 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
       const done = finish(request);
       if (!done) return;
       const status = done.status ?? (typeof set.status === 'number' ? set.status : 200);
+      // the built-in judge's answers are the probes' own traffic (one per working proxy): not access-logged
+      if (path === '/judge' && status === 200) return;
       log.info('request', { method: request.method, path, status, ms: done.ms, account: done.accountId });
     })
     .use(publicRoutes(deps))

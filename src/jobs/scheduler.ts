@@ -51,12 +51,24 @@
  *
  * ## Headroom for newcomers (option `jobShare`, default 1: none)
  *
- * With jobShare < 1, the last `H = capacity - floor(capacity x jobShare)`
- * free slots of a region (and likewise of the global capacity) are kept for
- * jobs that hold fewer than H probes: a job already holding H or more is
- * granted only while more than H slots are free. A huge job alone therefore
- * holds at most about capacity - H, and a job that arrives while it runs
- * starts at once instead of waiting for the huge job's probes to time out.
+ * With jobShare < 1, `H = capacity - floor(capacity x jobShare)`.
+ *
+ * In a region, H slots above its capacity are lent to jobs that hold fewer
+ * than H probes: such a job is granted while the region holds fewer than
+ * capacity + H, any other only while it holds fewer than capacity. A huge job
+ * alone so holds the whole capacity (a lone job's wall time pays nothing for
+ * the headroom: bench/RESULTS.md "As users run it"), and a job that arrives
+ * while it runs starts at once instead of waiting for the huge job's probes
+ * to time out; the region is over its capacity by at most H, and only until
+ * the huge job's next releases (they are not re-granted while it is over).
+ *
+ * With `hardCapacity` (a cluster's API node: a region's capacity is its
+ * agents' slots, nothing runs above them) a region keeps its last H slots
+ * the same way instead of lending H above.
+ *
+ * The global capacity (open files) is a hard limit: there the last H of it
+ * are kept instead, for jobs that hold fewer than H probes; a job already
+ * holding H or more is granted only while more than H are free.
  * The free slots in I3 below are the ones usable by the least-served job.
  *
  * ## Job states
@@ -73,8 +85,10 @@
  * ## Invariants (checked by test/unit/scheduler.test.ts with fast-check)
  *
  * I1  used(R) = sum of inFlight of R's jobs, and a grant never makes
- *     used(R) exceed capacityFor(R) (lowering the capacity revokes nothing;
- *     it only stops grants until used drops below it).
+ *     used(R) exceed capacityFor(R), or capacityFor(R) + H for a job holding
+ *     fewer than H (headroom); the global count never exceeds the global
+ *     capacity (lowering a capacity revokes nothing; it only stops grants
+ *     until used drops below it).
  * I2  a grant never exceeds the job's pending demand and is >= 1;
  *     granted - released = inFlight for every job; release(n) with
  *     n > inFlight throws (code `scheduler_over_release`).
@@ -115,6 +129,8 @@ export interface SchedulerOptions {
   globalCapacity?: number;
   /** See the header's "Headroom": 0 < jobShare <= 1, default 1. */
   jobShare?: number;
+  /** Regions' capacities are hard limits: their headroom is kept inside them, not lent above (header: "Headroom"). */
+  hardCapacity?: boolean;
 }
 
 export interface JobHandle {
@@ -224,6 +240,7 @@ export class RegionScheduler {
   private seq = 0;
   private readonly globalCapacity: number;
   private readonly jobShare: number;
+  private readonly hardCapacity: boolean;
   /** Probes in flight in every region together. */
   private totalUsed = 0;
 
@@ -247,6 +264,7 @@ export class RegionScheduler {
     const share = options.jobShare ?? 1;
     if (!(share > 0 && share <= 1)) throw new ServiceError('scheduler_bad_option', `jobShare must be in (0, 1], got ${share}`);
     this.jobShare = share;
+    this.hardCapacity = options.hardCapacity === true;
     this.onDispatchError =
       options.onDispatchError ??
       ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
@@ -368,7 +386,10 @@ export class RegionScheduler {
   private pass(rs: RegionState): void {
     for (;;) {
       const cap = this.capacity(rs.name);
-      if (Math.min(cap - rs.used, this.globalCapacity - this.totalUsed) <= 0) return;
+      const rH = this.headroom(cap);
+      const lent = this.hardCapacity ? 0 : rH; // slots above the capacity for newcomers
+      const kept = this.hardCapacity ? rH : 0; // the capacity's last slots, for newcomers only
+      if (Math.min(cap + lent - rs.used, this.globalCapacity - this.totalUsed) <= 0) return;
       let best: Entry | undefined;
       for (const e of rs.jobs) {
         if (e.pending === 0 || e.state !== SCHEDULER_JOB_STATES.ACTIVE) continue;
@@ -377,16 +398,16 @@ export class RegionScheduler {
         }
       }
       if (best === undefined) return;
-      const rH = this.headroom(cap);
       const gH = this.headroom(this.globalCapacity);
-      const free = Math.min(cap - rs.used - (best.inFlight >= rH ? rH : 0), this.globalCapacity - this.totalUsed - (best.inFlight >= gH ? gH : 0));
+      const newcomer = best.inFlight < rH;
+      const free = Math.min(cap - rs.used + (newcomer ? lent : -kept), this.globalCapacity - this.totalUsed - (best.inFlight >= gH ? gH : 0));
       if (free <= 0) return;
       const want = Math.min(best.pending, this.maxGrant);
       const effMin = Math.min(this.minGrant, Math.max(1, Math.floor(Math.min(cap, this.globalCapacity) / 8)));
       // a newcomer (under the headroom) never waits for more than the headroom holds: with a large
       // minGrant (a cluster's 32) and a small region, the kept slots would otherwise never suffice
-      const kept = Math.min(best.inFlight < rH ? rH - best.inFlight : Infinity, best.inFlight < gH ? gH - best.inFlight : Infinity);
-      if (free < Math.min(effMin, want, Math.max(1, kept))) return;
+      const room = Math.min(newcomer ? rH - best.inFlight : Infinity, best.inFlight < gH ? gH - best.inFlight : Infinity);
+      if (free < Math.min(effMin, want, Math.max(1, room))) return;
       const grant = Math.min(want, free);
       best.pending -= grant;
       best.inFlight += grant;

@@ -379,24 +379,39 @@ describe('headroom for newcomers (jobShare)', () => {
     return { h, granted: () => granted };
   };
 
-  test('a huge job alone holds at most capacity - H; a 10-probe job then starts at once', () => {
+  test('a huge job alone holds the whole capacity; a 10-probe job then starts at once, in the H lent above it', () => {
     const s = new RegionScheduler(() => 1000, { jobShare: 0.9 });
     const big = hold(s, 'big', 'de1', 20_000);
-    expect(big.granted()).toBe(900);
+    expect(big.granted()).toBe(1000);
     const small = hold(s, 'small', 'de1', 10);
     expect(small.granted()).toBe(10); // all ten started inside register(), nothing released yet
-    expect(s.inFlight('de1')).toBe(910);
+    expect(s.inFlight('de1')).toBe(1010);
+    big.h.release(5); // still over capacity: the big job's releases are not re-granted
+    expect(s.inFlight('de1')).toBe(1005);
+    expect(big.granted()).toBe(1000);
+    big.h.release(50); // under capacity again: refilled up to it, not into the headroom
+    expect(s.inFlight('de1')).toBe(1000);
+    expect(big.granted()).toBe(1045);
   });
 
   test('a newcomer never waits for more than the headroom holds (a cluster node: minGrant 32, a small region)', () => {
     // a node's share of 100 slots (beside another node's big job): H = 5 < the small job's 10
-    const s = new RegionScheduler(() => 100, { jobShare: 0.95, minGrant: 32 });
+    const s = new RegionScheduler(() => 100, { jobShare: 0.95, minGrant: 32, hardCapacity: true });
     const big = hold(s, 'big', 'us1', 8_000);
     expect(big.granted()).toBe(95);
     const small = hold(s, 'small', 'us1', 10);
     expect(small.granted()).toBe(5); // the headroom's 5 at once, not after the big job's first round
     const third = hold(s, 'third', 'us1', 10);
     expect(third.granted()).toBe(0); // the headroom is used up: it waits for a release
+  });
+
+  test('hardCapacity (a cluster: agents\' slots): the headroom is kept inside the capacity, never lent above it', () => {
+    const s = new RegionScheduler(() => 1000, { jobShare: 0.9, hardCapacity: true });
+    const big = hold(s, 'big', 'de1', 20_000);
+    expect(big.granted()).toBe(900);
+    const small = hold(s, 'small', 'de1', 500);
+    expect(small.granted()).toBe(100); // up to the capacity, no further
+    expect(s.inFlight('de1')).toBe(1000);
   });
 
   test('without headroom (the default) the newcomer waits for a release', () => {
@@ -411,10 +426,12 @@ describe('headroom for newcomers (jobShare)', () => {
     const a = hold(s, 'a', 'de1', 20_000);
     const b = hold(s, 'b', 'de1', 20_000);
     expect(b.granted()).toBe(100); // a newcomer until it holds H = 100
-    a.h.release(100); // a's first probes end: both hold >= H, so these slots stay free
-    expect(s.inFlight('de1')).toBe(900);
+    expect(s.inFlight('de1')).toBe(1100);
+    a.h.release(100); // a's first probes end: both hold >= H and the region is at capacity: nothing re-granted
+    expect(s.inFlight('de1')).toBe(1000);
     const c = hold(s, 'c', 'de1', 50);
     expect(c.granted()).toBe(50);
+    expect(s.inFlight('de1')).toBe(1050);
   });
 
   test('the global cap keeps its headroom as well', () => {
@@ -426,7 +443,7 @@ describe('headroom for newcomers (jobShare)', () => {
     expect(other.granted()).toBe(20);
   });
 
-  test('property: a job holding H or more never takes the last H slots; slots never exceed capacity', () => {
+  test('property: a job holding H or more is granted only up to capacity; slots never exceed capacity + H', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 8, max: 400 }),
@@ -440,8 +457,8 @@ describe('headroom for newcomers (jobShare)', () => {
             if (kind === 0 || jobs.length === 0) {
               const held = { n: 0 };
               const h = s.register(`j${jobs.length}`, 'r', n, (g) => {
-                // state is updated before dispatch: a job that held H or more before this grant leaves H free
-                if (held.n >= H) expect(cap - s.inFlight('r')).toBeGreaterThanOrEqual(H);
+                // state is updated before dispatch: a job that held H or more before this grant stays within the capacity
+                if (held.n >= H) expect(s.inFlight('r')).toBeLessThanOrEqual(cap);
                 held.n += g;
               });
               jobs.push({ h, held });
@@ -453,7 +470,7 @@ describe('headroom for newcomers (jobShare)', () => {
                 j.h.release(k);
               } else if (!flag) j.h.cancel();
             }
-            expect(s.inFlight('r')).toBeLessThanOrEqual(cap);
+            expect(s.inFlight('r')).toBeLessThanOrEqual(cap + H);
           }
         },
       ),

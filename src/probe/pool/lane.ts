@@ -15,8 +15,9 @@
  *
  * Latency matters as much as CPU here: a slot is idle from the moment its
  * probe ends until the probe that replaces it starts, and that path crosses
- * the thread boundary twice. So a lane flushes results at the end of every
- * turn of its event loop, and looks at its port synchronously every
+ * the thread boundary twice. So a lane flushes results within FLUSH_MS (8 ms)
+ * of the first one waiting (at once when RESULT_BATCH_MAX wait or it has
+ * nothing else running), and looks at its port synchronously every
  * POLL_EVERY results (receiveMessageOnPort), so shards granted for freed
  * slots start within the same turn instead of after all of its socket
  * events. Measured on scenario C (bench/RESULTS.md): grant to result overhead
@@ -51,6 +52,16 @@ type AnyResult = ProbeResult | CustomUrlResult;
 const STARTS_PER_TURN = 32;
 /** Results between two synchronous looks at the port (Lane.poll). */
 const POLL_EVERY = 16;
+/**
+ * Results wait this long at most for others to share their message (unless
+ * RESULT_BATCH_MAX are waiting or the lane has nothing else running). A lane
+ * used to flush every turn of its event loop; on a list that mixes refused
+ * connects with black holes slots free a few at a time, all through the job,
+ * and every turn sent a message of 1-3 results, each one a round trip
+ * through the main thread (actor, scheduler, a new shard back). Measured
+ * with bench/users.ts (bench/RESULTS.md "As users run it").
+ */
+const FLUSH_MS = 8;
 
 class LaneShardRun implements StartableRun {
   next = 0;
@@ -134,7 +145,7 @@ class Lane {
   private pendingCount = 0;
   private sincePoll = 0;
   private done: ShardDone[] = [];
-  private immediate: ReturnType<typeof setImmediate> | null = null;
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
   /** Paces starts: at most STARTS_PER_TURN per turn of the event loop. */
   private readonly starts = new LaneStarts<LaneShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
     if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
@@ -187,20 +198,20 @@ class Lane {
     this.starts.replace(run);
     if (run.ended) this.end(run);
     else if (this.pendingCount >= RESULT_BATCH_MAX) this.flush();
-    else this.immediate ??= setImmediate(this.flush);
+    else this.flushTimer ??= setTimeout(this.flush, FLUSH_MS);
   }
 
   private end(run: LaneShardRun): void {
     if (!this.running.delete(run.shard.id)) return; // already reported
     this.done.push({ id: run.shard.id, started: run.next, finished: run.finished, cancelled: run.cancelled });
     if (this.running.size === 0 || this.pendingCount >= RESULT_BATCH_MAX) this.flush();
-    else this.immediate ??= setImmediate(this.flush);
+    else this.flushTimer ??= setTimeout(this.flush, FLUSH_MS);
   }
 
   readonly flush = (): void => {
-    if (this.immediate !== null) {
-      clearImmediate(this.immediate);
-      this.immediate = null;
+    if (this.flushTimer !== null) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = null;
     }
     if (this.pendingCount === 0 && this.done.length === 0) return;
     const parts: LaneToMain['parts'] = [];
