@@ -3,12 +3,12 @@
  * outside world, and what the layer offers to whoever calls it. Each port has
  * one adapter per way of running the service:
  *
- * | port           | embedded (today)                          | cluster (next)                 |
+ * | port           | embedded (no NATS_URL)                    | cluster (NATS_URL)             |
  * |----------------|-------------------------------------------|--------------------------------|
  * | LedgerPort     | databaseLedger (PGlite or PostgreSQL)     | the same, on PostgreSQL        |
  * | ProbeExecution | localExecution: RegionScheduler + piscina | localExecution: RegionScheduler + NatsPool (shards on a JetStream queue) |
  * | ProgressPort   | ProgressHub (in-process fan-out)          | ClusterProgress (hubs on NATS) |
- * | ResultWriter   | a file in DATA_DIR/results                | one store for the cluster      |
+ * | ResultStore    | dir-store: files in DATA_DIR/results      | pg-store: PostgreSQL, one for all nodes |
  *
  * The actor is the only bridge between these; it never sees HTTP.
  */
