@@ -164,6 +164,8 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       region,
       agentId,
       slots,
+      // the API nodes lend their newcomers' headroom above a region's slots (scheduler.ts "Headroom"): take it
+      lendSlots: slots - Math.floor((slots * config.maxJobSharePercent) / 100),
       version: VERSION,
       pool,
       settingsFor: (w) => {

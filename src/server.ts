@@ -335,8 +335,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       {
       // a cluster's node has no process-wide cap: each agent bounds its own probes
       // a cluster's node sends shards of at least CLUSTER_MIN_GRANT probes (each shard costs messages)
-      // a cluster: the agents' slots are a hard limit (the newcomers' headroom kept inside them, not lent above)
-      ...(liveAgents === null ? { globalCapacity: maxInFlight } : { minGrant: CLUSTER_MIN_GRANT, hardCapacity: true }),
+      // a cluster: the newcomers' headroom is lent above the agents' slots as in one process (agents take it: agent-runner.ts lendSlots)
+      ...(liveAgents === null ? { globalCapacity: maxInFlight } : { minGrant: CLUSTER_MIN_GRANT }),
       jobShare: config.maxJobSharePercent / 100,
       // the job itself hears of it too (local-execution.ts) and fails with refunds
       onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),

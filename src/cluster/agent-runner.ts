@@ -5,7 +5,8 @@
  *
  * ## The pull loop
  *
- *   while running: free = AGENT_SLOTS - probes in flight
+ *   while running: free = AGENT_SLOTS + lent - probes in flight (lent: the
+ *   API nodes' newcomer headroom, AGENT_SLOTS x (1 - MAX_JOB_SHARE_PERCENT))
  *     free <= 0  -> wait until a shard ends or results come back
  *     else       -> fetch up to floor(free / tasks per shard) shards, at least
  *                   1, at most 64 (tasks per shard: a running mean of what
@@ -87,6 +88,12 @@ export interface AgentRunnerOptions {
   region: string;
   agentId: string;
   slots: number;
+  /**
+   * In flight allowed above `slots`: the API nodes' headroom for newcomers
+   * (MAX_JOB_SHARE_PERCENT), lent above a region's slots as in one process,
+   * so a newcomer's shard is taken at once while a big job holds every slot.
+   */
+  lendSlots?: number;
   version: string;
   /** How long results wait to be sent with others (default RESULT_FLUSH_MS; 0: sent as the pool reports them). */
   resultFlushMs?: number;
@@ -241,7 +248,7 @@ export class AgentRunner {
   async #pull(): Promise<void> {
     let consumer: Consumer | null = null;
     while (!this.#draining) {
-      const free = this.#o.slots - this.#inFlight;
+      const free = this.#o.slots + (this.#o.lendSlots ?? 0) - this.#inFlight;
       if (free <= 0) {
         await new Promise<void>((r) => (this.#wake = r));
         this.#wake = null;

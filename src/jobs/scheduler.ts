@@ -62,10 +62,6 @@
  * to time out; the region is over its capacity by at most H, and only until
  * the huge job's next releases (they are not re-granted while it is over).
  *
- * With `hardCapacity` (a cluster's API node: a region's capacity is its
- * agents' slots, nothing runs above them) a region keeps its last H slots
- * the same way instead of lending H above.
- *
  * The global capacity (open files) is a hard limit: there the last H of it
  * are kept instead, for jobs that hold fewer than H probes; a job already
  * holding H or more is granted only while more than H are free.
@@ -129,8 +125,6 @@ export interface SchedulerOptions {
   globalCapacity?: number;
   /** See the header's "Headroom": 0 < jobShare <= 1, default 1. */
   jobShare?: number;
-  /** Regions' capacities are hard limits: their headroom is kept inside them, not lent above (header: "Headroom"). */
-  hardCapacity?: boolean;
 }
 
 export interface JobHandle {
@@ -240,7 +234,6 @@ export class RegionScheduler {
   private seq = 0;
   private readonly globalCapacity: number;
   private readonly jobShare: number;
-  private readonly hardCapacity: boolean;
   /** Probes in flight in every region together. */
   private totalUsed = 0;
 
@@ -264,7 +257,6 @@ export class RegionScheduler {
     const share = options.jobShare ?? 1;
     if (!(share > 0 && share <= 1)) throw new ServiceError('scheduler_bad_option', `jobShare must be in (0, 1], got ${share}`);
     this.jobShare = share;
-    this.hardCapacity = options.hardCapacity === true;
     this.onDispatchError =
       options.onDispatchError ??
       ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
@@ -387,9 +379,7 @@ export class RegionScheduler {
     for (;;) {
       const cap = this.capacity(rs.name);
       const rH = this.headroom(cap);
-      const lent = this.hardCapacity ? 0 : rH; // slots above the capacity for newcomers
-      const kept = this.hardCapacity ? rH : 0; // the capacity's last slots, for newcomers only
-      if (Math.min(cap + lent - rs.used, this.globalCapacity - this.totalUsed) <= 0) return;
+      if (Math.min(cap + rH - rs.used, this.globalCapacity - this.totalUsed) <= 0) return;
       let best: Entry | undefined;
       for (const e of rs.jobs) {
         if (e.pending === 0 || e.state !== SCHEDULER_JOB_STATES.ACTIVE) continue;
@@ -400,7 +390,7 @@ export class RegionScheduler {
       if (best === undefined) return;
       const gH = this.headroom(this.globalCapacity);
       const newcomer = best.inFlight < rH;
-      const free = Math.min(cap - rs.used + (newcomer ? lent : -kept), this.globalCapacity - this.totalUsed - (best.inFlight >= gH ? gH : 0));
+      const free = Math.min(cap - rs.used + (newcomer ? rH : 0), this.globalCapacity - this.totalUsed - (best.inFlight >= gH ? gH : 0));
       if (free <= 0) return;
       const want = Math.min(best.pending, this.maxGrant);
       const effMin = Math.min(this.minGrant, Math.max(1, Math.floor(Math.min(cap, this.globalCapacity) / 8)));

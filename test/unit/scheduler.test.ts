@@ -396,22 +396,13 @@ describe('headroom for newcomers (jobShare)', () => {
 
   test('a newcomer never waits for more than the headroom holds (a cluster node: minGrant 32, a small region)', () => {
     // a node's share of 100 slots (beside another node's big job): H = 5 < the small job's 10
-    const s = new RegionScheduler(() => 100, { jobShare: 0.95, minGrant: 32, hardCapacity: true });
+    const s = new RegionScheduler(() => 100, { jobShare: 0.95, minGrant: 32 });
     const big = hold(s, 'big', 'us1', 8_000);
-    expect(big.granted()).toBe(95);
+    expect(big.granted()).toBe(100);
     const small = hold(s, 'small', 'us1', 10);
-    expect(small.granted()).toBe(5); // the headroom's 5 at once, not after the big job's first round
+    expect(small.granted()).toBe(5); // the headroom's 5 (lent above) at once, not after the big job's first round
     const third = hold(s, 'third', 'us1', 10);
     expect(third.granted()).toBe(0); // the headroom is used up: it waits for a release
-  });
-
-  test('hardCapacity (a cluster: agents\' slots): the headroom is kept inside the capacity, never lent above it', () => {
-    const s = new RegionScheduler(() => 1000, { jobShare: 0.9, hardCapacity: true });
-    const big = hold(s, 'big', 'de1', 20_000);
-    expect(big.granted()).toBe(900);
-    const small = hold(s, 'small', 'de1', 500);
-    expect(small.granted()).toBe(100); // up to the capacity, no further
-    expect(s.inFlight('de1')).toBe(1000);
   });
 
   test('without headroom (the default) the newcomer waits for a release', () => {
