@@ -10,7 +10,9 @@
  *   bun --cpu-prof-md, the profiles kept and their directory printed), --no-write
  *   (do not touch bench/RESULTS.md), --pg=URL (PostgreSQL server, default
  *   DATABASE_URL or postgres://postgres@127.0.0.1:5432/postgres), --render (only
- *   render bench/cluster/last-results.json into bench/RESULTS.md)
+ *   render bench/cluster/last-results.json into bench/RESULTS.md), --all (H also
+ *   runs ROLE=all: the API node and the agent in one process, the work still
+ *   through NATS: the network path without a second process)
  *
  * Needs, besides `npm install`: nats-server (Debian: `apt-get install
  * nats-server`; 2.9.10 tested) and a PostgreSQL server the runner may create
@@ -104,7 +106,7 @@ const sized = (n: number) => Math.max(10, Math.round(n * scale));
 
 /** A topology's lifetime: a fresh database (and nats-server for a cluster), started, warmed up, used, stopped, dropped. */
 async function withTopology<T>(
-  kind: { agents: 0; databasePg: boolean; slotsPerEndpoint: number | null; capacity: number } | { agents: number; agentSlots: number | null },
+  kind: { agents: 0; databasePg: boolean; slotsPerEndpoint: number | null; capacity: number } | { agents: number; agentSlots: number | null; all?: boolean },
   judge: Judge | null,
   ports: Parameters<typeof buildEntries>[1],
   fn: (t: Topology) => Promise<T>,
@@ -123,13 +125,13 @@ async function withTopology<T>(
       if (db !== null) local.push(db.drop);
       top = await startEmbedded({ dataDir: outDir, judge, log, bunFlags, databaseUrl: db?.url ?? null, slotsPerEndpoint: k.slotsPerEndpoint, capacity: k.capacity });
     } else {
-      const k = kind as { agents: number; agentSlots: number | null };
+      const k = kind as { agents: number; agentSlots: number | null; all?: boolean };
       const db = await createDatabase(pgServer, 'bench_cluster');
       local.push(db.drop);
       const monitor = freePort();
       const nats: NatsServer = await startNatsServer({ args: ['-m', String(monitor)] });
       local.push(() => nats.stop());
-      top = await startCluster({ dataDir: outDir, judge, log, bunFlags, natsUrl: nats.url, natsPid: nats.pid, natsMonitor: `http://127.0.0.1:${monitor}`, databaseUrl: db.url, agents: k.agents, agentSlots: k.agentSlots });
+      top = await startCluster({ dataDir: outDir, judge, log, bunFlags, natsUrl: nats.url, natsPid: nats.pid, natsMonitor: `http://127.0.0.1:${monitor}`, databaseUrl: db.url, agents: k.agents, agentSlots: k.agentSlots, all: k.all === true });
     }
     local.push(() => top.stop());
     // warm-up (JIT; a long-running server is warm): 3000, 2/3 instant, 1/3 refused
@@ -190,15 +192,20 @@ async function main(): Promise<void> {
   log(`judge ${judge.url} (pid ${judge.pid}); farm pids ${farm.pids.join(',')}`);
 
   if (selected.has('H')) {
-    log('H: scenario A at 1 024 slots, embedded vs API + 1 agent');
+    log('H: scenario A at 1 024 slots, embedded vs API + 1 agent (and, with --all, vs ROLE=all: both in one process)');
     const st = stamp(command);
     const entries = buildEntries({ firstId: 0, size: sized(20_000), mix: MIX_A, seed: 101, latency, slowMs: SLOW_MS }, farm.ports);
     const runs: ClusterRun[] = [];
     for (let i = 0; i < repeat && !interrupted; i++) {
-      const order = i % 2 === 0 ? [0, 1] : [1, 0];
+      // -1: ROLE=all (--all): the NATS path without a second process
+      const base = flag('all') !== undefined ? [0, 1, -1] : [0, 1];
+      const order = i % 2 === 0 ? base : [...base].reverse();
       for (const agents of order) {
-        const kind = agents === 0 ? { agents: 0 as const, databasePg: true, slotsPerEndpoint: 64, capacity: 1024 } : { agents: 1, agentSlots: 1024 };
-        log(` H pass ${i + 1}: ${agents === 0 ? 'embedded' : 'API + 1 agent'}`);
+        const kind =
+          agents === 0
+            ? { agents: 0 as const, databasePg: true, slotsPerEndpoint: 64, capacity: 1024 }
+            : { agents: 1, agentSlots: 1024, all: agents === -1 };
+        log(` H pass ${i + 1}: ${agents === 0 ? 'embedded' : agents === -1 ? 'ROLE=all' : 'API + 1 agent'}`);
         const r = await withTopology(kind, judge, farm.ports, (top) =>
           runJob(top, { scenario: 'H', entries, timeoutMs: TIMEOUT_MS, slots: top.capacity, farmPids: farm.pids, jobId: `bench-H-${i}-${agents}-${Date.now().toString(36)}` }),
         );

@@ -146,7 +146,7 @@ async function regionsOf(url: string): Promise<{ agents: number; capacity: numbe
 }
 
 export async function startCluster(
-  o: Common & { natsUrl: string; natsPid: number; natsMonitor: string | null; databaseUrl: string; agents: number; agentSlots: number | null },
+  o: Common & { natsUrl: string; natsPid: number; natsMonitor: string | null; databaseUrl: string; agents: number; agentSlots: number | null; all?: boolean },
 ): Promise<Topology> {
   const nodes: Service[] = [];
   const stop = async () => {
@@ -154,6 +154,43 @@ export async function startCluster(
   };
   try {
     const cluster = { NATS_URL: o.natsUrl, AGENT_HEARTBEAT_MS: '1000', AGENT_TTL_MS: '5000' };
+    if (o.all === true) {
+      // ROLE=all: the API node and one agent in one process, the work still through NATS
+      const node = await startService({
+        dataDir: join(o.dataDir, `all-${Date.now().toString(36)}`),
+        slotsPerEndpoint: null,
+        judgeUrl: '',
+        judgeKey: '',
+        bunFlags: o.bunFlags ?? [],
+        env: {
+          ...cluster,
+          ...SECRETS,
+          ...judgeEnv(o.judge),
+          ROLE: 'all',
+          REGION,
+          DATABASE_URL: o.databaseUrl,
+          ...(o.agentSlots !== null ? { AGENT_SLOTS: String(o.agentSlots) } : {}),
+          ...(o.env ?? {}),
+        },
+      });
+      nodes.push(node);
+      o.log(`  ROLE=all node ready in ${node.startupMs.toFixed(0)} ms (pid ${node.pid})`);
+      const deadline = Date.now() + 30_000;
+      let seen = { agents: 0, capacity: 0 };
+      while ((seen = await regionsOf(node.url)).agents < 1) {
+        if (Date.now() > deadline) throw new Error('GET /regions shows no agent of the ROLE=all node after 30 s');
+        await Bun.sleep(100);
+      }
+      return {
+        name: 'API + agent in one process (ROLE=all)',
+        api: node,
+        agents: [],
+        capacity: seen.capacity,
+        natsMonitor: o.natsMonitor,
+        pids: () => ({ all: node.pid, 'nats-server': o.natsPid, ...judgePids(o.judge) }),
+        stop,
+      };
+    }
     const api = await startService({
       dataDir: join(o.dataDir, `api-${Date.now().toString(36)}`),
       slotsPerEndpoint: null,
