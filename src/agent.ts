@@ -34,6 +34,7 @@ import { judgeResponseFor, startJudgeServer } from './judge/server';
 import { readOrCreateJudgeCertificate } from './judge/tls-cert';
 import { maxInFlightFor, openFilesLimit } from './limits';
 import type { Logger } from './log';
+import { stopSteps } from './stop-steps';
 import { AgentMetrics } from './metrics/agent-metrics';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
@@ -75,17 +76,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
   const judgeInProcess = config.judgeUrl === undefined;
   const slots = config.agentSlots ?? maxInFlightFor(openFilesLimit(), judgeInProcess);
 
-  const undo: (() => Promise<void> | void)[] = [];
-  const unwind = async () => {
-    for (const u of undo.reverse()) {
-      try {
-        await u();
-      } catch (err) {
-        log.error('agent stop step failed', { err });
-      }
-    }
-    undo.length = 0;
-  };
+  const { undo, unwind } = stopSteps(log, 'agent stop step failed');
 
   try {
     const pool = await ProbePool.start({ threads: opts.threads ?? config.probeThreads });

@@ -82,6 +82,7 @@ import { startJudgeServer } from './judge/server';
 import { readOrCreateJudgeCertificate } from './judge/tls-cert';
 import { checkTlsJudge } from './judge/tls-judge-check';
 import type { Logger } from './log';
+import { stopSteps } from './stop-steps';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
@@ -136,17 +137,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     throw new ServiceError('result_secret_missing', 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
   }
 
-  const undo: (() => Promise<void> | void)[] = [];
-  const unwind = async () => {
-    for (const u of undo.reverse()) {
-      try {
-        await u();
-      } catch (err) {
-        log.error('stop step failed', { err });
-      }
-    }
-    undo.length = 0;
-  };
+  const { undo, unwind } = stopSteps(log, 'stop step failed');
 
   let engine: Promise<[Geo, ProbePool | null]> | null = null;
   try {

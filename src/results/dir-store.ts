@@ -23,10 +23,11 @@
  */
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LiveWriters } from './live-writers';
 import { errorCode, ServiceError } from '../errors';
 import { isResultId } from './links';
 import type { ResultStore, ResultStoreSize, StoredResult, SweepReport, SweepRule } from './store';
-import { openResultWriter, WRITER_STATES, type ResultWriter, type ResultWriterOptions } from './writer';
+import { openResultWriter, type ResultWriter, type ResultWriterOptions } from './writer';
 
 export interface DirResultStoreOptions {
   /** DATA_DIR; results live in DATA_DIR/results. */
@@ -63,10 +64,8 @@ const missing = (err: unknown) => errorCode(err) === 'ENOENT' || errorCode(err) 
 
 class DirResultStore implements ResultStore {
   private closed = false;
-  /** Writers handed out and maybe not settled yet, with their result ids (pruned on each create). */
-  private writers = new Map<ResultWriter, string>();
-  /** Result ids whose writer is being opened (its files exist before it is in `writers`). */
-  private creating = new Map<string, number>();
+  /** The writers handed out: what a sweep must leave alone, what close() aborts. */
+  private readonly live = new LiveWriters();
 
   constructor(
     private readonly dataDir: string,
@@ -77,17 +76,7 @@ class DirResultStore implements ResultStore {
   async create(resultId: string): Promise<ResultWriter> {
     this.checkOpen();
     const path = resultFilePath(this.dataDir, resultId);
-    for (const w of this.writers.keys()) if (!isLive(w)) this.writers.delete(w);
-    this.creating.set(resultId, (this.creating.get(resultId) ?? 0) + 1);
-    try {
-      const writer = await openResultWriter(path, this.writerOptions);
-      this.writers.set(writer, resultId);
-      return writer;
-    } finally {
-      const n = (this.creating.get(resultId) ?? 1) - 1;
-      if (n === 0) this.creating.delete(resultId);
-      else this.creating.set(resultId, n);
-    }
+    return this.live.open(resultId, () => openResultWriter(path, this.writerOptions));
   }
 
   async open(resultId: string): Promise<StoredResult | null> {
@@ -143,7 +132,7 @@ class DirResultStore implements ResultStore {
       }
     }
     const orphanCutoff = rule.orphanCutoffMs ?? rule.cutoffMs;
-    const live = this.liveIds();
+    const live = this.live.ids();
     for (const { entry, resultId } of leftovers) {
       if (live.has(resultId) || entry.mtimeMs >= orphanCutoff) continue;
       if (await remove(entry)) {
@@ -163,13 +152,6 @@ class DirResultStore implements ResultStore {
     } catch {
       return null;
     }
-  }
-
-  /** Result ids a writer of this store is still writing (or opening). */
-  private liveIds(): Set<string> {
-    const ids = new Set(this.creating.keys());
-    for (const [w, id] of this.writers) if (isLive(w)) ids.add(id);
-    return ids;
   }
 
   async size(): Promise<ResultStoreSize> {
@@ -199,9 +181,7 @@ class DirResultStore implements ResultStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const live = [...this.writers.keys()];
-    this.writers.clear();
-    await Promise.allSettled(live.map((w) => w.abort()));
+    await this.live.abortAll();
   }
 
   private checkOpen(): void {
@@ -219,7 +199,6 @@ async function remove(e: Entry): Promise<boolean> {
   }
 }
 
-const isLive = (w: ResultWriter) => w.state === WRITER_STATES.OPEN || w.state === WRITER_STATES.FINISHING;
 
 /** The store over `<dataDir>/results`, creating that directory. */
 export async function openDirResultStore(opts: DirResultStoreOptions): Promise<ResultStore> {

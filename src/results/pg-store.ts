@@ -60,6 +60,7 @@
  */
 import { mkdir, open as openFile, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LiveWriters } from './live-writers';
 import { rowsOf, type Db } from '../../db/client';
 import { isServiceError, ServiceError } from '../errors';
 import { leftoverOf } from './dir-store';
@@ -233,7 +234,6 @@ class PgWriter implements ResultWriter {
 }
 
 const isAbort = (err: unknown) => isServiceError(err) && err.code === 'writer_aborted';
-const isLive = (w: ResultWriter) => w.state === OPEN || w.state === FINISHING;
 
 /** The chunks of result `id`, fetched one statement at a time with one asked for ahead. */
 function chunkStream(db: Db, id: string, chunks: number): ReadableStream<Uint8Array> {
@@ -273,10 +273,8 @@ function chunkStream(db: Db, id: string, chunks: number): ReadableStream<Uint8Ar
 
 class PgResultStore implements ResultStore {
   private closed = false;
-  /** Writers handed out and maybe not settled yet, with their result ids (pruned on each create). */
-  private writers = new Map<ResultWriter, string>();
-  /** Result ids whose writer is being opened (its files exist before it is in `writers`). */
-  private creating = new Map<string, number>();
+  /** The writers handed out: what a sweep must leave alone, what close() aborts. */
+  private readonly live = new LiveWriters();
 
   constructor(
     private readonly db: Db,
@@ -288,18 +286,10 @@ class PgResultStore implements ResultStore {
   async create(resultId: string): Promise<ResultWriter> {
     this.checkOpen();
     if (!isResultId(resultId)) throw new ServiceError('result_bad_id', `not a result id: ${JSON.stringify(resultId)}`);
-    for (const w of this.writers.keys()) if (!isLive(w)) this.writers.delete(w);
-    this.creating.set(resultId, (this.creating.get(resultId) ?? 0) + 1);
-    try {
+    return this.live.open(resultId, async () => {
       const inner = await openResultWriter(join(this.stagingDir, `${resultId}.json`), this.writerOptions);
-      const writer = new PgWriter(inner, resultId, this.db, this.chunkBytes);
-      this.writers.set(writer, resultId);
-      return writer;
-    } finally {
-      const n = (this.creating.get(resultId) ?? 1) - 1;
-      if (n === 0) this.creating.delete(resultId);
-      else this.creating.set(resultId, n);
-    }
+      return new PgWriter(inner, resultId, this.db, this.chunkBytes);
+    });
   }
 
   async open(resultId: string): Promise<StoredResult | null> {
@@ -344,7 +334,7 @@ class PgResultStore implements ResultStore {
     } catch {
       return;
     }
-    const live = this.liveIds();
+    const live = this.live.ids();
     for (const name of names) {
       const owner = stagedOf(name);
       if (owner === null || live.has(owner)) continue;
@@ -361,13 +351,6 @@ class PgResultStore implements ResultStore {
     }
   }
 
-  /** Result ids a writer of this store is still writing, uploading or opening. */
-  private liveIds(): Set<string> {
-    const ids = new Set(this.creating.keys());
-    for (const [w, id] of this.writers) if (isLive(w)) ids.add(id);
-    return ids;
-  }
-
   async size(): Promise<ResultStoreSize> {
     this.checkOpen();
     const row = first<NumberRow>(await this.db.execute(sizeStatement()));
@@ -377,9 +360,7 @@ class PgResultStore implements ResultStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const live = [...this.writers.keys()];
-    this.writers.clear();
-    await Promise.allSettled(live.map((w) => w.abort()));
+    await this.live.abortAll();
   }
 
   private checkOpen(): void {
