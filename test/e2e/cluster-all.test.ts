@@ -21,7 +21,7 @@ import { startHttpProxy } from '../fixtures/fake-proxies';
 import { startBlackHole, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { ProcessBed, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const PG = testDatabaseUrl();
@@ -35,13 +35,6 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: ROLE=all in one
   let node: ServiceProcess;
   let elite: FakeServer, hole: FakeServer;
 
-  async function until(what: string, f: () => Promise<boolean>, ms: number): Promise<void> {
-    const end = performance.now() + ms;
-    while (!(await f().catch(() => false))) {
-      if (performance.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-      await Bun.sleep(50);
-    }
-  }
 
   beforeAll(async () => {
     nats = await startNatsServer();

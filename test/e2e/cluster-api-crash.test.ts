@@ -19,9 +19,6 @@
  * Skips unless PostgreSQL and nats-server are there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { eq } from 'drizzle-orm';
@@ -31,7 +28,7 @@ import { startHttpProxy } from '../fixtures/fake-proxies';
 import { startBlackHoleAnyAddress, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { openStore, ProcessBed, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { openStore, ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const PG = testDatabaseUrl();
@@ -72,14 +69,6 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: kill -9 an API 
   /** Shards waiting in us1's queue, not yet delivered to an agent. */
   const queued = async (): Promise<number> => (await (await jetstreamManager(watcher)).consumers.info(WORK_STREAM, workConsumer('us1'))).num_pending;
 
-  async function until(what: string, f: () => boolean | Promise<boolean>, ms: number): Promise<number> {
-    const t0 = performance.now();
-    while (!(await Promise.resolve().then(f).catch(() => false))) {
-      if (performance.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-      await Bun.sleep(25);
-    }
-    return performance.now() - t0;
-  }
 
   async function inspect() {
     const d = await openStore(storeA);
@@ -100,13 +89,12 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: kill -9 an API 
     hole = await startBlackHoleAnyAddress();
     elite = await startHttpProxy();
     storeA = await bed.store();
-    const dataDirB = mkdtempSync(join(tmpdir(), 'pc-node-'));
-    storeB = { dataDir: dataDirB, databaseUrl: storeA.databaseUrl, cleanup: async () => rmSync(dataDirB, { recursive: true, force: true }) };
-    bed.stores.push(storeB);
+    storeB = bed.sibling(storeA);
     a = await bed.spawn(storeA, { env: apiEnv() });
     [b, agent] = await Promise.all([
       bed.spawn(storeB, { env: apiEnv() }),
-      bed.spawn(storeA, { env: { ...timing(), ROLE: 'agent', REGION: 'us1', AGENT_SLOTS: String(SLOTS) } }),
+      // the agent takes no headroom above its slots (MAX_JOB_SHARE_PERCENT=100): a newcomer's shard A lends waits in the queue
+      bed.spawn(storeA, { env: { ...timing(), ROLE: 'agent', REGION: 'us1', AGENT_SLOTS: String(SLOTS), MAX_JOB_SHARE_PERCENT: '100' } }),
     ]);
     const live = async () => (await call(`${b.url}/regions`)).body.regions.find((r: { code: string }) => r.code === 'us1').agents === 1;
     await until('the agent to be live', live, 10_000);

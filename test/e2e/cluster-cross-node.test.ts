@@ -16,14 +16,11 @@
  * Skips unless PostgreSQL and nats-server are there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import { startBlackHole, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { ProcessBed, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const PG = testDatabaseUrl();
@@ -84,22 +81,13 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a job on node A
     return `${b.url}${u.pathname}${u.search}`;
   };
 
-  async function until(what: string, f: () => Promise<boolean>, ms: number): Promise<void> {
-    const end = performance.now() + ms;
-    while (!(await f().catch(() => false))) {
-      if (performance.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-      await Bun.sleep(50);
-    }
-  }
 
   beforeAll(async () => {
     nats = await startNatsServer();
     elite = await startHttpProxy();
     hole = await startBlackHole();
     storeA = await bed.store();
-    const dataDirB = mkdtempSync(join(tmpdir(), 'pc-node-'));
-    storeB = { dataDir: dataDirB, databaseUrl: storeA.databaseUrl, cleanup: async () => rmSync(dataDirB, { recursive: true, force: true }) };
-    bed.stores.push(storeB);
+    storeB = bed.sibling(storeA);
     a = await bed.spawn(storeA, { env: apiEnv() });
     [b] = await Promise.all([bed.spawn(storeB, { env: apiEnv() }), bed.spawn(storeA, { env: { ...timing(), ROLE: 'agent', REGION: 'us1', AGENT_SLOTS: '20' } })]);
     await until('the agent to be live on A', async () => (await call(`${a.url}/regions`)).body.regions.find((r: { code: string }) => r.code === 'us1').agents === 1, 10_000);

@@ -19,14 +19,11 @@
  * jobs fail and refund) and waits until the black hole is empty again.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import { startBlackHoleAnyAddress, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { ProcessBed, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const PG = testDatabaseUrl();
@@ -46,13 +43,6 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: fairness across
   const timing = () => ({ NATS_URL: nats.url, CLUSTER_ACK_WAIT_MS: '5000', AGENT_HEARTBEAT_MS: '250', AGENT_TTL_MS: '2000', SHUTDOWN_GRACE_MS: '0' });
   const apiEnv = () => ({ ...timing(), ...SECRETS, ROLE: 'api', BOOTSTRAP_CHECKS: '1000000' });
 
-  async function until(what: string, f: () => Promise<boolean> | boolean, ms: number): Promise<void> {
-    const end = performance.now() + ms;
-    while (!(await Promise.resolve(f()).catch(() => false))) {
-      if (performance.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-      await Bun.sleep(50);
-    }
-  }
 
   /** n distinct black-hole proxies 127.<b>.x.y:port. */
   function holes(n: number, tag: number): string[] {
@@ -87,9 +77,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: fairness across
     elite = await startHttpProxy();
     hole = await startBlackHoleAnyAddress();
     storeA = await bed.store();
-    const dataDirB = mkdtempSync(join(tmpdir(), 'pc-node-'));
-    storeB = { dataDir: dataDirB, databaseUrl: storeA.databaseUrl, cleanup: async () => rmSync(dataDirB, { recursive: true, force: true }) };
-    bed.stores.push(storeB);
+    storeB = bed.sibling(storeA);
     a = await bed.spawn(storeA, { env: apiEnv() });
     [b] = await Promise.all([
       bed.spawn(storeB, { env: apiEnv() }),

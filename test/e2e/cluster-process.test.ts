@@ -14,7 +14,7 @@ import { startHttpProxy } from '../fixtures/fake-proxies';
 import { startBlackHole, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { ProcessBed, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const PG = testDatabaseUrl();
@@ -39,13 +39,6 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster processes', () =
   const bearer = () => ({ Authorization: `Bearer ${api.key}` });
   const balance = async () => (await call(`${api.url}/me`, { headers: bearer() })).body.user.checks as number;
   const liveAgents = async () => (await call(`${api.url}/regions`)).body.regions.find((r: { code: string }) => r.code === 'us1').agents as number;
-  async function until(f: () => Promise<boolean>, ms: number): Promise<void> {
-    const end = Date.now() + ms;
-    while (!(await f().catch(() => false))) {
-      if (Date.now() > end) throw new Error('condition not met in time');
-      await Bun.sleep(100);
-    }
-  }
   /** n elites (distinct by credentials) and n black holes: 2n probes. */
   function proxies(n: number, tag: string): string[] {
     const out: string[] = [];
@@ -79,7 +72,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster processes', () =
   test('kill -9 one of two agents mid-job: the job completes, each probe answered and charged once', async () => {
     const a = await agent();
     await agent();
-    await until(async () => (await liveAgents()) === 2, 10_000);
+    await until('the agents to change', async () => (await liveAgents()) === 2, 10_000);
     const before = await balance();
     const list = proxies(100, 'k');
     const job = call(`${api.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: list, region: 'us1', timeout: 1500 } });
@@ -97,7 +90,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster processes', () =
     const adminUrl = (await api.waitForLog((l) => l.msg === 'ready', 1000)).adminUrl as string;
     const metrics = await (await fetch(`${adminUrl}/metrics`)).text();
     expect(Number(/^proxycheck_shards_redelivered_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThan(0);
-    await until(async () => (await liveAgents()) === 1, 10_000);
+    await until('the agents to change', async () => (await liveAgents()) === 1, 10_000);
   }, 60_000);
 
   test('nats-server restarted mid-job: completes or fails with refunds, never charged twice; a new job works after', async () => {
@@ -121,7 +114,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster processes', () =
       expect(charged).toBeLessThanOrEqual(120);
     }
     // the nodes reconnected by themselves: a new job completes
-    await until(async () => (await liveAgents()) >= 1, 15_000);
+    await until('the agents to change', async () => (await liveAgents()) >= 1, 15_000);
     const again = await call(`${api.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [`127.0.0.1:${elite.port}`], region: 'us1', timeout: 1500 } });
     expect(again.status).toBe(200);
     expect(again.body.summary.total_working).toBe(1);

@@ -36,7 +36,7 @@ import { startHttpProxy } from '../fixtures/fake-proxies';
 import type { FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { ProcessBed, type ServiceProcess, type ServiceStore } from '../helpers/process';
+import { ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
 import { createVeth, vethUnavailable, type Veth } from '../helpers/veth';
 
@@ -84,14 +84,6 @@ describe.skipIf(veths === null)('regions are places: three agents in three netwo
   /** The proxies, as every namespace reaches them: an address of this host (the first pair's host end). */
   const at = (s: FakeServer) => `${veths![0]!.hostAddress}:${s.port}`;
 
-  async function until(what: string, f: () => Promise<boolean>, ms: number): Promise<number> {
-    const t0 = performance.now();
-    while (!(await f().catch(() => false))) {
-      if (performance.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-      await Bun.sleep(50);
-    }
-    return performance.now() - t0;
-  }
 
   function startAgent(r: Region): Promise<ServiceProcess> {
     const v = net(r);

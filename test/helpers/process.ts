@@ -207,6 +207,14 @@ export class ProcessBed {
     return s;
   }
 
+  /** Another API node's store on the same database: a data dir of its own, removed at cleanup. */
+  sibling(store: ServiceStore): ServiceStore {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pc-node-'));
+    const s: ServiceStore = { dataDir, databaseUrl: store.databaseUrl, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    this.stores.push(s);
+    return s;
+  }
+
   /** spawnService, killed at cleanup. */
   async spawn(store: ServiceStore, opts: SpawnOptions = {}): Promise<ServiceProcess> {
     const p = await spawnService(store, opts);
@@ -221,4 +229,17 @@ export class ProcessBed {
     }
     for (const s of this.stores) await s.cleanup();
   }
+}
+
+/**
+ * Polls `f` every `stepMs` until it is true (a throw counts as false); rejects
+ * naming `what` after `ms`. Resolves with the milliseconds it took.
+ */
+export async function until(what: string, f: () => boolean | Promise<boolean>, ms: number, stepMs = 50): Promise<number> {
+  const t0 = performance.now();
+  while (!(await Promise.resolve().then(f).catch(() => false))) {
+    if (performance.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await Bun.sleep(stepMs);
+  }
+  return performance.now() - t0;
 }
