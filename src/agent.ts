@@ -73,7 +73,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
   const region = config.region;
   const agentId = config.agentId ?? generateAgentId();
   const judgeInProcess = config.judgeUrl === undefined;
-  const slots = config.agentSlots ?? maxInFlightFor(openFilesLimit(), judgeInProcess);
+  const slots = config.agentSlots ?? maxInFlightFor(openFilesLimit(), judgeInProcess ? 'unguarded' : 'elsewhere');
 
   const undo: (() => Promise<void> | void)[] = [];
   const unwind = async () => {

@@ -47,7 +47,9 @@
  * min(region free, global free); a release in one region first runs a pass of
  * every other region with waiting jobs, then its own, so no region starves
  * behind the global cap.
- * I1 holds for the global count too.
+ * I1 holds for the global count too. `setGlobalCapacity(n)` changes it while
+ * running (src/fd-guard.ts: the built-in judge's descriptors): lowering
+ * revokes nothing, raising runs a pass of every region that waits.
  *
  * ## Headroom for newcomers (option `jobShare`, default 1: none)
  *
@@ -238,7 +240,7 @@ export class RegionScheduler {
   private readonly minGrant: number;
   private readonly onDispatchError: (err: unknown, jobId: string) => void;
   private seq = 0;
-  private readonly globalCapacity: number;
+  private globalCapacity: number;
   private readonly jobShare: number;
   private readonly hardCapacity: boolean;
   /** Probes in flight in every region together. */
@@ -298,6 +300,25 @@ export class RegionScheduler {
   poke(region: string): void {
     const rs = this.regions.get(region);
     if (rs !== undefined && rs.jobs.length > 0) this.pump(rs);
+  }
+
+  /**
+   * A new global capacity (the descriptor guard, src/fd-guard.ts): lowering it
+   * revokes nothing (grants stop until used drops below it); raising it runs a
+   * pass of every region with waiting jobs. Only for a scheduler built with a
+   * finite globalCapacity.
+   */
+  setGlobalCapacity(n: number): void {
+    if (!(n >= 1) || !Number.isFinite(n) || this.globalCapacity === Number.POSITIVE_INFINITY) {
+      throw new ServiceError('scheduler_bad_option', `globalCapacity must be a finite number >= 1 on a scheduler that has one, got ${n}`);
+    }
+    const rose = Math.floor(n) > this.globalCapacity;
+    this.globalCapacity = Math.floor(n);
+    if (!rose) return;
+    for (const rs of this.regions.values()) {
+      if (this.totalUsed >= this.globalCapacity) break;
+      if (rs.jobs.length > 0) this.pump(rs);
+    }
   }
 
   /** Probes in flight in a region right now. */

@@ -32,3 +32,28 @@ test('demand: probes in flight plus probes waiting, per region; 0 once the jobs 
   b.release(3);
   expect(s.demand('us1')).toBe(0);
 });
+
+test('setGlobalCapacity: lowering revokes nothing and stops grants; raising grants every waiting region at once', () => {
+  const s = new RegionScheduler(() => 100, { minGrant: 1, globalCapacity: 10 });
+  const us: number[] = [];
+  const de: number[] = [];
+  const a = s.register('a', 'us1', 50, (n) => us.push(n));
+  const b = s.register('b', 'de1', 50, (n) => de.push(n));
+  expect(s.totalInFlight).toBe(10);
+  expect(de).toEqual([]);
+  s.setGlobalCapacity(4); // 10 in flight stay in flight
+  expect(s.totalInFlight).toBe(10);
+  a.release(5); // 5 in flight > 4: no grant
+  expect(s.totalInFlight).toBe(5);
+  expect(us).toEqual([10]);
+  expect(de).toEqual([]);
+  a.cancel(); // us1 waits for nothing more; de1 still waits
+  s.setGlobalCapacity(12); // every waiting region's pass runs: de1 takes the 7 free
+  expect(s.totalInFlight).toBe(12);
+  expect(de).toEqual([7]);
+  s.setGlobalCapacity(12); // unchanged: nothing to do
+  expect(de).toEqual([7]);
+  b.cancel();
+  expect(() => s.setGlobalCapacity(0)).toThrow();
+  expect(() => new RegionScheduler(() => 1).setGlobalCapacity(5)).toThrow(); // no global cap to change
+});
