@@ -67,6 +67,11 @@ export function guardedCapacity(p: { openFiles: number; cap: number; others: num
   return Math.max(1, Math.min(p.cap, room));
 }
 
+/** Probes that may start before the guard's next sample: half the descriptors free above the spare (a probe's socket and the judge connection it may bring). */
+export function startBudget(openFiles: number, open: number): number {
+  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - open) / 2));
+}
+
 export function openFilesLimit(): number | null {
   try {
     return parseOpenFilesLimit(readFileSync('/proc/self/limits', 'utf8'));

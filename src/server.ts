@@ -353,6 +353,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         cap: maxInFlight,
         probesInFlight: () => scheduler.totalInFlight,
         setCapacity: (n) => scheduler.setGlobalCapacity(n),
+        setStartBudget: (n) => scheduler.setStartBudget(n),
       }).start();
       if (!guard.running) log.warn('open descriptors are not readable (/proc/self/fd, Linux >= 6.2): the built-in judge keeps only its static share', { maxInFlight });
       undo.push(() => guard.stop());

@@ -57,3 +57,21 @@ test('setGlobalCapacity: lowering revokes nothing and stops grants; raising gran
   expect(() => s.setGlobalCapacity(0)).toThrow();
   expect(() => new RegionScheduler(() => 1).setGlobalCapacity(5)).toThrow(); // no global cap to change
 });
+
+test('setStartBudget: at most n probes start until the next call; a budget that rose runs the waiting passes', () => {
+  const s = new RegionScheduler(() => 100, { minGrant: 1, globalCapacity: 1000 });
+  s.setStartBudget(5);
+  const us: number[] = [];
+  const a = s.register('a', 'us1', 50, (n) => us.push(n));
+  expect(us).toEqual([5]);
+  a.release(5); // slots free, but the budget is spent
+  expect(s.totalInFlight).toBe(0);
+  s.setStartBudget(0);
+  expect(s.totalInFlight).toBe(0);
+  s.setStartBudget(30);
+  expect(s.totalInFlight).toBe(30);
+  s.setStartBudget(Number.POSITIVE_INFINITY); // unlimited again: the region's 100
+  expect(s.totalInFlight).toBe(45); // 50 - 5 released
+  a.cancel();
+  expect(() => s.setStartBudget(-1)).toThrow();
+});
