@@ -1,4 +1,5 @@
 import { expect, test } from 'bun:test';
+import fc from 'fast-check';
 import { RegionScheduler } from '../../src/jobs/scheduler';
 
 test('poke: a region whose capacity rose grants its waiting jobs at once', () => {
@@ -74,4 +75,49 @@ test('setStartBudget: at most n probes start until the next call; a budget that 
   expect(s.totalInFlight).toBe(45); // 50 - 5 released
   a.cancel();
   expect(() => s.setStartBudget(-1)).toThrow();
+});
+
+test('property: grants between two setStartBudget calls never exceed the budget, nor the global capacity set last', () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.oneof(
+          fc.record({ op: fc.constant('register' as const), region: fc.constantFrom('us1', 'de1'), n: fc.integer({ min: 1, max: 200 }) }),
+          fc.record({ op: fc.constant('release' as const), k: fc.nat(), n: fc.integer({ min: 1, max: 50 }) }),
+          fc.record({ op: fc.constant('budget' as const), n: fc.integer({ min: 0, max: 100 }) }),
+          fc.record({ op: fc.constant('cap' as const), n: fc.integer({ min: 1, max: 150 }) }),
+        ),
+        { maxLength: 60 },
+      ),
+      (ops) => {
+        let since = 0;
+        let budget = Number.POSITIVE_INFINITY;
+        let cap = 120;
+        const s = new RegionScheduler(() => 64, { minGrant: 1, globalCapacity: cap, jobShare: 0.9 });
+        const jobs: ReturnType<RegionScheduler['register']>[] = [];
+        const onGrant = (n: number) => {
+          since += n;
+          expect(since).toBeLessThanOrEqual(budget);
+        };
+        let inFlightBefore = 0;
+        for (const o of ops) {
+          inFlightBefore = s.totalInFlight;
+          if (o.op === 'register') jobs.push(s.register(`j${jobs.length}`, o.region, o.n, onGrant));
+          else if (o.op === 'release') {
+            const j = jobs[o.k % Math.max(1, jobs.length)];
+            if (j !== undefined && j.inFlight > 0) j.release(Math.min(j.inFlight, o.n));
+          } else if (o.op === 'budget') {
+            since = 0;
+            budget = o.n;
+            s.setStartBudget(o.n);
+          } else {
+            cap = o.n;
+            s.setGlobalCapacity(o.n);
+          }
+          // a grant never takes the total above the cap (lowering it revokes nothing)
+          if (s.totalInFlight > inFlightBefore) expect(s.totalInFlight).toBeLessThanOrEqual(cap);
+        }
+      },
+    ),
+  );
 });
