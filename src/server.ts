@@ -9,6 +9,7 @@
  *   other process; PostgreSQL: scans of expired leases and of this NODE_ID's
  *   previous run) + the periodic sweep (ORPHAN_SWEEP_MS, expired leases of
  *   other nodes) -> demo account -> geo + probe pool -> result store ->
+ *   scheduler (+ with the built-in judge, the descriptor guard: src/fd-guard.ts) ->
  *   the judge's TLS listener (built-in judge: certificate from DATA_DIR,
  *   JUDGE_TLS_PORT on HOST) -> HTTP server -> admin server (its own
  *   listener: ADMIN_HOST/ADMIN_PORT, with GET /metrics) -> judge calibration (+ the TLS judge
