@@ -246,7 +246,7 @@ async function embeddedSlots(top: Topology): Promise<number> {
   const b = (await (await fetch(`${top.api.url}/regions`)).json()) as { regions: { code: string; capacity?: number }[] };
   const capacity = b.regions.find((r) => r.code === 'us1')?.capacity ?? 0;
   const { maxInFlightFor, openFilesLimit } = await import('../src/limits');
-  return Math.min(capacity, maxInFlightFor(openFilesLimit(), true));
+  return Math.min(capacity, maxInFlightFor(openFilesLimit(), 'guarded'));
 }
 
 function finish(update: Record<string, ScenarioRecord>, natsVersion: string): void {

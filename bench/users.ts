@@ -205,10 +205,11 @@ async function main(): Promise<void> {
       for (const row of rows) {
         const entries = buildEntries({ firstId: 0, size: row.size, mix: row.mix, seed: row.seed, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
         // the service's probes in flight: the region's slots
-        // (defaults: the region's slots, capped by what the open-file limit allows with the judge in process, of which one job holds MAX_JOB_SHARE_PERCENT)
+        // (defaults: a lone job holds the region's slots (its headroom is lent above them), or MAX_JOB_SHARE_PERCENT
+        // of the open-file cap with the built-in judge when that binds first: src/limits.ts, src/jobs/scheduler.ts)
         const cfg = parseConfig({}, ROOT);
         const slots =
-          spe !== null ? spe * 16 : Math.floor(Math.min(cfg.slotsPerEndpoint * 16, maxInFlightFor(openFilesLimit(), true)) * (cfg.maxJobSharePercent / 100));
+          spe !== null ? spe * 16 : Math.min(cfg.slotsPerEndpoint * 16, Math.floor(maxInFlightFor(openFilesLimit(), 'guarded') * (cfg.maxJobSharePercent / 100)));
         const bound = lowerBound(entries, TIMEOUT_MS, slots, row.orders ?? 0);
         const res: RowResult = { row, slots, orderBlindMedianMs: bound.orderBlind?.p50Ms ?? null, rounds: [] };
         log(`row ${row.name}: ${row.size} proxies, ${slots} slots`);

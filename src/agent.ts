@@ -74,7 +74,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
   const region = config.region;
   const agentId = config.agentId ?? generateAgentId();
   const judgeInProcess = config.judgeUrl === undefined;
-  const slots = config.agentSlots ?? maxInFlightFor(openFilesLimit(), judgeInProcess);
+  const slots = config.agentSlots ?? maxInFlightFor(openFilesLimit(), judgeInProcess ? 'unguarded' : 'elsewhere');
 
   const { undo, unwind } = stopSteps(log, 'agent stop step failed');
 

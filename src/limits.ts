@@ -1,13 +1,41 @@
 /**
  * How many probes this process may have in flight at once, from its open-file
- * limit: every probe holds one socket, and when the judge is this process's
- * own /judge, the judge holds the accepted end too. Pure functions plus one
- * read of /proc/self/limits.
+ * limit, and how many descriptors the built-in judge is left. Pure functions
+ * plus one read of /proc/self/limits.
+ *
+ * Every probe holds one socket. When the judge is this process's own /judge,
+ * the judge holds one accepted socket per request, but only a working
+ * proxy's probe makes one, and only for its last milliseconds (accept, read
+ * the head, answer, close: the answer says Connection: close). So:
+ *
+ *   judge elsewhere (JUDGE_URL)       probes = limit - RESERVED_FDS
+ *   built-in judge, guarded (server)  probes = (limit - RESERVED_FDS) x (1 - JUDGE_FD_SHARE)
+ *                                     and src/fd-guard.ts lowers the cap while the
+ *                                     descriptors actually open leave fewer than spareFds free
+ *   built-in judge, unguarded (agent) probes = (limit - RESERVED_FDS) / 2 (one judge socket per probe)
+ *
+ * Why the judge must never be the one to run out: Bun's listener, on EMFILE
+ * at accept(), leaves the connection in the kernel's accept queue and retries
+ * on every turn of the event loop (measured: the main thread spins at 100 %
+ * CPU until a descriptor frees, then answers); a full accept queue drops the
+ * proxy's SYN (retried after 1 s), which turns a working proxy into a timeout.
  */
 import { readFileSync } from 'node:fs';
 
 /** Descriptors kept for everything else (database, HTTP clients, files, workers). */
 export const RESERVED_FDS = 1000;
+
+/**
+ * With the built-in judge, the share of (limit - RESERVED_FDS) the probes leave
+ * to the judge's connections: 1 900 at a limit of 20 000. Measured need: a few
+ * hundred at most (working proxies per second x milliseconds each; see
+ * bench/RESULTS.md "As users run it"); the rest is margin, and src/fd-guard.ts
+ * covers what a margin cannot (proxies that hold the judge's connection open).
+ */
+export const JUDGE_FD_SHARE = 0.1;
+
+/** Where the judge's accepted sockets live, for the budget. */
+export type JudgeFds = 'elsewhere' | 'guarded' | 'unguarded';
 
 /** The soft "Max open files" of /proc/<pid>/limits text, or null. */
 export function parseOpenFilesLimit(limitsText: string): number | null {
@@ -16,10 +44,32 @@ export function parseOpenFilesLimit(limitsText: string): number | null {
   return m[1] === 'unlimited' ? Number.POSITIVE_INFINITY : Number(m[1]);
 }
 
-/** Probes in flight the process can hold, whatever the regions' capacities add up to. */
-export function maxInFlightFor(openFiles: number | null, judgeInProcess: boolean): number {
+/** Probes in flight the process can hold, whatever the regions' capacities add up to (table in the header). */
+export function maxInFlightFor(openFiles: number | null, judge: JudgeFds): number {
   if (openFiles === null || !Number.isFinite(openFiles)) return 65_536;
-  return Math.max(64, Math.floor((openFiles - RESERVED_FDS) / (judgeInProcess ? 2 : 1)));
+  const left = openFiles - RESERVED_FDS;
+  const probes = judge === 'elsewhere' ? left : judge === 'guarded' ? left * (1 - JUDGE_FD_SHARE) : left / 2;
+  return Math.max(64, Math.floor(probes));
+}
+
+/** Descriptors the guard keeps free at all times (the judge's next accepts, probes between grant and socket): 2 % of the limit, at least 32. */
+export function spareFds(openFiles: number): number {
+  return Math.max(32, Math.floor(openFiles * 0.02));
+}
+
+/**
+ * The probes' cap the guard sets: the static cap, lowered so that the
+ * descriptors held by everything but probes (`others`, the judge's
+ * connections among them) plus the spare still fit under the limit. At least 1.
+ */
+export function guardedCapacity(p: { openFiles: number; cap: number; others: number }): number {
+  const room = Math.floor(p.openFiles - spareFds(p.openFiles) - Math.max(0, p.others));
+  return Math.max(1, Math.min(p.cap, room));
+}
+
+/** Probes that may start before the guard's next sample: half the descriptors free above the spare (a probe's socket and the judge connection it may bring). */
+export function startBudget(openFiles: number, open: number): number {
+  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - open) / 2));
 }
 
 export function openFilesLimit(): number | null {

@@ -9,6 +9,7 @@
  *   other process; PostgreSQL: scans of expired leases and of this NODE_ID's
  *   previous run) + the periodic sweep (ORPHAN_SWEEP_MS, expired leases of
  *   other nodes) -> demo account -> geo + probe pool -> result store ->
+ *   scheduler (+ with the built-in judge, the descriptor guard: src/fd-guard.ts) ->
  *   the judge's TLS listener (built-in judge: certificate from DATA_DIR,
  *   JUDGE_TLS_PORT on HOST) -> HTTP server -> admin server (its own
  *   listener: ADMIN_HOST/ADMIN_PORT, with GET /metrics) -> judge calibration (+ the TLS judge
@@ -88,6 +89,7 @@ import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
 import { ACCEPTED_REGIONS, findRegion, REGIONS } from './regions';
 import { maxInFlightFor, openFilesLimit } from './limits';
+import { DescriptorGuard } from './fd-guard';
 import { ServiceMetrics } from './metrics/service-metrics';
 import { linkExpiry, newResultId, signResultLink } from './results/links';
 import { openDirResultStore } from './results/dir-store';
@@ -318,7 +320,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       hub.closeAll();
       if (hub instanceof ClusterProgress) await hub.settled();
     });
-    const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFilesLimit(), config.judgeUrl === undefined);
+    // The probes' cap from the open-file limit (src/limits.ts); with the built-in judge a guard lowers it
+    // while the descriptors actually open leave too few free for the judge's accepts (src/fd-guard.ts).
+    const openFiles = openFilesLimit();
+    const ownJudge = config.judgeUrl === undefined;
+    const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFiles, ownJudge ? 'guarded' : 'elsewhere');
     const liveAgents = registry;
     const share = board;
     const scheduler = new RegionScheduler(
@@ -333,6 +339,17 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),
       },
     );
+    if (liveAgents === null && ownJudge && openFiles !== null && Number.isFinite(openFiles)) {
+      const guard = new DescriptorGuard({
+        openFiles,
+        cap: maxInFlight,
+        probesInFlight: () => scheduler.totalInFlight,
+        setCapacity: (n) => scheduler.setGlobalCapacity(n),
+        setStartBudget: (n) => scheduler.setStartBudget(n),
+      }).start();
+      if (!guard.running) log.warn('open descriptors are not readable (/proc/self/fd, Linux >= 6.2): the built-in judge keeps only its static share', { maxInFlight });
+      undo.push(() => guard.stop());
+    }
     poke = (region) => scheduler.poke(region);
     demandOf = (region) => scheduler.demand(region);
     // failed settlements tried again while we run; stopped (one last try) before the database closes

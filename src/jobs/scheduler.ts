@@ -47,7 +47,12 @@
  * min(region free, global free); a release in one region first runs a pass of
  * every other region with waiting jobs, then its own, so no region starves
  * behind the global cap.
- * I1 holds for the global count too.
+ * I1 holds for the global count too. `setGlobalCapacity(n)` changes it while
+ * running (src/fd-guard.ts: the built-in judge's descriptors): lowering
+ * revokes nothing, raising runs a pass of every region that waits; and
+ * `setStartBudget(n)` lets at most n more probes start until its next call
+ * (the guard's bound on a burst between two of its samples; unlimited when
+ * never called). A pass grants at most min(region free, global free, budget).
  *
  * ## Headroom for newcomers (option `jobShare`, default 1: none)
  *
@@ -232,10 +237,12 @@ export class RegionScheduler {
   private readonly minGrant: number;
   private readonly onDispatchError: (err: unknown, jobId: string) => void;
   private seq = 0;
-  private readonly globalCapacity: number;
+  private globalCapacity: number;
   private readonly jobShare: number;
   /** Probes in flight in every region together. */
   private totalUsed = 0;
+  /** Probes that may still start until the next setStartBudget (the descriptor guard); unlimited by default. */
+  private startBudget = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly capacityFor: (region: string) => number,
@@ -290,6 +297,42 @@ export class RegionScheduler {
   poke(region: string): void {
     const rs = this.regions.get(region);
     if (rs !== undefined && rs.jobs.length > 0) this.pump(rs);
+  }
+
+  /**
+   * A new global capacity (the descriptor guard, src/fd-guard.ts): lowering it
+   * revokes nothing (grants stop until used drops below it); raising it runs a
+   * pass of every region with waiting jobs. Only for a scheduler built with a
+   * finite globalCapacity.
+   */
+  setGlobalCapacity(n: number): void {
+    if (!(n >= 1) || !Number.isFinite(n) || this.globalCapacity === Number.POSITIVE_INFINITY) {
+      throw new ServiceError('scheduler_bad_option', `globalCapacity must be a finite number >= 1 on a scheduler that has one, got ${n}`);
+    }
+    const rose = Math.floor(n) > this.globalCapacity;
+    this.globalCapacity = Math.floor(n);
+    if (!rose) return;
+    for (const rs of this.regions.values()) {
+      if (this.totalUsed >= this.globalCapacity) break;
+      if (rs.jobs.length > 0) this.pump(rs);
+    }
+  }
+
+  /**
+   * At most `n` more probes start (in all regions) until the next call: the
+   * descriptor guard's bound on a burst (src/fd-guard.ts: every probe started
+   * may bring one judge connection before the guard sees it). A budget that
+   * rose runs a pass of every region with waiting jobs.
+   */
+  setStartBudget(n: number): void {
+    if (!(n >= 0)) throw new ServiceError('scheduler_bad_option', `start budget must be >= 0, got ${n}`);
+    const rose = n > this.startBudget;
+    this.startBudget = Number.isFinite(n) ? Math.floor(n) : n;
+    if (!rose) return;
+    for (const rs of this.regions.values()) {
+      if (this.startBudget <= 0 || this.totalUsed >= this.globalCapacity) break;
+      if (rs.jobs.length > 0) this.pump(rs);
+    }
   }
 
   /** Probes in flight in a region right now. */
@@ -379,7 +422,7 @@ export class RegionScheduler {
     for (;;) {
       const cap = this.capacity(rs.name);
       const rH = this.headroom(cap);
-      if (Math.min(cap + rH - rs.used, this.globalCapacity - this.totalUsed) <= 0) return;
+      if (Math.min(cap + rH - rs.used, this.globalCapacity - this.totalUsed, this.startBudget) <= 0) return;
       let best: Entry | undefined;
       for (const e of rs.jobs) {
         if (e.pending === 0 || e.state !== SCHEDULER_JOB_STATES.ACTIVE) continue;
@@ -390,7 +433,7 @@ export class RegionScheduler {
       if (best === undefined) return;
       const gH = this.headroom(this.globalCapacity);
       const newcomer = best.inFlight < rH;
-      const free = Math.min(cap - rs.used + (newcomer ? rH : 0), this.globalCapacity - this.totalUsed - (best.inFlight >= gH ? gH : 0));
+      const free = Math.min(cap - rs.used + (newcomer ? rH : 0), this.globalCapacity - this.totalUsed - (best.inFlight >= gH ? gH : 0), this.startBudget);
       if (free <= 0) return;
       const want = Math.min(best.pending, this.maxGrant);
       const effMin = Math.min(this.minGrant, Math.max(1, Math.floor(Math.min(cap, this.globalCapacity) / 8)));
@@ -403,6 +446,7 @@ export class RegionScheduler {
       best.inFlight += grant;
       rs.used += grant;
       this.totalUsed += grant;
+      this.startBudget -= grant;
       best.lastGrant = ++this.seq;
       try {
         best.dispatch(grant);
@@ -412,6 +456,7 @@ export class RegionScheduler {
         best.inFlight -= back;
         rs.used -= back;
         this.totalUsed -= back;
+        this.startBudget += back;
         best.state = SCHEDULER_JOB_STATES.CANCELLED;
         best.pending = 0;
         if (best.inFlight === 0 && best.listed) {

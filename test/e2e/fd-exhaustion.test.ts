@@ -7,20 +7,29 @@
  * black hole ends `timeout` / `connect_timeout` (tried again once descriptors
  * free up, src/jobs/retries.ts) or `checker_overloaded`, and only the probes
  * actually performed are charged.
+ *
+ * The judge is a separate one (JUDGE_URL): with the built-in judge the
+ * descriptor guard (src/fd-guard.ts) keeps the probes from running out at all
+ * (test/e2e/fd-budget.test.ts); an external judge and a MAX_IN_FLIGHT above
+ * what the limit holds is how a process still runs out.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { startBlackHoleAnyAddress, type FakeServer } from '../fixtures/fake-servers';
+import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
 import { serviceStore, spawnService, type ServiceProcess, type ServiceStore } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const BALANCE = 10_000;
 const N = 600;
 let hole: FakeServer;
+let judge: JudgeServer;
+const JUDGE_KEY = 'fd-exhaustion-judge-key';
 let store: ServiceStore;
 let p: ServiceProcess | null = null;
 
 beforeAll(async () => {
   hole = await startBlackHoleAnyAddress();
+  judge = await startJudgeServer({ key: JUDGE_KEY });
   store = await serviceStore();
 });
 afterAll(async () => {
@@ -30,12 +39,13 @@ afterAll(async () => {
   }
   await store?.cleanup();
   await hole?.close();
+  await judge?.close();
 });
 
 test('out of descriptors: no probe is blamed on the proxy, only performed probes are charged', async () => {
   p = await spawnService(store, {
     wrapper: ['prlimit', '--nofile=400:400'],
-    env: { BOOTSTRAP_CHECKS: String(BALANCE), MAX_IN_FLIGHT: '5000', SLOTS_PER_ENDPOINT: '256', MAX_JOB_SHARE_PERCENT: '100' },
+    env: { BOOTSTRAP_CHECKS: String(BALANCE), JUDGE_URL: judge.url, JUDGE_KEY, MAX_IN_FLIGHT: '5000', SLOTS_PER_ENDPOINT: '256', MAX_JOB_SHARE_PERCENT: '100' },
   });
   const proxies = Array.from({ length: N }, (_, i) => `127.3.${1 + Math.floor(i / 250)}.${1 + (i % 250)}:${hole.port}`);
   const r = await call(`${p.url}/check`, { method: 'POST', headers: { 'x-api-key': p.key }, json: { proxies, timeout: 1500 } });

@@ -1,0 +1,116 @@
+/**
+ * The descriptor guard of a process that serves its own judge: the probes'
+ * global cap (the scheduler's) follows the descriptors actually open, so the
+ * judge's accept() always finds one free (src/limits.ts says why it must).
+ *
+ * Every `intervalMs` (25 ms) it reads how many descriptors the process has
+ * open (`stat("/proc/self/fd").size`, Linux >= 6.2: O(1), a few µs; older
+ * kernels report 0 and the guard stays off, leaving the static margin
+ * JUDGE_FD_SHARE) and the probes in flight, and takes
+ *
+ *   others   = open - probes in flight   (the judge's connections, the
+ *              database, listeners, files; probes between grant and socket
+ *              make it a little low, which the spare covers)
+ *   capacity = guardedCapacity(limit, cap, max of `others` over the last
+ *              WINDOW samples)            (src/limits.ts)
+ *
+ * and hands it to `setCapacity` when it changed; and it lets at most
+ *
+ *   startBudget = (limit - spare - open) / 2
+ *
+ * probes start until the next sample (`setStartBudget`): each may bring one
+ * judge connection before the guard can see it, so a burst (a wave of black
+ * holes timing out together, their slots granted at once to proxies that
+ * hold the judge's connection) cannot take the last descriptors between two
+ * samples. At the defaults it never binds (12 288 in flight at a limit of
+ * 20 000: 3 500 starts per 25 ms). Lowering the cap revokes nothing:
+ * grants stop until enough probes end. The window (40 samples, 1 s) keeps a burst of
+ * judge connections from letting the cap spring back at once.
+ *
+ * States: running (timer armed, unref'd) --stop()--> stopped. A read that
+ * fails (no /proc) or reports 0 stops the guard for good: off.
+ */
+import { statSync } from 'node:fs';
+import { guardedCapacity, startBudget } from './limits';
+
+const WINDOW = 40;
+
+/** Descriptors open in this process, or null when the kernel does not say (size 0 before Linux 6.2, or no /proc). */
+export function openDescriptors(): number | null {
+  try {
+    const n = statSync('/proc/self/fd').size;
+    return n > 0 ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface DescriptorGuardOptions {
+  /** the open-file limit */
+  openFiles: number;
+  /** the static cap (MAX_IN_FLIGHT or maxInFlightFor): the guard never raises above it */
+  cap: number;
+  probesInFlight: () => number;
+  setCapacity: (n: number) => void;
+  /** how many probes may start until the next sample (scheduler.setStartBudget) */
+  setStartBudget: (n: number) => void;
+  /** default: openDescriptors() */
+  readOpen?: () => number | null;
+  /** default 25 */
+  intervalMs?: number;
+}
+
+export class DescriptorGuard {
+  private readonly others: number[] = [];
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private current: number;
+  private active = true;
+
+  constructor(private readonly o: DescriptorGuardOptions) {
+    this.current = o.cap;
+  }
+
+  /** Whether it still watches (false after stop() or when the kernel gave no count). */
+  get running(): boolean {
+    return this.active;
+  }
+
+  /** The cap it set last. */
+  get capacity(): number {
+    return this.current;
+  }
+
+  /** Takes one sample now (the first one at once), then every intervalMs. */
+  start(): this {
+    this.sample();
+    if (this.active) {
+      this.timer = setInterval(() => this.sample(), this.o.intervalMs ?? 25);
+      this.timer.unref?.();
+    }
+    return this;
+  }
+
+  /** One sample: read, update the window, set the capacity when it changed. */
+  sample(): void {
+    if (!this.active) return;
+    const open = (this.o.readOpen ?? openDescriptors)();
+    if (open === null) {
+      this.stop();
+      return;
+    }
+    this.others.push(open - this.o.probesInFlight());
+    if (this.others.length > WINDOW) this.others.shift();
+    const next = guardedCapacity({ openFiles: this.o.openFiles, cap: this.o.cap, others: Math.max(...this.others) });
+    if (next !== this.current) {
+      this.current = next;
+      this.o.setCapacity(next);
+    }
+    this.o.setStartBudget(startBudget(this.o.openFiles, open)); // last: a budget that rose runs the passes, under the new cap
+  }
+
+  stop(): void {
+    this.active = false;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+}

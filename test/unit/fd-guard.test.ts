@@ -1,0 +1,62 @@
+import { afterEach, expect, test } from 'bun:test';
+import { openSync, closeSync } from 'node:fs';
+import { DescriptorGuard, openDescriptors } from '../../src/fd-guard';
+import { spareFds } from '../../src/limits';
+
+let guard: DescriptorGuard | null = null;
+afterEach(() => guard?.stop());
+
+test('the cap follows the descriptors that are not probes, with a 1 s window before it springs back', () => {
+  let open = 300;
+  let probes = 100;
+  const set: number[] = [];
+  const budgets: number[] = [];
+  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => probes, setCapacity: (n) => set.push(n), setStartBudget: (n) => budgets.push(n), readOpen: () => open });
+  guard.sample(); // others 200: 2000 - 40 - 200 = 1760 > 1500
+  expect(set).toEqual([]);
+  expect(guard.capacity).toBe(1500);
+  open = 1100; // the judge holds 800 more connections: others 1000
+  guard.sample();
+  expect(set).toEqual([2000 - spareFds(2000) - 1000]);
+  expect(budgets).toEqual([(2000 - 40 - 300) / 2, (2000 - 40 - 1100) / 2]); // half of what is free above the spare, every sample
+  open = 300; // they closed: the window still remembers 1000
+  for (let i = 0; i < 39; i++) guard.sample();
+  expect(guard.capacity).toBe(960);
+  guard.sample(); // the 1000 left the window (40 samples)
+  expect(guard.capacity).toBe(1500);
+  expect(set).toEqual([960, 1500]);
+  probes = 1000; // probes are not others
+  open = 1200;
+  guard.sample();
+  expect(guard.capacity).toBe(1500);
+});
+
+test('no count from the kernel: the guard stops and leaves the cap alone', () => {
+  const set: number[] = [];
+  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => 0, setCapacity: (n) => set.push(n), setStartBudget: (n) => set.push(n), readOpen: () => null }).start();
+  expect(guard.running).toBe(false);
+  expect(set).toEqual([]);
+});
+
+test('openDescriptors counts this process\'s descriptors (Linux >= 6.2)', () => {
+  const before = openDescriptors();
+  if (before === null) return; // an older kernel: nothing to count with (the guard is off there)
+  const fds = Array.from({ length: 50 }, () => openSync('/dev/null', 'r'));
+  try {
+    expect(openDescriptors()! - before).toBe(50);
+  } finally {
+    for (const f of fds) closeSync(f);
+  }
+});
+
+test('start samples at once and then on a timer until stop', async () => {
+  let reads = 0;
+  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => 0, setCapacity: () => {}, setStartBudget: () => {}, readOpen: () => (reads++, 100), intervalMs: 10 }).start();
+  expect(reads).toBe(1);
+  await Bun.sleep(60);
+  guard.stop();
+  const n = reads;
+  expect(n).toBeGreaterThan(2);
+  await Bun.sleep(30);
+  expect(reads).toBe(n);
+});
