@@ -32,6 +32,7 @@ import { errorText } from './errors';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle } from './judge/calibrate';
 import { judgeResponseFor, startJudgeServer } from './judge/server';
 import { readOrCreateJudgeCertificate } from './judge/tls-cert';
+import { DescriptorGuard } from './fd-guard';
 import { maxInFlightFor, openFilesLimit } from './limits';
 import type { Logger } from './log';
 import { stopSteps } from './stop-steps';
@@ -74,7 +75,9 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
   const region = config.region;
   const agentId = config.agentId ?? generateAgentId();
   const judgeInProcess = config.judgeUrl === undefined;
-  const slots = config.agentSlots ?? maxInFlightFor(openFilesLimit(), judgeInProcess ? 'unguarded' : 'elsewhere');
+  // as one process: with its own judge, 90 % of the descriptor budget under the descriptor guard (src/fd-guard.ts)
+  const openFiles = openFilesLimit();
+  const slots = config.agentSlots ?? maxInFlightFor(openFiles, judgeInProcess ? 'guarded' : 'elsewhere');
 
   const { undo, unwind } = stopSteps(log, 'agent stop step failed');
 
@@ -176,6 +179,17 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       counters: metrics,
     });
     const active = runner;
+    if (judgeInProcess && openFiles !== null && Number.isFinite(openFiles)) {
+      const guard = new DescriptorGuard({
+        openFiles,
+        cap: slots + Math.max(0, slots - Math.floor((slots * config.maxJobSharePercent) / 100)),
+        probesInFlight: () => active.inFlight,
+        setCapacity: (n) => active.setGuardCapacity(n),
+        setStartBudget: (n) => active.setStartBudget(n),
+      }).start();
+      if (!guard.running) log.warn('open descriptors are not readable (/proc/self/fd, Linux >= 6.2): the judge keeps only its static share', { slots });
+      undo.push(() => guard.stop());
+    }
     await active.start();
     undo.push(() => active.stop(config.shutdownGraceMs));
 

@@ -9,10 +9,9 @@
  * the head, answer, close: the answer says Connection: close). So:
  *
  *   judge elsewhere (JUDGE_URL)       probes = limit - RESERVED_FDS
- *   built-in judge, guarded (server)  probes = (limit - RESERVED_FDS) x (1 - JUDGE_FD_SHARE)
- *                                     and src/fd-guard.ts lowers the cap while the
+ *   built-in judge (a service, or an  probes = (limit - RESERVED_FDS) x (1 - JUDGE_FD_SHARE)
+ *   agent hosting its judge)          and src/fd-guard.ts lowers the cap while the
  *                                     descriptors actually open leave fewer than spareFds free
- *   built-in judge, unguarded (agent) probes = (limit - RESERVED_FDS) / 2 (one judge socket per probe)
  *
  * Why the judge must never be the one to run out: Bun's listener, on EMFILE
  * at accept(), leaves the connection in the kernel's accept queue and retries
@@ -35,7 +34,7 @@ export const RESERVED_FDS = 1000;
 export const JUDGE_FD_SHARE = 0.1;
 
 /** Where the judge's accepted sockets live, for the budget. */
-export type JudgeFds = 'elsewhere' | 'guarded' | 'unguarded';
+export type JudgeFds = 'elsewhere' | 'guarded';
 
 /** The soft "Max open files" of /proc/<pid>/limits text, or null. */
 export function parseOpenFilesLimit(limitsText: string): number | null {
@@ -48,7 +47,7 @@ export function parseOpenFilesLimit(limitsText: string): number | null {
 export function maxInFlightFor(openFiles: number | null, judge: JudgeFds): number {
   if (openFiles === null || !Number.isFinite(openFiles)) return 65_536;
   const left = openFiles - RESERVED_FDS;
-  const probes = judge === 'elsewhere' ? left : judge === 'guarded' ? left * (1 - JUDGE_FD_SHARE) : left / 2;
+  const probes = judge === 'elsewhere' ? left : left * (1 - JUDGE_FD_SHARE);
   return Math.max(64, Math.floor(probes));
 }
 

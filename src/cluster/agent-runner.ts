@@ -5,8 +5,10 @@
  *
  * ## The pull loop
  *
- *   while running: free = AGENT_SLOTS + lent - probes in flight (lent: the
- *   API nodes' newcomer headroom, AGENT_SLOTS x (1 - MAX_JOB_SHARE_PERCENT))
+ *   while running: free = min(AGENT_SLOTS + lent, the descriptor guard's cap)
+ *   - probes in flight, at most the guard's start budget (lent: the API
+ *   nodes' newcomer headroom, AGENT_SLOTS x (1 - MAX_JOB_SHARE_PERCENT); the
+ *   guard: src/fd-guard.ts, when the agent serves its own judge)
  *     free <= 0  -> wait until a shard ends or results come back
  *     else       -> fetch up to floor(free / tasks per shard) shards, at least
  *                   1, at most 64 (tasks per shard: a running mean of what
@@ -148,6 +150,10 @@ export class AgentRunner {
   readonly #running = new Set<Running>();
   readonly #cancelled = new Set<string>();
   #inFlight = 0;
+  /** The descriptor guard's cap on probes in flight (src/fd-guard.ts; an agent serving its own judge), else none. */
+  #guardCap = Number.POSITIVE_INFINITY;
+  /** Probes the guard lets start until its next sample. */
+  #startBudget = Number.POSITIVE_INFINITY;
   /** Running mean of the results a shard owes (sizes the fetches). */
   #perShard: number = SHARD_MAX_TASKS;
   #draining = false;
@@ -164,6 +170,18 @@ export class AgentRunner {
   constructor(o: AgentRunnerOptions) {
     this.#o = o;
     this.#js = jetstream(o.nc);
+  }
+
+  /** The descriptor guard (src/fd-guard.ts) lowers or restores the probes this agent may hold. */
+  setGuardCapacity(n: number): void {
+    this.#guardCap = n;
+    this.#wake?.();
+  }
+
+  /** The descriptor guard: probes that may start until its next sample. */
+  setStartBudget(n: number): void {
+    this.#startBudget = n;
+    this.#wake?.();
   }
 
   get inFlight(): number {
@@ -248,7 +266,7 @@ export class AgentRunner {
   async #pull(): Promise<void> {
     let consumer: Consumer | null = null;
     while (!this.#draining) {
-      const free = this.#o.slots + (this.#o.lendSlots ?? 0) - this.#inFlight;
+      const free = Math.min(Math.min(this.#o.slots + (this.#o.lendSlots ?? 0), this.#guardCap) - this.#inFlight, this.#startBudget);
       if (free <= 0) {
         await new Promise<void>((r) => (this.#wake = r));
         this.#wake = null;
@@ -290,6 +308,7 @@ export class AgentRunner {
     }
     const expected = w.kind === 'probe' ? w.tasks.length : w.tasks.length * (w.rules?.length ?? 0);
     this.#inFlight += expected;
+    this.#startBudget -= expected;
     this.#perShard = Math.max(1, this.#perShard * 0.8 + expected * 0.2);
     const abort = new AbortController();
     const r: Running = { node: w.node, job: w.job, abort, done: Promise.resolve() };

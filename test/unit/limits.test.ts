@@ -15,14 +15,13 @@ describe('open-file limit', () => {
     expect(parseOpenFilesLimit('garbage')).toBeNull();
   });
 
-  test('probes in flight: the guarded built-in judge leaves JUDGE_FD_SHARE, an unguarded one half, an external one nothing', () => {
+  test('probes in flight: the guarded built-in judge (a service or an agent) leaves JUDGE_FD_SHARE, an external one nothing', () => {
     expect(JUDGE_FD_SHARE).toBe(0.1);
     expect(maxInFlightFor(20000, 'guarded')).toBe(17_100); // (20 000 - 1 000) x 0.9
-    expect(maxInFlightFor(20000, 'unguarded')).toBe((20000 - RESERVED_FDS) / 2);
     expect(maxInFlightFor(20000, 'elsewhere')).toBe(20000 - RESERVED_FDS);
     expect(maxInFlightFor(1024, 'guarded')).toBe(64);
     expect(maxInFlightFor(null, 'guarded')).toBe(65_536);
-    expect(maxInFlightFor(Number.POSITIVE_INFINITY, 'unguarded')).toBe(65_536);
+    expect(maxInFlightFor(Number.POSITIVE_INFINITY, 'elsewhere')).toBe(65_536);
   });
 });
 
