@@ -80,7 +80,7 @@ function renderG(rec: ScenarioRecord): string[] {
   const out = [
     `### G: scale-out, 100 000 proxies (90 % black holes, 10 % working), timeout 5 s`,
     '',
-    `${rec.stamp.date}, load average before ${rec.stamp.loadavg.join(' / ')}. Every topology runs its own judge (\`npm start\` default: an agent hosts \`/judge\`), so each process caps itself at (open files - 1000) / 2 probes. The embedded process is \`npm start\` with PGlite; the cluster's API node uses PostgreSQL. Bound: bench/farm/entries.ts lowerBound on the slots the scheduler saw (formula: sum of min(own duration, timeout) / slots; list-order ideal: a zero-overhead checker starting entries in list order whenever a slot frees, which is what rounds of black holes cost).`,
+    `${rec.stamp.date}, load average before ${rec.stamp.loadavg.join(' / ')}. Every topology runs its own judge (\`npm start\` default: an agent hosts \`/judge\`), so each process takes the same descriptor budget: 90 % of (open files - 1000) under the descriptor guard (the embedded process then holds its region's 12 288, an agent 17 100 + the lent headroom). The embedded process is \`npm start\` with PGlite; the cluster's API node uses PostgreSQL. Bound: bench/farm/entries.ts lowerBound on the slots the scheduler saw (formula: sum of min(own duration, timeout) / slots; list-order ideal: a zero-overhead checker starting entries in list order whenever a slot frees, which is what rounds of black holes cost).`,
     '',
     '| pass | topology | slots | wall | bound formula | list-order ideal | wall / ideal | wall / embedded | working found | CPU (all processes) | other load |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
