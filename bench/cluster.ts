@@ -35,6 +35,7 @@
  * Figures: bench/cluster/last-results.json and the "Cluster (issue 12)"
  * section of bench/RESULTS.md.
  */
+import { installStopHandlers } from './e2e/stop-handlers';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,19 +81,7 @@ const cleanup = () =>
     if (bunFlags.length === 0) rmSync(outDir, { recursive: true, force: true });
     else log(`profiles kept in ${profileDir}`);
   })());
-let interrupted = false;
-const onSignal = (sig: string) => {
-  interrupted = true;
-  log(`${sig}: stopping every process`);
-  void cleanup().finally(() => process.exit(130));
-};
-process.on('SIGINT', () => onSignal('SIGINT'));
-process.on('SIGTERM', () => onSignal('SIGTERM'));
-process.on('exit', () => stopAllSync());
-const hard = setTimeout(() => {
-  log(`hard time limit ${HARD_LIMIT_MS / 60_000} min reached: stopping`);
-  void cleanup().finally(() => process.exit(124));
-}, HARD_LIMIT_MS);
+const stops = installStopHandlers({ cleanup, stopAllSync, log, hardLimitMs: HARD_LIMIT_MS });
 
 function freePort(): number {
   const l = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
@@ -196,7 +185,7 @@ async function main(): Promise<void> {
     const st = stamp(command);
     const entries = buildEntries({ firstId: 0, size: sized(20_000), mix: MIX_A, seed: 101, latency, slowMs: SLOW_MS }, farm.ports);
     const runs: ClusterRun[] = [];
-    for (let i = 0; i < repeat && !interrupted; i++) {
+    for (let i = 0; i < repeat && !stops.interrupted; i++) {
       // -1: ROLE=all (--all): the NATS path without a second process
       const base = flag('all') !== undefined ? [0, 1, -1] : [0, 1];
       const order = i % 2 === 0 ? base : [...base].reverse();
@@ -221,7 +210,7 @@ async function main(): Promise<void> {
     const st = stamp(command);
     const entries = buildEntries({ firstId: 0, size: sized(100_000), mix: { [BEHAVIOURS.WORKING]: 0.1, [BEHAVIOURS.BLACKHOLE]: 0.9 }, seed: 112, latency, slowMs: SLOW_MS }, farm.ports);
     const runs: ClusterRun[] = [];
-    for (let i = 0; i < repeat && !interrupted; i++) {
+    for (let i = 0; i < repeat && !stops.interrupted; i++) {
       const order = i % 2 === 0 ? [0, 2, 3] : [3, 2, 0];
       for (const agents of order) {
         log(` G pass ${i + 1}: ${agents === 0 ? 'embedded' : `API + ${agents} agents`}`);
@@ -250,7 +239,7 @@ async function embeddedSlots(top: Topology): Promise<number> {
 }
 
 function finish(update: Record<string, ScenarioRecord>, natsVersion: string): void {
-  if (interrupted || Object.keys(update).length === 0) return;
+  if (stops.interrupted || Object.keys(update).length === 0) return;
   if (flag('no-write') !== undefined) return;
   const where = writeReport(flag('render') !== undefined ? {} : update, machine(natsVersion));
   log(`wrote ${where.join(', ')}`);
@@ -262,6 +251,6 @@ try {
   log(`FAILED: ${(err as Error).stack ?? String(err)}`);
   process.exitCode = 1;
 } finally {
-  clearTimeout(hard);
+  stops.clearHardLimit();
   await cleanup();
 }

@@ -21,6 +21,7 @@
  * limit. Results merge into bench/e2e/last-results.json (scenarios not run
  * keep their last figures) and render into bench/RESULTS.md "End-to-end".
  */
+import { installStopHandlers } from './e2e/stop-handlers';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,19 +59,7 @@ const cleanup = () =>
     await dropDb?.().catch((err: unknown) => log(`dropping the bench database failed: ${String(err)}`));
     if (!keep) rmSync(outDir, { recursive: true, force: true });
   })());
-let interrupted = false;
-const onSignal = (sig: string) => {
-  interrupted = true;
-  log(`${sig}: stopping every process`);
-  void cleanup().finally(() => process.exit(130));
-};
-process.on('SIGINT', () => onSignal('SIGINT'));
-process.on('SIGTERM', () => onSignal('SIGTERM'));
-process.on('exit', () => stopAllSync());
-const hard = setTimeout(() => {
-  log(`hard time limit ${HARD_LIMIT_MS / 60_000} min reached: stopping`);
-  void cleanup().finally(() => process.exit(124));
-}, HARD_LIMIT_MS);
+const stops = installStopHandlers({ cleanup, stopAllSync, log, hardLimitMs: HARD_LIMIT_MS });
 
 async function main(): Promise<void> {
   const latency = { seed: 20261122, medianMs: 150, p90Ms: 800 };
@@ -151,7 +140,7 @@ async function main(): Promise<void> {
     log('scenario F');
     results.F = await scenarioF(env);
   }
-  if (interrupted) return;
+  if (stops.interrupted) return;
   if (flag('no-write') === undefined) {
     const where = await writeReport({ results, firstStartMs: first.startupMs, scale, env, database: pg !== undefined ? 'postgres' : 'pglite' });
     log(`wrote ${where.join(', ')}`);
@@ -165,6 +154,6 @@ try {
   log(`FAILED: ${(err as Error).stack ?? String(err)}`);
   process.exitCode = 1;
 } finally {
-  clearTimeout(hard);
+  stops.clearHardLimit();
   await cleanup();
 }

@@ -11,8 +11,9 @@
  *   proxycheck_agent_probe_results_total        counter  results sent to owners (rate() = results per second)
  *   proxycheck_shards_redelivered_total         counter  the shards of `delivery="again"` (the name the API nodes use too)
  */
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
 import { processMetricsRegistry } from './process-metrics';
+import { readGauges } from './read-gauge';
 
 export interface AgentMetricSources {
   slots: number;
@@ -31,15 +32,7 @@ export class AgentMetrics {
   constructor(s: AgentMetricSources) {
     processMetricsRegistry();
     const registers = [this.registry];
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        collect() {
-          this.set(read());
-        },
-      });
+    const gauge = readGauges(this.registry);
     gauge('proxycheck_agent_probe_slots', 'Probes this agent runs at once at most (AGENT_SLOTS).', () => s.slots);
     gauge('proxycheck_agent_probes_in_flight', 'Probes of pulled shards not yet answered.', s.inFlight);
     gauge('proxycheck_agent_shards_running', 'Shards running on this agent.', s.shardsRunning);

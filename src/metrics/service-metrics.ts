@@ -29,6 +29,7 @@
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { processMetricsRegistry } from './process-metrics';
+import { readGauges } from './read-gauge';
 
 /** What the gauges read at scrape time (structural: the scheduler, pool, service, hub and lease as they are). */
 export interface MetricSources {
@@ -87,15 +88,7 @@ export class ServiceMetrics {
     this.#withProcess = opts.processMetrics ?? true;
     if (this.#withProcess) processMetricsRegistry(); // its event-loop monitor runs from the start, not the first scrape
     const registers = [this.registry];
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        collect() {
-          this.set(read());
-        },
-      });
+    const gauge = readGauges(this.registry);
     const perRegion = (name: string, help: string, read: (s: ReturnType<MetricSources['scheduler']['snapshot']>) => number) =>
       new Gauge({
         name,
