@@ -90,6 +90,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
     if (judgeKey === undefined) log.warn('JUDGE_URL without JUDGE_KEY: judge answers are not signed, integrity is not checked', { judge: config.judgeUrl });
 
     let runner: AgentRunner | null = null;
+    let guard: DescriptorGuard | null = null;
     let nc: Awaited<ReturnType<typeof connectNats>> | null = null;
     const metrics = new AgentMetrics({ slots, inFlight: () => runner?.inFlight ?? 0, shardsRunning: () => runner?.shardsRunning ?? 0 });
     const server = Bun.serve({
@@ -177,18 +178,20 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       heartbeatMs: config.agentHeartbeatMs,
       log,
       counters: metrics,
+      onBusy: () => guard?.wake(),
     });
     const active = runner;
     if (judgeInProcess && openFiles !== null && Number.isFinite(openFiles)) {
-      const guard = new DescriptorGuard({
+      const g = new DescriptorGuard({
         openFiles,
         cap: slots + Math.max(0, slots - Math.floor((slots * config.maxJobSharePercent) / 100)),
         probesInFlight: () => active.inFlight,
         setCapacity: (n) => active.setGuardCapacity(n),
         setStartBudget: (n) => active.setStartBudget(n),
       }).start();
-      if (!guard.running) log.warn('open descriptors are not readable (/proc/self/fd, Linux >= 6.2): the judge keeps only its static share', { slots });
-      undo.push(() => guard.stop());
+      guard = g;
+      if (!g.running) log.warn('open descriptors are not readable (/proc/self/fd, Linux >= 6.2): the judge keeps only its static share', { slots });
+      undo.push(() => g.stop());
     }
     await active.start();
     undo.push(() => active.stop(config.shutdownGraceMs));

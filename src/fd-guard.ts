@@ -27,8 +27,16 @@
  * grants stop until enough probes end. The window (40 samples, 1 s) keeps a burst of
  * judge connections from letting the cap spring back at once.
  *
- * States: running (timer armed, unref'd) --stop()--> stopped. A read that
- * fails (no /proc) or reports 0 stops the guard for good: off.
+ * While no probe is in flight it samples every `idleIntervalMs` (1 s)
+ * instead: a sample is a wake-up of the main thread, and 40 a second were
+ * most of an idle service's main-thread CPU. `wake()` (the scheduler's
+ * `onBusy`: its first grant after none was in flight) brings the 25 ms
+ * cadence back at once. What the idle samples leave in force is as safe as
+ * any: a start budget of half the descriptors free when it was read.
+ *
+ * States: running (timer armed, unref'd; cadence busy or idle, by the probes
+ * in flight at the last sample) --stop()--> stopped. A read that fails (no
+ * /proc) or reports 0 stops the guard for good: off.
  */
 import { statSync } from 'node:fs';
 import { guardedCapacity, startBudget } from './limits';
@@ -58,11 +66,15 @@ export interface DescriptorGuardOptions {
   readOpen?: () => number | null;
   /** default 25 */
   intervalMs?: number;
+  /** the cadence while no probe is in flight; default 1000 */
+  idleIntervalMs?: number;
 }
 
 export class DescriptorGuard {
   private readonly others: number[] = [];
-  private timer: ReturnType<typeof setInterval> | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** the armed timer is the idle cadence's */
+  private idle = false;
   private current: number;
   private active = true;
 
@@ -80,14 +92,36 @@ export class DescriptorGuard {
     return this.current;
   }
 
-  /** Takes one sample now (the first one at once), then every intervalMs. */
+  /** Whether the next sample is on the idle cadence (no probe was in flight at the last one). */
+  get idling(): boolean {
+    return this.idle;
+  }
+
+  /** Takes one sample now (the first one at once), then every intervalMs (idleIntervalMs while no probe is in flight). */
   start(): this {
-    this.sample();
-    if (this.active) {
-      this.timer = setInterval(() => this.sample(), this.o.intervalMs ?? 25);
-      this.timer.unref?.();
-    }
+    this.tick();
     return this;
+  }
+
+  /** Probes started after an idle sample: back to the busy cadence now (no-op unless idling). */
+  wake(): void {
+    if (!this.active || !this.idle) return;
+    this.arm(this.o.intervalMs ?? 25, false);
+  }
+
+  private readonly tick = (): void => {
+    this.timer = null;
+    this.sample();
+    if (!this.active) return;
+    const idle = this.o.probesInFlight() === 0;
+    this.arm(idle ? (this.o.idleIntervalMs ?? 1000) : (this.o.intervalMs ?? 25), idle);
+  };
+
+  private arm(ms: number, idle: boolean): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.idle = idle;
+    this.timer = setTimeout(this.tick, ms);
+    this.timer.unref?.();
   }
 
   /** One sample: read, update the window, set the capacity when it changed. */
@@ -110,7 +144,8 @@ export class DescriptorGuard {
 
   stop(): void {
     this.active = false;
-    if (this.timer !== null) clearInterval(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    this.idle = false;
   }
 }

@@ -327,6 +327,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFiles, ownJudge ? 'guarded' : 'elsewhere');
     const liveAgents = registry;
     const share = board;
+    let guard: DescriptorGuard | null = null;
     const scheduler = new RegionScheduler(
       share !== null ? (code) => share.share(code) : (code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint,
       {
@@ -337,18 +338,21 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       jobShare: config.maxJobSharePercent / 100,
       // the job itself hears of it too (local-execution.ts) and fails with refunds
       onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),
+      // the descriptor guard samples every 25 ms only while probes are in flight (src/fd-guard.ts)
+      onBusy: () => guard?.wake(),
       },
     );
     if (liveAgents === null && ownJudge && openFiles !== null && Number.isFinite(openFiles)) {
-      const guard = new DescriptorGuard({
+      const g = new DescriptorGuard({
         openFiles,
         cap: maxInFlight,
         probesInFlight: () => scheduler.totalInFlight,
         setCapacity: (n) => scheduler.setGlobalCapacity(n),
         setStartBudget: (n) => scheduler.setStartBudget(n),
       }).start();
-      if (!guard.running) log.warn('open descriptors are not readable (/proc/self/fd, Linux >= 6.2): the built-in judge keeps only its static share', { maxInFlight });
-      undo.push(() => guard.stop());
+      guard = g;
+      if (!g.running) log.warn('open descriptors are not readable (/proc/self/fd, Linux >= 6.2): the built-in judge keeps only its static share', { maxInFlight });
+      undo.push(() => g.stop());
     }
     poke = (region) => scheduler.poke(region);
     demandOf = (region) => scheduler.demand(region);

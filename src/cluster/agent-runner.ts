@@ -108,6 +108,8 @@ export interface AgentRunnerOptions {
   heartbeatMs: number;
   log: Logger;
   counters?: AgentCounters;
+  /** Told when a shard starts while no probe was in flight (the descriptor guard's wake). */
+  onBusy?: () => void;
 }
 
 interface Running {
@@ -307,8 +309,10 @@ export class AgentRunner {
       return;
     }
     const expected = w.kind === 'probe' ? w.tasks.length : w.tasks.length * (w.rules?.length ?? 0);
+    const wasIdle = this.#inFlight === 0;
     this.#inFlight += expected;
     this.#startBudget -= expected;
+    if (wasIdle && expected > 0) this.#o.onBusy?.();
     this.#perShard = Math.max(1, this.#perShard * 0.8 + expected * 0.2);
     const abort = new AbortController();
     const r: Running = { node: w.node, job: w.job, abort, done: Promise.resolve() };

@@ -130,6 +130,8 @@ export interface SchedulerOptions {
   globalCapacity?: number;
   /** See the header's "Headroom": 0 < jobShare <= 1, default 1. */
   jobShare?: number;
+  /** Told on a grant that ends a time with no probe in flight (the descriptor guard's wake). */
+  onBusy?: () => void;
 }
 
 export interface JobHandle {
@@ -241,6 +243,7 @@ export class RegionScheduler {
   private readonly jobShare: number;
   /** Probes in flight in every region together. */
   private totalUsed = 0;
+  private readonly onBusy: (() => void) | null;
   /** Probes that may still start until the next setStartBudget (the descriptor guard); unlimited by default. */
   private startBudget = Number.POSITIVE_INFINITY;
 
@@ -264,6 +267,7 @@ export class RegionScheduler {
     const share = options.jobShare ?? 1;
     if (!(share > 0 && share <= 1)) throw new ServiceError('scheduler_bad_option', `jobShare must be in (0, 1], got ${share}`);
     this.jobShare = share;
+    this.onBusy = options.onBusy ?? null;
     this.onDispatchError =
       options.onDispatchError ??
       ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
@@ -445,9 +449,11 @@ export class RegionScheduler {
       best.pending -= grant;
       best.inFlight += grant;
       rs.used += grant;
+      const wasIdle = this.totalUsed === 0;
       this.totalUsed += grant;
       this.startBudget -= grant;
       best.lastGrant = ++this.seq;
+      if (wasIdle) this.onBusy?.();
       try {
         best.dispatch(grant);
       } catch (err) {

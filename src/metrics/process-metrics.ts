@@ -9,9 +9,20 @@
  * way to stop them). So every service's `/metrics` renders this one registry
  * beside its own (service-metrics.ts). Never the global default registry.
  * Their cost is at scrape time (reading /proc), plus prom-client's
- * event-loop-delay histogram.
+ * event-loop-delay histogram, sampled every EVENT_LOOP_RESOLUTION_MS.
+ *
+ * Why 100 ms and not prom-client's 10: the histogram is a timer
+ * (monitorEventLoopDelay) that wakes the main thread at its resolution, and
+ * at 10 ms those 100 wake-ups a second were the largest part of an idle
+ * service's main-thread CPU (about 5 ms a second) and cost a 20 s job of
+ * black holes 7 µs per check (bench/RESULTS.md "As users run it"). The lag
+ * it reports is measured just as exactly; a stall shorter than 100 ms that
+ * falls between two samples is not seen.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
+
+/** The event-loop-delay histogram's sampling interval (nodejs_eventloop_lag_*). */
+export const EVENT_LOOP_RESOLUTION_MS = 100;
 
 let registry: Registry | null = null;
 
@@ -19,7 +30,7 @@ let registry: Registry | null = null;
 export function processMetricsRegistry(): Registry {
   if (registry === null) {
     registry = new Registry();
-    collectDefaultMetrics({ register: registry });
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_RESOLUTION_MS });
   }
   return registry;
 }

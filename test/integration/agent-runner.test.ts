@@ -95,6 +95,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
         ackWaitMs: 5000,
         heartbeatMs: 1000,
         log,
+        onBusy: () => busyCalls++,
         ...(o.resultFlushMs !== undefined ? { resultFlushMs: o.resultFlushMs } : {}),
       });
       await runner.start();
@@ -114,6 +115,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
     }
   }
 
+  let busyCalls = 0;
   const entries = (got: Received[]): ShardReport[] => got.flatMap((r) => r.m.shards);
   const indexes = (got: Received[]) => entries(got).flatMap((e) => (e.results as ProbeResult[] | undefined)?.map((r) => r.index) ?? []).sort((x, y) => x - y);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -130,7 +132,11 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
   }
 
   test('results reported one by one go out in a few reports, several shards in one, each result once, done after them', async () => {
+    busyCalls = 0;
     const got = await run({ region: 'rb1', n: 200, shards: 3 });
+    // onBusy (the descriptor guard's wake): once when the first shard starts, again only after none was in flight
+    expect(busyCalls).toBeGreaterThanOrEqual(1);
+    expect(busyCalls).toBeLessThanOrEqual(3);
     expect(indexes(got)).toEqual(range(600));
     expect(got.length).toBeLessThan(20);
     expect(got.some((r) => r.m.shards.length > 1)).toBe(true);

@@ -51,12 +51,47 @@ test('openDescriptors counts this process\'s descriptors (Linux >= 6.2)', () => 
 
 test('start samples at once and then on a timer until stop', async () => {
   let reads = 0;
-  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => 0, setCapacity: () => {}, setStartBudget: () => {}, readOpen: () => (reads++, 100), intervalMs: 10 }).start();
+  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => 5, setCapacity: () => {}, setStartBudget: () => {}, readOpen: () => (reads++, 100), intervalMs: 10 }).start();
   expect(reads).toBe(1);
   await Bun.sleep(60);
   guard.stop();
   const n = reads;
   expect(n).toBeGreaterThan(2);
+  await Bun.sleep(30);
+  expect(reads).toBe(n);
+});
+
+test('no probe in flight: the idle cadence; wake() brings the busy one back at once', async () => {
+  let reads = 0;
+  let probes = 0;
+  guard = new DescriptorGuard({
+    openFiles: 2000,
+    cap: 1500,
+    probesInFlight: () => probes,
+    setCapacity: () => {},
+    setStartBudget: () => {},
+    readOpen: () => (reads++, 100),
+    intervalMs: 10,
+    idleIntervalMs: 10_000,
+  }).start();
+  expect(reads).toBe(1);
+  expect(guard.idling).toBe(true);
+  await Bun.sleep(80);
+  expect(reads).toBe(1); // idle: not a sample in 80 ms
+  guard.wake();
+  guard.wake(); // twice is once
+  probes = 3;
+  expect(guard.idling).toBe(false);
+  await Bun.sleep(80);
+  expect(reads).toBeGreaterThan(3); // every 10 ms while probes are in flight
+  probes = 0;
+  await Bun.sleep(40); // the next sample sees none in flight: idle again
+  const n = reads;
+  expect(guard.idling).toBe(true);
+  await Bun.sleep(60);
+  expect(reads).toBe(n);
+  guard.stop();
+  guard.wake(); // stopped: stays stopped
   await Bun.sleep(30);
   expect(reads).toBe(n);
 });

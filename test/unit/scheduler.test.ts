@@ -358,6 +358,22 @@ describe('global capacity', () => {
     );
   });
 
+  test('onBusy: told on the grant that ends a time with nothing in flight, not on the others', () => {
+    let busy = 0;
+    const s = new RegionScheduler(capacityFor, { maxGrant: 16, minGrant: 1, onBusy: () => busy++ });
+    const a = addJob(s, 'a', 'us1', 40);
+    expect(a.grants).toEqual([16, 16, 8]);
+    expect(busy).toBe(1);
+    const b = addJob(s, 'b', 'sg1', 5); // another region, probes already in flight: not idle
+    expect(b.granted).toBe(5);
+    expect(busy).toBe(1);
+    a.handle.release(40);
+    b.handle.release(5);
+    expect(s.totalInFlight).toBe(0);
+    addJob(s, 'c', 'us1', 3);
+    expect(busy).toBe(2);
+  });
+
   test('a release in one region feeds a region that waits on the global cap', () => {
     const s = new RegionScheduler(capacityFor, { maxGrant: 16, minGrant: 1, globalCapacity: 64 });
     const big = addJob(s, 'big', 'us1', 1000);
