@@ -15,8 +15,10 @@
  * the built-in judge (JUDGE_URL unset: the API's own /judge on the same event
  * loop), default settings, a fresh DATA_DIR per start, SLOTS_PER_ENDPOINT=64
  * (1 024 slots; 32 for the 512-slot row; unset for the 100 000 row), one
- * untimed warm-up job after start. CPU = user + sys of its whole process tree
- * (bench/e2e/proc.ts treeCpuMs) during the POST /check-raw.
+ * untimed warm-up job after start, then 10 s idle (its idle CPU, reported:
+ * timers, GC and the allocator cost per second of every job's wall too).
+ * CPU = user + sys of its whole process tree (bench/e2e/proc.ts treeCpuMs)
+ * during the POST /check-raw.
  *
  * The baseline: bench/baseline/prober.mjs (node:net, one socket and one timer
  * per proxy, absolute-form GET with a nonce) at the same number of slots,
@@ -35,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { BEHAVIOURS, buildEntries, listText, lowerBound, type Entry, type Mix } from './farm/entries';
 import { startFarm } from './farm/launcher';
 import { assess, type Accuracy } from './e2e/accuracy';
-import { cpuMs, nextJson, spawnChild, stopAll, stopAllSync, rssMiB } from './e2e/proc';
+import { cpuMs, nextJson, spawnChild, stopAll, stopAllSync, rssMiB, threadCpu, threadDelta, treeCpuMs } from './e2e/proc';
 import { runList, type RunResult } from './e2e/run';
 import { MIX_A, SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
 import { parseConfig } from '../src/config';
@@ -161,8 +163,20 @@ async function startUserService(v: Variant, spe: number | null, tag: string): Pr
   const w = buildEntries({ firstId: 600_000, size: 3000, mix: { [BEHAVIOURS.INSTANT]: 2, [BEHAVIOURS.REFUSED]: 1 }, seed: 7, latency: LATENCY, slowMs: SLOW_MS }, farmPorts);
   const r = await checkRaw(svc, listText(w), { timeoutMs: TIMEOUT_MS });
   if (r.status !== 200) throw new Error(`warm-up job: HTTP ${r.status}`);
+  // what the service costs doing nothing (timers, GC, the allocator's purges): a cost per second of every job's wall too
+  await Bun.sleep(1000);
+  const t0 = threadCpu(svc.pid);
+  const c0 = treeCpuMs(svc.pid);
+  await Bun.sleep(IDLE_MS);
+  const idle = { msPerS: ((treeCpuMs(svc.pid) - c0) * 1000) / IDLE_MS, threads: threadDelta(svc.pid, t0, threadCpu(svc.pid)) };
+  idleCpu.set(v.label, [...(idleCpu.get(v.label) ?? []), idle.msPerS]);
+  log(`  ${v.label}: idle CPU ${idle.msPerS.toFixed(1)} ms per second over ${IDLE_MS / 1000} s (${Object.entries(idle.threads).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([k, ms]) => `${k} ${((ms * 1000) / IDLE_MS).toFixed(1)}`).join(', ')})`);
   return svc;
 }
+
+/** How long the idle CPU of each started service is measured (after its warm-up job). */
+const IDLE_MS = quick ? 3000 : 10_000;
+const idleCpu = new Map<string, number[]>();
 
 function fromRun(label: string, r: RunResult): Measure {
   return { variant: label, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error, userMs: r.cpuUserMs, sysMs: r.cpuSysMs };
@@ -273,6 +287,10 @@ function render(results: RowResult[]): string {
     const svc = mix.rounds.map((ms) => ms.find((m) => m.variant === 'service')!.wallMs / mix.orderBlindMedianMs!);
     lines.push('');
     lines.push(`A (mix) wall / order-blind median (${(mix.orderBlindMedianMs / 1000).toFixed(2)} s, 200 random orders, zero overhead): service ${svc.map((x) => x.toFixed(3)).join(', ')}; baseline ${mix.rounds.map((ms) => (ms.find((m) => m.variant === 'baseline')!.wallMs / mix.orderBlindMedianMs!).toFixed(3)).join(', ')}.`);
+  }
+  if (idleCpu.size > 0) {
+    lines.push('');
+    lines.push(`Idle CPU after the warm-up job (${IDLE_MS / 1000} s, whole process tree, per service started): ${[...idleCpu].map(([l, xs]) => `${l} ${xs.map((x) => x.toFixed(1)).join(', ')} ms per second`).join('; ')}.`);
   }
   const big = results.find((r) => r.row.name === 'big');
   if (big) {

@@ -37,6 +37,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import postgres from 'postgres';
 import { startHttpProxy } from '../test/fixtures/fake-proxies';
+import { npmStartEnv } from './start-env';
 
 const ROOT = resolve(import.meta.dir, '..');
 const NATS_BIN = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => existsSync(p)) ?? Bun.which('nats-server');
@@ -239,7 +240,8 @@ async function main(): Promise<void> {
   undo.push({ what: 'demo proxy stopped', run: () => proxy.close() });
   const proxyAddr = `127.0.0.1:${proxy.port}`;
 
-  const common = { NATS_URL: nats.url, HOST: '127.0.0.1', LOG_LEVEL: 'info', BUN_JSC_forceRAMSize: '268435456' };
+  // npm start's runtime settings (README "Runtime settings"): each process runs as `npm start` would run it
+  const common = { ...npmStartEnv(`${ROOT}/`), NATS_URL: nats.url, HOST: '127.0.0.1', LOG_LEVEL: 'info' };
   const api: { url: string; proc: Proc }[] = [];
   for (let i = 1; i <= 2; i++) {
     const { proc, ready } = startChild(`api${i}`, [process.execPath, 'src/main.ts'], {

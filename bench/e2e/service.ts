@@ -6,27 +6,14 @@
  * Start-up is timed from spawn to the first 200 from GET /health (process
  * start, database open and migrations, geo, probe pool, judge calibration).
  */
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { nextJson, spawnChild } from './proc';
+import { npmStartEnv } from '../../scripts/start-env';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/**
- * The environment `npm start` gives the service: the leading VAR=value words
- * of package.json's "start" script (e.g. the JSC heap hint). The bench runs
- * what users run.
- */
-export function startScriptEnv(script: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const word of script.trim().split(/\s+/)) {
-    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(\S*)$/.exec(word);
-    if (m === null) break;
-    env[m[1]!] = m[2]!;
-  }
-  return env;
-}
-const START_ENV = startScriptEnv((JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start);
+export { startScriptEnv } from '../../scripts/start-env';
+const START_ENV = npmStartEnv(ROOT);
 const GUARD = fileURLToPath(new URL('./guard.ts', import.meta.url));
 
 export const BENCH_KEY = 'pc_BenchKeyForEndToEndFarmRuns0001';
@@ -62,7 +49,7 @@ function freePort(): number {
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const port = freePort();
   const env: Record<string, string> = {
-    ...(opts.root === undefined ? START_ENV : startScriptEnv((JSON.parse(readFileSync(`${opts.root}/package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start)),
+    ...(opts.root === undefined ? START_ENV : npmStartEnv(`${opts.root}/`)),
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: opts.dataDir,
