@@ -53,6 +53,8 @@
  * `setStartBudget(n)` lets at most n more probes start until its next call
  * (the guard's bound on a burst between two of its samples; unlimited when
  * never called). A pass grants at most min(region free, global free, budget).
+ * Option `onBusy` is told on the grant that ends a time with nothing in
+ * flight (the guard then samples at its busy cadence again).
  *
  * ## Headroom for newcomers (option `jobShare`, default 1: none)
  *
