@@ -32,7 +32,10 @@
  * most of an idle service's main-thread CPU. `wake()` (the scheduler's
  * `onBusy`: its first grant after none was in flight) brings the 25 ms
  * cadence back at once. What the idle samples leave in force is as safe as
- * any: a start budget of half the descriptors free when it was read.
+ * any: a start budget of half the descriptors free when it was read. (A job
+ * that waits with nothing in flight because that budget is 0, the
+ * descriptors all held by something else, waits for the next idle sample:
+ * at most 1 s more.)
  *
  * States: running (timer armed, unref'd; cadence busy or idle, by the probes
  * in flight at the last sample) --stop()--> stopped. A read that fails (no
