@@ -12,7 +12,6 @@ import { npmStartEnv } from '../../scripts/start-env';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export { startScriptEnv } from '../../scripts/start-env';
 const START_ENV = npmStartEnv(ROOT);
 const GUARD = fileURLToPath(new URL('./guard.ts', import.meta.url));
 

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { npmStartEnv, startScriptEnv } from '../../scripts/start-env';
-import { startScriptEnv as benchStartEnv } from '../../bench/e2e/service';
 
 describe('scripts/start-env.ts (the benchmarks and the demo run the service as npm start does)', () => {
   test('leading VAR=value words, up to the command', () => {
@@ -17,6 +16,5 @@ describe('scripts/start-env.ts (the benchmarks and the demo run the service as n
     for (const [k, v] of Object.entries(startScriptEnv(start))) expect(readme).toContain(`${k}=${v}`);
     expect(start.endsWith('bun src/main.ts')).toBe(true);
     expect(npmStartEnv(new URL('../../', import.meta.url).pathname)).toEqual(startScriptEnv(start));
-    expect(benchStartEnv).toBe(startScriptEnv); // the bench's is this one
   });
 });
