@@ -8,7 +8,7 @@
  *
  * Start order (each step undone by stop(), in reverse):
  *   probe pool -> listener (/judge, /health, /metrics) -> the judge's TLS
- *   listener (JUDGE_TLS without JUDGE_TLS_URL) -> judge calibration (this
+ *   listener (its own judge without JUDGE_TLS_URL) -> judge calibration (this
  *   agent's own exit addresses, as its judge sees them) -> NATS connection
  *   -> work stream + the region's consumer + the agents' bucket (ensured) ->
  *   runner (heartbeat, then pulls)
@@ -115,9 +115,9 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
     const judge = parseJudgeUrl(config.judgeUrl ?? `${url}/judge`);
     const tlsCa = config.tlsCaFile === undefined ? undefined : readFileSync(config.tlsCaFile, 'utf8');
     let tlsJudge: TlsJudgeTarget | undefined;
-    if (config.judgeTls && config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
+    if (config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
       tlsJudge = { ...parseJudgeUrl(config.judgeTlsUrl), protocol: 'https:', fingerprint: config.judgeTlsFingerprint, ...(config.judgeKey !== undefined ? { key: config.judgeKey } : {}) };
-    } else if (config.judgeTls && judgeInProcess) {
+    } else if (judgeInProcess) {
       mkdirSync(config.dataDir, { recursive: true });
       const cert = await readOrCreateJudgeCertificate(config.dataDir);
       const tlsServer = await startJudgeServer({ host: config.host, port: config.judgeTlsPort, key: ownJudgeKey, tls: { key: cert.key, cert: cert.cert } });
@@ -164,11 +164,12 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       version: VERSION,
       pool,
       settingsFor: (w) => {
-        const key = `${w.type}:${w.timeoutMs}`;
+        const key = `${w.type}:${w.timeoutMs}:${w.https !== false}`;
         let s = settingsCache.get(key);
         if (s === undefined) {
           if (settingsCache.size >= 256) settingsCache.clear();
-          s = probeSettings({ type: w.type, timeoutMs: w.timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa, judgeKey, tlsJudge });
+          // a job that opted out of the https check (`https: false`) gets no TLS judge
+          s = probeSettings({ type: w.type, timeoutMs: w.timeoutMs, judge, calibrated, allowPrivateTargets: config.allowPrivateTargets, tlsCa, judgeKey, tlsJudge: w.https === false ? undefined : tlsJudge });
           settingsCache.set(key, s);
         }
         return s;

@@ -71,7 +71,11 @@ export interface Config {
   judgeTlsFingerprint: string | undefined;
   /** JUDGE_TLS_PORT: the built-in judge's TLS listener port (0 = a free port), bound on HOST. */
   judgeTlsPort: number;
-  /** The https check (opt-in): JUDGE_TLS=true, or an external TLS judge configured (JUDGE_TLS_URL); else no TLS judge, no `https` field. */
+  /**
+   * JUDGE_TLS (default true): whether a check that does not say `https` gets
+   * the https check (tunnel + TLS to the judge's TLS listener, pinned). A
+   * request opts out or in itself (`"https": false` / `https=false`).
+   */
   judgeTls: boolean;
   checkerIps: string[];
   calibrationIntervalMs: number;
@@ -317,9 +321,8 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     judgeTlsUrl,
     judgeTlsFingerprint,
     judgeTlsPort: int(env, 'JUDGE_TLS_PORT', 0, 0, 65535),
-    // opt-in: with it every working proxy costs a TLS handshake more, and records/CSV gain `https`;
-    // configuring an external TLS judge is opting in
-    judgeTls: bool(env, 'JUDGE_TLS', str(env, 'JUDGE_TLS_URL') !== undefined),
+    // on by default (DECISIONS "HTTPS capability and TLS interception: on by default"): a lying proxy is never working
+    judgeTls: bool(env, 'JUDGE_TLS', true),
     checkerIps: ipList(env, 'CHECKER_IPS'),
     calibrationIntervalMs: int(env, 'CALIBRATION_INTERVAL_MS', 300_000, 1_000, 86_400_000),
     logLevel: logLevel as LogLevel,

@@ -280,16 +280,17 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     let judge = parseJudgeUrl(config.judgeUrl ?? `${config.baseUrl}/judge`);
     // calibrated.ips already holds CHECKER_IPS (startCalibration merges them in)
     // The https check's TLS judge (pinned): an external one (JUDGE_TLS_URL + JUDGE_TLS_FINGERPRINT), or the
-    // built-in judge's own TLS listener when the judge is ours (JUDGE_URL unset); JUDGE_TLS=false: none.
+    // built-in judge's own TLS listener when the judge is ours (JUDGE_URL unset), whatever JUDGE_TLS says
+    // (JUDGE_TLS is only the requests' default: a request may ask for the check itself).
     let tlsJudge: TlsJudgeTarget | undefined;
-    if (config.judgeTls && config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
+    if (config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
       tlsJudge = {
         ...parseJudgeUrl(config.judgeTlsUrl),
         protocol: 'https:',
         fingerprint: config.judgeTlsFingerprint,
         ...(config.judgeKey !== undefined ? { key: config.judgeKey } : {}),
       };
-    } else if (config.judgeTls && config.judgeUrl === undefined && !cluster) {
+    } else if (config.judgeUrl === undefined && !cluster) {
       const cert = await readOrCreateJudgeCertificate(config.dataDir);
       if (cert.created) log.info('made the judge TLS certificate', { path: cert.path, fingerprint: cert.fingerprint });
       const tlsServer = await startJudgeServer({ host: config.host, port: config.judgeTlsPort, key: ownJudgeKey, tls: { key: cert.key, cert: cert.cert } });

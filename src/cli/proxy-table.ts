@@ -56,7 +56,7 @@ export class ProxyDigest {
     this.total++;
     if (this.rows.length < this.rowLimit) this.rows.push(r);
     if (Array.isArray(r.protocols)) this.columns.protocols = true;
-    if (typeof r.https === 'boolean') this.columns.https = true;
+    if (typeof r.https === 'boolean' || r.https === null) this.columns.https = true;
     if (r.samples !== undefined && r.samples !== null && typeof r.samples === 'object') this.columns.samples = true;
     const code = r.error?.code;
     if (isLying(code)) {
@@ -94,7 +94,8 @@ export function protocolsCell(protocols: unknown): string {
   return names.length === 0 ? 'none' : names.join(' ');
 }
 
-export const httpsCell = (https: unknown): string => (https === true ? 'yes' : https === false ? 'no' : '-');
+/** yes / no; "unknown" for null (the plain check used up the timeout); "-" without the field (failed, or no https check). */
+export const httpsCell = (https: unknown): string => (https === true ? 'yes' : https === false ? 'no' : https === null ? 'unknown' : '-');
 
 /** Samples passed of samples probed, "2/3"; "-" without the block. */
 export function samplesCell(s: RecordView['samples']): string {

@@ -166,6 +166,7 @@ export class NatsPool implements PoolPort {
           timeoutMs: shard.settings.timeoutMs,
           tasks,
           ...(shard.kind === 'custom_url' ? { rules } : {}),
+          ...(shard.settings.httpsCheck === false ? { https: false as const } : {}),
         });
       }
       if (run.left === 0) return run.settle();

@@ -65,11 +65,13 @@
  *
  * ## Message shapes (JSON; every decoder below rejects anything else)
  *
- *   WorkShard      {v, node, job, shard, kind, type, timeoutMs, tasks, rules?}
+ *   WorkShard      {v, node, job, shard, kind, type, timeoutMs, tasks, rules?, https?}
  *                  shard: the message's id at its owner node (a subject-safe
  *                  token); tasks: [{index, proxy}] (at most SHARD_MAX_TASKS);
- *                  rules: custom_url only. The agent adds what is its own:
- *                  judge, calibrated addresses, judge key, TLS judge.
+ *                  rules: custom_url only; https: false only, the job opted
+ *                  out of the https check (absent: the check runs). The agent
+ *                  adds what is its own: judge, calibrated addresses, judge
+ *                  key, TLS judge (none when `https` is false).
  *   ResultsReport  {agent, shards: ShardReport[]}   (1 to REPORT_MAX_SHARDS, each shard once)
  *   ShardReport    {shard, delivery, start?: true, results?, done?: true}   (at least one of the three)
  *                  results: ProbeResult[] | CustomUrlResult[], compact (below)
@@ -84,7 +86,7 @@
  *   probe       [index, status, statusCode, responseTimeMs, anonymity, origin, error, protocols?, https?]
  *               status 1 working / 0 failed; error null or [code, message, certificate?]
  *               (certificate: [subject, fingerprint]); protocols omitted (or null
- *               when https follows) when absent
+ *               when https follows) when absent; https true, false or null
  *   custom_url  [index, urlIndex, success (1/0), statusCode, responseTimeMs, error]
  *
  * The decoder checks every field as strictly as the object form did.
@@ -149,6 +151,8 @@ export interface WorkShard {
   tasks: ProbeTask[];
   /** custom_url only. */
   rules?: CustomUrlRule[];
+  /** false: the job opted out of the https check (the agent adds no TLS judge); absent: it runs. */
+  https?: false;
 }
 
 /** One shard's news in a report (see the header). */
@@ -317,7 +321,7 @@ function probeResultOf(v: unknown): ProbeResult | undefined {
     else return undefined;
   }
   if (v.length === 9) {
-    if (typeof v[8] !== 'boolean') return undefined;
+    if (typeof v[8] !== 'boolean' && v[8] !== null) return undefined;
     r.https = v[8];
   }
   return r;
@@ -354,7 +358,17 @@ export function decodeWorkShard(data: Uint8Array | string): WorkShard {
   if (!CHECK_TYPE_SET.has(m.type)) fail('bad type');
   if (!isInt(m.timeoutMs, 1, 600_000)) fail('bad timeoutMs');
   if (!Array.isArray(m.tasks) || m.tasks.length === 0 || m.tasks.length > SHARD_MAX_TASKS || !m.tasks.every(isTask)) fail('bad tasks');
-  const base = { v: PROTOCOL_VERSION, node: m.node, job: m.job, shard: m.shard, type: m.type as CheckType, timeoutMs: m.timeoutMs, tasks: m.tasks };
+  if (m.https !== undefined && m.https !== false) fail('bad https');
+  const base = {
+    v: PROTOCOL_VERSION,
+    node: m.node,
+    job: m.job,
+    shard: m.shard,
+    type: m.type as CheckType,
+    timeoutMs: m.timeoutMs,
+    tasks: m.tasks,
+    ...(m.https === false ? { https: false as const } : {}),
+  };
   if (m.kind === 'probe') {
     if (m.rules !== undefined) fail('rules on a probe shard');
     return { ...base, kind: 'probe' };

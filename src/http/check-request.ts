@@ -14,7 +14,9 @@
  *      is accepted, an extension, and the body lists the contract's three)
  *   4. timeout (400 Invalid timeout)
  *   4b. samples (an extension; 400 Invalid request, "samples: expected an
- *      integer from 1 to 10")   5. jobId (400 Invalid jobId)
+ *      integer from 1 to 10")   4c. https (an extension; 400 Invalid
+ *      request, "https: expected a boolean" / "https: expected true or
+ *      false")   5. jobId (400 Invalid jobId)
  *   6. customUrls count (413 Too many custom URLs): the array's length, before
  *      any rule is looked at (400 000 rules are one comparison, not 400 000 URL
  *      parses)
@@ -34,7 +36,10 @@
  *   (invalid) value, not an absent one. `samples` follows the same rules
  *   (an integer 1..10; all ASCII digits in the query), its 400 being the
  *   generic `Invalid request` naming the field: the contract has no body
- *   for it, and an extension adds no new error body.
+ *   for it, and an extension adds no new error body. `https` (the https
+ *   check, an extension) is a JSON boolean, or `true` / `false` in the
+ *   query; absent (or null) takes the server's default
+ *   (CheckRequestOptions.defaultHttps: JUDGE_TLS, on).
  * - Non-string elements of `proxies` count as invalid proxies, not as a shape error.
  * - Custom URL rule: url is required, an absolute http:// or https:// URL with a
  *   host (no spaces or control chars, nothing WHATWG would silently repair like
@@ -61,6 +66,8 @@ export interface Limits {
 export interface CheckRequestOptions extends Limits {
   /** Default 'us1'. */
   defaultRegion?: string;
+  /** Whether a request that does not say `https` gets the https check (JUDGE_TLS); default true. */
+  defaultHttps?: boolean;
 }
 
 
@@ -165,6 +172,20 @@ function checkSamples(n: unknown): number {
   return n;
 }
 
+/** Step 4c: `https` in JSON, a boolean; absent or null: the server's default. */
+function httpsOfJson(v: unknown, opts: CheckRequestOptions): boolean {
+  if (isAbsent(v)) return opts.defaultHttps ?? true;
+  if (typeof v !== 'boolean') throw invalidRequest('https: expected a boolean');
+  return v;
+}
+
+/** Step 4c: `https` in the query, `true` or `false`; absent: the server's default. */
+function httpsOfQuery(v: string | undefined, opts: CheckRequestOptions): boolean {
+  if (v === undefined) return opts.defaultHttps ?? true;
+  if (v !== 'true' && v !== 'false') throw invalidRequest('https: expected true or false');
+  return v === 'true';
+}
+
 function checkJobId(jobId: string | undefined): string | null {
   if (jobId === undefined) return null;
   if (!JOB_ID.test(jobId)) throw invalidJobId();
@@ -202,26 +223,32 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
     timeoutMs = checkTimeoutValue(timeout);
   }
   const samples = isAbsent(body.samples) ? DEFAULT_SAMPLES : checkSamples(body.samples);
+  const https = httpsOfJson(body.https, opts);
   const id = checkJobId(jobId);
   if (rules.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
   // 6b: only now each rule (at most maxCustomUrls of them)
   const customUrls = rules.map((r, i) => customUrlRule(r, `customUrls[${i}]`));
 
   // 7-8
-  return build('check', parseProxies(proxies, opts), r, t, timeoutMs, samples, id, customUrls);
+  return build('check', parseProxies(proxies, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls });
 }
 
-function build(
-  route: CheckRequest['route'],
-  list: { proxies: ParsedProxy[]; invalid: number; duplicates: number },
-  region: string,
-  type: CheckType,
-  timeoutMs: number,
-  samples: number,
-  jobId: string | null,
-  customUrls: CustomUrlRule[],
-): CheckRequest {
-  return { route, proxies: list.proxies, totalInvalid: list.invalid, totalDuplicates: list.duplicates, region, type, timeoutMs, samples, jobId, customUrls };
+type RequestOptions = Pick<CheckRequest, 'region' | 'type' | 'timeoutMs' | 'samples' | 'https' | 'jobId' | 'customUrls'>;
+
+function build(route: CheckRequest['route'], list: { proxies: ParsedProxy[]; invalid: number; duplicates: number }, o: RequestOptions): CheckRequest {
+  return {
+    route,
+    proxies: list.proxies,
+    totalInvalid: list.invalid,
+    totalDuplicates: list.duplicates,
+    region: o.region,
+    type: o.type,
+    timeoutMs: o.timeoutMs,
+    samples: o.samples,
+    https: o.https,
+    jobId: o.jobId,
+    customUrls: o.customUrls,
+  };
 }
 
 /** One query parameter: absent, or given exactly once (twice or more is a shape error naming it). */
@@ -232,13 +259,14 @@ function singleQueryValue(query: URLSearchParams, name: string): string | undefi
   return values[0];
 }
 
-/** POST /check-raw: the body as text, the query parameters region, type, timeout, samples, jobId (all of them, repeats included). */
+/** POST /check-raw: the body as text, the query parameters region, type, timeout, samples, https, jobId (all of them, repeats included). */
 export function validateCheckRaw(text: string, query: URLSearchParams, opts: CheckRequestOptions): CheckRequest {
   // 1. shape
   const region = singleQueryValue(query, 'region');
   const type = singleQueryValue(query, 'type');
   const timeout = singleQueryValue(query, 'timeout');
   const samplesText = singleQueryValue(query, 'samples');
+  const httpsText = singleQueryValue(query, 'https');
   const jobId = singleQueryValue(query, 'jobId');
 
   // 2-5 (no custom URLs on this route)
@@ -250,8 +278,9 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
     timeoutMs = checkTimeoutValue(Number(timeout));
   }
   const samples = samplesText === undefined ? DEFAULT_SAMPLES : checkSamples(/^[0-9]+$/.test(samplesText) ? Number(samplesText) : NaN);
+  const https = httpsOfQuery(httpsText, opts);
   const id = checkJobId(jobId);
 
   // 7-8
-  return build('check-raw', parseProxies(text, opts), r, t, timeoutMs, samples, id, []);
+  return build('check-raw', parseProxies(text, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls: [] });
 }

@@ -83,6 +83,11 @@ export const schemas = {
         default: 1,
         description: 'An extension: each proxy is probed this many times, each on a fresh connection with the whole timeout; one check charged per sample. Above 1, records get `samples` and the summary `rotating`',
       },
+      https: {
+        type: 'boolean',
+        description:
+          'An extension, on by default (the server\'s JUDGE_TLS): each working proxy is also tried with a tunnel (CONNECT, or the SOCKS tunnel) + TLS to the judge\'s TLS listener with its pinned certificate, within the same timeout; working records get `https`, the summary `https`, and a proxy that presents another certificate is `failed` / `tls_intercepted`. false: no such check, no `https` fields',
+      },
       customUrls: { type: 'array', maxItems: 10, items: ref('CustomUrl'), description: 'At most MAX_CUSTOM_URLS (default 10)' },
     },
   },
@@ -119,7 +124,7 @@ export const schemas = {
       },
       https: {
         ...int0,
-        description: 'Checks with a TLS judge (JUDGE_TLS_URL or the built-in one) and a working proxy only: working proxies whose record says `https: true`',
+        description: 'Checks that ran the https check (the default; absent with `https: false`): working proxies whose record says `https: true`',
       },
     },
   },
@@ -207,8 +212,9 @@ export const schemas = {
       },
       samples: ref('SamplesBlock'),
       https: {
-        type: 'boolean',
-        description: 'Working records of a check with a TLS judge only: a tunnel (CONNECT or SOCKS) + TLS to the judge with its pinned certificate passed the judge check within the timeout',
+        type: ['boolean', 'null'],
+        description:
+          'Working records of a check that ran the https check only (the default): true when a tunnel (CONNECT or SOCKS) + TLS to the judge with its pinned certificate passed the judge check within the timeout, false when it did not, null when the plain check used up the timeout (the TLS check could not run)',
       },
       error: {
         type: 'object',

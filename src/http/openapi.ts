@@ -220,7 +220,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Checks'],
     summary: 'Check proxies (JSON body)',
     description:
-      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. Follow progress on the WebSocket `/ws?jobId=<jobId>`.',
+      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`.',
     security,
     requestBody: {
       required: true,
@@ -249,7 +249,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Checks'],
     summary: 'Check proxies (plain-text body, one per line)',
     description:
-      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `jobId`. Custom URLs are not taken here.',
+      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
     security,
     parameters: [
       { name: 'region', in: 'query', schema: { type: 'string', default: 'us1' } },
@@ -260,6 +260,12 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
         in: 'query',
         schema: { type: 'integer', minimum: 1, maximum: 10, default: 1 },
         description: 'An extension: probes per proxy, each on a fresh connection; one check charged per sample',
+      },
+      {
+        name: 'https',
+        in: 'query',
+        schema: { type: 'string', enum: ['true', 'false'], default: 'true' },
+        description: 'An extension: the https check of working proxies (tunnel + TLS to the judge, pinned); default the server\'s JUDGE_TLS (true)',
       },
       { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
     ],

@@ -28,6 +28,7 @@
 import { randomBytes } from 'node:crypto';
 import { errorCode, isServiceError, ServiceError } from '../errors';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
+import { withoutHttpsCheck } from '../probe/settings';
 import { autoType } from '../probe/codec/auto-verdict';
 import { PROXY_TYPES } from '../proxy/types';
 import { resultUrls } from '../results/export';
@@ -104,9 +105,13 @@ export class JobActor {
   /** Where the execution's grants go: the probing stage, then the custom-URL stage. */
   #grantTo: (n: number, exec: ExecutionHandle) => void = () => {};
   #next = 0;
-  /** One object for every shard of the job: the pool sends it to each thread once. */
+  /** One object for every shard of the job: the pool sends it to each thread once. A job that opted out of the https check gets no TLS judge. */
   get #settings(): ProbeSettings {
-    return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
+    if (this.#settingsOnce === null) {
+      const s = this.#deps.settings(this.#req.type, this.#req.timeoutMs);
+      this.#settingsOnce = this.#req.https ? s : withoutHttpsCheck(s);
+    }
+    return this.#settingsOnce;
   }
   #settingsOnce: ProbeSettings | null = null;
   /** Auto jobs: the settings of each protocol (for custom URLs), made once per job. */
@@ -131,7 +136,8 @@ export class JobActor {
     this.#seen = new Uint8Array(this.#tasks);
     this.#sampleSets = req.samples > 1 ? new SampleSets(req.samples) : null;
     this.#auto = req.type === 'auto';
-    this.#summary = new SummaryFold({ protocols: this.#auto, rotating: this.#sampleSets !== null });
+    // summary.https from the start when the check runs (a cluster's API node knows no TLS judge: its agents do)
+    this.#summary = new SummaryFold({ protocols: this.#auto, rotating: this.#sampleSets !== null, https: this.#settings.tlsJudge !== undefined });
     this.#detected = this.#auto && req.customUrls.length > 0 ? new Uint8Array(req.proxies.length) : null;
     this.#retries = new ProbeRetries(this.#tasks, (n) => this.#exec?.addDemand(n));
     this.#mailbox = new Mailbox<Msg>(

@@ -22,6 +22,12 @@ export interface CheckRequest {
    * contract's check, nothing added to the response.
    */
   samples: number;
+  /**
+   * The https check (tunnel + TLS to the judge's TLS listener, pinned) on
+   * every working proxy: the request's `https`, else the server's default
+   * (JUDGE_TLS, on). false: no check, records carry no `https`.
+   */
+  https: boolean;
   jobId: string | null;
   customUrls: CustomUrlRule[];
 }

@@ -10,17 +10,20 @@
  *
  * The same one `timeout` as the judge probe: the check gets what the judge
  * probe left of it (`timeoutMs - elapsed since the probe started`). Nothing
- * left (under MIN_HTTPS_MS) -> `https: false` without a connection. Only
- * working proxies get here, so a dead or failed proxy costs nothing extra:
- * no second connection, no TLS handshake.
+ * left (under MIN_HTTPS_MS) -> `https: null` (not known: the check never
+ * started) without a connection. Only working proxies get here, so a dead
+ * or failed proxy costs nothing extra: no second connection, no TLS
+ * handshake.
  *
  * ## Verdicts
  *
  *   passed                         -> https: true
  *   another certificate presented  -> the whole proxy `failed`,
  *                                     `tls_intercepted` (a lying proxy is never working)
- *   anything else (CONNECT refused, SOCKS refused, TLS failed, no time,
- *   a non-200, an answer that is not the judge's) -> https: false
+ *   no budget left to start it     -> https: null
+ *   anything else (CONNECT refused, SOCKS refused, TLS failed, the budget
+ *   ran out during it, a non-200, an answer that is not the judge's)
+ *                                  -> https: false
  *
  * One more connection per working proxy; charges are unchanged (the check
  * is part of the one check of the proxy).
@@ -38,11 +41,15 @@ export const MIN_HTTPS_MS = 1;
 /** The judge's answer is small; anything bigger is not the judge (as probe.ts JUDGE_BODY_CAP). */
 const BODY_CAP = 64 * 1024;
 
-export type HttpsVerdict = { kind: 'passed' } | { kind: 'not_passed'; why: string } | { kind: 'intercepted'; error: NonNullable<ProbeResult['error']> };
+export type HttpsVerdict =
+  | { kind: 'passed' }
+  | { kind: 'not_passed'; why: string }
+  | { kind: 'no_budget' }
+  | { kind: 'intercepted'; error: NonNullable<ProbeResult['error']> };
 
 /** One https check through `task`'s proxy with `budgetMs`. Never rejects. */
 export async function checkHttps(task: ProbeTask, settings: ProtocolSettings, tlsJudge: TlsJudgeTarget, budgetMs: number): Promise<HttpsVerdict> {
-  if (budgetMs < MIN_HTTPS_MS) return { kind: 'not_passed', why: 'no time left in the budget' };
+  if (budgetMs < MIN_HTTPS_MS) return { kind: 'no_budget' };
   const nonce = newNonce();
   const out = await exchange({
     via: settings.type,
@@ -82,5 +89,5 @@ export async function withHttps(result: ProbeResult, task: ProbeTask, settings: 
   if (v.kind === 'intercepted') {
     return { ...result, status: 'failed', statusCode: null, anonymity: null, origin: null, error: v.error };
   }
-  return { ...result, https: v.kind === 'passed' };
+  return { ...result, https: v.kind === 'passed' ? true : v.kind === 'no_budget' ? null : false };
 }

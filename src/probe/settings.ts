@@ -38,3 +38,12 @@ export function probeSettings<T extends CheckType>(i: ProbeSettingsInput<T>): Pr
     ...(i.tlsJudge !== undefined ? { tlsJudge: i.tlsJudge } : {}),
   };
 }
+
+/**
+ * `s` for a job that opted out of the https check (`"https": false`): no
+ * TLS judge, and `httpsCheck: false` so a cluster's agent adds none either.
+ */
+export function withoutHttpsCheck(s: ProbeSettings): ProbeSettings {
+  const { tlsJudge: _none, ...rest } = s;
+  return { ...rest, httpsCheck: false };
+}

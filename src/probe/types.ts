@@ -97,6 +97,13 @@ export interface ProbeSettings {
    * no `https` field.
    */
   tlsJudge?: TlsJudgeTarget;
+  /**
+   * false: the job opted out of the https check (`"https": false`,
+   * settings.ts withoutHttpsCheck): no tlsJudge here, and a cluster's agent
+   * must not add its own (cluster/protocol.ts WorkShard `https`). Absent:
+   * the check runs wherever a TLS judge is known.
+   */
+  httpsCheck?: false;
 }
 
 /** Settings of one protocol: what runProbe and runCustomUrl speak through (an auto job's are derived per protocol). */
@@ -125,10 +132,11 @@ export interface ProbeResult {
   /**
    * Working proxies only, when the settings have a tlsJudge: true when a
    * tunnel (CONNECT, or the SOCKS tunnel) + TLS to the judge's TLS listener
-   * with its pinned certificate passed the judge check inside the budget.
-   * Absent otherwise.
+   * with its pinned certificate passed the judge check inside the budget,
+   * false when it did not, null when the judge check left no budget for it
+   * (it never started). Absent otherwise.
    */
-  https?: boolean;
+  https?: boolean | null;
 }
 
 /** A custom URL rule after validation (DECISIONS defaults applied). */

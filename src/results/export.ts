@@ -23,9 +23,10 @@
  * protocols joined by a space, e.g. `socks5 socks4`). Files of sampled checks
  * (`samples` > 1: the summary has `rotating`) get CSV_SAMPLE_COLUMNS after
  * those: the record's `samples` block, `exit_ips` joined by a space. Files
- * whose summary has `https` (a check with a TLS judge and a working proxy)
+ * whose summary has `https` (a check that ran the https check: the default)
  * get one more at the very end, CSV_HTTPS_COLUMN (`true`/`false` on working
- * rows, empty on failed ones). Every other file keeps exactly CSV_COLUMNS.
+ * rows; empty on failed ones and where the record says `null`, not known).
+ * Every other file keeps exactly CSV_COLUMNS.
  *
  * ## TXT
  *
@@ -88,7 +89,7 @@ export const CSV_SAMPLE_COLUMNS = Object.freeze([
   'response_time_max_ms',
 ] as const);
 
-/** The last column of the CSV of a check with a TLS judge (summary `https`). */
+/** The last column of the CSV of a check that ran the https check (summary `https`). */
 export const CSV_HTTPS_COLUMN = 'https';
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -119,7 +120,7 @@ export const CSV_HEADER_AUTO = `${[...CSV_COLUMNS, ...CSV_AUTO_COLUMNS].join(','
 export interface CsvShape {
   auto: boolean;
   sampled: boolean;
-  /** the check had a TLS judge: the `https` column at the very end */
+  /** the check ran the https check: the `https` column at the very end */
   https?: boolean;
 }
 

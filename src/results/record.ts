@@ -24,10 +24,11 @@
  * response_time_ms}; the rest of the record is built from the first passing
  * sample (foldSamples picks the probe result). Records of other jobs have no
  * such key.
- * With a TLS judge (JUDGE_TLS_URL, or the built-in judge's TLS listener),
+ * With the https check (the default; a job opts out with `https: false`),
  * working records get `https` (true: a tunnel + TLS to the judge with its
- * pinned certificate passed, src/probe/https-check.ts), after `coordinates`
- * (and after `type`/`protocols`). Failed records never carry it; a
+ * pinned certificate passed, src/probe/https-check.ts; false: it did not;
+ * null: the judge check left no budget to try), after `coordinates` (and
+ * after `type`/`protocols`). Failed records never carry it; a
  * `tls_intercepted` failure's `error` adds `certificate: {subject,
  * fingerprint}` (what the tunnel presented).
  */
@@ -61,8 +62,8 @@ export interface ProxyRecord {
   protocols?: ProxyType[];
   /** sampled jobs only (samples > 1) */
   samples?: SamplesBlock;
-  /** working records of a check with a TLS judge only */
-  https?: boolean;
+  /** working records of a check that ran the https check only (null: not known, no budget left) */
+  https?: boolean | null;
   error?: ProbeError;
 }
 
@@ -104,7 +105,7 @@ export function buildProxyRecord(
     record.protocols = protocols;
   }
   if (samples !== null) record.samples = samples;
-  if (working && typeof probe.https === 'boolean') record.https = probe.https;
+  if (working && probe.https !== undefined) record.https = probe.https;
   if (!working) {
     const e = probe.error;
     record.error = e ? { code: e.code, message: e.message } : { code: 'bad_response', message: 'probe failed without an error' };

@@ -65,7 +65,7 @@ export function headText(summary: unknown, metadata: unknown): string {
  * `proxyType`, its `metadata.proxy_type` (null when it has none), and
  * `sampled`, whether its summary has `rotating` (only a check with
  * `samples` > 1 has it: src/results/summary.ts); `https`, whether it has
- * `https` (a check with a TLS judge and a working proxy).
+ * `https` (a check that ran the https check).
  */
 export function headInfo(head: string): { proxyType: string | null; sampled: boolean; https: boolean } {
   const none = { proxyType: null, sampled: false, https: false };

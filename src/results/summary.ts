@@ -20,9 +20,11 @@
  * - `rotating` (sampled jobs only, `new SummaryFold({ rotating: true })`):
  *   proxies whose samples left through more than one exit address
  *   (`samples.unique_exit_ips` > 1, src/results/samples.ts); absent otherwise.
- * - `https`: working proxies whose record says `https: true`; present once
- *   a working record carries `https` at all (a check with a TLS judge and at
- *   least one working proxy), absent otherwise. The file head's summary is
+ * - `https`: working proxies whose record says `https: true`; present from
+ *   the start in a check that runs the https check (`new SummaryFold({
+ *   https: true })`: 0 when no proxy passed), else once a working record
+ *   carries `https` at all (a cluster's API node does not know whether its
+ *   agents have a TLS judge), absent otherwise. The file head's summary is
  *   what tells the CSV export to add its `https` column (export.ts).
  * Only the counters live in memory (one map entry per distinct country/ISP).
  */
@@ -40,7 +42,7 @@ export interface CheckSummary {
   protocols?: ProtocolCounts;
   /** sampled jobs only */
   rotating?: number;
-  /** checks with a TLS judge (and a working proxy) only: working proxies with `https: true` */
+  /** checks that ran the https check only: working proxies with `https: true` */
   https?: number;
 }
 
@@ -62,12 +64,13 @@ export class SummaryFold {
   private readonly protocols: ProtocolCounts | null;
   /** null unless the job is sampled */
   private rotating: number | null;
-  /** null until a working record carries `https` */
-  private https: number | null = null;
+  /** null until a working record carries `https` (or from the start with `https: true`) */
+  private https: number | null;
 
-  constructor(opts: { protocols?: boolean; rotating?: boolean } = {}) {
+  constructor(opts: { protocols?: boolean; rotating?: boolean; https?: boolean } = {}) {
     this.protocols = opts.protocols === true ? { http: 0, socks4: 0, socks5: 0 } : null;
     this.rotating = opts.rotating === true ? 0 : null;
+    this.https = opts.https === true ? 0 : null;
   }
 
   add(record: SummaryInput): void {
@@ -83,7 +86,7 @@ export class SummaryFold {
     this.isps.set(i, (this.isps.get(i) ?? 0) + 1);
     if (record.anonymity !== null) this.anonymity[record.anonymity]++;
     if (this.protocols !== null && record.protocols !== undefined) for (const p of record.protocols) this.protocols[p]++;
-    if (typeof record.https === 'boolean') this.https = (this.https ?? 0) + (record.https ? 1 : 0);
+    if (record.https !== undefined) this.https = (this.https ?? 0) + (record.https === true ? 1 : 0);
   }
 
   /** Records folded so far (working + failed). */

@@ -6,8 +6,9 @@
  * when DATABASE_URL / TEST_DATABASE_URL is set, else PGlite in the data dir
  * in memory (from the migrated template, since initdb takes seconds).
  *
- * The judge's TLS listener and the https check are off unless a test sets
- * JUDGE_TLS=true (test/e2e/https.test.ts), as a real start has them.
+ * The https check is on, as a real start has it: the built-in judge's TLS
+ * listener with its certificate made in the data dir (JUDGE_TLS=false makes
+ * a request's default off; `"https": false` opts a request out).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

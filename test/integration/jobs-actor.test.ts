@@ -27,7 +27,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function request(n: number, extra: Partial<CheckRequest> = {}): CheckRequest {
   const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.1.${i >> 8}.${i & 255}:8080`));
-  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId: null, customUrls: [], ...extra };
+  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, https: true, jobId: null, customUrls: [], ...extra };
 }
 
 function ledger(opts: { available?: number; unlimited?: boolean } = {}) {

@@ -9,6 +9,8 @@ import type { ProbeResult, ProtocolSettings, ProbeSettings, TlsJudgeTarget } fro
 import type { ProxyAddress, ProxyType } from '../../src/proxy/types';
 import { runProbe } from '../../src/probe/probe';
 import { runAutoProbe } from '../../src/probe/auto';
+import { withHttps } from '../../src/probe/https-check';
+import { withoutHttpsCheck } from '../../src/probe/settings';
 import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
 import { fingerprintOfDer, pemCertificateDer } from '../../src/probe/codec/cert-pin';
@@ -98,6 +100,28 @@ describe('working proxies get https', () => {
     expect(r.status).toBe('working');
     expect('https' in r).toBe(false);
     expect(servers.http!.accepted() - before).toBe(1);
+  });
+
+  test('no budget left after the judge check: https null (not known), no second connection', async () => {
+    const plain = await probe(servers.http!.port, 'http', { tlsJudge: undefined });
+    expect(plain.status).toBe('working');
+    const before = servers.http!.accepted();
+    // the budget began a whole timeout ago: nothing left for the TLS check
+    const r = await withHttps(plain, { index: 1, proxy: at(servers.http!.port) }, settings('http'), performance.now() - base.timeoutMs);
+    expect(r).toMatchObject({ status: 'working', https: null });
+    expect(servers.http!.accepted() - before).toBe(0);
+  });
+
+  test('a job that opted out (withoutHttpsCheck): no https field, one connection, even through an interceptor', async () => {
+    const off = withoutHttpsCheck(base);
+    expect(off.tlsJudge).toBeUndefined();
+    expect(off.httpsCheck).toBe(false);
+    const before = servers.http!.accepted();
+    const r = await runProbe({ index: 1, proxy: at(servers.http!.port) }, { ...off, type: 'http' });
+    expect(r.status).toBe('working');
+    expect('https' in r).toBe(false);
+    expect(servers.http!.accepted() - before).toBe(1);
+    expect((await runProbe({ index: 1, proxy: at(httpInterceptor.port) }, { ...off, type: 'http' })).status).toBe('working');
   });
 
   test('a working proxy costs one more connection (the tunnel), a failed one none', async () => {

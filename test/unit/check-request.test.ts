@@ -81,6 +81,7 @@ describe('validateCheckJson: defaults and values', () => {
       type: 'http',
       timeoutMs: 2000,
       samples: 1,
+      https: true,
       jobId: null,
       customUrls: [],
     });
@@ -281,6 +282,46 @@ describe('samples (an extension)', () => {
   });
 });
 
+describe('https (an extension): the https check, on by default', () => {
+  const INVALID_HTTPS_JSON = bad('https: expected a boolean');
+  const INVALID_HTTPS_QUERY = bad('https: expected true or false');
+
+  test('/check: absent or null takes the server default (on unless defaultHttps is false); a boolean is kept', () => {
+    expect(validateCheckJson({ proxies: P }, OPTS).https).toBe(true);
+    expect(validateCheckJson({ proxies: P, https: null }, OPTS).https).toBe(true);
+    expect(validateCheckJson({ proxies: P, https: false }, OPTS).https).toBe(false);
+    expect(validateCheckJson({ proxies: P }, { ...OPTS, defaultHttps: false }).https).toBe(false);
+    expect(validateCheckJson({ proxies: P, https: true }, { ...OPTS, defaultHttps: false }).https).toBe(true);
+  });
+
+  test.each([['a string', 'false'], ['a number', 0], ['an object', {}], ['an array', [false]]])('/check: %s is 400 naming https', (_name, https) => {
+    expect(fail(() => validateCheckJson({ proxies: P, https }, OPTS))).toEqual(INVALID_HTTPS_JSON);
+  });
+
+  test('/check-raw: true / false, absent takes the server default', () => {
+    expect(validateCheckRaw('a.io:1', q({}), OPTS).https).toBe(true);
+    expect(validateCheckRaw('a.io:1', q({ https: 'false' }), OPTS).https).toBe(false);
+    expect(validateCheckRaw('a.io:1', q({ https: 'true' }), { ...OPTS, defaultHttps: false }).https).toBe(true);
+    expect(validateCheckRaw('a.io:1', q({}), { ...OPTS, defaultHttps: false }).https).toBe(false);
+  });
+
+  test.each([
+    ['empty', { https: '' }, INVALID_HTTPS_QUERY],
+    ['upper case', { https: 'FALSE' }, INVALID_HTTPS_QUERY],
+    ['a digit', { https: '0' }, INVALID_HTTPS_QUERY],
+    ['repeated', { https: ['false', 'false'] }, bad('https: expected a single value, given 2 times')],
+    ['after samples', { samples: '0', https: 'x' }, INVALID_SAMPLES],
+    ['before jobId', { https: 'x', jobId: '!' }, INVALID_HTTPS_QUERY],
+  ])('/check-raw: %s', (_name, query, expected) => {
+    expect(fail(() => validateCheckRaw('a.io:1', q(query), OPTS))).toEqual(expected);
+  });
+
+  test('/check order: after samples, before jobId', () => {
+    expect(fail(() => validateCheckJson({ proxies: P, samples: 0, https: 'x' }, OPTS))).toEqual(INVALID_SAMPLES);
+    expect(fail(() => validateCheckJson({ proxies: P, https: 'x', jobId: '!' }, OPTS))).toEqual(INVALID_HTTPS_JSON);
+  });
+});
+
 describe('validateCheckJson: order of checks', () => {
   const everythingWrong = {
     proxies: ['x', 'a.io:1', 'b.io:1', 'c.io:1', 'd.io:1'],
@@ -320,6 +361,7 @@ describe('validateCheckRaw', () => {
       type: 'http',
       timeoutMs: 5000,
       samples: 1,
+      https: true,
       jobId: null,
       customUrls: [],
     });
@@ -374,7 +416,7 @@ describe('fuzz', () => {
     fc.assert(
       fc.property(
         fc.record(
-          { proxies: fc.oneof(fc.anything(), fc.array(fc.oneof(fc.string(), fc.constant('1.2.3.4:80')))), region: field, type: field, timeout: field, samples: fc.oneof(field, fc.integer({ min: -2, max: 12 })), jobId: field, customUrls: fc.anything() },
+          { proxies: fc.oneof(fc.anything(), fc.array(fc.oneof(fc.string(), fc.constant('1.2.3.4:80')))), region: field, type: field, timeout: field, samples: fc.oneof(field, fc.integer({ min: -2, max: 12 })), https: fc.oneof(field, fc.boolean()), jobId: field, customUrls: fc.anything() },
           { requiredKeys: [] },
         ),
         (body) => {

@@ -41,7 +41,7 @@ describe('cells', () => {
     expect(protocolsCell(['socks5', 'socks4'])).toBe('socks5 socks4');
     expect(protocolsCell([])).toBe('none');
     expect(protocolsCell(undefined)).toBe('-');
-    expect([httpsCell(true), httpsCell(false), httpsCell(undefined)]).toEqual(['yes', 'no', '-']);
+    expect([httpsCell(true), httpsCell(false), httpsCell(null), httpsCell(undefined)]).toEqual(['yes', 'no', 'unknown', '-']);
     expect(samplesCell(samples(3, 2, 2))).toBe('2/3');
     expect(samplesCell(undefined)).toBe('-');
     expect(exitsCell(samples(3, 3, 3))).toBe('3 rotating');
@@ -88,6 +88,7 @@ describe('ProxyDigest', () => {
 
   test('https is a column as soon as one record has it; a plain file has no extended column', () => {
     expect(digest([plain(1), plain(2, 'working', { https: false })]).columns.https).toBe(true);
+    expect(digest([plain(1), plain(2, 'working', { https: null })]).columns.https).toBe(true);
     expect(digest([plain(1), plain(2, 'failed', { error: { code: 'timeout', message: '' } })]).extended).toBe(false);
   });
 });

@@ -49,10 +49,13 @@ describe('round trips', () => {
     expect(decodeWorkShard(encode(shard))).toEqual(shard);
     const url = { ...shard, kind: 'custom_url' as const, rules: [{ url: 'https://x.test/', requiredStatusCodes: [200], caseSensitive: false, requiredText: 'ok' }] };
     expect(decodeWorkShard(encode(url))).toEqual(url);
+    const noHttps = { ...shard, https: false as const };
+    expect(decodeWorkShard(encode(noHttps))).toEqual(noHttps);
     const results: ProbeResult[] = [
       { index: 3, status: 'working', statusCode: 200, responseTimeMs: 12.5, anonymity: 'elite', origin: '1.2.3.4', error: null, protocols: ['http'], https: true },
       { index: 4, status: 'failed', statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout', message: 'x' } },
       { index: 5, status: 'working', statusCode: 200, responseTimeMs: 1, anonymity: 'transparent', origin: null, error: null, https: false },
+      { index: 7, status: 'working', statusCode: 200, responseTimeMs: 1999, anonymity: 'elite', origin: null, error: null, https: null },
       { index: 6, status: 'failed', statusCode: 502, responseTimeMs: 2, anonymity: null, origin: null, error: { code: 'tls_intercepted', message: 'm', certificate: { subject: 'CN=x', fingerprint: 'AA:BB' } }, protocols: [] },
     ];
     const report: ResultsReport = {
@@ -95,6 +98,8 @@ describe('malformed messages are rejected', () => {
     rejects(() => decodeWorkShard(encode({ ...shard, tasks: many })));
     rejects(() => decodeWorkShard(encode({ ...shard, kind: 'custom_url' })));
     rejects(() => decodeWorkShard(encode({ ...shard, rules: [] })));
+    // https is only ever false (an opt-out); anything else is not ours
+    for (const https of [true, null, 'false', 0]) rejects(() => decodeWorkShard(encode({ ...shard, https } as never)));
   });
 
   test('results, replies, cancels, heartbeats', () => {
@@ -187,7 +192,7 @@ test('fuzz: any probe result survives the compact form unchanged', () => {
       origin: fc.option(fc.string({ maxLength: 40 }), { nil: null }),
       error: err,
       protocols: fc.subarray(['socks5' as const, 'socks4' as const, 'http' as const]),
-      https: fc.boolean(),
+      https: fc.constantFrom(true, false, null),
     },
     { requiredKeys: ['index', 'status', 'statusCode', 'responseTimeMs', 'anonymity', 'origin', 'error'] },
   );

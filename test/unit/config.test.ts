@@ -45,7 +45,7 @@ describe('defaults', () => {
       judgeTlsUrl: undefined,
       judgeTlsFingerprint: undefined,
       judgeTlsPort: 0,
-      judgeTls: false,
+      judgeTls: true,
       checkerIps: [],
       calibrationIntervalMs: 300_000,
       logLevel: 'info',
@@ -325,10 +325,12 @@ describe('the TLS judge', () => {
     }
   });
 
-  test('JUDGE_TLS_PORT 0..65535 (0: a free port); JUDGE_TLS=false turns the https check off', () => {
+  test('JUDGE_TLS_PORT 0..65535 (0: a free port); the https check on by default, JUDGE_TLS=false turns the default off', () => {
     expect(parseConfig({ JUDGE_TLS_PORT: '8443' }, CWD).judgeTlsPort).toBe(8443);
     expect(errorOf({ JUDGE_TLS_PORT: '70000' }).message).toContain('JUDGE_TLS_PORT');
+    expect(parseConfig({}, CWD).judgeTls).toBe(true);
     expect(parseConfig({ JUDGE_TLS: 'false' }, CWD).judgeTls).toBe(false);
+    expect(parseConfig({ JUDGE_TLS: 'false', JUDGE_TLS_URL: 'https://j.example/', JUDGE_TLS_FINGERPRINT: FP }, CWD).judgeTls).toBe(false);
   });
 });
 

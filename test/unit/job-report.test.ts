@@ -5,7 +5,7 @@ import type { CheckRequest } from '../../src/jobs/request';
 
 describe('jobMetadata', () => {
   test('the contract block from the request, the count and the elapsed time', () => {
-    const req: CheckRequest = { route: 'check', proxies: [], totalInvalid: 2, totalDuplicates: 3, region: 'de1', type: 'socks5', timeoutMs: 5000, samples: 1, jobId: null, customUrls: [] };
+    const req: CheckRequest = { route: 'check', proxies: [], totalInvalid: 2, totalDuplicates: 3, region: 'de1', type: 'socks5', timeoutMs: 5000, samples: 1, https: true, jobId: null, customUrls: [] };
     const m = jobMetadata('job-x', req, 10, 1234);
     expect(m).toMatchObject({ region_used: 'de1', proxy_type: 'socks5', total_checked: 10, total_invalid: 2, total_duplicates: 3, job_id: 'job-x' });
     expect(typeof m.region_name).toBe('string');

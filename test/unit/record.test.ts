@@ -165,6 +165,9 @@ describe('buildProxyRecord, checks with a TLS judge (https, tls_intercepted)', (
     expect(r.https).toBe(true);
     expect(Object.keys(r).at(-1)).toBe('https');
     expect(buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...working, https: false }, geo).https).toBe(false);
+    const unknown = buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...working, https: null }, geo);
+    expect(unknown.https).toBeNull();
+    expect(Object.keys(unknown).at(-1)).toBe('https');
     const auto = buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...working, protocols: ['http'], https: false }, geo, true);
     expect(Object.keys(auto).slice(-3)).toEqual(['type', 'protocols', 'https']);
   });
@@ -172,6 +175,7 @@ describe('buildProxyRecord, checks with a TLS judge (https, tls_intercepted)', (
   test('no TLS judge: no https key; a failed record never has one', () => {
     expect('https' in buildProxyRecord({ host: '198.51.100.1', port: 8080 }, working, geo)).toBe(false);
     expect('https' in buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...failed, https: true }, null)).toBe(false);
+    expect('https' in buildProxyRecord({ host: '198.51.100.1', port: 8080 }, { ...failed, https: null }, null)).toBe(false);
   });
 
   test('tls_intercepted: the error carries the presented certificate (a copy)', () => {

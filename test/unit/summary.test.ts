@@ -167,6 +167,21 @@ describe('SummaryFold: summary.https', () => {
     expect(fold.result().https).toBe(0);
   });
 
+  test('null (not known) counts as not true, and makes the key present', () => {
+    const fold = new SummaryFold();
+    fold.add({ ...w('Germany', 'A'), https: null });
+    expect(fold.result().https).toBe(0);
+  });
+
+  test('a check that runs the https check (`https: true`): the key from the start, 0 with nothing working, last key', () => {
+    const fold = new SummaryFold({ https: true, rotating: true });
+    fold.add(f);
+    expect(fold.result().https).toBe(0);
+    expect(Object.keys(fold.result()).at(-1)).toBe('https');
+    fold.add({ ...w('Germany', 'A'), https: true });
+    expect(fold.result().https).toBe(1);
+  });
+
   test('no working record with https (no TLS judge, or nothing working): no key', () => {
     const fold = new SummaryFold();
     fold.add(w('Germany', 'A'));

@@ -1,6 +1,6 @@
 /** Tests for src/web/client/row-cells.ts: the results table's markup with and without the optional columns. */
 import { describe, expect, test } from 'bun:test';
-import { columnCount, integrityCell, rotationCell, rowHtml, tableBodyHtml } from '../../src/web/client/row-cells';
+import { columnCount, httpsCell, integrityCell, rotationCell, rowHtml, tableBodyHtml } from '../../src/web/client/row-cells';
 import { toRow, type ExtraColumns, type ResultRecord } from '../../src/web/client/table';
 
 const none: ExtraColumns = { protocols: false, https: false, integrity: false, rotation: false };
@@ -27,6 +27,13 @@ describe('rowHtml', () => {
     expect(html).toBe('<td><span class="badge lie" title="bytes injected: &lt;script&gt;">tampered</span></td>');
     expect(rowHtml(r, all)).toContain('<td class="muted">none</td>');
     expect(integrityCell(toRow({ ...base, status: 'failed', error: { code: 'timeout', message: '' } }))).toBe('<td class="muted">—</td>');
+  });
+
+  test('https: yes as a badge, no, unknown (null: the plain check used up the timeout) muted with why, nothing without it', () => {
+    expect(httpsCell(toRow({ ...base, https: true }))).toBe('<td><span class="badge ok">yes</span></td>');
+    expect(httpsCell(toRow({ ...base, https: false }))).toBe('<td>no</td>');
+    expect(httpsCell(toRow({ ...base, https: null }))).toBe('<td class="muted" title="the plain check used up the timeout">unknown</td>');
+    expect(httpsCell(toRow(base))).toBe('<td class="muted">—</td>');
   });
 
   test('rotation: exits / samples, a badge only when more than one exit, the passed samples in the title', () => {

@@ -154,6 +154,7 @@ describe('auto, https, integrity and samples (the optional columns)', () => {
     expect(extraColumns(rows)).toEqual({ protocols: false, https: false, integrity: false, rotation: false });
     expect(extraColumns([toRow(failed('1.2.3.4', 1, 'tampered'))])).toEqual({ protocols: false, https: false, integrity: true, rotation: false });
     expect(extraColumns([toRow(working('1.2.3.4', 1, '1 ms', { https: false }))]).https).toBe(true);
+    expect(extraColumns([toRow(working('1.2.3.4', 1, '1 ms', { https: null }))]).https).toBe(true);
   });
 
   test('filters: protocol (or none), https yes/no, lying only, rotating only; combined with the others', () => {

@@ -41,6 +41,7 @@ export function checkRoutes(deps: AppDeps) {
     maxProxies: deps.config.maxProxies,
     maxCustomUrls: deps.config.maxCustomUrls,
     acceptedRegions: ACCEPTED_REGIONS,
+    defaultHttps: deps.config.judgeTls,
   };
   // MAX_LARGE_BODIES bodies over 1 MiB read and parsed at once, for both routes
   const body = { maxBytes: deps.config.maxBodyBytes, gate: new LargeBodyGate(deps.config.maxLargeBodies) };

@@ -28,8 +28,8 @@ export interface ResultRecord {
   /** type auto: the protocol named and every protocol that passed */
   type?: string | null;
   protocols?: string[];
-  /** whether the proxy carried https (present on working records when the service detects it) */
-  https?: boolean;
+  /** whether the proxy carried https (working records of a check that ran the https check; null: not known) */
+  https?: boolean | null;
   /** samples > 1 */
   samples?: { count: number; succeeded: number; unique_exit_ips: number; exit_ips?: string[] } | null;
   error?: { code: string; message: string } | null;
@@ -102,7 +102,7 @@ export function toRow(r: ResultRecord): Row {
     error: r.error ? r.error.code : '',
     errorMessage: r.error?.message ?? '',
     protocols: Array.isArray(r.protocols) ? (r.protocols.length === 0 ? 'none' : r.protocols.join(' ')) : '',
-    https: r.https === true ? 'yes' : r.https === false ? 'no' : '',
+    https: r.https === true ? 'yes' : r.https === false ? 'no' : r.https === null ? 'unknown' : '',
     integrity: isLying(r.error?.code) ? r.error!.code : '',
     samples: num(r.samples?.count),
     succeeded: num(r.samples?.succeeded),
