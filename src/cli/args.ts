@@ -5,7 +5,7 @@
  * Options may come before or after the command. Global options: --key,
  * --url, --json, --no-color, --help, --version. `check` options: --type
  * (http, socks4, socks5 or auto), --region, --timeout, --samples (1..10),
- * --custom-url (repeatable), --case-sensitive, --out, --format,
+ * --no-https, --custom-url (repeatable), --case-sensitive, --out, --format,
  * --only-working, --job-id. `me`: --links.
  *
  * `--custom-url URL[,codes][,text]`: codes are HTTP statuses joined by `|`
@@ -62,6 +62,8 @@ export interface CheckCommand {
   timeout?: number;
   /** Probes per proxy (1..10); absent = the server's default (1). */
   samples?: number;
+  /** false with --no-https (no https check); absent = the server's default (on). */
+  https?: false;
   customUrls: CustomUrlSpec[];
   /** A file path, or "-" for standard output. */
   out?: string;
@@ -107,6 +109,8 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   --timeout MS                     per-proxy budget, ${TIMEOUT_MIN}..${TIMEOUT_MAX} (server default: 2000)
   --samples N                      probe each proxy N times on fresh connections, ${SAMPLES_MIN}..${SAMPLES_MAX}
                                    (one check per sample); shows exits and rotating proxies
+  --no-https                       skip the https check (tunnel + TLS to the judge) of working
+                                   proxies: no https column, nothing caught intercepting TLS
   --custom-url URL[,codes][,text]  also try working proxies against URL (repeatable);
                                    codes like 200|204 (default 200), text must appear in the body
   --case-sensitive                 match custom-URL text case-sensitively
@@ -195,6 +199,7 @@ const OPTIONS = {
   region: { type: 'string' },
   timeout: { type: 'string' },
   samples: { type: 'string' },
+  'no-https': { type: 'boolean' },
   'custom-url': { type: 'string', multiple: true },
   'case-sensitive': { type: 'boolean' },
   out: { type: 'string', short: 'o' },
@@ -204,7 +209,7 @@ const OPTIONS = {
   links: { type: 'boolean' },
 } as const;
 
-const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'job-id'] as const;
+const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'job-id'] as const;
 
 export function parseCommandLine(argv: readonly string[]): Invocation {
   let parsed;
@@ -267,6 +272,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   }
   if (v.timeout !== undefined) command.timeout = intIn('timeout', v.timeout, TIMEOUT_MIN, TIMEOUT_MAX);
   if (v.samples !== undefined) command.samples = intIn('samples', v.samples, SAMPLES_MIN, SAMPLES_MAX, '');
+  if (v['no-https']) command.https = false;
   if (v.out !== undefined) {
     if (v.out === '') throw usageError('--out is empty');
     command.out = v.out;

@@ -77,6 +77,7 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   if (cmd.region !== undefined) body.region = cmd.region;
   if (cmd.timeout !== undefined) body.timeout = cmd.timeout;
   if (cmd.samples !== undefined) body.samples = cmd.samples;
+  if (cmd.https === false) body.https = false;
   if (cmd.customUrls.length > 0) body.customUrls = cmd.customUrls;
 
   if (!g.json) io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${cmd.source === '-' ? 'standard input' : cmd.source} on ${settings.url} (job ${jobId})\n`);

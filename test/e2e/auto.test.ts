@@ -58,6 +58,7 @@ describe('type auto', () => {
       anonymity_levels: { elite: 5, anonymous: 0, transparent: 0 },
       top_isps: { Unknown: 5 },
       protocols: { http: 2, socks4: 1, socks5: 4 },
+      https: 5, // the https check runs by default: each through the protocol its record names
     });
     expect(metadata).toMatchObject({ proxy_type: 'auto', timeout_used: '1000ms', total_checked: 8 });
     const after = (await call(`${t.url}/me`, { headers: bearer() })).body;
@@ -84,8 +85,8 @@ describe('type auto', () => {
 
     const csv = await (await file(r.body.result_url, 'csv')).text();
     const rows = csv.split('\r\n').filter(Boolean);
-    expect(rows[0]!.endsWith(',error_code,error_message,type,protocols')).toBe(true);
-    expect(rows.some((row) => row.startsWith(`127.0.0.1,${socks.port},`) && row.endsWith(',socks5,socks5 socks4'))).toBe(true);
+    expect(rows[0]!.endsWith(',error_code,error_message,type,protocols,https')).toBe(true);
+    expect(rows.some((row) => row.startsWith(`127.0.0.1,${socks.port},`) && row.endsWith(',socks5,socks5 socks4,true'))).toBe(true);
   }, 30_000);
 
   test('POST /check-raw?type=auto: default timeout 5000 ms, proxy_type auto', async () => {
@@ -95,8 +96,8 @@ describe('type auto', () => {
     expect(r.body.summary.protocols).toEqual({ http: 0, socks4: 1, socks5: 1 });
   }, 20_000);
 
-  test('a job of another type has none of the new fields (response, records, CSV)', async () => {
-    const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [addr(socks), `127.0.0.1:${refused}`], type: 'socks5', timeout: 1000 } });
+  test('a job of another type (https off) has none of the new fields (response, records, CSV)', async () => {
+    const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [addr(socks), `127.0.0.1:${refused}`], type: 'socks5', timeout: 1000, https: false } });
     expect(r.status).toBe(200);
     expect(Object.keys(r.body.summary)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps']);
     expect(r.body.metadata.proxy_type).toBe('socks5');
@@ -104,6 +105,7 @@ describe('type auto', () => {
     for (const p of doc.proxies) {
       expect('type' in p).toBe(false);
       expect('protocols' in p).toBe(false);
+      expect('https' in p).toBe(false);
     }
     const header = (await (await file(r.body.result_url, 'csv')).text()).split('\r\n')[0]!;
     expect(header.endsWith(',error_code,error_message')).toBe(true);

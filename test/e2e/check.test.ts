@@ -100,6 +100,7 @@ describe('POST /check', () => {
       countries: { Unknown: 4 },
       anonymity_levels: { elite: 2, anonymous: 1, transparent: 1 },
       top_isps: { Unknown: 4 },
+      https: 4, // the https check runs by default; the fakes tunnel CONNECT
     });
     expect(metadata).toMatchObject({
       region_used: 'us1',
@@ -129,7 +130,7 @@ describe('POST /check', () => {
     const times = working.map((p: any) => Number.parseFloat(p.responseTime));
     expect(times).toEqual([...times].sort((a: number, b: number) => a - b));
     const by = (port: number, auth: boolean) => file.proxies.find((p: any) => p.proxy.port === port && p.proxy.hasAuth === auth);
-    expect(by(elite.port, false)).toMatchObject({ status: 'working', statusCode: 200, anonymity: 'elite', origin: '127.0.0.1', country: null, coordinates: null });
+    expect(by(elite.port, false)).toMatchObject({ status: 'working', statusCode: 200, anonymity: 'elite', origin: '127.0.0.1', country: null, coordinates: null, https: true });
     expect(by(elite.port, false).responseTime).toMatch(/^\d+\.\d{2} ms$/);
     expect(by(anonymous.port, false).anonymity).toBe('anonymous');
     expect(by(transparent.port, false).anonymity).toBe('transparent');
@@ -186,7 +187,7 @@ describe('POST /check', () => {
     expect(r.body.summary.total_working).toBe(1);
     const file = await resultFile(r.body.result_url);
     const by = (s: FakeServer) => file.proxies.find((p: any) => p.proxy.port === s.port);
-    expect(by(honest)).toMatchObject({ status: 'working', statusCode: 200, anonymity: 'elite' }); // Via on the answer only
+    expect(by(honest)).toMatchObject({ status: 'working', statusCode: 200, anonymity: 'elite', https: true }); // Via on the answer only; CONNECT relayed blindly
     expect(by(injector)).toMatchObject({ status: 'failed', statusCode: 200, error: { code: 'tampered', message: expect.stringMatching(/^bytes injected: /) } });
     expect(by(appender)).toMatchObject({ status: 'failed', error: { code: 'tampered', message: expect.stringMatching(/^length differs: /) } });
     expect(by(gzipper)).toMatchObject({ status: 'failed', error: { code: 'tampered', message: expect.stringMatching(/^re-encoded: /) } });

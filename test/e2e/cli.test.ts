@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { startHttpProxy, startRotatingProxy, startSocksProxy } from '../fixtures/fake-proxies';
 import { injectScript, startTamperingProxy } from '../fixtures/tampering-proxy';
 import { refusedPort, startBlackHole, startTarget, type FakeServer } from '../fixtures/fake-servers';
-import { CSV_AUTO_COLUMNS, CSV_COLUMNS, CSV_SAMPLE_COLUMNS } from '../../src/results/export';
+import { CSV_AUTO_COLUMNS, CSV_COLUMNS, CSV_HTTPS_COLUMN, CSV_SAMPLE_COLUMNS } from '../../src/results/export';
 import { startTestService, type TestService } from '../helpers/service';
 
 const REPO = resolve(import.meta.dir, '../..');
@@ -101,13 +101,16 @@ describe('check (not a TTY)', () => {
     expect(r.stdout).toMatch(/ {2}CSV {3}http:\/\/.*\.csv\?token=/);
     expect(r.stdout).toMatch(/ {2}TXT {3}http:\/\/.*\.txt\?token=/);
     expect(r.stdout).not.toContain('\x1b[');
-    // a plain check shows none of the auto / samples / integrity additions
-    expect(r.stdout).not.toMatch(/Rotating|Protocols|Proxies \(|Lying/);
+    // a plain check shows none of the auto / samples / integrity additions; the https check runs by default
+    expect(r.stdout).not.toMatch(/Rotating|Protocols|Lying/);
+    expect(r.stdout).toMatch(/^ {2}proxy +status +time +https +error$/m);
+    expect(r.stdout).toMatch(new RegExp(`^  alice@127\\.0\\.0\\.1:${elite.port} +working +\\d+ ms +yes$`, 'm'));
   }, 20_000);
 
-  test('--out csv: every field of every proxy; --only-working keeps the working rows', async () => {
+  test('--out csv (--no-https: the contract columns, no proxy table): every field of every proxy; --only-working keeps the working rows', async () => {
     const out = join(dir, 'all.csv');
-    const r = await cli(['check', list, '--timeout', '1000', '--out', out]);
+    const r = await cli(['check', list, '--timeout', '1000', '--out', out, '--no-https']);
+    expect(r.stdout).not.toContain('Proxies (');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Saved CSV (3 rows) to ${out}`);
     const lines = readFileSync(out, 'utf8').split('\r\n');
@@ -123,7 +126,8 @@ describe('check (not a TTY)', () => {
     expect(r2.stdout).toContain(`Saved CSV (2 rows, working only) to ${w}`);
     const rows = readFileSync(w, 'utf8').trim().split('\r\n');
     expect(rows).toHaveLength(3);
-    expect(rows.slice(1).every((l) => l.includes(',working,200,'))).toBe(true);
+    expect(rows[0]).toBe([...CSV_COLUMNS, CSV_HTTPS_COLUMN].join(','));
+    expect(rows.slice(1).every((l) => l.includes(',working,200,') && l.endsWith(',true'))).toBe(true);
   }, 20_000);
 
   test('--out txt: working proxies in the form they were submitted', async () => {
@@ -189,16 +193,16 @@ describe('check (not a TTY)', () => {
     expect(o).toMatch(/^ {2}http +1 +50\.0%$/m);
     expect(o).toMatch(/^ {2}socks5 +1 +50\.0%$/m);
     expect(o).toContain('Proxies (4)');
-    expect(o).toMatch(/^ {2}proxy +status +time +protocols +samples +exits +error$/m);
-    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${rotating.port} +working +\\d+ ms +http +3/3 +3 rotating$`, 'm'));
-    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${socks.port} +working +\\d+ ms +socks5 socks4 +3/3 +1$`, 'm'));
-    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${liar.port} +failed +\\d+ ms +none +0/3 +- +tampered$`, 'm'));
-    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${refused} +failed +\\d+ ms +none +0/3 +- +connect_refused$`, 'm'));
+    expect(o).toMatch(/^ {2}proxy +status +time +protocols +https +samples +exits +error$/m);
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${rotating.port} +working +\\d+ ms +http +yes +3/3 +3 rotating$`, 'm'));
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${socks.port} +working +\\d+ ms +socks5 socks4 +yes +3/3 +1$`, 'm'));
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${liar.port} +failed +\\d+ ms +none +- +0/3 +- +tampered$`, 'm'));
+    expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${refused} +failed +\\d+ ms +none +- +0/3 +- +connect_refused$`, 'm'));
     expect(o).toContain('Lying proxies: 1 of 4 (tampered 1)');
     expect(o).toMatch(new RegExp(`^  127\\.0\\.0\\.1:${liar.port} +tampered +http: bytes injected: `, 'm'));
     expect(o).toContain(`Saved CSV (4 rows) to ${out}`);
     const lines = readFileSync(out, 'utf8').split('\r\n');
-    expect(lines[0]).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS].join(','));
+    expect(lines[0]).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS, CSV_HTTPS_COLUMN].join(','));
     expect(lines.find((l) => l.startsWith(`127.0.0.1,${socks.port},`))).toContain(',socks5,socks5 socks4,3,3,100.00%,127.0.0.1,1,');
     expect(lines.find((l) => l.startsWith(`127.0.0.1,${liar.port},`))).toContain(',tampered,');
     // --only-working converts here (src/results/export.ts): the same columns
@@ -207,7 +211,7 @@ describe('check (not a TTY)', () => {
     expect(r2.code).toBe(0);
     expect(r2.stdout).toContain('Rotating: 1 / 2 working');
     const rows = readFileSync(w, 'utf8').trim().split('\r\n');
-    expect(rows[0]).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS].join(','));
+    expect(rows[0]).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS, CSV_HTTPS_COLUMN].join(','));
     expect(rows).toHaveLength(3);
   }, 30_000);
 });

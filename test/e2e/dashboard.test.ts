@@ -372,14 +372,14 @@ if (!haveChromium()) {
       await see(cards.locator('.card', { hasText: 'Protocols' })).toContainText('HTTP 1 · SOCKS4 1 · SOCKS5 1');
       await see(cards.locator('.card', { hasText: 'Rotating' })).toContainText('1 of 2 working');
       await see(cards.locator('.card.alert', { hasText: 'Lying proxies' }).locator('dd')).toHaveText('1');
-      // the optional columns this job has; https is not in its records, so neither its column nor its filter
+      // the optional columns this job has (https: the check runs by default), each with its filter
       const heads = await page.$$eval('#r-table thead th', (ths) => ths.filter((th) => !(th as B).hidden).map((th) => th.textContent));
-      expect(heads).toEqual(['Proxy', 'Status', 'Integrity', 'Protocols', 'Exits / samples', 'Response', 'Anonymity', 'Country', 'City', 'ISP', 'Exit IP', 'Error']);
-      expect(await page.isHidden('#f-https')).toBe(true);
+      expect(heads).toEqual(['Proxy', 'Status', 'Integrity', 'Protocols', 'HTTPS', 'Exits / samples', 'Response', 'Anonymity', 'Country', 'City', 'ISP', 'Exit IP', 'Error']);
+      expect(await page.isHidden('#f-https')).toBe(false);
       const byPort = async (port: number) => (await page.locator('#r-table tbody tr', { hasText: `127.0.0.1:${port}` }).locator('td').allTextContents()).map((x) => x.trim());
-      expect(await byPort(rotating.port)).toMatchObject({ 1: 'working', 2: '—', 3: 'http', 4: '3 / 3 rotating' });
-      expect(await byPort(socks.port)).toMatchObject({ 2: '—', 3: 'socks5 socks4', 4: '1 / 3' });
-      expect(await byPort(liar.port)).toMatchObject({ 1: 'failed', 2: 'tampered', 3: 'none', 4: '0 / 3', 11: 'tampered' });
+      expect(await byPort(rotating.port)).toMatchObject({ 1: 'working', 2: '—', 3: 'http', 4: 'yes', 5: '3 / 3 rotating' });
+      expect(await byPort(socks.port)).toMatchObject({ 2: '—', 3: 'socks5 socks4', 4: 'yes', 5: '1 / 3' });
+      expect(await byPort(liar.port)).toMatchObject({ 1: 'failed', 2: 'tampered', 3: 'none', 4: '—', 5: '0 / 3', 12: 'tampered' });
       await see(page.locator('#r-table tbody .badge.lie')).toHaveCount(1);
       expect(await page.getAttribute('#r-table tbody .badge.lie', 'title')).toMatch(/^http: bytes injected: /);
       const lieStyle = await page.$eval('#r-table tbody .badge.lie', (e) => getComputedStyle(e).backgroundColor);
@@ -402,14 +402,14 @@ if (!haveChromium()) {
       await page.selectOption('#f-proto', '');
       await page.click('th[data-key="exits"] button');
       await page.click('th[data-key="exits"] button');
-      expect((await column(page, 5))[0]).toBe('3 / 3 rotating');
+      expect((await column(page, 6))[0]).toBe('3 / 3 rotating');
       await see(rowsOf(page)).toHaveCount(4);
-      // a plain result afterwards hides them again (the map test's check, from the history)
+      // a plain result afterwards hides them again but https (the map test's check, from the history)
       await page.click('a[data-route="account"]');
       await page.locator('#a-history tbody button[data-link]').last().click();
       await page.waitForURL(/#\/results$/);
       await see(rowsOf(page)).toHaveCount(totalChecked);
-      expect(await page.$$eval('#r-table thead th', (ths) => ths.filter((th) => !(th as B).hidden).length)).toBe(9);
+      expect(await page.$$eval('#r-table thead th', (ths) => ths.filter((th) => !(th as B).hidden).length)).toBe(10);
       expect(await page.isHidden('#f-lying')).toBe(true);
       await see(page.locator('#r-cards .card', { hasText: 'Lying proxies' }).locator('dd')).toHaveText('0');
       expect(problems).toEqual([]);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import { refusedPort, type FakeServer } from '../fixtures/fake-servers';
-import { CSV_COLUMNS } from '../../src/results/export';
+import { CSV_COLUMNS, CSV_HTTPS_COLUMN } from '../../src/results/export';
 import { newResultId, signResultLink, type ResultExt } from '../../src/results/links';
 import { buildProxyRecord } from '../../src/results/record';
 import { openDirResultStore } from '../../src/results/dir-store';
@@ -108,7 +108,7 @@ describe('result downloads', () => {
     const text = await res.text();
     expect(text.endsWith('\r\n')).toBe(true);
     const rows = parseCsv(text);
-    expect(rows[0]).toEqual([...CSV_COLUMNS]);
+    expect(rows[0]).toEqual([...CSV_COLUMNS, CSV_HTTPS_COLUMN]); // the https check runs by default
     expect(rows).toHaveLength(1 + 4);
     const json = (await (await checkedFetch(urls.json)).json()) as any;
     expect(rows.length - 1).toBe(json.proxies.length);
@@ -122,7 +122,8 @@ describe('result downloads', () => {
     expect(f[5]).toBe('failed');
     expect(f[17]).toBe('connect_refused');
     expect(f[18]!.length).toBeGreaterThan(0);
-    for (const r of rows) expect(r).toHaveLength(19);
+    expect([e[19], a[19], f[19]]).toEqual(['true', 'true', '']);
+    for (const r of rows) expect(r).toHaveLength(20);
   });
 
   test('.txt: working proxies only, in the form each was submitted', async () => {

@@ -46,7 +46,7 @@ describe('samples', () => {
     const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies, samples: 3, timeout: 2000 } });
     expect(r.status).toBe(200);
     expect(r.body.summary).toMatchObject({ total_working: 2, rotating: 1 });
-    expect(Object.keys(r.body.summary).at(-1)).toBe('rotating');
+    expect(Object.keys(r.body.summary).slice(-2)).toEqual(['rotating', 'https']); // https: on by default, last
     expect(r.body.metadata).toMatchObject({ proxy_type: 'http', total_checked: 3 }); // proxies, not samples
     const after = await call(`${t.url}/me`, { headers: bearer() });
     expect(before - after.body.user.checks).toBe(9); // 3 proxies x 3 samples
@@ -70,7 +70,7 @@ describe('samples', () => {
     for (const p of doc.proxies) expect(Object.keys(p).indexOf('samples')).toBe(12); // right after coordinates
 
     const rows = (await (await file(r.body.result_url, 'csv')).text()).split('\r\n').filter(Boolean);
-    expect(rows[0]!.endsWith(',error_code,error_message,samples,samples_succeeded,samples_success_rate,exit_ips,unique_exit_ips,response_time_min_ms,response_time_p50_ms,response_time_max_ms')).toBe(true);
+    expect(rows[0]!.endsWith(',error_code,error_message,samples,samples_succeeded,samples_success_rate,exit_ips,unique_exit_ips,response_time_min_ms,response_time_p50_ms,response_time_max_ms,https')).toBe(true);
     const rotRow = rows.find((row) => row.startsWith(`127.0.0.1,${rotating.port},`))!;
     expect(rotRow).toContain(`,3,3,100.00%,${rot.samples.exit_ips.join(' ')},3,`);
   }, 30_000);
@@ -87,7 +87,7 @@ describe('samples', () => {
     expect(s).toMatchObject({ type: 'socks5', protocols: ['socks5', 'socks4'], samples: { count: 2, succeeded: 2, unique_exit_ips: 1 } });
     expect(Object.keys(s).slice(12, 15)).toEqual(['type', 'protocols', 'samples']);
     const header = (await (await file(r.body.result_url, 'csv')).text()).split('\r\n')[0]!;
-    expect(header.endsWith(',type,protocols,samples,samples_succeeded,samples_success_rate,exit_ips,unique_exit_ips,response_time_min_ms,response_time_p50_ms,response_time_max_ms')).toBe(true);
+    expect(header.endsWith(',type,protocols,samples,samples_succeeded,samples_success_rate,exit_ips,unique_exit_ips,response_time_min_ms,response_time_p50_ms,response_time_max_ms,https')).toBe(true);
   }, 30_000);
 
   test('402: required counts samples; nothing reserved', async () => {
@@ -124,8 +124,8 @@ describe('samples', () => {
     expect(rep.body).toEqual({ error: 'Invalid request', message: 'samples: expected a single value, given 2 times' });
   }, 30_000);
 
-  test('without samples, or samples 1: none of the new fields (response, records, CSV), one check per proxy', async () => {
-    for (const extra of [{}, { samples: 1 }]) {
+  test('without samples, or samples 1 (and https off): none of the new fields (response, records, CSV), one check per proxy', async () => {
+    for (const extra of [{ https: false }, { samples: 1, https: false }]) {
       const before = await balance();
       const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [addr(rotating), `127.0.0.1:${refused}`], timeout: 1000, ...extra } });
       expect(r.status).toBe(200);
@@ -133,7 +133,7 @@ describe('samples', () => {
       expect(before - (await balance())).toBe(2);
       const doc: any = await (await file(r.body.result_url)).json();
       expect(Object.keys(doc.summary)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps']);
-      for (const p of doc.proxies) expect('samples' in p).toBe(false);
+      for (const p of doc.proxies) expect('samples' in p || 'https' in p).toBe(false);
       const header = (await (await file(r.body.result_url, 'csv')).text()).split('\r\n')[0]!;
       expect(header.endsWith(',error_code,error_message')).toBe(true);
     }

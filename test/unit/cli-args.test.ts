@@ -44,6 +44,12 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine(['check', 'l']).command).not.toHaveProperty('samples');
   });
 
+  test('--no-https sends https: false; absent, nothing (the server default: on); not an option of me', () => {
+    expect(parseCommandLine(['check', 'l', '--no-https']).command).toMatchObject({ https: false });
+    expect(parseCommandLine(['check', 'l']).command).not.toHaveProperty('https');
+    expect(usage(['me', '--no-https']).message).toMatch(/--no-https is an option of "check"/);
+  });
+
   test('--samples outside 1..10, or not a whole number, is a usage error saying the range', () => {
     expect(usage(['check', 'a', '--samples', '0']).message).toBe('--samples must be 1..10; got 0');
     expect(usage(['check', 'a', '--samples', '11']).message).toBe('--samples must be 1..10; got 11');
