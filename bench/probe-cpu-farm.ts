@@ -18,11 +18,15 @@
  * Judge answers are signed with JUDGE_KEY from the environment (as the
  * service's judge signs them), so the checker verifies each one.
  *
+ * The TLS answers share one secure context, as a real TLS listener does, so
+ * the checker's session tickets resume (the judge's listener resumes them).
+ *
  * Prints one JSON line {ports: {...}} when ready; on stdin "cpu\n" prints
- * {cpuUs} (its own CPU so far); exits when stdin closes.
+ * {cpuUs, handshakes, resumed} (its own CPU so far, the TLS handshakes so
+ * far and how many resumed a session); exits when stdin closes.
  */
 import { Duplex } from 'node:stream';
-import { TLSSocket } from 'node:tls';
+import { createSecureContext, TLSSocket } from 'node:tls';
 import { createServer, type Socket as NetSocket } from 'node:net';
 import type { Socket } from 'bun';
 import { extractNonce } from '../src/probe/codec/judge-body';
@@ -33,6 +37,10 @@ const PORTS_PER_KIND = Number(process.env.FARM_PORTS ?? 8);
 /** The port the checker's https check tunnels to (bench/probe-cpu.ts TLS_JUDGE_PORT). */
 const TLS_JUDGE_PORT = 10;
 const JUDGE_KEY = process.env.JUDGE_KEY || undefined;
+/** One context for every TLS connection, as a TLS listener has: its session tickets resume on any connection. */
+const TLS_CONTEXT = createSecureContext({ cert: TEST_CERT, key: TEST_KEY });
+/** TLS handshakes done, and how many of them resumed a session (reported with the CPU). */
+const tlsStats = { handshakes: 0, resumed: 0 };
 
 function answer(body: string): string {
   return (
@@ -86,8 +94,12 @@ function tlsOver(s: Socket<Conn>): (chunk: Buffer) => void {
       cb();
     },
   });
-  const t = new TLSSocket(d, { isServer: true, cert: TEST_CERT, key: TEST_KEY });
+  const t = new TLSSocket(d, { isServer: true, secureContext: TLS_CONTEXT });
   t.on('error', () => s.end());
+  t.on('secure', () => {
+    tlsStats.handshakes++;
+    if (t.isSessionReused()) tlsStats.resumed++;
+  });
   handleJudgeSocket(t as unknown as NetSocket, JUDGE_KEY);
   return (chunk) => d.push(chunk);
 }
@@ -227,7 +239,7 @@ process.stdout.write(JSON.stringify({ ports }) + '\n');
 process.stdin.on('data', (d: Buffer) => {
   if (d.toString().includes('cpu')) {
     const u = process.cpuUsage();
-    process.stdout.write(JSON.stringify({ cpuUs: u.user + u.system }) + '\n');
+    process.stdout.write(JSON.stringify({ cpuUs: u.user + u.system, ...tlsStats }) + '\n');
   }
 });
 process.stdin.on('end', () => process.exit(0));

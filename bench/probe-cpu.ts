@@ -81,10 +81,16 @@ const waiting: ((l: string) => void)[] = [];
 lines.on('line', (l) => waiting.shift()?.(l));
 const nextLine = () => new Promise<string>((r) => waiting.push(r));
 const { ports } = JSON.parse(await nextLine()) as { ports: Record<'http' | 'socks' | 'hole' | 'refused', number[]> };
-async function farmCpuUs(): Promise<number> {
+interface FarmStats {
+  cpuUs: number;
+  /** TLS handshakes the farm answered so far, and how many resumed a session (older farms: absent) */
+  handshakes?: number;
+  resumed?: number;
+}
+async function farmStats(): Promise<FarmStats> {
   const p = nextLine();
   farm.stdin!.write('cpu\n');
-  return (JSON.parse(await p) as { cpuUs: number }).cpuUs;
+  return JSON.parse(await p) as FarmStats;
 }
 
 // ---- CPU of this process, all threads ----
@@ -239,12 +245,14 @@ interface Sample {
   proc: number;
   farm: number;
   wall: number;
+  /** share of this run's TLS handshakes that resumed a session */
+  resumed: number | null;
   t: Tally;
 }
 async function measure(name: string, sc: Scenario, n: number): Promise<Sample> {
   Bun.gc(true);
   const t = tallyOf();
-  const farm0 = await farmCpuUs();
+  const farm0 = await farmStats();
   const c0 = cpuUs();
   const s0 = sysUs();
   const p0 = procCpuUs();
@@ -254,8 +262,10 @@ async function measure(name: string, sc: Scenario, n: number): Promise<Sample> {
   const c1 = cpuUs();
   const s1 = sysUs();
   const p1 = procCpuUs();
-  const farm1 = await farmCpuUs();
-  return { cpu: (c1 - c0) / n, sys: (s1 - s0) / n, proc: (p1 - p0) / n, farm: (farm1 - farm0) / n, wall, t };
+  const farm1 = await farmStats();
+  const handshakes = (farm1.handshakes ?? 0) - (farm0.handshakes ?? 0);
+  const resumed = handshakes > 0 ? ((farm1.resumed ?? 0) - (farm0.resumed ?? 0)) / handshakes : null;
+  return { cpu: (c1 - c0) / n, sys: (s1 - s0) / n, proc: (p1 - p0) / n, farm: (farm1.cpuUs - farm0.cpuUs) / n, wall, resumed, t };
 }
 const median = (xs: number[]): number => {
   const a = [...xs].sort((x, y) => x - y);
@@ -305,6 +315,7 @@ for (const name of SCENARIOS) {
       procPerProbeUs: Math.round(median(list.map((x) => x.proc))),
       farmCpuPerProbeUs: Math.round(median(list.map((x) => x.farm))),
       wallMs: Math.round(median(list.map((x) => x.wall))),
+      tlsResumed: list.every((x) => x.resumed === null) ? null : median(list.map((x) => x.resumed ?? 0)),
       probesPerSec: Math.round((n / median(list.map((x) => x.wall))) * 1000),
       working: tally.working,
       falsePositives: tally.falsePositive,
@@ -317,6 +328,7 @@ for (const name of SCENARIOS) {
       console.log(
         `${MODE.padEnd(6)} ${driver.padEnd(6)} ${name.padEnd(8)} https-check=${HTTPS_CHECK ? 'on ' : 'off'} n=${n}x${list.length} cpu/probe median=${row.cpuPerProbeUs} min=${row.cpuPerProbeMinUs} µs ` +
           `(sys ${row.sysPerProbeUs}, /proc ${row.procPerProbeUs}) farm=${row.farmCpuPerProbeUs} µs wall=${row.wallMs} ms ${row.probesPerSec}/s ` +
+          `${row.tlsResumed === null ? '' : `tls resumed ${(row.tlsResumed * 100).toFixed(0)}% `}` +
           `working=${tally.working} fp=${tally.falsePositive} missed=${tally.missed} ${JSON.stringify(tally.codes)}`,
       );
   }

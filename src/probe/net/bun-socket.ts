@@ -174,6 +174,14 @@ class BunLink implements Link {
     return null; // no TLS on this link
   }
 
+  sessionReused(): boolean {
+    return false;
+  }
+
+  tlsSession(): null {
+    return null;
+  }
+
   localAddress(): string | null {
     const h = this.handle;
     if (h === null || this.closed) return null;

@@ -79,19 +79,34 @@ export interface LinkEvents {
   abort(e: unknown): void;
 }
 
+/** How a link starts TLS over its connected socket (Link.startTls). */
+export interface TlsStart {
+  /** the target's name (SNI when not an IP literal; verified against when not pinned) */
+  host: string;
+  /** extra CA certificates (PEM) trusted when not pinned; default: system roots */
+  ca: string | undefined;
+  /**
+   * Accept any certificate: the exchange compares the peer's fingerprint
+   * itself after `secured` (or trusts a resumed session: Link.sessionReused)
+   * instead of verifying a chain against `ca` / the system roots.
+   */
+  pinned: boolean;
+  /** A TLS session (Link.tlsSession of an earlier link to the same target) to offer for resumption. */
+  session?: Buffer | undefined;
+}
+
 /** One connection as the exchange drives it. */
 export interface Link {
   /** Send bytes; strings are ASCII (requests are built that way). */
   write(data: string | Buffer): void;
-  /**
-   * Start TLS to `host` over the connected socket; then `secured` or
-   * `errored`. `pinned`: accept any certificate (the exchange compares the
-   * peer's fingerprint itself after `secured`) instead of verifying it
-   * against `ca` / the system roots.
-   */
-  startTls(host: string, ca: string | undefined, pinned?: boolean): void;
+  /** Start TLS over the connected socket; then `secured` or `errored`. */
+  startTls(t: TlsStart): void;
   /** After `secured`: the certificate the peer presented (null when none or unknown). */
   peerCertificate(): PresentedCertificate | null;
+  /** After `secured`: whether the peer accepted the session offered (TlsStart.session): no certificate was exchanged. */
+  sessionReused(): boolean;
+  /** The latest TLS session the peer issued on this link (a TLS 1.3 ticket arrives after the handshake), or null. */
+  tlsSession(): Buffer | null;
   /** Close at once (idempotent); no event is delivered afterwards that matters. */
   destroy(): void;
   /** The socket's own address; asked once, in or after `connected`. Null when unknown. */

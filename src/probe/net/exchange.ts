@@ -7,10 +7,16 @@
  * pure decisions on them (the SOCKS step after a reply; which failure an
  * EOF, a socket error or the deadline means in each state) are
  * exchange-states.ts. The sockets are links (exchange-types.ts Link): the
- * native Bun link (bun-socket.ts) for plain TCP, the node:net/node:tls link
- * (node-socket.ts) whenever TLS is needed or the native link is unavailable
- * or switched off (setSocketDriver, or PROBE_SOCKET_DRIVER=node in the
- * environment).
+ * native Bun link (bun-socket.ts) for plain TCP and pinned TLS (the https
+ * check), the node:net/node:tls link (node-socket.ts) for TLS verified
+ * against a CA (its hostname check) and wherever the native link is
+ * unavailable or switched off (setSocketDriver, or PROBE_SOCKET_DRIVER=node
+ * in the environment).
+ *
+ * Pinned TLS resumes the target's last TLS session (tls-sessions.ts): a
+ * resumed session needs no certificate check (it proves the server whose
+ * certificate was compared when it began); a full handshake is compared
+ * with the pin and, when the exchange ends, its session is kept.
  *
  * Every exit goes through `finish`, which runs once. The deadline is armed
  * before DNS in the thread's one deadline queue (timer-wheel.ts: no timer per
@@ -39,6 +45,7 @@ import { probeDeadlines, type TimerEntry } from './timer-wheel';
 import { dialNode } from './node-socket';
 import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
+import { keepSession, sessionFor, sessionKey } from './tls-sessions';
 import { fdsExhausted } from './fd-check';
 import { isBlockedAddress } from '../codec/ssrf';
 import { interceptedError } from '../codec/cert-pin';
@@ -80,6 +87,10 @@ class Exchange implements LinkEvents, TimerEntry {
   private parser: HttpResponseParser | null = null;
   private pending: Buffer | null = null;
   private proxyAuthorization: string | null = null;
+  /** pinned TLS: the session store's key of the target (tls-sessions.ts) */
+  private readonly sessionKey: string | null;
+  /** pinned TLS: the peer is proven (the pin compared, or a resumed session): its session may be kept */
+  private peerProven = false;
 
   constructor(spec: ExchangeSpec, done: (o: ExchangeOutcome) => void) {
     this.spec = spec;
@@ -87,6 +98,7 @@ class Exchange implements LinkEvents, TimerEntry {
     this.startedAt = performance.now();
     const p = spec.proxy;
     if (spec.via === 'http' && p.username !== undefined) this.proxyAuthorization = basicAuth(p.username, p.password ?? '');
+    this.sessionKey = spec.tls && spec.tlsPin !== undefined ? sessionKey(spec.host, spec.port, spec.tlsPin) : null;
   }
 
   start(): void {
@@ -141,8 +153,10 @@ class Exchange implements LinkEvents, TimerEntry {
     const link = this.link as Link;
     this.state = next;
     switch (next) {
-      case ExchangeState.TLS:
-        return link.startTls(sp.host, sp.tlsCa, sp.tlsPin !== undefined);
+      case ExchangeState.TLS: {
+        const key = this.sessionKey;
+        return link.startTls({ host: sp.host, ca: sp.tlsCa, pinned: key !== null, session: key === null ? undefined : sessionFor(key) });
+      }
       case ExchangeState.HTTP_CONNECT:
         this.parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
         return link.write(buildConnectRequest(sp.host, sp.port, this.proxyAuthorization));
@@ -221,12 +235,15 @@ class Exchange implements LinkEvents, TimerEntry {
   secured(): void {
     if (this.state !== ExchangeState.TLS) return;
     const pin = this.spec.tlsPin;
-    if (pin !== undefined) {
-      // pinned (the judge's TLS listener): exactly that certificate, whoever signed it
-      const cert = (this.link as Link).peerCertificate();
+    const link = this.link as Link;
+    // pinned (the judge's TLS listener): exactly that certificate, whoever signed it; a resumed
+    // session proves the server that issued it, whose certificate was compared (tls-sessions.ts)
+    if (pin !== undefined && !link.sessionReused()) {
+      const cert = link.peerCertificate();
       if (cert === null) return this.fail(probeError('tls_failed', 'TLS handshake gave no peer certificate'));
       if (cert.fingerprint !== pin) return this.fail(interceptedError(cert));
     }
+    this.peerProven = pin !== undefined;
     this.sendRequest();
   }
 
@@ -311,7 +328,15 @@ class Exchange implements LinkEvents, TimerEntry {
     this.state = ExchangeState.DONE;
     const end = performance.now();
     probeDeadlines.cancel(this);
-    if (this.link !== null) this.link.destroy();
+    const link = this.link;
+    if (link !== null) {
+      // a full handshake with the proven peer: keep its session (a TLS 1.3 ticket came after the handshake)
+      if (this.peerProven && !link.sessionReused()) {
+        const session = link.tlsSession();
+        if (session !== null) keepSession(this.sessionKey as string, session);
+      }
+      link.destroy();
+    }
     this.parser = null;
     this.pending = null;
     this.done({

@@ -12,7 +12,7 @@ import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { PresentedCertificate } from '../types';
 import { fingerprintOfDer, formatSubject } from '../codec/cert-pin';
-import type { Link, LinkEvents } from './exchange-types';
+import type { Link, LinkEvents, TlsStart } from './exchange-types';
 
 const kLink = Symbol('nodeLink');
 type Carrier = { [kLink]: NodeLink };
@@ -21,6 +21,8 @@ class NodeLink implements Link {
   private readonly ev: LinkEvents;
   private readonly raw: Socket;
   private secure: TLSSocket | null = null;
+  /** the latest session the peer issued ('session' event) */
+  private session: Buffer | null = null;
 
   constructor(ev: LinkEvents, ip: string, port: number) {
     this.ev = ev;
@@ -39,7 +41,7 @@ class NodeLink implements Link {
     else (this.secure ?? this.raw).write(data);
   }
 
-  startTls(host: string, ca: string | undefined, pinned = false): void {
+  startTls({ host, ca, pinned, session }: TlsStart): void {
     const raw = this.raw;
     // the raw socket now only carries TLS records: its events belong to the TLS socket
     raw.removeListener('data', onData);
@@ -51,10 +53,12 @@ class NodeLink implements Link {
       servername: isIP(host) === 0 ? host : undefined,
       // pinned: the certificate is self-signed and compared by fingerprint after the handshake (exchange.ts)
       ...(pinned ? { rejectUnauthorized: false } : { ca }),
+      ...(session !== undefined ? { session } : {}),
       ALPNProtocols: ['http/1.1'],
     });
     (t as unknown as Carrier)[kLink] = this;
     this.secure = t;
+    t.on('session', onSession);
     t.on('secureConnect', onSecure);
     t.on('data', onData);
     t.on('end', onEnd);
@@ -74,6 +78,18 @@ class NodeLink implements Link {
     } catch {
       return null;
     }
+  }
+
+  sessionReused(): boolean {
+    return this.secure?.isSessionReused() ?? false;
+  }
+
+  tlsSession(): Buffer | null {
+    return this.session;
+  }
+
+  sessionIssued(s: Buffer): void {
+    this.session = s;
   }
 
   destroy(): void {
@@ -127,6 +143,9 @@ const SECURE = 4;
 
 function onConnect(this: Socket): void {
   (this as unknown as Carrier)[kLink].event(CONNECT, undefined);
+}
+function onSession(this: TLSSocket, s: Buffer): void {
+  (this as unknown as Carrier)[kLink].sessionIssued(s);
 }
 function onSecure(this: TLSSocket): void {
   (this as unknown as Carrier)[kLink].event(SECURE, undefined);
