@@ -18,12 +18,21 @@
  * (another runtime or another Bun) the exchange uses node-socket.ts instead.
  * test/integration/bun-socket.test.ts pins the behaviour this relies on.
  *
- * No TLS here: exchanges that need TLS use the node link (see exchange.ts).
+ * TLS for pinned exchanges (the https check): `startTls` upgrades the native
+ * handle with Bun's own `upgradeTLS` (public API of Bun's sockets), its
+ * events on a second shared table, the session to resume offered with
+ * `setSession` in `open`. From then on the raw handle still reports the
+ * ciphertext to the first table: those events are dropped. The certificate
+ * is not verified here (the exchange compares the pin); TLS verified against
+ * a CA stays on the node link (node:tls checks the hostname; see exchange.ts).
  * Native writes are not buffered by the runtime: what the kernel does not
  * take at once is kept and written on `drain`.
  */
-import { Socket as NetSocket } from 'node:net';
-import type { Link, LinkEvents } from './exchange-types';
+import { constants as cryptoConstants } from 'node:crypto';
+import { isIP, Socket as NetSocket } from 'node:net';
+import type { PresentedCertificate } from '../types';
+import { fingerprintOfDer, formatSubject } from '../codec/cert-pin';
+import type { Link, LinkEvents, TlsStart } from './exchange-types';
 
 /** The native socket handle as the handlers see it (a subset of Bun's Socket). */
 interface NativeHandle {
@@ -32,7 +41,22 @@ interface NativeHandle {
   readonly localAddress?: string;
   write(data: string | Uint8Array): number;
   terminate(): void;
+  upgradeTLS(o: { data: BunLink; tls: Record<string, unknown>; socket: typeof TLS_HANDLERS }): [unknown, TlsHandle];
 }
+
+/** The TLS socket upgradeTLS makes (a subset of Bun's TLSSocket). */
+interface TlsHandle {
+  data: BunLink;
+  write(data: string | Uint8Array): number;
+  terminate(): void;
+  setSession(session: Buffer): void;
+  getSession(): Buffer | undefined;
+  isSessionReused(): boolean;
+  getPeerCertificate(): { raw?: Buffer; subject?: unknown } | null | undefined;
+}
+
+/** Pinned TLS is TLS 1.2 at most (exchange-types.ts TlsStart.pinned). */
+const NO_TLS_1_3: number = cryptoConstants.SSL_OP_NO_TLSv1_3;
 
 const kLink = Symbol('bunLink');
 type Carrier = NetSocket & { [kLink]: BunLink | undefined };
@@ -42,38 +66,81 @@ function linkOf(h: NativeHandle): BunLink | undefined {
   return self === undefined ? undefined : self[kLink];
 }
 
+/** The link of a raw handle's event while it carries plain TCP (after startTls its events are the TLS socket's). */
+function plainLinkOf(h: NativeHandle): BunLink | undefined {
+  const l = linkOf(h);
+  return l === undefined || l.tls !== null ? undefined : l;
+}
+
 /** One table for every native link (Bun reads it per connect). */
 const HANDLERS = Object.freeze({
   open(h: NativeHandle): void {
     linkOf(h)?.opened(h);
   },
   data(h: NativeHandle, chunk: Buffer): void {
-    const l = linkOf(h);
-    if (l === undefined) return;
-    try {
-      l.ev.data(chunk);
-    } catch (e) {
-      l.ev.abort(e);
-    }
+    plainLinkOf(h)?.received(chunk);
   },
   drain(h: NativeHandle): void {
-    linkOf(h)?.drained();
+    plainLinkOf(h)?.drained();
   },
   end(h: NativeHandle): void {
-    linkOf(h)?.ended();
+    plainLinkOf(h)?.ended();
   },
   close(h: NativeHandle, err?: Error): void {
     // a close with an error is a reset (as node:net reports it: 'error' first), not an EOF
-    const l = linkOf(h);
+    const l = plainLinkOf(h);
     if (l === undefined) return;
     if (err !== undefined && err !== null) l.errored(err);
     else l.ended();
   },
   error(h: NativeHandle, err: Error): void {
-    linkOf(h)?.errored(err);
+    plainLinkOf(h)?.errored(err);
   },
   connectError(h: NativeHandle, err: Error): void {
     linkOf(h)?.errored(err);
+  },
+  timeout(): void {},
+});
+
+/** The link of a TLS socket's event, while it is that link's. */
+function tlsLinkOf(t: TlsHandle): BunLink | undefined {
+  const l = t.data;
+  return l !== undefined && l.tls === t && !l.closed ? l : undefined;
+}
+
+/** One table for every native link's TLS socket (upgradeTLS). */
+const TLS_HANDLERS = Object.freeze({
+  open(t: TlsHandle): void {
+    // before any write: the session to resume, if the exchange has one
+    const l = t.data;
+    if (l?.offer !== null && l?.offer !== undefined) t.setSession(l.offer);
+  },
+  handshake(t: TlsHandle, ok: boolean, err: Error | null): void {
+    const l = tlsLinkOf(t);
+    if (l === undefined) return;
+    // Bun says not ok both when the handshake failed (not TLS, no common cipher: no peer
+    // certificate) and for some chains that did not verify (a certificate was presented). The
+    // chain does not matter here: the exchange compares the pin (or trusts a resumed session).
+    if (ok || l.sessionReused() || l.peerCertificate() !== null) l.handshaken();
+    else l.errored(err ?? new Error('TLS handshake failed'));
+  },
+  data(t: TlsHandle, chunk: Buffer): void {
+    tlsLinkOf(t)?.received(chunk);
+  },
+  drain(t: TlsHandle): void {
+    tlsLinkOf(t)?.drained();
+  },
+  end(t: TlsHandle): void {
+    tlsLinkOf(t)?.ended();
+  },
+  close(t: TlsHandle, err?: Error): void {
+    const l = tlsLinkOf(t);
+    if (l === undefined) return;
+    if (err !== undefined && err !== null) l.errored(err);
+    else l.ended();
+  },
+  error(t: TlsHandle, err: Error): void {
+    tlsLinkOf(t)?.errored(err);
   },
   timeout(): void {},
 });
@@ -105,8 +172,12 @@ class BunLink implements Link {
   readonly ev: LinkEvents;
   private readonly sock: Carrier;
   private handle: NativeHandle | null = null;
+  /** the TLS socket once startTls ran (then the raw handle's events are dropped) */
+  tls: TlsHandle | null = null;
+  /** the session to offer in the TLS socket's `open` */
+  offer: Buffer | null = null;
   private out: Buffer | null = null;
-  private closed = false;
+  closed = false;
 
   constructor(ev: LinkEvents, ip: string, port: number) {
     this.ev = ev;
@@ -128,6 +199,22 @@ class BunLink implements Link {
     }
   }
 
+  received(chunk: Buffer): void {
+    try {
+      this.ev.data(chunk);
+    } catch (e) {
+      this.ev.abort(e);
+    }
+  }
+
+  handshaken(): void {
+    try {
+      this.ev.secured();
+    } catch (e) {
+      this.ev.abort(e);
+    }
+  }
+
   ended(): void {
     try {
       this.ev.ended();
@@ -144,9 +231,14 @@ class BunLink implements Link {
     }
   }
 
+  /** Where writes go: the TLS socket once there is one, else the raw handle. */
+  private sink(): { write(data: string | Uint8Array): number } | null {
+    return this.closed ? null : (this.tls ?? this.handle);
+  }
+
   write(data: string | Buffer): void {
-    const h = this.handle;
-    if (h === null || this.closed) return;
+    const h = this.sink();
+    if (h === null) return;
     if (this.out !== null) {
       this.out = Buffer.concat([this.out, typeof data === 'string' ? Buffer.from(data, 'latin1') : data]);
       return;
@@ -159,27 +251,59 @@ class BunLink implements Link {
   }
 
   drained(): void {
-    const h = this.handle;
+    const h = this.sink();
     const out = this.out;
-    if (h === null || out === null || this.closed) return;
+    if (h === null || out === null) return;
     const n = h.write(out);
     this.out = n >= out.length ? null : out.subarray(Math.max(0, n));
   }
 
-  startTls(): void {
-    throw new Error('the native link has no TLS; exchanges with TLS use the node link');
+  startTls(t: TlsStart): void {
+    const h = this.handle;
+    if (h === null || this.closed) return;
+    if (!t.pinned) throw new Error('the native link starts pinned TLS only; TLS verified against a CA uses the node link');
+    this.offer = t.session ?? null;
+    this.out = null; // nothing plain is left to send once TLS starts (the exchange waits for each answer)
+    const [, tls] = h.upgradeTLS({
+      data: this,
+      // the certificate is compared by the exchange (pinned): any chain is accepted here; TLS 1.2 at most (TlsStart.pinned)
+      tls: { rejectUnauthorized: false, secureOptions: NO_TLS_1_3, ...(isIP(t.host) === 0 ? { serverName: t.host } : {}) },
+      socket: TLS_HANDLERS,
+    });
+    this.tls = tls;
   }
 
-  peerCertificate(): null {
-    return null; // no TLS on this link
+  peerCertificate(): PresentedCertificate | null {
+    const t = this.tls;
+    if (t === null || this.closed) return null;
+    try {
+      const c = t.getPeerCertificate();
+      const raw = c?.raw;
+      if (raw === undefined || raw === null || raw.length === 0) return null;
+      return { subject: formatSubject(c?.subject), fingerprint: fingerprintOfDer(raw) };
+    } catch {
+      return null;
+    }
   }
 
   sessionReused(): boolean {
-    return false;
+    const t = this.tls;
+    if (t === null) return false;
+    try {
+      return t.isSessionReused();
+    } catch {
+      return false;
+    }
   }
 
-  tlsSession(): null {
-    return null;
+  tlsSession(): Buffer | null {
+    const t = this.tls;
+    if (t === null || this.closed) return null;
+    try {
+      return t.getSession() ?? null;
+    } catch {
+      return null;
+    }
   }
 
   localAddress(): string | null {
@@ -197,9 +321,12 @@ class BunLink implements Link {
     if (this.closed) return;
     this.closed = true;
     this.out = null;
+    this.offer = null;
+    const t = this.tls;
     // the handle exists from connect() on, so this also cancels a connect still in progress
     const h = (this.sock as unknown as { _handle: NativeHandle | null })._handle ?? this.handle;
     this.sock[kLink] = undefined;
+    t?.terminate();
     h?.terminate();
   }
 }

@@ -88,7 +88,12 @@ export interface TlsStart {
   /**
    * Accept any certificate: the exchange compares the peer's fingerprint
    * itself after `secured` (or trusts a resumed session: Link.sessionReused)
-   * instead of verifying a chain against `ca` / the system roots.
+   * instead of verifying a chain against `ca` / the system roots. Pinned
+   * TLS is TLS 1.2 at most: a resumed TLS 1.2 handshake has no key exchange
+   * (TLS 1.3 resumption still does one), about half the CPU on both sides
+   * (bench/RESULTS.md "The https check"); the pin's proof is the same (the
+   * peer proves the session's master secret, which only the server that
+   * issued it can read from its ticket).
    */
   pinned: boolean;
   /** A TLS session (Link.tlsSession of an earlier link to the same target) to offer for resumption. */

@@ -137,7 +137,8 @@ class Exchange implements LinkEvents, TimerEntry {
     this.state = ExchangeState.CONNECTING;
     this.connectStart = performance.now();
     const port = this.spec.via === 'direct' ? this.spec.port : this.spec.proxy.port;
-    this.link = (this.spec.tls ? dialNode : plainDial)(this, ip, port);
+    // TLS verified against a CA: node:tls (its hostname check); pinned TLS: the plain link, which can start it
+    this.link = (this.spec.tls && this.sessionKey === null ? dialNode : plainDial)(this, ip, port);
   }
 
   connected(): void {

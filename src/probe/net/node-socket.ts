@@ -52,7 +52,7 @@ class NodeLink implements Link {
       host,
       servername: isIP(host) === 0 ? host : undefined,
       // pinned: the certificate is self-signed and compared by fingerprint after the handshake (exchange.ts)
-      ...(pinned ? { rejectUnauthorized: false } : { ca }),
+      ...(pinned ? { rejectUnauthorized: false, maxVersion: 'TLSv1.2' as const } : { ca }),
       ...(session !== undefined ? { session } : {}),
       ALPNProtocols: ['http/1.1'],
     });
