@@ -20,9 +20,9 @@
  * Modes: `pool` (default) runs the real ProbePool (piscina workers,
  * MessagePort batches) fed like the region scheduler feeds it (shards of
  * 16..64 as slots free up): what the service spends. `inline` runs runProbe
- * on the main thread (the probe path alone) and can interleave plain-TCP
- * links (`--drivers native,node`) for an A/B in one process; for the pool, set
- * PROBE_SOCKET_DRIVER=node in the environment to measure the node:net link.
+ * on the main thread (the probe path alone). Both can interleave the socket
+ * links (`--drivers native,node`: PROBE_SOCKET_DRIVER's two values; in pool
+ * mode one pool per driver) rep by rep, an A/B in one process.
  *
  * Scenarios: http, socks5, socks4 (all working, plain http judge), https
  * (http proxy, CONNECT + TLS to the judge, concurrency 16), refused, hole
@@ -41,7 +41,7 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { runProbe } from '../src/probe/probe';
-import { setSocketDriver, socketDriver, type SocketDriver } from '../src/probe/net/exchange';
+import { setSocketDriver, type SocketDriver } from '../src/probe/net/exchange';
 import { ProbePool } from '../src/probe/pool/pool';
 import { parseJudgeUrl } from '../src/judge/calibrate';
 import type { ProbeResult, ProtocolSettings, ProbeTask } from '../src/probe/types';
@@ -63,7 +63,7 @@ const SCENARIOS = arg('scenarios', 'http,socks5,socks4,https,refused,hole,mix').
 const JSON_OUT = process.argv.includes('--json');
 const REPS = Number(arg('reps', '3'));
 const WARMUP = Number(arg('warmup', '2000'));
-/** inline mode: the plain-TCP links to compare, interleaved rep by rep */
+/** the socket links to compare (PROBE_SOCKET_DRIVER's values), interleaved rep by rep */
 const DRIVERS = arg('drivers', 'native').split(',') as SocketDriver[];
 const HTTPS_CHECK = arg('https-check', 'on') === 'on';
 /** where the farm plays the judge's TLS listener (bench/probe-cpu-farm.ts) */
@@ -203,6 +203,8 @@ function runInline(sc: Scenario, n: number, t: Tally): Promise<void> {
   });
 }
 
+/** pool mode: one pool per socket link compared, and the one the current rep uses */
+const pools = new Map<SocketDriver, ProbePool>();
 let pool: ProbePool | null = null;
 function runPool(sc: Scenario, n: number, t: Tally): Promise<void> {
   const CONC = concFor(sc);
@@ -235,9 +237,17 @@ function runPool(sc: Scenario, n: number, t: Tally): Promise<void> {
 
 const run = MODE === 'pool' ? runPool : runInline;
 if (MODE === 'pool') {
-  pool = await ProbePool.start({ threads: THREADS, ...(process.env.PROBE_WORKER_FILE ? { filename: process.env.PROBE_WORKER_FILE } : {}) });
+  for (const d of DRIVERS) {
+    const p = await ProbePool.start({ threads: THREADS, socketDriver: d, ...(process.env.PROBE_WORKER_FILE ? { filename: process.env.PROBE_WORKER_FILE } : {}) });
+    pools.set(p.socketDriver, p);
+  }
 }
-const driverLabel = MODE === 'pool' ? (process.env.PROBE_SOCKET_DRIVER === 'node' ? 'node' : socketDriver()) : '';
+/** Uses driver `d` for the next rep: the main thread's exchanges (inline), the pool of that link (pool). */
+function useDriver(d: SocketDriver): SocketDriver {
+  if (MODE !== 'pool') return setSocketDriver(d);
+  pool = pools.get(d) ?? (pools.values().next().value as ProbePool);
+  return pool.socketDriver;
+}
 
 interface Sample {
   cpu: number;
@@ -277,16 +287,14 @@ for (const name of SCENARIOS) {
   const sc = scenarios[name];
   if (sc === undefined) throw new Error(`unknown scenario ${name}`);
   const n = name === 'https' ? Math.min(N, 2000) : name === 'hole' || name === 'mix' ? Math.min(N, 10_000) : N;
-  const drivers: (SocketDriver | null)[] = MODE === 'inline' ? DRIVERS : [null];
   const samples = new Map<string, Sample[]>();
-  for (const d of drivers) {
-    if (d !== null) setSocketDriver(d);
+  for (const d of DRIVERS) {
+    useDriver(d);
     await run(sc, Math.min(n, WARMUP), tallyOf()); // warm-up (JIT)
   }
   for (let rep = 0; rep < REPS; rep++) {
-    for (const d of drivers) {
-      if (d !== null) setSocketDriver(d);
-      const key = d ?? driverLabel;
+    for (const d of DRIVERS) {
+      const key = useDriver(d);
       const list = samples.get(key) ?? [];
       list.push(await measure(name, sc, n));
       samples.set(key, list);
@@ -333,6 +341,6 @@ for (const name of SCENARIOS) {
       );
   }
 }
-await pool?.close();
+for (const p of pools.values()) await p.close();
 farm.stdin!.end();
 process.exit(rows.some((r) => (r.falsePositives as number) > 0) ? 1 : 0);

@@ -9,7 +9,8 @@
  *   before a change: `git archive <c> | tar -x -C DIR`, node_modules symlinked; run
  *   in the same rounds, alternating), --no-write (leave bench/RESULTS.md alone),
  *   --compare-env='{"VAR":"value"}' (the same service with extra environment, a third variant),
- *   --baseline-runtime=node|bun (default node), --profile (services under --cpu-prof-md)
+ *   --baseline-runtime=node|bun (default node), --profile (services under --cpu-prof-md),
+ *   --https=both|on|off (default both: every row with the https check on, the default, and off)
  *
  * The service: `bun src/main.ts` with the environment `npm start` gives it,
  * the built-in judge (JUDGE_URL unset: the API's own /judge on the same event
@@ -25,11 +26,18 @@
  * against its own judge process (bench/baseline/judge.mjs); its CPU = the
  * prober's own (all threads) + the judge's during the run.
  *
- * Each round runs every variant (the service, --compare's, the baseline) on
+ * The https check (issue 21): each row runs with it on (the service's
+ * default; the baseline then does the same step for every working proxy:
+ * CONNECT + TLS to its judge's TLS listener, pinned, a GET with a nonce) and
+ * off (`https=false`; the baseline without the step), in the same rounds;
+ * ratios are on/on and off/off, and "https cost" is the service's on/off.
+ *
+ * Each round runs every variant (the service, --compare's, the baseline; each https setting) on
  * the same list, in an order that rotates per round; ratios are taken within
  * a round, so a busy machine moves both sides. The farm (bench/farm) is shared
  * and counted for neither.
  */
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +51,7 @@ import { MIX_A, SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
 import { parseConfig } from '../src/config';
 import { maxInFlightFor, openFilesLimit } from '../src/limits';
 import { checkRaw, startService, type Service } from './e2e/service';
+import { TEST_CERT, TEST_KEY } from '../test/fixtures/tls-cert';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const args = process.argv.slice(2);
@@ -53,6 +62,11 @@ const scale = quick ? 0.25 : 1;
 const rounds = Number(value('rounds') ?? (quick ? 1 : 2));
 const compare = value('compare');
 const runtime = value('baseline-runtime') ?? 'node';
+const httpsFlag = value('https') ?? 'both';
+if (!['both', 'on', 'off'].includes(httpsFlag)) throw new Error(`--https must be both, on or off (got ${httpsFlag})`);
+/** The https settings each row runs with (on: the service's default). */
+const SETTINGS: boolean[] = httpsFlag === 'both' ? [true, false] : [httpsFlag === 'on'];
+const settingName = (https: boolean) => (https ? 'on' : 'off');
 const ROWS = ['mix', 'latency', 'fast', 'holes', 'slow', 'refused', 'big'] as const;
 type RowName = (typeof ROWS)[number];
 const picked = args.filter((a) => !a.startsWith('--')) as RowName[];
@@ -90,6 +104,8 @@ const ROW_SPECS: Row[] = [
 
 interface Measure {
   variant: string;
+  /** the https check on (the default) or off */
+  https: boolean;
   wallMs: number;
   cpuMs: number;
   usPerCheck: number;
@@ -117,18 +133,27 @@ const variants: Variant[] = [
 const BASE_DIR = join(ROOT, 'bench/baseline');
 const runtimeBin = runtime === 'bun' ? process.execPath : 'node';
 
-async function startBaselineJudge(): Promise<{ host: string; pid: number }> {
-  const child = spawnChild('baseline-judge', [runtimeBin, join(BASE_DIR, 'judge.mjs')]);
-  const r = await nextJson<{ port: number; pid: number }>(child, 15_000);
-  return { host: `127.0.0.1:${r.port}`, pid: r.pid };
+interface BaselineJudge {
+  host: string;
+  /** its TLS listener (the baseline's https check) and the certificate's SHA-256 to pin */
+  tlsHost: string;
+  pin: string;
+  pid: number;
 }
 
-async function runBaseline(judge: { host: string; pid: number }, entries: Entry[], slots: number, name: string): Promise<Measure> {
+async function startBaselineJudge(): Promise<BaselineJudge> {
+  const child = spawnChild('baseline-judge', [runtimeBin, join(BASE_DIR, 'judge.mjs')], { BASELINE_TLS_CERT: TEST_CERT, BASELINE_TLS_KEY: TEST_KEY });
+  const r = await nextJson<{ port: number; tlsPort: number; pid: number }>(child, 15_000);
+  return { host: `127.0.0.1:${r.port}`, tlsHost: `127.0.0.1:${r.tlsPort}`, pin: new X509Certificate(TEST_CERT).fingerprint256, pid: r.pid };
+}
+
+async function runBaseline(judge: BaselineJudge, entries: Entry[], slots: number, name: string, https: boolean): Promise<Measure> {
   const list = join(outDir, `${name}.txt`);
   if (!existsSync(list)) writeFileSync(list, listText(entries));
   const j0 = cpuMs(judge.pid).total;
-  const child = spawnChild('baseline', [runtimeBin, join(BASE_DIR, 'prober.mjs'), list, judge.host, String(TIMEOUT_MS), String(slots)]);
-  const r = await nextJson<{ wallMs: number; cpuUserMs: number; cpuSysMs: number; working: number; results: string }>(child, 900_000);
+  const tlsArgs = https ? [judge.tlsHost, judge.pin] : [];
+  const child = spawnChild('baseline', [runtimeBin, join(BASE_DIR, 'prober.mjs'), list, judge.host, String(TIMEOUT_MS), String(slots), ...tlsArgs]);
+  const r = await nextJson<{ wallMs: number; cpuUserMs: number; cpuSysMs: number; working: number; https: number; results: string }>(child, 900_000);
   await child.proc.exited;
   const j1 = cpuMs(judge.pid).total;
   const found = new Map<number, number>();
@@ -143,7 +168,8 @@ async function runBaseline(judge: { host: string; pid: number }, entries: Entry[
     responseTime: `${found.get(i) ?? TIMEOUT_MS}ms`,
   }));
   const cpu = r.cpuUserMs + r.cpuSysMs + (j1 - j0);
-  return { variant: 'baseline', wallMs: r.wallMs, cpuMs: cpu, usPerCheck: (cpu * 1000) / entries.length, accuracy: assess(entries, records, TIMEOUT_MS), userMs: r.cpuUserMs, sysMs: r.cpuSysMs };
+  if (https && r.https < r.working) log(`  baseline: https check passed for ${r.https} of ${r.working} working proxies`);
+  return { variant: 'baseline', https, wallMs: r.wallMs, cpuMs: cpu, usPerCheck: (cpu * 1000) / entries.length, accuracy: assess(entries, records, TIMEOUT_MS), userMs: r.cpuUserMs, sysMs: r.cpuSysMs };
 }
 
 // ---- the service ----
@@ -178,8 +204,8 @@ async function startUserService(v: Variant, spe: number | null, tag: string): Pr
 const IDLE_MS = quick ? 3000 : 10_000;
 const idleCpu = new Map<string, number[]>();
 
-function fromRun(label: string, r: RunResult): Measure {
-  return { variant: label, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error, userMs: r.cpuUserMs, sysMs: r.cpuSysMs };
+function fromRun(label: string, https: boolean, r: RunResult): Measure {
+  return { variant: label, https, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error, userMs: r.cpuUserMs, sysMs: r.cpuSysMs };
 }
 
 // ---- the run ----
@@ -227,26 +253,30 @@ async function main(): Promise<void> {
         const bound = lowerBound(entries, TIMEOUT_MS, slots, row.orders ?? 0);
         const res: RowResult = { row, slots, orderBlindMedianMs: bound.orderBlind?.p50Ms ?? null, rounds: [] };
         log(`row ${row.name}: ${row.size} proxies, ${slots} slots`);
-        const order = [...variants.map((v) => v.label), 'baseline'];
+        // every (variant, https setting) pair once per round, in an order that rotates per round
+        const order = SETTINGS.flatMap((https) => [...variants.map((v) => v.label), 'baseline'].map((label) => ({ label, https })));
         for (let r = 0; r < rounds; r++) {
           const measures: Measure[] = [];
           const rot = order.map((_, i) => order[(i + r) % order.length]!);
-          for (const label of rot) {
+          for (const { label, https } of rot) {
             let m: Measure;
-            if (label === 'baseline') m = await runBaseline(judge, entries, slots, row.name);
+            if (label === 'baseline') m = await runBaseline(judge, entries, slots, row.name, https);
             else {
-              const run = await runList(services.get(label)!, { judgePid: 0, farmPids: farm.pids }, { name: row.name, entries, timeoutMs: TIMEOUT_MS, slots });
-              m = fromRun(label, run);
-              log(`  ${label} threads (µs per check): ${Object.entries(run.threads).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k} ${((v * 1000) / run.size).toFixed(0)}`).join(', ')}`);
+              const run = await runList(services.get(label)!, { judgePid: 0, farmPids: farm.pids }, { name: row.name, entries, timeoutMs: TIMEOUT_MS, slots, https });
+              m = fromRun(label, https, run);
+              log(`  ${label} (https ${settingName(https)}) threads (µs per check): ${Object.entries(run.threads).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k} ${((v * 1000) / run.size).toFixed(0)}`).join(', ')}`);
             }
             measures.push(m);
             log(
-              `  round ${r + 1} ${label.padEnd(8)} wall ${(m.wallMs / 1000).toFixed(2)} s, CPU ${(m.cpuMs / 1000).toFixed(2)} s = ${m.usPerCheck.toFixed(0)} µs/check, ` +
+              `  round ${r + 1} ${label.padEnd(8)} https ${settingName(https).padEnd(3)} wall ${(m.wallMs / 1000).toFixed(2)} s, CPU ${(m.cpuMs / 1000).toFixed(2)} s = ${m.usPerCheck.toFixed(0)} µs/check, ` +
                 `${m.userMs !== undefined ? `user ${(m.userMs / 1000).toFixed(2)} s / sys ${(m.sysMs! / 1000).toFixed(2)} s, ` : ''}${accText(m.accuracy)}${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
             );
           }
-          const base = measures.find((m) => m.variant === 'baseline')!;
-          log(`  round ${r + 1} ratios to baseline: ${measures.filter((m) => m !== base).map((m) => `${m.variant} CPU ${(m.usPerCheck / base.usPerCheck).toFixed(2)}, wall ${(m.wallMs / base.wallMs).toFixed(3)}`).join('; ')}; load ${loadavg()[0]!.toFixed(2)}`);
+          for (const https of SETTINGS) {
+            const base = measures.find((m) => m.variant === 'baseline' && m.https === https)!;
+            const own = measures.filter((m) => m !== base && m.https === https);
+            log(`  round ${r + 1} https ${settingName(https)} ratios to baseline: ${own.map((m) => `${m.variant} CPU ${(m.usPerCheck / base.usPerCheck).toFixed(2)}, wall ${(m.wallMs / base.wallMs).toFixed(3)}`).join('; ')}; load ${loadavg()[0]!.toFixed(2)}`);
+          }
           res.rounds.push(measures);
         }
         results.push(res);
@@ -268,25 +298,37 @@ const median = (xs: number[]) => {
 
 function render(results: RowResult[]): string {
   const labels = [...variants.map((v) => v.label), 'baseline'];
+  const own = labels.filter((l) => l !== 'baseline');
+  /** a round's measure of (label, setting) */
+  const pick = (ms: Measure[], l: string, https: boolean) => ms.find((m) => m.variant === l && m.https === https)!;
   const lines: string[] = [];
   lines.push(`_run ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${rounds} round(s), load average at end ${loadavg().map((l) => l.toFixed(2)).join(' / ')}, baseline on ${runtime}${quick ? ', QUICK (lists x 0.25)' : ''}_`);
   lines.push('');
-  lines.push(`| list | proxies | slots | ${labels.map((l) => `${l} CPU per check`).join(' | ')} | ${labels.filter((l) => l !== 'baseline').map((l) => `${l} / baseline CPU (per round)`).join(' | ')} | ${labels.map((l) => `${l} wall`).join(' | ')} | wall / baseline | verdicts (${labels.join(' / ')}) |`);
-  lines.push(`|---|--:|--:|${labels.map(() => '--:').join('|')}|${labels.filter((l) => l !== 'baseline').map(() => '--:').join('|')}|${labels.map(() => '--:').join('|')}|--:|---|`);
+  lines.push(`| list | proxies | slots | https check | ${labels.map((l) => `${l} CPU per check`).join(' | ')} | ${own.map((l) => `${l} / baseline CPU (per round)`).join(' | ')} | ${labels.map((l) => `${l} wall`).join(' | ')} | wall / baseline | verdicts (${labels.join(' / ')}) |`);
+  lines.push(`|---|--:|--:|---|${labels.map(() => '--:').join('|')}|${own.map(() => '--:').join('|')}|${labels.map(() => '--:').join('|')}|--:|---|`);
   for (const r of results) {
-    const by = (l: string) => r.rounds.map((ms) => ms.find((m) => m.variant === l)!);
-    const us = (l: string) => `${median(by(l).map((m) => m.usPerCheck)).toFixed(0)} µs`;
-    const ratios = (l: string) => r.rounds.map((ms) => (ms.find((m) => m.variant === l)!.usPerCheck / ms.find((m) => m.variant === 'baseline')!.usPerCheck).toFixed(2)).join(', ');
-    const wall = (l: string) => `${(median(by(l).map((m) => m.wallMs)) / 1000).toFixed(2)} s`;
-    const wr = r.rounds.map((ms) => (ms.find((m) => m.variant === 'service')!.wallMs / ms.find((m) => m.variant === 'baseline')!.wallMs).toFixed(3)).join(', ');
-    const verdicts = labels.map((l) => by(l).map((m) => accText(m.accuracy)).join('; ')).join(' / ');
-    lines.push(`| ${r.row.title} | ${r.row.size.toLocaleString('en')} | ${r.slots} | ${labels.map(us).join(' | ')} | ${labels.filter((l) => l !== 'baseline').map(ratios).join(' | ')} | ${labels.map(wall).join(' | ')} | ${wr} | ${verdicts} |`);
+    for (const https of SETTINGS) {
+      const by = (l: string) => r.rounds.map((ms) => pick(ms, l, https));
+      const us = (l: string) => `${median(by(l).map((m) => m.usPerCheck)).toFixed(0)} µs`;
+      const ratios = (l: string) => r.rounds.map((ms) => (pick(ms, l, https).usPerCheck / pick(ms, 'baseline', https).usPerCheck).toFixed(2)).join(', ');
+      const wall = (l: string) => `${(median(by(l).map((m) => m.wallMs)) / 1000).toFixed(2)} s`;
+      const wr = r.rounds.map((ms) => (pick(ms, 'service', https).wallMs / pick(ms, 'baseline', https).wallMs).toFixed(3)).join(', ');
+      const verdicts = labels.map((l) => by(l).map((m) => accText(m.accuracy)).join('; ')).join(' / ');
+      lines.push(`| ${r.row.title} | ${r.row.size.toLocaleString('en')} | ${r.slots} | ${settingName(https)} | ${labels.map(us).join(' | ')} | ${own.map(ratios).join(' | ')} | ${labels.map(wall).join(' | ')} | ${wr} | ${verdicts} |`);
+    }
+  }
+  if (SETTINGS.length === 2) {
+    lines.push('');
+    lines.push('The https check\'s own cost (CPU per check with it on / off, per round): ' +
+      results.map((r) => `${r.row.name} ${labels.map((l) => `${l} ${r.rounds.map((ms) => (pick(ms, l, true).usPerCheck / pick(ms, l, false).usPerCheck).toFixed(2)).join(', ')}`).join('; ')}`).join(' · ') + '.');
   }
   const mix = results.find((r) => r.row.name === 'mix');
   if (mix && mix.orderBlindMedianMs !== null) {
-    const svc = mix.rounds.map((ms) => ms.find((m) => m.variant === 'service')!.wallMs / mix.orderBlindMedianMs!);
     lines.push('');
-    lines.push(`A (mix) wall / order-blind median (${(mix.orderBlindMedianMs / 1000).toFixed(2)} s, 200 random orders, zero overhead): service ${svc.map((x) => x.toFixed(3)).join(', ')}; baseline ${mix.rounds.map((ms) => (ms.find((m) => m.variant === 'baseline')!.wallMs / mix.orderBlindMedianMs!).toFixed(3)).join(', ')}.`);
+    for (const https of SETTINGS) {
+      const ratio = (l: string) => mix.rounds.map((ms) => (pick(ms, l, https).wallMs / mix.orderBlindMedianMs!).toFixed(3)).join(', ');
+      lines.push(`A (mix, https ${settingName(https)}) wall / order-blind median (${(mix.orderBlindMedianMs / 1000).toFixed(2)} s, 200 random orders, zero overhead): service ${ratio('service')}; baseline ${ratio('baseline')}.`);
+    }
   }
   if (idleCpu.size > 0) {
     lines.push('');
@@ -295,9 +337,11 @@ function render(results: RowResult[]): string {
   const big = results.find((r) => r.row.name === 'big');
   if (big) {
     lines.push('');
-    for (const l of labels.filter((x) => x !== 'baseline')) {
-      const ms = big.rounds.map((rs) => rs.find((m) => m.variant === l)!);
-      lines.push(`${big.row.size.toLocaleString('en')} at \`npm start\` defaults (${big.slots} in flight), ${l}: wall ${ms.map((m) => `${(m.wallMs / 1000).toFixed(2)} s`).join(', ')}; peak RSS ${ms.map((m) => `${m.peakRssMiB?.toFixed(0)} MiB`).join(', ')}; ${ms.map((m) => accText(m.accuracy)).join('; ')}.`);
+    for (const https of SETTINGS) {
+      for (const l of own) {
+        const ms = big.rounds.map((rs) => pick(rs, l, https));
+        lines.push(`${big.row.size.toLocaleString('en')} at \`npm start\` defaults (${big.slots} in flight), ${l}, https ${settingName(https)}: wall ${ms.map((m) => `${(m.wallMs / 1000).toFixed(2)} s`).join(', ')}; peak RSS ${ms.map((m) => `${m.peakRssMiB?.toFixed(0)} MiB`).join(', ')}; ${ms.map((m) => accText(m.accuracy)).join('; ')}.`);
+      }
     }
   }
   return lines.join('\n');

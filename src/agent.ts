@@ -37,6 +37,7 @@ import { maxInFlightFor, openFilesLimit } from './limits';
 import type { Logger } from './log';
 import { stopSteps } from './stop-steps';
 import { AgentMetrics } from './metrics/agent-metrics';
+import { setSocketDriver } from './probe/net/exchange';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
@@ -82,7 +83,8 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
   const { undo, unwind } = stopSteps(log, 'agent stop step failed');
 
   try {
-    const pool = await ProbePool.start({ threads: opts.threads ?? config.probeThreads });
+    setSocketDriver(config.probeSocketDriver); // this thread's exchanges (calibration)
+    const pool = await ProbePool.start({ threads: opts.threads ?? config.probeThreads, socketDriver: config.probeSocketDriver });
     undo.push(() => pool.close());
 
     const ownJudgeKey = config.judgeKey ?? randomBytes(32).toString('base64url');

@@ -104,6 +104,13 @@ export interface Config {
   /** Request bodies over 1 MiB read and parsed at once; one more is a 503 (src/http/body.ts). */
   maxLargeBodies: number;
   probeThreads: number;
+  /**
+   * PROBE_SOCKET_DRIVER: the probes' socket link, `native` (default: Bun's
+   * own handle, src/probe/net/bun-socket.ts, where the runtime offers it) or
+   * `node` (node:net / node:tls, the fallback should a Bun upgrade change
+   * what the native link relies on).
+   */
+  probeSocketDriver: 'native' | 'node';
   /** Probes in flight in the whole process at most; undefined = from the open-file limit. */
   maxInFlight: number | undefined;
   /** A job that holds this share (percent) of a region's slots, or of MAX_IN_FLIGHT, leaves the rest to jobs that arrive. */
@@ -161,6 +168,12 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   const n = Number(v);
   if (n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${n}`);
   return n;
+}
+
+function socketDriverOf(env: Env): 'native' | 'node' {
+  const v = str(env, 'PROBE_SOCKET_DRIVER')?.toLowerCase() ?? 'native';
+  if (v !== 'native' && v !== 'node') throw new ConfigError(`PROBE_SOCKET_DRIVER must be native or node, got "${v}"`);
+  return v;
 }
 
 function bool(env: Env, name: string, def: boolean): boolean {
@@ -345,6 +358,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxJobSharePercent: int(env, 'MAX_JOB_SHARE_PERCENT', 95, 1, 100),
     httpIdleTimeoutS: int(env, 'HTTP_IDLE_TIMEOUT_S', 30, 1, 255),
     probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
+    probeSocketDriver: socketDriverOf(env),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000) + 10_000, 1_000, 3_700_000),
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),

@@ -84,6 +84,7 @@ import { readOrCreateJudgeCertificate } from './judge/tls-cert';
 import { checkTlsJudge } from './judge/tls-judge-check';
 import type { Logger } from './log';
 import { stopSteps } from './stop-steps';
+import { setSocketDriver } from './probe/net/exchange';
 import { ProbePool } from './probe/pool/pool';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
@@ -152,7 +153,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
 
     // The engine (geo + worker threads) loads while the database opens.
     // (a cluster's API node probes through its agents: no threads)
-    engine = Promise.all([openGeo(), cluster ? null : ProbePool.start({ threads: opts.threads ?? config.probeThreads })]);
+    setSocketDriver(config.probeSocketDriver); // this thread's exchanges (calibration, the TLS judge's start check)
+    engine = Promise.all([openGeo(), cluster ? null : ProbePool.start({ threads: opts.threads ?? config.probeThreads, socketDriver: config.probeSocketDriver })]);
     const database =
       opts.database ??
       (await openDatabase({

@@ -5,14 +5,19 @@
  * small JSON echo (the request line, the raw headers, the remote address) and
  * closes. No signing, no routing, no framework.
  *
- * Runs under node or bun. Prints one JSON line {"port", "pid"} and serves
- * until stdin closes or SIGTERM.
+ * With BASELINE_TLS_CERT and BASELINE_TLS_KEY (PEM) in the environment it
+ * also serves the same judge over TLS (node:tls, node's defaults) on a port
+ * of its own: the baseline's https check tunnels to it.
+ *
+ * Runs under node or bun. Prints one JSON line {"port", "tlsPort"?, "pid"}
+ * and serves until stdin closes or SIGTERM.
  */
 import net from 'node:net';
+import tls from 'node:tls';
 
 const HEAD_MAX = 16 * 1024;
 
-const server = net.createServer((sock) => {
+function onSocket(sock) {
   let head = '';
   sock.setNoDelay(true);
   sock.on('data', (d) => {
@@ -27,10 +32,13 @@ const server = net.createServer((sock) => {
     sock.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   sock.on('error', () => sock.destroy());
-});
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ port: server.address().port, pid: process.pid }) + '\n');
-});
+}
+
+const listen = (server) => new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+const port = await listen(net.createServer(onSocket));
+const { BASELINE_TLS_CERT: cert, BASELINE_TLS_KEY: key } = process.env;
+const tlsPort = cert && key ? await listen(tls.createServer({ cert, key }, onSocket)) : undefined;
+process.stdout.write(JSON.stringify({ port, ...(tlsPort !== undefined ? { tlsPort } : {}), pid: process.pid }) + '\n');
 const stop = () => process.exit(0);
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -23,6 +23,8 @@ export interface RunSpec {
   slots: number;
   type?: 'http' | 'socks4' | 'socks5';
   jobId?: string;
+  /** the https check (`https` on /check-raw); absent: the service's default */
+  https?: boolean;
   /** random orders of the list for the order-blind ideal (entries.ts orderBlindMakespans); 0 = none */
   boundOrders?: number;
   /** called once the request is sent (E: submit the small job while this one runs) */
@@ -109,7 +111,7 @@ export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Pro
   if (watch !== null) await watch.ready;
   try {
     sent = performance.now();
-    const pending = checkRaw(svc, text, { timeoutMs: spec.timeoutMs, type: spec.type ?? 'http', ...(spec.jobId ? { jobId: spec.jobId } : {}) });
+    const pending = checkRaw(svc, text, { timeoutMs: spec.timeoutMs, type: spec.type ?? 'http', ...(spec.jobId ? { jobId: spec.jobId } : {}), ...(spec.https !== undefined ? { https: spec.https } : {}) });
     if (spec.whileRunning) side = spec.whileRunning();
     reply = await pending;
   } finally {

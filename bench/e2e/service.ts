@@ -104,10 +104,11 @@ export interface CheckReply {
 export async function checkRaw(
   svc: Service,
   text: string,
-  q: { timeoutMs: number; type?: string; region?: string; jobId?: string },
+  q: { timeoutMs: number; type?: string; region?: string; jobId?: string; https?: boolean },
 ): Promise<CheckReply> {
   const params = new URLSearchParams({ timeout: String(q.timeoutMs), type: q.type ?? 'http', region: q.region ?? 'us1' });
   if (q.jobId !== undefined) params.set('jobId', q.jobId);
+  if (q.https !== undefined) params.set('https', String(q.https));
   const t0 = performance.now();
   const res = await fetch(`${svc.url}/check-raw?${params}`, {
     method: 'POST',

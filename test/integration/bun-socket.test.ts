@@ -100,7 +100,7 @@ afterAll(async () => {
 describe('native link', () => {
   test('is available under Bun and is the default plain-TCP driver', () => {
     expect(nativeLinkAvailable).toBe(true);
-    expect(socketDriver()).toBe(process.env.PROBE_SOCKET_DRIVER === 'node' ? 'node' : 'native');
+    expect(socketDriver()).toBe('native');
   });
 
   test('connect, write, data, end arrive in order', async () => {

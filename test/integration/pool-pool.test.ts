@@ -62,6 +62,19 @@ describe('ProbePool', () => {
     await p.close();
   });
 
+  test('the socket link: native by default, node when asked (PROBE_SOCKET_DRIVER), in every thread; probes work either way', async () => {
+    expect(pool.socketDriver).toBe('native');
+    const p = await ProbePool.start({ threads: 1, socketDriver: 'node' });
+    try {
+      expect(p.socketDriver).toBe('node');
+      const codes: (string | undefined)[] = [];
+      await p.runShard({ kind: 'probe', tasks: tasks(2, () => refusedPort, 0), settings: settings(600) }, (batch) => codes.push(...batch.map((r) => r.error?.code)));
+      expect(codes).toEqual(['connect_refused', 'connect_refused']);
+    } finally {
+      await p.close();
+    }
+  });
+
   test('results stream back before the shard ends', async () => {
     const arrivals: { at: number; results: ProbeResult[] }[] = [];
     const t = performance.now();

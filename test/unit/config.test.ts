@@ -64,6 +64,7 @@ describe('defaults', () => {
       wsMaxPerAccount: 64,
       wsMaxPerAddress: 16,
       maxLargeBodies: 2,
+      probeSocketDriver: 'native',
       maxInFlight: undefined,
       maxJobSharePercent: 95,
       httpIdleTimeoutS: 30,
@@ -96,7 +97,7 @@ describe('defaults', () => {
       'PORT', 'HOST', 'ADMIN_PORT', 'ADMIN_HOST', 'BASE_URL', 'CONTENT_URL', 'DATA_DIR', 'DATABASE_URL', 'RESULT_SECRET', 'ADMIN_TOKEN',
       'ALLOW_PRIVATE_TARGETS', 'SLOTS_PER_ENDPOINT', 'JUDGE_URL', 'JUDGE_KEY', 'CHECKER_IPS', 'CALIBRATION_INTERVAL_MS',
       'LOG_LEVEL', 'BOOTSTRAP_CHECKS', 'BOOTSTRAP_API_KEY', 'RESULT_RETENTION_DAYS', 'RESULT_MAX_BYTES', 'WS_REQUIRE_AUTH',
-      'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'MAX_LARGE_BODIES', 'PROBE_THREADS', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
+      'MAX_PROXIES', 'MAX_BODY_BYTES', 'MAX_CUSTOM_URLS', 'MAX_LARGE_BODIES', 'PROBE_THREADS', 'PROBE_SOCKET_DRIVER', 'SHUTDOWN_GRACE_MS', 'TLS_CA_FILE', 'MAX_IN_FLIGHT',
       'JUDGE_TLS_URL', 'JUDGE_TLS_FINGERPRINT', 'JUDGE_TLS_PORT', 'JUDGE_TLS',
       'MAX_JOBS_PER_ACCOUNT', 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'RATE_LIMIT_PER_S', 'RATE_LIMIT_BURST', 'WS_MAX_PER_ACCOUNT', 'WS_MAX_PER_ADDRESS',
       'NODE_ID', 'NODE_LEASE_MS', 'ORPHAN_SWEEP_MS',
@@ -331,6 +332,15 @@ describe('the TLS judge', () => {
     expect(parseConfig({}, CWD).judgeTls).toBe(true);
     expect(parseConfig({ JUDGE_TLS: 'false' }, CWD).judgeTls).toBe(false);
     expect(parseConfig({ JUDGE_TLS: 'false', JUDGE_TLS_URL: 'https://j.example/', JUDGE_TLS_FINGERPRINT: FP }, CWD).judgeTls).toBe(false);
+  });
+});
+
+describe('PROBE_SOCKET_DRIVER', () => {
+  test('native (default) or node, any case; anything else is a config error naming it', () => {
+    expect(parseConfig({}, CWD).probeSocketDriver).toBe('native');
+    expect(parseConfig({ PROBE_SOCKET_DRIVER: 'node' }, CWD).probeSocketDriver).toBe('node');
+    expect(parseConfig({ PROBE_SOCKET_DRIVER: 'Native' }, CWD).probeSocketDriver).toBe('native');
+    expect(errorOf({ PROBE_SOCKET_DRIVER: 'bun' }).message).toBe('PROBE_SOCKET_DRIVER must be native or node, got "bun"');
   });
 });
 

@@ -10,8 +10,8 @@
  * native Bun link (bun-socket.ts) for plain TCP and pinned TLS (the https
  * check), the node:net/node:tls link (node-socket.ts) for TLS verified
  * against a CA (its hostname check) and wherever the native link is
- * unavailable or switched off (setSocketDriver, or PROBE_SOCKET_DRIVER=node
- * in the environment).
+ * unavailable or switched off (setSocketDriver: PROBE_SOCKET_DRIVER=node,
+ * applied per thread by the pool's lanes and by the composition roots).
  *
  * Pinned TLS resumes the target's last TLS session (tls-sessions.ts): a
  * resumed session needs no certificate check (it proves the server whose
@@ -60,7 +60,7 @@ const EMPTY_HEADERS: [string, string][] = [];
 
 /** Which link plain-TCP exchanges use: 'native' (bun-socket.ts, when available) or 'node'. */
 export type SocketDriver = 'native' | 'node';
-let plainDial: Dial = nativeLinkAvailable && process.env.PROBE_SOCKET_DRIVER !== 'node' ? dialBun : dialNode;
+let plainDial: Dial = nativeLinkAvailable ? dialBun : dialNode;
 
 /** Chooses the link for plain-TCP exchanges on this thread; returns the one in effect ('native' falls back to 'node' where unavailable). */
 export function setSocketDriver(d: SocketDriver): SocketDriver {

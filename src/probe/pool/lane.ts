@@ -28,7 +28,7 @@
  * replacements alike (src/probe/pool/lane-starts.ts), so under CPU saturation
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
  */
-import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
+import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { errorText } from '../../errors';
 import { runCustomUrl } from '../custom-url';
 import { runProbe } from '../probe';
@@ -37,6 +37,7 @@ import {
   RESULT_BATCH_MAX,
   type LaneShard,
   type LaneToMain,
+  type LaneWorkerData,
   type MainToLane,
   type PingReply,
   type ShardDone,
@@ -45,8 +46,13 @@ import {
 import { unpackTasks } from './packed-tasks';
 import { LaneStarts, type StartableRun } from './lane-starts';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask, ProtocolSettings } from '../types';
+import { setSocketDriver, socketDriver } from '../net/exchange';
 
 type AnyResult = ProbeResult | CustomUrlResult;
+
+// the pool's choice of socket link (PROBE_SOCKET_DRIVER), for every probe of this thread
+const started = workerData as Partial<LaneWorkerData> | null | undefined;
+if (started?.socketDriver !== undefined) setSocketDriver(started.socketDriver);
 
 /** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/pool/lane-starts.ts). */
 const STARTS_PER_TURN = 32;
@@ -233,6 +239,6 @@ function runLane(port: MessagePort): Promise<never> {
 }
 
 export async function probeWorker(task: WorkerTask): Promise<PingReply> {
-  if (task.kind === 'ping') return { pong: true, threadId };
+  if (task.kind === 'ping') return { pong: true, threadId, socketDriver: socketDriver() };
   return runLane(task.port);
 }

@@ -25,6 +25,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { PackedTasks } from './packed-tasks';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from '../types';
+import type { SocketDriver } from '../net/exchange';
 
 export type Shard =
   | { kind: 'probe'; tasks: ProbeTask[]; settings: ProbeSettings; maxConcurrent?: number }
@@ -46,7 +47,10 @@ export type LaneShard = {
 /** What piscina hands the worker. */
 export type WorkerTask = { kind: 'ping' } | { kind: 'lane'; port: MessagePort };
 
-export type PingReply = { pong: true; threadId: number };
+/** What every thread gets at its start (piscina's workerData): the pool's choice of socket link. */
+export type LaneWorkerData = { socketDriver: SocketDriver };
+
+export type PingReply = { pong: true; threadId: number; socketDriver: SocketDriver };
 
 export type ShardDone = { id: number; started: number; finished: number; cancelled: boolean };
 

@@ -35,7 +35,8 @@ import { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
 import { POOL_ERROR_CODES } from './pool-errors';
 import { PoolLanes, releaseAbort, type OnResults, type ShardEntry, type ShardOutcome } from './pool-lanes';
-import type { PingReply, Shard, WorkerTask } from './pool-protocol';
+import type { LaneWorkerData, PingReply, Shard, WorkerTask } from './pool-protocol';
+import type { SocketDriver } from '../net/exchange';
 import type { CustomUrlResult, ProbeResult } from '../types';
 
 export type { Shard } from './pool-protocol';
@@ -51,6 +52,8 @@ export interface ProbePoolOptions {
   concurrentTasksPerWorker?: number;
   /** How long start() waits for every thread to answer a ping (default 10 s). */
   startTimeoutMs?: number;
+  /** The probes' socket link in every thread (PROBE_SOCKET_DRIVER; lane.ts applies it); default native where available. */
+  socketDriver?: SocketDriver;
 }
 
 export const DEFAULT_WORKER_FILE = fileURLToPath(new URL('../../../workers/probe-worker.ts', import.meta.url));
@@ -70,6 +73,8 @@ export class ProbePool {
     private readonly piscina: Piscina,
     threads: number,
     perWorker: number,
+    /** the socket link the threads said they use at start (PROBE_SOCKET_DRIVER; `node` where the native one is unavailable) */
+    readonly socketDriver: SocketDriver,
   ) {
     this.threads = threads;
     this.maxRunning = threads * perWorker;
@@ -90,6 +95,8 @@ export class ProbePool {
       // piscina runs one lane per thread (plus the start-up ping); shards never become piscina tasks
       concurrentTasksPerWorker: 2,
       maxQueue: threads * 2,
+      // read by each thread as it starts, replacements of dead threads included (lane.ts)
+      workerData: { socketDriver: opts.socketDriver ?? 'native' } satisfies LaneWorkerData,
     });
     let loadError: unknown = null;
     let failStart: ((e: unknown) => void) | null = null;
@@ -99,6 +106,7 @@ export class ProbePool {
       failStart?.(err);
     });
     let timer: ReturnType<typeof setTimeout> | null = null;
+    let drivers: (SocketDriver | undefined)[] = [];
     const startTimeoutMs = opts.startTimeoutMs ?? 10_000;
     try {
       await new Promise<void>((resolve, reject) => {
@@ -112,6 +120,7 @@ export class ProbePool {
         for (let i = 0; i < threads; i++) pings.push(piscina.run({ kind: 'ping' } satisfies WorkerTask) as Promise<PingReply>);
         Promise.all(pings).then(
           (replies) => {
+            drivers = replies.map((r) => r?.socketDriver);
             if (replies.every((r) => r && r.pong === true)) resolve();
             else reject(new ServiceError(POOL_ERROR_CODES.workerLoadFailed, `probe worker ${filename} answered the ping with something else`));
           },
@@ -125,7 +134,7 @@ export class ProbePool {
       if (timer) clearTimeout(timer);
       failStart = null;
     }
-    return new ProbePool(piscina, threads, perWorker);
+    return new ProbePool(piscina, threads, perWorker, drivers[0] ?? 'native');
   }
 
   /** Shards waiting for a slot / running now. */
