@@ -177,11 +177,17 @@ export function buildEntries(spec: ListSpec, ports: FarmPorts): Entry[] {
   return out;
 }
 
-/** An entry's own duration for the lower bound: refused ~0, no answer = the timeout, else its delay, capped. */
-export function ownDurationMs(e: Entry, timeoutMs: number): number {
+/**
+ * An entry's own duration for the lower bound: refused ~0, no answer = the
+ * timeout, else its delay, capped. `connections`: how many connections an
+ * answering entry is asked for one after the other, each waiting its delay
+ * (2 with the https check: the judge check, then the tunnel to the TLS
+ * judge), all inside the one timeout.
+ */
+export function ownDurationMs(e: Entry, timeoutMs: number, connections = 1): number {
   if (e.behaviour === BEHAVIOURS.REFUSED) return 0;
   if (e.delayMs === null) return timeoutMs;
-  return Math.min(e.delayMs, timeoutMs);
+  return Math.min(e.delayMs * connections, timeoutMs);
 }
 
 export interface Bound {
@@ -279,10 +285,10 @@ export function orderBlindMakespans(durations: readonly number[], slots: number,
 }
 
 /** The bounds of a run; with `orders` > 0 also what order-blind checkers get (orderBlindMakespans). */
-export function lowerBound(entries: readonly Entry[], timeoutMs: number, slots: number, orders = 0): Bound {
+export function lowerBound(entries: readonly Entry[], timeoutMs: number, slots: number, orders = 0, connections = 1): Bound {
   let sum = 0;
   let longest = 0;
-  const durations = entries.map((e) => ownDurationMs(e, timeoutMs));
+  const durations = entries.map((e) => ownDurationMs(e, timeoutMs, connections));
   for (const d of durations) {
     sum += d;
     if (d > longest) longest = d;

@@ -218,6 +218,11 @@ describe('bounds', () => {
     expect(ownDurationMs(entry('working', 150), 2000)).toBe(150);
     expect(ownDurationMs(entry('working', 2500), 2000)).toBe(2000);
     expect(ownDurationMs(entry('slow', 3000), 2000)).toBe(2000);
+    // two connections one after the other (the https check): each waits the delay, the whole capped at the timeout
+    expect(ownDurationMs(entry('working', 150), 2000, 2)).toBe(300);
+    expect(ownDurationMs(entry('working', 1500), 2000, 2)).toBe(2000);
+    expect(ownDurationMs(entry('refused', null), 2000, 2)).toBe(0);
+    expect(ownDurationMs(entry('blackhole', null), 2000, 2)).toBe(2000);
   });
 
   test('fifoMakespanMs on hand-made lists', () => {
@@ -262,6 +267,8 @@ describe('bounds', () => {
     expect(lowerBound(entries, 2000, 2)).toEqual({ formulaMs: 3050, tightMs: 3050, sumMs: 6100, fifoMs: 4000 });
     // many slots: the formula drops under the longest entry, the tight bound does not
     expect(lowerBound(entries, 2000, 10)).toEqual({ formulaMs: 610, tightMs: 2000, sumMs: 6100, fifoMs: 2000 });
+    // two connections per answering entry: 200 instead of 100, the rest as it was (capped or no answer)
+    expect(lowerBound(entries, 2000, 10, 0, 2)).toEqual({ formulaMs: 620, tightMs: 2000, sumMs: 6200, fifoMs: 2000 });
   });
 
   test('orderBlindMakespans: the best and worst orders of a small list, the clairvoyant one, a fixed seed', () => {
