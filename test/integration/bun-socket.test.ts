@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { dialBun, nativeLinkAvailable } from '../../src/probe/net/bun-socket';
-import type { LinkEvents } from '../../src/probe/net/exchange-types';
+import { LinkRecorder } from '../helpers/link-recorder';
 import { setSocketDriver, socketDriver } from '../../src/probe/net/exchange';
 import { runProbe } from '../../src/probe/probe';
 import type { ProbeResult, ProtocolSettings } from '../../src/probe/types';
@@ -31,33 +31,7 @@ import {
 const fds = (): number => readdirSync('/proc/self/fd').length;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-class Recorder implements LinkEvents {
-  log: string[] = [];
-  bytes: Buffer[] = [];
-  errors: Error[] = [];
-  onConnected: () => void = () => {};
-  connected(): void {
-    this.log.push('connected');
-    this.onConnected();
-  }
-  data(chunk: Buffer): void {
-    this.log.push('data');
-    this.bytes.push(chunk);
-  }
-  ended(): void {
-    this.log.push('ended');
-  }
-  errored(err: Error): void {
-    this.log.push('errored');
-    this.errors.push(err);
-  }
-  secured(): void {
-    this.log.push('secured');
-  }
-  abort(e: unknown): void {
-    this.log.push(`abort ${String(e)}`);
-  }
-}
+const Recorder = LinkRecorder;
 
 let echo: Server;
 let echoPort = 0;

@@ -14,7 +14,8 @@ import { createServer as createNetServer, type AddressInfo, type Server } from '
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import { dialBun, nativeLinkAvailable } from '../../src/probe/net/bun-socket';
 import { dialNode } from '../../src/probe/net/node-socket';
-import type { Dial, Link, LinkEvents } from '../../src/probe/net/exchange-types';
+import type { Dial, Link } from '../../src/probe/net/exchange-types';
+import { LinkRecorder } from '../helpers/link-recorder';
 import { exchange, setSocketDriver, type SocketDriver } from '../../src/probe/net/exchange';
 import { clearSessions, sessionFor, sessionKey } from '../../src/probe/net/tls-sessions';
 import { fingerprintOfDer, pemCertificateDer } from '../../src/probe/codec/cert-pin';
@@ -25,32 +26,6 @@ import { TEST_CERT, TEST_KEY } from '../fixtures/tls-cert';
 const PIN = fingerprintOfDer(pemCertificateDer(TEST_CERT)!);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-class Recorder implements LinkEvents {
-  log: string[] = [];
-  bytes: Buffer[] = [];
-  errors: Error[] = [];
-  constructor(private readonly onConnected: () => void = () => {}) {}
-  connected(): void {
-    this.log.push('connected');
-    this.onConnected();
-  }
-  data(chunk: Buffer): void {
-    this.bytes.push(chunk);
-  }
-  ended(): void {
-    this.log.push('ended');
-  }
-  errored(err: Error): void {
-    this.log.push('errored');
-    this.errors.push(err);
-  }
-  secured(): void {
-    this.log.push('secured');
-  }
-  abort(e: unknown): void {
-    this.log.push(`abort ${String(e)}`);
-  }
-}
 
 let judge: JudgeServer;
 /** a TLS server with the interceptor's certificate that echoes "other" */
@@ -84,16 +59,17 @@ afterAll(async () => {
 });
 
 /** Dials, starts pinned TLS once connected (offering `session`), waits for secured or an error. */
-async function pinnedTls(dial: Dial, port: number, session?: Buffer): Promise<{ link: Link; r: Recorder }> {
+async function pinnedTls(dial: Dial, port: number, session?: Buffer): Promise<{ link: Link; r: LinkRecorder }> {
   let link: Link | null = null;
-  const r = new Recorder(() => (link as Link).startTls({ host: '127.0.0.1', ca: undefined, pinned: true, session }));
+  const r = new LinkRecorder();
+  r.onConnected = () => (link as Link).startTls({ host: '127.0.0.1', ca: undefined, pinned: true, session });
   link = dial(r, '127.0.0.1', port);
   for (let i = 0; i < 200 && !r.log.includes('secured') && r.errors.length === 0; i++) await sleep(5);
   return { link, r };
 }
 
 /** Sends a judge request over a secured link and waits for the answer to end. */
-async function ask(link: Link, r: Recorder): Promise<string> {
+async function ask(link: Link, r: LinkRecorder): Promise<string> {
   link.write('GET /judge?n=tls-links-nonce HTTP/1.1\r\nHost: x\r\n\r\n');
   for (let i = 0; i < 200 && !r.log.includes('ended') && r.errors.length === 0; i++) await sleep(5);
   return Buffer.concat(r.bytes).toString('latin1');
