@@ -4,7 +4,7 @@
  * judge's accept() always finds one free (src/limits.ts says why it must).
  *
  * Every `intervalMs` (25 ms) it reads how many descriptors the process has
- * open (`stat("/proc/self/fd").size`, Linux >= 6.2: O(1), a few µs; older
+ * open (`stat("/proc/self/fd").size`, Linux >= 6.2: O(1); older
  * kernels report 0 and the guard stays off, leaving the static margin
  * JUDGE_FD_SHARE) and the probes in flight, and takes
  *

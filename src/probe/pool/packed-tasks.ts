@@ -1,8 +1,9 @@
 /**
  * Pure codec for a shard's tasks on their way to a probe thread. Structured
  * clone copies an array of {index, proxy: {host, port}} objects field by
- * field (~0.45 µs a task, paid again on the receiving side); packed, a task
- * is a slot in two typed arrays and a line of one string (~0.04 µs).
+ * field, paid again on the receiving side; packed, a task is a slot in two
+ * typed arrays and a line of one string, about a tenth of the cost
+ * (bench/RESULTS.md, session 2, "Packed shards").
  *
  * Hosts are joined with "\n": a parsed host (IPv4, IPv6 without brackets, a
  * host name) never contains one, and packTasks refuses a host that does
