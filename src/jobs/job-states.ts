@@ -11,7 +11,7 @@
  *
  * - validating: the HTTP layer has already validated the request (pure
  *   validators); the actor only announces it on the progress channel.
- * - reserving: one atomic reservation of `units = unique valid proxies` and the
+ * - reserving: one atomic reservation of `units` (one per probe: unique valid proxies x samples) and the
  *   scan row (LedgerPort.reserve). Short quota -> failed with
  *   InsufficientQuotaError, nothing charged, no history row.
  * - probing: the job opens itself on the probe execution (ProbeExecution:
