@@ -36,24 +36,10 @@ import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client';
 import { accounts, quotaLedger } from '../../db/schema';
 import { clientJobRunning, reservationError } from './client-job-conflict';
-import { reserveStatement, type ScanStart } from './quota-sql';
+import { reserveStatement, type ReserveInput } from './quota-sql';
 import { ServiceError } from '../errors';
 import { AccountError, AccountErrorCode } from './errors';
 import { insertLedger, LedgerReason, type Tx } from './ledger';
-
-export interface ReserveInput {
-  accountId: string;
-  /** Unique per job (the scan's job_id). */
-  jobId: string;
-  units: number;
-  now: Date;
-  /** Also insert the running scan row, atomically with the reservation. */
-  scan?: ScanStart;
-  /** The API node that runs the job (scans.node_id); its lease must be live. */
-  nodeId?: string;
-  /** The client's jobId (scans.client_job_id, with `scan`); null or absent: none. */
-  clientJobId?: string | null;
-}
 
 export type ReserveResult =
   | {

@@ -11,13 +11,9 @@
  */
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from './job-errors';
+import { expectedResults } from '../probe/pool/pool-protocol';
 import type { ExecutionHandle, ExecutionJob, PoolPort, ProbeExecution, ResultBatch, Shard } from './ports';
 import type { JobHandle, RegionScheduler } from './scheduler';
-
-/** Results a shard owes: one per task, or one per (task, rule) for custom URLs. */
-export function expectedResults(shard: Shard): number {
-  return shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
-}
 
 export function localExecution(scheduler: RegionScheduler, pool: PoolPort): ProbeExecution {
   return { open: (job) => new LocalJob(scheduler, pool, job) };

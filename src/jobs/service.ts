@@ -34,6 +34,7 @@ import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
 import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
+import { waitWithGrace, type Clock } from '../clock';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
 
@@ -56,6 +57,8 @@ export type ServiceDeps = Omit<JobDeps, 'publish'> & {
   limits: AccountLimits;
   /** A cluster: false while no live agent serves the region (region_unavailable, nothing reserved). Absent: every region is served. */
   regionAvailable?: (region: string) => boolean;
+  /** The stop grace's timer (default systemClock; tests pass a fake one). */
+  clock?: Clock;
 };
 
 export function generateJobId(): string {
@@ -101,7 +104,7 @@ export class CheckService implements ChecksPort {
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
     if (this.#deps.regionAvailable?.(request.region) === false) throw new RegionUnavailableError(request.region);
-    const { hub, limits: _limits, regionAvailable: _available, ...rest } = this.#deps;
+    const { hub, limits: _limits, regionAvailable: _available, clock: _clock, ...rest } = this.#deps;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
       publish: (state, final) => hub.publish(account.id, state, final),
@@ -160,17 +163,15 @@ export class CheckService implements ChecksPort {
     this.#stopping = (async () => {
       try {
         const all = () => Promise.all([...this.#running.values()].map((j) => j.done));
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const graceOver = new Promise<'grace'>((resolve) => {
-          timer = setTimeout(() => resolve('grace'), graceMs);
-        });
-        const first = await Promise.race([all().then(() => 'drained' as const), graceOver]);
-        clearTimeout(timer);
-        if (first === 'grace') {
-          this.#deps.log.warn('shutdown grace over: cancelling running jobs', { jobs: this.#running.size });
-          for (const { actor } of this.#running.values()) actor.cancel();
-          await all();
-        }
+        await waitWithGrace(
+          all,
+          graceMs,
+          () => {
+            this.#deps.log.warn('shutdown grace over: cancelling running jobs', { jobs: this.#running.size });
+            for (const { actor } of this.#running.values()) actor.cancel();
+          },
+          this.#deps.clock,
+        );
       } finally {
         this.#state = SERVICE_STATES.STOPPED;
       }

@@ -5,7 +5,7 @@
  * grant that throws is reported to the job.
  */
 import { describe, expect, test } from 'bun:test';
-import { expectedResults, localExecution } from '../../src/jobs/local-execution';
+import { localExecution } from '../../src/jobs/local-execution';
 import type { ExecutionHandle, PoolPort, ResultBatch, Shard } from '../../src/jobs/ports';
 import { RegionScheduler } from '../../src/jobs/scheduler';
 import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
@@ -33,11 +33,6 @@ function pool(answer: (s: Shard) => number = (s) => s.tasks.length): PoolPort {
 }
 
 describe('localExecution', () => {
-  test('expectedResults: one per task, or per (task, rule)', () => {
-    expect(expectedResults(shardOf(0, 3))).toBe(3);
-    expect(expectedResults({ ...shardOf(0, 3), kind: 'custom_url', rules: [{ url: 'http://a/', requiredStatusCodes: [200], caseSensitive: false }, { url: 'http://b/', requiredStatusCodes: [200], caseSensitive: false }] } as Shard)).toBe(6);
-  });
-
   test('runs a job through every grant and gives every slot back', async () => {
     const scheduler = new RegionScheduler(() => 8);
     const exec = localExecution(scheduler, pool());

@@ -35,7 +35,7 @@ import { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
 import { POOL_ERROR_CODES } from './pool-errors';
 import { PoolLanes, releaseAbort, type OnResults, type ShardEntry, type ShardOutcome } from './pool-lanes';
-import type { PingReply, Shard, WorkerTask } from './pool-protocol';
+import { expectedResults, type PingReply, type Shard, type WorkerTask } from './pool-protocol';
 import type { CustomUrlResult, ProbeResult } from '../types';
 
 export type { Shard } from './pool-protocol';
@@ -153,7 +153,7 @@ export class ProbePool {
     if (this.state !== PoolState.open) return Promise.reject(new ServiceError(POOL_ERROR_CODES.closed, 'probe pool is closed'));
     if (signal?.aborted) return Promise.resolve({ dropped: true, started: 0, finished: 0, cancelled: false });
     return new Promise<ShardOutcome>((resolve, reject) => {
-      const size = shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
+      const size = expectedResults(shard);
       const entry: ShardEntry = {
         id: this.nextId++,
         shard,
