@@ -9,7 +9,7 @@
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
  *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id,clock}.ts
  *   db      db/**
- *   root    src/errors.ts (the one error root: every layer may throw its errors)
+ *   root    src/errors.ts (the one error root: every layer may throw its errors), src/error-codes.ts (their codes)
  *
  * A module may import its own layer and the layers below it, never one above.
  * Besides: no cycles; the browser code (src/web/client/**) imports only
@@ -51,7 +51,7 @@ const LAYERS = [
     ],
   },
   { name: 'db', path: ['^db/'] },
-  { name: 'root', path: ['^src/errors\\.ts$'] },
+  { name: 'root', path: ['^src/(errors|error-codes)\\.ts$'] },
 ];
 
 const WEB_CLIENT = '^src/web/client/';
@@ -108,7 +108,7 @@ module.exports = {
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',
-          '^src/(regions|errors)\\.ts$',
+          '^src/(regions|errors|error-codes)\\.ts$',
         ],
       },
       to: { path: [IO_MODULES, '^db/'] },

@@ -19,6 +19,7 @@ import postgres from 'postgres';
 import { migratePgliteDb, migratePostgresDb } from './migrate';
 import * as schema from './schema';
 import { errorText, ServiceError } from '../src/errors';
+import { DB_ERROR_CODES } from '../src/error-codes';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -66,9 +67,6 @@ export interface OpenDatabaseOptions {
   /** postgres.js pool size (default 10). */
   maxConnections?: number | undefined;
 }
-
-/** The code of every failure to open the database. */
-export const DB_OPEN_FAILED = 'db_open_failed';
 
 function makePing(db: Db): (timeoutMs?: number) => Promise<boolean> {
   return (timeoutMs = 1000) =>
@@ -150,7 +148,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<Database> {
     const t = template();
     return startPglite(new PGlite({ ...pgliteOptions(), ...(t !== undefined ? { loadDataDir: t } : {}) }), 'memory', opts);
   }
-  if (opts.dataDir === undefined) throw new ServiceError(DB_OPEN_FAILED, 'openDatabase: dataDir or inMemory is required without databaseUrl');
+  if (opts.dataDir === undefined) throw new ServiceError(DB_ERROR_CODES.DB_OPEN_FAILED, 'openDatabase: dataDir or inMemory is required without databaseUrl');
   const dir = join(opts.dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
   if (existsSync(join(dir, 'PG_VERSION'))) return startPglite(new PGlite(dir, pgliteOptions()), 'existing', opts);
@@ -178,7 +176,7 @@ async function startPglite(client: PGlite, origin: 'initdb' | 'template' | 'exis
     };
   } catch (err) {
     await client.close().catch(() => undefined);
-    throw new ServiceError(DB_OPEN_FAILED, `cannot open the embedded database: ${errorText(err)}`, { cause: err });
+    throw new ServiceError(DB_ERROR_CODES.DB_OPEN_FAILED, `cannot open the embedded database: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -204,7 +202,7 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     };
   } catch (err) {
     await client.end({ timeout: 1 }).catch(() => undefined);
-    throw new ServiceError(DB_OPEN_FAILED, `cannot open the PostgreSQL database: ${errorText(err)}`, { cause: err });
+    throw new ServiceError(DB_ERROR_CODES.DB_OPEN_FAILED, `cannot open the PostgreSQL database: ${errorText(err)}`, { cause: err });
   }
 }
 

@@ -34,7 +34,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors';
-import { JOB_ERROR_CODES } from '../jobs/job-errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 import type { PoolPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult } from '../probe/types';
@@ -117,7 +117,7 @@ export class NatsPool implements PoolPort {
   }
 
   runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<void> {
-    if (ctx === undefined) return Promise.reject(new ServiceError('cluster_no_context', 'a cluster shard needs its job and region'));
+    if (ctx === undefined) return Promise.reject(new ServiceError(JOB_ERROR_CODES.CLUSTER_NO_CONTEXT, 'a cluster shard needs its job and region'));
     if (this.#closed) return Promise.reject(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster pool is closed'));
     if (signal?.aborted === true) return Promise.resolve();
     const seq = ++this.#seq;

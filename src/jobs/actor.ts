@@ -27,6 +27,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { errorCode, isServiceError, ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import { autoType } from '../probe/codec/auto-verdict';
 import { PROXY_TYPES } from '../proxy/types';
@@ -36,7 +37,7 @@ import type { SamplesBlock } from '../results/samples';
 import { SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
-import { InsufficientQuotaError, JOB_ERROR_CODES, shuttingDown } from './job-errors';
+import { InsufficientQuotaError, shuttingDown } from './job-errors';
 import { isFinal, JOB_STATES, PHASE_OF, transition, type JobState } from './job-states';
 import type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 import { Mailbox } from './mailbox';

@@ -40,6 +40,7 @@
  *   that the HTTP layer maps to a status, never an HTTP error itself.
  */
 import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 import { PROGRESS_PHASES, type ProgressPhase } from './progress';
 
 export const JOB_STATES = Object.freeze({
@@ -86,7 +87,7 @@ export function isFinal(state: JobState): boolean {
  */
 export function transition(from: JobState, expected: readonly JobState[], to: JobState): JobState {
   if (!expected.includes(from) || !JOB_TRANSITIONS[from].includes(to)) {
-    throw new ServiceError('illegal_transition', `job state ${from} -> ${to} (expected to leave ${expected.join(' | ')})`);
+    throw new ServiceError(JOB_ERROR_CODES.ILLEGAL_TRANSITION, `job state ${from} -> ${to} (expected to leave ${expected.join(' | ')})`);
   }
   return to;
 }

@@ -10,7 +10,7 @@
  * full chunks instead of one small shard per shard reported.
  */
 import { ServiceError } from '../errors';
-import { JOB_ERROR_CODES } from './job-errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 import { expectedResults } from '../probe/pool/pool-protocol';
 import type { ExecutionHandle, ExecutionJob, PoolPort, ProbeExecution, ResultBatch, Shard } from './ports';
 import type { JobHandle, RegionScheduler } from './scheduler';

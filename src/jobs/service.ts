@@ -25,15 +25,16 @@
  * entry happen in one synchronous stretch: two requests cannot both pass on
  * the same free place. The region's fair share (scheduler.ts) is separate.
  *
- * Errors: the expected domain errors (job-errors.ts) pass through as they
- * are; anything else is logged here with its detail and rethrown for the
- * caller to map (HTTP: a fixed 500 body). stop() is safe to call twice (the second call returns the first's
- * promise) and always resolves.
+ * Errors: the answers for the caller (CALLER_ERROR_CODES, job-errors.ts)
+ * pass through as they are; anything else is logged here with its detail and
+ * rethrown as job_failed (HTTP: a fixed 500 body). stop() is safe to call
+ * twice (the second call returns the first's promise) and always resolves.
  */
 import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
-import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
-import { isServiceError, ServiceError } from '../errors';
+import { clientDisconnected, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
+import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 import { waitWithGrace, type Clock } from '../clock';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
@@ -121,16 +122,8 @@ export class CheckService implements ChecksPort {
     try {
       return await done;
     } catch (err) {
-      if (
-        err instanceof InsufficientQuotaError ||
-        // the jobId runs on another API node (the reservation's database check)
-        err instanceof JobAlreadyRunningError ||
-        isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN) ||
-        isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED) ||
-        isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)
-      ) {
-        throw err;
-      }
+      // an answer for the caller (the jobId running on another API node included: the reservation's database check)
+      if (isCallerError(err)) throw err;
       this.#deps.log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {

@@ -25,6 +25,7 @@ import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LiveWriters } from './live-writers';
 import { errorCode, ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { isResultId } from './links';
 import type { ResultStore, ResultStoreSize, StoredResult, SweepReport, SweepRule } from './store';
 import { openResultWriter, type ResultWriter, type ResultWriterOptions } from './writer';
@@ -40,7 +41,7 @@ export interface DirResultStoreOptions {
 
 /** `<dataDir>/results/<resultId>.json`; refuses anything that is not a result id. */
 export function resultFilePath(dataDir: string, resultId: string): string {
-  if (!isResultId(resultId)) throw new ServiceError('result_bad_id', `not a result id: ${JSON.stringify(resultId)}`);
+  if (!isResultId(resultId)) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_BAD_ID, `not a result id: ${JSON.stringify(resultId)}`);
   return join(dataDir, 'results', `${resultId}.json`);
 }
 
@@ -90,7 +91,7 @@ class DirResultStore implements ResultStore {
       bytes = st.size;
     } catch (err) {
       if (missing(err)) return null;
-      throw new ServiceError('result_read_failed', `cannot read result ${resultId}`, { cause: err });
+      throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `cannot read result ${resultId}`, { cause: err });
     }
     return { resultId, bytes, stream: () => Bun.file(path).stream() };
   }
@@ -161,7 +162,7 @@ class DirResultStore implements ResultStore {
       names = await readdir(this.dir);
     } catch (err) {
       if (missing(err)) return { results: 0, bytes: 0 };
-      throw new ServiceError('result_read_failed', `cannot list ${this.dir}`, { cause: err });
+      throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `cannot list ${this.dir}`, { cause: err });
     }
     const size = { results: 0, bytes: 0 };
     for (const name of names) {
@@ -185,7 +186,7 @@ class DirResultStore implements ResultStore {
   }
 
   private checkOpen(): void {
-    if (this.closed) throw new ServiceError('result_store_closed', 'the result store is closed');
+    if (this.closed) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_STORE_CLOSED, 'the result store is closed');
   }
 }
 

@@ -63,6 +63,7 @@ import { join } from 'node:path';
 import { LiveWriters } from './live-writers';
 import { rowsOf, type Db } from '../../db/client';
 import { isServiceError, ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { leftoverOf } from './dir-store';
 import { isResultId } from './links';
 import {
@@ -138,7 +139,7 @@ async function upload(db: Db, id: string, path: string, chunkBytes: number, chec
         let got = 0;
         while (got < want) {
           const { bytesRead } = await fh.read(buf, got, want - got, seq * chunkBytes + got);
-          if (bytesRead === 0) throw new ServiceError('result_write_failed', `${path} ended at ${seq * chunkBytes + got} of ${size} bytes`);
+          if (bytesRead === 0) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED, `${path} ended at ${seq * chunkBytes + got} of ${size} bytes`);
           got += bytesRead;
         }
         await tx.execute(insertChunkStatement({ id, seq, data: buf.subarray(0, want) }));
@@ -183,11 +184,11 @@ class PgWriter implements ResultWriter {
     this.to(FINISHING, OPEN);
     this.finishing = this.doFinish(input).catch(async (err: unknown) => {
       await unlinkQuietly(this.inner.path);
-      if (this.state === ABORTED) throw isAbort(err) ? err : new ServiceError('writer_aborted', 'result writer was aborted', { cause: err });
+      if (this.state === ABORTED) throw isAbort(err) ? err : new ServiceError(DOMAIN_ERROR_CODES.WRITER_ABORTED, 'result writer was aborted', { cause: err });
       this.to(FAILED, FINISHING);
-      throw isServiceError(err) && err.code === 'result_write_failed'
+      throw isServiceError(err) && err.code === DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED
         ? err
-        : new ServiceError('result_write_failed', `storing result ${this.id} in the database failed`, { cause: err });
+        : new ServiceError(DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED, `storing result ${this.id} in the database failed`, { cause: err });
     });
     return this.finishing;
   }
@@ -218,29 +219,29 @@ class PgWriter implements ResultWriter {
   }
 
   private checkAborted = (): void => {
-    if (this.state === ABORTED) throw new ServiceError('writer_aborted', 'result writer was aborted');
+    if (this.state === ABORTED) throw new ServiceError(DOMAIN_ERROR_CODES.WRITER_ABORTED, 'result writer was aborted');
   };
 
   private to(next: WriterState, ...from: WriterState[]): void {
     if (!from.includes(this.state)) {
-      throw new ServiceError('writer_bad_transition', `result writer: ${this.state} -> ${next} (expected from ${from.join('|')})`);
+      throw new ServiceError(DOMAIN_ERROR_CODES.WRITER_BAD_TRANSITION, `result writer: ${this.state} -> ${next} (expected from ${from.join('|')})`);
     }
     this.state = next;
   }
 
   private closed(): ServiceError {
-    return new ServiceError('writer_closed', `result writer is ${this.state}`);
+    return new ServiceError(DOMAIN_ERROR_CODES.WRITER_CLOSED, `result writer is ${this.state}`);
   }
 }
 
-const isAbort = (err: unknown) => isServiceError(err) && err.code === 'writer_aborted';
+const isAbort = (err: unknown) => isServiceError(err) && err.code === DOMAIN_ERROR_CODES.WRITER_ABORTED;
 
 /** The chunks of result `id`, fetched one statement at a time with one asked for ahead. */
 function chunkStream(db: Db, id: string, chunks: number): ReadableStream<Uint8Array> {
   let seq = 0;
   const fetchChunk = async (n: number): Promise<Uint8Array> => {
     const row = first<{ data: Uint8Array }>(await db.execute(readChunkStatement({ id, seq: n })));
-    if (row === undefined) throw new ServiceError('result_read_failed', `result ${id} was deleted while being read (chunk ${n} of ${chunks})`);
+    if (row === undefined) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `result ${id} was deleted while being read (chunk ${n} of ${chunks})`);
     return row.data;
   };
   let next: Promise<Uint8Array> | undefined;
@@ -262,7 +263,7 @@ function chunkStream(db: Db, id: string, chunks: number): ReadableStream<Uint8Ar
         ahead();
         controller.enqueue(data);
       } catch (err) {
-        controller.error(isServiceError(err) ? err : new ServiceError('result_read_failed', `cannot read result ${id}`, { cause: err }));
+        controller.error(isServiceError(err) ? err : new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `cannot read result ${id}`, { cause: err }));
       }
     },
     cancel() {
@@ -285,7 +286,7 @@ class PgResultStore implements ResultStore {
 
   async create(resultId: string): Promise<ResultWriter> {
     this.checkOpen();
-    if (!isResultId(resultId)) throw new ServiceError('result_bad_id', `not a result id: ${JSON.stringify(resultId)}`);
+    if (!isResultId(resultId)) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_BAD_ID, `not a result id: ${JSON.stringify(resultId)}`);
     return this.live.open(resultId, async () => {
       const inner = await openResultWriter(join(this.stagingDir, `${resultId}.json`), this.writerOptions);
       return new PgWriter(inner, resultId, this.db, this.chunkBytes);
@@ -299,7 +300,7 @@ class PgResultStore implements ResultStore {
     try {
       row = first(await this.db.execute(findResultStatement({ id: resultId })));
     } catch (err) {
-      throw new ServiceError('result_read_failed', `cannot read result ${resultId}`, { cause: err });
+      throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `cannot read result ${resultId}`, { cause: err });
     }
     if (row === undefined) return null;
     const chunks = Number(row.chunks);
@@ -364,14 +365,14 @@ class PgResultStore implements ResultStore {
   }
 
   private checkOpen(): void {
-    if (this.closed) throw new ServiceError('result_store_closed', 'the result store is closed');
+    if (this.closed) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_STORE_CLOSED, 'the result store is closed');
   }
 }
 
 /** The store over the database's `result_files` / `result_chunks`, creating `stagingDir`. */
 export async function openPgResultStore(opts: PgResultStoreOptions): Promise<ResultStore> {
   const chunkBytes = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-  if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) throw new ServiceError('result_store_bad_option', `chunkBytes must be a positive integer, got ${chunkBytes}`);
+  if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_STORE_BAD_OPTION, `chunkBytes must be a positive integer, got ${chunkBytes}`);
   await mkdir(opts.stagingDir, { recursive: true });
   return new PgResultStore(opts.db, opts.stagingDir, chunkBytes, { ...opts.writer, fsync: false });
 }

@@ -6,8 +6,10 @@
  * once in the jobEnded counter; a check refused before its job exists does not.
  */
 import { describe, expect, test } from 'bun:test';
-import { isServiceError } from '../../src/errors';
-import { JobAlreadyRunningError, RateLimitedError } from '../../src/jobs/job-errors';
+import { errorCode, isServiceError, ServiceError } from '../../src/errors';
+import { DB_ERROR_CODES, DOMAIN_ERROR_CODES, JOB_ERROR_CODES, LEAF_ERROR_CODES } from '../../src/error-codes';
+import { domainToApiError } from '../../src/http/errors';
+import { InsufficientQuotaError, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError } from '../../src/jobs/job-errors';
 import type { ExecutionHandle, JobCounters, LedgerPort, ProbeExecution } from '../../src/jobs/ports';
 import type { CheckRequest } from '../../src/jobs/request';
 import { ACCOUNT_LIMIT_RETRY_AFTER_S, CheckService, type AccountLimits } from '../../src/jobs/service';
@@ -20,13 +22,18 @@ function request(n: number, jobId: string | null = null): CheckRequest {
   return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId, customUrls: [] };
 }
 
-/** A ledger that records reservations, refuses accounts named `broke`, and finds every jobId of account `elsewhere` running on another node. */
-function ledger() {
+/**
+ * A ledger that records reservations, refuses accounts named `broke`, finds
+ * every jobId of account `elsewhere` running on another node, and throws
+ * `failWith` (when given) for account `failing`.
+ */
+function ledger(failWith?: unknown) {
   const reserved: { accountId: string; units: number }[] = [];
   const clientJobIds: (string | null)[] = [];
   const port: LedgerPort = {
     async reserve(i) {
       clientJobIds.push(i.clientJobId);
+      if (i.accountId === 'failing') throw failWith;
       if (i.accountId === 'broke') return { ok: false, required: i.units, available: 0 };
       if (i.accountId === 'elsewhere') throw new JobAlreadyRunningError(i.clientJobId ?? '?');
       reserved.push({ accountId: i.accountId, units: i.units });
@@ -50,8 +57,8 @@ const parked: ProbeExecution = {
 
 const writer = { path: '/dev/null', state: 'open', working: 0, failed: 0, addProxy: async () => {}, finish: async () => ({ working: 0, failed: 0, bytes: 0 }), abort: async () => {} } as unknown as ResultWriter;
 
-function service(limits: AccountLimits, counters?: JobCounters) {
-  const l = ledger();
+function service(limits: AccountLimits, counters?: JobCounters, failWith?: unknown) {
+  const l = ledger(failWith);
   const svc = new CheckService({
     ledger: l.port,
     retrySettlement: () => {},
@@ -199,5 +206,29 @@ describe('CheckService and jobIds', () => {
     expect(clientJobIds).toEqual(['job-y']);
     ac.abort();
     await first;
+  });
+});
+
+describe('what CheckService.run rejects with always has an HTTP answer', () => {
+  const below = [DB_ERROR_CODES, LEAF_ERROR_CODES, DOMAIN_ERROR_CODES, JOB_ERROR_CODES].flatMap((t) => Object.values(t) as string[]);
+  const thrown: unknown[] = [
+    ...below.map((code) => new ServiceError(code, `a bare ${code}`)),
+    new InsufficientQuotaError(10, 4),
+    new JobAlreadyRunningError('job-1'),
+    new RateLimitedError('proxies_in_flight', 10, 5),
+    new RegionUnavailableError('eu1'),
+    new Error('not a ServiceError'),
+    'not an Error',
+  ];
+
+  test('every code of the layers below HTTP, thrown inside a job, comes out as an answer for the caller or as job_failed', async () => {
+    for (const t of thrown) {
+      const { svc } = service({ maxJobs: 10, maxProxiesInFlight: 1000 }, undefined, t);
+      const err = await refusal(svc.run({ id: 'failing' }, request(2)));
+      const what = isServiceError(t) ? t.code : String(t);
+      expect(domainToApiError(err), what).not.toBeNull();
+      if (isCallerError(t)) expect(err, what).toBe(t);
+      else expect(errorCode(err), what).toBe(JOB_ERROR_CODES.JOB_FAILED);
+    }
   });
 });

@@ -10,6 +10,7 @@
  * rather than shift every later task by one.
  */
 import { ServiceError } from '../../errors';
+import { DOMAIN_ERROR_CODES } from '../../error-codes';
 import type { ProbeTask } from '../types';
 
 export interface PackedTasks {
@@ -21,9 +22,6 @@ export interface PackedTasks {
   auth: (string | null)[] | null;
 }
 
-/** The code packTasks throws with (a ServiceError): a host with a line break. */
-export const PACK_BAD_HOST = 'pack_bad_host';
-
 export function packTasks(tasks: readonly ProbeTask[]): PackedTasks {
   const n = tasks.length;
   const index = new Int32Array(n);
@@ -33,7 +31,7 @@ export function packTasks(tasks: readonly ProbeTask[]): PackedTasks {
   for (let i = 0; i < n; i++) {
     const t = tasks[i]!;
     const p = t.proxy;
-    if (p.host.includes('\n')) throw new ServiceError(PACK_BAD_HOST, `host of task ${t.index} contains a line break`);
+    if (p.host.includes('\n')) throw new ServiceError(DOMAIN_ERROR_CODES.PACK_BAD_HOST, `host of task ${t.index} contains a line break`);
     index[i] = t.index;
     port[i] = p.port;
     hosts[i] = p.host;

@@ -24,7 +24,8 @@
  * Start-up fails loudly: `start()` pings every thread and rejects with a
  * ServiceError (code pool_worker_load_failed / pool_start_timeout) when a
  * worker cannot load, instead of leaving an await that never settles. Every
- * rejection of the pool is a ServiceError with a code of pool-errors.ts.
+ * rejection of the pool is a ServiceError with a POOL_* code of
+ * DOMAIN_ERROR_CODES (src/error-codes.ts).
  *
  * Shard states: queued -> running -> settled (resolved | rejected), or
  * queued -> dropped. Pool states: open -> closed (close() is idempotent).
@@ -33,14 +34,13 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
-import { POOL_ERROR_CODES } from './pool-errors';
+import { DOMAIN_ERROR_CODES } from '../../error-codes';
 import { PoolLanes, releaseAbort, type OnResults, type ShardEntry, type ShardOutcome } from './pool-lanes';
 import { expectedResults, type PingReply, type Shard, type WorkerTask } from './pool-protocol';
 import type { CustomUrlResult, ProbeResult } from '../types';
 
 export type { Shard } from './pool-protocol';
 export type { ShardOutcome } from './pool-lanes';
-export { POOL_ERROR_CODES, type PoolErrorCode } from './pool-errors';
 
 export interface ProbePoolOptions {
   /** Worker threads; default: the number of cores. */
@@ -103,9 +103,9 @@ export class ProbePool {
     try {
       await new Promise<void>((resolve, reject) => {
         failStart = (err) =>
-          reject(new ServiceError(POOL_ERROR_CODES.workerLoadFailed, `probe worker ${filename} failed to load: ${errorText(err)}`, { cause: err }));
+          reject(new ServiceError(DOMAIN_ERROR_CODES.POOL_WORKER_LOAD_FAILED, `probe worker ${filename} failed to load: ${errorText(err)}`, { cause: err }));
         timer = setTimeout(
-          () => reject(new ServiceError(POOL_ERROR_CODES.startTimeout, `probe worker ${filename} did not answer within ${startTimeoutMs} ms`)),
+          () => reject(new ServiceError(DOMAIN_ERROR_CODES.POOL_START_TIMEOUT, `probe worker ${filename} did not answer within ${startTimeoutMs} ms`)),
           startTimeoutMs,
         );
         const pings: Promise<PingReply>[] = [];
@@ -113,7 +113,7 @@ export class ProbePool {
         Promise.all(pings).then(
           (replies) => {
             if (replies.every((r) => r && r.pong === true)) resolve();
-            else reject(new ServiceError(POOL_ERROR_CODES.workerLoadFailed, `probe worker ${filename} answered the ping with something else`));
+            else reject(new ServiceError(DOMAIN_ERROR_CODES.POOL_WORKER_LOAD_FAILED, `probe worker ${filename} answered the ping with something else`));
           },
           (err: unknown) => failStart?.(loadError ?? err),
         );
@@ -150,7 +150,7 @@ export class ProbePool {
   ): Promise<ShardOutcome> {
     // the overloads tie the callback's batch type to shard.kind; the worker sends exactly that kind
     const onResults = callback as OnResults;
-    if (this.state !== PoolState.open) return Promise.reject(new ServiceError(POOL_ERROR_CODES.closed, 'probe pool is closed'));
+    if (this.state !== PoolState.open) return Promise.reject(new ServiceError(DOMAIN_ERROR_CODES.POOL_CLOSED, 'probe pool is closed'));
     if (signal?.aborted) return Promise.resolve({ dropped: true, started: 0, finished: 0, cancelled: false });
     return new Promise<ShardOutcome>((resolve, reject) => {
       const size = expectedResults(shard);
@@ -199,7 +199,7 @@ export class ProbePool {
     this.state = PoolState.closed;
     for (const entry of this.waiting.splice(0)) {
       releaseAbort(entry);
-      entry.reject(new ServiceError(POOL_ERROR_CODES.closed, 'probe pool closed before the shard ran'));
+      entry.reject(new ServiceError(DOMAIN_ERROR_CODES.POOL_CLOSED, 'probe pool closed before the shard ran'));
     }
     this.lanes.close();
     this.closing = this.piscina.destroy().catch(() => undefined);
