@@ -35,6 +35,7 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from '../error-codes';
+import { sleep, systemClock, type Clock } from '../clock';
 import type { PoolPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult } from '../probe/types';
@@ -61,6 +62,8 @@ export interface NatsPoolOptions {
   deadlineMs: number;
   log: Logger;
   counters?: NatsPoolCounters;
+  /** The deadline's and the publish retries' timers (default systemClock; tests pass a fake one). */
+  clock?: Clock;
 }
 
 interface Part {
@@ -77,7 +80,8 @@ interface ShardRun {
   left: number;
   onResults: (batch: ResultBatch) => void;
   settle: (err?: Error) => void;
-  timer: ReturnType<typeof setTimeout> | null;
+  /** Cancels the deadline's timer; null when none is armed (settled, or the deadline passed). */
+  timer: (() => void) | null;
 }
 
 const PUBLISH_RETRY_MS = 250;
@@ -102,8 +106,11 @@ export class NatsPool implements PoolPort {
   #running = 0;
   #closed = false;
 
+  readonly #clock: Clock;
+
   constructor(o: NatsPoolOptions) {
     this.#o = o;
+    this.#clock = o.clock ?? systemClock;
   }
 
   /** Shards published and not yet ended (for /metrics: shaped like the local pool's stats). */
@@ -130,7 +137,7 @@ export class NatsPool implements PoolPort {
         onResults,
         timer: null,
         settle: (err) => {
-          if (run.timer !== null) clearTimeout(run.timer);
+          run.timer?.();
           run.timer = null;
           for (const id of run.parts) this.#parts.delete(id);
           signal?.removeEventListener('abort', onAbort);
@@ -232,12 +239,12 @@ export class NatsPool implements PoolPort {
   }
 
   #alive(run: ShardRun): void {
-    if (run.timer !== null) clearTimeout(run.timer);
-    run.timer = setTimeout(() => {
+    run.timer?.();
+    run.timer = this.#clock.after(this.#o.deadlineMs, () => {
       run.timer = null;
       this.#o.log.warn('a cluster shard showed no sign of life: its job fails', { shard: run.seq, deadlineMs: this.#o.deadlineMs });
       run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
-    }, this.#o.deadlineMs);
+    });
   }
 
   async #publish(region: string, w: WorkShard, run: ShardRun): Promise<void> {
@@ -250,7 +257,7 @@ export class NatsPool implements PoolPort {
       } catch (err) {
         if (attempt === 0) this.#o.log.warn('publishing a shard failed; trying again until the shard deadline', { shard: w.shard, region, err });
         // the deadline timer fails the shard if this never succeeds
-        await new Promise((r) => setTimeout(r, Math.min(PUBLISH_RETRY_MS * (attempt + 1), 2000)));
+        await sleep(this.#clock, Math.min(PUBLISH_RETRY_MS * (attempt + 1), 2000));
         if (run.timer === null) return;
       }
     }

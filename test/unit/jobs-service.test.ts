@@ -16,6 +16,8 @@ import { ACCOUNT_LIMIT_RETRY_AFTER_S, CheckService, type AccountLimits } from '.
 import { memoryLogger } from '../../src/log';
 import { parseProxyList } from '../../src/proxy/parse';
 import type { ResultWriter } from '../../src/results/writer';
+import type { Clock } from '../../src/clock';
+import { FakeClock, settle, until } from '../helpers/fake-clock';
 
 function request(n: number, jobId: string | null = null): CheckRequest {
   const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.2.${i >> 8}.${i & 255}:8080`));
@@ -57,7 +59,7 @@ const parked: ProbeExecution = {
 
 const writer = { path: '/dev/null', state: 'open', working: 0, failed: 0, addProxy: async () => {}, finish: async () => ({ working: 0, failed: 0, bytes: 0 }), abort: async () => {} } as unknown as ResultWriter;
 
-function service(limits: AccountLimits, counters?: JobCounters, failWith?: unknown) {
+function service(limits: AccountLimits, counters?: JobCounters, failWith?: unknown, clock?: Clock) {
   const l = ledger(failWith);
   const svc = new CheckService({
     ledger: l.port,
@@ -73,6 +75,7 @@ function service(limits: AccountLimits, counters?: JobCounters, failWith?: unkno
     log: memoryLogger(),
     now: () => new Date(),
     ...(counters !== undefined ? { counters } : {}),
+    ...(clock !== undefined ? { clock } : {}),
   });
   /** Starts a check that stays running until `stop()` (its client goes away). */
   const start = (account: string, n: number) => {
@@ -86,10 +89,6 @@ function service(limits: AccountLimits, counters?: JobCounters, failWith?: unkno
   return { svc, start, reserved: l.reserved, clientJobIds: l.clientJobIds };
 }
 
-const until = async (cond: () => boolean) => {
-  for (let i = 0; i < 200 && !cond(); i++) await Bun.sleep(1);
-  expect(cond()).toBe(true);
-};
 
 const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
 
@@ -105,7 +104,7 @@ describe('CheckService per-account limits', () => {
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(err).toMatchObject({ code: 'rate_limited', limit: 'concurrent_jobs', max: 2, retryAfterS: ACCOUNT_LIMIT_RETRY_AFTER_S });
     expect(isServiceError(err, 'rate_limited')).toBe(true);
-    await Bun.sleep(5);
+    await settle();
     expect(reserved).toHaveLength(2); // the refused check reserved nothing
     expect(svc.runningJobs).toBe(2);
     expect(svc.accountLoad('acct-a')).toEqual({ jobs: 2, proxies: 20 });
@@ -230,5 +229,35 @@ describe('what CheckService.run rejects with always has an HTTP answer', () => {
       if (isCallerError(t)) expect(err, what).toBe(t);
       else expect(errorCode(err), what).toBe(JOB_ERROR_CODES.JOB_FAILED);
     }
+  });
+});
+
+describe('CheckService.stop(grace)', () => {
+  test('refuses new checks at once, waits the grace for running ones, then cancels them (shutting_down); safe twice', async () => {
+    const clock = new FakeClock();
+    const { svc, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 1000 }, undefined, undefined, clock);
+    const running = svc.run({ id: 'acct-a' }, request(3)).then(
+      () => 'completed',
+      (e: unknown) => e,
+    );
+    await until(() => reserved.length === 1);
+    let stopped = false;
+    const stop = svc.stop(1000).then(() => (stopped = true));
+    expect(svc.stop(1000)).toBe(svc.stop(5)); // the same stop
+    expect(await refusal(svc.run({ id: 'acct-b' }, request(1)))).toMatchObject({ code: 'shutting_down' });
+    await clock.advance(999);
+    expect(stopped).toBe(false);
+    expect(svc.runningJobs).toBe(1);
+    await clock.advance(1);
+    await stop;
+    expect(await running).toMatchObject({ code: 'shutting_down' });
+    expect(svc.runningJobs).toBe(0);
+  });
+
+  test('with nothing running it stops at once, its grace timer cancelled', async () => {
+    const clock = new FakeClock();
+    const { svc } = service({ maxJobs: 10, maxProxiesInFlight: 1000 }, undefined, undefined, clock);
+    await svc.stop(60_000);
+    expect(clock.pending).toBe(0);
   });
 });

@@ -8,6 +8,7 @@ import { describe, expect, test } from 'bun:test';
 import { localExecution } from '../../src/jobs/local-execution';
 import type { ExecutionHandle, PoolPort, ResultBatch, Shard } from '../../src/jobs/ports';
 import { RegionScheduler } from '../../src/jobs/scheduler';
+import { settle } from '../helpers/fake-clock';
 import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
 
 const settings = {} as ProbeSettings;
@@ -18,15 +19,15 @@ const shardOf = (from: number, n: number): Shard => ({
 });
 const result = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 1, anonymity: null, origin: null, error: { code: 'connect_refused', message: 'x' } });
 
-/** A pool that answers each shard with `answer(shard)` results in the next tick. */
+/** A pool that answers each shard with `answer(shard)` results in the next turn of the event loop. */
 function pool(answer: (s: Shard) => number = (s) => s.tasks.length): PoolPort {
   return {
     runShard(shard, onResults) {
       return new Promise((resolve) =>
-        setTimeout(() => {
+        setImmediate(() => {
           onResults(shard.tasks.slice(0, answer(shard)).map((t) => result(t.index)));
           resolve(undefined);
-        }, 1),
+        }),
       );
     },
   };
@@ -59,7 +60,7 @@ describe('localExecution', () => {
     });
     await done;
     await Promise.all(runs);
-    await Bun.sleep(1);
+    await settle();
     expect(got.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     expect(scheduler.inFlight('us1')).toBe(0);
   });
@@ -72,7 +73,7 @@ describe('localExecution', () => {
       exec.open({ jobId: 'j2', region: 'us1', demand: 4, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).catch(resolve), onError: resolve });
     });
     expect(failure).toMatchObject({ code: 'shard_incomplete' });
-    await Bun.sleep(1);
+    await settle();
     expect(scheduler.inFlight('us1')).toBe(0);
   });
 
