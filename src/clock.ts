@@ -25,6 +25,12 @@ export const systemClock: Clock = {
   },
 };
 
+/** The system's timers on a monotonic time line (performance.now()): for deadlines that a wall-clock jump must not move. */
+export const monotonicClock: Clock = {
+  now: () => performance.now(),
+  after: systemClock.after,
+};
+
 /** Resolves `ms` from now on `clock`. */
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise<void>((resolve) => clock.after(ms, resolve));
