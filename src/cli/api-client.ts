@@ -1,7 +1,7 @@
 /**
  * The CLI's client of the HTTP API (fetch) and of the WebSocket progress
  * channel. Never the database. Every failure becomes a CliError with the
- * exit code of README "Command-line client":
+ * exit code of docs/CLI.md:
  *   401 -> 3, 402 -> 4 (with how many checks are missing), other 4xx -> 5,
  *   5xx and network failures -> 6.
  * `httpError` (status + body -> CliError) is pure.

@@ -14,7 +14,7 @@
  * Without /usr/bin/chromium the file registers one test that says so and
  * passes, except under CI=true, where a missing browser is a failure
  * (test/helpers/browser.ts).
- * DASHBOARD_SCREENSHOTS=<dir> also saves the screenshots used in the README.
+ * DASHBOARD_SCREENSHOTS=<dir> also saves the screenshots used in README.md and docs/DASHBOARD.md.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, readFileSync } from 'node:fs';
