@@ -110,7 +110,7 @@ module.exports = {
           '^src/probe/codec/',
           '^src/gateway/codec/',
           '^src/gateway/upstream-choice\\.ts$',
-          '^src/pools/(types|limits|pool-id|schedule|history|verdict|events|round|query|cursor|proxies-sql|schema-proposal|shape|render)\\.ts$',
+          '^src/pools/(types|limits|pool-id|schedule|history|verdict|events|round|query|cursor|fold|proxies-sql|shape|render)\\.ts$',
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',

@@ -34,7 +34,7 @@ export const JITTER = 0.1;
 /** A check that did not happen is tried again this soon (seconds; or after the interval, when shorter). */
 export const RETRY_NOT_TRIED_S = 60;
 /** Failures above this no longer change the back-off (2^20 intervals is far past a day). */
-const MAX_DOUBLINGS = 20;
+export const MAX_DOUBLINGS = 20;
 
 export type Random = () => number;
 

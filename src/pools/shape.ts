@@ -6,17 +6,16 @@
  *
  * Pool proxy choices:
  * - `type`: the pool's type, or for an `auto` pool the first of socks5,
- *   socks4, http that passed at the last check (null when none did);
- *   `protocols` (every protocol that passed) only in `auto` pools, as in
- *   /check records.
- * - `anonymity`, `https`, `origin` and the geo fields are those of the
- *   proxy's last passing check, kept while it fails (so `country` still
- *   filters a failed proxy); null until it has passed once. `error` is
- *   there while it is failed.
+ *   socks4, http that passed; `protocols` (every protocol that passed) only
+ *   in `auto` pools, as in /check records.
+ * - `type`, `protocols`, `anonymity`, `https`, `origin` and the geo fields
+ *   are those of the proxy's last passing check, kept while it fails (so
+ *   `country` or `type` still filter a failed proxy); null (protocols [])
+ *   until it has passed once. `error` is there while it is failed.
  * - `responseTime`: the last check's ("<ms with 2 decimals> ms"), null while
  *   unchecked. `uptime` and `latency_p50_ms` are read from the history at
  *   `now`; the filters and sorts of the proxies query use the values stored
- *   at the proxy's last check (`latency_p50_ms`, `uptime_h24` columns).
+ *   at the proxy's last check (`latency_p50_ms`, `uptime_h24_ppm` columns).
  * - Times are ISO 8601 strings (UTC), null when there is none.
  *
  * Pool object additions to the contract's fields: `customUrls` and
@@ -77,7 +76,8 @@ export interface PoolProxyRow {
   errorCode: string | null;
   errorMessage: string | null;
   latencyP50Ms: number | null;
-  uptimeH24: number | null;
+  /** The 24-hour uptime at the last check in parts per million (exact integers for the keyset). */
+  uptimeH24Ppm: number | null;
   history: Uint8Array | null;
   firstSeenAt: Date;
   lastCheckedAt: Date | null;
@@ -152,7 +152,7 @@ export function rowFromSql(r: Record<string, unknown>): PoolProxyRow {
     errorCode: toStr(r.error_code),
     errorMessage: toStr(r.error_message),
     latencyP50Ms: toNum(r.latency_p50_ms),
-    uptimeH24: toNum(r.uptime_h24),
+    uptimeH24Ppm: toNum(r.uptime_h24_ppm),
     history: toBytes(r.history),
     firstSeenAt: toDate(r.first_seen_at) ?? new Date(0),
     lastCheckedAt: toDate(r.last_checked_at),
@@ -253,7 +253,7 @@ export function poolProxyObject(row: PoolProxyRow, poolType: CheckType, nowMs: n
     next_check_at: row.nextCheckAt.toISOString(),
   };
   if (row.status === 'failed') o.error = { code: row.errorCode ?? 'bad_response', message: row.errorMessage ?? '' };
-  if (auto) o.protocols = row.status === 'working' ? protocolsOfMask(row.protocols) : [];
+  if (auto) o.protocols = protocolsOfMask(row.protocols);
   return o;
 }
 

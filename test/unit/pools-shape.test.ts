@@ -30,7 +30,7 @@ const row = (over: Partial<PoolProxyRow> = {}): PoolProxyRow => ({
   errorCode: null,
   errorMessage: null,
   latencyP50Ms: 120,
-  uptimeH24: 1,
+  uptimeH24Ppm: 1_000_000,
   history: foldHistory(foldHistory(null, { passed: true, latencyMs: 120 }, NOW - 60_000), { passed: false }, NOW - 30_000),
   firstSeenAt: new Date(NOW - 3_600_000),
   lastCheckedAt: new Date(NOW - 30_000),
@@ -83,6 +83,7 @@ describe('pool proxy object', () => {
     expect(o.type).toBe('socks5');
     expect(o.protocols).toEqual(['socks5', 'socks4']);
     expect(poolProxyObject(row({ status: 'failed', type: null, protocols: 0 }), 'auto', NOW).protocols).toEqual([]);
+    expect(poolProxyObject(row({ status: 'failed', type: 'socks4', protocols: 2 }), 'auto', NOW)).toMatchObject({ type: 'socks4', protocols: ['socks4'] });
     expect(poolProxyObject(row(), 'http', NOW)).not.toHaveProperty('protocols');
   });
 
@@ -126,7 +127,7 @@ describe('rowFromSql', () => {
       error_code: null,
       error_message: null,
       latency_p50_ms: 50,
-      uptime_h24: 1,
+      uptime_h24_ppm: 1000000,
       history: `\\x${Buffer.from(h).toString('hex')}`,
       first_seen_at: '2026-06-01 10:00:00+00',
       last_checked_at: new Date(NOW),
