@@ -92,7 +92,7 @@ describe('membership and the due scan', () => {
     expect(odd.map((p) => [p.username, p.password])).toEqual([['a"b\\,{}', "p'w"], ['NULL', 'null'], ['ü x', '€']]);
     expect((await run(insertProxiesStatement(pool, 'http', odd, NOW)))[0]?.added).toBe(3);
     const back = (await run(dueProxiesStatement(pool, NOW, 10))).map(rowFromSql);
-    expect(back.map((r) => [r.username, r.password])).toEqual(odd.map((p) => [p.username, p.password]));
+    expect(back.map((r) => [r.username, r.password])).toEqual(odd.map((p) => [p.username ?? '', p.password ?? '']));
     expect((await run(removeProxiesStatement(pool, odd)))[0]?.removed).toBe(3);
   });
 
