@@ -134,7 +134,7 @@ export function rowFromSql(r: Record<string, unknown>): PoolProxyRow {
     username: String(r.username ?? ''),
     password: String(r.password ?? ''),
     format: (toStr(r.format) ?? 'standard') as AddressFormat,
-    status: String(r.status) as ProxyStatus,
+    status: (toStr(r.status) ?? 'unchecked') as ProxyStatus,
     failures: Number(r.failures ?? 0),
     checks: Number(r.checks ?? 0),
     type: toStr(r.type) as ProxyType | null,

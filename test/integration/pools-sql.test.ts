@@ -227,10 +227,11 @@ describe('the proxies query', () => {
     minUptime: fc.constantFrom(null, 0.5),
     sort: fc.constantFrom('latency' as const, 'uptime' as const, 'checked' as const),
     limit: fc.integer({ min: 1, max: 7 }),
+    format: fc.constantFrom('json' as const, 'txt' as const),
   });
 
   /** Rows of the model with the query's filters and order. */
-  function model(rows: (Spec & { id: number; type: string | null })[], q: Omit<PoolProxiesQuery, 'cursor' | 'format'>): number[] {
+  function model(rows: (Spec & { id: number; type: string | null })[], q: Omit<PoolProxiesQuery, 'cursor'>): number[] {
     const bits = { http: 1, socks4: 2, socks5: 4 } as const;
     const key = (r: Spec): number =>
       q.sort === 'latency' ? (r.latency ?? 2147483647) : q.sort === 'uptime' ? (r.uptimePpm ?? -1) : (r.checkedAt ?? 0);
@@ -282,9 +283,10 @@ describe('the proxies query', () => {
         let cursor: string | null = null;
         let pages = 0;
         do {
-          const query: PoolProxiesQuery = { ...q, format: 'json', cursor: cursor === null ? null : decodeCursor(cursor) };
+          const query: PoolProxiesQuery = { ...q, cursor: cursor === null ? null : decodeCursor(cursor) };
           const page = pageOf(await run(proxiesPageStatement(pool, query)), query);
           expect(page.rows.length).toBeLessThanOrEqual(q.limit);
+          for (const r of page.rows) expect(r.host).toMatch(/^10\.1\./);
           seen.push(...page.rows.map((r) => r.id));
           cursor = page.nextCursor;
           // rows inserted after the first page: they may appear once (if they sort after the cursor), never twice, never displacing others

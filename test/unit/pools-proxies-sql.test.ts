@@ -45,6 +45,13 @@ describe('proxiesPageStatement', () => {
     expect(q.sql).toContain('DESC, pool_proxies.id DESC');
   });
 
+  test('txt reads the address columns only; json every column', () => {
+    const txt = dialect.sqlToQuery(proxiesPageStatement('p', { ...DEFAULT_PROXIES_QUERY, format: 'txt' })).sql;
+    expect(txt).toContain('SELECT id, host, port, username, password, format, COALESCE');
+    expect(txt).not.toContain('history');
+    expect(dialect.sqlToQuery(proxiesPageStatement('p', DEFAULT_PROXIES_QUERY)).sql).toContain('history');
+  });
+
   test('a cursor of another sort is refused', () => {
     expect(() => proxiesPageStatement('p', { ...DEFAULT_PROXIES_QUERY, cursor: { sort: 'checked', key: '2026-01-01T00:00:00.000000', id: 1 } })).toThrow(RangeError);
   });
