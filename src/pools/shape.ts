@@ -25,7 +25,7 @@ import type { Anonymity, CustomUrlRule } from '../probe/types';
 import type { AddressFormat, CheckType, ProxyAddress, ProxyType } from '../proxy/types';
 import { formatResponseTime } from '../results/format';
 import { latencyP50, uptime, type Uptime } from './history';
-import type { PausedReason, PoolCounts, PoolSource, PoolState, ProxyStatus } from './types';
+import type { PausedReason, PoolCounts, PoolSettings, PoolState, ProxyStatus } from './types';
 
 // ---- protocols as a bit mask (the `protocols` column) ----------------------------------------
 
@@ -85,18 +85,10 @@ export interface PoolProxyRow {
   nextCheckAt: Date;
 }
 
-/** One `pools` row. */
-export interface PoolRow {
+/** One `pools` row: its settings and its state. */
+export interface PoolRow extends PoolSettings {
   id: string;
   accountId: string;
-  name: string;
-  type: CheckType;
-  region: string;
-  intervalS: number;
-  timeoutMs: number;
-  https: boolean;
-  customUrls: CustomUrlRule[];
-  sources: PoolSource[];
   state: PoolState;
   pausedReason: PausedReason | null;
   createdAt: Date;
