@@ -25,6 +25,7 @@
  * exhausted (next() gives null: no match left or MAX_TRIES reached; the
  * client gets 502 / SOCKS 0x01).
  */
+import type { Random } from '../pools/schedule';
 import type { ProxyType } from '../proxy/types';
 import type { Rotation } from './username';
 
@@ -59,8 +60,6 @@ export interface UpstreamWant {
   session: string | null;
   rotate: Rotation;
 }
-
-export type Random = () => number;
 
 interface Binding {
   key: string;
