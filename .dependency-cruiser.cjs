@@ -7,7 +7,7 @@
  *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/pool/** (probe execution)
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
- *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id}.ts
+ *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id,state-machine}.ts
  *   db      db/**
  *   root    src/errors.ts (the one error root: every layer may throw its errors)
  *
@@ -47,7 +47,7 @@ const LAYERS = [
       '^src/probe/codec/',
       '^src/probe/types\\.ts$',
       '^src/(proxy|geo)/',
-      '^src/(regions|log|config|limits|fd-guard|secrets|version|job-id)\\.ts$',
+      '^src/(regions|log|config|limits|fd-guard|secrets|version|job-id|state-machine)\\.ts$',
     ],
   },
   { name: 'db', path: ['^db/'] },
@@ -108,7 +108,7 @@ module.exports = {
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',
-          '^src/(regions|errors)\\.ts$',
+          '^src/(regions|errors|state-machine)\\.ts$',
         ],
       },
       to: { path: [IO_MODULES, '^db/'] },

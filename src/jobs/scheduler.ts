@@ -74,7 +74,9 @@
  * holding H or more is granted only while more than H are free.
  * The free slots in I3 below are the ones usable by the least-served job.
  *
- * ## Job states
+ * ## Job states (SCHEDULER_JOB_STATES, moved through src/state-machine.ts)
+ *
+ *   active ──cancel(), or its dispatch threw──> cancelled
  *
  * - ACTIVE: registered; takes grants while pending > 0. A job with pending 0
  *   and nothing in flight is idle and leaves the region's list (no cost), but
@@ -110,12 +112,15 @@
  */
 
 import { ServiceError } from '../errors';
+import { StateMachine, transitionTable } from '../state-machine';
 
 export const SCHEDULER_JOB_STATES = Object.freeze({
   ACTIVE: 'active',
   CANCELLED: 'cancelled',
 } as const);
 export type SchedulerJobState = (typeof SCHEDULER_JOB_STATES)[keyof typeof SCHEDULER_JOB_STATES];
+const { ACTIVE, CANCELLED } = SCHEDULER_JOB_STATES;
+export const SCHEDULER_JOB_TRANSITIONS = transitionTable<SchedulerJobState>({ active: [CANCELLED], cancelled: [] });
 
 export interface SchedulerOptions {
   /** Largest single grant (shard size bound). Default 64. */
@@ -177,7 +182,7 @@ function checkCount(n: number, what: string): void {
 class Entry implements JobHandle {
   inFlight = 0;
   pending: number;
-  state: SchedulerJobState = SCHEDULER_JOB_STATES.ACTIVE;
+  readonly machine = new StateMachine<SchedulerJobState>('scheduler job', SCHEDULER_JOB_TRANSITIONS, ACTIVE);
   /**
    * Sequence number of the last grant. Before the first grant it is the
    * registration number minus 2^40, so on a tie a job that was never served
@@ -202,6 +207,10 @@ class Entry implements JobHandle {
     return this.rs.name;
   }
 
+  get state(): SchedulerJobState {
+    return this.machine.state;
+  }
+
   release(n: number): void {
     checkCount(n, 'release count');
     if (n > this.inFlight) {
@@ -219,7 +228,7 @@ class Entry implements JobHandle {
 
   addDemand(n: number): void {
     checkCount(n, 'demand');
-    if (this.state !== SCHEDULER_JOB_STATES.ACTIVE) {
+    if (this.state !== ACTIVE) {
       throw new ServiceError('scheduler_job_cancelled', `job ${this.jobId} is cancelled`);
     }
     if (n === 0) return;
@@ -228,8 +237,8 @@ class Entry implements JobHandle {
   }
 
   cancel(): void {
-    if (this.state === SCHEDULER_JOB_STATES.CANCELLED) return;
-    this.state = SCHEDULER_JOB_STATES.CANCELLED;
+    if (this.state === CANCELLED) return;
+    this.machine.move(ACTIVE, CANCELLED);
     this.pending = 0;
     this.owner.settle(this);
   }
@@ -431,7 +440,7 @@ export class RegionScheduler {
       if (Math.min(cap + rH - rs.used, this.globalCapacity - this.totalUsed, this.startBudget) <= 0) return;
       let best: Entry | undefined;
       for (const e of rs.jobs) {
-        if (e.pending === 0 || e.state !== SCHEDULER_JOB_STATES.ACTIVE) continue;
+        if (e.pending === 0 || e.state !== ACTIVE) continue;
         if (best === undefined || e.inFlight < best.inFlight || (e.inFlight === best.inFlight && e.lastGrant < best.lastGrant)) {
           best = e;
         }
@@ -465,7 +474,7 @@ export class RegionScheduler {
         rs.used -= back;
         this.totalUsed -= back;
         this.startBudget += back;
-        best.state = SCHEDULER_JOB_STATES.CANCELLED;
+        if (best.state === ACTIVE) best.machine.move(ACTIVE, CANCELLED); // dispatch may have cancelled it already
         best.pending = 0;
         if (best.inFlight === 0 && best.listed) {
           rs.jobs.splice(rs.jobs.indexOf(best), 1);
