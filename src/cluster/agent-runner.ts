@@ -47,16 +47,23 @@
  * Every AGENT_HEARTBEAT_MS: put `<region>.<agent>` (AgentHeartbeat). A put
  * that fails (NATS restarting) is tried at the next beat.
  *
- * ## stop(graceMs)
+ * ## States (AGENT_STATES, moved through src/state-machine.ts)
  *
- *   running ──stop()──> draining: no more fetches; running shards get the
- *   grace, then are aborted and nakked (another agent runs them) ──> the
- *   heartbeat key deleted ──> stopped.  Safe twice (one shared promise).
+ *   created ──start()──> running ──stop()──> draining ──> stopped
+ *      └───────────────stop()──────────────────┘
+ *
+ * running: the heartbeat beats and the pull loop fetches. stop(graceMs):
+ * draining: no more fetches (a shard fetched meanwhile is nakked); running
+ * shards get the grace, then are aborted and nakked (another agent runs
+ * them); the heartbeat key is deleted ──> stopped. stop() is safe twice (one
+ * shared promise); start() is once, and only before stop() (a stop() that
+ * comes while start() waits for its first heartbeat wins: no loop starts).
  */
 import { jetstream, type Consumer, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { errorText } from '../errors';
+import { StateMachine, transitionTable } from '../state-machine';
 import type { PoolPort, ResultBatch, Shard } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
@@ -143,6 +150,11 @@ interface Outbox {
   shards: Map<string, Pending>;
   results: number;
 }
+export const AGENT_STATES = Object.freeze({ CREATED: 'created', RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
+export type AgentState = (typeof AGENT_STATES)[keyof typeof AGENT_STATES];
+const { CREATED, RUNNING, DRAINING, STOPPED } = AGENT_STATES;
+export const AGENT_TRANSITIONS = transitionTable<AgentState>({ created: [RUNNING, DRAINING], running: [DRAINING], draining: [STOPPED], stopped: [] });
+
 /** Cancelled jobs remembered (their queued shards are acked unrun); the oldest forgotten first. */
 const CANCELLED_KEEP = 10_000;
 
@@ -158,7 +170,7 @@ export class AgentRunner {
   #startBudget = Number.POSITIVE_INFINITY;
   /** Running mean of the results a shard owes (sizes the fetches). */
   #perShard: number = SHARD_MAX_TASKS;
-  #draining = false;
+  readonly #machine = new StateMachine<AgentState>('agent runner', AGENT_TRANSITIONS, CREATED);
   #wake: (() => void) | null = null;
   #loop: Promise<void> | null = null;
   #beat: ReturnType<typeof setInterval> | null = null;
@@ -186,6 +198,10 @@ export class AgentRunner {
     this.#wake?.();
   }
 
+  get state(): AgentState {
+    return this.#machine.state;
+  }
+
   get inFlight(): number {
     return this.#inFlight;
   }
@@ -200,6 +216,7 @@ export class AgentRunner {
 
   /** Heartbeat first (the region is live), then the pull loop. */
   async start(): Promise<void> {
+    this.#machine.move(CREATED, RUNNING);
     this.#cancelSub = this.#o.nc.subscribe(CANCEL_SUBJECT, {
       callback: (err, msg) => {
         if (err !== null) return;
@@ -212,13 +229,14 @@ export class AgentRunner {
       },
     });
     await this.#heartbeat();
+    if (this.#machine.state !== RUNNING) return; // stopped meanwhile: its stop() found no beat to clear
     this.#beat = setInterval(() => void this.#heartbeat(), this.#o.heartbeatMs);
     this.#loop = this.#pull();
   }
 
   stop(graceMs: number): Promise<void> {
     this.#stopping ??= (async () => {
-      this.#draining = true;
+      this.#machine.move([CREATED, RUNNING], DRAINING);
       this.#fetching?.stop();
       this.#wake?.();
       await this.#loop?.catch(() => {});
@@ -240,6 +258,7 @@ export class AgentRunner {
       } catch (err) {
         this.#o.log.warn('deleting the agent heartbeat failed; it expires with its TTL', { err });
       }
+      this.#machine.move(DRAINING, STOPPED);
     })();
     return this.#stopping;
   }
@@ -267,7 +286,7 @@ export class AgentRunner {
 
   async #pull(): Promise<void> {
     let consumer: Consumer | null = null;
-    while (!this.#draining) {
+    while (this.#machine.state === RUNNING) {
       const free = Math.min(Math.min(this.#o.slots + (this.#o.lendSlots ?? 0), this.#guardCap) - this.#inFlight, this.#startBudget);
       if (free <= 0) {
         await new Promise<void>((r) => (this.#wake = r));
@@ -282,7 +301,7 @@ export class AgentRunner {
         this.#fetching = null;
       } catch (err) {
         this.#fetching = null;
-        if (this.#draining) break;
+        if (this.#machine.state !== RUNNING) break;
         this.#o.log.warn('fetching shards failed; trying again', { err: errorText(err) });
         consumer = null;
         await new Promise((r) => setTimeout(r, 500));
@@ -299,7 +318,7 @@ export class AgentRunner {
       m.term('malformed');
       return;
     }
-    if (this.#draining) {
+    if (this.#machine.state !== RUNNING) {
       m.nak();
       return;
     }

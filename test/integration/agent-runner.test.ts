@@ -6,12 +6,14 @@
  * shard's results; with resultFlushMs 0 every pool report is its own message;
  * no report holds more than REPORT_FLUSH_RESULTS results; on a server with a
  * small max_payload, reports are split below it and still arrive whole and in
- * order.
+ * order. And the runner's states: start once, stop drains, a stopped agent
+ * fetches nothing and leaves no heartbeat.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ensureWork, openAgentsBucket, workTransport } from '../../src/cluster/nats';
 import { AgentRunner, REPORT_FLUSH_RESULTS } from '../../src/cluster/agent-runner';
-import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, type ResultsReport, type ShardReport } from '../../src/cluster/protocol';
+import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, WORK_STREAM, workConsumer, type ResultsReport, type ShardReport } from '../../src/cluster/protocol';
 import type { PoolPort, ResultBatch, Shard } from '../../src/jobs/ports';
 import { memoryLogger } from '../../src/log';
 import type { ProbeResult } from '../../src/probe/types';
@@ -167,5 +169,57 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
     expect(got.length).toBeGreaterThan(2);
     for (const r of got) expect(r.bytes).toBeLessThanOrEqual(8192);
     inOrder(got);
+  }, 30_000);
+
+  test('states: created -> running -> draining -> stopped; start once and never after stop; a stopped agent takes no shard and leaves no heartbeat', async () => {
+    const log = memoryLogger('warn');
+    const nc = await connectNats(nats.url, 'test-states', log);
+    try {
+      await ensureWork(nc, ['rs1'], 5000, log);
+      const kv = await openAgentsBucket(nc, 5000);
+      const make = (agentId: string) =>
+        new AgentRunner({
+          nc,
+          kv,
+          region: 'rs1',
+          agentId,
+          slots: 100,
+          version: 'test',
+          pool: onePerTurn,
+          settingsFor: (w) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
+          identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
+          ackWaitMs: 5000,
+          heartbeatMs: 60_000,
+          log,
+        });
+      const codeOf = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => (e as { code?: string }).code);
+      const runner = make('a1');
+      expect(runner.state).toBe('created');
+      await runner.start();
+      expect(runner.state).toBe('running');
+      expect((await kv.get(runner.key))?.operation).toBe('PUT');
+      expect(await codeOf(runner.start())).toBe('illegal_transition');
+      const stopping = runner.stop(1000);
+      expect(runner.state).toBe('draining');
+      expect(runner.stop(1)).toBe(stopping);
+      await stopping;
+      expect(runner.state).toBe('stopped');
+      expect((await kv.get(runner.key))?.operation).not.toBe('PUT');
+      expect(await codeOf(runner.start())).toBe('illegal_transition');
+      // nothing of this agent fetches any more: a shard published now stays in the queue
+      const tasks = [{ index: 0, proxy: { host: '127.0.0.1', port: 1 } }];
+      await workTransport(nc).publishWork('rs1', { v: PROTOCOL_VERSION, node: 'owner_rs1', job: 'j1', shard: 's0', kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, 'owner_rs1.s0');
+      await Bun.sleep(200);
+      const info = await (await jetstreamManager(nc)).consumers.info(WORK_STREAM, workConsumer('rs1'));
+      expect(info.num_pending + info.num_ack_pending).toBe(1);
+      expect(info.num_ack_pending).toBe(0);
+      // a runner never started stops at once
+      const idle = make('a2');
+      await idle.stop(1000);
+      expect(idle.state).toBe('stopped');
+      expect(await codeOf(idle.start())).toBe('illegal_transition');
+    } finally {
+      await nc.drain().catch(() => nc.close());
+    }
   }, 30_000);
 });
