@@ -4,7 +4,7 @@
  *   entry   src/main.ts, src/server.ts (composition root), src/agent.ts (the agent role's), src/stop-steps.ts (their undo list), src/cli/**, src/admin/cli.ts, workers/**
  *   http    src/http/**, src/web/** server side, src/admin/routes.ts, src/admin/app.ts
  *   jobs    src/jobs/**, src/cluster/** (the cluster's adapters of the job ports), src/admin/** services (commands, args, lock, throttle)
- *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/pool/** (probe execution)
+ *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/workers/** (probe execution)
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
  *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id,state-machine}.ts
@@ -39,8 +39,8 @@ const LAYERS = [
   { name: 'entry', path: ['^src/(main|server|agent|stop-steps)\\.ts$', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
   { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/(routes|app)\\.ts$'] },
   { name: 'jobs', path: ['^src/jobs/', '^src/cluster/', '^src/admin/(?!(cli|routes|app)\\.ts$)'] },
-  { name: 'domain', path: ['^src/(accounts|results|judge|metrics)/', '^src/probe/pool/'] },
-  { name: 'probe', path: ['^src/probe/(?!(codec|pool)/|types\\.ts$)'] },
+  { name: 'domain', path: ['^src/(accounts|results|judge|metrics)/', '^src/probe/workers/'] },
+  { name: 'probe', path: ['^src/probe/(?!(codec|workers)/|types\\.ts$)'] },
   {
     name: 'leaves',
     path: [

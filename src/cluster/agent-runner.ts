@@ -1,6 +1,6 @@
 /**
  * A region agent's work: pulls shards from its region's work queue, runs them
- * on its own probe pool with its own judge, sends the results to the shard's
+ * on its own probe workers with its own judge, sends the results to the shard's
  * owner, and heartbeats into the agents' bucket (protocol.ts).
  *
  * ## The pull loop
@@ -15,7 +15,7 @@
  *                   came, SHARD_MAX_TASKS at first), waiting at most 1 s; so
  *                   an agent takes about as many probes as it has free slots
  *                   and leaves the rest of the queue to its region's others
- *   each shard: `start` -> runShard on the pool, its results -> `done`, all
+ *   each shard: `start` -> runShard on the workers, its results -> `done`, all
  *   three sent to pc.results.<owner> in reports (see "Reports"); the reply
  *   to the report that carries `done`:
  *     not missing      ack   (the owner has every result, or no longer wants them)
@@ -28,7 +28,7 @@
  *
  * ## Reports
  *
- * The pool reports results as its lanes produce them, often one or two at a
+ * The workers report results as their lanes produce them, often one or two at a
  * time. Each shard's news (its `start`, its results, its `done`) wait in the
  * outbox of its owner node; every `resultFlushMs` (default RESULT_FLUSH_MS)
  * each owner's outbox goes out as one report (protocol.ts ResultsReport: many
@@ -64,7 +64,7 @@ import type { KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { errorText } from '../errors';
 import { StateMachine, transitionTable } from '../state-machine';
-import type { PoolPort, ResultBatch, Shard } from '../jobs/ports';
+import type { WorkerPort, ResultBatch, Shard } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import {
@@ -104,9 +104,10 @@ export interface AgentRunnerOptions {
    */
   lendSlots?: number;
   version: string;
-  /** How long results wait to be sent with others (default RESULT_FLUSH_MS; 0: sent as the pool reports them). */
+  /** How long results wait to be sent with others (default RESULT_FLUSH_MS; 0: sent as the workers report them). */
   resultFlushMs?: number;
-  pool: PoolPort;
+  /** Runs the shards: this agent's ProbeWorkers. */
+  workers: WorkerPort;
   /** The ProbeSettings of a shard: its type and budget, with this agent's judge, addresses and keys. */
   settingsFor: (w: WorkShard) => ProbeSettings;
   /** What the heartbeat says about the judge and exit addresses (read at every beat). */
@@ -355,7 +356,7 @@ export class AgentRunner {
       const settings = this.#o.settingsFor(w);
       const shard: Shard =
         w.kind === 'probe' ? { kind: 'probe', tasks: w.tasks, settings } : { kind: 'custom_url', tasks: w.tasks, rules: w.rules ?? [], settings };
-      await this.#o.pool.runShard(
+      await this.#o.workers.runShard(
         shard,
         (batch: ResultBatch) => {
           const n = Math.min(batch.length, left);

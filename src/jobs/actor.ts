@@ -106,7 +106,7 @@ export class JobActor {
   /** Where the execution's grants go: the probing stage, then the custom-URL stage. */
   #grantTo: (n: number, exec: ExecutionHandle) => void = () => {};
   #next = 0;
-  /** One object for every shard of the job: the pool sends it to each thread once. */
+  /** One object for every shard of the job: the probe workers send it to each thread once. */
   get #settings(): ProbeSettings {
     return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
   }

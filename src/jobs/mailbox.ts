@@ -1,7 +1,7 @@
 /**
  * A mailbox: messages are handled one at a time, in arrival order, even when
  * a handler awaits. The job actor's only concurrency primitive: whatever
- * arrives from the pool, the scheduler or a subscriber is posted here, so the
+ * arrives from the probe workers, the scheduler or a subscriber is posted here, so the
  * actor's state is never touched by two handlers at once.
  *
  * The first handler error stops the mailbox: later messages are dropped and

@@ -6,7 +6,7 @@
  * | port           | embedded (no NATS_URL)                    | cluster (NATS_URL)             |
  * |----------------|-------------------------------------------|--------------------------------|
  * | LedgerPort     | databaseLedger (PGlite or PostgreSQL)     | the same, on PostgreSQL        |
- * | ProbeExecution | localExecution: RegionScheduler + piscina | localExecution: RegionScheduler + NatsPool (shards on a JetStream queue) |
+ * | ProbeExecution | localExecution: RegionScheduler + piscina | localExecution: RegionScheduler + NatsWorkers (shards on a JetStream queue) |
  * | ProgressPort   | ProgressHub (in-process fan-out)          | ClusterProgress (hubs on NATS) |
  * | ResultStore    | dir-store: files in DATA_DIR/results      | pg-store: PostgreSQL, one for all nodes |
  *
@@ -14,13 +14,13 @@
  */
 import type { CheckUserInfo } from '../accounts/plan';
 import type { GeoInfo } from '../geo/geo';
-import type { Shard } from '../probe/pool/pool-protocol';
+import type { Shard } from '../probe/workers/lane-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import type { CheckType } from '../proxy/types';
 import type { ProgressState } from './progress';
 import type { CheckRequest, JobOwner } from './request';
 
-export type { Shard } from '../probe/pool/pool-protocol';
+export type { Shard } from '../probe/workers/lane-protocol';
 
 export type ReserveOutcome =
   /** `user`: `metadata.user` right after the reservation (final when nothing is refunded). */
@@ -60,7 +60,7 @@ export interface LedgerPort {
 
 export type ResultBatch = ProbeResult[] | CustomUrlResult[];
 
-/** Whose shard a pool runs: the cluster's pool routes by it (src/cluster/nats-pool.ts); the local pool ignores it. */
+/** Whose shard the workers run: the cluster's NatsWorkers route by it (src/cluster/nats-workers.ts); the local ProbeWorkers ignore it. */
 export interface ShardContext {
   /** The run's id (ExecutionJob.jobId). */
   jobId: string;
@@ -68,10 +68,10 @@ export interface ShardContext {
 }
 
 /**
- * The worker pool that runs one shard: the piscina pool (src/probe/pool/pool.ts)
- * in one process, the region's work queue in a cluster (src/cluster/nats-pool.ts).
+ * The probe workers that run one shard: the piscina threads (src/probe/workers/probe-workers.ts)
+ * in one process, the region's work queue in a cluster (src/cluster/nats-workers.ts).
  */
-export interface PoolPort {
+export interface WorkerPort {
   runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<unknown>;
   /** The job ended (its execution handle was cancelled): whatever of it is still queued may be dropped. */
   endJob?(ctx: ShardContext): void;

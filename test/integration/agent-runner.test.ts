@@ -1,9 +1,9 @@
 /**
  * The AgentRunner's reports (src/cluster/agent-runner.ts "Reports") on a
- * private nats-server: shards whose pool reports results one per turn of the
+ * private nats-server: shards whose workers report results one per turn of the
  * event loop go out in far fewer reports than results, several shards in one
  * report, every result exactly once, `start` first and `done` after all of a
- * shard's results; with resultFlushMs 0 every pool report is its own message;
+ * shard's results; with resultFlushMs 0 every report of the workers is its own message;
  * no report holds more than REPORT_FLUSH_RESULTS results; on a server with a
  * small max_payload, reports are split below it and still arrive whole and in
  * order. And the runner's states: start once, stop drains, a stopped agent
@@ -14,7 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ensureWork, openAgentsBucket, workTransport } from '../../src/cluster/nats';
 import { AgentRunner, REPORT_FLUSH_RESULTS } from '../../src/cluster/agent-runner';
 import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, WORK_STREAM, workConsumer, type ResultsReport, type ShardReport } from '../../src/cluster/protocol';
-import type { PoolPort, ResultBatch, Shard } from '../../src/jobs/ports';
+import type { WorkerPort, ResultBatch, Shard } from '../../src/jobs/ports';
 import { memoryLogger } from '../../src/log';
 import type { ProbeResult } from '../../src/probe/types';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -25,7 +25,7 @@ import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/n
 const failed = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 1, anonymity: null, origin: null, error: { code: 'connect_refused', message: 'refused' } });
 
 /** Reports one result per turn of the event loop. */
-const onePerTurn: PoolPort = {
+const onePerTurn: WorkerPort = {
   runShard(shard: Shard, onResults: (b: ResultBatch) => void): Promise<void> {
     return new Promise((resolve) => {
       let i = 0;
@@ -91,7 +91,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
         agentId: 'a1',
         slots: 100_000,
         version: 'test',
-        pool: onePerTurn,
+        workers: onePerTurn,
         settingsFor: (w) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
         identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
         ackWaitMs: 5000,
@@ -101,7 +101,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
         ...(o.resultFlushMs !== undefined ? { resultFlushMs: o.resultFlushMs } : {}),
       });
       await runner.start();
-      // each shard in parts of at most SHARD_MAX_TASKS tasks, as the NatsPool sends them
+      // each shard in parts of at most SHARD_MAX_TASKS tasks, as the NatsWorkers sends them
       const transport = workTransport(nc);
       for (let s = 0; s < shards; s++) {
         for (let first = 0, part = 0; first < o.n; first += SHARD_MAX_TASKS, part++) {
@@ -145,7 +145,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
     inOrder(got);
   }, 30_000);
 
-  test('resultFlushMs 0: one message per pool report', async () => {
+  test('resultFlushMs 0: one message per report of the workers', async () => {
     const got = await run({ region: 'rb2', n: 30, resultFlushMs: 0 });
     expect(indexes(got)).toEqual(range(30));
     // start, 30 single results, done
@@ -185,7 +185,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
           agentId,
           slots: 100,
           version: 'test',
-          pool: onePerTurn,
+          workers: onePerTurn,
           settingsFor: (w) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
           identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
           ackWaitMs: 5000,

@@ -1,5 +1,5 @@
 /**
- * src/probe/pool/lane-starts.ts with fake runs and a hand-driven event loop: the
+ * src/probe/workers/lane-starts.ts with fake runs and a hand-driven event loop: the
  * per-turn budget covers first starts and replacements, queued runs of a
  * group start oldest first, groups take turns, and nothing is left waiting
  * without a turn armed. A model test drives random adds, probe endings,
@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { LaneStarts, QUANTUM, type StartableRun } from '../../src/probe/pool/lane-starts';
+import { LaneStarts, QUANTUM, type StartableRun } from '../../src/probe/workers/lane-starts';
 
 class FakeRun implements StartableRun {
   queued = false;

@@ -1,5 +1,5 @@
 /**
- * The API node's PoolPort in a cluster: a granted shard goes out on its
+ * The API node's WorkerPort in a cluster: a granted shard goes out on its
  * region's JetStream work queue, its results come back on this node's
  * results subject (protocol.ts). The RegionScheduler in front of it
  * (local-execution.ts) keeps the window: only granted probes are published.
@@ -11,7 +11,7 @@
  *      │                          └──signal aborted (the job ended)──> resolved (late results dropped)
  *
  * A shard of more than SHARD_MAX_TASKS tasks goes out as several messages
- * (parts), each `<instance>-<seq>-<part>` (instance: random per pool, so
+ * (parts), each `<instance>-<seq>-<part>` (instance: random per NatsWorkers, so
  * ids never repeat across restarts of a node). A result counts once: its key is the task
  * index (custom URLs: index x rules + urlIndex, a number), and a key already
  * seen, or not a task of that part, is a duplicate (dropped, counted). So
@@ -35,12 +35,12 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from '../jobs/job-errors';
-import type { PoolPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
+import type { WorkerPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult } from '../probe/types';
 import { PROTOCOL_VERSION, SHARD_MAX_TASKS, type ReportReply, type ResultsReport, type WorkShard } from './protocol';
 
-/** How the pool reaches NATS (src/cluster/nats.ts; a fake in unit tests). */
+/** How NatsWorkers reach NATS (src/cluster/nats.ts; a fake in unit tests). */
 export interface WorkTransport {
   /** Publish a part on pc.work.<region> (JetStream; `msgId` de-duplicates a retried publish). Rejects when not stored. */
   publishWork(region: string, shard: WorkShard, msgId: string): Promise<void>;
@@ -48,19 +48,19 @@ export interface WorkTransport {
   publishCancel(node: string, job: string): void;
 }
 
-export interface NatsPoolCounters {
+export interface NatsWorkersCounters {
   /** A shard delivered again (an agent's `start` with delivery > 1). */
   shardsRedelivered(n: number): void;
   /** Results dropped as duplicates. */
   duplicateResults?(n: number): void;
 }
 
-export interface NatsPoolOptions {
+export interface NatsWorkersOptions {
   node: string;
   transport: WorkTransport;
   deadlineMs: number;
   log: Logger;
-  counters?: NatsPoolCounters;
+  counters?: NatsWorkersCounters;
 }
 
 interface Part {
@@ -88,10 +88,10 @@ function keyOf(r: ProbeResult | CustomUrlResult, urls: number): number {
   return urls > 0 && r.urlIndex < urls ? r.index * urls + r.urlIndex : -1;
 }
 
-export class NatsPool implements PoolPort {
-  readonly #o: NatsPoolOptions;
+export class NatsWorkers implements WorkerPort {
+  readonly #o: NatsWorkersOptions;
   /**
-   * This pool's own prefix of shard ids: a node restarted under the same
+   * This instance's own prefix of shard ids: a node restarted under the same
    * NODE_ID starts counting again, and without it its new shards would take
    * the ids of the old run's (results of an old job's shard folded into a new
    * job's, and JetStream's duplicate window dropping the new publishes).
@@ -102,11 +102,11 @@ export class NatsPool implements PoolPort {
   #running = 0;
   #closed = false;
 
-  constructor(o: NatsPoolOptions) {
+  constructor(o: NatsWorkersOptions) {
     this.#o = o;
   }
 
-  /** Shards published and not yet ended (for /metrics: shaped like the local pool's stats). */
+  /** Shards published and not yet ended (for /metrics: shaped like ProbeWorkers' stats). */
   get stats(): { queued: number; running: number } {
     return { queued: 0, running: this.#running };
   }
@@ -118,7 +118,7 @@ export class NatsPool implements PoolPort {
 
   runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<void> {
     if (ctx === undefined) return Promise.reject(new ServiceError('cluster_no_context', 'a cluster shard needs its job and region'));
-    if (this.#closed) return Promise.reject(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster pool is closed'));
+    if (this.#closed) return Promise.reject(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster workers are closed'));
     if (signal?.aborted === true) return Promise.resolve();
     const seq = ++this.#seq;
     const rules = shard.kind === 'custom_url' ? shard.rules : [];
@@ -228,7 +228,7 @@ export class NatsPool implements PoolPort {
     if (this.#closed) return;
     this.#closed = true;
     const runs = new Set([...this.#parts.values()].map((p) => p.run));
-    for (const run of runs) run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster pool closed'));
+    for (const run of runs) run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster workers closed'));
   }
 
   #alive(run: ShardRun): void {

@@ -1,8 +1,8 @@
 /**
  * A probe lane: what each piscina thread runs, one lane per thread
  * (workers/probe-worker.ts is only the entry piscina loads). This is the
- * lane's worker-thread end; its main-thread end is pool-lanes.ts, the
- * messages between them pool-protocol.ts. It receives shards over the lane's
+ * lane's worker-thread end; its main-thread end is lane-ends.ts, the
+ * messages between them lane-protocol.ts. It receives shards over the lane's
  * port, runs each shard's probes concurrently (up to the shard's
  * maxConcurrent), and sends the results of all its shards back together in
  * batches. Thin on purpose: the probing itself is runProbe / runCustomUrl.
@@ -25,7 +25,7 @@
  *
  * But a probe's clock must not run while the lane is too busy to read its
  * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
- * replacements alike (src/probe/pool/lane-starts.ts), so under CPU saturation
+ * replacements alike (src/probe/workers/lane-starts.ts), so under CPU saturation
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
  */
 import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
@@ -41,14 +41,14 @@ import {
   type PingReply,
   type ShardDone,
   type WorkerTask,
-} from './pool-protocol';
+} from './lane-protocol';
 import { unpackTasks } from './packed-tasks';
 import { LaneStarts, type StartableRun } from './lane-starts';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask, ProtocolSettings } from '../types';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
-/** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/pool/lane-starts.ts). */
+/** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/workers/lane-starts.ts). */
 const STARTS_PER_TURN = 32;
 /** Results between two synchronous looks at the port (Lane.poll). */
 const POLL_EVERY = 16;
@@ -139,7 +139,7 @@ class LaneShardRun implements StartableRun {
 
 class Lane {
   private readonly running = new Map<number, LaneShardRun>();
-  /** the pool's settings cache for this lane (pool-protocol.ts MainToLane) */
+  /** the front's settings cache for this lane (lane-protocol.ts MainToLane) */
   private readonly settings = new Map<number, ProbeSettings>();
   private pending = new Map<number, AnyResult[]>();
   private pendingCount = 0;
@@ -170,7 +170,7 @@ class Lane {
       for (const { id, settings } of m.settings) this.settings.set(id, settings);
       for (const shard of m.shards) {
         const settings = this.settings.get(shard.settingsId);
-        // the pool sends settings before the first shard that uses them; a miss is a pool bug, and loud
+        // the front sends settings before the first shard that uses them; a miss is a front bug, and loud
         if (settings === undefined) throw new Error(`lane: shard ${shard.id} refers to unknown settings ${shard.settingsId}`);
         const run = new LaneShardRun(shard, settings, this);
         this.running.set(shard.id, run);
@@ -224,7 +224,7 @@ class Lane {
   };
 }
 
-/** Never settles: a lane lives as long as its thread (the pool destroys the threads to stop). */
+/** Never settles: a lane lives as long as its thread (the front destroys the threads to stop). */
 function runLane(port: MessagePort): Promise<never> {
   return new Promise<never>(() => {
     const lane = new Lane(port);

@@ -1,5 +1,5 @@
 /**
- * When a lane starts its probes (src/probe/pool/lane.ts). Pure: the next
+ * When a lane starts its probes (src/probe/workers/lane.ts). Pure: the next
  * turn of the event loop is injected.
  *
  * A lane starts at most `perTurn` probes per turn of its event loop, first

@@ -1,8 +1,8 @@
 /**
- * The main thread's ends of the pool's lanes (one long-lived lane per piscina
- * thread, protocol in pool-protocol.ts): where a running shard lives and how
- * its results find it. The public front (pool.ts) owns the queue, the abort
- * signals and the pool's life; it hands a shard here when a slot is free.
+ * The main thread's ends of the probe workers' lanes (one long-lived lane per piscina
+ * thread, protocol in lane-protocol.ts): where a running shard lives and how
+ * its results find it. The public front (probe-workers.ts) owns the queue,
+ * the abort signals and the workers' life; it hands a shard here when a slot is free.
  *
  *   dispatch   packs the shard's tasks (packed-tasks.ts), puts the shard on
  *              the lane with the fewest probes assigned, notes its settings
@@ -12,9 +12,9 @@
  *              {t:'cancel', ids};
  *   routing    a lane's batch goes to each shard's onResults; its `done`
  *              entries settle the shards (and free their load);
- *   lane death the lane's piscina task settled (its thread died, or the pool
- *              closed): its shards reject with pool_worker_failed (or
- *              pool_closed) and a new lane takes its slot.
+ *   lane death the lane's piscina task settled (its thread died, or the workers
+ *              closed): its shards reject with worker_failed (or
+ *              workers_closed) and a new lane takes its slot.
  *
  * A running shard: dispatched -> (cancel sent) -> settled. `onFreed` tells
  * the front that slots were freed (or a lane replaced), so it dispatches more.
@@ -24,8 +24,8 @@ import type { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
 import { LaneSettings } from './lane-settings';
 import { packTasks, type PackedTasks } from './packed-tasks';
-import { POOL_ERROR_CODES } from './pool-errors';
-import { LANE_SETTINGS_CACHE, type LaneShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './pool-protocol';
+import { WORKER_ERROR_CODES } from './worker-errors';
+import { LANE_SETTINGS_CACHE, type LaneShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './lane-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../types';
 
 export interface ShardOutcome {
@@ -83,7 +83,7 @@ export function releaseAbort(entry: ShardEntry): void {
   if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
 }
 
-export class PoolLanes {
+export class LaneEnds {
   /** Shards running on the lanes now. */
   running = 0;
   private readonly lanes: LaneEnd[] = [];
@@ -110,7 +110,7 @@ export class PoolLanes {
     return this.lanes.map((l) => l.load);
   }
 
-  /** Sends the shard to the least-loaded lane (in this turn's message), or rejects it with pool_bad_shard when its tasks cannot be packed. */
+  /** Sends the shard to the least-loaded lane (in this turn's message), or rejects it with workers_bad_shard when its tasks cannot be packed. */
   dispatch(entry: ShardEntry): void {
     const shard = entry.shard;
     let tasks: PackedTasks;
@@ -119,7 +119,7 @@ export class PoolLanes {
     } catch (err) {
       // parsed hosts never contain a line break; a caller that passes one gets its shard refused, nothing else
       releaseAbort(entry);
-      entry.reject(new ServiceError(POOL_ERROR_CODES.badShard, `shard refused: ${errorText(err)}`, { cause: err }));
+      entry.reject(new ServiceError(WORKER_ERROR_CODES.badShard, `shard refused: ${errorText(err)}`, { cause: err }));
       return;
     }
     let lane = this.lanes[0]!;
@@ -146,7 +146,7 @@ export class PoolLanes {
     this.queueFlush(lane);
   }
 
-  /** Rejects every running shard with pool_closed; sends nothing more and opens no new lane. */
+  /** Rejects every running shard with workers_closed; sends nothing more and opens no new lane. */
   close(): void {
     this.closed = true;
     for (const lane of this.lanes) this.laneEnded(lane, null);
@@ -219,7 +219,7 @@ export class PoolLanes {
       if (entry === undefined) continue;
       if (entry.callbackError !== null) {
         const err = entry.callbackError;
-        this.settle(entry, new ServiceError(POOL_ERROR_CODES.callbackFailed, `onResults threw: ${errorText(err)}`, { cause: err }));
+        this.settle(entry, new ServiceError(WORKER_ERROR_CODES.callbackFailed, `onResults threw: ${errorText(err)}`, { cause: err }));
       } else {
         this.settle(entry, null, { dropped: false, started: d.started, finished: d.finished, cancelled: d.cancelled });
       }
@@ -238,7 +238,7 @@ export class PoolLanes {
     else entry.resolve(outcome!);
   }
 
-  /** The lane's task settled: its thread died (or the pool closed it). Its shards fail; a new lane takes its place. */
+  /** The lane's task settled: its thread died (or the workers closed it). Its shards fail; a new lane takes its place. */
   private laneEnded(lane: LaneEnd, err: unknown): void {
     if (lane.dead) return;
     lane.dead = true;
@@ -248,8 +248,8 @@ export class PoolLanes {
       this.settle(
         entry,
         closed
-          ? new ServiceError(POOL_ERROR_CODES.closed, 'probe pool closed while the shard ran', { cause: err })
-          : new ServiceError(POOL_ERROR_CODES.workerFailed, `probe worker failed: ${errorText(err ?? 'its lane ended')}`, { cause: err }),
+          ? new ServiceError(WORKER_ERROR_CODES.closed, 'the probe workers closed while the shard ran', { cause: err })
+          : new ServiceError(WORKER_ERROR_CODES.workerFailed, `probe worker failed: ${errorText(err ?? 'its lane ended')}`, { cause: err }),
       );
     }
     if (!closed) {
