@@ -81,7 +81,7 @@ import {
   SHARD_MAX_TASKS,
   WORK_STREAM,
   workConsumer,
-  type ShardReport,
+  type ShardNews,
   type WorkShard,
 } from './protocol';
 
@@ -458,7 +458,7 @@ export class AgentRunner {
 
   /** One report (split in two, in order, when larger than the server takes). */
   #send(subject: string, entries: { shard: string; p: Pending }[]): void {
-    const shards: ShardReport[] = entries.map(({ shard, p }) => ({
+    const shards: ShardNews[] = entries.map(({ shard, p }) => ({
       shard,
       delivery: p.delivery,
       ...(p.start ? { start: true as const } : {}),

@@ -63,15 +63,17 @@ export interface NatsWorkersOptions {
   counters?: NatsWorkersCounters;
 }
 
-interface Part {
+/** One work-queue message of a shard (a WorkShard on the wire: at most SHARD_MAX_TASKS tasks). */
+interface ShardPart {
   /** Keys of this part's tasks not yet answered (index, or index x urls + urlIndex). */
   missing: Set<number>;
   /** custom_url: rules per task (0: a probe part). */
   urls: number;
-  run: ShardRun;
+  call: ShardCall;
 }
 
-interface ShardRun {
+/** One call of runShard: its parts, the results still owed, its settlement and deadline. */
+interface ShardCall {
   seq: number;
   parts: string[];
   left: number;
@@ -97,7 +99,7 @@ export class NatsWorkers implements WorkerPort {
    * job's, and JetStream's duplicate window dropping the new publishes).
    */
   readonly #instance = randomBytes(4).toString('hex');
-  readonly #parts = new Map<string, Part>();
+  readonly #parts = new Map<string, ShardPart>();
   #seq = 0;
   #running = 0;
   #closed = false;
@@ -123,24 +125,24 @@ export class NatsWorkers implements WorkerPort {
     const seq = ++this.#seq;
     const rules = shard.kind === 'custom_url' ? shard.rules : [];
     return new Promise<void>((resolve, reject) => {
-      const run: ShardRun = {
+      const call: ShardCall = {
         seq,
         parts: [],
         left: 0,
         onResults,
         timer: null,
         settle: (err) => {
-          if (run.timer !== null) clearTimeout(run.timer);
-          run.timer = null;
-          for (const id of run.parts) this.#parts.delete(id);
+          if (call.timer !== null) clearTimeout(call.timer);
+          call.timer = null;
+          for (const id of call.parts) this.#parts.delete(id);
           signal?.removeEventListener('abort', onAbort);
           this.#running--;
           if (err === undefined) resolve();
           else reject(err);
-          run.settle = () => {};
+          call.settle = () => {};
         },
       };
-      const onAbort = () => run.settle();
+      const onAbort = () => call.settle();
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#running++;
       const works: WorkShard[] = [];
@@ -153,9 +155,9 @@ export class NatsWorkers implements WorkerPort {
           if (urls === 0) missing.add(t.index);
           else for (let u = 0; u < urls; u++) missing.add(t.index * urls + u);
         }
-        run.parts.push(id);
-        run.left += missing.size;
-        this.#parts.set(id, { missing, urls, run });
+        call.parts.push(id);
+        call.left += missing.size;
+        this.#parts.set(id, { missing, urls, call });
         works.push({
           v: PROTOCOL_VERSION,
           node: this.#o.node,
@@ -168,9 +170,9 @@ export class NatsWorkers implements WorkerPort {
           ...(shard.kind === 'custom_url' ? { rules } : {}),
         });
       }
-      if (run.left === 0) return run.settle();
-      this.#alive(run);
-      for (const w of works) void this.#publish(ctx.region, w, run);
+      if (call.left === 0) return call.settle();
+      this.#alive(call);
+      for (const w of works) void this.#publish(ctx.region, w, call);
     });
   }
 
@@ -193,14 +195,14 @@ export class NatsWorkers implements WorkerPort {
       const part = this.#parts.get(e.shard);
       if (e.start === true && e.delivery > 1) this.#o.counters?.shardsRedelivered(1);
       if (e.results !== undefined) this.#results(part, e.results);
-      else if (part !== undefined) this.#alive(part.run);
+      else if (part !== undefined) this.#alive(part.call);
       // a shard no longer here has nothing to wait for: the agent acks it
       if (e.done === true && part !== undefined && part.missing.size > 0) missing.push(e.shard);
     }
     reply?.({ missing });
   }
 
-  #results(part: Part | undefined, results: readonly (ProbeResult | CustomUrlResult)[]): void {
+  #results(part: ShardPart | undefined, results: readonly (ProbeResult | CustomUrlResult)[]): void {
     if (part === undefined) {
       this.#o.counters?.duplicateResults?.(results.length);
       return;
@@ -211,36 +213,36 @@ export class NatsWorkers implements WorkerPort {
     }
     const dup = results.length - fresh.length;
     if (dup > 0) this.#o.counters?.duplicateResults?.(dup);
-    const run = part.run;
-    if (fresh.length === 0) return this.#alive(run);
-    run.left -= fresh.length;
+    const call = part.call;
+    if (fresh.length === 0) return this.#alive(call);
+    call.left -= fresh.length;
     try {
-      run.onResults(fresh as ResultBatch);
+      call.onResults(fresh as ResultBatch);
     } catch (err) {
-      return run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'handling shard results failed', { cause: err }));
+      return call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'handling shard results failed', { cause: err }));
     }
-    if (run.left === 0) run.settle();
-    else this.#alive(run);
+    if (call.left === 0) call.settle();
+    else this.#alive(call);
   }
 
   /** Rejects every waiting shard (their jobs fail and refund). Idempotent. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    const runs = new Set([...this.#parts.values()].map((p) => p.run));
-    for (const run of runs) run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster workers closed'));
+    const calls = new Set([...this.#parts.values()].map((p) => p.call));
+    for (const call of calls) call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster workers closed'));
   }
 
-  #alive(run: ShardRun): void {
-    if (run.timer !== null) clearTimeout(run.timer);
-    run.timer = setTimeout(() => {
-      run.timer = null;
-      this.#o.log.warn('a cluster shard showed no sign of life: its job fails', { shard: run.seq, deadlineMs: this.#o.deadlineMs });
-      run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
+  #alive(call: ShardCall): void {
+    if (call.timer !== null) clearTimeout(call.timer);
+    call.timer = setTimeout(() => {
+      call.timer = null;
+      this.#o.log.warn('a cluster shard showed no sign of life: its job fails', { shard: call.seq, deadlineMs: this.#o.deadlineMs });
+      call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
     }, this.#o.deadlineMs);
   }
 
-  async #publish(region: string, w: WorkShard, run: ShardRun): Promise<void> {
+  async #publish(region: string, w: WorkShard, call: ShardCall): Promise<void> {
     const msgId = `${this.#o.node}.${w.shard}`;
     for (let attempt = 0; ; attempt++) {
       if (!this.#parts.has(w.shard)) return; // settled meanwhile
@@ -251,7 +253,7 @@ export class NatsWorkers implements WorkerPort {
         if (attempt === 0) this.#o.log.warn('publishing a shard failed; trying again until the shard deadline', { shard: w.shard, region, err });
         // the deadline timer fails the shard if this never succeeds
         await new Promise((r) => setTimeout(r, Math.min(PUBLISH_RETRY_MS * (attempt + 1), 2000)));
-        if (run.timer === null) return;
+        if (call.timer === null) return;
       }
     }
   }

@@ -70,8 +70,8 @@
  *                  token); tasks: [{index, proxy}] (at most SHARD_MAX_TASKS);
  *                  rules: custom_url only. The agent adds what is its own:
  *                  judge, calibrated addresses, judge key, TLS judge.
- *   ResultsReport  {agent, shards: ShardReport[]}   (1 to REPORT_MAX_SHARDS, each shard once)
- *   ShardReport    {shard, delivery, start?: true, results?, done?: true}   (at least one of the three)
+ *   ResultsReport  {agent, shards: ShardNews[]}   (1 to REPORT_MAX_SHARDS, each shard once)
+ *   ShardNews    {shard, delivery, start?: true, results?, done?: true}   (at least one of the three)
  *                  results: ProbeResult[] | CustomUrlResult[], compact (below)
  *   ReportReply    {missing: shard[]}
  *   CancelMessage  {node, job}
@@ -152,7 +152,7 @@ export interface WorkShard {
 }
 
 /** One shard's news in a report (see the header). */
-export interface ShardReport {
+export interface ShardNews {
   shard: string;
   /** JetStream's delivery count of the shard at this agent. */
   delivery: number;
@@ -165,7 +165,7 @@ export interface ShardReport {
 
 export interface ResultsReport {
   agent: string;
-  shards: ShardReport[];
+  shards: ShardNews[];
 }
 
 export interface ReportReply {
@@ -368,13 +368,13 @@ export function decodeResults(data: Uint8Array | string): ResultsReport {
   if (!isSubjectToken(m.agent)) fail('bad agent');
   if (!Array.isArray(m.shards) || m.shards.length === 0 || m.shards.length > REPORT_MAX_SHARDS) fail('bad shards');
   const seen = new Set<string>();
-  const shards: ShardReport[] = [];
+  const shards: ShardNews[] = [];
   for (const e of m.shards as unknown[]) {
     if (!isObj(e) || !isSubjectToken(e.shard) || seen.has(e.shard)) fail('bad or repeated shard');
     seen.add(e.shard);
     if (!isInt(e.delivery, 1)) fail('bad delivery');
     if ((e.start !== undefined && e.start !== true) || (e.done !== undefined && e.done !== true)) fail('bad start or done');
-    const s: ShardReport = { shard: e.shard, delivery: e.delivery };
+    const s: ShardNews = { shard: e.shard, delivery: e.delivery };
     if (e.start === true) s.start = true;
     if (e.results !== undefined) {
       const r = resultsOf(e.results);

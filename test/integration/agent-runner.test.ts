@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ensureWork, openAgentsBucket, workTransport } from '../../src/cluster/nats';
 import { AgentRunner, REPORT_FLUSH_RESULTS } from '../../src/cluster/agent-runner';
-import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, WORK_STREAM, workConsumer, type ResultsReport, type ShardReport } from '../../src/cluster/protocol';
+import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, WORK_STREAM, workConsumer, type ResultsReport, type ShardNews } from '../../src/cluster/protocol';
 import type { WorkerPort, ResultBatch, Shard } from '../../src/jobs/ports';
 import { memoryLogger } from '../../src/log';
 import type { ProbeResult } from '../../src/probe/types';
@@ -118,12 +118,12 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
   }
 
   let busyCalls = 0;
-  const entries = (got: Received[]): ShardReport[] => got.flatMap((r) => r.m.shards);
+  const entries = (got: Received[]): ShardNews[] => got.flatMap((r) => r.m.shards);
   const indexes = (got: Received[]) => entries(got).flatMap((e) => (e.results as ProbeResult[] | undefined)?.map((r) => r.index) ?? []).sort((x, y) => x - y);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   /** Per shard: `start` in its first entry, `done` in its last and only there, each exactly once. */
   function inOrder(got: Received[]): void {
-    const byShard = new Map<string, ShardReport[]>();
+    const byShard = new Map<string, ShardNews[]>();
     for (const e of entries(got)) byShard.set(e.shard, [...(byShard.get(e.shard) ?? []), e]);
     for (const es of byShard.values()) {
       expect(es[0]!.start).toBe(true);

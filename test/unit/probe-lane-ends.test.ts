@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, test } from 'bun:test';
 import type { MessagePort } from 'node:worker_threads';
-import { LaneEnds, type ShardEntry, type ShardOutcome } from '../../src/probe/workers/lane-ends';
+import { LaneEnds, type ShardCall, type ShardOutcome } from '../../src/probe/workers/lane-ends';
 import type { LaneToMain, MainToLane, WorkerTask } from '../../src/probe/workers/lane-protocol';
 import type { ProbeResult, ProbeSettings, ProbeTask } from '../../src/probe/types';
 import { isServiceError } from '../../src/errors';
@@ -47,13 +47,13 @@ const tasks = (n: number, host = '127.0.0.1'): ProbeTask[] => Array.from({ lengt
 
 let nextId = 1;
 interface Probe {
-  entry: ShardEntry;
+  entry: ShardCall;
   outcome: Promise<ShardOutcome>;
   results: number[];
 }
 function entryOf(n: number, s: ProbeSettings, opts: { host?: string; onResults?: () => void } = {}): Probe {
   const results: number[] = [];
-  let entry!: ShardEntry;
+  let entry!: ShardCall;
   const outcome = new Promise<ShardOutcome>((resolve, reject) => {
     entry = {
       id: nextId++,

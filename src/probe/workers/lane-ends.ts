@@ -25,7 +25,7 @@ import { errorText, ServiceError } from '../../errors';
 import { LaneSettings } from './lane-settings';
 import { packTasks, type PackedTasks } from './packed-tasks';
 import { WORKER_ERROR_CODES } from './worker-errors';
-import { LANE_SETTINGS_CACHE, type LaneShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './lane-protocol';
+import { LANE_SETTINGS_CACHE, type PackedShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './lane-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../types';
 
 export interface ShardOutcome {
@@ -40,8 +40,8 @@ export interface ShardOutcome {
 
 export type OnResults = (batch: ProbeResult[] | CustomUrlResult[]) => void;
 
-/** One shard of runShard, from the front's queue to its settlement. */
-export interface ShardEntry {
+/** One call of runShard on the main thread: its shard, callbacks and lane, from the front's queue to its settlement. */
+export interface ShardCall {
   readonly id: number;
   shard: Shard;
   onResults: OnResults;
@@ -63,11 +63,11 @@ export interface ShardEntry {
 interface LaneEnd {
   readonly slot: number;
   readonly port: MessagePort;
-  readonly live: Map<number, ShardEntry>;
+  readonly live: Map<number, ShardCall>;
   /** probes of the running shards */
   load: number;
   /** shards, settings and cancels waiting for this turn's message */
-  outShards: LaneShard[];
+  outShards: PackedShard[];
   /** the lane's settings cache, mirrored */
   settings: LaneSettings;
   outCancels: number[];
@@ -79,7 +79,7 @@ interface LaneEnd {
 export type LaneRunner = Pick<Piscina, 'run'>;
 
 /** Stops listening to the entry's abort signal (it is settled, or about to be). */
-export function releaseAbort(entry: ShardEntry): void {
+export function releaseAbort(entry: ShardCall): void {
   if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
 }
 
@@ -111,7 +111,7 @@ export class LaneEnds {
   }
 
   /** Sends the shard to the least-loaded lane (in this turn's message), or rejects it with workers_bad_shard when its tasks cannot be packed. */
-  dispatch(entry: ShardEntry): void {
+  dispatch(entry: ShardCall): void {
     const shard = entry.shard;
     let tasks: PackedTasks;
     try {
@@ -130,7 +130,7 @@ export class LaneEnds {
     this.running++;
     entry.settingsId = this.settingsIdOf(shard.settings);
     lane.settings.use(entry.settingsId, shard.settings);
-    const packed: LaneShard = { id: entry.id, kind: shard.kind, tasks, settingsId: entry.settingsId };
+    const packed: PackedShard = { id: entry.id, kind: shard.kind, tasks, settingsId: entry.settingsId };
     if (shard.kind === 'custom_url') packed.rules = shard.rules;
     if (shard.maxConcurrent !== undefined) packed.maxConcurrent = shard.maxConcurrent;
     lane.outShards.push(packed);
@@ -138,7 +138,7 @@ export class LaneEnds {
   }
 
   /** Asks the shard's lane (once) to start no more of its probes; no-op unless it runs. */
-  cancel(entry: ShardEntry): void {
+  cancel(entry: ShardCall): void {
     const lane = entry.lane;
     if (lane === null || entry.cancelSent || !lane.live.has(entry.id)) return;
     entry.cancelSent = true;
@@ -227,7 +227,7 @@ export class LaneEnds {
     this.onFreed();
   }
 
-  private settle(entry: ShardEntry, err: unknown, outcome?: ShardOutcome): void {
+  private settle(entry: ShardCall, err: unknown, outcome?: ShardOutcome): void {
     const lane = entry.lane!;
     if (!lane.live.delete(entry.id)) return;
     lane.load -= entry.size;

@@ -31,10 +31,11 @@ export type Shard =
   | { kind: 'custom_url'; tasks: ProbeTask[]; rules: CustomUrlRule[]; settings: ProbeSettings; maxConcurrent?: number };
 
 /**
- * A shard as the lane receives it: numbered by the front, its tasks packed
- * (packed-tasks.ts), its settings by reference to the lane's settings cache.
+ * A shard packed for the thread boundary, as the lane receives it: numbered
+ * by the front, its tasks packed (packed-tasks.ts), its settings by
+ * reference to the lane's settings cache.
  */
-export type LaneShard = {
+export type PackedShard = {
   id: number;
   kind: Shard['kind'];
   tasks: PackedTasks;
@@ -57,7 +58,7 @@ export type ShardDone = { id: number; started: number; finished: number; cancell
  * only settings no running shard of the lane uses).
  */
 export type MainToLane =
-  | { t: 'run'; settings: { id: number; settings: ProbeSettings }[]; forget: number[]; shards: LaneShard[] }
+  | { t: 'run'; settings: { id: number; settings: ProbeSettings }[]; forget: number[]; shards: PackedShard[] }
   | { t: 'cancel'; ids: number[] };
 
 export type LaneToMain = {

@@ -44,7 +44,7 @@ import { runProbe } from '../probe';
 import { runAutoProbe } from '../auto';
 import {
   RESULT_BATCH_MAX,
-  type LaneShard,
+  type PackedShard,
   type LaneToMain,
   type MainToLane,
   type PingReply,
@@ -92,7 +92,7 @@ class ShardRun implements StartableRun {
   private readonly auto: boolean;
 
   constructor(
-    readonly shard: LaneShard,
+    readonly shard: PackedShard,
     private readonly settings: ProbeSettings,
     private readonly lane: Lane,
   ) {

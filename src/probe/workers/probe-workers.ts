@@ -36,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
 import { WORKER_ERROR_CODES } from './worker-errors';
-import { LaneEnds, releaseAbort, type OnResults, type ShardEntry, type ShardOutcome } from './lane-ends';
+import { LaneEnds, releaseAbort, type OnResults, type ShardCall, type ShardOutcome } from './lane-ends';
 import type { PingReply, Shard, WorkerTask } from './lane-protocol';
 import type { CustomUrlResult, ProbeResult } from '../types';
 
@@ -60,7 +60,7 @@ export const DEFAULT_WORKER_FILE = fileURLToPath(new URL('../../../workers/probe
 export class ProbeWorkers {
   readonly threads: number;
   private readonly maxRunning: number;
-  private readonly waiting: ShardEntry[] = [];
+  private readonly waiting: ShardCall[] = [];
   private readonly lanes: LaneEnds;
   private nextId = 1;
   private closed = false;
@@ -154,7 +154,7 @@ export class ProbeWorkers {
     if (signal?.aborted) return Promise.resolve({ dropped: true, started: 0, finished: 0, cancelled: false });
     return new Promise<ShardOutcome>((resolve, reject) => {
       const size = shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
-      const entry: ShardEntry = {
+      const entry: ShardCall = {
         id: this.nextId++,
         shard,
         onResults,
