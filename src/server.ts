@@ -241,9 +241,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       tellAgents = (o) => {
         if (o.nodeId === null) return;
         try {
-          transport.publishCancel(o.nodeId, o.jobId);
+          transport.publishCancel(o.nodeId, o.runId);
         } catch (err) {
-          log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { jobId: o.jobId, err });
+          log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { runId: o.runId, err });
         }
       };
       for (const o of refundedEarly.splice(0)) tellAgents(o);

@@ -59,7 +59,7 @@ export async function measureThroughput(o: {
     let next = 0;
     let received = 0;
     let shards = 0;
-    const ctx = { jobId: `tp-${node}`, region: o.region };
+    const ctx = { runId: `tp-${node}`, region: o.region };
     const settings = { type: 'http', timeoutMs: 2000 } as unknown as Shard['settings'];
     const a0 = cpuMs(agentPid).total;
     const n0 = cpuMs(o.natsPid).total;

@@ -122,7 +122,8 @@ export interface AgentRunnerOptions {
 
 interface Running {
   node: string;
-  job: string;
+  /** The run the shard belongs to (WorkShard.run). */
+  run: string;
   abort: AbortController;
   done: Promise<void>;
 }
@@ -156,7 +157,7 @@ export type AgentState = (typeof AGENT_STATES)[keyof typeof AGENT_STATES];
 const { CREATED, RUNNING, DRAINING, STOPPED } = AGENT_STATES;
 export const AGENT_TRANSITIONS = transitionTable<AgentState>({ created: [RUNNING, DRAINING], running: [DRAINING], draining: [STOPPED], stopped: [] });
 
-/** Cancelled jobs remembered (their queued shards are acked unrun); the oldest forgotten first. */
+/** Cancelled runs remembered (their queued shards are acked unrun); the oldest forgotten first. */
 const CANCELLED_KEEP = 10_000;
 
 export class AgentRunner {
@@ -223,7 +224,7 @@ export class AgentRunner {
         if (err !== null) return;
         try {
           const c = decodeCancel(msg.data);
-          this.#cancel(c.node, c.job);
+          this.#cancel(c.node, c.run);
         } catch (e) {
           this.#o.log.warn('dropped a malformed cancel', { err: e });
         }
@@ -323,7 +324,7 @@ export class AgentRunner {
       m.nak();
       return;
     }
-    if (this.#cancelled.has(`${w.node}/${w.job}`)) {
+    if (this.#cancelled.has(`${w.node}/${w.run}`)) {
       m.ack();
       this.#o.counters?.shardEnded('dropped');
       return;
@@ -335,7 +336,7 @@ export class AgentRunner {
     if (wasIdle && expected > 0) this.#o.onBusy?.();
     this.#perShard = Math.max(1, this.#perShard * 0.8 + expected * 0.2);
     const abort = new AbortController();
-    const r: Running = { node: w.node, job: w.job, abort, done: Promise.resolve() };
+    const r: Running = { node: w.node, run: w.run, abort, done: Promise.resolve() };
     this.#running.add(r);
     r.done = this.#run(m, w, expected, abort.signal).finally(() => {
       this.#running.delete(r);
@@ -375,8 +376,8 @@ export class AgentRunner {
       this.#inFlight -= left;
     }
     if (signal.aborted) {
-      // a cancelled job: drop it; the agent stopping: another agent runs it
-      if (this.#cancelled.has(`${w.node}/${w.job}`)) {
+      // a cancelled run: drop it; the agent stopping: another agent runs it
+      if (this.#cancelled.has(`${w.node}/${w.run}`)) {
         m.ack();
         this.#o.counters?.shardEnded('dropped');
       } else {
@@ -501,11 +502,11 @@ export class AgentRunner {
     }
   }
 
-  #cancel(node: string, job: string): void {
-    const key = `${node}/${job}`;
+  #cancel(node: string, run: string): void {
+    const key = `${node}/${run}`;
     this.#cancelled.add(key);
     if (this.#cancelled.size > CANCELLED_KEEP) this.#cancelled.delete(this.#cancelled.values().next().value!);
-    for (const r of this.#running) if (r.node === node && r.job === job) r.abort.abort();
+    for (const r of this.#running) if (r.node === node && r.run === run) r.abort.abort();
   }
 }
 

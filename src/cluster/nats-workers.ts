@@ -44,8 +44,8 @@ import { PROTOCOL_VERSION, SHARD_MAX_TASKS, type ReportReply, type ResultsReport
 export interface WorkTransport {
   /** Publish a part on pc.work.<region> (JetStream; `msgId` de-duplicates a retried publish). Rejects when not stored. */
   publishWork(region: string, shard: WorkShard, msgId: string): Promise<void>;
-  /** Tell agents a job ended (pc.cancel). */
-  publishCancel(node: string, job: string): void;
+  /** Tell agents a run ended (pc.cancel). */
+  publishCancel(node: string, run: string): void;
 }
 
 export interface NatsWorkersCounters {
@@ -119,7 +119,7 @@ export class NatsWorkers implements WorkerPort {
   }
 
   runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<void> {
-    if (ctx === undefined) return Promise.reject(new ServiceError('cluster_no_context', 'a cluster shard needs its job and region'));
+    if (ctx === undefined) return Promise.reject(new ServiceError('cluster_no_context', 'a cluster shard needs its run and region'));
     if (this.#closed) return Promise.reject(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster workers are closed'));
     if (signal?.aborted === true) return Promise.resolve();
     const seq = ++this.#seq;
@@ -161,7 +161,7 @@ export class NatsWorkers implements WorkerPort {
         works.push({
           v: PROTOCOL_VERSION,
           node: this.#o.node,
-          job: ctx.jobId,
+          run: ctx.runId,
           shard: id,
           kind: shard.kind,
           type: shard.settings.type,
@@ -179,9 +179,9 @@ export class NatsWorkers implements WorkerPort {
   endJob(ctx: ShardContext): void {
     if (this.#closed) return;
     try {
-      this.#o.transport.publishCancel(this.#o.node, ctx.jobId);
+      this.#o.transport.publishCancel(this.#o.node, ctx.runId);
     } catch (err) {
-      this.#o.log.warn('publishing a job cancel failed (agents probe its queued shards, their results are dropped)', { jobId: ctx.jobId, err });
+      this.#o.log.warn('publishing a run cancel failed (agents probe its queued shards, their results are dropped)', { runId: ctx.runId, err });
     }
   }
 

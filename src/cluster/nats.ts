@@ -17,6 +17,7 @@ import type { NatsWorkers, WorkTransport } from './nats-workers';
 import {
   AGENTS_BUCKET,
   CANCEL_SUBJECT,
+  cancelMessage,
   decodeResults,
   DEMAND_BUCKET,
   encode,
@@ -149,8 +150,8 @@ export function workTransport(nc: NatsConnection, js: JetStreamClient = jetstrea
       });
       await sent;
     },
-    publishCancel(node, job) {
-      nc.publish(CANCEL_SUBJECT, encode({ node, job }));
+    publishCancel(node, run) {
+      nc.publish(CANCEL_SUBJECT, encode(cancelMessage(node, run)));
     },
   };
 }

@@ -170,7 +170,7 @@ export class JobActor {
       const units = this.#tasks;
       const r = await ledger.reserve({
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         clientJobId: req.jobId,
         units,
         type: req.type,
@@ -214,7 +214,7 @@ export class JobActor {
       });
       await ledger.complete({
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         checked: this.#checked,
         working: this.#summary.totalWorking,
         resultRef: this.#resultId,
@@ -247,7 +247,7 @@ export class JobActor {
       this.#grantTo = (n, exec) => this.#dispatchProbes(n, exec);
       this.#exec = this.#deps.execution.open({
         // the run's id, unique per run (the client's jobId may be used again once a job ended)
-        jobId: this.runId,
+        runId: this.runId,
         region: this.#req.region,
         demand: total,
         onGrant: (n, exec) => this.#grantTo(n, exec),
@@ -447,7 +447,7 @@ export class JobActor {
       const byClient = isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED);
       const settlement = {
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         checked: this.#checked,
         working: this.#summary.totalWorking,
         refund: this.#refundOnFailure(byClient),

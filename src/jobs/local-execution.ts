@@ -26,15 +26,15 @@ export function localExecution(scheduler: RegionScheduler, workers: WorkerPort):
 class LocalJob implements ExecutionHandle {
   readonly #workers: WorkerPort;
   readonly #entry: JobHandle;
-  readonly #ctx: { jobId: string; region: string };
+  readonly #ctx: { runId: string; region: string };
   #ended = false;
   #toRelease = 0;
 
   constructor(scheduler: RegionScheduler, workers: WorkerPort, job: ExecutionJob) {
     this.#workers = workers;
-    this.#ctx = { jobId: job.jobId, region: job.region };
+    this.#ctx = { runId: job.runId, region: job.region };
     // A grant may come before register() returns: releases wait a microtask, so #entry is set by then.
-    this.#entry = scheduler.register(job.jobId, job.region, job.demand, (n) => {
+    this.#entry = scheduler.register(job.runId, job.region, job.demand, (n) => {
       try {
         job.onGrant(n, this);
       } catch (err) {

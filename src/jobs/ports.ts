@@ -37,7 +37,7 @@ export interface LedgerPort {
   reserve(i: {
     accountId: string;
     /** The run id (unique per run): the ledger's and the scan's job reference. */
-    jobId: string;
+    runId: string;
     /** The client's jobId (the progress channel's name), null when it gave none. */
     clientJobId: string | null;
     units: number;
@@ -48,12 +48,12 @@ export interface LedgerPort {
     now: Date;
   }): Promise<ReserveOutcome>;
   /** Close the scan as completed; refund `refund` units that were reserved but not checked. */
-  complete(i: { accountId: string; jobId: string; checked: number; working: number; resultRef: string; refund: number; now: Date }): Promise<void>;
+  complete(i: { accountId: string; runId: string; checked: number; working: number; resultRef: string; refund: number; now: Date }): Promise<void>;
   /**
    * Close the scan as failed (or cancelled: the client went away) and refund
    * `refund` units. `error` is a stable code (job-errors.ts), never free text.
    */
-  fail(i: { accountId: string; jobId: string; checked: number; working: number; refund: number; error: string; cancelled: boolean; now: Date }): Promise<void>;
+  fail(i: { accountId: string; runId: string; checked: number; working: number; refund: number; error: string; cancelled: boolean; now: Date }): Promise<void>;
   /** `metadata.user` of the check response, read after settlement. */
   userInfo(accountId: string, now: Date): Promise<CheckUserInfo>;
 }
@@ -62,8 +62,8 @@ export type ResultBatch = ProbeResult[] | CustomUrlResult[];
 
 /** Whose shard the workers run: the cluster's NatsWorkers route by it (src/cluster/nats-workers.ts); the local ProbeWorkers ignore it. */
 export interface ShardContext {
-  /** The run's id (ExecutionJob.jobId). */
-  jobId: string;
+  /** The run's id (ExecutionJob.runId). */
+  runId: string;
   region: string;
 }
 
@@ -93,7 +93,7 @@ export interface ExecutionJob {
    * cancel (pc.cancel) name it, so ending one run never drops another run of
    * the same client jobId, and the orphan sweep can cancel a dead node's run.
    */
-  jobId: string;
+  runId: string;
   region: string;
   /** Probes to run. */
   demand: number;

@@ -103,7 +103,7 @@
  *     re-enter the scheduler (release, addDemand, cancel, register): a pass in
  *     progress picks the changes up, it is never run twice concurrently.
  *     dispatch must not throw; if it does, the grant is taken back, the job is
- *     cancelled and `onDispatchError(err, jobId)` is told.
+ *     cancelled and `onDispatchError(err, runId)` is told.
  *
  * A capacity that rises between calls (a cluster region's agents came up)
  * is taken up by `poke(region)`, which runs the region's pass.
@@ -128,7 +128,7 @@ export interface SchedulerOptions {
   /** Preferred smallest grant (see header: clamped to capacity / 8). Default 4: a grant costs one entry in a lane message, so waiting to fill bigger chunks would only leave slots idle; callers that release once per turn get bigger grants under load anyway. */
   minGrant?: number;
   /** Told when a dispatch callback throws (the job is then cancelled). Default: console.error. */
-  onDispatchError?: (err: unknown, jobId: string) => void;
+  onDispatchError?: (err: unknown, runId: string) => void;
   /**
    * Probes in flight across ALL regions at most (the process's file
    * descriptors are one pool). Default: no limit. When it binds, a release in
@@ -142,7 +142,7 @@ export interface SchedulerOptions {
 }
 
 export interface JobHandle {
-  readonly jobId: string;
+  readonly runId: string;
   readonly region: string;
   /** Probes granted and not yet released. */
   readonly inFlight: number;
@@ -160,7 +160,7 @@ export interface JobHandle {
 export interface RegionSnapshot {
   capacity: number;
   inFlight: number;
-  jobs: { jobId: string; inFlight: number; pending: number; state: SchedulerJobState }[];
+  jobs: { runId: string; inFlight: number; pending: number; state: SchedulerJobState }[];
 }
 
 
@@ -194,7 +194,7 @@ class Entry implements JobHandle {
   constructor(
     private readonly owner: RegionScheduler,
     readonly rs: RegionState,
-    readonly jobId: string,
+    readonly runId: string,
     pending: number,
     readonly dispatch: (count: number) => void,
     seq: number,
@@ -216,7 +216,7 @@ class Entry implements JobHandle {
     if (n > this.inFlight) {
       throw new ServiceError(
         'scheduler_over_release',
-        `job ${this.jobId} released ${n} slots but has ${this.inFlight} in flight`,
+        `job ${this.runId} released ${n} slots but has ${this.inFlight} in flight`,
       );
     }
     if (n === 0) return;
@@ -229,7 +229,7 @@ class Entry implements JobHandle {
   addDemand(n: number): void {
     checkCount(n, 'demand');
     if (this.state !== ACTIVE) {
-      throw new ServiceError('scheduler_job_cancelled', `job ${this.jobId} is cancelled`);
+      throw new ServiceError('scheduler_job_cancelled', `job ${this.runId} is cancelled`);
     }
     if (n === 0) return;
     this.pending += n;
@@ -248,7 +248,7 @@ export class RegionScheduler {
   private readonly regions = new Map<string, RegionState>();
   private readonly maxGrant: number;
   private readonly minGrant: number;
-  private readonly onDispatchError: (err: unknown, jobId: string) => void;
+  private readonly onDispatchError: (err: unknown, runId: string) => void;
   private seq = 0;
   private globalCapacity: number;
   private readonly jobShare: number;
@@ -281,7 +281,7 @@ export class RegionScheduler {
     this.onBusy = options.onBusy ?? null;
     this.onDispatchError =
       options.onDispatchError ??
-      ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
+      ((err, runId) => console.error(`scheduler: dispatch of job ${runId} threw; job cancelled`, err));
   }
 
   /**
@@ -289,7 +289,7 @@ export class RegionScheduler {
    * (dispatch called) before this returns. Throws `scheduler_no_capacity` when
    * the region has no slots at all (unknown region).
    */
-  register(jobId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
+  register(runId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
     checkCount(pending, 'pending');
     if (this.capacity(region) < 1) {
       throw new ServiceError('scheduler_no_capacity', `region ${region} has no probe slots`);
@@ -299,7 +299,7 @@ export class RegionScheduler {
       rs = { name: region, used: 0, jobs: [], pumping: false, again: false };
       this.regions.set(region, rs);
     }
-    const entry = new Entry(this, rs, jobId, pending, dispatch, ++this.seq);
+    const entry = new Entry(this, rs, runId, pending, dispatch, ++this.seq);
     this.settle(entry);
     return entry;
   }
@@ -370,7 +370,7 @@ export class RegionScheduler {
     return {
       capacity: this.capacity(region),
       inFlight: rs?.used ?? 0,
-      jobs: (rs?.jobs ?? []).map((e) => ({ jobId: e.jobId, inFlight: e.inFlight, pending: e.pending, state: e.state })),
+      jobs: (rs?.jobs ?? []).map((e) => ({ runId: e.runId, inFlight: e.inFlight, pending: e.pending, state: e.state })),
     };
   }
 
@@ -480,7 +480,7 @@ export class RegionScheduler {
           rs.jobs.splice(rs.jobs.indexOf(best), 1);
           best.listed = false;
         }
-        this.onDispatchError(err, best.jobId);
+        this.onDispatchError(err, best.runId);
       }
     }
   }

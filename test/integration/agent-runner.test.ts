@@ -106,7 +106,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
       for (let s = 0; s < shards; s++) {
         for (let first = 0, part = 0; first < o.n; first += SHARD_MAX_TASKS, part++) {
           const tasks = Array.from({ length: Math.min(SHARD_MAX_TASKS, o.n - first) }, (_, i) => ({ index: s * o.n + first + i, proxy: { host: '127.0.0.1', port: 1 } }));
-          await transport.publishWork(o.region, { v: PROTOCOL_VERSION, node, job: 'j1', shard: `${s}-${part}`, kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, `${node}.${s}-${part}`);
+          await transport.publishWork(o.region, { v: PROTOCOL_VERSION, node, run: 'r1', shard: `${s}-${part}`, kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, `${node}.${s}-${part}`);
         }
       }
       await Promise.race([done, Bun.sleep(20_000)]);
@@ -208,7 +208,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
       expect(await codeOf(runner.start())).toBe('illegal_transition');
       // nothing of this agent fetches any more: a shard published now stays in the queue
       const tasks = [{ index: 0, proxy: { host: '127.0.0.1', port: 1 } }];
-      await workTransport(nc).publishWork('rs1', { v: PROTOCOL_VERSION, node: 'owner_rs1', job: 'j1', shard: 's0', kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, 'owner_rs1.s0');
+      await workTransport(nc).publishWork('rs1', { v: PROTOCOL_VERSION, node: 'owner_rs1', run: 'r1', shard: 's0', kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, 'owner_rs1.s0');
       await Bun.sleep(200);
       const info = await (await jetstreamManager(nc)).consumers.info(WORK_STREAM, workConsumer('rs1'));
       expect(info.num_pending + info.num_ack_pending).toBe(1);

@@ -421,9 +421,9 @@ describe('JobActor', () => {
     const reserved: string[] = [];
     const contexts = new Set<string>();
     const l = ledger();
-    const port: LedgerPort = { ...l.port, reserve: (i) => (reserved.push(i.jobId), l.port.reserve(i)) };
+    const port: LedgerPort = { ...l.port, reserve: (i) => (reserved.push(i.runId), l.port.reserve(i)) };
     const inner = workers();
-    const p: WorkerPort = { runShard: (shard, onResults, signal, ctx) => (contexts.add(ctx!.jobId), inner.runShard(shard, onResults, signal, ctx)) };
+    const p: WorkerPort = { runShard: (shard, onResults, signal, ctx) => (contexts.add(ctx!.runId), inner.runShard(shard, onResults, signal, ctx)) };
     for (let run = 0; run < 2; run++) {
       const actor = new JobActor('client-job', 'acc', request(3, { jobId: 'client-job' }), deps(port, p));
       await actor.run();

@@ -47,7 +47,7 @@ describe('localExecution', () => {
     const ac = new AbortController();
     const done = new Promise<void>((resolve) => {
       exec.open({
-        jobId: 'j1',
+        runId: 'j1',
         region: 'us1',
         demand: 50,
         onGrant: (n, h: ExecutionHandle) => {
@@ -74,7 +74,7 @@ describe('localExecution', () => {
     const exec = localExecution(scheduler, workers((s) => s.tasks.length - 1));
     const ac = new AbortController();
     const failure = await new Promise<unknown>((resolve) => {
-      exec.open({ jobId: 'j2', region: 'us1', demand: 4, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).catch(resolve), onError: resolve });
+      exec.open({ runId: 'j2', region: 'us1', demand: 4, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).catch(resolve), onError: resolve });
     });
     expect(failure).toMatchObject({ code: 'shard_incomplete' });
     await Bun.sleep(1);
@@ -87,7 +87,7 @@ describe('localExecution', () => {
     const ac = new AbortController();
     ac.abort();
     const out = await new Promise<unknown>((resolve) => {
-      exec.open({ jobId: 'j3', region: 'us1', demand: 2, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).then(() => resolve('resolved'), resolve), onError: resolve });
+      exec.open({ runId: 'j3', region: 'us1', demand: 2, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).then(() => resolve('resolved'), resolve), onError: resolve });
     });
     expect(out).toBe('resolved');
   });
@@ -96,7 +96,7 @@ describe('localExecution', () => {
     const scheduler = new RegionScheduler(() => 4, { onDispatchError: () => {} });
     const exec = localExecution(scheduler, workers());
     const errors: unknown[] = [];
-    const h = exec.open({ jobId: 'j4', region: 'us1', demand: 10, onGrant: () => { throw new Error('boom'); }, onError: (e) => errors.push(e) });
+    const h = exec.open({ runId: 'j4', region: 'us1', demand: 10, onGrant: () => { throw new Error('boom'); }, onError: (e) => errors.push(e) });
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'dispatch_failed', cause: { message: 'boom' } });
     expect(scheduler.inFlight('us1')).toBe(0);

@@ -7,7 +7,7 @@ import type { ResultBatch, Shard } from '../../src/jobs/ports';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../../src/probe/types';
 
 const settings = { type: 'http', timeoutMs: 1000 } as ProbeSettings;
-const ctx = { jobId: 'job1', region: 'us1' };
+const ctx = { runId: 'run1', region: 'us1' };
 const probeShard = (n: number, from = 0): Shard => ({
   kind: 'probe',
   tasks: Array.from({ length: n }, (_, i) => ({ index: from + i, proxy: { host: '127.0.0.1', port: 1 } })),
@@ -51,7 +51,7 @@ describe('NatsWorkers', () => {
     const after = bed(); // the same node id 'n1', a new process
     const r1 = before.workers.runShard(probeShard(2), () => {}, undefined, ctx).catch(() => 'closed');
     const got: number[] = [];
-    const r2 = after.workers.runShard(probeShard(2), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, { ...ctx, jobId: 'job2' }).catch(() => 'closed');
+    const r2 = after.workers.runShard(probeShard(2), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, { ...ctx, runId: 'run2' }).catch(() => 'closed');
     await Bun.sleep(0);
     const [a, b] = [before.published[0]!, after.published[0]!];
     expect(a.w.shard).not.toBe(b.w.shard);
@@ -70,7 +70,7 @@ describe('NatsWorkers', () => {
     const done = workers.runShard(probeShard(SHARD_MAX_TASKS + 3), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, ctx);
     await Bun.sleep(0);
     expect(published.map((p) => p.w.tasks.length)).toEqual([SHARD_MAX_TASKS, 3]);
-    expect(published.every((p) => p.region === 'us1' && p.w.node === 'n1' && p.w.job === 'job1')).toBe(true);
+    expect(published.every((p) => p.region === 'us1' && p.w.node === 'n1' && p.w.run === 'run1')).toBe(true);
     const [a, b] = published.map((p) => p.w.shard);
     workers.receive(rep(b!, { results: [result(SHARD_MAX_TASKS), result(SHARD_MAX_TASKS)] }));
     // a redelivery sends the same results again, and a result that is not this part's task is dropped too
@@ -151,7 +151,7 @@ describe('NatsWorkers', () => {
     ac.abort();
     await aborted;
     workers.endJob(ctx);
-    expect(cancels).toEqual(['n1/job1']);
+    expect(cancels).toEqual(['n1/run1']);
     const waiting = workers.runShard(probeShard(1), () => {}, undefined, ctx);
     workers.close();
     let err: unknown;
