@@ -13,11 +13,13 @@ export class Mailbox<M> {
   #running = false;
   #failed: unknown = undefined;
   #idleWaiters: (() => void)[] = [];
+  readonly #handle: (msg: M) => void | Promise<void>;
+  readonly #onError: (err: unknown) => void;
 
-  constructor(
-    private readonly handle: (msg: M) => void | Promise<void>,
-    private readonly onError: (err: unknown) => void,
-  ) {}
+  constructor(handle: (msg: M) => void | Promise<void>, onError: (err: unknown) => void) {
+    this.#handle = handle;
+    this.#onError = onError;
+  }
 
   get failed(): unknown {
     return this.#failed;
@@ -53,7 +55,7 @@ export class Mailbox<M> {
           this.#queue = this.#queue.slice(this.#head);
           this.#head = 0;
         }
-        const r = this.handle(msg);
+        const r = this.#handle(msg);
         if (r instanceof Promise) await r;
       }
     } catch (err) {
@@ -61,7 +63,7 @@ export class Mailbox<M> {
       this.#queue = [];
       this.#head = 0;
       try {
-        this.onError(err);
+        this.#onError(err);
       } catch {
         // onError must not take the drain loop down with it
       }
