@@ -13,9 +13,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ensureWork, openAgentsBucket, workTransport } from '../../src/cluster/nats';
 import { AgentRunner, REPORT_FLUSH_RESULTS } from '../../src/cluster/agent-runner';
-import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, WORK_STREAM, workConsumer, type ResultsReport, type ShardNews } from '../../src/cluster/protocol';
+import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, WORK_STREAM, workConsumer, type ResultsReport, type ShardNews, type WorkShard } from '../../src/cluster/protocol';
 import type { WorkerPort, ResultBatch, Shard } from '../../src/jobs/ports';
-import { memoryLogger } from '../../src/log';
+import { memoryLogger, type Logger } from '../../src/log';
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { ProbeResult } from '../../src/probe/types';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,6 +40,22 @@ const onePerTurn: WorkerPort = {
     });
   },
 };
+
+/** What every runner of these tests shares: the fake workers, settings and identity. */
+function runnerOptions(nc: NatsConnection, kv: KV, region: string, agentId: string, log: Logger) {
+  return {
+    nc,
+    kv,
+    region,
+    agentId,
+    version: 'test',
+    workers: onePerTurn,
+    settingsFor: (w: WorkShard) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
+    identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
+    ackWaitMs: 5000,
+    log,
+  };
+}
 
 interface Received {
   m: ResultsReport;
@@ -85,18 +103,9 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
         });
       });
       const runner = new AgentRunner({
-        nc,
-        kv,
-        region: o.region,
-        agentId: 'a1',
+        ...runnerOptions(nc, kv, o.region, 'a1', log),
         slots: 100_000,
-        version: 'test',
-        workers: onePerTurn,
-        settingsFor: (w) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
-        identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
-        ackWaitMs: 5000,
         heartbeatMs: 1000,
-        log,
         onBusy: () => busyCalls++,
         ...(o.resultFlushMs !== undefined ? { resultFlushMs: o.resultFlushMs } : {}),
       });
@@ -177,21 +186,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
     try {
       await ensureWork(nc, ['rs1'], 5000, log);
       const kv = await openAgentsBucket(nc, 5000);
-      const make = (agentId: string) =>
-        new AgentRunner({
-          nc,
-          kv,
-          region: 'rs1',
-          agentId,
-          slots: 100,
-          version: 'test',
-          workers: onePerTurn,
-          settingsFor: (w) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
-          identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
-          ackWaitMs: 5000,
-          heartbeatMs: 60_000,
-          log,
-        });
+      const make = (agentId: string) => new AgentRunner({ ...runnerOptions(nc, kv, 'rs1', agentId, log), slots: 100, heartbeatMs: 60_000 });
       const codeOf = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => (e as { code?: string }).code);
       const runner = make('a1');
       expect(runner.state).toBe('created');

@@ -282,9 +282,13 @@ describe('openResultWriter', () => {
       expect(w.state).toBe('aborted');
     });
 
-    test('abort while publish runs and publish notices it: finish rejects writer_aborted, nothing published or retracted', async () => {
-      const sub = join(dir, 'pub-abort');
-      const g = gatedPublish({ checkAfterGate: true });
+    // abort() comes while publish runs: a publish that notices it leaves nothing; one that succeeds anyway is retracted
+    test.each([
+      { name: 'publish notices it: nothing published or retracted', checkAfterGate: true, published: 0, retracted: 0 },
+      { name: 'publish succeeds anyway: abort wins, the result is retracted', checkAfterGate: false, published: 1, retracted: 1 },
+    ])('abort while publish runs, $name; finish rejects writer_aborted', async ({ checkAfterGate, published, retracted }) => {
+      const sub = join(dir, `pub-abort-${published}`);
+      const g = gatedPublish({ checkAfterGate });
       const w = await openResultWriter(join(sub, 'r.json'), { fsync: false, publish: g.publish });
       await w.addProxy(makeRecord(0));
       const done = w.finish({ summary: {}, metadata: {} }).then(() => null, (e: unknown) => e);
@@ -294,24 +298,8 @@ describe('openResultWriter', () => {
       expect(((await done) as ServiceError).code).toBe('writer_aborted');
       await aborting;
       expect(w.state).toBe('aborted');
-      expect(g.calls).toEqual({ published: [], retracted: 0 });
-      expect(await filesIn(sub)).toEqual([]);
-    });
-
-    test('abort while a publish that then succeeds runs: abort wins, the result is retracted', async () => {
-      const sub = join(dir, 'pub-retract');
-      const g = gatedPublish();
-      const w = await openResultWriter(join(sub, 'r.json'), { fsync: false, publish: g.publish });
-      await w.addProxy(makeRecord(0));
-      const done = w.finish({ summary: {}, metadata: {} }).then(() => null, (e: unknown) => e);
-      await g.inside;
-      const aborting = w.abort();
-      g.go();
-      expect(((await done) as ServiceError).code).toBe('writer_aborted');
-      await aborting;
-      expect(g.calls.published).toHaveLength(1);
-      expect(g.calls.retracted).toBe(1);
-      expect(w.state).toBe('aborted');
+      expect(g.calls.published).toHaveLength(published);
+      expect(g.calls.retracted).toBe(retracted);
       expect(await filesIn(sub)).toEqual([]);
     });
   });
