@@ -140,7 +140,7 @@ test.if(PG)(
     seen = await inspect(storeA);
     const refunds = seen.ledger.filter((l) => l.reason === 'refund');
     expect(refunds.length).toBe(1);
-    expect(refunds[0]).toMatchObject({ jobId: runId, units: 10, delta: 10, balanceAfter: BALANCE });
+    expect(refunds[0]).toMatchObject({ runId, units: 10, delta: 10, balanceAfter: BALANCE });
     expect(seen.scans[0]).toMatchObject({ status: 'failed', error: 'interrupted', charged: 10 });
     expect(seen.acc.rootBalance + seen.acc.tempBalance).toBe(BALANCE);
     expect([...b3.logs, ...b1.logs].some((l) => l.msg === 'refunded an interrupted job')).toBe(false);
