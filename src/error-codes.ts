@@ -26,7 +26,7 @@ export const DB_ERROR_CODES = Object.freeze({
   DB_OPEN_FAILED: 'db_open_failed',
 } as const);
 
-/** Leaves: configuration, secrets, geo data (src/config.ts, src/secrets.ts, src/geo/). */
+/** Leaves: configuration, secrets, geo data, the state-machine helper (src/config.ts, src/secrets.ts, src/geo/, src/state-machine.ts). */
 export const LEAF_ERROR_CODES = Object.freeze({
   /** a bad environment value (ConfigError) */
   CONFIG_INVALID: 'config_invalid',
@@ -40,9 +40,11 @@ export const LEAF_ERROR_CODES = Object.freeze({
   GEO_BAD_ASN_DATA: 'geo_bad_asn_data',
   /** an MMDB file is malformed (src/geo/mmdb.ts) */
   GEO_BAD_MMDB: 'geo_bad_mmdb',
+  /** a bug: a state machine refused a move (src/state-machine.ts; every machine of the house) */
+  ILLEGAL_TRANSITION: 'illegal_transition',
 } as const);
 
-/** Domain: accounts, results, the judge, the probe pool (src/accounts, src/results, src/judge, src/probe/pool). */
+/** Domain: accounts, results, the judge, the probe workers (src/accounts, src/results, src/judge, src/probe/workers). */
 export const DOMAIN_ERROR_CODES = Object.freeze({
   // accounts (AccountError, src/accounts/errors.ts)
   /** an account operation's input is invalid */
@@ -64,8 +66,6 @@ export const DOMAIN_ERROR_CODES = Object.freeze({
   RESULT_STORE_BAD_OPTION: 'result_store_bad_option',
   /** the writer was aborted (its job failed or was cancelled) */
   WRITER_ABORTED: 'writer_aborted',
-  /** a bug: the writer refused a state change */
-  WRITER_BAD_TRANSITION: 'writer_bad_transition',
   /** the writer was used after it finished */
   WRITER_CLOSED: 'writer_closed',
   /** a spill file write made no progress */
@@ -95,16 +95,16 @@ export const DOMAIN_ERROR_CODES = Object.freeze({
   /** this process cannot reach its judge (src/judge/calibrate.ts) */
   CALIBRATION_FAILED: 'calibration_failed',
 
-  // the probe pool (src/probe/pool): it rejects only with these
-  POOL_WORKER_LOAD_FAILED: 'pool_worker_load_failed',
-  POOL_START_TIMEOUT: 'pool_start_timeout',
+  // the probe workers (src/probe/workers): they reject only with these
+  WORKER_LOAD_FAILED: 'worker_load_failed',
+  WORKERS_START_TIMEOUT: 'workers_start_timeout',
   /** a probe thread died: its lane's shards fail */
-  POOL_WORKER_FAILED: 'pool_worker_failed',
+  WORKER_FAILED: 'worker_failed',
   /** a shard's onResults threw */
-  POOL_CALLBACK_FAILED: 'pool_callback_failed',
-  POOL_BAD_SHARD: 'pool_bad_shard',
-  POOL_CLOSED: 'pool_closed',
-  /** a task's host contains a line break (src/probe/pool/packed-tasks.ts) */
+  WORKERS_CALLBACK_FAILED: 'workers_callback_failed',
+  WORKERS_BAD_SHARD: 'workers_bad_shard',
+  WORKERS_CLOSED: 'workers_closed',
+  /** a task's host contains a line break (src/probe/workers/packed-tasks.ts) */
   PACK_BAD_HOST: 'pack_bad_host',
 } as const);
 
@@ -128,8 +128,6 @@ export const JOB_ERROR_CODES = Object.freeze({
   SHARD_INCOMPLETE: 'shard_incomplete',
   /** starting a granted shard threw */
   DISPATCH_FAILED: 'dispatch_failed',
-  /** a bug: the actor refused a transition (src/jobs/job-states.ts) */
-  ILLEGAL_TRANSITION: 'illegal_transition',
 
   // the region scheduler (src/jobs/scheduler.ts): each is a caller's bug
   SCHEDULER_BAD_COUNT: 'scheduler_bad_count',

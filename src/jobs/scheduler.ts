@@ -74,7 +74,9 @@
  * holding H or more is granted only while more than H are free.
  * The free slots in I3 below are the ones usable by the least-served job.
  *
- * ## Job states
+ * ## Job states (SCHEDULER_JOB_STATES, moved through src/state-machine.ts)
+ *
+ *   active ──cancel(), or its dispatch threw──> cancelled
  *
  * - ACTIVE: registered; takes grants while pending > 0. A job with pending 0
  *   and nothing in flight is idle and leaves the region's list (no cost), but
@@ -101,7 +103,7 @@
  *     re-enter the scheduler (release, addDemand, cancel, register): a pass in
  *     progress picks the changes up, it is never run twice concurrently.
  *     dispatch must not throw; if it does, the grant is taken back, the job is
- *     cancelled and `onDispatchError(err, jobId)` is told.
+ *     cancelled and `onDispatchError(err, runId)` is told.
  *
  * A capacity that rises between calls (a cluster region's agents came up)
  * is taken up by `poke(region)`, which runs the region's pass.
@@ -111,12 +113,15 @@
 
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from '../error-codes';
+import { StateMachine, transitionTable } from '../state-machine';
 
 export const SCHEDULER_JOB_STATES = Object.freeze({
   ACTIVE: 'active',
   CANCELLED: 'cancelled',
 } as const);
 export type SchedulerJobState = (typeof SCHEDULER_JOB_STATES)[keyof typeof SCHEDULER_JOB_STATES];
+const { ACTIVE, CANCELLED } = SCHEDULER_JOB_STATES;
+export const SCHEDULER_JOB_TRANSITIONS = transitionTable<SchedulerJobState>({ active: [CANCELLED], cancelled: [] });
 
 export interface SchedulerOptions {
   /** Largest single grant (shard size bound). Default 64. */
@@ -124,7 +129,7 @@ export interface SchedulerOptions {
   /** Preferred smallest grant (see header: clamped to capacity / 8). Default 4: a grant costs one entry in a lane message, so waiting to fill bigger chunks would only leave slots idle; callers that release once per turn get bigger grants under load anyway. */
   minGrant?: number;
   /** Told when a dispatch callback throws (the job is then cancelled). Default: console.error. */
-  onDispatchError?: (err: unknown, jobId: string) => void;
+  onDispatchError?: (err: unknown, runId: string) => void;
   /**
    * Probes in flight across ALL regions at most (the process's file
    * descriptors are one pool). Default: no limit. When it binds, a release in
@@ -138,7 +143,7 @@ export interface SchedulerOptions {
 }
 
 export interface JobHandle {
-  readonly jobId: string;
+  readonly runId: string;
   readonly region: string;
   /** Probes granted and not yet released. */
   readonly inFlight: number;
@@ -156,7 +161,7 @@ export interface JobHandle {
 export interface RegionSnapshot {
   capacity: number;
   inFlight: number;
-  jobs: { jobId: string; inFlight: number; pending: number; state: SchedulerJobState }[];
+  jobs: { runId: string; inFlight: number; pending: number; state: SchedulerJobState }[];
 }
 
 
@@ -178,7 +183,7 @@ function checkCount(n: number, what: string): void {
 class Entry implements JobHandle {
   inFlight = 0;
   pending: number;
-  state: SchedulerJobState = SCHEDULER_JOB_STATES.ACTIVE;
+  readonly machine = new StateMachine<SchedulerJobState>('scheduler job', SCHEDULER_JOB_TRANSITIONS, ACTIVE);
   /**
    * Sequence number of the last grant. Before the first grant it is the
    * registration number minus 2^40, so on a tie a job that was never served
@@ -190,7 +195,7 @@ class Entry implements JobHandle {
   constructor(
     private readonly owner: RegionScheduler,
     readonly rs: RegionState,
-    readonly jobId: string,
+    readonly runId: string,
     pending: number,
     readonly dispatch: (count: number) => void,
     seq: number,
@@ -203,12 +208,16 @@ class Entry implements JobHandle {
     return this.rs.name;
   }
 
+  get state(): SchedulerJobState {
+    return this.machine.state;
+  }
+
   release(n: number): void {
     checkCount(n, 'release count');
     if (n > this.inFlight) {
       throw new ServiceError(
         JOB_ERROR_CODES.SCHEDULER_OVER_RELEASE,
-        `job ${this.jobId} released ${n} slots but has ${this.inFlight} in flight`,
+        `job ${this.runId} released ${n} slots but has ${this.inFlight} in flight`,
       );
     }
     if (n === 0) return;
@@ -220,8 +229,8 @@ class Entry implements JobHandle {
 
   addDemand(n: number): void {
     checkCount(n, 'demand');
-    if (this.state !== SCHEDULER_JOB_STATES.ACTIVE) {
-      throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_JOB_CANCELLED, `job ${this.jobId} is cancelled`);
+    if (this.state !== ACTIVE) {
+      throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_JOB_CANCELLED, `job ${this.runId} is cancelled`);
     }
     if (n === 0) return;
     this.pending += n;
@@ -229,8 +238,8 @@ class Entry implements JobHandle {
   }
 
   cancel(): void {
-    if (this.state === SCHEDULER_JOB_STATES.CANCELLED) return;
-    this.state = SCHEDULER_JOB_STATES.CANCELLED;
+    if (this.state === CANCELLED) return;
+    this.machine.move(ACTIVE, CANCELLED);
     this.pending = 0;
     this.owner.settle(this);
   }
@@ -240,7 +249,7 @@ export class RegionScheduler {
   private readonly regions = new Map<string, RegionState>();
   private readonly maxGrant: number;
   private readonly minGrant: number;
-  private readonly onDispatchError: (err: unknown, jobId: string) => void;
+  private readonly onDispatchError: (err: unknown, runId: string) => void;
   private seq = 0;
   private globalCapacity: number;
   private readonly jobShare: number;
@@ -273,7 +282,7 @@ export class RegionScheduler {
     this.onBusy = options.onBusy ?? null;
     this.onDispatchError =
       options.onDispatchError ??
-      ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
+      ((err, runId) => console.error(`scheduler: dispatch of job ${runId} threw; job cancelled`, err));
   }
 
   /**
@@ -281,7 +290,7 @@ export class RegionScheduler {
    * (dispatch called) before this returns. Throws `scheduler_no_capacity` when
    * the region has no slots at all (unknown region).
    */
-  register(jobId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
+  register(runId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
     checkCount(pending, 'pending');
     if (this.capacity(region) < 1) {
       throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_NO_CAPACITY, `region ${region} has no probe slots`);
@@ -291,7 +300,7 @@ export class RegionScheduler {
       rs = { name: region, used: 0, jobs: [], pumping: false, again: false };
       this.regions.set(region, rs);
     }
-    const entry = new Entry(this, rs, jobId, pending, dispatch, ++this.seq);
+    const entry = new Entry(this, rs, runId, pending, dispatch, ++this.seq);
     this.settle(entry);
     return entry;
   }
@@ -362,7 +371,7 @@ export class RegionScheduler {
     return {
       capacity: this.capacity(region),
       inFlight: rs?.used ?? 0,
-      jobs: (rs?.jobs ?? []).map((e) => ({ jobId: e.jobId, inFlight: e.inFlight, pending: e.pending, state: e.state })),
+      jobs: (rs?.jobs ?? []).map((e) => ({ runId: e.runId, inFlight: e.inFlight, pending: e.pending, state: e.state })),
     };
   }
 
@@ -432,7 +441,7 @@ export class RegionScheduler {
       if (Math.min(cap + rH - rs.used, this.globalCapacity - this.totalUsed, this.startBudget) <= 0) return;
       let best: Entry | undefined;
       for (const e of rs.jobs) {
-        if (e.pending === 0 || e.state !== SCHEDULER_JOB_STATES.ACTIVE) continue;
+        if (e.pending === 0 || e.state !== ACTIVE) continue;
         if (best === undefined || e.inFlight < best.inFlight || (e.inFlight === best.inFlight && e.lastGrant < best.lastGrant)) {
           best = e;
         }
@@ -466,13 +475,13 @@ export class RegionScheduler {
         rs.used -= back;
         this.totalUsed -= back;
         this.startBudget += back;
-        best.state = SCHEDULER_JOB_STATES.CANCELLED;
+        if (best.state === ACTIVE) best.machine.move(ACTIVE, CANCELLED); // dispatch may have cancelled it already
         best.pending = 0;
         if (best.inFlight === 0 && best.listed) {
           rs.jobs.splice(rs.jobs.indexOf(best), 1);
           best.listed = false;
         }
-        this.onDispatchError(err, best.jobId);
+        this.onDispatchError(err, best.runId);
       }
     }
   }

@@ -5,7 +5,7 @@
  * instead of sleeping 150 ms and hoping the machine kept up.
  *
  *   const clock = new FakeClock();
- *   const pool = new NatsPool({ ..., clock });
+ *   const workers = new NatsWorkers({ ..., clock });
  *   await clock.advance(100);        // timers due within 100 ms have fired
  *
  * settle() and until() wait on the event loop, never on a timer: for work

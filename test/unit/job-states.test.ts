@@ -1,97 +1,99 @@
 /**
- * The actor's transition table (src/jobs/job-states.ts), checked for what the
- * job's life needs rather than against a copy of itself: every state is
- * reached, every job ends (no cycle), a failure lands in `failed` from any
- * state that works, a job completes only through `writing`, progress never
- * goes back; and `transition` takes exactly the table's moves, from a state
- * the caller expects to leave, refusing the rest with `illegal_transition`.
+ * The job's machine (src/jobs/job-states.ts on src/state-machine.ts), tested
+ * by the rules it exists for, not against a copy of its table: the paths the
+ * actor takes are legal, nothing probes before it is paid for, every live
+ * state can fail, a response needs a finished file, nothing goes back (the
+ * states nor the progress phase they report), and the machine refuses
+ * everything else with illegal_transition.
  */
 import { describe, expect, test } from 'bun:test';
 import { isServiceError } from '../../src/errors';
-import { isFinal, JOB_STATES, JOB_TRANSITIONS, PHASE_OF, transition, type JobState } from '../../src/jobs/job-states';
+import { LEAF_ERROR_CODES } from '../../src/error-codes';
+import { isFinal, JOB_STATES, JOB_TRANSITIONS, PHASE_OF, type JobState } from '../../src/jobs/job-states';
 import { PROGRESS_PHASES } from '../../src/jobs/progress';
+import { StateMachine } from '../../src/state-machine';
 
 const ALL = Object.values(JOB_STATES) as JobState[];
-const moves = (from: JobState): readonly JobState[] => JOB_TRANSITIONS[from];
+const { VALIDATING, RESERVING, PROBING, VALIDATING_URLS, WRITING, COMPLETED, FAILED } = JOB_STATES;
 
-/** The states reachable from `from` in one or more moves. */
-function reachable(from: JobState): Set<JobState> {
-  const seen = new Set<JobState>();
-  const todo = [...moves(from)];
-  for (let s = todo.pop(); s !== undefined; s = todo.pop()) {
-    if (seen.has(s)) continue;
-    seen.add(s);
-    todo.push(...moves(s));
+/** States reachable from `start` without passing through `avoid`. */
+function reachable(start: JobState, avoid: JobState | null = null): Set<JobState> {
+  const seen = new Set<JobState>([start]);
+  const todo = [start];
+  while (todo.length > 0) {
+    for (const next of JOB_TRANSITIONS[todo.pop()!]) {
+      if (next === avoid || seen.has(next)) continue;
+      seen.add(next);
+      todo.push(next);
+    }
   }
   return seen;
 }
 
-describe('the graph a job lives on', () => {
-  test('every state is reached from validating, where a job starts', () => {
-    expect([...reachable(JOB_STATES.VALIDATING), JOB_STATES.VALIDATING].sort()).toEqual([...ALL].sort());
+function walk(path: JobState[]): JobState {
+  const m = new StateMachine<JobState>('job', JOB_TRANSITIONS, path[0]!);
+  for (const to of path.slice(1)) m.move(m.state, to);
+  return m.state;
+}
+
+describe('the job machine', () => {
+  test('the actor\'s paths are legal: with and without custom URLs, and failing from each live state', () => {
+    expect(walk([VALIDATING, RESERVING, PROBING, WRITING, COMPLETED])).toBe(COMPLETED);
+    expect(walk([VALIDATING, RESERVING, PROBING, VALIDATING_URLS, WRITING, COMPLETED])).toBe(COMPLETED);
+    for (const live of ALL.filter((s) => !isFinal(s))) expect(walk([live, FAILED])).toBe(FAILED);
   });
 
-  test('every job ends: no state reaches itself again, and every state reaches a final one', () => {
+  test('nothing is probed before the units are reserved', () => {
+    const withoutReserving = reachable(VALIDATING, RESERVING);
+    expect(withoutReserving.has(PROBING)).toBe(false);
+    expect(withoutReserving.has(VALIDATING_URLS)).toBe(false);
+    expect(withoutReserving.has(COMPLETED)).toBe(false);
+  });
+
+  test('a job completes only from writing (its result file is finished first)', () => {
+    for (const s of ALL) expect(JOB_TRANSITIONS[s].includes(COMPLETED)).toBe(s === WRITING);
+    expect(reachable(VALIDATING, WRITING).has(COMPLETED)).toBe(false);
+  });
+
+  test('completed and failed are the final states, every other state can fail, and nothing goes back', () => {
+    expect(ALL.filter(isFinal).sort()).toEqual([COMPLETED, FAILED].sort());
     for (const s of ALL) {
-      expect(reachable(s).has(s), s).toBe(false);
-      expect(isFinal(s) || [...reachable(s)].some(isFinal), s).toBe(true);
+      // no cycle: a state cannot be reached again once left
+      for (const next of JOB_TRANSITIONS[s]) expect(reachable(next).has(s)).toBe(false);
     }
+    expect([...reachable(VALIDATING)].sort()).toEqual([...ALL].sort());
   });
 
-  test('the final states are completed and failed, and they move nowhere', () => {
-    expect(ALL.filter(isFinal).sort()).toEqual([JOB_STATES.COMPLETED, JOB_STATES.FAILED]);
-    for (const s of ALL.filter(isFinal)) expect(moves(s)).toEqual([]);
+  test('illegal moves are refused and change nothing; so is a legal move from a state the caller did not expect', () => {
+    const m = new StateMachine<JobState>('job', JOB_TRANSITIONS, PROBING);
+    for (const to of [VALIDATING, RESERVING, PROBING, COMPLETED]) {
+      let err: unknown = null;
+      try {
+        m.move(PROBING, to);
+      } catch (e) {
+        err = e;
+      }
+      expect(isServiceError(err, LEAF_ERROR_CODES.ILLEGAL_TRANSITION)).toBe(true);
+      expect(m.state).toBe(PROBING);
+    }
+    expect(() => m.move([RESERVING, VALIDATING_URLS], WRITING)).toThrow('job: probing -> writing (expected to leave reserving | validating_urls)');
+    expect(m.state).toBe(PROBING);
+    m.move(PROBING, WRITING);
+    expect(m.state).toBe(WRITING);
+    for (const to of ALL) expect(() => walk([COMPLETED, to])).toThrow(/illegal|expected/);
   });
 
-  test('any state that works can fail at once (an error, a failed shard, a cancel lands in failed)', () => {
-    for (const s of ALL.filter((x) => !isFinal(x))) expect(moves(s), s).toContain(JOB_STATES.FAILED);
+  test('each state reports its own progress phase', () => {
+    expect(new Set(ALL.map((s) => PHASE_OF[s])).size).toBe(ALL.length);
   });
 
-  test('a job completes only from writing (its result file is finished first), and writing cannot be skipped', () => {
-    for (const s of ALL) expect(moves(s).includes(JOB_STATES.COMPLETED), s).toBe(s === JOB_STATES.WRITING);
-    // without the writing state, completed is out of reach
-    const withoutWriting = (from: JobState, seen = new Set<JobState>()): boolean =>
-      moves(from).some((t) => t === JOB_STATES.COMPLETED || (t !== JOB_STATES.WRITING && !seen.has(t) && (seen.add(t), withoutWriting(t, seen))));
-    expect(withoutWriting(JOB_STATES.VALIDATING)).toBe(false);
-  });
-
-  test('progress never goes back: along every move the reported phase stays or advances', () => {
+  test('progress never goes back: along every move but failing, the reported phase advances', () => {
     const order = Object.values(PROGRESS_PHASES) as string[];
     for (const from of ALL) {
-      for (const to of moves(from)) {
-        if (to === JOB_STATES.FAILED) continue; // failing ends the job from any phase
+      for (const to of JOB_TRANSITIONS[from]) {
+        if (to === FAILED) continue; // failing ends the job from any phase
         expect(order.indexOf(PHASE_OF[to]), `${from} -> ${to}`).toBeGreaterThan(order.indexOf(PHASE_OF[from]));
       }
-    }
-  });
-});
-
-describe('transition', () => {
-  test('every one of the 49 (from, to) pairs: the table\'s moves are taken, every other one is refused', () => {
-    let taken = 0;
-    for (const from of ALL) {
-      for (const to of ALL) {
-        if (moves(from).includes(to)) {
-          expect(transition(from, [from], to)).toBe(to);
-          taken++;
-          continue;
-        }
-        let err: unknown = null;
-        try {
-          transition(from, [from], to);
-        } catch (e) {
-          err = e;
-        }
-        expect(isServiceError(err, 'illegal_transition'), `${from} -> ${to}`).toBe(true);
-      }
-    }
-    expect(taken).toBe(ALL.reduce((n, s) => n + moves(s).length, 0));
-  });
-
-  test('a legal move from a state the caller did not expect to leave is refused', () => {
-    for (const from of ALL) {
-      const others = ALL.filter((s) => s !== from);
-      for (const to of moves(from)) expect(() => transition(from, others, to)).toThrow(/illegal|expected/);
     }
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { packTasks, unpackTasks } from '../../src/probe/pool/packed-tasks';
+import { packTasks, unpackTasks } from '../../src/probe/workers/packed-tasks';
 import { isServiceError } from '../../src/errors';
 import type { ProbeTask } from '../../src/probe/types';
 import { DOMAIN_ERROR_CODES } from '../../src/error-codes';

@@ -1,9 +1,9 @@
 /**
- * expectedResults (src/probe/pool/pool-protocol.ts): the one count of the
- * results a shard owes, for the pool's Shard and the cluster's WorkShard alike.
+ * expectedResults (src/probe/workers/lane-protocol.ts): the one count of the
+ * results a shard owes, for the probe workers' Shard and the cluster's WorkShard alike.
  */
 import { expect, test } from 'bun:test';
-import { expectedResults, type Shard } from '../../src/probe/pool/pool-protocol';
+import { expectedResults, type Shard } from '../../src/probe/workers/lane-protocol';
 import type { ProbeSettings } from '../../src/probe/types';
 
 const tasks = (n: number) => Array.from({ length: n }, (_, i) => ({ index: i, proxy: { host: '192.0.2.1', port: 1 } }));
