@@ -117,6 +117,9 @@ describe('limits and guards', () => {
     const strict = { allowPrivateTargets: false };
     expect(await run(rule(plainUrl('/ok')), strict)).toMatchObject({ success: false, error: { code: 'blocked_target' } });
     expect(await run(rule(`http://localhost:${plain.port}/ok`), strict)).toMatchObject({ success: false, error: { code: 'blocked_target' } });
+    // each message names the setting that allows the target
+    expect((await run(rule(plainUrl('/ok')), strict)).error?.message).toBe('127.0.0.1 is in a private, loopback or reserved range; refused unless the server sets ALLOW_PRIVATE_TARGETS=true');
+    expect((await run(rule(`http://localhost:${plain.port}/ok`), strict)).error?.message).toMatch(/^localhost resolves to (127\.0\.0\.1|::1), a private, loopback or reserved address; refused unless the server sets ALLOW_PRIVATE_TARGETS=true$/);
     expect(await run(rule('http://[::1]/'), strict)).toMatchObject({ error: { code: 'blocked_target' } });
     expect(await run(rule('http://169.254.169.254/latest/meta-data'), strict)).toMatchObject({ error: { code: 'blocked_target' } });
   });

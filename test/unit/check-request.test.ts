@@ -3,6 +3,7 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
 import { validateCheckJson, validateCheckRaw, type CheckRequestOptions } from '../../src/http/check-request';
+import { InvalidLines } from '../../src/proxy/invalid-lines';
 
 const REGIONS = ['sg1', 'us1', 'de1'] as const;
 const OPTS: CheckRequestOptions = { maxProxies: 3, maxCustomUrls: 2, acceptedRegions: REGIONS };
@@ -76,6 +77,7 @@ describe('validateCheckJson: defaults and values', () => {
         { host: 'h.io', port: 1, username: 'u', password: 'p', format: 'url_auth', raw: 'u:p@h.io:1' },
       ],
       totalInvalid: 1,
+      invalidLines: expect.any(InvalidLines),
       totalDuplicates: 1,
       region: 'us1',
       type: 'http',
@@ -315,6 +317,7 @@ describe('validateCheckRaw', () => {
       route: 'check-raw',
       proxies: [{ host: '1.2.3.4', port: 80, format: 'standard', raw: '1.2.3.4:80' }],
       totalInvalid: 1,
+      invalidLines: expect.any(InvalidLines),
       totalDuplicates: 1,
       region: 'us1',
       type: 'http',

@@ -17,7 +17,7 @@ import type { ResultWriter } from '../../src/results/writer';
 
 function request(n: number, jobId: string | null = null): CheckRequest {
   const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.2.${i >> 8}.${i & 255}:8080`));
-  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId, customUrls: [] };
+  return { route: 'check', proxies: list.proxies, totalInvalid: 0, invalidLines: list.invalidLines, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId, customUrls: [] };
 }
 
 /** A ledger that records reservations, refuses accounts named `broke`, and finds every jobId of account `elsewhere` running on another node. */
