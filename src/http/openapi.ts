@@ -57,6 +57,7 @@ const checkResponseExample = {
     countries: { 'United States': 1, Germany: 1 },
     anonymity_levels: { elite: 1, anonymous: 1, transparent: 0 },
     top_isps: { 'Example ISP': 1, 'Other AS': 1 },
+    errors: { connect_timeout: 1, blocked_target: 1 },
   },
   metadata: {
     user: {
@@ -70,8 +71,10 @@ const checkResponseExample = {
     proxy_type: 'http',
     timeout_used: '2000ms',
     total_checked: 3,
-    total_invalid: 0,
+    total_invalid: 1,
     total_duplicates: 0,
+    total_blocked: 1,
+    invalid_lines: [{ line: 5, text: '203.0.113.7:99999', reason: 'port is not a number from 1 to 65535' }],
     processing_time: '2.01s',
     job_id: 'my-job-1',
   },
