@@ -235,7 +235,7 @@ export class NatsPool implements PoolPort {
     if (run.timer !== null) clearTimeout(run.timer);
     run.timer = setTimeout(() => {
       run.timer = null;
-      this.#o.log.warn('a cluster shard showed no sign of life: its job fails', { shard: run.seq, deadlineMs: this.#o.deadlineMs });
+      this.#o.log.warn('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails', { shard: run.seq, deadlineMs: this.#o.deadlineMs });
       run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
     }, this.#o.deadlineMs);
   }

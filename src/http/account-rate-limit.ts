@@ -19,7 +19,7 @@ export function rateLimitedAccounts(accounts: AccountsPort, limiter: RateLimiter
       const account = await accounts.findByApiKey(key);
       if (account === null) return null;
       const out = limiter.take(account.id);
-      if (!out.ok) throw tooManyRequests(out.retryAfterS, `Rate limit: ${limiter.ratePerS} requests per second per account, bursts of ${limiter.burst}; retry in ${out.retryAfterS} s`);
+      if (!out.ok) throw tooManyRequests(out.retryAfterS, `Rate limit: ${limiter.ratePerS} requests per second per account, bursts of ${limiter.burst} (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in ${out.retryAfterS} s`);
       return account;
     },
   };

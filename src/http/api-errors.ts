@@ -73,6 +73,14 @@ export const apiKeyRequired = () =>
     message: 'Please provide your API key in the X-API-Key header or the Authorization header (Bearer <key>)',
   });
 
+/** /ws without a key on a server that requires one there (WS_REQUIRE_AUTH); elsewhere a key is always required (apiKeyRequired). */
+export const wsApiKeyRequired = () =>
+  new ApiError(401, {
+    error: 'API key is required',
+    message:
+      'This server requires an API key on /ws (server setting WS_REQUIRE_AUTH): provide it in the X-API-Key header, the Authorization header (Bearer <key>) or the apiKey query parameter',
+  });
+
 export const invalidApiKey = () =>
   new ApiError(401, { error: 'Invalid API key', message: 'The provided API key is not valid' });
 
@@ -112,13 +120,13 @@ export const linkExpired = () =>
 // ---- 413 / 415 / 429 -------------------------------------------------------
 
 export const tooManyProxies = (max: number) =>
-  new ApiError(413, { error: 'Too many proxies', message: `At most ${max} unique proxies per request`, max });
+  new ApiError(413, { error: 'Too many proxies', message: `At most ${max} unique proxies per request (server setting MAX_PROXIES)`, max });
 
 export const payloadTooLarge = (max: number) =>
-  new ApiError(413, { error: 'Payload too large', message: `The request body may be at most ${max} bytes`, max });
+  new ApiError(413, { error: 'Payload too large', message: `The request body may be at most ${max} bytes (server setting MAX_BODY_BYTES)`, max });
 
 export const tooManyCustomUrls = (max: number) =>
-  new ApiError(413, { error: 'Too many custom URLs', message: `At most ${max} custom URLs per request`, max });
+  new ApiError(413, { error: 'Too many custom URLs', message: `At most ${max} custom URLs per request (server setting MAX_CUSTOM_URLS)`, max });
 
 export const unsupportedMediaType = (expected: string) =>
   new ApiError(415, { error: 'Unsupported media type', message: `Content-Type must be ${expected}` });
@@ -147,6 +155,6 @@ export const regionUnavailable = (region: string) =>
 export const tooManyLargeBodies = (retryAfterSeconds: number) =>
   new ApiError(
     503,
-    { error: 'Service unavailable', message: `Too many large request bodies are being read; retry in ${retryAfterSeconds} s` },
+    { error: 'Service unavailable', message: `Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in ${retryAfterSeconds} s` },
     { 'Retry-After': String(retryAfterSeconds) },
   );

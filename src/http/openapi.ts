@@ -39,7 +39,7 @@ const E405 = (path: string, methods: string) => ({
 });
 const E429 = {
   ...err(
-    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' },
+    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in 1 s' },
     'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
     'TooManyRequests',
   ),
@@ -120,9 +120,9 @@ const checkErrors = {
       'application/json': {
         schema: ref('TooLarge'),
         examples: {
-          proxies: { value: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request', max: 100000 } },
-          body: { value: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes', max: 16777216 } },
-          customUrls: { value: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request', max: 10 } },
+          proxies: { value: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request (server setting MAX_PROXIES)', max: 100000 } },
+          body: { value: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 } },
+          customUrls: { value: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 10 } },
         },
       },
     },
@@ -324,7 +324,7 @@ const paths = {
           },
         },
         '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
-        '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
+        '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
         '405': E405('/result/{name}', 'GET'),
         '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
       },

@@ -410,7 +410,7 @@ export class JobActor {
   #retryOurs(index: number): boolean {
     if (this.#retries.waiting === 0 && this.#retries.notTried === 0 && !this.#warnedOverload) {
       this.#warnedOverload = true;
-      this.#deps.log.warn('the checker ran out of local resources; probes are tried again', { jobId: this.jobId });
+      this.#deps.log.warn('the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again', { jobId: this.jobId });
     }
     return this.#retries.retry(index);
   }

@@ -167,7 +167,7 @@ export class CheckService implements ChecksPort {
         const first = await Promise.race([all().then(() => 'drained' as const), graceOver]);
         clearTimeout(timer);
         if (first === 'grace') {
-          this.#deps.log.warn('shutdown grace over: cancelling running jobs', { jobs: this.#running.size });
+          this.#deps.log.warn('shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs', { jobs: this.#running.size });
           for (const { actor } of this.#running.values()) actor.cancel();
           await all();
         }

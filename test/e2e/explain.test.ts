@@ -10,6 +10,7 @@
  * here is refused before a socket is opened ("localhost" after its lookup).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { refusedPort } from '../fixtures/fake-servers';
 import { call as rawCall, startTestService, type TestService } from '../helpers/service'; // the admin listener serves no OpenAPI document
 // Every response is checked against the OpenAPI document the service serves (test/helpers/openapi-check.ts).
 import { checkedCall as call, checkedFetch } from '../helpers/openapi-check';
@@ -87,4 +88,24 @@ describe('blocked before the reservation, summary.errors, invalid lines', () => 
     expect(short.body).toMatchObject({ required: 2, available: 0 });
     expect(await checks()).toBe(remaining);
   }, 20_000);
+});
+
+describe('messages that name their setting', () => {
+  test('a TLS judge that does not answer at start: the warning names the https settings; /ws without a key under WS_REQUIRE_AUTH names it', async () => {
+    const port = await refusedPort();
+    const s = await startTestService({ JUDGE_TLS_URL: `https://127.0.0.1:${port}/judge`, JUDGE_TLS_FINGERPRINT: 'ab'.repeat(32), WS_REQUIRE_AUTH: 'true' });
+    try {
+      const warning = s.logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('the TLS judge did not answer directly'));
+      expect(warning?.msg).toBe('the TLS judge did not answer directly; https checks may all be false (JUDGE_TLS_URL, JUDGE_TLS_FINGERPRINT; JUDGE_TLS=false turns them off)');
+      const upgrade = { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+      const ws = await call(`${s.url}/ws?jobId=needs-a-key`, { headers: upgrade });
+      expect(ws.status).toBe(401);
+      expect(ws.body).toEqual({
+        error: 'API key is required',
+        message: 'This server requires an API key on /ws (server setting WS_REQUIRE_AUTH): provide it in the X-API-Key header, the Authorization header (Bearer <key>) or the apiKey query parameter',
+      });
+    } finally {
+      await s.stop();
+    }
+  }, 30_000);
 });

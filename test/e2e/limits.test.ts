@@ -63,7 +63,7 @@ describe('requests per second per account', () => {
     const refused = await checkedCall(`${t.url}/check`, { method: 'POST', headers: { 'x-api-key': t.key }, json: { proxies: holes(3, 1), timeout: 1000 } });
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
-    expect(refused.body).toEqual({ error: 'Too many requests', message: 'Rate limit: 1 requests per second per account, bursts of 2; retry in 1 s' });
+    expect(refused.body).toEqual({ error: 'Too many requests', message: 'Rate limit: 1 requests per second per account, bursts of 2 (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in 1 s' });
     // the account's other key shares the bucket; /me is limited too; a bad key is still 401
     expect((await checkedCall(`${t.url}/me`, { headers: { authorization: `Bearer ${key2}` } })).status).toBe(429);
     expect((await checkedCall(`${t.url}/check-raw`, { method: 'POST', headers: { 'x-api-key': t.key }, body: '127.0.0.1:1' })).status).toBe(429);
@@ -100,7 +100,7 @@ describe('running checks per account, and WebSocket caps', () => {
     const second = await checkedCall(`${t.url}/check`, { method: 'POST', headers: { 'x-api-key': t.key }, json: { proxies: holes(3, 3), timeout: 1000, jobId: 'limit-second' } });
     expect(second.status).toBe(429);
     expect(second.headers.get('retry-after')).toBe('5');
-    expect(second.body).toEqual({ error: 'Too many requests', message: 'At most 1 checks may run at once per account; retry in 5 s' });
+    expect(second.body).toEqual({ error: 'Too many requests', message: 'At most 1 checks may run at once per account (server setting MAX_JOBS_PER_ACCOUNT); retry in 5 s' });
     const after = await me();
     expect(after.user.checks).toBe(before - 5); // unchanged by the refused check
     expect(after.history_count).toBe(reserved.history_count); // no scan row for it
@@ -131,7 +131,7 @@ describe('running checks per account, and WebSocket caps', () => {
     expect(await a2.after(0)).toBe('open');
 
     const a3 = socket('jobId=ws-anon-3');
-    expect(await a3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this address' });
+    expect(await a3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this address (WS_MAX_PER_ADDRESS)' });
 
     // the same address with a key counts against the account, not the address
     const k1 = socket(`jobId=ws-key-1&apiKey=${t.key}`);
@@ -140,7 +140,7 @@ describe('running checks per account, and WebSocket caps', () => {
     expect(await k1.after(100)).toBe('open');
     expect(await k2.after(0)).toBe('open');
     const k3 = socket(`jobId=ws-key-3&apiKey=${t.key}`);
-    expect(await k3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this account' });
+    expect(await k3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this account (WS_MAX_PER_ACCOUNT)' });
 
     // a closed socket gives its place back
     a1.ws.close();

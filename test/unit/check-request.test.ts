@@ -54,8 +54,8 @@ const NO_VALID = {
       'Please provide at least one proxy in a supported format: host:port, username:password@host:port or host:port:username:password',
   },
 };
-const TOO_MANY_PROXIES = { status: 413, body: { error: 'Too many proxies', message: 'At most 3 unique proxies per request', max: 3 } };
-const TOO_MANY_URLS = { status: 413, body: { error: 'Too many custom URLs', message: 'At most 2 custom URLs per request', max: 2 } };
+const TOO_MANY_PROXIES = { status: 413, body: { error: 'Too many proxies', message: 'At most 3 unique proxies per request (server setting MAX_PROXIES)', max: 3 } };
+const TOO_MANY_URLS = { status: 413, body: { error: 'Too many custom URLs', message: 'At most 2 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 2 } };
 const INVALID_SAMPLES = bad('samples: expected an integer from 1 to 10');
 
 const P = ['1.2.3.4:80'];
