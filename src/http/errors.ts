@@ -11,6 +11,7 @@ import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlready
 import { isServiceError } from '../errors';
 import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit } from '../jobs/job-errors';
 import type { Logger } from '../log';
+import { REQUEST_ID_HEADER } from './request-id';
 
 export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a moment';
 
@@ -42,8 +43,16 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
-export function apiErrorResponse(err: ApiError): Response {
-  return jsonResponse(err.status, err.body, err.headers);
+/**
+ * The response of `err`. With the request's id (request-id.ts) the response
+ * carries it in X-Request-Id, and a 500 body adds it as `request_id` (the one
+ * field the contract's fixed 500 body gains): what the user quotes to find the
+ * log lines of the failure.
+ */
+export function apiErrorResponse(err: ApiError, requestId: string | null = null): Response {
+  if (requestId === null) return jsonResponse(err.status, err.body, err.headers);
+  const body = err.status === 500 ? { ...err.body, request_id: requestId } : err.body;
+  return jsonResponse(err.status, body, { ...err.headers, [REQUEST_ID_HEADER]: requestId });
 }
 
 /** Maps an Elysia error code + error to an ApiError. */

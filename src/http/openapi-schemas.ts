@@ -48,7 +48,11 @@ export const schemas = {
   LinkExpired: errorBody({ const: 'Link expired' }),
   TooLarge: errorBody({ enum: ['Too many proxies', 'Payload too large', 'Too many custom URLs'] }, { max: int0 }, ['max']),
   UnsupportedMediaType: errorBody({ const: 'Unsupported media type' }),
-  InternalError: errorBody({ const: 'Internal server error' }),
+  InternalError: errorBody(
+    { const: 'Internal server error' },
+    { request_id: { type: 'string', maxLength: 128, description: 'The X-Request-Id of the request: quote it to the operator (every log line of the request carries it)' } },
+    ['request_id'],
+  ),
   ServiceUnavailable: errorBody({ const: 'Service unavailable' }),
   RegionUnavailable: errorBody({ const: 'Region unavailable' }, { region: { type: 'string' } }, ['region']),
   TooManyRequests: errorBody({ const: 'Too many requests' }),

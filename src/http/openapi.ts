@@ -31,7 +31,11 @@ const E401 = {
     },
   },
 };
-const E500 = err({ error: 'Internal server error', message: 'An unexpected error occurred' }, 'Unexpected failure', 'InternalError');
+const E500 = err(
+  { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
+  'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request',
+  'InternalError',
+);
 const allowHeader = { Allow: { description: 'The methods the route accepts', schema: { type: 'string' as const } } };
 const E405 = (path: string, methods: string) => ({
   ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
@@ -343,6 +347,8 @@ export const documentation = {
       'Authentication: `X-API-Key: <key>` or `Authorization: Bearer <key>` on /check, /check-raw and /me.',
       '',
       'Every error body is JSON. A known path called with another method answers 405 `{message}` with an `Allow` header; an unknown path answers 404 `{"error": "Not found", "message": "No route <METHOD> <path>"}`.',
+      '',
+      'Every response carries `X-Request-Id`: the one the request sent when it is 1 to 128 characters of `A-Z a-z 0-9 . _ : + / = -`, else a generated UUID. Every log line of the request carries it, and a 500 body adds it as `request_id`: quote it when you report a failure.',
       '',
       '## Progress over WebSocket',
       'Connect to `GET /ws?jobId=<id>` (before or during the check request that carries the same `jobId`). No key is needed unless the server sets `WS_REQUIRE_AUTH=true`; a key (`X-API-Key`, `Authorization: Bearer` or `?apiKey=`) limits the subscription to that account\'s jobs.',

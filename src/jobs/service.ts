@@ -34,6 +34,7 @@ import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
 import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
+import type { Logger } from '../log';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
 
@@ -96,14 +97,17 @@ export class CheckService implements ChecksPort {
     if (this.#state !== SERVICE_STATES.RUNNING) throw shuttingDown();
   }
 
-  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<CheckResponse> {
+  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal, requestLog?: Logger): Promise<CheckResponse> {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
     if (this.#deps.regionAvailable?.(request.region) === false) throw new RegionUnavailableError(request.region);
     const { hub, limits: _limits, regionAvailable: _available, ...rest } = this.#deps;
+    // the job logs with the request's logger: its lines carry the request id
+    const log = requestLog ?? rest.log;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
+      log,
       publish: (state, final) => hub.publish(account.id, state, final),
     });
     // From here to the try nothing throws: what #admit counts, finally uncounts.
@@ -128,7 +132,7 @@ export class CheckService implements ChecksPort {
       ) {
         throw err;
       }
-      this.#deps.log.error('check job failed', { jobId, account: account.id, err });
+      log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
       this.#deps.counters?.jobEnded(actor.state === JOB_STATES.COMPLETED ? 'completed' : 'failed');

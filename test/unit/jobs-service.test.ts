@@ -28,6 +28,7 @@ function ledger() {
     async reserve(i) {
       clientJobIds.push(i.clientJobId);
       if (i.accountId === 'broke') return { ok: false, required: i.units, available: 0 };
+      if (i.accountId === 'crash') throw new Error('database gone');
       if (i.accountId === 'elsewhere') throw new JobAlreadyRunningError(i.clientJobId ?? '?');
       reserved.push({ accountId: i.accountId, units: i.units });
       return { ok: true, unlimited: false, user: { email: 'a@b.c', checks_used: i.units, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } } };
@@ -85,6 +86,16 @@ const until = async (cond: () => boolean) => {
 };
 
 const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+
+describe('CheckService logging', () => {
+  test('a job logs with the logger of the request that asked for it: its lines carry the request id', async () => {
+    const { svc } = service({ maxJobs: 2, maxProxiesInFlight: 1_000_000 });
+    const log = memoryLogger();
+    const err = await refusal(svc.run({ id: 'crash' }, request(1), undefined, log.child({ requestId: 'req-42' })));
+    expect(err).toMatchObject({ code: 'job_failed' });
+    expect(log.lines.find((l) => l.msg === 'check job failed')).toMatchObject({ level: 'error', requestId: 'req-42', account: 'crash' });
+  });
+});
 
 describe('CheckService per-account limits', () => {
   test('concurrent checks over the limit: rate_limited, nothing reserved; other accounts unaffected', async () => {

@@ -19,7 +19,7 @@ import { LargeBodyGate, withBodyText } from '../body';
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount } from '../request-log';
+import { markAccount, requestLog } from '../request-log';
 import { docs } from '../openapi';
 
 function isJson(contentType: string | null): boolean {
@@ -58,7 +58,7 @@ export function checkRoutes(deps: AppDeps) {
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
         server?.timeout(request, 0);
-        return jsonResponse(200, await deps.checks.run(account, req, request.signal));
+        return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
       { parse: 'none', detail: docs.check },
     )
@@ -70,7 +70,7 @@ export function checkRoutes(deps: AppDeps) {
         const query = new URL(request.url).searchParams;
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
         server?.timeout(request, 0);
-        return jsonResponse(200, await deps.checks.run(account, req, request.signal));
+        return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
       { parse: 'none', detail: docs.checkRaw },
     );
