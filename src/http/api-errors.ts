@@ -131,12 +131,20 @@ export const tooManyCustomUrls = (max: number) =>
 export const unsupportedMediaType = (expected: string) =>
   new ApiError(415, { error: 'Unsupported media type', message: `Content-Type must be ${expected}` });
 
-/** 429: over a per-account limit (docs/API.md "Limits"); Retry-After in whole seconds (at least 1). */
-export const tooManyRequests = (retryAfterSeconds: number, message = `Slow down; retry in ${Math.max(1, Math.ceil(retryAfterSeconds))} s`) =>
+/**
+ * 429: over a per-account limit (docs/API.md "Limits"); Retry-After in whole
+ * seconds (at least 1), and any more headers (`headers`: the RateLimit-*
+ * fields of a keyed route).
+ */
+export const tooManyRequests = (
+  retryAfterSeconds: number,
+  message = `Slow down; retry in ${Math.max(1, Math.ceil(retryAfterSeconds))} s`,
+  headers: Record<string, string> = {},
+) =>
   new ApiError(
     429,
     { error: 'Too many requests', message },
-    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    { ...headers, 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   );
 
 // ---- 500 / 503 -------------------------------------------------------------

@@ -25,7 +25,11 @@ export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof InsufficientQuotaError) return insufficientChecks(err.required, err.available);
   if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
-  if (err instanceof RateLimitedError) return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`);
+  if (err instanceof RateLimitedError) {
+    // a 429 says Remaining 0 and Reset = Retry-After whatever refused it (the route's RateLimit-Limit stays)
+    const headers = { 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(err.retryAfterS) };
+    return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`, headers);
+  }
   if (err instanceof RegionUnavailableError) return regionUnavailable(err.region);
   if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
   // this node lost its lease to the database: nothing was reserved; another node (or this one, soon) takes it

@@ -41,18 +41,26 @@ const E405 = (path: string, methods: string) => ({
   ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
   headers: allowHeader,
 });
+/** The IETF httpapi draft's RateLimit fields, on every answer of a keyed route once the key is known (docs/API.md "Per-account limits"). */
+const rateLimitHeaders = {
+  'RateLimit-Limit': { description: 'Requests an account may make at once after a quiet spell (RATE_LIMIT_BURST)', schema: { type: 'integer' as const, minimum: 1 } },
+  'RateLimit-Remaining': { description: 'Requests left now (0 on a 429)', schema: { type: 'integer' as const, minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)', schema: { type: 'integer' as const, minimum: 0 } },
+};
 const E429 = {
   ...err(
     { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in 1 s' },
     'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
     'TooManyRequests',
   ),
-  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } } },
+  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
 const json = (schema: string, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
+/** A keyed route's 200: the RateLimit fields too. */
+const keyed200 = (schema: string, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
 const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 const checkResponseExample = {
@@ -216,7 +224,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     summary: 'Account, quota, history and usage',
     security,
     responses: {
-      '200': json('Me', meExample, 'Account information'),
+      '200': keyed200('Me', meExample, 'Account information'),
       '401': E401,
       '405': E405('/me', 'GET'),
       '429': E429,
@@ -246,7 +254,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       },
     },
     responses: {
-      '200': json('CheckResponse', checkResponseExample, 'Check response'),
+      '200': keyed200('CheckResponse', checkResponseExample, 'Check response'),
       ...checkErrors,
       '405': E405('/check', 'POST'),
       '415': err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType'),
@@ -271,7 +279,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
     ],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
-    responses: { '200': json('CheckResponse', checkResponseExample, 'Check response'), ...checkErrors, '405': E405('/check-raw', 'POST') },
+    responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), ...checkErrors, '405': E405('/check-raw', 'POST') },
   },
 };
 
