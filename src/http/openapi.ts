@@ -31,11 +31,20 @@ const E401 = {
     },
   },
 };
-const E500 = err(
-  { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
-  'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request',
-  'InternalError',
-);
+const requestIdHeader = {
+  'X-Request-Id': {
+    description: 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID',
+    schema: { type: 'string' as const, maxLength: 128 },
+  },
+};
+const E500 = {
+  ...err(
+    { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
+    'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request',
+    'InternalError',
+  ),
+  headers: requestIdHeader,
+};
 const allowHeader = { Allow: { description: 'The methods the route accepts', schema: { type: 'string' as const } } };
 const E405 = (path: string, methods: string) => ({
   ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
