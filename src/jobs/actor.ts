@@ -168,6 +168,11 @@ export class JobActor {
     return this.#checked;
   }
 
+  /** Unique proxies the job probes (the request's, less those refused before any connection). */
+  get proxies(): number {
+    return this.#req.proxies.length;
+  }
+
   /**
    * Stop the job: a message, handled ahead of waiting results. No new probes
    * start; the job fails with `reason` (refunding what was not checked).

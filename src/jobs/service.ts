@@ -111,7 +111,7 @@ export class CheckService implements ChecksPort {
       publish: (state, final) => hub.publish(account.id, state, final),
     });
     // From here to the try nothing throws: what #admit counts, finally uncounts.
-    const proxies = request.proxies.length;
+    const proxies = actor.proxies; // those it probes: the ones refused before any connection are not in flight
     const load = this.#admit(account.id, proxies);
     const done = actor.run();
     this.#running.set(jobId, { actor, done: done.catch(() => {}) });
