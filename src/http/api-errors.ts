@@ -122,6 +122,14 @@ export const linkExpired = () =>
 export const tooManyProxies = (max: number) =>
   new ApiError(413, { error: 'Too many proxies', message: `At most ${max} unique proxies per request (server setting MAX_PROXIES)`, max });
 
+/** Pools (DECISIONS "Pools", limits): more proxies than one pool, or all of an account's pools, may hold. */
+export const tooManyPoolProxies = (max: number, scope: 'pool' | 'account') =>
+  new ApiError(413, {
+    error: 'Too many proxies',
+    message: scope === 'pool' ? `At most ${max} proxies per pool` : `At most ${max} proxies in all of an account's pools together`,
+    max,
+  });
+
 export const payloadTooLarge = (max: number) =>
   new ApiError(413, { error: 'Payload too large', message: `The request body may be at most ${max} bytes (server setting MAX_BODY_BYTES)`, max });
 
@@ -146,6 +154,13 @@ export const tooManyRequests = (
     { error: 'Too many requests', message },
     { ...headers, 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   );
+
+/**
+ * 429 without Retry-After: the account owns as many pools as it may; waiting
+ * does not help, deleting one does.
+ */
+export const tooManyPools = (max: number) =>
+  new ApiError(429, { error: 'Too many requests', message: `At most ${max} pools per account; delete one to create another`, limit: max });
 
 // ---- 500 / 503 -------------------------------------------------------------
 

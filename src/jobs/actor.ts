@@ -7,7 +7,8 @@
  * ## States
  *
  * The table and what happens in each state are in job-states.ts; every move
- * goes through `#moveTo`, which asserts the state it leaves, so an illegal
+ * goes through `#moveTo`, the job's StateMachine (src/state-machine.ts),
+ * which asserts the state it leaves, so an illegal
  * transition throws instead of passing. The refund rule of a failed job is
  * `#refundOnFailure`, in one place.
  *
@@ -37,6 +38,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { errorCode, isServiceError, ServiceError } from '../errors';
+import { StateMachine } from '../state-machine';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import { autoType } from '../probe/codec/auto-verdict';
 import { PROXY_TYPES } from '../proxy/types';
@@ -48,7 +50,7 @@ import { SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
 import { InsufficientQuotaError, JOB_ERROR_CODES, shuttingDown } from './job-errors';
-import { isFinal, JOB_STATES, PHASE_OF, transition, type JobState } from './job-states';
+import { JOB_STATES, JOB_TRANSITIONS, PHASE_OF, type JobState } from './job-states';
 import type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 import { Mailbox } from './mailbox';
 import { PROGRESS_PHASES, type WorkPhase } from './progress';
@@ -76,7 +78,7 @@ export class JobActor {
   /** Unique per run: the ledger's and the scan row's job reference. */
   readonly runId: string = 'run_' + randomBytes(12).toString('base64url');
   readonly accountId: string;
-  #state: JobState = JOB_STATES.VALIDATING;
+  readonly #machine = new StateMachine<JobState>('job', JOB_TRANSITIONS, JOB_STATES.VALIDATING);
   /** The request with the proxies to probe (the refused ones taken out). */
   readonly #req: CheckRequest;
   /** Proxies refused before any connection (refused-targets.ts): recorded as failed, never probed nor charged. */
@@ -119,7 +121,7 @@ export class JobActor {
   /** Where the execution's grants go: the probing stage, then the custom-URL stage. */
   #grantTo: (n: number, exec: ExecutionHandle) => void = () => {};
   #next = 0;
-  /** One object for every shard of the job: the pool sends it to each thread once. */
+  /** One object for every shard of the job: the probe workers send it to each thread once. */
   get #settings(): ProbeSettings {
     return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
   }
@@ -161,7 +163,7 @@ export class JobActor {
   }
 
   get state(): JobState {
-    return this.#state;
+    return this.#machine.state;
   }
 
   get checked(): number {
@@ -193,7 +195,7 @@ export class JobActor {
       const units = this.#tasks;
       const r = await ledger.reserve({
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         clientJobId: req.jobId,
         units,
         type: req.type,
@@ -240,7 +242,7 @@ export class JobActor {
       });
       await ledger.complete({
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         checked: this.#checked,
         working: this.#summary.totalWorking,
         resultRef: this.#resultId,
@@ -273,7 +275,7 @@ export class JobActor {
       this.#grantTo = (n, exec) => this.#dispatchProbes(n, exec);
       this.#exec = this.#deps.execution.open({
         // the run's id, unique per run (the client's jobId may be used again once a job ended)
-        jobId: this.runId,
+        runId: this.runId,
         region: this.#req.region,
         demand: total,
         onGrant: (n, exec) => this.#grantTo(n, exec),
@@ -323,7 +325,7 @@ export class JobActor {
   // ---- messages -------------------------------------------------------------
 
   #handle_(m: Msg): void | Promise<void> {
-    if (this.#cancelReason !== null || isFinal(this.#state)) return;
+    if (this.#cancelReason !== null || this.#machine.final) return;
     switch (m.kind) {
       case 'cancel':
         return this.#onCancel(m.reason);
@@ -400,7 +402,7 @@ export class JobActor {
 
   /** The only way the state changes: asserts the state it leaves (job-states.ts). */
   #moveTo(from: readonly JobState[], to: JobState): void {
-    this.#state = transition(this.#state, from, to);
+    this.#machine.move(from, to);
     if (to !== JOB_STATES.COMPLETED && to !== JOB_STATES.FAILED) {
       this.#failedIn = PHASE_OF[to] as WorkPhase;
       this.#publish();
@@ -451,20 +453,20 @@ export class JobActor {
 
   #publish(final: { resultUrl: string | null } | null = null): void {
     const u = this.#urls;
-    const state = progressStateOf(this.jobId, this.#req, PHASE_OF[this.#state], {
+    const state = progressStateOf(this.jobId, this.#req, PHASE_OF[this.#machine.state], {
       checked: this.#checked,
       working: this.#summary.totalWorking,
       urls: u === null ? null : { done: u.done, total: u.total, startedAt: u.startedAt },
       probeStartedAt: this.#probeStartedAt,
       now: this.#clock(),
     });
-    if (this.#state === JOB_STATES.FAILED) state.failedIn = this.#failedIn;
+    if (this.#machine.state === JOB_STATES.FAILED) state.failedIn = this.#failedIn;
     this.#deps.publish(state, final);
   }
 
 
   async #fail(err: unknown): Promise<void> {
-    if (this.#state === JOB_STATES.FAILED) return;
+    if (this.#machine.state === JOB_STATES.FAILED) return;
     this.#moveTo([JOB_STATES.VALIDATING, JOB_STATES.RESERVING, JOB_STATES.PROBING, JOB_STATES.VALIDATING_URLS, JOB_STATES.WRITING], JOB_STATES.FAILED);
     this.#abort.abort();
     this.#exec?.cancel();
@@ -478,7 +480,7 @@ export class JobActor {
       const byClient = isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED);
       const settlement = {
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         checked: this.#checked,
         working: this.#summary.totalWorking,
         refund: this.#refundOnFailure(byClient),

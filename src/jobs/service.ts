@@ -5,11 +5,12 @@
  * JobAlreadyRunningError passes through), spawns one JobActor per
  * request, and stops gracefully.
  *
- * ## stop(graceMs)
+ * ## States (SERVICE_STATES, moved through src/state-machine.ts)
  *
  *   running ──stop()──> draining ──(all jobs done | grace over: cancel rest)──> stopped
  *
- * While draining, new checks are refused (`shutting_down`, assertAccepting:
+ * running accepts checks; stop() is the only way out, once (a second call
+ * returns the first's promise). While draining, new checks are refused (`shutting_down`, assertAccepting:
  * the one place that says so; HTTP answers 503). Jobs still running when the
  * grace ends are cancelled: they fail, refund what they did not check, and
  * their callers get `shutting_down` too.
@@ -35,11 +36,14 @@ import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor'
 import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
 import type { Logger } from '../log';
+import { StateMachine, transitionTable } from '../state-machine';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
 
 export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
 export type ServiceState = (typeof SERVICE_STATES)[keyof typeof SERVICE_STATES];
+const { RUNNING, DRAINING, STOPPED } = SERVICE_STATES;
+export const SERVICE_TRANSITIONS = transitionTable<ServiceState>({ running: [DRAINING], draining: [STOPPED], stopped: [] });
 
 /** Per-account limits (config: MAX_JOBS_PER_ACCOUNT, MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT). */
 export interface AccountLimits {
@@ -68,7 +72,7 @@ export class CheckService implements ChecksPort {
   readonly #running = new Map<string, { actor: JobActor; done: Promise<unknown> }>();
   /** Per account with running checks: how many, and their unique proxies together. */
   readonly #perAccount = new Map<string, { jobs: number; proxies: number }>();
-  #state: ServiceState = SERVICE_STATES.RUNNING;
+  readonly #machine = new StateMachine<ServiceState>('check service', SERVICE_TRANSITIONS, RUNNING);
   #stopping: Promise<void> | null = null;
 
   constructor(deps: ServiceDeps) {
@@ -76,7 +80,7 @@ export class CheckService implements ChecksPort {
   }
 
   get state(): ServiceState {
-    return this.#state;
+    return this.#machine.state;
   }
 
   get runningJobs(): number {
@@ -94,7 +98,7 @@ export class CheckService implements ChecksPort {
   }
 
   assertAccepting(): void {
-    if (this.#state !== SERVICE_STATES.RUNNING) throw shuttingDown();
+    if (this.#machine.state !== RUNNING) throw shuttingDown();
   }
 
   async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal, requestLog?: Logger): Promise<CheckResponse> {
@@ -160,7 +164,7 @@ export class CheckService implements ChecksPort {
 
   stop(graceMs: number): Promise<void> {
     if (this.#stopping !== null) return this.#stopping;
-    this.#state = SERVICE_STATES.DRAINING;
+    this.#machine.move(RUNNING, DRAINING);
     this.#stopping = (async () => {
       try {
         const all = () => Promise.all([...this.#running.values()].map((j) => j.done));
@@ -176,7 +180,7 @@ export class CheckService implements ChecksPort {
           await all();
         }
       } finally {
-        this.#state = SERVICE_STATES.STOPPED;
+        this.#machine.move(DRAINING, STOPPED);
       }
     })();
     return this.#stopping;

@@ -168,12 +168,12 @@ describe('graceful shutdown (SIGTERM)', () => {
     const refund = ledger.filter((l) => l.reason === 'refund');
     expect(reserve.map((l) => l.units)).toEqual([2000, 10]);
     expect(refund.length).toBe(1);
-    expect(refund[0]).toMatchObject({ units: 2000, delta: 2000, balanceAfter: BALANCE, jobId: reserve[0]!.jobId });
-    const failed = rows.find((x) => x.jobId === reserve[0]!.jobId);
+    expect(refund[0]).toMatchObject({ units: 2000, delta: 2000, balanceAfter: BALANCE, runId: reserve[0]!.runId });
+    const failed = rows.find((x) => x.runId === reserve[0]!.runId);
     expect(failed).toMatchObject({ status: 'failed', charged: 2000, totalChecked: 0, resultRef: null });
     expect(failed!.error).not.toBe('interrupted');
     expect(failed!.finishedAt).not.toBeNull();
-    const done = rows.find((x) => x.jobId === reserve[1]!.jobId);
+    const done = rows.find((x) => x.runId === reserve[1]!.runId);
     expect(done).toMatchObject({ status: 'completed', totalChecked: 10, charged: 10 });
     expect(done!.resultRef).not.toBeNull();
   }, 20_000);
@@ -208,10 +208,10 @@ describe('crash recovery (kill -9)', () => {
     expect(ledger.reduce((sum, l) => sum + l.delta, 0)).toBe(balance);
     const reserve = ledger.filter((l) => l.reason === 'reserve' && l.units === 303);
     expect(reserve.length).toBe(1);
-    const refund = ledger.filter((l) => l.reason === 'refund' && l.jobId === reserve[0]!.jobId);
+    const refund = ledger.filter((l) => l.reason === 'refund' && l.runId === reserve[0]!.runId);
     expect(refund.length).toBe(1);
     expect(refund[0]).toMatchObject({ units: 303, delta: 303, balanceAfter: balance });
-    const scan = rows.find((x) => x.jobId === reserve[0]!.jobId);
+    const scan = rows.find((x) => x.runId === reserve[0]!.runId);
     expect(scan).toMatchObject({ status: 'failed', error: 'interrupted', charged: 303 });
     expect(scan!.finishedAt).not.toBeNull();
     expect(rows.filter((x) => x.status === 'running').length).toBe(0);

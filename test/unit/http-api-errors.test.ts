@@ -29,6 +29,8 @@ import {
   regionUnavailable,
   tooManyCustomUrls,
   tooManyLargeBodies,
+  tooManyPoolProxies,
+  tooManyPools,
   tooManyProxies,
   tooManyRequests,
   unsupportedMediaType,
@@ -91,6 +93,8 @@ describe('ApiError', () => {
       jobAlreadyRunning: () => jobAlreadyRunning('job'),
       linkExpired: () => linkExpired(),
       tooManyProxies: () => tooManyProxies(1),
+      tooManyPoolProxies: () => tooManyPoolProxies(1, 'pool'),
+      tooManyPools: () => tooManyPools(1),
       payloadTooLarge: () => payloadTooLarge(1),
       tooManyCustomUrls: () => tooManyCustomUrls(1),
       unsupportedMediaType: () => unsupportedMediaType('application/json'),
@@ -279,6 +283,17 @@ describe('404 / 405 / 409 / 410', () => {
 });
 
 describe('413 / 415 / 429', () => {
+  test('pools: Too many proxies per pool / per account (413, max), too many pools (429 with limit, no Retry-After)', () => {
+    expectError(tooManyPoolProxies(100000, 'pool'), 413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool', max: 100000 });
+    expectError(tooManyPoolProxies(200000, 'account'), 413, {
+      error: 'Too many proxies',
+      message: "At most 200000 proxies in all of an account's pools together",
+      max: 200000,
+    });
+    expectError(tooManyPools(20), 429, { error: 'Too many requests', message: 'At most 20 pools per account; delete one to create another', limit: 20 });
+    expect(tooManyPools(20).headers).toEqual({});
+  });
+
   test('Too many proxies, Payload too large, Too many custom URLs: each with max', () => {
     expectError(tooManyProxies(100000), 413, {
       error: 'Too many proxies',

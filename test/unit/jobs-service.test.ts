@@ -222,3 +222,22 @@ describe('CheckService and jobIds', () => {
     await first;
   });
 });
+
+describe('CheckService states (running -> draining -> stopped)', () => {
+  test('stop() drains: new checks are refused shutting_down while a job runs, stopped once it ended; a second stop is the same promise', async () => {
+    const { svc, start, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 1_000_000 });
+    expect(svc.state).toBe('running');
+    const a = start('acct-a', 3);
+    await until(() => reserved.length === 1);
+    const stopped = svc.stop(60_000);
+    expect(svc.stop(1)).toBe(stopped);
+    expect(svc.state).toBe('draining');
+    expect(() => svc.assertAccepting()).toThrow();
+    expect(isServiceError(await refusal(svc.run({ id: 'acct-b' }, request(1))), 'shutting_down')).toBe(true);
+    expect(reserved).toHaveLength(1);
+    expect(await a.stop()).toMatchObject({ code: 'client_disconnected' });
+    await stopped;
+    expect(svc.state).toBe('stopped');
+    expect(isServiceError(await refusal(svc.run({ id: 'acct-b' }, request(1))), 'shutting_down')).toBe(true);
+  });
+});
