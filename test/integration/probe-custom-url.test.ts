@@ -111,7 +111,11 @@ describe('limits and guards', () => {
     const t0 = performance.now();
     const r = await runCustomUrl({ index: 1, proxy: { host: '127.0.0.1', port: hole.port } }, 0, rule(plainUrl('/ok')), { ...settings, timeoutMs: 1000 });
     expect(r).toMatchObject({ success: false, statusCode: null, error: { code: 'timeout' } });
-    expect(performance.now() - t0).toBeLessThan(1050);
+    // the 1000 ms budget, not another one (the default 2000, or the proxy probe's and the URL's added up):
+    // a loaded machine fires the timer late, so the upper bound leaves room and still tells them apart
+    const took = performance.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(990);
+    expect(took).toBeLessThan(1900);
   });
   test('SSRF guard on the target after DNS resolution', async () => {
     const strict = { allowPrivateTargets: false };
