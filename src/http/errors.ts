@@ -12,12 +12,13 @@ import type { ServiceError } from '../errors';
 import { DOMAIN_ERROR_CODES, JOB_ERROR_CODES } from '../error-codes';
 import { InsufficientQuotaError, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit, type CallerErrorCode } from '../jobs/job-errors';
 import type { Logger } from '../log';
+import { REQUEST_ID_HEADER } from './request-id';
 
 export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a moment';
 
 const LIMIT_MESSAGES: Record<AccountLimit, (max: number) => string> = {
-  concurrent_jobs: (max) => `At most ${max} checks may run at once per account`,
-  proxies_in_flight: (max) => `At most ${max} unique proxies may be checked at once per account`,
+  concurrent_jobs: (max) => `At most ${max} checks may run at once per account (server setting MAX_JOBS_PER_ACCOUNT)`,
+  proxies_in_flight: (max) => `At most ${max} unique proxies may be checked at once per account (server setting MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT)`,
 };
 
 /**
@@ -29,8 +30,14 @@ const LIMIT_MESSAGES: Record<AccountLimit, (max: number) => string> = {
 const CALLER_ANSWERS: { readonly [C in CallerErrorCode]: (err: ServiceError) => ApiError | null } = {
   [JOB_ERROR_CODES.INSUFFICIENT_QUOTA]: (err) => (err instanceof InsufficientQuotaError ? insufficientChecks(err.required, err.available) : null),
   [DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING]: (err) => (err instanceof JobAlreadyRunningError ? jobAlreadyRunning(err.jobId) : null),
+  // a 429 says Remaining 0 and Reset = Retry-After whatever refused it (the route's RateLimit-Limit stays)
   [JOB_ERROR_CODES.RATE_LIMITED]: (err) =>
-    err instanceof RateLimitedError ? tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`) : null,
+    err instanceof RateLimitedError
+      ? tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`, {
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(err.retryAfterS),
+        })
+      : null,
   [JOB_ERROR_CODES.REGION_UNAVAILABLE]: (err) => (err instanceof RegionUnavailableError ? regionUnavailable(err.region) : null),
   [JOB_ERROR_CODES.SHUTTING_DOWN]: () => serviceUnavailable(SHUTTING_DOWN_MESSAGE),
   // this node lost its lease to the database: nothing was reserved; another node (or this one, soon) takes it
@@ -53,8 +60,16 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
-export function apiErrorResponse(err: ApiError): Response {
-  return jsonResponse(err.status, err.body, err.headers);
+/**
+ * The response of `err`. With the request's id (request-id.ts) the response
+ * carries it in X-Request-Id, and a 500 body adds it as `request_id` (the one
+ * field the contract's fixed 500 body gains): what the user quotes to find the
+ * log lines of the failure.
+ */
+export function apiErrorResponse(err: ApiError, requestId: string | null = null): Response {
+  if (requestId === null) return jsonResponse(err.status, err.body, err.headers);
+  const body = err.status === 500 ? { ...err.body, request_id: requestId } : err.body;
+  return jsonResponse(err.status, body, { ...err.headers, [REQUEST_ID_HEADER]: requestId });
 }
 
 /** Maps an Elysia error code + error to an ApiError. */

@@ -37,6 +37,7 @@ import { clientDisconnected, isCallerError, JobAlreadyRunningError, RateLimitedE
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from '../error-codes';
 import { waitWithGrace, type Clock } from '../clock';
+import type { Logger } from '../log';
 import { StateMachine, transitionTable } from '../state-machine';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
@@ -104,18 +105,21 @@ export class CheckService implements ChecksPort {
     if (this.#machine.state !== RUNNING) throw shuttingDown();
   }
 
-  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<CheckResponse> {
+  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal, requestLog?: Logger): Promise<CheckResponse> {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
     if (this.#deps.regionAvailable?.(request.region) === false) throw new RegionUnavailableError(request.region);
     const { hub, limits: _limits, regionAvailable: _available, clock: _clock, ...rest } = this.#deps;
+    // the job logs with the request's logger: its lines carry the request id
+    const log = requestLog ?? rest.log;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
+      log,
       publish: (state, final) => hub.publish(account.id, state, final),
     });
     // From here to the try nothing throws: what #admit counts, finally uncounts.
-    const proxies = request.proxies.length;
+    const proxies = actor.proxies; // those it probes: the ones refused before any connection are not in flight
     const load = this.#admit(account.id, proxies);
     const done = actor.run();
     this.#running.set(jobId, { actor, done: done.catch(() => {}) });
@@ -128,7 +132,7 @@ export class CheckService implements ChecksPort {
     } catch (err) {
       // an answer for the caller (the jobId running on another API node included: the reservation's database check)
       if (isCallerError(err)) throw err;
-      this.#deps.log.error('check job failed', { jobId, account: account.id, err });
+      log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
       this.#deps.counters?.jobEnded(actor.state === JOB_STATES.COMPLETED ? 'completed' : 'failed');
@@ -164,7 +168,7 @@ export class CheckService implements ChecksPort {
           all,
           graceMs,
           () => {
-            this.#deps.log.warn('shutdown grace over: cancelling running jobs', { jobs: this.#running.size });
+            this.#deps.log.warn('shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs', { jobs: this.#running.size });
             for (const { actor } of this.#running.values()) actor.cancel();
           },
           this.#deps.clock,

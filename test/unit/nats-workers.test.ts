@@ -37,15 +37,16 @@ function bed(deadlineMs = 5000) {
   };
   const counts = { redelivered: 0, duplicates: 0 };
   const clock = new FakeClock();
+  const log = memoryLogger('warn');
   const workers = new NatsWorkers({
     node: 'n1',
     transport,
     deadlineMs,
-    log: memoryLogger('silent'),
+    log,
     counters: { shardsRedelivered: (n) => (counts.redelivered += n), duplicateResults: (n) => (counts.duplicates += n) },
     clock,
   });
-  return { workers, published, cancels, counts, clock, failNext: (n: number) => (failPublishes = n) };
+  return { workers, published, cancels, counts, clock, log, failNext: (n: number) => (failPublishes = n) };
 }
 
 describe('NatsWorkers', () => {
@@ -119,8 +120,8 @@ describe('NatsWorkers', () => {
     expect(got).toEqual(['0:0', '1:0']);
   });
 
-  test('no sign of life within the deadline: shard_failed, not a moment before', async () => {
-    const { workers, clock } = bed(60);
+  test('no sign of life within the deadline: shard_failed, not a moment before, and the warning names the setting', async () => {
+    const { workers, clock, log } = bed(60);
     let err: unknown = 'pending';
     void workers.runShard(probeShard(2), () => {}, undefined, ctx).catch((e: unknown) => (err = e));
     await clock.advance(59);
@@ -128,6 +129,7 @@ describe('NatsWorkers', () => {
     await clock.advance(1);
     expect(isServiceError(err, 'shard_failed')).toBe(true);
     expect(workers.stats.running).toBe(0);
+    expect(log.lines.map((l) => l.msg)).toContain('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails');
   });
 
   test('a batch is a sign of life: the deadline restarts from it', async () => {
