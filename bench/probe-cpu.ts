@@ -2,7 +2,7 @@
  * CPU per probe of the checker, reproducibly (issue 5, target B: <= 150 µs of
  * our process's CPU per check, all threads, in a CPU-bound run).
  *
- *   bun bench/probe-cpu.ts [--mode pool|inline] [--scenarios http,socks5,...]
+ *   bun bench/probe-cpu.ts [--mode workers|inline] [--scenarios http,socks5,...]
  *                          [--n 20000] [--concurrency 512] [--threads 2]
  *                          [--timeout 2000] [--hole-timeout 300]
  *                          [--reps 3] [--warmup 2000] [--drivers native,node]
@@ -17,12 +17,13 @@
  * it (a rough gauge of how loaded the machine was: on an idle machine it is
  * constant per probe).
  *
- * Modes: `pool` (default) runs the real ProbePool (piscina workers,
+ * Modes: `workers` (default; `pool` before the probe workers were renamed)
+ * runs the real ProbeWorkers (piscina workers,
  * MessagePort batches) fed like the region scheduler feeds it (shards of
  * 16..64 as slots free up): what the service spends. `inline` runs runProbe
  * on the main thread (the probe path alone). Both can interleave the socket
- * links (`--drivers native,node`: PROBE_SOCKET_DRIVER's two values; in pool
- * mode one pool per driver) rep by rep, an A/B in one process.
+ * links (`--drivers native,node`: PROBE_SOCKET_DRIVER's two values; in
+ * workers mode one ProbeWorkers per driver) rep by rep, an A/B in one process.
  *
  * Scenarios: http, socks5, socks4 (all working, plain http judge), https
  * (http proxy, CONNECT + TLS to the judge, concurrency 16), refused, hole
@@ -42,7 +43,7 @@ import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { runProbe } from '../src/probe/probe';
 import { setSocketDriver, type SocketDriver } from '../src/probe/net/exchange';
-import { ProbePool } from '../src/probe/pool/pool';
+import { ProbeWorkers } from '../src/probe/workers/probe-workers';
 import { parseJudgeUrl } from '../src/judge/calibrate';
 import type { ProbeResult, ProtocolSettings, ProbeTask } from '../src/probe/types';
 import type { ProxyType } from '../src/proxy/types';
@@ -53,7 +54,7 @@ function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i !== -1 && process.argv[i + 1] !== undefined ? (process.argv[i + 1] as string) : dflt;
 }
-const MODE = arg('mode', 'pool');
+const MODE = arg('mode', 'workers') === 'inline' ? 'inline' : 'workers';
 const N = Number(arg('n', '20000'));
 const CONC = Number(arg('concurrency', '512'));
 const THREADS = Number(arg('threads', '2'));
@@ -63,7 +64,7 @@ const SCENARIOS = arg('scenarios', 'http,socks5,socks4,https,refused,hole,mix').
 const JSON_OUT = process.argv.includes('--json');
 const REPS = Number(arg('reps', '3'));
 const WARMUP = Number(arg('warmup', '2000'));
-/** the socket links to compare (PROBE_SOCKET_DRIVER's values), interleaved rep by rep */
+/** inline mode: the plain-TCP links to compare, interleaved rep by rep */
 const DRIVERS = arg('drivers', 'native').split(',') as SocketDriver[];
 const HTTPS_CHECK = arg('https-check', 'on') === 'on';
 /** where the farm plays the judge's TLS listener (bench/probe-cpu-farm.ts) */
@@ -203,12 +204,12 @@ function runInline(sc: Scenario, n: number, t: Tally): Promise<void> {
   });
 }
 
-/** pool mode: one pool per socket link compared, and the one the current rep uses */
-const pools = new Map<SocketDriver, ProbePool>();
-let pool: ProbePool | null = null;
-function runPool(sc: Scenario, n: number, t: Tally): Promise<void> {
+/** workers mode: one ProbeWorkers per socket link compared, and the one the current rep uses */
+const allWorkers = new Map<SocketDriver, ProbeWorkers>();
+let workers: ProbeWorkers | null = null;
+function runWorkers(sc: Scenario, n: number, t: Tally): Promise<void> {
   const CONC = concFor(sc);
-  const p = pool as ProbePool;
+  const p = workers as ProbeWorkers;
   const settings = settingsFor(sc);
   const tasks = tasksFor(sc, n);
   let next = 0;
@@ -235,18 +236,18 @@ function runPool(sc: Scenario, n: number, t: Tally): Promise<void> {
   });
 }
 
-const run = MODE === 'pool' ? runPool : runInline;
-if (MODE === 'pool') {
+const run = MODE === 'workers' ? runWorkers : runInline;
+if (MODE === 'workers') {
   for (const d of DRIVERS) {
-    const p = await ProbePool.start({ threads: THREADS, socketDriver: d, ...(process.env.PROBE_WORKER_FILE ? { filename: process.env.PROBE_WORKER_FILE } : {}) });
-    pools.set(p.socketDriver, p);
+    const w = await ProbeWorkers.start({ threads: THREADS, socketDriver: d, ...(process.env.PROBE_WORKER_FILE ? { filename: process.env.PROBE_WORKER_FILE } : {}) });
+    allWorkers.set(w.socketDriver, w);
   }
 }
-/** Uses driver `d` for the next rep: the main thread's exchanges (inline), the pool of that link (pool). */
+/** Uses driver `d` for the next rep: the main thread's exchanges (inline), the workers of that link (workers). */
 function useDriver(d: SocketDriver): SocketDriver {
-  if (MODE !== 'pool') return setSocketDriver(d);
-  pool = pools.get(d) ?? (pools.values().next().value as ProbePool);
-  return pool.socketDriver;
+  if (MODE !== 'workers') return setSocketDriver(d);
+  workers = allWorkers.get(d) ?? (allWorkers.values().next().value as ProbeWorkers);
+  return workers.socketDriver;
 }
 
 interface Sample {
@@ -310,7 +311,7 @@ for (const name of SCENARIOS) {
     }
     const row = {
       mode: MODE,
-      threads: MODE === 'pool' ? THREADS : 1,
+      threads: MODE === 'workers' ? THREADS : 1,
       driver,
       httpsCheck: HTTPS_CHECK,
       scenario: name,
@@ -341,6 +342,6 @@ for (const name of SCENARIOS) {
       );
   }
 }
-for (const p of pools.values()) await p.close();
+for (const w of allWorkers.values()) await w.close();
 farm.stdin!.end();
 process.exit(rows.some((r) => (r.falsePositives as number) > 0) ? 1 : 0);

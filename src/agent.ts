@@ -38,7 +38,7 @@ import type { Logger } from './log';
 import { stopSteps } from './stop-steps';
 import { AgentMetrics } from './metrics/agent-metrics';
 import { setSocketDriver } from './probe/net/exchange';
-import { ProbePool } from './probe/pool/pool';
+import { ProbeWorkers } from './probe/workers/probe-workers';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
 import { VERSION } from './version';
@@ -84,7 +84,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
 
   try {
     setSocketDriver(config.probeSocketDriver); // this thread's exchanges (calibration)
-    const pool = await ProbePool.start({ threads: opts.threads ?? config.probeThreads, socketDriver: config.probeSocketDriver });
+    const pool = await ProbeWorkers.start({ threads: opts.threads ?? config.probeThreads, socketDriver: config.probeSocketDriver });
     undo.push(() => pool.close());
 
     const ownJudgeKey = config.judgeKey ?? randomBytes(32).toString('base64url');
@@ -129,7 +129,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
 
     let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
     // One ProbeSettings object per (type, timeout) until calibration changes: the pool sends a
-    // settings object to a lane once and refers to it after (pool-protocol.ts), by identity.
+    // settings object to a lane once and refers to it after (lane-protocol.ts), by identity.
     const settingsCache = new Map<string, ProbeSettings>();
     const calibration: CalibrationHandle = startCalibration({
       judge,
@@ -164,7 +164,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       // the API nodes lend their newcomers' headroom above a region's slots (scheduler.ts "Headroom"): take it
       lendSlots: slots - Math.floor((slots * config.maxJobSharePercent) / 100),
       version: VERSION,
-      pool,
+      workers: pool,
       settingsFor: (w) => {
         const key = `${w.type}:${w.timeoutMs}:${w.https !== false}`;
         let s = settingsCache.get(key);

@@ -38,7 +38,7 @@
  * (src/cluster/registry.ts: a region's capacity = its agents' slots, a rise
  * pokes the scheduler), shares a region's slots with the other API nodes by
  * their demand (src/cluster/demand.ts: the scheduler's capacity is this
- * node's fair share) and probes through the NatsPool (src/cluster/nats-pool.ts)
+ * node's fair share) and probes through the NatsWorkers (src/cluster/nats-workers.ts)
  * behind the same RegionScheduler (no process-wide cap: each agent bounds
  * itself). A check to a region without a live agent is refused before the
  * reservation (503 Region unavailable). Stop: after the jobs, the registry,
@@ -58,7 +58,8 @@ import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { createAdminApp } from './admin/app';
 import { reachableHost, withBoundPort, type Config } from './config';
 import { ServiceError } from './errors';
-import { NatsPool } from './cluster/nats-pool';
+import { ENTRY_ERROR_CODES, HTTP_ERROR_CODES } from './error-codes';
+import { NatsWorkers } from './cluster/nats-workers';
 import { CLUSTER_MIN_GRANT } from './cluster/protocol';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats, ensureWork, openAgentsBucket, openDemandBucket, subscribeResults, workTransport } from './cluster/nats';
@@ -85,7 +86,7 @@ import { checkTlsJudge } from './judge/tls-judge-check';
 import type { Logger } from './log';
 import { stopSteps } from './stop-steps';
 import { setSocketDriver } from './probe/net/exchange';
-import { ProbePool } from './probe/pool/pool';
+import { ProbeWorkers } from './probe/workers/probe-workers';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
 import { ACCEPTED_REGIONS, findRegion, REGIONS } from './regions';
@@ -131,18 +132,18 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
   const cluster = rawConfig.natsUrl !== undefined && (rawConfig.role === 'api' || rawConfig.role === 'all');
   if (cluster && (rawConfig.resultSecret === undefined || rawConfig.adminToken === undefined)) {
     // generated per DATA_DIR they would differ per node: a link minted on one would fail on another
-    throw new ServiceError('cluster_secrets_missing', 'an API node of a cluster needs RESULT_SECRET and ADMIN_TOKEN in its environment, the same on every node');
+    throw new ServiceError(ENTRY_ERROR_CODES.CLUSTER_SECRETS_MISSING, 'an API node of a cluster needs RESULT_SECRET and ADMIN_TOKEN in its environment, the same on every node');
   }
   mkdirSync(rawConfig.dataDir, { recursive: true });
   let config = await resolveSecrets(rawConfig);
   const secret = config.resultSecret;
   if (secret === undefined || secret === '') {
-    throw new ServiceError('result_secret_missing', 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
+    throw new ServiceError(HTTP_ERROR_CODES.RESULT_SECRET_MISSING, 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
   }
 
   const { undo, unwind } = stopSteps(log, 'stop step failed');
 
-  let engine: Promise<[Geo, ProbePool | null]> | null = null;
+  let engine: Promise<[Geo, ProbeWorkers | null]> | null = null;
   try {
     let lock: DataDirLock | null = null;
     if (config.databaseUrl === undefined) {
@@ -154,7 +155,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     // The engine (geo + worker threads) loads while the database opens.
     // (a cluster's API node probes through its agents: no threads)
     setSocketDriver(config.probeSocketDriver); // this thread's exchanges (calibration, the TLS judge's start check)
-    engine = Promise.all([openGeo(), cluster ? null : ProbePool.start({ threads: opts.threads ?? config.probeThreads, socketDriver: config.probeSocketDriver })]);
+    engine = Promise.all([openGeo(), cluster ? null : ProbeWorkers.start({ threads: opts.threads ?? config.probeThreads, socketDriver: config.probeSocketDriver })]);
     const database =
       opts.database ??
       (await openDatabase({
@@ -202,7 +203,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
 
     // A cluster: NATS, the work queue, the live agents and the pool that publishes shards.
     let registry: AgentRegistry | null = null;
-    let natsPool: NatsPool | null = null;
+    let natsPool: NatsWorkers | null = null;
     let poke: (region: string) => void = () => {};
     let board: DemandBoard | null = null;
     let queueDepth: QueueDepth | null = null;
@@ -243,13 +244,13 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       tellAgents = (o) => {
         if (o.nodeId === null) return;
         try {
-          transport.publishCancel(o.nodeId, o.jobId);
+          transport.publishCancel(o.nodeId, o.runId);
         } catch (err) {
-          log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { jobId: o.jobId, err });
+          log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { runId: o.runId, err });
         }
       };
       for (const o of refundedEarly.splice(0)) tellAgents(o);
-      const np = new NatsPool({
+      const np = new NatsWorkers({
         node: nodeId,
         transport,
         deadlineMs: config.clusterShardDeadlineMs,
@@ -367,7 +368,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       regions: ACCEPTED_REGIONS,
       scheduler,
       maxInFlight,
-      pool,
+      workers: pool,
       runningJobs: () => checks.runningJobs,
       hub,
       lease,
@@ -472,7 +473,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     });
     undo.push(() => calibration?.stop());
     const tlsCheck = tlsJudge === undefined ? null : await checkTlsJudge(tlsJudge); // rejects on another certificate: a start error
-    if (tlsCheck !== null && !tlsCheck.ok) log.warn('the TLS judge did not answer directly; https checks may all be false', { judgeTls: tlsJudge?.url, reason: tlsCheck.reason });
+    if (tlsCheck !== null && !tlsCheck.ok) log.warn('the TLS judge did not answer directly; https checks may all be false (JUDGE_TLS_URL, JUDGE_TLS_FINGERPRINT; JUDGE_TLS=false turns them off)', { judgeTls: tlsJudge?.url, reason: tlsCheck.reason });
     await calibration?.ready;
 
     const sweep: RetentionSweep = startRetentionSweep({

@@ -1,12 +1,13 @@
 /**
  * The CLI's client of the HTTP API (fetch) and of the WebSocket progress
  * channel. Never the database. Every failure becomes a CliError with the
- * exit code of README "Command-line client":
+ * exit code of docs/CLI.md:
  *   401 -> 3, 402 -> 4 (with how many checks are missing), other 4xx -> 5,
  *   5xx and network failures -> 6.
  * `httpError` (status + body -> CliError) is pure.
  */
 import { CliError, EXIT } from './exit-codes';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 
 // ---- API shapes the CLI reads (seed-api.md, DECISIONS.md) ---------------------
 
@@ -19,6 +20,8 @@ export interface CheckSummaryBody {
   protocols?: { http?: number; socks4?: number; socks5?: number };
   /** samples > 1 only: proxies whose samples left through more than one exit address */
   rotating?: number;
+  /** failed proxies per `error.code` (when the service sends it) */
+  errors?: Record<string, number>;
 }
 
 export interface CheckResponseBody {
@@ -108,7 +111,7 @@ export function httpError(status: number, body: unknown, what: string): CliError
   if (status === 401) {
     return new CliError(
       EXIT.AUTH,
-      'cli_auth',
+      ENTRY_ERROR_CODES.CLI_AUTH,
       `Authentication failed (${detail || 'HTTP 401'}). Pass a valid key with --key, set PROXYCHECK_API_KEY, or run \`proxycheck login\`.`,
     );
   }
@@ -121,16 +124,21 @@ export function httpError(status: number, body: unknown, what: string): CliError
       shortfall !== undefined
         ? `Not enough checks: this list needs ${fmt(required)} checks but the account has ${fmt(available)}: ${fmt(shortfall)} missing. Top up the account or check fewer proxies.`
         : `Not enough checks (${detail || 'HTTP 402'}).`;
-    return new CliError(EXIT.QUOTA, 'cli_quota', text);
+    return new CliError(EXIT.QUOTA, ENTRY_ERROR_CODES.CLI_QUOTA, text);
   }
   if (status >= 400 && status < 500) {
-    const extra =
-      typeof body === 'object' && body !== null && Array.isArray((body as Record<string, unknown>).available_regions)
-        ? ` Regions: ${((body as Record<string, unknown>).available_regions as string[]).join(', ')}.`
-        : '';
-    return new CliError(EXIT.CLIENT, 'cli_request_refused', `${what} was refused (HTTP ${status}${detail ? `, ${detail}` : ''}).${extra}`);
+    const regions = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).available_regions : undefined;
+    if (Array.isArray(regions)) {
+      // the message lists them too: print the list once, ours
+      return new CliError(
+        EXIT.CLIENT,
+        ENTRY_ERROR_CODES.CLI_REQUEST_REFUSED,
+        `${what} was refused (HTTP ${status}${error ? `, ${error}` : ''}). Regions: ${regions.join(', ')} (\`proxycheck regions\` names them).`,
+      );
+    }
+    return new CliError(EXIT.CLIENT, ENTRY_ERROR_CODES.CLI_REQUEST_REFUSED, `${what} was refused (HTTP ${status}${detail ? `, ${detail}` : ''}).`);
   }
-  return new CliError(EXIT.NETWORK, 'cli_server_error', `${what} failed on the server (HTTP ${status}${detail ? `, ${detail}` : ''}). Try again later.`);
+  return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_SERVER_ERROR, `${what} failed on the server (HTTP ${status}${detail ? `, ${detail}` : ''}). Try again later.`);
 }
 
 /** The CliError for a request that got no HTTP answer. */
@@ -138,7 +146,7 @@ export function networkError(err: unknown, baseUrl: string, what: string): CliEr
   if (err instanceof CliError) return err;
   const e = err as { code?: string; message?: string; name?: string };
   if (e?.name === 'AbortError' || e?.name === 'TimeoutError') {
-    return new CliError(EXIT.NETWORK, 'cli_timeout', `${what}: no answer from ${baseUrl} in time.`, { cause: err });
+    return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_TIMEOUT, `${what}: no answer from ${baseUrl} in time.`, { cause: err });
   }
   const reason =
     e?.code === 'ConnectionRefused' || e?.code === 'ECONNREFUSED'
@@ -146,7 +154,7 @@ export function networkError(err: unknown, baseUrl: string, what: string): CliEr
       : e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN'
         ? 'host not found'
         : (e?.message ?? String(err));
-  return new CliError(EXIT.NETWORK, 'cli_network', `Cannot reach ${baseUrl} (${what}): ${reason}`, { cause: err });
+  return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_NETWORK, `Cannot reach ${baseUrl} (${what}): ${reason}`, { cause: err });
 }
 
 async function readBody(res: Response): Promise<unknown> {
@@ -181,7 +189,7 @@ export class ApiClient {
 
   #requireKey(): string {
     if (this.#key === undefined) {
-      throw new CliError(EXIT.AUTH, 'cli_no_key', 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
+      throw new CliError(EXIT.AUTH, ENTRY_ERROR_CODES.CLI_NO_KEY, 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
     }
     return this.#key;
   }

@@ -1,5 +1,6 @@
 /**
- * `proxycheck check <file|->`: reads the list, subscribes to the WebSocket
+ * `proxycheck check <input>...`: reads the list (files, standard input, inline
+ * addresses: src/cli/io.ts), subscribes to the WebSocket
  * progress channel (/ws?jobId=<random>, with the key) BEFORE posting the
  * check, shows a live bar on a TTY (plain periodic lines otherwise) on
  * standard error, then prints the summary and the result links, and with
@@ -30,12 +31,13 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { errorText } from '../errors';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { convertResult, readResultParts } from '../results/export';
 import { ApiClient, type CheckResponseBody, type ProgressChannel } from './api-client';
 import type { CheckCommand, GlobalOptions } from './args';
 import type { CliSettings } from './config-file';
 import { CliError, EXIT, usageError } from './exit-codes';
-import { listLines, readInput, terminalTraits, type CliIo, type OutStream } from './io';
+import { describeInputs, readInputs, terminalTraits, type CliIo, type OutStream } from './io';
 import { PlainThrottle, ProgressTracker, fmtInt, renderBar, renderPlain } from './progress-bar';
 import { ProxyDigest, renderProxyDetails, type RecordView } from './proxy-table';
 import { renderCustomUrls, renderSummary, type CustomUrlRow } from './tables';
@@ -47,10 +49,11 @@ const REDRAW_MS = 100;
 
 export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: CliSettings, io: CliIo): Promise<number> {
   if (settings.key === undefined) {
-    throw new CliError(EXIT.AUTH, 'cli_no_key', 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
+    throw new CliError(EXIT.AUTH, ENTRY_ERROR_CODES.CLI_NO_KEY, 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
   }
-  const lines = listLines(await readInput(cmd.source, io));
-  if (lines.length === 0) throw usageError(`no proxies in ${cmd.source === '-' ? 'standard input' : cmd.source} (blank and # lines are skipped)`);
+  const { lines, from } = await readInputs(cmd.sources, io);
+  const origin = describeInputs(from);
+  if (lines.length === 0) throw usageError(`no proxies in ${origin} (blank and # lines are skipped)`);
 
   const client = new ApiClient({ url: settings.url, key: settings.key });
   const jobId = cmd.jobId ?? `cli-${randomBytes(9).toString('base64url')}`;
@@ -80,7 +83,7 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   if (cmd.https === false) body.https = false;
   if (cmd.customUrls.length > 0) body.customUrls = cmd.customUrls;
 
-  if (!g.json) io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${cmd.source === '-' ? 'standard input' : cmd.source} on ${settings.url} (job ${jobId})\n`);
+  if (!g.json) io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${origin} on ${settings.url} (job ${jobId})\n`);
   let channel: ProgressChannel | null = null;
   let ticker: ReturnType<typeof setInterval> | undefined;
   let response: CheckResponseBody;
@@ -117,7 +120,7 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
     if (io.signal.aborted) {
       throw new CliError(
         EXIT.INTERRUPTED,
-        'cli_interrupted',
+        ENTRY_ERROR_CODES.CLI_INTERRUPTED,
         `Interrupted. The server may still finish job ${jobId}; if it does, it appears in \`proxycheck me\`.`,
         { cause: err },
       );
@@ -192,7 +195,7 @@ async function* chunksOf(res: Response): AsyncGenerator<Uint8Array> {
 /** Streams the chosen form of the result to --out; returns a description for the user. */
 async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: CheckCommand, io: CliIo): Promise<{ what: string }> {
   const jsonUrl = r.result_urls?.json ?? r.result_url;
-  if (!jsonUrl) throw new CliError(EXIT.NETWORK, 'cli_no_result', 'The server returned no result link; nothing to save.');
+  if (!jsonUrl) throw new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_NO_RESULT, 'The server returned no result link; nothing to save.');
   const byFormat = { json: jsonUrl, csv: r.result_urls?.csv, txt: r.result_urls?.txt };
   const convertHere = (cmd.onlyWorking && cmd.format !== 'txt') || byFormat[cmd.format] === undefined;
   const res = await client.download(convertHere ? jsonUrl : byFormat[cmd.format]!, io.signal);
@@ -231,7 +234,7 @@ async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: CheckCom
       await fh?.close().catch(() => undefined);
       await unlink(tmp).catch(() => undefined);
       if (err instanceof CliError || io.signal.aborted) throw err;
-      throw new CliError(EXIT.USAGE, 'cli_out_unwritable', `cannot write ${path}: ${errorText(err)}`, { cause: err });
+      throw new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_OUT_UNWRITABLE, `cannot write ${path}: ${errorText(err)}`, { cause: err });
     }
   }
   const what =

@@ -1,9 +1,10 @@
 /**
  * The CLI's exit codes and its one error type. Every failure the CLI reports
  * is a CliError carrying the exit code, a stable `code` and the message shown
- * to the user (README "Command-line client" lists the codes).
+ * to the user (docs/CLI.md lists the codes).
  */
 import { ServiceError } from '../errors';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 
 export const EXIT = Object.freeze({
   OK: 0,
@@ -34,4 +35,4 @@ export class CliError extends ServiceError {
   }
 }
 
-export const usageError = (message: string) => new CliError(EXIT.USAGE, 'cli_usage', message);
+export const usageError = (message: string) => new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_USAGE, message);

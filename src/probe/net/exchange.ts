@@ -11,7 +11,7 @@
  * check), the node:net/node:tls link (node-socket.ts) for TLS verified
  * against a CA (its hostname check) and wherever the native link is
  * unavailable or switched off (setSocketDriver: PROBE_SOCKET_DRIVER=node,
- * applied per thread by the pool's lanes and by the composition roots).
+ * applied per thread by the probe workers' lanes and by the composition roots).
  *
  * Pinned TLS resumes the target's last TLS session (tls-sessions.ts): a
  * resumed session needs no certificate check (it proves the server whose
@@ -47,7 +47,7 @@ import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
 import { keepSession, sessionFor, sessionKey } from './tls-sessions';
 import { fdsExhausted } from './fd-check';
-import { isBlockedAddress } from '../codec/ssrf';
+import { blockedTargetMessage, isBlockedAddress } from '../codec/ssrf';
 import { interceptedError } from '../codec/cert-pin';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
 import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
@@ -101,9 +101,14 @@ class Exchange implements LinkEvents, TimerEntry {
     this.sessionKey = spec.tls && spec.tlsPin !== undefined ? sessionKey(spec.host, spec.port, spec.tlsPin) : null;
   }
 
+  /** What the exchange connects to: the proxy, or (direct) the target. */
+  private get dialHost(): string {
+    return this.spec.via === 'direct' ? (this.spec.connectAddress ?? this.spec.host) : this.spec.proxy.host;
+  }
+
   start(): void {
     probeDeadlines.arm(this, this.spec.timeoutMs);
-    const host = this.spec.via === 'direct' ? (this.spec.connectAddress ?? this.spec.host) : this.spec.proxy.host;
+    const host = this.dialHost;
     if (isIP(host) !== 0) {
       this.connectTo(host);
       return;
@@ -125,12 +130,12 @@ class Exchange implements LinkEvents, TimerEntry {
       this.fail(probeError('dns_failed', `host did not resolve (${a.errorCode ?? 'no address'})`));
       return;
     }
-    this.connectTo(first);
+    this.connectTo(first, this.dialHost);
   }
 
-  private connectTo(ip: string): void {
+  private connectTo(ip: string, host: string = ip): void {
     if (!this.spec.allowPrivateTargets && isBlockedAddress(ip)) {
-      this.fail(probeError('blocked_target', `${ip} is in a private, loopback or reserved range`));
+      this.fail(probeError('blocked_target', blockedTargetMessage(ip, host)));
       return;
     }
     this.address = ip;

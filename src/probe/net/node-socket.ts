@@ -17,6 +17,16 @@ import type { Link, LinkEvents, TlsStart } from './exchange-types';
 const kLink = Symbol('nodeLink');
 type Carrier = { [kLink]: NodeLink };
 
+/** Makes `s` carry `link` and its events to the shared listeners; `opened`: its connect (or TLS handshake) event. */
+function carry(s: Socket, link: NodeLink, opened: 'connect' | 'secureConnect', onOpened: (this: Socket) => void): void {
+  (s as unknown as Carrier)[kLink] = link;
+  s.on(opened, onOpened);
+  s.on('data', onData);
+  s.on('end', onEnd);
+  s.on('close', onEnd);
+  s.on('error', onError);
+}
+
 class NodeLink implements Link {
   private readonly ev: LinkEvents;
   private readonly raw: Socket;
@@ -27,13 +37,8 @@ class NodeLink implements Link {
   constructor(ev: LinkEvents, ip: string, port: number) {
     this.ev = ev;
     const s = netConnect({ host: ip, port, noDelay: true });
-    (s as unknown as Carrier)[kLink] = this;
     this.raw = s;
-    s.on('connect', onConnect);
-    s.on('data', onData);
-    s.on('end', onEnd);
-    s.on('close', onEnd);
-    s.on('error', onError);
+    carry(s, this, 'connect', onConnect);
   }
 
   write(data: string | Buffer): void {
@@ -56,14 +61,9 @@ class NodeLink implements Link {
       ...(session !== undefined ? { session } : {}),
       ALPNProtocols: ['http/1.1'],
     });
-    (t as unknown as Carrier)[kLink] = this;
     this.secure = t;
+    carry(t, this, 'secureConnect', onSecure);
     t.on('session', onSession);
-    t.on('secureConnect', onSecure);
-    t.on('data', onData);
-    t.on('end', onEnd);
-    t.on('close', onEnd);
-    t.on('error', onError);
   }
 
   peerCertificate(): PresentedCertificate | null {
@@ -147,7 +147,7 @@ function onConnect(this: Socket): void {
 function onSession(this: TLSSocket, s: Buffer): void {
   (this as unknown as Carrier)[kLink].sessionIssued(s);
 }
-function onSecure(this: TLSSocket): void {
+function onSecure(this: Socket): void {
   (this as unknown as Carrier)[kLink].event(SECURE, undefined);
 }
 function onData(this: Socket, chunk: Buffer): void {
