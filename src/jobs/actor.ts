@@ -125,11 +125,7 @@ export class JobActor {
   #next = 0;
   /** One object for every shard of the job: the probe workers send it to each thread once. A job that opted out of the https check gets no TLS judge. */
   get #settings(): ProbeSettings {
-    if (this.#settingsOnce === null) {
-      const s = this.#deps.settings(this.#req.type, this.#req.timeoutMs);
-      this.#settingsOnce = this.#req.https ? s : withoutHttpsCheck(s);
-    }
-    return this.#settingsOnce;
+    return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
   }
   #settingsOnce: ProbeSettings | null = null;
   /** Auto jobs: the settings of each protocol (for custom URLs), made once per job. */
@@ -149,7 +145,8 @@ export class JobActor {
     this.accountId = accountId;
     this.#deps = deps;
     // the probes' own guard setting decides what is refused before any connection
-    this.#settingsOnce = deps.settings(request.type, request.timeoutMs);
+    const settings = deps.settings(request.type, request.timeoutMs);
+    this.#settingsOnce = request.https ? settings : withoutHttpsCheck(settings);
     const { probe, refused } = splitRefused(request.proxies, this.#settingsOnce.allowPrivateTargets);
     const req = refused.length === 0 ? request : { ...request, proxies: probe };
     this.#req = req;

@@ -132,6 +132,26 @@ describe('JobActor', () => {
     expect(file.proxies).toHaveLength(100);
   });
 
+  test('the https check: the settings carry the TLS judge and the summary https (0 to start); a request with https false gets neither', async () => {
+    const tlsJudge = { url: 'https://127.0.0.1:2/judge', protocol: 'https:' as const, host: '127.0.0.1', port: 2, path: '/judge', fingerprint: 'AA' };
+    for (const https of [true, false]) {
+      const seen: unknown[] = [];
+      const p = workers((shard) => {
+        seen.push(shard.settings);
+        return 'answer';
+      }, bad);
+      const d = deps(ledger().port, p);
+      const plain = d.settings;
+      d.settings = (type, timeoutMs) => ({ ...plain(type, timeoutMs), tlsJudge });
+      const res = await new JobActor(`job-https-${https}`, 'acc', request(3, { https }), d).run();
+      expect(seen.length).toBeGreaterThan(0);
+      for (const s of seen) expect(s).toMatchObject(https ? { tlsJudge } : { httpsCheck: false });
+      if (!https) for (const s of seen) expect(s).not.toHaveProperty('tlsJudge');
+      if (https) expect(res.summary.https).toBe(0);
+      else expect(res.summary).not.toHaveProperty('https');
+    }
+  });
+
   test('402 when the ledger refuses: nothing settled, no file', async () => {
     const l = ledger({ available: 5 });
     const before = readdirSync(join(dir, 'results')).length;
