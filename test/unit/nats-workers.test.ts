@@ -68,6 +68,16 @@ describe('NatsWorkers', () => {
     expect([await r1, await r2]).toEqual(['closed', 'closed']);
   });
 
+  test('a job that opted out of the https check: its shards say https false (the agent adds no TLS judge); others say nothing', async () => {
+    const { workers, published } = bed();
+    void workers.runShard(probeShard(1), () => {}, undefined, ctx).catch(() => 'closed');
+    void workers.runShard({ ...probeShard(1, 1), settings: { ...settings, httpsCheck: false } }, () => {}, undefined, ctx).catch(() => 'closed');
+    await settle();
+    expect(published.map((p) => p.w.https)).toEqual([undefined, false]);
+    expect('https' in published[0]!.w).toBe(false);
+    workers.close();
+  });
+
   test('splits a shard into parts of SHARD_MAX_TASKS, each result reaches the job once', async () => {
     const { workers, published, counts } = bed();
     const got: number[] = [];
