@@ -353,7 +353,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
 }
 
 /** BASE_URL / CONTENT_URL derived from PORT=0 carry port 0: put the port actually bound in. */
-export function withBoundPort(config: Config, port: number): Config {
+export function withBoundPort<C extends Pick<Config, 'port' | 'baseUrl' | 'contentUrl'>>(config: C, port: number): C {
   const fix = (url: string) => {
     const u = new URL(url);
     if (u.port !== '0') return url;

@@ -25,8 +25,8 @@ async function startRole(config: ReturnType<typeof parseConfig>, log: ReturnType
   const api = await startService(config, { log });
   if (config.role !== 'all') return api;
   try {
-    // PORT is the API's: the agent's listener takes a free port on HOST
-    const agent = await startAgent(config, { log, port: 0 });
+    // PORT and JUDGE_TLS_PORT are the API's: the agent's listeners take free ports on HOST
+    const agent = await startAgent(config, { log, port: 0, judgeTlsPort: 0 });
     return {
       stop: async () => {
         await api.stop();

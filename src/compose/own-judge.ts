@@ -1,0 +1,228 @@
+/**
+ * The judge a process probes against, one set of steps for the service
+ * (src/server.ts) and the agent (src/agent.ts):
+ *
+ * - `judgeKeys`: the key this process's own /judge signs with (JUDGE_KEY, or
+ *   a random key per start) and the key answers are verified with (the own
+ *   key; an external judge's is JUDGE_KEY, and without it nothing is
+ *   verified: config.ts refuses that in a cluster).
+ * - `serveJudgeTls`: the built-in judge's TLS listener (DATA_DIR's
+ *   certificate, JUDGE_TLS_PORT on HOST), when the judge is this process's own.
+ * - `ProbeJudge`: what the probes are sent to (JUDGE_URL or this process's
+ *   own /judge, the pinned TLS judge), what calibration learned (this
+ *   process's exit addresses), and the ProbeSettings built from both.
+ * - `judgeGuard`: the descriptor guard of a process that serves its own judge
+ *   (src/fd-guard.ts), started over the scheduler or the runner.
+ *
+ * ProbeJudge's states: made (keys and TLS listener known; the plain judge's
+ * address is not: with PORT=0 it is known once the listener is bound)
+ * --start(selfUrl)--> started (its target fixed; calibration running when
+ * this process probes) --stop()--> stopped. settings() before start() throws
+ * (no job runs before the start ends).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Config } from '../config';
+import { ServiceError } from '../errors';
+import { DescriptorGuard, type GuardTarget } from '../fd-guard';
+import { parseJudgeUrl, startCalibration, type CalibrationHandle, type CalibrationResult } from '../judge/calibrate';
+import { startJudgeServer } from '../judge/server';
+import { readOrCreateJudgeCertificate } from '../judge/tls-cert';
+import { checkTlsJudge } from '../judge/tls-judge-check';
+import type { Logger } from '../log';
+import { probeSettings } from '../probe/settings';
+import type { JudgeTarget, ProbeSettings, TlsJudgeTarget } from '../probe/types';
+import type { StopStep } from '../stop-steps';
+
+type JudgeConfig = Pick<
+  Config,
+  | 'judgeUrl'
+  | 'judgeKey'
+  | 'judgeTls'
+  | 'judgeTlsUrl'
+  | 'judgeTlsFingerprint'
+  | 'judgeTlsPort'
+  | 'checkerIps'
+  | 'calibrationIntervalMs'
+  | 'tlsCaFile'
+  | 'allowPrivateTargets'
+  | 'dataDir'
+  | 'host'
+>;
+
+export interface JudgeKeys {
+  /** This process's own /judge signs its answers with it. */
+  sign: string;
+  /** Answers are verified with it; undefined: an external judge without JUDGE_KEY (nothing verified). */
+  verify: string | undefined;
+}
+
+/** Whether the judge is this process's own (/judge on its listener): JUDGE_URL unset. */
+export function isOwnJudge(config: Pick<Config, 'judgeUrl'>): boolean {
+  return config.judgeUrl === undefined;
+}
+
+/** The keys (`random` for tests). The random key is never written anywhere: a restart is a new key. */
+export function judgeKeys(config: Pick<Config, 'judgeUrl' | 'judgeKey'>, random: () => string = () => randomBytes(32).toString('base64url')): JudgeKeys {
+  const sign = config.judgeKey ?? random();
+  return { sign, verify: isOwnJudge(config) ? sign : config.judgeKey };
+}
+
+/** The own judge's TLS listener: its port and the certificate's fingerprint (what every probe pins). */
+export interface OwnJudgeTls {
+  port: number;
+  fingerprint: string;
+}
+
+/** Starts the built-in judge's TLS listener when the judge is this process's own and the https check is on; null otherwise. */
+export async function serveJudgeTls(
+  config: JudgeConfig,
+  o: { key: string; port: number; log: Logger; undo: StopStep[] },
+): Promise<OwnJudgeTls | null> {
+  if (!isOwnJudge(config) || !config.judgeTls) return null;
+  mkdirSync(config.dataDir, { recursive: true });
+  const cert = await readOrCreateJudgeCertificate(config.dataDir);
+  if (cert.created) o.log.info('made the judge TLS certificate', { path: cert.path, fingerprint: cert.fingerprint });
+  const server = await startJudgeServer({ host: config.host, port: o.port, key: o.key, tls: { key: cert.key, cert: cert.cert } });
+  o.undo.push(() => server.close());
+  return { port: server.port, fingerprint: cert.fingerprint };
+}
+
+/** The https check's pinned TLS judge: an external one (JUDGE_TLS_URL + fingerprint), else the own listener reached at the plain judge's host. */
+export function tlsJudgeTarget(config: JudgeConfig, judge: JudgeTarget, own: OwnJudgeTls | null, keys: JudgeKeys): TlsJudgeTarget | undefined {
+  if (config.judgeTls && config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
+    return { ...parseJudgeUrl(config.judgeTlsUrl), protocol: 'https:', fingerprint: config.judgeTlsFingerprint, ...(config.judgeKey !== undefined ? { key: config.judgeKey } : {}) };
+  }
+  if (own === null) return undefined;
+  const host = judge.host.includes(':') ? `[${judge.host}]` : judge.host;
+  return { ...parseJudgeUrl(`https://${host}:${own.port}/judge`), protocol: 'https:', fingerprint: own.fingerprint, key: keys.sign };
+}
+
+interface Started {
+  judge: JudgeTarget;
+  tls: TlsJudgeTarget | undefined;
+  calibration: CalibrationHandle | null;
+}
+
+/** The settings objects kept at once (one per type and budget; the pool sends one to a lane once, by identity). */
+const SETTINGS_KEPT = 256;
+
+export class ProbeJudge {
+  readonly #config: JudgeConfig;
+  readonly #keys: JudgeKeys;
+  readonly #ownTls: OwnJudgeTls | null;
+  readonly #log: Logger;
+  readonly #tlsCa: string | undefined;
+  readonly #settings = new Map<string, ProbeSettings>();
+  #calibrated: CalibrationResult;
+  #started: Started | null = null;
+
+  constructor(o: { config: JudgeConfig; keys: JudgeKeys; ownTls: OwnJudgeTls | null; log: Logger }) {
+    this.#config = o.config;
+    this.#keys = o.keys;
+    this.#ownTls = o.ownTls;
+    this.#log = o.log;
+    this.#tlsCa = o.config.tlsCaFile === undefined ? undefined : readFileSync(o.config.tlsCaFile, 'utf8');
+    this.#calibrated = { ips: [...o.config.checkerIps], baselineHeaders: [] };
+    if (o.keys.verify === undefined) o.log.warn('JUDGE_URL without JUDGE_KEY: judge answers are not signed, integrity is not checked', { judge: o.config.judgeUrl });
+  }
+
+  /**
+   * Fixes the judge (JUDGE_URL, or `${selfUrl}/judge`, this process's own) and,
+   * when `calibrate` (this process sends probes), learns its exit addresses
+   * from it: resolves after the first round. A TLS judge that presents another
+   * certificate than the pinned one rejects (a start error: every working
+   * proxy would be tls_intercepted).
+   */
+  async start(selfUrl: string, o: { calibrate: boolean; undo: StopStep[] }): Promise<void> {
+    const judge = parseJudgeUrl(this.#config.judgeUrl ?? `${selfUrl}/judge`);
+    const tls = tlsJudgeTarget(this.#config, judge, this.#ownTls, this.#keys);
+    const calibration = o.calibrate ? this.#calibrate(judge) : null;
+    this.#started = { judge, tls, calibration };
+    o.undo.push(() => this.stop());
+    const tlsCheck = tls === undefined ? null : await checkTlsJudge(tls);
+    if (tlsCheck !== null && !tlsCheck.ok) this.#log.warn('the TLS judge did not answer directly; https checks may all be false', { judgeTls: tls?.url, reason: tlsCheck.reason });
+    await calibration?.ready;
+  }
+
+  #calibrate(judge: JudgeTarget): CalibrationHandle {
+    const verify = this.#keys.verify;
+    return startCalibration({
+      judge,
+      extraIps: this.#config.checkerIps,
+      intervalMs: this.#config.calibrationIntervalMs,
+      onUpdate: (r) => {
+        this.#calibrated = r;
+        this.#settings.clear();
+        this.#log.debug('calibrated', { ips: r.ips, baselineHeaders: r.baselineHeaders });
+      },
+      ...(this.#tlsCa !== undefined ? { tlsCa: this.#tlsCa } : {}),
+      ...(verify !== undefined ? { judgeKey: verify } : {}),
+      onError: (err) => this.#log.warn('judge calibration failed; using CHECKER_IPS only', { judge: judge.url, err }),
+    });
+  }
+
+  #now(): Started {
+    if (this.#started === null) throw new ServiceError('judge_not_started', 'the probe judge is used before its start');
+    return this.#started;
+  }
+
+  /** The judge's URL (after start). */
+  get url(): string {
+    return this.#now().judge.url;
+  }
+
+  /** The pinned TLS judge, when the https check is on (after start). */
+  get tls(): TlsJudgeTarget | undefined {
+    return this.#now().tls;
+  }
+
+  /** This process's addresses as the judge saw them, with CHECKER_IPS. */
+  get exitIps(): string[] {
+    return this.#calibrated.ips;
+  }
+
+  /** One ProbeSettings object per (type, budget) until calibration changes (the pool sends each to a lane once, by identity). */
+  settings(type: ProbeSettings['type'], timeoutMs: number): ProbeSettings {
+    const key = `${type}:${timeoutMs}`;
+    const kept = this.#settings.get(key);
+    if (kept !== undefined) return kept;
+    const { judge, tls } = this.#now();
+    if (this.#settings.size >= SETTINGS_KEPT) this.#settings.clear();
+    const s = probeSettings({
+      type,
+      timeoutMs,
+      judge,
+      calibrated: this.#calibrated,
+      allowPrivateTargets: this.#config.allowPrivateTargets,
+      tlsCa: this.#tlsCa,
+      judgeKey: this.#keys.verify,
+      tlsJudge: tls,
+    });
+    this.#settings.set(key, s);
+    return s;
+  }
+
+  stop(): void {
+    this.#started?.calibration?.stop();
+  }
+}
+
+/**
+ * The descriptor guard of a process that serves its own judge: made here (so
+ * the scheduler or runner can be given its wake()), started over them with
+ * `startGuard`. Null when the judge is elsewhere or the open-file limit is
+ * unknown (or unlimited).
+ */
+export function judgeGuard(config: Pick<Config, 'judgeUrl'>, openFiles: number | null, cap: number): DescriptorGuard | null {
+  if (!isOwnJudge(config) || openFiles === null || !Number.isFinite(openFiles)) return null;
+  return new DescriptorGuard({ openFiles, cap });
+}
+
+/** Starts `guard` over `target` (nothing when there is no guard); a kernel that does not count descriptors is logged. */
+export function startGuard(guard: DescriptorGuard | null, target: GuardTarget, o: { log: Logger; undo: StopStep[]; cap: number }): void {
+  if (guard === null) return;
+  guard.start(target);
+  if (!guard.running) o.log.warn('open descriptors are not readable (/proc/self/fd, Linux >= 6.2): the built-in judge keeps only its static share', { cap: o.cap });
+  o.undo.push(() => guard.stop());
+}
