@@ -285,6 +285,11 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
   if (agentId !== undefined && !SUBJECT_TOKEN.test(agentId)) {
     throw new ConfigError('AGENT_ID must be 1 to 64 letters, digits, _ or - (it names a NATS key)');
   }
+  const judgeUrl = url(env, 'JUDGE_URL', ['http:', 'https:']);
+  if (role !== 'embedded' && judgeUrl !== undefined && judgeKey === undefined) {
+    // like RESULT_SECRET, a shared cluster secret: without it a proxy that rewrites the judge's answer passes
+    throw new ConfigError('JUDGE_URL names a judge that is not this node\'s own: set JUDGE_KEY, its signing key (the same on every node of the cluster)');
+  }
   const agentHeartbeatMs = int(env, 'AGENT_HEARTBEAT_MS', 2_000, 100, 600_000);
   const agentTtlMs = int(env, 'AGENT_TTL_MS', 10_000, 500, 3_600_000);
   if (agentTtlMs < agentHeartbeatMs * 2) {
@@ -312,7 +317,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     adminToken,
     allowPrivateTargets: bool(env, 'ALLOW_PRIVATE_TARGETS', false),
     slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 768, 1, 100_000),
-    judgeUrl: url(env, 'JUDGE_URL', ['http:', 'https:']),
+    judgeUrl,
     judgeKey,
     judgeTlsUrl,
     judgeTlsFingerprint,

@@ -7,7 +7,8 @@
  *   key; an external judge's is JUDGE_KEY, and without it nothing is
  *   verified: config.ts refuses that in a cluster).
  * - `serveJudgeTls`: the built-in judge's TLS listener (DATA_DIR's
- *   certificate, JUDGE_TLS_PORT on HOST), when the judge is this process's own.
+ *   certificate, JUDGE_TLS_PORT on HOST), always when the judge is this
+ *   process's own (API nodes and agents alike: a cluster's agents may pin it).
  * - `ProbeJudge`: what the probes are sent to (JUDGE_URL or this process's
  *   own /judge, the pinned TLS judge), what calibration learned (this
  *   process's exit addresses), and the ProbeSettings built from both.
@@ -74,12 +75,12 @@ export interface OwnJudgeTls {
   fingerprint: string;
 }
 
-/** Starts the built-in judge's TLS listener when the judge is this process's own and the https check is on; null otherwise. */
+/** Starts the built-in judge's TLS listener when the judge is this process's own; null otherwise. */
 export async function serveJudgeTls(
   config: JudgeConfig,
   o: { key: string; port: number; log: Logger; undo: StopStep[] },
 ): Promise<OwnJudgeTls | null> {
-  if (!isOwnJudge(config) || !config.judgeTls) return null;
+  if (!isOwnJudge(config)) return null;
   mkdirSync(config.dataDir, { recursive: true });
   const cert = await readOrCreateJudgeCertificate(config.dataDir);
   if (cert.created) o.log.info('made the judge TLS certificate', { path: cert.path, fingerprint: cert.fingerprint });
@@ -88,9 +89,14 @@ export async function serveJudgeTls(
   return { port: server.port, fingerprint: cert.fingerprint };
 }
 
-/** The https check's pinned TLS judge: an external one (JUDGE_TLS_URL + fingerprint), else the own listener reached at the plain judge's host. */
+/**
+ * The https check's pinned TLS judge, when the check is on (JUDGE_TLS): an
+ * external one (JUDGE_TLS_URL + fingerprint), else the own listener reached
+ * at the plain judge's host. Pure.
+ */
 export function tlsJudgeTarget(config: JudgeConfig, judge: JudgeTarget, own: OwnJudgeTls | null, keys: JudgeKeys): TlsJudgeTarget | undefined {
-  if (config.judgeTls && config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
+  if (!config.judgeTls) return undefined;
+  if (config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
     return { ...parseJudgeUrl(config.judgeTlsUrl), protocol: 'https:', fingerprint: config.judgeTlsFingerprint, ...(config.judgeKey !== undefined ? { key: config.judgeKey } : {}) };
   }
   if (own === null) return undefined;
@@ -154,11 +160,12 @@ export class ProbeJudge {
       onUpdate: (r) => {
         this.#calibrated = r;
         this.#settings.clear();
-        this.#log.debug('calibrated', { ips: r.ips, baselineHeaders: r.baselineHeaders });
+        this.#log.debug('calibrated', { judge: judge.url, ips: r.ips, baselineHeaders: r.baselineHeaders });
       },
       ...(this.#tlsCa !== undefined ? { tlsCa: this.#tlsCa } : {}),
       ...(verify !== undefined ? { judgeKey: verify } : {}),
-      onError: (err) => this.#log.warn('judge calibration failed; using CHECKER_IPS only', { judge: judge.url, err }),
+      // tried again 1 s later, doubling up to 30 s, until it succeeds (judge/calibrate.ts)
+      onError: (err, retryInMs) => this.#log.warn('judge calibration failed; using CHECKER_IPS only until a retry succeeds', { judge: judge.url, retryInMs, err }),
     });
   }
 

@@ -6,8 +6,8 @@
  * when DATABASE_URL / TEST_DATABASE_URL is set, else PGlite in the data dir
  * in memory (from the migrated template, since initdb takes seconds).
  *
- * The judge's TLS listener and the https check are off unless a test sets
- * JUDGE_TLS=true (test/e2e/https.test.ts), as a real start has them.
+ * The built-in judge's TLS listener is always up; the https check through it
+ * is off unless a test sets JUDGE_TLS=true (test/e2e/https.test.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

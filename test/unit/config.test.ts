@@ -432,6 +432,20 @@ describe('cluster roles (NATS_URL, ROLE, REGION, agent and timing settings)', ()
     expect(errorOf({ NATS_URL: 'not a url' }).message).toContain('NATS_URL');
   });
 
+  test('JUDGE_KEY is a shared cluster secret: a node whose judge is not its own needs it, in one line naming it', () => {
+    const judge = 'http://10.0.0.1:3000/judge';
+    const nodes: Record<string, string>[] = [{ ROLE: 'agent', REGION: 'us1' }, { ROLE: 'api', DATABASE_URL: PG }, { ROLE: 'all', REGION: 'us1', DATABASE_URL: PG }];
+    for (const node of nodes) {
+      const e = errorOf({ NATS_URL: NATS, ...node, JUDGE_URL: judge });
+      expect(e.message).toContain('JUDGE_KEY');
+      expect(e.message).not.toContain('\n');
+      expect(parseConfig({ NATS_URL: NATS, ...node, JUDGE_URL: judge, JUDGE_KEY: 'k'.repeat(20) }, CWD).judgeKey).toBe('k'.repeat(20));
+      expect(parseConfig({ NATS_URL: NATS, ...node }, CWD).judgeUrl).toBeUndefined(); // its own judge: a key per start is enough
+    }
+    // one embedded process may use an external judge that does not sign (the start warns)
+    expect(parseConfig({ JUDGE_URL: judge }, CWD).judgeKey).toBeUndefined();
+  });
+
   test('several servers, comma-separated', () => {
     expect(parseConfig({ NATS_URL: 'nats://a:1, nats://b:2', ROLE: 'agent', REGION: 'us1' }, CWD).natsUrl).toBe('nats://a:1,nats://b:2');
   });
