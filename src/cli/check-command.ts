@@ -1,5 +1,6 @@
 /**
- * `proxycheck check <file|->`: reads the list, subscribes to the WebSocket
+ * `proxycheck check <input>...`: reads the list (files, standard input, inline
+ * addresses: src/cli/io.ts), subscribes to the WebSocket
  * progress channel (/ws?jobId=<random>, with the key) BEFORE posting the
  * check, shows a live bar on a TTY (plain periodic lines otherwise) on
  * standard error, then prints the summary and the result links, and with
@@ -35,7 +36,7 @@ import { ApiClient, type CheckResponseBody, type ProgressChannel } from './api-c
 import type { CheckCommand, GlobalOptions } from './args';
 import type { CliSettings } from './config-file';
 import { CliError, EXIT, usageError } from './exit-codes';
-import { listLines, readInput, terminalTraits, type CliIo, type OutStream } from './io';
+import { describeInputs, readInputs, terminalTraits, type CliIo, type OutStream } from './io';
 import { PlainThrottle, ProgressTracker, fmtInt, renderBar, renderPlain } from './progress-bar';
 import { ProxyDigest, renderProxyDetails, type RecordView } from './proxy-table';
 import { renderCustomUrls, renderSummary, type CustomUrlRow } from './tables';
@@ -49,8 +50,9 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   if (settings.key === undefined) {
     throw new CliError(EXIT.AUTH, 'cli_no_key', 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
   }
-  const lines = listLines(await readInput(cmd.source, io));
-  if (lines.length === 0) throw usageError(`no proxies in ${cmd.source === '-' ? 'standard input' : cmd.source} (blank and # lines are skipped)`);
+  const { lines, from } = await readInputs(cmd.sources, io);
+  const origin = describeInputs(from);
+  if (lines.length === 0) throw usageError(`no proxies in ${origin} (blank and # lines are skipped)`);
 
   const client = new ApiClient({ url: settings.url, key: settings.key });
   const jobId = cmd.jobId ?? `cli-${randomBytes(9).toString('base64url')}`;
@@ -79,7 +81,7 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   if (cmd.samples !== undefined) body.samples = cmd.samples;
   if (cmd.customUrls.length > 0) body.customUrls = cmd.customUrls;
 
-  if (!g.json) io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${cmd.source === '-' ? 'standard input' : cmd.source} on ${settings.url} (job ${jobId})\n`);
+  if (!g.json) io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${origin} on ${settings.url} (job ${jobId})\n`);
   let channel: ProgressChannel | null = null;
   let ticker: ReturnType<typeof setInterval> | undefined;
   let response: CheckResponseBody;

@@ -3,12 +3,14 @@
  * region / timeout / samples per proxy, custom-URL rows, and the run itself: open the progress WebSocket
  * first, then POST /check with a fresh jobId, show the bar / counts / ETA as
  * messages arrive (with throttled screen-reader announcements), and hand the
- * check response to the results view when it comes back.
+ * check response to the results view when it comes back. On one machine a
+ * hint under the region says that every region probes from it.
  */
 import { create, doc, option, type ButtonEl, type Elem, type InputEl, type LabelEl, type ProgressEl, type SelectEl, type TextAreaEl } from './browser';
 import { apiGet, apiPost, openProgress, type ProgressChannel } from './api';
 import { announcer, byId, setText, show } from './dom';
 import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, parseSamples, type CustomUrlInput } from './format';
+import type { ServiceInfo } from './service-info';
 import { formatCount } from './svg';
 
 const MAX_CUSTOM_URLS = 10;
@@ -29,7 +31,7 @@ interface ProgressMsg {
   details?: { message?: string; working_so_far?: number; checked?: number; total?: number };
 }
 
-export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void> } {
+export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void>; setService(info: ServiceInfo): void } {
   const form = byId('check-form');
   const text = byId<TextAreaEl>('proxies');
   const count = byId('proxies-count');
@@ -225,6 +227,9 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
   updateCount();
 
   return {
+    setService(info: ServiceInfo) {
+      show(byId('region-hint'), !info.cluster);
+    },
     async loadRegions() {
       const r = await apiGet('/regions');
       if (!r.ok) return;
