@@ -55,28 +55,29 @@ export function generateAgentId(host: string = hostname()): string {
 
 /** An agent's slots (AGENT_SLOTS, or as one process: with its own judge 90 % of the descriptor budget) and what it may hold above them. */
 function agentSlots(config: Config, openFiles: number | null): { slots: number; lend: number } {
-  const slots = config.agentSlots ?? maxInFlightFor(openFiles, isOwnJudge(config) ? 'guarded' : 'elsewhere');
+  const { agentSlots: fixed } = config.cluster;
+  const slots = fixed ?? maxInFlightFor(openFiles, isOwnJudge(config.judge) ? 'guarded' : 'elsewhere');
   // the API nodes lend their newcomers' headroom above a region's slots (scheduler.ts "Headroom"): take it
-  return { slots, lend: slots - Math.floor((slots * config.maxJobSharePercent) / 100) };
+  return { slots, lend: slots - Math.floor((slots * config.probes.maxJobSharePercent) / 100) };
 }
 
 export async function startAgent(config: Config, opts: AgentStartOptions): Promise<RunningAgent> {
   const { log } = opts;
   // parseConfig guarantees both for ROLE=agent|all; a precondition, not a mode
-  const { natsUrl: servers, region } = config;
+  const { natsUrl: servers, region, agentId: fixedId } = config.cluster;
   if (servers === undefined || region === undefined) throw new Error('an agent needs NATS_URL and REGION');
-  const agentId = config.agentId ?? generateAgentId();
+  const agentId = fixedId ?? generateAgentId();
   const openFiles = openFilesLimit();
   const { slots, lend } = agentSlots(config, openFiles);
   const guardCap = slots + Math.max(0, lend);
   const { undo, unwind } = stopSteps(log, 'agent stop step failed');
   try {
-    const pool = await ProbePool.start({ threads: opts.threads ?? config.probeThreads });
+    const pool = await ProbePool.start({ threads: opts.threads ?? config.probes.threads });
     undo.push(() => pool.close());
-    const keys = judgeKeys(config);
-    const ownTls = await serveJudgeTls(config, { key: keys.sign, port: opts.judgeTlsPort ?? config.judgeTlsPort, log, undo });
+    const keys = judgeKeys(config.judge);
+    const ownTls = await serveJudgeTls(config, { key: keys.sign, port: opts.judgeTlsPort ?? config.judge.tlsPort, log, undo });
     const judge = new ProbeJudge({ config, keys, ownTls, log });
-    const guard = judgeGuard(config, openFiles, guardCap);
+    const guard = judgeGuard(config.judge, openFiles, guardCap);
     const metrics = new AgentMetrics(slots);
     const { nc, kv } = await joinRegion(config, { servers, region, agentId, log, undo });
     const runner = new AgentRunner({
@@ -90,8 +91,8 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       pool,
       settingsFor: (w) => judge.settings(w.type, w.timeoutMs),
       identity: () => ({ judgeUrl: judge.url, exitIps: judge.exitIps }),
-      ackWaitMs: config.clusterAckWaitMs,
-      heartbeatMs: config.agentHeartbeatMs,
+      ackWaitMs: config.cluster.ackWaitMs,
+      heartbeatMs: config.cluster.heartbeatMs,
       log,
       counters: metrics,
       onBusy: () => guard?.wake(),
@@ -99,12 +100,12 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
     metrics.watch(runner);
     const natsState = () => (nc.isClosed() ? 'down' : 'ok');
     const health = () => ({ status: 'ok', role: 'agent', version: VERSION, region, agent: agentId, slots, inFlight: runner.inFlight, nats: natsState() });
-    const listener = serveAgent({ host: config.host, port: opts.port ?? config.port, judgeKey: keys.sign, health, metrics, undo });
+    const listener = serveAgent({ host: config.http.host, port: opts.port ?? config.http.port, judgeKey: keys.sign, health, metrics, undo });
     await judge.start(listener.url, { calibrate: true, undo });
     const target = { probesInFlight: () => runner.inFlight, setCapacity: (n: number) => runner.setGuardCapacity(n), setStartBudget: (n: number) => runner.setStartBudget(n) };
     startGuard(guard, target, { log, undo, cap: guardCap });
     await runner.start();
-    undo.push(() => runner.stop(config.shutdownGraceMs));
+    undo.push(() => runner.stop(config.process.shutdownGraceMs));
     log.info('ready', { role: 'agent', agent: agentId, region, ...listener, slots, judge: judge.url, exitIps: judge.exitIps, nats: servers });
     return { ...listener, agentId, region, slots, runner, stop: agentStopper(agentId, runner, unwind, log) };
   } catch (err) {
@@ -120,8 +121,8 @@ async function joinRegion(config: Config, o: { servers: string; region: string; 
   o.undo.push(async () => {
     await nc.drain().catch(() => nc.close());
   });
-  await ensureWork(nc, [o.region], config.clusterAckWaitMs, o.log);
-  return { nc, kv: await openAgentsBucket(nc, config.agentTtlMs) };
+  await ensureWork(nc, [o.region], config.cluster.ackWaitMs, o.log);
+  return { nc, kv: await openAgentsBucket(nc, config.cluster.agentTtlMs) };
 }
 
 /** The runner drains (running shards get SHUTDOWN_GRACE_MS, then go back to the queue), then the start is undone in reverse. */

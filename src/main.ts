@@ -4,7 +4,7 @@
  * SIGINT (exit 0 once running jobs finished or were failed and refunded).
  *
  * Stopping always ends: a second SIGTERM / SIGINT exits at once (exit 1), and
- * SHUTDOWN_TIMEOUT_MS after the first signal (default: the grace + 10 s) the
+ * 10 s after the grace (SHUTDOWN_GRACE_MS) from the first signal the
  * process exits whatever still hangs (a database that stopped answering, a
  * stuck socket; exit 1). Jobs cut off that way keep their scan `running` and
  * are refunded in full by the orphan sweep, as after a crash (the next start
@@ -21,9 +21,9 @@ interface Stoppable {
 
 /** Starts what the role runs; stop() stops it in reverse order. */
 async function startRole(config: ReturnType<typeof parseConfig>, log: ReturnType<typeof createLogger>): Promise<Stoppable> {
-  if (config.role === 'agent') return startAgent(config, { log });
+  if (config.cluster.role === 'agent') return startAgent(config, { log });
   const api = await startService(config, { log });
-  if (config.role !== 'all') return api;
+  if (config.cluster.role !== 'all') return api;
   try {
     // PORT and JUDGE_TLS_PORT are the API's: the agent's listeners take free ports on HOST
     const agent = await startAgent(config, { log, port: 0, judgeTlsPort: 0 });
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.process.logLevel);
   // Handlers go in before the start, not after it: a SIGTERM that arrived while
   // the database was open but the handlers not yet installed killed the process
   // outright (no stop, no lock release). One during start-up now lets the start
@@ -65,8 +65,8 @@ async function main(): Promise<void> {
   const onSignal = (sig: string) => {
     if (signalled) return forceExit(`second ${sig}`);
     signalled = true;
-    log.info('signal received, shutting down', { signal: sig, starting: service === null, timeoutMs: config.shutdownTimeoutMs });
-    setTimeout(() => forceExit(`shutdown took longer than SHUTDOWN_TIMEOUT_MS (${config.shutdownTimeoutMs} ms)`), config.shutdownTimeoutMs).unref();
+    log.info('signal received, shutting down', { signal: sig, starting: service === null, timeoutMs: config.process.shutdownTimeoutMs });
+    setTimeout(() => forceExit(`shutdown took longer than the grace + 10 s (${config.process.shutdownTimeoutMs} ms)`), config.process.shutdownTimeoutMs).unref();
     if (service !== null) stopAndExit(service);
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));

@@ -12,7 +12,7 @@
  */
 import type { Database } from '../db/client';
 import type { BootstrapResult } from './accounts/bootstrap';
-import { withBoundPort, type Config } from './config';
+import { withBoundPort, type Config, type StorageConfig } from './config';
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
@@ -66,19 +66,19 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     geo.catch(() => {}); // awaited below; a start that fails before must not leave it unhandled
     const storage = await openStorage(config, { log, undo, database: opts.database });
     const metrics = new ServiceMetrics();
-    const keys = judgeKeys(config);
-    const ownTls = await serveJudgeTls(config, { key: keys.sign, port: config.judgeTlsPort, log, undo });
+    const keys = judgeKeys(config.judge);
+    const ownTls = await serveJudgeTls(config, { key: keys.sign, port: config.judge.tlsPort, log, undo });
     const judge = new ProbeJudge({ config, keys, ownTls, log });
     const backend = await openBackend({ config, storage, metrics, log, undo });
-    sweepOrphansEvery(config, storage, { log, undo, onRefunded: backend.orphanRefunded });
-    const urls = new PublicUrls(config);
+    sweepOrphansEvery(config.storage, storage, { log, undo, onRefunded: backend.orphanRefunded });
+    const urls = new PublicUrls(config.http);
     const signLink = linkSigner(urls, secret);
     const { checks } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, log, undo });
     const listeners = startListeners(config, { storage, backend, checks, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, log, undo });
     await judge.start(urls.base, { calibrate: backend.calibrates, undo });
-    sweepResults(config, backend.results, log, undo);
+    sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });
-    const running = { ...listeners, url: urls.base, config: withBoundPort(config, listeners.port), nodeId: storage.nodeId, checks };
+    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks };
     const startupMs = Math.round(performance.now() - t0);
     log.info('ready', {
       url: running.url,
@@ -91,7 +91,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       ...(judge.tls !== undefined ? { judgeTls: judge.tls.url, judgeTlsFingerprint: judge.tls.fingerprint } : {}),
       checkerIps: judge.exitIps,
       threads: backend.pool.threads,
-      slotsPerEndpoint: config.slotsPerEndpoint,
+      slotsPerEndpoint: config.probes.slotsPerEndpoint,
       maxInFlight: backend.maxInFlight,
       startupMs,
     });
@@ -103,7 +103,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
 }
 
 /** Result files past RESULT_RETENTION_DAYS or over RESULT_MAX_BYTES, swept while the service runs. */
-function sweepResults(config: Config, store: ResultStore, log: Logger, undo: StopStep[]): void {
+function sweepResults(config: StorageConfig, store: ResultStore, log: Logger, undo: StopStep[]): void {
   const sweep = startRetentionSweep({ store, maxAgeMs: config.resultRetentionDays * 86_400_000, maxBytes: config.resultMaxBytes, log });
   undo.push(() => sweep.stop());
 }
@@ -114,8 +114,9 @@ function stopper(s: { checks: CheckService; config: Config }, unwind: () => Prom
   return () =>
     (stopping ??= (async () => {
       try {
-        log.info('stopping', { runningJobs: s.checks.runningJobs, graceMs: s.config.shutdownGraceMs });
-        await s.checks.stop(s.config.shutdownGraceMs);
+        const graceMs = s.config.process.shutdownGraceMs;
+        log.info('stopping', { runningJobs: s.checks.runningJobs, graceMs });
+        await s.checks.stop(graceMs);
       } catch (err) {
         log.error('stopping jobs failed', { err });
       } finally {

@@ -27,7 +27,7 @@
  *
  * Sign of life (resets the deadline): the publish, an agent's `start`, any
  * result. A part waiting in the queue behind other nodes' work shows none,
- * so CLUSTER_SHARD_DEADLINE_MS bounds that wait too.
+ * so the shard deadline (cluster.shardDeadlineMs, 120 s) bounds that wait too.
  *
  * Publishing retries (NATS may be restarting) until the deadline, with a
  * JetStream message id per part, so a retried publish is stored once.
@@ -236,7 +236,7 @@ export class NatsPool implements PoolPort {
     run.timer = setTimeout(() => {
       run.timer = null;
       this.#o.log.warn('a cluster shard showed no sign of life: its job fails', { shard: run.seq, deadlineMs: this.#o.deadlineMs });
-      run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
+      run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (the shard deadline)`));
     }, this.#o.deadlineMs);
   }
 

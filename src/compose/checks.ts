@@ -36,7 +36,7 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
   const { storage, backend, log } = p;
   const scheduler = new RegionScheduler(backend.capacity, {
     ...backend.schedulerOptions,
-    jobShare: config.maxJobSharePercent / 100,
+    jobShare: config.probes.maxJobSharePercent / 100,
     // the job itself hears of it too (local-execution.ts) and fails with refunds
     onDispatchError: (err, jobId) => log.error('scheduler dispatch failed; the job fails', { jobId, err }),
   });
@@ -54,7 +54,7 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
     newResultId,
     signLink: p.signLink,
     hub: backend.hub,
-    limits: { maxJobs: config.maxJobsPerAccount, maxProxiesInFlight: config.maxProxiesInFlightPerAccount },
+    limits: { maxJobs: config.limits.maxJobsPerAccount, maxProxiesInFlight: config.limits.maxProxiesInFlightPerAccount },
     ...(backend.regionAvailable !== undefined ? { regionAvailable: backend.regionAvailable } : {}),
     log,
     now: () => new Date(),

@@ -9,5 +9,5 @@ import { embeddedBackend } from './embedded-backend';
 import type { OpenBackend } from './probe-backend';
 
 export function chooseBackend(config: Config, o: { threads?: number | undefined; undo: StopStep[] }): OpenBackend {
-  return config.role === 'embedded' ? embeddedBackend(config, o) : clusterBackend(config);
+  return config.cluster.role === 'embedded' ? embeddedBackend(config, o) : clusterBackend(config);
 }

@@ -23,9 +23,9 @@ import { createClusterProgress } from '../cluster/progress';
 import { CLUSTER_MIN_GRANT } from '../cluster/protocol';
 import { consumerReader, QueueDepth } from '../cluster/queue-depth';
 import { AgentRegistry } from '../cluster/registry';
-import type { Config } from '../config';
+import type { ClusterConfig, Config } from '../config';
 import { ServiceError } from '../errors';
-import type { LiveRegionsPort } from '../http/context';
+import type { RegionsPort } from '../http/context';
 import { maxInFlightFor, openFilesLimit } from '../limits';
 import type { Logger } from '../log';
 import { ACCEPTED_REGIONS, REGIONS } from '../regions';
@@ -36,25 +36,26 @@ import type { BackendContext, OpenBackend, ProbeBackend } from './probe-backend'
 
 /** Refuses an API node without RESULT_SECRET and ADMIN_TOKEN in its environment (generated per DATA_DIR they would differ per node: a link minted on one would fail on another). */
 export function clusterBackend(config: Config): OpenBackend {
-  if (config.resultSecret === undefined || config.adminToken === undefined) {
+  if (config.storage.resultSecret === undefined || config.http.adminToken === undefined) {
     throw new ServiceError('cluster_secrets_missing', 'an API node of a cluster needs RESULT_SECRET and ADMIN_TOKEN in its environment, the same on every node');
   }
   return openCluster;
 }
 
 async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
-  const { config, storage, log, undo } = ctx;
+  const { storage, log, undo } = ctx;
+  const { cluster, limits } = ctx.config;
   const nodeId = storage.nodeId;
-  const nc = await connect(config, nodeId, log, undo);
-  const jsm = await ensureWork(nc, REGIONS.map((r) => r.code), config.clusterAckWaitMs, log);
-  const registry = await AgentRegistry.start({ kv: await openAgentsBucket(nc, config.agentTtlMs), ttlMs: config.agentTtlMs, log });
+  const nc = await connect(cluster, nodeId, log, undo);
+  const jsm = await ensureWork(nc, REGIONS.map((r) => r.code), cluster.ackWaitMs, log);
+  const registry = await AgentRegistry.start({ kv: await openAgentsBucket(nc, cluster.agentTtlMs), ttlMs: cluster.agentTtlMs, log });
   undo.push(() => registry.stop());
   // fairness across API nodes: this node's scheduler takes its share of a region's slots
   const board = await DemandBoard.start({
-    kv: await openDemandBucket(nc, config.agentTtlMs),
+    kv: await openDemandBucket(nc, cluster.agentTtlMs),
     node: nodeId,
-    ttlMs: config.agentTtlMs,
-    heartbeatMs: config.agentHeartbeatMs,
+    ttlMs: cluster.agentTtlMs,
+    heartbeatMs: cluster.heartbeatMs,
     regions: ACCEPTED_REGIONS,
     capacity: (region) => registry.capacity(region),
     log,
@@ -64,16 +65,16 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
   const orphanRefunded = tellAgents(transport, log);
   // the orphans refunded at start, before NATS was connected: their shards may still be queued or running
   for (const o of storage.refundedAtStart) orphanRefunded(o);
-  const pool = new NatsPool({ node: nodeId, transport, deadlineMs: config.clusterShardDeadlineMs, log, counters: ctx.metrics });
+  const pool = new NatsPool({ node: nodeId, transport, deadlineMs: cluster.shardDeadlineMs, log, counters: ctx.metrics });
   const sub = subscribeResults(nc, nodeId, pool, log);
   undo.push(() => {
     pool.close();
     sub.unsubscribe();
   });
   // one staging dir per node id (NODE_ID is unique per running process); a link minted by one node downloads from any other
-  const results = await openPgResultStore({ db: storage.database.db, stagingDir: join(config.dataDir, 'results-staging', nodeId) });
+  const results = await openPgResultStore({ db: storage.database.db, stagingDir: join(ctx.config.storage.dataDir, 'results-staging', nodeId) });
   undo.push(() => results.close());
-  const hub = await createClusterProgress({ nc, nodeId, log, hubOptions: { maxPerAccount: config.wsMaxPerAccount, maxPerAddress: config.wsMaxPerAddress } });
+  const hub = await createClusterProgress({ nc, nodeId, log, hubOptions: { maxPerAccount: limits.wsMaxPerAccount, maxPerAddress: limits.wsMaxPerAddress } });
   undo.push(async () => {
     hub.closeAll();
     await hub.settled();
@@ -84,7 +85,7 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
     // each shard costs messages: at least CLUSTER_MIN_GRANT probes; no process-wide cap (each agent bounds its own probes)
     schedulerOptions: { minGrant: CLUSTER_MIN_GRANT },
     // reported only: the agents hold the probes
-    maxInFlight: config.maxInFlight ?? maxInFlightFor(openFilesLimit(), isOwnJudge(config) ? 'guarded' : 'elsewhere'),
+    maxInFlight: ctx.config.probes.maxInFlight ?? maxInFlightFor(openFilesLimit(), isOwnJudge(ctx.config.judge) ? 'guarded' : 'elsewhere'),
     execution: (local) => nudgingExecution(local, board),
     follow: (scheduler) => {
       registry.follow((region) => scheduler.poke(region));
@@ -92,7 +93,7 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
     },
     hub,
     results,
-    liveRegions: liveRegions(registry),
+    regions: liveRegions(registry),
     regionAvailable: (region) => registry.capacity(region) > 0,
     queue: new QueueDepth({ regions: ACCEPTED_REGIONS, read: consumerReader(jsm) }),
     orphanRefunded,
@@ -100,8 +101,8 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
   };
 }
 
-async function connect(config: Config, nodeId: string, log: Logger, undo: StopStep[]): Promise<NatsConnection> {
-  const nc = await connectNats(config.natsUrl!, `proxycheck-api-${nodeId}`, log);
+async function connect(cluster: ClusterConfig, nodeId: string, log: Logger, undo: StopStep[]): Promise<NatsConnection> {
+  const nc = await connectNats(cluster.natsUrl!, `proxycheck-api-${nodeId}`, log);
   undo.push(async () => {
     await nc.drain().catch(() => nc.close());
   });
@@ -121,7 +122,7 @@ function tellAgents(transport: WorkTransport, log: Logger): (o: RefundedOrphan) 
 }
 
 /** /regions and /health from the live agents. */
-function liveRegions(registry: AgentRegistry): LiveRegionsPort {
+function liveRegions(registry: AgentRegistry): RegionsPort {
   return {
     region: (code) => ({ agents: registry.agentCount(code), capacity: registry.capacity(code) }),
     agents: () => {

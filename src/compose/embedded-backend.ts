@@ -9,7 +9,7 @@ import type { Config } from '../config';
 import { ProgressHub } from '../jobs/progress-hub';
 import { maxInFlightFor, openFilesLimit } from '../limits';
 import { ProbePool } from '../probe/pool/pool';
-import { findRegion } from '../regions';
+import { regionCapacity } from '../regions';
 import { openDirResultStore } from '../results/dir-store';
 import type { StopStep } from '../stop-steps';
 import { isOwnJudge, judgeGuard, startGuard } from './own-judge';
@@ -17,27 +17,29 @@ import type { BackendContext, OpenBackend, ProbeBackend } from './probe-backend'
 
 /** Starts loading the worker threads now (they load while the database opens); the opener finishes the rest. */
 export function embeddedBackend(config: Config, o: { threads?: number | undefined; undo: StopStep[] }): OpenBackend {
-  const threads = ProbePool.start({ threads: o.threads ?? config.probeThreads });
+  const threads = ProbePool.start({ threads: o.threads ?? config.probes.threads });
   // closed whether the start gets as far as using them or not (close() is idempotent)
   o.undo.push(() => threads.then((pool) => pool.close(), () => {}));
   return async (ctx) => openEmbedded(await threads, ctx);
 }
 
 async function openEmbedded(pool: ProbePool, { config, log, undo }: BackendContext): Promise<ProbeBackend> {
+  undo.push(() => pool.close());
   // No fsync: a written file survives a process crash (page cache); only an OS crash or power loss
   // right after a job could lose it (then its link answers 404). The fsync cost ~2.5 ms per job.
-  const results = await openDirResultStore({ dataDir: config.dataDir, fsync: false });
+  const results = await openDirResultStore({ dataDir: config.storage.dataDir, fsync: false });
   undo.push(() => results.close());
-  const hub = new ProgressHub({ maxPerAccount: config.wsMaxPerAccount, maxPerAddress: config.wsMaxPerAddress });
+  const hub = new ProgressHub({ maxPerAccount: config.limits.wsMaxPerAccount, maxPerAddress: config.limits.wsMaxPerAddress });
   undo.push(() => hub.closeAll());
   // The probes' cap from the open-file limit; with the built-in judge a guard lowers it while the
   // descriptors actually open leave too few free for the judge's accepts.
   const openFiles = openFilesLimit();
-  const maxInFlight = config.maxInFlight ?? maxInFlightFor(openFiles, isOwnJudge(config) ? 'guarded' : 'elsewhere');
-  const guard = judgeGuard(config, openFiles, maxInFlight);
+  const maxInFlight = config.probes.maxInFlight ?? maxInFlightFor(openFiles, isOwnJudge(config.judge) ? 'guarded' : 'elsewhere');
+  const guard = judgeGuard(config.judge, openFiles, maxInFlight);
+  const capacity = (code: string) => regionCapacity(code, config.probes.slotsPerEndpoint);
   return {
     pool,
-    capacity: (code) => (findRegion(code)?.endpoints ?? 0) * config.slotsPerEndpoint,
+    capacity,
     // the guard samples every 25 ms only while probes are in flight: the scheduler's first grant after none wakes it
     schedulerOptions: { globalCapacity: maxInFlight, onBusy: () => guard?.wake() },
     maxInFlight,
@@ -50,6 +52,8 @@ async function openEmbedded(pool: ProbePool, { config, log, undo }: BackendConte
       ),
     hub,
     results,
+    // this process is every region's one agent
+    regions: { region: (code) => ({ agents: 1, capacity: capacity(code) }) },
     orphanRefunded: () => {},
     calibrates: true,
   };

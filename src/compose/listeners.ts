@@ -36,10 +36,12 @@ export interface ListenerParts {
 export function startListeners(config: Config, p: ListenerParts): { port: number; adminUrl: string } {
   const { database } = p.storage;
   const db = database.db;
-  const retentionMs = config.resultRetentionDays * 86_400_000;
+  const { http } = config;
+  const retentionMs = config.storage.resultRetentionDays * 86_400_000;
   const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
   const app = createApp({
-    config,
+    limits: config.limits,
+    http,
     log: p.log,
     version: VERSION,
     startedAt: Date.now(),
@@ -54,16 +56,16 @@ export function startListeners(config: Config, p: ListenerParts): { port: number
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
     judgeKey: p.judgeKey,
-    ...(p.backend.liveRegions !== undefined ? { liveRegions: p.backend.liveRegions } : {}),
+    regions: p.backend.regions,
   });
   const server = app.listen({
-    port: config.port,
-    hostname: config.host,
+    port: http.port,
+    hostname: http.host,
     // Our own reader enforces MAX_BODY_BYTES with the JSON 413 (Content-Length
     // first, then counted bytes); Bun's own limit only backs it up.
-    maxRequestBodySize: Math.max(config.maxBodyBytes * 4, 1024 * 1024 * 1024),
-    // idle and half-open connections go after HTTP_IDLE_TIMEOUT_S; a running check lifts it for its own request
-    idleTimeout: config.httpIdleTimeoutS,
+    maxRequestBodySize: Math.max(config.limits.maxBodyBytes * 4, 1024 * 1024 * 1024),
+    // idle and half-open connections go after http.idleTimeoutS; a running check lifts it for its own request
+    idleTimeout: http.idleTimeoutS,
   });
   p.undo.push(async () => {
     await server.stop(true);
@@ -71,12 +73,12 @@ export function startListeners(config: Config, p: ListenerParts): { port: number
   const port = server.server!.port!;
   p.urls.bound(port);
   // The admin API on its own listener (loopback by default), never on the public one.
-  const admin = createAdminApp({ database, adminToken: config.adminToken!, log: p.log, onChange: () => keys.clear(), metrics: p.metrics }).listen({
-    port: config.adminPort,
-    hostname: config.adminHost,
+  const admin = createAdminApp({ database, adminToken: http.adminToken!, log: p.log, onChange: () => keys.clear(), metrics: p.metrics }).listen({
+    port: http.adminPort,
+    hostname: http.adminHost,
   });
   p.undo.push(async () => {
     await admin.stop(true);
   });
-  return { port, adminUrl: `http://${reachableHost(config.adminHost)}:${admin.server!.port!}` };
+  return { port, adminUrl: `http://${reachableHost(http.adminHost)}:${admin.server!.port!}` };
 }

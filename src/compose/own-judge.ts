@@ -23,7 +23,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
-import type { Config } from '../config';
+import type { HttpConfig, JudgeConfig, ProbesConfig, StorageConfig } from '../config';
 import { ServiceError } from '../errors';
 import { DescriptorGuard, type GuardTarget } from '../fd-guard';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle, type CalibrationResult } from '../judge/calibrate';
@@ -35,21 +35,8 @@ import { probeSettings } from '../probe/settings';
 import type { JudgeTarget, ProbeSettings, TlsJudgeTarget } from '../probe/types';
 import type { StopStep } from '../stop-steps';
 
-type JudgeConfig = Pick<
-  Config,
-  | 'judgeUrl'
-  | 'judgeKey'
-  | 'judgeTls'
-  | 'judgeTlsUrl'
-  | 'judgeTlsFingerprint'
-  | 'judgeTlsPort'
-  | 'checkerIps'
-  | 'calibrationIntervalMs'
-  | 'tlsCaFile'
-  | 'allowPrivateTargets'
-  | 'dataDir'
-  | 'host'
->;
+/** What the judge steps read: the judge group, the probes' switches, DATA_DIR (the certificate), HOST (the TLS listener). */
+type JudgeParts = { judge: JudgeConfig; probes: Pick<ProbesConfig, 'allowPrivateTargets' | 'tlsCaFile'>; storage: Pick<StorageConfig, 'dataDir'>; http: Pick<HttpConfig, 'host'> };
 
 export interface JudgeKeys {
   /** This process's own /judge signs its answers with it. */
@@ -59,14 +46,14 @@ export interface JudgeKeys {
 }
 
 /** Whether the judge is this process's own (/judge on its listener): JUDGE_URL unset. */
-export function isOwnJudge(config: Pick<Config, 'judgeUrl'>): boolean {
-  return config.judgeUrl === undefined;
+export function isOwnJudge(judge: Pick<JudgeConfig, 'url'>): boolean {
+  return judge.url === undefined;
 }
 
 /** The keys (`random` for tests). The random key is never written anywhere: a restart is a new key. */
-export function judgeKeys(config: Pick<Config, 'judgeUrl' | 'judgeKey'>, random: () => string = () => randomBytes(32).toString('base64url')): JudgeKeys {
-  const sign = config.judgeKey ?? random();
-  return { sign, verify: isOwnJudge(config) ? sign : config.judgeKey };
+export function judgeKeys(judge: Pick<JudgeConfig, 'url' | 'key'>, random: () => string = () => randomBytes(32).toString('base64url')): JudgeKeys {
+  const sign = judge.key ?? random();
+  return { sign, verify: isOwnJudge(judge) ? sign : judge.key };
 }
 
 /** The own judge's TLS listener: its port and the certificate's fingerprint (what every probe pins). */
@@ -77,14 +64,15 @@ export interface OwnJudgeTls {
 
 /** Starts the built-in judge's TLS listener when the judge is this process's own; null otherwise. */
 export async function serveJudgeTls(
-  config: JudgeConfig,
+  config: JudgeParts,
   o: { key: string; port: number; log: Logger; undo: StopStep[] },
 ): Promise<OwnJudgeTls | null> {
-  if (!isOwnJudge(config)) return null;
-  mkdirSync(config.dataDir, { recursive: true });
-  const cert = await readOrCreateJudgeCertificate(config.dataDir);
+  if (!isOwnJudge(config.judge)) return null;
+  const { dataDir } = config.storage;
+  mkdirSync(dataDir, { recursive: true });
+  const cert = await readOrCreateJudgeCertificate(dataDir);
   if (cert.created) o.log.info('made the judge TLS certificate', { path: cert.path, fingerprint: cert.fingerprint });
-  const server = await startJudgeServer({ host: config.host, port: o.port, key: o.key, tls: { key: cert.key, cert: cert.cert } });
+  const server = await startJudgeServer({ host: config.http.host, port: o.port, key: o.key, tls: { key: cert.key, cert: cert.cert } });
   o.undo.push(() => server.close());
   return { port: server.port, fingerprint: cert.fingerprint };
 }
@@ -95,9 +83,9 @@ export async function serveJudgeTls(
  * at the plain judge's host. Pure.
  */
 export function tlsJudgeTarget(config: JudgeConfig, judge: JudgeTarget, own: OwnJudgeTls | null, keys: JudgeKeys): TlsJudgeTarget | undefined {
-  if (!config.judgeTls) return undefined;
-  if (config.judgeTlsUrl !== undefined && config.judgeTlsFingerprint !== undefined) {
-    return { ...parseJudgeUrl(config.judgeTlsUrl), protocol: 'https:', fingerprint: config.judgeTlsFingerprint, ...(config.judgeKey !== undefined ? { key: config.judgeKey } : {}) };
+  if (!config.tls) return undefined;
+  if (config.tlsUrl !== undefined && config.tlsFingerprint !== undefined) {
+    return { ...parseJudgeUrl(config.tlsUrl), protocol: 'https:', fingerprint: config.tlsFingerprint, ...(config.key !== undefined ? { key: config.key } : {}) };
   }
   if (own === null) return undefined;
   const host = judge.host.includes(':') ? `[${judge.host}]` : judge.host;
@@ -114,7 +102,7 @@ interface Started {
 const SETTINGS_KEPT = 256;
 
 export class ProbeJudge {
-  readonly #config: JudgeConfig;
+  readonly #config: JudgeParts;
   readonly #keys: JudgeKeys;
   readonly #ownTls: OwnJudgeTls | null;
   readonly #log: Logger;
@@ -123,14 +111,15 @@ export class ProbeJudge {
   #calibrated: CalibrationResult;
   #started: Started | null = null;
 
-  constructor(o: { config: JudgeConfig; keys: JudgeKeys; ownTls: OwnJudgeTls | null; log: Logger }) {
+  constructor(o: { config: JudgeParts; keys: JudgeKeys; ownTls: OwnJudgeTls | null; log: Logger }) {
     this.#config = o.config;
     this.#keys = o.keys;
     this.#ownTls = o.ownTls;
     this.#log = o.log;
-    this.#tlsCa = o.config.tlsCaFile === undefined ? undefined : readFileSync(o.config.tlsCaFile, 'utf8');
-    this.#calibrated = { ips: [...o.config.checkerIps], baselineHeaders: [] };
-    if (o.keys.verify === undefined) o.log.warn('JUDGE_URL without JUDGE_KEY: judge answers are not signed, integrity is not checked', { judge: o.config.judgeUrl });
+    const caFile = o.config.probes.tlsCaFile;
+    this.#tlsCa = caFile === undefined ? undefined : readFileSync(caFile, 'utf8');
+    this.#calibrated = { ips: [...o.config.judge.checkerIps], baselineHeaders: [] };
+    if (o.keys.verify === undefined) o.log.warn('JUDGE_URL without JUDGE_KEY: judge answers are not signed, integrity is not checked', { judge: o.config.judge.url });
   }
 
   /**
@@ -141,8 +130,8 @@ export class ProbeJudge {
    * proxy would be tls_intercepted).
    */
   async start(selfUrl: string, o: { calibrate: boolean; undo: StopStep[] }): Promise<void> {
-    const judge = parseJudgeUrl(this.#config.judgeUrl ?? `${selfUrl}/judge`);
-    const tls = tlsJudgeTarget(this.#config, judge, this.#ownTls, this.#keys);
+    const judge = parseJudgeUrl(this.#config.judge.url ?? `${selfUrl}/judge`);
+    const tls = tlsJudgeTarget(this.#config.judge, judge, this.#ownTls, this.#keys);
     const calibration = o.calibrate ? this.#calibrate(judge) : null;
     this.#started = { judge, tls, calibration };
     o.undo.push(() => this.stop());
@@ -155,8 +144,8 @@ export class ProbeJudge {
     const verify = this.#keys.verify;
     return startCalibration({
       judge,
-      extraIps: this.#config.checkerIps,
-      intervalMs: this.#config.calibrationIntervalMs,
+      extraIps: this.#config.judge.checkerIps,
+      intervalMs: this.#config.judge.calibrationIntervalMs,
       onUpdate: (r) => {
         this.#calibrated = r;
         this.#settings.clear();
@@ -201,7 +190,7 @@ export class ProbeJudge {
       timeoutMs,
       judge,
       calibrated: this.#calibrated,
-      allowPrivateTargets: this.#config.allowPrivateTargets,
+      allowPrivateTargets: this.#config.probes.allowPrivateTargets,
       tlsCa: this.#tlsCa,
       judgeKey: this.#keys.verify,
       tlsJudge: tls,
@@ -221,8 +210,8 @@ export class ProbeJudge {
  * `startGuard`. Null when the judge is elsewhere or the open-file limit is
  * unknown (or unlimited).
  */
-export function judgeGuard(config: Pick<Config, 'judgeUrl'>, openFiles: number | null, cap: number): DescriptorGuard | null {
-  if (!isOwnJudge(config) || openFiles === null || !Number.isFinite(openFiles)) return null;
+export function judgeGuard(judge: Pick<JudgeConfig, 'url'>, openFiles: number | null, cap: number): DescriptorGuard | null {
+  if (!isOwnJudge(judge) || openFiles === null || !Number.isFinite(openFiles)) return null;
   return new DescriptorGuard({ openFiles, cap });
 }
 

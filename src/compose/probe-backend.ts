@@ -13,7 +13,7 @@
  */
 import type { RefundedOrphan } from '../accounts/orphans';
 import type { Config } from '../config';
-import type { LiveRegionsPort } from '../http/context';
+import type { RegionsPort } from '../http/context';
 import type { PoolPort, ProbeExecution, ProgressPort } from '../jobs/ports';
 import type { RegionScheduler, SchedulerOptions } from '../jobs/scheduler';
 import type { Logger } from '../log';
@@ -39,8 +39,8 @@ export interface ProbeBackend {
   hub: ProgressPort & { readonly subscribers: number };
   /** Result files: DATA_DIR, or PostgreSQL shared by the API nodes. */
   results: ResultStore;
-  /** Who probes from each region (a cluster's live agents); absent: this process, every region. */
-  liveRegions?: LiveRegionsPort;
+  /** Who probes from each region: this process (agents 1, its slots), or a cluster's live agents (listed in /health). */
+  regions: RegionsPort;
   /** False while no agent serves the region (503 before anything is charged); absent: every region is served. */
   regionAvailable?: (region: string) => boolean;
   /** The regions' work queues for /metrics (a cluster). */

@@ -8,21 +8,21 @@
  * parts that read them (result links, the judge) are used only once the
  * start bound the listener.
  */
-import { withBoundPort, type Config } from '../config';
+import { withBoundPort, type HttpConfig } from '../config';
 import { ServiceError } from '../errors';
 import { linkExpiry, signResultLink } from '../results/links';
 
 export class PublicUrls {
-  readonly #config: Pick<Config, 'port' | 'baseUrl' | 'contentUrl'>;
+  readonly #http: Pick<HttpConfig, 'port' | 'baseUrl' | 'contentUrl'>;
   #bound: { base: string; content: string } | null = null;
 
-  constructor(config: Pick<Config, 'port' | 'baseUrl' | 'contentUrl'>) {
-    this.#config = config;
+  constructor(http: Pick<HttpConfig, 'port' | 'baseUrl' | 'contentUrl'>) {
+    this.#http = http;
   }
 
   /** The public listener's port: fills it into the URLs derived from PORT=0. */
   bound(port: number): void {
-    const c = withBoundPort({ ...this.#config, port }, port);
+    const c = withBoundPort(this.#http, port);
     this.#bound = { base: c.baseUrl, content: c.contentUrl };
   }
 

@@ -10,9 +10,9 @@ import { ServiceError } from '../errors';
 import { resolveSecrets } from '../secrets';
 
 export async function serviceSecrets(raw: Config): Promise<{ config: Config; secret: string }> {
-  mkdirSync(raw.dataDir, { recursive: true });
+  mkdirSync(raw.storage.dataDir, { recursive: true });
   const config = await resolveSecrets(raw);
-  const secret = config.resultSecret;
+  const secret = config.storage.resultSecret;
   if (secret === undefined || secret === '') {
     throw new ServiceError('result_secret_missing', 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
   }

@@ -11,7 +11,7 @@ import { readTemplate } from '../../db/pglite-template';
 import { ensureBootstrapAccount, type BootstrapResult } from '../accounts/bootstrap';
 import { OrphanScope, sweepOrphans, type RefundedOrphan } from '../accounts/orphans';
 import { acquireDataDirLock, type DataDirLock } from '../admin/lock';
-import type { Config } from '../config';
+import type { Config, StorageConfig } from '../config';
 import { generateNodeId, NodeLease } from '../jobs/node-lease';
 import { startOrphanSweep } from '../jobs/orphan-sweep';
 import type { Logger } from '../log';
@@ -33,17 +33,18 @@ export interface Storage {
 /** An already open, migrated database (tests) is used as it is; the caller closes it. */
 export async function openStorage(config: Config, o: { log: Logger; undo: StopStep[]; database?: Database | undefined }): Promise<Storage> {
   const { log, undo } = o;
-  const embedded = config.databaseUrl === undefined;
-  const lock = embedded ? await acquireDataDirLock(config.dataDir) : null;
+  const { storage } = config;
+  const embedded = storage.databaseUrl === undefined;
+  const lock = embedded ? await acquireDataDirLock(storage.dataDir) : null;
   if (lock !== null) undo.push(() => lock.release());
-  const database = o.database ?? (await openOwnDatabase(config, undo));
+  const database = o.database ?? (await openOwnDatabase(storage, undo));
   const db = database.db;
   // This node's lease; released after its jobs settled (undone after the settlement retries, before the database closes).
-  const nodeId = config.nodeId ?? generateNodeId();
+  const nodeId = storage.nodeId ?? generateNodeId();
   const { lease, registration } = await NodeLease.start({
     db,
     node: { id: nodeId, version: VERSION, host: hostname(), pid: process.pid },
-    leaseMs: config.nodeLeaseMs,
+    leaseMs: storage.nodeLeaseMs,
     log,
   });
   undo.push(() => lease.release());
@@ -54,15 +55,15 @@ export async function openStorage(config: Config, o: { log: Logger; undo: StopSt
   // PostgreSQL, those of expired leases and of this NODE_ID's previous run (a new random id waits for the old lease).
   const refundedAtStart: RefundedOrphan[] = [];
   await sweepOrphans(db, log, { self: nodeId, scope: embedded ? OrphanScope.all : OrphanScope.own }, undefined, { onRefunded: (r) => refundedAtStart.push(r) });
-  const bootstrap = await ensureBootstrapAccount(db, { checks: config.bootstrapChecks, apiKey: config.bootstrapApiKey, baseUrl: config.baseUrl }, log);
+  const bootstrap = await ensureBootstrapAccount(db, { checks: storage.bootstrapChecks, apiKey: storage.bootstrapApiKey, baseUrl: config.http.baseUrl }, log);
   return { database, lock, nodeId, lease, bootstrap, refundedAtStart };
 }
 
-async function openOwnDatabase(config: Config, undo: StopStep[]): Promise<Database> {
+async function openOwnDatabase(storage: StorageConfig, undo: StopStep[]): Promise<Database> {
   const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    statementTimeoutMs: config.dbStatementTimeoutMs,
+    databaseUrl: storage.databaseUrl,
+    dataDir: storage.dataDir,
+    statementTimeoutMs: storage.statementTimeoutMs,
     // a new embedded data dir starts from the install's template when there is one (db/pglite-template.ts)
     pgliteTemplate: () => readTemplate(),
   });
@@ -70,8 +71,8 @@ async function openOwnDatabase(config: Config, undo: StopStep[]): Promise<Databa
   return database;
 }
 
-/** The periodic sweep (ORPHAN_SWEEP_MS: expired leases of other nodes); `onRefunded` tells the agents in a cluster. */
-export function sweepOrphansEvery(config: Config, storage: Storage, o: { log: Logger; undo: StopStep[]; onRefunded: (r: RefundedOrphan) => void }): void {
+/** The periodic sweep (every half of NODE_LEASE_MS: expired leases of other nodes); `onRefunded` tells the agents in a cluster. */
+export function sweepOrphansEvery(config: StorageConfig, storage: Storage, o: { log: Logger; undo: StopStep[]; onRefunded: (r: RefundedOrphan) => void }): void {
   const sweep = startOrphanSweep({ db: storage.database.db, self: storage.nodeId, intervalMs: config.orphanSweepMs, log: o.log, onRefunded: o.onRefunded });
   o.undo.push(() => sweep.stop());
 }

@@ -128,7 +128,7 @@ const checkErrors = {
   '500': E500,
   '503': {
     description:
-      'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (MAX_LARGE_BODIES) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
+      'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
     content: {
       'application/json': {
         schema: { oneOf: [ref('ServiceUnavailable'), ref('RegionUnavailable')] },
@@ -283,7 +283,7 @@ const paths = {
       tags: ['Checks'],
       summary: 'Progress of a check (WebSocket)',
       description:
-        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (`WS_MAX_PER_ADDRESS`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).',
+        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (a quarter of `WS_MAX_PER_ACCOUNT`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).',
       parameters: [
         { name: 'jobId', in: 'query', required: true, schema: { type: 'string', pattern: JOB_ID_PATTERN } },
         { name: 'apiKey', in: 'query', required: false, schema: { type: 'string' }, description: 'Optional key (also accepted as X-API-Key or Authorization: Bearer)' },

@@ -1,6 +1,6 @@
 /**
  * The periodic orphan sweep of a live node: every `intervalMs`
- * (ORPHAN_SWEEP_MS) it refunds the running scans of other nodes whose lease
+ * (half of NODE_LEASE_MS) it refunds the running scans of other nodes whose lease
  * has expired (src/accounts/orphans.ts, scope `expired`: never this node's
  * own), then deletes the rows of nodes whose lease expired more than
  * `pruneAfterMs` ago. Any number of nodes may sweep at once: each orphan is

@@ -40,7 +40,7 @@ import type { CheckRequest, JobOwner } from './request';
 export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
 export type ServiceState = (typeof SERVICE_STATES)[keyof typeof SERVICE_STATES];
 
-/** Per-account limits (config: MAX_JOBS_PER_ACCOUNT, MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT). */
+/** Per-account limits (config.limits: MAX_JOBS_PER_ACCOUNT; twice MAX_PROXIES in flight). */
 export interface AccountLimits {
   /** Checks one account may run at once. */
   maxJobs: number;

@@ -29,7 +29,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('agents started before th
   let port: number;
   const agents: ServiceProcess[] = [];
 
-  const cluster = () => ({ NATS_URL: nats.url, AGENT_HEARTBEAT_MS: '200', AGENT_TTL_MS: '2000', SHUTDOWN_GRACE_MS: '0', JUDGE_KEY });
+  const cluster = () => ({ NATS_URL: nats.url, AGENT_HEARTBEAT_MS: '300', SHUTDOWN_GRACE_MS: '0', JUDGE_KEY });
 
   beforeAll(async () => {
     nats = await startNatsServer();

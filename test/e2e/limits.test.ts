@@ -2,13 +2,13 @@
  * End to end, over real sockets: the per-account limits (docs/API.md
  * "Limits") with small values set through the environment.
  *
- * - requests per second (RATE_LIMIT_PER_S=1, RATE_LIMIT_BURST=2): the third
+ * - requests per second (RATE_LIMIT_PER_S=1, so a burst of 2): the third
  *   request at once is 429 with Retry-After; the refused /check reserved
  *   nothing (balance and history unchanged); the account's other keys share
  *   its bucket, another account is not slowed; after Retry-After it works.
  * - running checks per account (MAX_JOBS_PER_ACCOUNT=1): a second check while
  *   one runs is 429 with Retry-After, nothing reserved.
- * - WebSocket caps (WS_MAX_PER_ADDRESS=2, WS_MAX_PER_ACCOUNT=2): the third
+ * - WebSocket caps (2 per address, WS_MAX_PER_ACCOUNT=2): the third
  *   anonymous socket from one address is closed 1013; an authenticated
  *   subscriber from the same address is still accepted; a closed socket gives
  *   its place back.
@@ -39,14 +39,14 @@ const holes = (n: number, b: number) => Array.from({ length: n }, (_, i) => `127
 describe('requests per second per account', () => {
   let t: TestService;
   beforeAll(async () => {
-    t = await startTestService({ RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '2', BOOTSTRAP_CHECKS: '1000' });
+    t = await startTestService({ RATE_LIMIT_PER_S: '1', BOOTSTRAP_CHECKS: '1000' });
   });
   afterAll(async () => {
     await t?.stop();
   });
 
   test('over the burst: 429 + Retry-After before anything is reserved; other accounts unaffected; back after Retry-After', async () => {
-    const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
+    const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
     // set-up through the admin API (not rate limited): a second key of the demo account, and another account
     const key2 = (await call(`${t.adminUrl}/admin/issue-key`, { method: 'POST', headers: admin, json: { email: 'demo@localhost', label: 'second' } })).body.apiKey as string;
     const other = (await call(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey as string;
@@ -83,7 +83,8 @@ describe('requests per second per account', () => {
 describe('running checks per account, and WebSocket caps', () => {
   let t: TestService;
   beforeAll(async () => {
-    t = await startTestService({ MAX_JOBS_PER_ACCOUNT: '1', WS_MAX_PER_ADDRESS: '2', WS_MAX_PER_ACCOUNT: '2', BOOTSTRAP_CHECKS: '1000' });
+    // per address a quarter of WS_MAX_PER_ACCOUNT in a real start; 2 here, as the account's
+    t = await startTestService({ MAX_JOBS_PER_ACCOUNT: '1', WS_MAX_PER_ACCOUNT: '2', BOOTSTRAP_CHECKS: '1000' }, { configure: (c) => void (c.limits.wsMaxPerAddress = 2) });
   });
   afterAll(async () => {
     await t?.stop();
