@@ -16,12 +16,15 @@ import { withBoundPort, type Config, type StorageConfig } from './config';
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
-import { judgeKeys, ProbeJudge, serveJudgeTls } from './compose/own-judge';
+import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudgeTls } from './compose/own-judge';
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
 import { openStorage, sweepOrphansEvery } from './compose/storage';
 import { openGeo } from './geo/geo';
+import { judgeWarnings } from './jobs/judge-warnings';
+import type { CheckRequest } from './jobs/request';
 import type { CheckService } from './jobs/service';
+import { localAddresses, ownAddresses } from './judge/local-addresses';
 import type { Logger } from './log';
 import { ServiceMetrics } from './metrics/service-metrics';
 import type { ResultStore } from './results/store';
@@ -66,6 +69,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     geo.catch(() => {}); // awaited below; a start that fails before must not leave it unhandled
     const storage = await openStorage(config, { log, undo, database: opts.database });
     const metrics = new ServiceMetrics();
+    const local = localAddresses();
+    const place = placeJudge(config, { url: config.http.baseUrl, urlSet: config.http.baseUrlSet }, local);
+    logJudgePlace(place, log);
     const keys = judgeKeys(config.judge);
     const ownTls = await serveJudgeTls(config, { key: keys.sign, port: config.judge.tlsPort, log, undo });
     const judge = new ProbeJudge({ config, keys, ownTls, log });
@@ -73,9 +79,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     sweepOrphansEvery(config.storage, storage, { log, undo, onRefunded: backend.orphanRefunded });
     const urls = new PublicUrls(config.http);
     const signLink = linkSigner(urls, secret);
-    const { checks } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, log, undo });
-    await judge.start(urls.base, { calibrate: backend.calibrates, undo });
+    const own = ownAddresses(local);
+    const warnings = (req: CheckRequest) => judgeWarnings({ url: judge.url, reach: place.reach }, req.proxies.map((p) => p.host), own);
+    const { checks } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, warnings, log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });
     const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks };
@@ -88,6 +96,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       driver: storage.database.driver,
       database: storage.database.origin,
       judge: judge.url,
+      judgeFrom: place.from,
+      ...(place.reach !== null ? { judgeReachable: place.reach } : {}),
       ...(judge.tls !== undefined ? { judgeTls: judge.tls.url, judgeTlsFingerprint: judge.tls.fingerprint } : {}),
       checkerIps: judge.exitIps,
       threads: backend.pool.threads,

@@ -11,6 +11,8 @@ import { localExecution } from '../jobs/local-execution';
 import { RegionScheduler } from '../jobs/scheduler';
 import { CheckService } from '../jobs/service';
 import { SettlementRetry } from '../jobs/settlements';
+import type { JobWarning } from '../jobs/judge-warnings';
+import type { CheckRequest } from '../jobs/request';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import { ACCEPTED_REGIONS } from '../regions';
@@ -28,6 +30,8 @@ export interface ChecksParts {
   metrics: ServiceMetrics;
   /** A result link for a finished job's result id. */
   signLink: (resultId: string) => string;
+  /** A check's warnings, asked as it starts (the judge's reach: src/jobs/judge-warnings.ts). */
+  warnings: (request: CheckRequest) => JobWarning[];
   log: Logger;
   undo: StopStep[];
 }
@@ -59,6 +63,7 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
     log,
     now: () => new Date(),
     counters: p.metrics,
+    warnings: p.warnings,
   });
   p.metrics.watch({
     regions: ACCEPTED_REGIONS,

@@ -10,6 +10,7 @@ import { createAdminApp } from '../admin/app';
 import { reachableHost, type Config } from '../config';
 import { createApp } from '../http/app';
 import type { ChecksPort } from '../jobs/ports';
+import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { StopStep } from '../stop-steps';
@@ -28,6 +29,8 @@ export interface ListenerParts {
   results: { secret: string; signLink: (resultId: string) => string };
   /** The key this service's own /judge signs with. */
   judgeKey: string;
+  /** Who can reach the judge (/health). */
+  judgeReach: JudgeReach | null;
   log: Logger;
   undo: StopStep[];
 }
@@ -56,6 +59,7 @@ export function startListeners(config: Config, p: ListenerParts): { port: number
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
     judgeKey: p.judgeKey,
+    judgeReach: p.judgeReach,
     regions: p.backend.regions,
   });
   const server = app.listen({

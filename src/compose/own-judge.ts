@@ -14,6 +14,8 @@
  *   process's exit addresses), and the ProbeSettings built from both.
  * - `judgeGuard`: the descriptor guard of a process that serves its own judge
  *   (src/fd-guard.ts), started over the scheduler or the runner.
+ * - `placeJudge` / `judgeBase`: where the own judge is reached and by whom
+ *   (src/judge/judge-address.ts), decided once at start.
  *
  * ProbeJudge's states: made (keys and TLS listener known; the plain judge's
  * address is not: with PORT=0 it is known once the listener is bound)
@@ -27,6 +29,7 @@ import type { HttpConfig, JudgeConfig, ProbesConfig, StorageConfig } from '../co
 import { ServiceError } from '../errors';
 import { DescriptorGuard, type GuardTarget } from '../fd-guard';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle, type CalibrationResult } from '../judge/calibrate';
+import { judgeAddress, type JudgeAddress, type LocalAddresses } from '../judge/judge-address';
 import { startJudgeServer } from '../judge/server';
 import { readOrCreateJudgeCertificate } from '../judge/tls-cert';
 import { checkTlsJudge } from '../judge/tls-judge-check';
@@ -54,6 +57,29 @@ export function isOwnJudge(judge: Pick<JudgeConfig, 'url'>): boolean {
 export function judgeKeys(judge: Pick<JudgeConfig, 'url' | 'key'>, random: () => string = () => randomBytes(32).toString('base64url')): JudgeKeys {
   const sign = judge.key ?? random();
   return { sign, verify: isOwnJudge(judge) ? sign : judge.key };
+}
+
+/** Where the judge is reached and by whom, from the settings and this machine's addresses (`listenerUrl`: BASE_URL, or the agent's listener). */
+export function placeJudge(config: JudgeParts & { http: Pick<HttpConfig, 'host'> }, listener: { url: string; urlSet: boolean }, local: LocalAddresses): JudgeAddress {
+  return judgeAddress({ judgeUrl: config.judge.url, baseUrl: listener.url, baseUrlSet: listener.urlSet, listenHost: config.http.host, local });
+}
+
+/** The base URL of this process's own judge: the listener's URL, its host replaced by the one `placeJudge` chose. */
+export function judgeBase(place: JudgeAddress, listenerUrl: string): string {
+  if (place.host === null) return listenerUrl;
+  const u = new URL(listenerUrl);
+  u.hostname = place.host;
+  return u.origin;
+}
+
+/** Says at start who can reach the judge; loudly when its host was derived and proxies elsewhere cannot. */
+export function logJudgePlace(place: JudgeAddress, log: Logger): void {
+  if (place.reach === null || place.reach === 'public') return;
+  log.warn(
+    `THE JUDGE IS REACHABLE FROM ${place.reach.toUpperCase()}: proxies elsewhere cannot reach it and every check of them fails. ` +
+      'Set BASE_URL (or JUDGE_URL) to an address they can reach (docs/OPERATIONS.md "The judge").',
+    { judgeReachable: place.reach, from: place.from },
+  );
 }
 
 /** The own judge's TLS listener: its port and the certificate's fingerprint (what every probe pins). */

@@ -5,6 +5,7 @@
  */
 import type { HttpConfig, LimitsConfig } from '../config';
 import type { ChecksPort, ProgressPort } from '../jobs/ports';
+import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
 import type { AuthenticatedAccount } from './auth';
 import type { ResultStore } from '../results/store';
@@ -51,4 +52,6 @@ export interface AppDeps {
   regions: RegionsPort;
   /** The key this service's own GET /judge signs its answers with (src/probe/codec/integrity.ts). */
   judgeKey: string;
+  /** Who can reach the judge (/health `judge_reachable`, decided at start); absent or null: not known. */
+  judgeReach?: JudgeReach | null;
 }

@@ -5,10 +5,11 @@
 import { regionName } from '../regions';
 import { formatProcessingTime, formatTimeout } from '../results/summary';
 import type { JobMetadata } from './job-types';
+import type { JobWarning } from './judge-warnings';
 import type { ProgressPhase, ProgressState } from './progress';
 import type { CheckRequest } from './request';
 
-export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number): JobMetadata {
+export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number, warnings: readonly JobWarning[] = []): JobMetadata {
   return {
     region_used: req.region,
     region_name: regionName(req.region) ?? req.region,
@@ -19,6 +20,7 @@ export function jobMetadata(jobId: string, req: CheckRequest, checked: number, e
     total_duplicates: req.totalDuplicates,
     processing_time: formatProcessingTime(elapsedMs),
     job_id: jobId,
+    ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
   };
 }
 

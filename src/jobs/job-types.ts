@@ -7,7 +7,9 @@ import type { CheckUserInfo } from '../accounts/plan';
 import type { Logger } from '../log';
 import type { CheckSummary } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
+import type { JobWarning } from './judge-warnings';
 import type { ProgressState } from './progress';
+import type { CheckRequest } from './request';
 import type { GeoPort, JobCounters, LedgerPort, ProbeExecution, SettingsFactory } from './ports';
 
 export { JOB_STATES, PHASE_OF, type JobState } from './job-states';
@@ -23,6 +25,8 @@ export interface JobMetadata {
   total_duplicates: number;
   processing_time: string;
   job_id: string;
+  /** What the check should know about its own results (judge-warnings.ts); present only when there is one. */
+  warnings?: JobWarning[];
 }
 
 export interface CheckResponse {
@@ -53,4 +57,6 @@ export interface JobDeps {
   now: () => Date;
   /** Counters for `/metrics` (per batch and per job; absent: nothing counted). */
   counters?: JobCounters;
+  /** The check's warnings, asked once as it starts (judge-warnings.ts); absent: none. */
+  warnings?: (request: CheckRequest) => JobWarning[];
 }

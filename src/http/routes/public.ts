@@ -31,6 +31,7 @@ export function publicRoutes(deps: AppDeps) {
           timestamp: now.toISOString(),
           regions: ACCEPTED_REGIONS.length,
           database: dbOk ? 'ok' : 'down',
+          ...(deps.judgeReach != null ? { judge_reachable: deps.judgeReach } : {}),
           ...(live.agents !== undefined ? { agents: live.agents() } : {}),
         };
         return jsonResponse(dbOk ? 200 : 503, body);
