@@ -27,7 +27,7 @@ export function helpText(): string {
   const out = [
     `proxycheck-service ${VERSION}: a proxy-checking API (ClearProxy-compatible).`,
     '',
-    'Usage: bun src/main.ts            start (npm start adds the runtime settings)',
+    'Usage: bun src/main.ts            start (npm start does the same)',
     '       bun src/main.ts --help     this text',
     '       bun src/main.ts --version  the version',
     '',

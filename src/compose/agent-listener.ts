@@ -6,6 +6,7 @@
 import { reachableHost } from '../config';
 import { judgeResponseFor } from '../judge/server';
 import type { StopStep } from '../stop-steps';
+import { bind } from './bind';
 
 export interface AgentListenerParts {
   host: string;
@@ -19,9 +20,17 @@ export interface AgentListenerParts {
 }
 
 export function serveAgent(p: AgentListenerParts): { url: string; port: number } {
-  const server = Bun.serve({
+  const server = bind({ setting: 'PORT', host: p.host, port: p.port }, () => serve(p));
+  p.undo.push(() => server.stop(true));
+  const port = server.port!;
+  return { url: `http://${reachableHost(p.host)}:${port}`, port };
+}
+
+function serve(p: AgentListenerParts) {
+  return Bun.serve({
     hostname: p.host,
     port: p.port,
+    reusePort: false,
     async fetch(request, srv) {
       const path = new URL(request.url).pathname;
       if (request.method !== 'GET' && request.method !== 'HEAD') return new Response('method not allowed', { status: 405 });
@@ -31,7 +40,4 @@ export function serveAgent(p: AgentListenerParts): { url: string; port: number }
       return Response.json({ error: 'Not found', message: `No route ${request.method} ${path}` }, { status: 404 });
     },
   });
-  p.undo.push(() => server.stop(true));
-  const port = server.port!;
-  return { url: `http://${reachableHost(p.host)}:${port}`, port };
 }

@@ -15,6 +15,7 @@ import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { StopStep } from '../stop-steps';
 import { VERSION } from '../version';
+import { bind } from './bind';
 import type { ProbeBackend } from './probe-backend';
 import type { PublicUrls } from './public-urls';
 import type { Storage } from './storage';
@@ -62,25 +63,28 @@ export function startListeners(config: Config, p: ListenerParts): { port: number
     judgeReach: p.judgeReach,
     regions: p.backend.regions,
   });
-  const server = app.listen({
-    port: http.port,
-    hostname: http.host,
-    // Our own reader enforces MAX_BODY_BYTES with the JSON 413 (Content-Length
-    // first, then counted bytes); Bun's own limit only backs it up.
-    maxRequestBodySize: Math.max(config.limits.maxBodyBytes * 4, 1024 * 1024 * 1024),
-    // idle and half-open connections go after http.idleTimeoutS; a running check lifts it for its own request
-    idleTimeout: http.idleTimeoutS,
-  });
+  const server = bind({ setting: 'PORT', host: http.host, port: http.port }, () =>
+    app.listen({
+      port: http.port,
+      hostname: http.host,
+      reusePort: false, // never two services on one port (bind.ts)
+      // Our own reader enforces MAX_BODY_BYTES with the JSON 413 (Content-Length
+      // first, then counted bytes); Bun's own limit only backs it up.
+      maxRequestBodySize: Math.max(config.limits.maxBodyBytes * 4, 1024 * 1024 * 1024),
+      // idle and half-open connections go after http.idleTimeoutS; a running check lifts it for its own request
+      idleTimeout: http.idleTimeoutS,
+    }),
+  );
   p.undo.push(async () => {
     await server.stop(true);
   });
   const port = server.server!.port!;
   p.urls.bound(port);
   // The admin API on its own listener (loopback by default), never on the public one.
-  const admin = createAdminApp({ database, adminToken: http.adminToken!, log: p.log, onChange: () => keys.clear(), metrics: p.metrics }).listen({
-    port: http.adminPort,
-    hostname: http.adminHost,
-  });
+  const adminApp = createAdminApp({ database, adminToken: http.adminToken!, log: p.log, onChange: () => keys.clear(), metrics: p.metrics });
+  const admin = bind({ setting: 'ADMIN_PORT', host: http.adminHost, port: http.adminPort }, () =>
+    adminApp.listen({ port: http.adminPort, hostname: http.adminHost, reusePort: false }),
+  );
   p.undo.push(async () => {
     await admin.stop(true);
   });

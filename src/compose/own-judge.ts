@@ -37,6 +37,7 @@ import type { Logger } from '../log';
 import { probeSettings } from '../probe/settings';
 import type { JudgeTarget, ProbeSettings, TlsJudgeTarget } from '../probe/types';
 import type { StopStep } from '../stop-steps';
+import { bindAsync } from './bind';
 
 /** What the judge steps read: the judge group, the probes' switches, DATA_DIR (the certificate), HOST (the TLS listener). */
 type JudgeParts = { judge: JudgeConfig; probes: Pick<ProbesConfig, 'allowPrivateTargets' | 'tlsCaFile'>; storage: Pick<StorageConfig, 'dataDir'>; http: Pick<HttpConfig, 'host'> };
@@ -98,7 +99,9 @@ export async function serveJudgeTls(
   mkdirSync(dataDir, { recursive: true });
   const cert = await readOrCreateJudgeCertificate(dataDir);
   if (cert.created) o.log.info('made the judge TLS certificate', { path: cert.path, fingerprint: cert.fingerprint });
-  const server = await startJudgeServer({ host: config.http.host, port: o.port, key: o.key, tls: { key: cert.key, cert: cert.cert } });
+  const server = await bindAsync({ setting: 'JUDGE_TLS_PORT', host: config.http.host, port: o.port }, () =>
+    startJudgeServer({ host: config.http.host, port: o.port, key: o.key, tls: { key: cert.key, cert: cert.cert } }),
+  );
   o.undo.push(() => server.close());
   return { port: server.port, fingerprint: cert.fingerprint };
 }
