@@ -1,6 +1,6 @@
 /**
  * The region agent's composition root (ROLE=agent, or the agent half of
- * ROLE=all): the probe pool of one region (REGION), fed from the region's
+ * ROLE=all): the probe workers of one region (REGION), fed from the region's
  * work queue on NATS (src/cluster/agent-runner.ts), its own judge and
  * calibration (src/compose/own-judge.ts, as the service's), its listener
  * (src/compose/agent-listener.ts). No database, no public API.
@@ -23,7 +23,7 @@ import { localAddresses } from './judge/local-addresses';
 import { maxInFlightFor, openFilesLimit } from './limits';
 import type { Logger } from './log';
 import { AgentMetrics } from './metrics/agent-metrics';
-import { ProbePool } from './probe/pool/pool';
+import { ProbeWorkers } from './probe/workers/probe-workers';
 import { stopSteps, type StopStep } from './stop-steps';
 import { VERSION } from './version';
 
@@ -73,8 +73,8 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
   const guardCap = slots + Math.max(0, lend);
   const { undo, unwind } = stopSteps(log, 'agent stop step failed');
   try {
-    const pool = await ProbePool.start({ threads: opts.threads ?? config.probes.threads });
-    undo.push(() => pool.close());
+    const workers = await ProbeWorkers.start({ threads: opts.threads ?? config.probes.threads });
+    undo.push(() => workers.close());
     const keys = judgeKeys(config.judge);
     const ownTls = await serveJudgeTls(config, { key: keys.sign, port: opts.judgeTlsPort ?? config.judge.tlsPort, log, undo });
     const judge = new ProbeJudge({ config, keys, ownTls, log });
@@ -89,7 +89,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       slots,
       lendSlots: lend,
       version: VERSION,
-      pool,
+      workers,
       settingsFor: (w) => judge.settings(w.type, w.timeoutMs),
       identity: () => ({ judgeUrl: judge.url, exitIps: judge.exitIps }),
       ackWaitMs: config.cluster.ackWaitMs,

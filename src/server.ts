@@ -51,7 +51,7 @@ export interface RunningService {
 
 export interface StartOptions {
   log: Logger;
-  /** Override the probe pool's threads (tests use 1). */
+  /** Override the probe workers' threads (tests use 1). */
   threads?: number;
   /** An already open, migrated database to use instead of opening one from the config (tests); the caller closes it. */
   database?: Database;
@@ -100,7 +100,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       ...(place.reach !== null ? { judgeReachable: place.reach } : {}),
       ...(judge.tls !== undefined ? { judgeTls: judge.tls.url, judgeTlsFingerprint: judge.tls.fingerprint } : {}),
       checkerIps: judge.exitIps,
-      threads: backend.pool.threads,
+      threads: backend.workers.threads,
       slotsPerEndpoint: config.probes.slotsPerEndpoint,
       maxInFlight: backend.maxInFlight,
       startupMs,

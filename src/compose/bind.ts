@@ -6,6 +6,7 @@
  * (`reusePort: false`), and a port in use is a one-line start error naming
  * the setting (`port_in_use`).
  */
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 
 export interface Binding {
@@ -17,7 +18,7 @@ export interface Binding {
 
 function explain(err: unknown, b: Binding): unknown {
   if ((err as { code?: unknown } | null)?.code !== 'EADDRINUSE') return err;
-  return new ServiceError('port_in_use', `${b.setting}=${b.port} on ${b.host} is in use by another process: stop it or set another ${b.setting}`, { cause: err });
+  return new ServiceError(ENTRY_ERROR_CODES.PORT_IN_USE, `${b.setting}=${b.port} on ${b.host} is in use by another process: stop it or set another ${b.setting}`, { cause: err });
 }
 
 export function bind<T>(b: Binding, listen: () => T): T {

@@ -51,7 +51,7 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
   const checks = new CheckService({
     ledger: databaseLedger(storage.database.db, { node: storage.lease }),
     retrySettlement: (label, attempt) => settlements.add(label, attempt),
-    execution: backend.execution(localExecution(scheduler, backend.pool)),
+    execution: backend.execution(localExecution(scheduler, backend.workers)),
     geo: p.geo,
     settings: (type, timeoutMs) => p.judge.settings(type, timeoutMs),
     openWriter: (resultId) => backend.results.create(resultId),
@@ -69,7 +69,7 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
     regions: ACCEPTED_REGIONS,
     scheduler,
     maxInFlight: backend.maxInFlight,
-    pool: backend.pool,
+    workers: backend.workers,
     runningJobs: () => checks.runningJobs,
     hub: backend.hub,
     lease: storage.lease,

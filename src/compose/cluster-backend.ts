@@ -5,25 +5,26 @@
  * (src/cluster/registry.ts: a region's slots = its agents' slots; a change
  * pokes the scheduler), shares a region's slots with the other API nodes by
  * their demand (src/cluster/demand.ts: the scheduler's capacity is this
- * node's fair share) and sends shards through the NatsPool
- * (src/cluster/nats-pool.ts) behind the same RegionScheduler, without a
+ * node's fair share) and sends shards through the NatsWorkers
+ * (src/cluster/nats-workers.ts) behind the same RegionScheduler, without a
  * process-wide cap (each agent bounds itself). Result files live in
  * PostgreSQL (one store for every node), progress follows any node's job
  * over NATS. A check to a region without a live agent is refused before the
  * reservation (503). Undone in reverse: progress (finals out first), result
- * store, the pool (waiting shards fail), demand board, registry, NATS (drained).
+ * store, the workers (waiting shards fail), demand board, registry, NATS (drained).
  */
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { RefundedOrphan } from '../accounts/orphans';
 import { DemandBoard, nudgingExecution } from '../cluster/demand';
 import { connectNats, ensureWork, openAgentsBucket, openDemandBucket, subscribeResults, workTransport } from '../cluster/nats';
-import { NatsPool, type WorkTransport } from '../cluster/nats-pool';
+import { NatsWorkers, type WorkTransport } from '../cluster/nats-workers';
 import { createClusterProgress } from '../cluster/progress';
 import { CLUSTER_MIN_GRANT } from '../cluster/protocol';
 import { consumerReader, QueueDepth } from '../cluster/queue-depth';
 import { AgentRegistry } from '../cluster/registry';
 import type { ClusterConfig, Config } from '../config';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 import type { RegionsPort } from '../http/context';
 import { maxInFlightFor, openFilesLimit } from '../limits';
@@ -37,7 +38,7 @@ import type { BackendContext, OpenBackend, ProbeBackend } from './probe-backend'
 /** Refuses an API node without RESULT_SECRET and ADMIN_TOKEN in its environment (generated per DATA_DIR they would differ per node: a link minted on one would fail on another). */
 export function clusterBackend(config: Config): OpenBackend {
   if (config.storage.resultSecret === undefined || config.http.adminToken === undefined) {
-    throw new ServiceError('cluster_secrets_missing', 'an API node of a cluster needs RESULT_SECRET and ADMIN_TOKEN in its environment, the same on every node');
+    throw new ServiceError(ENTRY_ERROR_CODES.CLUSTER_SECRETS_MISSING, 'an API node of a cluster needs RESULT_SECRET and ADMIN_TOKEN in its environment, the same on every node');
   }
   return openCluster;
 }
@@ -65,10 +66,10 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
   const orphanRefunded = tellAgents(transport, log);
   // the orphans refunded at start, before NATS was connected: their shards may still be queued or running
   for (const o of storage.refundedAtStart) orphanRefunded(o);
-  const pool = new NatsPool({ node: nodeId, transport, deadlineMs: cluster.shardDeadlineMs, log, counters: ctx.metrics });
-  const sub = subscribeResults(nc, nodeId, pool, log);
+  const workers = new NatsWorkers({ node: nodeId, transport, deadlineMs: cluster.shardDeadlineMs, log, counters: ctx.metrics });
+  const sub = subscribeResults(nc, nodeId, workers, log);
   undo.push(() => {
-    pool.close();
+    workers.close();
     sub.unsubscribe();
   });
   // one staging dir per node id (NODE_ID is unique per running process); a link minted by one node downloads from any other
@@ -80,7 +81,7 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
     await hub.settled();
   });
   return {
-    pool,
+    workers,
     capacity: (code) => board.share(code),
     // each shard costs messages: at least CLUSTER_MIN_GRANT probes; no process-wide cap (each agent bounds its own probes)
     schedulerOptions: { minGrant: CLUSTER_MIN_GRANT },
@@ -114,9 +115,9 @@ function tellAgents(transport: WorkTransport, log: Logger): (o: RefundedOrphan) 
   return (o) => {
     if (o.nodeId === null) return;
     try {
-      transport.publishCancel(o.nodeId, o.jobId);
+      transport.publishCancel(o.nodeId, o.runId);
     } catch (err) {
-      log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { jobId: o.jobId, err });
+      log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { runId: o.runId, err });
     }
   };
 }

@@ -26,6 +26,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { HttpConfig, JudgeConfig, ProbesConfig, StorageConfig } from '../config';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 import { DescriptorGuard, type GuardTarget } from '../fd-guard';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle, type CalibrationResult } from '../judge/calibrate';
@@ -127,7 +128,7 @@ interface Started {
   calibration: CalibrationHandle | null;
 }
 
-/** The settings objects kept at once (one per type and budget; the pool sends one to a lane once, by identity). */
+/** The settings objects kept at once (one per type and budget; the workers send one to a lane once, by identity). */
 const SETTINGS_KEPT = 256;
 
 export class ProbeJudge {
@@ -165,7 +166,9 @@ export class ProbeJudge {
     this.#started = { judge, tls, calibration };
     o.undo.push(() => this.stop());
     const tlsCheck = tls === undefined ? null : await checkTlsJudge(tls);
-    if (tlsCheck !== null && !tlsCheck.ok) this.#log.warn('the TLS judge did not answer directly; https checks may all be false', { judgeTls: tls?.url, reason: tlsCheck.reason });
+    if (tlsCheck !== null && !tlsCheck.ok) {
+      this.#log.warn('the TLS judge did not answer directly; https checks may all be false (JUDGE_TLS_URL, JUDGE_TLS_FINGERPRINT; JUDGE_TLS=false turns them off)', { judgeTls: tls?.url, reason: tlsCheck.reason });
+    }
     await calibration?.ready;
   }
 
@@ -188,7 +191,7 @@ export class ProbeJudge {
   }
 
   #now(): Started {
-    if (this.#started === null) throw new ServiceError('judge_not_started', 'the probe judge is used before its start');
+    if (this.#started === null) throw new ServiceError(ENTRY_ERROR_CODES.JUDGE_NOT_STARTED, 'the probe judge is used before its start');
     return this.#started;
   }
 
@@ -207,7 +210,7 @@ export class ProbeJudge {
     return this.#calibrated.ips;
   }
 
-  /** One ProbeSettings object per (type, budget) until calibration changes (the pool sends each to a lane once, by identity). */
+  /** One ProbeSettings object per (type, budget) until calibration changes (the workers send each to a lane once, by identity). */
   settings(type: ProbeSettings['type'], timeoutMs: number): ProbeSettings {
     const key = `${type}:${timeoutMs}`;
     const kept = this.#settings.get(key);

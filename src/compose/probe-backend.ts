@@ -14,7 +14,7 @@
 import type { RefundedOrphan } from '../accounts/orphans';
 import type { Config } from '../config';
 import type { RegionsPort } from '../http/context';
-import type { PoolPort, ProbeExecution, ProgressPort } from '../jobs/ports';
+import type { ProbeExecution, ProgressPort, WorkerPort } from '../jobs/ports';
 import type { RegionScheduler, SchedulerOptions } from '../jobs/scheduler';
 import type { Logger } from '../log';
 import type { MetricSources, ServiceMetrics } from '../metrics/service-metrics';
@@ -24,7 +24,7 @@ import type { Storage } from './storage';
 
 export interface ProbeBackend {
   /** Where granted shards run: the worker threads, or the region's work queue on NATS. */
-  pool: PoolPort & MetricSources['pool'];
+  workers: WorkerPort & MetricSources['workers'];
   /** The scheduler's slots in a region: endpoints x SLOTS_PER_ENDPOINT here, or this node's fair share of the region's live agents. */
   capacity: (region: string) => number;
   /** The scheduler's options that differ: a process-wide cap and the descriptor guard's wake, or the smallest shard worth its messages. */

@@ -9,6 +9,7 @@
  * start bound the listener.
  */
 import { withBoundPort, type HttpConfig } from '../config';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 import { linkExpiry, signResultLink } from '../results/links';
 
@@ -27,7 +28,7 @@ export class PublicUrls {
   }
 
   #urls(): { base: string; content: string } {
-    if (this.#bound === null) throw new ServiceError('urls_not_bound', 'the public URLs are read before the listener is bound');
+    if (this.#bound === null) throw new ServiceError(ENTRY_ERROR_CODES.URLS_NOT_BOUND, 'the public URLs are read before the listener is bound');
     return this.#bound;
   }
 

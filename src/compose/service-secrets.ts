@@ -6,6 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config';
+import { HTTP_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 import { resolveSecrets } from '../secrets';
 
@@ -14,7 +15,7 @@ export async function serviceSecrets(raw: Config): Promise<{ config: Config; sec
   const config = await resolveSecrets(raw);
   const secret = config.storage.resultSecret;
   if (secret === undefined || secret === '') {
-    throw new ServiceError('result_secret_missing', 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
+    throw new ServiceError(HTTP_ERROR_CODES.RESULT_SECRET_MISSING, 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
   }
   return { config, secret };
 }

@@ -2,6 +2,7 @@
  * What a job reports about itself (pure): the metadata block shared by the
  * check response and the result file, and the state it hands to progress.
  */
+import { INVALID_LINES_SHOWN } from '../proxy/invalid-lines';
 import { regionName } from '../regions';
 import { formatProcessingTime, formatTimeout } from '../results/summary';
 import type { JobMetadata } from './job-types';
@@ -9,7 +10,8 @@ import type { JobWarning } from './judge-warnings';
 import type { ProgressPhase, ProgressState } from './progress';
 import type { CheckRequest } from './request';
 
-export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number, warnings: readonly JobWarning[] = []): JobMetadata {
+/** `blocked`: proxies refused before any connection (refused-targets.ts); `warnings`: the check's (judge-warnings.ts). */
+export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number, blocked = 0, warnings: readonly JobWarning[] = []): JobMetadata {
   return {
     region_used: req.region,
     region_name: regionName(req.region) ?? req.region,
@@ -18,6 +20,8 @@ export function jobMetadata(jobId: string, req: CheckRequest, checked: number, e
     total_checked: checked,
     total_invalid: req.totalInvalid,
     total_duplicates: req.totalDuplicates,
+    total_blocked: blocked,
+    invalid_lines: req.invalidLines.first(INVALID_LINES_SHOWN),
     processing_time: formatProcessingTime(elapsedMs),
     job_id: jobId,
     ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),

@@ -15,10 +15,10 @@
 import type { Db } from '../../db/client';
 import { getCheckUserInfo } from '../accounts/overview';
 import { checkUserInfo } from '../accounts/plan';
-import { CLIENT_JOB_RUNNING } from '../accounts/client-job-conflict';
 import { refundQuotaTx, reserveQuota } from '../accounts/quota';
 import { failScan, finishScan } from '../accounts/scans';
 import { isServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { JobAlreadyRunningError } from './job-errors';
 import type { LedgerPort } from './ports';
 
@@ -37,20 +37,20 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       const r = await reserveQuota(db, {
         ...(node !== undefined ? { nodeId: node.id } : {}),
         accountId: i.accountId,
-        jobId: i.jobId,
+        runId: i.runId,
         clientJobId: i.clientJobId,
         units: i.units,
         now: i.now,
         scan: { proxyType: i.type, region: i.region, timeoutMs: i.timeoutMs, totalSubmitted: i.submitted },
       }).catch((err: unknown) => {
-        throw isServiceError(err, CLIENT_JOB_RUNNING) && i.clientJobId !== null ? new JobAlreadyRunningError(i.clientJobId) : err;
+        throw isServiceError(err, DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING) && i.clientJobId !== null ? new JobAlreadyRunningError(i.clientJobId) : err;
       });
       if (!r.ok) return { ok: false, required: r.required, available: r.available };
       const user = checkUserInfo({ ...r.account, rootBalance: r.remaining, tempBalance: 0, checksUsed: r.checksUsed }, i.now);
       return { ok: true, unlimited: r.unlimited, user };
     },
     async complete(i) {
-      const scan = { jobId: i.jobId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, now: i.now };
+      const scan = { runId: i.runId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, now: i.now };
       // The normal path: everything was checked, nothing to refund, one statement.
       if (i.refund === 0) {
         await finishScan(db, scan);
@@ -59,7 +59,7 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       await db.transaction(async (tx) => {
         // the scan first: a settlement repeated after a lost answer finds it closed and refunds nothing twice
         if ((await finishScan(tx, scan)) !== null && i.refund > 0) {
-          await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
+          await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
         }
       });
     },
@@ -67,14 +67,14 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       await db.transaction(async (tx) => {
         // the scan first: settling twice (a retry after a lost answer, settlements.ts) refunds once
         const closed = await failScan(tx, {
-          jobId: i.jobId,
+          runId: i.runId,
           status: i.cancelled ? 'cancelled' : 'failed',
           error: i.error.slice(0, 500),
           totalChecked: i.checked,
           totalWorking: i.working,
           now: i.now,
         });
-        if (closed !== null && i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
+        if (closed !== null && i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
       });
     },
     userInfo: (accountId, now) => getCheckUserInfo(db, accountId, now),

@@ -5,11 +5,12 @@
  * JobAlreadyRunningError passes through), spawns one JobActor per
  * request, and stops gracefully.
  *
- * ## stop(graceMs)
+ * ## States (SERVICE_STATES, moved through src/state-machine.ts)
  *
  *   running ──stop()──> draining ──(all jobs done | grace over: cancel rest)──> stopped
  *
- * While draining, new checks are refused (`shutting_down`, assertAccepting:
+ * running accepts checks; stop() is the only way out, once (a second call
+ * returns the first's promise). While draining, new checks are refused (`shutting_down`, assertAccepting:
  * the one place that says so; HTTP answers 503). Jobs still running when the
  * grace ends are cancelled: they fail, refund what they did not check, and
  * their callers get `shutting_down` too.
@@ -25,20 +26,26 @@
  * entry happen in one synchronous stretch: two requests cannot both pass on
  * the same free place. The region's fair share (scheduler.ts) is separate.
  *
- * Errors: the expected domain errors (job-errors.ts) pass through as they
- * are; anything else is logged here with its detail and rethrown for the
- * caller to map (HTTP: a fixed 500 body). stop() is safe to call twice (the second call returns the first's
- * promise) and always resolves.
+ * Errors: the answers for the caller (CALLER_ERROR_CODES, job-errors.ts)
+ * pass through as they are; anything else is logged here with its detail and
+ * rethrown as job_failed (HTTP: a fixed 500 body). stop() is safe to call
+ * twice (the second call returns the first's promise) and always resolves.
  */
 import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
-import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
-import { isServiceError, ServiceError } from '../errors';
+import { clientDisconnected, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
+import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
+import { waitWithGrace, type Clock } from '../clock';
+import type { Logger } from '../log';
+import { StateMachine, transitionTable } from '../state-machine';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
 
 export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
 export type ServiceState = (typeof SERVICE_STATES)[keyof typeof SERVICE_STATES];
+const { RUNNING, DRAINING, STOPPED } = SERVICE_STATES;
+export const SERVICE_TRANSITIONS = transitionTable<ServiceState>({ running: [DRAINING], draining: [STOPPED], stopped: [] });
 
 /** Per-account limits (config.limits: MAX_JOBS_PER_ACCOUNT; twice MAX_PROXIES in flight). */
 export interface AccountLimits {
@@ -56,6 +63,8 @@ export type ServiceDeps = Omit<JobDeps, 'publish'> & {
   limits: AccountLimits;
   /** A cluster: false while no live agent serves the region (region_unavailable, nothing reserved). Absent: every region is served. */
   regionAvailable?: (region: string) => boolean;
+  /** The stop grace's timer (default systemClock; tests pass a fake one). */
+  clock?: Clock;
 };
 
 export function generateJobId(): string {
@@ -67,7 +76,7 @@ export class CheckService implements ChecksPort {
   readonly #running = new Map<string, { actor: JobActor; done: Promise<unknown> }>();
   /** Per account with running checks: how many, and their unique proxies together. */
   readonly #perAccount = new Map<string, { jobs: number; proxies: number }>();
-  #state: ServiceState = SERVICE_STATES.RUNNING;
+  readonly #machine = new StateMachine<ServiceState>('check service', SERVICE_TRANSITIONS, RUNNING);
   #stopping: Promise<void> | null = null;
 
   constructor(deps: ServiceDeps) {
@@ -75,7 +84,7 @@ export class CheckService implements ChecksPort {
   }
 
   get state(): ServiceState {
-    return this.#state;
+    return this.#machine.state;
   }
 
   get runningJobs(): number {
@@ -93,21 +102,24 @@ export class CheckService implements ChecksPort {
   }
 
   assertAccepting(): void {
-    if (this.#state !== SERVICE_STATES.RUNNING) throw shuttingDown();
+    if (this.#machine.state !== RUNNING) throw shuttingDown();
   }
 
-  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<CheckResponse> {
+  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal, requestLog?: Logger): Promise<CheckResponse> {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
     if (this.#deps.regionAvailable?.(request.region) === false) throw new RegionUnavailableError(request.region);
-    const { hub, limits: _limits, regionAvailable: _available, ...rest } = this.#deps;
+    const { hub, limits: _limits, regionAvailable: _available, clock: _clock, ...rest } = this.#deps;
+    // the job logs with the request's logger: its lines carry the request id
+    const log = requestLog ?? rest.log;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
+      log,
       publish: (state, final) => hub.publish(account.id, state, final),
     });
     // From here to the try nothing throws: what #admit counts, finally uncounts.
-    const proxies = request.proxies.length;
+    const proxies = actor.proxies; // those it probes: the ones refused before any connection are not in flight
     const load = this.#admit(account.id, proxies);
     const done = actor.run();
     this.#running.set(jobId, { actor, done: done.catch(() => {}) });
@@ -118,17 +130,9 @@ export class CheckService implements ChecksPort {
     try {
       return await done;
     } catch (err) {
-      if (
-        err instanceof InsufficientQuotaError ||
-        // the jobId runs on another API node (the reservation's database check)
-        err instanceof JobAlreadyRunningError ||
-        isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN) ||
-        isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED) ||
-        isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)
-      ) {
-        throw err;
-      }
-      this.#deps.log.error('check job failed', { jobId, account: account.id, err });
+      // an answer for the caller (the jobId running on another API node included: the reservation's database check)
+      if (isCallerError(err)) throw err;
+      log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
       this.#deps.counters?.jobEnded(actor.state === JOB_STATES.COMPLETED ? 'completed' : 'failed');
@@ -156,23 +160,21 @@ export class CheckService implements ChecksPort {
 
   stop(graceMs: number): Promise<void> {
     if (this.#stopping !== null) return this.#stopping;
-    this.#state = SERVICE_STATES.DRAINING;
+    this.#machine.move(RUNNING, DRAINING);
     this.#stopping = (async () => {
       try {
         const all = () => Promise.all([...this.#running.values()].map((j) => j.done));
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const graceOver = new Promise<'grace'>((resolve) => {
-          timer = setTimeout(() => resolve('grace'), graceMs);
-        });
-        const first = await Promise.race([all().then(() => 'drained' as const), graceOver]);
-        clearTimeout(timer);
-        if (first === 'grace') {
-          this.#deps.log.warn('shutdown grace over: cancelling running jobs', { jobs: this.#running.size });
-          for (const { actor } of this.#running.values()) actor.cancel();
-          await all();
-        }
+        await waitWithGrace(
+          all,
+          graceMs,
+          () => {
+            this.#deps.log.warn('shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs', { jobs: this.#running.size });
+            for (const { actor } of this.#running.values()) actor.cancel();
+          },
+          this.#deps.clock,
+        );
       } finally {
-        this.#state = SERVICE_STATES.STOPPED;
+        this.#machine.move(DRAINING, STOPPED);
       }
     })();
     return this.#stopping;

@@ -9,8 +9,8 @@
  *
  * The text is searched by the streaming matcher (codec/text-match.ts), a
  * 64 KiB slice of the body at a time, stopping at the first hit: no decoded
- * or lower-cased copy of the whole body is made (that was up to ~4 MiB of
- * strings per fetch on top of the body). The body itself is still read up to
+ * or lower-cased copy of the whole body is made (two UTF-16 copies of a
+ * 1 MiB body are up to 4 MiB of strings per fetch). The body itself is still read up to
  * CUSTOM_URL_BODY_CAP and held by the exchange (net/exchange.ts collects it)
  * until the verdict: stopping the read at the first hit needs a body sink in
  * the exchange, which this file cannot add from here.
@@ -20,7 +20,7 @@ import { errorText } from '../errors';
 import type { CustomUrlResult, CustomUrlRule, ProbeError, ProbeSettings, ProbeTask } from './types';
 import { exchange } from './net/exchange';
 import { dnsCache } from './net/dns-cache';
-import { isBlockedAddress } from './codec/ssrf';
+import { blockedTargetMessage, isBlockedAddress } from './codec/ssrf';
 import { textMatcher } from './codec/text-match';
 
 export const CUSTOM_URL_BODY_CAP = 1024 * 1024;
@@ -52,12 +52,12 @@ function parseTarget(url: string): Target | null {
 /** Why a target may not be reached, or null when it may. */
 async function guardTarget(host: string): Promise<ProbeError | null> {
   if (isIP(host) !== 0) {
-    return isBlockedAddress(host) ? { code: 'blocked_target', message: `${host} is in a private, loopback or reserved range` } : null;
+    return isBlockedAddress(host) ? { code: 'blocked_target', message: blockedTargetMessage(host) } : null;
   }
   const a = await dnsCache.resolve(host);
   if (a.addresses.length === 0) return { code: 'dns_failed', message: `target host did not resolve (${a.errorCode ?? 'no address'})` };
   for (const ip of a.addresses) {
-    if (isBlockedAddress(ip)) return { code: 'blocked_target', message: `${host} resolves to ${ip}, a private, loopback or reserved address` };
+    if (isBlockedAddress(ip)) return { code: 'blocked_target', message: blockedTargetMessage(ip, host) };
   }
   return null;
 }

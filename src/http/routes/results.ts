@@ -14,10 +14,14 @@
  */
 import { Elysia } from 'elysia';
 import { ServiceError } from '../../errors';
+import { HTTP_ERROR_CODES } from '../../error-codes';
 import { forbidden, linkExpired, notFound } from '../api-errors';
 import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
 import type { AppDeps } from '../context';
+
+/** A valid link whose file is gone: retention (by age or by the disk cap) is the likely reason, and its settings say how long files stay. */
+export const RESULT_GONE_MESSAGE = 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)';
 
 const TYPES: Record<ResultExt, string> = {
   json: 'application/json; charset=utf-8',
@@ -42,7 +46,7 @@ function textStream(gen: AsyncGenerator<string>): ReadableStream<Uint8Array> {
 
 export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
   const { secret, store } = deps.results;
-  if (secret === '') throw new ServiceError('result_secret_missing', 'result routes need a non-empty result-link secret');
+  if (secret === '') throw new ServiceError(HTTP_ERROR_CODES.RESULT_SECRET_MISSING, 'result routes need a non-empty result-link secret');
   return new Elysia({ name: 'result-routes' }).get(
     '/result/:name',
     async ({ params, request }) => {
@@ -59,7 +63,7 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
       if (verdict === 'bad_token') throw forbidden('The result link token is not valid');
       if (verdict === 'expired') throw linkExpired();
       const result = await store.open(parsed.resultId);
-      if (result === null) throw notFound('No such result (it may have passed its retention period)');
+      if (result === null) throw notFound(RESULT_GONE_MESSAGE);
       const name = `${parsed.resultId}.${parsed.ext}`;
       const headers = {
         'content-type': TYPES[parsed.ext],
