@@ -252,7 +252,7 @@ describe('regions, cancel, re-entrancy', () => {
     expect(s.snapshot('us1')).toEqual({
       capacity: 64,
       inFlight: 64,
-      jobs: [{ runId: 'big', inFlight: 64, pending: 20_000 - 64, state: 'active' }],
+      jobs: [{ runId: 'big', priority: 'check', inFlight: 64, pending: 20_000 - 64, state: 'active' }],
     });
   });
 
