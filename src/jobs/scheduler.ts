@@ -93,6 +93,12 @@
  *                backgroundCapacityFor(R) - background in flight in R)
  *   reserve(x) = min(x - 1, max(H of x, x - floor(x x backgroundShare), m))
  *                (0 for x <= 1; m = effectiveMinGrant, the check's first chunk)
+ *   threshold  = min(m, want, max(1, the most background may hold: the
+ *                minimum of capacity - reserve(capacity), globalCapacity -
+ *                reserve(globalCapacity) and backgroundCapacityFor(R)))
+ *
+ * (the threshold never asks for more than background could ever hold, so
+ * with nothing in flight it is granted: no stall, as for checks).
  *
  * So a background grant never leaves fewer than reserve(C) of the region
  * free (nor fewer than reserve(G) of the global capacity), whoever holds the
@@ -248,8 +254,6 @@ interface RegionState {
   background: Entry[];
   pumping: boolean;
   again: boolean;
-  /** A re-entrant call asked for a pass that includes the background list. */
-  againBackground: boolean;
 }
 
 function checkCount(n: number, what: string): void {
@@ -407,7 +411,7 @@ export class RegionScheduler {
     }
     let rs = this.regions.get(region);
     if (rs === undefined) {
-      rs = { name: region, used: 0, bgUsed: 0, jobs: [], background: [], pumping: false, again: false, againBackground: false };
+      rs = { name: region, used: 0, bgUsed: 0, jobs: [], background: [], pumping: false, again: false };
       this.regions.set(region, rs);
     }
     const entry = new Entry(this, rs, runId, pending, dispatch, ++this.seq, priority === PRIORITY_CLASSES.BACKGROUND);
@@ -559,21 +563,22 @@ export class RegionScheduler {
     return Number.isFinite(c) && c > 0 ? Math.floor(c) : 0;
   }
 
-  /** Passes of `rs` until no re-entrant call asks for another; `withBackground`: the background list too. */
+  /**
+   * Passes of `rs` until no re-entrant call asks for another; `withBackground`:
+   * the background list too. A pass without it only runs in pumpRegions'
+   * first loop, whose second loop then gives every background list its pass
+   * (so a re-entrant request for one is not lost).
+   */
   private pump(rs: RegionState, withBackground: boolean): void {
     if (rs.pumping) {
       rs.again = true;
-      if (withBackground) rs.againBackground = true;
       return;
     }
     rs.pumping = true;
-    let bg = withBackground;
     try {
       do {
         rs.again = false;
-        rs.againBackground = false;
-        this.pass(rs, bg);
-        bg ||= rs.againBackground;
+        this.pass(rs, withBackground);
       } while (rs.again);
     } finally {
       rs.pumping = false;
@@ -626,16 +631,22 @@ export class RegionScheduler {
     const best = leastServed(rs.background);
     if (best === undefined) return false;
     const effMin = this.effectiveMinGrant(cap);
-    let free = Math.min(cap - this.reserve(cap, effMin) - rs.used, this.startBudget - this.budgetReserve);
+    // `most`: what background could hold with nothing else in flight; the threshold never exceeds it
+    let most = cap - this.reserve(cap, effMin);
+    let free = Math.min(most - rs.used, this.startBudget - this.budgetReserve);
     if (this.globalCapacity !== Number.POSITIVE_INFINITY) {
-      free = Math.min(free, this.globalCapacity - this.reserve(this.globalCapacity, effMin) - this.totalUsed);
+      const g = this.globalCapacity - this.reserve(this.globalCapacity, effMin);
+      most = Math.min(most, g);
+      free = Math.min(free, g - this.totalUsed);
     }
     if (this.backgroundCapacityFor !== null) {
-      const window = this.backgroundCapacityFor(rs.name);
-      free = Math.min(free, (Number.isFinite(window) ? Math.floor(window) : window) - rs.bgUsed);
+      const w = this.backgroundCapacityFor(rs.name);
+      const window = Number.isFinite(w) ? Math.floor(w) : w;
+      most = Math.min(most, window);
+      free = Math.min(free, window - rs.bgUsed);
     }
     const want = Math.min(best.pending, this.maxGrant);
-    if (!(free > 0) || free < Math.min(effMin, want)) return false;
+    if (!(free > 0) || free < Math.min(effMin, want, Math.max(1, most))) return false;
     this.grant(rs, best, Math.min(want, free));
     return true;
   }
