@@ -547,13 +547,13 @@ export class RegionScheduler {
   private pumpRegions(last: RegionState | null): void {
     const bg = this.backgroundListed > 0;
     for (const rs of this.regions.values()) {
-      if (this.totalUsed >= this.globalCapacity || this.startBudget <= 0) break;
+      if (this.totalUsed >= this.globalCapacity) break;
       if (rs !== last && rs.jobs.length > 0) this.pump(rs, !bg);
     }
     if (last !== null) this.pump(last, true);
     if (!bg) return;
     for (const rs of this.regions.values()) {
-      if (this.totalUsed >= this.globalCapacity || this.startBudget <= 0) break;
+      if (this.totalUsed >= this.globalCapacity) break;
       if (rs !== last && rs.background.length > 0) this.pump(rs, true);
     }
   }
