@@ -79,7 +79,8 @@ const deps = (): JobDeps => ({
 
 /** A check of `proxies` as /check runs it; resolves with its wall time. */
 async function check(jobId: string, proxies: string[]): Promise<{ ms: number; checked: number }> {
-  const req: CheckRequest = { route: 'check', proxies: parseProxyList(proxies).proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: TIMEOUT_MS, samples: 1, jobId, customUrls: [] };
+  const list = parseProxyList(proxies);
+  const req: CheckRequest = { route: 'check', proxies: list.proxies, totalInvalid: 0, invalidLines: list.invalidLines, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: TIMEOUT_MS, samples: 1, jobId, customUrls: [] };
   const t0 = performance.now();
   const res = await new JobActor(jobId, 'acc', req, deps()).run();
   return { ms: performance.now() - t0, checked: res.metadata.total_checked };
