@@ -28,6 +28,74 @@ function addJob(s: RegionScheduler, id: string, region: string, pending: number,
   return job;
 }
 
+/** The models' ops on a registered job (random: fast-check). */
+type ModelOp = { k: 'release'; job: number; frac: number } | { k: 'demand'; job: number; n: number } | { k: 'cancel'; job: number };
+interface Tracked {
+  handle: JobHandle;
+  granted: number;
+  released: number;
+  demand: number;
+}
+
+/** 1 to 60 random ops: `register` (the model's own) or one of ModelOp on a registered job. */
+function modelOps<R extends { k: 'register' }>(register: fc.Arbitrary<R>): fc.Arbitrary<(R | ModelOp)[]> {
+  const op = fc.oneof(
+    register,
+    fc.record({ k: fc.constant('release' as const), job: fc.nat(), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
+    fc.record({ k: fc.constant('demand' as const), job: fc.nat(), n: fc.integer({ min: 0, max: 100 }) }),
+    fc.record({ k: fc.constant('cancel' as const), job: fc.nat() }),
+  );
+  return fc.array(op as fc.Arbitrary<R | ModelOp>, { minLength: 1, maxLength: 60 });
+}
+
+/** Releases a fraction of the job's probes in flight, adds demand (refused once cancelled), or cancels it. */
+function applyOp(j: Tracked, o: ModelOp): void {
+  if (o.k === 'release') {
+    const n = Math.floor(j.handle.inFlight * o.frac);
+    j.released += n;
+    j.handle.release(n);
+  } else if (o.k === 'demand') {
+    if (j.handle.state === 'active') {
+      j.demand += o.n;
+      j.handle.addDemand(o.n);
+    } else {
+      expect(() => j.handle.addDemand(1)).toThrow(ServiceError);
+    }
+  } else {
+    j.handle.cancel();
+  }
+}
+
+/**
+ * Plays the ops (`register` registers and pushes onto `jobs`), `check` after
+ * each; then liveness: rounds in which every probe in flight finishes, until
+ * none is left, and every job not cancelled ran all its demand.
+ */
+function play<R extends { k: 'register' }>(ops: (R | ModelOp)[], jobs: Tracked[], check: () => void, register: (o: R) => void): void {
+  for (const o of ops) {
+    if (o.k === 'register') register(o as R);
+    else if (jobs.length > 0) applyOp(jobs[(o as ModelOp).job % jobs.length]!, o as ModelOp);
+    check();
+  }
+  for (let round = 0; round < 100_000; round++) {
+    const busy = jobs.filter((j) => j.handle.inFlight > 0);
+    if (busy.length === 0) break;
+    for (const j of busy) {
+      const n = j.handle.inFlight;
+      j.released += n;
+      j.handle.release(n);
+    }
+    check();
+  }
+  for (const j of jobs) {
+    expect(j.handle.inFlight).toBe(0);
+    if (j.handle.state === 'active') {
+      expect(j.handle.pending).toBe(0);
+      expect(j.granted).toBe(j.demand);
+    }
+  }
+}
+
 const caps: Record<string, number> = { us1: 64, sg1: 64, tiny: 16, one: 1 };
 const capacityFor = (r: string) => caps[r] ?? 0;
 
@@ -88,15 +156,10 @@ describe('capacity and grants', () => {
 
   test('fast-check: capacity never exceeded, accounting exact, no idle slot while work waits, everything finishes', () => {
     const regions = ['us1', 'sg1', 'tiny', 'one'] as const;
-    const op = fc.oneof(
-      fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }) }),
-      fc.record({ k: fc.constant('release' as const), job: fc.nat(), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
-      fc.record({ k: fc.constant('demand' as const), job: fc.nat(), n: fc.integer({ min: 0, max: 100 }) }),
-      fc.record({ k: fc.constant('cancel' as const), job: fc.nat() }),
-    );
+    const register = fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }) });
     fc.assert(
       fc.property(
-        fc.array(op, { minLength: 1, maxLength: 60 }),
+        modelOps(register),
         fc.integer({ min: 1, max: 64 }),
         fc.integer({ min: 1, max: 64 }),
         (ops, maxGrant, minGrant) => {
@@ -122,48 +185,11 @@ describe('capacity and grants', () => {
               }
             }
           };
-          for (const o of ops) {
-            if (o.k === 'register') {
-              const j = addJob(s, `j${jobs.length}`, o.region, o.pending) as SimJob & { region: string };
-              j.region = o.region;
-              jobs.push(j);
-            } else if (jobs.length > 0) {
-              const j = jobs[o.job % jobs.length]!;
-              if (o.k === 'release') {
-                const n = Math.floor(j.handle.inFlight * o.frac);
-                j.released += n;
-                j.handle.release(n);
-              } else if (o.k === 'demand') {
-                if (j.handle.state === 'active') {
-                  j.demand += o.n;
-                  j.handle.addDemand(o.n);
-                } else {
-                  expect(() => j.handle.addDemand(1)).toThrow(ServiceError);
-                }
-              } else {
-                j.handle.cancel();
-              }
-            }
-            check();
-          }
-          // liveness: finishing every in-flight probe eventually runs every uncancelled probe
-          for (let round = 0; round < 100_000; round++) {
-            const busy = jobs.filter((j) => j.handle.inFlight > 0);
-            if (busy.length === 0) break;
-            for (const j of busy) {
-              const n = j.handle.inFlight;
-              j.released += n;
-              j.handle.release(n);
-            }
-            check();
-          }
-          for (const j of jobs) {
-            expect(j.handle.inFlight).toBe(0);
-            if (j.handle.state === 'active') {
-              expect(j.handle.pending).toBe(0);
-              expect(j.granted).toBe(j.demand);
-            }
-          }
+          play(ops, jobs, check, (o) => {
+            const j = addJob(s, `j${jobs.length}`, o.region, o.pending) as SimJob & { region: string };
+            j.region = o.region;
+            jobs.push(j);
+          });
           for (const r of regions) expect(s.snapshot(r).jobs).toEqual([]);
         },
       ),
@@ -507,15 +533,10 @@ describe('priority classes (check, background)', () => {
   test('fast-check model: I1-I4 for checks, I5 for background (reserve, checks first, I3 of both lists), a check starts at once beside background work, everything finishes', () => {
     const capsM: Record<string, number> = { us1: 64, sg1: 64, tiny: 16, two: 2, one: 1 };
     const regions = Object.keys(capsM);
-    const op = fc.oneof(
-      fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }), bg: fc.boolean() }),
-      fc.record({ k: fc.constant('release' as const), job: fc.nat(), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
-      fc.record({ k: fc.constant('demand' as const), job: fc.nat(), n: fc.integer({ min: 0, max: 100 }) }),
-      fc.record({ k: fc.constant('cancel' as const), job: fc.nat() }),
-    );
+    const register = fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }), bg: fc.boolean() });
     fc.assert(
       fc.property(
-        fc.array(op, { minLength: 1, maxLength: 60 }),
+        modelOps(register),
         fc.integer({ min: 1, max: 64 }),
         fc.integer({ min: 1, max: 64 }),
         fc.constantFrom(1, 0.95, 0.9, 0.5),
@@ -598,52 +619,18 @@ describe('priority classes (check, background)', () => {
               expect(bgUsed).toBeLessThanOrEqual(used);
             }
           };
-          for (const o of ops) {
-            if (o.k === 'register') {
-              const cap = capsM[o.region]!;
-              const m = effMin(cap);
-              // "starts at once": only background work holds slots (here, and anywhere under a global cap)
-              const onlyBackground = jobs.every((j) => j.bg || (j.handle.inFlight === 0 && !waiting(j)));
-              const j = register(`j${jobs.length}`, o.region, o.pending, o.bg);
-              if (!o.bg && onlyBackground && cap >= 2 && G >= 2) {
-                const R = reserveOf(cap, headroomOf(cap, jobShare), m, backgroundShare);
-                const gR = reserveOf(G, gH, m, backgroundShare);
-                expect(j.granted).toBeGreaterThanOrEqual(Math.min(o.pending, maxGrant, R, gR));
-              }
-            } else if (jobs.length > 0) {
-              const j = jobs[o.job % jobs.length]!;
-              if (o.k === 'release') {
-                const n = Math.floor(j.handle.inFlight * o.frac);
-                j.released += n;
-                j.handle.release(n);
-              } else if (o.k === 'demand') {
-                if (active(j)) {
-                  j.demand += o.n;
-                  j.handle.addDemand(o.n);
-                } else {
-                  expect(() => j.handle.addDemand(1)).toThrow(ServiceError);
-                }
-              } else {
-                j.handle.cancel();
-              }
+          play(ops, jobs, check, (o) => {
+            const cap = capsM[o.region]!;
+            const m = effMin(cap);
+            // "starts at once": only background work holds slots (here, and anywhere under a global cap)
+            const onlyBackground = jobs.every((j) => j.bg || (j.handle.inFlight === 0 && !waiting(j)));
+            const j = register(`j${jobs.length}`, o.region, o.pending, o.bg);
+            if (!o.bg && onlyBackground && cap >= 2 && G >= 2) {
+              const R = reserveOf(cap, headroomOf(cap, jobShare), m, backgroundShare);
+              const gR = reserveOf(G, gH, m, backgroundShare);
+              expect(j.granted).toBeGreaterThanOrEqual(Math.min(o.pending, maxGrant, R, gR));
             }
-            check();
-          }
-          // liveness: finishing every in-flight probe eventually runs every uncancelled probe of both classes
-          for (let round = 0; round < 100_000; round++) {
-            const busy = jobs.filter((j) => j.handle.inFlight > 0);
-            if (busy.length === 0) break;
-            for (const j of busy) {
-              const n = j.handle.inFlight;
-              j.released += n;
-              j.handle.release(n);
-            }
-            check();
-          }
-          for (const j of jobs) {
-            expect(j.handle.inFlight).toBe(0);
-            if (active(j)) expect(j.granted).toBe(j.demand);
-          }
+          });
           for (const r of regions) expect(s.snapshot(r).jobs).toEqual([]);
         },
       ),
