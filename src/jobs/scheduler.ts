@@ -167,9 +167,8 @@
  *     demand has a waiting check or fewer bgFree than its least-served
  *     background job's threshold (I3 for the background list). Hence, while
  *     the capacities hold, a check registered while only background work
- *     holds slots is granted min(pending, maxGrant, reserve(C)) or more
- *     (and no more than reserve(G) is promised under a global capacity)
- *     before register() returns.
+ *     holds slots is granted at least min(pending, maxGrant, reserve(C),
+ *     reserve(G) under a global capacity) before register() returns.
  *
  * A capacity that rises between calls (a cluster region's agents came up)
  * is taken up by `poke(region)`, which runs the region's pass.
