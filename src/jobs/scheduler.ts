@@ -92,8 +92,11 @@
  *                startBudget - the budget's reserve,
  *                backgroundCapacityFor(R) - background in flight in R)
  *   reserve(x) = min(x - 1, max(H of x, x - floor(x x backgroundShare), m))
- *                (0 for x <= 1; m = effectiveMinGrant, the check's first chunk)
- *   threshold  = min(m, want, max(1, the most background may hold: the
+ *                (0 for x <= 1; m = the largest first chunk a check may wait
+ *                for: effectiveMinGrant of the region for its capacity, and
+ *                min(minGrant, max(1, floor(G / 8))) for G, the same for
+ *                every region)
+ *   threshold  = min(effectiveMinGrant, want, max(1, the most background may hold: the
  *                minimum of capacity - reserve(capacity), globalCapacity -
  *                reserve(globalCapacity) and backgroundCapacityFor(R)))
  *
@@ -387,7 +390,7 @@ export class RegionScheduler {
     if (!(share > 0 && share <= 1)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `jobShare must be in (0, 1], got ${share}`);
     this.jobShare = share;
     const bgShare = options.backgroundShare ?? 0.9;
-    if (!(bgShare > 0 && bgShare <= 1)) throw new ServiceError('scheduler_bad_option', `backgroundShare must be in (0, 1], got ${bgShare}`);
+    if (!(bgShare > 0 && bgShare <= 1)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `backgroundShare must be in (0, 1], got ${bgShare}`);
     this.backgroundShare = bgShare;
     this.backgroundCapacityFor = options.backgroundCapacityFor ?? null;
     this.onBusy = options.onBusy ?? null;
@@ -405,7 +408,7 @@ export class RegionScheduler {
   register(runId: string, region: string, pending: number, dispatch: (count: number) => void, priority: PriorityClass = PRIORITY_CLASSES.CHECK): JobHandle {
     checkCount(pending, 'pending');
     if (priority !== PRIORITY_CLASSES.CHECK && priority !== PRIORITY_CLASSES.BACKGROUND) {
-      throw new ServiceError('scheduler_bad_option', `priority must be check or background, got ${String(priority)}`);
+      throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `priority must be check or background, got ${String(priority)}`);
     }
     if (this.capacity(region) < 1) {
       throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_NO_CAPACITY, `region ${region} has no probe slots`);
@@ -450,15 +453,17 @@ export class RegionScheduler {
    * descriptor guard's bound on a burst (src/fd-guard.ts: every probe started
    * may bring one judge connection before the guard sees it). Background
    * grants leave part of it to checks (header: "Priority classes"). A budget
-   * that rose runs a pass of every region with waiting jobs.
+   * that rose (for either class) runs a pass of every region with waiting jobs.
    */
   setStartBudget(n: number): void {
     if (!(n >= 0)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `start budget must be >= 0, got ${n}`);
-    const rose = n > this.startBudget;
+    const before = this.startBudget;
+    const backgroundBefore = before - this.budgetReserve;
     this.startBudget = Number.isFinite(n) ? Math.floor(n) : n;
     const b = this.startBudget;
     this.budgetReserve = !Number.isFinite(b) || b <= 1 ? 0 : Math.min(b - 1, Math.max(b - Math.floor(b * this.backgroundShare), this.minGrant));
-    if (rose) this.pumpRegions(null);
+    // a pass when checks or background may start more than before
+    if (b > before || b - this.budgetReserve > backgroundBefore) this.pumpRegions(null);
   }
 
   /** Probes in flight in a region right now (both classes). */
@@ -636,7 +641,8 @@ export class RegionScheduler {
     let most = cap - this.reserve(cap, effMin);
     let free = Math.min(most - rs.used, this.startBudget - this.budgetReserve);
     if (this.globalCapacity !== Number.POSITIVE_INFINITY) {
-      const g = this.globalCapacity - this.reserve(this.globalCapacity, effMin);
+      // the global reserve is the same for every region: the largest first chunk any region's check may wait for
+      const g = this.globalCapacity - this.reserve(this.globalCapacity, this.effectiveMinGrant(this.globalCapacity));
       most = Math.min(most, g);
       free = Math.min(free, g - this.totalUsed);
     }

@@ -37,10 +37,10 @@ interface Tracked {
   demand: number;
 }
 
-/** 1 to 60 random ops: `register` (the model's own) or one of ModelOp on a registered job. */
-function modelOps<R extends { k: 'register' }>(register: fc.Arbitrary<R>): fc.Arbitrary<(R | ModelOp)[]> {
+/** 1 to 60 random ops: the model's own (`register`, ...) or one of ModelOp on a registered job. */
+function modelOps<R extends { k: string }>(own: fc.Arbitrary<R>): fc.Arbitrary<(R | ModelOp)[]> {
   const op = fc.oneof(
-    register,
+    own,
     fc.record({ k: fc.constant('release' as const), job: fc.nat(), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
     fc.record({ k: fc.constant('demand' as const), job: fc.nat(), n: fc.integer({ min: 0, max: 100 }) }),
     fc.record({ k: fc.constant('cancel' as const), job: fc.nat() }),
@@ -66,17 +66,21 @@ function applyOp(j: Tracked, o: ModelOp): void {
   }
 }
 
+const isModelOp = (o: { k: string }): o is ModelOp => o.k === 'release' || o.k === 'demand' || o.k === 'cancel';
+
 /**
- * Plays the ops (`register` registers and pushes onto `jobs`), `check` after
- * each; then liveness: rounds in which every probe in flight finishes, until
- * none is left, and every job not cancelled ran all its demand.
+ * Plays the ops (`own` plays the model's own: `register` registers and pushes
+ * onto `jobs`), `check` after each; then (after `beforeDrain`) liveness:
+ * rounds in which every probe in flight finishes, until none is left, and
+ * every job not cancelled ran all its demand.
  */
-function play<R extends { k: 'register' }>(ops: (R | ModelOp)[], jobs: Tracked[], check: () => void, register: (o: R) => void): void {
+function play<R extends { k: string }>(ops: (R | ModelOp)[], jobs: Tracked[], check: () => void, own: (o: R) => void, beforeDrain?: () => void): void {
   for (const o of ops) {
-    if (o.k === 'register') register(o as R);
-    else if (jobs.length > 0) applyOp(jobs[(o as ModelOp).job % jobs.length]!, o as ModelOp);
+    if (!isModelOp(o)) own(o);
+    else if (jobs.length > 0) applyOp(jobs[o.job % jobs.length]!, o);
     check();
   }
+  beforeDrain?.();
   for (let round = 0; round < 100_000; round++) {
     const busy = jobs.filter((j) => j.handle.inFlight > 0);
     if (busy.length === 0) break;
@@ -530,13 +534,16 @@ describe('priority classes (check, background)', () => {
     order: number;
   }
 
-  test('fast-check model: I1-I4 for checks, I5 for background (reserve, checks first, I3 of both lists), a check starts at once beside background work, everything finishes', () => {
+  test('fast-check model: I1-I4 for checks, I5 for background (reserves of region, global capacity and start budget, checks first, I3 of both lists), a check starts at once beside background work, everything finishes', () => {
     const capsM: Record<string, number> = { us1: 64, sg1: 64, tiny: 16, two: 2, one: 1 };
     const regions = Object.keys(capsM);
-    const register = fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }), bg: fc.boolean() });
+    const own = fc.oneof(
+      { weight: 4, arbitrary: fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }), bg: fc.boolean() }) },
+      { weight: 1, arbitrary: fc.record({ k: fc.constant('budget' as const), n: fc.integer({ min: 0, max: 300 }) }) },
+    );
     fc.assert(
       fc.property(
-        modelOps(register),
+        modelOps(own),
         fc.integer({ min: 1, max: 64 }),
         fc.integer({ min: 1, max: 64 }),
         fc.constantFrom(1, 0.95, 0.9, 0.5),
@@ -550,6 +557,9 @@ describe('priority classes (check, background)', () => {
           const gH = headroomOf(G, jobShare);
           const jobs: ModelJob[] = [];
           let seq = 0;
+          // the start budget, restated: what is left of the last setStartBudget, and the part background leaves to checks
+          let budget = Number.POSITIVE_INFINITY;
+          let budgetKeep = 0;
           const active = (j: ModelJob) => j.handle.state === 'active';
           const waiting = (j: ModelJob) => active(j) && j.handle.pending > 0;
           /** The least-served waiting job of a list (the scheduler's choice). */
@@ -566,12 +576,15 @@ describe('priority classes (check, background)', () => {
                 j.order = ++seq;
                 j.granted += n;
                 j.grants.push(n);
+                budget -= n;
+                expect(budget).toBeGreaterThanOrEqual(0);
                 if (!bg) return;
                 // I5 at the grant (state already updated): no check of the region waits, the reserves are kept
                 const cap = capsM[region]!;
                 expect(jobs.some((o) => o.region === region && !o.bg && waiting(o))).toBe(false);
                 expect(s.inFlight(region)).toBeLessThanOrEqual(cap - reserveOf(cap, headroomOf(cap, jobShare), effMin(cap), backgroundShare));
-                expect(s.totalInFlight).toBeLessThanOrEqual(G - reserveOf(G, gH, effMin(cap), backgroundShare));
+                expect(s.totalInFlight).toBeLessThanOrEqual(G - reserveOf(G, gH, effMin(G), backgroundShare));
+                expect(budget).toBeGreaterThanOrEqual(budgetKeep);
               },
               bg ? 'background' : 'check',
             );
@@ -601,7 +614,7 @@ describe('priority classes (check, background)', () => {
               const best = leastServed(mine.filter((j) => !j.bg));
               if (best !== undefined) {
                 const f = best.handle.inFlight;
-                const free = Math.min(cap - used + (f < H ? H : 0), G - total - (f >= gH ? gH : 0));
+                const free = Math.min(cap - used + (f < H ? H : 0), G - total - (f >= gH ? gH : 0), budget);
                 const room = Math.min(f < H ? H - f : Infinity, f < gH ? gH - f : Infinity);
                 expect(free).toBeLessThan(Math.min(effMin(cap), best.handle.pending, maxGrant, Math.max(1, room)));
                 continue;
@@ -611,26 +624,37 @@ describe('priority classes (check, background)', () => {
               if (bgBest !== undefined) {
                 const m = effMin(cap);
                 const R = reserveOf(cap, H, m, backgroundShare);
-                const gR = reserveOf(G, gH, m, backgroundShare);
+                const gR = reserveOf(G, gH, effMin(G), backgroundShare);
                 const most = Math.min(cap - R, G - gR);
-                const bgFree = Math.min(cap - R - used, G - gR - total);
+                const bgFree = Math.min(cap - R - used, G - gR - total, budget - budgetKeep);
                 expect(bgFree).toBeLessThan(Math.min(m, bgBest.handle.pending, maxGrant, Math.max(1, most)));
               }
               expect(bgUsed).toBeLessThanOrEqual(used);
             }
           };
-          play(ops, jobs, check, (o) => {
-            const cap = capsM[o.region]!;
-            const m = effMin(cap);
-            // "starts at once": only background work holds slots (here, and anywhere under a global cap)
-            const onlyBackground = jobs.every((j) => j.bg || (j.handle.inFlight === 0 && !waiting(j)));
-            const j = register(`j${jobs.length}`, o.region, o.pending, o.bg);
-            if (!o.bg && onlyBackground && cap >= 2 && G >= 2) {
-              const R = reserveOf(cap, headroomOf(cap, jobShare), m, backgroundShare);
-              const gR = reserveOf(G, gH, m, backgroundShare);
-              expect(j.granted).toBeGreaterThanOrEqual(Math.min(o.pending, maxGrant, R, gR));
-            }
-          });
+          const setBudget = (n: number) => {
+            budget = n; // before the call: a budget that rose grants inside it
+            budgetKeep = !Number.isFinite(n) || n <= 1 ? 0 : Math.min(n - 1, Math.max(n - Math.floor(n * backgroundShare), mg));
+            s.setStartBudget(n);
+          };
+          play(
+            ops,
+            jobs,
+            check,
+            (o) => {
+              if (o.k === 'budget') return setBudget(o.n);
+              const cap = capsM[o.region]!;
+              const m = effMin(cap);
+              // "starts at once": only background work holds slots (here, and anywhere under a global cap),
+              // and the start budget (which checks that ended may have used up) allows it
+              const onlyBackground = jobs.every((j) => j.bg || (j.handle.inFlight === 0 && !waiting(j)));
+              const need = Math.min(o.pending, maxGrant, reserveOf(cap, headroomOf(cap, jobShare), m, backgroundShare), reserveOf(G, gH, effMin(G), backgroundShare));
+              const budgetBefore = budget;
+              const j = register(`j${jobs.length}`, o.region, o.pending, o.bg);
+              if (!o.bg && onlyBackground && cap >= 2 && G >= 2 && budgetBefore >= need) expect(j.granted).toBeGreaterThanOrEqual(need);
+            },
+            () => setBudget(Number.POSITIVE_INFINITY),
+          );
           for (const r of regions) expect(s.snapshot(r).jobs).toEqual([]);
         },
       ),
