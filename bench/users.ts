@@ -250,7 +250,7 @@ async function main(): Promise<void> {
         // of the open-file cap with the built-in judge when that binds first: src/limits.ts, src/jobs/scheduler.ts)
         const cfg = parseConfig({}, ROOT);
         const slots =
-          spe !== null ? spe * 16 : Math.min(cfg.slotsPerEndpoint * 16, Math.floor(maxInFlightFor(openFilesLimit(), 'guarded') * (cfg.maxJobSharePercent / 100)));
+          spe !== null ? spe * 16 : Math.min(cfg.probes.slotsPerEndpoint * 16, Math.floor(maxInFlightFor(openFilesLimit(), 'guarded') * (cfg.probes.maxJobSharePercent / 100)));
         // the https check asks each answering proxy for a second connection (the tunnel), waiting its delay again
         const orderBlind = (https: boolean) => lowerBound(entries, TIMEOUT_MS, slots, row.orders ?? 0, https ? 2 : 1).orderBlind?.p50Ms ?? null;
         const res: RowResult = { row, slots, orderBlindMedianMs: { on: orderBlind(true), off: orderBlind(false) }, rounds: [] };

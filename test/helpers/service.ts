@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig } from '../../src/config';
+import { parseConfig, type Config } from '../../src/config';
 import { memoryLogger } from '../../src/log';
 import { startService, type RunningService } from '../../src/server';
 import { createServerDatabase, freshDatabase, testDatabaseUrl } from './db';
@@ -37,7 +37,12 @@ export interface TestService {
 /** A fresh database on the test PostgreSQL server (see test/helpers/db.ts). */
 export const createTestDatabase = (serverUrl: string) => createServerDatabase(serverUrl, 'e2e');
 
-export async function startTestService(env: Record<string, string> = {}, opts: { dataDir?: string } = {}): Promise<TestService> {
+/**
+ * `env` is the environment the service reads; `opts.configure` changes the
+ * parsed Config before the start (the constants that are no setting, e.g.
+ * `c.http.idleTimeoutS = 1`).
+ */
+export async function startTestService(env: Record<string, string> = {}, opts: { dataDir?: string; configure?: (c: Config) => void } = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'pc-e2e-'));
   const server = testDatabaseUrl();
   const pg = server !== undefined && env.DATABASE_URL === undefined ? await createTestDatabase(server) : null;
@@ -59,6 +64,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
     },
     process.cwd(),
   );
+  opts.configure?.(config);
   const log = memoryLogger('debug');
   const service = await startService(config, { log, threads: 1, ...(embedded !== null ? { database: embedded } : {}) });
   const url = `http://127.0.0.1:${service.port}`;
@@ -69,7 +75,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
     adminUrl: service.adminUrl,
     key: TEST_KEY,
     dataDir,
-    databaseUrl: config.databaseUrl,
+    databaseUrl: config.storage.databaseUrl,
     logs: log.lines,
     stop: () =>
       (stopped ??= (async () => {
