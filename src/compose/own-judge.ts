@@ -36,6 +36,7 @@ import { readOrCreateJudgeCertificate } from '../judge/tls-cert';
 import { checkTlsJudge } from '../judge/tls-judge-check';
 import type { Logger } from '../log';
 import { probeSettings, withoutHttpsCheck } from '../probe/settings';
+import { sessionFor, sessionKey } from '../probe/net/tls-sessions';
 import type { JudgeTarget, ProbeSettings, TlsJudgeTarget } from '../probe/types';
 import type { StopStep } from '../stop-steps';
 import { bindAsync } from './bind';
@@ -166,6 +167,9 @@ export class ProbeJudge {
     this.#started = { judge, tls, calibration };
     o.undo.push(() => this.stop());
     const tlsCheck = tls === undefined ? null : await checkTlsJudge(tls);
+    // the start check's TLS session (pinned), handed to the probe threads: their first checks resume it
+    const session = tls === undefined ? undefined : sessionFor(sessionKey(tls.host, tls.port, tls.fingerprint));
+    if (tls !== undefined && session !== undefined) tls.session = new Uint8Array(session);
     if (tlsCheck !== null && !tlsCheck.ok) {
       this.#log.warn('the TLS judge did not answer directly; https checks may all be false (JUDGE_TLS_URL, JUDGE_TLS_FINGERPRINT; JUDGE_TLS=false turns them off)', { judgeTls: tls?.url, reason: tlsCheck.reason });
     }

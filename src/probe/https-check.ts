@@ -58,6 +58,7 @@ export async function checkHttps(task: ProbeTask, settings: ProtocolSettings, tl
     port: tlsJudge.port,
     tls: true,
     tlsPin: tlsJudge.fingerprint,
+    ...(tlsJudge.session !== undefined ? { tlsSession: tlsJudge.session } : {}),
     pathWithQuery: judgePathWithNonce(tlsJudge.path, nonce),
     timeoutMs: budgetMs,
     bodyCap: BODY_CAP,

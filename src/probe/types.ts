@@ -69,6 +69,13 @@ export interface TlsJudgeTarget extends JudgeTarget {
   fingerprint: string;
   /** The key its answers are signed with; absent: only the nonce is checked (the pinned TLS already proves who answered). */
   key?: string;
+  /**
+   * A TLS session with this judge the composition root already holds (its
+   * start check, pinned): a probe thread that has none of its own offers it,
+   * so a job's first wave resumes instead of every check doing a full
+   * handshake (src/probe/net/tls-sessions.ts).
+   */
+  session?: Uint8Array;
 }
 
 /** Shared by every probe of one job. */

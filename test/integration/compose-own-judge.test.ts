@@ -11,6 +11,9 @@ import { memoryLogger } from '../../src/log';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
 import { ProbeJudge, tlsJudgeTarget } from '../../src/compose/own-judge';
 import type { StopStep } from '../../src/stop-steps';
+import { startJudgeServer } from '../../src/judge/server';
+import { fingerprintOfDer, pemCertificateDer } from '../../src/probe/codec/cert-pin';
+import { TEST_CERT, TEST_KEY } from '../fixtures/tls-cert';
 
 const FP = 'AB:'.repeat(31) + 'AB';
 const keys = { sign: 'sign-key-0123456789', verify: 'sign-key-0123456789' };
@@ -27,6 +30,25 @@ describe('tlsJudgeTarget', () => {
     expect(tlsJudgeTarget(external, judge, null, keys)).toMatchObject({ url: 'https://j.example:8443/judge', fingerprint: FP });
     const noTls = parseConfig({ JUDGE_URL: 'http://j.example/judge', JUDGE_KEY: 'judge-key-0123456789' }, '/').judge;
     expect(tlsJudgeTarget(noTls, judge, null, keys)).toBeUndefined();
+  });
+});
+
+describe('ProbeJudge.start', () => {
+  test('the start check of a TLS judge that answers hands its session to the settings (the probe threads resume it)', async () => {
+    const server = await startJudgeServer({ key: keys.sign, tls: { key: TEST_KEY, cert: TEST_CERT } });
+    try {
+      const pin = fingerprintOfDer(pemCertificateDer(TEST_CERT)!);
+      const config = parseConfig({ JUDGE_TLS_URL: server.url, JUDGE_TLS_FINGERPRINT: pin, JUDGE_KEY: keys.sign }, '/');
+      const pj = new ProbeJudge({ config, keys, ownTls: null, log: memoryLogger('warn') });
+      const undo: StopStep[] = [];
+      await pj.start('http://127.0.0.1:3000', { calibrate: false, undo });
+      const s = pj.settings('socks5', 3000);
+      expect(s.tlsJudge?.session).toBeInstanceOf(Uint8Array);
+      expect(s.tlsJudge!.session!.length).toBeGreaterThan(0);
+      for (const u of undo) await u();
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -156,4 +156,19 @@ describe.each(links.map(([n]) => [n as SocketDriver]))('a pinned exchange (%s li
     expect(c.error?.code).toBe('tls_intercepted');
     expect(sessionFor(key)).toBe(kept); // nothing from the interceptor is kept
   });
+
+  test('a thread with no session of its own offers the one handed in (ExchangeSpec.tlsSession): resumed, so none is kept anew', async () => {
+    setSocketDriver(driver);
+    clearSessions();
+    const key = sessionKey('127.0.0.1', judge.port, PIN);
+    await exchange(spec(judge.port));
+    const handed = new Uint8Array(sessionFor(key)!); // as a session arrives from another thread
+    clearSessions();
+    const resumed = await exchange({ ...spec(judge.port), tlsSession: handed });
+    expect(resumed).toMatchObject({ error: null, statusCode: 200 });
+    expect(sessionFor(key)).toBeUndefined(); // a resumed exchange keeps nothing: the handed session was accepted
+    const full = await exchange({ ...spec(judge.port), tlsSession: new Uint8Array([1, 2, 3]) }); // not a session: a full handshake
+    expect(full).toMatchObject({ error: null, statusCode: 200 });
+    expect(sessionFor(key)).toBeDefined();
+  });
 });

@@ -35,6 +35,8 @@ export interface ExchangeSpec {
    * `tls_intercepted` with that certificate's subject and fingerprint.
    */
   tlsPin?: string;
+  /** pinned TLS: a session to offer when this thread keeps none for the target (TlsJudgeTarget.session) */
+  tlsSession?: Uint8Array;
   /** 'direct' only: connect to this address instead of resolving `host` (calibration per family) */
   connectAddress?: string;
 }

@@ -58,6 +58,11 @@ export type { ExchangeOutcome, ExchangeSpec, Via } from './exchange-types';
 
 const EMPTY_HEADERS: [string, string][] = [];
 
+/** A session handed across threads arrives as a Uint8Array (structured clone); the links take a Buffer. */
+function asBuffer(u: Uint8Array | undefined): Buffer | undefined {
+  return u === undefined ? undefined : Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
+
 /** Which link plain-TCP exchanges use: 'native' (bun-socket.ts, when available) or 'node'. */
 export type SocketDriver = 'native' | 'node';
 let plainDial: Dial = nativeLinkAvailable ? dialBun : dialNode;
@@ -161,7 +166,7 @@ class Exchange implements LinkEvents, TimerEntry {
     switch (next) {
       case ExchangeState.TLS: {
         const key = this.sessionKey;
-        return link.startTls({ host: sp.host, ca: sp.tlsCa, pinned: key !== null, session: key === null ? undefined : sessionFor(key) });
+        return link.startTls({ host: sp.host, ca: sp.tlsCa, pinned: key !== null, session: key === null ? undefined : (sessionFor(key) ?? asBuffer(sp.tlsSession)) });
       }
       case ExchangeState.HTTP_CONNECT:
         this.parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
