@@ -94,7 +94,7 @@ export function protocolsCell(protocols: unknown): string {
   return names.length === 0 ? 'none' : names.join(' ');
 }
 
-/** yes / no; "unknown" for null (the plain check used up the timeout); "-" without the field (failed, or no https check). */
+/** yes / no; "unknown" for null (the TLS check could not run: no time left, or the service ran out of descriptors); "-" without the field (failed, or no https check). */
 export const httpsCell = (https: unknown): string => (https === true ? 'yes' : https === false ? 'no' : https === null ? 'unknown' : '-');
 
 /** Samples passed of samples probed, "2/3"; "-" without the block. */

@@ -244,7 +244,7 @@ export const schemas = {
       https: {
         type: ['boolean', 'null'],
         description:
-          'Working records of a check that ran the https check only (the default): true when a tunnel (CONNECT or SOCKS) + TLS to the judge with its pinned certificate passed the judge check within the timeout, false when it did not, null when the plain check used up the timeout (the TLS check could not run)',
+          'Working records of a check that ran the https check only (the default): true when a tunnel (CONNECT or SOCKS) + TLS to the judge with its pinned certificate passed the judge check within the timeout, false when it did not, null when the TLS check could not run (the plain check used up the timeout, or the service ran out of file descriptors for it)',
       },
       error: {
         type: 'object',

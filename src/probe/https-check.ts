@@ -20,7 +20,9 @@
  *   passed                         -> https: true
  *   another certificate presented  -> the whole proxy `failed`,
  *                                     `tls_intercepted` (a lying proxy is never working)
- *   no budget left to start it     -> https: null
+ *   no budget left to start it, or this process ran out of descriptors
+ *   for it (checker_overloaded: the proxy was not tried)
+ *                                  -> https: null (not known)
  *   anything else (CONNECT refused, SOCKS refused, TLS failed, the budget
  *   ran out during it, a non-200, an answer that is not the judge's)
  *                                  -> https: false
@@ -44,12 +46,12 @@ const BODY_CAP = 64 * 1024;
 export type HttpsVerdict =
   | { kind: 'passed' }
   | { kind: 'not_passed'; why: string }
-  | { kind: 'no_budget' }
+  | { kind: 'unknown' }
   | { kind: 'intercepted'; error: NonNullable<ProbeResult['error']> };
 
 /** One https check through `task`'s proxy with `budgetMs`. Never rejects. */
 export async function checkHttps(task: ProbeTask, settings: ProtocolSettings, tlsJudge: TlsJudgeTarget, budgetMs: number): Promise<HttpsVerdict> {
-  if (budgetMs < MIN_HTTPS_MS) return { kind: 'no_budget' };
+  if (budgetMs < MIN_HTTPS_MS) return { kind: 'unknown' };
   const nonce = newNonce();
   const out = await exchange({
     via: settings.type,
@@ -66,6 +68,7 @@ export async function checkHttps(task: ProbeTask, settings: ProtocolSettings, tl
   });
   if (out.error !== null) {
     if (out.error.code === 'tls_intercepted') return { kind: 'intercepted', error: out.error };
+    if (out.error.code === 'checker_overloaded') return { kind: 'unknown' }; // ours, not the proxy's
     return { kind: 'not_passed', why: out.error.code };
   }
   if (out.statusCode !== 200 || out.body === null || out.bodyTruncated) return { kind: 'not_passed', why: `status ${out.statusCode}` };
@@ -90,5 +93,5 @@ export async function withHttps(result: ProbeResult, task: ProbeTask, settings: 
   if (v.kind === 'intercepted') {
     return { ...result, status: 'failed', statusCode: null, anonymity: null, origin: null, error: v.error };
   }
-  return { ...result, https: v.kind === 'passed' ? true : v.kind === 'no_budget' ? null : false };
+  return { ...result, https: v.kind === 'passed' ? true : v.kind === 'unknown' ? null : false };
 }

@@ -140,8 +140,8 @@ export interface ProbeResult {
    * Working proxies only, when the settings have a tlsJudge: true when a
    * tunnel (CONNECT, or the SOCKS tunnel) + TLS to the judge's TLS listener
    * with its pinned certificate passed the judge check inside the budget,
-   * false when it did not, null when the judge check left no budget for it
-   * (it never started). Absent otherwise.
+   * false when it did not, null when it could not run (the judge check left
+   * no budget, or this process ran out of descriptors for it). Absent otherwise.
    */
   https?: boolean | null;
 }

@@ -32,7 +32,7 @@ describe('rowHtml', () => {
   test('https: yes as a badge, no, unknown (null: the plain check used up the timeout) muted with why, nothing without it', () => {
     expect(httpsCell(toRow({ ...base, https: true }))).toBe('<td><span class="badge ok">yes</span></td>');
     expect(httpsCell(toRow({ ...base, https: false }))).toBe('<td>no</td>');
-    expect(httpsCell(toRow({ ...base, https: null }))).toBe('<td class="muted" title="the plain check used up the timeout">unknown</td>');
+    expect(httpsCell(toRow({ ...base, https: null }))).toBe('<td class="muted" title="the TLS check could not run (no time left, or the service ran out of descriptors)">unknown</td>');
     expect(httpsCell(toRow(base))).toBe('<td class="muted">—</td>');
   });
 

@@ -35,7 +35,7 @@ export function integrityCell(r: Row): string {
 
 export function httpsCell(r: Row): string {
   if (r.https === '') return muted;
-  if (r.https === 'unknown') return '<td class="muted" title="the plain check used up the timeout">unknown</td>';
+  if (r.https === 'unknown') return '<td class="muted" title="the TLS check could not run (no time left, or the service ran out of descriptors)">unknown</td>';
   return r.https === 'yes' ? '<td><span class="badge ok">yes</span></td>' : '<td>no</td>';
 }
 
