@@ -110,7 +110,7 @@ module.exports = {
           '^src/probe/codec/',
           '^src/gateway/codec/',
           '^src/gateway/(upstream-choice|username)\\.ts$',
-          '^src/pools/(?!schema-proposal\\.ts$)[^/]+\\.ts$',
+          '^src/pools/(?!store\\.ts$)[^/]+\\.ts$',
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',

@@ -2,7 +2,7 @@
  * SQL builders for pools (pg-boss `plans.ts` style, as src/accounts/quota-sql.ts):
  * pure functions from input to ONE statement, every value a parameter, no
  * I/O. The caller executes them (`db.execute`) and reads the rows with
- * shape.ts rowFromSql. They name the tables of schema-proposal.ts.
+ * shape.ts rowFromSql. They name the tables of db/schema.ts (pools, pool_proxies, pool_rounds).
  *
  * Batches: lists travel as one array parameter per column, unnested in SQL
  * (`unnest($1::bigint[], $2::text[], ...)`), so a batch of any size is one
@@ -35,7 +35,7 @@
  * COALESCE(last_checked_at, epoch) descending; then id in the same direction.
  * The sentinels keep keys non-null, so "after the cursor" is one row
  * comparison `(key, id) > ($key, $id)` (`<` when descending) that the
- * matching index of schema-proposal.ts seeks to. The page's rows carry their
+ * matching index of db/schema.ts seeks to. The page's rows carry their
  * key as text (`sort_key`: integers, or the timestamp as
  * YYYY-MM-DDTHH:MM:SS.ffffff in UTC), which is what a cursor holds.
  *
@@ -75,7 +75,7 @@ const arr = (values: readonly (string | number | boolean | null)[]): SQL => sql`
 // ---- the proxies query -------------------------------------------------------------------
 
 interface SortSpec {
-  /** The key expression, exactly as the index of schema-proposal.ts has it. */
+  /** The key expression, exactly as the index of db/schema.ts has it. */
   expr: SQL;
   desc: boolean;
   /** The key as text (a cursor's `key`). */

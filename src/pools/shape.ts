@@ -1,6 +1,6 @@
 /**
  * The API's pool object and pool proxy object (DECISIONS "Pools"), shaped
- * from rows (the tables proposed in schema-proposal.ts, read through
+ * from rows (the tables of db/schema.ts, read through
  * proxies-sql.ts and normalised by rowFromSql). Pure: the clock is a
  * parameter, because uptime and latency are read from the history at `now`.
  *
