@@ -1,16 +1,30 @@
 /**
  * The one place where anything thrown in the HTTP layer becomes a response.
  * ApiError -> its status, headers and exact body. Domain errors of the job
- * layer (src/jobs/job-errors.ts) -> the contract's status and body
+ * layer (src/jobs/job-errors.ts) and of the pools (src/pools/errors.ts) ->
+ * the contract's status and body
  * (domainToApiError). Elysia's own errors are mapped onto the contract
  * (unknown route -> 404, parse/validation -> 400 "Invalid request", never
  * 422). Everything else -> the seed's fixed 500 body, with the detail only in
  * the log: no message, path or SQL of an internal error reaches a user.
  */
-import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, notFound, regionUnavailable, serviceUnavailable, tooManyRequests } from './api-errors';
+import {
+  ApiError,
+  insufficientChecks,
+  internalError,
+  invalidRequest,
+  jobAlreadyRunning,
+  notFound,
+  regionUnavailable,
+  serviceUnavailable,
+  tooManyPoolProxies,
+  tooManyPools,
+  tooManyRequests,
+} from './api-errors';
 import { isServiceError } from '../errors';
 import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit } from '../jobs/job-errors';
 import type { Logger } from '../log';
+import { PoolLimitError } from '../pools/errors';
 
 export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a moment';
 
@@ -26,6 +40,7 @@ export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
   if (err instanceof RateLimitedError) return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`);
   if (err instanceof RegionUnavailableError) return regionUnavailable(err.region);
+  if (err instanceof PoolLimitError) return err.limit === 'pools_per_account' ? tooManyPools(err.max) : tooManyPoolProxies(err.max, err.limit === 'proxies_per_pool' ? 'pool' : 'account');
   if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
   // this node lost its lease to the database: nothing was reserved; another node (or this one, soon) takes it
   if (isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)) return serviceUnavailable('This server cannot take checks right now; retry in a moment');

@@ -24,7 +24,7 @@
  *   removeProxiesStatement remove addresses; answers how many were removed
  *   spreadOverdueStatement after a restart or take-over: the overdue spread
  *                          over the next interval (schedule.ts spreadOverdue)
- *   poolStatsStatement     counts, next due time, checks per day (the
+ *   poolStatsStatement     (poolStatsColumns) counts, next due time, checks per day (the
  *                          schedule's formula, schedule.ts checksPerDay),
  *                          checks in the last 24 hours (pool_rounds)
  *   accountUsageStatement  pools and pooled proxies of an account (the limits)
@@ -256,18 +256,27 @@ export function spreadOverdueStatement(poolId: string, nowMs: number, intervalS:
 
 // ---- the pool object and the limits ------------------------------------------------------------
 
-/** Per pool of `poolIds`: total, working, failed, unchecked, next_due_at, checks_per_day, checks_last_24h. */
-export function poolStatsStatement(poolIds: readonly string[], nowMs: number): SQL {
+/**
+ * The stats of pool `p` over its proxies `pp` (a LEFT JOIN, grouped by p.id):
+ * total, working, failed, unchecked, next_due_at, checks_per_day,
+ * checks_last_24h. A SELECT list fragment, shared with pools-sql.ts's
+ * pool objects.
+ */
+export function poolStatsColumns(nowMs: number): SQL {
   const backoff = sql`LEAST(p.interval_s * power(2, LEAST(GREATEST(pp.failures - 1, 0), ${MAX_DOUBLINGS})), GREATEST(p.interval_s, ${DAY_S}))`;
-  return sql`SELECT p.id AS pool_id,
-      count(pp.id)::float8 AS total,
+  return sql`count(pp.id)::float8 AS total,
       (count(pp.id) FILTER (WHERE pp.status = 'working'))::float8 AS working,
       (count(pp.id) FILTER (WHERE pp.status = 'failed'))::float8 AS failed,
       (count(pp.id) FILTER (WHERE pp.status = 'unchecked'))::float8 AS unchecked,
       min(pp.next_check_at) AS next_due_at,
       COALESCE(sum(${DAY_S}::float8 / (${backoff} * ${1 - JITTER / 2}::float8)) FILTER (WHERE pp.id IS NOT NULL), 0)::float8 AS checks_per_day,
       (SELECT COALESCE(sum(r.checked), 0) FROM pool_rounds r
-        WHERE r.pool_id = p.id AND r.started_at > ${iso(nowMs - DAY_S * 1000)}::timestamptz)::float8 AS checks_last_24h
+        WHERE r.pool_id = p.id AND r.started_at > ${iso(nowMs - DAY_S * 1000)}::timestamptz)::float8 AS checks_last_24h`;
+}
+
+/** Per pool of `poolIds`: pool_id and poolStatsColumns. */
+export function poolStatsStatement(poolIds: readonly string[], nowMs: number): SQL {
+  return sql`SELECT p.id AS pool_id, ${poolStatsColumns(nowMs)}
     FROM pools p LEFT JOIN pool_proxies pp ON pp.pool_id = p.id
     WHERE p.id = ANY(${arr(poolIds)}::text[])
     GROUP BY p.id`;

@@ -9,6 +9,7 @@ import { ApiError } from '../../src/http/api-errors';
 import { domainToApiError, toApiError } from '../../src/http/errors';
 import { InsufficientQuotaError, JobAlreadyRunningError, RateLimitedError, shuttingDown } from '../../src/jobs/job-errors';
 import { memoryLogger } from '../../src/log';
+import { PoolLimitError } from '../../src/pools/errors';
 
 const ctx = { method: 'POST', path: '/check' };
 
@@ -34,6 +35,15 @@ describe('domain errors -> responses', () => {
     expect(proxies.status).toBe(429);
     expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account; retry in 5 s' });
     expect(proxies.headers).toEqual({ 'Retry-After': '5' });
+  });
+
+  test('pool_limit -> 429 for pools per account (no Retry-After: waiting does not help), 413 for proxies per pool and per account', () => {
+    const pools = domainToApiError(new PoolLimitError('pools_per_account', 20))!;
+    expect([pools.status, pools.body, pools.headers]).toEqual([429, { error: 'Too many requests', message: 'At most 20 pools per account; delete one to create another', limit: 20 }, {}]);
+    const perPool = domainToApiError(new PoolLimitError('proxies_per_pool', 100_000))!;
+    expect([perPool.status, perPool.body]).toEqual([413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool', max: 100_000 }]);
+    const perAccount = domainToApiError(new PoolLimitError('proxies_per_account', 200_000))!;
+    expect([perAccount.status, perAccount.body]).toEqual([413, { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together", max: 200_000 }]);
   });
 
   test('shutting_down -> 503 Service unavailable', () => {

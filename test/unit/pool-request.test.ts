@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
-import { checkPoolLimits, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
+import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 
 const OPTS: PoolRequestOptions = {
@@ -137,22 +137,6 @@ describe('PATCH /pools/{id}', () => {
     expect(msg(() => validatePoolPatch({ add: ['1.1.1.1:1', '1.1.1.1:2', '1.1.1.1:3', '1.1.1.1:4'] }, OPTS)).status).toBe(413);
     expect(validatePoolPatch({ add: [] }, OPTS).add?.proxies).toEqual([]);
     expect(validatePoolPatch({ remove: Array.from({ length: 10 }, (_, i) => `1.1.1.1:${i + 1}`) }, OPTS).remove?.proxies.length).toBe(10);
-  });
-});
-
-describe('checkPoolLimits', () => {
-  const L = OPTS.limits;
-  test('pools per account: 429 without Retry-After; proxies per pool and per account: 413', () => {
-    expect(() => checkPoolLimits({ pools: 1, proxies: 0, inPool: 0 }, { newPool: true, adding: 3 }, L)).not.toThrow();
-    const pools = fail(() => checkPoolLimits({ pools: 2, proxies: 0, inPool: 0 }, { newPool: true, adding: 1 }, L));
-    expect(pools).toEqual({ status: 429, body: { error: 'Too many requests', message: 'At most 2 pools per account; delete one to create another', limit: 2 }, headers: {} });
-    expect(() => checkPoolLimits({ pools: 2, proxies: 0, inPool: 0 }, { newPool: false, adding: 1 }, L)).not.toThrow();
-    expect(fail(() => checkPoolLimits({ pools: 1, proxies: 1, inPool: 1 }, { newPool: false, adding: 3 }, L)).body.message).toBe('At most 3 proxies per pool');
-    expect(fail(() => checkPoolLimits({ pools: 1, proxies: 4, inPool: 1 }, { newPool: false, adding: 2 }, L)).body).toEqual({
-      error: 'Too many proxies',
-      message: "At most 5 proxies in all of an account's pools together",
-      max: 5,
-    });
   });
 });
 
