@@ -217,7 +217,7 @@ for (const [name, open] of DRIVERS) {
       expect(seq).toBe(1);
       const ctx = { poolType: 'http' as const, intervalS: 600, nowMs: NOW, random: () => 0 };
       const ok = { status: 'working' as const, statusCode: 200, responseTimeMs: 80, anonymity: 'elite' as const, origin: '1.1.1.1', error: null };
-      const bad = { status: 'failed' as const, statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout', message: 'no answer' } };
+      const bad = { status: 'failed' as const, statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout' as const, message: 'no answer' } };
       await applyResults(db, id, [foldCheck(due[0]!, ok, null, ctx).row, foldCheck(due[1]!, bad, null, ctx).row, foldCheck(due[2]!, ok, null, ctx).row]);
       await finishRound(db, id, seq, { checked: 3, working: 2, charged: 3 }, NOW + 5000);
       const working = await proxiesPage(db, a, id, DEFAULT_PROXIES_QUERY);
