@@ -74,6 +74,8 @@ import type { ProgressPort } from './jobs/ports';
 import { ClusterProgress, createClusterProgress } from './cluster/progress';
 import { RegionScheduler } from './jobs/scheduler';
 import { CheckService } from './jobs/service';
+import { PoolService } from './jobs/pool-service';
+import { DEFAULT_POOL_LIMITS } from './pools/limits';
 import { localExecution } from './jobs/local-execution';
 import { generateNodeId, NodeLease } from './jobs/node-lease';
 import { startOrphanSweep } from './jobs/orphan-sweep';
@@ -407,6 +409,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         checks,
         results: { secret, store: results },
         progress: hub,
+        pools: new PoolService({ db, limits: DEFAULT_POOL_LIMITS, log }),
         judgeKey: ownJudgeKey,
         ...(liveAgents !== null
           ? {

@@ -92,6 +92,9 @@ export const forbidden = (message: string) => new ApiError(403, { error: 'Forbid
 export const notFound = (message = 'The requested resource does not exist') =>
   new ApiError(404, { error: 'Not found', message });
 
+/** A pool id that is not the account's (another account's pool reads the same: 404, never 403). */
+export const poolNotFound = () => notFound('No pool with this id in this account');
+
 export const methodNotAllowed = (path: string, allow: readonly string[]) =>
   new ApiError(
     405,

@@ -18,6 +18,8 @@ import { serveOptions } from './serve-options';
 import { publicRoutes } from './routes/public';
 import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
+import { poolRoutes } from './routes/pools';
+import { LargeBodyGate } from './body';
 import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
 import { wsRoutes } from './routes/ws';
@@ -32,6 +34,9 @@ export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> 
   ['/health', ['GET']],
   ['/judge', ['GET']],
   ['/result/:name', ['GET']],
+  ['/pools', ['GET', 'POST']],
+  ['/pools/:id', ['GET', 'PATCH', 'DELETE']],
+  ['/pools/:id/proxies', ['GET']],
   ['/', ['GET']],
   ['/app', ['GET']],
 ] as const);
@@ -40,10 +45,12 @@ export type ExtraRoutes = (app: Elysia) => Elysia;
 
 export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const { log } = deps;
-  // The authenticated API routes (/check, /check-raw, /me) look keys up through
+  // The authenticated API routes (/check, /check-raw, /me, /pools...) look keys up through
   // the per-account token bucket (429 past RATE_LIMIT_PER_S / RATE_LIMIT_BURST).
   const limiter = new RateLimiter({ ratePerS: deps.config.rateLimitPerS, burst: deps.config.rateLimitBurst, now: () => deps.now().getTime() });
   const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
+  // one gate for every body over 1 MiB (MAX_LARGE_BODIES), whichever route reads it
+  const bodies = new LargeBodyGate(deps.config.maxLargeBodies);
   // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
   let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })
     .onRequest(({ request }) => {
@@ -64,7 +71,8 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
     })
     .use(publicRoutes(deps))
     .use(meRoutes(api))
-    .use(checkRoutes(api))
+    .use(checkRoutes(api, bodies))
+    .use(poolRoutes(api, bodies))
     .use(resultRoutes(deps))
     .use(wsRoutes(deps))
     .use(docsRoutes(deps))

@@ -8,10 +8,10 @@ import { JOB_ID_PATTERN } from '../job-id';
 
 /** A reference to one of these schemas. */
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (type: string) => ({ type: [type, 'null'] });
+export const nullable = (type: string) => ({ type: [type, 'null'] });
 const counts = { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } };
-const int0 = { type: 'integer', minimum: 0 };
-const errorBody = (error: unknown, extra: Record<string, unknown> = {}, required: string[] = []) => ({
+export const int0 = { type: 'integer', minimum: 0 };
+export const errorBody = (error: unknown, extra: Record<string, unknown> = {}, required: string[] = []) => ({
   type: 'object',
   required: ['error', 'message', ...required],
   additionalProperties: false,

@@ -9,12 +9,12 @@ import { JOB_ID_PATTERN, JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 import { ref, schemas } from './openapi-schemas';
 
-const err = (example: Record<string, unknown>, description: string, schema: string = 'Error') => ({
+export const err = (example: Record<string, unknown>, description: string, schema: string = 'Error') => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
 
-const E401 = {
+export const E401 = {
   description: 'API key missing or invalid',
   content: {
     'application/json': {
@@ -31,13 +31,13 @@ const E401 = {
     },
   },
 };
-const E500 = err({ error: 'Internal server error', message: 'An unexpected error occurred' }, 'Unexpected failure', 'InternalError');
+export const E500 = err({ error: 'Internal server error', message: 'An unexpected error occurred' }, 'Unexpected failure', 'InternalError');
 const allowHeader = { Allow: { description: 'The methods the route accepts', schema: { type: 'string' as const } } };
-const E405 = (path: string, methods: string) => ({
+export const E405 = (path: string, methods: string) => ({
   ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
   headers: allowHeader,
 });
-const E429 = {
+export const E429 = {
   ...err(
     { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' },
     'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
@@ -45,11 +45,11 @@ const E429 = {
   ),
   headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } } },
 };
-const json = (schema: string, example: unknown, description: string) => ({
+export const json = (schema: string, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
-const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
+export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 const checkResponseExample = {
   summary: {

@@ -5,6 +5,7 @@
 import { parseConfig } from '../../src/config';
 import type { AppDeps } from '../../src/http/context';
 import { memoryLogger } from '../../src/log';
+import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 import { VERSION } from '../../src/version';
 
 export function fakeAppDeps(over: Partial<AppDeps> = {}, what = 'this test'): AppDeps {
@@ -22,6 +23,7 @@ export function fakeAppDeps(over: Partial<AppDeps> = {}, what = 'this test'): Ap
     checks: { run: unused, assertAccepting: () => {} },
     results: { secret: 'test-secret-0123456789abcdef', store: { open: unused } },
     progress: {} as AppDeps['progress'],
+    pools: { limits: DEFAULT_POOL_LIMITS, create: unused, list: unused, get: unused, update: unused, delete: unused, proxies: unused },
     judgeKey: 'test-judge-key-0123456789',
     ...over,
   };

@@ -12,38 +12,25 @@
  * cancelled / client_disconnected.
  */
 import { Elysia } from 'elysia';
-import { invalidRequest, unsupportedMediaType } from '../api-errors';
+import { unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
 import { authenticate } from '../auth';
-import { LargeBodyGate, withBodyText } from '../body';
+import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '../body';
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { markAccount } from '../request-log';
 import { docs } from '../openapi';
 
-function isJson(contentType: string | null): boolean {
-  if (contentType === null) return false;
-  const base = contentType.split(';')[0]!.trim().toLowerCase();
-  return base === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(base);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalidRequest('body: malformed JSON');
-  }
-}
-
-export function checkRoutes(deps: AppDeps) {
+/** `bodies`: the app's one gate for bodies over 1 MiB (shared with the other routes that read bodies). */
+export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.config.maxLargeBodies)) {
   const limits = {
     maxProxies: deps.config.maxProxies,
     maxCustomUrls: deps.config.maxCustomUrls,
     acceptedRegions: ACCEPTED_REGIONS,
   };
-  // MAX_LARGE_BODIES bodies over 1 MiB read and parsed at once, for both routes
-  const body = { maxBytes: deps.config.maxBodyBytes, gate: new LargeBodyGate(deps.config.maxLargeBodies) };
+  // MAX_LARGE_BODIES bodies over 1 MiB read and parsed at once, for both routes (and the pools')
+  const body = { maxBytes: deps.config.maxBodyBytes, gate: bodies };
   const begin = async (request: Request) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
@@ -55,8 +42,8 @@ export function checkRoutes(deps: AppDeps) {
       '/check',
       async ({ request, server }) => {
         const account = await begin(request);
-        if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
-        const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
+        if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
+        const req = await withBodyText(request, body, (text) => validateCheckJson(parseJsonBody(text), limits));
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
