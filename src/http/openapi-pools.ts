@@ -10,7 +10,7 @@ import type { DocumentDecoration } from 'elysia';
 import { MAX_INTERVAL_S, MAX_PAGE_LIMIT, MAX_SOURCES, POOL_NAME_MAX, SOURCE_MAX_EVERY_S, SOURCE_MIN_EVERY_S } from '../pools/limits';
 import { POOL_ID_PATTERN } from '../pools/pool-id';
 import { POOL_CSV_COLUMNS } from '../pools/render';
-import { E401, E405, E429, E500, err, json, security } from './openapi';
+import { E401, E405, E429, E500, err, json, keyed200, rateLimitHeaders, security } from './openapi';
 import { errorBody, int0, nullable, ref } from './openapi-schemas';
 
 const dateTime = { type: 'string', format: 'date-time' };
@@ -240,7 +240,7 @@ const E429_POOLS = {
       },
     },
   },
-  headers: { 'Retry-After': { description: 'Seconds to wait (the request rate only)', schema: { type: 'integer' as const, minimum: 1 } } },
+  headers: { 'Retry-After': { description: 'Seconds to wait (the request rate only)', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
 const TOO_MANY = {
   pool: { error: 'Too many proxies', message: 'At most 100000 proxies per pool', max: 100000 },
@@ -272,7 +272,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
       },
     },
     responses: {
-      '201': { ...json('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE }, 'The new pool'), headers: { Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
+      '201': { ...keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE }, 'The new pool'), headers: { ...rateLimitHeaders, Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
       '400': E400(BAD),
       '401': E401,
       '405': E405('/pools', 'GET, POST'),
@@ -288,7 +288,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     tags: ['Pools'],
     summary: 'The account\'s pools',
     security,
-    responses: { '200': json('PoolList', { pools: [POOL_EXAMPLE] }, 'Oldest first'), '401': E401, '405': E405('/pools', 'GET, POST'), '429': E429, '500': E500 },
+    responses: { '200': keyed200('PoolList', { pools: [POOL_EXAMPLE] }, 'Oldest first'), '401': E401, '405': E405('/pools', 'GET, POST'), '429': E429, '500': E500 },
   },
   get: {
     operationId: 'getPool',
@@ -296,7 +296,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     summary: 'One pool',
     security,
     parameters: [idParam],
-    responses: { '200': json('Pool', POOL_EXAMPLE, 'The pool'), '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
+    responses: { '200': keyed200('Pool', POOL_EXAMPLE, 'The pool'), '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
   },
   update: {
     operationId: 'updatePool',
@@ -308,7 +308,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     parameters: [idParam],
     requestBody: { required: true, content: { 'application/json': { schema: ref('PoolPatchBody'), example: { state: 'paused' } } } },
     responses: {
-      '200': json('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 } }, 'The pool after the change'),
+      '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 } }, 'The pool after the change'),
       '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, add, remove' }, none: BAD.none }),
       '401': E401,
       '404': E404,
@@ -326,7 +326,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     summary: 'Delete a pool (its proxies and history go with it)',
     security,
     parameters: [idParam],
-    responses: { '204': { description: 'Deleted' }, '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
+    responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
   },
   proxies: {
     operationId: 'listPoolProxies',
@@ -351,7 +351,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     responses: {
       '200': {
         description: 'One page',
-        headers: { 'X-Next-Cursor': { description: 'txt and csv: the next page\'s cursor (absent on the last page)', schema: { type: 'string' as const } } },
+        headers: { ...rateLimitHeaders, 'X-Next-Cursor': { description: 'txt and csv: the next page\'s cursor (absent on the last page)', schema: { type: 'string' as const } } },
         content: {
           'application/json': { schema: ref('PoolProxyPage'), example: { proxies: [PROXY_EXAMPLE], next_cursor: null } },
           'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },

@@ -1,7 +1,7 @@
 /**
  * Pools (DECISIONS "Pools"; docs/API.md "Pools"), every route keyed and
  * rate-limited like /check and /me (the per-account token bucket of the
- * key lookup):
+ * key lookup; its RateLimit-* headers on every answer past the key):
  *
  *   POST   /pools                 201 the pool (+ `submitted`), Location /pools/{id}
  *   GET    /pools                 200 {pools: [pool]}, oldest first
@@ -37,6 +37,7 @@
 import { Elysia } from 'elysia';
 import { poolNotFound, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
+import { setRateLimitHeaders } from '../account-rate-limit';
 import { authenticate } from '../auth';
 import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '../body';
 import type { AppDeps } from '../context';
@@ -63,9 +64,10 @@ interface Submitted {
 export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.config.maxLargeBodies)) {
   const body = { maxBytes: deps.config.maxBodyBytes, gate: bodies };
   const options = (): PoolRequestOptions => ({ limits: deps.pools.limits, maxCustomUrls: deps.config.maxCustomUrls, acceptedRegions: ACCEPTED_REGIONS });
-  const owner = async (request: Request) => {
+  const owner = async (request: Request, set: { headers: Record<string, unknown> }) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
+    setRateLimitHeaders(set, account); // on every answer from here on, errors included
     return account;
   };
   const poolId = (id: string | undefined): string => {
@@ -80,8 +82,8 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
   return new Elysia({ name: 'pool-routes' })
     .post(
       '/pools',
-      async ({ request }) => {
-        const account = await owner(request);
+      async ({ request, set }) => {
+        const account = await owner(request, set);
         const req = await jsonBody(request, (json) => validatePoolCreate(json, options()));
         const made = await deps.pools.create(account.id, req);
         const submitted: Submitted = { added: made.added, removed: 0, total_invalid: req.totalInvalid, total_duplicates: req.totalDuplicates };
@@ -92,16 +94,16 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
     )
     .get(
       '/pools',
-      async ({ request }) => {
-        const account = await owner(request);
+      async ({ request, set }) => {
+        const account = await owner(request, set);
         return jsonResponse(200, { pools: await deps.pools.list(account.id) });
       },
       { detail: { hide: true } },
     )
     .get(
       '/pools/:id',
-      async ({ request, params }) => {
-        const account = await owner(request);
+      async ({ request, params, set }) => {
+        const account = await owner(request, set);
         const pool = await deps.pools.get(account.id, poolId(params.id));
         if (pool === null) throw poolNotFound();
         return jsonResponse(200, pool);
@@ -110,8 +112,8 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
     )
     .patch(
       '/pools/:id',
-      async ({ request, params }) => {
-        const account = await owner(request);
+      async ({ request, params, set }) => {
+        const account = await owner(request, set);
         const id = poolId(params.id);
         const patch = await jsonBody(request, (json) => validatePoolPatch(json, options()));
         const u = await deps.pools.update(account.id, id, patch);
@@ -128,8 +130,8 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
     )
     .delete(
       '/pools/:id',
-      async ({ request, params }) => {
-        const account = await owner(request);
+      async ({ request, params, set }) => {
+        const account = await owner(request, set);
         if (!(await deps.pools.delete(account.id, poolId(params.id)))) throw poolNotFound();
         markStatus(request, 204);
         return new Response(null, { status: 204 });
@@ -138,8 +140,8 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
     )
     .get(
       '/pools/:id/proxies',
-      async ({ request, params }) => {
-        const account = await owner(request);
+      async ({ request, params, set }) => {
+        const account = await owner(request, set);
         const id = poolId(params.id);
         const query = validateProxiesQuery(new URL(request.url).searchParams);
         const listing = await deps.pools.proxies(account.id, id, query);
