@@ -89,6 +89,14 @@ export interface Config {
   maxJobsPerAccount: number;
   /** Unique proxies of one account's running checks together (a check that would pass it while others run: 429). */
   maxProxiesInFlightPerAccount: number;
+  /** POOL_MIN_INTERVAL_S: the shortest `interval_s` a pool accepts (tests lower it). */
+  poolMinIntervalS: number;
+  /** Pools one account may own (one more: 429). */
+  maxPoolsPerAccount: number;
+  /** Proxies in one pool (more: 413). */
+  maxProxiesPerPool: number;
+  /** Proxies in all of one account's pools together (more: 413). */
+  maxPoolProxiesPerAccount: number;
   /** Token bucket per account on /check, /check-raw and /me: requests per second refilled... */
   rateLimitPerS: number;
   /** ...and the bucket's size (requests allowed at once after a quiet spell). */
@@ -333,6 +341,10 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
     maxJobsPerAccount: int(env, 'MAX_JOBS_PER_ACCOUNT', 4, 1, 10_000),
     maxProxiesInFlightPerAccount: int(env, 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 200_000, 1, 1_000_000_000),
+    poolMinIntervalS: int(env, 'POOL_MIN_INTERVAL_S', 60, 1, 86_400),
+    maxPoolsPerAccount: int(env, 'MAX_POOLS_PER_ACCOUNT', 20, 1, 100_000),
+    maxProxiesPerPool: int(env, 'MAX_PROXIES_PER_POOL', 100_000, 1, 10_000_000),
+    maxPoolProxiesPerAccount: int(env, 'MAX_POOL_PROXIES_PER_ACCOUNT', 200_000, 1, 1_000_000_000),
     rateLimitPerS: int(env, 'RATE_LIMIT_PER_S', 20, 1, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 40, 1, 1_000_000),
     wsMaxPerAccount: int(env, 'WS_MAX_PER_ACCOUNT', 64, 1, 1_000_000),

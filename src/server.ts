@@ -75,7 +75,6 @@ import { ClusterProgress, createClusterProgress } from './cluster/progress';
 import { RegionScheduler } from './jobs/scheduler';
 import { CheckService } from './jobs/service';
 import { PoolService } from './jobs/pool-service';
-import { DEFAULT_POOL_LIMITS } from './pools/limits';
 import { localExecution } from './jobs/local-execution';
 import { generateNodeId, NodeLease } from './jobs/node-lease';
 import { startOrphanSweep } from './jobs/orphan-sweep';
@@ -409,7 +408,16 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         checks,
         results: { secret, store: results },
         progress: hub,
-        pools: new PoolService({ db, limits: DEFAULT_POOL_LIMITS, log }),
+        pools: new PoolService({
+          db,
+          limits: {
+            minIntervalS: config.poolMinIntervalS,
+            maxPoolsPerAccount: config.maxPoolsPerAccount,
+            maxProxiesPerPool: config.maxProxiesPerPool,
+            maxProxiesPerAccount: config.maxPoolProxiesPerAccount,
+          },
+          log,
+        }),
         judgeKey: ownJudgeKey,
         ...(liveAgents !== null
           ? {
