@@ -129,7 +129,10 @@ export const tooManyProxies = (max: number) =>
 export const tooManyPoolProxies = (max: number, scope: 'pool' | 'account') =>
   new ApiError(413, {
     error: 'Too many proxies',
-    message: scope === 'pool' ? `At most ${max} proxies per pool` : `At most ${max} proxies in all of an account's pools together`,
+    message:
+      scope === 'pool'
+        ? `At most ${max} proxies per pool (server setting MAX_PROXIES_PER_POOL)`
+        : `At most ${max} proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)`,
     max,
   });
 
@@ -163,7 +166,7 @@ export const tooManyRequests = (
  * does not help, deleting one does.
  */
 export const tooManyPools = (max: number) =>
-  new ApiError(429, { error: 'Too many requests', message: `At most ${max} pools per account; delete one to create another`, limit: max });
+  new ApiError(429, { error: 'Too many requests', message: `At most ${max} pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another`, limit: max });
 
 // ---- 500 / 503 -------------------------------------------------------------
 

@@ -236,19 +236,19 @@ const E429_POOLS = {
       schema: ref('PoolTooManyRequests'),
       examples: {
         rate: { value: { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' } },
-        pools: { value: { error: 'Too many requests', message: 'At most 20 pools per account; delete one to create another', limit: 20 } },
+        pools: { value: { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 } },
       },
     },
   },
   headers: { 'Retry-After': { description: 'Seconds to wait (the request rate only)', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
 const TOO_MANY = {
-  pool: { error: 'Too many proxies', message: 'At most 100000 proxies per pool', max: 100000 },
-  account: { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together", max: 200000 },
-  body: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes', max: 16777216 },
+  pool: { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100000 },
+  account: { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)", max: 200000 },
+  body: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 },
 };
 const BAD = {
-  shape: { error: 'Invalid request', message: 'interval_s: expected an integer from 60 to 86400' },
+  shape: { error: 'Invalid request', message: 'interval_s: expected an integer from 60 (server setting POOL_MIN_INTERVAL_S) to 86400' },
   none: { error: 'No valid proxies found', message: 'Please provide at least one proxy in a supported format: …' },
   region: { error: 'Invalid region', message: 'Region must be one of: sg1, …', available_regions: ['sg1', '…'] },
   type: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] },

@@ -87,7 +87,7 @@ function checkName(v: unknown): string {
 
 function checkInterval(v: unknown, limits: PoolLimits): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < limits.minIntervalS || v > MAX_INTERVAL_S) {
-    throw invalidRequest(`interval_s: expected an integer from ${limits.minIntervalS} to ${MAX_INTERVAL_S}`);
+    throw invalidRequest(`interval_s: expected an integer from ${limits.minIntervalS} (server setting POOL_MIN_INTERVAL_S) to ${MAX_INTERVAL_S}`);
   }
   return v;
 }

@@ -286,13 +286,13 @@ describe('404 / 405 / 409 / 410', () => {
 
 describe('413 / 415 / 429', () => {
   test('pools: Too many proxies per pool / per account (413, max), too many pools (429 with limit, no Retry-After)', () => {
-    expectError(tooManyPoolProxies(100000, 'pool'), 413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool', max: 100000 });
+    expectError(tooManyPoolProxies(100000, 'pool'), 413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100000 });
     expectError(tooManyPoolProxies(200000, 'account'), 413, {
       error: 'Too many proxies',
-      message: "At most 200000 proxies in all of an account's pools together",
+      message: "At most 200000 proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)",
       max: 200000,
     });
-    expectError(tooManyPools(20), 429, { error: 'Too many requests', message: 'At most 20 pools per account; delete one to create another', limit: 20 });
+    expectError(tooManyPools(20), 429, { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 });
     expect(tooManyPools(20).headers).toEqual({});
   });
 

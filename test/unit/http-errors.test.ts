@@ -39,11 +39,11 @@ describe('domain errors -> responses', () => {
 
   test('pool_limit -> 429 for pools per account (no Retry-After: waiting does not help), 413 for proxies per pool and per account', () => {
     const pools = domainToApiError(new PoolLimitError('pools_per_account', 20))!;
-    expect([pools.status, pools.body, pools.headers]).toEqual([429, { error: 'Too many requests', message: 'At most 20 pools per account; delete one to create another', limit: 20 }, {}]);
+    expect([pools.status, pools.body, pools.headers]).toEqual([429, { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 }, {}]);
     const perPool = domainToApiError(new PoolLimitError('proxies_per_pool', 100_000))!;
-    expect([perPool.status, perPool.body]).toEqual([413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool', max: 100_000 }]);
+    expect([perPool.status, perPool.body]).toEqual([413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100_000 }]);
     const perAccount = domainToApiError(new PoolLimitError('proxies_per_account', 200_000))!;
-    expect([perAccount.status, perAccount.body]).toEqual([413, { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together", max: 200_000 }]);
+    expect([perAccount.status, perAccount.body]).toEqual([413, { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)", max: 200_000 }]);
   });
 
   test('shutting_down -> 503 Service unavailable', () => {

@@ -79,7 +79,7 @@ describe('POST /pools', () => {
     expect(msg(() => validatePoolCreate({ ...base, name: 'a\nb' }, OPTS)).status).toBe(400);
     expect(msg(() => validatePoolCreate({ ...base, region: 'xx1' }, OPTS)).body.error).toBe('Invalid region');
     expect(msg(() => validatePoolCreate({ ...base, type: 'socks6' }, OPTS)).body.error).toBe('Invalid proxy type');
-    expect(msg(() => validatePoolCreate({ ...base, interval_s: 59 }, OPTS))).toEqual(bad('interval_s: expected an integer from 60 to 86400'));
+    expect(msg(() => validatePoolCreate({ ...base, interval_s: 59 }, OPTS))).toEqual(bad('interval_s: expected an integer from 60 (server setting POOL_MIN_INTERVAL_S) to 86400'));
     expect(msg(() => validatePoolCreate({ ...base, interval_s: 86401 }, OPTS)).status).toBe(400);
     expect(msg(() => validatePoolCreate({ ...base, interval_s: '600' }, OPTS)).status).toBe(400);
     expect(validatePoolCreate({ ...base, interval_s: 5 }, { ...OPTS, limits: { ...OPTS.limits, minIntervalS: 2 } }).settings.intervalS).toBe(5);
@@ -100,7 +100,7 @@ describe('POST /pools', () => {
     expect(msg(() => validatePoolCreate({ name: 'x', proxies: ['junk'] }, OPTS)).body.error).toBe('No valid proxies found');
     expect(msg(() => validatePoolCreate({ name: 'x', proxies: ['1.1.1.1:1', '1.1.1.1:2'], text: '1.1.1.1:3\n1.1.1.1:4' }, OPTS))).toEqual({
       status: 413,
-      body: { error: 'Too many proxies', message: 'At most 3 proxies per pool', max: 3 },
+      body: { error: 'Too many proxies', message: 'At most 3 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 3 },
     });
     expect(validatePoolCreate({ name: 'x', proxies: ['1.1.1.1:1', '1.1.1.1:2'], text: '1.1.1.1:2\n1.1.1.1:3' }, OPTS).proxies.length).toBe(3);
   });
