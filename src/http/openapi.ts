@@ -361,7 +361,7 @@ export const documentation = {
     description: [
       'Checks lists of HTTP, SOCKS4 and SOCKS5 proxies from a chosen region: which work, how fast, how anonymous, where they exit.',
       '',
-      'Authentication: `X-API-Key: <key>` or `Authorization: Bearer <key>` on /check, /check-raw and /me.',
+      'Authentication: `X-API-Key: <key>` or `Authorization: Bearer <key>` on /check, /check-raw, /me and /pools (every pool route).',
       '',
       'Every error body is JSON. A known path called with another method answers 405 `{message}` with an `Allow` header; an unknown path answers 404 `{"error": "Not found", "message": "No route <METHOD> <path>"}`.',
       '',
