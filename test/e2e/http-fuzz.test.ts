@@ -41,6 +41,7 @@ const KNOWN = [
   '/', '/app', '/app/app.css', '/app/world.json', '/app/favicon.svg', '/check', '/check-raw', '/me', '/regions', '/health',
   '/judge', '/docs', '/docs/json', '/docs/init.js', '/docs/assets/swagger-ui.css', '/docs/assets/constructor',
   '/docs/assets/__proto__', '/docs/assets/%2e%2e%2fpackage.json', '/result/AAAAAAAAAAAAAAAAAAAAAA.json', '/result/x.csv',
+  '/pools', '/pools/abcdefghijklmnopqrst', '/pools/abcdefghijklmnopqrst/proxies',
   '/result/constructor', '/ws', '/admin/show', '/admin/create-account', '/admin/__proto__', '/admin/constructor',
 ];
 
