@@ -6,6 +6,7 @@
  *   5xx and network failures -> 6.
  * `httpError` (status + body -> CliError) is pure.
  */
+import type { PoolObject, PoolProxyObject } from '../pools/shape';
 import { CliError, EXIT } from './exit-codes';
 
 // ---- API shapes the CLI reads (seed-api.md, DECISIONS.md) ---------------------
@@ -74,6 +75,17 @@ export interface HealthBody {
   regions?: number;
   database?: string;
 }
+
+/** POST /pools and PATCH /pools/{id}: the pool and what the request's addresses did. */
+export type PoolChangedBody = PoolObject & { submitted: { added: number; removed: number; total_invalid: number; total_duplicates: number } };
+
+/** One page of GET /pools/{id}/proxies as it came: the body text, and the next page's cursor (null on the last). */
+export interface PoolProxiesPage {
+  text: string;
+  nextCursor: string | null;
+}
+
+export type { PoolObject, PoolProxyObject };
 
 export interface ProgressMessage {
   jobId: string;
@@ -193,7 +205,7 @@ export class ApiClient {
     return this.#key;
   }
 
-  async #request<T>(method: 'GET' | 'POST', path: string, init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean }): Promise<T> {
+  async #request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean }): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (init.auth) headers['x-api-key'] = this.#requireKey();
     if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -245,6 +257,57 @@ export class ApiClient {
 
   check(body: Record<string, unknown>, signal?: AbortSignal): Promise<CheckResponseBody> {
     return this.#request('POST', '/check', { auth: true, body, noDeadline: true, ...(signal ? { signal } : {}) });
+  }
+
+  // ---- pools -------------------------------------------------------------------
+
+  createPool(body: Record<string, unknown>, signal?: AbortSignal): Promise<PoolChangedBody> {
+    return this.#request('POST', '/pools', { auth: true, body, ...(signal ? { signal } : {}) });
+  }
+
+  async pools(signal?: AbortSignal): Promise<PoolObject[]> {
+    return (await this.#request<{ pools: PoolObject[] }>('GET', '/pools', { auth: true, ...(signal ? { signal } : {}) })).pools;
+  }
+
+  pool(id: string, signal?: AbortSignal): Promise<PoolObject> {
+    return this.#request('GET', `/pools/${encodeURIComponent(id)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  updatePool(id: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<PoolChangedBody> {
+    return this.#request('PATCH', `/pools/${encodeURIComponent(id)}`, { auth: true, body, ...(signal ? { signal } : {}) });
+  }
+
+  async deletePool(id: string, signal?: AbortSignal): Promise<void> {
+    await this.#request('DELETE', `/pools/${encodeURIComponent(id)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  /** One page of the pool's proxies in `query.format` (txt, csv or json), as text; the next cursor from X-Next-Cursor or next_cursor. */
+  async poolProxies(id: string, query: URLSearchParams, signal?: AbortSignal): Promise<PoolProxiesPage> {
+    const path = `/pools/${encodeURIComponent(id)}/proxies?${query}`;
+    const what = `GET /pools/${id}/proxies`;
+    const signals = [signal, AbortSignal.timeout(this.#timeoutMs)].filter((x) => x !== undefined);
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, { headers: { 'x-api-key': this.#requireKey() }, signal: AbortSignal.any(signals) });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      throw networkError(err, this.url, what);
+    }
+    const text = await res.text().catch((err) => {
+      throw networkError(err, this.url, what);
+    });
+    if (!res.ok) {
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON: the text
+      }
+      throw httpError(res.status, body, what);
+    }
+    let nextCursor = res.headers.get('x-next-cursor');
+    if (query.get('format') === 'json' || query.get('format') === null) nextCursor = (JSON.parse(text) as { next_cursor: string | null }).next_cursor;
+    return { text, nextCursor };
   }
 
   /** GET of a signed result link (no key). Returns the streaming response. */

@@ -6,7 +6,8 @@
  * --url, --json, --no-color, --help, --version. `check` options: --type
  * (http, socks4, socks5 or auto), --region, --timeout, --samples (1..10),
  * --custom-url (repeatable), --case-sensitive, --out, --format,
- * --only-working, --simple, --job-id. `me`: --links.
+ * --only-working, --simple, --job-id. `me`: --links. `pool`: its actions and
+ * their options are pool-args.ts's.
  *
  * ClearProxy's CLI habits are accepted: `check` takes several inputs, each a
  * file, `-` (standard input, once) or an inline address (`check
@@ -30,10 +31,11 @@ import { errorText } from '../errors';
 import { isJobId, JOB_ID_RULE } from '../job-id';
 import { CHECK_TYPES, type CheckType } from '../proxy/types';
 import { usageError } from './exit-codes';
+import { parsePoolArgs, POOL_OPTIONS, POOL_USAGE, type PoolCommand } from './pool-args';
 
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-export const COMMANDS = Object.freeze(['check', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
+export const COMMANDS = Object.freeze(['check', 'pool', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
 export type CommandName = (typeof COMMANDS)[number];
 
 export const TIMEOUT_MIN = 1000;
@@ -81,6 +83,7 @@ export interface CheckCommand {
 
 export type Command =
   | CheckCommand
+  | PoolCommand
   | { name: 'me'; links: boolean }
   | { name: 'regions' }
   | { name: 'health' }
@@ -99,6 +102,8 @@ export const USAGE = `usage: proxycheck [--key KEY] [--url URL] [--json] [--no-c
 commands:
   check <input>...  check proxies: files of one proxy per line, - for standard input, or addresses
                     (host:port, user:pass@host:port or host:port:user:pass)
+  pool <action>     pools of proxies kept checked: create, list, show, add, remove, pause, resume,
+                    delete, working (the proxies working now, one per line)
   me                balance, plan, 30-day usage chart, recent checks
   regions           the regions a check can run from
   health            service status
@@ -142,6 +147,7 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   me: `usage: proxycheck me [--links]
 
   --links   print the signed download link of each recent check`,
+  pool: POOL_USAGE,
   regions: 'usage: proxycheck regions',
   health: 'usage: proxycheck health',
   login: LOGIN_USAGE,
@@ -224,6 +230,12 @@ const OPTIONS = {
   simple: { type: 'boolean' },
   'job-id': { type: 'string' },
   links: { type: 'boolean' },
+  // pool (pool-args.ts POOL_OPTIONS says which action takes which; type, region, timeout and format are check's too)
+  interval: { type: 'string' },
+  'no-https': { type: 'boolean' },
+  country: { type: 'string' },
+  anonymity: { type: 'string' },
+  limit: { type: 'string' },
 } as const;
 
 const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'job-id'] as const;
@@ -253,9 +265,16 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const cmd = (name === 'set-key' ? 'login' : name) as Exclude<CommandName, 'set-key'>;
   if (v.help) return { global, command: { name: 'help', topic: cmd } };
 
-  if (cmd !== 'check') {
-    const stray = CHECK_ONLY.find((o) => v[o] !== undefined);
-    if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "${cmd}"`);
+  if (cmd === 'pool') {
+    const stray = CHECK_ONLY.find((o) => v[o] !== undefined && !(o in POOL_OPTIONS));
+    if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "pool"`);
+  } else {
+    if (cmd !== 'check') {
+      const stray = CHECK_ONLY.find((o) => v[o] !== undefined);
+      if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "${cmd}"`);
+    }
+    const poolOnly = Object.keys(POOL_OPTIONS).find((o) => v[o as keyof typeof v] !== undefined && !(CHECK_ONLY as readonly string[]).includes(o));
+    if (poolOnly !== undefined) throw usageError(`--${poolOnly} is an option of "pool", not of "${cmd}"`);
   }
   if (cmd !== 'me' && v.links !== undefined) throw usageError(`--links is an option of "me", not of "${cmd}"`);
 
@@ -264,6 +283,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     if (topic !== undefined && !(COMMANDS as readonly string[]).includes(topic)) throw usageError(`no help for "${topic}"`);
     return { global, command: topic === undefined ? { name: 'help' } : { name: 'help', topic: topic as CommandName } };
   }
+  if (cmd === 'pool') return { global, command: parsePoolArgs(rest, v) };
   if (cmd === 'login') {
     if (rest.length > 1) throw usageError(`"${name}" takes one key (got ${rest.length} arguments)`);
     const key = rest[0];

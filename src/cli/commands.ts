@@ -1,5 +1,6 @@
 /**
- * The CLI's commands other than `check` (src/cli/check-command.ts): `me`,
+ * The CLI's commands other than `check` (src/cli/check-command.ts) and
+ * `pool` (src/cli/pool-command.ts): `me`,
  * `regions`, `health`, `login`, `help`, `--version`, and `runCommand`, the
  * dispatcher main.ts calls. Each returns its exit code or throws a CliError.
  */
@@ -7,6 +8,7 @@ import pkg from '../../package.json';
 import { ApiClient } from './api-client';
 import { COMMAND_USAGE, USAGE, type Command, type GlobalOptions } from './args';
 import { runCheck } from './check-command';
+import { runPool } from './pool-command';
 import { configPath, normaliseBaseUrl, readConfigFile, resolveSettings, writeConfigFile, type CliSettings, DEFAULT_URL } from './config-file';
 import { EXIT, usageError } from './exit-codes';
 import { terminalTraits, type CliIo } from './io';
@@ -38,6 +40,8 @@ export async function runCommand(command: Command, g: GlobalOptions, io: CliIo):
   switch (command.name) {
     case 'check':
       return runCheck(command, g, settings, io);
+    case 'pool':
+      return runPool(command, g, client, io);
     case 'me': {
       const me = await client.me(io.signal);
       if (g.json) json(io, me);
