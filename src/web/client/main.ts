@@ -2,8 +2,8 @@
  * The dashboard's entry point (bundled by src/web/bundle.ts into /app/app.js):
  * sign-in with an API key (checked with GET /me, then kept in sessionStorage
  * or, when remembered, localStorage; in memory when storage is off), a hash
- * router over the views (#/check, #/results, #/account; sign-in whenever no
- * key is known) that moves focus to each view's heading, and sign-out.
+ * router over the views (#/check, #/results, #/pools and #/pools/<id>,
+ * #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
  * GET /health is read once at start (service-info.ts): one machine or a
  * cluster (the region hint and card), and the banner for a judge that
  * proxies elsewhere cannot reach.
@@ -14,10 +14,11 @@ import { setupAccountView } from './account-view';
 import { setupCheckView } from './check-view';
 import { byId, setText, show } from './dom';
 import { errorText } from './format';
+import { setupPoolsView } from './pools-view';
 import { setupResultsView } from './results-view';
 import { judgeBanner, serviceInfo } from './service-info';
 
-const ROUTES = Object.freeze({ check: 'New check', results: 'Results', account: 'Account' } as const);
+const ROUTES = Object.freeze({ check: 'New check', results: 'Results', pools: 'Pools', account: 'Account' } as const);
 type Route = keyof typeof ROUTES | 'signin';
 const LAST_RESULT = 'proxycheck.lastResult';
 
@@ -33,6 +34,7 @@ function boot(): void {
     signin: byId('view-signin'),
     check: byId('view-check'),
     results: byId('view-results'),
+    pools: byId('view-pools'),
     account: byId('view-account'),
   };
 
@@ -77,6 +79,8 @@ function boot(): void {
     },
   });
 
+  const pools = setupPoolsView({ key, onUnauthorized: () => signOut('Your API key was refused. Sign in again.') });
+
   void apiGet('/health').then((h) => {
     const info = serviceInfo(h.body);
     check.setService(info);
@@ -89,7 +93,8 @@ function boot(): void {
 
   let regionsLoaded = false;
   function route(focus: boolean): void {
-    const wanted = location.hash.replace(/^#\/?/, '');
+    // "#/pools/<id>": the route is the first segment, the rest the view's
+    const [wanted = '', ...rest] = location.hash.replace(/^#\/?/, '').split('/');
     let name: Route = wanted in ROUTES ? (wanted as Route) : 'check';
     if (key() === null) name = 'signin';
     for (const [n, el] of Object.entries(views)) show(el, n === name);
@@ -104,6 +109,7 @@ function boot(): void {
       void check.loadRegions();
     }
     if (name === 'account') void account.load();
+    if (name === 'pools') void pools.load(rest[0] ?? null);
     if (name === 'results') results.redraw();
     if (name === 'results' && !restored && !results.hasResult()) {
       restored = true;
@@ -146,7 +152,7 @@ function boot(): void {
     input.value = '';
     memKey = k;
     saveKey(k, rememberBox.checked);
-    const target = location.hash.replace(/^#\/?/, '');
+    const target = location.hash.replace(/^#\/?/, '').split('/')[0] ?? '';
     if (target in ROUTES) route(true);
     else location.hash = '#/check';
   });
