@@ -1,28 +1,11 @@
 /** The pool commands' renderings (src/cli/pool-tables.ts). */
 import { describe, expect, test } from 'bun:test';
 import type { PoolChangedBody, PoolObject } from '../../src/cli/api-client';
+import { poolObjectFixture } from '../helpers/pool-object';
 import { dueText, renderAdded, renderCreated, renderPool, renderPools, stateText } from '../../src/cli/pool-tables';
 
 const NOW = Date.UTC(2026, 10, 22, 10);
-const pool: PoolObject = {
-  id: 'k3v9q2m7x1c8b5n4z6w0',
-  name: 'scraper list',
-  type: 'http',
-  region: 'us1',
-  interval_s: 600,
-  timeout: 5000,
-  https: true,
-  state: 'active',
-  paused_reason: null,
-  created_at: '2026-11-20T10:00:00.000Z',
-  counts: { total: 1200, working: 800, failed: 300, unchecked: 100 },
-  last_round_at: '2026-11-22T09:55:00.000Z',
-  next_due_at: new Date(NOW + 250_000).toISOString(),
-  checks_last_24h: 150_000,
-  checks_per_day: 180_000,
-  customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200, 204], requiredText: 'Example', caseSensitive: false }],
-  sources: [{ url: 'https://lists.example/p.txt', every_s: 3600 }],
-};
+const pool: PoolObject = poolObjectFixture(NOW);
 const changed = (s: Partial<PoolChangedBody['submitted']>): PoolChangedBody => ({ ...pool, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0, ...s } });
 
 describe('pool renderings', () => {

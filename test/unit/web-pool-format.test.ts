@@ -15,26 +15,11 @@ import {
   type PoolProxyView,
   type PoolView,
 } from '../../src/web/client/pool-format';
+import { poolObjectFixture } from '../helpers/pool-object';
 
 const NOW = Date.UTC(2026, 10, 22, 10);
 const at = (ms: number) => new Date(NOW + ms).toISOString();
-const pool: PoolView = {
-  id: 'abcdefghij0123456789',
-  name: 'my <list> & "more"',
-  type: 'http',
-  region: 'us1',
-  interval_s: 600,
-  timeout: 5000,
-  https: true,
-  state: 'active',
-  paused_reason: null,
-  created_at: at(-86_400_000),
-  counts: { total: 1200, working: 800, failed: 300, unchecked: 100 },
-  last_round_at: at(-60_000),
-  next_due_at: at(240_000),
-  checks_last_24h: 1000,
-  checks_per_day: 150_000,
-};
+const pool: PoolView = poolObjectFixture(NOW, { id: 'abcdefghij0123456789', name: 'my <list> & "more"', next_due_at: at(240_000), checks_per_day: 150_000 });
 const proxy: PoolProxyView = {
   proxy: { host: '203.0.113.7', port: 8080, hasAuth: true, username: 'u<1>' },
   status: 'failed',
