@@ -4,13 +4,11 @@
  * turns them into statuses and the contract's bodies (429 for pools per
  * account, 413 for proxies per pool and per account), as for the job layer's.
  *
- * Codes (stable):
- * - pool_limit  a change would pass one of the pools' limits (`limit` names
- *               which, `max` is its value); nothing was written
+ * Code (src/error-codes.ts): pool_limit, a change would pass one of the
+ * pools' limits (`limit` names which, `max` is its value); nothing was written.
  */
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
-
-export const POOL_ERROR_CODES = Object.freeze({ POOL_LIMIT: 'pool_limit' } as const);
 
 /** The limits of DECISIONS "Pools" (configurable: PoolLimits). */
 export type PoolLimitName = 'pools_per_account' | 'proxies_per_pool' | 'proxies_per_account';
@@ -20,7 +18,7 @@ export class PoolLimitError extends ServiceError {
     readonly limit: PoolLimitName,
     readonly max: number,
   ) {
-    super(POOL_ERROR_CODES.POOL_LIMIT, `the change would pass the ${limit} limit (${max})`);
+    super(DOMAIN_ERROR_CODES.POOL_LIMIT, `the change would pass the ${limit} limit (${max})`);
     this.name = 'PoolLimitError';
   }
 }
