@@ -379,10 +379,15 @@ describe('the request rate', () => {
 
   test('the pool routes take tokens of the account bucket: over the burst, 429 with Retry-After and RateLimit-*', async () => {
     const h = { 'x-api-key': s.key };
-    expect((await call(`${s.url}/pools`, { headers: h })).status).toBe(200);
-    expect((await call(`${s.url}/pools`, { method: 'POST', headers: h, json: { name: 'x', proxies: ['127.0.0.1:1'] } })).status).toBe(201);
-    const r = await call(`${s.url}/pools`, { headers: h });
-    expect(r.status).toBe(429);
+    // 6 requests at once against a bucket of 2 refilled once a second: some are refused, whatever the machine's load
+    const answers = await Promise.all([
+      call(`${s.url}/pools`, { method: 'POST', headers: h, json: { name: 'x', proxies: ['127.0.0.1:1'] } }),
+      ...Array.from({ length: 5 }, () => call(`${s.url}/pools`, { headers: h })),
+    ]);
+    const refused = answers.filter((r) => r.status === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(answers.filter((r) => r.status !== 429).every((r) => r.status === 200 || r.status === 201)).toBe(true);
+    const r = refused[0]!;
     expect(r.body.error).toBe('Too many requests');
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(r.headers.get('ratelimit-remaining')).toBe('0');
