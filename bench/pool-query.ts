@@ -25,11 +25,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase, rowsOf } from '../db/client';
 import { sql } from 'drizzle-orm';
-import { foldCheck } from '../src/pools/fold';
 import { applyResults, dueProxies } from '../src/pools/store';
 import { createServerDatabase } from '../test/helpers/db';
 import { BENCH_KEY, startService } from './e2e/service';
 import { stopAll } from './e2e/proc';
+import { benchVerdict } from './pool-verdicts';
 
 const { values } = parseArgs({ options: { proxies: { type: 'string', default: '100000' }, runs: { type: 'string', default: '200' } } });
 const PROXIES = Number(values.proxies);
@@ -73,17 +73,7 @@ try {
   const now = Date.now();
   const all = await dueProxies(database.db, pool.id, now + 86_400_000, PROXIES);
   for (let i = 0; i < all.length; i += BATCH) {
-    const rows = all.slice(i, i + BATCH).map((r) => {
-      const working = random() < 0.6;
-      return foldCheck(
-        r,
-        working
-          ? { status: 'working', statusCode: 200, responseTimeMs: 40 + random() * 2000, anonymity: 'elite', origin: r.host, error: null, https: true }
-          : { status: 'failed', statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout', message: 'timed out' } },
-        working ? { country: random() < 0.3 ? 'DE' : 'US', country_name: null, location: null, isp: 'Example', asn: 64500, coordinates: null } : null,
-        { poolType: 'http', intervalS: 300, nowMs: now, random },
-      ).row;
-    });
+    const rows = all.slice(i, i + BATCH).map((r) => benchVerdict(r, random, now));
     await applyResults(database.db, pool.id, rows);
   }
   const seedMs = performance.now() - t1;

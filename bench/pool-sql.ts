@@ -19,11 +19,11 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { openDatabase, rowsOf, type Database } from '../db/client';
 import { createAccount } from '../src/accounts/accounts';
-import { foldCheck } from '../src/pools/fold';
 import { HISTORY_BYTES } from '../src/pools/history';
 import { applyResultsStatement, dueProxiesStatement, insertProxiesStatement, pageOf, poolStatsStatement, proxiesPageStatement } from '../src/pools/proxies-sql';
 import { DEFAULT_PROXIES_QUERY, type PoolProxiesQuery } from '../src/pools/query';
 import { rowFromSql } from '../src/pools/shape';
+import { benchVerdict } from './pool-verdicts';
 import type { ParsedProxy } from '../src/proxy/parse';
 import { createServerDatabase } from '../test/helpers/db';
 
@@ -68,17 +68,7 @@ async function bench(name: string, database: Database): Promise<void> {
   for (let done = 0; done < PROXIES; done += BATCH) {
     const t0 = performance.now();
     const due = (await run(dueProxiesStatement(POOL, now, BATCH))).map(rowFromSql);
-    const rows = due.map((r) => {
-      const working = random() < 0.6;
-      return foldCheck(
-        r,
-        working
-          ? { status: 'working', statusCode: 200, responseTimeMs: 40 + random() * 2000, anonymity: 'elite', origin: r.host, error: null, https: true }
-          : { status: 'failed', statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout', message: 'timed out' } },
-        working ? { country: random() < 0.3 ? 'DE' : 'US', country_name: null, location: null, isp: 'Example', asn: 64500, coordinates: null } : null,
-        { poolType: 'http', intervalS: 300, nowMs: now, random },
-      ).row;
-    });
+    const rows = due.map((r) => benchVerdict(r, random, now));
     const [, u] = await timed(() => run(applyResultsStatement(POOL, rows)));
     updateMs.push((u * 1000) / Math.max(1, rows.length));
     roundMs.push(performance.now() - t0);
