@@ -132,7 +132,7 @@ export const tooManyPoolProxies = (max: number, scope: 'pool' | 'account') =>
     message:
       scope === 'pool'
         ? `At most ${max} proxies per pool (server setting MAX_PROXIES_PER_POOL)`
-        : `At most ${max} proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)`,
+        : `At most ${max} proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)`,
     max,
   });
 
@@ -184,6 +184,6 @@ export const regionUnavailable = (region: string) =>
 export const tooManyLargeBodies = (retryAfterSeconds: number) =>
   new ApiError(
     503,
-    { error: 'Service unavailable', message: `Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in ${retryAfterSeconds} s` },
+    { error: 'Service unavailable', message: `Too many large request bodies are being read (2 at once); retry in ${retryAfterSeconds} s` },
     { 'Retry-After': String(retryAfterSeconds) },
   );

@@ -216,8 +216,8 @@ const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'strin
 const E404 = err({ error: 'Not found', message: 'No pool with this id in this account' }, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
 const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
 const E503 = err(
-  { error: 'Service unavailable', message: 'Too many large request bodies are being read; retry in 1 s' },
-  'Every slot for request bodies over 1 MiB (MAX_LARGE_BODIES) is taken: `Retry-After: 1`',
+  { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
+  'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
   'ServiceUnavailable',
 );
 const E400 = (examples: Record<string, unknown>) => ({
@@ -225,7 +225,7 @@ const E400 = (examples: Record<string, unknown>) => ({
   content: { 'application/json': { schema: ref('BadRequest'), examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: v }])) } },
 });
 const E413 = (examples: Record<string, unknown>) => ({
-  description: 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (MAX_POOL_PROXIES_PER_ACCOUNT), body size, custom URLs',
+  description: 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs',
   content: { 'application/json': { schema: ref('TooLarge'), examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: v }])) } },
 });
 const E429_POOLS = {
@@ -244,7 +244,7 @@ const E429_POOLS = {
 };
 const TOO_MANY = {
   pool: { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100000 },
-  account: { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)", max: 200000 },
+  account: { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)", max: 200000 },
   body: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 },
 };
 const BAD = {

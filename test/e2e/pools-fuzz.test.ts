@@ -34,9 +34,9 @@ const mine: string[] = [];
 
 beforeAll(async () => {
   // the fuzzer is about the surface: the request rate (429) would hide it after 40 requests
-  t = await startTestService({ RATE_LIMIT_PER_S: '1000000', RATE_LIMIT_BURST: '1000000', MAX_PROXIES_PER_POOL: '20', MAX_POOLS_PER_ACCOUNT: '30', MAX_BODY_BYTES: '32768' });
+  t = await startTestService({ RATE_LIMIT_PER_S: '1000000', MAX_PROXIES_PER_POOL: '20', MAX_POOLS_PER_ACCOUNT: '30', MAX_BODY_BYTES: '32768' });
   checker = await checkerFor(t.url);
-  const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
+  const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
   otherKey = (await call(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey;
   otherPool = (await call(`${t.url}/pools`, { method: 'POST', headers: { 'x-api-key': otherKey }, json: { name: 'theirs', proxies: ['127.0.0.1:1'] } })).body.id;
   for (const type of ['http', 'auto']) {

@@ -18,11 +18,12 @@ import { call as rawCall, startTestService, type TestService } from '../helpers/
 let t: TestService;
 let otherKey = '';
 
-const LIMITS = { POOL_MIN_INTERVAL_S: '5', MAX_POOLS_PER_ACCOUNT: '4', MAX_PROXIES_PER_POOL: '50', MAX_POOL_PROXIES_PER_ACCOUNT: '80' };
+// 50 proxies per pool, so 100 in all of an account's pools
+const LIMITS = { POOL_MIN_INTERVAL_S: '5', MAX_POOLS_PER_ACCOUNT: '4', MAX_PROXIES_PER_POOL: '50' };
 
 beforeAll(async () => {
-  t = await startTestService({ ...LIMITS, MAX_BODY_BYTES: '65536', MAX_CUSTOM_URLS: '1', RATE_LIMIT_PER_S: '100000', RATE_LIMIT_BURST: '100000' });
-  const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
+  t = await startTestService({ ...LIMITS, MAX_BODY_BYTES: '65536', MAX_CUSTOM_URLS: '1', RATE_LIMIT_PER_S: '100000' });
+  const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
   otherKey = (await rawCall(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey;
 }, 60_000);
 afterAll(async () => {
@@ -57,7 +58,7 @@ describe('the life of a pool', () => {
     const id = r.body.id as string;
     expect(id).toMatch(/^[a-z0-9]{20}$/);
     expect(r.headers.get('location')).toBe(`/pools/${id}`);
-    expect(r.headers.get('ratelimit-limit')).toBe('100000');
+    expect(r.headers.get('ratelimit-limit')).toBe('200000'); // twice RATE_LIMIT_PER_S
     expect(r.body).toMatchObject({
       name: 'scraper list',
       type: 'http',
@@ -106,7 +107,7 @@ describe('the life of a pool', () => {
     expect(typeof resumed.body.next_due_at).toBe('string');
 
     const d = await del(id);
-    expect([d.status, d.text, d.headers.get('ratelimit-limit')]).toEqual([204, '', '100000']);
+    expect([d.status, d.text, d.headers.get('ratelimit-limit')]).toEqual([204, '', '200000']);
     expect((await get(`/pools/${id}`)).status).toBe(404);
     expect((await get('/pools')).body).toEqual({ pools: [] });
     expect(await balance()).toBe(before);
@@ -278,19 +279,19 @@ describe('bad input: every route answers a clear 4xx, nothing charged', () => {
   });
 
   test('the limits: pools per account (429, limit, no Retry-After), proxies in all pools (413); a refused request leaves nothing', async () => {
-    // 2 proxies in "target"; 3 more pools of 25: 77 in all
-    for (let i = 0; i < 3; i++) expect((await post({ name: `p${i}`, proxies: Array.from({ length: 25 }, (_, k) => `127.0.3.${i * 25 + k}:80`) })).status).toBe(201);
+    // 2 proxies in "target"; 3 more pools of 32: 98 in all
+    for (let i = 0; i < 3; i++) expect((await post({ name: `p${i}`, proxies: Array.from({ length: 32 }, (_, k) => `127.0.3.${i * 32 + k}:80`) })).status).toBe(201);
     const fifth = await post({ name: 'fifth', proxies: ['127.0.0.1:5'] });
     expect([fifth.status, fifth.body, fifth.headers.get('retry-after')]).toEqual([
       429,
       { error: 'Too many requests', message: 'At most 4 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 4 },
       null,
     ]);
-    const over = await patch(id, { name: 'not kept', add: ['127.0.4.1:80', '127.0.4.2:80', '127.0.4.3:80', '127.0.4.4:80'] });
-    expect([over.status, over.body]).toEqual([413, { error: 'Too many proxies', message: "At most 80 proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)", max: 80 }]);
+    const over = await patch(id, { name: 'not kept', add: ['127.0.4.1:80', '127.0.4.2:80', '127.0.4.3:80'] });
+    expect([over.status, over.body]).toEqual([413, { error: 'Too many proxies', message: "At most 100 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)", max: 100 }]);
     expect((await get(`/pools/${id}`)).body).toMatchObject({ name: 'target', counts: { total: 2 } });
-    // three fit exactly
-    expect((await patch(id, { add: ['127.0.4.1:80', '127.0.4.2:80', '127.0.4.3:80'] })).body.submitted.added).toBe(3);
+    // two fit exactly
+    expect((await patch(id, { add: ['127.0.4.1:80', '127.0.4.2:80'] })).body.submitted.added).toBe(2);
     // the other account has its own limits
     expect((await post({ name: 'theirs', proxies: ['127.0.0.1:1'] }, other())).status).toBe(201);
   });
@@ -371,7 +372,7 @@ describe('bad input: every route answers a clear 4xx, nothing charged', () => {
 describe('the request rate', () => {
   let s: TestService;
   beforeAll(async () => {
-    s = await startTestService({ RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '2' });
+    s = await startTestService({ RATE_LIMIT_PER_S: '1' });
   }, 60_000);
   afterAll(async () => {
     await s?.stop();

@@ -289,7 +289,7 @@ describe('413 / 415 / 429', () => {
     expectError(tooManyPoolProxies(100000, 'pool'), 413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100000 });
     expectError(tooManyPoolProxies(200000, 'account'), 413, {
       error: 'Too many proxies',
-      message: "At most 200000 proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)",
+      message: "At most 200000 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)",
       max: 200000,
     });
     expectError(tooManyPools(20), 429, { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 });
@@ -358,7 +358,7 @@ describe('500 / 503', () => {
     expectError(
       tooManyLargeBodies(1),
       503,
-      { error: 'Service unavailable', message: 'Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in 1 s' },
+      { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
       { 'Retry-After': '1' },
     );
   });

@@ -44,7 +44,7 @@ describe('domain errors -> responses', () => {
     expect(jobs.headers).toEqual({ 'Retry-After': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '5' }); // nothing remains until Retry-After
     const proxies = domainToApiError(new RateLimitedError('proxies_in_flight', 200_000, 5))!;
     expect(proxies.status).toBe(429);
-    expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account (server setting MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT); retry in 5 s' });
+    expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account (twice the server setting MAX_PROXIES); retry in 5 s' });
     expect(proxies.headers).toEqual({ 'Retry-After': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '5' });
   });
 
@@ -54,7 +54,7 @@ describe('domain errors -> responses', () => {
     const perPool = domainToApiError(new PoolLimitError('proxies_per_pool', 100_000))!;
     expect([perPool.status, perPool.body]).toEqual([413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100_000 }]);
     const perAccount = domainToApiError(new PoolLimitError('proxies_per_account', 200_000))!;
-    expect([perAccount.status, perAccount.body]).toEqual([413, { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (server setting MAX_POOL_PROXIES_PER_ACCOUNT)", max: 200_000 }]);
+    expect([perAccount.status, perAccount.body]).toEqual([413, { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)", max: 200_000 }]);
   });
 
   test('shutting_down -> 503 Service unavailable', () => {

@@ -61,9 +61,9 @@ interface Submitted {
   total_duplicates: number;
 }
 
-export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.config.maxLargeBodies)) {
-  const body = { maxBytes: deps.config.maxBodyBytes, gate: bodies };
-  const options = (): PoolRequestOptions => ({ limits: deps.pools.limits, maxCustomUrls: deps.config.maxCustomUrls, acceptedRegions: ACCEPTED_REGIONS });
+export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.limits.maxLargeBodies)) {
+  const body = { maxBytes: deps.limits.maxBodyBytes, gate: bodies };
+  const options = (): PoolRequestOptions => ({ limits: deps.pools.limits, maxCustomUrls: deps.limits.maxCustomUrls, acceptedRegions: ACCEPTED_REGIONS });
   const owner = async (request: Request, set: { headers: Record<string, unknown> }) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
