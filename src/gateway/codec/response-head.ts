@@ -6,7 +6,9 @@
  *   wrong, credentials (a wrong key, another account's pool, a username the
  *   grammar refuses: the client is told nothing more).
  * - Errors of the gateway: a status, `X-Gateway-Error: <code>` and a short
- *   fixed text body (GATEWAY_ERRORS); never an internal detail.
+ *   fixed text body (GATEWAY_ERRORS); never an internal detail. A client
+ *   address blocked by the failed-attempt throttle gets 429 `auth_blocked`
+ *   with Retry-After (before its credentials are looked at).
  * - The successful CONNECT answer: `200 Connection established` with
  *   `X-Gateway-Upstream: <host>:<port>`.
  * - An upstream's response head (relayedResponseHead): its status, its
@@ -24,9 +26,13 @@ export const GATEWAY_ERRORS = Object.freeze({
   bad_request: { status: 400, text: 'The request is not a valid HTTP proxy request' },
   blocked_target: { status: 403, text: 'The target address is not allowed' },
   too_many_connections: { status: 429, text: 'Too many open connections for this key' },
+  auth_blocked: { status: 429, text: 'Too many failed authentications from this address; try again later' },
   unsupported: { status: 501, text: 'Only absolute-form http:// requests and CONNECT are supported' },
+  dns_failed: { status: 502, text: 'The target host name does not resolve' },
   no_upstream: { status: 502, text: 'No working proxy of the pool matches' },
   upstream_failed: { status: 502, text: 'The upstream proxies failed' },
+  target_unreachable: { status: 502, text: 'The upstream proxies could not reach the target' },
+  unavailable: { status: 503, text: 'The gateway cannot serve this request now; try again' },
 } as const);
 export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;
 
@@ -66,9 +72,11 @@ export function proxyAuthRequired(): string {
   return withBody(407, `Proxy-Authenticate: Basic realm="${GATEWAY_REALM}"\r\n`, 'Proxy authentication required: user pool-<id>, password your API key');
 }
 
-export function gatewayError(code: GatewayErrorCode): string {
+/** An error of the gateway; `retryAfterS` adds Retry-After (auth_blocked). */
+export function gatewayError(code: GatewayErrorCode, retryAfterS?: number): string {
   const e = GATEWAY_ERRORS[code];
-  return withBody(e.status, `X-Gateway-Error: ${code}\r\n`, e.text);
+  const retry = retryAfterS === undefined ? '' : `Retry-After: ${Math.max(1, Math.ceil(retryAfterS))}\r\n`;
+  return withBody(e.status, `X-Gateway-Error: ${code}\r\n${retry}`, e.text);
 }
 
 export const CONTINUE_HEAD = 'HTTP/1.1 100 Continue\r\n\r\n';

@@ -1,0 +1,164 @@
+/**
+ * The gateway's listener (DECISIONS "Gateway", issue 24): one port speaking
+ * HTTP proxy (absolute-form and CONNECT) and SOCKS5 with username/password,
+ * each client connection driven by a ClientConnection (connection.ts) over
+ * the pure codecs, its upstreams from the pool port (ports.ts).
+ *
+ * - Bun.listen with half-open sockets (a tunnel carries each direction's FIN
+ *   on its own), no per-connection timer: one tick every TICK_MS while any
+ *   connection is open runs the deadlines (handshake, connect, idle, close
+ *   grace); an idle gateway holds no timer.
+ * - At most `maxConnections` client connections at once (the process's
+ *   descriptors: each relayed connection holds two); one more is closed at
+ *   once. Per key, `maxConnectionsPerKey` (connection.ts, from admission on).
+ * - A port in use is a start-up error with one line (code
+ *   `gateway_port_in_use`).
+ * - stop(): the listener closes, open connections are reset.
+ */
+import type { Socket, SocketHandler, TCPSocketListener } from 'bun';
+import { ServiceError } from '../errors';
+import type { Logger } from '../log';
+import { dnsCache, type DnsAnswer } from '../probe/net/dns-cache';
+import type { Random } from '../pools/schedule';
+import { ClientConnection, type GatewayContext } from './connection';
+import { NO_COUNTERS, type FailureGate, type GatewayCounters, type GatewayPools } from './ports';
+import { UpstreamChooser } from './upstream-choice';
+
+const TICK_MS = 250;
+/** The chooser's old sessions and suspects are pruned this often. */
+const PRUNE_MS = 60_000;
+
+export interface GatewayOptions {
+  host: string;
+  /** 0: a free port. */
+  port: number;
+  pools: GatewayPools;
+  throttle: FailureGate;
+  counters?: GatewayCounters;
+  log: Logger;
+  allowPrivateTargets: boolean;
+  maxConnectionsPerKey: number;
+  /** Client connections open at once, all keys and unauthenticated ones together. */
+  maxConnections: number;
+  idleTimeoutMs: number;
+  /** Each try of an upstream: connect and its handshake. */
+  connectTimeoutMs: number;
+  /** The client's request head or SOCKS5 dialog and the credential check (default 10 s). */
+  handshakeTimeoutMs?: number;
+  /** Target names (default: the probe's DNS cache). */
+  resolve?: (host: string) => Promise<DnsAnswer>;
+  /** The chooser's random source (-rotate-random). */
+  random?: Random;
+}
+
+export interface RunningGateway {
+  readonly host: string;
+  readonly port: number;
+  /** Client connections open now. */
+  readonly open: number;
+  /** Bytes the open connections hold for writing (the relay's bound, for tests and the benchmark). */
+  buffered(): number;
+  stop(): Promise<void>;
+}
+
+type ClientSocket = Socket<ClientConnection | undefined>;
+
+export function startGateway(opts: GatewayOptions): RunningGateway {
+  const connections = new Set<ClientConnection>();
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let lastPrune = performance.now();
+  const chooser = new UpstreamChooser(opts.random === undefined ? {} : { random: opts.random });
+  const ctx: GatewayContext = {
+    pools: opts.pools,
+    chooser,
+    throttle: opts.throttle,
+    counters: opts.counters ?? NO_COUNTERS,
+    log: opts.log,
+    allowPrivateTargets: opts.allowPrivateTargets,
+    maxConnectionsPerKey: opts.maxConnectionsPerKey,
+    handshakeTimeoutMs: opts.handshakeTimeoutMs ?? 10_000,
+    connectTimeoutMs: opts.connectTimeoutMs,
+    idleTimeoutMs: opts.idleTimeoutMs,
+    resolve: opts.resolve ?? ((h) => dnsCache.resolve(h)),
+    keySlots: new Map(),
+    closed(conn) {
+      connections.delete(conn);
+      if (connections.size === 0 && timer !== null) {
+        clearInterval(timer);
+        timer = null;
+      }
+    },
+  };
+  const tick = () => {
+    const now = performance.now();
+    for (const c of connections) c.tick(now);
+    if (now - lastPrune >= PRUNE_MS) {
+      lastPrune = now;
+      chooser.prune(Date.now());
+    }
+  };
+
+  const handlers: SocketHandler<ClientConnection | undefined> = {
+    open(s: ClientSocket) {
+      if (connections.size >= opts.maxConnections) {
+        s.terminate();
+        return;
+      }
+      s.setNoDelay(true);
+      const conn = new ClientConnection(ctx, s, s.remoteAddress, performance.now());
+      s.data = conn;
+      connections.add(conn);
+      timer ??= setInterval(tick, TICK_MS);
+    },
+    data(s: ClientSocket, chunk: Buffer) {
+      s.data?.received(chunk, performance.now());
+    },
+    drain(s: ClientSocket) {
+      s.data?.drained(performance.now());
+    },
+    end(s: ClientSocket) {
+      s.data?.ended();
+    },
+    close(s: ClientSocket) {
+      s.data?.closedByClient();
+    },
+    error(s: ClientSocket, err: Error) {
+      opts.log.error('gateway: a connection handler failed', { err });
+      s.data?.close(false);
+    },
+  };
+
+  let listener: TCPSocketListener<ClientConnection | undefined>;
+  try {
+    listener = Bun.listen<ClientConnection | undefined>({ hostname: opts.host, port: opts.port, socket: handlers, allowHalfOpen: true });
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'EADDRINUSE') {
+      throw new ServiceError('gateway_port_in_use', `GATEWAY_PORT ${opts.port} on ${opts.host} is in use`, { cause: err });
+    }
+    throw new ServiceError('gateway_listen_failed', `the gateway cannot listen on ${opts.host}:${opts.port} (${String(code ?? (err as Error).message)})`, { cause: err });
+  }
+
+  let stopped: Promise<void> | null = null;
+  return {
+    host: opts.host,
+    port: listener.port,
+    get open() {
+      return connections.size;
+    },
+    buffered() {
+      let n = 0;
+      for (const c of connections) n += c.buffered;
+      return n;
+    },
+    stop() {
+      stopped ??= (async () => {
+        listener.stop(true);
+        for (const c of [...connections]) c.close(false);
+        if (timer !== null) clearInterval(timer);
+        timer = null;
+      })();
+      return stopped;
+    },
+  };
+}
