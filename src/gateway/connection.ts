@@ -18,6 +18,10 @@
  *   any ─refusal─> CLOSING (the answer, then FIN; closed when the client closes or after CLOSE_GRACE_MS)
  *   any ─> CLOSED (sockets closed, the key's slot and counters released once)
  *
+ * Target names go to the upstream as names (it resolves them where it is),
+ * except to a SOCKS4 upstream, which gets the address the guard resolved
+ * (plain SOCKS4 has no names; many servers lack SOCKS4a).
+ *
  * Tries and what the client sees: a tunnel (CONNECT, SOCKS5) is answered
  * only once an upstream's tunnel is up, so any failure before it is
  * replaced. A forwarded absolute-form request is sent again only when that
@@ -128,6 +132,8 @@ export class ClientConnection implements LegEvents {
   #working: WorkingSet | null = null;
   #slotHeld = false;
   #target: { host: string; port: number } | null = null;
+  /** A target name's first IPv4 address (what a SOCKS4 upstream gets: many do not speak SOCKS4a). */
+  #targetV4: string | null = null;
   #attempt: UpstreamAttempt | null = null;
   #lastFailure: LegFailure | null = null;
   #leg: UpstreamLeg | null = null;
@@ -400,7 +406,10 @@ export class ClientConnection implements LegEvents {
         if (this.phase !== Phase.ADMITTING) return;
         if (a.addresses.length === 0) this.#refuse('dns_failed');
         else if (!ctx.allowPrivateTargets && a.addresses.some(isBlockedAddress)) this.#refuse('blocked_target');
-        else this.#choose();
+        else {
+          this.#targetV4 = a.addresses.find((x) => isIP(x) === 4) ?? null;
+          this.#choose();
+        }
       },
       () => {
         if (this.phase === Phase.ADMITTING) this.#refuse('dns_failed');
@@ -428,7 +437,9 @@ export class ClientConnection implements LegEvents {
     this.phase = Phase.DIALING;
     this.#deadline = performance.now() + this.#ctx.connectTimeoutMs;
     const head = this.#head;
-    const leg = new UpstreamLeg(this, u, head !== null && !head.connect ? 'forward' : 'tunnel', this.#target as { host: string; port: number });
+    const t = this.#target as { host: string; port: number };
+    const to = u.type === 'socks4' && this.#targetV4 !== null ? { host: this.#targetV4, port: t.port } : t;
+    const leg = new UpstreamLeg(this, u, head !== null && !head.connect ? 'forward' : 'tunnel', to);
     this.#leg = leg;
     leg.dial();
   }

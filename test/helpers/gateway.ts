@@ -104,11 +104,16 @@ export interface Target {
   port: number;
   url: string;
   seen: SeenRequest[];
+  /** Bytes the `/stream/<n>` answers produced so far (they are produced as the reader takes them). */
+  streamed(): number;
   stop(): Promise<void>;
 }
 
+const STREAM_CHUNK = new Uint8Array(64 * 1024).fill(98);
+
 export function startTarget(host = '127.0.0.1'): Target {
   const seen: SeenRequest[] = [];
+  let streamed = 0;
   const server: Server<undefined> = Bun.serve({
     hostname: host,
     port: 0,
@@ -130,13 +135,30 @@ export function startTarget(host = '127.0.0.1'): Target {
       seen.push(s);
       const bytes = /^\/bytes\/(\d+)$/.exec(url.pathname);
       if (bytes !== null) return new Response(new Uint8Array(Number(bytes[1])).fill(97));
+      const stream = /^\/stream\/(\d+)$/.exec(url.pathname);
+      if (stream !== null) {
+        let left = Number(stream[1]);
+        const body = new ReadableStream<Uint8Array>(
+          {
+            pull(c) {
+              if (left <= 0) return c.close();
+              const n = Math.min(left, STREAM_CHUNK.length);
+              left -= n;
+              streamed += n;
+              c.enqueue(n === STREAM_CHUNK.length ? STREAM_CHUNK : STREAM_CHUNK.subarray(0, n));
+            },
+          },
+          { highWaterMark: 1 },
+        );
+        return new Response(body, { headers: { 'content-length': stream[1] as string } });
+      }
       const slow = /^\/slow\/(\d+)$/.exec(url.pathname);
       if (slow !== null) await Bun.sleep(Number(slow[1]));
       return Response.json(s);
     },
   });
   const port = server.port as number;
-  return { port, url: `http://${host}:${port}`, seen, stop: () => server.stop(true) };
+  return { port, url: `http://${host}:${port}`, seen, streamed: () => streamed, stop: () => server.stop(true) };
 }
 
 export const GATEWAY_KEY = 'gw-test-key-0123456789abcdef';
