@@ -235,7 +235,7 @@ export class UpstreamLeg {
       return;
     }
     if (st !== ResponseState.DONE) return;
-    if (isUpstreamFailure(p.statusCode, false)) {
+    if (isUpstreamFailure(p.statusCode)) {
       // 407: our credentials for the upstream were refused; the request went nowhere
       this.#fail('upstream', `the upstream answered ${p.statusCode}`, false);
       return;

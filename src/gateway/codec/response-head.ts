@@ -96,12 +96,12 @@ export function relayedResponseHead(status: number, headers: readonly [string, s
 }
 
 /**
- * Whether an upstream's answer means the upstream, not the target, failed,
- * so another upstream is tried: a CONNECT that is not 2xx; any 407 (our
+ * Whether an upstream's answer to a forwarded request means the upstream,
+ * not the target, failed, so another upstream is tried: a 407 (our
  * credentials for the upstream were refused: the client must not see a 407
- * it did not cause).
+ * it did not cause, and the request went no further). The answer to CONNECT
+ * is judged by codec/upstream-handshake.ts.
  */
-export function isUpstreamFailure(status: number, connect: boolean): boolean {
-  if (status === 407) return true;
-  return connect && (status < 200 || status > 299);
+export function isUpstreamFailure(status: number): boolean {
+  return status === 407;
 }

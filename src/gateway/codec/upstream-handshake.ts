@@ -10,7 +10,9 @@
  * sends until a step other than `need_more`: `send` (more bytes to write,
  * then keep pushing), `ready` (the tunnel to the target is up; `rest` is
  * what the upstream sent after its reply: the target's first bytes) or
- * `fail`. Any split of the upstream's bytes gives the same steps.
+ * `fail`. Any split of a well-behaved upstream's bytes gives the same
+ * steps; a SOCKS5 upstream that speaks before it is asked (bytes after its
+ * method or auth reply) fails, as in the probe.
  *
  * States:
  *   http     HTTP_CONNECT ─2xx─> READY
