@@ -136,6 +136,18 @@ export interface Config {
   agentHeartbeatMs: number;
   /** An agent whose heartbeat is older than this is gone (the bucket's TTL). */
   agentTtlMs: number;
+  /** GATEWAY_PORT: the gateway's listener (HTTP proxy and SOCKS5, src/gateway); undefined = no gateway; 0 = a free port. */
+  gatewayPort: number | undefined;
+  /** GATEWAY_HOST: the address the gateway listens on. */
+  gatewayHost: string;
+  /** GATEWAY_MAX_CONNECTIONS: open gateway connections per API key. */
+  gatewayMaxConnections: number;
+  /** GATEWAY_MAX_CLIENTS: open gateway client connections altogether (each relayed one holds two descriptors). */
+  gatewayMaxClients: number;
+  /** GATEWAY_IDLE_TIMEOUT_S: a relayed connection without a byte either way for this long is closed. */
+  gatewayIdleTimeoutS: number;
+  /** GATEWAY_CONNECT_TIMEOUT_MS: each try of an upstream (connect and its handshake); then the next one. */
+  gatewayConnectTimeoutMs: number;
 }
 
 /** RESULT_MAX_BYTES when unset: 10 GiB of result files. */
@@ -349,6 +361,12 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     nodeLeaseMs: int(env, 'NODE_LEASE_MS', 30_000, 300, 3_600_000),
     orphanSweepMs: int(env, 'ORPHAN_SWEEP_MS', 15_000, 100, 3_600_000),
     tlsCaFile: ((f) => (f === undefined || isAbsolute(f) ? f : resolve(cwd, f)))(str(env, 'TLS_CA_FILE')),
+    gatewayPort: str(env, 'GATEWAY_PORT') === undefined ? undefined : int(env, 'GATEWAY_PORT', 0, 0, 65535),
+    gatewayHost: str(env, 'GATEWAY_HOST') ?? '127.0.0.1',
+    gatewayMaxConnections: int(env, 'GATEWAY_MAX_CONNECTIONS', 256, 1, 1_000_000),
+    gatewayMaxClients: int(env, 'GATEWAY_MAX_CLIENTS', 4096, 1, 1_000_000),
+    gatewayIdleTimeoutS: int(env, 'GATEWAY_IDLE_TIMEOUT_S', 120, 1, 86_400),
+    gatewayConnectTimeoutMs: int(env, 'GATEWAY_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
   };
 }
 

@@ -12,7 +12,8 @@
  *   scheduler (+ with the built-in judge, the descriptor guard: src/fd-guard.ts) ->
  *   the judge's TLS listener (built-in judge: certificate from DATA_DIR,
  *   JUDGE_TLS_PORT on HOST) -> HTTP server -> admin server (its own
- *   listener: ADMIN_HOST/ADMIN_PORT, with GET /metrics) -> judge calibration (+ the TLS judge
+ *   listener: ADMIN_HOST/ADMIN_PORT, with GET /metrics) -> the gateway (only with GATEWAY_PORT:
+ *   src/gateway, its keys through the API's key cache) -> judge calibration (+ the TLS judge
  *   asked directly: a certificate other than the pinned one stops the start)
  *   -> retention sweep -> lock points at our admin API.
  *
@@ -55,6 +56,9 @@ import { ensureBootstrapAccount, type BootstrapResult } from './accounts/bootstr
 import { getAccountOverview } from './accounts/overview';
 import { OrphanScope, sweepOrphans, type RefundedOrphan } from './accounts/orphans';
 import { acquireDataDirLock, type DataDirLock } from './admin/lock';
+import { FailureThrottle } from './admin/throttle';
+import { startGateway, type RunningGateway } from './gateway/gateway';
+import { GatewayUsage } from './gateway/usage';
 import { createAdminApp } from './admin/app';
 import { reachableHost, withBoundPort, type Config } from './config';
 import { ServiceError } from './errors';
@@ -112,6 +116,8 @@ export interface RunningService {
   bootstrap: BootstrapResult | null;
   /** Milliseconds from startService() to ready. */
   startupMs: number;
+  /** The gateway's port (GATEWAY_PORT; 0 there: the one bound), null when it is off. */
+  gatewayPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -359,6 +365,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     // failed settlements tried again while we run; stopped (one last try) before the database closes
     const settlements = new SettlementRetry({ log });
     undo.push(() => settlements.stop());
+    // The gateway (GATEWAY_PORT): started after the admin listener; /metrics reads its open connections, /me its usage.
+    let gateway: RunningGateway | null = null;
+    const gatewayUsage = new GatewayUsage();
     // /metrics on the admin listener: gauges read these at scrape time; `checks` is made just below (read only once serving)
     const metrics = new ServiceMetrics({
       regions: ACCEPTED_REGIONS,
@@ -369,6 +378,11 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       hub,
       lease,
       ...(queueDepth !== null ? { queue: queueDepth } : {}),
+      gateway: {
+        get open() {
+          return gateway?.open ?? 0;
+        },
+      },
     });
     const checks = new CheckService({
       ledger: databaseLedger(db, { node: lease }),
@@ -399,10 +413,12 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
         database,
         accounts: {
           findByApiKey: (key) => keys.get(key, (k) => findAccountByApiKey(db, k)),
-          overview: (accountId, now) =>
-            getAccountOverview(db, accountId, now, (ref, createdAt) =>
+          overview: async (accountId, now) => ({
+            ...(await getAccountOverview(db, accountId, now, (ref, createdAt) =>
               now.getTime() - createdAt.getTime() > retentionMs ? null : signLink(ref),
-            ),
+            )),
+            gateway: gatewayUsage.of(accountId),
+          }),
         },
         checks,
         results: { secret, store: results },
@@ -451,6 +467,40 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       await adminServer.stop(true);
     });
     const adminUrl = `http://${reachableHost(config.adminHost)}:${adminServer.server!.port!}`;
+    if (config.gatewayPort !== undefined) {
+      const g = startGateway({
+        host: config.gatewayHost,
+        port: config.gatewayPort,
+        pools: {
+          authenticate: (key) => keys.get(key, (k) => findAccountByApiKey(db, k)),
+          // until the pools land (issue 23) no account has a pool: every connection is answered 407
+          workingSet: async () => null,
+          reportFailure: () => {},
+        },
+        throttle: new FailureThrottle(),
+        counters: {
+          connection: (accountId) => {
+            gatewayUsage.connection(accountId);
+            metrics.gatewayConnection();
+          },
+          bytes: (accountId, n) => {
+            gatewayUsage.bytes(accountId, n);
+            metrics.gatewayBytes(n);
+          },
+          refused: (reason) => metrics.gatewayRefused(reason),
+          upstreamFailed: () => metrics.gatewayUpstreamFailed(),
+        },
+        log,
+        allowPrivateTargets: config.allowPrivateTargets,
+        maxConnectionsPerKey: config.gatewayMaxConnections,
+        maxConnections: config.gatewayMaxClients,
+        idleTimeoutMs: config.gatewayIdleTimeoutS * 1000,
+        connectTimeoutMs: config.gatewayConnectTimeoutMs,
+      });
+      gateway = g;
+      undo.push(() => g.stop());
+      log.info('gateway listening', { host: g.host, port: g.port });
+    }
     config = withBoundPort(config, port);
     if (config.judgeUrl === undefined) judge = parseJudgeUrl(`${config.baseUrl}/judge`);
 
@@ -496,6 +546,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       threads: opts.threads ?? config.probeThreads,
       slotsPerEndpoint: config.slotsPerEndpoint,
       maxInFlight,
+      ...(gateway !== null ? { gatewayPort: gateway.port } : {}),
       startupMs,
     });
 
@@ -515,7 +566,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       })();
       return stopping;
     };
-    return { url: config.baseUrl, port, adminUrl, config, database, nodeId, checks, bootstrap, startupMs, stop };
+    return { url: config.baseUrl, port, adminUrl, config, database, nodeId, checks, bootstrap, startupMs, gatewayPort: gateway?.port ?? null, stop };
   } catch (err) {
     await unwind();
     // a start that failed before awaiting the engine must still close its threads (close() is idempotent)

@@ -7,8 +7,9 @@
  * bucket of hour h is slot h % 24, reset when a later hour reuses it); the
  * last 24 hours are the buckets of the current hour and the 23 before it, so
  * a figure is at most one hour coarse at its old end. Accounts with nothing
- * in their window are dropped by `prune` (the gateway calls it now and then),
- * so memory follows the accounts active in a day.
+ * in their window are dropped by `prune`, which a new connection runs at
+ * most once an hour (no timer), so memory follows the accounts active in a
+ * day.
  *
  * One process's view: in a cluster every API node counts what it relayed
  * (the figures of /me are those of the node that answers it).
@@ -31,6 +32,7 @@ interface Ring {
 export class GatewayUsage {
   readonly #accounts = new Map<string, Ring>();
   readonly #now: () => number;
+  #prunedHour = 0;
 
   constructor(opts: { now?: () => number } = {}) {
     this.#now = opts.now ?? Date.now;
@@ -42,6 +44,11 @@ export class GatewayUsage {
   }
 
   connection(accountId: string): void {
+    const hour = Math.floor(this.#now() / HOUR_MS);
+    if (hour !== this.#prunedHour) {
+      this.#prunedHour = hour;
+      this.prune();
+    }
     const [ring, slot] = this.#slot(accountId);
     (ring.connections[slot] as number) += 1;
   }

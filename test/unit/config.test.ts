@@ -84,6 +84,12 @@ describe('defaults', () => {
       clusterShardDeadlineMs: 120_000,
       agentHeartbeatMs: 2_000,
       agentTtlMs: 10_000,
+      gatewayPort: undefined,
+      gatewayHost: '127.0.0.1',
+      gatewayMaxConnections: 256,
+      gatewayMaxClients: 4096,
+      gatewayIdleTimeoutS: 120,
+      gatewayConnectTimeoutMs: 5_000,
     };
     const cfg = parseConfig({}, CWD);
     expect(cfg).toStrictEqual(expected);
@@ -100,6 +106,7 @@ describe('defaults', () => {
       'JUDGE_TLS_URL', 'JUDGE_TLS_FINGERPRINT', 'JUDGE_TLS_PORT', 'JUDGE_TLS',
       'MAX_JOBS_PER_ACCOUNT', 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 'RATE_LIMIT_PER_S', 'RATE_LIMIT_BURST', 'WS_MAX_PER_ACCOUNT', 'WS_MAX_PER_ADDRESS',
       'NODE_ID', 'NODE_LEASE_MS', 'ORPHAN_SWEEP_MS',
+      'GATEWAY_PORT', 'GATEWAY_HOST', 'GATEWAY_MAX_CONNECTIONS', 'GATEWAY_MAX_CLIENTS', 'GATEWAY_IDLE_TIMEOUT_S', 'GATEWAY_CONNECT_TIMEOUT_MS',
     ]) {
       env[name] = name.length % 2 === 0 ? '' : '  \t ';
     }
@@ -144,6 +151,11 @@ describe('integer variables', () => {
     ['WS_MAX_PER_ADDRESS', 'wsMaxPerAddress', 1, 1_000_000],
     ['NODE_LEASE_MS', 'nodeLeaseMs', 300, 3_600_000],
     ['ORPHAN_SWEEP_MS', 'orphanSweepMs', 100, 3_600_000],
+    ['GATEWAY_PORT', 'gatewayPort', 0, 65535],
+    ['GATEWAY_MAX_CONNECTIONS', 'gatewayMaxConnections', 1, 1_000_000],
+    ['GATEWAY_MAX_CLIENTS', 'gatewayMaxClients', 1, 1_000_000],
+    ['GATEWAY_IDLE_TIMEOUT_S', 'gatewayIdleTimeoutS', 1, 86_400],
+    ['GATEWAY_CONNECT_TIMEOUT_MS', 'gatewayConnectTimeoutMs', 100, 120_000],
   ];
 
   for (const [name, key, min, max] of ints) {

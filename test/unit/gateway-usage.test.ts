@@ -48,6 +48,9 @@ describe('GatewayUsage', () => {
     u.prune();
     expect(u.accounts).toBe(1);
     expect(u.of('new').connections_24h).toBe(1);
+    now = 50 * HOUR;
+    u.connection('next'); // a connection in a new hour prunes first
+    expect(u.accounts).toBe(1);
   });
 
   test('the figures equal a plain sum over the events of the last 24 hours (hour-aligned)', () => {
