@@ -139,6 +139,8 @@ export class ClientConnection implements LegEvents {
   #leg: UpstreamLeg | null = null;
   #replay: Buffer[] | null = [];
   #replayLen = 0;
+  /** Body bytes of a forwarded request went to an upstream (a retry needs them all in #replay). */
+  #bodySent = false;
   #continueSent = false;
   #unflushed = 0;
 
@@ -502,9 +504,13 @@ export class ClientConnection implements LegEvents {
       ctx.log.debug('gateway: upstream failed', { pool: (this.#working as WorkingSet).poolId, upstream: `${leg.upstream.host}:${leg.upstream.port}`, reason: f.reason });
     }
     const head = this.#head;
-    if (f.sent && head !== null && !head.connect && (!IDEMPOTENT.has(head.method) || this.#replay === null)) {
-      this.#refuse('upstream_failed');
-      return;
+    if (head !== null && !head.connect) {
+      // a forwarded request goes again only whole (its body kept) and, once it may have reached the target, only when idempotent
+      const bodyLost = this.#bodySent && this.#replay === null;
+      if (bodyLost || (f.sent && !IDEMPOTENT.has(head.method))) {
+        this.#refuse('upstream_failed');
+        return;
+      }
     }
     this.#nextTry();
   }
@@ -550,6 +556,7 @@ export class ClientConnection implements LegEvents {
       return;
     }
     if (step.body.length === 0) return;
+    this.#bodySent = true;
     if (this.#replay !== null && this.phase === Phase.FORWARDING) {
       this.#replayLen += step.body.length;
       if (this.#replayLen > REPLAY_MAX) {

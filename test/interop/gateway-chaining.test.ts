@@ -136,6 +136,29 @@ if (missing.length > 0) {
       expect(seen.map((s) => [s.method, s.path, s.bodyLength])).toEqual([['POST', '/post-once', 20_000]]);
     });
 
+    test('a 200 KB POST refused with 407: sent again only whole (if the refusal came while at most 64 KiB of it had gone), else 502 upstream_failed; never a cut body, never a hang', async () => {
+      pools.setPool('squidretry03', 'account-a', [
+        { ...upstreamOf(squidAuth, 'http', null, { user: squidUser, password: 'nope' }), key: 'bad' },
+        upstreamOf(squidAuth, 'http', null, { user: squidUser, password: squidPassword }),
+      ]);
+      const file = `${process.env.TMPDIR ?? '/tmp'}/gw-post-${process.pid}.bin`;
+      await Bun.write(file, 'y'.repeat(200_000));
+      try {
+        const before = target.seen.length;
+        const a = await curl(['-x', proxy('squidretry03'), '-H', 'Expect:', '--data-binary', `@${file}`, `${target.url}/post-big`]);
+        const seen = target.seen.slice(before).map((x) => [x.path, x.bodyLength]);
+        if (a.status === 502) {
+          expect(a.out).toContain('X-Gateway-Error: upstream_failed');
+          expect(seen).toEqual([]);
+        } else {
+          expect(a.status).toBe(200);
+          expect(seen).toEqual([['/post-big', 200_000]]);
+        }
+      } finally {
+        await Bun.file(file).delete();
+      }
+    });
+
     test('SOCKS5 with RFC 1929 credentials (microsocks): wrong ones fail over to the right ones, for CONNECT, absolute-form and a SOCKS5 client', async () => {
       const before = target.seen.length;
       const r1 = await curl(['-x', proxy('socksauth01'), `${target.url}/s5-abs`]);
