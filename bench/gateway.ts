@@ -32,8 +32,8 @@ import { startGateway } from '../src/gateway/gateway';
 import type { Upstream } from '../src/gateway/upstream-choice';
 import { createLogger } from '../src/log';
 import { basicAuth } from '../src/probe/codec/http-request';
-import { microsocksArgs, squidConf } from '../test/interop/configs';
-import { findBinary, isRoot, startDaemon, stopAllDaemons, uniqueServiceName } from '../test/interop/daemons';
+import { stopAllDaemons } from '../test/interop/daemons';
+import { startMicrosocks, startSquid } from '../test/interop/zoo';
 
 function flag(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -162,14 +162,8 @@ async function main(): Promise<void> {
   try {
     const [target, squid, socks] = await Promise.all([
       child(['--role', 'target', '--mb', String(MB)]),
-      startDaemon({
-        name: 'squid (bench)',
-        bin: findBinary('squid') as string,
-        files: (dir, port) => ({ 'squid.conf': `${squidConf({ port, dir, forwardedFor: 'on', via: true, asRoot: isRoot() })}max_filedescriptors 16384\n` }),
-        args: (dir) => ['-N', '-n', uniqueServiceName(), '-f', `${dir}/squid.conf`],
-        logFiles: ['cache.log'],
-      }),
-      startDaemon({ name: 'microsocks (bench)', bin: findBinary('microsocks') as string, args: (_dir, port) => microsocksArgs(port) }),
+      startSquid('(bench)', { extra: ['max_filedescriptors 16384'] }),
+      startMicrosocks('(bench)'),
     ]);
     children.push(target.proc);
     const up = (d: { host: string; port: number }, type: 'http' | 'socks5'): Upstream => ({ key: `${type}:${d.port}`, host: d.host, port: d.port, type, protocols: [type], country: null });

@@ -9,16 +9,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { curl } from '../helpers/gateway';
 import { sampleValue } from '../helpers/prometheus';
 import { serviceEnv, serviceStore, readLines, type ServiceStore } from '../helpers/process';
 import { startTestService, type TestService } from '../helpers/service';
-
-async function curlStatus(args: string[]): Promise<number> {
-  const p = Bun.spawn(['curl', '-sS', '--max-time', '10', '-o', '/dev/null', '-w', '%{http_code}', ...args], { stdout: 'pipe', stderr: 'pipe' });
-  const out = await new Response(p.stdout).text();
-  await p.exited;
-  return Number(out);
-}
 
 describe('the gateway in the service', () => {
   let t: TestService;
@@ -36,8 +30,8 @@ describe('the gateway in the service', () => {
     expect(port).toBeGreaterThan(0);
     expect(t.logs.find((l) => l.msg === 'gateway listening')).toMatchObject({ host: '127.0.0.1', port });
     expect(t.logs.find((l) => l.msg === 'ready')).toMatchObject({ gatewayPort: port });
-    expect(await curlStatus(['-x', `http://pool-abcdefghij:${t.key}@127.0.0.1:${port}`, 'http://127.0.0.1:9/'])).toBe(407);
-    expect(await curlStatus(['-x', `http://127.0.0.1:${port}`, 'http://127.0.0.1:9/'])).toBe(407);
+    expect((await curl(['-x', `http://pool-abcdefghij:${t.key}@127.0.0.1:${port}`, 'http://127.0.0.1:9/'])).status).toBe(407);
+    expect((await curl(['-x', `http://127.0.0.1:${port}`, 'http://127.0.0.1:9/'])).status).toBe(407);
     const metrics = await (await fetch(`${t.adminUrl}/metrics`)).text();
     expect(sampleValue(metrics, 'proxycheck_gateway_refused_total', { reason: 'auth' })).toBe(2);
     expect(sampleValue(metrics, 'proxycheck_gateway_connections_open')).toBeGreaterThanOrEqual(0);

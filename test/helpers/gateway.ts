@@ -11,6 +11,8 @@
  *   address, the body's length) and keeps the list; `/bytes/<n>` answers n
  *   bytes (a download), `/slow/<ms>` answers after that long.
  * - upstreamOf: an Upstream of a running daemon.
+ * - curl: curl as a user runs it, the answer's heads (a CONNECT answer's
+ *   first) and body.
  */
 import { connect } from 'node:net';
 import type { Server } from 'bun';
@@ -179,4 +181,38 @@ export function startTestGateway(pools: GatewayPools, over: Partial<GatewayOptio
     connectTimeoutMs: 3_000,
     ...over,
   });
+}
+
+export interface CurlResult {
+  exit: number;
+  /** The last head's status (0: none). */
+  status: number;
+  /** The last head's headers, lower-case names. */
+  headers: Map<string, string>;
+  /** Every head curl printed, in order (a CONNECT answer's, a 100 Continue, the response's). */
+  blocks: string[];
+  body: string;
+  stderr: string;
+}
+
+/** Runs curl with `args` (-sS, a 15 s cap, heads on stdout). */
+export async function curl(args: string[]): Promise<CurlResult> {
+  const p = Bun.spawn(['curl', '-sS', '--max-time', '15', '-D', '-', ...args], { stdout: 'pipe', stderr: 'pipe' });
+  const [out, stderr, exit] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  const blocks: string[] = [];
+  let rest = out;
+  while (rest.startsWith('HTTP/')) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) break;
+    blocks.push(rest.slice(0, end));
+    rest = rest.slice(end + 4);
+  }
+  const last = blocks[blocks.length - 1] ?? '';
+  const headers = new Map<string, string>();
+  for (const line of last.split('\r\n').slice(1)) {
+    const i = line.indexOf(':');
+    if (i > 0) headers.set(line.slice(0, i).toLowerCase(), line.slice(i + 1).trim());
+  }
+  const status = Number(/^HTTP\/\S+ (\d{3})/.exec(last)?.[1] ?? 0);
+  return { exit, status, headers, blocks, body: rest, stderr };
 }

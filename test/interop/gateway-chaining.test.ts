@@ -10,20 +10,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { FailureThrottle } from '../../src/admin/throttle';
 import type { RunningGateway } from '../../src/gateway/gateway';
-import { GATEWAY_KEY, MemoryGatewayPools, startTarget, startTestGateway, upstreamOf, type Target } from '../helpers/gateway';
-import { danteConf, microsocksArgs, squidConf, SQUID_NCSA_HELPER } from './configs';
+import { curl, GATEWAY_KEY, MemoryGatewayPools, startTarget, startTestGateway, upstreamOf, type Target } from '../helpers/gateway';
 import { htpasswdLine, randomPassword } from './credentials';
-import {
-  findBinary,
-  isRoot,
-  missingPackages,
-  missingReason,
-  reportUnavailable,
-  startDaemon,
-  stopAllDaemons,
-  uniqueServiceName,
-  type RunningDaemon,
-} from './daemons';
+import { missingPackages, missingReason, reportUnavailable, stopAllDaemons, type RunningDaemon } from './daemons';
+import { startDante, startMicrosocks, startSquid } from './zoo';
 
 const missing = missingPackages([
   { pkg: 'squid', bin: 'squid' },
@@ -32,14 +22,6 @@ const missing = missingPackages([
   { pkg: 'curl', bin: 'curl' },
   { pkg: 'openssl', bin: 'openssl' },
 ]);
-
-async function curl(args: string[]): Promise<{ exit: number; status: number; out: string; body: string }> {
-  const p = Bun.spawn(['curl', '-sS', '--max-time', '15', '-D', '-', ...args], { stdout: 'pipe', stderr: 'pipe' });
-  const [out, exit] = await Promise.all([new Response(p.stdout).text(), p.exited]);
-  const heads = out.split('\r\n\r\n');
-  const statuses = [...out.matchAll(/^HTTP\/\S+ (\d{3})/gm)].map((m) => Number(m[1]));
-  return { exit, status: statuses[statuses.length - 1] ?? 0, out, body: heads[heads.length - 1] ?? '' };
-}
 
 if (missing.length > 0) {
   reportUnavailable('gateway chaining', missingReason(missing));
@@ -61,27 +43,9 @@ if (missing.length > 0) {
       target = startTarget();
       const line = htpasswdLine(squidUser, squidPassword);
       [squidAuth, socksAuth, dante] = await Promise.all([
-        startDaemon({
-          name: 'squid basic auth (gateway)',
-          bin: findBinary('squid') as string,
-          files: (dir, port) => ({
-            'squid.conf': squidConf({ port, dir, forwardedFor: 'on', via: true, asRoot: isRoot(), htpasswd: `${dir}/htpasswd`, ncsaHelper: SQUID_NCSA_HELPER }),
-            htpasswd: line,
-          }),
-          args: (dir) => ['-N', '-n', uniqueServiceName(), '-f', `${dir}/squid.conf`],
-          logFiles: ['cache.log'],
-        }),
-        startDaemon({
-          name: 'microsocks auth (gateway)',
-          bin: findBinary('microsocks') as string,
-          args: (_dir, port) => microsocksArgs(port, { user: socksUser, password: socksPassword }),
-        }),
-        startDaemon({
-          name: 'danted socks4 (gateway)',
-          bin: findBinary('danted') as string,
-          files: (_dir, port) => ({ 'danted.conf': danteConf({ port, method: 'none', asRoot: isRoot() }) }),
-          args: (dir) => ['-f', `${dir}/danted.conf`, '-p', `${dir}/danted.pid`, '-N', '1'],
-        }),
+        startSquid('basic auth (gateway)', { htpasswd: line }),
+        startMicrosocks('auth (gateway)', { user: socksUser, password: socksPassword }),
+        startDante('socks4 (gateway)'),
       ]);
       const good = { user: squidUser, password: squidPassword };
       const bad = { user: squidUser, password: 'not-the-password' };
@@ -119,7 +83,7 @@ if (missing.length > 0) {
       const before = pools.reports.length;
       const a = await curl(['-x', proxy('squidretry01'), `${target.url}/retry`]);
       expect(a.status).toBe(200);
-      expect(a.out).not.toContain('407');
+      expect(a.blocks.join('\n')).not.toContain('407');
       expect(pools.reports.slice(before)).toEqual([{ poolId: 'squidretry01', upstream: `127.0.0.1:${squidAuth.port}` }]);
     });
 
@@ -148,7 +112,7 @@ if (missing.length > 0) {
         const a = await curl(['-x', proxy('squidretry03'), '-H', 'Expect:', '--data-binary', `@${file}`, `${target.url}/post-big`]);
         const seen = target.seen.slice(before).map((x) => [x.path, x.bodyLength]);
         if (a.status === 502) {
-          expect(a.out).toContain('X-Gateway-Error: upstream_failed');
+          expect(a.headers.get('x-gateway-error')).toBe('upstream_failed');
           expect(seen).toEqual([]);
         } else {
           expect(a.status).toBe(200);
@@ -186,7 +150,7 @@ if (missing.length > 0) {
         const big = await curl(['-x', proxy('squidauth01'), '--data-binary', `@${file}`, `${target.url}/big`]);
         const chunked = await curl(['-x', proxy('socksfour01'), '-H', 'Transfer-Encoding: chunked', '--data-binary', `@${file}`, `${target.url}/chunked`]);
         expect([big.status, chunked.status]).toEqual([200, 200]);
-        expect(big.out).toContain('HTTP/1.1 100 Continue');
+        expect(big.blocks[0]).toStartWith('HTTP/1.1 100 Continue');
         expect(target.seen.slice(before).map((s) => [s.path, s.bodyLength])).toEqual([
           ['/big', 3_000_000],
           ['/chunked', 3_000_000],

@@ -17,19 +17,9 @@ import { connect, type Socket } from 'node:net';
 import { FailureThrottle } from '../../src/admin/throttle';
 import type { RunningGateway } from '../../src/gateway/gateway';
 import { buildSocks5Auth, buildSocks5Connect } from '../../src/probe/codec/socks-codec';
-import { GATEWAY_KEY, MemoryGatewayPools, OTHER_KEY, startTarget, startTestGateway, upstreamOf, type SeenRequest, type Target } from '../helpers/gateway';
-import { danteConf, squidConf, tinyproxyConf } from './configs';
-import {
-  findBinary,
-  isRoot,
-  missingPackages,
-  missingReason,
-  reportUnavailable,
-  startDaemon,
-  stopAllDaemons,
-  uniqueServiceName,
-  type RunningDaemon,
-} from './daemons';
+import { curl, GATEWAY_KEY, MemoryGatewayPools, OTHER_KEY, startTarget, startTestGateway, upstreamOf, type CurlResult, type SeenRequest, type Target } from '../helpers/gateway';
+import { missingPackages, missingReason, reportUnavailable, stopAllDaemons, type RunningDaemon } from './daemons';
+import { startDante, startSquid, startTinyproxy } from './zoo';
 
 const missing = missingPackages([
   { pkg: 'squid', bin: 'squid' },
@@ -41,37 +31,6 @@ const missing = missingPackages([
 const POOL = 'gwpool0000a';
 const OTHER_POOL = 'gwpool0000b';
 const DANTE_SOURCE = '127.0.0.2';
-
-interface CurlResult {
-  exit: number;
-  status: number;
-  headers: Map<string, string>;
-  /** Every header block curl printed (a CONNECT answer's first). */
-  blocks: string[];
-  body: string;
-  stderr: string;
-}
-
-async function curl(args: string[]): Promise<CurlResult> {
-  const p = Bun.spawn(['curl', '-sS', '--max-time', '15', '-D', '-', ...args], { stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, exit] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  const blocks: string[] = [];
-  let rest = out;
-  while (rest.startsWith('HTTP/')) {
-    const end = rest.indexOf('\r\n\r\n');
-    if (end === -1) break;
-    blocks.push(rest.slice(0, end));
-    rest = rest.slice(end + 4);
-  }
-  const last = blocks[blocks.length - 1] ?? '';
-  const headers = new Map<string, string>();
-  for (const line of last.split('\r\n').slice(1)) {
-    const i = line.indexOf(':');
-    if (i > 0) headers.set(line.slice(0, i).toLowerCase(), line.slice(i + 1).trim());
-  }
-  const status = Number(/^HTTP\/\S+ (\d{3})/.exec(last)?.[1] ?? 0);
-  return { exit, status, headers, blocks, body: rest, stderr: err };
-}
 
 function proxyUrl(gw: RunningGateway, user: string, key: string): string {
   return `http://${encodeURIComponent(user)}:${encodeURIComponent(key)}@127.0.0.1:${gw.port}`;
@@ -138,25 +97,9 @@ if (missing.length > 0) {
     beforeAll(async () => {
       target = startTarget();
       [squid, tinyproxy, dante] = await Promise.all([
-        startDaemon({
-          name: 'squid (gateway)',
-          bin: findBinary('squid') as string,
-          files: (dir, port) => ({ 'squid.conf': squidConf({ port, dir, forwardedFor: 'on', via: true, asRoot: isRoot() }) }),
-          args: (dir) => ['-N', '-n', uniqueServiceName(), '-f', `${dir}/squid.conf`],
-          logFiles: ['cache.log'],
-        }),
-        startDaemon({
-          name: 'tinyproxy (gateway)',
-          bin: findBinary('tinyproxy') as string,
-          files: (dir, port) => ({ 'tinyproxy.conf': tinyproxyConf({ port, dir, asRoot: isRoot() }) }),
-          args: (dir) => ['-d', '-c', `${dir}/tinyproxy.conf`],
-        }),
-        startDaemon({
-          name: 'danted (gateway)',
-          bin: findBinary('danted') as string,
-          files: (_dir, port) => ({ 'danted.conf': danteConf({ port, method: 'none', asRoot: isRoot(), external: DANTE_SOURCE }) }),
-          args: (dir) => ['-f', `${dir}/danted.conf`, '-p', `${dir}/danted.pid`, '-N', '1'],
-        }),
+        startSquid('(gateway)'),
+        startTinyproxy('(gateway)'),
+        startDante('(gateway)', { method: 'none', external: DANTE_SOURCE }),
       ]);
       pools = new MemoryGatewayPools();
       pools.addKey(GATEWAY_KEY, 'account-a');
