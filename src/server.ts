@@ -519,7 +519,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     });
     undo.push(() => calibration?.stop());
     const tlsCheck = tlsJudge === undefined ? null : await checkTlsJudge(tlsJudge); // rejects on another certificate: a start error
-    if (tlsCheck !== null && !tlsCheck.ok) log.warn('the TLS judge did not answer directly; https checks may all be false', { judgeTls: tlsJudge?.url, reason: tlsCheck.reason });
+    if (tlsCheck !== null && !tlsCheck.ok) log.warn('the TLS judge did not answer directly; https checks may all be false (JUDGE_TLS_URL, JUDGE_TLS_FINGERPRINT; JUDGE_TLS=false turns them off)', { judgeTls: tlsJudge?.url, reason: tlsCheck.reason });
     await calibration?.ready;
 
     const sweep: RetentionSweep = startRetentionSweep({

@@ -237,7 +237,7 @@ export class NatsWorkers implements WorkerPort {
     if (call.timer !== null) clearTimeout(call.timer);
     call.timer = setTimeout(() => {
       call.timer = null;
-      this.#o.log.warn('a cluster shard showed no sign of life: its job fails', { shard: call.seq, deadlineMs: this.#o.deadlineMs });
+      this.#o.log.warn('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails', { shard: call.seq, deadlineMs: this.#o.deadlineMs });
       call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
     }, this.#o.deadlineMs);
   }

@@ -49,6 +49,7 @@ import type { CustomUrlRule } from '../probe/types';
 import type { CheckRequest } from '../jobs/request';
 
 export type { CheckRequest } from '../jobs/request';
+import type { InvalidLines } from '../proxy/invalid-lines';
 import { parseProxyList, type ParsedProxy } from '../proxy/parse';
 import { CHECK_TYPES, PROXY_TYPES, type CheckType } from '../proxy/types';
 
@@ -218,7 +219,7 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
 
 function build(
   route: CheckRequest['route'],
-  list: { proxies: ParsedProxy[]; invalid: number; duplicates: number },
+  list: { proxies: ParsedProxy[]; invalid: number; invalidLines: InvalidLines; duplicates: number },
   region: string,
   type: CheckType,
   timeoutMs: number,
@@ -226,7 +227,19 @@ function build(
   jobId: string | null,
   customUrls: CustomUrlRule[],
 ): CheckRequest {
-  return { route, proxies: list.proxies, totalInvalid: list.invalid, totalDuplicates: list.duplicates, region, type, timeoutMs, samples, jobId, customUrls };
+  return {
+    route,
+    proxies: list.proxies,
+    totalInvalid: list.invalid,
+    invalidLines: list.invalidLines,
+    totalDuplicates: list.duplicates,
+    region,
+    type,
+    timeoutMs,
+    samples,
+    jobId,
+    customUrls,
+  };
 }
 
 /** One query parameter: absent, or given exactly once (twice or more is a shape error naming it). */

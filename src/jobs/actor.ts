@@ -25,6 +25,16 @@
  * count tasks (`#tasks`, `#probed`); `checked` (progress, total_checked, the
  * scan's total) counts proxies whose record is written. With samples = 1
  * the two are the same numbers.
+ *
+ * ## Proxies refused before any connection
+ *
+ * The constructor takes out the proxies the SSRF guard would refuse whatever
+ * happens (literal private, loopback, reserved addresses while
+ * ALLOW_PRIVATE_TARGETS is off: refused-targets.ts). The job runs on the
+ * rest: they are neither reserved nor probed nor counted as checked; once
+ * the result file is open they are written to it as failed
+ * `blocked_target` records (and folded into `summary.errors`), and
+ * `metadata.total_blocked` counts them.
  */
 import { randomBytes } from 'node:crypto';
 import { errorCode, isServiceError, ServiceError } from '../errors';
@@ -33,7 +43,8 @@ import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types
 import { autoType } from '../probe/codec/auto-verdict';
 import { PROXY_TYPES } from '../proxy/types';
 import { resultUrls } from '../results/export';
-import { buildProxyRecord } from '../results/record';
+import { buildProxyRecord, type ProxyRecord } from '../results/record';
+import { invalidLinesJson } from '../results/result-json';
 import type { SamplesBlock } from '../results/samples';
 import { SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
@@ -47,6 +58,7 @@ import type { ExecutionHandle, ResultBatch, Shard } from './ports';
 import { jobMetadata, progressStateOf } from './job-report';
 import { ProbeRetries } from './retries';
 import { SampleSets } from './samples';
+import { refusedResult, splitRefused } from './refused-targets';
 import { probeShard, probeShardOf, urlShards } from './shards';
 import { UrlStage } from './url-stage';
 import type { CheckRequest } from './request';
@@ -67,7 +79,10 @@ export class JobActor {
   readonly runId: string = 'run_' + randomBytes(12).toString('base64url');
   readonly accountId: string;
   readonly #machine = new StateMachine<JobState>('job', JOB_TRANSITIONS, JOB_STATES.VALIDATING);
+  /** The request with the proxies to probe (the refused ones taken out). */
   readonly #req: CheckRequest;
+  /** Proxies refused before any connection (refused-targets.ts): recorded as failed, never probed nor charged. */
+  readonly #refused: CheckRequest['proxies'];
   readonly #deps: JobDeps;
   readonly #startedAt: number;
   readonly #mailbox: Mailbox<Msg>;
@@ -123,11 +138,16 @@ export class JobActor {
   #stage: { resolve: () => void; reject: (e: unknown) => void } | null = null;
   #cancelReason: Error | null = null;
 
-  constructor(jobId: string, accountId: string, req: CheckRequest, deps: JobDeps) {
+  constructor(jobId: string, accountId: string, request: CheckRequest, deps: JobDeps) {
     this.jobId = jobId;
     this.accountId = accountId;
-    this.#req = req;
     this.#deps = deps;
+    // the probes' own guard setting decides what is refused before any connection
+    this.#settingsOnce = deps.settings(request.type, request.timeoutMs);
+    const { probe, refused } = splitRefused(request.proxies, this.#settingsOnce.allowPrivateTargets);
+    const req = refused.length === 0 ? request : { ...request, proxies: probe };
+    this.#req = req;
+    this.#refused = refused;
     this.#startedAt = this.#clock();
     this.#tasks = req.proxies.length * req.samples;
     this.#seen = new Uint8Array(this.#tasks);
@@ -148,6 +168,11 @@ export class JobActor {
 
   get checked(): number {
     return this.#checked;
+  }
+
+  /** Unique proxies the job probes (the request's, less those refused before any connection). */
+  get proxies(): number {
+    return this.#req.proxies.length;
   }
 
   /**
@@ -176,7 +201,7 @@ export class JobActor {
         type: req.type,
         region: req.region,
         timeoutMs: req.timeoutMs,
-        submitted: req.proxies.length + req.totalInvalid + req.totalDuplicates,
+        submitted: req.proxies.length + this.#refused.length + req.totalInvalid + req.totalDuplicates,
         now: now(),
       });
       if (!r.ok) throw new InsufficientQuotaError(r.required, r.available);
@@ -187,10 +212,12 @@ export class JobActor {
 
       this.#resultId = this.#deps.newResultId();
       this.#writer = await this.#deps.openWriter(this.#resultId);
+      for (const p of this.#refused) await this.#writeRecord(buildProxyRecord(p, refusedResult(p), null, this.#auto));
 
       this.#moveTo([JOB_STATES.RESERVING], JOB_STATES.PROBING);
       this.#probeStartedAt = this.#clock();
-      await this.#probeAll();
+      // every proxy refused: nothing to probe (an execution opened with no demand would never end)
+      if (this.#tasks > 0) await this.#probeAll();
 
       if (req.customUrls.length > 0 && this.#working.length > 0) {
         this.#urls = new UrlStage(req.customUrls, this.#working.length, this.#clock());
@@ -210,6 +237,7 @@ export class JobActor {
       await this.#writer.finish({
         summary,
         metadata,
+        invalid_lines: invalidLinesJson(req.invalidLines),
         ...(this.#urls !== null ? { custom_url_validation: this.#urls.validation(this.#proxyAt, this.#clock()) } : {}),
       });
       await ledger.complete({
@@ -345,12 +373,17 @@ export class JobActor {
   async #addRecord(index: number, r: ProbeResult, samples: SamplesBlock | null): Promise<void> {
     const info = r.status === 'working' && r.origin !== null ? this.#deps.geo.lookup(r.origin) : null;
     const record = buildProxyRecord(this.#req.proxies[index]!, r, info, this.#auto, samples);
-    this.#summary.add(record);
     if (r.status === 'working') {
       this.#working.push(index);
       if (this.#detected !== null) this.#detected[index] = PROXY_TYPES.indexOf(autoType(r.protocols ?? []) ?? 'http') + 1;
     }
-    await this.#writer!.addProxy(record);
+    await this.#writeRecord(record);
+  }
+
+  /** A record into the summary and the result file. */
+  #writeRecord(record: ProxyRecord): Promise<void> {
+    this.#summary.add(record);
+    return this.#writer!.addProxy(record);
   }
 
   #onUrlResults(batch: CustomUrlResult[], urlIndex: number): void {
@@ -384,7 +417,7 @@ export class JobActor {
   #retryOurs(index: number): boolean {
     if (this.#retries.waiting === 0 && this.#retries.notTried === 0 && !this.#warnedOverload) {
       this.#warnedOverload = true;
-      this.#deps.log.warn('the checker ran out of local resources; probes are tried again', { jobId: this.jobId });
+      this.#deps.log.warn('the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again', { jobId: this.jobId });
     }
     return this.#retries.retry(index);
   }
@@ -415,7 +448,7 @@ export class JobActor {
   }
 
   #metadata(): JobMetadata {
-    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt);
+    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt, this.#refused.length);
   }
 
   #publish(final: { resultUrl: string | null } | null = null): void {

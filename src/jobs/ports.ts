@@ -14,6 +14,7 @@
  */
 import type { CheckUserInfo } from '../accounts/plan';
 import type { GeoInfo } from '../geo/geo';
+import type { Logger } from '../log';
 import type { Shard } from '../probe/workers/lane-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import type { CheckType } from '../proxy/types';
@@ -159,6 +160,10 @@ export interface JobCounters {
 export interface ChecksPort {
   /** Throws shutting_down when no new check is accepted. */
   assertAccepting(): void;
-  /** Runs a validated check; resolves with the check response body. `signal`: the client went away (cancel the job). */
-  run(owner: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<unknown>;
+  /**
+   * Runs a validated check; resolves with the check response body. `signal`:
+   * the client went away (cancel the job). `log`: the logger of the request
+   * that asked for it (its lines carry the request id); the job logs with it.
+   */
+  run(owner: JobOwner, request: CheckRequest, signal?: AbortSignal, log?: Logger): Promise<unknown>;
 }

@@ -35,6 +35,7 @@ import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
 import { clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
+import type { Logger } from '../log';
 import { StateMachine, transitionTable } from '../state-machine';
 import type { ChecksPort, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
@@ -100,18 +101,21 @@ export class CheckService implements ChecksPort {
     if (this.#machine.state !== RUNNING) throw shuttingDown();
   }
 
-  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<CheckResponse> {
+  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal, requestLog?: Logger): Promise<CheckResponse> {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
     if (this.#deps.regionAvailable?.(request.region) === false) throw new RegionUnavailableError(request.region);
     const { hub, limits: _limits, regionAvailable: _available, ...rest } = this.#deps;
+    // the job logs with the request's logger: its lines carry the request id
+    const log = requestLog ?? rest.log;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
+      log,
       publish: (state, final) => hub.publish(account.id, state, final),
     });
     // From here to the try nothing throws: what #admit counts, finally uncounts.
-    const proxies = request.proxies.length;
+    const proxies = actor.proxies; // those it probes: the ones refused before any connection are not in flight
     const load = this.#admit(account.id, proxies);
     const done = actor.run();
     this.#running.set(jobId, { actor, done: done.catch(() => {}) });
@@ -132,7 +136,7 @@ export class CheckService implements ChecksPort {
       ) {
         throw err;
       }
-      this.#deps.log.error('check job failed', { jobId, account: account.id, err });
+      log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
       this.#deps.counters?.jobEnded(actor.state === JOB_STATES.COMPLETED ? 'completed' : 'failed');
@@ -171,7 +175,7 @@ export class CheckService implements ChecksPort {
         const first = await Promise.race([all().then(() => 'drained' as const), graceOver]);
         clearTimeout(timer);
         if (first === 'grace') {
-          this.#deps.log.warn('shutdown grace over: cancelling running jobs', { jobs: this.#running.size });
+          this.#deps.log.warn('shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs', { jobs: this.#running.size });
           for (const { actor } of this.#running.values()) actor.cancel();
           await all();
         }

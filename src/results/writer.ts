@@ -12,10 +12,11 @@
  *   (typed arrays, 20 bytes per working record);
  * - failed:  `,\n<json>`, in arrival order (never sorted, never read back
  *   into memory as a whole).
- * `finish({summary, metadata, custom_url_validation?})` then writes
- * `<path>.<rand>.tmp`: the header, the working records in sorted order, the
- * failed spill copied as bytes, the custom-URL block and `}`; fsyncs it
- * (option), hands it to the store's publish step and deletes the spill files.
+ * `finish({summary, metadata, invalid_lines?, custom_url_validation?})` then
+ * writes `<path>.<rand>.tmp`: the header, the working records in sorted
+ * order, the failed spill copied as bytes, the invalid lines, the custom-URL
+ * block and `}`; fsyncs it (option), hands it to the store's publish step and
+ * deletes the spill files.
  * The publish step (`Publish`, supplied by the store) makes the finished
  * file the stored result, all or nothing, and consumes it: the directory
  * store renames it over `path` (`renameInto`, the default); the PostgreSQL
@@ -123,6 +124,8 @@ export function renameInto(path: string): Publish {
 export interface FinishInput {
   summary: unknown;
   metadata: unknown;
+  /** After `proxies`: a plain value or a JsonChunkSource (src/results/result-json.ts invalidLinesJson). */
+  invalid_lines?: unknown;
   /** A plain value or a JsonChunkSource (src/results/result-json.ts). */
   custom_url_validation?: unknown;
 }
@@ -269,7 +272,8 @@ class Writer implements ResultWriter {
     await copySorted(out, this.work, this.index, this.opts.sortMemoryBytes, this.checkAborted);
     // the failed spill is `<separator><json>` each: the first one's comma goes when no working record precedes it
     if (this.failed > 0) await copyBytes(out, this.fail, this.working === 0 ? 1 : 0, this.checkAborted);
-    for (const piece of tailPieces(this.working + this.failed, input.custom_url_validation)) {
+    const fields = { invalid_lines: input.invalid_lines, custom_url_validation: input.custom_url_validation };
+    for (const piece of tailPieces(this.working + this.failed, fields)) {
       await out.put(piece);
       this.checkAborted();
     }

@@ -122,7 +122,7 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(signal).toBeNull();
     expect(code).toBe(0);
     expect(ms).toBeLessThan(3000);
-    expect(p.logs.some((l) => l.msg === 'shutdown grace over: cancelling running jobs')).toBe(true);
+    expect(p.logs.some((l) => l.msg === 'shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs')).toBe(true);
     expect(p.logs.some((l) => l.msg === 'stopped')).toBe(true);
 
     // Restart on the same store: the whole reservation is back, the failed scan is in the history.
@@ -157,7 +157,7 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(e.code).toBe(0);
     // Drained as soon as the job ended, not at the end of the 5 s grace.
     expect(e.ms).toBeLessThan(3000);
-    expect(p!.logs.some((l) => l.msg === 'shutdown grace over: cancelling running jobs')).toBe(false);
+    expect(p!.logs.some((l) => l.msg === 'shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs')).toBe(false);
 
     // Ledger of both jobs so far: the SIGTERM'd one reserved 2000 and got 2000 back; this one kept 10.
     const { acc, ledger, scans: rows } = await inspect();

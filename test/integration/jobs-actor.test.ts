@@ -27,7 +27,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function request(n: number, extra: Partial<CheckRequest> = {}): CheckRequest {
   const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.1.${i >> 8}.${i & 255}:8080`));
-  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId: null, customUrls: [], ...extra };
+  return { route: 'check', proxies: list.proxies, totalInvalid: 0, invalidLines: list.invalidLines, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId: null, customUrls: [], ...extra };
 }
 
 function ledger(opts: { available?: number; unlimited?: boolean } = {}) {
@@ -432,5 +432,90 @@ describe('JobActor', () => {
     expect(reserved).toHaveLength(2);
     expect(reserved[0]).not.toBe(reserved[1]);
     expect([...contexts]).toEqual(reserved);
+  });
+});
+
+describe('JobActor: failures that explain themselves', () => {
+  /** deps whose probes refuse private targets (ALLOW_PRIVATE_TARGETS off), and the probed tasks by host. */
+  function strict(l: LedgerPort, answer: (i: number) => ProbeResult = ok) {
+    const probed: string[] = [];
+    const p = workers((shard) => {
+      if (shard.kind === 'probe') for (const t of shard.tasks) probed.push(t.proxy.host);
+      return 'answer';
+    }, answer);
+    const d = deps(l, p);
+    const settings = d.settings;
+    d.settings = (type, timeoutMs) => ({ ...settings(type, timeoutMs), allowPrivateTargets: false });
+    return { d, probed };
+  }
+  const list = (lines: string[], extra: Partial<CheckRequest> = {}): CheckRequest => {
+    const parsed = parseProxyList(lines);
+    return { ...request(0), proxies: parsed.proxies, totalInvalid: parsed.invalid, invalidLines: parsed.invalidLines, totalDuplicates: parsed.duplicates, ...extra };
+  };
+  const file = async (url: string) => (await Bun.file(join(dir, 'results', url.split('/').pop()!)).json()) as Record<string, unknown> & { proxies: { proxy: { host: string }; status: string; error?: { code: string; message: string } }[] };
+
+  test('literal private/loopback/reserved proxies are not probed nor charged; counted in total_blocked; failed blocked_target records naming the setting', async () => {
+    const l = ledger();
+    const { d, probed } = strict(l.port, (i) => (i === 0 ? ok(i) : bad(i)));
+    const req = list(['8.8.8.8:80', '127.0.0.1:80', 'proxy.example.com:80', '[::1]:8080', '10.0.0.1:3128', '169.254.169.254:80', '1.1.1.1:80']);
+    const res = await new JobActor('job-blk', 'acc', req, d).run();
+    expect(probed).toEqual(['8.8.8.8', 'proxy.example.com', '1.1.1.1']); // host names stay: they are resolved at probe time
+    expect(l.calls[0]).toEqual({ op: 'reserve', units: 3 });
+    expect(res.metadata.total_checked).toBe(3);
+    expect(res.metadata.total_blocked).toBe(4);
+    expect(res.summary.errors).toEqual({ blocked_target: 4, connect_refused: 2 });
+    const doc = await file(res.result_url!);
+    const blocked = doc.proxies.filter((r) => r.error?.code === 'blocked_target');
+    expect(blocked.map((r) => r.proxy.host)).toEqual(['127.0.0.1', '::1', '10.0.0.1', '169.254.169.254']);
+    for (const r of blocked) {
+      expect(r.status).toBe('failed');
+      expect(r.error!.message).toBe(`${r.proxy.host} is in a private, loopback or reserved range; refused unless the server sets ALLOW_PRIVATE_TARGETS=true`);
+    }
+    expect(doc.proxies).toHaveLength(7);
+    expect(doc.summary).toEqual(res.summary);
+    expect((doc.metadata as { total_blocked: number }).total_blocked).toBe(4);
+  });
+
+  test('the 402 counts the proxies to probe only', async () => {
+    const l = ledger({ available: 1 });
+    const { d } = strict(l.port);
+    const err = await new JobActor('job-blk2', 'acc', list(['127.0.0.1:1', '127.0.0.2:1', '10.9.9.9:1', '8.8.4.4:80', '9.9.9.9:80']), d).run().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'insufficient_quota', required: 2, available: 1 });
+  });
+
+  test('every proxy refused: nothing reserved, nothing probed, the job still completes with its file', async () => {
+    const l = ledger();
+    const { d, probed } = strict(l.port);
+    const res = await new JobActor('job-blk3', 'acc', list(['127.0.0.1:1', '192.168.1.1:8080']), d).run();
+    expect(probed).toEqual([]);
+    expect(l.calls).toEqual([
+      { op: 'reserve', units: 0 },
+      { op: 'complete', checked: 0, working: 0, refund: 0 },
+    ]);
+    expect(res.metadata).toMatchObject({ total_checked: 0, total_blocked: 2 });
+    expect(res.summary.errors).toEqual({ blocked_target: 2 });
+    expect((await file(res.result_url!)).proxies).toHaveLength(2);
+  });
+
+  test('ALLOW_PRIVATE_TARGETS on: nothing is refused before the probe', async () => {
+    const l = ledger();
+    const res = await new JobActor('job-blk4', 'acc', list(['127.0.0.1:1', '10.0.0.1:1']), deps(l.port, workers())).run();
+    expect(res.metadata).toMatchObject({ total_checked: 2, total_blocked: 0 });
+    expect(l.calls[0]).toEqual({ op: 'reserve', units: 2 });
+  });
+
+  test('invalid lines: the first 20 in metadata.invalid_lines, all of them in the result file', async () => {
+    const l = ledger();
+    const lines = ['10.0.0.1:80', ...Array.from({ length: 25 }, (_, i) => `bad line ${i}`), '10.0.0.2:99999'];
+    const res = await new JobActor('job-inv', 'acc', list(lines), deps(l.port, workers())).run();
+    expect(res.metadata.total_invalid).toBe(26);
+    expect(res.metadata.invalid_lines).toHaveLength(20);
+    expect(res.metadata.invalid_lines[0]).toEqual({ line: 2, text: 'bad line 0', reason: 'not a proxy address: expected host:port, user:pass@host:port or host:port:user:pass' });
+    const doc = await file(res.result_url!);
+    const all = doc.invalid_lines as { line: number; text: string; reason: string }[];
+    expect(all).toHaveLength(26);
+    expect(all.at(-1)).toEqual({ line: 27, text: '10.0.0.2:99999', reason: 'port is not a number from 1 to 65535' });
+    expect(doc.metadata).toEqual(res.metadata);
+    expect(Object.keys(doc)).toEqual(['summary', 'metadata', 'proxies', 'invalid_lines']);
   });
 });

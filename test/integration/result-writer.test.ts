@@ -18,6 +18,9 @@ import { buildProxyRecord, type ProxyRecord } from '../../src/results/record';
 import { ServiceError } from '../../src/errors';
 import { resultFilePath } from '../../src/results/dir-store';
 import { openResultWriter, type Publish } from '../../src/results/writer';
+import { INVALID_REASON, InvalidLines } from '../../src/proxy/invalid-lines';
+import { convertResult } from '../../src/results/export';
+import { invalidLinesJson } from '../../src/results/result-json';
 
 let dir = '';
 beforeAll(async () => {
@@ -142,6 +145,32 @@ describe('openResultWriter', () => {
       expect(Object.keys(doc)).toEqual(['summary', 'metadata', 'proxies', 'custom_url_validation']);
       expect(doc.custom_url_validation).toEqual(expected);
     }
+  });
+
+  test('invalid_lines: after proxies, one per line, before custom_url_validation; the exports read past them', async () => {
+    const lines = new InvalidLines();
+    for (let i = 1; i <= 3000; i++) lines.add(i * 2, INVALID_REASON.NO_PORT, `junk ${i}`);
+    for (const [name, n] of [['i1.json', 2], ['i2.json', 0]] as const) {
+      const p = join(dir, name);
+      const w = await openResultWriter(p, { fsync: false });
+      for (let i = 0; i < n; i++) await w.addProxy(makeRecord(i));
+      await w.finish({ summary: {}, metadata: {}, invalid_lines: invalidLinesJson(lines), custom_url_validation: { x: 1 } });
+      const text = await readFile(p, 'utf8');
+      const doc = JSON.parse(text);
+      expect(Object.keys(doc)).toEqual(['summary', 'metadata', 'proxies', 'invalid_lines', 'custom_url_validation']);
+      expect(doc.invalid_lines).toEqual([...lines.all()]);
+      expect(text).toContain('\n{"line":6,"text":"junk 3","reason":"no port: expected host:port"},\n');
+      // the JSON export gives the document back; the CSV has its rows only
+      const json = (await Array.fromAsync(convertResult('json', [text]))).join('');
+      expect(JSON.parse(json)).toEqual(doc);
+      const csv = (await Array.fromAsync(convertResult('csv', [text]))).join('');
+      expect(csv.trimEnd().split('\r\n')).toHaveLength(1 + n);
+    }
+    const p = join(dir, 'i3.json');
+    const w = await openResultWriter(p, { fsync: false });
+    await w.addProxy(makeRecord(0));
+    await w.finish({ summary: {}, metadata: {}, invalid_lines: invalidLinesJson(new InvalidLines()) });
+    expect(JSON.parse(await readFile(p, 'utf8')).invalid_lines).toEqual([]);
   });
 
   test('abort removes everything, is idempotent, and closes the writer', async () => {

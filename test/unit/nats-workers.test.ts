@@ -35,14 +35,15 @@ function bed(deadlineMs = 5000) {
     publishCancel: (node, job) => cancels.push(`${node}/${job}`),
   };
   const counts = { redelivered: 0, duplicates: 0 };
+  const log = memoryLogger('warn');
   const workers = new NatsWorkers({
     node: 'n1',
     transport,
     deadlineMs,
-    log: memoryLogger('silent'),
+    log,
     counters: { shardsRedelivered: (n) => (counts.redelivered += n), duplicateResults: (n) => (counts.duplicates += n) },
   });
-  return { workers, published, cancels, counts, failNext: (n: number) => (failPublishes = n) };
+  return { workers, published, cancels, counts, log, failNext: (n: number) => (failPublishes = n) };
 }
 
 describe('NatsWorkers', () => {
@@ -116,11 +117,12 @@ describe('NatsWorkers', () => {
     expect(got).toEqual(['0:0', '1:0']);
   });
 
-  test('no sign of life within the deadline: shard_failed', async () => {
-    const { workers } = bed(60);
+  test('no sign of life within the deadline: shard_failed, and the warning names the setting', async () => {
+    const { workers, log } = bed(60);
     let err: unknown;
     await workers.runShard(probeShard(2), () => {}, undefined, ctx).catch((e: unknown) => (err = e));
     expect(isServiceError(err, 'shard_failed')).toBe(true);
+    expect(log.lines.map((l) => l.msg)).toContain('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails');
   });
 
   test('a batch is a sign of life: the deadline restarts', async () => {

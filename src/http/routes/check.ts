@@ -14,12 +14,13 @@
 import { Elysia } from 'elysia';
 import { invalidRequest, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
+import { setRateLimitHeaders } from '../account-rate-limit';
 import { authenticate } from '../auth';
 import { LargeBodyGate, withBodyText } from '../body';
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount } from '../request-log';
+import { markAccount, requestLog } from '../request-log';
 import { docs } from '../openapi';
 
 function isJson(contentType: string | null): boolean {
@@ -44,33 +45,34 @@ export function checkRoutes(deps: AppDeps) {
   };
   // MAX_LARGE_BODIES bodies over 1 MiB read and parsed at once, for both routes
   const body = { maxBytes: deps.config.maxBodyBytes, gate: new LargeBodyGate(deps.config.maxLargeBodies) };
-  const begin = async (request: Request) => {
+  const begin = async (request: Request, set: { headers: Record<string, unknown> }) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
+    setRateLimitHeaders(set, account); // on every answer from here on, errors included
     deps.checks.assertAccepting(); // shutting_down -> 503, before the body is read
     return account;
   };
   return new Elysia({ name: 'check-routes' })
     .post(
       '/check',
-      async ({ request, server }) => {
-        const account = await begin(request);
+      async ({ request, server, set }) => {
+        const account = await begin(request, set);
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
         server?.timeout(request, 0);
-        return jsonResponse(200, await deps.checks.run(account, req, request.signal));
+        return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
       { parse: 'none', detail: docs.check },
     )
     .post(
       '/check-raw',
-      async ({ request, server }) => {
-        const account = await begin(request);
+      async ({ request, server, set }) => {
+        const account = await begin(request, set);
         // every value of every parameter: a repeated one is a 400, not its last value
         const query = new URL(request.url).searchParams;
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
         server?.timeout(request, 0);
-        return jsonResponse(200, await deps.checks.run(account, req, request.signal));
+        return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
       { parse: 'none', detail: docs.checkRaw },
     );
