@@ -6,9 +6,10 @@
  *   wrong, credentials (a wrong key, another account's pool, a username the
  *   grammar refuses: the client is told nothing more).
  * - Errors of the gateway: a status, `X-Gateway-Error: <code>` and a short
- *   fixed text body (GATEWAY_ERRORS); never an internal detail. A client
- *   address blocked by the failed-attempt throttle gets 429 `auth_blocked`
- *   with Retry-After (before its credentials are looked at).
+ *   fixed text body (GATEWAY_ERRORS; one with a setting behind it names it);
+ *   never an internal detail. A client address blocked by the failed-attempt
+ *   throttle gets 429 `auth_blocked` with Retry-After (before its credentials
+ *   are looked at).
  * - The successful CONNECT answer: `200 Connection established` with
  *   `X-Gateway-Upstream: <host>:<port>`.
  * - An upstream's response head (relayedResponseHead): its status, its
@@ -17,6 +18,7 @@
  * Every head the gateway makes itself closes the connection.
  */
 import { authority } from '../../probe/codec/http-request';
+import { ALLOW_PRIVATE_TARGETS } from '../../probe/codec/ssrf';
 import { endToEnd, headerLines } from './headers';
 
 export const GATEWAY_REALM = 'proxycheck gateway';
@@ -24,8 +26,8 @@ export const GATEWAY_REALM = 'proxycheck gateway';
 /** X-Gateway-Error codes, their statuses and fixed texts. */
 export const GATEWAY_ERRORS = Object.freeze({
   bad_request: { status: 400, text: 'The request is not a valid HTTP proxy request' },
-  blocked_target: { status: 403, text: 'The target address is not allowed' },
-  too_many_connections: { status: 429, text: 'Too many open connections for this key' },
+  blocked_target: { status: 403, text: `The target is a private, loopback or reserved address; refused unless the server sets ${ALLOW_PRIVATE_TARGETS}=true` },
+  too_many_connections: { status: 429, text: 'Too many open connections for this key (the server allows GATEWAY_MAX_CONNECTIONS at once)' },
   auth_blocked: { status: 429, text: 'Too many failed authentications from this address; try again later' },
   unsupported: { status: 501, text: 'Only absolute-form http:// requests and CONNECT are supported' },
   dns_failed: { status: 502, text: 'The target host name does not resolve' },
