@@ -153,12 +153,6 @@ export class ClientConnection implements LegEvents {
     this.#deadline = now + ctx.handshakeTimeoutMs;
   }
 
-  /** The upstream this connection goes through once it relays (tests, logs). */
-  get upstream(): string | null {
-    const u = this.#leg?.upstream;
-    return u === undefined ? null : `${u.host}:${u.port}`;
-  }
-
   /** Bytes this connection holds for writing, both ways (the relay's bound). */
   get buffered(): number {
     return this.#writer.buffered + (this.#leg?.writer?.buffered ?? 0) + this.#pendingLen + this.#replayLen;
