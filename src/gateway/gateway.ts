@@ -16,6 +16,7 @@
  * - stop(): the listener closes, open connections are reset.
  */
 import type { Socket, SocketHandler, TCPSocketListener } from 'bun';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 import type { Logger } from '../log';
 import { dnsCache, type DnsAnswer } from '../probe/net/dns-cache';
@@ -134,9 +135,9 @@ export function startGateway(opts: GatewayOptions): RunningGateway {
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     if (code === 'EADDRINUSE') {
-      throw new ServiceError('gateway_port_in_use', `GATEWAY_PORT ${opts.port} on ${opts.host} is in use`, { cause: err });
+      throw new ServiceError(DOMAIN_ERROR_CODES.GATEWAY_PORT_IN_USE, `GATEWAY_PORT ${opts.port} on ${opts.host} is in use`, { cause: err });
     }
-    throw new ServiceError('gateway_listen_failed', `the gateway cannot listen on ${opts.host}:${opts.port} (${String(code ?? (err as Error).message)})`, { cause: err });
+    throw new ServiceError(DOMAIN_ERROR_CODES.GATEWAY_LISTEN_FAILED, `the gateway cannot listen on ${opts.host}:${opts.port} (${String(code ?? (err as Error).message)})`, { cause: err });
   }
 
   let stopped: Promise<void> | null = null;

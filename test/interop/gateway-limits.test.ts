@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { FailureThrottle } from '../../src/admin/throttle';
+import { DOMAIN_ERROR_CODES } from '../../src/error-codes';
 import { isServiceError } from '../../src/errors';
 import type { RunningGateway } from '../../src/gateway/gateway';
 import { basicAuth } from '../../src/probe/codec/http-request';
@@ -221,7 +222,7 @@ if (missing.length > 0) {
         } catch (e) {
           err = e;
         }
-        expect(isServiceError(err, 'gateway_port_in_use')).toBe(true);
+        expect(isServiceError(err, DOMAIN_ERROR_CODES.GATEWAY_PORT_IN_USE)).toBe(true);
         expect((err as Error).message).toBe(`GATEWAY_PORT ${port} on 127.0.0.1 is in use`);
       } finally {
         await new Promise<void>((r) => holder.close(() => r()));
