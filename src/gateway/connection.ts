@@ -33,13 +33,15 @@
  * forwarded body is kept for a retry up to REPLAY_MAX, then not at all; the
  * relay pauses the side that reads while the other's writer holds bytes.
  *
- * Timers: the caller's tick (gateway.ts) calls `tick(now)`; the head or SOCKS
+ * Timers: the caller's tick (gateway.ts) calls `tick(now)` (times on the
+ * context's clock); the head or SOCKS
  * dialog and the credential check must end within the handshake timeout,
  * each try within the connect timeout; DIALING past it fails the try;
  * FORWARDING and RELAY end after the idle timeout without a byte either way.
  */
 import { isIP } from 'node:net';
 import { hashApiKey } from '../accounts/keys';
+import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import { isBlockedAddress } from '../probe/codec/ssrf';
 import type { DnsAnswer } from '../probe/net/dns-cache';
@@ -80,6 +82,8 @@ export interface GatewayContext {
   readonly handshakeTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly idleTimeoutMs: number;
+  /** Deadlines, idle times and the chooser's sessions (a monotonic clock). */
+  readonly clock: Clock;
   resolve(host: string): Promise<DnsAnswer>;
   /** Open connections per key (sha256 of the key). */
   readonly keySlots: Map<string, number>;
@@ -415,7 +419,7 @@ export class ClientConnection implements LegEvents {
 
   #choose(): void {
     const u = this.#user as GatewayUser;
-    this.#attempt = this.#ctx.chooser.begin(this.#working as WorkingSet, u, Date.now());
+    this.#attempt = this.#ctx.chooser.begin(this.#working as WorkingSet, u, this.#ctx.clock.now());
     if (this.#attempt.matches === 0) {
       this.#refuse('no_upstream');
       return;
@@ -431,7 +435,7 @@ export class ClientConnection implements LegEvents {
       return;
     }
     this.phase = Phase.DIALING;
-    this.#deadline = performance.now() + this.#ctx.connectTimeoutMs;
+    this.#deadline = this.#ctx.clock.now() + this.#ctx.connectTimeoutMs;
     const head = this.#head;
     const t = this.#target as { host: string; port: number };
     const to = u.type === 'socks4' && this.#targetV4 !== null ? { host: this.#targetV4, port: t.port } : t;
@@ -511,7 +515,7 @@ export class ClientConnection implements LegEvents {
 
   legData(leg: UpstreamLeg, chunk: Buffer): void {
     if (leg !== this.#leg) return;
-    this.#lastActive = performance.now();
+    this.#lastActive = this.#ctx.clock.now();
     this.#down(chunk);
   }
 
@@ -594,7 +598,7 @@ export class ClientConnection implements LegEvents {
     this.#replay = null;
     this.#replayLen = 0;
     this.#releaseSlot();
-    this.#deadline = performance.now() + CLOSE_GRACE_MS;
+    this.#deadline = this.#ctx.clock.now() + CLOSE_GRACE_MS;
     this.#writer.end();
     this.#maybeDone();
   }

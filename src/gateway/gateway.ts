@@ -5,9 +5,10 @@
  * the pure codecs, its upstreams from the pool port (ports.ts).
  *
  * - Bun.listen with half-open sockets (a tunnel carries each direction's FIN
- *   on its own), no per-connection timer: one tick every TICK_MS while any
- *   connection is open runs the deadlines (handshake, connect, idle, close
- *   grace); an idle gateway holds no timer.
+ *   on its own), no per-connection timer: one tick every TICK_MS on the
+ *   clock (default monotonic) while any connection is open runs the
+ *   deadlines (handshake, connect, idle, close grace); an idle gateway holds
+ *   no timer.
  * - At most `maxConnections` client connections at once (the process's
  *   descriptors: each relayed connection holds two); one more is closed at
  *   once. Per key, `maxConnectionsPerKey` (connection.ts, from admission on).
@@ -16,6 +17,7 @@
  * - stop(): the listener closes, open connections are reset.
  */
 import type { Socket, SocketHandler, TCPSocketListener } from 'bun';
+import { monotonicClock, type Clock } from '../clock';
 import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 import type { Logger } from '../log';
@@ -50,6 +52,8 @@ export interface GatewayOptions {
   resolve?: (host: string) => Promise<DnsAnswer>;
   /** The chooser's random source (-rotate-random). */
   random?: Random;
+  /** Deadlines, idle times and sessions (default: the monotonic system clock). */
+  clock?: Clock;
 }
 
 export interface RunningGateway {
@@ -66,8 +70,9 @@ type ClientSocket = Socket<ClientConnection | undefined>;
 
 export function startGateway(opts: GatewayOptions): RunningGateway {
   const connections = new Set<ClientConnection>();
-  let timer: ReturnType<typeof setInterval> | null = null;
-  let lastPrune = performance.now();
+  const clock = opts.clock ?? monotonicClock;
+  let cancelTick: (() => void) | null = null;
+  let lastPrune = clock.now();
   const chooser = new UpstreamChooser(opts.random === undefined ? {} : { random: opts.random });
   const ctx: GatewayContext = {
     pools: opts.pools,
@@ -80,23 +85,26 @@ export function startGateway(opts: GatewayOptions): RunningGateway {
     handshakeTimeoutMs: opts.handshakeTimeoutMs ?? 10_000,
     connectTimeoutMs: opts.connectTimeoutMs,
     idleTimeoutMs: opts.idleTimeoutMs,
+    clock,
     resolve: opts.resolve ?? ((h) => dnsCache.resolve(h)),
     keySlots: new Map(),
     closed(conn) {
       connections.delete(conn);
-      if (connections.size === 0 && timer !== null) {
-        clearInterval(timer);
-        timer = null;
+      if (connections.size === 0 && cancelTick !== null) {
+        cancelTick();
+        cancelTick = null;
       }
     },
   };
   const tick = () => {
-    const now = performance.now();
+    cancelTick = null;
+    const now = clock.now();
     for (const c of connections) c.tick(now);
     if (now - lastPrune >= PRUNE_MS) {
       lastPrune = now;
-      chooser.prune(Date.now());
+      chooser.prune(now);
     }
+    if (connections.size > 0) cancelTick ??= clock.after(TICK_MS, tick);
   };
 
   const handlers: SocketHandler<ClientConnection | undefined> = {
@@ -106,16 +114,16 @@ export function startGateway(opts: GatewayOptions): RunningGateway {
         return;
       }
       s.setNoDelay(true);
-      const conn = new ClientConnection(ctx, s, s.remoteAddress, performance.now());
+      const conn = new ClientConnection(ctx, s, s.remoteAddress, clock.now());
       s.data = conn;
       connections.add(conn);
-      timer ??= setInterval(tick, TICK_MS);
+      cancelTick ??= clock.after(TICK_MS, tick);
     },
     data(s: ClientSocket, chunk: Buffer) {
-      s.data?.received(chunk, performance.now());
+      s.data?.received(chunk, clock.now());
     },
     drain(s: ClientSocket) {
-      s.data?.drained(performance.now());
+      s.data?.drained(clock.now());
     },
     end(s: ClientSocket) {
       s.data?.ended();
@@ -156,8 +164,8 @@ export function startGateway(opts: GatewayOptions): RunningGateway {
       stopped ??= (async () => {
         listener.stop(true);
         for (const c of [...connections]) c.close(false);
-        if (timer !== null) clearInterval(timer);
-        timer = null;
+        cancelTick?.();
+        cancelTick = null;
       })();
       return stopped;
     },
