@@ -106,12 +106,6 @@ export const DOMAIN_ERROR_CODES = Object.freeze({
   WORKERS_CLOSED: 'workers_closed',
   /** a task's host contains a line break (src/probe/workers/packed-tasks.ts) */
   PACK_BAD_HOST: 'pack_bad_host',
-
-  // the gateway's listener (src/gateway/gateway.ts): start-up errors, one line each
-  /** GATEWAY_PORT is taken on GATEWAY_HOST */
-  GATEWAY_PORT_IN_USE: 'gateway_port_in_use',
-  /** the gateway cannot listen for another reason */
-  GATEWAY_LISTEN_FAILED: 'gateway_listen_failed',
 } as const);
 
 /** Jobs: the job layer, the cluster's adapters, the admin services (src/jobs, src/cluster, src/admin). */
@@ -169,6 +163,11 @@ export const HTTP_ERROR_CODES = Object.freeze({
 export const ENTRY_ERROR_CODES = Object.freeze({
   /** an API node of a cluster without RESULT_SECRET and ADMIN_TOKEN */
   CLUSTER_SECRETS_MISSING: 'cluster_secrets_missing',
+  /** a listener's port (PORT, ADMIN_PORT, JUDGE_TLS_PORT, GATEWAY_PORT) is held by another process (src/compose/bind.ts) */
+  PORT_IN_USE: 'port_in_use',
+  /** a start step read what a later one makes (the public URLs before the listener is bound, the judge before its start): a bug */
+  URLS_NOT_BOUND: 'urls_not_bound',
+  JUDGE_NOT_STARTED: 'judge_not_started',
 
   // the admin command (src/admin/cli.ts)
   ADMIN_SERVER_UNREACHABLE: 'admin_server_unreachable',

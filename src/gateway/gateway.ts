@@ -12,14 +12,13 @@
  * - At most `maxConnections` client connections at once (the process's
  *   descriptors: each relayed connection holds two); one more is closed at
  *   once. Per key, `maxConnectionsPerKey` (connection.ts, from admission on).
- * - A port in use is a start-up error with one line (code
- *   `gateway_port_in_use`).
+ * - Bun.listen's error (a port in use: EADDRINUSE) is thrown as it is; the
+ *   start step (src/compose/gateway.ts) makes it the one start error every
+ *   listener has (compose/bind.ts, `port_in_use`, naming GATEWAY_PORT).
  * - stop(): the listener closes, open connections are reset.
  */
 import type { Socket, SocketHandler, TCPSocketListener } from 'bun';
 import { monotonicClock, type Clock } from '../clock';
-import { DOMAIN_ERROR_CODES } from '../error-codes';
-import { ServiceError } from '../errors';
 import type { Logger } from '../log';
 import { dnsCache, type DnsAnswer } from '../probe/net/dns-cache';
 import type { Random } from '../pools/schedule';
@@ -137,16 +136,12 @@ export function startGateway(opts: GatewayOptions): RunningGateway {
     },
   };
 
-  let listener: TCPSocketListener<ClientConnection | undefined>;
-  try {
-    listener = Bun.listen<ClientConnection | undefined>({ hostname: opts.host, port: opts.port, socket: handlers, allowHalfOpen: true });
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code === 'EADDRINUSE') {
-      throw new ServiceError(DOMAIN_ERROR_CODES.GATEWAY_PORT_IN_USE, `GATEWAY_PORT ${opts.port} on ${opts.host} is in use`, { cause: err });
-    }
-    throw new ServiceError(DOMAIN_ERROR_CODES.GATEWAY_LISTEN_FAILED, `the gateway cannot listen on ${opts.host}:${opts.port} (${String(code ?? (err as Error).message)})`, { cause: err });
-  }
+  const listener: TCPSocketListener<ClientConnection | undefined> = Bun.listen<ClientConnection | undefined>({
+    hostname: opts.host,
+    port: opts.port,
+    socket: handlers,
+    allowHalfOpen: true,
+  });
 
   let stopped: Promise<void> | null = null;
   return {

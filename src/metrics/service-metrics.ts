@@ -56,8 +56,11 @@ export interface MetricSources {
   lease: { readonly live: boolean };
   /** A cluster's work queues (absent embedded: the gauge has no samples). Asked at scrape time; it caches. */
   queue?: { depth(): Promise<ReadonlyMap<string, { waiting: number; delivered: number }>> };
-  /** The gateway's listener, when it runs (absent or null: 0 open). */
-  gateway?: { readonly open: number } | null;
+}
+
+/** The gateway's listener, for its open-connections gauge (watchGateway). */
+export interface GatewaySource {
+  readonly open: number;
 }
 
 export const METRIC_NAMES = Object.freeze({
@@ -102,10 +105,45 @@ export class ServiceMetrics {
   readonly #gatewayBytes: Counter;
   readonly #gatewayRefused: Counter<'reason'>;
   readonly #gatewayUpstreamFailures: Counter;
+  /** The gateway once it listens (watchGateway); until then (or without one) 0 connections are open. */
+  #gateway: GatewaySource | null = null;
 
-  constructor(sources: MetricSources, opts: ServiceMetricsOptions = {}) {
+  constructor(opts: ServiceMetricsOptions = {}) {
     this.#withProcess = opts.processMetrics ?? true;
     if (this.#withProcess) processMetricsRegistry(); // its event-loop monitor runs from the start, not the first scrape
+    const registers = [this.registry];
+    const N = METRIC_NAMES;
+    this.#probeResults = new Counter({ name: N.probeResults, help: 'Probe results folded into jobs.', registers });
+    this.#jobsFinished = new Counter({ name: N.jobsFinished, help: 'Check jobs that ended, by final state.', labelNames: ['state'], registers });
+    for (const state of ['completed', 'failed']) this.#jobsFinished.inc({ state }, 0);
+    this.#shardsRedelivered = new Counter({
+      name: N.shardsRedelivered,
+      help: 'Shards a cluster work queue delivered again after a node missed them; 0 in embedded mode (no queue).',
+      registers,
+    });
+    this.#duplicateResults = new Counter({
+      name: N.duplicateResults,
+      help: 'Probe results a cluster node received again (a redelivered shard, a lost done) and dropped; 0 in embedded mode.',
+      registers,
+    });
+    readGauges(this.registry)(N.gatewayConnectionsOpen, 'Gateway client connections open now.', () => this.#gateway?.open ?? 0);
+    this.#gatewayConnections = new Counter({ name: N.gatewayConnections, help: 'Gateway connections authenticated with a target accepted.', registers });
+    this.#gatewayBytes = new Counter({ name: N.gatewayBytes, help: 'Bytes the gateway relayed, both directions together.', registers });
+    this.#gatewayRefused = new Counter({
+      name: N.gatewayRefused,
+      help: 'Gateway clients answered with an error instead of a connection, by reason (auth, or the X-Gateway-Error code).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.#gatewayUpstreamFailures = new Counter({ name: N.gatewayUpstreamFailures, help: 'Gateway upstream tries that failed and were reported to their pool.', registers });
+  }
+
+  /**
+   * The gauges, read from `sources` at scrape time. A second step because the
+   * counters exist first: the parts that count into them (the job service,
+   * a cluster's work path) are also what the gauges read.
+   */
+  watch(sources: MetricSources): this {
     const registers = [this.registry];
     const gauge = readGauges(this.registry);
     const perRegion = (name: string, help: string, read: (s: ReturnType<MetricSources['scheduler']['snapshot']>) => number) =>
@@ -132,29 +170,6 @@ export class ServiceMetrics {
     gauge(N.jobsRunning, 'Check jobs running now.', sources.runningJobs);
     gauge(N.wsSubscribers, 'Open progress subscriptions (/ws).', () => sources.hub.subscribers);
     gauge(N.nodeLeaseLive, "1 while this node's lease is live, 0 once it lapsed or was released.", () => (sources.lease.live ? 1 : 0));
-    this.#probeResults = new Counter({ name: N.probeResults, help: 'Probe results folded into jobs.', registers });
-    this.#jobsFinished = new Counter({ name: N.jobsFinished, help: 'Check jobs that ended, by final state.', labelNames: ['state'], registers });
-    for (const state of ['completed', 'failed']) this.#jobsFinished.inc({ state }, 0);
-    this.#shardsRedelivered = new Counter({
-      name: N.shardsRedelivered,
-      help: 'Shards a cluster work queue delivered again after a node missed them; 0 in embedded mode (no queue).',
-      registers,
-    });
-    this.#duplicateResults = new Counter({
-      name: N.duplicateResults,
-      help: 'Probe results a cluster node received again (a redelivered shard, a lost done) and dropped; 0 in embedded mode.',
-      registers,
-    });
-    gauge(N.gatewayConnectionsOpen, 'Gateway client connections open now.', () => sources.gateway?.open ?? 0);
-    this.#gatewayConnections = new Counter({ name: N.gatewayConnections, help: 'Gateway connections authenticated with a target accepted.', registers });
-    this.#gatewayBytes = new Counter({ name: N.gatewayBytes, help: 'Bytes the gateway relayed, both directions together.', registers });
-    this.#gatewayRefused = new Counter({
-      name: N.gatewayRefused,
-      help: 'Gateway clients answered with an error instead of a connection, by reason (auth, or the X-Gateway-Error code).',
-      labelNames: ['reason'],
-      registers,
-    });
-    this.#gatewayUpstreamFailures = new Counter({ name: N.gatewayUpstreamFailures, help: 'Gateway upstream tries that failed and were reported to their pool.', registers });
     const queue = sources.queue;
     new Gauge({
       name: N.regionQueueShards,
@@ -169,6 +184,15 @@ export class ServiceMetrics {
         }
       },
     });
+    return this;
+  }
+
+  /**
+   * The gateway's open connections, read at scrape time. A step of its own:
+   * the gateway starts after the listeners (and only with GATEWAY_PORT).
+   */
+  watchGateway(gateway: GatewaySource): void {
+    this.#gateway = gateway;
   }
 
   /** JobCounters (src/jobs/ports.ts): once per batch. */

@@ -1,5 +1,5 @@
 /**
- * The gateway as the service starts it (src/server.ts): off without
+ * The gateway as the service starts it (src/compose/gateway.ts): off without
  * GATEWAY_PORT; with GATEWAY_PORT=0 on a free port (logged), its keys checked
  * through the API's key cache, counted in /metrics and /me; a port in use
  * stops the process with one line. Until the pools land no account has a
@@ -74,7 +74,7 @@ describe('a gateway port in use', () => {
       const lines: string[] = [];
       await Promise.all([readLines(child.stderr, (l) => l !== '' && lines.push(l)), readLines(child.stdout, () => {})]);
       expect(await child.exited).toBe(1);
-      expect(lines).toEqual([`start failed: GATEWAY_PORT ${port} on 127.0.0.1 is in use (gateway_port_in_use)`]);
+      expect(lines).toEqual([`start failed: GATEWAY_PORT=${port} on 127.0.0.1 is in use by another process: stop it or set another GATEWAY_PORT (port_in_use)`]);
     } finally {
       await new Promise<void>((r) => holder.close(() => r()));
     }

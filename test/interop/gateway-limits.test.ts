@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { FailureThrottle } from '../../src/admin/throttle';
-import { DOMAIN_ERROR_CODES } from '../../src/error-codes';
+import { bind } from '../../src/compose/bind';
+import { ENTRY_ERROR_CODES } from '../../src/error-codes';
 import { isServiceError } from '../../src/errors';
 import type { RunningGateway } from '../../src/gateway/gateway';
 import { basicAuth } from '../../src/probe/codec/http-request';
@@ -211,19 +212,20 @@ if (missing.length > 0) {
       t.socket.destroy();
     });
 
-    test('a port in use is a one-line start-up error', async () => {
+    test('a port in use: the listener throws EADDRINUSE, which the start step makes the one-line error of every listener', async () => {
       const holder = createServer();
       await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
       const port = (holder.address() as AddressInfo).port;
       try {
         let err: unknown = null;
         try {
-          start({ port });
+          bind({ setting: 'GATEWAY_PORT', host: '127.0.0.1', port }, () => start({ port }));
         } catch (e) {
           err = e;
         }
-        expect(isServiceError(err, DOMAIN_ERROR_CODES.GATEWAY_PORT_IN_USE)).toBe(true);
-        expect((err as Error).message).toBe(`GATEWAY_PORT ${port} on 127.0.0.1 is in use`);
+        expect(isServiceError(err, ENTRY_ERROR_CODES.PORT_IN_USE)).toBe(true);
+        expect(((err as Error).cause as { code?: unknown }).code).toBe('EADDRINUSE');
+        expect((err as Error).message).toBe(`GATEWAY_PORT=${port} on 127.0.0.1 is in use by another process: stop it or set another GATEWAY_PORT`);
       } finally {
         await new Promise<void>((r) => holder.close(() => r()));
       }

@@ -5,7 +5,7 @@
  * (malformed JSON) -> the validator's 400/413 -> the check itself (402 when
  * the quota is short, 409 when the jobId is running).
  *
- * Once the body is read, the connection's idle timeout (HTTP_IDLE_TIMEOUT_S)
+ * Once the body is read, the connection's idle timeout (http.idleTimeoutS, 30 s)
  * is lifted for this request: a job may take longer than it and still
  * answers. A client that closes the connection cancels its job
  * (request.signal): what was not probed is refunded, history says
@@ -39,12 +39,12 @@ function parseJson(text: string): unknown {
 
 export function checkRoutes(deps: AppDeps) {
   const limits = {
-    maxProxies: deps.config.maxProxies,
-    maxCustomUrls: deps.config.maxCustomUrls,
+    maxProxies: deps.limits.maxProxies,
+    maxCustomUrls: deps.limits.maxCustomUrls,
     acceptedRegions: ACCEPTED_REGIONS,
   };
-  // MAX_LARGE_BODIES bodies over 1 MiB read and parsed at once, for both routes
-  const body = { maxBytes: deps.config.maxBodyBytes, gate: new LargeBodyGate(deps.config.maxLargeBodies) };
+  // limits.maxLargeBodies bodies over 1 MiB read and parsed at once, for both routes
+  const body = { maxBytes: deps.limits.maxBodyBytes, gate: new LargeBodyGate(deps.limits.maxLargeBodies) };
   const begin = async (request: Request, set: { headers: Record<string, unknown> }) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
