@@ -46,6 +46,8 @@ if (!haveChromium()) {
       await page.screenshot({ path: join(SHOTS, `dashboard-${name}.png`), fullPage });
     };
     const proxyRows = () => page.locator('#pool-proxies tbody tr');
+    /** After a filter, sort or page change: the listing asked for last has been drawn. */
+    const drawn = () => page.locator('#pool-proxies tbody[aria-busy="false"]').waitFor({ state: 'attached' });
     const cells = (i: number) => page.$$eval(`#pool-proxies tbody tr td:nth-child(${i})`, (tds) => tds.map((td) => td.textContent ?? ''));
 
     beforeAll(async () => {
@@ -149,6 +151,7 @@ if (!haveChromium()) {
 
       // the flaky ones show below 100 % over 24 h and 7 days; sorting by uptime puts the steady ones first
       await page.selectOption('#pf-sort', 'uptime');
+      await drawn();
       await see(proxyRows()).toHaveCount(50);
       const h24 = (await cells(3)).map((s) => Number.parseFloat(s));
       expect(h24).toEqual([...h24].sort((a, b) => b - a));
@@ -156,6 +159,7 @@ if (!haveChromium()) {
       expect(h24.at(-1)).toBeLessThan(100);
       // the dead ones: failed, with the error and when they went down
       await page.selectOption('#pf-status', 'failed');
+      await drawn();
       await see(proxyRows()).toHaveCount(5);
       await see(proxyRows().first().locator('td.err')).toContainText('timeout');
       expect(new Set(await cells(6))).toEqual(new Set(['12 h ago']));
@@ -164,6 +168,7 @@ if (!haveChromium()) {
       await page.fill('#pf-country', 'de');
       await page.locator('#pf-country').dispatchEvent('change');
       await page.selectOption('#pf-anon', 'elite');
+      await drawn();
       const rows = await proxyRows().count();
       expect(rows).toBeGreaterThan(0);
       expect(new Set(await cells(7))).toEqual(new Set(['Germany']));

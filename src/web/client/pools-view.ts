@@ -70,6 +70,8 @@ export function setupPoolsView(deps: PoolsViewDeps) {
   let cursors: (string | null)[] = [null];
   let nextCursor: string | null = null;
   let regionsLoaded = false;
+  /** The latest listing asked for: an older answer that arrives after it is dropped (filters changed quickly). */
+  let listing = 0;
   const armed = new Map<string, ReturnType<typeof setTimeout>>();
 
   const key = (): string | null => {
@@ -127,8 +129,10 @@ export function setupPoolsView(deps: PoolsViewDeps) {
     const k = key();
     if (k === null || open === null) return;
     const cursor = cursors[cursors.length - 1] ?? null;
+    const mine = ++listing;
     ptbody.setAttribute('aria-busy', 'true');
     const r = await apiGet(`/pools/${open.id}/proxies?${proxiesQuery(filters(), { format: 'json', limit: PAGE, cursor })}`, k);
+    if (mine !== listing) return;
     ptbody.setAttribute('aria-busy', 'false');
     if (!r.ok) {
       failed(r.status, r.body);
