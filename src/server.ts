@@ -74,6 +74,9 @@ import type { ProgressPort } from './jobs/ports';
 import { ClusterProgress, createClusterProgress } from './cluster/progress';
 import { RegionScheduler } from './jobs/scheduler';
 import { CheckService } from './jobs/service';
+import { CheckJobs } from './jobs/check-jobs';
+import { findJobScan } from './accounts/job-scans';
+import { jobControlClient, serveJobControl } from './cluster/job-control';
 import { localExecution } from './jobs/local-execution';
 import { generateNodeId, NodeLease } from './jobs/node-lease';
 import { startOrphanSweep } from './jobs/orphan-sweep';
@@ -387,6 +390,21 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       counters: metrics,
     });
 
+    // Jobs as resources (GET / DELETE /checks/{jobId}); a cluster's node answers for its runs on pc.control.<node>
+    // and asks the others there (src/cluster/job-control.ts)
+    if (natsConn !== null) {
+      const control = serveJobControl(natsConn, nodeId, checks, log);
+      undo.push(() => control.unsubscribe());
+    }
+    const jobs = new CheckJobs({
+      findScan: (accountId, jobId) => findJobScan(db, accountId, jobId),
+      local: checks,
+      remote: natsConn === null ? null : jobControlClient(natsConn, log),
+      nodeId,
+      signLink,
+      retentionMs,
+    });
+
     const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
     const startedAt = Date.now();
     const app = createApp(
@@ -405,6 +423,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
             ),
         },
         checks,
+        jobs,
         results: { secret, store: results },
         progress: hub,
         judgeKey: ownJudgeKey,

@@ -18,6 +18,7 @@ import { serveOptions } from './serve-options';
 import { publicRoutes } from './routes/public';
 import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
+import { checkJobRoutes } from './routes/checks';
 import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
 import { wsRoutes } from './routes/ws';
@@ -27,6 +28,7 @@ import { webRoutes } from '../web/routes';
 export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> = Object.freeze([
   ['/check', ['POST']],
   ['/check-raw', ['POST']],
+  ['/checks/:jobId', ['GET', 'DELETE']],
   ['/me', ['GET']],
   ['/regions', ['GET']],
   ['/health', ['GET']],
@@ -40,7 +42,7 @@ export type ExtraRoutes = (app: Elysia) => Elysia;
 
 export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const { log } = deps;
-  // The authenticated API routes (/check, /check-raw, /me) look keys up through
+  // The authenticated API routes (/check, /check-raw, /checks/{jobId}, /me) look keys up through
   // the per-account token bucket (429 past RATE_LIMIT_PER_S / RATE_LIMIT_BURST).
   const limiter = new RateLimiter({ ratePerS: deps.config.rateLimitPerS, burst: deps.config.rateLimitBurst, now: () => deps.now().getTime() });
   const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
@@ -65,6 +67,7 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
     .use(publicRoutes(deps))
     .use(meRoutes(api))
     .use(checkRoutes(api))
+    .use(checkJobRoutes(api))
     .use(resultRoutes(deps))
     .use(wsRoutes(deps))
     .use(docsRoutes(deps))

@@ -4,7 +4,7 @@
  * opens a probe socket and never runs SQL itself: it goes through these ports.
  */
 import type { Config } from '../config';
-import type { ChecksPort, ProgressPort } from '../jobs/ports';
+import type { CheckJobsPort, ChecksPort, ProgressPort } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { AuthenticatedAccount } from './auth';
 import type { ResultStore } from '../results/store';
@@ -41,6 +41,8 @@ export interface AppDeps {
   database: { ping(): Promise<boolean> };
   accounts: AccountsPort;
   checks: ChecksPort;
+  /** Jobs as resources: GET / DELETE /checks/{jobId} (src/jobs/check-jobs.ts). */
+  jobs: CheckJobsPort;
   /** Signed result downloads. */
   results: ResultsPort;
   /** WebSocket progress fan-out. */

@@ -141,6 +141,55 @@ const checkErrors = {
   },
 };
 
+/** The 202 of an asynchronous check, and what asks for it (docs/API.md "Checks that outlive their connection"). */
+const acceptedExample = {
+  jobId: 'my-job-1',
+  status: 'running',
+  status_url: 'http://127.0.0.1:3000/checks/my-job-1',
+  progress_url: 'ws://127.0.0.1:3000/ws?jobId=my-job-1',
+};
+const asyncAccepted = {
+  description:
+    'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
+  headers: {
+    Location: { description: '/checks/{jobId}', schema: { type: 'string' as const } },
+    'Preference-Applied': { description: '`respond-async` when the Prefer header asked for it', schema: { type: 'string' as const } },
+  },
+  content: { 'application/json': { schema: ref('CheckAccepted'), example: acceptedExample } },
+};
+const asyncParameters = [
+  {
+    name: 'Prefer',
+    in: 'header' as const,
+    required: false,
+    schema: { type: 'string' as const },
+    example: 'respond-async',
+    description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection',
+  },
+  {
+    name: 'async',
+    in: 'query' as const,
+    required: false,
+    schema: { type: 'string' as const, enum: ['true', 'false'] },
+    description: '`true`: the same as `Prefer: respond-async`; `false`: the synchronous answer whatever Prefer says',
+  },
+];
+const checkJobExample = {
+  jobId: 'my-job-1',
+  status: 'completed',
+  created_at: '2026-11-22T10:00:00.000Z',
+  finished_at: '2026-11-22T10:00:02.010Z',
+  progress: { checked: 3, total: 3, working_so_far: 2 },
+  result: checkResponseExample,
+};
+const jobIdParameter = { name: 'jobId', in: 'path' as const, required: true, schema: { type: 'string' as const, pattern: JOB_ID_PATTERN } };
+const jobNotFoundExample = err(
+  { error: 'Not found', message: 'No job my-job-1 for this API key (jobs are kept as long as their result files)' },
+  'No job of this id for this key (another account\'s job too), or one past the result retention',
+  'NotFound',
+);
+const E400JobId = err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'Not a jobId', 'InvalidJobId');
+
 const healthExample = { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' };
 const meExample = {
   user: {
@@ -166,7 +215,7 @@ const meExample = {
   usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
 };
 
-export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw', DocumentDecoration> = {
+export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw' | 'checkJob' | 'cancelCheckJob', DocumentDecoration> = {
   regions: {
     tags: ['Service'],
     summary: 'List regions',
@@ -220,8 +269,9 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Checks'],
     summary: 'Check proxies (JSON body)',
     description:
-      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. Follow progress on the WebSocket `/ws?jobId=<jobId>`.',
+      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
     security,
+    parameters: asyncParameters,
     requestBody: {
       required: true,
       content: {
@@ -240,6 +290,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     },
     responses: {
       '200': json('CheckResponse', checkResponseExample, 'Check response'),
+      '202': asyncAccepted,
       ...checkErrors,
       '405': E405('/check', 'POST'),
       '415': err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType'),
@@ -262,9 +313,53 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
         description: 'An extension: probes per proxy, each on a fresh connection; one check charged per sample',
       },
       { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
+      ...asyncParameters,
     ],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
-    responses: { '200': json('CheckResponse', checkResponseExample, 'Check response'), ...checkErrors, '405': E405('/check-raw', 'POST') },
+    responses: { '200': json('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
+  },
+  checkJob: {
+    tags: ['Checks'],
+    summary: 'A check job: state, progress, and its response once completed',
+    description:
+      'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
+    security,
+    parameters: [jobIdParameter],
+    responses: {
+      '200': json('CheckJob', checkJobExample, 'The job'),
+      '400': E400JobId,
+      '401': E401,
+      '404': jobNotFoundExample,
+      '405': E405('/checks/{jobId}', 'GET, DELETE'),
+      '429': E429,
+      '500': E500,
+    },
+  },
+  cancelCheckJob: {
+    tags: ['Checks'],
+    summary: 'Cancel a running check job',
+    description:
+      'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
+    security,
+    parameters: [jobIdParameter],
+    responses: {
+      '204': { description: 'Cancelled; the checks not performed are refunded' },
+      '400': E400JobId,
+      '401': E401,
+      '404': jobNotFoundExample,
+      '405': E405('/checks/{jobId}', 'GET, DELETE'),
+      '409': err(
+        { error: 'Job not running', message: 'Job my-job-1 has already ended (completed); there is nothing to cancel', jobId: 'my-job-1', status: 'completed' },
+        'The job has already ended',
+        'JobNotRunning',
+      ),
+      '429': E429,
+      '500': E500,
+      '503': {
+        ...err({ error: 'Service unavailable', message: 'The server running this job does not answer; retry in a moment' }, 'The API node running the job does not answer (a cluster); nothing changed', 'ServiceUnavailable'),
+        headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } } },
+      },
+    },
   },
 };
 

@@ -10,6 +10,7 @@
  *                        proxies in flight); nothing was reserved; retry later
  * - shutting_down        the service stops: no new checks; running ones are cancelled
  * - client_disconnected  the client closed the connection: its job is cancelled
+ * - client_cancelled     the client cancelled its job (DELETE /checks/{jobId})
  * - node_lease_lost      this API node's lease lapsed: it takes no new check (nothing reserved)
  * - region_unavailable   a cluster region has no live agent: refused before anything is reserved
  * - job_failed           anything else that failed a job (logged with its cause where it happened)
@@ -18,7 +19,7 @@
  * - dispatch_failed      starting a granted shard threw
  * - illegal_transition   a bug: the actor refused a transition (job-states.ts)
  */
-import { ServiceError } from '../errors';
+import { isServiceError, ServiceError } from '../errors';
 
 export const JOB_ERROR_CODES = Object.freeze({
   INSUFFICIENT_QUOTA: 'insufficient_quota',
@@ -26,6 +27,7 @@ export const JOB_ERROR_CODES = Object.freeze({
   RATE_LIMITED: 'rate_limited',
   SHUTTING_DOWN: 'shutting_down',
   CLIENT_DISCONNECTED: 'client_disconnected',
+  CLIENT_CANCELLED: 'client_cancelled',
   NODE_LEASE_LOST: 'node_lease_lost',
   REGION_UNAVAILABLE: 'region_unavailable',
   SHARD_FAILED: 'shard_failed',
@@ -81,3 +83,9 @@ export class RegionUnavailableError extends ServiceError {
 
 export const shuttingDown = () => new ServiceError(JOB_ERROR_CODES.SHUTTING_DOWN, 'the service is shutting down');
 export const clientDisconnected = () => new ServiceError(JOB_ERROR_CODES.CLIENT_DISCONNECTED, 'the client closed the connection');
+export const clientCancelled = () => new ServiceError(JOB_ERROR_CODES.CLIENT_CANCELLED, 'the client cancelled the job');
+
+/** Stopped by its client (a closed connection, or DELETE /checks/{jobId}): pays for the probes made, the rest is refunded. */
+export function isStoppedByClient(err: unknown): boolean {
+  return isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED) || isServiceError(err, JOB_ERROR_CODES.CLIENT_CANCELLED);
+}

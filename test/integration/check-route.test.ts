@@ -25,6 +25,10 @@ function deps(env: Record<string, string> = {}): AppDeps {
           ran.push(req);
           return { ok: true };
         },
+        submit: async (_owner, req) => {
+          ran.push(req);
+          return { jobId: req.jobId ?? 'job_generated' };
+        },
         assertAccepting: () => {},
       },
     },

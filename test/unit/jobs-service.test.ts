@@ -177,7 +177,7 @@ describe('CheckService counters', () => {
 });
 
 describe('CheckService and jobIds', () => {
-  test('the ledger hears the client\'s jobId (null for a generated one); a jobId running on another node (the reservation refuses it) is JobAlreadyRunningError as it is, not job_failed', async () => {
+  test('the ledger hears the client\'s jobId (the generated one when it gave none); a jobId running on another node (the reservation refuses it) is JobAlreadyRunningError as it is, not job_failed', async () => {
     const { svc, clientJobIds } = service({ maxJobs: 10, maxProxiesInFlight: 1000 });
     const err = await refusal(svc.run({ id: 'elsewhere' }, request(3, 'job-x')));
     expect(err).toBeInstanceOf(JobAlreadyRunningError);
@@ -186,7 +186,7 @@ describe('CheckService and jobIds', () => {
     expect(svc.accountLoad('elsewhere')).toEqual({ jobs: 0, proxies: 0 });
     expect(svc.isRunning('job-x')).toBe(false);
     await refusal(svc.run({ id: 'elsewhere' }, request(3)));
-    expect(clientJobIds).toEqual(['job-x', null]);
+    expect(clientJobIds).toEqual(['job-x', expect.stringMatching(/^job_[A-Za-z0-9_-]{16}$/)]);
   });
 
   test('the same jobId twice in one process: the fast path refuses it before the ledger', async () => {

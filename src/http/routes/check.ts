@@ -10,6 +10,12 @@
  * answers. A client that closes the connection cancels its job
  * (request.signal): what was not probed is refunded, history says
  * cancelled / client_disconnected.
+ *
+ * Asynchronous (`Prefer: respond-async` or `?async=true`, async-check.ts;
+ * a bad `async` value is a 400 before the body is read): every answer up to
+ * the reservation is the same (400, 401, 402, 409, 413, 429, 503), then 202
+ * with the job's URLs; the job runs on with no connection attached (GET
+ * /checks/{jobId}, routes/checks.ts).
  */
 import { Elysia } from 'elysia';
 import { invalidRequest, unsupportedMediaType } from '../api-errors';
@@ -20,6 +26,7 @@ import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { markAccount } from '../request-log';
+import { acceptedResponse, asyncAsk } from '../async-check';
 import { docs } from '../openapi';
 
 function isJson(contentType: string | null): boolean {
@@ -55,8 +62,10 @@ export function checkRoutes(deps: AppDeps) {
       '/check',
       async ({ request, server }) => {
         const account = await begin(request);
+        const ask = asyncAsk(request.headers, new URL(request.url).searchParams);
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
+        if (ask !== null) return acceptedResponse(deps.config.baseUrl, (await deps.checks.submit(account, req)).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
@@ -68,7 +77,9 @@ export function checkRoutes(deps: AppDeps) {
         const account = await begin(request);
         // every value of every parameter: a repeated one is a 400, not its last value
         const query = new URL(request.url).searchParams;
+        const ask = asyncAsk(request.headers, query);
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
+        if (ask !== null) return acceptedResponse(deps.config.baseUrl, (await deps.checks.submit(account, req)).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
