@@ -20,6 +20,7 @@
 import { Elysia } from 'elysia';
 import { invalidRequest, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
+import { withBoundPort } from '../../config';
 import { authenticate } from '../auth';
 import { LargeBodyGate, withBodyText } from '../body';
 import { validateCheckJson, validateCheckRaw } from '../check-request';
@@ -57,6 +58,9 @@ export function checkRoutes(deps: AppDeps) {
     deps.checks.assertAccepting(); // shutting_down -> 503, before the body is read
     return account;
   };
+  // BASE_URL as clients reach it (PORT=0: the bound port, as the server's own links have it)
+  const publicBase = (server: { port?: number | undefined } | null) =>
+    server?.port !== undefined ? withBoundPort(deps.config, server.port).baseUrl : deps.config.baseUrl;
   return new Elysia({ name: 'check-routes' })
     .post(
       '/check',
@@ -65,7 +69,7 @@ export function checkRoutes(deps: AppDeps) {
         const ask = asyncAsk(request.headers, new URL(request.url).searchParams);
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
-        if (ask !== null) return acceptedResponse(deps.config.baseUrl, (await deps.checks.submit(account, req)).jobId, ask);
+        if (ask !== null) return acceptedResponse(publicBase(server), (await deps.checks.submit(account, req)).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
@@ -79,7 +83,7 @@ export function checkRoutes(deps: AppDeps) {
         const query = new URL(request.url).searchParams;
         const ask = asyncAsk(request.headers, query);
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
-        if (ask !== null) return acceptedResponse(deps.config.baseUrl, (await deps.checks.submit(account, req)).jobId, ask);
+        if (ask !== null) return acceptedResponse(publicBase(server), (await deps.checks.submit(account, req)).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
