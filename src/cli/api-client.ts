@@ -39,6 +39,25 @@ export interface CheckResponseBody {
   result_urls?: { json: string; csv: string; txt: string } | null;
 }
 
+/** The 202 of an asynchronous check. */
+export interface AcceptedBody {
+  jobId: string;
+  status: 'running';
+  status_url: string;
+  progress_url: string;
+}
+
+/** GET /checks/{jobId}. */
+export interface JobBody {
+  jobId: string;
+  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  created_at: string;
+  finished_at?: string;
+  progress: { checked: number; total: number; working_so_far: number };
+  error?: string;
+  result?: CheckResponseBody;
+}
+
 export interface SubscriptionDetail {
   UnlimitedPro: boolean;
   unlimited_expired_at?: string;
@@ -186,8 +205,12 @@ export class ApiClient {
     return this.#key;
   }
 
-  async #request<T>(method: 'GET' | 'POST', path: string, init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean }): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async #request<T>(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean; headers?: Record<string, string> },
+  ): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (init.auth) headers['x-api-key'] = this.#requireKey();
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     const what = `${method} ${path.split('?')[0]}`;
@@ -240,6 +263,21 @@ export class ApiClient {
     return this.#request('POST', '/check', { auth: true, body, noDeadline: true, ...(signal ? { signal } : {}) });
   }
 
+  /** POST /check with `Prefer: respond-async`: the 202 once the checks are reserved (the job then outlives this connection). */
+  submitCheck(body: Record<string, unknown>, signal?: AbortSignal): Promise<AcceptedBody> {
+    return this.#request('POST', '/check', { auth: true, body, headers: { prefer: 'respond-async' }, ...(signal ? { signal } : {}) });
+  }
+
+  /** GET /checks/{jobId}: the job's state, progress, and its response once completed. */
+  job(jobId: string, signal?: AbortSignal): Promise<JobBody> {
+    return this.#request('GET', `/checks/${encodeURIComponent(jobId)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  /** DELETE /checks/{jobId}: resolves once the job is cancelled and refunded (204). */
+  async cancelJob(jobId: string, signal?: AbortSignal): Promise<void> {
+    await this.#request('DELETE', `/checks/${encodeURIComponent(jobId)}`, { auth: true, noDeadline: true, ...(signal ? { signal } : {}) });
+  }
+
   /** GET of a signed result link (no key). Returns the streaming response. */
   async download(link: string, signal?: AbortSignal): Promise<Response> {
     let res: Response;
@@ -257,8 +295,9 @@ export class ApiClient {
    * Subscribes to /ws?jobId= (with the key, so the final message carries the
    * link). Resolves once the socket is open, or with null when it cannot open
    * within `openTimeoutMs` (the check then runs without live progress).
+   * `onClose` hears once when an open socket closes by itself (not by close()).
    */
-  progress(jobId: string, onMessage: (m: ProgressMessage) => void, openTimeoutMs = 5000): Promise<ProgressChannel | null> {
+  progress(jobId: string, onMessage: (m: ProgressMessage) => void, openTimeoutMs = 5000, onClose?: () => void): Promise<ProgressChannel | null> {
     const wsUrl = `${this.url.replace(/^http/, 'ws')}/ws?jobId=${encodeURIComponent(jobId)}`;
     return new Promise((resolve) => {
       let settled = false;
@@ -283,7 +322,9 @@ export class ApiClient {
         settle(null);
         return;
       }
-      ws.onopen = () =>
+      let opened = false;
+      ws.onopen = () => {
+        opened = true;
         settle({
           close: () => {
             ws.onmessage = null;
@@ -292,8 +333,12 @@ export class ApiClient {
             if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
           },
         });
+      };
       ws.onerror = () => settle(null);
-      ws.onclose = () => settle(null);
+      ws.onclose = () => {
+        if (opened) onClose?.();
+        settle(null);
+      };
       ws.onmessage = (e) => {
         let m: unknown;
         try {

@@ -6,7 +6,9 @@
  * --url, --json, --no-color, --help, --version. `check` options: --type
  * (http, socks4, socks5 or auto), --region, --timeout, --samples (1..10),
  * --custom-url (repeatable), --case-sensitive, --out, --format,
- * --only-working, --job-id. `me`: --links.
+ * --only-working, --job-id, --async. `me`: --links. `status <jobId>`,
+ * `wait <jobId>` (with --out, --format, --only-working) and `cancel <jobId>`
+ * name a check job (docs/API.md "Checks that outlive their connection").
  *
  * `--custom-url URL[,codes][,text]`: codes are HTTP statuses joined by `|`
  * or `+` (e.g. `200|204`); everything after the codes' comma is the required
@@ -27,8 +29,11 @@ export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5', 'auto'] as
 export type CliProxyType = (typeof PROXY_TYPES)[number];
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-export const COMMANDS = Object.freeze(['check', 'me', 'regions', 'health', 'login', 'help'] as const);
+export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'me', 'regions', 'health', 'login', 'help'] as const);
 export type CommandName = (typeof COMMANDS)[number];
+
+/** Checks above which `check` submits asynchronously (check-command.ts ASYNC_THRESHOLD; here for the help text). */
+const ASYNC_THRESHOLD_TEXT = '10,000';
 
 export const TIMEOUT_MIN = 1000;
 export const TIMEOUT_MAX = 20000;
@@ -68,10 +73,24 @@ export interface CheckCommand {
   format: OutputFormat;
   onlyWorking: boolean;
   jobId?: string;
+  /** Submit (Prefer: respond-async), print the job id and return. */
+  async: boolean;
+}
+
+/** `wait <jobId>`: follow a job to its end, then print (and save) its result as `check` does. */
+export interface WaitCommand {
+  name: 'wait';
+  jobId: string;
+  out?: string;
+  format: OutputFormat;
+  onlyWorking: boolean;
 }
 
 export type Command =
   | CheckCommand
+  | WaitCommand
+  | { name: 'status'; jobId: string }
+  | { name: 'cancel'; jobId: string }
   | { name: 'me'; links: boolean }
   | { name: 'regions' }
   | { name: 'health' }
@@ -88,6 +107,9 @@ export const USAGE = `usage: proxycheck [--key KEY] [--url URL] [--json] [--no-c
 
 commands:
   check <file|->   check a proxy list (host:port, user:pass@host:port or host:port:user:pass, one per line)
+  status <jobId>   a check job's state and progress (its summary once completed)
+  wait <jobId>     follow a check job (live bar) and print its result as check does
+  cancel <jobId>   stop a running check job; the checks not performed are refunded
   me               balance, plan, 30-day usage chart, recent checks
   regions          the regions a check can run from
   health           service status
@@ -114,7 +136,24 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   --format json|csv|txt            format of --out (default: from its extension, else json);
                                    txt = working proxies, one per line, as submitted
   --only-working                   keep only working proxies in --out
-  --job-id ID                      progress channel id (default: random)`,
+  --job-id ID                      progress channel id (default: random)
+  --async                          submit and return at once: prints the job id (see \`proxycheck wait\`)
+
+  a list of more than ${ASYNC_THRESHOLD_TEXT} checks (entries x --samples) is submitted asynchronously
+  and followed: the job runs on the server even if this connection drops (behind a proxy
+  that cuts long requests), and after Ctrl-C (\`proxycheck wait <jobId>\` follows it again)`,
+  status: `usage: proxycheck status <jobId>
+
+  the job's state (running, completed, failed, cancelled), checked / total, working;
+  a completed job's summary and result links`,
+  wait: `usage: proxycheck wait <jobId> [--out FILE|-] [--format json|csv|txt] [--only-working]
+
+  follows the job with a live bar (the WebSocket; polling when it drops) until it ends,
+  then prints the summary and the links, and saves the result with --out, as check does.
+  exit 0 when it completed, 6 when it failed or was cancelled`,
+  cancel: `usage: proxycheck cancel <jobId>
+
+  cancels the running job; the checks not performed are refunded (exit 5 when it has already ended)`,
   me: `usage: proxycheck me [--links]
 
   --links   print the signed download link of each recent check`,
@@ -201,10 +240,14 @@ const OPTIONS = {
   format: { type: 'string' },
   'only-working': { type: 'boolean' },
   'job-id': { type: 'string' },
+  async: { type: 'boolean' },
   links: { type: 'boolean' },
 } as const;
 
-const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'job-id'] as const;
+const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'job-id', 'async'] as const;
+/** The options of CHECK_ONLY that `wait` takes too (where the result goes). */
+const RESULT_OPTIONS: readonly string[] = ['out', 'format', 'only-working'];
+
 
 export function parseCommandLine(argv: readonly string[]): Invocation {
   let parsed;
@@ -232,7 +275,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (v.help) return { global, command: { name: 'help', topic: cmd } };
 
   if (cmd !== 'check') {
-    const stray = CHECK_ONLY.find((o) => v[o] !== undefined);
+    const stray = CHECK_ONLY.find((o) => v[o] !== undefined && !(cmd === 'wait' && RESULT_OPTIONS.includes(o)));
     if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "${cmd}"`);
   }
   if (cmd !== 'me' && v.links !== undefined) throw usageError(`--links is an option of "me", not of "${cmd}"`);
@@ -241,6 +284,19 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     const topic = rest[0];
     if (topic !== undefined && !(COMMANDS as readonly string[]).includes(topic)) throw usageError(`no help for "${topic}"`);
     return { global, command: topic === undefined ? { name: 'help' } : { name: 'help', topic: topic as CommandName } };
+  }
+  if (cmd === 'status' || cmd === 'wait' || cmd === 'cancel') {
+    if (rest.length !== 1) throw usageError(`${cmd} needs one job id (got ${rest.length})`);
+    const jobId = rest[0]!;
+    if (!isJobId(jobId)) throw usageError(`the job id must be ${JOB_ID_RULE}; got "${jobId}"`);
+    if (cmd !== 'wait') return { global, command: { name: cmd, jobId } };
+    const wait: WaitCommand = { name: 'wait', jobId, format: outputFormat(v.format, v.out), onlyWorking: v['only-working'] ?? false };
+    if (v.out !== undefined) {
+      if (v.out === '') throw usageError('--out is empty');
+      wait.out = v.out;
+    }
+    if (global.json && wait.out === '-') throw usageError('--json prints the check response on standard output; use --out FILE, not --out -');
+    return { global, command: wait };
   }
   if (cmd !== 'check') {
     if (rest.length > 0) throw usageError(`"${cmd}" takes no arguments (got "${rest[0]}")`);
@@ -256,6 +312,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     customUrls: (v['custom-url'] ?? []).map((s) => parseCustomUrl(s, v['case-sensitive'] ?? false)),
     format: outputFormat(v.format, v.out),
     onlyWorking: v['only-working'] ?? false,
+    async: v.async ?? false,
   };
   if (v.type !== undefined) {
     if (!(PROXY_TYPES as readonly string[]).includes(v.type)) throw usageError(`--type must be one of ${PROXY_TYPES.join(', ')}; got "${v.type}"`);
@@ -276,6 +333,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     command.jobId = v['job-id'];
   }
   if (global.json && command.out === '-') throw usageError('--json prints the check response on standard output; use --out FILE, not --out -');
+  if (command.async && command.out !== undefined) throw usageError('--async returns before the result exists; save it with `proxycheck wait <jobId> --out FILE`');
   if (v['case-sensitive'] && command.customUrls.length === 0) throw usageError('--case-sensitive applies to --custom-url text; no --custom-url given');
   return { global, command };
 }

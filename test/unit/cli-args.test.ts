@@ -34,6 +34,7 @@ describe('parseCommandLine', () => {
       format: 'csv',
       onlyWorking: true,
       jobId: 'my_job-1',
+      async: false,
     });
   });
 
@@ -56,7 +57,7 @@ describe('parseCommandLine', () => {
   });
 
   test('check from stdin with defaults', () => {
-    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', source: '-', customUrls: [], format: 'json', onlyWorking: false });
+    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', source: '-', customUrls: [], format: 'json', onlyWorking: false, async: false });
   });
 
   test('other commands, help and version', () => {

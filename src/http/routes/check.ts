@@ -26,7 +26,7 @@ import { LargeBodyGate, withBodyText } from '../body';
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount } from '../request-log';
+import { markAccount, markStatus } from '../request-log';
 import { acceptedResponse, asyncAsk } from '../async-check';
 import { docs } from '../openapi';
 
@@ -61,6 +61,10 @@ export function checkRoutes(deps: AppDeps) {
   // BASE_URL as clients reach it (PORT=0: the bound port, as the server's own links have it)
   const publicBase = (server: { port?: number | undefined } | null) =>
     server?.port !== undefined ? withBoundPort(deps.config, server.port).baseUrl : deps.config.baseUrl;
+  const accepted = (request: Request, server: { port?: number | undefined } | null, jobId: string, ask: 'prefer' | 'query') => {
+    markStatus(request, 202); // the access log's status (a Response's own is not seen there)
+    return acceptedResponse(publicBase(server), jobId, ask);
+  };
   return new Elysia({ name: 'check-routes' })
     .post(
       '/check',
@@ -69,7 +73,7 @@ export function checkRoutes(deps: AppDeps) {
         const ask = asyncAsk(request.headers, new URL(request.url).searchParams);
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
-        if (ask !== null) return acceptedResponse(publicBase(server), (await deps.checks.submit(account, req)).jobId, ask);
+        if (ask !== null) return accepted(request, server, (await deps.checks.submit(account, req)).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },
@@ -83,7 +87,7 @@ export function checkRoutes(deps: AppDeps) {
         const query = new URL(request.url).searchParams;
         const ask = asyncAsk(request.headers, query);
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
-        if (ask !== null) return acceptedResponse(publicBase(server), (await deps.checks.submit(account, req)).jobId, ask);
+        if (ask !== null) return accepted(request, server, (await deps.checks.submit(account, req)).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal));
       },

@@ -15,7 +15,7 @@ import { authenticate } from '../auth';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { docs } from '../openapi';
-import { markAccount } from '../request-log';
+import { markAccount, markStatus } from '../request-log';
 
 export function checkJobRoutes(deps: AppDeps) {
   const begin = async (request: Request, jobId: string) => {
@@ -40,7 +40,10 @@ export function checkJobRoutes(deps: AppDeps) {
       async ({ request, params }) => {
         const account = await begin(request, params.jobId);
         const out = await deps.jobs.cancel(account.id, params.jobId, deps.now());
-        if (out.ok) return new Response(null, { status: 204 });
+        if (out.ok) {
+          markStatus(request, 204); // the access log's status (a Response's own is not seen there)
+          return new Response(null, { status: 204 });
+        }
         if (out.reason === 'not_found') throw jobNotFound(params.jobId);
         if (out.reason === 'ended') throw jobNotRunning(params.jobId, out.status);
         throw jobNodeUnreachable();
