@@ -3,7 +3,8 @@
  * sign-in with an API key (checked with GET /me, then kept in sessionStorage
  * or, when remembered, localStorage; in memory when storage is off), a hash
  * router over the views (#/check, #/results, #/account; sign-in whenever no
- * key is known) that moves focus to each view's heading, and sign-out.
+ * key is known) that moves focus to each view's heading, and sign-out. A
+ * check still running when the page was reloaded is followed again.
  */
 import { apiGet, clearKey, loadKey, saveKey } from './api';
 import { doc, win, type ButtonEl, type Elem, type InputEl } from './browser';
@@ -11,6 +12,7 @@ import { setupAccountView } from './account-view';
 import { setupCheckView } from './check-view';
 import { byId, setText, show } from './dom';
 import { errorText } from './format';
+import { keptJob } from './job-follow';
 import { setupResultsView } from './results-view';
 
 const ROUTES = Object.freeze({ check: 'New check', results: 'Results', account: 'Account' } as const);
@@ -139,6 +141,11 @@ function boot(): void {
   byId('signout').addEventListener('click', () => signOut('You are signed out.'));
   win().addEventListener('hashchange', () => route(true));
   route(false);
+  // a check this tab started is still running (the page was reloaded): follow it again
+  if (key() !== null && keptJob() !== null) {
+    if (location.hash !== '#/check') location.hash = '#/check';
+    void check.resume();
+  }
 }
 
 if (doc().readyState === 'loading') doc().addEventListener('DOMContentLoaded', boot);
