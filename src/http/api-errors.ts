@@ -106,6 +106,13 @@ export const jobAlreadyRunning = (jobId: string) =>
     jobId,
   });
 
+/** A synchronous check whose job its client cancelled meanwhile (DELETE /checks/{jobId}): no result. */
+export const jobCancelled = () =>
+  new ApiError(409, {
+    error: 'Job cancelled',
+    message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded',
+  });
+
 /** DELETE /checks/{jobId} of a job that has ended: nothing to cancel. */
 export const jobNotRunning = (jobId: string, status: string) =>
   new ApiError(409, {

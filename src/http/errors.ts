@@ -7,7 +7,7 @@
  * 422). Everything else -> the seed's fixed 500 body, with the detail only in
  * the log: no message, path or SQL of an internal error reaches a user.
  */
-import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, notFound, regionUnavailable, serviceUnavailable, tooManyRequests } from './api-errors';
+import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, jobCancelled, notFound, regionUnavailable, serviceUnavailable, tooManyRequests } from './api-errors';
 import { isServiceError } from '../errors';
 import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit } from '../jobs/job-errors';
 import type { Logger } from '../log';
@@ -31,6 +31,8 @@ export function domainToApiError(err: unknown): ApiError | null {
   if (isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)) return serviceUnavailable('This server cannot take checks right now; retry in a moment');
   // nobody reads it (the client is gone); 499 is what the request log shows
   if (isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED)) return new ApiError(499, { error: 'Client closed request', message: 'The client closed the connection; the job was cancelled' });
+  // a synchronous check cancelled by DELETE /checks/{jobId} from elsewhere
+  if (isServiceError(err, JOB_ERROR_CODES.CLIENT_CANCELLED)) return jobCancelled();
   // already logged with its job's context where it happened (src/jobs/service.ts)
   if (isServiceError(err, JOB_ERROR_CODES.JOB_FAILED)) return internalError(err);
   return null;

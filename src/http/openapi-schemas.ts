@@ -46,6 +46,7 @@ export const schemas = {
   MethodNotAllowed: { type: 'object', required: ['message'], additionalProperties: false, properties: { message: { type: 'string' } } },
   JobAlreadyRunning: errorBody({ const: 'Job already running' }, { jobId: { type: 'string' } }, ['jobId']),
   LinkExpired: errorBody({ const: 'Link expired' }),
+  JobCancelled: errorBody({ const: 'Job cancelled' }),
   JobNotRunning: errorBody(
     { const: 'Job not running' },
     { jobId: { type: 'string' }, status: { enum: ['completed', 'failed', 'cancelled'] } },

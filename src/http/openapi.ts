@@ -106,11 +106,18 @@ const checkErrors = {
     'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)',
     'InsufficientChecks',
   ),
-  '409': err(
-    { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' },
-    'jobId in use',
-    'JobAlreadyRunning',
-  ),
+  '409': {
+    description: 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)',
+    content: {
+      'application/json': {
+        schema: { oneOf: [ref('JobAlreadyRunning'), ref('JobCancelled')] },
+        examples: {
+          running: { value: { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' } },
+          cancelled: { value: { error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' } },
+        },
+      },
+    },
+  },
   '413': {
     description: 'Over a limit (proxies, body size, custom URLs)',
     content: {

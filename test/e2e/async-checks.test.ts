@@ -12,7 +12,8 @@
  *   with `Prefer: respond-async`; async jobs count against the running-checks
  *   limit.
  * - Another account's job is 404 (GET and DELETE); DELETE refunds exactly
- *   the checks not performed; DELETE of an ended job is 409.
+ *   the checks not performed; DELETE of an ended job is 409; DELETE of a
+ *   synchronous check answers its waiting request 409 Job cancelled.
  * - /check-raw with ?async=true and a generated jobId; GET of a synchronous
  *   check answers the body it answered.
  * Every response of the service itself is checked against its OpenAPI
@@ -198,6 +199,19 @@ describe('GET and DELETE /checks/{jobId}', () => {
     const late = await call(`${t.url}/checks/done-job`, { method: 'DELETE', headers: key() });
     expect(late.status).toBe(409);
     expect(late.body.status).toBe('completed');
+  }, 30_000);
+
+  test('DELETE of a synchronous check: its waiting request answers 409 Job cancelled, the checks not performed are refunded', async () => {
+    const jobId = 'sync-deleted';
+    const before = await balance();
+    const waiting = call(`${t.url}/check`, { method: 'POST', headers: key(), json: { proxies: [...working(2, 'sd'), ...holes(6, 52)], timeout: 15_000, jobId } });
+    await until('the working proxies to be checked', async () => (await job(jobId)).body.progress?.checked === 2, 10_000);
+    expect((await call(`${t.url}/checks/${jobId}`, { method: 'DELETE', headers: key() })).status).toBe(204);
+    const r = await waiting;
+    expect(r.status).toBe(409);
+    expect(r.body).toEqual({ error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' });
+    expect(before - (await balance())).toBe(2);
+    expect(t.logs.some((l) => l.msg === 'unhandled error' || l.msg === 'check job failed')).toBe(false);
   }, 30_000);
 
   test('/check-raw?async=true with a generated jobId; a reused jobId names its most recent run', async () => {

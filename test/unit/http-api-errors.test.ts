@@ -19,6 +19,7 @@ import {
   invalidTimeout,
   invalidType,
   jobAlreadyRunning,
+  jobCancelled,
   jobNodeUnreachable,
   jobNotFound,
   jobNotRunning,
@@ -101,6 +102,7 @@ describe('ApiError', () => {
       regionUnavailable: () => regionUnavailable('de1'),
       tooManyLargeBodies: () => tooManyLargeBodies(1),
       jobNotRunning: () => jobNotRunning('job', 'completed'),
+      jobCancelled: () => jobCancelled(),
       jobNotFound: () => jobNotFound('job'),
       jobNodeUnreachable: () => jobNodeUnreachable(),
     };

@@ -7,7 +7,7 @@ import { describe, expect, test } from 'bun:test';
 import { ServiceError } from '../../src/errors';
 import { ApiError } from '../../src/http/api-errors';
 import { domainToApiError, toApiError } from '../../src/http/errors';
-import { InsufficientQuotaError, JobAlreadyRunningError, RateLimitedError, shuttingDown } from '../../src/jobs/job-errors';
+import { clientCancelled, InsufficientQuotaError, JobAlreadyRunningError, RateLimitedError, shuttingDown } from '../../src/jobs/job-errors';
 import { memoryLogger } from '../../src/log';
 
 const ctx = { method: 'POST', path: '/check' };
@@ -34,6 +34,12 @@ describe('domain errors -> responses', () => {
     expect(proxies.status).toBe(429);
     expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account; retry in 5 s' });
     expect(proxies.headers).toEqual({ 'Retry-After': '5' });
+  });
+
+  test('client_cancelled (DELETE /checks/{jobId} of a synchronous check) -> 409 Job cancelled', () => {
+    const e = domainToApiError(clientCancelled())!;
+    expect(e.status).toBe(409);
+    expect(e.body).toEqual({ error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' });
   });
 
   test('shutting_down -> 503 Service unavailable', () => {
