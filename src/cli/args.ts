@@ -118,7 +118,8 @@ commands:
 
 the key and base URL come from --key/--url, else PROXYCHECK_API_KEY/PROXYCHECK_URL,
 else the config file written by \`proxycheck login\`; the URL defaults to http://127.0.0.1:3000.
-exit codes: 0 ok, 2 usage, 3 auth (401), 4 not enough checks (402), 5 other 4xx, 6 network or 5xx, 130 Ctrl-C.`;
+exit codes: 0 ok, 2 usage, 3 auth (401), 4 not enough checks (402), 5 other 4xx, 6 network, 5xx or a job
+that failed or was cancelled, 130 Ctrl-C.`;
 
 export const COMMAND_USAGE: Record<CommandName, string> = {
   check: `usage: proxycheck check <file|-> [options]
