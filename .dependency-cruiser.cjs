@@ -19,7 +19,7 @@
  *
  * Run: `npm run lint:deps` (part of `npm test`).
  *
- * TypeScript is parsed with swc (@swc/core): dependency-cruiser 18 cannot use
+ * TypeScript is parsed with swc (@swc/core): dependency-cruiser (17) cannot use
  * typescript@7 (the compiler this repo type-checks with). swc's extractor
  * always keeps type-only imports (`import type`, `import { type X }`), marked
  * "type-only", so they count like any other import: they couple layers just

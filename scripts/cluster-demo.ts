@@ -1,6 +1,6 @@
 /**
  * `npm run cluster:demo`: a whole cluster on this machine, to look at and to
- * point the dashboard and the CLI at (README "Running a cluster").
+ * point the dashboard and the CLI at (docs/OPERATIONS.md "Running a cluster").
  *
  * Starts, in this order (each undone in reverse on Ctrl-C / SIGTERM):
  *   1. nats-server -js on 127.0.0.1, a free port, a temporary store
@@ -240,7 +240,7 @@ async function main(): Promise<void> {
   undo.push({ what: 'demo proxy stopped', run: () => proxy.close() });
   const proxyAddr = `127.0.0.1:${proxy.port}`;
 
-  // npm start's runtime settings (README "Runtime settings"): each process runs as `npm start` would run it
+  // npm start's runtime settings (docs/OPERATIONS.md "Runtime settings"): each process runs as `npm start` would run it
   const common = { ...npmStartEnv(`${ROOT}/`), NATS_URL: nats.url, HOST: '127.0.0.1', LOG_LEVEL: 'info' };
   const api: { url: string; proc: Proc }[] = [];
   for (let i = 1; i <= 2; i++) {

@@ -1,7 +1,7 @@
 /**
  * The environment `npm start` gives the service: the leading VAR=value words
- * of package.json's "start" script (the runtime settings README "Runtime
- * settings" documents). The benchmarks and the cluster demo start the
+ * of package.json's "start" script (the runtime settings docs/OPERATIONS.md
+ * "Runtime settings" documents). The benchmarks and the cluster demo start the
  * service with it, so they run what users run.
  */
 import { readFileSync } from 'node:fs';

@@ -1,9 +1,9 @@
 /**
  * Accounts and API keys: create, issue/revoke keys, authenticate a key,
- * top up, set/clear the UnlimitedPro plan, show. Every balance change writes
+ * top up, set/clear the UnlimitedPro plan, show, list. Every balance change writes
  * a ledger row in the same transaction. E-mails are stored lower-cased.
  */
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, apiKeys, type AccountRow } from '../../db/schema';
 import { AccountError, AccountErrorCode } from './errors';
@@ -251,5 +251,55 @@ export async function showAccount(db: Db, accountId: string, now: Date = new Dat
       last_used_at: iso(k.lastUsedAt),
       revoked_at: iso(k.revokedAt),
     })),
+  };
+}
+
+/** One account in the admin `list-accounts` answer (no key material). */
+export interface AccountListItem {
+  id: string;
+  email: string;
+  checks: number;
+  checks_used: number;
+  subscription_detail: SubscriptionDetail;
+  created_at: string;
+  /** keys not revoked */
+  active_keys: number;
+  /** the latest use of any of its keys (to LAST_USED_RESOLUTION_MS) */
+  last_used_at: string | null;
+}
+
+/** What the admin `list-accounts` command prints: the oldest accounts first, at most `limit`, and how many there are. */
+export async function listAccounts(db: Db, limit: number, now: Date = new Date()): Promise<{ total: number; accounts: AccountListItem[] }> {
+  const [{ total } = { total: 0 }] = await db.select({ total: count() }).from(accounts);
+  const rows = await db.select().from(accounts).orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(limit);
+  const keys =
+    rows.length === 0
+      ? []
+      : await db
+          .select({ accountId: apiKeys.accountId, revokedAt: apiKeys.revokedAt, lastUsedAt: apiKeys.lastUsedAt })
+          .from(apiKeys)
+          .where(inArray(apiKeys.accountId, rows.map((r) => r.id)));
+  const byAccount = new Map<string, { active: number; lastUsed: number | null }>();
+  for (const k of keys) {
+    const a = byAccount.get(k.accountId) ?? { active: 0, lastUsed: null };
+    if (k.revokedAt === null) a.active++;
+    if (k.lastUsedAt !== null && (a.lastUsed === null || k.lastUsedAt.getTime() > a.lastUsed)) a.lastUsed = k.lastUsedAt.getTime();
+    byAccount.set(k.accountId, a);
+  }
+  return {
+    total,
+    accounts: rows.map((r) => {
+      const k = byAccount.get(r.id);
+      return {
+        id: r.id,
+        email: r.email,
+        checks: r.rootBalance + r.tempBalance,
+        checks_used: r.checksUsed,
+        subscription_detail: subscriptionDetail(r, now),
+        created_at: r.createdAt.toISOString(),
+        active_keys: k?.active ?? 0,
+        last_used_at: k?.lastUsed == null ? null : new Date(k.lastUsed).toISOString(),
+      };
+    }),
   };
 }

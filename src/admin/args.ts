@@ -7,7 +7,7 @@
  */
 import { ServiceError } from '../errors';
 
-export const ADMIN_COMMANDS = ['create-account', 'issue-key', 'revoke-key', 'top-up', 'set-plan', 'clear-plan', 'show'] as const;
+export const ADMIN_COMMANDS = ['create-account', 'issue-key', 'revoke-key', 'top-up', 'set-plan', 'clear-plan', 'show', 'list-accounts'] as const;
 export type AdminCommand = (typeof ADMIN_COMMANDS)[number];
 
 export type AdminRequest =
@@ -17,7 +17,11 @@ export type AdminRequest =
   | { command: 'top-up'; email: string; checks: number; temp?: boolean }
   | { command: 'set-plan'; email: string; unlimitedUntil: string }
   | { command: 'clear-plan'; email: string }
-  | { command: 'show'; email: string };
+  | { command: 'show'; email: string }
+  | { command: 'list-accounts'; limit?: number };
+
+/** list-accounts prints at most this many accounts unless --limit says otherwise. */
+export const LIST_ACCOUNTS_DEFAULT_LIMIT = 1000;
 
 /** Bad admin arguments (the admin command and the admin HTTP API branch on it: exit 2 / 400). */
 export class UsageError extends ServiceError {
@@ -49,6 +53,7 @@ const SPECS: Record<AdminCommand, readonly OptionSpec[]> = {
   'set-plan': [opt('email', 'email', 'email', true), opt('unlimited-until', 'unlimitedUntil', 'iso', true)],
   'clear-plan': [opt('email', 'email', 'email', true)],
   show: [opt('email', 'email', 'email', true)],
+  'list-accounts': [opt('limit', 'limit', 'count1')],
 };
 
 export const USAGE = [
@@ -60,6 +65,7 @@ export const USAGE = [
   '  set-plan --email E --unlimited-until ISO',
   '  clear-plan --email E',
   '  show --email E',
+  `  list-accounts [--limit N]          (the oldest first; default ${LIST_ACCOUNTS_DEFAULT_LIMIT})`,
   'where: ADMIN_URL (with ADMIN_TOKEN: a running server\'s admin listener), else DATABASE_URL, else DATA_DIR (through its running server, or opened directly)',
 ].join('\n');
 

@@ -9,6 +9,7 @@ import {
   clearPlan,
   createAccount,
   issueKey,
+  listAccounts,
   requireAccountByEmail,
   revokeKey,
   setPlan,
@@ -16,7 +17,7 @@ import {
   topUp,
 } from '../accounts/accounts';
 import { subscriptionDetail } from '../accounts/plan';
-import type { AdminRequest } from './args';
+import { LIST_ACCOUNTS_DEFAULT_LIMIT, type AdminRequest } from './args';
 
 export type AdminResult = Record<string, unknown>;
 
@@ -77,5 +78,7 @@ export async function runAdminCommand(db: Db, req: AdminRequest, now: Date = new
       const account = await requireAccountByEmail(db, req.email);
       return { ...(await showAccount(db, account.id, now)) };
     }
+    case 'list-accounts':
+      return { ...(await listAccounts(db, req.limit ?? LIST_ACCOUNTS_DEFAULT_LIMIT, now)) };
   }
 }

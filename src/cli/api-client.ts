@@ -1,7 +1,7 @@
 /**
  * The CLI's client of the HTTP API (fetch) and of the WebSocket progress
  * channel. Never the database. Every failure becomes a CliError with the
- * exit code of README "Command-line client":
+ * exit code of docs/CLI.md:
  *   401 -> 3, 402 -> 4 (with how many checks are missing), other 4xx -> 5,
  *   5xx and network failures -> 6.
  * `httpError` (status + body -> CliError) is pure.
@@ -19,6 +19,8 @@ export interface CheckSummaryBody {
   protocols?: { http?: number; socks4?: number; socks5?: number };
   /** samples > 1 only: proxies whose samples left through more than one exit address */
   rotating?: number;
+  /** failed proxies per `error.code` (when the service sends it) */
+  errors?: Record<string, number>;
 }
 
 export interface CheckResponseBody {
@@ -143,11 +145,16 @@ export function httpError(status: number, body: unknown, what: string): CliError
     return new CliError(EXIT.QUOTA, 'cli_quota', text);
   }
   if (status >= 400 && status < 500) {
-    const extra =
-      typeof body === 'object' && body !== null && Array.isArray((body as Record<string, unknown>).available_regions)
-        ? ` Regions: ${((body as Record<string, unknown>).available_regions as string[]).join(', ')}.`
-        : '';
-    return new CliError(EXIT.CLIENT, 'cli_request_refused', `${what} was refused (HTTP ${status}${detail ? `, ${detail}` : ''}).${extra}`);
+    const regions = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).available_regions : undefined;
+    if (Array.isArray(regions)) {
+      // the message lists them too: print the list once, ours
+      return new CliError(
+        EXIT.CLIENT,
+        'cli_request_refused',
+        `${what} was refused (HTTP ${status}${error ? `, ${error}` : ''}). Regions: ${regions.join(', ')} (\`proxycheck regions\` names them).`,
+      );
+    }
+    return new CliError(EXIT.CLIENT, 'cli_request_refused', `${what} was refused (HTTP ${status}${detail ? `, ${detail}` : ''}).`);
   }
   return new CliError(EXIT.NETWORK, 'cli_server_error', `${what} failed on the server (HTTP ${status}${detail ? `, ${detail}` : ''}). Try again later.`);
 }

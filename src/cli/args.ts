@@ -6,9 +6,18 @@
  * --url, --json, --no-color, --help, --version. `check` options: --type
  * (http, socks4, socks5 or auto), --region, --timeout, --samples (1..10),
  * --custom-url (repeatable), --case-sensitive, --out, --format,
- * --only-working, --job-id, --async. `me`: --links. `status <jobId>`,
- * `wait <jobId>` (with --out, --format, --only-working) and `cancel <jobId>`
- * name a check job (docs/API.md "Checks that outlive their connection").
+ * --only-working, --simple, --job-id, --async. `me`: --links. `status
+ * <jobId>`, `wait <jobId>` (with --out, --format, --only-working) and
+ * `cancel <jobId>` name a check job (docs/API.md "Checks that outlive their
+ * connection").
+ *
+ * ClearProxy's CLI habits are accepted: `check` takes several inputs, each a
+ * file, `-` (standard input, once) or an inline address (`check
+ * 1.2.3.4:8080 5.6.7.8:3128`; which is which is decided when they are read,
+ * src/cli/io.ts: an existing file wins); `--simple` = only the working
+ * proxies' addresses, one per line (the txt form), on standard output
+ * unless --out says where; `set-key` is `login`, and both take the key as
+ * an argument too (`set-key pc_...`).
  *
  * `--custom-url URL[,codes][,text]`: codes are HTTP statuses joined by `|`
  * or `+` (e.g. `200|204`); everything after the codes' comma is the required
@@ -29,7 +38,7 @@ export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5', 'auto'] as
 export type CliProxyType = (typeof PROXY_TYPES)[number];
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'me', 'regions', 'health', 'login', 'help'] as const);
+export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
 export type CommandName = (typeof COMMANDS)[number];
 
 /** Checks above which `check` submits asynchronously (check-command.ts ASYNC_THRESHOLD; here for the help text). */
@@ -60,8 +69,8 @@ export interface GlobalOptions {
 
 export interface CheckCommand {
   name: 'check';
-  /** A file path, or "-" for standard input. */
-  source: string;
+  /** What to check, in order: file paths, "-" for standard input (at most once), or inline proxy addresses. */
+  sources: string[];
   type?: CliProxyType;
   region?: string;
   timeout?: number;
@@ -72,6 +81,8 @@ export interface CheckCommand {
   out?: string;
   format: OutputFormat;
   onlyWorking: boolean;
+  /** --simple: the output is the working proxies' addresses only (format txt; standard output without --out). */
+  simple: boolean;
   jobId?: string;
   /** Submit (Prefer: respond-async), print the job id and return. */
   async: boolean;
@@ -94,7 +105,8 @@ export type Command =
   | { name: 'me'; links: boolean }
   | { name: 'regions' }
   | { name: 'health' }
-  | { name: 'login' }
+  /** `login` and its alias `set-key`; `key` when given as the argument. */
+  | { name: 'login'; key?: string }
   | { name: 'help'; topic?: CommandName }
   | { name: 'version' };
 
@@ -106,23 +118,35 @@ export interface Invocation {
 export const USAGE = `usage: proxycheck [--key KEY] [--url URL] [--json] [--no-color] <command> [options]
 
 commands:
-  check <file|->   check a proxy list (host:port, user:pass@host:port or host:port:user:pass, one per line)
-  status <jobId>   a check job's state and progress (its summary once completed)
-  wait <jobId>     follow a check job (live bar) and print its result as check does
-  cancel <jobId>   stop a running check job; the checks not performed are refunded
-  me               balance, plan, 30-day usage chart, recent checks
-  regions          the regions a check can run from
-  health           service status
-  login            save the API key and base URL to the config file
-  help [command]   this text, or a command's options
+  check <input>...  check proxies: files of one proxy per line, - for standard input, or addresses
+                    (host:port, user:pass@host:port or host:port:user:pass)
+  status <jobId>    a check job's state and progress (its summary once completed)
+  wait <jobId>      follow a check job (live bar) and print its result as check does
+  cancel <jobId>    stop a running check job; the checks not performed are refunded
+  me                balance, plan, 30-day usage chart, recent checks
+  regions           the regions a check can run from
+  health            service status
+  login [KEY]       save the API key and base URL to the config file (alias: set-key)
+  help [command]    this text, or a command's options
 
 the key and base URL come from --key/--url, else PROXYCHECK_API_KEY/PROXYCHECK_URL,
 else the config file written by \`proxycheck login\`; the URL defaults to http://127.0.0.1:3000.
 exit codes: 0 ok, 2 usage, 3 auth (401), 4 not enough checks (402), 5 other 4xx, 6 network, 5xx or a job
 that failed or was cancelled, 130 Ctrl-C.`;
 
+const LOGIN_USAGE = `usage: proxycheck login [KEY] [--url URL]     (alias: proxycheck set-key KEY)
+
+  verifies the key with GET /me, then writes {url, key} to
+  $XDG_CONFIG_HOME/proxycheck/config.json (or ~/.config/proxycheck/config.json), mode 0600.
+  Without KEY (or --key, or PROXYCHECK_API_KEY) the key is read from standard input,
+  which keeps it out of the shell's history. A lost key: the operator issues a new one
+  (npm run admin -- issue-key --email <account>).`;
+
 export const COMMAND_USAGE: Record<CommandName, string> = {
-  check: `usage: proxycheck check <file|-> [options]
+  check: `usage: proxycheck check <input>... [options]
+
+  each input is a file (one proxy per line), - for standard input, or a proxy address:
+  proxycheck check proxies.txt   proxycheck check 1.2.3.4:8080 5.6.7.8:3128   cat list | proxycheck check -
 
   --type http|socks4|socks5|auto   proxy protocol (server default: http); auto tries all three
                                    (one check per proxy) and shows the protocols that passed
@@ -137,6 +161,8 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   --format json|csv|txt            format of --out (default: from its extension, else json);
                                    txt = working proxies, one per line, as submitted
   --only-working                   keep only working proxies in --out
+  --simple                         only the working proxies, one per line as submitted, on standard
+                                   output (or in --out); the summary goes to standard error
   --job-id ID                      progress channel id (default: random)
   --async                          submit and return at once: prints the job id (see \`proxycheck wait\`)
 
@@ -160,11 +186,8 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   --links   print the signed download link of each recent check`,
   regions: 'usage: proxycheck regions',
   health: 'usage: proxycheck health',
-  login: `usage: proxycheck login [--key KEY] [--url URL]
-
-  verifies the key with GET /me, then writes {url, key} to
-  $XDG_CONFIG_HOME/proxycheck/config.json (or ~/.config/proxycheck/config.json), mode 0600.
-  Without --key (or PROXYCHECK_API_KEY) the key is read from standard input.`,
+  login: LOGIN_USAGE,
+  'set-key': LOGIN_USAGE,
   help: 'usage: proxycheck help [command]',
 };
 
@@ -240,15 +263,15 @@ const OPTIONS = {
   out: { type: 'string', short: 'o' },
   format: { type: 'string' },
   'only-working': { type: 'boolean' },
+  simple: { type: 'boolean' },
   'job-id': { type: 'string' },
   async: { type: 'boolean' },
   links: { type: 'boolean' },
 } as const;
 
-const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'job-id', 'async'] as const;
+const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'job-id', 'async'] as const;
 /** The options of CHECK_ONLY that `wait` takes too (where the result goes). */
 const RESULT_OPTIONS: readonly string[] = ['out', 'format', 'only-working'];
-
 
 export function parseCommandLine(argv: readonly string[]): Invocation {
   let parsed;
@@ -272,7 +295,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     throw usageError('no command given');
   }
   if (!(COMMANDS as readonly string[]).includes(name)) throw usageError(`unknown command "${name}"`);
-  const cmd = name as CommandName;
+  const cmd = (name === 'set-key' ? 'login' : name) as Exclude<CommandName, 'set-key'>;
   if (v.help) return { global, command: { name: 'help', topic: cmd } };
 
   if (cmd !== 'check') {
@@ -299,20 +322,35 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     if (global.json && wait.out === '-') throw usageError('--json prints the check response on standard output; use --out FILE, not --out -');
     return { global, command: wait };
   }
+  if (cmd === 'login') {
+    if (rest.length > 1) throw usageError(`"${name}" takes one key (got ${rest.length} arguments)`);
+    const key = rest[0];
+    if (key === undefined) return { global, command: { name: 'login' } };
+    if (key.trim() === '') throw usageError('the key is empty');
+    if (v.key !== undefined && v.key !== key) throw usageError(`two different keys given (--key and the argument of "${name}")`);
+    return { global, command: { name: 'login', key: key.trim() } };
+  }
   if (cmd !== 'check') {
     if (rest.length > 0) throw usageError(`"${cmd}" takes no arguments (got "${rest[0]}")`);
     if (cmd === 'me') return { global, command: { name: 'me', links: v.links ?? false } };
     return { global, command: { name: cmd } };
   }
 
-  if (rest.length === 0) throw usageError('check needs a file of proxies, or - for standard input');
-  if (rest.length > 1) throw usageError(`check takes one file (got ${rest.length}: ${rest.join(' ')})`);
+  if (rest.length === 0) throw usageError('check needs a file of proxies, - for standard input, or proxy addresses');
+  if (rest.filter((r) => r === '-').length > 1) throw usageError('standard input (-) can be read once');
+  const empty = rest.find((r) => r.trim() === '');
+  if (empty !== undefined) throw usageError('check got an empty argument');
+  const simple = v.simple ?? false;
+  if (simple && v.format !== undefined && v.format !== 'txt') {
+    throw usageError(`--simple writes the working proxies as text, one per line; --format ${v.format} says otherwise`);
+  }
   const command: CheckCommand = {
     name: 'check',
-    source: rest[0]!,
+    sources: rest,
     customUrls: (v['custom-url'] ?? []).map((s) => parseCustomUrl(s, v['case-sensitive'] ?? false)),
-    format: outputFormat(v.format, v.out),
-    onlyWorking: v['only-working'] ?? false,
+    format: simple ? 'txt' : outputFormat(v.format, v.out),
+    onlyWorking: simple || (v['only-working'] ?? false),
+    simple,
     async: v.async ?? false,
   };
   if (v.type !== undefined) {
@@ -333,7 +371,10 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     if (!isJobId(v['job-id'])) throw usageError(`--job-id must be ${JOB_ID_RULE}`);
     command.jobId = v['job-id'];
   }
-  if (global.json && command.out === '-') throw usageError('--json prints the check response on standard output; use --out FILE, not --out -');
+  if (simple && command.out === undefined) command.out = '-';
+  if (global.json && command.out === '-') {
+    throw usageError(`--json prints the check response on standard output; ${simple ? 'give --simple an --out FILE' : 'use --out FILE, not --out -'}`);
+  }
   if (command.async && command.out !== undefined) throw usageError('--async returns before the result exists; save it with `proxycheck wait <jobId> --out FILE`');
   if (v['case-sensitive'] && command.customUrls.length === 0) throw usageError('--case-sensitive applies to --custom-url text; no --custom-url given');
   return { global, command };

@@ -1,5 +1,6 @@
 /**
- * `proxycheck check <file|->`: reads the list, subscribes to the WebSocket
+ * `proxycheck check <input>...`: reads the list (files, standard input, inline
+ * addresses: src/cli/io.ts), subscribes to the WebSocket
  * progress channel (/ws?jobId=<random>, with the key) BEFORE posting the
  * check, shows a live bar on a TTY (plain periodic lines otherwise) on
  * standard error, then prints the summary and the result links, and with
@@ -44,7 +45,7 @@ import { ApiClient, type CheckResponseBody, type JobBody } from './api-client';
 import type { CheckCommand, GlobalOptions } from './args';
 import type { CliSettings } from './config-file';
 import { CliError, EXIT, usageError } from './exit-codes';
-import { listLines, readInput, terminalTraits, type CliIo, type OutStream } from './io';
+import { describeInputs, readInputs, terminalTraits, type CliIo, type OutStream } from './io';
 import { followJob, LiveBar, openFollow } from './job-follow';
 import { jobHints, renderAccepted } from './job-render';
 import { fmtInt } from './progress-bar';
@@ -67,8 +68,9 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   if (settings.key === undefined) {
     throw new CliError(EXIT.AUTH, 'cli_no_key', 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
   }
-  const lines = listLines(await readInput(cmd.source, io));
-  if (lines.length === 0) throw usageError(`no proxies in ${cmd.source === '-' ? 'standard input' : cmd.source} (blank and # lines are skipped)`);
+  const { lines, from } = await readInputs(cmd.sources, io);
+  const origin = describeInputs(from);
+  if (lines.length === 0) throw usageError(`no proxies in ${origin} (blank and # lines are skipped)`);
 
   const client = new ApiClient({ url: settings.url, key: settings.key });
   const jobId = cmd.jobId ?? `cli-${randomBytes(9).toString('base64url')}`;
@@ -90,10 +92,9 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   }
 
   const followAsync = lines.length * (cmd.samples ?? 1) > ASYNC_THRESHOLD;
-  const from = cmd.source === '-' ? 'standard input' : cmd.source;
   if (!g.json) {
     const how = followAsync ? '; submitted asynchronously: the job goes on if this connection drops' : '';
-    io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${from} on ${settings.url} (job ${jobId}${how})\n`);
+    io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${origin} on ${settings.url} (job ${jobId}${how})\n`);
   }
   const bar = new LiveBar(io, { quiet: g.json, noColor: g.color === false });
   let follow: Awaited<ReturnType<typeof openFollow>> = null;

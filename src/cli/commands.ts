@@ -30,7 +30,7 @@ export async function runCommand(command: Command, g: GlobalOptions, io: CliIo):
       io.stdout.write(`proxycheck ${pkg.version}\n`);
       return EXIT.OK;
     case 'login':
-      return login(g, io);
+      return login(command.key !== undefined ? { ...g, key: command.key } : g, io);
     default:
       break;
   }
@@ -72,7 +72,8 @@ export async function runCommand(command: Command, g: GlobalOptions, io: CliIo):
 }
 
 /**
- * `login`: the key from --key, PROXYCHECK_API_KEY or standard input; the URL
+ * `login` (alias `set-key`): the key from its argument or --key, then
+ * PROXYCHECK_API_KEY, then standard input; the URL
  * from --url, PROXYCHECK_URL, the existing file or the default. Verified with
  * GET /me before anything is written.
  */
@@ -84,7 +85,7 @@ async function login(g: GlobalOptions, io: CliIo): Promise<number> {
   if (key === undefined) {
     const line = await io.stdin.readLine(io.stdin.isTTY ? `API key for ${resolved.url}: ` : '', io.stdin.isTTY);
     key = line.trim();
-    if (key === '') throw usageError('no API key given (pass --key, or type it when asked)');
+    if (key === '') throw usageError('no API key given (pass it as the argument, or type it when asked)');
   }
   const url = normaliseBaseUrl(resolved.url ?? DEFAULT_URL, '--url');
   const me = await new ApiClient({ url, key }).me(io.signal);

@@ -1,7 +1,7 @@
 /**
  * The CLI's exit codes and its one error type. Every failure the CLI reports
  * is a CliError carrying the exit code, a stable `code` and the message shown
- * to the user (README "Command-line client" lists the codes).
+ * to the user (docs/CLI.md lists the codes).
  */
 import { ServiceError } from '../errors';
 

@@ -2,10 +2,12 @@
  * The CLI's view of its process: output streams, input, environment, clock
  * and the Ctrl-C signal, as one `CliIo` object (main.ts builds it from
  * `process`), plus the terminal traits derived from it (pure) and input
- * reading (a file or standard input).
+ * reading: `check`'s inputs, each a file, standard input ("-") or an inline
+ * proxy address.
  */
 import { readFile } from 'node:fs/promises';
 import { errorText } from '../errors';
+import { parseProxyLine } from '../proxy/parse';
 import { CliError, EXIT } from './exit-codes';
 
 export interface OutStream {
@@ -64,6 +66,53 @@ export async function readInput(source: string, io: CliIo): Promise<string> {
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : errorText(err);
     throw new CliError(EXIT.USAGE, 'cli_input_unreadable', `cannot read ${source}: ${why}`, { cause: err });
   }
+}
+
+/** Where `check`'s entries came from. */
+export interface InputSource {
+  kind: 'file' | 'stdin' | 'inline';
+  /** The file's path, or the address as typed. */
+  name: string;
+}
+
+/**
+ * `check`'s inputs in order: "-" is standard input, an existing file is read,
+ * and an argument that is no file but reads as one proxy address
+ * (src/proxy/parse.ts) is that address itself. Anything else is the file
+ * error ("cannot read x: no such file").
+ */
+export async function readInputs(sources: readonly string[], io: CliIo): Promise<{ lines: string[]; from: InputSource[] }> {
+  const lines: string[] = [];
+  const from: InputSource[] = [];
+  for (const source of sources) {
+    let text: string;
+    try {
+      text = await readInput(source, io);
+    } catch (err) {
+      const missing = (err as CliError).cause !== undefined && ((err as CliError).cause as NodeJS.ErrnoException).code === 'ENOENT';
+      if (missing && parseProxyLine(source.trim()) !== null) {
+        lines.push(source.trim());
+        from.push({ kind: 'inline', name: source.trim() });
+        continue;
+      }
+      throw err;
+    }
+    lines.push(...listLines(text));
+    from.push({ kind: source === '-' ? 'stdin' : 'file', name: source });
+  }
+  return { lines, from };
+}
+
+/** "proxies.txt", "standard input", "2 addresses", "a.txt, standard input and 1 address". Pure. */
+export function describeInputs(from: readonly InputSource[]): string {
+  const parts: string[] = [];
+  for (const s of from) {
+    if (s.kind === 'file') parts.push(s.name);
+    else if (s.kind === 'stdin') parts.push('standard input');
+  }
+  const inline = from.filter((s) => s.kind === 'inline').length;
+  if (inline > 0) parts.push(`${inline} ${inline === 1 ? 'address' : 'addresses'} on the command line`);
+  return parts.length <= 1 ? (parts[0] ?? 'nothing') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
 }
 
 /** Non-blank, non-comment lines of a proxy list, trimmed. */

@@ -1,8 +1,9 @@
 /**
  * The CLI's text renderings, all pure (data in, string out): small aligned
  * tables, the end-of-check summary (working/total, anonymity split, top
- * countries and ISPs, processing time; with type auto the protocols split,
- * with samples the rotating count: only when the response has them), the
+ * countries and ISPs, processing time; the failures per error code, with
+ * type auto the protocols split, with samples the rotating count: each only
+ * when the response has it), the
  * `me` page with its 30-day usage
  * bar chart, `regions` and `health`.
  */
@@ -66,6 +67,8 @@ export function renderSummary(r: CheckResponseBody, o: SummaryOptions): string {
   if (typeof s.rotating === 'number') {
     out.push(`Rotating: ${fmtInt(s.rotating)} / ${fmtInt(working)} working (more than one exit address across the samples)`);
   }
+  const failures = renderFailures(s.errors, top);
+  if (failures !== '') out.push('', failures);
   if (working > 0) {
     const a = s.anonymity_levels;
     out.push('');
@@ -110,6 +113,22 @@ export function renderSummary(r: CheckResponseBody, o: SummaryOptions): string {
     out.push(`Checks left: ${fmtInt(u.remaining_checks ?? 0)}${plan}`);
   }
   return out.join('\n');
+}
+
+/**
+ * `summary.errors` as a table: the most frequent codes first, their share of
+ * the failed proxies; '' when there is none (or the service does not send it).
+ */
+export function renderFailures(errors: Record<string, number> | undefined, top: number): string {
+  if (errors === undefined || errors === null) return '';
+  const all = topEntries(errors, Number.MAX_SAFE_INTEGER).filter(([, n]) => n > 0);
+  if (all.length === 0) return '';
+  const failed = all.reduce((a, [, n]) => a + n, 0);
+  const shown = all.slice(0, top);
+  const rest = all.slice(top).reduce((a, [, n]) => a + n, 0);
+  const rows = shown.map(([code, n]) => [code, fmtInt(n), pct(n, failed)]);
+  if (rest > 0) rows.push([`${all.length - top} other codes`, fmtInt(rest), pct(rest, failed)]);
+  return table([['Failed because', 'proxies', 'share'], ...rows], ['l', 'r', 'r'], { header: true });
 }
 
 /** The file's `custom_url_validation.per_url_summary` (fields the CLI shows). */

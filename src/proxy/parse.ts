@@ -19,7 +19,7 @@
  * with an optional leading scheme http:// https:// socks4:// socks4a:// socks5://
  * socks5h:// (any case), which is stripped (the request's `type` decides).
  *
- * Choices (documented for the README):
+ * Choices (documented in docs/API.md):
  * - Form detection is structural: a line that STARTS with a valid `host:port:` is
  *   the colon form (no fallback), so a colon-form password may contain "@". A
  *   URL-form line whose username is a valid host name and whose raw password

@@ -1,7 +1,8 @@
 /**
  * The dashboard's one HTML page (served at /app): the header and navigation,
- * and the four views (sign-in, new check with live progress, results,
- * account) as static, labelled markup. The script (/app/app.js, built from
+ * a banner for a judge that proxies elsewhere cannot reach (filled from
+ * /health), and the four views (sign-in, with how to get a key; new check
+ * with live progress; results; account) as static, labelled markup. The script (/app/app.js, built from
  * src/web/client) shows one view at a time, wires the forms and fills in the
  * data. No inline script or style: the page is served with a strict CSP.
  */
@@ -15,7 +16,7 @@ export function dashboardPage(version: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light">
+<meta name="color-scheme" content="light dark">
 <title>${DASHBOARD_TITLE}</title>
 <link rel="icon" href="/app/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/app/app.css?v=${v}">
@@ -35,6 +36,7 @@ export function dashboardPage(version: string): string {
   </nav>
 </header>
 <main id="main" tabindex="-1">
+<p id="judge-banner" class="banner" role="status" hidden></p>
 <noscript><p class="error">This dashboard needs JavaScript. The API works without it: see <a href="/docs">/docs</a>.</p></noscript>
 
 <section id="view-signin" class="view narrow" aria-labelledby="signin-h" hidden>
@@ -52,6 +54,10 @@ export function dashboardPage(version: string): string {
     <p id="signin-error" class="error" role="alert"></p>
     <button type="submit" class="primary" id="signin-submit">Sign in</button>
   </form>
+  <section class="panel" aria-labelledby="nokey-h">
+    <h2 id="nokey-h">No key, or lost it?</h2>
+    <p class="hint">Keys are issued by whoever runs this service, on its machine: <code>npm run admin -- issue-key --email you@example.com</code> prints a new one (<code>npm run admin -- list-accounts</code> lists the accounts). A new installation prints its demo account's key once, in the log of its first start.</p>
+  </section>
 </section>
 
 <section id="view-check" class="view" aria-labelledby="check-h" hidden>
@@ -79,7 +85,8 @@ export function dashboardPage(version: string): string {
       </div>
       <div class="field">
         <label for="region">Region</label>
-        <select id="region" name="region"><option value="us1">Washington DC, USA</option></select>
+        <select id="region" name="region" aria-describedby="region-hint"><option value="us1">Washington DC, USA</option></select>
+        <p id="region-hint" class="hint" hidden>This service runs on one machine: every region probes from it.</p>
       </div>
       <div class="field">
         <label for="timeout">Timeout (ms)</label>
@@ -121,6 +128,7 @@ export function dashboardPage(version: string): string {
   <p id="results-empty" class="panel">No results yet. <a href="#/check">Start a check</a>, or open an earlier one from your <a href="#/account">account history</a>.</p>
   <p id="results-error" class="error" role="alert"></p>
   <div id="results-body" hidden>
+    <ul id="r-warnings" class="banner" role="status" hidden></ul>
     <dl id="r-cards" class="cards"></dl>
     <div class="downloads" role="group" aria-labelledby="dl-h">
       <span id="dl-h" class="downloads-label">Download</span>
@@ -139,6 +147,10 @@ export function dashboardPage(version: string): string {
       <section class="panel" aria-labelledby="hist-h"><h2 id="hist-h">Response time</h2><div id="r-hist"></div></section>
       <section class="panel" aria-labelledby="isp-h"><h2 id="isp-h">Top ISPs</h2><div id="r-isps"></div></section>
     </div>
+    <section id="r-fail" class="panel" aria-labelledby="fail-h" hidden>
+      <h2 id="fail-h">Why proxies failed</h2>
+      <div class="fail-grid"><div id="r-failures"></div><div id="r-fail-notes"></div></div>
+    </section>
     <section id="r-custom" class="panel" aria-labelledby="custom-h" hidden>
       <h2 id="custom-h">Custom URLs</h2>
       <div class="table-wrap"><table id="r-custom-table"><thead><tr><th scope="col">URL</th><th scope="col">Passed</th><th scope="col">Failed</th><th scope="col">Success rate</th></tr></thead><tbody></tbody></table></div>

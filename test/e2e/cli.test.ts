@@ -1,7 +1,8 @@
 /**
  * The `proxycheck` CLI as a subprocess against a real running service and
  * fake proxies on 127.0.0.1: non-TTY progress lines and summary, --out in
- * csv/txt/json (--only-working, stdout), stdin input, custom URLs, me /
+ * csv/txt/json (--only-working, stdout), stdin input, ClearProxy's habits
+ * (inline addresses, --simple, set-key, the region list once), custom URLs, me /
  * regions / health / login (config file 0600), every exit code (0, 2, 3, 4,
  * 5, 6, 130), --type auto --samples 3 (protocols, exits, a lying proxy, the
  * CSV's extra columns), the TTY bar in a pseudo-terminal (util-linux `script`), and
@@ -210,6 +211,57 @@ describe('check (not a TTY)', () => {
     expect(rows[0]).toBe([...CSV_COLUMNS, ...CSV_AUTO_COLUMNS, ...CSV_SAMPLE_COLUMNS].join(','));
     expect(rows).toHaveLength(3);
   }, 30_000);
+});
+
+describe("ClearProxy's habits", () => {
+  test('check takes inline addresses, several, beside a file and standard input', async () => {
+    const r = await cli(['check', `127.0.0.1:${elite.port}`, list, '-', `127.0.0.1:${refused}`, '--timeout', '1000'], { stdin: `127.0.0.1:${anon.port}\n` });
+    expect(r.code).toBe(0);
+    // 2 inline + 4 entries of the file + 1 from stdin; the inline refused proxy is the file's (a duplicate);
+    // the inline and stdin ones without credentials are other proxies than the file's with them
+    expect(r.stderr).toMatch(/^Checking 7 entries from .*list\.txt, standard input and 2 addresses on the command line on /m);
+    expect(r.stdout).toContain('Checked 5 proxies');
+    expect(r.stdout).toContain('Working: 4 / 5 (80.0%)   skipped: 1 invalid, 1 duplicate');
+    const one = await cli(['check', `127.0.0.1:${refused}`, '--timeout', '1000']);
+    expect(one.code).toBe(0);
+    expect(one.stderr).toMatch(/^Checking 1 entry from 1 address on the command line on /m);
+    expect(one.stdout).toContain('Working: 0 / 1 (0.0%)');
+    // neither a file nor an address: the file error, exit 2
+    const bad = await cli(['check', 'nonsense-list.txt']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('cannot read nonsense-list.txt: no such file');
+  }, 20_000);
+
+  test('--simple: only the working proxies on standard output, as submitted; with --out into the file', async () => {
+    const r = await cli(['check', list, '--timeout', '1000', '--simple']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual([submitted.anon, submitted.elite].sort());
+    expect(r.stderr).toContain('Working: 2 / 3');
+    const out = join(dir, 'simple.txt');
+    const f = await cli(['check', list, '--timeout', '1000', '--simple', '--out', out]);
+    expect(f.code).toBe(0);
+    expect(f.stdout).toContain(`Saved TXT (2 working proxies) to ${out}`);
+    expect(readFileSync(out, 'utf8').split('\n').filter(Boolean).sort()).toEqual([submitted.anon, submitted.elite].sort());
+  }, 20_000);
+
+  test('set-key KEY is login: verified, saved, used', async () => {
+    const cfgHome = join(dir, 'set-key-cfg');
+    const env = { XDG_CONFIG_HOME: cfgHome, PROXYCHECK_API_KEY: undefined, PROXYCHECK_URL: undefined };
+    const bad = await cli(['set-key', 'pc_wrong', '--url', t.url], { env });
+    expect(bad.code).toBe(3);
+    const ok = await cli(['set-key', t.key, '--url', t.url], { env });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`Logged in to ${t.url} as demo@localhost.`);
+    expect(JSON.parse(readFileSync(join(cfgHome, 'proxycheck', 'config.json'), 'utf8'))).toEqual({ url: t.url, key: t.key });
+    expect((await cli(['me'], { env })).code).toBe(0);
+  });
+
+  test('an invalid region prints the region list once', async () => {
+    const r = await cli(['check', list, '--region', 'mars1']);
+    expect(r.code).toBe(5);
+    expect(r.stderr.split('us1').length - 1).toBe(1);
+    expect(r.stderr).toContain('(`proxycheck regions` names them)');
+  });
 });
 
 describe('exit codes', () => {

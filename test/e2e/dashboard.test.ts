@@ -7,15 +7,19 @@
  * page and a result from its history, the map with synthetic coordinates
  * (loopback proxies have no geo), a type auto check with 3 samples (the
  * protocols, exits / samples and integrity columns, their filters, the
- * lying and rotating cards), a phone-width layout, basic
- * accessibility (labels, focus ring, skip link, keyboard sign-out), and a
- * reload mid-check that reattaches to the running (asynchronous) check. Every
+ * lying and rotating cards), a phone-width layout, honest regions (one
+ * machine: the region card and a hint say every region probes from it), the
+ * failure-reasons chart and the error column's messages, the banner for a
+ * judge only this machine reaches, how to get a key on the sign-in page, dark
+ * mode, basic accessibility (labels, focus ring, skip link, keyboard
+ * sign-out), and a reload mid-check that reattaches to the running
+ * (asynchronous) check. Every
  * request the page makes must go to the service itself (no CDN).
  *
  * Without /usr/bin/chromium the file registers one test that says so and
  * passes, except under CI=true, where a missing browser is a failure
  * (test/helpers/browser.ts).
- * DASHBOARD_SCREENSHOTS=<dir> also saves the screenshots used in the README.
+ * DASHBOARD_SCREENSHOTS=<dir> also saves the screenshots used in README.md and docs/DASHBOARD.md.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -100,6 +104,10 @@ if (!haveChromium()) {
       await page.locator('#signin-h').waitFor();
       expect(await page.title()).toBe('Sign in · Proxy checker');
       expect(await page.locator('#nav').isHidden()).toBe(true);
+      await see(page.locator('#nokey-h')).toHaveText('No key, or lost it?');
+      await see(page.locator('#view-signin')).toContainText('npm run admin -- issue-key --email you@example.com');
+      // this service's /health has no judge_reachable warning: no banner
+      expect(await page.locator('#judge-banner').isHidden()).toBe(true);
       await shot(page, 'signin');
       expect(foreign).toEqual([]);
       expect(problems).toEqual([]);
@@ -123,6 +131,9 @@ if (!haveChromium()) {
       // regions come from GET /regions (19 accepted; test1 is not offered)
       await see(page.locator('#region option')).toHaveCount(19);
       expect(await page.inputValue('#region')).toBe('us1');
+      // one machine (no agents in /health): the region hint says where the probes really come from
+      await see(page.locator('#region-hint')).toBeVisible();
+      await see(page.locator('#region-hint')).toHaveText('This service runs on one machine: every region probes from it.');
     });
 
     test('a check against local fake proxies: live progress, then the map and charts', async () => {
@@ -172,7 +183,8 @@ if (!haveChromium()) {
 
       // results: cards, downloads, charts, map (no geo on loopback: zero points), custom URLs, table
       await see(page.locator('#r-cards')).toContainText(`3 of ${totalChecked}`);
-      await see(page.locator('#r-cards')).toContainText('Frankfurt, Germany');
+      await see(page.locator('#r-cards .card', { hasText: 'Region' }).locator('dd')).toHaveText('de1, probed from this machine');
+      expect(await page.textContent('#r-cards')).not.toContain('Frankfurt');
       await see(page.locator('#r-cards')).toContainText('1 invalid, 1 duplicate');
       await see(page.locator('#r-anon svg.donut path')).toHaveCount(3);
       await see(page.locator('#r-anon .legend')).toContainText('Elite 1 (33.3%)');
@@ -182,6 +194,12 @@ if (!haveChromium()) {
       await page.locator('#r-map svg.map path.map-land').waitFor({ state: 'attached' });
       await see(page.locator('#r-map svg.map circle')).toHaveCount(0);
       await see(page.locator('#r-map-note')).toHaveText('0 working proxies on the map; 3 without a known location (for example addresses on a private network).');
+      // why proxies failed: a bar per code (the black holes time out, one port refuses), with a note each
+      await see(page.locator('#r-fail')).toBeVisible();
+      await see(page.locator('#r-failures svg .bar-row')).toHaveCount(2);
+      await see(page.locator('#r-failures svg .bar-row').first()).toContainText('timeout');
+      await see(page.locator('#r-failures svg .bar-row').first()).toContainText(String(BLACK_HOLES));
+      await see(page.locator('#r-fail-notes')).toContainText('nothing listens at that address and port');
       await see(page.locator('#r-custom-table tbody tr')).toHaveCount(1);
       await see(page.locator('#r-custom-table tbody tr td').nth(1)).toHaveText('3');
       await see(rowsOf(page)).toHaveCount(totalChecked);
@@ -216,6 +234,8 @@ if (!haveChromium()) {
       await see(page.locator('#t-count')).toHaveText(`${BLACK_HOLES} of ${totalChecked} proxies match`);
       await page.fill('#f-text', 'connect_refused');
       await see(rowsOf(page)).toHaveCount(1);
+      // the error column shows the message beside the code
+      await see(rowsOf(page).locator('td.err')).toHaveText('connect_refused connection refused');
       await page.fill('#f-text', 'no such thing');
       await see(page.locator('#r-table tbody')).toHaveText('No proxy matches these filters.');
       await page.fill('#f-text', '');
@@ -380,7 +400,8 @@ if (!haveChromium()) {
       const byPort = async (port: number) => (await page.locator('#r-table tbody tr', { hasText: `127.0.0.1:${port}` }).locator('td').allTextContents()).map((x) => x.trim());
       expect(await byPort(rotating.port)).toMatchObject({ 1: 'working', 2: '—', 3: 'http', 4: '3 / 3 rotating' });
       expect(await byPort(socks.port)).toMatchObject({ 2: '—', 3: 'socks5 socks4', 4: '1 / 3' });
-      expect(await byPort(liar.port)).toMatchObject({ 1: 'failed', 2: 'tampered', 3: 'none', 4: '0 / 3', 11: 'tampered' });
+      expect(await byPort(liar.port)).toMatchObject({ 1: 'failed', 2: 'tampered', 3: 'none', 4: '0 / 3' });
+      expect((await byPort(liar.port))[11]).toMatch(/^tampered http: bytes injected: /);
       await see(page.locator('#r-table tbody .badge.lie')).toHaveCount(1);
       expect(await page.getAttribute('#r-table tbody .badge.lie', 'title')).toMatch(/^http: bytes injected: /);
       const lieStyle = await page.$eval('#r-table tbody .badge.lie', (e) => getComputedStyle(e).backgroundColor);
@@ -415,6 +436,63 @@ if (!haveChromium()) {
       await see(page.locator('#r-cards .card', { hasText: 'Lying proxies' }).locator('dd')).toHaveText('0');
       expect(problems).toEqual([]);
     }, 30_000);
+
+    test("a judge only this machine reaches: the banner names the settings (GET /health's judge_reachable); a check's warnings show with its results", async () => {
+      await ctx.route('**/health', async (route) => {
+        const real = await route.fetch();
+        const body = { ...((await real.json()) as Record<string, unknown>), judge_reachable: 'this machine only' };
+        await route.fulfill({ status: real.status(), contentType: 'application/json', body: JSON.stringify(body) });
+      });
+      await ctx.route('**/result/*.json?*', async (route) => {
+        const real = await route.fetch();
+        const file = (await real.json()) as { metadata: Record<string, unknown> };
+        file.metadata.warnings = ['Only proxies on this machine can reach the judge (http://127.0.0.1/judge).'];
+        await route.fulfill({ status: real.status(), contentType: 'application/json', body: JSON.stringify(file) });
+      });
+      try {
+        await page.goto(`${t.url}/app#/account`);
+        await page.reload(); // the same page with another hash is not loaded again
+        await page.locator('#a-history tbody button[data-link]').first().waitFor();
+        await see(page.locator('#judge-banner')).toBeVisible();
+        await see(page.locator('#judge-banner')).toContainText('reachable from this machine only');
+        await see(page.locator('#judge-banner')).toContainText('BASE_URL (or JUDGE_URL)');
+        await page.locator('#a-history tbody button[data-link]').last().click();
+        await page.waitForURL(/#\/results$/);
+        await see(page.locator('#r-warnings li')).toHaveCount(1);
+        await see(page.locator('#r-warnings li')).toHaveText('Only proxies on this machine can reach the judge (http://127.0.0.1/judge).');
+      } finally {
+        await ctx.unroute('**/result/*.json?*');
+        await ctx.unroute('**/health');
+      }
+      await page.reload();
+      await page.locator('#results-h').waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await page.locator('#judge-banner').isHidden()).toBe(true);
+      expect(problems).toEqual([]);
+    });
+
+    test('dark mode follows the system (prefers-color-scheme), light otherwise', async () => {
+      const colours = () =>
+        page.evaluate(() => {
+          const bg = (el: B) => getComputedStyle(el).backgroundColor;
+          return { body: bg(document.documentElement), panel: bg(document.querySelector('.panel')), text: getComputedStyle(document.body).color };
+        });
+      const light = await colours();
+      expect(light.body).toBe('rgb(244, 246, 249)');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      try {
+        await page.click('a[data-route="account"]');
+        await page.locator('#a-usage svg').waitFor();
+        const dark = await colours();
+        expect(dark.body).toBe('rgb(15, 20, 27)');
+        expect(dark.panel).toBe('rgb(23, 29, 38)');
+        expect(dark.text).toBe('rgb(230, 233, 238)');
+        await shot(page, 'account-dark');
+      } finally {
+        await page.emulateMedia({ colorScheme: 'light' });
+      }
+      expect(problems).toEqual([]);
+    });
 
     test('accessibility: labelled controls, skip link, visible focus, keyboard-only sign-out', async () => {
       await page.goto(`${t.url}/app#/check`);

@@ -102,6 +102,26 @@ describe('admin CLI, direct', () => {
     expect(await readLiveLock(directDir)).toBeNull();
   }, 30_000);
 
+  test('list-accounts: every account, oldest first, with its balance and active keys; --limit', async () => {
+    const env = directEnv();
+    expect((await cli(['create-account', '--email', 'list-a@example.test', '--checks', '4'], env)).code).toBe(0);
+    const b = JSON.parse((await cli(['create-account', '--email', 'list-b@example.test'], env)).stdout) as { apiKey: string };
+    expect((await cli(['issue-key', '--email', 'list-b@example.test'], env)).code).toBe(0);
+    expect((await cli(['revoke-key', '--key', b.apiKey], env)).code).toBe(0);
+    const r = await cli(['list-accounts'], env);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const all = JSON.parse(r.stdout) as { total: number; accounts: { email: string; checks: number; active_keys: number; last_used_at: string | null }[] };
+    const emails = all.accounts.map((a) => a.email);
+    expect(all.total).toBe(all.accounts.length);
+    expect(emails.indexOf('list-a@example.test')).toBeLessThan(emails.indexOf('list-b@example.test'));
+    expect(all.accounts.find((a) => a.email === 'list-a@example.test')).toMatchObject({ checks: 4, active_keys: 1, last_used_at: null });
+    expect(all.accounts.find((a) => a.email === 'list-b@example.test')).toMatchObject({ checks: 0, active_keys: 1 });
+    expect(Object.keys(all.accounts[0]!).sort()).toEqual(['active_keys', 'checks', 'checks_used', 'created_at', 'email', 'id', 'last_used_at', 'subscription_detail']);
+    const one = JSON.parse((await cli(['list-accounts', '--limit', '1'], env)).stdout) as { total: number; accounts: unknown[] };
+    expect(one.total).toBe(all.total);
+    expect(one.accounts).toEqual([all.accounts[0]]);
+  }, 30_000);
+
   test('bad input: stderr one line, exit 2 for usage, 1 for failures', async () => {
     const env = directEnv();
     const unknown = await cli(['frobnicate'], env);
@@ -143,7 +163,9 @@ describe('admin CLI while a server holds the data dir (embedded mode)', () => {
       expect(JSON.parse((await cli(['clear-plan', '--email', 'via-http@example.test'], env)).stdout)).toMatchObject({
         subscription_detail: { UnlimitedPro: false },
       });
-      expect(adminRequests).toBe(before + 5);
+      const listed = JSON.parse((await cli(['list-accounts'], env)).stdout) as { accounts: { email: string }[] };
+      expect(listed.accounts.map((a) => a.email)).toContain('via-http@example.test');
+      expect(adminRequests).toBe(before + 6);
       // Errors coming back over HTTP keep their exit codes.
       const missing = await cli(['show', '--email', 'ghost@example.test'], env);
       expect([missing.code, missing.stderr]).toEqual([1, 'admin: no account with e-mail ghost@example.test\n']);

@@ -32,6 +32,10 @@ describe('parseArgv', () => {
     });
     expect(parseArgv(['clear-plan', '--email', 'a@b.io'])).toEqual({ command: 'clear-plan', email: 'a@b.io' });
     expect(parseArgv(['show', '--email', 'a@b.io'])).toEqual({ command: 'show', email: 'a@b.io' });
+    expect(parseArgv(['list-accounts'])).toEqual({ command: 'list-accounts' });
+    expect(parseArgv(['list-accounts', '--limit', '20'])).toEqual({ command: 'list-accounts', limit: 20 });
+    bad(['list-accounts', '--limit', '0'], /--limit must be a whole number from 1/);
+    bad(['list-accounts', '--email', 'a@b.io'], /unknown option --email/);
   });
 
   test('clear errors for bad input', () => {

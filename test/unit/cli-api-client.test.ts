@@ -19,10 +19,11 @@ describe('httpError', () => {
     expect(httpError(402, 'oops', 'x').message).toBe('Not enough checks (oops).');
   });
 
-  test('other 4xx -> 5, with the region list when given', () => {
+  test('other 4xx -> 5, with the region list once when given', () => {
     const e = httpError(400, { error: 'Invalid region', message: 'Region must be one of: sg1, us1', available_regions: ['sg1', 'us1'] }, 'POST /check');
     expect(e.exitCode).toBe(EXIT.CLIENT);
-    expect(e.message).toBe('POST /check was refused (HTTP 400, Invalid region: Region must be one of: sg1, us1). Regions: sg1, us1.');
+    expect(e.message).toBe('POST /check was refused (HTTP 400, Invalid region). Regions: sg1, us1 (`proxycheck regions` names them).');
+    expect(e.message.split('sg1').length - 1).toBe(1);
     expect(httpError(413, {}, 'POST /check').message).toBe('POST /check was refused (HTTP 413).');
     expect(httpError(404, '<html>', 'GET /me').exitCode).toBe(EXIT.CLIENT);
   });

@@ -25,7 +25,7 @@ describe('parseCommandLine', () => {
     expect(inv.global).toEqual({ key: 'k1', url: 'http://h:1', json: true });
     expect(inv.command).toEqual({
       name: 'check',
-      source: 'list.txt',
+      sources: ['list.txt'],
       type: 'socks5',
       region: 'de1',
       timeout: 3000,
@@ -33,6 +33,7 @@ describe('parseCommandLine', () => {
       out: 'r.csv',
       format: 'csv',
       onlyWorking: true,
+      simple: false,
       jobId: 'my_job-1',
       async: false,
     });
@@ -57,7 +58,42 @@ describe('parseCommandLine', () => {
   });
 
   test('check from stdin with defaults', () => {
-    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', source: '-', customUrls: [], format: 'json', onlyWorking: false, async: false });
+    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', sources: ['-'], customUrls: [], format: 'json', onlyWorking: false, simple: false, async: false });
+  });
+
+  test("ClearProxy's habits: several inputs (files, -, inline addresses), --simple, set-key KEY", () => {
+    expect(parseCommandLine(['check', '1.2.3.4:8080', '5.6.7.8:3128', 'list.txt', '-']).command).toMatchObject({ sources: ['1.2.3.4:8080', '5.6.7.8:3128', 'list.txt', '-'] });
+    // --simple: the working proxies as text, on standard output unless --out says where
+    expect(parseCommandLine(['check', 'l', '--simple']).command).toMatchObject({ simple: true, onlyWorking: true, format: 'txt', out: '-' });
+    expect(parseCommandLine(['check', 'l', '--simple', '--out', 'w.json']).command).toMatchObject({ simple: true, format: 'txt', out: 'w.json' });
+    expect(parseCommandLine(['check', 'l', '--simple', '--format', 'txt', '--out', 'w.txt']).command).toMatchObject({ format: 'txt', out: 'w.txt' });
+    expect(parseCommandLine(['--json', 'check', 'l', '--simple', '--out', 'w.txt']).command).toMatchObject({ simple: true, out: 'w.txt' });
+    expect(usage(['check', 'l', '--simple', '--format', 'csv', '--out', 'x']).message).toBe('--simple writes the working proxies as text, one per line; --format csv says otherwise');
+    expect(usage(['--json', 'check', 'l', '--simple']).message).toMatch(/give --simple an --out FILE/);
+    expect(usage(['me', '--simple']).message).toMatch(/--simple is an option of "check"/);
+    // set-key is login; both take the key as their argument
+    expect(parseCommandLine(['set-key', 'pc_abc']).command).toEqual({ name: 'login', key: 'pc_abc' });
+    expect(parseCommandLine(['login', 'pc_abc', '--url', 'http://h:1']).command).toEqual({ name: 'login', key: 'pc_abc' });
+    expect(parseCommandLine(['set-key']).command).toEqual({ name: 'login' });
+    expect(parseCommandLine(['set-key', '--help']).command).toEqual({ name: 'help', topic: 'login' });
+    expect(parseCommandLine(['help', 'set-key']).command).toEqual({ name: 'help', topic: 'set-key' });
+    expect(usage(['set-key', 'a', 'b']).message).toBe('"set-key" takes one key (got 2 arguments)');
+    expect(usage(['login', 'a', '--key', 'b']).message).toMatch(/two different keys/);
+    expect(usage(['set-key', ' ']).message).toBe('the key is empty');
+  });
+
+  test('async jobs: check --async; status, wait (with where the result goes) and cancel take one job id', () => {
+    expect(parseCommandLine(['check', 'l', '--async']).command).toMatchObject({ name: 'check', async: true });
+    expect(usage(['check', 'l', '--async', '--out', 'r.json']).message).toMatch(/proxycheck wait <jobId> --out FILE/);
+    expect(parseCommandLine(['status', 'job-1']).command).toEqual({ name: 'status', jobId: 'job-1' });
+    expect(parseCommandLine(['cancel', 'job-1']).command).toEqual({ name: 'cancel', jobId: 'job-1' });
+    expect(parseCommandLine(['wait', 'job-1', '--out', 'r.csv', '--only-working']).command).toEqual({ name: 'wait', jobId: 'job-1', out: 'r.csv', format: 'csv', onlyWorking: true });
+    expect(usage(['status']).message).toBe('status needs one job id (got 0)');
+    expect(usage(['wait', 'a-1', 'b-2']).message).toBe('wait needs one job id (got 2)');
+    expect(usage(['cancel', 'no!']).message).toMatch(/^the job id must be /);
+    expect(usage(['status', 'job-1', '--out', 'x']).message).toBe('--out is an option of "check", not of "status"');
+    expect(usage(['wait', 'job-1', '--async']).message).toBe('--async is an option of "check", not of "wait"');
+    expect(usage(['--json', 'wait', 'job-1', '--out', '-']).message).toMatch(/use --out FILE/);
   });
 
   test('other commands, help and version', () => {
@@ -76,7 +112,8 @@ describe('parseCommandLine', () => {
     expect(usage([]).message).toMatch(/no command/);
     expect(usage(['frobnicate']).message).toMatch(/unknown command "frobnicate"/);
     expect(usage(['check']).message).toMatch(/needs a file/);
-    expect(usage(['check', 'a', 'b']).message).toMatch(/one file/);
+    expect(usage(['check', '-', 'a', '-']).message).toBe('standard input (-) can be read once');
+    expect(usage(['check', 'a', '']).message).toBe('check got an empty argument');
     expect(usage(['check', 'a', '--type', 'socks6']).message).toMatch(/--type must be one of http, socks4, socks5/);
     expect(usage(['check', 'a', '--timeout', '999']).message).toMatch(/1000\.\.20000/);
     expect(usage(['check', 'a', '--timeout', '20001']).message).toMatch(/1000\.\.20000/);
@@ -96,7 +133,10 @@ describe('parseCommandLine', () => {
   });
 
   test('property: never throws anything but a usage CliError', () => {
-    const token = fc.oneof(fc.constantFrom('check', 'me', '-', '--out', '--format', 'csv', '--timeout', '5000', '--type', '--custom-url', 'http://x/', '--json', '--links', '-h'), fc.string());
+    const token = fc.oneof(
+      fc.constantFrom('check', 'me', 'login', 'set-key', '-', '--out', '--format', 'csv', '--timeout', '5000', '--type', '--custom-url', 'http://x/', '--json', '--links', '--simple', '-h'),
+      fc.string(),
+    );
     fc.assert(
       fc.property(fc.array(token, { maxLength: 8 }), (argv) => {
         try {

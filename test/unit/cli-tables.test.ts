@@ -1,7 +1,7 @@
 /** Tests for src/cli/tables.ts: aligned tables, the check summary, the usage chart, me / regions / health pages. */
 import { describe, expect, test } from 'bun:test';
 import type { CheckResponseBody, MeBody } from '../../src/cli/api-client';
-import { fmtUptime, pct, renderHealth, renderMe, renderRegions, renderSummary, table, topEntries, usageChart } from '../../src/cli/tables';
+import { fmtUptime, pct, renderFailures, renderHealth, renderMe, renderRegions, renderSummary, table, topEntries, usageChart } from '../../src/cli/tables';
 
 const response: CheckResponseBody = {
   summary: {
@@ -110,6 +110,29 @@ describe('renderSummary', () => {
     expect(s).not.toContain('Anonymity');
     expect(s).toContain('Checked 1 proxy in ?');
     expect(s).toContain('Checks left: 5 (UnlimitedPro: not charged)');
+  });
+
+  test('summary.errors: a table of the failures per code, most frequent first, share of the failed; none without it', () => {
+    const r: CheckResponseBody = {
+      ...response,
+      summary: { ...response.summary, errors: { timeout: 100, connect_refused: 250, blocked_target: 0, http_status: 50 } },
+    };
+    expect(renderSummary(r, { color: false })).toContain(
+      [
+        '  Failed because   proxies  share',
+        '  ---------------  -------  -----',
+        '  connect_refused      250  62.5%',
+        '  timeout              100  25.0%',
+        '  http_status           50  12.5%',
+      ].join('\n'),
+    );
+    expect(renderSummary(response, { color: false })).not.toContain('Failed because');
+    expect(renderFailures({}, 5)).toBe('');
+    expect(renderFailures(undefined, 5)).toBe('');
+    // more codes than rows: the rest summed in one line
+    const many = renderFailures({ a: 5, b: 4, c: 3, d: 2, e: 1 }, 3).split('\n');
+    expect(many.at(-1)).toBe('  2 other codes         3  20.0%');
+    expect(many).toHaveLength(6);
   });
 });
 

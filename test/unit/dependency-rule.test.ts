@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 
 const REPO = join(import.meta.dir, '..', '..');
 const CONFIG = join(REPO, '.dependency-cruiser.cjs');
-const DEPCRUISE = join(REPO, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruiser.mjs');
+const DEPCRUISE = join(REPO, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
 
 interface Violation {
   from: string;
@@ -26,7 +26,8 @@ interface CruiseResult {
 
 /** Runs `depcruise --config <repo config> -T json src workers db` in `cwd` (only the folders that exist). */
 async function cruise(cwd: string, folders: string[]): Promise<CruiseResult> {
-  const proc = Bun.spawn([process.execPath, '--bun', DEPCRUISE, '--config', CONFIG, '--output-type', 'json', ...folders], {
+  // under Node, as `npm run lint:deps` runs it (dependency-cruiser 17 finds @swc/core's Visitor only there)
+  const proc = Bun.spawn(['node', DEPCRUISE, '--config', CONFIG, '--output-type', 'json', ...folders], {
     cwd,
     stdout: 'pipe',
     stderr: 'pipe',

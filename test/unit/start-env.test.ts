@@ -9,11 +9,11 @@ describe('scripts/start-env.ts (the benchmarks and the demo run the service as n
     expect(startScriptEnv('  A= bun x')).toEqual({ A: '' });
   });
 
-  test("package.json's start script gives the runtime settings the README documents (heap hint, no FTL tier)", () => {
+  test("package.json's start script gives the runtime settings docs/OPERATIONS.md documents (heap hint, no FTL tier)", () => {
     const start = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
     expect(startScriptEnv(start)).toEqual({ BUN_JSC_forceRAMSize: '268435456', BUN_JSC_useFTLJIT: '0' });
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    for (const [k, v] of Object.entries(startScriptEnv(start))) expect(readme).toContain(`${k}=${v}`);
+    const ops = readFileSync(new URL('../../docs/OPERATIONS.md', import.meta.url), 'utf8');
+    for (const [k, v] of Object.entries(startScriptEnv(start))) expect(ops).toContain(`${k}=${v}`);
     expect(start.endsWith('bun src/main.ts')).toBe(true);
     expect(npmStartEnv(new URL('../../', import.meta.url).pathname)).toEqual(startScriptEnv(start));
   });

@@ -1,6 +1,6 @@
 /** Tests for src/web/client/row-cells.ts: the results table's markup with and without the optional columns. */
 import { describe, expect, test } from 'bun:test';
-import { columnCount, integrityCell, rotationCell, rowHtml, tableBodyHtml } from '../../src/web/client/row-cells';
+import { columnCount, ERROR_MESSAGE_CHARS, errorCell, integrityCell, rotationCell, rowHtml, tableBodyHtml } from '../../src/web/client/row-cells';
 import { toRow, type ExtraColumns, type ResultRecord } from '../../src/web/client/table';
 
 const none: ExtraColumns = { protocols: false, https: false, integrity: false, rotation: false };
@@ -27,6 +27,20 @@ describe('rowHtml', () => {
     expect(html).toBe('<td><span class="badge lie" title="bytes injected: &lt;script&gt;">tampered</span></td>');
     expect(rowHtml(r, all)).toContain('<td class="muted">none</td>');
     expect(integrityCell(toRow({ ...base, status: 'failed', error: { code: 'timeout', message: '' } }))).toBe('<td class="muted">—</td>');
+  });
+
+  test('the error column: the code and its message, cut when long (all of it in the title); escaped', () => {
+    const failed = (code: string, message: string) => toRow({ ...base, status: 'failed', anonymity: null, origin: null, error: { code, message } });
+    expect(errorCell(failed('connect_refused', 'connection refused'))).toBe(
+      '<td class="err" title="connect_refused: connection refused"><code>connect_refused</code> <span class="err-msg">connection refused</span></td>',
+    );
+    expect(cells(rowHtml(failed('timeout', 'no answer <in> 1000 ms'), none)).at(-1)).toBe('timeout no answer &lt;in&gt; 1000 ms');
+    const long = 'x'.repeat(ERROR_MESSAGE_CHARS + 20);
+    const html = errorCell(failed('tampered', long));
+    expect(html).toContain(`title="tampered: ${long}"`);
+    expect(html).toContain(`<span class="err-msg">${'x'.repeat(ERROR_MESSAGE_CHARS - 1)}…</span>`);
+    expect(errorCell(failed('timeout', ''))).toBe('<td class="err" title="timeout"><code>timeout</code></td>');
+    expect(errorCell(toRow(base))).toBe('<td class="muted">—</td>');
   });
 
   test('rotation: exits / samples, a badge only when more than one exit, the passed samples in the title', () => {

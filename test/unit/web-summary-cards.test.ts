@@ -5,11 +5,11 @@ import { summaryCards } from '../../src/web/client/summary-cards';
 const metadata = { region_used: 'us1', region_name: 'Washington DC, USA', proxy_type: 'auto', timeout_used: '1000ms', total_checked: 1200, processing_time: '1.50s' };
 
 describe('summaryCards', () => {
-  test('a plain check: the cards as before, then the lying count (0)', () => {
+  test('a plain check on one machine: the region is the code and this machine, not a city; then the lying count (0)', () => {
     const c = summaryCards({ summary: { total_working: 3 }, metadata: { ...metadata, proxy_type: 'http', total_invalid: 1, total_duplicates: 2 } }, 0);
     expect(c.map((x) => [x.label, x.value])).toEqual([
       ['Working', '3 of 1,200'],
-      ['Region', 'Washington DC, USA'],
+      ['Region', 'us1, probed from this machine'],
       ['Type', 'HTTP'],
       ['Timeout', '1000ms'],
       ['Took', '1.50s'],
@@ -17,6 +17,11 @@ describe('summaryCards', () => {
       ['Lying proxies', '0'],
     ]);
     expect(c.every((x) => x.cls === undefined)).toBe(true);
+  });
+
+  test("in a cluster the region's name: its agents probe from there", () => {
+    const c = summaryCards({ summary: { total_working: 3 }, metadata }, 0, { cluster: true, judgeReach: null });
+    expect(c.find((x) => x.label === 'Region')?.value).toBe('Washington DC, USA');
   });
 
   test('auto + samples: protocols and rotating cards; a non-zero lying count is an alert', () => {

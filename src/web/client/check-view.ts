@@ -5,13 +5,15 @@
  * the page's connection: job-follow.ts), show the bar / counts / ETA as
  * messages arrive (with throttled screen-reader announcements), and hand the
  * check response to the results view when the job has completed. A reload
- * while it runs reattaches to it (`resume`).
+ * while it runs reattaches to it (`resume`). On one machine a hint under
+ * the region says that every region probes from it.
  */
 import { create, doc, option, type ButtonEl, type Elem, type InputEl, type LabelEl, type ProgressEl, type SelectEl, type TextAreaEl } from './browser';
 import { apiGet, apiPost } from './api';
 import { followJob, keepJob, keptJob, openSocket } from './job-follow';
 import { announcer, byId, setText, show } from './dom';
 import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, parseSamples, type CustomUrlInput } from './format';
+import type { ServiceInfo } from './service-info';
 import { formatCount } from './svg';
 
 const MAX_CUSTOM_URLS = 10;
@@ -32,7 +34,7 @@ interface ProgressMsg {
   details?: { message?: string; working_so_far?: number; checked?: number; total?: number };
 }
 
-export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void>; resume(): Promise<boolean> } {
+export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void>; setService(info: ServiceInfo): void; resume(): Promise<boolean> } {
   const form = byId('check-form');
   const text = byId<TextAreaEl>('proxies');
   const count = byId('proxies-count');
@@ -274,6 +276,9 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
         end();
       }
       return true;
+    },
+    setService(info: ServiceInfo) {
+      show(byId('region-hint'), !info.cluster);
     },
     async loadRegions() {
       const r = await apiGet('/regions');

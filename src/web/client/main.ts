@@ -3,8 +3,11 @@
  * sign-in with an API key (checked with GET /me, then kept in sessionStorage
  * or, when remembered, localStorage; in memory when storage is off), a hash
  * router over the views (#/check, #/results, #/account; sign-in whenever no
- * key is known) that moves focus to each view's heading, and sign-out. A
- * check still running when the page was reloaded is followed again.
+ * key is known) that moves focus to each view's heading, and sign-out.
+ * GET /health is read once at start (service-info.ts): one machine or a
+ * cluster (the region hint and card), and the banner for a judge that
+ * proxies elsewhere cannot reach. A check still running when the page was
+ * reloaded is followed again.
  */
 import { apiGet, clearKey, loadKey, saveKey } from './api';
 import { doc, win, type ButtonEl, type Elem, type InputEl } from './browser';
@@ -14,6 +17,7 @@ import { byId, setText, show } from './dom';
 import { errorText } from './format';
 import { keptJob } from './job-follow';
 import { setupResultsView } from './results-view';
+import { judgeBanner, serviceInfo } from './service-info';
 
 const ROUTES = Object.freeze({ check: 'New check', results: 'Results', account: 'Account' } as const);
 type Route = keyof typeof ROUTES | 'signin';
@@ -73,6 +77,16 @@ function boot(): void {
       void results.showLink(link);
       location.hash = '#/results';
     },
+  });
+
+  void apiGet('/health').then((h) => {
+    const info = serviceInfo(h.body);
+    check.setService(info);
+    results.setService(info);
+    const banner = judgeBanner(info);
+    const el = byId('judge-banner');
+    setText(el, banner ?? '');
+    show(el, banner !== null);
   });
 
   let regionsLoaded = false;

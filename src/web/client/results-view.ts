@@ -1,8 +1,9 @@
 /**
- * The "Results" view: summary cards, JSON/CSV/TXT downloads, the world map of
- * working proxies, the anonymity donut, country and ISP bars, the
- * response-time histogram, custom-URL results and the sortable, filterable,
- * paged table. The full result file is fetched through its signed link on
+ * The "Results" view: the check's warnings, summary cards, JSON/CSV/TXT
+ * downloads, the world map of working proxies, the anonymity donut, country
+ * and ISP bars, the response-time histogram, why proxies failed (a bar per
+ * error code with a note each: failures.ts), custom-URL results and the
+ * sortable, filterable, paged table. The full result file is fetched through its signed link on
  * this origin (format.ts sameOriginResultUrl); the charts come from charts.ts
  * and geo.ts, the cards from summary-cards.ts, the table model from table.ts
  * and its markup from row-cells.ts. The optional columns (protocols, https,
@@ -16,6 +17,8 @@ import { byId, setText, show } from './dom';
 import { barChart, donutChart, histogramBins, histogramChart, legendHtml, topWithOther, type Slice } from './charts';
 import { errorText, resultLinks, sameOriginResultUrl, type ResultLinks } from './format';
 import { clusterPoints, MAP, mapSvg, type Clustered, type WorldShapes } from './geo';
+import { failureBars, failureNotesHtml } from './failures';
+import { checkWarnings, UNKNOWN_SERVICE, type ServiceInfo } from './service-info';
 import { escapeXml, formatCount } from './svg';
 import { countryOptions, extraColumns, filterRows, paginate, sortRows, SORT_KEYS, toRow, type ExtraColumns, type ResultRecord, type Row, type SortDir, type SortKey } from './table';
 
@@ -29,6 +32,7 @@ interface ResultFile {
     top_isps?: Record<string, number>;
     protocols?: Record<string, number>;
     rotating?: number;
+    errors?: Record<string, number>;
   };
   metadata?: Record<string, unknown>;
   proxies?: ResultRecord[];
@@ -71,6 +75,8 @@ export function setupResultsView() {
   let sortDir: SortDir = 'ascending';
   let pageIndex = 0;
   let loadSeq = 0;
+  let service: ServiceInfo = UNKNOWN_SERVICE;
+  let lastCards: { file: ResultFile; lying: number | null } | null = null;
 
   const renderTable = () => {
     const page = paginate(view, pageIndex, PAGE_SIZE);
@@ -133,7 +139,8 @@ export function setupResultsView() {
 
   /** `lying`: null when the records could not be read. */
   const renderCards = (file: ResultFile, lying: number | null) => {
-    cards.innerHTML = summaryCards(file as CardSource, lying)
+    lastCards = { file, lying };
+    cards.innerHTML = summaryCards(file as CardSource, lying, service)
       .map((c) => `<div class="card${c.cls ? ` ${c.cls}` : ''}"><dt>${escapeXml(c.label)}</dt><dd>${escapeXml(c.value)}</dd></div>`)
       .join('');
   };
@@ -151,6 +158,12 @@ export function setupResultsView() {
     byId('r-isps').innerHTML = barChart(bars(s.top_isps), 'Working proxies by ISP (top 10)', widthOf('r-isps'));
     const ms = (shown.file.proxies ?? []).filter((p) => p.status === 'working').map((p) => toRow(p).ms).filter((x): x is number => x !== null);
     byId('r-hist').innerHTML = histogramChart(histogramBins(ms, 10), 'Response time of the working proxies (ms)', 'ms', widthOf('r-hist'));
+    const failures = failureBars(s.errors, all);
+    show(byId('r-fail'), failures.length > 0);
+    if (failures.length > 0) {
+      byId('r-failures').innerHTML = barChart(topWithOther(failures, 10), 'Failed proxies by error code', widthOf('r-failures'));
+      byId('r-fail-notes').innerHTML = failureNotesHtml(failures.slice(0, 10));
+    }
     const mapEl = byId('r-map');
     mapEl.innerHTML = mapSvg(shown.world, shown.clustered, MAP.width / Math.max(1, mapEl.clientWidth || MAP.width));
   };
@@ -246,6 +259,10 @@ export function setupResultsView() {
     show(empty, false);
     show(body, true);
     setLinks(links);
+    const warnings = checkWarnings(file.metadata);
+    const wl = byId('r-warnings');
+    wl.innerHTML = warnings.map((w) => `<li>${escapeXml(w)}</li>`).join('');
+    show(wl, warnings.length > 0);
     all = (file.proxies ?? []).map(toRow);
     cols = extraColumns(all);
     for (const el of section.querySelectorAll('[data-col]')) show(el, cols[el.dataset.col as keyof ExtraColumns] === true);
@@ -287,6 +304,11 @@ export function setupResultsView() {
       return load(links, null);
     },
     hasResult: () => !body.hidden,
+    /** What /health said (one machine or a cluster): the region card follows it. */
+    setService(info: ServiceInfo) {
+      service = info;
+      if (lastCards !== null) renderCards(lastCards.file, lastCards.lying);
+    },
     redraw,
     clear() {
       loadSeq++;

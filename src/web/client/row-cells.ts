@@ -5,7 +5,9 @@
  * proxy, status, [integrity], [protocols], [https], [exits / samples],
  * response, anonymity, country, city, ISP, exit IP, error: the optional ones
  * next to the status, where a wide table still shows them. A proxy that lied
- * has its error code highlighted in the integrity column.
+ * has its error code highlighted in the integrity column. The error column
+ * shows the code and its message (cut at ERROR_MESSAGE_CHARS; the whole of
+ * it on hover).
  */
 import { escapeXml } from './svg';
 import type { ExtraColumns, Row } from './table';
@@ -41,6 +43,17 @@ export function protocolsCell(r: Row): string {
   return `<td>${escapeXml(r.protocols)}</td>`;
 }
 
+/** The error column's message is cut here (the full text is the cell's title). */
+export const ERROR_MESSAGE_CHARS = 80;
+
+export function errorCell(r: Row): string {
+  if (r.error === '') return muted;
+  const msg = r.errorMessage;
+  const cut = msg.length > ERROR_MESSAGE_CHARS ? `${msg.slice(0, ERROR_MESSAGE_CHARS - 1)}…` : msg;
+  const text = cut === '' ? '' : ` <span class="err-msg">${escapeXml(cut)}</span>`;
+  return `<td class="err" title="${escapeXml(msg === '' ? r.error : `${r.error}: ${msg}`)}"><code>${escapeXml(r.error)}</code>${text}</td>`;
+}
+
 export function rowHtml(r: Row, c: ExtraColumns): string {
   return (
     `<tr><td class="mono">${escapeXml(r.address)}</td>` +
@@ -55,7 +68,7 @@ export function rowHtml(r: Row, c: ExtraColumns): string {
     cell(r.city) +
     cell(r.isp) +
     `<td class="mono">${escapeXml(r.origin) || '—'}</td>` +
-    cell(r.error) +
+    errorCell(r) +
     '</tr>'
   );
 }

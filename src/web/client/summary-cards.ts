@@ -1,12 +1,14 @@
 /**
  * The results view's summary cards, pure: a result file's summary and
  * metadata (and the lying count of its records) -> [label, value, class]
- * items. Working, region, type, timeout, time taken and the skipped lines as
- * before; then "Lying proxies" (records failed with `tampered` or
+ * items. Working, region (on one machine: its code and that this machine
+ * probed it, not a city it never left from; service-info.ts), type,
+ * timeout, time taken and the skipped lines as before; then "Lying proxies" (records failed with `tampered` or
  * `tls_intercepted`) whenever the records were read; "Protocols" for a type
  * auto check (summary.protocols) and "Rotating" for a sampled one
  * (summary.rotating), only when the summary has them.
  */
+import { regionCard, UNKNOWN_SERVICE, type ServiceInfo } from './service-info';
 import { formatCount } from './svg';
 
 export interface CardSource {
@@ -33,13 +35,13 @@ const PROTOCOL_NAMES: [string, string][] = [
 ];
 
 /** `lying`: the count of lying records, or null when the records could not be read (no card then). */
-export function summaryCards(file: CardSource, lying: number | null): Card[] {
+export function summaryCards(file: CardSource, lying: number | null, info: ServiceInfo = UNKNOWN_SERVICE): Card[] {
   const m = file.metadata ?? {};
   const working = file.summary?.total_working ?? 0;
   const total = typeof m.total_checked === 'number' ? m.total_checked : (file.proxies?.length ?? 0);
   const items: Card[] = [
     { label: 'Working', value: `${formatCount(working)} of ${formatCount(total)}` },
-    { label: 'Region', value: typeof m.region_name === 'string' ? `${m.region_name}` : String(m.region_used ?? '—') },
+    { label: 'Region', value: regionCard(m, info) },
     { label: 'Type', value: String(m.proxy_type ?? '—').toUpperCase() },
     { label: 'Timeout', value: String(m.timeout_used ?? '—') },
     { label: 'Took', value: String(m.processing_time ?? '—') },
