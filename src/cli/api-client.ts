@@ -6,6 +6,8 @@
  *   5xx and network failures -> 6.
  * `httpError` (status + body -> CliError) is pure.
  */
+import type { AcceptedBody } from '../http/async-check';
+import type { CheckJobView } from '../jobs/ports';
 import { CliError, EXIT } from './exit-codes';
 
 // ---- API shapes the CLI reads (seed-api.md, DECISIONS.md) ---------------------
@@ -41,24 +43,11 @@ export interface CheckResponseBody {
   result_urls?: { json: string; csv: string; txt: string } | null;
 }
 
-/** The 202 of an asynchronous check. */
-export interface AcceptedBody {
-  jobId: string;
-  status: 'running';
-  status_url: string;
-  progress_url: string;
-}
+/** The 202 of an asynchronous check (the service's own type). */
+export type { AcceptedBody };
 
-/** GET /checks/{jobId}. */
-export interface JobBody {
-  jobId: string;
-  status: 'running' | 'completed' | 'failed' | 'cancelled';
-  created_at: string;
-  finished_at?: string;
-  progress: { checked: number; total: number; working_so_far: number };
-  error?: string;
-  result?: CheckResponseBody;
-}
+/** GET /checks/{jobId}: the service's CheckJobView, its `result` read as the check response. */
+export type JobBody = Omit<CheckJobView, 'result'> & { result?: CheckResponseBody };
 
 export interface SubscriptionDetail {
   UnlimitedPro: boolean;
