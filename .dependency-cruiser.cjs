@@ -4,10 +4,12 @@
  *   entry   src/main.ts, src/server.ts (composition root), src/agent.ts (the agent role's), src/stop-steps.ts (their undo list), src/cli/**, src/admin/cli.ts, workers/**
  *   http    src/http/**, src/web/** server side, src/admin/routes.ts, src/admin/app.ts
  *   jobs    src/jobs/**, src/cluster/** (the cluster's adapters of the job ports), src/admin/** services (commands, args, lock, throttle)
- *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/pool/** (probe execution)
+ *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/workers/** (probe execution),
+ *           src/pools/** (pools of proxies kept checked), src/gateway/** but codec/ (the gateway's upstream choice)
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
- *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id}.ts
+ *           src/gateway/codec/** (the gateway's front codecs),
+ *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id,state-machine}.ts
  *   db      db/**
  *   root    src/errors.ts (the one error root: every layer may throw its errors)
  *
@@ -39,15 +41,16 @@ const LAYERS = [
   { name: 'entry', path: ['^src/(main|server|agent|stop-steps)\\.ts$', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
   { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/(routes|app)\\.ts$'] },
   { name: 'jobs', path: ['^src/jobs/', '^src/cluster/', '^src/admin/(?!(cli|routes|app)\\.ts$)'] },
-  { name: 'domain', path: ['^src/(accounts|results|judge|metrics)/', '^src/probe/pool/'] },
-  { name: 'probe', path: ['^src/probe/(?!(codec|pool)/|types\\.ts$)'] },
+  { name: 'domain', path: ['^src/(accounts|results|judge|metrics|pools)/', '^src/probe/workers/', '^src/gateway/(?!codec/)'] },
+  { name: 'probe', path: ['^src/probe/(?!(codec|workers)/|types\\.ts$)'] },
   {
     name: 'leaves',
     path: [
       '^src/probe/codec/',
+      '^src/gateway/codec/',
       '^src/probe/types\\.ts$',
       '^src/(proxy|geo)/',
-      '^src/(regions|log|config|limits|fd-guard|secrets|version|job-id)\\.ts$',
+      '^src/(regions|log|config|limits|fd-guard|secrets|version|job-id|state-machine)\\.ts$',
     ],
   },
   { name: 'db', path: ['^db/'] },
@@ -105,10 +108,13 @@ module.exports = {
       from: {
         path: [
           '^src/probe/codec/',
+          '^src/gateway/codec/',
+          '^src/gateway/(upstream-choice|username)\\.ts$',
+          '^src/pools/(?!schema-proposal\\.ts$)[^/]+\\.ts$',
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',
-          '^src/(regions|errors)\\.ts$',
+          '^src/(regions|errors|state-machine)\\.ts$',
         ],
       },
       to: { path: [IO_MODULES, '^db/'] },

@@ -179,7 +179,7 @@ async function child(phase: string, dir: string): Promise<void> {
         const at = new Date(start + Math.floor((i / history) * 60 * 86_400_000));
         return {
           accountId,
-          jobId: `history-${i}`,
+          runId: `history-${i}`,
           proxyType: 'http',
           region: 'default',
           timeoutMs: 2000,
@@ -210,17 +210,17 @@ async function child(phase: string, dir: string): Promise<void> {
   const runJobs = async () => {
     for (let i = next++; i < jobs; i = next++) {
       const now = new Date();
-      const jobId = `${phase}-${i}-${process.pid}`;
+      const runId = `${phase}-${i}-${process.pid}`;
       const acc = await timed('key', () => findAccountByApiKey(db, BENCH_KEY, now));
       if (acc === null) throw new Error('bench key not found');
       const units = 100 + (i % 900);
       const r = await timed('reserve', () =>
-        ledger.reserve({ accountId, jobId, clientJobId: null, units, now, type: 'http', region: 'default', timeoutMs: 2000, submitted: units }),
+        ledger.reserve({ accountId, runId, clientJobId: null, units, now, type: 'http', region: 'default', timeoutMs: 2000, submitted: units }),
       );
       if (!r.ok) throw new Error('reservation refused');
       const refund = i % 10 === 0 ? 7 : 0;
       await timed(refund > 0 ? 'refund_complete' : 'complete', () =>
-        ledger.complete({ accountId, jobId, checked: units - refund, working: units >> 3, refund, resultRef: `r-${jobId}`, now: new Date() }),
+        ledger.complete({ accountId, runId, checked: units - refund, working: units >> 3, refund, resultRef: `r-${runId}`, now: new Date() }),
       );
     }
   };

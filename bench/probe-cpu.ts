@@ -2,7 +2,7 @@
  * CPU per probe of the checker, reproducibly (issue 5, target B: <= 150 µs of
  * our process's CPU per check, all threads, in a CPU-bound run).
  *
- *   bun bench/probe-cpu.ts [--mode pool|inline] [--scenarios http,socks5,...]
+ *   bun bench/probe-cpu.ts [--mode workers|inline] [--scenarios http,socks5,...]
  *                          [--n 20000] [--concurrency 512] [--threads 2]
  *                          [--timeout 2000] [--hole-timeout 300]
  *                          [--reps 3] [--warmup 2000] [--drivers native,node]
@@ -17,11 +17,12 @@
  * it (a rough gauge of how loaded the machine was: on an idle machine it is
  * constant per probe).
  *
- * Modes: `pool` (default) runs the real ProbePool (piscina workers,
+ * Modes: `workers` (default; `pool` before the probe workers were renamed)
+ * runs the real ProbeWorkers (piscina workers,
  * MessagePort batches) fed like the region scheduler feeds it (shards of
  * 16..64 as slots free up): what the service spends. `inline` runs runProbe
  * on the main thread (the probe path alone) and can interleave plain-TCP
- * links (`--drivers native,node`) for an A/B in one process; for the pool, set
+ * links (`--drivers native,node`) for an A/B in one process; for the workers, set
  * PROBE_SOCKET_DRIVER=node in the environment to measure the node:net link.
  *
  * Scenarios: http, socks5, socks4 (all working, plain http judge), https
@@ -42,7 +43,7 @@ import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { runProbe } from '../src/probe/probe';
 import { setSocketDriver, socketDriver, type SocketDriver } from '../src/probe/net/exchange';
-import { ProbePool } from '../src/probe/pool/pool';
+import { ProbeWorkers } from '../src/probe/workers/probe-workers';
 import { parseJudgeUrl } from '../src/judge/calibrate';
 import type { ProbeResult, ProtocolSettings, ProbeTask } from '../src/probe/types';
 import type { ProxyType } from '../src/proxy/types';
@@ -53,7 +54,7 @@ function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i !== -1 && process.argv[i + 1] !== undefined ? (process.argv[i + 1] as string) : dflt;
 }
-const MODE = arg('mode', 'pool');
+const MODE = arg('mode', 'workers') === 'inline' ? 'inline' : 'workers';
 const N = Number(arg('n', '20000'));
 const CONC = Number(arg('concurrency', '512'));
 const THREADS = Number(arg('threads', '2'));
@@ -197,10 +198,10 @@ function runInline(sc: Scenario, n: number, t: Tally): Promise<void> {
   });
 }
 
-let pool: ProbePool | null = null;
-function runPool(sc: Scenario, n: number, t: Tally): Promise<void> {
+let workers: ProbeWorkers | null = null;
+function runWorkers(sc: Scenario, n: number, t: Tally): Promise<void> {
   const CONC = concFor(sc);
-  const p = pool as ProbePool;
+  const p = workers as ProbeWorkers;
   const settings = settingsFor(sc);
   const tasks = tasksFor(sc, n);
   let next = 0;
@@ -227,11 +228,11 @@ function runPool(sc: Scenario, n: number, t: Tally): Promise<void> {
   });
 }
 
-const run = MODE === 'pool' ? runPool : runInline;
-if (MODE === 'pool') {
-  pool = await ProbePool.start({ threads: THREADS, ...(process.env.PROBE_WORKER_FILE ? { filename: process.env.PROBE_WORKER_FILE } : {}) });
+const run = MODE === 'workers' ? runWorkers : runInline;
+if (MODE === 'workers') {
+  workers = await ProbeWorkers.start({ threads: THREADS, ...(process.env.PROBE_WORKER_FILE ? { filename: process.env.PROBE_WORKER_FILE } : {}) });
 }
-const driverLabel = MODE === 'pool' ? (process.env.PROBE_SOCKET_DRIVER === 'node' ? 'node' : socketDriver()) : '';
+const driverLabel = MODE === 'workers' ? (process.env.PROBE_SOCKET_DRIVER === 'node' ? 'node' : socketDriver()) : '';
 
 interface Sample {
   cpu: number;
@@ -292,7 +293,7 @@ for (const name of SCENARIOS) {
     }
     const row = {
       mode: MODE,
-      threads: MODE === 'pool' ? THREADS : 1,
+      threads: MODE === 'workers' ? THREADS : 1,
       driver,
       httpsCheck: HTTPS_CHECK,
       scenario: name,
@@ -321,6 +322,6 @@ for (const name of SCENARIOS) {
       );
   }
 }
-await pool?.close();
+await workers?.close();
 farm.stdin!.end();
 process.exit(rows.some((r) => (r.falsePositives as number) > 0) ? 1 : 0);

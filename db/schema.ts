@@ -6,9 +6,14 @@
  *
  * Invariants kept by the database itself: balances never go negative (CHECK),
  * e-mails are unique (stored lower-cased), a key hash is unique, a scan's
- * job_id is unique (one scan row per job; the job id passed here must be unique
- * per job, not the client's reusable jobId), and the client's jobId
- * (client_job_id) is unique among running scans, across all API nodes.
+ * run id is unique (one scan row per run, never the client's reusable jobId),
+ * and the client's jobId (client_job_id) is unique among running scans,
+ * across all API nodes.
+ *
+ * Column `job_id` (quota_ledger, scans) holds the RUN id (JobActor.runId,
+ * unique per run); it is mapped to the property `runId` here instead of
+ * being renamed by a migration: the column name is the database's history,
+ * the property is what the code calls it ("jobId" is only ever the client's).
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -82,7 +87,8 @@ export const quotaLedger = pgTable(
     rootDelta: bigint('root_delta', { mode: 'number' }).notNull(),
     /** 'signup' | 'top_up' | 'reserve' | 'refund' | 'admin_adjust' (LedgerReason). */
     reason: text('reason').notNull(),
-    jobId: text('job_id'),
+    /** The run id the row belongs to (column job_id: see the header). */
+    runId: text('job_id'),
     /** Units of work the row stands for (for an UnlimitedPro reservation delta is 0 but units is not). */
     units: bigint('units', { mode: 'number' }).notNull().default(0),
     /** root + temp after this change. */
@@ -91,7 +97,7 @@ export const quotaLedger = pgTable(
   },
   (t) => [
     index('quota_ledger_account_created_idx').on(t.accountId, t.createdAt),
-    index('quota_ledger_job_idx').on(t.jobId),
+    index('quota_ledger_job_idx').on(t.runId),
   ],
 );
 
@@ -102,7 +108,8 @@ export const scans = pgTable(
     accountId: uuid('account_id')
       .notNull()
       .references(() => accounts.id, { onDelete: 'cascade' }),
-    jobId: text('job_id').notNull().unique(),
+    /** The run id (JobActor.runId; column job_id: see the header). */
+    runId: text('job_id').notNull().unique(),
     proxyType: text('proxy_type').notNull(),
     region: text('region').notNull(),
     timeoutMs: integer('timeout_ms').notNull(),

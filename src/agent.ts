@@ -37,7 +37,7 @@ import { maxInFlightFor, openFilesLimit } from './limits';
 import type { Logger } from './log';
 import { stopSteps } from './stop-steps';
 import { AgentMetrics } from './metrics/agent-metrics';
-import { ProbePool } from './probe/pool/pool';
+import { ProbeWorkers } from './probe/workers/probe-workers';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
 import { VERSION } from './version';
@@ -82,7 +82,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
   const { undo, unwind } = stopSteps(log, 'agent stop step failed');
 
   try {
-    const pool = await ProbePool.start({ threads: opts.threads ?? config.probeThreads });
+    const pool = await ProbeWorkers.start({ threads: opts.threads ?? config.probeThreads });
     undo.push(() => pool.close());
 
     const ownJudgeKey = config.judgeKey ?? randomBytes(32).toString('base64url');
@@ -127,7 +127,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
 
     let calibrated = { ips: [...config.checkerIps], baselineHeaders: [] as string[] };
     // One ProbeSettings object per (type, timeout) until calibration changes: the pool sends a
-    // settings object to a lane once and refers to it after (pool-protocol.ts), by identity.
+    // settings object to a lane once and refers to it after (lane-protocol.ts), by identity.
     const settingsCache = new Map<string, ProbeSettings>();
     const calibration: CalibrationHandle = startCalibration({
       judge,
@@ -162,7 +162,7 @@ export async function startAgent(config: Config, opts: AgentStartOptions): Promi
       // the API nodes lend their newcomers' headroom above a region's slots (scheduler.ts "Headroom"): take it
       lendSlots: slots - Math.floor((slots * config.maxJobSharePercent) / 100),
       version: VERSION,
-      pool,
+      workers: pool,
       settingsFor: (w) => {
         const key = `${w.type}:${w.timeoutMs}`;
         let s = settingsCache.get(key);

@@ -38,7 +38,7 @@
  * (src/cluster/registry.ts: a region's capacity = its agents' slots, a rise
  * pokes the scheduler), shares a region's slots with the other API nodes by
  * their demand (src/cluster/demand.ts: the scheduler's capacity is this
- * node's fair share) and probes through the NatsPool (src/cluster/nats-pool.ts)
+ * node's fair share) and probes through the NatsWorkers (src/cluster/nats-workers.ts)
  * behind the same RegionScheduler (no process-wide cap: each agent bounds
  * itself). A check to a region without a live agent is refused before the
  * reservation (503 Region unavailable). Stop: after the jobs, the registry,
@@ -58,7 +58,7 @@ import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { createAdminApp } from './admin/app';
 import { reachableHost, withBoundPort, type Config } from './config';
 import { ServiceError } from './errors';
-import { NatsPool } from './cluster/nats-pool';
+import { NatsWorkers } from './cluster/nats-workers';
 import { CLUSTER_MIN_GRANT } from './cluster/protocol';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats, ensureWork, openAgentsBucket, openDemandBucket, subscribeResults, workTransport } from './cluster/nats';
@@ -87,7 +87,7 @@ import { readOrCreateJudgeCertificate } from './judge/tls-cert';
 import { checkTlsJudge } from './judge/tls-judge-check';
 import type { Logger } from './log';
 import { stopSteps } from './stop-steps';
-import { ProbePool } from './probe/pool/pool';
+import { ProbeWorkers } from './probe/workers/probe-workers';
 import { probeSettings } from './probe/settings';
 import type { ProbeSettings, TlsJudgeTarget } from './probe/types';
 import { ACCEPTED_REGIONS, findRegion, REGIONS } from './regions';
@@ -144,7 +144,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
 
   const { undo, unwind } = stopSteps(log, 'stop step failed');
 
-  let engine: Promise<[Geo, ProbePool | null]> | null = null;
+  let engine: Promise<[Geo, ProbeWorkers | null]> | null = null;
   try {
     let lock: DataDirLock | null = null;
     if (config.databaseUrl === undefined) {
@@ -155,7 +155,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
 
     // The engine (geo + worker threads) loads while the database opens.
     // (a cluster's API node probes through its agents: no threads)
-    engine = Promise.all([openGeo(), cluster ? null : ProbePool.start({ threads: opts.threads ?? config.probeThreads })]);
+    engine = Promise.all([openGeo(), cluster ? null : ProbeWorkers.start({ threads: opts.threads ?? config.probeThreads })]);
     const database =
       opts.database ??
       (await openDatabase({
@@ -203,7 +203,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
 
     // A cluster: NATS, the work queue, the live agents and the pool that publishes shards.
     let registry: AgentRegistry | null = null;
-    let natsPool: NatsPool | null = null;
+    let natsPool: NatsWorkers | null = null;
     let poke: (region: string) => void = () => {};
     let board: DemandBoard | null = null;
     let queueDepth: QueueDepth | null = null;
@@ -244,13 +244,13 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       tellAgents = (o) => {
         if (o.nodeId === null) return;
         try {
-          transport.publishCancel(o.nodeId, o.jobId);
+          transport.publishCancel(o.nodeId, o.runId);
         } catch (err) {
-          log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { jobId: o.jobId, err });
+          log.warn('telling the agents of a refunded orphan failed (they probe its shards to their timeout)', { runId: o.runId, err });
         }
       };
       for (const o of refundedEarly.splice(0)) tellAgents(o);
-      const np = new NatsPool({
+      const np = new NatsWorkers({
         node: nodeId,
         transport,
         deadlineMs: config.clusterShardDeadlineMs,
@@ -367,7 +367,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       regions: ACCEPTED_REGIONS,
       scheduler,
       maxInFlight,
-      pool,
+      workers: pool,
       runningJobs: () => checks.runningJobs,
       hub,
       lease,
@@ -488,7 +488,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     });
     undo.push(() => calibration?.stop());
     const tlsCheck = tlsJudge === undefined ? null : await checkTlsJudge(tlsJudge); // rejects on another certificate: a start error
-    if (tlsCheck !== null && !tlsCheck.ok) log.warn('the TLS judge did not answer directly; https checks may all be false', { judgeTls: tlsJudge?.url, reason: tlsCheck.reason });
+    if (tlsCheck !== null && !tlsCheck.ok) log.warn('the TLS judge did not answer directly; https checks may all be false (JUDGE_TLS_URL, JUDGE_TLS_FINGERPRINT; JUDGE_TLS=false turns them off)', { judgeTls: tlsJudge?.url, reason: tlsCheck.reason });
     await calibration?.ready;
 
     const sweep: RetentionSweep = startRetentionSweep({

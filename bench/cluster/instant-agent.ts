@@ -2,8 +2,8 @@
  * A region agent whose probes take no time, for the result-throughput
  * measurement (bench/cluster/throughput.ts): the real AgentRunner (pulls
  * shards from the region's work queue, `start` / result batches / `done`
- * request, ack) on a real nats-server, in its own process, with a pool that
- * answers every task at once in the real result shape (ProbeResult: one in
+ * request, ack) on a real nats-server, in its own process, with probe workers that
+ * answer every task at once in the real result shape (ProbeResult: one in
  * ten `working` with an origin and anonymity, the rest `connect_refused`),
  * RESULT_BATCH results per batch message.
  *
@@ -12,7 +12,7 @@
  */
 import { AgentRunner } from '../../src/cluster/agent-runner';
 import { connectNats, ensureWork, openAgentsBucket } from '../../src/cluster/nats';
-import type { PoolPort, ResultBatch, Shard } from '../../src/jobs/ports';
+import type { WorkerPort, ResultBatch, Shard } from '../../src/jobs/ports';
 import { createLogger } from '../../src/log';
 import type { ProbeResult } from '../../src/probe/types';
 
@@ -29,7 +29,7 @@ function result(index: number): ProbeResult {
   return { index, status: 'failed', statusCode: null, responseTimeMs: 0.8, anonymity: null, origin: null, error: { code: 'connect_refused', message: 'connection refused' } };
 }
 
-const pool: PoolPort = {
+const workers: WorkerPort = {
   runShard(shard: Shard, onResults: (b: ResultBatch) => void): Promise<void> {
     return new Promise((resolve) => {
       let i = 0;
@@ -57,7 +57,7 @@ const runner = new AgentRunner({
   agentId: 'bench-instant',
   slots,
   version: 'bench',
-  pool,
+  workers,
   settingsFor: (w) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
   identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
   ackWaitMs: 15_000,

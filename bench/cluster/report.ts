@@ -125,9 +125,9 @@ function renderT(rec: ScenarioRecord): string[] {
   const out = [
     '### Result throughput through NATS',
     '',
-    `${rec.stamp.date}, load average before ${rec.stamp.loadavg.join(' / ')}. Probing taken out: a real AgentRunner (its own process, bench/cluster/instant-agent.ts) whose pool answers every task at once in the real result shape, a real nats-server, and in the runner's process the API side's real NatsPool + subscribeResults (JetStream publish per shard, decode, de-duplication, \`done\` replies). The driver keeps a window of tasks outstanding in shards, as the scheduler does.`,
+    `${rec.stamp.date}, load average before ${rec.stamp.loadavg.join(' / ')}. Probing taken out: a real AgentRunner (its own process, bench/cluster/instant-agent.ts) whose probe workers answer every task at once in the real result shape, a real nats-server, and in the runner's process the API side's real NatsWorkers + subscribeResults (JetStream publish per shard, decode, de-duplication, \`done\` replies). The driver keeps a window of tasks outstanding in shards, as the scheduler does.`,
     '',
-    '| results | window | tasks per shard | results per pool report (the agent batches them every 25 ms) | wall | results/s at the API node | shards/s | CPU µs per result: API / agent / nats-server |',
+    '| results | window | tasks per shard | results per report of the agent (it batches them every 25 ms) | wall | results/s at the API node | shards/s | CPU µs per result: API / agent / nats-server |',
     '|---|---|---|---|---|---|---|---|',
   ];
   for (const t of rec.throughput ?? []) {

@@ -1,10 +1,10 @@
 /**
  * Result throughput through NATS on this machine: how many probe results per
- * second can arrive at an API node, with probing taken out (the agent's pool
- * answers at once: bench/cluster/instant-agent.ts, its own process).
+ * second can arrive at an API node, with probing taken out (the agent's probe workers
+ * answer at once: bench/cluster/instant-agent.ts, its own process).
  *
  * The API side runs here, in the runner's process, with the production
- * pieces: a NatsPool (JetStream publish of each shard, de-duplication by task
+ * pieces: a NatsWorkers (JetStream publish of each shard, de-duplication by task
  * index, `done` replies) fed by subscribeResults (decode of every results
  * message). A driver keeps `window` tasks outstanding in shards of
  * `shardTasks` (the scheduler's maxGrant is 64), like the RegionScheduler
@@ -14,7 +14,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { connectNats, ensureWork, subscribeResults, workTransport } from '../../src/cluster/nats';
-import { NatsPool } from '../../src/cluster/nats-pool';
+import { NatsWorkers } from '../../src/cluster/nats-workers';
 import type { Shard } from '../../src/jobs/ports';
 import { createLogger } from '../../src/log';
 import { cpuMs, nextJson, spawnChild } from '../e2e/proc';
@@ -46,8 +46,8 @@ export async function measureThroughput(o: {
   const node = `benchtp${Date.now().toString(36)}`;
   const nc = await connectNats(o.natsUrl, `bench-throughput-${node}`, log);
   await ensureWork(nc, [o.region], 15_000, log);
-  const pool = new NatsPool({ node, transport: workTransport(nc), deadlineMs: 60_000, log });
-  const sub = subscribeResults(nc, node, pool, log);
+  const workers = new NatsWorkers({ node, transport: workTransport(nc), deadlineMs: 60_000, log });
+  const sub = subscribeResults(nc, node, workers, log);
   const agent = spawnChild('instant-agent', [process.execPath, AGENT], {
     NATS_URL: o.natsUrl,
     REGION: o.region,
@@ -59,7 +59,7 @@ export async function measureThroughput(o: {
     let next = 0;
     let received = 0;
     let shards = 0;
-    const ctx = { jobId: `tp-${node}`, region: o.region };
+    const ctx = { runId: `tp-${node}`, region: o.region };
     const settings = { type: 'http', timeoutMs: 2000 } as unknown as Shard['settings'];
     const a0 = cpuMs(agentPid).total;
     const n0 = cpuMs(o.natsPid).total;
@@ -72,7 +72,7 @@ export async function measureThroughput(o: {
         const end = Math.min(o.total, next + o.shardTasks);
         for (; next < end; next++) tasks.push({ index: next, proxy: { host: `127.1.${(next >> 8) & 255}.${1 + (next % 254)}`, port: 8080 } });
         shards++;
-        pool
+        workers
           .runShard({ kind: 'probe', tasks, settings } as Shard, (b) => {
             received += b.length;
             if (received >= o.total) resolve();
@@ -99,7 +99,7 @@ export async function measureThroughput(o: {
   } finally {
     await agent.stop(3000);
     sub.unsubscribe();
-    pool.close();
+    workers.close();
     await nc.drain().catch(() => nc.close());
   }
 }

@@ -32,7 +32,7 @@ export interface JobScan {
 export async function findJobScan(db: DbOrTx, accountId: string, jobId: string): Promise<JobScan | null> {
   const [row] = await db
     .select({
-      runId: scans.jobId,
+      runId: scans.runId,
       status: scans.status,
       error: scans.error,
       createdAt: scans.createdAt,

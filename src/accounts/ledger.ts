@@ -26,7 +26,7 @@ export interface LedgerEntry {
   rootDelta: number;
   units: number;
   balanceAfter: number;
-  jobId?: string | null;
+  runId?: string | null;
   createdAt?: Date;
 }
 
@@ -39,7 +39,7 @@ export async function insertLedger(db: DbOrTx, e: LedgerEntry): Promise<void> {
     delta: e.tempDelta + e.rootDelta,
     units: e.units,
     balanceAfter: e.balanceAfter,
-    jobId: e.jobId ?? null,
+    runId: e.runId ?? null,
     ...(e.createdAt !== undefined ? { createdAt: e.createdAt } : {}),
   });
 }

@@ -25,7 +25,7 @@ export { OrphanScope, type OrphanRule } from './orphans-sql';
 export interface OrphanCandidate {
   id: number;
   accountId: string;
-  jobId: string;
+  runId: string;
   nodeId: string | null;
 }
 
@@ -40,27 +40,27 @@ export async function findOrphans(db: Db, rule: OrphanRule, limit = 500): Promis
   const rows = rowsOf<{ id: number; account_id: string; job_id: string; node_id: string | null }>(
     await db.execute(findOrphansStatement(rule, limit)),
   );
-  return rows.map((r) => ({ id: Number(r.id), accountId: r.account_id, jobId: r.job_id, nodeId: r.node_id }));
+  return rows.map((r) => ({ id: Number(r.id), accountId: r.account_id, runId: r.job_id, nodeId: r.node_id }));
 }
 
 /**
  * Closes and refunds one orphan in one transaction; null when it is no longer
  * one (settled, swept by someone else, or its node's lease was renewed).
  */
-export async function refundOrphan(db: Db, scanId: number, rule: OrphanRule, now: Date = new Date()): Promise<{ accountId: string; jobId: string; nodeId: string | null; units: number } | null> {
+export async function refundOrphan(db: Db, scanId: number, rule: OrphanRule, now: Date = new Date()): Promise<{ accountId: string; runId: string; nodeId: string | null; units: number } | null> {
   return db.transaction(async (tx) => {
     const [closed] = rowsOf<{ account_id: string; job_id: string; node_id: string | null }>(
       await tx.execute(closeOrphanStatement({ scanId, rule, now })),
     );
     if (closed === undefined) return null;
-    const r = await refundQuotaTx(tx, { accountId: closed.account_id, jobId: closed.job_id, units: 'all', now });
-    return { accountId: closed.account_id, jobId: closed.job_id, nodeId: closed.node_id, units: r.refunded };
+    const r = await refundQuotaTx(tx, { accountId: closed.account_id, runId: closed.job_id, units: 'all', now });
+    return { accountId: closed.account_id, runId: closed.job_id, nodeId: closed.node_id, units: r.refunded };
   });
 }
 
 /** A scan this sweep closed and refunded: its run id (scans.job_id) and the node that ran it. */
 export interface RefundedOrphan {
-  jobId: string;
+  runId: string;
   nodeId: string | null;
 }
 
@@ -93,8 +93,8 @@ export async function sweepOrphans(db: Db, log: Logger, rule: OrphanRule, now: (
         closed++;
         scans++;
         units += r.units;
-        log.warn('refunded an interrupted job', { jobId: r.jobId, accountId: r.accountId, scanId: c.id, node: r.nodeId, units: r.units, by: rule.self });
-        opts.onRefunded?.({ jobId: r.jobId, nodeId: r.nodeId });
+        log.warn('refunded an interrupted job', { runId: r.runId, accountId: r.accountId, scanId: c.id, node: r.nodeId, units: r.units, by: rule.self });
+        opts.onRefunded?.({ runId: r.runId, nodeId: r.nodeId });
       }
       // a full batch may have more behind it; a batch that closed nothing is not retried (no loop on a scan that stays)
       if (found.length < batch || closed === 0) break;

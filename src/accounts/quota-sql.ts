@@ -29,7 +29,7 @@
  * The client's jobId: `busy` makes a duplicate a 409 before a 402 (the
  * contract's order) and charges nothing; the fence is the partial unique index
  * scans_running_client_job_id_uq (db/schema.ts): two reservations of one
- * jobId at the same moment both see no running scan, and the second INSERT
+ * runId at the same moment both see no running scan, and the second INSERT
  * fails with a unique violation (23505), which fails the whole statement, so
  * nothing of it is charged either (src/accounts/client-job-conflict.ts maps
  * it). The check is global, not per account: a jobId names the job on the
@@ -53,7 +53,7 @@ export interface ScanStart {
 
 export interface ReserveStatementInput {
   accountId: string;
-  jobId: string;
+  runId: string;
   units: number;
   now: Date;
   scan?: ScanStart;
@@ -75,7 +75,7 @@ export function reserveStatement(i: ReserveStatementInput): SQL {
   const scanCte = i.scan
     ? sql`, sc AS (
         INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, charged, status, created_at, node_id, total_proxies, client_job_id)
-        SELECT u.id, ${i.jobId}, ${i.scan.proxyType}, ${i.scan.region}, ${i.scan.timeoutMs}, ${i.scan.totalSubmitted},
+        SELECT u.id, ${i.runId}, ${i.scan.proxyType}, ${i.scan.region}, ${i.scan.timeoutMs}, ${i.scan.totalSubmitted},
                c.temp_charged + c.root_charged, 'running', ${now}::timestamptz, ${i.nodeId ?? null}::text,
                ${i.scan.totalProxies ?? null}::int, ${clientJobId}::text
         FROM upd u CROSS JOIN calc c
@@ -112,7 +112,7 @@ export function reserveStatement(i: ReserveStatementInput): SQL {
       RETURNING a.id, a.email, a.temp_balance, a.root_balance, a.checks_used, a.unlimited_pro, a.unlimited_until
     ), led AS (
       INSERT INTO quota_ledger (account_id, delta, temp_delta, root_delta, reason, job_id, units, balance_after, created_at)
-      SELECT u.id, -(c.temp_charged + c.root_charged), -c.temp_charged, -c.root_charged, 'reserve', ${i.jobId}, ${i.units},
+      SELECT u.id, -(c.temp_charged + c.root_charged), -c.temp_charged, -c.root_charged, 'reserve', ${i.runId}, ${i.units},
              u.temp_balance + u.root_balance, ${now}::timestamptz
       FROM upd u CROSS JOIN calc c
       RETURNING id

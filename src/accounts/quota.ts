@@ -44,7 +44,7 @@ import { insertLedger, LedgerReason, type Tx } from './ledger';
 export interface ReserveInput {
   accountId: string;
   /** Unique per job (the scan's job_id). */
-  jobId: string;
+  runId: string;
   units: number;
   now: Date;
   /** Also insert the running scan row, atomically with the reservation. */
@@ -134,7 +134,7 @@ export async function reserveQuota(db: Db, input: ReserveInput): Promise<Reserve
 
 export interface RefundInput {
   accountId: string;
-  jobId: string;
+  runId: string;
   /** Unchecked units to give back, or 'all' for everything still reserved. */
   units: number | 'all';
   now?: Date;
@@ -149,7 +149,7 @@ export interface RefundResult {
 }
 
 /** What of a job's reservation is not yet refunded: units, and how much of it came from root / temp. */
-async function outstanding(tx: Tx, accountId: string, jobId: string) {
+async function outstanding(tx: Tx, accountId: string, runId: string) {
   const [row] = await tx
     .select({
       units: sql<number>`coalesce(sum(case when ${quotaLedger.reason} = 'reserve' then ${quotaLedger.units} else -${quotaLedger.units} end), 0)`.mapWith(Number),
@@ -160,7 +160,7 @@ async function outstanding(tx: Tx, accountId: string, jobId: string) {
     .where(
       and(
         eq(quotaLedger.accountId, accountId),
-        eq(quotaLedger.jobId, jobId),
+        eq(quotaLedger.runId, runId),
         sql`${quotaLedger.reason} in ('reserve', 'refund')`,
       ),
     );
@@ -169,10 +169,10 @@ async function outstanding(tx: Tx, accountId: string, jobId: string) {
 
 /** refundQuota inside an existing transaction (the settlements of jobs/ledger.ts, the orphan sweep). */
 export async function refundQuotaTx(tx: Tx, input: RefundInput): Promise<RefundResult> {
-  const { accountId, jobId } = input;
+  const { accountId, runId } = input;
   if (input.units !== 'all') checkUnits(input.units, 0);
   const acc = await lockAccount(tx, accountId);
-  const out = await outstanding(tx, accountId, jobId);
+  const out = await outstanding(tx, accountId, runId);
   const refunded = Math.max(0, Math.min(input.units === 'all' ? out.units : input.units, out.units));
   if (refunded === 0) {
     return { refunded: 0, tempRefunded: 0, rootRefunded: 0, remaining: acc.tempBalance + acc.rootBalance };
@@ -199,7 +199,7 @@ export async function refundQuotaTx(tx: Tx, input: RefundInput): Promise<RefundR
     rootDelta: rootRefunded,
     units: refunded,
     balanceAfter: remaining,
-    jobId,
+    runId,
     createdAt: now,
   });
   return { refunded, tempRefunded, rootRefunded, remaining };

@@ -16,7 +16,7 @@ export type ScanStatus = (typeof ScanStatus)[keyof typeof ScanStatus];
 
 export interface StartScanInput extends ScanStart {
   accountId: string;
-  jobId: string;
+  runId: string;
   charged?: number;
   now?: Date;
   /** The node that runs the job (null: none recorded, an orphan for any sweep). */
@@ -31,7 +31,7 @@ export async function startScan(db: DbOrTx, input: StartScanInput): Promise<Scan
     .insert(scans)
     .values({
       accountId: input.accountId,
-      jobId: input.jobId,
+      runId: input.runId,
       proxyType: input.proxyType,
       region: input.region,
       timeoutMs: input.timeoutMs,
@@ -49,7 +49,7 @@ export async function startScan(db: DbOrTx, input: StartScanInput): Promise<Scan
 }
 
 export interface FinishScanInput {
-  jobId: string;
+  runId: string;
   totalChecked: number;
   totalWorking: number;
   /** Result file id (signed into result_url by /me). */
@@ -71,13 +71,13 @@ export async function finishScan(db: DbOrTx, input: FinishScanInput): Promise<Sc
       ...(input.result !== undefined ? { result: input.result } : {}),
       finishedAt: input.now ?? new Date(),
     })
-    .where(and(eq(scans.jobId, input.jobId), eq(scans.status, ScanStatus.running)))
+    .where(and(eq(scans.runId, input.runId), eq(scans.status, ScanStatus.running)))
     .returning();
   return row ?? null;
 }
 
 export interface FailScanInput {
-  jobId: string;
+  runId: string;
   error: string;
   /** 'failed' (default) or 'cancelled' (the client went away). */
   status?: typeof ScanStatus.failed | typeof ScanStatus.cancelled;
@@ -97,12 +97,12 @@ export async function failScan(db: DbOrTx, input: FailScanInput): Promise<ScanRo
       ...(input.totalWorking !== undefined ? { totalWorking: input.totalWorking } : {}),
       finishedAt: input.now ?? new Date(),
     })
-    .where(and(eq(scans.jobId, input.jobId), eq(scans.status, ScanStatus.running)))
+    .where(and(eq(scans.runId, input.runId), eq(scans.status, ScanStatus.running)))
     .returning();
   return row ?? null;
 }
 
-export async function getScanByJobId(db: DbOrTx, jobId: string): Promise<ScanRow | null> {
-  const [row] = await db.select().from(scans).where(eq(scans.jobId, jobId));
+export async function getScanByRunId(db: DbOrTx, runId: string): Promise<ScanRow | null> {
+  const [row] = await db.select().from(scans).where(eq(scans.runId, runId));
   return row ?? null;
 }

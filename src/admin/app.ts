@@ -14,6 +14,8 @@
 import { Elysia } from 'elysia';
 import { methodNotAllowed } from '../http/api-errors';
 import { apiErrorResponse, toApiError } from '../http/errors';
+import { REQUEST_ID_HEADER } from '../http/request-id';
+import { markStart, requestIdOf, requestLog } from '../http/request-log';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import { adminRoutes, type AdminRouteDeps } from './routes';
@@ -21,7 +23,13 @@ import { adminRoutes, type AdminRouteDeps } from './routes';
 export function createAdminApp(deps: AdminRouteDeps & { log: Logger; metrics?: Pick<ServiceMetrics, 'render' | 'contentType'> }) {
   const { log, metrics } = deps;
   const app = new Elysia({ name: 'admin' })
-    .onError(({ code, error, request, path }) => apiErrorResponse(toApiError(code, error, log, { method: request.method, path })))
+    // every answer carries X-Request-Id, every line logged while handling it `requestId`, a 500 `request_id` (as the public app)
+    .onRequest(({ request, set }) => {
+      set.headers[REQUEST_ID_HEADER] = markStart(request, log);
+    })
+    .onError(({ code, error, request, path }) =>
+      apiErrorResponse(toApiError(code, error, requestLog(request, log), { method: request.method, path }), requestIdOf(request)),
+    )
     .use(adminRoutes(deps))
     .all('/admin/:command', ({ path }) => {
       throw methodNotAllowed(path, ['POST']);

@@ -15,6 +15,7 @@ import { AccountError, AccountErrorCode } from '../accounts/errors';
 import { safeEqual } from '../accounts/keys';
 import { bearerToken } from '../http/auth';
 import { ApiError, invalidRequest, notFound, tooManyRequests } from '../http/api-errors';
+import { requestLog } from '../http/request-log';
 import type { Logger } from '../log';
 import { isAdminCommand, parseAdminBody, UsageError } from './args';
 import { runAdminCommand } from './commands';
@@ -86,7 +87,7 @@ export function adminRoutes(deps: AdminRouteDeps) {
         if (wait !== null) throw tooManyRequests(wait);
         const token = bearerToken(request.headers);
         if (token === null || !safeEqual(token, deps.adminToken)) {
-          if (throttle.fail(address)) deps.log?.warn('admin token failures: address blocked', { address });
+          if (throttle.fail(address) && deps.log !== undefined) requestLog(request, deps.log).warn('admin token failures: address blocked', { address });
           throw adminUnauthorized();
         }
         if (!isAdminCommand(params.command)) throw notFound(`No admin command "${params.command}"`);

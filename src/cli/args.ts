@@ -31,11 +31,9 @@
 import { parseArgs } from 'node:util';
 import { errorText } from '../errors';
 import { isJobId, JOB_ID_RULE } from '../job-id';
+import { CHECK_TYPES, type CheckType } from '../proxy/types';
 import { usageError } from './exit-codes';
 
-/** What --type accepts: the three protocols, or `auto` (each tried; docs/API.md "type auto"). */
-export const PROXY_TYPES = Object.freeze(['http', 'socks4', 'socks5', 'auto'] as const);
-export type CliProxyType = (typeof PROXY_TYPES)[number];
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
@@ -71,7 +69,8 @@ export interface CheckCommand {
   name: 'check';
   /** What to check, in order: file paths, "-" for standard input (at most once), or inline proxy addresses. */
   sources: string[];
-  type?: CliProxyType;
+  /** --type: CHECK_TYPES, the three protocols or `auto` (each tried; docs/API.md "type auto"). */
+  type?: CheckType;
   region?: string;
   timeout?: number;
   /** Probes per proxy (1..10); absent = the server's default (1). */
@@ -354,8 +353,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     async: v.async ?? false,
   };
   if (v.type !== undefined) {
-    if (!(PROXY_TYPES as readonly string[]).includes(v.type)) throw usageError(`--type must be one of ${PROXY_TYPES.join(', ')}; got "${v.type}"`);
-    command.type = v.type as CliProxyType;
+    if (!(CHECK_TYPES as readonly string[]).includes(v.type)) throw usageError(`--type must be one of ${CHECK_TYPES.join(', ')}; got "${v.type}"`);
+    command.type = v.type as CheckType;
   }
   if (v.region !== undefined) {
     if (v.region.trim() === '') throw usageError('--region is empty');

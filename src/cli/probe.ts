@@ -7,7 +7,7 @@
  * on 127.0.0.1 when --judge is not given: only proxies on this machine can
  * reach it; it signs its answers with a key of this run, so tampering proxies
  * are `tampered`; an external --judge is verified with JUDGE_KEY from the
- * environment when set), runs every proxy through the worker pool with at most
+ * environment when set), runs every proxy through the probe workers with at most
  * --concurrency probes in flight, and prints one JSON line per result on
  * stdout as it arrives, then one summary line. Diagnostics go to stderr.
  * Exit codes: 0 done (whatever the verdicts), 2 usage / input error, 1 the
@@ -20,7 +20,7 @@ import { errorText } from '../errors';
 import { openGeo, type Geo } from '../geo/geo';
 import { calibrate, parseJudgeUrl } from '../judge/calibrate';
 import { startJudgeServer, type JudgeServer } from '../judge/server';
-import { ProbePool } from '../probe/pool/pool';
+import { ProbeWorkers } from '../probe/workers/probe-workers';
 import { probeSettings } from '../probe/settings';
 import type { ProbeResult, ProbeTask } from '../probe/types';
 import { parseProxyList } from '../proxy/parse';
@@ -129,13 +129,13 @@ async function main(argv: string[]): Promise<number> {
   const started = performance.now();
 
   let judgeServer: JudgeServer | null = null;
-  let pool: ProbePool | null = null;
+  let workers: ProbeWorkers | null = null;
   const ac = new AbortController();
   const onSigint = () => ac.abort();
   process.once('SIGINT', onSigint);
   try {
-    const [geo, p] = await Promise.all([openGeo(), ProbePool.start({ threads: opts.threads })]);
-    pool = p;
+    const [geo, p] = await Promise.all([openGeo(), ProbeWorkers.start({ threads: opts.threads })]);
+    workers = p;
     // the local judge signs with a key of this run; an external one is verified with JUDGE_KEY when set
     const judgeKey = opts.judge === null ? randomBytes(32).toString('base64url') : process.env.JUDGE_KEY || undefined;
     if (opts.judge === null) {
@@ -156,7 +156,7 @@ async function main(argv: string[]): Promise<number> {
     const engineReadyMs = performance.now() - started;
 
     const proxies = list.proxies;
-    const shardSize = Math.max(1, Math.min(100, Math.ceil(opts.concurrency / pool.threads)));
+    const shardSize = Math.max(1, Math.min(100, Math.ceil(opts.concurrency / workers.threads)));
     const counts = { working: 0, failed: 0 };
     const errors: Record<string, number> = {};
     const anonymity: Record<string, number> = {};
@@ -186,7 +186,7 @@ async function main(argv: string[]): Promise<number> {
       for (let i = next; i < next + size; i++) tasks.push({ index: i, proxy: proxies[i]! });
       next += size;
       inFlight += size;
-      const run: Promise<unknown> = pool.runShard({ kind: 'probe', tasks, settings }, onBatch, ac.signal).finally(() => {
+      const run: Promise<unknown> = workers.runShard({ kind: 'probe', tasks, settings }, onBatch, ac.signal).finally(() => {
         inFlight -= size;
         running.delete(run);
       });
@@ -210,7 +210,7 @@ async function main(argv: string[]): Promise<number> {
           type: opts.type,
           timeout_ms: opts.timeoutMs,
           concurrency: opts.concurrency,
-          threads: pool.threads,
+          threads: workers.threads,
           judge: judge.url,
           engine_ready_ms: Math.round(engineReadyMs),
           elapsed_ms: Math.round(elapsed),
@@ -224,7 +224,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   } finally {
     process.removeListener('SIGINT', onSigint);
-    await pool?.close();
+    await workers?.close();
     await judgeServer?.close();
   }
 }

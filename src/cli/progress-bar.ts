@@ -254,12 +254,15 @@ export class PlainThrottle {
   #phase: Phase | null = null;
   #decile = -1;
   #at = 0;
-  constructor(private readonly everyMs = 10_000) {}
+  readonly #everyMs: number;
+  constructor(everyMs = 10_000) {
+    this.#everyMs = everyMs;
+  }
 
   due(v: ProgressView, nowMs: number): boolean {
     // 0..9: the 100 % line is the `done` one
     const decile = v.phase === PHASES.PROBING ? Math.min(9, Math.floor(percentOf(v) / 10)) : -1;
-    const yes = v.phase !== this.#phase || decile > this.#decile || (v.phase === PHASES.PROBING && nowMs - this.#at >= this.everyMs);
+    const yes = v.phase !== this.#phase || decile > this.#decile || (v.phase === PHASES.PROBING && nowMs - this.#at >= this.#everyMs);
     if (yes) {
       this.#phase = v.phase;
       this.#decile = Math.max(this.#decile, decile);

@@ -1,6 +1,6 @@
 /**
  * A region agent's work: pulls shards from its region's work queue, runs them
- * on its own probe pool with its own judge, sends the results to the shard's
+ * on its own probe workers with its own judge, sends the results to the shard's
  * owner, and heartbeats into the agents' bucket (protocol.ts).
  *
  * ## The pull loop
@@ -15,7 +15,7 @@
  *                   came, SHARD_MAX_TASKS at first), waiting at most 1 s; so
  *                   an agent takes about as many probes as it has free slots
  *                   and leaves the rest of the queue to its region's others
- *   each shard: `start` -> runShard on the pool, its results -> `done`, all
+ *   each shard: `start` -> runShard on the workers, its results -> `done`, all
  *   three sent to pc.results.<owner> in reports (see "Reports"); the reply
  *   to the report that carries `done`:
  *     not missing      ack   (the owner has every result, or no longer wants them)
@@ -28,7 +28,7 @@
  *
  * ## Reports
  *
- * The pool reports results as its lanes produce them, often one or two at a
+ * The workers report results as their lanes produce them, often one or two at a
  * time. Each shard's news (its `start`, its results, its `done`) wait in the
  * outbox of its owner node; every `resultFlushMs` (default RESULT_FLUSH_MS)
  * each owner's outbox goes out as one report (protocol.ts ResultsReport: many
@@ -47,17 +47,24 @@
  * Every AGENT_HEARTBEAT_MS: put `<region>.<agent>` (AgentHeartbeat). A put
  * that fails (NATS restarting) is tried at the next beat.
  *
- * ## stop(graceMs)
+ * ## States (AGENT_STATES, moved through src/state-machine.ts)
  *
- *   running ──stop()──> draining: no more fetches; running shards get the
- *   grace, then are aborted and nakked (another agent runs them) ──> the
- *   heartbeat key deleted ──> stopped.  Safe twice (one shared promise).
+ *   created ──start()──> running ──stop()──> draining ──> stopped
+ *      └───────────────stop()──────────────────┘
+ *
+ * running: the heartbeat beats and the pull loop fetches. stop(graceMs):
+ * draining: no more fetches (a shard fetched meanwhile is nakked); running
+ * shards get the grace, then are aborted and nakked (another agent runs
+ * them); the heartbeat key is deleted ──> stopped. stop() is safe twice (one
+ * shared promise); start() is once, and only before stop() (a stop() that
+ * comes while start() waits for its first heartbeat wins: no loop starts).
  */
 import { jetstream, type Consumer, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { errorText } from '../errors';
-import type { PoolPort, ResultBatch, Shard } from '../jobs/ports';
+import { StateMachine, transitionTable } from '../state-machine';
+import type { WorkerPort, ResultBatch, Shard } from '../jobs/ports';
 import type { Logger } from '../log';
 import { isNoResponders } from './nats-errors';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
@@ -75,7 +82,7 @@ import {
   SHARD_MAX_TASKS,
   WORK_STREAM,
   workConsumer,
-  type ShardReport,
+  type ShardNews,
   type WorkShard,
 } from './protocol';
 
@@ -98,9 +105,10 @@ export interface AgentRunnerOptions {
    */
   lendSlots?: number;
   version: string;
-  /** How long results wait to be sent with others (default RESULT_FLUSH_MS; 0: sent as the pool reports them). */
+  /** How long results wait to be sent with others (default RESULT_FLUSH_MS; 0: sent as the workers report them). */
   resultFlushMs?: number;
-  pool: PoolPort;
+  /** Runs the shards: this agent's ProbeWorkers. */
+  workers: WorkerPort;
   /** The ProbeSettings of a shard: its type and budget, with this agent's judge, addresses and keys. */
   settingsFor: (w: WorkShard) => ProbeSettings;
   /** What the heartbeat says about the judge and exit addresses (read at every beat). */
@@ -115,7 +123,8 @@ export interface AgentRunnerOptions {
 
 interface Running {
   node: string;
-  job: string;
+  /** The run the shard belongs to (WorkShard.run). */
+  run: string;
   abort: AbortController;
   done: Promise<void>;
 }
@@ -144,7 +153,12 @@ interface Outbox {
   shards: Map<string, Pending>;
   results: number;
 }
-/** Cancelled jobs remembered (their queued shards are acked unrun); the oldest forgotten first. */
+export const AGENT_STATES = Object.freeze({ CREATED: 'created', RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
+export type AgentState = (typeof AGENT_STATES)[keyof typeof AGENT_STATES];
+const { CREATED, RUNNING, DRAINING, STOPPED } = AGENT_STATES;
+export const AGENT_TRANSITIONS = transitionTable<AgentState>({ created: [RUNNING, DRAINING], running: [DRAINING], draining: [STOPPED], stopped: [] });
+
+/** Cancelled runs remembered (their queued shards are acked unrun); the oldest forgotten first. */
 const CANCELLED_KEEP = 10_000;
 
 export class AgentRunner {
@@ -159,7 +173,7 @@ export class AgentRunner {
   #startBudget = Number.POSITIVE_INFINITY;
   /** Running mean of the results a shard owes (sizes the fetches). */
   #perShard: number = SHARD_MAX_TASKS;
-  #draining = false;
+  readonly #machine = new StateMachine<AgentState>('agent runner', AGENT_TRANSITIONS, CREATED);
   #wake: (() => void) | null = null;
   #loop: Promise<void> | null = null;
   #beat: ReturnType<typeof setInterval> | null = null;
@@ -187,6 +201,10 @@ export class AgentRunner {
     this.#wake?.();
   }
 
+  get state(): AgentState {
+    return this.#machine.state;
+  }
+
   get inFlight(): number {
     return this.#inFlight;
   }
@@ -201,25 +219,27 @@ export class AgentRunner {
 
   /** Heartbeat first (the region is live), then the pull loop. */
   async start(): Promise<void> {
+    this.#machine.move(CREATED, RUNNING);
     this.#cancelSub = this.#o.nc.subscribe(CANCEL_SUBJECT, {
       callback: (err, msg) => {
         if (err !== null) return;
         try {
           const c = decodeCancel(msg.data);
-          this.#cancel(c.node, c.job);
+          this.#cancel(c.node, c.run);
         } catch (e) {
           this.#o.log.warn('dropped a malformed cancel', { err: e });
         }
       },
     });
     await this.#heartbeat();
+    if (this.#machine.state !== RUNNING) return; // stopped meanwhile: its stop() found no beat to clear
     this.#beat = setInterval(() => void this.#heartbeat(), this.#o.heartbeatMs);
     this.#loop = this.#pull();
   }
 
   stop(graceMs: number): Promise<void> {
     this.#stopping ??= (async () => {
-      this.#draining = true;
+      this.#machine.move([CREATED, RUNNING], DRAINING);
       this.#fetching?.stop();
       this.#wake?.();
       await this.#loop?.catch(() => {});
@@ -241,6 +261,7 @@ export class AgentRunner {
       } catch (err) {
         this.#o.log.warn('deleting the agent heartbeat failed; it expires with its TTL', { err });
       }
+      this.#machine.move(DRAINING, STOPPED);
     })();
     return this.#stopping;
   }
@@ -268,7 +289,7 @@ export class AgentRunner {
 
   async #pull(): Promise<void> {
     let consumer: Consumer | null = null;
-    while (!this.#draining) {
+    while (this.#machine.state === RUNNING) {
       const free = Math.min(Math.min(this.#o.slots + (this.#o.lendSlots ?? 0), this.#guardCap) - this.#inFlight, this.#startBudget);
       if (free <= 0) {
         await new Promise<void>((r) => (this.#wake = r));
@@ -283,7 +304,7 @@ export class AgentRunner {
         this.#fetching = null;
       } catch (err) {
         this.#fetching = null;
-        if (this.#draining) break;
+        if (this.#machine.state !== RUNNING) break;
         this.#o.log.warn('fetching shards failed; trying again', { err: errorText(err) });
         consumer = null;
         await new Promise((r) => setTimeout(r, 500));
@@ -300,11 +321,11 @@ export class AgentRunner {
       m.term('malformed');
       return;
     }
-    if (this.#draining) {
+    if (this.#machine.state !== RUNNING) {
       m.nak();
       return;
     }
-    if (this.#cancelled.has(`${w.node}/${w.job}`)) {
+    if (this.#cancelled.has(`${w.node}/${w.run}`)) {
       m.ack();
       this.#o.counters?.shardEnded('dropped');
       return;
@@ -316,7 +337,7 @@ export class AgentRunner {
     if (wasIdle && expected > 0) this.#o.onBusy?.();
     this.#perShard = Math.max(1, this.#perShard * 0.8 + expected * 0.2);
     const abort = new AbortController();
-    const r: Running = { node: w.node, job: w.job, abort, done: Promise.resolve() };
+    const r: Running = { node: w.node, run: w.run, abort, done: Promise.resolve() };
     this.#running.add(r);
     r.done = this.#run(m, w, expected, abort.signal).finally(() => {
       this.#running.delete(r);
@@ -337,7 +358,7 @@ export class AgentRunner {
       const settings = this.#o.settingsFor(w);
       const shard: Shard =
         w.kind === 'probe' ? { kind: 'probe', tasks: w.tasks, settings } : { kind: 'custom_url', tasks: w.tasks, rules: w.rules ?? [], settings };
-      await this.#o.pool.runShard(
+      await this.#o.workers.runShard(
         shard,
         (batch: ResultBatch) => {
           const n = Math.min(batch.length, left);
@@ -356,8 +377,8 @@ export class AgentRunner {
       this.#inFlight -= left;
     }
     if (signal.aborted) {
-      // a cancelled job: drop it; the agent stopping: another agent runs it
-      if (this.#cancelled.has(`${w.node}/${w.job}`)) {
+      // a cancelled run: drop it; the agent stopping: another agent runs it
+      if (this.#cancelled.has(`${w.node}/${w.run}`)) {
         m.ack();
         this.#o.counters?.shardEnded('dropped');
       } else {
@@ -439,7 +460,7 @@ export class AgentRunner {
 
   /** One report (split in two, in order, when larger than the server takes). */
   #send(subject: string, entries: { shard: string; p: Pending }[]): void {
-    const shards: ShardReport[] = entries.map(({ shard, p }) => ({
+    const shards: ShardNews[] = entries.map(({ shard, p }) => ({
       shard,
       delivery: p.delivery,
       ...(p.start ? { start: true as const } : {}),
@@ -482,11 +503,11 @@ export class AgentRunner {
     }
   }
 
-  #cancel(node: string, job: string): void {
-    const key = `${node}/${job}`;
+  #cancel(node: string, run: string): void {
+    const key = `${node}/${run}`;
     this.#cancelled.add(key);
     if (this.#cancelled.size > CANCELLED_KEEP) this.#cancelled.delete(this.#cancelled.values().next().value!);
-    for (const r of this.#running) if (r.node === node && r.job === job) r.abort.abort();
+    for (const r of this.#running) if (r.node === node && r.run === run) r.abort.abort();
   }
 }
 

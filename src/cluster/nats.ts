@@ -13,10 +13,11 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy,
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../log';
-import type { NatsPool, WorkTransport } from './nats-pool';
+import type { NatsWorkers, WorkTransport } from './nats-workers';
 import {
   AGENTS_BUCKET,
   CANCEL_SUBJECT,
+  cancelMessage,
   decodeResults,
   DEMAND_BUCKET,
   encode,
@@ -149,14 +150,14 @@ export function workTransport(nc: NatsConnection, js: JetStreamClient = jetstrea
       });
       await sent;
     },
-    publishCancel(node, job) {
-      nc.publish(CANCEL_SUBJECT, encode({ node, job }));
+    publishCancel(node, run) {
+      nc.publish(CANCEL_SUBJECT, encode(cancelMessage(node, run)));
     },
   };
 }
 
-/** This node's results subject -> the pool (malformed messages are dropped and logged). */
-export function subscribeResults(nc: NatsConnection, node: string, pool: NatsPool, log: Logger): Subscription {
+/** This node's results subject -> its NatsWorkers (malformed messages are dropped and logged). */
+export function subscribeResults(nc: NatsConnection, node: string, workers: NatsWorkers, log: Logger): Subscription {
   return nc.subscribe(resultsSubject(node), {
     callback: (err, msg) => {
       if (err !== null) {
@@ -172,7 +173,7 @@ export function subscribeResults(nc: NatsConnection, node: string, pool: NatsPoo
         if (msg.reply) msg.respond(MALFORMED_REPLY);
         return;
       }
-      pool.receive(m, msg.reply ? (r) => void msg.respond(encode(r)) : undefined);
+      workers.receive(m, msg.reply ? (r) => void msg.respond(encode(r)) : undefined);
     },
   });
 }

@@ -35,9 +35,9 @@
  * redelivers, a result is counted once. Measured against a message per shard
  * and per kind in bench/RESULTS.md "Cluster" (H).
  *
- *   API node -> pc.cancel  CancelMessage: a job ended; agents drop its shards.
+ *   API node -> pc.cancel  CancelMessage: a run ended; agents drop its shards.
  *                          Also sent by the node whose orphan sweep refunded a
- *                          dead node's job: nobody will take its results.
+ *                          dead node's run: nobody will take its results.
  *
  *   API node -> pc.control.<node>  request/reply between API nodes about the
  *                          runs a node holds (GET / DELETE /checks/{jobId}):
@@ -69,16 +69,18 @@
  *
  * ## Message shapes (JSON; every decoder below rejects anything else)
  *
- *   WorkShard      {v, node, job, shard, kind, type, timeoutMs, tasks, rules?}
- *                  shard: the message's id at its owner node (a subject-safe
+ *   WorkShard      {v, node, run, shard, kind, type, timeoutMs, tasks, rules?}
+ *                  run: the job's run id at its owner (scans.job_id, unique per
+ *                  run; never the client's reusable jobId, which only the
+ *                  progress channel carries); shard: the message's id at its owner node (a subject-safe
  *                  token); tasks: [{index, proxy}] (at most SHARD_MAX_TASKS);
  *                  rules: custom_url only. The agent adds what is its own:
  *                  judge, calibrated addresses, judge key, TLS judge.
- *   ResultsReport  {agent, shards: ShardReport[]}   (1 to REPORT_MAX_SHARDS, each shard once)
- *   ShardReport    {shard, delivery, start?: true, results?, done?: true}   (at least one of the three)
+ *   ResultsReport  {agent, shards: ShardNews[]}   (1 to REPORT_MAX_SHARDS, each shard once)
+ *   ShardNews      {shard, delivery, start?: true, results?, done?: true}   (at least one of the three)
  *                  results: ProbeResult[] | CustomUrlResult[], compact (below)
  *   ReportReply    {missing: shard[]}
- *   CancelMessage  {node, job}
+ *   CancelMessage  {node, run}
  *   AgentHeartbeat {v, region, agent, slots, inFlight, exitIps, version, judgeUrl}
  *   NodeDemand     {v, node, regions: {<region>: probes}}   (regions with demand > 0 only)
  *
@@ -97,7 +99,13 @@ import { ServiceError } from '../errors';
 import { PROBE_ERROR_CODES, type CustomUrlResult, type CustomUrlRule, type ProbeResult, type ProbeTask } from '../probe/types';
 import { CHECK_TYPES, PROXY_TYPES, type CheckType } from '../proxy/types';
 
-export const PROTOCOL_VERSION = 1;
+/**
+ * Every versioned message (WorkShard, AgentHeartbeat, NodeDemand) of another
+ * version is refused, so nodes of two versions never work together: a region
+ * served only by agents of another version is unavailable to an API node
+ * (503), rather than sent shards they cannot read.
+ */
+export const PROTOCOL_VERSION = 2;
 
 export const WORK_STREAM = 'PC_WORK';
 export const WORK_SUBJECT_PREFIX = 'pc.work.';
@@ -134,7 +142,7 @@ export const workSubject = (region: string): string => `${WORK_SUBJECT_PREFIX}${
 export const workConsumer = (region: string): string => `pc_agents_${region}`;
 export const resultsSubject = (node: string): string => `${RESULTS_SUBJECT_PREFIX}${node}`;
 export const agentKey = (region: string, agent: string): string => `${region}.${agent}`;
-export const cancelMessage = (node: string, job: string): CancelMessage => ({ node, job });
+export const cancelMessage = (node: string, run: string): CancelMessage => ({ node, run });
 
 /** A malformed cluster message (the receiver drops it and logs; it never reaches a job). */
 export const PROTOCOL_INVALID = 'cluster_message_invalid';
@@ -144,7 +152,7 @@ export interface WorkShard {
   /** The owner API node (results go to pc.results.<node>). */
   node: string;
   /** The job's run id at its owner (scans.job_id, unique per run; cancel names it). */
-  job: string;
+  run: string;
   /** This message's id at the owner (subject-safe token). */
   shard: string;
   kind: 'probe' | 'custom_url';
@@ -156,7 +164,7 @@ export interface WorkShard {
 }
 
 /** One shard's news in a report (see the header). */
-export interface ShardReport {
+export interface ShardNews {
   shard: string;
   /** JetStream's delivery count of the shard at this agent. */
   delivery: number;
@@ -169,7 +177,7 @@ export interface ShardReport {
 
 export interface ResultsReport {
   agent: string;
-  shards: ShardReport[];
+  shards: ShardNews[];
 }
 
 export interface ReportReply {
@@ -182,7 +190,8 @@ export const REPORT_MAX_SHARDS = 4096;
 
 export interface CancelMessage {
   node: string;
-  job: string;
+  /** The run that ended (WorkShard.run). */
+  run: string;
 }
 
 export interface AgentHeartbeat {
@@ -353,12 +362,12 @@ function resultsOf(v: unknown): ProbeResult[] | CustomUrlResult[] | undefined {
 export function decodeWorkShard(data: Uint8Array | string): WorkShard {
   const m = parse(data);
   if (m.v !== PROTOCOL_VERSION) fail(`not protocol version ${PROTOCOL_VERSION}`);
-  if (!isSubjectToken(m.node) || !isStr(m.job, 256) || m.job === '' || !isSubjectToken(m.shard)) fail('bad node, job or shard');
+  if (!isSubjectToken(m.node) || !isStr(m.run, 256) || m.run === '' || !isSubjectToken(m.shard)) fail('bad node, run or shard');
   if (m.kind !== 'probe' && m.kind !== 'custom_url') fail('bad kind');
   if (!CHECK_TYPE_SET.has(m.type)) fail('bad type');
   if (!isInt(m.timeoutMs, 1, 600_000)) fail('bad timeoutMs');
   if (!Array.isArray(m.tasks) || m.tasks.length === 0 || m.tasks.length > SHARD_MAX_TASKS || !m.tasks.every(isTask)) fail('bad tasks');
-  const base = { v: PROTOCOL_VERSION, node: m.node, job: m.job, shard: m.shard, type: m.type as CheckType, timeoutMs: m.timeoutMs, tasks: m.tasks };
+  const base = { v: PROTOCOL_VERSION, node: m.node, run: m.run, shard: m.shard, type: m.type as CheckType, timeoutMs: m.timeoutMs, tasks: m.tasks };
   if (m.kind === 'probe') {
     if (m.rules !== undefined) fail('rules on a probe shard');
     return { ...base, kind: 'probe' };
@@ -372,13 +381,13 @@ export function decodeResults(data: Uint8Array | string): ResultsReport {
   if (!isSubjectToken(m.agent)) fail('bad agent');
   if (!Array.isArray(m.shards) || m.shards.length === 0 || m.shards.length > REPORT_MAX_SHARDS) fail('bad shards');
   const seen = new Set<string>();
-  const shards: ShardReport[] = [];
+  const shards: ShardNews[] = [];
   for (const e of m.shards as unknown[]) {
     if (!isObj(e) || !isSubjectToken(e.shard) || seen.has(e.shard)) fail('bad or repeated shard');
     seen.add(e.shard);
     if (!isInt(e.delivery, 1)) fail('bad delivery');
     if ((e.start !== undefined && e.start !== true) || (e.done !== undefined && e.done !== true)) fail('bad start or done');
-    const s: ShardReport = { shard: e.shard, delivery: e.delivery };
+    const s: ShardNews = { shard: e.shard, delivery: e.delivery };
     if (e.start === true) s.start = true;
     if (e.results !== undefined) {
       const r = resultsOf(e.results);
@@ -400,8 +409,8 @@ export function decodeReportReply(data: Uint8Array | string): ReportReply {
 
 export function decodeCancel(data: Uint8Array | string): CancelMessage {
   const m = parse(data);
-  if (!isSubjectToken(m.node) || !isStr(m.job, 256) || m.job === '') fail('bad node or job');
-  return { node: m.node, job: m.job };
+  if (!isSubjectToken(m.node) || !isStr(m.run, 256) || m.run === '') fail('bad node or run');
+  return { node: m.node, run: m.run };
 }
 
 export function decodeHeartbeat(data: Uint8Array | string): AgentHeartbeat {

@@ -7,20 +7,39 @@
  * reservation). A missing or unknown key is still 401 (it takes no token: it
  * has no account). Buckets are per account, so all of an account's keys share
  * one. /ws upgrades are not counted here (their caps are the hub's).
+ *
+ * Every answer past the lookup carries the bucket's RateLimit-Limit,
+ * RateLimit-Remaining and RateLimit-Reset (rate-limit.ts rateLimitHeaders):
+ * the 429 in its own headers; otherwise the lookup hands them back with the
+ * account (`rateLimit`) and the route puts them on its answer
+ * (`setRateLimitHeaders`), errors it throws later included.
  */
 import { tooManyRequests } from './api-errors';
+import type { AuthenticatedAccount } from './auth';
 import type { AccountsPort } from './context';
-import type { RateLimiter } from './rate-limit';
+import { rateLimitHeaders, type RateLimiter } from './rate-limit';
+
+/** An account found through the rate-limited lookup: its answer's RateLimit-* headers. */
+export type RateLimitedAccount = AuthenticatedAccount & { rateLimit?: Record<string, string> };
 
 export function rateLimitedAccounts(accounts: AccountsPort, limiter: RateLimiter): AccountsPort {
   return {
     overview: (accountId, now) => accounts.overview(accountId, now),
-    async findByApiKey(key) {
+    async findByApiKey(key): Promise<RateLimitedAccount | null> {
       const account = await accounts.findByApiKey(key);
       if (account === null) return null;
       const out = limiter.take(account.id);
-      if (!out.ok) throw tooManyRequests(out.retryAfterS, `Rate limit: ${limiter.ratePerS} requests per second per account, bursts of ${limiter.burst}; retry in ${out.retryAfterS} s`);
-      return account;
+      const headers = rateLimitHeaders(limiter.burst, out);
+      if (!out.ok) {
+        const message = `Rate limit: ${limiter.ratePerS} requests per second per account, bursts of ${limiter.burst} (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in ${out.retryAfterS} s`;
+        throw tooManyRequests(out.retryAfterS, message, headers);
+      }
+      return { ...account, rateLimit: headers };
     },
   };
+}
+
+/** Puts a rate-limited account's RateLimit-* headers on the answer (`set.headers` of the route's context). */
+export function setRateLimitHeaders(set: { headers: Record<string, unknown> }, account: RateLimitedAccount): void {
+  if (account.rateLimit !== undefined) Object.assign(set.headers, account.rateLimit);
 }

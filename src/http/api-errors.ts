@@ -73,6 +73,14 @@ export const apiKeyRequired = () =>
     message: 'Please provide your API key in the X-API-Key header or the Authorization header (Bearer <key>)',
   });
 
+/** /ws without a key on a server that requires one there (WS_REQUIRE_AUTH); elsewhere a key is always required (apiKeyRequired). */
+export const wsApiKeyRequired = () =>
+  new ApiError(401, {
+    error: 'API key is required',
+    message:
+      'This server requires an API key on /ws (server setting WS_REQUIRE_AUTH): provide it in the X-API-Key header, the Authorization header (Bearer <key>) or the apiKey query parameter',
+  });
+
 export const invalidApiKey = () =>
   new ApiError(401, { error: 'Invalid API key', message: 'The provided API key is not valid' });
 
@@ -131,24 +139,47 @@ export const linkExpired = () =>
 // ---- 413 / 415 / 429 -------------------------------------------------------
 
 export const tooManyProxies = (max: number) =>
-  new ApiError(413, { error: 'Too many proxies', message: `At most ${max} unique proxies per request`, max });
+  new ApiError(413, { error: 'Too many proxies', message: `At most ${max} unique proxies per request (server setting MAX_PROXIES)`, max });
+
+/** Pools (DECISIONS "Pools", limits): more proxies than one pool, or all of an account's pools, may hold. */
+export const tooManyPoolProxies = (max: number, scope: 'pool' | 'account') =>
+  new ApiError(413, {
+    error: 'Too many proxies',
+    message: scope === 'pool' ? `At most ${max} proxies per pool` : `At most ${max} proxies in all of an account's pools together`,
+    max,
+  });
 
 export const payloadTooLarge = (max: number) =>
-  new ApiError(413, { error: 'Payload too large', message: `The request body may be at most ${max} bytes`, max });
+  new ApiError(413, { error: 'Payload too large', message: `The request body may be at most ${max} bytes (server setting MAX_BODY_BYTES)`, max });
 
 export const tooManyCustomUrls = (max: number) =>
-  new ApiError(413, { error: 'Too many custom URLs', message: `At most ${max} custom URLs per request`, max });
+  new ApiError(413, { error: 'Too many custom URLs', message: `At most ${max} custom URLs per request (server setting MAX_CUSTOM_URLS)`, max });
 
 export const unsupportedMediaType = (expected: string) =>
   new ApiError(415, { error: 'Unsupported media type', message: `Content-Type must be ${expected}` });
 
-/** 429: over a per-account limit (docs/API.md "Limits"); Retry-After in whole seconds (at least 1). */
-export const tooManyRequests = (retryAfterSeconds: number, message = `Slow down; retry in ${Math.max(1, Math.ceil(retryAfterSeconds))} s`) =>
+/**
+ * 429: over a per-account limit (docs/API.md "Limits"); Retry-After in whole
+ * seconds (at least 1), and any more headers (`headers`: the RateLimit-*
+ * fields of a keyed route).
+ */
+export const tooManyRequests = (
+  retryAfterSeconds: number,
+  message = `Slow down; retry in ${Math.max(1, Math.ceil(retryAfterSeconds))} s`,
+  headers: Record<string, string> = {},
+) =>
   new ApiError(
     429,
     { error: 'Too many requests', message },
-    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    { ...headers, 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   );
+
+/**
+ * 429 without Retry-After: the account owns as many pools as it may; waiting
+ * does not help, deleting one does.
+ */
+export const tooManyPools = (max: number) =>
+  new ApiError(429, { error: 'Too many requests', message: `At most ${max} pools per account; delete one to create another`, limit: max });
 
 // ---- 500 / 503 -------------------------------------------------------------
 
@@ -174,6 +205,6 @@ export const regionUnavailable = (region: string) =>
 export const tooManyLargeBodies = (retryAfterSeconds: number) =>
   new ApiError(
     503,
-    { error: 'Service unavailable', message: `Too many large request bodies are being read; retry in ${retryAfterSeconds} s` },
+    { error: 'Service unavailable', message: `Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in ${retryAfterSeconds} s` },
     { 'Retry-After': String(retryAfterSeconds) },
   );

@@ -6,6 +6,9 @@
  * Every route that exists answers a wrong method with 405 + Allow; every path
  * that does not exist answers 404; every error body is JSON (src/errors.ts),
  * also for an error Bun catches itself (serve-options.ts: never Bun's HTML page).
+ * Every response carries X-Request-Id (request-id.ts); every line logged while
+ * a request is handled carries it as `requestId` (request-log.ts requestLog),
+ * and a 500 body adds it as `request_id`, so a user can quote it.
  */
 import { Elysia } from 'elysia';
 import { rateLimitedAccounts } from './account-rate-limit';
@@ -13,7 +16,8 @@ import { methodNotAllowed } from './api-errors';
 import type { AppDeps } from './context';
 import { apiErrorResponse, toApiError } from './errors';
 import { RateLimiter } from './rate-limit';
-import { finish, markStart, markStatus } from './request-log';
+import { REQUEST_ID_HEADER } from './request-id';
+import { finish, markStart, markStatus, requestIdOf, requestLog } from './request-log';
 import { serveOptions } from './serve-options';
 import { publicRoutes } from './routes/public';
 import { meRoutes } from './routes/me';
@@ -48,13 +52,14 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
   // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
   let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })
-    .onRequest(({ request }) => {
-      markStart(request);
+    .onRequest(({ request, set }) => {
+      // every response carries the request id (Elysia merges `set.headers` into returned Responses and the 101 upgrade)
+      set.headers[REQUEST_ID_HEADER] = markStart(request, log);
     })
     .onError(({ code, error, request, path }) => {
-      const err = toApiError(code, error, log, { method: request.method, path });
+      const err = toApiError(code, error, requestLog(request, log), { method: request.method, path });
       markStatus(request, err.status);
-      return apiErrorResponse(err);
+      return apiErrorResponse(err, requestIdOf(request));
     })
     .onAfterResponse(({ request, path, set }) => {
       const done = finish(request);
@@ -62,7 +67,7 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
       const status = done.status ?? (typeof set.status === 'number' ? set.status : 200);
       // the built-in judge's answers are the probes' own traffic (one per working proxy): not access-logged
       if (path === '/judge' && status === 200) return;
-      log.info('request', { method: request.method, path, status, ms: done.ms, account: done.accountId });
+      done.log.info('request', { method: request.method, path, status, ms: done.ms, account: done.accountId });
     })
     .use(publicRoutes(deps))
     .use(meRoutes(api))

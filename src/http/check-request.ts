@@ -49,6 +49,7 @@ import type { CustomUrlRule } from '../probe/types';
 import type { CheckRequest } from '../jobs/request';
 
 export type { CheckRequest } from '../jobs/request';
+import type { InvalidLines } from '../proxy/invalid-lines';
 import { parseProxyList, type ParsedProxy } from '../proxy/parse';
 import { CHECK_TYPES, PROXY_TYPES, type CheckType } from '../proxy/types';
 
@@ -91,26 +92,31 @@ const HTTP_URL_PREFIX = /^https?:\/\/[^/\\]/i;
 /** Spaces and controls: WHATWG URL silently strips some of them; refuse instead. */
 const URL_FORBIDDEN = /[\u0000-\u0020\u007f]/;
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
+export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const isAbsent = (v: unknown) => v === undefined || v === null;
+export const isAbsent = (v: unknown) => v === undefined || v === null;
 
-function optionalString(v: unknown, path: string): string | undefined {
+export function optionalString(v: unknown, path: string): string | undefined {
   if (isAbsent(v)) return undefined;
   if (typeof v !== 'string') throw invalidRequest(`${path}: expected a string`);
   return v;
 }
 
-function customUrlRule(v: unknown, path: string): CustomUrlRule {
-  if (!isObject(v)) throw invalidRequest(`${path}: expected an object`);
-  const url = v.url;
-  if (isAbsent(url)) throw invalidRequest(`${path}.url: required`);
-  if (typeof url !== 'string') throw invalidRequest(`${path}.url: expected a string`);
-  if (url.length > CUSTOM_URL_MAX_LENGTH) throw invalidRequest(`${path}.url: longer than ${CUSTOM_URL_MAX_LENGTH} characters`);
+/** An absolute http:// or https:// URL with a host, at most CUSTOM_URL_MAX_LENGTH chars, kept as given (`path` names it in the 400). */
+export function httpUrl(url: unknown, path: string): string {
+  if (isAbsent(url)) throw invalidRequest(`${path}: required`);
+  if (typeof url !== 'string') throw invalidRequest(`${path}: expected a string`);
+  if (url.length > CUSTOM_URL_MAX_LENGTH) throw invalidRequest(`${path}: longer than ${CUSTOM_URL_MAX_LENGTH} characters`);
   if (!HTTP_URL_PREFIX.test(url) || URL_FORBIDDEN.test(url) || !URL.canParse(url) || new URL(url).hostname === '') {
-    throw invalidRequest(`${path}.url: expected an http or https URL`);
+    throw invalidRequest(`${path}: expected an http or https URL`);
   }
+  return url;
+}
+
+export function customUrlRule(v: unknown, path: string): CustomUrlRule {
+  if (!isObject(v)) throw invalidRequest(`${path}: expected an object`);
+  const url = httpUrl(v.url, `${path}.url`);
 
   let requiredStatusCodes = [200];
   const codes = v.requiredStatusCodes;
@@ -139,20 +145,20 @@ function customUrlRule(v: unknown, path: string): CustomUrlRule {
   return rule;
 }
 
-function checkRegion(region: string | undefined, opts: CheckRequestOptions): string {
+export function checkRegion(region: string | undefined, opts: Pick<CheckRequestOptions, 'acceptedRegions' | 'defaultRegion'>): string {
   const r = region ?? opts.defaultRegion ?? DEFAULT_REGION;
   if (!opts.acceptedRegions.includes(r)) throw invalidRegion(opts.acceptedRegions);
   return r;
 }
 
 /** `auto` is accepted (an extension) but not named in the 400 body, which stays the contract's. */
-function checkType(type: string | undefined): CheckType {
+export function checkType(type: string | undefined): CheckType {
   const t = type ?? DEFAULT_TYPE;
   if (!(CHECK_TYPES as readonly string[]).includes(t)) throw invalidType(PROXY_TYPES);
   return t as CheckType;
 }
 
-function checkTimeoutValue(ms: number): number {
+export function checkTimeoutValue(ms: number): number {
   if (!Number.isInteger(ms) || ms < TIMEOUT_MIN_MS || ms > TIMEOUT_MAX_MS) throw invalidTimeout(TIMEOUT_MIN_MS, TIMEOUT_MAX_MS);
   return ms;
 }
@@ -213,7 +219,7 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
 
 function build(
   route: CheckRequest['route'],
-  list: { proxies: ParsedProxy[]; invalid: number; duplicates: number },
+  list: { proxies: ParsedProxy[]; invalid: number; invalidLines: InvalidLines; duplicates: number },
   region: string,
   type: CheckType,
   timeoutMs: number,
@@ -221,11 +227,23 @@ function build(
   jobId: string | null,
   customUrls: CustomUrlRule[],
 ): CheckRequest {
-  return { route, proxies: list.proxies, totalInvalid: list.invalid, totalDuplicates: list.duplicates, region, type, timeoutMs, samples, jobId, customUrls };
+  return {
+    route,
+    proxies: list.proxies,
+    totalInvalid: list.invalid,
+    invalidLines: list.invalidLines,
+    totalDuplicates: list.duplicates,
+    region,
+    type,
+    timeoutMs,
+    samples,
+    jobId,
+    customUrls,
+  };
 }
 
 /** One query parameter: absent, or given exactly once (twice or more is a shape error naming it). */
-function singleQueryValue(query: URLSearchParams, name: string): string | undefined {
+export function singleQueryValue(query: URLSearchParams, name: string): string | undefined {
   const values = query.getAll(name);
   if (values.length === 0) return undefined;
   if (values.length > 1) throw invalidRequest(`${name}: expected a single value, given ${values.length} times`);

@@ -11,12 +11,13 @@ import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlready
 import { isServiceError } from '../errors';
 import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit } from '../jobs/job-errors';
 import type { Logger } from '../log';
+import { REQUEST_ID_HEADER } from './request-id';
 
 export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a moment';
 
 const LIMIT_MESSAGES: Record<AccountLimit, (max: number) => string> = {
-  concurrent_jobs: (max) => `At most ${max} checks may run at once per account`,
-  proxies_in_flight: (max) => `At most ${max} unique proxies may be checked at once per account`,
+  concurrent_jobs: (max) => `At most ${max} checks may run at once per account (server setting MAX_JOBS_PER_ACCOUNT)`,
+  proxies_in_flight: (max) => `At most ${max} unique proxies may be checked at once per account (server setting MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT)`,
 };
 
 /** A domain error's contract response, or null when it has none (then it is a 500). */
@@ -24,7 +25,11 @@ export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof InsufficientQuotaError) return insufficientChecks(err.required, err.available);
   if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
-  if (err instanceof RateLimitedError) return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`);
+  if (err instanceof RateLimitedError) {
+    // a 429 says Remaining 0 and Reset = Retry-After whatever refused it (the route's RateLimit-Limit stays)
+    const headers = { 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(err.retryAfterS) };
+    return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`, headers);
+  }
   if (err instanceof RegionUnavailableError) return regionUnavailable(err.region);
   if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
   // this node lost its lease to the database: nothing was reserved; another node (or this one, soon) takes it
@@ -44,8 +49,16 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
-export function apiErrorResponse(err: ApiError): Response {
-  return jsonResponse(err.status, err.body, err.headers);
+/**
+ * The response of `err`. With the request's id (request-id.ts) the response
+ * carries it in X-Request-Id, and a 500 body adds it as `request_id` (the one
+ * field the contract's fixed 500 body gains): what the user quotes to find the
+ * log lines of the failure.
+ */
+export function apiErrorResponse(err: ApiError, requestId: string | null = null): Response {
+  if (requestId === null) return jsonResponse(err.status, err.body, err.headers);
+  const body = err.status === 500 ? { ...err.body, request_id: requestId } : err.body;
+  return jsonResponse(err.status, body, { ...err.headers, [REQUEST_ID_HEADER]: requestId });
 }
 
 /** Maps an Elysia error code + error to an ApiError. */

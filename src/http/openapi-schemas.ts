@@ -54,7 +54,11 @@ export const schemas = {
   ),
   TooLarge: errorBody({ enum: ['Too many proxies', 'Payload too large', 'Too many custom URLs'] }, { max: int0 }, ['max']),
   UnsupportedMediaType: errorBody({ const: 'Unsupported media type' }),
-  InternalError: errorBody({ const: 'Internal server error' }),
+  InternalError: errorBody(
+    { const: 'Internal server error' },
+    { request_id: { type: 'string', maxLength: 128, description: 'The X-Request-Id of the request: quote it to the operator (every log line of the request carries it)' } },
+    ['request_id'],
+  ),
   ServiceUnavailable: errorBody({ const: 'Service unavailable' }),
   RegionUnavailable: errorBody({ const: 'Region unavailable' }, { region: { type: 'string' } }, ['region']),
   TooManyRequests: errorBody({ const: 'Too many requests' }),
@@ -100,7 +104,7 @@ export const schemas = {
   },
   Summary: {
     type: 'object',
-    required: ['total_working', 'countries', 'anonymity_levels', 'top_isps'],
+    required: ['total_working', 'countries', 'anonymity_levels', 'top_isps', 'errors'],
     additionalProperties: false,
     properties: {
       total_working: int0,
@@ -112,6 +116,11 @@ export const schemas = {
         properties: { elite: int0, anonymous: int0, transparent: int0 },
       },
       top_isps: { ...counts, maxProperties: 10 },
+      errors: {
+        ...counts,
+        description:
+          'Failed proxies per `error.code` (an addition), the most frequent first, ties by code; `{}` when none failed. Proxies refused before any connection count under `blocked_target`',
+      },
       protocols: {
         type: 'object',
         description: '`type: "auto"` checks only: working proxies that passed each protocol (one that passed two counts in both)',
@@ -131,7 +140,7 @@ export const schemas = {
   },
   CheckMetadata: {
     type: 'object',
-    required: ['user', 'region_used', 'region_name', 'proxy_type', 'timeout_used', 'total_checked', 'total_invalid', 'total_duplicates', 'processing_time', 'job_id'],
+    required: ['user', 'region_used', 'region_name', 'proxy_type', 'timeout_used', 'total_checked', 'total_invalid', 'total_duplicates', 'total_blocked', 'invalid_lines', 'processing_time', 'job_id'],
     additionalProperties: false,
     properties: {
       user: {
@@ -147,6 +156,16 @@ export const schemas = {
       total_checked: int0,
       total_invalid: int0,
       total_duplicates: int0,
+      total_blocked: {
+        ...int0,
+        description: 'Proxies refused before any connection (literal loopback, private, link-local or reserved addresses while ALLOW_PRIVATE_TARGETS is off): not checked, not charged; failed `blocked_target` records in the result file',
+      },
+      invalid_lines: {
+        type: 'array',
+        maxItems: 20,
+        items: ref('InvalidLine'),
+        description: 'The first 20 invalid lines (the result file has all of them in `invalid_lines`)',
+      },
       processing_time: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}s$' },
       job_id: { type: 'string' },
     },
@@ -317,6 +336,16 @@ export const schemas = {
       },
     },
   },
+  InvalidLine: {
+    type: 'object',
+    required: ['line', 'text', 'reason'],
+    additionalProperties: false,
+    properties: {
+      line: { type: 'integer', minimum: 1, description: 'Line number from 1 (/check-raw: every line counts, blank and comment lines too; /check: the element of `proxies`)' },
+      text: { type: 'string', maxLength: 101, description: 'The line, trimmed; over 100 characters it is cut there and ends with `…`' },
+      reason: { type: 'string', description: 'Why it is not a proxy address (a fixed text, docs/API.md lists them)' },
+    },
+  },
   ProxyRef: {
     type: 'object',
     required: ['proxy'],
@@ -337,7 +366,8 @@ export const schemas = {
     properties: {
       summary: ref('Summary'),
       metadata: ref('CheckMetadata'),
-      proxies: { type: 'array', items: ref('ProxyRecord'), description: 'Every checked proxy: working first by response time, then failed' },
+      proxies: { type: 'array', items: ref('ProxyRecord'), description: 'Every checked proxy: working first by response time, then failed (with those refused before any connection)' },
+      invalid_lines: { type: 'array', items: ref('InvalidLine'), description: 'Every invalid line of the request, in order' },
       custom_url_validation: ref('CustomUrlValidation'),
     },
   },

@@ -31,24 +31,45 @@ const E401 = {
     },
   },
 };
-const E500 = err({ error: 'Internal server error', message: 'An unexpected error occurred' }, 'Unexpected failure', 'InternalError');
+const requestIdHeader = {
+  'X-Request-Id': {
+    description: 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID',
+    schema: { type: 'string' as const, maxLength: 128 },
+  },
+};
+const E500 = {
+  ...err(
+    { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
+    'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request',
+    'InternalError',
+  ),
+  headers: requestIdHeader,
+};
 const allowHeader = { Allow: { description: 'The methods the route accepts', schema: { type: 'string' as const } } };
 const E405 = (path: string, methods: string) => ({
   ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
   headers: allowHeader,
 });
+/** The IETF httpapi draft's RateLimit fields, on every answer of a keyed route once the key is known (docs/API.md "Per-account limits"). */
+const rateLimitHeaders = {
+  'RateLimit-Limit': { description: 'Requests an account may make at once after a quiet spell (RATE_LIMIT_BURST)', schema: { type: 'integer' as const, minimum: 1 } },
+  'RateLimit-Remaining': { description: 'Requests left now (0 on a 429)', schema: { type: 'integer' as const, minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)', schema: { type: 'integer' as const, minimum: 0 } },
+};
 const E429 = {
   ...err(
-    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' },
+    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in 1 s' },
     'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
     'TooManyRequests',
   ),
-  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } } },
+  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
 const json = (schema: string, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
+/** A keyed route's 200: the RateLimit fields too. */
+const keyed200 = (schema: string, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
 const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 const checkResponseExample = {
@@ -57,6 +78,7 @@ const checkResponseExample = {
     countries: { 'United States': 1, Germany: 1 },
     anonymity_levels: { elite: 1, anonymous: 1, transparent: 0 },
     top_isps: { 'Example ISP': 1, 'Other AS': 1 },
+    errors: { connect_timeout: 1, blocked_target: 1 },
   },
   metadata: {
     user: {
@@ -70,8 +92,10 @@ const checkResponseExample = {
     proxy_type: 'http',
     timeout_used: '2000ms',
     total_checked: 3,
-    total_invalid: 0,
+    total_invalid: 1,
     total_duplicates: 0,
+    total_blocked: 1,
+    invalid_lines: [{ line: 5, text: '203.0.113.7:99999', reason: 'port is not a number from 1 to 65535' }],
     processing_time: '2.01s',
     job_id: 'my-job-1',
   },
@@ -124,9 +148,9 @@ const checkErrors = {
       'application/json': {
         schema: ref('TooLarge'),
         examples: {
-          proxies: { value: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request', max: 100000 } },
-          body: { value: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes', max: 16777216 } },
-          customUrls: { value: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request', max: 10 } },
+          proxies: { value: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request (server setting MAX_PROXIES)', max: 100000 } },
+          body: { value: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 } },
+          customUrls: { value: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 10 } },
         },
       },
     },
@@ -159,6 +183,7 @@ const asyncAccepted = {
   description:
     'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
   headers: {
+    ...rateLimitHeaders,
     Location: { description: '/checks/{jobId}', schema: { type: 'string' as const } },
     'Preference-Applied': { description: '`respond-async` when the Prefer header asked for it', schema: { type: 'string' as const } },
   },
@@ -265,7 +290,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     summary: 'Account, quota, history and usage',
     security,
     responses: {
-      '200': json('Me', meExample, 'Account information'),
+      '200': keyed200('Me', meExample, 'Account information'),
       '401': E401,
       '405': E405('/me', 'GET'),
       '429': E429,
@@ -296,7 +321,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       },
     },
     responses: {
-      '200': json('CheckResponse', checkResponseExample, 'Check response'),
+      '200': keyed200('CheckResponse', checkResponseExample, 'Check response'),
       '202': asyncAccepted,
       ...checkErrors,
       '405': E405('/check', 'POST'),
@@ -323,7 +348,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       ...asyncParameters,
     ],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
-    responses: { '200': json('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
+    responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
   },
   checkJob: {
     tags: ['Checks'],
@@ -333,7 +358,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     security,
     parameters: [jobIdParameter],
     responses: {
-      '200': json('CheckJob', checkJobExample, 'The job'),
+      '200': keyed200('CheckJob', checkJobExample, 'The job'),
       '400': E400JobId,
       '401': E401,
       '404': jobNotFoundExample,
@@ -350,7 +375,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     security,
     parameters: [jobIdParameter],
     responses: {
-      '204': { description: 'Cancelled; the checks not performed are refunded' },
+      '204': { description: 'Cancelled; the checks not performed are refunded', headers: rateLimitHeaders },
       '400': E400JobId,
       '401': E401,
       '404': jobNotFoundExample,
@@ -423,7 +448,7 @@ const paths = {
           },
         },
         '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
-        '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
+        '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
         '405': E405('/result/{name}', 'GET'),
         '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
       },
@@ -442,6 +467,8 @@ export const documentation = {
       'Authentication: `X-API-Key: <key>` or `Authorization: Bearer <key>` on /check, /check-raw and /me.',
       '',
       'Every error body is JSON. A known path called with another method answers 405 `{message}` with an `Allow` header; an unknown path answers 404 `{"error": "Not found", "message": "No route <METHOD> <path>"}`.',
+      '',
+      'Every response carries `X-Request-Id`: the one the request sent when it is 1 to 128 characters of `A-Z a-z 0-9 . _ : + / = -`, else a generated UUID. Every log line of the request carries it, and a 500 body adds it as `request_id`: quote it when you report a failure.',
       '',
       '## Progress over WebSocket',
       'Connect to `GET /ws?jobId=<id>` (before or during the check request that carries the same `jobId`). No key is needed unless the server sets `WS_REQUIRE_AUTH=true`; a key (`X-API-Key`, `Authorization: Bearer` or `?apiKey=`) limits the subscription to that account\'s jobs.',

@@ -5,7 +5,15 @@
  * A bucket holds at most `burst` tokens and refills `ratePerS` tokens a
  * second; a request takes one. With none left the request is refused and told
  * when one will be there: `retryAfterS`, whole seconds rounded up (at least 1),
- * the value of the 429's Retry-After header.
+ * the value of the 429's Retry-After header. A request that gets its token is
+ * told what is left: `remaining` (whole tokens) and `resetS`, whole seconds
+ * until the bucket is full again.
+ *
+ * `rateLimitHeaders` turns either into the IETF httpapi draft's fields
+ * (draft-ietf-httpapi-ratelimit-headers, the three-field form of drafts 00-06):
+ * `RateLimit-Limit` the burst (the quota of a quiet account), `RateLimit-
+ * Remaining`, `RateLimit-Reset` (delay-seconds). On a refusal Remaining is 0
+ * and Reset the same point in time as Retry-After, as the draft asks.
  *
  * Memory: at most `maxKeys` buckets are kept, least recently used first out
  * (a Map in use order). A bucket that is dropped comes back full, which is
@@ -24,7 +32,13 @@ export interface RateLimitOptions {
   now: () => number;
 }
 
-export type TakeOutcome = { ok: true } | { ok: false; retryAfterS: number };
+export type TakeOutcome = { ok: true; remaining: number; resetS: number } | { ok: false; retryAfterS: number };
+
+/** The RateLimit-* fields of an answer under a bucket of `limit` (the burst), after `outcome`. */
+export function rateLimitHeaders(limit: number, outcome: TakeOutcome): Record<string, string> {
+  const [remaining, reset] = outcome.ok ? [outcome.remaining, outcome.resetS] : [0, outcome.retryAfterS];
+  return { 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': String(remaining), 'RateLimit-Reset': String(reset) };
+}
 
 interface Bucket {
   tokens: number;
@@ -79,7 +93,7 @@ export class RateLimiter {
     }
     if (b.tokens >= 1) {
       b.tokens -= 1;
-      return { ok: true };
+      return { ok: true, remaining: Math.floor(b.tokens), resetS: Math.ceil((this.#burst - b.tokens) / this.#rate) };
     }
     return { ok: false, retryAfterS: Math.max(1, Math.ceil((1 - b.tokens) / this.#rate)) };
   }

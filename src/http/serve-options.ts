@@ -9,18 +9,22 @@
  *   which shows the source and the server's working directory. Never.
  * - `error`: what Bun answers for such an error: the contract's fixed 500
  *   JSON body (Bun's production default is a text/plain page), the detail
- *   only in the log.
+ *   only in the log. Bun does not say which request it was, so a new request
+ *   id names the failure: in the log line, the body's `request_id` and the
+ *   X-Request-Id header.
  */
 import type { Logger } from '../log';
 import { internalError } from './api-errors';
 import { apiErrorResponse } from './errors';
+import { requestIdFor } from './request-id';
 
 export function serveOptions(log: Logger) {
   return {
     development: false,
     error(err: Error): Response {
-      log.error('unhandled error outside the app', { err });
-      return apiErrorResponse(internalError(err));
+      const requestId = requestIdFor(null);
+      log.error('unhandled error outside the app', { requestId, err });
+      return apiErrorResponse(internalError(err), requestId);
     },
   };
 }

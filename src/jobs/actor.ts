@@ -7,7 +7,8 @@
  * ## States
  *
  * The table and what happens in each state are in job-states.ts; every move
- * goes through `#moveTo`, which asserts the state it leaves, so an illegal
+ * goes through `#moveTo`, the job's StateMachine (src/state-machine.ts),
+ * which asserts the state it leaves, so an illegal
  * transition throws instead of passing. The refund rule of a failed job is
  * `#refundOnFailure`, in one place.
  *
@@ -24,20 +25,32 @@
  * count tasks (`#tasks`, `#probed`); `checked` (progress, total_checked, the
  * scan's total) counts proxies whose record is written. With samples = 1
  * the two are the same numbers.
+ *
+ * ## Proxies refused before any connection
+ *
+ * The constructor takes out the proxies the SSRF guard would refuse whatever
+ * happens (literal private, loopback, reserved addresses while
+ * ALLOW_PRIVATE_TARGETS is off: refused-targets.ts). The job runs on the
+ * rest: they are neither reserved nor probed nor counted as checked; once
+ * the result file is open they are written to it as failed
+ * `blocked_target` records (and folded into `summary.errors`), and
+ * `metadata.total_blocked` counts them.
  */
 import { randomBytes } from 'node:crypto';
 import { errorCode, isServiceError, ServiceError } from '../errors';
+import { StateMachine } from '../state-machine';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import { autoType } from '../probe/codec/auto-verdict';
 import { PROXY_TYPES } from '../proxy/types';
 import { resultUrls } from '../results/export';
-import { buildProxyRecord } from '../results/record';
+import { buildProxyRecord, type ProxyRecord } from '../results/record';
+import { invalidLinesJson } from '../results/result-json';
 import type { SamplesBlock } from '../results/samples';
 import { SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
 import { InsufficientQuotaError, isStoppedByClient, JOB_ERROR_CODES, shuttingDown } from './job-errors';
-import { isFinal, JOB_STATES, PHASE_OF, transition, type JobState } from './job-states';
+import { JOB_STATES, JOB_TRANSITIONS, PHASE_OF, type JobState } from './job-states';
 import type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 import { Mailbox } from './mailbox';
 import { PROGRESS_PHASES, type WorkPhase } from './progress';
@@ -45,6 +58,7 @@ import type { ExecutionHandle, ResultBatch, Shard } from './ports';
 import { jobMetadata, progressStateOf } from './job-report';
 import { ProbeRetries } from './retries';
 import { SampleSets } from './samples';
+import { refusedResult, splitRefused } from './refused-targets';
 import { probeShard, probeShardOf, urlShards } from './shards';
 import { UrlStage } from './url-stage';
 import type { CheckRequest } from './request';
@@ -64,8 +78,11 @@ export class JobActor {
   /** Unique per run: the ledger's and the scan row's job reference. */
   readonly runId: string = 'run_' + randomBytes(12).toString('base64url');
   readonly accountId: string;
-  #state: JobState = JOB_STATES.VALIDATING;
+  readonly #machine = new StateMachine<JobState>('job', JOB_TRANSITIONS, JOB_STATES.VALIDATING);
+  /** The request with the proxies to probe (the refused ones taken out). */
   readonly #req: CheckRequest;
+  /** Proxies refused before any connection (refused-targets.ts): recorded as failed, never probed nor charged. */
+  readonly #refused: CheckRequest['proxies'];
   readonly #deps: JobDeps;
   readonly #startedAt: number;
   readonly #mailbox: Mailbox<Msg>;
@@ -104,7 +121,7 @@ export class JobActor {
   /** Where the execution's grants go: the probing stage, then the custom-URL stage. */
   #grantTo: (n: number, exec: ExecutionHandle) => void = () => {};
   #next = 0;
-  /** One object for every shard of the job: the pool sends it to each thread once. */
+  /** One object for every shard of the job: the probe workers send it to each thread once. */
   get #settings(): ProbeSettings {
     return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
   }
@@ -124,11 +141,16 @@ export class JobActor {
   readonly reserved: Promise<void>;
   #onReserved!: { resolve: () => void; reject: (e: unknown) => void };
 
-  constructor(jobId: string, accountId: string, req: CheckRequest, deps: JobDeps) {
+  constructor(jobId: string, accountId: string, request: CheckRequest, deps: JobDeps) {
     this.jobId = jobId;
     this.accountId = accountId;
-    this.#req = req;
     this.#deps = deps;
+    // the probes' own guard setting decides what is refused before any connection
+    this.#settingsOnce = deps.settings(request.type, request.timeoutMs);
+    const { probe, refused } = splitRefused(request.proxies, this.#settingsOnce.allowPrivateTargets);
+    const req = refused.length === 0 ? request : { ...request, proxies: probe };
+    this.#req = req;
+    this.#refused = refused;
     this.#startedAt = this.#clock();
     this.#tasks = req.proxies.length * req.samples;
     this.#seen = new Uint8Array(this.#tasks);
@@ -148,15 +170,15 @@ export class JobActor {
   }
 
   get state(): JobState {
-    return this.#state;
+    return this.#machine.state;
   }
 
   get checked(): number {
     return this.#checked;
   }
 
-  /** Unique valid proxies of the job (the progress total). */
-  get total(): number {
+  /** Unique proxies the job probes (the request's, less those refused before any connection). */
+  get proxies(): number {
     return this.#req.proxies.length;
   }
 
@@ -185,7 +207,7 @@ export class JobActor {
       const units = this.#tasks;
       const r = await ledger.reserve({
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         // the jobId this run answers to (the client's, or the generated one): GET /checks/{jobId} finds its scan by it
         clientJobId: this.jobId,
         units,
@@ -193,7 +215,7 @@ export class JobActor {
         type: req.type,
         region: req.region,
         timeoutMs: req.timeoutMs,
-        submitted: req.proxies.length + req.totalInvalid + req.totalDuplicates,
+        submitted: req.proxies.length + this.#refused.length + req.totalInvalid + req.totalDuplicates,
         now: now(),
       });
       if (!r.ok) throw new InsufficientQuotaError(r.required, r.available);
@@ -205,10 +227,12 @@ export class JobActor {
 
       this.#resultId = this.#deps.newResultId();
       this.#writer = await this.#deps.openWriter(this.#resultId);
+      for (const p of this.#refused) await this.#writeRecord(buildProxyRecord(p, refusedResult(p), null, this.#auto));
 
       this.#moveTo([JOB_STATES.RESERVING], JOB_STATES.PROBING);
       this.#probeStartedAt = this.#clock();
-      await this.#probeAll();
+      // every proxy refused: nothing to probe (an execution opened with no demand would never end)
+      if (this.#tasks > 0) await this.#probeAll();
 
       if (req.customUrls.length > 0 && this.#working.length > 0) {
         this.#urls = new UrlStage(req.customUrls, this.#working.length, this.#clock());
@@ -228,13 +252,14 @@ export class JobActor {
       await this.#writer.finish({
         summary,
         metadata,
+        invalid_lines: invalidLinesJson(req.invalidLines),
         ...(this.#urls !== null ? { custom_url_validation: this.#urls.validation(this.#proxyAt, this.#clock()) } : {}),
       });
       const resultUrl = this.#deps.signLink(this.#resultId);
       const response: CheckResponse = { summary, metadata, result_url: resultUrl, result_urls: resultUrls(resultUrl) };
       await ledger.complete({
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         checked: this.#checked,
         working: this.#summary.totalWorking,
         resultRef: this.#resultId,
@@ -269,7 +294,7 @@ export class JobActor {
       this.#grantTo = (n, exec) => this.#dispatchProbes(n, exec);
       this.#exec = this.#deps.execution.open({
         // the run's id, unique per run (the client's jobId may be used again once a job ended)
-        jobId: this.runId,
+        runId: this.runId,
         region: this.#req.region,
         demand: total,
         onGrant: (n, exec) => this.#grantTo(n, exec),
@@ -319,7 +344,7 @@ export class JobActor {
   // ---- messages -------------------------------------------------------------
 
   #handle_(m: Msg): void | Promise<void> {
-    if (this.#cancelReason !== null || isFinal(this.#state)) return;
+    if (this.#cancelReason !== null || this.#machine.final) return;
     switch (m.kind) {
       case 'cancel':
         return this.#onCancel(m.reason);
@@ -367,12 +392,17 @@ export class JobActor {
   async #addRecord(index: number, r: ProbeResult, samples: SamplesBlock | null): Promise<void> {
     const info = r.status === 'working' && r.origin !== null ? this.#deps.geo.lookup(r.origin) : null;
     const record = buildProxyRecord(this.#req.proxies[index]!, r, info, this.#auto, samples);
-    this.#summary.add(record);
     if (r.status === 'working') {
       this.#working.push(index);
       if (this.#detected !== null) this.#detected[index] = PROXY_TYPES.indexOf(autoType(r.protocols ?? []) ?? 'http') + 1;
     }
-    await this.#writer!.addProxy(record);
+    await this.#writeRecord(record);
+  }
+
+  /** A record into the summary and the result file. */
+  #writeRecord(record: ProxyRecord): Promise<void> {
+    this.#summary.add(record);
+    return this.#writer!.addProxy(record);
   }
 
   #onUrlResults(batch: CustomUrlResult[], urlIndex: number): void {
@@ -391,7 +421,7 @@ export class JobActor {
 
   /** The only way the state changes: asserts the state it leaves (job-states.ts). */
   #moveTo(from: readonly JobState[], to: JobState): void {
-    this.#state = transition(this.#state, from, to);
+    this.#machine.move(from, to);
     if (to !== JOB_STATES.COMPLETED && to !== JOB_STATES.FAILED) {
       this.#failedIn = PHASE_OF[to] as WorkPhase;
       this.#publish();
@@ -406,7 +436,7 @@ export class JobActor {
   #retryOurs(index: number): boolean {
     if (this.#retries.waiting === 0 && this.#retries.notTried === 0 && !this.#warnedOverload) {
       this.#warnedOverload = true;
-      this.#deps.log.warn('the checker ran out of local resources; probes are tried again', { jobId: this.jobId });
+      this.#deps.log.warn('the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again', { jobId: this.jobId });
     }
     return this.#retries.retry(index);
   }
@@ -437,25 +467,25 @@ export class JobActor {
   }
 
   #metadata(): JobMetadata {
-    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt);
+    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt, this.#refused.length);
   }
 
   #publish(final: { resultUrl: string | null } | null = null): void {
     const u = this.#urls;
-    const state = progressStateOf(this.jobId, this.#req, PHASE_OF[this.#state], {
+    const state = progressStateOf(this.jobId, this.#req, PHASE_OF[this.#machine.state], {
       checked: this.#checked,
       working: this.#summary.totalWorking,
       urls: u === null ? null : { done: u.done, total: u.total, startedAt: u.startedAt },
       probeStartedAt: this.#probeStartedAt,
       now: this.#clock(),
     });
-    if (this.#state === JOB_STATES.FAILED) state.failedIn = this.#failedIn;
+    if (this.#machine.state === JOB_STATES.FAILED) state.failedIn = this.#failedIn;
     this.#deps.publish(state, final);
   }
 
 
   async #fail(err: unknown): Promise<void> {
-    if (this.#state === JOB_STATES.FAILED) return;
+    if (this.#machine.state === JOB_STATES.FAILED) return;
     this.#moveTo([JOB_STATES.VALIDATING, JOB_STATES.RESERVING, JOB_STATES.PROBING, JOB_STATES.VALIDATING_URLS, JOB_STATES.WRITING], JOB_STATES.FAILED);
     this.#abort.abort();
     this.#exec?.cancel();
@@ -469,7 +499,7 @@ export class JobActor {
       const byClient = isStoppedByClient(err);
       const settlement = {
         accountId: this.accountId,
-        jobId: this.runId,
+        runId: this.runId,
         checked: this.#checked,
         working: this.#summary.totalWorking,
         refund: this.#refundOnFailure(byClient),

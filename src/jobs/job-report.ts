@@ -2,13 +2,15 @@
  * What a job reports about itself (pure): the metadata block shared by the
  * check response and the result file, and the state it hands to progress.
  */
+import { INVALID_LINES_SHOWN } from '../proxy/invalid-lines';
 import { regionName } from '../regions';
 import { formatProcessingTime, formatTimeout } from '../results/summary';
 import type { JobMetadata } from './job-types';
 import type { ProgressPhase, ProgressState } from './progress';
 import type { CheckRequest } from './request';
 
-export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number): JobMetadata {
+/** `blocked`: proxies refused before any connection (refused-targets.ts). */
+export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number, blocked = 0): JobMetadata {
   return {
     region_used: req.region,
     region_name: regionName(req.region) ?? req.region,
@@ -17,6 +19,8 @@ export function jobMetadata(jobId: string, req: CheckRequest, checked: number, e
     total_checked: checked,
     total_invalid: req.totalInvalid,
     total_duplicates: req.totalDuplicates,
+    total_blocked: blocked,
+    invalid_lines: req.invalidLines.first(INVALID_LINES_SHOWN),
     processing_time: formatProcessingTime(elapsedMs),
     job_id: jobId,
   };

@@ -1,8 +1,9 @@
 /**
  * The job actor's states and the transitions between them (pure). The actor
- * (src/jobs/actor.ts) moves only through `transition`, which asserts the
- * state it leaves (graphile-worker's setModeX is the model): a transition
- * that is not in the table below is a bug, and it throws instead of
+ * (src/jobs/actor.ts) moves only through its StateMachine
+ * (src/state-machine.ts), which asserts the state it leaves
+ * (graphile-worker's setModeX is the model): a transition that is not in the
+ * table below is a bug, and it throws `illegal_transition` instead of
  * silently corrupting a job. completed and failed are final.
  *
  *   validating ──> reserving ──> probing ──> validating_urls ──> writing ──> completed
@@ -11,16 +12,17 @@
  *
  * - validating: the HTTP layer has already validated the request (pure
  *   validators); the actor only announces it on the progress channel.
- * - reserving: one atomic reservation of `units = unique valid proxies` and the
- *   scan row (LedgerPort.reserve). Short quota -> failed with
- *   InsufficientQuotaError, nothing charged, no history row.
+ * - reserving: one atomic reservation of the job's units (a unit is a probe
+ *   task: unique valid proxies x samples) and the scan row
+ *   (LedgerPort.reserve). Short quota -> failed with InsufficientQuotaError,
+ *   nothing charged, no history row.
  * - probing: the job opens itself on the probe execution (ProbeExecution:
  *   local-execution.ts in this process); every grant of n slots becomes one
- *   shard of the next n proxies. Results stream back in batches and are
- *   folded at once: geo lookup, result record, summary
- *   fold, spill to the result writer, progress. Nothing keeps a second list of
- *   all results: the actor keeps the parsed proxies, a byte per proxy (seen)
- *   and the indices of working proxies. A probe the checker itself could not
+ *   shard of the next n probe tasks (shards.ts). Results stream back in
+ *   batches and are folded at once: geo lookup, result record, summary fold,
+ *   spill to the result writer, progress. Nothing keeps a second list of all
+ *   results: the actor keeps the parsed proxies, a byte per task (seen) and
+ *   the indices of working proxies. A probe the checker itself could not
  *   run (`checker_overloaded`: this process out of file descriptors) is tried
  *   again later (retries.ts) and, if it never runs, reported but not charged.
  * - validating_urls (only with customUrls and at least one working proxy):
@@ -39,7 +41,7 @@
  *   message. `run()` rejects with the error: a domain error (job-errors.ts)
  *   that the HTTP layer maps to a status, never an HTTP error itself.
  */
-import { ServiceError } from '../errors';
+import { isFinalState, transitionTable, type TransitionTable } from '../state-machine';
 import { PROGRESS_PHASES, type ProgressPhase } from './progress';
 
 export const JOB_STATES = Object.freeze({
@@ -54,7 +56,7 @@ export const JOB_STATES = Object.freeze({
 export type JobState = (typeof JOB_STATES)[keyof typeof JOB_STATES];
 
 /** For each state, the states it may move to. */
-export const JOB_TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = Object.freeze({
+export const JOB_TRANSITIONS: TransitionTable<JobState> = transitionTable<JobState>({
   validating: ['reserving', 'failed'],
   reserving: ['probing', 'failed'],
   probing: ['validating_urls', 'writing', 'failed'],
@@ -76,17 +78,5 @@ export const PHASE_OF: Readonly<Record<JobState, ProgressPhase>> = {
 };
 
 export function isFinal(state: JobState): boolean {
-  return JOB_TRANSITIONS[state].length === 0;
-}
-
-/**
- * `to`, when a job in `from` may move there and `from` is one of `expected`
- * (the states the caller believes it leaves); otherwise throws
- * `illegal_transition`.
- */
-export function transition(from: JobState, expected: readonly JobState[], to: JobState): JobState {
-  if (!expected.includes(from) || !JOB_TRANSITIONS[from].includes(to)) {
-    throw new ServiceError('illegal_transition', `job state ${from} -> ${to} (expected to leave ${expected.join(' | ')})`);
-  }
-  return to;
+  return isFinalState(JOB_TRANSITIONS, state);
 }

@@ -5,6 +5,7 @@
  */
 import type { CheckUserInfo } from '../accounts/plan';
 import type { Logger } from '../log';
+import type { InvalidLine } from '../proxy/invalid-lines';
 import type { CheckSummary } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { ProgressState } from './progress';
@@ -21,6 +22,10 @@ export interface JobMetadata {
   total_checked: number;
   total_invalid: number;
   total_duplicates: number;
+  /** Proxies refused before any connection (refused-targets.ts): not checked, not charged. */
+  total_blocked: number;
+  /** The first INVALID_LINES_SHOWN invalid lines (the result file's `invalid_lines` has all). */
+  invalid_lines: InvalidLine[];
   processing_time: string;
   job_id: string;
 }

@@ -37,7 +37,7 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       const r = await reserveQuota(db, {
         ...(node !== undefined ? { nodeId: node.id } : {}),
         accountId: i.accountId,
-        jobId: i.jobId,
+        runId: i.runId,
         clientJobId: i.clientJobId,
         units: i.units,
         now: i.now,
@@ -50,7 +50,7 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       return { ok: true, unlimited: r.unlimited, user };
     },
     async complete(i) {
-      const scan = { jobId: i.jobId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, result: i.response, now: i.now };
+      const scan = { runId: i.runId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, result: i.response, now: i.now };
       // The normal path: everything was checked, nothing to refund, one statement.
       if (i.refund === 0) {
         await finishScan(db, scan);
@@ -59,7 +59,7 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       await db.transaction(async (tx) => {
         // the scan first: a settlement repeated after a lost answer finds it closed and refunds nothing twice
         if ((await finishScan(tx, scan)) !== null && i.refund > 0) {
-          await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
+          await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
         }
       });
     },
@@ -67,14 +67,14 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       await db.transaction(async (tx) => {
         // the scan first: settling twice (a retry after a lost answer, settlements.ts) refunds once
         const closed = await failScan(tx, {
-          jobId: i.jobId,
+          runId: i.runId,
           status: i.cancelled ? 'cancelled' : 'failed',
           error: i.error.slice(0, 500),
           totalChecked: i.checked,
           totalWorking: i.working,
           now: i.now,
         });
-        if (closed !== null && i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, jobId: i.jobId, units: i.refund, now: i.now });
+        if (closed !== null && i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
       });
     },
     userInfo: (accountId, now) => getCheckUserInfo(db, accountId, now),

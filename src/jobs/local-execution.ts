@@ -1,17 +1,17 @@
 /**
  * ProbeExecution in this process: the region scheduler's fair slots
- * (scheduler.ts) and the piscina pool's lanes (src/probe/pool/pool.ts).
+ * (scheduler.ts) and the probe workers' lanes (src/probe/workers/probe-workers.ts).
  *
  * Slots go back to the scheduler here, as results arrive and, for whatever a
  * shard never reported, when it ends: never through the job's mailbox, so a
  * job that failed or was cancelled still returns every slot it held. Slots
- * are released once per turn: a pool message carries the results of many
+ * are released once per turn: a lane's message carries the results of many
  * shards, and one release for all of them lets the scheduler re-grant them in
  * full chunks instead of one small shard per shard reported.
  */
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from './job-errors';
-import type { ExecutionHandle, ExecutionJob, PoolPort, ProbeExecution, ResultBatch, Shard } from './ports';
+import type { ExecutionHandle, ExecutionJob, WorkerPort, ProbeExecution, ResultBatch, Shard } from './ports';
 import type { JobHandle, RegionScheduler } from './scheduler';
 
 /** Results a shard owes: one per task, or one per (task, rule) for custom URLs. */
@@ -19,22 +19,22 @@ export function expectedResults(shard: Shard): number {
   return shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
 }
 
-export function localExecution(scheduler: RegionScheduler, pool: PoolPort): ProbeExecution {
-  return { open: (job) => new LocalJob(scheduler, pool, job) };
+export function localExecution(scheduler: RegionScheduler, workers: WorkerPort): ProbeExecution {
+  return { open: (job) => new LocalJob(scheduler, workers, job) };
 }
 
 class LocalJob implements ExecutionHandle {
-  readonly #pool: PoolPort;
+  readonly #workers: WorkerPort;
   readonly #entry: JobHandle;
-  readonly #ctx: { jobId: string; region: string };
+  readonly #ctx: { runId: string; region: string };
   #ended = false;
   #toRelease = 0;
 
-  constructor(scheduler: RegionScheduler, pool: PoolPort, job: ExecutionJob) {
-    this.#pool = pool;
-    this.#ctx = { jobId: job.jobId, region: job.region };
+  constructor(scheduler: RegionScheduler, workers: WorkerPort, job: ExecutionJob) {
+    this.#workers = workers;
+    this.#ctx = { runId: job.runId, region: job.region };
     // A grant may come before register() returns: releases wait a microtask, so #entry is set by then.
-    this.#entry = scheduler.register(job.jobId, job.region, job.demand, (n) => {
+    this.#entry = scheduler.register(job.runId, job.region, job.demand, (n) => {
       try {
         job.onGrant(n, this);
       } catch (err) {
@@ -53,7 +53,7 @@ class LocalJob implements ExecutionHandle {
       if (missing > 0) this.#releaseSoon(missing);
       return missing;
     };
-    return this.#pool
+    return this.#workers
       .runShard(
         shard,
         (batch) => {
@@ -87,7 +87,7 @@ class LocalJob implements ExecutionHandle {
     this.#entry.cancel();
     if (this.#ended) return;
     this.#ended = true;
-    this.#pool.endJob?.(this.#ctx);
+    this.#workers.endJob?.(this.#ctx);
   }
 
   #releaseSoon(n: number): void {

@@ -1,7 +1,7 @@
 /**
  * A mailbox: messages are handled one at a time, in arrival order, even when
  * a handler awaits. The job actor's only concurrency primitive: whatever
- * arrives from the pool, the scheduler or a subscriber is posted here, so the
+ * arrives from the probe workers, the scheduler or a subscriber is posted here, so the
  * actor's state is never touched by two handlers at once.
  *
  * The first handler error stops the mailbox: later messages are dropped and
@@ -13,11 +13,13 @@ export class Mailbox<M> {
   #running = false;
   #failed: unknown = undefined;
   #idleWaiters: (() => void)[] = [];
+  readonly #handle: (msg: M) => void | Promise<void>;
+  readonly #onError: (err: unknown) => void;
 
-  constructor(
-    private readonly handle: (msg: M) => void | Promise<void>,
-    private readonly onError: (err: unknown) => void,
-  ) {}
+  constructor(handle: (msg: M) => void | Promise<void>, onError: (err: unknown) => void) {
+    this.#handle = handle;
+    this.#onError = onError;
+  }
 
   get failed(): unknown {
     return this.#failed;
@@ -53,7 +55,7 @@ export class Mailbox<M> {
           this.#queue = this.#queue.slice(this.#head);
           this.#head = 0;
         }
-        const r = this.handle(msg);
+        const r = this.#handle(msg);
         if (r instanceof Promise) await r;
       }
     } catch (err) {
@@ -61,7 +63,7 @@ export class Mailbox<M> {
       this.#queue = [];
       this.#head = 0;
       try {
-        this.onError(err);
+        this.#onError(err);
       } catch {
         // onError must not take the drain loop down with it
       }

@@ -6,7 +6,7 @@
  * | port           | embedded (no NATS_URL)                    | cluster (NATS_URL)             |
  * |----------------|-------------------------------------------|--------------------------------|
  * | LedgerPort     | databaseLedger (PGlite or PostgreSQL)     | the same, on PostgreSQL        |
- * | ProbeExecution | localExecution: RegionScheduler + piscina | localExecution: RegionScheduler + NatsPool (shards on a JetStream queue) |
+ * | ProbeExecution | localExecution: RegionScheduler + piscina | localExecution: RegionScheduler + NatsWorkers (shards on a JetStream queue) |
  * | ProgressPort   | ProgressHub (in-process fan-out)          | ClusterProgress (hubs on NATS) |
  * | ResultStore    | dir-store: files in DATA_DIR/results      | pg-store: PostgreSQL, one for all nodes |
  *
@@ -14,13 +14,14 @@
  */
 import type { CheckUserInfo } from '../accounts/plan';
 import type { GeoInfo } from '../geo/geo';
-import type { Shard } from '../probe/pool/pool-protocol';
+import type { Logger } from '../log';
+import type { Shard } from '../probe/workers/lane-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import type { CheckType } from '../proxy/types';
 import type { ProgressState } from './progress';
 import type { CheckRequest, JobOwner } from './request';
 
-export type { Shard } from '../probe/pool/pool-protocol';
+export type { Shard } from '../probe/workers/lane-protocol';
 
 export type ReserveOutcome =
   /** `user`: `metadata.user` right after the reservation (final when nothing is refunded). */
@@ -37,7 +38,7 @@ export interface LedgerPort {
   reserve(i: {
     accountId: string;
     /** The run id (unique per run): the ledger's and the scan's job reference. */
-    jobId: string;
+    runId: string;
     /** The jobId the run answers to (the progress channel's name, GET /checks/{jobId}): the client's, or the generated one; null: none recorded. */
     clientJobId: string | null;
     units: number;
@@ -53,30 +54,30 @@ export interface LedgerPort {
    * Close the scan as completed; refund `refund` units that were reserved but
    * not checked. `response`: the check response, kept with the scan (GET /checks/{jobId}).
    */
-  complete(i: { accountId: string; jobId: string; checked: number; working: number; resultRef: string; refund: number; response?: unknown; now: Date }): Promise<void>;
+  complete(i: { accountId: string; runId: string; checked: number; working: number; resultRef: string; refund: number; response?: unknown; now: Date }): Promise<void>;
   /**
    * Close the scan as failed (or cancelled: the client went away) and refund
    * `refund` units. `error` is a stable code (job-errors.ts), never free text.
    */
-  fail(i: { accountId: string; jobId: string; checked: number; working: number; refund: number; error: string; cancelled: boolean; now: Date }): Promise<void>;
+  fail(i: { accountId: string; runId: string; checked: number; working: number; refund: number; error: string; cancelled: boolean; now: Date }): Promise<void>;
   /** `metadata.user` of the check response, read after settlement. */
   userInfo(accountId: string, now: Date): Promise<CheckUserInfo>;
 }
 
 export type ResultBatch = ProbeResult[] | CustomUrlResult[];
 
-/** Whose shard a pool runs: the cluster's pool routes by it (src/cluster/nats-pool.ts); the local pool ignores it. */
+/** Whose shard the workers run: the cluster's NatsWorkers route by it (src/cluster/nats-workers.ts); the local ProbeWorkers ignore it. */
 export interface ShardContext {
-  /** The run's id (ExecutionJob.jobId). */
-  jobId: string;
+  /** The run's id (ExecutionJob.runId). */
+  runId: string;
   region: string;
 }
 
 /**
- * The worker pool that runs one shard: the piscina pool (src/probe/pool/pool.ts)
- * in one process, the region's work queue in a cluster (src/cluster/nats-pool.ts).
+ * The probe workers that run one shard: the piscina threads (src/probe/workers/probe-workers.ts)
+ * in one process, the region's work queue in a cluster (src/cluster/nats-workers.ts).
  */
-export interface PoolPort {
+export interface WorkerPort {
   runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<unknown>;
   /** The job ended (its execution handle was cancelled): whatever of it is still queued may be dropped. */
   endJob?(ctx: ShardContext): void;
@@ -98,7 +99,7 @@ export interface ExecutionJob {
    * cancel (pc.cancel) name it, so ending one run never drops another run of
    * the same client jobId, and the orphan sweep can cancel a dead node's run.
    */
-  jobId: string;
+  runId: string;
   region: string;
   /** Probes to run. */
   demand: number;
@@ -164,13 +165,17 @@ export interface JobCounters {
 export interface ChecksPort {
   /** Throws shutting_down when no new check is accepted. */
   assertAccepting(): void;
-  /** Runs a validated check; resolves with the check response body. `signal`: the client went away (cancel the job). */
-  run(owner: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<unknown>;
+  /**
+   * Runs a validated check; resolves with the check response body. `signal`:
+   * the client went away (cancel the job). `log`: the logger of the request
+   * that asked for it (its lines carry the request id); the job logs with it.
+   */
+  run(owner: JobOwner, request: CheckRequest, signal?: AbortSignal, log?: Logger): Promise<unknown>;
   /**
    * Starts a validated check that outlives its connection; resolves with its
    * jobId once the reservation succeeded, rejects as `run` does before that.
    */
-  submit(owner: JobOwner, request: CheckRequest): Promise<{ jobId: string }>;
+  submit(owner: JobOwner, request: CheckRequest, log?: Logger): Promise<{ jobId: string }>;
 }
 
 /** The live numbers of a running job, as its node knows them. */

@@ -4,6 +4,7 @@
  * pure validators (src/http/check-request.ts) build it; the job layer runs it.
  */
 import type { CustomUrlRule } from '../probe/types';
+import type { InvalidLines } from '../proxy/invalid-lines';
 import type { ParsedProxy } from '../proxy/parse';
 import type { CheckType } from '../proxy/types';
 
@@ -11,6 +12,8 @@ export interface CheckRequest {
   route: 'check' | 'check-raw';
   proxies: ParsedProxy[];
   totalInvalid: number;
+  /** The invalid lines themselves (number, text, reason): the first 20 in the response, all in the result file. */
+  invalidLines: InvalidLines;
   totalDuplicates: number;
   region: string;
   /** One protocol, or 'auto' (each tried: src/probe/auto.ts). */

@@ -74,7 +74,9 @@
  * holding H or more is granted only while more than H are free.
  * The free slots in I3 below are the ones usable by the least-served job.
  *
- * ## Job states
+ * ## Job states (SCHEDULER_JOB_STATES, moved through src/state-machine.ts)
+ *
+ *   active ──cancel(), or its dispatch threw──> cancelled
  *
  * - ACTIVE: registered; takes grants while pending > 0. A job with pending 0
  *   and nothing in flight is idle and leaves the region's list (no cost), but
@@ -101,7 +103,7 @@
  *     re-enter the scheduler (release, addDemand, cancel, register): a pass in
  *     progress picks the changes up, it is never run twice concurrently.
  *     dispatch must not throw; if it does, the grant is taken back, the job is
- *     cancelled and `onDispatchError(err, jobId)` is told.
+ *     cancelled and `onDispatchError(err, runId)` is told.
  *
  * A capacity that rises between calls (a cluster region's agents came up)
  * is taken up by `poke(region)`, which runs the region's pass.
@@ -110,12 +112,15 @@
  */
 
 import { ServiceError } from '../errors';
+import { StateMachine, transitionTable } from '../state-machine';
 
 export const SCHEDULER_JOB_STATES = Object.freeze({
   ACTIVE: 'active',
   CANCELLED: 'cancelled',
 } as const);
 export type SchedulerJobState = (typeof SCHEDULER_JOB_STATES)[keyof typeof SCHEDULER_JOB_STATES];
+const { ACTIVE, CANCELLED } = SCHEDULER_JOB_STATES;
+export const SCHEDULER_JOB_TRANSITIONS = transitionTable<SchedulerJobState>({ active: [CANCELLED], cancelled: [] });
 
 export interface SchedulerOptions {
   /** Largest single grant (shard size bound). Default 64. */
@@ -123,7 +128,7 @@ export interface SchedulerOptions {
   /** Preferred smallest grant (see header: clamped to capacity / 8). Default 4: a grant costs one entry in a lane message, so waiting to fill bigger chunks would only leave slots idle; callers that release once per turn get bigger grants under load anyway. */
   minGrant?: number;
   /** Told when a dispatch callback throws (the job is then cancelled). Default: console.error. */
-  onDispatchError?: (err: unknown, jobId: string) => void;
+  onDispatchError?: (err: unknown, runId: string) => void;
   /**
    * Probes in flight across ALL regions at most (the process's file
    * descriptors are one pool). Default: no limit. When it binds, a release in
@@ -137,7 +142,7 @@ export interface SchedulerOptions {
 }
 
 export interface JobHandle {
-  readonly jobId: string;
+  readonly runId: string;
   readonly region: string;
   /** Probes granted and not yet released. */
   readonly inFlight: number;
@@ -155,7 +160,7 @@ export interface JobHandle {
 export interface RegionSnapshot {
   capacity: number;
   inFlight: number;
-  jobs: { jobId: string; inFlight: number; pending: number; state: SchedulerJobState }[];
+  jobs: { runId: string; inFlight: number; pending: number; state: SchedulerJobState }[];
 }
 
 
@@ -177,7 +182,7 @@ function checkCount(n: number, what: string): void {
 class Entry implements JobHandle {
   inFlight = 0;
   pending: number;
-  state: SchedulerJobState = SCHEDULER_JOB_STATES.ACTIVE;
+  readonly machine = new StateMachine<SchedulerJobState>('scheduler job', SCHEDULER_JOB_TRANSITIONS, ACTIVE);
   /**
    * Sequence number of the last grant. Before the first grant it is the
    * registration number minus 2^40, so on a tie a job that was never served
@@ -189,7 +194,7 @@ class Entry implements JobHandle {
   constructor(
     private readonly owner: RegionScheduler,
     readonly rs: RegionState,
-    readonly jobId: string,
+    readonly runId: string,
     pending: number,
     readonly dispatch: (count: number) => void,
     seq: number,
@@ -202,12 +207,16 @@ class Entry implements JobHandle {
     return this.rs.name;
   }
 
+  get state(): SchedulerJobState {
+    return this.machine.state;
+  }
+
   release(n: number): void {
     checkCount(n, 'release count');
     if (n > this.inFlight) {
       throw new ServiceError(
         'scheduler_over_release',
-        `job ${this.jobId} released ${n} slots but has ${this.inFlight} in flight`,
+        `job ${this.runId} released ${n} slots but has ${this.inFlight} in flight`,
       );
     }
     if (n === 0) return;
@@ -219,8 +228,8 @@ class Entry implements JobHandle {
 
   addDemand(n: number): void {
     checkCount(n, 'demand');
-    if (this.state !== SCHEDULER_JOB_STATES.ACTIVE) {
-      throw new ServiceError('scheduler_job_cancelled', `job ${this.jobId} is cancelled`);
+    if (this.state !== ACTIVE) {
+      throw new ServiceError('scheduler_job_cancelled', `job ${this.runId} is cancelled`);
     }
     if (n === 0) return;
     this.pending += n;
@@ -228,8 +237,8 @@ class Entry implements JobHandle {
   }
 
   cancel(): void {
-    if (this.state === SCHEDULER_JOB_STATES.CANCELLED) return;
-    this.state = SCHEDULER_JOB_STATES.CANCELLED;
+    if (this.state === CANCELLED) return;
+    this.machine.move(ACTIVE, CANCELLED);
     this.pending = 0;
     this.owner.settle(this);
   }
@@ -239,7 +248,7 @@ export class RegionScheduler {
   private readonly regions = new Map<string, RegionState>();
   private readonly maxGrant: number;
   private readonly minGrant: number;
-  private readonly onDispatchError: (err: unknown, jobId: string) => void;
+  private readonly onDispatchError: (err: unknown, runId: string) => void;
   private seq = 0;
   private globalCapacity: number;
   private readonly jobShare: number;
@@ -272,7 +281,7 @@ export class RegionScheduler {
     this.onBusy = options.onBusy ?? null;
     this.onDispatchError =
       options.onDispatchError ??
-      ((err, jobId) => console.error(`scheduler: dispatch of job ${jobId} threw; job cancelled`, err));
+      ((err, runId) => console.error(`scheduler: dispatch of job ${runId} threw; job cancelled`, err));
   }
 
   /**
@@ -280,7 +289,7 @@ export class RegionScheduler {
    * (dispatch called) before this returns. Throws `scheduler_no_capacity` when
    * the region has no slots at all (unknown region).
    */
-  register(jobId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
+  register(runId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
     checkCount(pending, 'pending');
     if (this.capacity(region) < 1) {
       throw new ServiceError('scheduler_no_capacity', `region ${region} has no probe slots`);
@@ -290,7 +299,7 @@ export class RegionScheduler {
       rs = { name: region, used: 0, jobs: [], pumping: false, again: false };
       this.regions.set(region, rs);
     }
-    const entry = new Entry(this, rs, jobId, pending, dispatch, ++this.seq);
+    const entry = new Entry(this, rs, runId, pending, dispatch, ++this.seq);
     this.settle(entry);
     return entry;
   }
@@ -361,7 +370,7 @@ export class RegionScheduler {
     return {
       capacity: this.capacity(region),
       inFlight: rs?.used ?? 0,
-      jobs: (rs?.jobs ?? []).map((e) => ({ jobId: e.jobId, inFlight: e.inFlight, pending: e.pending, state: e.state })),
+      jobs: (rs?.jobs ?? []).map((e) => ({ runId: e.runId, inFlight: e.inFlight, pending: e.pending, state: e.state })),
     };
   }
 
@@ -431,7 +440,7 @@ export class RegionScheduler {
       if (Math.min(cap + rH - rs.used, this.globalCapacity - this.totalUsed, this.startBudget) <= 0) return;
       let best: Entry | undefined;
       for (const e of rs.jobs) {
-        if (e.pending === 0 || e.state !== SCHEDULER_JOB_STATES.ACTIVE) continue;
+        if (e.pending === 0 || e.state !== ACTIVE) continue;
         if (best === undefined || e.inFlight < best.inFlight || (e.inFlight === best.inFlight && e.lastGrant < best.lastGrant)) {
           best = e;
         }
@@ -465,13 +474,13 @@ export class RegionScheduler {
         rs.used -= back;
         this.totalUsed -= back;
         this.startBudget += back;
-        best.state = SCHEDULER_JOB_STATES.CANCELLED;
+        if (best.state === ACTIVE) best.machine.move(ACTIVE, CANCELLED); // dispatch may have cancelled it already
         best.pending = 0;
         if (best.inFlight === 0 && best.listed) {
           rs.jobs.splice(rs.jobs.indexOf(best), 1);
           best.listed = false;
         }
-        this.onDispatchError(err, best.jobId);
+        this.onDispatchError(err, best.runId);
       }
     }
   }

@@ -17,11 +17,12 @@
  * its client (DELETE /checks/{jobId}: `client_cancelled`, the same refund as
  * a closed connection) and resolves once the job has settled.
  *
- * ## stop(graceMs)
+ * ## States (SERVICE_STATES, moved through src/state-machine.ts)
  *
  *   running ──stop()──> draining ──(all jobs done | grace over: cancel rest)──> stopped
  *
- * While draining, new checks are refused (`shutting_down`, assertAccepting:
+ * running accepts checks; stop() is the only way out, once (a second call
+ * returns the first's promise). While draining, new checks are refused (`shutting_down`, assertAccepting:
  * the one place that says so; HTTP answers 503). Jobs still running when the
  * grace ends are cancelled: they fail, refund what they did not check, and
  * their callers get `shutting_down` too.
@@ -46,11 +47,15 @@ import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
 import { clientCancelled, clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
 import { isServiceError, ServiceError } from '../errors';
+import type { Logger } from '../log';
+import { StateMachine, transitionTable } from '../state-machine';
 import type { ChecksPort, LocalRun, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
 
 export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
 export type ServiceState = (typeof SERVICE_STATES)[keyof typeof SERVICE_STATES];
+const { RUNNING, DRAINING, STOPPED } = SERVICE_STATES;
+export const SERVICE_TRANSITIONS = transitionTable<ServiceState>({ running: [DRAINING], draining: [STOPPED], stopped: [] });
 
 /** Per-account limits (config: MAX_JOBS_PER_ACCOUNT, MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT). */
 export interface AccountLimits {
@@ -79,7 +84,7 @@ export class CheckService implements ChecksPort {
   readonly #running = new Map<string, { actor: JobActor; done: Promise<unknown> }>();
   /** Per account with running checks: how many, and their unique proxies together. */
   readonly #perAccount = new Map<string, { jobs: number; proxies: number }>();
-  #state: ServiceState = SERVICE_STATES.RUNNING;
+  readonly #machine = new StateMachine<ServiceState>('check service', SERVICE_TRANSITIONS, RUNNING);
   #stopping: Promise<void> | null = null;
 
   constructor(deps: ServiceDeps) {
@@ -87,7 +92,7 @@ export class CheckService implements ChecksPort {
   }
 
   get state(): ServiceState {
-    return this.#state;
+    return this.#machine.state;
   }
 
   get runningJobs(): number {
@@ -107,7 +112,7 @@ export class CheckService implements ChecksPort {
   /** The live numbers of run `runId` of this node, or null when it does not run here. */
   runProgress(runId: string): LocalRun | null {
     const actor = this.#byRun(runId)?.actor;
-    return actor === undefined ? null : { checked: actor.checked, total: actor.total, working: actor.working };
+    return actor === undefined ? null : { checked: actor.checked, total: actor.proxies, working: actor.working };
   }
 
   /**
@@ -130,11 +135,11 @@ export class CheckService implements ChecksPort {
   }
 
   assertAccepting(): void {
-    if (this.#state !== SERVICE_STATES.RUNNING) throw shuttingDown();
+    if (this.#machine.state !== RUNNING) throw shuttingDown();
   }
 
-  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal): Promise<CheckResponse> {
-    const { actor, result } = this.#start(account, request);
+  async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal, requestLog?: Logger): Promise<CheckResponse> {
+    const { actor, result } = this.#start(account, request, requestLog);
     // The client went away: cancel, so what was not probed is not charged.
     const onAbort = () => actor.cancel(clientDisconnected());
     if (signal?.aborted === true) onAbort();
@@ -151,8 +156,8 @@ export class CheckService implements ChecksPort {
    * the reservation succeeded, rejects with what refused it (the same errors
    * as `run`). The job then runs to its end whatever happens to the caller.
    */
-  async submit(account: JobOwner, request: CheckRequest): Promise<{ jobId: string }> {
-    const { jobId, actor, result } = this.#start(account, request);
+  async submit(account: JobOwner, request: CheckRequest, requestLog?: Logger): Promise<{ jobId: string }> {
+    const { jobId, actor, result } = this.#start(account, request, requestLog);
     result.catch(() => {}); // its end is the scan's (logged by #settle when unexpected)
     // a job that fails before its reservation rejects `reserved` first: answer with run()'s mapped error
     await Promise.race([actor.reserved.catch(() => result), result]);
@@ -160,32 +165,37 @@ export class CheckService implements ChecksPort {
   }
 
   /** Registers and starts one job; `result` settles with its end (errors mapped as `run` documents). */
-  #start(account: JobOwner, request: CheckRequest): { jobId: string; actor: JobActor; result: Promise<CheckResponse> } {
+  #start(account: JobOwner, request: CheckRequest, requestLog?: Logger): { jobId: string; actor: JobActor; result: Promise<CheckResponse> } {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
     if (this.#deps.regionAvailable?.(request.region) === false) throw new RegionUnavailableError(request.region);
     const { hub, limits: _limits, regionAvailable: _available, ...rest } = this.#deps;
+    // the job logs with the request's logger: its lines carry the request id
+    const log = requestLog ?? rest.log;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
+      log,
       publish: (state, final) => hub.publish(account.id, state, final),
     });
     // From here to the try nothing throws: what #admit counts, finally uncounts.
-    const proxies = request.proxies.length;
+    const proxies = actor.proxies; // those it probes: the ones refused before any connection are not in flight
     const load = this.#admit(account.id, proxies);
     const done = actor.run();
     this.#running.set(jobId, { actor, done: done.catch(() => {}) });
-    return { jobId, actor, result: this.#settle(jobId, account, actor, done, load, proxies) };
+    return { jobId, actor, result: this.#settle({ jobId, account, actor, done, load, proxies, log }) };
   }
 
-  async #settle(
-    jobId: string,
-    account: JobOwner,
-    actor: JobActor,
-    done: Promise<CheckResponse>,
-    load: { jobs: number; proxies: number },
-    proxies: number,
-  ): Promise<CheckResponse> {
+  async #settle(j: {
+    jobId: string;
+    account: JobOwner;
+    actor: JobActor;
+    done: Promise<CheckResponse>;
+    load: { jobs: number; proxies: number };
+    proxies: number;
+    log: Logger;
+  }): Promise<CheckResponse> {
+    const { jobId, account, actor, done, load, proxies, log } = j;
     try {
       return await done;
     } catch (err) {
@@ -200,7 +210,7 @@ export class CheckService implements ChecksPort {
       ) {
         throw err;
       }
-      this.#deps.log.error('check job failed', { jobId, account: account.id, err });
+      log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
       this.#deps.counters?.jobEnded(actor.state === JOB_STATES.COMPLETED ? 'completed' : 'failed');
@@ -227,7 +237,7 @@ export class CheckService implements ChecksPort {
 
   stop(graceMs: number): Promise<void> {
     if (this.#stopping !== null) return this.#stopping;
-    this.#state = SERVICE_STATES.DRAINING;
+    this.#machine.move(RUNNING, DRAINING);
     this.#stopping = (async () => {
       try {
         const all = () => Promise.all([...this.#running.values()].map((j) => j.done));
@@ -238,12 +248,12 @@ export class CheckService implements ChecksPort {
         const first = await Promise.race([all().then(() => 'drained' as const), graceOver]);
         clearTimeout(timer);
         if (first === 'grace') {
-          this.#deps.log.warn('shutdown grace over: cancelling running jobs', { jobs: this.#running.size });
+          this.#deps.log.warn('shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs', { jobs: this.#running.size });
           for (const { actor } of this.#running.values()) actor.cancel();
           await all();
         }
       } finally {
-        this.#state = SERVICE_STATES.STOPPED;
+        this.#machine.move(DRAINING, STOPPED);
       }
     })();
     return this.#stopping;

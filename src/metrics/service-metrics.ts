@@ -14,9 +14,9 @@
  *   proxycheck_region_probes_in_flight{region}    gauge    scheduler: probes in flight in the region
  *   proxycheck_region_probe_slots{region}         gauge    scheduler: the region's capacity (endpoints x SLOTS_PER_ENDPOINT)
  *   proxycheck_region_probes_waiting{region}      gauge    scheduler: probes of running jobs waiting for a slot
- *   proxycheck_pool_threads                       gauge    probe pool: worker threads (lanes)
- *   proxycheck_pool_shards_queued                 gauge    probe pool: shards waiting for a lane
- *   proxycheck_pool_shards_running                gauge    probe pool: shards sent to lanes and not yet ended
+ *   proxycheck_probe_worker_threads               gauge    probe workers: threads (lanes)
+ *   proxycheck_probe_shards_queued                gauge    probe workers: shards waiting for a lane
+ *   proxycheck_probe_shards_running               gauge    probe workers: shards sent to lanes and not yet ended
  *   proxycheck_probe_results_total                counter  probe results folded into jobs (rate() = results per second)
  *   proxycheck_jobs_running                       gauge    check jobs running now
  *   proxycheck_jobs_finished_total{state}         counter  jobs that ended: state completed | failed
@@ -31,7 +31,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { processMetricsRegistry } from './process-metrics';
 import { readGauges } from './read-gauge';
 
-/** What the gauges read at scrape time (structural: the scheduler, pool, service, hub and lease as they are). */
+/** What the gauges read at scrape time (structural: the scheduler, probe workers, service, hub and lease as they are). */
 export interface MetricSources {
   /** The region codes to report (the accepted regions). */
   regions: readonly string[];
@@ -41,7 +41,8 @@ export interface MetricSources {
   };
   /** MAX_IN_FLIGHT (the scheduler's global capacity). */
   maxInFlight: number;
-  pool: { readonly threads: number; readonly stats: { queued: number; running: number } };
+  /** The probe workers (ProbeWorkers, or a cluster's NatsWorkers: no threads). */
+  workers: { readonly threads: number; readonly stats: { queued: number; running: number } };
   /** Check jobs running now (CheckService.runningJobs). */
   runningJobs: () => number;
   hub: { readonly subscribers: number };
@@ -56,9 +57,9 @@ export const METRIC_NAMES = Object.freeze({
   regionProbesInFlight: 'proxycheck_region_probes_in_flight',
   regionProbeSlots: 'proxycheck_region_probe_slots',
   regionProbesWaiting: 'proxycheck_region_probes_waiting',
-  poolThreads: 'proxycheck_pool_threads',
-  poolShardsQueued: 'proxycheck_pool_shards_queued',
-  poolShardsRunning: 'proxycheck_pool_shards_running',
+  probeWorkerThreads: 'proxycheck_probe_worker_threads',
+  probeShardsQueued: 'proxycheck_probe_shards_queued',
+  probeShardsRunning: 'proxycheck_probe_shards_running',
   probeResults: 'proxycheck_probe_results_total',
   jobsRunning: 'proxycheck_jobs_running',
   jobsFinished: 'proxycheck_jobs_finished_total',
@@ -107,9 +108,9 @@ export class ServiceMetrics {
     perRegion(N.regionProbesWaiting, 'Probes of running jobs waiting for a slot in the region.', (s) =>
       s.jobs.reduce((sum, j) => sum + j.pending, 0),
     );
-    gauge(N.poolThreads, 'Probe worker threads (lanes).', () => sources.pool.threads);
-    gauge(N.poolShardsQueued, 'Shards waiting for a probe lane.', () => sources.pool.stats.queued);
-    gauge(N.poolShardsRunning, 'Shards sent to probe lanes and not yet ended.', () => sources.pool.stats.running);
+    gauge(N.probeWorkerThreads, 'Probe worker threads (lanes).', () => sources.workers.threads);
+    gauge(N.probeShardsQueued, 'Shards waiting for a probe lane.', () => sources.workers.stats.queued);
+    gauge(N.probeShardsRunning, 'Shards sent to probe lanes and not yet ended.', () => sources.workers.stats.running);
     gauge(N.jobsRunning, 'Check jobs running now.', sources.runningJobs);
     gauge(N.wsSubscribers, 'Open progress subscriptions (/ws).', () => sources.hub.subscribers);
     gauge(N.nodeLeaseLive, "1 while this node's lease is live, 0 once it lapsed or was released.", () => (sources.lease.live ? 1 : 0));

@@ -20,7 +20,7 @@ import { errorText } from '../errors';
 import type { CustomUrlResult, CustomUrlRule, ProbeError, ProbeSettings, ProbeTask } from './types';
 import { exchange } from './net/exchange';
 import { dnsCache } from './net/dns-cache';
-import { isBlockedAddress } from './codec/ssrf';
+import { blockedTargetMessage, isBlockedAddress } from './codec/ssrf';
 import { textMatcher } from './codec/text-match';
 
 export const CUSTOM_URL_BODY_CAP = 1024 * 1024;
@@ -52,12 +52,12 @@ function parseTarget(url: string): Target | null {
 /** Why a target may not be reached, or null when it may. */
 async function guardTarget(host: string): Promise<ProbeError | null> {
   if (isIP(host) !== 0) {
-    return isBlockedAddress(host) ? { code: 'blocked_target', message: `${host} is in a private, loopback or reserved range` } : null;
+    return isBlockedAddress(host) ? { code: 'blocked_target', message: blockedTargetMessage(host) } : null;
   }
   const a = await dnsCache.resolve(host);
   if (a.addresses.length === 0) return { code: 'dns_failed', message: `target host did not resolve (${a.errorCode ?? 'no address'})` };
   for (const ip of a.addresses) {
-    if (isBlockedAddress(ip)) return { code: 'blocked_target', message: `${host} resolves to ${ip}, a private, loopback or reserved address` };
+    if (isBlockedAddress(ip)) return { code: 'blocked_target', message: blockedTargetMessage(ip, host) };
   }
   return null;
 }

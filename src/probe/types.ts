@@ -149,5 +149,5 @@ export interface CustomUrlResult {
   error: ProbeError | null;
 }
 
-/** What the worker pool is asked to run. */
+/** What the probe workers are asked to run. */
 export type ProbeTask = { index: number; proxy: ProxyAddress };

@@ -59,6 +59,7 @@ import {
   portAt,
   schemeEnd,
 } from './line-scan';
+import { INVALID_REASON, InvalidLines, type InvalidReason } from './invalid-lines';
 import type { AddressFormat, ProxyAddress } from './types';
 
 export interface ParsedProxy extends ProxyAddress {
@@ -72,6 +73,8 @@ export interface ParsedList {
   proxies: ParsedProxy[];
   /** Lines/elements that are neither valid, blank nor comments. */
   invalid: number;
+  /** The same lines with their number, text (cut) and reason, packed (invalid-lines.ts). */
+  invalidLines: InvalidLines;
   /** Valid lines dropped because an equal proxy came earlier. */
   duplicates: number;
   /** Blank and comment lines (not counted anywhere in the API). */
@@ -94,6 +97,8 @@ let v6Host = '';
 let v6Hash = 0;
 /** proxyHash of the proxy parseSpan returned last (the ProxySet key, computed from the text). */
 let lineHash = 0;
+/** Why parseSpan returned null last (invalid-lines.ts INVALID_REASON); set only on that path. */
+let failReason: InvalidReason = INVALID_REASON.UNRECOGNISED;
 
 const HOST_V6 = -4;
 
@@ -214,11 +219,14 @@ function hashCredential(h: number, value: string, s: string, a: number, b: numbe
 /**
  * Parse the trimmed, non-blank, non-comment line s[a, b) (`s` may hold more
  * lines: nothing outside [a, b) is read). Allocates only for a valid line, and
- * then sets `lineHash` to its proxyHash, computed from the text.
+ * then sets `lineHash` to its proxyHash, computed from the text; for an
+ * invalid one it sets `failReason` (only on that path: a valid line pays
+ * nothing for it). When neither form fits, the reason is the URL form's
+ * when the line has an "@" after its first char, else the host:port form's.
  */
 function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
   const from = schemeEnd(s, a, b);
-  if (from === b) return null;
+  if (from === b) return fail(INVALID_REASON.UNRECOGNISED);
 
   // 1. standard / colon form: the line starts with host:port
   const hEnd = scanHost(s, from, b);
@@ -233,8 +241,9 @@ function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
       if (s.charCodeAt(p) === COLON) {
         let uEnd = p + 1;
         while (uEnd < b && s.charCodeAt(uEnd) !== COLON) uEnd++;
-        if (uEnd === b || uEnd === p + 1) return null;
-        if (!credentialOk(s, p + 1, uEnd) || !credentialOk(s, uEnd + 1, b)) return null;
+        if (uEnd === p + 1) return fail(INVALID_REASON.EMPTY_USERNAME);
+        if (uEnd === b) return fail(INVALID_REASON.NO_PASSWORD);
+        if (!credentialOk(s, p + 1, uEnd) || !credentialOk(s, uEnd + 1, b)) return fail(INVALID_REASON.BAD_CREDENTIALS);
         const host = hostText(s);
         const username = s.slice(p + 1, uEnd);
         const password = s.slice(uEnd + 1, b);
@@ -248,23 +257,52 @@ function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
   // 2. URL form: userinfo@host:port (split at the line's last "@")
   let at = b - 1;
   while (at > from && s.charCodeAt(at) !== AT) at--;
-  if (at <= from) return null;
+  if (at <= from) return fail(at === from && s.charCodeAt(at) === AT ? INVALID_REASON.EMPTY_USERNAME : hostPortReason(s, a, from, b, hEnd));
   const e = scanHost(s, at + 1, b);
-  if (e < 0 || e >= b || s.charCodeAt(e) !== COLON) return null;
-  const p = digitsEnd(s, e + 1, b);
-  const port = portAt(s, e + 1, p);
-  if (port < 0 || !(p === b || (p === b - 1 && s.charCodeAt(p) === SLASH))) return null;
+  if (e < 0) return fail(INVALID_REASON.BAD_HOST);
+  if (e >= b) return fail(INVALID_REASON.NO_PORT);
+  if (s.charCodeAt(e) !== COLON) return fail(INVALID_REASON.UNRECOGNISED);
+  const q = digitsEnd(s, e + 1, b);
+  const urlPort = portAt(s, e + 1, q);
+  if (urlPort < 0 || !(q === b || (q === b - 1 && s.charCodeAt(q) === SLASH))) return fail(INVALID_REASON.BAD_PORT);
   let c = from;
   while (c < at && s.charCodeAt(c) !== COLON) c++;
-  if (c === from) return null; // empty username
+  if (c === from) return fail(INVALID_REASON.EMPTY_USERNAME);
   const username = urlCredential(s, from, c);
-  if (username === null || username.length === 0) return null;
+  if (username === null) return fail(INVALID_REASON.BAD_CREDENTIALS);
+  if (username.length === 0) return fail(INVALID_REASON.EMPTY_USERNAME);
   const password = c < at ? urlCredential(s, c + 1, at) : '';
-  if (password === null) return null;
+  if (password === null) return fail(INVALID_REASON.BAD_CREDENTIALS);
   const host = hostText(s);
-  const h = hashCredential(hashInt(hashInt(hostHash(s), port), username.length + 1), username, s, from, c);
+  const h = hashCredential(hashInt(hashInt(hostHash(s), urlPort), username.length + 1), username, s, from, c);
   lineHash = hashFinal(c < at ? hashCredential(h, password, s, c + 1, at) : h);
-  return { host, port, username, password, format: 'url_auth', raw: s.slice(a, b) };
+  return { host, port: urlPort, username, password, format: 'url_auth', raw: s.slice(a, b) };
+}
+
+function fail(reason: InvalidReason): null {
+  failReason = reason;
+  return null;
+}
+
+/**
+ * Why the line s[a, b) (scheme stripped up to `from`, no "@") is not
+ * host:port, from where the host:port scan of parseSpan stopped: `hEnd`,
+ * just past the host, or -1 when the host is invalid.
+ */
+function hostPortReason(s: string, a: number, from: number, b: number, hEnd: number): InvalidReason {
+  // "ftp://..." and the like: a scheme the parser does not strip
+  if (from === a && hEnd > a && hEnd + 2 < b && s.charCodeAt(hEnd) === COLON && s.charCodeAt(hEnd + 1) === SLASH && s.charCodeAt(hEnd + 2) === SLASH) {
+    return INVALID_REASON.BAD_SCHEME;
+  }
+  if (hEnd < 0) return INVALID_REASON.BAD_HOST;
+  if (hEnd === b) return INVALID_REASON.NO_PORT;
+  if (s.charCodeAt(hEnd) !== COLON) {
+    // a char no host has, then a ":" ("a_b.com:80", "exämple.com:80"); else no host:port at all ("a b c")
+    for (let i = hEnd + 1; i < b; i++) if (s.charCodeAt(i) === COLON) return INVALID_REASON.BAD_HOST;
+    return INVALID_REASON.UNRECOGNISED;
+  }
+  // no digits, out of range, or digits followed by something that is neither ":", "/" nor the end
+  return INVALID_REASON.BAD_PORT;
 }
 
 // Trimmed bounds of the last span given to trimSpan (module scratch, as above).
@@ -298,19 +336,22 @@ export function parseProxyLine(line: string): ParsedProxy | null {
  * Parse a whole list: a text body (split into lines) or a JSON array (each
  * element is one line; a non-string element counts as invalid).
  * Never throws. Without `maxUnique`, every line lands in exactly one of
- * proxies / duplicates / invalid / ignored.
+ * proxies / duplicates / invalid / ignored. Invalid lines are also kept with
+ * their line number (from 1: a text body's lines, blank and comment lines
+ * counted; an array's elements), text and reason (`invalidLines`).
  */
 export function parseProxyList(input: string | readonly unknown[], opts: ParseListOptions = {}): ParsedList {
   const max = opts.maxUnique ?? Number.POSITIVE_INFINITY;
   // Size the table for the likely count (a host:port line is ~16 chars) so it rarely grows.
   const guess = typeof input === 'string' ? Math.ceil(input.length / 16) : input.length;
   const seen = new ProxySet<ParsedProxy>(Math.min(guess, max + 1, 1 << 20));
-  let invalid = 0;
+  const invalidLines = new InvalidLines();
   let duplicates = 0;
   let ignored = 0;
   let limitExceeded = false;
+  let lineNo = 0;
 
-  /** One line s[a, b); false once the unique limit is exceeded. */
+  /** One line s[a, b), number `lineNo`; false once the unique limit is exceeded. */
   const take = (s: string, a: number, b: number): boolean => {
     if (!trimSpan(s, a, b)) {
       ignored++;
@@ -318,7 +359,7 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
     }
     const p = parseSpan(s, spanStart, spanEnd);
     if (p === null) {
-      invalid++;
+      invalidLines.add(lineNo, failReason, s, spanStart, spanEnd);
     } else if (!seen.addHashed(p, lineHash)) {
       duplicates++;
     } else if (seen.size > max) {
@@ -339,15 +380,24 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
       if (nl !== -1 && nl < start) nl = input.indexOf('\n', start);
       if (cr !== -1 && cr < start) cr = input.indexOf('\r', start);
       const stop = nl < 0 ? (cr < 0 ? n : cr) : cr < 0 || nl < cr ? nl : cr;
+      lineNo++;
       if (!take(input, start, stop)) break;
       if (stop === n) break;
       start = stop + (input.charCodeAt(stop) === CR && input.charCodeAt(stop + 1) === LF ? 2 : 1);
     }
   } else {
     for (const el of input) {
-      if (typeof el !== 'string') invalid++;
+      lineNo++;
+      if (typeof el !== 'string') invalidLines.add(lineNo, INVALID_REASON.NOT_A_STRING, jsonKind(el));
       else if (!take(el, 0, el.length)) break;
     }
   }
-  return { proxies: seen.values(), invalid, duplicates, ignored, limitExceeded };
+  return { proxies: seen.values(), invalid: invalidLines.count, invalidLines, duplicates, ignored, limitExceeded };
+}
+
+/** What a non-string element of a JSON array is shown as: its JSON for a scalar, `[…]` / `{…}` for the rest. */
+function jsonKind(v: unknown): string {
+  if (Array.isArray(v)) return '[\u2026]';
+  if (typeof v === 'object' && v !== null) return '{\u2026}';
+  return JSON.stringify(v) ?? String(v);
 }

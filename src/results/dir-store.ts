@@ -2,8 +2,10 @@
  * The data-directory adapter of the result store (src/results/store.ts):
  * one file per result, `<DATA_DIR>/results/<resultId>.json`, written by the
  * streaming writer (src/results/writer.ts: spill files and a temp file
- * beside the target, renamed over it when finished). This file is the only
- * place that knows those paths.
+ * beside the target; its publish step renames the finished temp file over
+ * it). This file is the only place that knows those paths; what both stores
+ * share (create, close, the writers handed out, the leftovers' sweep) is
+ * store-base.ts.
  *
  * - `sweep(rule)`, by mtime ("last written"): (1) every regular file but
  *   writer leftovers whose mtime is before `cutoffMs` (results, and stray
@@ -23,11 +25,11 @@
  */
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LiveWriters } from './live-writers';
 import { errorCode, ServiceError } from '../errors';
 import { isResultId } from './links';
 import type { ResultStore, ResultStoreSize, StoredResult, SweepReport, SweepRule } from './store';
-import { openResultWriter, type ResultWriter, type ResultWriterOptions } from './writer';
+import { ResultStoreBase } from './store-base';
+import { renameInto, type Publish, type ResultWriterOptions } from './writer';
 
 export interface DirResultStoreOptions {
   /** DATA_DIR; results live in DATA_DIR/results. */
@@ -35,7 +37,7 @@ export interface DirResultStoreOptions {
   /** fsync each result file before it is renamed into place. Default true. */
   fsync?: boolean;
   /** Writer tuning (tests): sort memory and spill buffer sizes. */
-  writer?: Omit<ResultWriterOptions, 'fsync'>;
+  writer?: Omit<ResultWriterOptions, 'fsync' | 'publish'>;
 }
 
 /** `<dataDir>/results/<resultId>.json`; refuses anything that is not a result id. */
@@ -62,27 +64,29 @@ interface Entry {
 }
 const missing = (err: unknown) => errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR';
 
-class DirResultStore implements ResultStore {
-  private closed = false;
-  /** The writers handed out: what a sweep must leave alone, what close() aborts. */
-  private readonly live = new LiveWriters();
+class DirResultStore extends ResultStoreBase {
+  readonly #dataDir: string;
+  readonly #dir: string;
 
-  constructor(
-    private readonly dataDir: string,
-    private readonly dir: string,
-    private readonly writerOptions: ResultWriterOptions,
-  ) {}
+  constructor(dataDir: string, dir: string, writerOptions: Omit<ResultWriterOptions, 'publish'>) {
+    super(writerOptions);
+    this.#dataDir = dataDir;
+    this.#dir = dir;
+  }
 
-  async create(resultId: string): Promise<ResultWriter> {
-    this.checkOpen();
-    const path = resultFilePath(this.dataDir, resultId);
-    return this.live.open(resultId, () => openResultWriter(path, this.writerOptions));
+  protected localPath(resultId: string): string {
+    return resultFilePath(this.#dataDir, resultId);
+  }
+
+  /** The finished file is renamed over `<resultId>.json`. */
+  protected publisher(resultId: string): Publish {
+    return renameInto(resultFilePath(this.#dataDir, resultId));
   }
 
   async open(resultId: string): Promise<StoredResult | null> {
-    this.checkOpen();
+    this.assertOpen();
     if (!isResultId(resultId)) return null;
-    const path = resultFilePath(this.dataDir, resultId);
+    const path = resultFilePath(this.#dataDir, resultId);
     let bytes: number;
     try {
       const st = await stat(path);
@@ -96,22 +100,20 @@ class DirResultStore implements ResultStore {
   }
 
   async sweep(rule: SweepRule): Promise<SweepReport> {
-    this.checkOpen();
+    this.assertOpen();
     const report: SweepReport = { expired: 0, overCap: 0, orphans: 0, bytes: 0 };
     let names: string[];
     try {
-      names = await readdir(this.dir);
+      names = await readdir(this.#dir);
     } catch {
       return report;
     }
     const results: Entry[] = [];
-    const leftovers: { entry: Entry; resultId: string }[] = [];
     for (const name of names) {
-      const entry = await this.entry(name);
+      if (leftoverOf(name) !== null) continue; // step 3
+      const entry = await this.#entry(name);
       if (entry === null) continue;
-      const owner = leftoverOf(name);
-      if (owner !== null) leftovers.push({ entry, resultId: owner });
-      else if (entry.mtimeMs < rule.cutoffMs) {
+      if (entry.mtimeMs < rule.cutoffMs) {
         if (await remove(entry)) {
           report.expired++;
           report.bytes += entry.bytes;
@@ -131,21 +133,13 @@ class DirResultStore implements ResultStore {
         }
       }
     }
-    const orphanCutoff = rule.orphanCutoffMs ?? rule.cutoffMs;
-    const live = this.live.ids();
-    for (const { entry, resultId } of leftovers) {
-      if (live.has(resultId) || entry.mtimeMs >= orphanCutoff) continue;
-      if (await remove(entry)) {
-        report.orphans++;
-        report.bytes += entry.bytes;
-      }
-    }
+    await this.sweepLeftovers(this.#dir, leftoverOf, rule.orphanCutoffMs ?? rule.cutoffMs, report);
     return report;
   }
 
   /** A regular file of the directory, or null (a subdirectory, or gone meanwhile). */
-  private async entry(name: string): Promise<Entry | null> {
-    const path = join(this.dir, name);
+  async #entry(name: string): Promise<Entry | null> {
+    const path = join(this.#dir, name);
     try {
       const st = await stat(path);
       return st.isFile() ? { path, name, mtimeMs: st.mtimeMs, bytes: st.size } : null;
@@ -155,19 +149,19 @@ class DirResultStore implements ResultStore {
   }
 
   async size(): Promise<ResultStoreSize> {
-    this.checkOpen();
+    this.assertOpen();
     let names: string[];
     try {
-      names = await readdir(this.dir);
+      names = await readdir(this.#dir);
     } catch (err) {
       if (missing(err)) return { results: 0, bytes: 0 };
-      throw new ServiceError('result_read_failed', `cannot list ${this.dir}`, { cause: err });
+      throw new ServiceError('result_read_failed', `cannot list ${this.#dir}`, { cause: err });
     }
     const size = { results: 0, bytes: 0 };
     for (const name of names) {
       if (!name.endsWith(SUFFIX) || !isResultId(name.slice(0, -SUFFIX.length))) continue;
       try {
-        const st = await stat(join(this.dir, name));
+        const st = await stat(join(this.#dir, name));
         if (!st.isFile()) continue;
         size.results++;
         size.bytes += st.size;
@@ -176,16 +170,6 @@ class DirResultStore implements ResultStore {
       }
     }
     return size;
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.live.abortAll();
-  }
-
-  private checkOpen(): void {
-    if (this.closed) throw new ServiceError('result_store_closed', 'the result store is closed');
   }
 }
 
@@ -198,7 +182,6 @@ async function remove(e: Entry): Promise<boolean> {
     return false;
   }
 }
-
 
 /** The store over `<dataDir>/results`, creating that directory. */
 export async function openDirResultStore(opts: DirResultStoreOptions): Promise<ResultStore> {

@@ -10,25 +10,20 @@
  *
  * ## Writing: a local file first, one transaction into the database
  *
- * A writer is the streaming writer of src/results/writer.ts on a local file
- * `<stagingDir>/<resultId>.json` (its spill and temp files beside it, as in
- * the directory store; no fsync: the commit is what makes it durable),
- * wrapped so that `finish()` resolves only once the document is in the
- * database:
- *
- *   OPEN ──finish()──> FINISHING ──(local file written, uploaded, committed)──> FINISHED
- *                          └──(an error)──> FAILED
- *   OPEN | FINISHING | FAILED ──abort()──> ABORTED
- *
- * FINISHING is the inner writer's finish (the sorted document written
- * locally) then the upload: in ONE transaction, any older row of that id is
- * deleted, the `result_files` row inserted, and the local file read and
- * inserted `chunkBytes` at a time (one chunk in memory). `open` sees the
- * document only after the commit, whole; a failure or an abort rolls it
+ * A writer is the streaming writer of src/results/writer.ts (its one state
+ * machine) with its files in `<stagingDir>` (`<resultId>.json.<tag>...tmp`,
+ * as in the directory store; no fsync: the commit is what makes it durable)
+ * and this store's publish step (`uploadInto`), so `finish()` resolves only
+ * once the document is in the database. The publish is the upload: in ONE
+ * transaction, any older row of that id is deleted, the `result_files` row
+ * inserted, and the finished local file read and inserted `chunkBytes` at a
+ * time (one chunk in memory); then the local file is deleted. `open` sees
+ * the document only after the commit, whole; a failure or an abort rolls it
  * back (the abort is noticed between chunks; an abort that comes while the
- * commit runs deletes the row after it). The local file goes in every case.
- * FAILED rejects `finish()` with `result_write_failed` (cause: the I/O or
- * database error); an abort makes it reject with `writer_aborted`.
+ * commit runs retracts it: the row is deleted after). A failure rejects
+ * `finish()` with `result_write_failed` (cause: the I/O or database error),
+ * an abort with `writer_aborted`; the writer removes its local files in
+ * every case.
  *
  * ## Reading
  *
@@ -55,12 +50,12 @@
  * machine: two directories).
  *
  * `size()` counts the `result_files` rows and their bytes. `close()` aborts
- * the writers still open and refuses later calls; the database is the
- * caller's (it is not closed here).
+ * the writers still open and refuses later calls (store-base.ts, shared
+ * with the directory store); the database is the caller's (it is not
+ * closed here).
  */
-import { mkdir, open as openFile, readdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, open as openFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LiveWriters } from './live-writers';
 import { rowsOf, type Db } from '../../db/client';
 import { isServiceError, ServiceError } from '../errors';
 import { leftoverOf } from './dir-store';
@@ -77,38 +72,31 @@ import {
   trySweepLockStatement,
 } from './pg-store-sql';
 import type { ResultStore, ResultStoreSize, StoredResult, SweepReport, SweepRule } from './store';
-import {
-  openResultWriter,
-  WRITER_STATES,
-  type FinishInput,
-  type FinishStats,
-  type ResultWriter,
-  type ResultWriterOptions,
-  type WriterState,
-} from './writer';
+import { ResultStoreBase } from './store-base';
+import type { Publish, ResultWriterOptions } from './writer';
 
 export interface PgResultStoreOptions {
   /** The service's database (db/client.ts); PostgreSQL in a cluster, PGlite works too. Not closed by the store. */
   db: Db;
   /**
    * A local directory only this process writes: the writers' spill and temp
-   * files and each finished document until it is uploaded (e.g.
+   * files, each finished document until it is uploaded (e.g.
    * `<DATA_DIR>/results-staging`). Created when missing.
    */
   stagingDir: string;
   /** Size of one `result_chunks` row. Default 1 MiB. */
   chunkBytes?: number;
   /** Writer tuning (tests): sort memory and spill buffer sizes. */
-  writer?: Omit<ResultWriterOptions, 'fsync'>;
+  writer?: Omit<ResultWriterOptions, 'fsync' | 'publish'>;
 }
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
 
-const { OPEN, FINISHING, FINISHED, FAILED, ABORTED } = WRITER_STATES;
-const RESOLVED: Promise<void> = Promise.resolve();
-const unlinkQuietly = (path: string): Promise<void> => unlink(path).catch(() => undefined);
-
-/** A file of the staging directory that belongs to a writer of `resultId`: its spill and temp files, its finished document. */
+/**
+ * A file of the staging directory that belongs to a writer of `resultId`:
+ * its spill and temp files (and `<resultId>.json`, a finished document an
+ * older version of this store left before its upload).
+ */
 function stagedOf(name: string): string | null {
   const leftover = leftoverOf(name);
   if (leftover !== null) return leftover;
@@ -150,90 +138,23 @@ async function upload(db: Db, id: string, path: string, chunkBytes: number, chec
   }
 }
 
-class PgWriter implements ResultWriter {
-  state: WriterState = OPEN;
-  private finishing: Promise<FinishStats> | undefined;
-  private aborting: Promise<void> | undefined;
-
-  constructor(
-    private readonly inner: ResultWriter,
-    private readonly id: string,
-    private readonly db: Db,
-    private readonly chunkBytes: number,
-  ) {}
-
-  /** The local file the document is written to before its upload. */
-  get path(): string {
-    return this.inner.path;
-  }
-  get working(): number {
-    return this.inner.working;
-  }
-  get failed(): number {
-    return this.inner.failed;
-  }
-
-  addProxy(record: Parameters<ResultWriter['addProxy']>[0]): Promise<void> {
-    if (this.state !== OPEN) return Promise.reject(this.closed());
-    return this.inner.addProxy(record);
-  }
-
-  finish(input: FinishInput): Promise<FinishStats> {
-    if (this.state !== OPEN) return Promise.reject(this.closed());
-    this.to(FINISHING, OPEN);
-    this.finishing = this.doFinish(input).catch(async (err: unknown) => {
-      await unlinkQuietly(this.inner.path);
-      if (this.state === ABORTED) throw isAbort(err) ? err : new ServiceError('writer_aborted', 'result writer was aborted', { cause: err });
-      this.to(FAILED, FINISHING);
-      throw isServiceError(err) && err.code === 'result_write_failed'
-        ? err
-        : new ServiceError('result_write_failed', `storing result ${this.id} in the database failed`, { cause: err });
-    });
-    return this.finishing;
-  }
-
-  private async doFinish(input: FinishInput): Promise<FinishStats> {
-    const stats = await this.inner.finish(input);
-    this.checkAborted();
-    await upload(this.db, this.id, this.inner.path, this.chunkBytes, this.checkAborted);
-    if (this.state === ABORTED) {
-      // abort() came while the commit ran: abort wins, the result goes
-      await this.db.execute(deleteResultStatement({ id: this.id }));
-      this.checkAborted();
-    }
-    this.to(FINISHED, FINISHING);
-    await unlinkQuietly(this.inner.path);
-    return stats;
-  }
-
-  abort(): Promise<void> {
-    if (this.state === FINISHED) return RESOLVED;
-    this.aborting ??= (async () => {
-      this.to(ABORTED, OPEN, FINISHING, FAILED);
-      await this.inner.abort();
-      if (this.finishing !== undefined) await this.finishing.catch(() => undefined);
-      await unlinkQuietly(this.inner.path);
-    })();
-    return this.aborting;
-  }
-
-  private checkAborted = (): void => {
-    if (this.state === ABORTED) throw new ServiceError('writer_aborted', 'result writer was aborted');
+/** This store's publish step: upload the finished file in one transaction, then delete it; retract deletes the row. */
+function uploadInto(db: Db, id: string, chunkBytes: number): Publish {
+  return {
+    async publish(tmpPath, checkAborted) {
+      try {
+        await upload(db, id, tmpPath, chunkBytes, checkAborted);
+      } catch (err) {
+        if (isServiceError(err)) throw err; // writer_aborted, or result_write_failed already
+        throw new ServiceError('result_write_failed', `storing result ${id} in the database failed`, { cause: err });
+      }
+      await unlink(tmpPath).catch(() => undefined);
+    },
+    async retract() {
+      await db.execute(deleteResultStatement({ id }));
+    },
   };
-
-  private to(next: WriterState, ...from: WriterState[]): void {
-    if (!from.includes(this.state)) {
-      throw new ServiceError('writer_bad_transition', `result writer: ${this.state} -> ${next} (expected from ${from.join('|')})`);
-    }
-    this.state = next;
-  }
-
-  private closed(): ServiceError {
-    return new ServiceError('writer_closed', `result writer is ${this.state}`);
-  }
 }
-
-const isAbort = (err: unknown) => isServiceError(err) && err.code === 'writer_aborted';
 
 /** The chunks of result `id`, fetched one statement at a time with one asked for ahead. */
 function chunkStream(db: Db, id: string, chunks: number): ReadableStream<Uint8Array> {
@@ -271,46 +192,45 @@ function chunkStream(db: Db, id: string, chunks: number): ReadableStream<Uint8Ar
   });
 }
 
-class PgResultStore implements ResultStore {
-  private closed = false;
-  /** The writers handed out: what a sweep must leave alone, what close() aborts. */
-  private readonly live = new LiveWriters();
+class PgResultStore extends ResultStoreBase {
+  readonly #db: Db;
+  readonly #stagingDir: string;
+  readonly #chunkBytes: number;
 
-  constructor(
-    private readonly db: Db,
-    private readonly stagingDir: string,
-    private readonly chunkBytes: number,
-    private readonly writerOptions: ResultWriterOptions,
-  ) {}
+  constructor(db: Db, stagingDir: string, chunkBytes: number, writerOptions: Omit<ResultWriterOptions, 'publish'>) {
+    super(writerOptions);
+    this.#db = db;
+    this.#stagingDir = stagingDir;
+    this.#chunkBytes = chunkBytes;
+  }
 
-  async create(resultId: string): Promise<ResultWriter> {
-    this.checkOpen();
-    if (!isResultId(resultId)) throw new ServiceError('result_bad_id', `not a result id: ${JSON.stringify(resultId)}`);
-    return this.live.open(resultId, async () => {
-      const inner = await openResultWriter(join(this.stagingDir, `${resultId}.json`), this.writerOptions);
-      return new PgWriter(inner, resultId, this.db, this.chunkBytes);
-    });
+  protected localPath(resultId: string): string {
+    return join(this.#stagingDir, `${resultId}.json`);
+  }
+
+  protected publisher(resultId: string): Publish {
+    return uploadInto(this.#db, resultId, this.#chunkBytes);
   }
 
   async open(resultId: string): Promise<StoredResult | null> {
-    this.checkOpen();
+    this.assertOpen();
     if (!isResultId(resultId)) return null;
     let row: { bytes: number; chunks: number } | undefined;
     try {
-      row = first(await this.db.execute(findResultStatement({ id: resultId })));
+      row = first(await this.#db.execute(findResultStatement({ id: resultId })));
     } catch (err) {
       throw new ServiceError('result_read_failed', `cannot read result ${resultId}`, { cause: err });
     }
     if (row === undefined) return null;
     const chunks = Number(row.chunks);
-    return { resultId, bytes: Number(row.bytes), stream: () => chunkStream(this.db, resultId, chunks) };
+    return { resultId, bytes: Number(row.bytes), stream: () => chunkStream(this.#db, resultId, chunks) };
   }
 
   async sweep(rule: SweepRule): Promise<SweepReport> {
-    this.checkOpen();
+    this.assertOpen();
     const report: SweepReport = { expired: 0, overCap: 0, orphans: 0, bytes: 0 };
     const maxBytes = rule.maxBytes ?? 0;
-    await this.db.transaction(async (tx) => {
+    await this.#db.transaction(async (tx) => {
       const lock = first<{ locked: boolean }>(await tx.execute(trySweepLockStatement()));
       if (lock?.locked !== true) return; // another node is sweeping the same results now
       const expired = first<NumberRow>(await tx.execute(deleteExpiredStatement({ cutoffMs: rule.cutoffMs })));
@@ -322,49 +242,14 @@ class PgResultStore implements ResultStore {
         report.bytes += Number(over?.bytes ?? 0);
       }
     });
-    await this.sweepStaging(rule.orphanCutoffMs ?? rule.cutoffMs, report);
+    await this.sweepLeftovers(this.#stagingDir, stagedOf, rule.orphanCutoffMs ?? rule.cutoffMs, report);
     return report;
   }
 
-  /** Local files of writers that are gone, last written before `cutoffMs`. */
-  private async sweepStaging(cutoffMs: number, report: SweepReport): Promise<void> {
-    let names: string[];
-    try {
-      names = await readdir(this.stagingDir);
-    } catch {
-      return;
-    }
-    const live = this.live.ids();
-    for (const name of names) {
-      const owner = stagedOf(name);
-      if (owner === null || live.has(owner)) continue;
-      const path = join(this.stagingDir, name);
-      try {
-        const st = await stat(path);
-        if (!st.isFile() || st.mtimeMs >= cutoffMs) continue;
-        await unlink(path);
-        report.orphans++;
-        report.bytes += st.size;
-      } catch {
-        // gone meanwhile
-      }
-    }
-  }
-
   async size(): Promise<ResultStoreSize> {
-    this.checkOpen();
-    const row = first<NumberRow>(await this.db.execute(sizeStatement()));
+    this.assertOpen();
+    const row = first<NumberRow>(await this.#db.execute(sizeStatement()));
     return { results: Number(row?.n ?? 0), bytes: Number(row?.bytes ?? 0) };
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.live.abortAll();
-  }
-
-  private checkOpen(): void {
-    if (this.closed) throw new ServiceError('result_store_closed', 'the result store is closed');
   }
 }
 

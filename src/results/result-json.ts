@@ -6,7 +6,9 @@
  *
  *   line 1      {"summary":…,"metadata":…,"proxies":[
  *   lines 2..n  <record JSON>,      (the last one without the comma)
- *   line n+1    ],"custom_url_validation":…}   (or just "]}")
+ *   line n+1    ],"invalid_lines":[
+ *   then        one invalid line's JSON per line ({line, text, reason}), then
+ *               ],"custom_url_validation":…}   (or just "]}")
  *
  * Without records the first line is `{"summary":…,"metadata":…,"proxies":]…}`
  * (`headText` + `tailPieces(0, …)`). JSON.stringify never emits a raw
@@ -22,6 +24,7 @@
  * `export_bad_record`, `export_bad_file` and `export_truncated`.
  */
 import { ServiceError } from '../errors';
+import type { InvalidLines } from '../proxy/invalid-lines';
 import type { ProxyRecord } from './record';
 
 export type ResultPart =
@@ -93,17 +96,42 @@ export function isChunkSource(v: unknown): v is JsonChunkSource {
 
 /**
  * Everything after the `records` records: `\n]` (`]` when there are none),
- * the custom-URL block when given (a plain value or a JsonChunkSource,
- * streamed piece by piece), and `}\n`.
+ * then each of `fields` present (`invalid_lines`, `custom_url_validation`:
+ * plain values or JsonChunkSources, streamed piece by piece), and `}\n`.
  */
-export function* tailPieces(records: number, customUrlValidation: unknown): Generator<string> {
+export function* tailPieces(records: number, fields: { invalid_lines?: unknown; custom_url_validation?: unknown } = {}): Generator<string> {
   yield `${recordsEnd(records)}]`;
-  if (customUrlValidation !== undefined) {
-    yield ',"custom_url_validation":';
-    if (isChunkSource(customUrlValidation)) yield* customUrlValidation.toJsonChunks();
-    else yield JSON.stringify(customUrlValidation);
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    yield `,${JSON.stringify(key)}:`;
+    if (isChunkSource(value)) yield* value.toJsonChunks();
+    else yield JSON.stringify(value);
   }
   yield `}${DOCUMENT_END}`;
+}
+
+/**
+ * The result file's `invalid_lines`: every invalid line of the request as
+ * `{line, text, reason}`, one per line of the file, in pieces of about 64 KiB
+ * (a body of junk may have millions; they are read from the packed store,
+ * never all held as objects).
+ */
+export function invalidLinesJson(lines: InvalidLines): JsonChunkSource {
+  return {
+    *toJsonChunks() {
+      let piece = '[';
+      let first = true;
+      for (const e of lines.all()) {
+        piece += `${first ? '\n' : ',\n'}${JSON.stringify(e)}`;
+        first = false;
+        if (piece.length >= 64 * 1024) {
+          yield piece;
+          piece = '';
+        }
+      }
+      yield `${piece}${first ? ']' : '\n]'}`;
+    },
+  };
 }
 
 // ---- decoding ----------------------------------------------------------------

@@ -13,12 +13,14 @@ export class RetentionClock {
   #lastWall: number;
   #lastMono: number;
   #skew = 0;
+  readonly #wall: () => number;
+  readonly #mono: () => number;
+  readonly #toleranceMs: number;
 
-  constructor(
-    private readonly wall: () => number,
-    private readonly mono: () => number,
-    private readonly toleranceMs: number,
-  ) {
+  constructor(wall: () => number, mono: () => number, toleranceMs: number) {
+    this.#wall = wall;
+    this.#mono = mono;
+    this.#toleranceMs = toleranceMs;
     this.#lastWall = wall();
     this.#lastMono = mono();
   }
@@ -29,13 +31,13 @@ export class RetentionClock {
   }
 
   read(): { now: number; jumpMs: number } {
-    const wall = this.wall();
-    const mono = this.mono();
+    const wall = this.#wall();
+    const mono = this.#mono();
     const ahead = wall - this.#lastWall - (mono - this.#lastMono);
     this.#lastWall = wall;
     this.#lastMono = mono;
     let jumpMs = 0;
-    if (ahead > this.toleranceMs) {
+    if (ahead > this.#toleranceMs) {
       jumpMs = ahead;
       this.#skew += ahead;
     } else if (ahead < 0 && this.#skew > 0) {

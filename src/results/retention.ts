@@ -87,8 +87,8 @@ export function startRetentionSweep(opts: RetentionOptions): RetentionSweep {
       opts.log.warn('result retention pass failed', { err });
       return NOTHING;
     }
-    if (report.expired > 0) opts.log.info('result files past retention deleted', { deleted: report.expired });
-    if (report.overCap > 0) opts.log.info('oldest result files deleted for the disk cap', { deleted: report.overCap, maxBytes: opts.maxBytes });
+    if (report.expired > 0) opts.log.info('result files past retention (RESULT_RETENTION_DAYS) deleted', { deleted: report.expired });
+    if (report.overCap > 0) opts.log.info('oldest result files deleted for the disk cap (RESULT_MAX_BYTES)', { deleted: report.overCap, maxBytes: opts.maxBytes });
     if (report.orphans > 0) opts.log.info('leftover spill and temp files deleted', { deleted: report.orphans });
     return report;
   };

@@ -20,6 +20,11 @@
  * - `rotating` (sampled jobs only, `new SummaryFold({ rotating: true })`):
  *   proxies whose samples left through more than one exit address
  *   (`samples.unique_exit_ips` > 1, src/results/samples.ts); absent otherwise.
+ * - `errors`: failed proxies per `error.code` (the one count that is not of
+ *   working proxies), the most frequent first, ties by code; `{}` when none
+ *   failed. Additive (the ClearProxy SDK reads none of it); the CLI and the
+ *   dashboard chart it. Proxies refused before any connection count here too
+ *   (`blocked_target`), as the failed records of the result file they are.
  * - `https`: working proxies whose record says `https: true`; present once
  *   a working record carries `https` at all (a check with a TLS judge and at
  *   least one working proxy), absent otherwise. The file head's summary is
@@ -36,6 +41,8 @@ export interface CheckSummary {
   countries: Record<string, number>;
   anonymity_levels: { elite: number; anonymous: number; transparent: number };
   top_isps: Record<string, number>;
+  /** failed proxies per error code, most frequent first */
+  errors: Record<string, number>;
   /** auto jobs only */
   protocols?: ProtocolCounts;
   /** sampled jobs only */
@@ -50,13 +57,14 @@ export interface ProtocolCounts {
   socks5: number;
 }
 
-type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols' | 'samples' | 'https'>;
+type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols' | 'samples' | 'https' | 'error'>;
 
 export class SummaryFold {
   private working = 0;
   private failed = 0;
   private readonly countries = new Map<string, number>();
   private readonly isps = new Map<string, number>();
+  private readonly errors = new Map<string, number>();
   private readonly anonymity = { elite: 0, anonymous: 0, transparent: 0 };
   /** null unless the job is auto */
   private readonly protocols: ProtocolCounts | null;
@@ -74,6 +82,8 @@ export class SummaryFold {
     if (this.rotating !== null && (record.samples?.unique_exit_ips ?? 0) > 1) this.rotating++;
     if (record.status !== 'working') {
       this.failed++;
+      const code = record.error?.code ?? 'bad_response'; // a failed record always has one (record.ts)
+      this.errors.set(code, (this.errors.get(code) ?? 0) + 1);
       return;
     }
     this.working++;
@@ -98,14 +108,14 @@ export class SummaryFold {
   result(): CheckSummary {
     // Object.fromEntries defines own data properties: even a name like "__proto__" stays a plain key
     const countries = Object.fromEntries([...this.countries].sort((a, b) => cmp(a[0], b[0])));
-    const top_isps = Object.fromEntries(
-      [...this.isps].sort((a, b) => b[1] - a[1] || cmp(a[0], b[0])).slice(0, TOP_ISPS),
-    );
+    const byCount = (a: [string, number], b: [string, number]) => b[1] - a[1] || cmp(a[0], b[0]);
+    const top_isps = Object.fromEntries([...this.isps].sort(byCount).slice(0, TOP_ISPS));
     const summary: CheckSummary = {
       total_working: this.working,
       countries,
       anonymity_levels: { ...this.anonymity },
       top_isps,
+      errors: Object.fromEntries([...this.errors].sort(byCount)),
     };
     if (this.protocols !== null) summary.protocols = { ...this.protocols };
     if (this.rotating !== null) summary.rotating = this.rotating;

@@ -12,10 +12,15 @@
  *   (typed arrays, 20 bytes per working record);
  * - failed:  `,\n<json>`, in arrival order (never sorted, never read back
  *   into memory as a whole).
- * `finish({summary, metadata, custom_url_validation?})` then writes
- * `<path>.<rand>.tmp`: the header, the working records in sorted order, the
- * failed spill copied as bytes, the custom-URL block and `}`; fsyncs it
- * (option), renames it over `path` atomically and deletes the spill files.
+ * `finish({summary, metadata, invalid_lines?, custom_url_validation?})` then
+ * writes `<path>.<rand>.tmp`: the header, the working records in sorted
+ * order, the failed spill copied as bytes, the invalid lines, the custom-URL
+ * block and `}`; fsyncs it (option), hands it to the store's publish step and
+ * deletes the spill files.
+ * The publish step (`Publish`, supplied by the store) makes the finished
+ * file the stored result, all or nothing, and consumes it: the directory
+ * store renames it over `path` (`renameInto`, the default); the PostgreSQL
+ * store uploads it in one transaction and deletes it (pg-store.ts).
  *
  * Sorting: the working index is sorted (stable: equal times keep arrival
  * order; the time is the record's own `responseTime` string, so the order is
@@ -35,23 +40,27 @@
  * src/results/result-json.ts (pure); the working index and the batch plan of
  * the sort are src/results/working-index.ts (pure); the spill files and the
  * copies out of them are src/results/spill.ts. This file is the state
- * machine. Where files live is the store's business (src/results/dir-store.ts
- * picks `path`).
+ * machine, the one of every store. Where files live and how a finished one
+ * is published is the store's business (store-base.ts: `path` and `publish`).
  *
- * ## States
+ * ## States (WRITER_STATES, moved through src/state-machine.ts)
  *
- *   OPEN ──finish()──> FINISHING ──> FINISHED
- *                          └──────────> FAILED   (an I/O error)
+ *   OPEN ──finish()──> FINISHING ──(written, published)──> FINISHED
+ *                          └──(an I/O or publish error)──> FAILED
  *   OPEN | FINISHING | FAILED ──abort()──> ABORTED
  *
- * FAILED: every file of the writer is removed, the error is rethrown as a
- * ServiceError with code `result_write_failed` and `cause`. ABORTED:
- * `abort()`, idempotent: waits for in-flight writes, closes, removes spill
- * and temp files; a `finish()` still running then rejects with
- * `writer_aborted` and leaves no file; once `finish()` has resolved, abort is
- * a no-op and the result file stays. `addProxy`/`finish` outside OPEN reject
- * with `writer_closed`. Every transition asserts the state it leaves
- * (`writer_bad_transition` would be a bug here, never an I/O condition).
+ * FINISHING writes the sorted document to the temp file, then runs the
+ * store's publish step. FAILED: every file of the writer is removed, the
+ * error is rethrown as a ServiceError with code `result_write_failed` and
+ * `cause` (a publish error that already carries that code passes as it is).
+ * ABORTED: `abort()`, idempotent: waits for in-flight writes, closes,
+ * removes spill and temp files; a `finish()` still running then rejects
+ * with `writer_aborted` and leaves nothing (publish checks for the abort
+ * between its steps; an abort that comes while a publish succeeds makes the
+ * writer retract it: abort wins); once `finish()` has resolved, abort is a
+ * no-op and the result stays. `addProxy`/`finish` outside OPEN reject with
+ * `writer_closed`. Every transition asserts the state it leaves
+ * (`illegal_transition` would be a bug here, never an I/O condition).
  *
  * Backpressure: `addProxy` returns a promise that resolves at once unless it
  * started a spill write, then when that write is done; await it and a slow
@@ -61,6 +70,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isServiceError, ServiceError } from '../errors';
+import { StateMachine, transitionTable } from '../state-machine';
 import type { ProxyRecord } from './record';
 import { headText, RECORD_SEPARATOR, tailPieces } from './result-json';
 import { closeQuietly, copyBytes, copySorted, Out, Spill, unlinkQuietly } from './spill';
@@ -79,9 +89,43 @@ export type WriterState = (typeof WRITER_STATES)[keyof typeof WRITER_STATES];
 
 const { OPEN, FINISHING, FINISHED, FAILED, ABORTED } = WRITER_STATES;
 
+export const WRITER_TRANSITIONS = transitionTable<WriterState>({
+  open: [FINISHING, ABORTED],
+  finishing: [FINISHED, FAILED, ABORTED],
+  failed: [ABORTED],
+  finished: [],
+  aborted: [],
+});
+
+/**
+ * The store's last step of `finish()`: make the finished document the
+ * stored result, all or nothing, and consume its file.
+ */
+export interface Publish {
+  /**
+   * `tmpPath` holds the whole document (closed; fsynced when asked). Publish
+   * it and take the file away (rename it, or upload and delete it). Call
+   * `checkAborted` between steps: it throws `writer_aborted` once abort()
+   * was called, and the publish must then leave nothing.
+   */
+  publish(tmpPath: string, checkAborted: () => void): Promise<void>;
+  /** abort() came while a publish that then succeeded ran: take the result back. */
+  retract(): Promise<void>;
+}
+
+/** The directory store's publish: rename the finished file over `path` (atomic on one filesystem). */
+export function renameInto(path: string): Publish {
+  return {
+    publish: (tmpPath) => rename(tmpPath, path),
+    retract: () => unlinkQuietly(path),
+  };
+}
+
 export interface FinishInput {
   summary: unknown;
   metadata: unknown;
+  /** After `proxies`: a plain value or a JsonChunkSource (src/results/result-json.ts invalidLinesJson). */
+  invalid_lines?: unknown;
   /** A plain value or a JsonChunkSource (src/results/result-json.ts). */
   custom_url_validation?: unknown;
 }
@@ -91,8 +135,10 @@ export interface ResultWriterOptions {
   sortMemoryBytes?: number;
   /** Spill buffer size before a write. Default 256 KiB. */
   flushBytes?: number;
-  /** fsync the result file before the rename. Default true. */
+  /** fsync the finished file before it is published. Default true. */
   fsync?: boolean;
+  /** The store's publish step. Default: renameInto(path). */
+  publish?: Publish;
 }
 
 export interface FinishStats {
@@ -102,6 +148,7 @@ export interface FinishStats {
 }
 
 export interface ResultWriter {
+  /** Where the writer's local files go: `<path>.<tag>[.working|.failed].tmp` (the directory store's result file). */
   readonly path: string;
   readonly state: WriterState;
   readonly working: number;
@@ -113,10 +160,10 @@ export interface ResultWriter {
 
 const RESOLVED: Promise<void> = Promise.resolve();
 /** The codes this writer throws itself; anything else is wrapped as `result_write_failed`. */
-const OWN_CODES: ReadonlySet<string> = new Set(['result_write_failed', 'writer_closed', 'writer_aborted', 'writer_bad_transition']);
+const OWN_CODES: ReadonlySet<string> = new Set(['result_write_failed', 'writer_closed', 'writer_aborted', 'illegal_transition']);
 
 class Writer implements ResultWriter {
-  state: WriterState = OPEN;
+  private readonly machine = new StateMachine<WriterState>('result writer', WRITER_TRANSITIONS, OPEN);
   failed = 0;
   private readonly index = new WorkingIndex();
   private readonly work: Spill;
@@ -129,12 +176,17 @@ class Writer implements ResultWriter {
 
   constructor(
     readonly path: string,
-    private readonly opts: Required<ResultWriterOptions>,
+    private readonly opts: Required<Omit<ResultWriterOptions, 'publish'>>,
+    private readonly publisher: Publish,
   ) {
     const tag = randomBytes(6).toString('hex');
     this.work = new Spill(`${path}.${tag}.working.tmp`);
     this.fail = new Spill(`${path}.${tag}.failed.tmp`);
     this.tmpPath = `${path}.${tag}.tmp`;
+  }
+
+  get state(): WriterState {
+    return this.machine.state;
   }
 
   get working(): number {
@@ -175,10 +227,10 @@ class Writer implements ResultWriter {
 
   finish(input: FinishInput): Promise<FinishStats> {
     if (this.state !== OPEN) return Promise.reject(this.closed());
-    this.to(FINISHING, OPEN);
+    this.machine.move(OPEN, FINISHING);
     this.finishing = this.doFinish(input).catch(async (err) => {
       const aborted = this.state === ABORTED;
-      if (!aborted) this.to(FAILED, FINISHING);
+      if (!aborted) this.machine.move(FINISHING, FAILED);
       await this.cleanup(false);
       if (aborted) throw new ServiceError('writer_aborted', 'result writer was aborted', { cause: err });
       throw this.wrap(err);
@@ -190,19 +242,11 @@ class Writer implements ResultWriter {
     if (this.state === FINISHED) return RESOLVED;
     this.aborting ??= (async () => {
       const wasFailed = this.state === FAILED;
-      this.to(ABORTED, OPEN, FINISHING, FAILED);
+      this.machine.move([OPEN, FINISHING, FAILED], ABORTED);
       if (this.finishing !== undefined) await this.finishing.catch(() => undefined);
       if (!wasFailed) await this.cleanup(false);
     })();
     return this.aborting;
-  }
-
-  /** The one way `state` changes: asserts the state it leaves. */
-  private to(next: WriterState, ...from: WriterState[]): void {
-    if (!from.includes(this.state)) {
-      throw new ServiceError('writer_bad_transition', `result writer: ${this.state} -> ${next} (expected from ${from.join('|')})`);
-    }
-    this.state = next;
   }
 
   private closed(): ServiceError {
@@ -228,7 +272,8 @@ class Writer implements ResultWriter {
     await copySorted(out, this.work, this.index, this.opts.sortMemoryBytes, this.checkAborted);
     // the failed spill is `<separator><json>` each: the first one's comma goes when no working record precedes it
     if (this.failed > 0) await copyBytes(out, this.fail, this.working === 0 ? 1 : 0, this.checkAborted);
-    for (const piece of tailPieces(this.working + this.failed, input.custom_url_validation)) {
+    const fields = { invalid_lines: input.invalid_lines, custom_url_validation: input.custom_url_validation };
+    for (const piece of tailPieces(this.working + this.failed, fields)) {
       await out.put(piece);
       this.checkAborted();
     }
@@ -237,41 +282,43 @@ class Writer implements ResultWriter {
     await this.outFh.close();
     this.outFh = undefined;
     this.checkAborted();
-    await rename(this.tmpPath, this.path);
+    await this.publisher.publish(this.tmpPath, this.checkAborted);
     if (this.state === ABORTED) {
-      // abort() was called while the rename ran: abort wins, the file goes
-      await unlinkQuietly(this.path);
+      // abort() was called while the publish ran: abort wins, the result goes
+      await this.publisher.retract();
       this.checkAborted();
     }
-    this.to(FINISHED, FINISHING);
+    this.machine.move(FINISHING, FINISHED);
     await this.cleanup(true);
     return { working: this.working, failed: this.failed, bytes: out.bytes };
   }
 
-  private async cleanup(keepResult: boolean): Promise<void> {
+  /** Closes and removes the writer's files; the temp file too unless it was published (consumed). */
+  private async cleanup(published: boolean): Promise<void> {
     await Promise.all([this.work.settled(), this.fail.settled()]);
     await Promise.all([closeQuietly(this.work.fh), closeQuietly(this.fail.fh), closeQuietly(this.outFh)]);
     this.work.fh = undefined;
     this.fail.fh = undefined;
     this.outFh = undefined;
     const paths = [this.work.path, this.fail.path];
-    if (!keepResult) paths.push(this.tmpPath);
+    if (!published) paths.push(this.tmpPath);
     await Promise.all(paths.map(unlinkQuietly));
   }
 }
 
 /**
- * Opens the spill files (creating the directory of `path`) and returns the
- * writer of the result document at `path`. Callers outside a store adapter
- * go through ResultStore.create (src/results/store.ts).
+ * Opens the spill files (creating the directory of `path`) and returns a
+ * writer whose files go beside `path` and whose finished document goes to
+ * `options.publish` (default: renamed to `path`). Callers outside a store
+ * adapter go through ResultStore.create (src/results/store.ts).
  */
 export async function openResultWriter(path: string, options: ResultWriterOptions = {}): Promise<ResultWriter> {
-  const opts: Required<ResultWriterOptions> = {
+  const opts: Required<Omit<ResultWriterOptions, 'publish'>> = {
     sortMemoryBytes: Math.max(1, options.sortMemoryBytes ?? 32 << 20),
     flushBytes: Math.max(1, options.flushBytes ?? 256 << 10),
     fsync: options.fsync ?? true,
   };
-  const w = new Writer(path, opts);
+  const w = new Writer(path, opts, options.publish ?? renameInto(path));
   await w.init();
   return w;
 }

@@ -14,6 +14,7 @@ import { Elysia } from 'elysia';
 import { join } from 'node:path';
 import { errorText } from '../errors';
 import { internalError } from '../http/api-errors';
+import { requestLog } from '../http/request-log';
 import type { Logger } from '../log';
 import { cachedClient, type Bundle } from './bundle';
 import { dashboardPage } from './page';
@@ -54,7 +55,7 @@ function notModified(request: Request, etag: string): boolean {
 export interface WebDeps {
   /** The service version, shown on the page. */
   version: string;
-  log: Pick<Logger, 'error'>;
+  log: Logger;
 }
 
 export interface WebRoutesOptions {
@@ -85,7 +86,7 @@ export function webRoutes(deps: WebDeps, opts: WebRoutesOptions = {}) {
         try {
           b = await bundle();
         } catch (err) {
-          deps.log.error('dashboard bundle failed', { error: errorText(err) });
+          requestLog(request, deps.log).error('dashboard bundle failed', { error: errorText(err) });
           throw internalError(err);
         }
         const headers = { etag: b.etag, 'cache-control': 'no-cache', ...SECURITY_HEADERS };

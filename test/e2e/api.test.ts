@@ -275,14 +275,14 @@ describe('check request validation', () => {
   test('too many proxies: 413 with max', async () => {
     const r = await post('/check', { proxies: ['1.1.1.1:1', '1.1.1.1:2', '1.1.1.1:3', '1.1.1.1:4'] }, { 'X-API-Key': small.key }, small);
     expect(r.status).toBe(413);
-    expect(r.body).toEqual({ error: 'Too many proxies', message: 'At most 3 unique proxies per request', max: 3 });
+    expect(r.body).toEqual({ error: 'Too many proxies', message: 'At most 3 unique proxies per request (server setting MAX_PROXIES)', max: 3 });
   });
 
   test('body too large: 413 with max', async () => {
     const big = Array.from({ length: 300 }, (_, i) => `10.0.${i >> 8}.${i & 255}:8080`).join('\n');
     const r = await call(`${small.url}/check-raw`, { method: 'POST', headers: { 'X-API-Key': small.key }, body: big });
     expect(r.status).toBe(413);
-    expect(r.body).toEqual({ error: 'Payload too large', message: 'The request body may be at most 2048 bytes', max: 2048 });
+    expect(r.body).toEqual({ error: 'Payload too large', message: 'The request body may be at most 2048 bytes (server setting MAX_BODY_BYTES)', max: 2048 });
   });
 
   test('too many custom URLs: 413 with max', async () => {

@@ -57,8 +57,11 @@ describe('type auto', () => {
       countries: { Unknown: 5 },
       anonymity_levels: { elite: 5, anonymous: 0, transparent: 0 },
       top_isps: { Unknown: 5 },
+      errors: expect.any(Object),
       protocols: { http: 2, socks4: 1, socks5: 4 },
     });
+    // the three that failed, by their codes
+    expect(Object.values(summary.errors as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(3);
     expect(metadata).toMatchObject({ proxy_type: 'auto', timeout_used: '1000ms', total_checked: 8 });
     const after = (await call(`${t.url}/me`, { headers: bearer() })).body;
     expect(before - after.user.checks).toBe(8); // one check per proxy, whatever was tried
@@ -98,7 +101,7 @@ describe('type auto', () => {
   test('a job of another type has none of the new fields (response, records, CSV)', async () => {
     const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [addr(socks), `127.0.0.1:${refused}`], type: 'socks5', timeout: 1000 } });
     expect(r.status).toBe(200);
-    expect(Object.keys(r.body.summary)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps']);
+    expect(Object.keys(r.body.summary)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'errors']);
     expect(r.body.metadata.proxy_type).toBe('socks5');
     const doc: any = await (await file(r.body.result_url)).json();
     for (const p of doc.proxies) {

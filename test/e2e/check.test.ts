@@ -100,6 +100,7 @@ describe('POST /check', () => {
       countries: { Unknown: 4 },
       anonymity_levels: { elite: 2, anonymous: 1, transparent: 1 },
       top_isps: { Unknown: 4 },
+      errors: { auth_required: 1, connect_refused: 1, judge_mismatch: 1, timeout: 1 },
     });
     expect(metadata).toMatchObject({
       region_used: 'us1',
@@ -109,6 +110,8 @@ describe('POST /check', () => {
       total_checked: 8,
       total_invalid: 1,
       total_duplicates: 1,
+      total_blocked: 0,
+      invalid_lines: [{ line: 10, text: 'not a proxy', reason: 'not a proxy address: expected host:port, user:pass@host:port or host:port:user:pass' }],
       job_id: 'sdk-job-1',
       user: { email: 'demo@localhost', checks_used: 8, remaining_checks: 992, subscription_detail: { UnlimitedPro: false } },
     });
@@ -116,7 +119,8 @@ describe('POST /check', () => {
     expect(result_url).toMatch(new RegExp(`^${t.url}/result/[A-Za-z0-9_-]+\\.json\\?token=[0-9a-f]{64}&expires=\\d+$`));
 
     const file = await resultFile(result_url);
-    expect(Object.keys(file).sort()).toEqual(['metadata', 'proxies', 'summary']);
+    expect(Object.keys(file).sort()).toEqual(['invalid_lines', 'metadata', 'proxies', 'summary']);
+    expect(file.invalid_lines).toEqual(metadata.invalid_lines);
     expect(file.summary).toEqual(summary);
     expect(file.metadata).toEqual(metadata); // the ClearProxy CLI reads metadata.user from the file
     expect(file.proxies).toHaveLength(8);

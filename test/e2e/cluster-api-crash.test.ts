@@ -142,7 +142,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: kill -9 an API 
     a.kill('SIGKILL');
     expect((await a.exited).signal).toBe('SIGKILL');
     for (const s of onA) {
-      await b.waitForLog((l) => l.msg === 'refunded an interrupted job' && l.jobId === s.jobId, LEASE_MS + SWEEP_MS + 3000);
+      await b.waitForLog((l) => l.msg === 'refunded an interrupted job' && l.runId === s.runId, LEASE_MS + SWEEP_MS + 3000);
     }
     const refundMs = performance.now() - t0;
     expect(await jobA1).toBeInstanceOf(Error); // A's clients saw their connections die
@@ -182,9 +182,9 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: kill -9 an API 
     }
     seen = await inspect();
     const refunds = seen.ledger.filter((l) => l.reason === 'refund').sort((x, y) => x.units - y.units);
-    expect(refunds.map((r) => [r.jobId, r.units])).toEqual([
-      [onA[0]!.jobId, 5],
-      [onA[1]!.jobId, 20],
+    expect(refunds.map((r) => [r.runId, r.units])).toEqual([
+      [onA[0]!.runId, 5],
+      [onA[1]!.runId, 20],
     ]);
     for (const s of onA) expect(seen.scans.find((x) => x.id === s.id)).toMatchObject({ status: 'failed', error: 'interrupted' });
     expect(seen.scans.find((s) => s.id === scan1.id)).toMatchObject({ status: 'completed', charged: 15 });

@@ -11,11 +11,12 @@ import { inProcessApp } from '../helpers/served-doc';
 import { startTestService, type TestService } from '../helpers/service';
 
 const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf'];
-const INTERNAL = { error: 'Internal server error', message: 'An unexpected error occurred' };
+/** The contract's 500 body, plus the one field it gains: the request id, also in the X-Request-Id header. */
+const INTERNAL = { error: 'Internal server error', message: 'An unexpected error occurred', request_id: expect.stringMatching(/^[0-9a-f-]{36}$/) };
 
 async function answer(url: string) {
   const res = await fetch(url);
-  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+  return { status: res.status, type: res.headers.get('content-type'), requestId: res.headers.get('x-request-id'), text: await res.text() };
 }
 
 describe('the real service', () => {
@@ -70,6 +71,7 @@ describe('the app listening as the service listens (createApp)', () => {
     expect(r.status).toBe(500);
     expect(r.type).toBe('application/json; charset=utf-8');
     expect(JSON.parse(r.text)).toEqual(INTERNAL);
+    expect(JSON.parse(r.text).request_id).toBe(r.requestId);
     expect(r.text).not.toContain(process.cwd());
   });
 });

@@ -93,7 +93,7 @@ test('near the open-file limit with the built-in judge: every working proxy foun
       else falsePositives++;
     }
   }
-  const exhausted = p.logs.filter((l) => l.msg === 'the checker ran out of local resources; probes are tried again').length;
+  const exhausted = p.logs.filter((l) => l.msg === 'the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again').length;
   console.log(`fd budget: ${list.length} proxies (${working.size} working) under nofile=${NOFILE} -> ${JSON.stringify(codes)}, ran out ${exhausted} times`);
   expect(found).toBe(working.size);
   expect(falsePositives).toBe(0);

@@ -61,7 +61,7 @@ test('out of descriptors: no probe is blamed on the proxy, only performed probes
   expect(codes.connect_refused ?? 0).toBe(0);
   expect(codes.connect_failed ?? 0).toBe(0);
   // the limit was really hit: some probes had to wait for descriptors (tried again) or never ran
-  expect(p.logs.some((l) => l.msg === 'the checker ran out of local resources; probes are tried again')).toBe(true);
+  expect(p.logs.some((l) => l.msg === 'the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again')).toBe(true);
   const me = (await call(`${p.url}/me`, { headers: { 'x-api-key': p.key } })).body;
   expect(me.user.checks).toBe(BALANCE - (N - (codes.checker_overloaded ?? 0)));
 }, 60_000);

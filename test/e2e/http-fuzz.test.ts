@@ -14,6 +14,9 @@
  * - never a charge: a body sent with the valid key has no ':' anywhere, so no
  *   proxy in it can be valid and no check can start; /me's balance and
  *   history count are the same after the run;
+ * - every answer the app gives carries X-Request-Id: the one sent when it is
+ *   sane (1 to 128 of [A-Za-z0-9._:+/=-]), else a generated UUID, never the
+ *   junk that was sent (Bun's own 431 for an oversized head is the exception);
  * - the server is healthy afterwards (/health 200).
  * Most requests go through fetch; some through a raw socket so paths reach
  * the server exactly as written (fetch would resolve "/../").
@@ -101,6 +104,15 @@ const body = fc.oneof(
 
 const method = fc.constantFrom('GET', 'GET', 'POST', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS');
 
+/** X-Request-Id: absent, sane, or junk a client might send (printable ASCII: what fetch and Bun's parser let through). */
+const SANE_ID = /^[A-Za-z0-9._:+/=-]{1,128}$/;
+const requestId = fc.oneof(
+  fc.constant(undefined),
+  fc.stringMatching(/^[A-Za-z0-9._:+/=-]{1,128}$/),
+  fc.constantFrom('', ' ', 'a b', 'x'.repeat(129), 'a,b', '"quoted"', '<script>', '{"level":"error"}', '../../etc/passwd'),
+  fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 200 }),
+);
+
 interface FuzzRequest {
   method: string;
   path: string;
@@ -109,8 +121,9 @@ interface FuzzRequest {
   auth: Record<string, string>;
   body: string | Uint8Array | undefined;
   raw: boolean;
+  requestId: string | undefined;
 }
-const anyRequest = fc.record<FuzzRequest>({ method, path, query, contentType, auth, body, raw: fc.boolean() });
+const anyRequest = fc.record<FuzzRequest>({ method, path, query, contentType, auth, body, raw: fc.boolean(), requestId });
 /** Half the runs go past the key to the validators of /check and /check-raw. */
 const checkRequest = fc.record<FuzzRequest>({
   method: fc.constant('POST'),
@@ -120,6 +133,7 @@ const checkRequest = fc.record<FuzzRequest>({
   auth: fc.oneof({ weight: 4, arbitrary: fc.constant({ good: '' }) }, { weight: 1, arbitrary: auth }),
   body,
   raw: fc.boolean(),
+  requestId,
 });
 const request = fc.oneof(anyRequest, checkRequest);
 
@@ -129,6 +143,7 @@ const noColons = (b: string | Uint8Array): string | Uint8Array =>
 function headersOf(r: FuzzRequest): Record<string, string> {
   const h: Record<string, string> = {};
   if (r.contentType !== undefined) h['content-type'] = r.contentType;
+  if (r.requestId !== undefined) h['x-request-id'] = r.requestId;
   for (const [k, v] of Object.entries(r.auth)) {
     if (k === 'good') h['x-api-key'] = t.key;
     else h[k] = v;
@@ -141,6 +156,8 @@ interface Answer {
   sentPath: string;
   status: number;
   contentType: string;
+  /** The X-Request-Id answered, or null. */
+  requestId: string | null;
   text: string;
 }
 
@@ -181,11 +198,12 @@ async function rawRequest(r: FuzzRequest, bodyBytes: Uint8Array | null): Promise
   const headLines = all.slice(0, end).split('\r\n');
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(headLines[0] ?? '')?.[1] ?? 0);
   const ct = headLines.find((l) => /^content-type:/i.test(l))?.replace(/^content-type:\s*/i, '') ?? '';
+  const rid = headLines.find((l) => /^x-request-id:/i.test(l))?.replace(/^x-request-id:\s*/i, '') ?? null;
   let text = Buffer.from(all.slice(end + 4), 'latin1').toString('utf8');
   if (headLines.some((l) => /^transfer-encoding:\s*chunked/i.test(l))) text = dechunk(all.slice(end + 4));
   // Bun hands the app request.url as a parsed URL: "/a/../b" arrives as "/b"
   const seen = URL.canParse(r.path, 'http://h') ? new URL(r.path, 'http://h').pathname : r.path;
-  return { sentPath: seen, status, contentType: ct, text };
+  return { sentPath: seen, status, contentType: ct, requestId: rid, text };
 }
 
 function dechunk(s: string): string {
@@ -217,7 +235,7 @@ async function send(r: FuzzRequest): Promise<Answer> {
       return rawRequest(r, bytes);
     }
     const res = await fetch(url, { method: r.method, headers: headersOf(r), body: bytes, redirect: 'manual' });
-    return { sentPath: url.pathname, status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
+    return { sentPath: url.pathname, status: res.status, contentType: res.headers.get('content-type') ?? '', requestId: res.headers.get('x-request-id'), text: await res.text() };
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -255,6 +273,14 @@ function expectContract(r: FuzzRequest, a: Answer): void {
     return;
   }
   if (a.status >= 500 || a.status < 100) throw new Error(`${where}: status ${a.status} ${a.text.slice(0, 200)}`);
+  // the request id: the one sent when sane, else generated (never the junk sent)
+  const sent = r.requestId?.trim();
+  const want = sent !== undefined && SANE_ID.test(sent) ? sent : null;
+  if (a.requestId === null || !SANE_ID.test(a.requestId)) throw new Error(`${where}: X-Request-Id ${JSON.stringify(a.requestId)} (sent ${JSON.stringify(r.requestId)})`);
+  if (want !== null && a.requestId !== want) throw new Error(`${where}: X-Request-Id ${a.requestId}, sent the sane ${want}`);
+  if (want === null && !/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(a.requestId)) {
+    throw new Error(`${where}: X-Request-Id ${a.requestId} is not a generated one (sent ${JSON.stringify(r.requestId)})`);
+  }
   if (a.status >= 400 || isJson(a.contentType)) {
     if (!isJson(a.contentType)) throw new Error(`${where}: ${a.status} with content-type ${a.contentType}: ${a.text.slice(0, 200)}`);
     if (r.method !== 'HEAD') JSON.parse(a.text);

@@ -43,6 +43,6 @@ test('10 000 proxies: result file, history row and ledger consistent', async () 
   const db = t.service.database.db;
   const [scan] = await db.select().from(scans).where(eq(scans.totalChecked, 10_000));
   expect(scan).toMatchObject({ status: 'completed', charged: 10_000, totalSubmitted: 10_002 });
-  const rows = await db.select().from(quotaLedger).where(and(eq(quotaLedger.jobId, scan!.jobId)));
+  const rows = await db.select().from(quotaLedger).where(and(eq(quotaLedger.runId, scan!.runId)));
   expect(rows.map((x) => [x.reason, x.delta, x.units, x.balanceAfter])).toEqual([['reserve', -10_000, 10_000, 10_000]]);
 }, 60_000);

@@ -6,6 +6,8 @@
  *   request at once is 429 with Retry-After; the refused /check reserved
  *   nothing (balance and history unchanged); the account's other keys share
  *   its bucket, another account is not slowed; after Retry-After it works.
+ * - RateLimit-Limit / -Remaining / -Reset on every answer of a keyed route
+ *   once the key is known (successes, errors, the 429s), on no other.
  * - running checks per account (MAX_JOBS_PER_ACCOUNT=1): a second check while
  *   one runs is 429 with Retry-After, nothing reserved.
  * - WebSocket caps (WS_MAX_PER_ADDRESS=2, WS_MAX_PER_ACCOUNT=2): the third
@@ -34,6 +36,8 @@ async function waitFor(cond: () => Promise<boolean> | boolean, ms: number, what:
   }
 }
 
+const rateLimit = (h: Headers) => ({ limit: h.get('ratelimit-limit'), remaining: h.get('ratelimit-remaining'), reset: h.get('ratelimit-reset') });
+
 const holes = (n: number, b: number) => Array.from({ length: n }, (_, i) => `127.${b}.2.${1 + i}:${hole.port}`);
 
 describe('requests per second per account', () => {
@@ -55,19 +59,28 @@ describe('requests per second per account', () => {
 
     const me1 = await checkedCall(`${t.url}/me`, { headers: { 'x-api-key': t.key } }); // token 1 of 2
     expect(me1.status).toBe(200);
+    // the IETF RateLimit fields on every keyed answer: the burst, what is left, seconds until the bucket is full
+    expect(rateLimit(me1.headers)).toEqual({ limit: '2', remaining: '1', reset: '1' });
     const balance = me1.body.user.checks as number;
     const scans = me1.body.history_count as number;
     const ok = await checkedCall(`${t.url}/check`, { method: 'POST', headers: { 'x-api-key': t.key }, json: { proxies: ['x'] } }); // token 2: 400, but counted
     expect(ok.status).toBe(400);
+    // an error after the key carries them too (0 left, 2 s to full; 1 and 1 s when a token came back meanwhile, on a slow machine)
+    const either: ReturnType<typeof rateLimit>[] = [{ limit: '2', remaining: '0', reset: '2' }, { limit: '2', remaining: '1', reset: '1' }];
+    expect(either).toContainEqual(rateLimit(ok.headers));
 
     const refused = await checkedCall(`${t.url}/check`, { method: 'POST', headers: { 'x-api-key': t.key }, json: { proxies: holes(3, 1), timeout: 1000 } });
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
-    expect(refused.body).toEqual({ error: 'Too many requests', message: 'Rate limit: 1 requests per second per account, bursts of 2; retry in 1 s' });
+    expect(rateLimit(refused.headers)).toEqual({ limit: '2', remaining: '0', reset: '1' }); // Reset = Retry-After
+    expect(refused.body).toEqual({ error: 'Too many requests', message: 'Rate limit: 1 requests per second per account, bursts of 2 (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in 1 s' });
     // the account's other key shares the bucket; /me is limited too; a bad key is still 401
     expect((await checkedCall(`${t.url}/me`, { headers: { authorization: `Bearer ${key2}` } })).status).toBe(429);
     expect((await checkedCall(`${t.url}/check-raw`, { method: 'POST', headers: { 'x-api-key': t.key }, body: '127.0.0.1:1' })).status).toBe(429);
-    expect((await checkedCall(`${t.url}/me`, { headers: { 'x-api-key': 'pc_unknown_key_000000000' } })).status).toBe(401);
+    const unknown = await checkedCall(`${t.url}/me`, { headers: { 'x-api-key': 'pc_unknown_key_000000000' } });
+    expect(unknown.status).toBe(401);
+    expect(rateLimit(unknown.headers)).toEqual({ limit: null, remaining: null, reset: null }); // no account, no bucket
+    expect(rateLimit((await checkedCall(`${t.url}/regions`)).headers)).toEqual({ limit: null, remaining: null, reset: null }); // not a keyed route
     // another account is not slowed by this one
     expect((await checkedCall(`${t.url}/me`, { headers: { 'x-api-key': other } })).status).toBe(200);
     expect(hole.open()).toBe(0); // the refused check probed nothing
@@ -100,7 +113,9 @@ describe('running checks per account, and WebSocket caps', () => {
     const second = await checkedCall(`${t.url}/check`, { method: 'POST', headers: { 'x-api-key': t.key }, json: { proxies: holes(3, 3), timeout: 1000, jobId: 'limit-second' } });
     expect(second.status).toBe(429);
     expect(second.headers.get('retry-after')).toBe('5');
-    expect(second.body).toEqual({ error: 'Too many requests', message: 'At most 1 checks may run at once per account; retry in 5 s' });
+    // whatever refused it, a 429 says nothing remains until Retry-After; the limit stays the request bucket's
+    expect(rateLimit(second.headers)).toEqual({ limit: '40', remaining: '0', reset: '5' });
+    expect(second.body).toEqual({ error: 'Too many requests', message: 'At most 1 checks may run at once per account (server setting MAX_JOBS_PER_ACCOUNT); retry in 5 s' });
     const after = await me();
     expect(after.user.checks).toBe(before - 5); // unchanged by the refused check
     expect(after.history_count).toBe(reserved.history_count); // no scan row for it
@@ -131,7 +146,7 @@ describe('running checks per account, and WebSocket caps', () => {
     expect(await a2.after(0)).toBe('open');
 
     const a3 = socket('jobId=ws-anon-3');
-    expect(await a3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this address' });
+    expect(await a3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this address (WS_MAX_PER_ADDRESS)' });
 
     // the same address with a key counts against the account, not the address
     const k1 = socket(`jobId=ws-key-1&apiKey=${t.key}`);
@@ -140,7 +155,7 @@ describe('running checks per account, and WebSocket caps', () => {
     expect(await k1.after(100)).toBe('open');
     expect(await k2.after(0)).toBe('open');
     const k3 = socket(`jobId=ws-key-3&apiKey=${t.key}`);
-    expect(await k3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this account' });
+    expect(await k3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this account (WS_MAX_PER_ACCOUNT)' });
 
     // a closed socket gives its place back
     a1.ws.close();

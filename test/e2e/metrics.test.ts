@@ -47,7 +47,7 @@ describe('GET /metrics (admin listener)', () => {
     expect(sampleValue(text, N.regionProbeSlots, { region: 'test1' })).toBeUndefined(); // a check never runs there
     expect(sampleValue(text, N.nodeLeaseLive)).toBe(1);
     expect(sampleValue(text, N.shardsRedelivered)).toBe(0);
-    expect(sampleValue(text, N.poolThreads)).toBe(1);
+    expect(sampleValue(text, N.probeWorkerThreads)).toBe(1);
     expect(sampleValue(text, N.probesInFlightMax)).toBeGreaterThan(0);
     expect(sampleValue(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });
@@ -87,7 +87,7 @@ describe('GET /metrics (admin listener)', () => {
     expect(sampleValue(after, N.probesInFlight)).toBe(0);
     expect(sampleValue(after, N.regionProbesInFlight, { region: 'us1' })).toBe(0);
     expect(sampleValue(after, N.wsSubscribers)).toBe(0);
-    expect(sampleValue(after, N.poolShardsQueued)).toBe(0);
+    expect(sampleValue(after, N.probeShardsQueued)).toBe(0);
   });
 
   test('two services in one process keep their own counters', async () => {

@@ -122,8 +122,8 @@ test.if(PG)(
 
     const t0 = performance.now();
     expect((await terminate(a, 'SIGKILL')).signal).toBe('SIGKILL');
-    const runId = seen.scans[0]!.jobId;
-    await b2.waitForLog((l) => l.msg === 'refunded an interrupted job' && l.jobId === runId, LEASE_MS + SWEEP_MS + 3000);
+    const runId = seen.scans[0]!.runId;
+    await b2.waitForLog((l) => l.msg === 'refunded an interrupted job' && l.runId === runId, LEASE_MS + SWEEP_MS + 3000);
     const ms = performance.now() - t0;
     console.log(`node leases: A killed -> B refunded its job after ${ms.toFixed(0)} ms (lease ${LEASE_MS} ms, sweep every ${SWEEP_MS} ms)`);
     expect(ms).toBeLessThan(LEASE_MS + SWEEP_MS + 1500);
@@ -140,7 +140,7 @@ test.if(PG)(
     seen = await inspect(storeA);
     const refunds = seen.ledger.filter((l) => l.reason === 'refund');
     expect(refunds.length).toBe(1);
-    expect(refunds[0]).toMatchObject({ jobId: runId, units: 10, delta: 10, balanceAfter: BALANCE });
+    expect(refunds[0]).toMatchObject({ runId, units: 10, delta: 10, balanceAfter: BALANCE });
     expect(seen.scans[0]).toMatchObject({ status: 'failed', error: 'interrupted', charged: 10 });
     expect(seen.acc.rootBalance + seen.acc.tempBalance).toBe(BALANCE);
     expect([...b3.logs, ...b1.logs].some((l) => l.msg === 'refunded an interrupted job')).toBe(false);

@@ -254,13 +254,13 @@ describe('refund of a job failed after reserving', () => {
     expect(reserve.length).toBe(1);
     expect(reserve[0]!.units).toBe(10);
     expect(refund.length).toBe(1);
-    expect(refund[0]).toMatchObject({ units: 10, delta: 10, balanceAfter: 103, jobId: reserve[0]!.jobId });
+    expect(refund[0]).toMatchObject({ units: 10, delta: 10, balanceAfter: 103, runId: reserve[0]!.runId });
     expect(rows.reduce((s, x) => s + x.delta, 0)).toBe(103);
 
     const [scan] = await u.service.database.db
       .select()
       .from(scans)
-      .where(and(eq(scans.accountId, acc.id), eq(scans.jobId, reserve[0]!.jobId!)));
+      .where(and(eq(scans.accountId, acc.id), eq(scans.runId, reserve[0]!.runId!)));
     expect(scan).toMatchObject({ status: 'failed', totalChecked: 4, charged: 10, resultRef: null });
     expect(scan!.error).toBe('shutting_down'); // the history keeps the stable code
   });

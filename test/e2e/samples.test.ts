@@ -129,10 +129,10 @@ describe('samples', () => {
       const before = await balance();
       const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [addr(rotating), `127.0.0.1:${refused}`], timeout: 1000, ...extra } });
       expect(r.status).toBe(200);
-      expect(Object.keys(r.body.summary)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps']);
+      expect(Object.keys(r.body.summary)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'errors']);
       expect(before - (await balance())).toBe(2);
       const doc: any = await (await file(r.body.result_url)).json();
-      expect(Object.keys(doc.summary)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps']);
+      expect(Object.keys(doc.summary)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'errors']);
       for (const p of doc.proxies) expect('samples' in p).toBe(false);
       const header = (await (await file(r.body.result_url, 'csv')).text()).split('\r\n')[0]!;
       expect(header.endsWith(',error_code,error_message')).toBe(true);

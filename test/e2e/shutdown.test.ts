@@ -122,7 +122,7 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(signal).toBeNull();
     expect(code).toBe(0);
     expect(ms).toBeLessThan(3000);
-    expect(p.logs.some((l) => l.msg === 'shutdown grace over: cancelling running jobs')).toBe(true);
+    expect(p.logs.some((l) => l.msg === 'shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs')).toBe(true);
     expect(p.logs.some((l) => l.msg === 'stopped')).toBe(true);
 
     // Restart on the same store: the whole reservation is back, the failed scan is in the history.
@@ -157,7 +157,7 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(e.code).toBe(0);
     // Drained as soon as the job ended, not at the end of the 5 s grace.
     expect(e.ms).toBeLessThan(3000);
-    expect(p!.logs.some((l) => l.msg === 'shutdown grace over: cancelling running jobs')).toBe(false);
+    expect(p!.logs.some((l) => l.msg === 'shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs')).toBe(false);
 
     // Ledger of both jobs so far: the SIGTERM'd one reserved 2000 and got 2000 back; this one kept 10.
     const { acc, ledger, scans: rows } = await inspect();
@@ -168,12 +168,12 @@ describe('graceful shutdown (SIGTERM)', () => {
     const refund = ledger.filter((l) => l.reason === 'refund');
     expect(reserve.map((l) => l.units)).toEqual([2000, 10]);
     expect(refund.length).toBe(1);
-    expect(refund[0]).toMatchObject({ units: 2000, delta: 2000, balanceAfter: BALANCE, jobId: reserve[0]!.jobId });
-    const failed = rows.find((x) => x.jobId === reserve[0]!.jobId);
+    expect(refund[0]).toMatchObject({ units: 2000, delta: 2000, balanceAfter: BALANCE, runId: reserve[0]!.runId });
+    const failed = rows.find((x) => x.runId === reserve[0]!.runId);
     expect(failed).toMatchObject({ status: 'failed', charged: 2000, totalChecked: 0, resultRef: null });
     expect(failed!.error).not.toBe('interrupted');
     expect(failed!.finishedAt).not.toBeNull();
-    const done = rows.find((x) => x.jobId === reserve[1]!.jobId);
+    const done = rows.find((x) => x.runId === reserve[1]!.runId);
     expect(done).toMatchObject({ status: 'completed', totalChecked: 10, charged: 10 });
     expect(done!.resultRef).not.toBeNull();
   }, 20_000);
@@ -208,10 +208,10 @@ describe('crash recovery (kill -9)', () => {
     expect(ledger.reduce((sum, l) => sum + l.delta, 0)).toBe(balance);
     const reserve = ledger.filter((l) => l.reason === 'reserve' && l.units === 303);
     expect(reserve.length).toBe(1);
-    const refund = ledger.filter((l) => l.reason === 'refund' && l.jobId === reserve[0]!.jobId);
+    const refund = ledger.filter((l) => l.reason === 'refund' && l.runId === reserve[0]!.runId);
     expect(refund.length).toBe(1);
     expect(refund[0]).toMatchObject({ units: 303, delta: 303, balanceAfter: balance });
-    const scan = rows.find((x) => x.jobId === reserve[0]!.jobId);
+    const scan = rows.find((x) => x.runId === reserve[0]!.runId);
     expect(scan).toMatchObject({ status: 'failed', error: 'interrupted', charged: 303 });
     expect(scan!.finishedAt).not.toBeNull();
     expect(rows.filter((x) => x.status === 'running').length).toBe(0);

@@ -12,7 +12,7 @@ import { ledgerOf } from '../../src/accounts/ledger';
 import { registerNode } from '../../src/accounts/nodes';
 import { findOrphans, OrphanScope, refundOrphan, sweepOrphans, type OrphanRule } from '../../src/accounts/orphans';
 import { refundQuota, reserveQuota } from '../../src/accounts/quota';
-import { finishScan, getScanByJobId } from '../../src/accounts/scans';
+import { finishScan, getScanByRunId } from '../../src/accounts/scans';
 import { isServiceError } from '../../src/errors';
 import { databaseLedger } from '../../src/jobs/ledger';
 import { memoryLogger } from '../../src/log';
@@ -41,17 +41,17 @@ async function nodeWithLease(id: string, live: boolean) {
 }
 
 /** A running job of `units` reserved by `nodeId` (null: no node recorded) on a new account holding `checks`. */
-async function runningJob(jobId: string, nodeId: string | null, units = 10, checks = 100) {
-  const acc = await createAccount(tdb.db, { email: `${jobId}@example.test`, checks });
+async function runningJob(runId: string, nodeId: string | null, units = 10, checks = 100) {
+  const acc = await createAccount(tdb.db, { email: `${runId}@example.test`, checks });
   // the reservation records the node; its lease must be live at that moment
   if (nodeId !== null) await tdb.db.update(nodes).set({ leaseUntil: sql`now() + interval '1 minute'` }).where(eq(nodes.id, nodeId));
-  const r = await reserveQuota(tdb.db, { accountId: acc.id, jobId, units, now, scan, ...(nodeId !== null ? { nodeId } : {}) });
+  const r = await reserveQuota(tdb.db, { accountId: acc.id, runId, units, now, scan, ...(nodeId !== null ? { nodeId } : {}) });
   expect(r.ok).toBe(true);
   return acc;
 }
 
-const refundRows = async (jobId: string) =>
-  (await tdb.db.select().from(quotaLedger).where(eq(quotaLedger.jobId, jobId))).filter((r) => r.reason === 'refund');
+const refundRows = async (runId: string) =>
+  (await tdb.db.select().from(quotaLedger).where(eq(quotaLedger.runId, runId))).filter((r) => r.reason === 'refund');
 
 const balance = async (id: string) => {
   const a = await getAccount(tdb.db, id);
@@ -75,18 +75,18 @@ describe('which running scans are orphans', () => {
     await nodeWithLease('sweeper', false);
 
     const rule: OrphanRule = { self: 'sweeper', scope: OrphanScope.expired };
-    expect((await findOrphans(tdb.db, rule)).map((o) => o.jobId).sort()).toEqual(['j-dead', 'j-gone', 'j-legacy']);
+    expect((await findOrphans(tdb.db, rule)).map((o) => o.runId).sort()).toEqual(['j-dead', 'j-gone', 'j-legacy']);
     const log = memoryLogger();
     expect(await sweepOrphans(tdb.db, log, rule)).toEqual({ scans: 3, units: 30 });
     for (const j of ['j-dead', 'j-gone', 'j-legacy']) {
-      expect(await getScanByJobId(tdb.db, j)).toMatchObject({ status: 'failed', error: 'interrupted' });
+      expect(await getScanByRunId(tdb.db, j)).toMatchObject({ status: 'failed', error: 'interrupted' });
       expect((await refundRows(j)).map((r) => r.units)).toEqual([10]);
     }
     for (const j of ['j-live', 'j-own']) {
-      expect((await getScanByJobId(tdb.db, j))?.status).toBe('running');
+      expect((await getScanByRunId(tdb.db, j))?.status).toBe('running');
       expect(await refundRows(j)).toEqual([]);
     }
-    expect(log.lines.some((l) => l.msg === 'refunded an interrupted job' && l.jobId === 'j-dead' && l.node === 'dead-node' && l.units === 10)).toBe(true);
+    expect(log.lines.some((l) => l.msg === 'refunded an interrupted job' && l.runId === 'j-dead' && l.node === 'dead-node' && l.units === 10)).toBe(true);
     expect(log.lines.find((l) => l.msg === 'orphaned jobs recovered')).toMatchObject({ scans: 3, units: 30 });
     // nothing left: a second pass takes nothing and says nothing
     expect(await sweepOrphans(tdb.db, log, rule)).toEqual({ scans: 0, units: 0 });
@@ -99,8 +99,8 @@ describe('which running scans are orphans', () => {
     await runningJob('o-prev', 'fixed-id');
     await runningJob('o-other', 'other-live');
     expect(await sweepOrphans(tdb.db, memoryLogger(), { self: 'fixed-id', scope: OrphanScope.own })).toEqual({ scans: 1, units: 10 });
-    expect((await getScanByJobId(tdb.db, 'o-prev'))?.status).toBe('failed');
-    expect((await getScanByJobId(tdb.db, 'o-other'))?.status).toBe('running');
+    expect((await getScanByRunId(tdb.db, 'o-prev'))?.status).toBe('failed');
+    expect((await getScanByRunId(tdb.db, 'o-other'))?.status).toBe('running');
   });
 
   test('all (an embedded start): every running scan, live leases too, with partial refunds and temp units put back as they came', async () => {
@@ -109,12 +109,12 @@ describe('which running scans are orphans', () => {
     const b = await createAccount(tdb.db, { email: 'all-b@example.test', checks: 20 });
     await tdb.db.update(nodes).set({ leaseUntil: sql`now() + interval '1 minute'` }).where(eq(nodes.id, 'crashed-within-lease'));
     // A: reserved 30 (5 temp + 25 root); B: reserved 20, 5 refunded; then the process died
-    await reserveQuota(tdb.db, { accountId: a.id, jobId: 'all-a', units: 30, now, scan, nodeId: 'crashed-within-lease' });
-    await reserveQuota(tdb.db, { accountId: b.id, jobId: 'all-b', units: 20, now, scan, nodeId: 'crashed-within-lease' });
-    await refundQuota(tdb.db, { accountId: b.id, jobId: 'all-b', units: 5 });
+    await reserveQuota(tdb.db, { accountId: a.id, runId: 'all-a', units: 30, now, scan, nodeId: 'crashed-within-lease' });
+    await reserveQuota(tdb.db, { accountId: b.id, runId: 'all-b', units: 20, now, scan, nodeId: 'crashed-within-lease' });
+    await refundQuota(tdb.db, { accountId: b.id, runId: 'all-b', units: 5 });
     // a finished job is not an orphan
-    await reserveQuota(tdb.db, { accountId: b.id, jobId: 'all-done', units: 0, now, scan });
-    await finishScan(tdb.db, { jobId: 'all-done', totalChecked: 0, totalWorking: 0, resultRef: null });
+    await reserveQuota(tdb.db, { accountId: b.id, runId: 'all-done', units: 0, now, scan });
+    await finishScan(tdb.db, { runId: 'all-done', totalChecked: 0, totalWorking: 0, resultRef: null });
 
     expect(await sweepOrphans(tdb.db, memoryLogger(), { self: 'new-node', scope: OrphanScope.all })).toEqual({ scans: 2, units: 45 });
     const aa = await getAccount(tdb.db, a.id);
@@ -122,7 +122,7 @@ describe('which running scans are orphans', () => {
     expect([aa?.rootBalance, aa?.tempBalance, aa?.checksUsed]).toEqual([50, 5, 0]);
     expect([bb?.rootBalance, bb?.checksUsed]).toEqual([20, 0]);
     expect((await ledgerOf(tdb.db, a.id)).map((r) => r.reason)).toEqual(['signup', 'reserve', 'refund']);
-    expect((await getScanByJobId(tdb.db, 'all-done'))?.status).toBe('completed');
+    expect((await getScanByRunId(tdb.db, 'all-done'))?.status).toBe('completed');
   });
 });
 
@@ -150,13 +150,13 @@ describe('exactly once', () => {
     await nodeWithLease('slow-node', false); // its lease ran out while the job ran (a database outage)
     const rule: OrphanRule = { self: 'sweeper', scope: OrphanScope.expired };
     const [found] = await findOrphans(tdb.db, rule);
-    expect(found?.jobId).toBe('settled-first');
+    expect(found?.runId).toBe('settled-first');
     // the owner's settlement lands between the sweep's look and its close: 7 checked, 3 back
-    await databaseLedger(tdb.db).complete({ accountId: acc.id, jobId: 'settled-first', checked: 7, working: 1, resultRef: 'r', refund: 3, now });
+    await databaseLedger(tdb.db).complete({ accountId: acc.id, runId: 'settled-first', checked: 7, working: 1, resultRef: 'r', refund: 3, now });
     expect(await refundOrphan(tdb.db, found!.id, rule)).toBeNull();
     expect((await refundRows('settled-first')).map((r) => r.units)).toEqual([3]);
     expect(await balance(acc.id)).toBe(93);
-    expect((await getScanByJobId(tdb.db, 'settled-first'))?.status).toBe('completed');
+    expect((await getScanByRunId(tdb.db, 'settled-first'))?.status).toBe('completed');
   });
 
   test('a sweep first, the job\'s settlement after: the settlement refunds nothing', async () => {
@@ -165,11 +165,11 @@ describe('exactly once', () => {
     await nodeWithLease('late-node', false);
     expect(await sweepOrphans(tdb.db, memoryLogger(), { self: 'sweeper', scope: OrphanScope.expired })).toEqual({ scans: 1, units: 10 });
     const ledger = databaseLedger(tdb.db);
-    await ledger.complete({ accountId: acc.id, jobId: 'swept-first', checked: 7, working: 1, resultRef: 'r', refund: 3, now });
-    await ledger.fail({ accountId: acc.id, jobId: 'swept-first', checked: 7, working: 1, refund: 10, error: 'shutting_down', cancelled: false, now });
+    await ledger.complete({ accountId: acc.id, runId: 'swept-first', checked: 7, working: 1, resultRef: 'r', refund: 3, now });
+    await ledger.fail({ accountId: acc.id, runId: 'swept-first', checked: 7, working: 1, refund: 10, error: 'shutting_down', cancelled: false, now });
     expect((await refundRows('swept-first')).map((r) => r.units)).toEqual([10]);
     expect(await balance(acc.id)).toBe(100);
-    expect(await getScanByJobId(tdb.db, 'swept-first')).toMatchObject({ status: 'failed', error: 'interrupted' });
+    expect(await getScanByRunId(tdb.db, 'swept-first')).toMatchObject({ status: 'failed', error: 'interrupted' });
   });
 
   test('settlements and sweeps racing: every job refunded by one of them only', async () => {
@@ -180,14 +180,14 @@ describe('exactly once', () => {
     await nodeWithLease('racing-node', false);
     const ledger = databaseLedger(tdb.db);
     await Promise.all([
-      ...accs.map((a, i) => ledger.complete({ accountId: a.id, jobId: `race-${i}`, checked: 7, working: 0, resultRef: 'r', refund: 3, now })),
+      ...accs.map((a, i) => ledger.complete({ accountId: a.id, runId: `race-${i}`, checked: 7, working: 0, resultRef: 'r', refund: 3, now })),
       sweepOrphans(tdb.db, memoryLogger(), { self: 'sweeper-a', scope: OrphanScope.expired }),
       sweepOrphans(tdb.db, memoryLogger(), { self: 'sweeper-b', scope: OrphanScope.expired }),
     ]);
     for (let i = 0; i < n; i++) {
       const rows = await refundRows(`race-${i}`);
       expect(rows.length).toBe(1);
-      const s = await getScanByJobId(tdb.db, `race-${i}`);
+      const s = await getScanByRunId(tdb.db, `race-${i}`);
       // whoever closed the scan refunded: the settlement 3, the sweep all 10
       expect(rows[0]!.units).toBe(s?.status === 'completed' ? 3 : 10);
       expect(await balance(accs[i]!.id)).toBe(s?.status === 'completed' ? 93 : 100);
@@ -199,16 +199,16 @@ describe('the reservation and the lease', () => {
   test('records the node on the scan while its lease is live', async () => {
     await nodeWithLease('res-node', true);
     await runningJob('res-live', 'res-node');
-    expect((await getScanByJobId(tdb.db, 'res-live'))?.nodeId).toBe('res-node');
+    expect((await getScanByRunId(tdb.db, 'res-live'))?.nodeId).toBe('res-node');
   });
 
   test('refuses (node_lease_lost) and charges nothing when the lease has expired or the node is unknown', async () => {
     await nodeWithLease('res-expired', false);
     const acc = await createAccount(tdb.db, { email: 'res-expired@example.test', checks: 100 });
     for (const nodeId of ['res-expired', 'res-unknown']) {
-      const err = await reserveQuota(tdb.db, { accountId: acc.id, jobId: `res-${nodeId}`, units: 10, now, scan, nodeId }).catch((e: unknown) => e);
+      const err = await reserveQuota(tdb.db, { accountId: acc.id, runId: `res-${nodeId}`, units: 10, now, scan, nodeId }).catch((e: unknown) => e);
       expect(isServiceError(err, 'node_lease_lost')).toBe(true);
-      expect(await getScanByJobId(tdb.db, `res-${nodeId}`)).toBeNull();
+      expect(await getScanByRunId(tdb.db, `res-${nodeId}`)).toBeNull();
     }
     expect(await balance(acc.id)).toBe(100);
     expect((await ledgerOf(tdb.db, acc.id)).map((r) => r.reason)).toEqual(['signup']);

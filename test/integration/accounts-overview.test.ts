@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createAccount } from '../../src/accounts/accounts';
 import { fillUsage, getAccountOverview, getCheckUserInfo, usageDays } from '../../src/accounts/overview';
-import { finishScan, getScanByJobId, startScan } from '../../src/accounts/scans';
+import { finishScan, getScanByRunId, startScan } from '../../src/accounts/scans';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
 
 let tdb: TestDatabase;
@@ -55,17 +55,17 @@ describe('getAccountOverview', () => {
   test('history newest first, at most 30, signed links, usage per UTC day', async () => {
     const acc = await createAccount(tdb.db, { email: 'busy@example.test', checks: 1, unlimitedUntil: new Date('2026-08-01T00:00:00Z') });
     const other = await createAccount(tdb.db, { email: 'other@example.test' });
-    await startScan(tdb.db, { accountId: other.id, jobId: 'other-1', proxyType: 'http', region: 'us1', timeoutMs: 1000, totalSubmitted: 1, now });
+    await startScan(tdb.db, { accountId: other.id, runId: 'other-1', proxyType: 'http', region: 'us1', timeoutMs: 1000, totalSubmitted: 1, now });
     // 35 scans, one per 30 h going back from now; the oldest ones fall outside the 30-day window.
     for (let i = 0; i < 35; i++) {
       const at = new Date(now.getTime() - i * 30 * 3600_000 - 60_000);
-      const jobId = `busy-${i}`;
-      await startScan(tdb.db, { accountId: acc.id, jobId, proxyType: i % 2 ? 'socks5' : 'http', region: 'us1', timeoutMs: 1000, totalSubmitted: 3, now: at });
-      await finishScan(tdb.db, { jobId, totalChecked: i + 1, totalWorking: i % 3, resultRef: i === 1 ? 'expired' : `ref-${i}` });
+      const runId = `busy-${i}`;
+      await startScan(tdb.db, { accountId: acc.id, runId, proxyType: i % 2 ? 'socks5' : 'http', region: 'us1', timeoutMs: 1000, totalSubmitted: 3, now: at });
+      await finishScan(tdb.db, { runId, totalChecked: i + 1, totalWorking: i % 3, resultRef: i === 1 ? 'expired' : `ref-${i}` });
     }
     // A running scan (no result yet) is history too.
     const runningAt = new Date(now.getTime() - 1000);
-    await startScan(tdb.db, { accountId: acc.id, jobId: 'busy-running', proxyType: 'socks4', region: 'sg1', timeoutMs: 1000, totalSubmitted: 3, now: runningAt });
+    await startScan(tdb.db, { accountId: acc.id, runId: 'busy-running', proxyType: 'socks4', region: 'sg1', timeoutMs: 1000, totalSubmitted: 3, now: runningAt });
 
     const o = await getAccountOverview(tdb.db, acc.id, now, sign);
     expect(o.history_count).toBe(36);
@@ -95,11 +95,11 @@ describe('getAccountOverview', () => {
 
   test('scanned_at of a scan stamped by the database (microseconds) is the millisecond drizzle reads', async () => {
     const acc = await createAccount(tdb.db, { email: 'micro@example.test' });
-    for (let i = 0; i < 5; i++) await startScan(tdb.db, { accountId: acc.id, jobId: `micro-${i}`, proxyType: 'http', region: 'us1', timeoutMs: 1000, totalSubmitted: 1 });
+    for (let i = 0; i < 5; i++) await startScan(tdb.db, { accountId: acc.id, runId: `micro-${i}`, proxyType: 'http', region: 'us1', timeoutMs: 1000, totalSubmitted: 1 });
     const o = await getAccountOverview(tdb.db, acc.id, new Date(), sign);
     expect(o.history).toHaveLength(5);
     for (const h of o.history) {
-      const row = await getScanByJobId(tdb.db, `micro-${4 - o.history.indexOf(h)}`);
+      const row = await getScanByRunId(tdb.db, `micro-${4 - o.history.indexOf(h)}`);
       expect(h.id).toBe(row!.id);
       expect(h.scanned_at).toBe(row!.createdAt.toISOString());
     }

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createAccount } from '../../src/accounts/accounts';
-import { failScan, finishScan, getScanByJobId, startScan } from '../../src/accounts/scans';
+import { failScan, finishScan, getScanByRunId, startScan } from '../../src/accounts/scans';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
 
 let tdb: TestDatabase;
@@ -21,23 +21,23 @@ const now = new Date('2026-06-01T08:00:00Z');
 describe('scans', () => {
   test('start -> finish records counts and the result reference once', async () => {
     const acc = await createAccount(tdb.db, { email: 'scan1@example.test', checks: 10 });
-    const s = await startScan(tdb.db, { accountId: acc.id, jobId: 'job-s1', ...scan, charged: 10, now });
+    const s = await startScan(tdb.db, { accountId: acc.id, runId: 'job-s1', ...scan, charged: 10, now });
     expect(s).toMatchObject({ status: 'running', charged: 10, totalChecked: 0, resultRef: null, finishedAt: null });
     expect(typeof s.id).toBe('number');
-    const done = await finishScan(tdb.db, { jobId: 'job-s1', totalChecked: 10, totalWorking: 3, resultRef: 'r-abc' });
+    const done = await finishScan(tdb.db, { runId: 'job-s1', totalChecked: 10, totalWorking: 3, resultRef: 'r-abc' });
     expect(done).toMatchObject({ status: 'completed', totalChecked: 10, totalWorking: 3, resultRef: 'r-abc' });
     expect(done?.finishedAt).toBeInstanceOf(Date);
     // Not running any more: a second finish or a fail changes nothing.
-    expect(await finishScan(tdb.db, { jobId: 'job-s1', totalChecked: 1, totalWorking: 1, resultRef: null })).toBeNull();
-    expect(await failScan(tdb.db, { jobId: 'job-s1', error: 'late' })).toBeNull();
-    expect((await getScanByJobId(tdb.db, 'job-s1'))?.status).toBe('completed');
+    expect(await finishScan(tdb.db, { runId: 'job-s1', totalChecked: 1, totalWorking: 1, resultRef: null })).toBeNull();
+    expect(await failScan(tdb.db, { runId: 'job-s1', error: 'late' })).toBeNull();
+    expect((await getScanByRunId(tdb.db, 'job-s1'))?.status).toBe('completed');
   });
 
   test('fail records the error and partial counts; job ids are unique', async () => {
     const acc = await createAccount(tdb.db, { email: 'scan2@example.test' });
-    expect((await startScan(tdb.db, { accountId: acc.id, jobId: 'job-s2', ...scan, nodeId: 'node-a' })).nodeId).toBe('node-a');
-    const failed = await failScan(tdb.db, { jobId: 'job-s2', error: 'shutdown', totalChecked: 4, totalWorking: 1 });
+    expect((await startScan(tdb.db, { accountId: acc.id, runId: 'job-s2', ...scan, nodeId: 'node-a' })).nodeId).toBe('node-a');
+    const failed = await failScan(tdb.db, { runId: 'job-s2', error: 'shutdown', totalChecked: 4, totalWorking: 1 });
     expect(failed).toMatchObject({ status: 'failed', error: 'shutdown', totalChecked: 4, totalWorking: 1 });
-    await expect(startScan(tdb.db, { accountId: acc.id, jobId: 'job-s2', ...scan })).rejects.toThrow();
+    await expect(startScan(tdb.db, { accountId: acc.id, runId: 'job-s2', ...scan })).rejects.toThrow();
   });
 });

@@ -1,19 +1,23 @@
 /**
  * The AgentRunner's reports (src/cluster/agent-runner.ts "Reports") on a
- * private nats-server: shards whose pool reports results one per turn of the
+ * private nats-server: shards whose workers report results one per turn of the
  * event loop go out in far fewer reports than results, several shards in one
  * report, every result exactly once, `start` first and `done` after all of a
- * shard's results; with resultFlushMs 0 every pool report is its own message;
+ * shard's results; with resultFlushMs 0 every report of the workers is its own message;
  * no report holds more than REPORT_FLUSH_RESULTS results; on a server with a
  * small max_payload, reports are split below it and still arrive whole and in
- * order.
+ * order. And the runner's states: start once, stop drains, a stopped agent
+ * fetches nothing and leaves no heartbeat.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats, ensureWork, openAgentsBucket, workTransport } from '../../src/cluster/nats';
 import { AgentRunner, REPORT_FLUSH_RESULTS } from '../../src/cluster/agent-runner';
-import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, type ResultsReport, type ShardReport } from '../../src/cluster/protocol';
-import type { PoolPort, ResultBatch, Shard } from '../../src/jobs/ports';
-import { memoryLogger } from '../../src/log';
+import { decodeResults, encode, PROTOCOL_VERSION, resultsSubject, SHARD_MAX_TASKS, WORK_STREAM, workConsumer, type ResultsReport, type ShardNews, type WorkShard } from '../../src/cluster/protocol';
+import type { WorkerPort, ResultBatch, Shard } from '../../src/jobs/ports';
+import { memoryLogger, type Logger } from '../../src/log';
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { ProbeResult } from '../../src/probe/types';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +27,7 @@ import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/n
 const failed = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 1, anonymity: null, origin: null, error: { code: 'connect_refused', message: 'refused' } });
 
 /** Reports one result per turn of the event loop. */
-const onePerTurn: PoolPort = {
+const onePerTurn: WorkerPort = {
   runShard(shard: Shard, onResults: (b: ResultBatch) => void): Promise<void> {
     return new Promise((resolve) => {
       let i = 0;
@@ -36,6 +40,22 @@ const onePerTurn: PoolPort = {
     });
   },
 };
+
+/** What every runner of these tests shares: the fake workers, settings and identity. */
+function runnerOptions(nc: NatsConnection, kv: KV, region: string, agentId: string, log: Logger) {
+  return {
+    nc,
+    kv,
+    region,
+    agentId,
+    version: 'test',
+    workers: onePerTurn,
+    settingsFor: (w: WorkShard) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
+    identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
+    ackWaitMs: 5000,
+    log,
+  };
+}
 
 interface Received {
   m: ResultsReport;
@@ -83,28 +103,19 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
         });
       });
       const runner = new AgentRunner({
-        nc,
-        kv,
-        region: o.region,
-        agentId: 'a1',
+        ...runnerOptions(nc, kv, o.region, 'a1', log),
         slots: 100_000,
-        version: 'test',
-        pool: onePerTurn,
-        settingsFor: (w) => ({ type: w.type, timeoutMs: w.timeoutMs }) as never,
-        identity: () => ({ judgeUrl: 'http://127.0.0.1:1/judge', exitIps: [] }),
-        ackWaitMs: 5000,
         heartbeatMs: 1000,
-        log,
         onBusy: () => busyCalls++,
         ...(o.resultFlushMs !== undefined ? { resultFlushMs: o.resultFlushMs } : {}),
       });
       await runner.start();
-      // each shard in parts of at most SHARD_MAX_TASKS tasks, as the NatsPool sends them
+      // each shard in parts of at most SHARD_MAX_TASKS tasks, as the NatsWorkers sends them
       const transport = workTransport(nc);
       for (let s = 0; s < shards; s++) {
         for (let first = 0, part = 0; first < o.n; first += SHARD_MAX_TASKS, part++) {
           const tasks = Array.from({ length: Math.min(SHARD_MAX_TASKS, o.n - first) }, (_, i) => ({ index: s * o.n + first + i, proxy: { host: '127.0.0.1', port: 1 } }));
-          await transport.publishWork(o.region, { v: PROTOCOL_VERSION, node, job: 'j1', shard: `${s}-${part}`, kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, `${node}.${s}-${part}`);
+          await transport.publishWork(o.region, { v: PROTOCOL_VERSION, node, run: 'r1', shard: `${s}-${part}`, kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, `${node}.${s}-${part}`);
         }
       }
       await Promise.race([done, Bun.sleep(20_000)]);
@@ -116,12 +127,12 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
   }
 
   let busyCalls = 0;
-  const entries = (got: Received[]): ShardReport[] => got.flatMap((r) => r.m.shards);
+  const entries = (got: Received[]): ShardNews[] => got.flatMap((r) => r.m.shards);
   const indexes = (got: Received[]) => entries(got).flatMap((e) => (e.results as ProbeResult[] | undefined)?.map((r) => r.index) ?? []).sort((x, y) => x - y);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   /** Per shard: `start` in its first entry, `done` in its last and only there, each exactly once. */
   function inOrder(got: Received[]): void {
-    const byShard = new Map<string, ShardReport[]>();
+    const byShard = new Map<string, ShardNews[]>();
     for (const e of entries(got)) byShard.set(e.shard, [...(byShard.get(e.shard) ?? []), e]);
     for (const es of byShard.values()) {
       expect(es[0]!.start).toBe(true);
@@ -143,7 +154,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
     inOrder(got);
   }, 30_000);
 
-  test('resultFlushMs 0: one message per pool report', async () => {
+  test('resultFlushMs 0: one message per report of the workers', async () => {
     const got = await run({ region: 'rb2', n: 30, resultFlushMs: 0 });
     expect(indexes(got)).toEqual(range(30));
     // start, 30 single results, done
@@ -167,5 +178,43 @@ describe.skipIf(!HAVE_NATS_SERVER)('AgentRunner reports', () => {
     expect(got.length).toBeGreaterThan(2);
     for (const r of got) expect(r.bytes).toBeLessThanOrEqual(8192);
     inOrder(got);
+  }, 30_000);
+
+  test('states: created -> running -> draining -> stopped; start once and never after stop; a stopped agent takes no shard and leaves no heartbeat', async () => {
+    const log = memoryLogger('warn');
+    const nc = await connectNats(nats.url, 'test-states', log);
+    try {
+      await ensureWork(nc, ['rs1'], 5000, log);
+      const kv = await openAgentsBucket(nc, 5000);
+      const make = (agentId: string) => new AgentRunner({ ...runnerOptions(nc, kv, 'rs1', agentId, log), slots: 100, heartbeatMs: 60_000 });
+      const codeOf = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => (e as { code?: string }).code);
+      const runner = make('a1');
+      expect(runner.state).toBe('created');
+      await runner.start();
+      expect(runner.state).toBe('running');
+      expect((await kv.get(runner.key))?.operation).toBe('PUT');
+      expect(await codeOf(runner.start())).toBe('illegal_transition');
+      const stopping = runner.stop(1000);
+      expect(runner.state).toBe('draining');
+      expect(runner.stop(1)).toBe(stopping);
+      await stopping;
+      expect(runner.state).toBe('stopped');
+      expect((await kv.get(runner.key))?.operation).not.toBe('PUT');
+      expect(await codeOf(runner.start())).toBe('illegal_transition');
+      // nothing of this agent fetches any more: a shard published now stays in the queue
+      const tasks = [{ index: 0, proxy: { host: '127.0.0.1', port: 1 } }];
+      await workTransport(nc).publishWork('rs1', { v: PROTOCOL_VERSION, node: 'owner_rs1', run: 'r1', shard: 's0', kind: 'probe', type: 'http', timeoutMs: 1000, tasks }, 'owner_rs1.s0');
+      await Bun.sleep(200);
+      const info = await (await jetstreamManager(nc)).consumers.info(WORK_STREAM, workConsumer('rs1'));
+      expect(info.num_pending + info.num_ack_pending).toBe(1);
+      expect(info.num_ack_pending).toBe(0);
+      // a runner never started stops at once
+      const idle = make('a2');
+      await idle.stop(1000);
+      expect(idle.state).toBe('stopped');
+      expect(await codeOf(idle.start())).toBe('illegal_transition');
+    } finally {
+      await nc.drain().catch(() => nc.close());
+    }
   }, 30_000);
 });

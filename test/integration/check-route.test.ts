@@ -75,7 +75,7 @@ describe('POST /check: cheap counts first', () => {
   test('11 custom URL rules whose first is malformed: 413 Too many custom URLs, not the 400 of rule 0', async () => {
     const body = { proxies: ['1.2.3.4:80'], customUrls: [{ url: 'ftp://not-http' }, ...rules(10)] };
     const r = await post('/check', JSON.stringify(body), 'application/json');
-    expect(r).toEqual({ status: 413, body: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request', max: 10 } });
+    expect(r).toEqual({ status: 413, body: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 10 } });
     expect(ran).toHaveLength(0);
   });
 
@@ -117,7 +117,7 @@ describe('large bodies: MAX_LARGE_BODIES at once', () => {
     const second = await send(bigText);
     expect(second.status).toBe(503);
     expect(second.headers.get('retry-after')).toBe('1');
-    expect(await second.json()).toEqual({ error: 'Service unavailable', message: 'Too many large request bodies are being read; retry in 1 s' });
+    expect(await second.json()).toEqual({ error: 'Service unavailable', message: 'Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in 1 s' });
     // a small body is never held back
     expect((await send('1.2.3.4:80\n')).status).toBe(200);
 

@@ -1,7 +1,7 @@
 /**
  * JobActor state machine with injected ports: a real scheduler, a real result
  * writer in a temp dir, an in-memory ledger that records every call, and a
- * pool driven by the test (so failure paths can be forced exactly).
+ * fake probe workers driven by the test (so failure paths can be forced exactly).
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { ServiceError } from '../../src/errors';
 import { JobActor, JOB_STATES, type JobDeps } from '../../src/jobs/actor';
 import { InsufficientQuotaError } from '../../src/jobs/job-errors';
 import { localExecution } from '../../src/jobs/local-execution';
-import type { LedgerPort, PoolPort, Shard } from '../../src/jobs/ports';
+import type { LedgerPort, WorkerPort, Shard } from '../../src/jobs/ports';
 import type { CheckRequest } from '../../src/jobs/request';
 import type { ProgressState } from '../../src/jobs/progress';
 import { RegionScheduler } from '../../src/jobs/scheduler';
@@ -27,7 +27,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function request(n: number, extra: Partial<CheckRequest> = {}): CheckRequest {
   const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.1.${i >> 8}.${i & 255}:8080`));
-  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId: null, customUrls: [], ...extra };
+  return { route: 'check', proxies: list.proxies, totalInvalid: 0, invalidLines: list.invalidLines, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId: null, customUrls: [], ...extra };
 }
 
 function ledger(opts: { available?: number; unlimited?: boolean } = {}) {
@@ -55,10 +55,10 @@ function ledger(opts: { available?: number; unlimited?: boolean } = {}) {
 const ok = (index: number): ProbeResult => ({ index, status: 'working', statusCode: 200, responseTimeMs: 10 + index, anonymity: 'elite', origin: '203.0.113.9', error: null });
 const bad = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 5, anonymity: null, origin: null, error: { code: 'connect_refused', message: 'refused' } });
 
-/** A pool that answers every shard in the next tick with `answer(task index)`, unless `behave` says otherwise. */
-function pool(behave: (shard: Shard, n: number) => 'answer' | 'reject' | 'short' | 'hang' = () => 'answer', answer: (i: number) => ProbeResult = ok) {
+/** Fake probe workers: they answer every shard in the next tick with `answer(task index)`, unless `behave` says otherwise. */
+function workers(behave: (shard: Shard, n: number) => 'answer' | 'reject' | 'short' | 'hang' = () => 'answer', answer: (i: number) => ProbeResult = ok) {
   let shards = 0;
-  const p: PoolPort & { shards: () => number } = {
+  const p: WorkerPort & { shards: () => number } = {
     shards: () => shards,
     runShard(shard, onResults, signal) {
       const n = ++shards;
@@ -69,7 +69,7 @@ function pool(behave: (shard: Shard, n: number) => 'answer' | 'reject' | 'short'
           return;
         }
         setTimeout(() => {
-          if (how === 'reject') return reject(Object.assign(new Error('worker died'), { code: 'pool_worker_failed' }));
+          if (how === 'reject') return reject(Object.assign(new Error('worker died'), { code: 'worker_failed' }));
           if (shard.kind === 'probe') {
             const tasks = how === 'short' ? shard.tasks.slice(1) : shard.tasks;
             onResults(tasks.map((t) => answer(t.index)));
@@ -86,7 +86,7 @@ function pool(behave: (shard: Shard, n: number) => 'answer' | 'reject' | 'short'
   return p;
 }
 
-function deps(l: LedgerPort, p: PoolPort, capacity = 64): JobDeps & { states: ProgressState[]; finals: (string | null)[]; scheduler: RegionScheduler } {
+function deps(l: LedgerPort, p: WorkerPort, capacity = 64): JobDeps & { states: ProgressState[]; finals: (string | null)[]; scheduler: RegionScheduler } {
   const states: ProgressState[] = [];
   const finals: (string | null)[] = [];
   const scheduler = new RegionScheduler(() => capacity, { onDispatchError: () => {} });
@@ -114,7 +114,7 @@ function deps(l: LedgerPort, p: PoolPort, capacity = 64): JobDeps & { states: Pr
 describe('JobActor', () => {
   test('completes: folds every result, settles with no refund, publishes states in order', async () => {
     const l = ledger();
-    const d = deps(l.port, pool(undefined, (i) => (i % 3 === 0 ? ok(i) : bad(i))), 16);
+    const d = deps(l.port, workers(undefined, (i) => (i % 3 === 0 ? ok(i) : bad(i))), 16);
     const actor = new JobActor('job-a', 'acc', request(100), d);
     const res = await actor.run();
     expect(actor.state).toBe(JOB_STATES.COMPLETED);
@@ -135,7 +135,7 @@ describe('JobActor', () => {
   test('402 when the ledger refuses: nothing settled, no file', async () => {
     const l = ledger({ available: 5 });
     const before = readdirSync(join(dir, 'results')).length;
-    const actor = new JobActor('job-b', 'acc', request(10), deps(l.port, pool()));
+    const actor = new JobActor('job-b', 'acc', request(10), deps(l.port, workers()));
     const err = await actor.run().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InsufficientQuotaError);
     expect(err).toMatchObject({ code: 'insufficient_quota', required: 10, available: 5 });
@@ -146,7 +146,7 @@ describe('JobActor', () => {
 
   test('a shard that rejects fails the job and refunds what was not checked', async () => {
     const l = ledger();
-    const d = deps(l.port, pool((_, n) => (n === 3 ? 'reject' : 'answer')), 32);
+    const d = deps(l.port, workers((_, n) => (n === 3 ? 'reject' : 'answer')), 32);
     const actor = new JobActor('job-c', 'acc', request(200), d);
     const err = (await actor.run().catch((e: unknown) => e)) as Error & { code?: string };
     expect(err.code).toBe('shard_failed');
@@ -159,7 +159,7 @@ describe('JobActor', () => {
 
   test('a shard that ends without all its results fails the job instead of hanging', async () => {
     const l = ledger();
-    const d = deps(l.port, pool((_, n) => (n === 1 ? 'short' : 'answer')), 16);
+    const d = deps(l.port, workers((_, n) => (n === 1 ? 'short' : 'answer')), 16);
     const actor = new JobActor('job-d', 'acc', request(50), d);
     const err = (await actor.run().catch((e: unknown) => e)) as Error & { code?: string; cause?: { code?: string } };
     expect(err.code).toBe('shard_failed');
@@ -173,7 +173,7 @@ describe('JobActor', () => {
   test('cancel mid-run (shutdown): fails with the reason, refunds every reserved unit (no results delivered), removes the partial file', async () => {
     const l = ledger();
     const before = readdirSync(join(dir, 'results')).length;
-    const d = deps(l.port, pool((_, n) => (n <= 2 ? 'answer' : 'hang')), 16);
+    const d = deps(l.port, workers((_, n) => (n <= 2 ? 'answer' : 'hang')), 16);
     const actor = new JobActor('job-e', 'acc', request(100), d);
     const run = actor.run().catch((e: unknown) => e);
     for (let i = 0; i < 500 && actor.checked < 32; i++) await Bun.sleep(2); // the two answered shards are folded
@@ -195,7 +195,7 @@ describe('JobActor', () => {
 
   test('UnlimitedPro: nothing reserved, so a failure refunds nothing', async () => {
     const l = ledger({ unlimited: true, available: 0 });
-    const actor = new JobActor('job-f', 'acc', request(20), deps(l.port, pool(() => 'reject')));
+    const actor = new JobActor('job-f', 'acc', request(20), deps(l.port, workers(() => 'reject')));
     await actor.run().catch(() => {});
     expect(l.calls.find((c) => c.op === 'fail')).toMatchObject({ checked: 0, refund: 0 });
   });
@@ -203,7 +203,7 @@ describe('JobActor', () => {
   test('custom URLs run through working proxies only, pairs counted per URL', async () => {
     const l = ledger();
     const req = request(10, { customUrls: [{ url: 'http://a.example/', requiredStatusCodes: [200], caseSensitive: false }, { url: 'http://b.example/', requiredStatusCodes: [200], caseSensitive: false }] });
-    const d = deps(l.port, pool(undefined, (i) => (i < 4 ? ok(i) : bad(i))), 16);
+    const d = deps(l.port, workers(undefined, (i) => (i < 4 ? ok(i) : bad(i))), 16);
     const actor = new JobActor('job-g', 'acc', req, d);
     const res = await actor.run();
     const file = (await Bun.file(join(dir, 'results', res.result_url!.split('/').pop()!)).json()) as any;
@@ -215,13 +215,13 @@ describe('JobActor', () => {
     expect([...new Set(d.states.map((s) => s.phase))]).toContain('custom_url_validation');
   });
 
-  test('a grant that throws (the pool refuses a shard synchronously) fails the job with refunds', async () => {
+  test('a grant that throws (the workers refuses a shard synchronously) fails the job with refunds', async () => {
     const l = ledger();
-    const p = pool();
+    const p = workers();
     let n = 0;
-    const throwing: PoolPort = {
+    const throwing: WorkerPort = {
       runShard(shard, onResults, signal) {
-        if (++n === 2) throw new Error('pool closed');
+        if (++n === 2) throw new Error('workers closed');
         return p.runShard(shard, onResults, signal);
       },
     };
@@ -243,7 +243,7 @@ describe('JobActor', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const slow: LedgerPort = { ...l.port, reserve: async (i) => { await gate; return l.port.reserve(i); } };
-    const d = deps(slow, pool(), 16);
+    const d = deps(slow, workers(), 16);
     const actor = new JobActor('job-i', 'acc', request(40), d);
     const run = actor.run().catch((e: unknown) => e);
     await Bun.sleep(5);
@@ -258,7 +258,7 @@ describe('JobActor', () => {
 
   test('cancel after the job completed is ignored', async () => {
     const l = ledger();
-    const actor = new JobActor('job-j', 'acc', request(5), deps(l.port, pool(), 16));
+    const actor = new JobActor('job-j', 'acc', request(5), deps(l.port, workers(), 16));
     await actor.run();
     actor.cancel();
     await Bun.sleep(5);
@@ -268,7 +268,7 @@ describe('JobActor', () => {
 
   test('the client went away: the job is cancelled, pays only for the probes made, history says cancelled', async () => {
     const l = ledger();
-    const d = deps(l.port, pool((_, n) => (n <= 2 ? 'answer' : 'hang')), 16);
+    const d = deps(l.port, workers((_, n) => (n <= 2 ? 'answer' : 'hang')), 16);
     const actor = new JobActor('job-k', 'acc', request(100), d);
     const run = actor.run().catch((e: unknown) => e);
     for (let i = 0; i < 500 && actor.checked < 32; i++) await Bun.sleep(2);
@@ -283,7 +283,7 @@ describe('JobActor', () => {
     const overloaded = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error: { code: 'checker_overloaded', message: 'EMFILE' } });
     const tries = new Map<number, number>();
     // index 3 is overloaded twice, then answers; index 5 is overloaded every time
-    const d = deps(l.port, pool(undefined, (i) => {
+    const d = deps(l.port, workers(undefined, (i) => {
       const n = (tries.get(i) ?? 0) + 1;
       tries.set(i, n);
       if (i === 5 || (i === 3 && n <= 2)) return overloaded(i);
@@ -313,8 +313,8 @@ describe('JobActor', () => {
       return { ...ok(t), origin: p === 0 ? `198.51.100.${t + 1}` : '203.0.113.9' };
     };
     const tasks: number[] = [];
-    const p = pool(undefined, answer);
-    const seeing: PoolPort = { runShard: (shard, onResults, signal) => (tasks.push(...shard.tasks.map((t) => t.index)), p.runShard(shard, onResults, signal)) };
+    const p = workers(undefined, answer);
+    const seeing: WorkerPort = { runShard: (shard, onResults, signal) => (tasks.push(...shard.tasks.map((t) => t.index)), p.runShard(shard, onResults, signal)) };
     const d = deps(l.port, seeing, 8);
     const actor = new JobActor('job-s', 'acc', request(10, { samples: 3 }), d);
     const res = await actor.run();
@@ -349,7 +349,7 @@ describe('JobActor', () => {
   test('counters: one probeResults call per result batch, adding up to the probes folded (retried ones are not folded)', async () => {
     const overloaded = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error: { code: 'checker_overloaded', message: 'EMFILE' } });
     let tried4 = false;
-    const p = pool(undefined, (i) => (i === 4 && !tried4 ? ((tried4 = true), overloaded(i)) : ok(i)));
+    const p = workers(undefined, (i) => (i === 4 && !tried4 ? ((tried4 = true), overloaded(i)) : ok(i)));
     const counts: number[] = [];
     const d = { ...deps(ledger().port, p, 8), counters: { probeResults: (n: number) => counts.push(n), jobEnded: () => {} } };
     await new JobActor('job-c', 'acc', request(10, { samples: 2 }), d).run();
@@ -359,7 +359,7 @@ describe('JobActor', () => {
 
   test('samples: the 402 requires proxies x samples', async () => {
     const l = ledger({ available: 20 });
-    const err = await new JobActor('job-t', 'acc', request(10, { samples: 3 }), deps(l.port, pool())).run().catch((e: unknown) => e);
+    const err = await new JobActor('job-t', 'acc', request(10, { samples: 3 }), deps(l.port, workers())).run().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InsufficientQuotaError);
     expect(err).toMatchObject({ required: 30, available: 20 });
     expect(l.calls).toEqual([{ op: 'reserve', units: 30 }]);
@@ -367,7 +367,7 @@ describe('JobActor', () => {
 
   test('samples: a client that goes away pays for every sample performed, a proxy cut short included; checked counts whole proxies', async () => {
     const l = ledger();
-    const d = deps(l.port, pool((_, n) => (n <= 2 ? 'answer' : 'hang')), 16);
+    const d = deps(l.port, workers((_, n) => (n <= 2 ? 'answer' : 'hang')), 16);
     const actor = new JobActor('job-u', 'acc', request(100, { samples: 3 }), d);
     const run = actor.run().catch((e: unknown) => e);
     for (let i = 0; i < 500 && actor.checked < 10; i++) await Bun.sleep(2); // 32 samples: 10 proxies and 2 samples of the 11th
@@ -382,7 +382,7 @@ describe('JobActor', () => {
     const l = ledger();
     const overloaded = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 0, anonymity: null, origin: null, error: { code: 'checker_overloaded', message: 'EMFILE' } });
     const tries = new Map<number, number>();
-    const d = deps(l.port, pool(undefined, (t) => {
+    const d = deps(l.port, workers(undefined, (t) => {
       tries.set(t, (tries.get(t) ?? 0) + 1);
       return t === 3 ? overloaded(t) : ok(t); // task 3 = sample 1 of proxy 1
     }), 16);
@@ -407,7 +407,7 @@ describe('JobActor', () => {
       },
     };
     const retries: { label: string; attempt: () => Promise<void> }[] = [];
-    const d = { ...deps(flaky, pool(() => 'reject')), retrySettlement: (label: string, attempt: () => Promise<void>) => void retries.push({ label, attempt }) };
+    const d = { ...deps(flaky, workers(() => 'reject')), retrySettlement: (label: string, attempt: () => Promise<void>) => void retries.push({ label, attempt }) };
     const actor = new JobActor('job-m', 'acc', request(10), d);
     await actor.run().catch(() => {});
     expect(retries).toHaveLength(1);
@@ -421,9 +421,9 @@ describe('JobActor', () => {
     const reserved: string[] = [];
     const contexts = new Set<string>();
     const l = ledger();
-    const port: LedgerPort = { ...l.port, reserve: (i) => (reserved.push(i.jobId), l.port.reserve(i)) };
-    const inner = pool();
-    const p: PoolPort = { runShard: (shard, onResults, signal, ctx) => (contexts.add(ctx!.jobId), inner.runShard(shard, onResults, signal, ctx)) };
+    const port: LedgerPort = { ...l.port, reserve: (i) => (reserved.push(i.runId), l.port.reserve(i)) };
+    const inner = workers();
+    const p: WorkerPort = { runShard: (shard, onResults, signal, ctx) => (contexts.add(ctx!.runId), inner.runShard(shard, onResults, signal, ctx)) };
     for (let run = 0; run < 2; run++) {
       const actor = new JobActor('client-job', 'acc', request(3, { jobId: 'client-job' }), deps(port, p));
       await actor.run();
@@ -432,5 +432,90 @@ describe('JobActor', () => {
     expect(reserved).toHaveLength(2);
     expect(reserved[0]).not.toBe(reserved[1]);
     expect([...contexts]).toEqual(reserved);
+  });
+});
+
+describe('JobActor: failures that explain themselves', () => {
+  /** deps whose probes refuse private targets (ALLOW_PRIVATE_TARGETS off), and the probed tasks by host. */
+  function strict(l: LedgerPort, answer: (i: number) => ProbeResult = ok) {
+    const probed: string[] = [];
+    const p = workers((shard) => {
+      if (shard.kind === 'probe') for (const t of shard.tasks) probed.push(t.proxy.host);
+      return 'answer';
+    }, answer);
+    const d = deps(l, p);
+    const settings = d.settings;
+    d.settings = (type, timeoutMs) => ({ ...settings(type, timeoutMs), allowPrivateTargets: false });
+    return { d, probed };
+  }
+  const list = (lines: string[], extra: Partial<CheckRequest> = {}): CheckRequest => {
+    const parsed = parseProxyList(lines);
+    return { ...request(0), proxies: parsed.proxies, totalInvalid: parsed.invalid, invalidLines: parsed.invalidLines, totalDuplicates: parsed.duplicates, ...extra };
+  };
+  const file = async (url: string) => (await Bun.file(join(dir, 'results', url.split('/').pop()!)).json()) as Record<string, unknown> & { proxies: { proxy: { host: string }; status: string; error?: { code: string; message: string } }[] };
+
+  test('literal private/loopback/reserved proxies are not probed nor charged; counted in total_blocked; failed blocked_target records naming the setting', async () => {
+    const l = ledger();
+    const { d, probed } = strict(l.port, (i) => (i === 0 ? ok(i) : bad(i)));
+    const req = list(['8.8.8.8:80', '127.0.0.1:80', 'proxy.example.com:80', '[::1]:8080', '10.0.0.1:3128', '169.254.169.254:80', '1.1.1.1:80']);
+    const res = await new JobActor('job-blk', 'acc', req, d).run();
+    expect(probed).toEqual(['8.8.8.8', 'proxy.example.com', '1.1.1.1']); // host names stay: they are resolved at probe time
+    expect(l.calls[0]).toEqual({ op: 'reserve', units: 3 });
+    expect(res.metadata.total_checked).toBe(3);
+    expect(res.metadata.total_blocked).toBe(4);
+    expect(res.summary.errors).toEqual({ blocked_target: 4, connect_refused: 2 });
+    const doc = await file(res.result_url!);
+    const blocked = doc.proxies.filter((r) => r.error?.code === 'blocked_target');
+    expect(blocked.map((r) => r.proxy.host)).toEqual(['127.0.0.1', '::1', '10.0.0.1', '169.254.169.254']);
+    for (const r of blocked) {
+      expect(r.status).toBe('failed');
+      expect(r.error!.message).toBe(`${r.proxy.host} is in a private, loopback or reserved range; refused unless the server sets ALLOW_PRIVATE_TARGETS=true`);
+    }
+    expect(doc.proxies).toHaveLength(7);
+    expect(doc.summary).toEqual(res.summary);
+    expect((doc.metadata as { total_blocked: number }).total_blocked).toBe(4);
+  });
+
+  test('the 402 counts the proxies to probe only', async () => {
+    const l = ledger({ available: 1 });
+    const { d } = strict(l.port);
+    const err = await new JobActor('job-blk2', 'acc', list(['127.0.0.1:1', '127.0.0.2:1', '10.9.9.9:1', '8.8.4.4:80', '9.9.9.9:80']), d).run().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'insufficient_quota', required: 2, available: 1 });
+  });
+
+  test('every proxy refused: nothing reserved, nothing probed, the job still completes with its file', async () => {
+    const l = ledger();
+    const { d, probed } = strict(l.port);
+    const res = await new JobActor('job-blk3', 'acc', list(['127.0.0.1:1', '192.168.1.1:8080']), d).run();
+    expect(probed).toEqual([]);
+    expect(l.calls).toEqual([
+      { op: 'reserve', units: 0 },
+      { op: 'complete', checked: 0, working: 0, refund: 0 },
+    ]);
+    expect(res.metadata).toMatchObject({ total_checked: 0, total_blocked: 2 });
+    expect(res.summary.errors).toEqual({ blocked_target: 2 });
+    expect((await file(res.result_url!)).proxies).toHaveLength(2);
+  });
+
+  test('ALLOW_PRIVATE_TARGETS on: nothing is refused before the probe', async () => {
+    const l = ledger();
+    const res = await new JobActor('job-blk4', 'acc', list(['127.0.0.1:1', '10.0.0.1:1']), deps(l.port, workers())).run();
+    expect(res.metadata).toMatchObject({ total_checked: 2, total_blocked: 0 });
+    expect(l.calls[0]).toEqual({ op: 'reserve', units: 2 });
+  });
+
+  test('invalid lines: the first 20 in metadata.invalid_lines, all of them in the result file', async () => {
+    const l = ledger();
+    const lines = ['10.0.0.1:80', ...Array.from({ length: 25 }, (_, i) => `bad line ${i}`), '10.0.0.2:99999'];
+    const res = await new JobActor('job-inv', 'acc', list(lines), deps(l.port, workers())).run();
+    expect(res.metadata.total_invalid).toBe(26);
+    expect(res.metadata.invalid_lines).toHaveLength(20);
+    expect(res.metadata.invalid_lines[0]).toEqual({ line: 2, text: 'bad line 0', reason: 'not a proxy address: expected host:port, user:pass@host:port or host:port:user:pass' });
+    const doc = await file(res.result_url!);
+    const all = doc.invalid_lines as { line: number; text: string; reason: string }[];
+    expect(all).toHaveLength(26);
+    expect(all.at(-1)).toEqual({ line: 27, text: '10.0.0.2:99999', reason: 'port is not a number from 1 to 65535' });
+    expect(doc.metadata).toEqual(res.metadata);
+    expect(Object.keys(doc)).toEqual(['summary', 'metadata', 'proxies', 'invalid_lines']);
   });
 });

@@ -27,10 +27,10 @@ afterAll(async () => {
 
 const now = () => new Date();
 
-async function reserved(jobId: string, units: number) {
-  const acc = await createAccount(tdb.db, { email: `${jobId}@example.com`, checks: 100 });
+async function reserved(runId: string, units: number) {
+  const acc = await createAccount(tdb.db, { email: `${runId}@example.com`, checks: 100 });
   const ledger = databaseLedger(tdb.db);
-  const r = await ledger.reserve({ accountId: acc.id, jobId, clientJobId: null, units, type: 'http', region: 'us1', timeoutMs: 1000, submitted: units, now: now() });
+  const r = await ledger.reserve({ accountId: acc.id, runId, clientJobId: null, units, type: 'http', region: 'us1', timeoutMs: 1000, submitted: units, now: now() });
   expect(r.ok).toBe(true);
   return { acc, ledger };
 }
@@ -44,18 +44,18 @@ describe('databaseLedger: settling twice refunds once', () => {
   test('fail, then the same fail again (a retry after a lost answer)', async () => {
     const { acc, ledger } = await reserved('run_fail_twice', 10);
     expect(await balance(acc.id)).toBe(90);
-    const settlement = { accountId: acc.id, jobId: 'run_fail_twice', checked: 4, working: 0, refund: 10, error: 'shutting_down', cancelled: false, now: now() };
+    const settlement = { accountId: acc.id, runId: 'run_fail_twice', checked: 4, working: 0, refund: 10, error: 'shutting_down', cancelled: false, now: now() };
     await ledger.fail(settlement);
     expect(await balance(acc.id)).toBe(100);
     await ledger.fail(settlement);
     expect(await balance(acc.id)).toBe(100);
-    const [scan] = await tdb.db.select().from(scans).where(eq(scans.jobId, 'run_fail_twice'));
+    const [scan] = await tdb.db.select().from(scans).where(eq(scans.runId, 'run_fail_twice'));
     expect(scan).toMatchObject({ status: 'failed', error: 'shutting_down' });
   });
 
   test('complete with a refund, twice', async () => {
     const { acc, ledger } = await reserved('run_complete_twice', 10);
-    const c = { accountId: acc.id, jobId: 'run_complete_twice', checked: 10, working: 3, resultRef: 'r1', refund: 2, now: now() };
+    const c = { accountId: acc.id, runId: 'run_complete_twice', checked: 10, working: 3, resultRef: 'r1', refund: 2, now: now() };
     await ledger.complete(c);
     await ledger.complete(c);
     expect(await balance(acc.id)).toBe(92);
@@ -67,7 +67,7 @@ describe('databaseLedger: one running job per client jobId, across accounts and 
   let n = 0;
   const account = (checks = 100) => createAccount(tdb.db, { email: `cj-${++n}@example.com`, checks });
   const reserve = (accountId: string, runId: string, clientJobId: string | null, units = 10) =>
-    ledger().reserve({ accountId, jobId: runId, clientJobId, units, type: 'http', region: 'us1', timeoutMs: 1000, submitted: units, now: now() });
+    ledger().reserve({ accountId, runId: runId, clientJobId, units, type: 'http', region: 'us1', timeoutMs: 1000, submitted: units, now: now() });
   const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
   /** What the database holds for an account: balance, ledger rows, scans. */
   const held = async (id: string) => ({
@@ -89,10 +89,10 @@ describe('databaseLedger: one running job per client jobId, across accounts and 
     expect(await refusal(reserve(a.id, 'run_cj_a2', 'cj-dup'))).toBeInstanceOf(JobAlreadyRunningError);
     expect(await balance(a.id)).toBe(90);
 
-    await ledger().complete({ accountId: a.id, jobId: 'run_cj_a', checked: 10, working: 0, resultRef: 'r', refund: 0, now: now() });
+    await ledger().complete({ accountId: a.id, runId: 'run_cj_a', checked: 10, working: 0, resultRef: 'r', refund: 0, now: now() });
     expect((await reserve(b.id, 'run_cj_b', 'cj-dup')).ok).toBe(true);
     expect(await balance(b.id)).toBe(90);
-    const [scan] = await tdb.db.select().from(scans).where(eq(scans.jobId, 'run_cj_b'));
+    const [scan] = await tdb.db.select().from(scans).where(eq(scans.runId, 'run_cj_b'));
     expect(scan).toMatchObject({ clientJobId: 'cj-dup', status: 'running' });
   });
 
@@ -107,8 +107,8 @@ describe('databaseLedger: one running job per client jobId, across accounts and 
   test('the jobId is free again once its scan failed, was cancelled, or was swept as an orphan', async () => {
     const a = await account(1000);
     const ends: [string, (runId: string) => Promise<unknown>][] = [
-      ['failed', (runId) => ledger().fail({ accountId: a.id, jobId: runId, checked: 0, working: 0, refund: 10, error: 'shutting_down', cancelled: false, now: now() })],
-      ['cancelled', (runId) => ledger().fail({ accountId: a.id, jobId: runId, checked: 0, working: 0, refund: 10, error: 'client_disconnected', cancelled: true, now: now() })],
+      ['failed', (runId) => ledger().fail({ accountId: a.id, runId: runId, checked: 0, working: 0, refund: 10, error: 'shutting_down', cancelled: false, now: now() })],
+      ['cancelled', (runId) => ledger().fail({ accountId: a.id, runId: runId, checked: 0, working: 0, refund: 10, error: 'client_disconnected', cancelled: true, now: now() })],
       // no node recorded: an orphan for any sweep (the node that ran it is gone)
       ['failed', () => sweepOrphans(tdb.db, memoryLogger(), { self: 'sweeper', scope: 'expired' })],
     ];
@@ -118,12 +118,12 @@ describe('databaseLedger: one running job per client jobId, across accounts and 
       expect((await reserve(a.id, runId, 'cj-end')).ok).toBe(true);
       expect(await refusal(reserve(a.id, `${runId}_dup`, 'cj-end'))).toBeInstanceOf(JobAlreadyRunningError);
       await end(runId);
-      const [scan] = await tdb.db.select().from(scans).where(eq(scans.jobId, runId));
+      const [scan] = await tdb.db.select().from(scans).where(eq(scans.runId, runId));
       expect(scan?.status).toBe(status);
     }
     expect((await reserve(a.id, 'run_cj_end_last', 'cj-end')).ok).toBe(true);
     expect(await balance(a.id)).toBe(990);
-    await ledger().complete({ accountId: a.id, jobId: 'run_cj_end_last', checked: 10, working: 0, resultRef: 'r', refund: 0, now: now() });
+    await ledger().complete({ accountId: a.id, runId: 'run_cj_end_last', checked: 10, working: 0, resultRef: 'r', refund: 0, now: now() });
   });
 
   test('jobs without a client jobId never conflict', async () => {

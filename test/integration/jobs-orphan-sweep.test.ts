@@ -9,7 +9,7 @@ import { nodes } from '../../db/schema';
 import { createAccount, getAccount } from '../../src/accounts/accounts';
 import { registerNode } from '../../src/accounts/nodes';
 import { reserveQuota } from '../../src/accounts/quota';
-import { getScanByJobId } from '../../src/accounts/scans';
+import { getScanByRunId } from '../../src/accounts/scans';
 import { startOrphanSweep } from '../../src/jobs/orphan-sweep';
 import { memoryLogger } from '../../src/log';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
@@ -28,8 +28,8 @@ const identity = (id: string) => ({ id, version: 't', host: null, pid: null });
 test('every interval: other nodes\' expired leases are swept, its own scans and live nodes are not; old rows pruned', async () => {
   for (const id of ['me', 'live', 'dead', 'ancient']) await registerNode(tdb.db, identity(id), 60_000);
   const acc = await createAccount(tdb.db, { email: 'sweep@example.test', checks: 100 });
-  for (const [jobId, nodeId] of [['s-me', 'me'], ['s-live', 'live'], ['s-dead', 'dead']] as const) {
-    await reserveQuota(tdb.db, { accountId: acc.id, jobId, units: 5, now: new Date(), scan, nodeId });
+  for (const [runId, nodeId] of [['s-me', 'me'], ['s-live', 'live'], ['s-dead', 'dead']] as const) {
+    await reserveQuota(tdb.db, { accountId: acc.id, runId, units: 5, now: new Date(), scan, nodeId });
   }
   await tdb.db.update(nodes).set({ leaseUntil: sql`now() - interval '1 second'` }).where(eq(nodes.id, 'dead'));
   await tdb.db.update(nodes).set({ leaseUntil: sql`now() - interval '2 hours'` }).where(eq(nodes.id, 'ancient'));
@@ -38,21 +38,21 @@ test('every interval: other nodes\' expired leases are swept, its own scans and 
   const log = memoryLogger();
   const sweep = startOrphanSweep({ db: tdb.db, self: 'me', intervalMs: 30, log });
   const end = Date.now() + 5000;
-  while ((await getScanByJobId(tdb.db, 's-dead'))?.status === 'running' && Date.now() < end) await Bun.sleep(10);
+  while ((await getScanByRunId(tdb.db, 's-dead'))?.status === 'running' && Date.now() < end) await Bun.sleep(10);
   await Bun.sleep(100); // a few more passes
   await sweep.stop();
   await sweep.stop();
-  expect(await getScanByJobId(tdb.db, 's-dead')).toMatchObject({ status: 'failed', error: 'interrupted' });
-  expect((await getScanByJobId(tdb.db, 's-live'))?.status).toBe('running');
-  expect((await getScanByJobId(tdb.db, 's-me'))?.status).toBe('running');
+  expect(await getScanByRunId(tdb.db, 's-dead')).toMatchObject({ status: 'failed', error: 'interrupted' });
+  expect((await getScanByRunId(tdb.db, 's-live'))?.status).toBe('running');
+  expect((await getScanByRunId(tdb.db, 's-me'))?.status).toBe('running');
   expect((await getAccount(tdb.db, acc.id))?.rootBalance).toBe(90);
-  expect(log.lines.filter((l) => l.msg === 'refunded an interrupted job').map((l) => l.jobId)).toEqual(['s-dead']);
+  expect(log.lines.filter((l) => l.msg === 'refunded an interrupted job').map((l) => l.runId)).toEqual(['s-dead']);
   const left = (await tdb.db.select({ id: nodes.id }).from(nodes)).map((r) => r.id).sort();
   expect(left).toEqual(['dead', 'live', 'me']);
   // stopped: no more passes
   await tdb.db.update(nodes).set({ leaseUntil: sql`now() - interval '1 second'` }).where(eq(nodes.id, 'live'));
   await Bun.sleep(100);
-  expect((await getScanByJobId(tdb.db, 's-live'))?.status).toBe('running');
+  expect((await getScanByRunId(tdb.db, 's-live'))?.status).toBe('running');
 });
 
 test('a failing pass is logged and reports nothing; runOnce shares a pass under way', async () => {
@@ -71,20 +71,20 @@ test('a failing pass is logged and reports nothing; runOnce shares a pass under 
 test('onRefunded hears each orphan it refunded, once, with its run id and node (a cluster cancels its shards)', async () => {
   for (const id of ['me2', 'gone2']) await registerNode(tdb.db, identity(id), 60_000);
   const acc = await createAccount(tdb.db, { email: 'sweep-told@example.test', checks: 100 });
-  for (const [jobId, nodeId] of [['t-gone-1', 'gone2'], ['t-gone-2', 'gone2'], ['t-me', 'me2']] as const) {
-    await reserveQuota(tdb.db, { accountId: acc.id, jobId, units: 5, now: new Date(), scan, nodeId });
+  for (const [runId, nodeId] of [['t-gone-1', 'gone2'], ['t-gone-2', 'gone2'], ['t-me', 'me2']] as const) {
+    await reserveQuota(tdb.db, { accountId: acc.id, runId, units: 5, now: new Date(), scan, nodeId });
   }
   await tdb.db.update(nodes).set({ leaseUntil: sql`now() - interval '1 second'` }).where(eq(nodes.id, 'gone2'));
-  const told: { jobId: string; nodeId: string | null }[] = [];
+  const told: { runId: string; nodeId: string | null }[] = [];
   const sweep = startOrphanSweep({ db: tdb.db, self: 'me2', intervalMs: 3_600_000, log: memoryLogger(), onRefunded: (o) => told.push(o) });
   const first = await sweep.runOnce(); // the earlier test's lapsed nodes are orphans for 'me2' too
   expect(told).toHaveLength(first.scans);
   expect(await sweep.runOnce()).toEqual({ scans: 0, units: 0 });
   expect(told).toHaveLength(first.scans);
   await sweep.stop();
-  expect(told.map((o) => o.jobId)).not.toContain('t-me');
-  expect(told.filter((o) => o.nodeId === 'gone2').sort((x, y) => x.jobId.localeCompare(y.jobId))).toEqual([
-    { jobId: 't-gone-1', nodeId: 'gone2' },
-    { jobId: 't-gone-2', nodeId: 'gone2' },
+  expect(told.map((o) => o.runId)).not.toContain('t-me');
+  expect(told.filter((o) => o.nodeId === 'gone2').sort((x, y) => x.runId.localeCompare(y.runId))).toEqual([
+    { runId: 't-gone-1', nodeId: 'gone2' },
+    { runId: 't-gone-2', nodeId: 'gone2' },
   ]);
 });

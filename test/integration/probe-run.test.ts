@@ -208,8 +208,13 @@ describe('things that are not working proxies', () => {
   });
   test('SSRF guard: a loopback proxy is blocked_target when private targets are not allowed', async () => {
     const before = servers.elite?.accepted();
-    expectFailed(await probe(at('elite'), { ...settings, allowPrivateTargets: false }), 'blocked_target');
-    expectFailed(await probe({ host: 'proxy.test', port: 1 }, { ...settings, allowPrivateTargets: false }), 'blocked_target');
+    const literal = await probe(at('elite'), { ...settings, allowPrivateTargets: false });
+    expectFailed(literal, 'blocked_target');
+    // the message names the setting that allows it, and the name the address came from
+    expect(literal.error?.message).toBe('127.0.0.1 is in a private, loopback or reserved range; refused unless the server sets ALLOW_PRIVATE_TARGETS=true');
+    const named = await probe({ host: 'proxy.test', port: 1 }, { ...settings, allowPrivateTargets: false });
+    expectFailed(named, 'blocked_target');
+    expect(named.error?.message).toBe('proxy.test resolves to 127.0.0.1, a private, loopback or reserved address; refused unless the server sets ALLOW_PRIVATE_TARGETS=true');
     expect(servers.elite?.accepted()).toBe(before);
   });
 });

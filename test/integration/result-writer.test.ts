@@ -2,7 +2,10 @@
  * Tests for src/results/writer.ts against the real file system (a temp dir):
  * 100 000 records, order (working by response time, then failed), bounded
  * multi-pass sorting, streamed custom_url_validation, atomic rename, spill
- * cleanup, abort and failure paths.
+ * cleanup, abort and failure paths; the writer's one machine with a store's
+ * publish step (open -> finishing -> finished | failed, aborted from any but
+ * finished; a publish that fails, one aborted midway, one that succeeds
+ * while abort() comes).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
@@ -14,7 +17,10 @@ import { newResultId } from '../../src/results/links';
 import { buildProxyRecord, type ProxyRecord } from '../../src/results/record';
 import { ServiceError } from '../../src/errors';
 import { resultFilePath } from '../../src/results/dir-store';
-import { openResultWriter } from '../../src/results/writer';
+import { openResultWriter, type Publish } from '../../src/results/writer';
+import { INVALID_REASON, InvalidLines } from '../../src/proxy/invalid-lines';
+import { convertResult } from '../../src/results/export';
+import { invalidLinesJson } from '../../src/results/result-json';
 
 let dir = '';
 beforeAll(async () => {
@@ -141,6 +147,32 @@ describe('openResultWriter', () => {
     }
   });
 
+  test('invalid_lines: after proxies, one per line, before custom_url_validation; the exports read past them', async () => {
+    const lines = new InvalidLines();
+    for (let i = 1; i <= 3000; i++) lines.add(i * 2, INVALID_REASON.NO_PORT, `junk ${i}`);
+    for (const [name, n] of [['i1.json', 2], ['i2.json', 0]] as const) {
+      const p = join(dir, name);
+      const w = await openResultWriter(p, { fsync: false });
+      for (let i = 0; i < n; i++) await w.addProxy(makeRecord(i));
+      await w.finish({ summary: {}, metadata: {}, invalid_lines: invalidLinesJson(lines), custom_url_validation: { x: 1 } });
+      const text = await readFile(p, 'utf8');
+      const doc = JSON.parse(text);
+      expect(Object.keys(doc)).toEqual(['summary', 'metadata', 'proxies', 'invalid_lines', 'custom_url_validation']);
+      expect(doc.invalid_lines).toEqual([...lines.all()]);
+      expect(text).toContain('\n{"line":6,"text":"junk 3","reason":"no port: expected host:port"},\n');
+      // the JSON export gives the document back; the CSV has its rows only
+      const json = (await Array.fromAsync(convertResult('json', [text]))).join('');
+      expect(JSON.parse(json)).toEqual(doc);
+      const csv = (await Array.fromAsync(convertResult('csv', [text]))).join('');
+      expect(csv.trimEnd().split('\r\n')).toHaveLength(1 + n);
+    }
+    const p = join(dir, 'i3.json');
+    const w = await openResultWriter(p, { fsync: false });
+    await w.addProxy(makeRecord(0));
+    await w.finish({ summary: {}, metadata: {}, invalid_lines: invalidLinesJson(new InvalidLines()) });
+    expect(JSON.parse(await readFile(p, 'utf8')).invalid_lines).toEqual([]);
+  });
+
   test('abort removes everything, is idempotent, and closes the writer', async () => {
     const sub = join(dir, 'abort');
     const w = await openResultWriter(join(sub, 'a.json'), { flushBytes: 1000 });
@@ -217,5 +249,87 @@ describe('openResultWriter', () => {
     expect(resultFilePath('/data', id)).toBe(`/data/results/${id}.json`);
     expect(() => resultFilePath('/data', '../../etc/passwd')).toThrow(ServiceError);
     expect(() => resultFilePath('/data', '../../etc/passwd')).toThrow(expect.objectContaining({ code: 'result_bad_id' }));
+  });
+
+  describe('the publish step (the store\'s)', () => {
+    /** A publish that records what it got and waits for `go` before it finishes. */
+    function gatedPublish(opts: { fail?: boolean; checkAfterGate?: boolean } = {}) {
+      let go!: () => void;
+      let entered!: () => void;
+      const gate = new Promise<void>((r) => (go = r));
+      const inside = new Promise<void>((r) => (entered = r));
+      const calls = { published: [] as string[], retracted: 0 };
+      const publish: Publish = {
+        async publish(tmpPath, checkAborted) {
+          entered();
+          await gate;
+          if (opts.checkAfterGate === true) checkAborted();
+          if (opts.fail === true) throw new Error('upload failed (test)');
+          calls.published.push(await readFile(tmpPath, 'utf8'));
+          await rm(tmpPath); // a publish consumes the file
+        },
+        async retract() {
+          calls.retracted++;
+        },
+      };
+      return { publish, go, inside, calls };
+    }
+
+    test('finish hands the finished document to publish, once; the writer keeps no file of its own', async () => {
+      const sub = join(dir, 'pub-ok');
+      const g = gatedPublish();
+      const w = await openResultWriter(join(sub, 'r.json'), { fsync: false, publish: g.publish });
+      await w.addProxy(makeRecord(0));
+      const done = w.finish({ summary: { n: 1 }, metadata: {} });
+      await g.inside;
+      expect(w.state).toBe('finishing');
+      g.go();
+      expect(await done).toMatchObject({ bytes: expect.any(Number) });
+      expect(w.state).toBe('finished');
+      expect(g.calls.published).toHaveLength(1);
+      expect(JSON.parse(g.calls.published[0]!).summary).toEqual({ n: 1 });
+      expect(await filesIn(sub)).toEqual([]);
+      await w.abort(); // no-op once finished: nothing retracted
+      expect(g.calls.retracted).toBe(0);
+      expect(w.state).toBe('finished');
+    });
+
+    test('a publish that fails: finish rejects result_write_failed, the writer is failed, no file is left; abort then ends it', async () => {
+      const sub = join(dir, 'pub-fail');
+      const g = gatedPublish({ fail: true });
+      const w = await openResultWriter(join(sub, 'r.json'), { fsync: false, publish: g.publish });
+      await w.addProxy(makeRecord(0));
+      const done = w.finish({ summary: {}, metadata: {} }).then(() => null, (e: unknown) => e);
+      g.go();
+      const err = (await done) as ServiceError;
+      expect(err.code).toBe('result_write_failed');
+      expect((err.cause as Error).message).toBe('upload failed (test)');
+      expect(w.state).toBe('failed');
+      expect(await filesIn(sub)).toEqual([]);
+      await expect(w.finish({ summary: {}, metadata: {} })).rejects.toMatchObject({ code: 'writer_closed' });
+      await w.abort();
+      expect(w.state).toBe('aborted');
+    });
+
+    // abort() comes while publish runs: a publish that notices it leaves nothing; one that succeeds anyway is retracted
+    test.each([
+      { name: 'publish notices it: nothing published or retracted', checkAfterGate: true, published: 0, retracted: 0 },
+      { name: 'publish succeeds anyway: abort wins, the result is retracted', checkAfterGate: false, published: 1, retracted: 1 },
+    ])('abort while publish runs, $name; finish rejects writer_aborted', async ({ checkAfterGate, published, retracted }) => {
+      const sub = join(dir, `pub-abort-${published}`);
+      const g = gatedPublish({ checkAfterGate });
+      const w = await openResultWriter(join(sub, 'r.json'), { fsync: false, publish: g.publish });
+      await w.addProxy(makeRecord(0));
+      const done = w.finish({ summary: {}, metadata: {} }).then(() => null, (e: unknown) => e);
+      await g.inside;
+      const aborting = w.abort();
+      g.go();
+      expect(((await done) as ServiceError).code).toBe('writer_aborted');
+      await aborting;
+      expect(w.state).toBe('aborted');
+      expect(g.calls.published).toHaveLength(published);
+      expect(g.calls.retracted).toBe(retracted);
+      expect(await filesIn(sub)).toEqual([]);
+    });
   });
 });

@@ -52,11 +52,15 @@ describe('GET /result/<id>.<ext>', () => {
     expect(opened).toEqual([]);
   });
 
-  test('no such result in the store: 404', async () => {
+  test('no such result in the store: 404 whose message names the retention settings', async () => {
     const id = newResultId();
     const res = await get(link(id, 'txt'));
     expect(res.status).toBe(404);
     expect(opened.at(-1)).toBe(id);
+    expect(await res.json()).toEqual({
+      error: 'Not found',
+      message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)',
+    });
   });
 
   test('.json is the stored bytes, inline', async () => {

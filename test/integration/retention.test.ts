@@ -104,7 +104,7 @@ describe('runOnce', () => {
     expect((await sweep.runOnce()).expired).toBe(3);
     for (const p of [old1, old2, justOld]) expect(existsSync(p)).toBe(false);
     for (const p of [justNew, fresh]) expect(existsSync(p)).toBe(true);
-    expect(log.lines.filter((l) => l.msg === 'result files past retention deleted')).toEqual([
+    expect(log.lines.filter((l) => l.msg === 'result files past retention (RESULT_RETENTION_DAYS) deleted')).toEqual([
       expect.objectContaining({ level: 'info', deleted: 3 }),
     ]);
 
@@ -182,7 +182,7 @@ describe('a failing store', () => {
     expect(log.lines.map((l) => [l.level, l.msg])).toEqual([
       ['warn', 'result retention pass failed'],
       ['warn', 'result retention pass failed'],
-      ['info', 'result files past retention deleted'],
+      ['info', 'result files past retention (RESULT_RETENTION_DAYS) deleted'],
     ]);
     sweep.stop();
   });
@@ -199,7 +199,7 @@ describe('timers', () => {
     await until(() => !existsSync(old));
     expect(existsSync(keep)).toBe(true);
     await until(() => log.lines.length > 0);
-    expect(log.lines[0]).toMatchObject({ level: 'info', msg: 'result files past retention deleted', deleted: 1 });
+    expect(log.lines[0]).toMatchObject({ level: 'info', msg: 'result files past retention (RESULT_RETENTION_DAYS) deleted', deleted: 1 });
     sweep.stop();
   });
 
@@ -234,7 +234,7 @@ describe('the disk cap (RESULT_MAX_BYTES)', () => {
     });
     expect(await sweep.runOnce()).toEqual({ expired: 0, overCap: 1, orphans: 0, bytes: 1024 });
     expect(files(dir)).toEqual(ids.slice(1).map((id) => `${id}.json`).sort());
-    expect(log.lines.filter((l) => l.msg === 'oldest result files deleted for the disk cap')).toEqual([
+    expect(log.lines.filter((l) => l.msg === 'oldest result files deleted for the disk cap (RESULT_MAX_BYTES)')).toEqual([
       expect.objectContaining({ level: 'info', deleted: 1, maxBytes: 3 * 1024 }),
     ]);
     expect(await sweep.runOnce()).toEqual(NONE);

@@ -8,7 +8,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { reserveStatement } from '../../src/accounts/quota-sql';
 
 const dialect = new PgDialect();
-const base = { accountId: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f', jobId: 'run_x', units: 7, now: new Date('2026-11-22T00:00:00Z') };
+const base = { accountId: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f', runId: 'run_x', units: 7, now: new Date('2026-11-22T00:00:00Z') };
 
 describe('reserveStatement', () => {
   test('one statement that locks the account row before charging it', () => {
@@ -35,7 +35,7 @@ describe('reserveStatement', () => {
 
   test('inputs travel as parameters, never as SQL text', () => {
     const evil = "x'); DROP TABLE accounts; --";
-    const q = dialect.sqlToQuery(reserveStatement({ ...base, jobId: evil, scan: { proxyType: evil, region: evil, timeoutMs: 1, totalSubmitted: 1 } }));
+    const q = dialect.sqlToQuery(reserveStatement({ ...base, runId: evil, scan: { proxyType: evil, region: evil, timeoutMs: 1, totalSubmitted: 1 } }));
     expect(q.sql).not.toContain('DROP TABLE');
     expect(q.params.filter((p) => p === evil).length).toBeGreaterThanOrEqual(3);
   });

@@ -105,7 +105,7 @@ describe('over the limit', () => {
     const { stream, st } = streamOf([enc('x'.repeat(10))]);
     const err = await rejection(readBodyText(post(stream, { 'content-length': '1025' }), 1024));
     expect(err.status).toBe(413);
-    expect(err.body).toStrictEqual({ error: 'Payload too large', message: 'The request body may be at most 1024 bytes', max: 1024 });
+    expect(err.body).toStrictEqual({ error: 'Payload too large', message: 'The request body may be at most 1024 bytes (server setting MAX_BODY_BYTES)', max: 1024 });
     expect(st.pulls).toBeLessThanOrEqual(1); // at most the stream's own start-up pull
     expect(st.cancelled).toBe(false);
   });
@@ -127,7 +127,7 @@ describe('over the limit', () => {
     expect(err.status).toBe(413);
     expect(err.body).toStrictEqual({
       error: 'Payload too large',
-      message: `The request body may be at most ${16 * 1024} bytes`,
+      message: `The request body may be at most ${16 * 1024} bytes (server setting MAX_BODY_BYTES)`,
       max: 16 * 1024,
     });
     expect(err.body).toStrictEqual(payloadTooLarge(16 * 1024).body);

@@ -3,6 +3,7 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
 import { validateCheckJson, validateCheckRaw, type CheckRequestOptions } from '../../src/http/check-request';
+import { InvalidLines } from '../../src/proxy/invalid-lines';
 
 const REGIONS = ['sg1', 'us1', 'de1'] as const;
 const OPTS: CheckRequestOptions = { maxProxies: 3, maxCustomUrls: 2, acceptedRegions: REGIONS };
@@ -53,8 +54,8 @@ const NO_VALID = {
       'Please provide at least one proxy in a supported format: host:port, username:password@host:port or host:port:username:password',
   },
 };
-const TOO_MANY_PROXIES = { status: 413, body: { error: 'Too many proxies', message: 'At most 3 unique proxies per request', max: 3 } };
-const TOO_MANY_URLS = { status: 413, body: { error: 'Too many custom URLs', message: 'At most 2 custom URLs per request', max: 2 } };
+const TOO_MANY_PROXIES = { status: 413, body: { error: 'Too many proxies', message: 'At most 3 unique proxies per request (server setting MAX_PROXIES)', max: 3 } };
+const TOO_MANY_URLS = { status: 413, body: { error: 'Too many custom URLs', message: 'At most 2 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 2 } };
 const INVALID_SAMPLES = bad('samples: expected an integer from 1 to 10');
 
 const P = ['1.2.3.4:80'];
@@ -76,6 +77,7 @@ describe('validateCheckJson: defaults and values', () => {
         { host: 'h.io', port: 1, username: 'u', password: 'p', format: 'url_auth', raw: 'u:p@h.io:1' },
       ],
       totalInvalid: 1,
+      invalidLines: expect.any(InvalidLines),
       totalDuplicates: 1,
       region: 'us1',
       type: 'http',
@@ -315,6 +317,7 @@ describe('validateCheckRaw', () => {
       route: 'check-raw',
       proxies: [{ host: '1.2.3.4', port: 80, format: 'standard', raw: '1.2.3.4:80' }],
       totalInvalid: 1,
+      invalidLines: expect.any(InvalidLines),
       totalDuplicates: 1,
       region: 'us1',
       type: 'http',

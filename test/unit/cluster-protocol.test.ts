@@ -25,7 +25,7 @@ import { isServiceError } from '../../src/errors';
 const shard: WorkShard = {
   v: PROTOCOL_VERSION,
   node: 'api-1',
-  job: 'job_abc',
+  run: 'run_abc',
   shard: '7-0',
   kind: 'probe',
   type: 'http',
@@ -71,7 +71,7 @@ describe('round trips', () => {
     const urlReport: ResultsReport = { agent: 'a', shards: [{ shard: 's', delivery: 1, results: urlResults }] };
     expect(decodeResults(encodeReport(urlReport))).toEqual(urlReport);
     expect(decodeReportReply(encode({ missing: ['7-1'] }))).toEqual({ missing: ['7-1'] });
-    expect(decodeCancel(encode({ node: 'n', job: 'job x' }))).toEqual({ node: 'n', job: 'job x' });
+    expect(decodeCancel(encode({ node: 'n', run: 'run x' }))).toEqual({ node: 'n', run: 'run x' });
     expect(decodeHeartbeat(encode(hb))).toEqual(hb);
     const demand = { v: PROTOCOL_VERSION, node: 'api-1', regions: { us1: 200, de1: 1 } };
     expect(decodeNodeDemand(encode(demand))).toEqual(demand);
@@ -83,7 +83,7 @@ describe('malformed messages are rejected', () => {
   test('shards', () => {
     rejects(() => decodeWorkShard('nope'));
     rejects(() => decodeWorkShard('[]'));
-    rejects(() => decodeWorkShard(encode({ ...shard, v: 2 })));
+    rejects(() => decodeWorkShard(encode({ ...shard, v: PROTOCOL_VERSION + 1 })));
     rejects(() => decodeWorkShard(encode({ ...shard, node: 'a.b' })));
     rejects(() => decodeWorkShard(encode({ ...shard, shard: 'x y' })));
     rejects(() => decodeWorkShard(encode({ ...shard, type: 'ftp' as never })));
@@ -125,7 +125,7 @@ describe('malformed messages are rejected', () => {
     rejects(() => decodeHeartbeat(encode({ ...hb, slots: 0 })));
     rejects(() => decodeHeartbeat(encode({ ...hb, region: 'u.s' })));
     const demand = { v: PROTOCOL_VERSION, node: 'api-1', regions: { us1: 2 } };
-    rejects(() => decodeNodeDemand(encode({ ...demand, v: 2 })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, v: PROTOCOL_VERSION + 1 })));
     rejects(() => decodeNodeDemand(encode({ ...demand, node: 'a b' })));
     rejects(() => decodeNodeDemand(encode({ ...demand, regions: [] as never })));
     rejects(() => decodeNodeDemand(encode({ ...demand, regions: { us1: 0 } })));
@@ -134,7 +134,7 @@ describe('malformed messages are rejected', () => {
     const many = Object.fromEntries(Array.from({ length: DEMAND_MAX_REGIONS + 1 }, (_, i) => [`r${i}`, 1]));
     rejects(() => decodeNodeDemand(encode({ ...demand, regions: many })));
     // a region named __proto__ stays an own data property
-    const proto = decodeNodeDemand('{"v":1,"node":"n","regions":{"__proto__":3}}');
+    const proto = decodeNodeDemand(`{"v":${PROTOCOL_VERSION},"node":"n","regions":{"__proto__":3}}`);
     expect(Object.hasOwn(proto.regions, '__proto__')).toBe(true);
     expect(Object.getPrototypeOf(proto.regions)).toBe(Object.prototype);
   });
@@ -157,7 +157,7 @@ describe('malformed messages are rejected', () => {
 
   test('fuzz: a mutated field of a valid shard is never accepted with a wrong type', () => {
     fc.assert(
-      fc.property(fc.constantFrom('v', 'node', 'job', 'shard', 'kind', 'type', 'timeoutMs', 'tasks'), fc.jsonValue(), (field, value) => {
+      fc.property(fc.constantFrom('v', 'node', 'run', 'shard', 'kind', 'type', 'timeoutMs', 'tasks'), fc.jsonValue(), (field, value) => {
         const m = { ...shard, [field]: value };
         let d: WorkShard | null = null;
         try {

@@ -9,6 +9,7 @@ import * as errors from '../../src/http/api-errors';
 import {
   ApiError,
   apiKeyRequired,
+  wsApiKeyRequired,
   forbidden,
   insufficientChecks,
   internalError,
@@ -32,6 +33,8 @@ import {
   regionUnavailable,
   tooManyCustomUrls,
   tooManyLargeBodies,
+  tooManyPoolProxies,
+  tooManyPools,
   tooManyProxies,
   tooManyRequests,
   unsupportedMediaType,
@@ -85,6 +88,7 @@ describe('ApiError', () => {
       noValidProxies: () => noValidProxies(),
       invalidJobId: () => invalidJobId(),
       apiKeyRequired: () => apiKeyRequired(),
+      wsApiKeyRequired: () => wsApiKeyRequired(),
       invalidApiKey: () => invalidApiKey(),
       insufficientChecks: () => insufficientChecks(2, 1),
       forbidden: () => forbidden('x'),
@@ -93,6 +97,8 @@ describe('ApiError', () => {
       jobAlreadyRunning: () => jobAlreadyRunning('job'),
       linkExpired: () => linkExpired(),
       tooManyProxies: () => tooManyProxies(1),
+      tooManyPoolProxies: () => tooManyPoolProxies(1, 'pool'),
+      tooManyPools: () => tooManyPools(1),
       payloadTooLarge: () => payloadTooLarge(1),
       tooManyCustomUrls: () => tooManyCustomUrls(1),
       unsupportedMediaType: () => unsupportedMediaType('application/json'),
@@ -210,6 +216,14 @@ describe('401 / 402 / 403', () => {
     expect(e.body.message).toContain('Authorization');
   });
 
+  test('/ws under WS_REQUIRE_AUTH: the same error, a message naming the setting and the three ways to give the key', () => {
+    expectError(wsApiKeyRequired(), 401, {
+      error: 'API key is required',
+      message:
+        'This server requires an API key on /ws (server setting WS_REQUIRE_AUTH): provide it in the X-API-Key header, the Authorization header (Bearer <key>) or the apiKey query parameter',
+    });
+  });
+
   test('Invalid API key', () => {
     expectError(invalidApiKey(), 401, { error: 'Invalid API key', message: 'The provided API key is not valid' });
   });
@@ -294,20 +308,31 @@ describe('404 / 405 / 409 / 410', () => {
 });
 
 describe('413 / 415 / 429', () => {
+  test('pools: Too many proxies per pool / per account (413, max), too many pools (429 with limit, no Retry-After)', () => {
+    expectError(tooManyPoolProxies(100000, 'pool'), 413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool', max: 100000 });
+    expectError(tooManyPoolProxies(200000, 'account'), 413, {
+      error: 'Too many proxies',
+      message: "At most 200000 proxies in all of an account's pools together",
+      max: 200000,
+    });
+    expectError(tooManyPools(20), 429, { error: 'Too many requests', message: 'At most 20 pools per account; delete one to create another', limit: 20 });
+    expect(tooManyPools(20).headers).toEqual({});
+  });
+
   test('Too many proxies, Payload too large, Too many custom URLs: each with max', () => {
     expectError(tooManyProxies(100000), 413, {
       error: 'Too many proxies',
-      message: 'At most 100000 unique proxies per request',
+      message: 'At most 100000 unique proxies per request (server setting MAX_PROXIES)',
       max: 100000,
     });
     expectError(payloadTooLarge(16777216), 413, {
       error: 'Payload too large',
-      message: 'The request body may be at most 16777216 bytes',
+      message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)',
       max: 16777216,
     });
     expectError(tooManyCustomUrls(10), 413, {
       error: 'Too many custom URLs',
-      message: 'At most 10 custom URLs per request',
+      message: 'At most 10 custom URLs per request (server setting MAX_CUSTOM_URLS)',
       max: 10,
     });
   });
@@ -356,7 +381,7 @@ describe('500 / 503', () => {
     expectError(
       tooManyLargeBodies(1),
       503,
-      { error: 'Service unavailable', message: 'Too many large request bodies are being read; retry in 1 s' },
+      { error: 'Service unavailable', message: 'Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in 1 s' },
       { 'Retry-After': '1' },
     );
   });

@@ -28,12 +28,12 @@ describe('domain errors -> responses', () => {
   test('rate_limited -> 429 Too many requests with Retry-After, naming the limit', () => {
     const jobs = domainToApiError(new RateLimitedError('concurrent_jobs', 4, 5))!;
     expect(jobs.status).toBe(429);
-    expect(jobs.body).toEqual({ error: 'Too many requests', message: 'At most 4 checks may run at once per account; retry in 5 s' });
-    expect(jobs.headers).toEqual({ 'Retry-After': '5' });
+    expect(jobs.body).toEqual({ error: 'Too many requests', message: 'At most 4 checks may run at once per account (server setting MAX_JOBS_PER_ACCOUNT); retry in 5 s' });
+    expect(jobs.headers).toEqual({ 'Retry-After': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '5' }); // nothing remains until Retry-After
     const proxies = domainToApiError(new RateLimitedError('proxies_in_flight', 200_000, 5))!;
     expect(proxies.status).toBe(429);
-    expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account; retry in 5 s' });
-    expect(proxies.headers).toEqual({ 'Retry-After': '5' });
+    expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account (server setting MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT); retry in 5 s' });
+    expect(proxies.headers).toEqual({ 'Retry-After': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '5' });
   });
 
   test('client_cancelled (DELETE /checks/{jobId} of a synchronous check) -> 409 Job cancelled', () => {

@@ -4,7 +4,7 @@
  * a clock that goes back, and the bounded number of buckets (LRU).
  */
 import { describe, expect, test } from 'bun:test';
-import { RateLimiter } from '../../src/http/rate-limit';
+import { rateLimitHeaders, RateLimiter } from '../../src/http/rate-limit';
 
 function limiter(ratePerS: number, burst: number, maxKeys?: number) {
   let now = 1_000_000;
@@ -48,6 +48,23 @@ describe('RateLimiter', () => {
     const fast = limiter(1000, 1);
     expect(fast.l.take('a').ok).toBe(true);
     expect(fast.l.take('a')).toEqual({ ok: false, retryAfterS: 1 }); // 1 ms away, but the header is whole seconds
+  });
+
+  test('a granted request says what is left: whole tokens, and whole seconds until the bucket is full again', () => {
+    const { l, advance } = limiter(2, 4);
+    expect(l.take('a')).toEqual({ ok: true, remaining: 3, resetS: 1 }); // 1 token missing at 2/s: 0.5 s, rounded up
+    expect(l.take('a')).toEqual({ ok: true, remaining: 2, resetS: 1 });
+    expect(l.take('a')).toEqual({ ok: true, remaining: 1, resetS: 2 });
+    expect(l.take('a')).toEqual({ ok: true, remaining: 0, resetS: 2 });
+    advance(750); // 1.5 tokens back
+    expect(l.take('a')).toEqual({ ok: true, remaining: 0, resetS: 2 }); // 0.5 left: 3.5 missing, 1.75 s
+    const slow = limiter(0.5, 10);
+    expect(slow.l.take('a')).toEqual({ ok: true, remaining: 9, resetS: 2 });
+  });
+
+  test('rateLimitHeaders: the burst, what is left and the reset; a refusal says 0 left and Reset = Retry-After', () => {
+    expect(rateLimitHeaders(40, { ok: true, remaining: 39, resetS: 1 })).toEqual({ 'RateLimit-Limit': '40', 'RateLimit-Remaining': '39', 'RateLimit-Reset': '1' });
+    expect(rateLimitHeaders(40, { ok: false, retryAfterS: 3 })).toEqual({ 'RateLimit-Limit': '40', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '3' });
   });
 
   test('a refused request takes nothing: waiting Retry-After is enough', () => {

@@ -3,7 +3,7 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { SAMPLES_MAX } from '../../src/http/check-request';
 import { proxyOfTask, sampleOfTask, SampleSets } from '../../src/jobs/samples';
-import { packTasks, unpackTasks } from '../../src/probe/pool/packed-tasks';
+import { packTasks, unpackTasks } from '../../src/probe/workers/packed-tasks';
 import type { ProbeResult } from '../../src/probe/types';
 
 const pass = (index: number, origin: string): ProbeResult => ({ index, status: 'working', statusCode: 200, responseTimeMs: 10 + index, anonymity: 'elite', origin, error: null });

@@ -19,7 +19,7 @@ import type { ResultWriter } from '../../src/results/writer';
 
 function request(n: number, jobId: string | null = null): CheckRequest {
   const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.2.${i >> 8}.${i & 255}:8080`));
-  return { route: 'check', proxies: list.proxies, totalInvalid: 0, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId, customUrls: [] };
+  return { route: 'check', proxies: list.proxies, totalInvalid: 0, invalidLines: list.invalidLines, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId, customUrls: [] };
 }
 
 /** A ledger that records reservations, refuses accounts named `broke`, and finds every jobId of account `elsewhere` running on another node. */
@@ -31,8 +31,9 @@ function ledger() {
   const port: LedgerPort = {
     async reserve(i) {
       clientJobIds.push(i.clientJobId);
-      runIds.push(i.jobId);
+      runIds.push(i.runId);
       if (i.accountId === 'broke') return { ok: false, required: i.units, available: 0 };
+      if (i.accountId === 'crash') throw new Error('database gone');
       if (i.accountId === 'elsewhere') throw new JobAlreadyRunningError(i.clientJobId ?? '?');
       reserved.push({ accountId: i.accountId, units: i.units });
       return { ok: true, unlimited: false, user: { email: 'a@b.c', checks_used: i.units, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } } };
@@ -57,14 +58,14 @@ const parked: ProbeExecution = {
 
 const writer = { path: '/dev/null', state: 'open', working: 0, failed: 0, addProxy: async () => {}, finish: async () => ({ working: 0, failed: 0, bytes: 0 }), abort: async () => {} } as unknown as ResultWriter;
 
-function service(limits: AccountLimits, counters?: JobCounters) {
+function service(limits: AccountLimits, counters?: JobCounters, allowPrivateTargets = true) {
   const l = ledger();
   const svc = new CheckService({
     ledger: l.port,
     retrySettlement: () => {},
     execution: parked,
     geo: { lookup: () => ({ country: null, country_name: null, location: null, isp: null, asn: null, coordinates: null }) },
-    settings: (type, timeoutMs) => ({ type, timeoutMs, judge: { url: 'http://127.0.0.1:1/judge', protocol: 'http:', host: '127.0.0.1', port: 1, path: '/judge' }, checkerIps: [], baselineHeaders: [], allowPrivateTargets: true }),
+    settings: (type, timeoutMs) => ({ type, timeoutMs, judge: { url: 'http://127.0.0.1:1/judge', protocol: 'http:', host: '127.0.0.1', port: 1, path: '/judge' }, checkerIps: [], baselineHeaders: [], allowPrivateTargets }),
     openWriter: async () => writer,
     newResultId: () => 'r1',
     signLink: (id) => `http://x/result/${id}.json`,
@@ -75,9 +76,9 @@ function service(limits: AccountLimits, counters?: JobCounters) {
     ...(counters !== undefined ? { counters } : {}),
   });
   /** Starts a check that stays running until `stop()` (its client goes away). */
-  const start = (account: string, n: number) => {
+  const start = (account: string, n: number | CheckRequest) => {
     const ac = new AbortController();
-    const done = svc.run({ id: account }, request(n), ac.signal).then(
+    const done = svc.run({ id: account }, typeof n === 'number' ? request(n) : n, ac.signal).then(
       () => 'completed',
       (e: unknown) => e,
     );
@@ -92,6 +93,16 @@ const until = async (cond: () => boolean) => {
 };
 
 const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+
+describe('CheckService logging', () => {
+  test('a job logs with the logger of the request that asked for it: its lines carry the request id', async () => {
+    const { svc } = service({ maxJobs: 2, maxProxiesInFlight: 1_000_000 });
+    const log = memoryLogger();
+    const err = await refusal(svc.run({ id: 'crash' }, request(1), undefined, log.child({ requestId: 'req-42' })));
+    expect(err).toMatchObject({ code: 'job_failed' });
+    expect(log.lines.find((l) => l.msg === 'check job failed')).toMatchObject({ level: 'error', requestId: 'req-42', account: 'crash' });
+  });
+});
 
 describe('CheckService per-account limits', () => {
   test('concurrent checks over the limit: rate_limited, nothing reserved; other accounts unaffected', async () => {
@@ -138,6 +149,16 @@ describe('CheckService per-account limits', () => {
     const b1 = start('acct-b', 100); // per account: acct-b has its own 100
     await until(() => reserved.length === 3);
     await Promise.all([a1.stop(), a2.stop(), b1.stop()]);
+  });
+
+  test('proxies refused before any connection are not in flight', async () => {
+    const { svc, start, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 100 }, undefined, false);
+    const list = parseProxyList([...Array.from({ length: 30 }, (_, i) => `h${i}.example:80`), ...Array.from({ length: 50 }, (_, i) => `10.9.0.${i}:80`)]);
+    const a1 = start('acct-a', { ...request(0), proxies: list.proxies });
+    await until(() => reserved.length === 1);
+    expect(reserved[0]).toEqual({ accountId: 'acct-a', units: 30 });
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 1, proxies: 30 });
+    await a1.stop();
   });
 
   test('a check alone is never refused by the in-flight limit (MAX_PROXIES bounds it)', async () => {
@@ -253,7 +274,7 @@ describe('asynchronous submission and cancelRun', () => {
     expect(svc.isRunning('to-cancel')).toBe(false);
     expect(failed).toHaveLength(1);
     // nothing was probed (the execution never granted a slot): all 4 units back, the scan cancelled
-    expect(failed[0]).toMatchObject({ jobId: runId, error: 'client_cancelled', cancelled: true, refund: 4, checked: 0 });
+    expect(failed[0]).toMatchObject({ runId, error: 'client_cancelled', cancelled: true, refund: 4, checked: 0 });
     expect(svc.runProgress(runId)).toBeNull();
   });
 
@@ -266,3 +287,22 @@ describe('asynchronous submission and cancelRun', () => {
   });
 });
 
+
+describe('CheckService states (running -> draining -> stopped)', () => {
+  test('stop() drains: new checks are refused shutting_down while a job runs, stopped once it ended; a second stop is the same promise', async () => {
+    const { svc, start, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 1_000_000 });
+    expect(svc.state).toBe('running');
+    const a = start('acct-a', 3);
+    await until(() => reserved.length === 1);
+    const stopped = svc.stop(60_000);
+    expect(svc.stop(1)).toBe(stopped);
+    expect(svc.state).toBe('draining');
+    expect(() => svc.assertAccepting()).toThrow();
+    expect(isServiceError(await refusal(svc.run({ id: 'acct-b' }, request(1))), 'shutting_down')).toBe(true);
+    expect(reserved).toHaveLength(1);
+    expect(await a.stop()).toMatchObject({ code: 'client_disconnected' });
+    await stopped;
+    expect(svc.state).toBe('stopped');
+    expect(isServiceError(await refusal(svc.run({ id: 'acct-b' }, request(1))), 'shutting_down')).toBe(true);
+  });
+});

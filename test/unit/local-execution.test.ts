@@ -1,12 +1,12 @@
 /**
  * localExecution (src/jobs/local-execution.ts): the ProbeExecution port over
- * the region scheduler and a pool. Slots go back as results arrive and when
+ * the region scheduler and fake probe workers. Slots go back as results arrive and when
  * a shard ends; a shard that ends short rejects with shard_incomplete; a
  * grant that throws is reported to the job.
  */
 import { describe, expect, test } from 'bun:test';
 import { expectedResults, localExecution } from '../../src/jobs/local-execution';
-import type { ExecutionHandle, PoolPort, ResultBatch, Shard } from '../../src/jobs/ports';
+import type { ExecutionHandle, WorkerPort, ResultBatch, Shard } from '../../src/jobs/ports';
 import { RegionScheduler } from '../../src/jobs/scheduler';
 import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
 
@@ -18,8 +18,8 @@ const shardOf = (from: number, n: number): Shard => ({
 });
 const result = (index: number): ProbeResult => ({ index, status: 'failed', statusCode: null, responseTimeMs: 1, anonymity: null, origin: null, error: { code: 'connect_refused', message: 'x' } });
 
-/** A pool that answers each shard with `answer(shard)` results in the next tick. */
-function pool(answer: (s: Shard) => number = (s) => s.tasks.length): PoolPort {
+/** Fake probe workers that answer each shard with `answer(shard)` results in the next tick. */
+function workers(answer: (s: Shard) => number = (s) => s.tasks.length): WorkerPort {
   return {
     runShard(shard, onResults) {
       return new Promise((resolve) =>
@@ -40,14 +40,14 @@ describe('localExecution', () => {
 
   test('runs a job through every grant and gives every slot back', async () => {
     const scheduler = new RegionScheduler(() => 8);
-    const exec = localExecution(scheduler, pool());
+    const exec = localExecution(scheduler, workers());
     const got: number[] = [];
     let next = 0;
     const runs: Promise<void>[] = [];
     const ac = new AbortController();
     const done = new Promise<void>((resolve) => {
       exec.open({
-        jobId: 'j1',
+        runId: 'j1',
         region: 'us1',
         demand: 50,
         onGrant: (n, h: ExecutionHandle) => {
@@ -71,10 +71,10 @@ describe('localExecution', () => {
 
   test('a shard that ends short rejects with shard_incomplete and still returns its slots', async () => {
     const scheduler = new RegionScheduler(() => 4);
-    const exec = localExecution(scheduler, pool((s) => s.tasks.length - 1));
+    const exec = localExecution(scheduler, workers((s) => s.tasks.length - 1));
     const ac = new AbortController();
     const failure = await new Promise<unknown>((resolve) => {
-      exec.open({ jobId: 'j2', region: 'us1', demand: 4, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).catch(resolve), onError: resolve });
+      exec.open({ runId: 'j2', region: 'us1', demand: 4, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).catch(resolve), onError: resolve });
     });
     expect(failure).toMatchObject({ code: 'shard_incomplete' });
     await Bun.sleep(1);
@@ -83,20 +83,20 @@ describe('localExecution', () => {
 
   test('an aborted shard that ends short resolves (the job is already over)', async () => {
     const scheduler = new RegionScheduler(() => 4);
-    const exec = localExecution(scheduler, pool(() => 0));
+    const exec = localExecution(scheduler, workers(() => 0));
     const ac = new AbortController();
     ac.abort();
     const out = await new Promise<unknown>((resolve) => {
-      exec.open({ jobId: 'j3', region: 'us1', demand: 2, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).then(() => resolve('resolved'), resolve), onError: resolve });
+      exec.open({ runId: 'j3', region: 'us1', demand: 2, onGrant: (n, h) => void h.run(shardOf(0, n), () => {}, ac.signal).then(() => resolve('resolved'), resolve), onError: resolve });
     });
     expect(out).toBe('resolved');
   });
 
   test('a grant that throws is reported to the job as dispatch_failed, and the scheduler takes the slots back', async () => {
     const scheduler = new RegionScheduler(() => 4, { onDispatchError: () => {} });
-    const exec = localExecution(scheduler, pool());
+    const exec = localExecution(scheduler, workers());
     const errors: unknown[] = [];
-    const h = exec.open({ jobId: 'j4', region: 'us1', demand: 10, onGrant: () => { throw new Error('boom'); }, onError: (e) => errors.push(e) });
+    const h = exec.open({ runId: 'j4', region: 'us1', demand: 10, onGrant: () => { throw new Error('boom'); }, onError: (e) => errors.push(e) });
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'dispatch_failed', cause: { message: 'boom' } });
     expect(scheduler.inFlight('us1')).toBe(0);

@@ -115,6 +115,13 @@ describe('failures', () => {
       expect(socketError(S.CONNECTING, sysErr(code))).toMatchObject({ code: 'checker_overloaded' });
       expect(internalError(S.CONNECTING, `socket: ${code}`, code)).toMatchObject({ code: 'checker_overloaded' });
     }
+    // the message names what changes it
+    expect(socketError(S.CONNECTING, sysErr('EMFILE')).message).toBe(
+      'the checker ran out of local resources (EMFILE); the proxy was not tried (raise the open-file limit (ulimit -n, systemd LimitNOFILE) or lower MAX_IN_FLIGHT (AGENT_SLOTS on a region agent))',
+    );
+    expect(socketError(S.CONNECTING, sysErr('EADDRNOTAVAIL')).message).toBe(
+      'the checker ran out of local resources (EADDRNOTAVAIL); the proxy was not tried (lower MAX_IN_FLIGHT (AGENT_SLOTS on a region agent))',
+    );
     expect(internalError(S.CONNECTING, 'boom', 'EWHATEVER')).toMatchObject({ code: 'connect_failed' });
     expect(socketError(S.CONNECTING, new Error('boom'))).toEqual({ code: 'connect_failed', message: 'connect failed (boom)' });
     expect(socketError(S.TLS, sysErr('ERR_SSL_WRONG_VERSION_NUMBER'))).toEqual({ code: 'tls_failed', message: 'TLS handshake failed (ERR_SSL_WRONG_VERSION_NUMBER)' });

@@ -1,11 +1,11 @@
 /**
- * src/probe/pool/lane-settings.ts against a model of the lane: every message the
+ * src/probe/workers/lane-settings.ts against a model of the lane: every message the
  * mirror produces is applied to a simulated lane cache (forget first, then
  * settings, as the worker does), and every shard sent must find its settings.
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { LaneSettings } from '../../src/probe/pool/lane-settings';
+import { LaneSettings } from '../../src/probe/workers/lane-settings';
 import type { ProbeSettings } from '../../src/probe/types';
 
 const settingsFor = (id: number) => ({ timeoutMs: id }) as unknown as ProbeSettings;

@@ -1,5 +1,5 @@
 /**
- * src/probe/pool/lane-starts.ts with fake runs and a hand-driven event loop: the
+ * src/probe/workers/lane-starts.ts with fake runs and a hand-driven event loop: the
  * per-turn budget covers first starts and replacements, queued runs of a
  * group start oldest first, groups take turns, and nothing is left waiting
  * without a turn armed. A model test drives random adds, probe endings,
@@ -7,10 +7,9 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { LaneStarts, QUANTUM, type StartableRun } from '../../src/probe/pool/lane-starts';
+import { LaneStarts, QUANTUM, type StartableRun } from '../../src/probe/workers/lane-starts';
 
 class FakeRun implements StartableRun {
-  queued = false;
   next = 0;
   inFlight = 0;
   cancelled = false;
@@ -72,7 +71,7 @@ describe('LaneStarts', () => {
     l.turn();
     expect(a.next).toBe(10);
     expect(drained).toEqual(['a']);
-    expect(a.queued).toBe(false);
+    expect(s.isQueued(a)).toBe(false);
     expect(l.armed).toBe(0);
     expect(s.waiting).toBe(0);
   });
@@ -84,18 +83,18 @@ describe('LaneStarts', () => {
     const a = new FakeRun('a', 100, 3, log);
     s.add(a); // 3 in flight, budget 0, run drained (not startable: at its limit)
     expect(a.next).toBe(3);
-    expect(a.queued).toBe(false);
+    expect(s.isQueued(a)).toBe(false);
     a.endOne();
     s.replace(a); // budget spent in this turn: waits
     expect(a.next).toBe(3);
-    expect(a.queued).toBe(true);
+    expect(s.isQueued(a)).toBe(true);
     expect(l.armed).toBe(1);
     a.endOne();
     s.replace(a); // already queued: nothing happens now
     expect(a.next).toBe(3);
     l.turn(); // new budget of 3; the run has room for 2
     expect(a.next).toBe(5);
-    expect(a.queued).toBe(false);
+    expect(s.isQueued(a)).toBe(false);
     a.endOne();
     s.replace(a); // 1 left in this turn's budget
     expect(a.next).toBe(6);
@@ -156,7 +155,7 @@ describe('LaneStarts', () => {
     s.add(a);
     a.endOne();
     s.replace(a);
-    expect(a.queued).toBe(false);
+    expect(s.isQueued(a)).toBe(false);
     expect(l.armed).toBe(0);
   });
 
@@ -195,7 +194,7 @@ describe('LaneStarts', () => {
         const maxWait = Math.ceil((GROUPS * QUANTUM) / perTurn);
         const starved = new Array<number>(GROUPS).fill(0);
         const turn = () => {
-          const waitingGroups = new Set(runs.filter((r) => r.queued && r.startable).map((r) => r.group));
+          const waitingGroups = new Set(runs.filter((r) => s.isQueued(r) && r.startable).map((r) => r.group));
           startedBefore = log.length;
           l.turn();
           const served = new Set(log.slice(startedBefore).map((name) => runs[Number(name.slice(1))]!.group));
@@ -236,7 +235,7 @@ describe('LaneStarts', () => {
         }
         for (const r of runs) {
           if (!r.cancelled) expect(r.next).toBe(r.total);
-          expect(r.queued).toBe(false);
+          expect(s.isQueued(r)).toBe(false);
         }
         expect(s.waiting).toBe(0);
       }),

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { PACK_BAD_HOST, packTasks, unpackTasks } from '../../src/probe/pool/packed-tasks';
+import { PACK_BAD_HOST, packTasks, unpackTasks } from '../../src/probe/workers/packed-tasks';
 import { isServiceError } from '../../src/errors';
 import type { ProbeTask } from '../../src/probe/types';
 

@@ -1,6 +1,6 @@
 /** SSRF guard: every blocked range and a set of public addresses, IPv4 and IPv6. */
 import { describe, expect, test } from 'bun:test';
-import { isBlockedAddress } from '../../src/probe/codec/ssrf';
+import { blockedTargetMessage, isBlockedAddress } from '../../src/probe/codec/ssrf';
 
 const BLOCKED = [
   '0.0.0.0', '0.255.255.255', '10.0.0.1', '10.255.255.255', '100.64.0.1', '100.127.255.255', '127.0.0.1',
@@ -29,5 +29,12 @@ describe('isBlockedAddress', () => {
   });
   test.each(INVALID)('fails closed on non-address %p', (ip) => {
     expect(isBlockedAddress(ip)).toBe(true);
+  });
+});
+
+describe('blockedTargetMessage', () => {
+  test('names the address, the name it came from, and the setting that allows it', () => {
+    expect(blockedTargetMessage('10.0.0.1')).toBe('10.0.0.1 is in a private, loopback or reserved range; refused unless the server sets ALLOW_PRIVATE_TARGETS=true');
+    expect(blockedTargetMessage('::1', 'proxy.lan')).toBe('proxy.lan resolves to ::1, a private, loopback or reserved address; refused unless the server sets ALLOW_PRIVATE_TARGETS=true');
   });
 });

@@ -396,7 +396,7 @@ describe('limits', () => {
 });
 
 describe('caps between tenants', () => {
-  const refusedFor = (kind: 'account' | 'address') => ({ ok: false as const, code: WS_CLOSE.TRY_AGAIN_LATER, reason: `too many subscriptions for this ${kind}` });
+  const refusedFor = (kind: 'account' | 'address') => ({ ok: false as const, code: WS_CLOSE.TRY_AGAIN_LATER, reason: `too many subscriptions for this ${kind} (${kind === 'account' ? 'WS_MAX_PER_ACCOUNT' : 'WS_MAX_PER_ADDRESS'})` });
 
   test('an address at its cap (anonymous) does not stop another address or an account', () => {
     const h = hub({ maxPerAddress: 2, maxPerAccount: 3 });

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { ProxySet } from '../../src/proxy/dedupe';
 import { formatProxy } from '../../src/proxy/format';
 import { canonicalIPv6 } from '../../src/proxy/host';
+import { INVALID_REASONS } from '../../src/proxy/invalid-lines';
 import { isIgnorableLine, parseProxyLine, parseProxyList, type ParsedProxy } from '../../src/proxy/parse';
 import type { ProxyAddress } from '../../src/proxy/types';
 
@@ -189,6 +190,101 @@ describe('parseProxyLine: invalid lines', () => {
   });
 });
 
+/** The reason parseProxyList gives the one line `line`. */
+const reasonOf = (line: string) => [...parseProxyList([line]).invalidLines.all()][0]?.reason;
+const R = {
+  unrecognised: INVALID_REASONS[0],
+  notString: INVALID_REASONS[1],
+  noPort: INVALID_REASONS[2],
+  badPort: INVALID_REASONS[3],
+  badHost: INVALID_REASONS[4],
+  badCredentials: INVALID_REASONS[5],
+  emptyUsername: INVALID_REASONS[6],
+  noPassword: INVALID_REASONS[7],
+  badScheme: INVALID_REASONS[8],
+};
+
+describe('invalid lines: the reason each one gets', () => {
+  const REASONS: [string, string][] = [
+    ['1.2.3.4', R.noPort],
+    ['[2001:db8::1]', R.noPort],
+    ['user:pass@1.2.3.4', R.noPort],
+    ['proxy.example.com', R.noPort],
+    ['1.2.3.4:', R.badPort],
+    ['1.2.3.4:0', R.badPort],
+    ['1.2.3.4:65536', R.badPort],
+    ['1.2.3.4:80/x', R.badPort],
+    ['user:pass@1.2.3.4:99999', R.badPort],
+    ['256.1.1.1:80', R.badHost],
+    ['010.1.1.1:80', R.badHost],
+    ['2001:db8::1:8080', R.badHost],
+    ['[1::2::3]:80', R.badHost],
+    ['a_b.com:80', R.badHost],
+    ['exämple.com:80', R.badHost],
+    ['user:pass@:80', R.badHost],
+    ['u:%ZZ@1.2.3.4:80', R.badCredentials],
+    ['1.2.3.4:80:u\u0000:p', R.badCredentials],
+    [':pass@1.2.3.4:80', R.emptyUsername],
+    ['@1.2.3.4:80', R.emptyUsername],
+    ['1.2.3.4:80::pass', R.emptyUsername],
+    ['1.2.3.4:80:user', R.noPassword],
+    ['ftp://1.2.3.4:80', R.badScheme],
+    ['socks4h://1.2.3.4:80', R.badScheme],
+    ['a b c', R.unrecognised],
+    ['http://', R.unrecognised],
+  ];
+  test.each(REASONS)('%p: %s', (line, reason) => {
+    expect(reasonOf(line)).toBe(reason);
+  });
+
+  test('every invalid line of the table above gets one of the fixed reasons', () => {
+    for (const [line] of INVALID) expect(INVALID_REASONS as readonly string[]).toContain(reasonOf(line) ?? "none");
+  });
+
+  test('text bodies: line numbers count every line from 1 (blank and comment lines too, any line break); the text is trimmed', () => {
+    const r = parseProxyList('1.2.3.4:80\n\n# c\r\n  bad line  \r1.2.3.4:99999\n1.2.3.4:80');
+    expect([...r.invalidLines.all()]).toEqual([
+      { line: 4, text: 'bad line', reason: R.unrecognised },
+      { line: 5, text: '1.2.3.4:99999', reason: R.badPort },
+    ]);
+    expect(r.invalid).toBe(2);
+  });
+
+  test('arrays: elements count from 1; a non-string is shown by its JSON kind', () => {
+    const r = parseProxyList(['1.2.3.4:80', 42, null, true, { host: 'x' }, [1], '', 'nope']);
+    expect([...r.invalidLines.all()]).toEqual([
+      { line: 2, text: '42', reason: R.notString },
+      { line: 3, text: 'null', reason: R.notString },
+      { line: 4, text: 'true', reason: R.notString },
+      { line: 5, text: '{\u2026}', reason: R.notString },
+      { line: 6, text: '[\u2026]', reason: R.notString },
+      { line: 8, text: 'nope', reason: R.noPort },
+    ]);
+  });
+
+  test('fuzz: invalidLines holds exactly the invalid lines, in order, with increasing numbers and fixed reasons', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 100 }), proxyish), (s) => {
+        const r = parseProxyList(s);
+        const all = [...r.invalidLines.all()];
+        expect(all.length).toBe(r.invalid);
+        const lines = s.split(/\r\n|\r|\n/);
+        let last = 0;
+        for (const e of all) {
+          expect(e.line).toBeGreaterThan(last);
+          last = e.line;
+          const text = (lines[e.line - 1] ?? '').trim();
+          expect(parseProxyLine(text)).toBeNull();
+          expect(isIgnorableLine(text)).toBe(false);
+          expect(text.startsWith(e.text.replace(/\u2026$/, ''))).toBe(true);
+          expect(INVALID_REASONS as readonly string[]).toContain(e.reason);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 test('a trailing NEL stays in a colon-form password (a C1 char: neither white space nor a C0 control)', () => {
   expect(parseProxyLine('1.2.3.4:80:u:p\u0085')?.password).toBe('p\u0085');
 });
@@ -263,8 +359,9 @@ describe('parseProxyList', () => {
   });
 
   test('empty input', () => {
-    expect(parseProxyList('')).toEqual({ proxies: [], invalid: 0, duplicates: 0, ignored: 1, limitExceeded: false });
-    expect(parseProxyList([])).toEqual({ proxies: [], invalid: 0, duplicates: 0, ignored: 0, limitExceeded: false });
+    expect(parseProxyList('')).toMatchObject({ proxies: [], invalid: 0, duplicates: 0, ignored: 1, limitExceeded: false });
+    expect(parseProxyList([])).toMatchObject({ proxies: [], invalid: 0, duplicates: 0, ignored: 0, limitExceeded: false });
+    expect([...parseProxyList('').invalidLines.all()]).toEqual([]);
   });
 
   test('maxUnique stops at the first proxy over the limit; duplicates do not count', () => {

@@ -24,7 +24,7 @@ const rec = (port: number, status: 'working' | 'failed'): ProxyRecord =>
 
 /** A whole document from the encoder's pieces. */
 function encode(summary: unknown, metadata: unknown, records: ProxyRecord[], cuv?: unknown): string {
-  return headText(summary, metadata) + records.map((r, i) => recordPrefix(i) + JSON.stringify(r)).join('') + [...tailPieces(records.length, cuv)].join('');
+  return headText(summary, metadata) + records.map((r, i) => recordPrefix(i) + JSON.stringify(r)).join('') + [...tailPieces(records.length, { custom_url_validation: cuv })].join('');
 }
 
 async function collect(gen: AsyncIterable<ResultPart>): Promise<ResultPart[]> {
@@ -41,7 +41,7 @@ describe('encoding', () => {
     expect([recordsEnd(0), recordsEnd(3)]).toEqual(['', '\n']);
     expect([...tailPieces(0, undefined)].join('')).toBe(']}\n');
     expect([...tailPieces(2, undefined)].join('')).toBe('\n]}\n');
-    expect([...tailPieces(1, { x: [1] })].join('')).toBe('\n],"custom_url_validation":{"x":[1]}}\n');
+    expect([...tailPieces(1, { custom_url_validation: { x: [1] } })].join('')).toBe('\n],"custom_url_validation":{"x":[1]}}\n');
     expect(encode({}, {}, [rec(1, 'working'), rec(2, 'failed')])).toBe(
       `{"summary":{},"metadata":{},"proxies":[\n${JSON.stringify(rec(1, 'working'))},\n${JSON.stringify(rec(2, 'failed'))}\n]}\n`,
     );
@@ -54,9 +54,9 @@ describe('encoding', () => {
     expect(isChunkSource(source)).toBe(true);
     expect(isChunkSource(value)).toBe(false);
     expect(isChunkSource(null)).toBe(false);
-    const streamed = [...tailPieces(0, source)];
+    const streamed = [...tailPieces(0, { custom_url_validation: source })];
     expect(streamed).toEqual([']', ',"custom_url_validation":', ...pieces, '}\n']);
-    expect(streamed.join('')).toBe([...tailPieces(0, value)].join(''));
+    expect(streamed.join('')).toBe([...tailPieces(0, { custom_url_validation: value })].join(''));
   });
 
   test('every encoded document is valid JSON and decodes to the same parts it was made of', async () => {

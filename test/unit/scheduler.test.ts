@@ -252,7 +252,7 @@ describe('regions, cancel, re-entrancy', () => {
     expect(s.snapshot('us1')).toEqual({
       capacity: 64,
       inFlight: 64,
-      jobs: [{ jobId: 'big', inFlight: 64, pending: 20_000 - 64, state: 'active' }],
+      jobs: [{ runId: 'big', inFlight: 64, pending: 20_000 - 64, state: 'active' }],
     });
   });
 
@@ -271,7 +271,7 @@ describe('regions, cancel, re-entrancy', () => {
     expect(a.granted).toBe(64); // never granted again
     expect(b.handle.inFlight).toBe(64);
     expect(() => a.handle.addDemand(1)).toThrow('cancelled');
-    expect(s.snapshot('us1').jobs.map((j) => j.jobId)).toEqual(['b']);
+    expect(s.snapshot('us1').jobs.map((j) => j.runId)).toEqual(['b']);
   });
 
   test('addDemand revives an idle job (custom-URL stage)', () => {

@@ -27,7 +27,7 @@ function fakeSources() {
       },
     },
     maxInFlight: 150,
-    pool: {
+    workers: {
       threads: 3,
       get stats() {
         return { queued: state.queued, running: state.running_ };
@@ -62,7 +62,7 @@ describe('ServiceMetrics', () => {
     expect(sampleValue(text, N.regionProbeSlots, { region: 'de1' })).toBe(64);
     expect(sampleValue(text, N.probesInFlight)).toBe(0);
     expect(sampleValue(text, N.probesInFlightMax)).toBe(150);
-    expect(sampleValue(text, N.poolThreads)).toBe(3);
+    expect(sampleValue(text, N.probeWorkerThreads)).toBe(3);
     expect(sampleValue(text, N.nodeLeaseLive)).toBe(1);
     expect(sampleValue(text, N.jobsRunning)).toBe(0);
 
@@ -79,8 +79,8 @@ describe('ServiceMetrics', () => {
     expect(sampleValue(text, N.jobsRunning)).toBe(2);
     expect(sampleValue(text, N.wsSubscribers)).toBe(4);
     expect(sampleValue(text, N.nodeLeaseLive)).toBe(0);
-    expect(sampleValue(text, N.poolShardsQueued)).toBe(6);
-    expect(sampleValue(text, N.poolShardsRunning)).toBe(11);
+    expect(sampleValue(text, N.probeShardsQueued)).toBe(6);
+    expect(sampleValue(text, N.probeShardsRunning)).toBe(11);
   });
 
   test('counters: results per batch, jobs by final state (both present from the start), shards redelivered 0 until told', async () => {
@@ -142,7 +142,7 @@ describe('ServiceMetrics', () => {
     expect(sampleValue(withProcess, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(sampleValue(withProcess, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(withProcess.match(/^# TYPE process_cpu_user_seconds_total /gm)).toHaveLength(1);
-    expect(sampleValue(withProcess, N.poolThreads)).toBe(3);
+    expect(sampleValue(withProcess, N.probeWorkerThreads)).toBe(3);
     const without = await new ServiceMetrics(fakeSources().sources, { processMetrics: false }).render();
     expect(without).not.toContain('process_cpu_user_seconds_total');
   });

@@ -24,6 +24,7 @@ describe('SummaryFold', () => {
       countries: {},
       anonymity_levels: { elite: 0, anonymous: 0, transparent: 0 },
       top_isps: {},
+      errors: {},
     });
   });
 
@@ -41,7 +42,22 @@ describe('SummaryFold', () => {
       countries: { Germany: 2, Unknown: 1 },
       anonymity_levels: { elite: 1, anonymous: 1, transparent: 1 },
       top_isps: { Hetzner: 2, Unknown: 1 },
+      errors: { bad_response: 2 },
     });
+  });
+
+  test('errors: failed proxies per error code, most frequent first, ties by code; working ones never count', () => {
+    const s = new SummaryFold();
+    const failed = (code: string) => ({ ...f, error: { code, message: 'm' } }) as In & { error: { code: never; message: string } };
+    for (const code of ['timeout', 'connect_refused', 'timeout', 'blocked_target', 'connect_refused', 'timeout', 'dns_failed']) s.add(failed(code));
+    s.add(w('X', 'Y'));
+    expect(Object.entries(s.result().errors)).toEqual([
+      ['timeout', 3],
+      ['connect_refused', 2],
+      ['blocked_target', 1],
+      ['dns_failed', 1],
+    ]);
+    expect(s.total - s.totalWorking).toBe(7);
   });
 
   test('top_isps: 10 largest, ties by name ascending, in that order', () => {
@@ -112,7 +128,7 @@ describe('SummaryFold, auto jobs: summary.protocols', () => {
     fold.add({ ...f, protocols: [] });
     const out = fold.result();
     expect(out.protocols).toEqual({ http: 2, socks4: 1, socks5: 2 });
-    expect(Object.keys(out)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'protocols']);
+    expect(Object.keys(out)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'errors', 'protocols']);
     expect(Object.keys(out.protocols!)).toEqual(['http', 'socks4', 'socks5']);
   });
 
@@ -138,7 +154,7 @@ describe('SummaryFold, sampled jobs: summary.rotating', () => {
     fold.add({ ...f, samples: { count: 3, succeeded: 0, success_rate: '0.00%', exit_ips: [], unique_exit_ips: 0, response_time_ms: null } });
     const out = fold.result();
     expect(out.rotating).toBe(2);
-    expect(Object.keys(out)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'protocols', 'rotating']);
+    expect(Object.keys(out)).toEqual(['total_working', 'countries', 'anonymity_levels', 'top_isps', 'errors', 'protocols', 'rotating']);
     expect(new SummaryFold({ rotating: true }).result().rotating).toBe(0);
   });
 

@@ -21,12 +21,13 @@ import { Elysia } from 'elysia';
 import { invalidRequest, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
 import { withBoundPort } from '../../config';
+import { setRateLimitHeaders } from '../account-rate-limit';
 import { authenticate } from '../auth';
 import { LargeBodyGate, withBodyText } from '../body';
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount, markStatus } from '../request-log';
+import { markAccount, markStatus, requestLog } from '../request-log';
 import { acceptedResponse, asyncAsk } from '../async-check';
 import { docs } from '../openapi';
 
@@ -52,9 +53,10 @@ export function checkRoutes(deps: AppDeps) {
   };
   // MAX_LARGE_BODIES bodies over 1 MiB read and parsed at once, for both routes
   const body = { maxBytes: deps.config.maxBodyBytes, gate: new LargeBodyGate(deps.config.maxLargeBodies) };
-  const begin = async (request: Request) => {
+  const begin = async (request: Request, set: { headers: Record<string, unknown> }) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
+    setRateLimitHeaders(set, account); // on every answer from here on, errors included
     deps.checks.assertAccepting(); // shutting_down -> 503, before the body is read
     return account;
   };
@@ -68,28 +70,28 @@ export function checkRoutes(deps: AppDeps) {
   return new Elysia({ name: 'check-routes' })
     .post(
       '/check',
-      async ({ request, server }) => {
-        const account = await begin(request);
+      async ({ request, server, set }) => {
+        const account = await begin(request, set);
         const ask = asyncAsk(request.headers, new URL(request.url).searchParams);
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
-        if (ask !== null) return accepted(request, server, (await deps.checks.submit(account, req)).jobId, ask);
+        if (ask !== null) return accepted(request, server, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
         server?.timeout(request, 0);
-        return jsonResponse(200, await deps.checks.run(account, req, request.signal));
+        return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
       { parse: 'none', detail: docs.check },
     )
     .post(
       '/check-raw',
-      async ({ request, server }) => {
-        const account = await begin(request);
+      async ({ request, server, set }) => {
+        const account = await begin(request, set);
         // every value of every parameter: a repeated one is a 400, not its last value
         const query = new URL(request.url).searchParams;
         const ask = asyncAsk(request.headers, query);
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
-        if (ask !== null) return accepted(request, server, (await deps.checks.submit(account, req)).jobId, ask);
+        if (ask !== null) return accepted(request, server, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
         server?.timeout(request, 0);
-        return jsonResponse(200, await deps.checks.run(account, req, request.signal));
+        return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
       { parse: 'none', detail: docs.checkRaw },
     );

@@ -9,6 +9,7 @@
  * layer's (src/jobs/check-jobs.ts).
  */
 import { Elysia } from 'elysia';
+import { setRateLimitHeaders } from '../account-rate-limit';
 import { isJobId } from '../../job-id';
 import { invalidJobId, jobNodeUnreachable, jobNotFound, jobNotRunning } from '../api-errors';
 import { authenticate } from '../auth';
@@ -18,17 +19,18 @@ import { docs } from '../openapi';
 import { markAccount, markStatus } from '../request-log';
 
 export function checkJobRoutes(deps: AppDeps) {
-  const begin = async (request: Request, jobId: string) => {
+  const begin = async (request: Request, set: { headers: Record<string, unknown> }, jobId: string) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
+    setRateLimitHeaders(set, account);
     if (!isJobId(jobId)) throw invalidJobId();
     return account;
   };
   return new Elysia({ name: 'check-job-routes' })
     .get(
       '/checks/:jobId',
-      async ({ request, params }) => {
-        const account = await begin(request, params.jobId);
+      async ({ request, params, set }) => {
+        const account = await begin(request, set, params.jobId);
         const view = await deps.jobs.status(account.id, params.jobId, deps.now());
         if (view === null) throw jobNotFound(params.jobId);
         return jsonResponse(200, view);
@@ -37,8 +39,8 @@ export function checkJobRoutes(deps: AppDeps) {
     )
     .delete(
       '/checks/:jobId',
-      async ({ request, params }) => {
-        const account = await begin(request, params.jobId);
+      async ({ request, params, set }) => {
+        const account = await begin(request, set, params.jobId);
         const out = await deps.jobs.cancel(account.id, params.jobId, deps.now());
         if (out.ok) {
           markStatus(request, 204); // the access log's status (a Response's own is not seen there)

@@ -19,6 +19,9 @@ import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
 import type { AppDeps } from '../context';
 
+/** A valid link whose file is gone: retention (by age or by the disk cap) is the likely reason, and its settings say how long files stay. */
+export const RESULT_GONE_MESSAGE = 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)';
+
 const TYPES: Record<ResultExt, string> = {
   json: 'application/json; charset=utf-8',
   csv: 'text/csv; charset=utf-8; header=present',
@@ -59,7 +62,7 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
       if (verdict === 'bad_token') throw forbidden('The result link token is not valid');
       if (verdict === 'expired') throw linkExpired();
       const result = await store.open(parsed.resultId);
-      if (result === null) throw notFound('No such result (it may have passed its retention period)');
+      if (result === null) throw notFound(RESULT_GONE_MESSAGE);
       const name = `${parsed.resultId}.${parsed.ext}`;
       const headers = {
         'content-type': TYPES[parsed.ext],

@@ -12,7 +12,7 @@
 import type { ServerWebSocket } from 'bun';
 import { Elysia } from 'elysia';
 import { isJobId } from '../../job-id';
-import { apiKeyRequired, invalidApiKey, invalidJobId } from '../api-errors';
+import { invalidApiKey, invalidJobId, wsApiKeyRequired } from '../api-errors';
 import type { Subscriber } from '../../jobs/progress-hub';
 import { apiKeyFrom } from '../auth';
 import type { AppDeps } from '../context';
@@ -38,7 +38,7 @@ export function wsRoutes(deps: AppDeps) {
       if (jobId === null || !isJobId(jobId)) return apiErrorResponse(invalidJobId());
       const key = apiKeyFrom(request.headers, url.searchParams);
       if (key === null) {
-        if (deps.config.wsRequireAuth) return apiErrorResponse(apiKeyRequired());
+        if (deps.config.wsRequireAuth) return apiErrorResponse(wsApiKeyRequired());
         accountOf.set(request, null);
         return;
       }

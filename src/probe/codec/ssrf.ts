@@ -10,6 +10,10 @@
  * IPv4 address (IPv4-mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96, 6to4
  * 2002::/16) are judged by that IPv4 address. Anything that is not an IP
  * literal is blocked (fail closed). A zone suffix (`%eth0`) is ignored.
+ *
+ * `blockedTargetMessage` is the one text of a `blocked_target` failure
+ * (probes, custom URLs, and the job layer's refusal of literal addresses
+ * before any connection): it names the setting that changes it.
  */
 
 import { parseIPv4, parseIPv6 } from './ip-literal';
@@ -71,4 +75,17 @@ export function isBlockedAddress(ip: string): boolean {
   const v6 = parseIPv6(s);
   if (v6 !== null) return v6Blocked(v6);
   return true;
+}
+
+/** The setting that lets the guard pass such addresses (tests and private networks set it). */
+export const ALLOW_PRIVATE_TARGETS = 'ALLOW_PRIVATE_TARGETS';
+
+/**
+ * The message of a `blocked_target` failure: `ip` refused, reached as
+ * `host` (a name that resolved to it; the address itself when it was given
+ * as one), naming the setting that allows it.
+ */
+export function blockedTargetMessage(ip: string, host: string = ip): string {
+  const what = host === ip ? `${ip} is in a private, loopback or reserved range` : `${host} resolves to ${ip}, a private, loopback or reserved address`;
+  return `${what}; refused unless the server sets ${ALLOW_PRIVATE_TARGETS}=true`;
 }

@@ -193,7 +193,13 @@ export function internalError(state: State, why: string, code?: unknown): ProbeE
     : probeError('bad_response', `internal error: ${why}`);
 }
 
-/** This process ran out of `code` (EMFILE, ...): the proxy was not tried. */
+/**
+ * This process ran out of `code` (EMFILE, ...): the proxy was not tried. The
+ * message names what changes it: fewer probes at once (MAX_IN_FLIGHT; an
+ * agent's AGENT_SLOTS), and for file descriptors the process's open-file limit.
+ */
 function overloaded(code: string): ProbeError {
-  return probeError('checker_overloaded', `the checker ran out of local resources (${code}); the proxy was not tried`);
+  const fewer = 'MAX_IN_FLIGHT (AGENT_SLOTS on a region agent)';
+  const fix = code === 'EMFILE' || code === 'ENFILE' ? `raise the open-file limit (ulimit -n, systemd LimitNOFILE) or lower ${fewer}` : `lower ${fewer}`;
+  return probeError('checker_overloaded', `the checker ran out of local resources (${code}); the proxy was not tried (${fix})`);
 }

@@ -40,7 +40,7 @@ import { dialNode } from './node-socket';
 import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
 import { fdsExhausted } from './fd-check';
-import { isBlockedAddress } from '../codec/ssrf';
+import { blockedTargetMessage, isBlockedAddress } from '../codec/ssrf';
 import { interceptedError } from '../codec/cert-pin';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
 import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
@@ -89,9 +89,14 @@ class Exchange implements LinkEvents, TimerEntry {
     if (spec.via === 'http' && p.username !== undefined) this.proxyAuthorization = basicAuth(p.username, p.password ?? '');
   }
 
+  /** What the exchange connects to: the proxy, or (direct) the target. */
+  private get dialHost(): string {
+    return this.spec.via === 'direct' ? (this.spec.connectAddress ?? this.spec.host) : this.spec.proxy.host;
+  }
+
   start(): void {
     probeDeadlines.arm(this, this.spec.timeoutMs);
-    const host = this.spec.via === 'direct' ? (this.spec.connectAddress ?? this.spec.host) : this.spec.proxy.host;
+    const host = this.dialHost;
     if (isIP(host) !== 0) {
       this.connectTo(host);
       return;
@@ -113,12 +118,12 @@ class Exchange implements LinkEvents, TimerEntry {
       this.fail(probeError('dns_failed', `host did not resolve (${a.errorCode ?? 'no address'})`));
       return;
     }
-    this.connectTo(first);
+    this.connectTo(first, this.dialHost);
   }
 
-  private connectTo(ip: string): void {
+  private connectTo(ip: string, host: string = ip): void {
     if (!this.spec.allowPrivateTargets && isBlockedAddress(ip)) {
-      this.fail(probeError('blocked_target', `${ip} is in a private, loopback or reserved range`));
+      this.fail(probeError('blocked_target', blockedTargetMessage(ip, host)));
       return;
     }
     this.address = ip;

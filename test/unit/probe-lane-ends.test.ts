@@ -1,15 +1,15 @@
 /**
- * src/probe/pool/pool-lanes.ts with a fake piscina: each lane's task hands
- * its port to the test, which plays the lane (reads the pool's messages,
+ * src/probe/workers/lane-ends.ts with a fake piscina: each lane's task hands
+ * its port to the test, which plays the lane (reads the front's messages,
  * answers with batches) and can end the task (the thread died). Covers the
  * least-loaded choice, one message per lane per turn, result routing, cancel,
  * callback failures, lane death and close. Real threads:
- * test/integration/pool-pool.test.ts.
+ * test/integration/probe-workers.test.ts.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
 import type { MessagePort } from 'node:worker_threads';
-import { PoolLanes, type ShardEntry, type ShardOutcome } from '../../src/probe/pool/pool-lanes';
-import type { LaneToMain, MainToLane, WorkerTask } from '../../src/probe/pool/pool-protocol';
+import { LaneEnds, type ShardCall, type ShardOutcome } from '../../src/probe/workers/lane-ends';
+import type { LaneToMain, MainToLane, WorkerTask } from '../../src/probe/workers/lane-protocol';
 import type { ProbeResult, ProbeSettings, ProbeTask } from '../../src/probe/types';
 import { isServiceError } from '../../src/errors';
 
@@ -47,13 +47,13 @@ const tasks = (n: number, host = '127.0.0.1'): ProbeTask[] => Array.from({ lengt
 
 let nextId = 1;
 interface Probe {
-  entry: ShardEntry;
+  entry: ShardCall;
   outcome: Promise<ShardOutcome>;
   results: number[];
 }
 function entryOf(n: number, s: ProbeSettings, opts: { host?: string; onResults?: () => void } = {}): Probe {
   const results: number[] = [];
-  let entry!: ShardEntry;
+  let entry!: ShardCall;
   const outcome = new Promise<ShardOutcome>((resolve, reject) => {
     entry = {
       id: nextId++,
@@ -90,11 +90,11 @@ function setup(threads: number) {
   const { runner, lanes } = fakeRunner();
   open.push(lanes);
   let freed = 0;
-  const pl = new PoolLanes(runner, threads, () => freed++);
+  const pl = new LaneEnds(runner, threads, () => freed++);
   return { pl, lanes, freed: () => freed };
 }
 
-describe('PoolLanes', () => {
+describe('LaneEnds', () => {
   test('a shard goes to the lane with the fewest probes assigned (ties: the lowest slot)', async () => {
     const { pl, lanes } = setup(3);
     const s = settings();
@@ -168,7 +168,7 @@ describe('PoolLanes', () => {
     expect(lanes[0]!.got[1]).toEqual({ t: 'cancel', ids: [a.entry.id] });
   });
 
-  test('onResults throwing cancels the shard, which then rejects with pool_callback_failed', async () => {
+  test('onResults throwing cancels the shard, which then rejects with workers_callback_failed', async () => {
     const { pl, lanes } = setup(1);
     const a = entryOf(2, settings(), {
       onResults: () => {
@@ -185,23 +185,23 @@ describe('PoolLanes', () => {
       () => null,
       (e: unknown) => e,
     );
-    expect(isServiceError(err, 'pool_callback_failed')).toBe(true);
+    expect(isServiceError(err, 'workers_callback_failed')).toBe(true);
     expect((err as Error).message).toBe('onResults threw: boom');
     expect((err as Error).cause).toBeInstanceOf(Error);
   });
 
-  test('a shard whose tasks cannot be packed is refused alone with pool_bad_shard', async () => {
+  test('a shard whose tasks cannot be packed is refused alone with workers_bad_shard', async () => {
     const { pl, lanes } = setup(1);
     const bad = entryOf(1, settings(), { host: 'a\nb' });
     pl.dispatch(bad.entry);
-    await expect(bad.outcome).rejects.toMatchObject({ code: 'pool_bad_shard', message: 'shard refused: host of task 0 contains a line break' });
+    await expect(bad.outcome).rejects.toMatchObject({ code: 'workers_bad_shard', message: 'shard refused: host of task 0 contains a line break' });
     expect(pl.running).toBe(0);
     expect(pl.loads).toEqual([0]);
     await turn();
     expect(lanes[0]!.got).toEqual([]);
   });
 
-  test('a lane whose task ends fails its shards with pool_worker_failed; a new lane takes its slot', async () => {
+  test('a lane whose task ends fails its shards with worker_failed; a new lane takes its slot', async () => {
     const { pl, lanes, freed } = setup(2);
     const s = settings();
     const a = entryOf(3, s);
@@ -214,7 +214,7 @@ describe('PoolLanes', () => {
       () => null,
       (e: unknown) => e,
     );
-    expect(isServiceError(err, 'pool_worker_failed')).toBe(true);
+    expect(isServiceError(err, 'worker_failed')).toBe(true);
     expect((err as Error).message).toBe('probe worker failed: thread died');
     expect(lanes).toHaveLength(3); // the replacement
     expect(freed()).toBe(1);
@@ -229,12 +229,12 @@ describe('PoolLanes', () => {
     expect(m.t === 'run' && m.settings.length).toBe(1);
   });
 
-  test('close: running shards reject with pool_closed; no message goes out and no lane is opened', async () => {
+  test('close: running shards reject with workers_closed; no message goes out and no lane is opened', async () => {
     const { pl, lanes, freed } = setup(2);
     const a = entryOf(2, settings());
     pl.dispatch(a.entry);
     pl.close();
-    await expect(a.outcome).rejects.toMatchObject({ code: 'pool_closed', message: 'probe pool closed while the shard ran' });
+    await expect(a.outcome).rejects.toMatchObject({ code: 'workers_closed', message: 'the probe workers closed while the shard ran' });
     await turn();
     expect(lanes).toHaveLength(2);
     expect(lanes[0]!.got).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * The API node's PoolPort in a cluster: a granted shard goes out on its
+ * The API node's WorkerPort in a cluster: a granted shard goes out on its
  * region's JetStream work queue, its results come back on this node's
  * results subject (protocol.ts). The RegionScheduler in front of it
  * (local-execution.ts) keeps the window: only granted probes are published.
@@ -11,7 +11,7 @@
  *      │                          └──signal aborted (the job ended)──> resolved (late results dropped)
  *
  * A shard of more than SHARD_MAX_TASKS tasks goes out as several messages
- * (parts), each `<instance>-<seq>-<part>` (instance: random per pool, so
+ * (parts), each `<instance>-<seq>-<part>` (instance: random per NatsWorkers, so
  * ids never repeat across restarts of a node). A result counts once: its key is the task
  * index (custom URLs: index x rules + urlIndex, a number), and a key already
  * seen, or not a task of that part, is a duplicate (dropped, counted). So
@@ -35,43 +35,45 @@
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from '../jobs/job-errors';
-import type { PoolPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
+import type { WorkerPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult } from '../probe/types';
 import { PROTOCOL_VERSION, SHARD_MAX_TASKS, type ReportReply, type ResultsReport, type WorkShard } from './protocol';
 
-/** How the pool reaches NATS (src/cluster/nats.ts; a fake in unit tests). */
+/** How NatsWorkers reach NATS (src/cluster/nats.ts; a fake in unit tests). */
 export interface WorkTransport {
   /** Publish a part on pc.work.<region> (JetStream; `msgId` de-duplicates a retried publish). Rejects when not stored. */
   publishWork(region: string, shard: WorkShard, msgId: string): Promise<void>;
-  /** Tell agents a job ended (pc.cancel). */
-  publishCancel(node: string, job: string): void;
+  /** Tell agents a run ended (pc.cancel). */
+  publishCancel(node: string, run: string): void;
 }
 
-export interface NatsPoolCounters {
+export interface NatsWorkersCounters {
   /** A shard delivered again (an agent's `start` with delivery > 1). */
   shardsRedelivered(n: number): void;
   /** Results dropped as duplicates. */
   duplicateResults?(n: number): void;
 }
 
-export interface NatsPoolOptions {
+export interface NatsWorkersOptions {
   node: string;
   transport: WorkTransport;
   deadlineMs: number;
   log: Logger;
-  counters?: NatsPoolCounters;
+  counters?: NatsWorkersCounters;
 }
 
-interface Part {
+/** One work-queue message of a shard (a WorkShard on the wire: at most SHARD_MAX_TASKS tasks). */
+interface ShardPart {
   /** Keys of this part's tasks not yet answered (index, or index x urls + urlIndex). */
   missing: Set<number>;
   /** custom_url: rules per task (0: a probe part). */
   urls: number;
-  run: ShardRun;
+  call: ShardCall;
 }
 
-interface ShardRun {
+/** One call of runShard: its parts, the results still owed, its settlement and deadline. */
+interface ShardCall {
   seq: number;
   parts: string[];
   left: number;
@@ -88,25 +90,25 @@ function keyOf(r: ProbeResult | CustomUrlResult, urls: number): number {
   return urls > 0 && r.urlIndex < urls ? r.index * urls + r.urlIndex : -1;
 }
 
-export class NatsPool implements PoolPort {
-  readonly #o: NatsPoolOptions;
+export class NatsWorkers implements WorkerPort {
+  readonly #o: NatsWorkersOptions;
   /**
-   * This pool's own prefix of shard ids: a node restarted under the same
+   * This instance's own prefix of shard ids: a node restarted under the same
    * NODE_ID starts counting again, and without it its new shards would take
    * the ids of the old run's (results of an old job's shard folded into a new
    * job's, and JetStream's duplicate window dropping the new publishes).
    */
   readonly #instance = randomBytes(4).toString('hex');
-  readonly #parts = new Map<string, Part>();
+  readonly #parts = new Map<string, ShardPart>();
   #seq = 0;
   #running = 0;
   #closed = false;
 
-  constructor(o: NatsPoolOptions) {
+  constructor(o: NatsWorkersOptions) {
     this.#o = o;
   }
 
-  /** Shards published and not yet ended (for /metrics: shaped like the local pool's stats). */
+  /** Shards published and not yet ended (for /metrics: shaped like ProbeWorkers' stats). */
   get stats(): { queued: number; running: number } {
     return { queued: 0, running: this.#running };
   }
@@ -117,30 +119,30 @@ export class NatsPool implements PoolPort {
   }
 
   runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<void> {
-    if (ctx === undefined) return Promise.reject(new ServiceError('cluster_no_context', 'a cluster shard needs its job and region'));
-    if (this.#closed) return Promise.reject(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster pool is closed'));
+    if (ctx === undefined) return Promise.reject(new ServiceError('cluster_no_context', 'a cluster shard needs its run and region'));
+    if (this.#closed) return Promise.reject(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster workers are closed'));
     if (signal?.aborted === true) return Promise.resolve();
     const seq = ++this.#seq;
     const rules = shard.kind === 'custom_url' ? shard.rules : [];
     return new Promise<void>((resolve, reject) => {
-      const run: ShardRun = {
+      const call: ShardCall = {
         seq,
         parts: [],
         left: 0,
         onResults,
         timer: null,
         settle: (err) => {
-          if (run.timer !== null) clearTimeout(run.timer);
-          run.timer = null;
-          for (const id of run.parts) this.#parts.delete(id);
+          if (call.timer !== null) clearTimeout(call.timer);
+          call.timer = null;
+          for (const id of call.parts) this.#parts.delete(id);
           signal?.removeEventListener('abort', onAbort);
           this.#running--;
           if (err === undefined) resolve();
           else reject(err);
-          run.settle = () => {};
+          call.settle = () => {};
         },
       };
-      const onAbort = () => run.settle();
+      const onAbort = () => call.settle();
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#running++;
       const works: WorkShard[] = [];
@@ -153,13 +155,13 @@ export class NatsPool implements PoolPort {
           if (urls === 0) missing.add(t.index);
           else for (let u = 0; u < urls; u++) missing.add(t.index * urls + u);
         }
-        run.parts.push(id);
-        run.left += missing.size;
-        this.#parts.set(id, { missing, urls, run });
+        call.parts.push(id);
+        call.left += missing.size;
+        this.#parts.set(id, { missing, urls, call });
         works.push({
           v: PROTOCOL_VERSION,
           node: this.#o.node,
-          job: ctx.jobId,
+          run: ctx.runId,
           shard: id,
           kind: shard.kind,
           type: shard.settings.type,
@@ -168,18 +170,18 @@ export class NatsPool implements PoolPort {
           ...(shard.kind === 'custom_url' ? { rules } : {}),
         });
       }
-      if (run.left === 0) return run.settle();
-      this.#alive(run);
-      for (const w of works) void this.#publish(ctx.region, w, run);
+      if (call.left === 0) return call.settle();
+      this.#alive(call);
+      for (const w of works) void this.#publish(ctx.region, w, call);
     });
   }
 
   endJob(ctx: ShardContext): void {
     if (this.#closed) return;
     try {
-      this.#o.transport.publishCancel(this.#o.node, ctx.jobId);
+      this.#o.transport.publishCancel(this.#o.node, ctx.runId);
     } catch (err) {
-      this.#o.log.warn('publishing a job cancel failed (agents probe its queued shards, their results are dropped)', { jobId: ctx.jobId, err });
+      this.#o.log.warn('publishing a run cancel failed (agents probe its queued shards, their results are dropped)', { runId: ctx.runId, err });
     }
   }
 
@@ -193,14 +195,14 @@ export class NatsPool implements PoolPort {
       const part = this.#parts.get(e.shard);
       if (e.start === true && e.delivery > 1) this.#o.counters?.shardsRedelivered(1);
       if (e.results !== undefined) this.#results(part, e.results);
-      else if (part !== undefined) this.#alive(part.run);
+      else if (part !== undefined) this.#alive(part.call);
       // a shard no longer here has nothing to wait for: the agent acks it
       if (e.done === true && part !== undefined && part.missing.size > 0) missing.push(e.shard);
     }
     reply?.({ missing });
   }
 
-  #results(part: Part | undefined, results: readonly (ProbeResult | CustomUrlResult)[]): void {
+  #results(part: ShardPart | undefined, results: readonly (ProbeResult | CustomUrlResult)[]): void {
     if (part === undefined) {
       this.#o.counters?.duplicateResults?.(results.length);
       return;
@@ -211,36 +213,36 @@ export class NatsPool implements PoolPort {
     }
     const dup = results.length - fresh.length;
     if (dup > 0) this.#o.counters?.duplicateResults?.(dup);
-    const run = part.run;
-    if (fresh.length === 0) return this.#alive(run);
-    run.left -= fresh.length;
+    const call = part.call;
+    if (fresh.length === 0) return this.#alive(call);
+    call.left -= fresh.length;
     try {
-      run.onResults(fresh as ResultBatch);
+      call.onResults(fresh as ResultBatch);
     } catch (err) {
-      return run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'handling shard results failed', { cause: err }));
+      return call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'handling shard results failed', { cause: err }));
     }
-    if (run.left === 0) run.settle();
-    else this.#alive(run);
+    if (call.left === 0) call.settle();
+    else this.#alive(call);
   }
 
   /** Rejects every waiting shard (their jobs fail and refund). Idempotent. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    const runs = new Set([...this.#parts.values()].map((p) => p.run));
-    for (const run of runs) run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster pool closed'));
+    const calls = new Set([...this.#parts.values()].map((p) => p.call));
+    for (const call of calls) call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster workers closed'));
   }
 
-  #alive(run: ShardRun): void {
-    if (run.timer !== null) clearTimeout(run.timer);
-    run.timer = setTimeout(() => {
-      run.timer = null;
-      this.#o.log.warn('a cluster shard showed no sign of life: its job fails', { shard: run.seq, deadlineMs: this.#o.deadlineMs });
-      run.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
+  #alive(call: ShardCall): void {
+    if (call.timer !== null) clearTimeout(call.timer);
+    call.timer = setTimeout(() => {
+      call.timer = null;
+      this.#o.log.warn('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails', { shard: call.seq, deadlineMs: this.#o.deadlineMs });
+      call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
     }, this.#o.deadlineMs);
   }
 
-  async #publish(region: string, w: WorkShard, run: ShardRun): Promise<void> {
+  async #publish(region: string, w: WorkShard, call: ShardCall): Promise<void> {
     const msgId = `${this.#o.node}.${w.shard}`;
     for (let attempt = 0; ; attempt++) {
       if (!this.#parts.has(w.shard)) return; // settled meanwhile
@@ -251,7 +253,7 @@ export class NatsPool implements PoolPort {
         if (attempt === 0) this.#o.log.warn('publishing a shard failed; trying again until the shard deadline', { shard: w.shard, region, err });
         // the deadline timer fails the shard if this never succeeds
         await new Promise((r) => setTimeout(r, Math.min(PUBLISH_RETRY_MS * (attempt + 1), 2000)));
-        if (run.timer === null) return;
+        if (call.timer === null) return;
       }
     }
   }

@@ -1,8 +1,8 @@
 /**
- * The main thread's ends of the pool's lanes (one long-lived lane per piscina
- * thread, protocol in pool-protocol.ts): where a running shard lives and how
- * its results find it. The public front (pool.ts) owns the queue, the abort
- * signals and the pool's life; it hands a shard here when a slot is free.
+ * The main thread's ends of the probe workers' lanes (one long-lived lane per piscina
+ * thread, protocol in lane-protocol.ts): where a running shard lives and how
+ * its results find it. The public front (probe-workers.ts) owns the queue,
+ * the abort signals and the workers' life; it hands a shard here when a slot is free.
  *
  *   dispatch   packs the shard's tasks (packed-tasks.ts), puts the shard on
  *              the lane with the fewest probes assigned, notes its settings
@@ -12,9 +12,9 @@
  *              {t:'cancel', ids};
  *   routing    a lane's batch goes to each shard's onResults; its `done`
  *              entries settle the shards (and free their load);
- *   lane death the lane's piscina task settled (its thread died, or the pool
- *              closed): its shards reject with pool_worker_failed (or
- *              pool_closed) and a new lane takes its slot.
+ *   lane death the lane's piscina task settled (its thread died, or the workers
+ *              closed): its shards reject with worker_failed (or
+ *              workers_closed) and a new lane takes its slot.
  *
  * A running shard: dispatched -> (cancel sent) -> settled. `onFreed` tells
  * the front that slots were freed (or a lane replaced), so it dispatches more.
@@ -24,8 +24,8 @@ import type { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
 import { LaneSettings } from './lane-settings';
 import { packTasks, type PackedTasks } from './packed-tasks';
-import { POOL_ERROR_CODES } from './pool-errors';
-import { LANE_SETTINGS_CACHE, type LaneShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './pool-protocol';
+import { WORKER_ERROR_CODES } from './worker-errors';
+import { LANE_SETTINGS_CACHE, type PackedShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './lane-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../types';
 
 export interface ShardOutcome {
@@ -40,8 +40,8 @@ export interface ShardOutcome {
 
 export type OnResults = (batch: ProbeResult[] | CustomUrlResult[]) => void;
 
-/** One shard of runShard, from the front's queue to its settlement. */
-export interface ShardEntry {
+/** One call of runShard on the main thread: its shard, callbacks and lane, from the front's queue to its settlement. */
+export interface ShardCall {
   readonly id: number;
   shard: Shard;
   onResults: OnResults;
@@ -63,11 +63,11 @@ export interface ShardEntry {
 interface LaneEnd {
   readonly slot: number;
   readonly port: MessagePort;
-  readonly live: Map<number, ShardEntry>;
+  readonly live: Map<number, ShardCall>;
   /** probes of the running shards */
   load: number;
   /** shards, settings and cancels waiting for this turn's message */
-  outShards: LaneShard[];
+  outShards: PackedShard[];
   /** the lane's settings cache, mirrored */
   settings: LaneSettings;
   outCancels: number[];
@@ -79,11 +79,11 @@ interface LaneEnd {
 export type LaneRunner = Pick<Piscina, 'run'>;
 
 /** Stops listening to the entry's abort signal (it is settled, or about to be). */
-export function releaseAbort(entry: ShardEntry): void {
+export function releaseAbort(entry: ShardCall): void {
   if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
 }
 
-export class PoolLanes {
+export class LaneEnds {
   /** Shards running on the lanes now. */
   running = 0;
   private readonly lanes: LaneEnd[] = [];
@@ -110,8 +110,8 @@ export class PoolLanes {
     return this.lanes.map((l) => l.load);
   }
 
-  /** Sends the shard to the least-loaded lane (in this turn's message), or rejects it with pool_bad_shard when its tasks cannot be packed. */
-  dispatch(entry: ShardEntry): void {
+  /** Sends the shard to the least-loaded lane (in this turn's message), or rejects it with workers_bad_shard when its tasks cannot be packed. */
+  dispatch(entry: ShardCall): void {
     const shard = entry.shard;
     let tasks: PackedTasks;
     try {
@@ -119,7 +119,7 @@ export class PoolLanes {
     } catch (err) {
       // parsed hosts never contain a line break; a caller that passes one gets its shard refused, nothing else
       releaseAbort(entry);
-      entry.reject(new ServiceError(POOL_ERROR_CODES.badShard, `shard refused: ${errorText(err)}`, { cause: err }));
+      entry.reject(new ServiceError(WORKER_ERROR_CODES.badShard, `shard refused: ${errorText(err)}`, { cause: err }));
       return;
     }
     let lane = this.lanes[0]!;
@@ -130,7 +130,7 @@ export class PoolLanes {
     this.running++;
     entry.settingsId = this.settingsIdOf(shard.settings);
     lane.settings.use(entry.settingsId, shard.settings);
-    const packed: LaneShard = { id: entry.id, kind: shard.kind, tasks, settingsId: entry.settingsId };
+    const packed: PackedShard = { id: entry.id, kind: shard.kind, tasks, settingsId: entry.settingsId };
     if (shard.kind === 'custom_url') packed.rules = shard.rules;
     if (shard.maxConcurrent !== undefined) packed.maxConcurrent = shard.maxConcurrent;
     lane.outShards.push(packed);
@@ -138,7 +138,7 @@ export class PoolLanes {
   }
 
   /** Asks the shard's lane (once) to start no more of its probes; no-op unless it runs. */
-  cancel(entry: ShardEntry): void {
+  cancel(entry: ShardCall): void {
     const lane = entry.lane;
     if (lane === null || entry.cancelSent || !lane.live.has(entry.id)) return;
     entry.cancelSent = true;
@@ -146,7 +146,7 @@ export class PoolLanes {
     this.queueFlush(lane);
   }
 
-  /** Rejects every running shard with pool_closed; sends nothing more and opens no new lane. */
+  /** Rejects every running shard with workers_closed; sends nothing more and opens no new lane. */
   close(): void {
     this.closed = true;
     for (const lane of this.lanes) this.laneEnded(lane, null);
@@ -219,7 +219,7 @@ export class PoolLanes {
       if (entry === undefined) continue;
       if (entry.callbackError !== null) {
         const err = entry.callbackError;
-        this.settle(entry, new ServiceError(POOL_ERROR_CODES.callbackFailed, `onResults threw: ${errorText(err)}`, { cause: err }));
+        this.settle(entry, new ServiceError(WORKER_ERROR_CODES.callbackFailed, `onResults threw: ${errorText(err)}`, { cause: err }));
       } else {
         this.settle(entry, null, { dropped: false, started: d.started, finished: d.finished, cancelled: d.cancelled });
       }
@@ -227,7 +227,7 @@ export class PoolLanes {
     this.onFreed();
   }
 
-  private settle(entry: ShardEntry, err: unknown, outcome?: ShardOutcome): void {
+  private settle(entry: ShardCall, err: unknown, outcome?: ShardOutcome): void {
     const lane = entry.lane!;
     if (!lane.live.delete(entry.id)) return;
     lane.load -= entry.size;
@@ -238,7 +238,7 @@ export class PoolLanes {
     else entry.resolve(outcome!);
   }
 
-  /** The lane's task settled: its thread died (or the pool closed it). Its shards fail; a new lane takes its place. */
+  /** The lane's task settled: its thread died (or the workers closed it). Its shards fail; a new lane takes its place. */
   private laneEnded(lane: LaneEnd, err: unknown): void {
     if (lane.dead) return;
     lane.dead = true;
@@ -248,8 +248,8 @@ export class PoolLanes {
       this.settle(
         entry,
         closed
-          ? new ServiceError(POOL_ERROR_CODES.closed, 'probe pool closed while the shard ran', { cause: err })
-          : new ServiceError(POOL_ERROR_CODES.workerFailed, `probe worker failed: ${errorText(err ?? 'its lane ended')}`, { cause: err }),
+          ? new ServiceError(WORKER_ERROR_CODES.closed, 'the probe workers closed while the shard ran', { cause: err })
+          : new ServiceError(WORKER_ERROR_CODES.workerFailed, `probe worker failed: ${errorText(err ?? 'its lane ended')}`, { cause: err }),
       );
     }
     if (!closed) {

@@ -1,48 +1,50 @@
 /**
- * The probe worker pool, its public front: piscina threads (one per core by
- * default), each running one long-lived lane (src/probe/pool/lane.ts,
- * protocol in pool-protocol.ts) that runs many shards at once, each shard
+ * The probe workers, their public front: piscina threads (one per core by
+ * default), each running one long-lived lane (src/probe/workers/lane.ts,
+ * protocol in lane-protocol.ts) that runs many shards at once, each shard
  * running its probes concurrently. Shards go to the lane with the fewest
  * probes assigned; the shards granted in one turn of the event loop travel to
  * a lane in one message, and a lane sends the results of all its shards back
  * together, so the cost of crossing the thread boundary is per batch, not per
  * shard or per probe. This file is the front (start-up, the queue, abort
  * signals, close); the running shards' bookkeeping (least-loaded choice,
- * per-turn messages, result routing, lane death) is pool-lanes.ts.
+ * per-turn messages, result routing, lane death) is lane-ends.ts.
+ * (Not a "pool": that word is the user's, a kept set of proxies.)
  *
  * Queueing and cancellation: aborting a running piscina task terminates its
- * whole thread (and every shard on it), so this pool never hands piscina an
+ * whole thread (and every shard on it), so ProbeWorkers never hands piscina an
  * AbortSignal. It keeps its own queue and runs at most
  * threads x concurrentTasksPerWorker shards at once:
  *   - abort before the shard was sent to a lane: it is dropped (outcome.dropped);
  *   - abort while it runs: a cooperative cancel over the lane's port; the
  *     lane starts no more of its probes and finishes the ones in flight (each
  *     is bounded by the probe timeout), then reports it done.
- * A lane whose thread dies rejects its running shards with pool_worker_failed
+ * A lane whose thread dies rejects its running shards with worker_failed
  * and is replaced by a new lane on the thread piscina starts instead.
  *
  * Start-up fails loudly: `start()` pings every thread and rejects with a
- * ServiceError (code pool_worker_load_failed / pool_start_timeout) when a
+ * ServiceError (code worker_load_failed / workers_start_timeout) when a
  * worker cannot load, instead of leaving an await that never settles. Every
- * rejection of the pool is a ServiceError with a code of pool-errors.ts.
+ * rejection is a ServiceError with a code of worker-errors.ts.
  *
  * Shard states: queued -> running -> settled (resolved | rejected), or
- * queued -> dropped. Pool states: open -> closed (close() is idempotent).
+ * queued -> dropped (where it is says which: the queue, a lane, neither).
+ * close() is idempotent; after it every runShard rejects workers_closed.
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
-import { POOL_ERROR_CODES } from './pool-errors';
-import { PoolLanes, releaseAbort, type OnResults, type ShardEntry, type ShardOutcome } from './pool-lanes';
-import type { PingReply, Shard, WorkerTask } from './pool-protocol';
+import { WORKER_ERROR_CODES } from './worker-errors';
+import { LaneEnds, releaseAbort, type OnResults, type ShardCall, type ShardOutcome } from './lane-ends';
+import type { PingReply, Shard, WorkerTask } from './lane-protocol';
 import type { CustomUrlResult, ProbeResult } from '../types';
 
-export type { Shard } from './pool-protocol';
-export type { ShardOutcome } from './pool-lanes';
-export { POOL_ERROR_CODES, type PoolErrorCode } from './pool-errors';
+export type { Shard } from './lane-protocol';
+export type { ShardOutcome } from './lane-ends';
+export { WORKER_ERROR_CODES, type WorkerErrorCode } from './worker-errors';
 
-export interface ProbePoolOptions {
+export interface ProbeWorkersOptions {
   /** Worker threads; default: the number of cores. */
   threads?: number;
   /** Worker entry; default workers/probe-worker.ts. */
@@ -55,15 +57,13 @@ export interface ProbePoolOptions {
 
 export const DEFAULT_WORKER_FILE = fileURLToPath(new URL('../../../workers/probe-worker.ts', import.meta.url));
 
-const PoolState = Object.freeze({ open: 'open', closed: 'closed' } as const);
-
-export class ProbePool {
+export class ProbeWorkers {
   readonly threads: number;
   private readonly maxRunning: number;
-  private readonly waiting: ShardEntry[] = [];
-  private readonly lanes: PoolLanes;
+  private readonly waiting: ShardCall[] = [];
+  private readonly lanes: LaneEnds;
   private nextId = 1;
-  private state: (typeof PoolState)[keyof typeof PoolState] = PoolState.open;
+  private closed = false;
   private closing: Promise<void> | null = null;
 
   private constructor(
@@ -73,10 +73,10 @@ export class ProbePool {
   ) {
     this.threads = threads;
     this.maxRunning = threads * perWorker;
-    this.lanes = new PoolLanes(piscina, threads, () => this.pump());
+    this.lanes = new LaneEnds(piscina, threads, () => this.pump());
   }
 
-  static async start(opts: ProbePoolOptions = {}): Promise<ProbePool> {
+  static async start(opts: ProbeWorkersOptions = {}): Promise<ProbeWorkers> {
     const threads = Math.max(1, opts.threads ?? availableParallelism());
     // A shard lives as long as its slowest probe (one black hole holds it for the
     // whole timeout), so the cap on running shards must not cap probes in flight:
@@ -93,7 +93,7 @@ export class ProbePool {
     });
     let loadError: unknown = null;
     let failStart: ((e: unknown) => void) | null = null;
-    // Kept for the pool's whole life: an 'error' event without a listener would crash the process.
+    // Kept for the workers' whole life: an 'error' event without a listener would crash the process.
     piscina.on('error', (err: unknown) => {
       loadError ??= err;
       failStart?.(err);
@@ -103,9 +103,9 @@ export class ProbePool {
     try {
       await new Promise<void>((resolve, reject) => {
         failStart = (err) =>
-          reject(new ServiceError(POOL_ERROR_CODES.workerLoadFailed, `probe worker ${filename} failed to load: ${errorText(err)}`, { cause: err }));
+          reject(new ServiceError(WORKER_ERROR_CODES.workerLoadFailed, `probe worker ${filename} failed to load: ${errorText(err)}`, { cause: err }));
         timer = setTimeout(
-          () => reject(new ServiceError(POOL_ERROR_CODES.startTimeout, `probe worker ${filename} did not answer within ${startTimeoutMs} ms`)),
+          () => reject(new ServiceError(WORKER_ERROR_CODES.startTimeout, `probe worker ${filename} did not answer within ${startTimeoutMs} ms`)),
           startTimeoutMs,
         );
         const pings: Promise<PingReply>[] = [];
@@ -113,7 +113,7 @@ export class ProbePool {
         Promise.all(pings).then(
           (replies) => {
             if (replies.every((r) => r && r.pong === true)) resolve();
-            else reject(new ServiceError(POOL_ERROR_CODES.workerLoadFailed, `probe worker ${filename} answered the ping with something else`));
+            else reject(new ServiceError(WORKER_ERROR_CODES.workerLoadFailed, `probe worker ${filename} answered the ping with something else`));
           },
           (err: unknown) => failStart?.(loadError ?? err),
         );
@@ -125,7 +125,7 @@ export class ProbePool {
       if (timer) clearTimeout(timer);
       failStart = null;
     }
-    return new ProbePool(piscina, threads, perWorker);
+    return new ProbeWorkers(piscina, threads, perWorker);
   }
 
   /** Shards waiting for a slot / running now. */
@@ -137,8 +137,8 @@ export class ProbePool {
    * Run one shard. `onResults` gets every result, in batches, as they complete.
    * Resolves once every started probe has reported (or with dropped=true when
    * `signal` aborted before the shard was sent to a thread). Rejects with
-   * ServiceError pool_worker_failed if the worker thread dies, pool_closed if the
-   * pool is closed first, pool_callback_failed if onResults throws.
+   * ServiceError worker_failed if the worker thread dies, workers_closed if the
+   * workers are closed first, workers_callback_failed if onResults throws.
    */
   runShard(shard: Extract<Shard, { kind: 'probe' }>, onResults: (batch: ProbeResult[]) => void, signal?: AbortSignal): Promise<ShardOutcome>;
   runShard(shard: Extract<Shard, { kind: 'custom_url' }>, onResults: (batch: CustomUrlResult[]) => void, signal?: AbortSignal): Promise<ShardOutcome>;
@@ -150,11 +150,11 @@ export class ProbePool {
   ): Promise<ShardOutcome> {
     // the overloads tie the callback's batch type to shard.kind; the worker sends exactly that kind
     const onResults = callback as OnResults;
-    if (this.state !== PoolState.open) return Promise.reject(new ServiceError(POOL_ERROR_CODES.closed, 'probe pool is closed'));
+    if (this.closed) return Promise.reject(new ServiceError(WORKER_ERROR_CODES.closed, 'the probe workers are closed'));
     if (signal?.aborted) return Promise.resolve({ dropped: true, started: 0, finished: 0, cancelled: false });
     return new Promise<ShardOutcome>((resolve, reject) => {
       const size = shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
-      const entry: ShardEntry = {
+      const entry: ShardCall = {
         id: this.nextId++,
         shard,
         onResults,
@@ -188,18 +188,18 @@ export class ProbePool {
 
   private pump(): void {
     const lanes = this.lanes;
-    while (this.state === PoolState.open && lanes.running < this.maxRunning && this.waiting.length > 0) {
+    while (!this.closed && lanes.running < this.maxRunning && this.waiting.length > 0) {
       lanes.dispatch(this.waiting.shift()!);
     }
   }
 
-  /** Reject queued and running shards with pool_closed, stop the threads. Idempotent. */
+  /** Reject queued and running shards with workers_closed, stop the threads. Idempotent. */
   close(): Promise<void> {
-    if (this.closing) return this.closing;
-    this.state = PoolState.closed;
+    if (this.closing !== null) return this.closing;
+    this.closed = true;
     for (const entry of this.waiting.splice(0)) {
       releaseAbort(entry);
-      entry.reject(new ServiceError(POOL_ERROR_CODES.closed, 'probe pool closed before the shard ran'));
+      entry.reject(new ServiceError(WORKER_ERROR_CODES.closed, 'the probe workers closed before the shard ran'));
     }
     this.lanes.close();
     this.closing = this.piscina.destroy().catch(() => undefined);

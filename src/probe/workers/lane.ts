@@ -1,17 +1,25 @@
 /**
  * A probe lane: what each piscina thread runs, one lane per thread
  * (workers/probe-worker.ts is only the entry piscina loads). This is the
- * lane's worker-thread end; its main-thread end is pool-lanes.ts, the
- * messages between them pool-protocol.ts. It receives shards over the lane's
+ * lane's worker-thread end; its main-thread end is lane-ends.ts, the
+ * messages between them lane-protocol.ts. It receives shards over the lane's
  * port, runs each shard's probes concurrently (up to the shard's
  * maxConcurrent), and sends the results of all its shards back together in
  * batches. Thin on purpose: the probing itself is runProbe / runCustomUrl.
  * Never touches the database.
  *
- * Shard states: queued (waiting for start budget) <-> running ->
- * (cancelled) -> done. A shard is done when nothing of it is in flight and it
- * will start nothing more (all started, or cancelled); its `done` entry goes
- * out in the flush after its last result.
+ * A shard's states in its lane (SHARD_RUN_STATES, moved through
+ * src/state-machine.ts):
+ *
+ *   running ──cancel──> cancelled ──nothing in flight──> done
+ *      └──all started, nothing in flight──────────────────┘
+ *
+ * A running shard starts its probes as the lane's starts per turn allow
+ * (lane-starts.ts: waiting there for a turn is the queue's membership, not a
+ * state of the shard); a cancelled one starts no more and finishes the ones
+ * in flight. It is done when nothing of it is in flight and it will start
+ * nothing more; its `done` entry goes out in the flush after its last result,
+ * once (a done shard is never reported again).
  *
  * Latency matters as much as CPU here: a slot is idle from the moment its
  * probe ends until the probe that replaces it starts, and that path crosses
@@ -25,30 +33,31 @@
  *
  * But a probe's clock must not run while the lane is too busy to read its
  * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
- * replacements alike (src/probe/pool/lane-starts.ts), so under CPU saturation
+ * replacements alike (src/probe/workers/lane-starts.ts), so under CPU saturation
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
  */
 import { receiveMessageOnPort, threadId, type MessagePort } from 'node:worker_threads';
 import { errorText } from '../../errors';
+import { StateMachine, transitionTable } from '../../state-machine';
 import { runCustomUrl } from '../custom-url';
 import { runProbe } from '../probe';
 import { runAutoProbe } from '../auto';
 import {
   RESULT_BATCH_MAX,
-  type LaneShard,
+  type PackedShard,
   type LaneToMain,
   type MainToLane,
   type PingReply,
   type ShardDone,
   type WorkerTask,
-} from './pool-protocol';
+} from './lane-protocol';
 import { unpackTasks } from './packed-tasks';
 import { LaneStarts, type StartableRun } from './lane-starts';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask, ProtocolSettings } from '../types';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
-/** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/pool/lane-starts.ts). */
+/** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/workers/lane-starts.ts). */
 const STARTS_PER_TURN = 32;
 /** Results between two synchronous looks at the port (Lane.poll). */
 const POLL_EVERY = 16;
@@ -63,11 +72,17 @@ const POLL_EVERY = 16;
  */
 const FLUSH_MS = 8;
 
-class LaneShardRun implements StartableRun {
+export const SHARD_RUN_STATES = Object.freeze({ RUNNING: 'running', CANCELLED: 'cancelled', DONE: 'done' } as const);
+export type ShardRunState = (typeof SHARD_RUN_STATES)[keyof typeof SHARD_RUN_STATES];
+const { RUNNING, CANCELLED, DONE } = SHARD_RUN_STATES;
+export const SHARD_RUN_TRANSITIONS = transitionTable<ShardRunState>({ running: [CANCELLED, DONE], cancelled: [DONE], done: [] });
+
+/** The lane's run of one shard: its probes started, in flight, finished. */
+class ShardRun implements StartableRun {
   next = 0;
   inFlight = 0;
   finished = 0;
-  cancelled = false;
+  readonly machine = new StateMachine<ShardRunState>('lane shard', SHARD_RUN_TRANSITIONS, RUNNING);
   readonly total: number;
   readonly limit: number;
   private readonly perTask: number;
@@ -77,7 +92,7 @@ class LaneShardRun implements StartableRun {
   private readonly auto: boolean;
 
   constructor(
-    readonly shard: LaneShard,
+    readonly shard: PackedShard,
     private readonly settings: ProbeSettings,
     private readonly lane: Lane,
   ) {
@@ -89,21 +104,19 @@ class LaneShardRun implements StartableRun {
     this.auto = settings.type === 'auto';
   }
 
-  /** Waiting in the lane's start queue (kept by LaneStarts). */
-  queued = false;
-
   /** The start queue's group: the job (one settings object per job). */
   get group(): number {
     return this.shard.settingsId;
   }
 
+  /** Nothing in flight and nothing more to start (or done already). */
   get ended(): boolean {
-    return this.inFlight === 0 && (this.cancelled || this.next >= this.total);
+    return this.inFlight === 0 && (this.machine.state !== RUNNING || this.next >= this.total);
   }
 
   /** Can start another probe now. */
   get startable(): boolean {
-    return !this.cancelled && this.inFlight < this.limit && this.next < this.total;
+    return this.machine.state === RUNNING && this.inFlight < this.limit && this.next < this.total;
   }
 
   /** Starts up to `max` probes; returns how many. */
@@ -138,8 +151,8 @@ class LaneShardRun implements StartableRun {
 }
 
 class Lane {
-  private readonly running = new Map<number, LaneShardRun>();
-  /** the pool's settings cache for this lane (pool-protocol.ts MainToLane) */
+  private readonly running = new Map<number, ShardRun>();
+  /** the front's settings cache for this lane (lane-protocol.ts MainToLane) */
   private readonly settings = new Map<number, ProbeSettings>();
   private pending = new Map<number, AnyResult[]>();
   private pendingCount = 0;
@@ -147,7 +160,7 @@ class Lane {
   private done: ShardDone[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   /** Paces starts: at most STARTS_PER_TURN per turn of the event loop. */
-  private readonly starts = new LaneStarts<LaneShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
+  private readonly starts = new LaneStarts<ShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
     if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
   });
 
@@ -170,9 +183,9 @@ class Lane {
       for (const { id, settings } of m.settings) this.settings.set(id, settings);
       for (const shard of m.shards) {
         const settings = this.settings.get(shard.settingsId);
-        // the pool sends settings before the first shard that uses them; a miss is a pool bug, and loud
+        // the front sends settings before the first shard that uses them; a miss is a front bug, and loud
         if (settings === undefined) throw new Error(`lane: shard ${shard.id} refers to unknown settings ${shard.settingsId}`);
-        const run = new LaneShardRun(shard, settings, this);
+        const run = new ShardRun(shard, settings, this);
         this.running.set(shard.id, run);
         if (run.ended) this.end(run); // an empty shard
         else this.starts.add(run);
@@ -180,14 +193,14 @@ class Lane {
     } else if (m.t === 'cancel') {
       for (const id of m.ids) {
         const run = this.running.get(id);
-        if (run === undefined || run.cancelled) continue;
-        run.cancelled = true;
+        if (run === undefined || run.machine.state !== RUNNING) continue;
+        run.machine.move(RUNNING, CANCELLED);
         if (run.ended) this.end(run);
       }
     }
   }
 
-  onResult(run: LaneShardRun, r: AnyResult): void {
+  onResult(run: ShardRun, r: AnyResult): void {
     run.inFlight--;
     run.finished++;
     const list = this.pending.get(run.shard.id);
@@ -201,9 +214,12 @@ class Lane {
     else this.flushTimer ??= setTimeout(this.flush, FLUSH_MS);
   }
 
-  private end(run: LaneShardRun): void {
-    if (!this.running.delete(run.shard.id)) return; // already reported
-    this.done.push({ id: run.shard.id, started: run.next, finished: run.finished, cancelled: run.cancelled });
+  private end(run: ShardRun): void {
+    if (run.machine.state === DONE) return; // already reported
+    const cancelled = run.machine.state === CANCELLED;
+    run.machine.move([RUNNING, CANCELLED], DONE);
+    this.running.delete(run.shard.id);
+    this.done.push({ id: run.shard.id, started: run.next, finished: run.finished, cancelled });
     if (this.running.size === 0 || this.pendingCount >= RESULT_BATCH_MAX) this.flush();
     else this.flushTimer ??= setTimeout(this.flush, FLUSH_MS);
   }
@@ -224,7 +240,7 @@ class Lane {
   };
 }
 
-/** Never settles: a lane lives as long as its thread (the pool destroys the threads to stop). */
+/** Never settles: a lane lives as long as its thread (the front destroys the threads to stop). */
 function runLane(port: MessagePort): Promise<never> {
   return new Promise<never>(() => {
     const lane = new Lane(port);

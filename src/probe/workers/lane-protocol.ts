@@ -1,10 +1,10 @@
 /**
- * The messages between the probe pool (main thread: pool.ts, its lanes'
- * ends in pool-lanes.ts) and the lane each piscina worker runs (lane.ts,
+ * The messages between the probe workers' front (main thread: probe-workers.ts, its lanes'
+ * ends in lane-ends.ts) and the lane each piscina worker runs (lane.ts,
  * entry workers/probe-worker.ts). Types and constants only.
  *
  * Each worker thread runs one long-lived piscina task, its *lane*, with one
- * MessagePort for the pool's whole life. Shards travel over the lane's port,
+ * MessagePort for the workers' whole life. Shards travel over the lane's port,
  * so a shard costs one entry in a message, not a piscina task, a
  * MessageChannel and a transfer of its own:
  *
@@ -20,7 +20,7 @@
  *                  last results always arrive before its end.
  *
  * The piscina task of a lane settles only when its thread dies (the task
- * rejects) or the pool destroys the threads: it is the liveness signal.
+ * rejects) or the front destroys the threads: it is the liveness signal.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { PackedTasks } from './packed-tasks';
@@ -31,10 +31,11 @@ export type Shard =
   | { kind: 'custom_url'; tasks: ProbeTask[]; rules: CustomUrlRule[]; settings: ProbeSettings; maxConcurrent?: number };
 
 /**
- * A shard as the lane receives it: numbered by the pool, its tasks packed
- * (packed-tasks.ts), its settings by reference to the lane's settings cache.
+ * A shard packed for the thread boundary, as the lane receives it: numbered
+ * by the front, its tasks packed (packed-tasks.ts), its settings by
+ * reference to the lane's settings cache.
  */
-export type LaneShard = {
+export type PackedShard = {
   id: number;
   kind: Shard['kind'];
   tasks: PackedTasks;
@@ -52,12 +53,12 @@ export type ShardDone = { id: number; started: number; finished: number; cancell
 
 /**
  * `run` first drops `forget` from the lane's settings cache, then stores
- * `settings` in it, then starts `shards` (the pool mirrors each lane's cache,
+ * `settings` in it, then starts `shards` (the front mirrors each lane's cache,
  * so a job's settings go to a lane once, not with every shard; it forgets
  * only settings no running shard of the lane uses).
  */
 export type MainToLane =
-  | { t: 'run'; settings: { id: number; settings: ProbeSettings }[]; forget: number[]; shards: LaneShard[] }
+  | { t: 'run'; settings: { id: number; settings: ProbeSettings }[]; forget: number[]; shards: PackedShard[] }
   | { t: 'cancel'; ids: number[] };
 
 export type LaneToMain = {

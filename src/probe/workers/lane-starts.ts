@@ -1,5 +1,5 @@
 /**
- * When a lane starts its probes (src/probe/pool/lane.ts). Pure: the next
+ * When a lane starts its probes (src/probe/workers/lane.ts). Pure: the next
  * turn of the event loop is injected.
  *
  * A lane starts at most `perTurn` probes per turn of its event loop, first
@@ -19,20 +19,19 @@
  * when a big job has thousands of granted probes waiting in the same lane:
  * the region scheduler's fairness (least-served job first) holds here too.
  *
- * Run states, as this queue sees them:
- *   idle    not queued; its next replacement may start at once (replace)
- *   queued  waiting for budget (`run.queued`), in its group's FIFO
- *   drained left the queue: nothing more startable now (onDrained tells the lane)
- * A run is in the queue at most once; a group is in the rotation while it has
- * queued runs.
+ * A run is in this queue (`isQueued`: waiting for budget, in its group's
+ * FIFO) or not (its next replacement may start at once: `replace`); it
+ * leaves the queue once nothing more of it is startable now, and onDrained
+ * tells the lane. That is membership, kept here (a Set), not a state of the
+ * run: the run's own states (running, cancelled, done) are the lane's
+ * (lane.ts). A run is in the queue at most once; a group is in the rotation
+ * while it has queued runs.
  */
 
 /** What the queue needs from a shard run. */
 export interface StartableRun {
   /** can start another probe now */
   readonly startable: boolean;
-  /** in this queue (kept by the queue) */
-  queued: boolean;
   /** runs of one group (job) share a turn of the rotation */
   readonly group: number;
   /** starts up to `max` probes; returns how many */
@@ -46,6 +45,10 @@ export class LaneStarts<R extends StartableRun> {
   #budget: number;
   /** group -> its queued runs, oldest first; Map order is the rotation */
   readonly #groups = new Map<number, R[]>();
+  /** The runs in #groups. */
+  readonly #queued = new Set<R>();
+  readonly #nextTurn: (fn: () => void) => void;
+  readonly #onDrained: (run: R) => void;
   #turnArmed = false;
 
   /**
@@ -55,24 +58,29 @@ export class LaneStarts<R extends StartableRun> {
    */
   constructor(
     readonly perTurn: number,
-    private readonly nextTurn: (fn: () => void) => void,
-    private readonly onDrained: (run: R) => void,
+    nextTurn: (fn: () => void) => void,
+    onDrained: (run: R) => void,
   ) {
     if (!Number.isInteger(perTurn) || perTurn < 1) throw new RangeError(`perTurn must be a positive integer, got ${perTurn}`);
     this.#budget = perTurn;
+    this.#nextTurn = nextTurn;
+    this.#onDrained = onDrained;
   }
 
   /** Runs waiting for budget. */
   get waiting(): number {
-    let n = 0;
-    for (const q of this.#groups.values()) n += q.length;
-    return n;
+    return this.#queued.size;
+  }
+
+  /** `run` waits in this queue for budget. */
+  isQueued(run: R): boolean {
+    return this.#queued.has(run);
   }
 
   /** A new run: it waits behind its group's queued runs, its group behind the groups already waiting. */
   add(run: R): void {
-    if (!run.queued) {
-      run.queued = true;
+    if (!this.#queued.has(run)) {
+      this.#queued.add(run);
       const q = this.#groups.get(run.group);
       if (q === undefined) this.#groups.set(run.group, [run]);
       else q.push(run);
@@ -82,7 +90,7 @@ export class LaneStarts<R extends StartableRun> {
 
   /** One of `run`'s probes ended: its replacement starts now if this turn's budget allows, else it queues. */
   replace(run: R): void {
-    if (run.queued || !run.startable) return;
+    if (!run.startable || this.#queued.has(run)) return;
     if (this.#budget > 0) this.#budget -= run.pump(1);
     else this.add(run);
   }
@@ -100,16 +108,16 @@ export class LaneStarts<R extends StartableRun> {
         quantum -= n;
         this.#budget -= n;
         if (run.startable) break; // quantum spent
-        run.queued = false;
+        this.#queued.delete(run);
         q.shift();
-        this.onDrained(run);
+        this.#onDrained(run);
       }
       groups.delete(group);
       if (q.length > 0) groups.set(group, q); // to the back of the rotation
     }
     if (groups.size > 0 && !this.#turnArmed) {
       this.#turnArmed = true;
-      this.nextTurn(this.#onTurn);
+      this.#nextTurn(this.#onTurn);
     }
   }
 

@@ -1,6 +1,6 @@
 /**
- * Integration tests for src/probe/pool/pool.ts (+ pool-lanes.ts) and the lane
- * (src/probe/pool/lane.ts, entry workers/probe-worker.ts): real
+ * Integration tests for src/probe/workers/probe-workers.ts (+ lane-ends.ts) and the lane
+ * (src/probe/workers/lane.ts, entry workers/probe-worker.ts): real
  * piscina threads running real probes against loopback sockets (a refused
  * port fails at once, a black hole times out), plus broken workers.
  */
@@ -9,16 +9,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProbePool } from '../../src/probe/pool/pool';
+import { ProbeWorkers } from '../../src/probe/workers/probe-workers';
 import { isServiceError } from '../../src/errors';
 import type { ProbeResult, ProbeSettings, ProbeTask } from '../../src/probe/types';
 
-const tmp = mkdtempSync(join(tmpdir(), 'pool-test-'));
+const tmp = mkdtempSync(join(tmpdir(), 'workers-test-'));
 let hole: Server;
 const holeSockets = new Set<Socket>();
 let holePort = 0;
 let refusedPort = 0;
-let pool: ProbePool;
+let workers: ProbeWorkers;
 
 const settings = (timeoutMs: number): ProbeSettings => ({
   type: 'http',
@@ -42,20 +42,20 @@ beforeAll(async () => {
   await new Promise<void>((r) => tmpServer.listen(0, '127.0.0.1', r));
   refusedPort = (tmpServer.address() as { port: number }).port;
   await new Promise<void>((r) => tmpServer.close(() => r()));
-  pool = await ProbePool.start({ threads: 2 });
+  workers = await ProbeWorkers.start({ threads: 2 });
 });
 
 afterAll(async () => {
-  await pool?.close();
+  await workers?.close();
   for (const s of holeSockets) s.destroy();
   await new Promise<void>((r) => hole.close(() => r()));
   rmSync(tmp, { recursive: true, force: true });
 });
 
-describe('ProbePool', () => {
+describe('ProbeWorkers', () => {
   test('starts with the requested threads, fast', async () => {
     const t = performance.now();
-    const p = await ProbePool.start({ threads: 2 });
+    const p = await ProbeWorkers.start({ threads: 2 });
     const ms = performance.now() - t;
     expect(p.threads).toBe(2);
     expect(ms).toBeLessThan(1500);
@@ -67,7 +67,7 @@ describe('ProbePool', () => {
     const t = performance.now();
     let n = 0;
     const ts = [...tasks(5, () => refusedPort, 0), ...tasks(5, () => holePort, 5)];
-    const out = await pool.runShard({ kind: 'probe', tasks: ts, settings: settings(600) }, (batch) => {
+    const out = await workers.runShard({ kind: 'probe', tasks: ts, settings: settings(600) }, (batch) => {
       arrivals.push({ at: performance.now() - t, results: batch });
       n += batch.length;
     });
@@ -84,20 +84,20 @@ describe('ProbePool', () => {
   test('many shards in parallel on 2 threads: every result exactly once', async () => {
     const seen: number[] = [];
     const shards = Array.from({ length: 24 }, (_, s) =>
-      pool.runShard({ kind: 'probe', tasks: tasks(25, () => refusedPort, s * 25), settings: settings(1000) }, (batch) => {
+      workers.runShard({ kind: 'probe', tasks: tasks(25, () => refusedPort, s * 25), settings: settings(1000) }, (batch) => {
         for (const r of batch) seen.push(r.index);
       }),
     );
     const outs = await Promise.all(shards);
     expect(outs.every((o) => o.finished === 25 && !o.dropped)).toBe(true);
     expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 600 }, (_, i) => i));
-    expect(pool.stats).toEqual({ queued: 0, running: 0 });
+    expect(workers.stats).toEqual({ queued: 0, running: 0 });
   });
 
   test('replacements beyond a turn\'s start budget wait for the next turn and all run: every result exactly once', async () => {
     // refused connects end at once, so most replacements find the lane's per-turn budget spent
     const seen: number[] = [];
-    const out = await pool.runShard({ kind: 'probe', tasks: tasks(3000, () => refusedPort), settings: settings(2000), maxConcurrent: 200 }, (batch) => {
+    const out = await workers.runShard({ kind: 'probe', tasks: tasks(3000, () => refusedPort), settings: settings(2000), maxConcurrent: 200 }, (batch) => {
       for (const r of batch) seen.push(r.index);
     });
     expect(out).toEqual({ dropped: false, started: 3000, finished: 3000, cancelled: false });
@@ -108,7 +108,7 @@ describe('ProbePool', () => {
     const ac = new AbortController();
     const t = performance.now();
     let got = 0;
-    const running = pool.runShard(
+    const running = workers.runShard(
       { kind: 'probe', tasks: tasks(40, () => holePort), settings: settings(300), maxConcurrent: 4 },
       (b) => {
         got += b.length;
@@ -122,12 +122,12 @@ describe('ProbePool', () => {
     expect(out.started).toBeLessThan(40);
     expect(performance.now() - t).toBeLessThan(2000); // 10 rounds of 300 ms would be 3 s
     // the thread survived: another shard still runs
-    const again = await pool.runShard({ kind: 'probe', tasks: tasks(3, () => refusedPort), settings: settings(500) }, () => {});
+    const again = await workers.runShard({ kind: 'probe', tasks: tasks(3, () => refusedPort), settings: settings(500) }, () => {});
     expect(again.finished).toBe(3);
   });
 
   test('a big shard starts in steps; a cancel that arrives between them stops the rest', async () => {
-    const p = await ProbePool.start({ threads: 1 });
+    const p = await ProbeWorkers.start({ threads: 1 });
     try {
       const ac = new AbortController();
       let got = 0;
@@ -151,7 +151,7 @@ describe('ProbePool', () => {
   });
 
   test('a shard aborted before it was submitted is dropped; an already aborted signal too', async () => {
-    const small = await ProbePool.start({ threads: 1, concurrentTasksPerWorker: 1 });
+    const small = await ProbeWorkers.start({ threads: 1, concurrentTasksPerWorker: 1 });
     try {
       const first = small.runShard({ kind: 'probe', tasks: tasks(2, () => holePort), settings: settings(400) }, () => {});
       const ac = new AbortController();
@@ -169,8 +169,8 @@ describe('ProbePool', () => {
     }
   });
 
-  test('close twice is safe; queued and later shards reject with pool_closed', async () => {
-    const p = await ProbePool.start({ threads: 1, concurrentTasksPerWorker: 1 });
+  test('close twice is safe; queued and later shards reject with workers_closed', async () => {
+    const p = await ProbeWorkers.start({ threads: 1, concurrentTasksPerWorker: 1 });
     const running = p.runShard({ kind: 'probe', tasks: tasks(1, () => holePort), settings: settings(2000) }, () => {});
     const queued = p.runShard({ kind: 'probe', tasks: tasks(1, () => refusedPort), settings: settings(500) }, () => {});
     const settled = Promise.allSettled([running, queued]);
@@ -179,24 +179,24 @@ describe('ProbePool', () => {
     expect(c1).toBe(c2);
     await c1;
     const [r1, r2] = await settled;
-    expect(r1.status === 'rejected' && (r1.reason as { code: string }).code).toBe('pool_closed');
-    expect(r2.status === 'rejected' && (r2.reason as { code: string }).code).toBe('pool_closed');
-    // every rejection of the pool is the root ServiceError (src/errors.ts), no class of its own
-    expect(r1.status === 'rejected' && isServiceError(r1.reason, 'pool_closed')).toBe(true);
-    expect(r2.status === 'rejected' && isServiceError(r2.reason, 'pool_closed')).toBe(true);
-    await expect(p.runShard({ kind: 'probe', tasks: [], settings: settings(500) }, () => {})).rejects.toMatchObject({ code: 'pool_closed' });
+    expect(r1.status === 'rejected' && (r1.reason as { code: string }).code).toBe('workers_closed');
+    expect(r2.status === 'rejected' && (r2.reason as { code: string }).code).toBe('workers_closed');
+    // every rejection of the workers is the root ServiceError (src/errors.ts), no class of its own
+    expect(r1.status === 'rejected' && isServiceError(r1.reason, 'workers_closed')).toBe(true);
+    expect(r2.status === 'rejected' && isServiceError(r2.reason, 'workers_closed')).toBe(true);
+    await expect(p.runShard({ kind: 'probe', tasks: [], settings: settings(500) }, () => {})).rejects.toMatchObject({ code: 'workers_closed' });
   });
 
-  test('a shard whose tasks cannot be packed is refused alone; the pool goes on', async () => {
+  test('a shard whose tasks cannot be packed is refused alone; the workers go on', async () => {
     await expect(
-      pool.runShard({ kind: 'probe', tasks: [{ index: 0, proxy: { host: 'a\nb', port: 1 } }], settings: settings(500) }, () => {}),
-    ).rejects.toMatchObject({ code: 'pool_bad_shard' });
-    expect(pool.stats).toEqual({ queued: 0, running: 0 });
-    expect((await pool.runShard({ kind: 'probe', tasks: tasks(2, () => refusedPort), settings: settings(500) }, () => {})).finished).toBe(2);
+      workers.runShard({ kind: 'probe', tasks: [{ index: 0, proxy: { host: 'a\nb', port: 1 } }], settings: settings(500) }, () => {}),
+    ).rejects.toMatchObject({ code: 'workers_bad_shard' });
+    expect(workers.stats).toEqual({ queued: 0, running: 0 });
+    expect((await workers.runShard({ kind: 'probe', tasks: tasks(2, () => refusedPort), settings: settings(500) }, () => {})).finished).toBe(2);
   });
 
   test('an empty shard resolves at once', async () => {
-    expect(await pool.runShard({ kind: 'probe', tasks: [], settings: settings(500) }, () => {})).toEqual({
+    expect(await workers.runShard({ kind: 'probe', tasks: [], settings: settings(500) }, () => {})).toEqual({
       dropped: false,
       started: 0,
       finished: 0,
@@ -210,23 +210,23 @@ describe('ProbePool', () => {
       { url: 'http://127.0.0.1:9/a', requiredStatusCodes: [200], caseSensitive: false },
       { url: 'http://127.0.0.1:9/b', requiredStatusCodes: [200], caseSensitive: false },
     ];
-    const out = await pool.runShard({ kind: 'custom_url', tasks: tasks(3, () => refusedPort), rules, settings: settings(500) }, (batch) => {
+    const out = await workers.runShard({ kind: 'custom_url', tasks: tasks(3, () => refusedPort), rules, settings: settings(500) }, (batch) => {
       for (const r of batch) got.push(`${r.index}/${r.urlIndex}/${r.success}`);
     });
     expect(out.finished).toBe(6);
     expect(got.sort()).toEqual(['0/0/false', '0/1/false', '1/0/false', '1/1/false', '2/0/false', '2/1/false']);
   });
 
-  test('onResults throwing rejects the shard with pool_callback_failed', async () => {
+  test('onResults throwing rejects the shard with workers_callback_failed', async () => {
     await expect(
-      pool.runShard({ kind: 'probe', tasks: tasks(3, () => refusedPort), settings: settings(500) }, () => {
+      workers.runShard({ kind: 'probe', tasks: tasks(3, () => refusedPort), settings: settings(500) }, () => {
         throw new Error('consumer bug');
       }),
-    ).rejects.toMatchObject({ code: 'pool_callback_failed' });
+    ).rejects.toMatchObject({ code: 'workers_callback_failed' });
   });
 });
 
-describe('ProbePool lanes', () => {
+describe('ProbeWorkers lanes', () => {
   // A lane that speaks the protocol without probing: a shard whose first host is
   // "crash" kills its thread; any other shard answers every task at once.
   const laneWorker = `
@@ -248,13 +248,13 @@ export default function (task) {
 `;
   const hostTasks = (host: string, n: number): ProbeTask[] => Array.from({ length: n }, (_, i) => ({ index: i, proxy: { host, port: 1 } }));
 
-  test('a thread that dies fails its running shards with pool_worker_failed; a new lane takes over', async () => {
+  test('a thread that dies fails its running shards with worker_failed; a new lane takes over', async () => {
     const file = join(tmp, 'lane-worker.mjs');
     writeFileSync(file, laneWorker);
-    const p = await ProbePool.start({ threads: 1, filename: file });
+    const p = await ProbeWorkers.start({ threads: 1, filename: file });
     try {
       await expect(p.runShard({ kind: 'probe', tasks: hostTasks('crash', 2), settings: settings(500) }, () => {})).rejects.toMatchObject({
-        code: 'pool_worker_failed',
+        code: 'worker_failed',
       });
       expect(p.stats).toEqual({ queued: 0, running: 0 });
       const got: number[] = [];
@@ -267,8 +267,8 @@ export default function (task) {
   });
 
   test('a job\'s settings travel to a lane once; more jobs than the lane keeps still run', async () => {
-    // the real worker: a shard whose settings the lane lacks would kill the thread (pool_worker_failed)
-    const p = await ProbePool.start({ threads: 1 });
+    // the real worker: a shard whose settings the lane lacks would kill the thread (worker_failed)
+    const p = await ProbeWorkers.start({ threads: 1 });
     try {
       const many = Array.from({ length: 150 }, () => settings(500)); // > LANE_SETTINGS_CACHE distinct objects
       for (let round = 0; round < 2; round++) {
@@ -283,7 +283,7 @@ export default function (task) {
   test('shards spread over the threads by load', async () => {
     const file = join(tmp, 'lane-worker-2.mjs');
     writeFileSync(file, laneWorker);
-    const p = await ProbePool.start({ threads: 2, filename: file });
+    const p = await ProbeWorkers.start({ threads: 2, filename: file });
     try {
       const threads = new Set<number>();
       await Promise.all(
@@ -300,32 +300,32 @@ export default function (task) {
   });
 });
 
-describe('ProbePool start-up failures are loud', () => {
-  test('a worker that cannot load rejects start() fast with pool_worker_load_failed', async () => {
+describe('ProbeWorkers start-up failures are loud', () => {
+  test('a worker that cannot load rejects start() fast with worker_load_failed', async () => {
     const file = join(tmp, 'broken-worker.ts');
     writeFileSync(file, "import { nothing } from './does-not-exist';\nexport default function () { return nothing; }\n");
     const t = performance.now();
-    await expect(ProbePool.start({ threads: 2, filename: file })).rejects.toMatchObject({ code: 'pool_worker_load_failed' });
+    await expect(ProbeWorkers.start({ threads: 2, filename: file })).rejects.toMatchObject({ code: 'worker_load_failed' });
     expect(performance.now() - t).toBeLessThan(3000);
   });
   test('a worker that throws at load rejects too', async () => {
     const file = join(tmp, 'throwing-worker.ts');
     writeFileSync(file, "throw new Error('boom at load');\nexport default function () { return 1; }\n");
-    await expect(ProbePool.start({ threads: 1, filename: file })).rejects.toMatchObject({ code: 'pool_worker_load_failed' });
+    await expect(ProbeWorkers.start({ threads: 1, filename: file })).rejects.toMatchObject({ code: 'worker_load_failed' });
   });
   test('a missing worker file rejects', async () => {
-    await expect(ProbePool.start({ threads: 1, filename: join(tmp, 'missing.ts') })).rejects.toMatchObject({ code: 'pool_worker_load_failed' });
+    await expect(ProbeWorkers.start({ threads: 1, filename: join(tmp, 'missing.ts') })).rejects.toMatchObject({ code: 'worker_load_failed' });
   });
   test('a worker that never finishes loading hits the start timeout', async () => {
     const file = join(tmp, 'hanging-worker.ts');
     writeFileSync(file, 'await new Promise((r) => setTimeout(r, 60_000));\nexport default function () { return 1; }\n');
     const t = performance.now();
-    await expect(ProbePool.start({ threads: 1, filename: file, startTimeoutMs: 400 })).rejects.toMatchObject({ code: 'pool_start_timeout' });
+    await expect(ProbeWorkers.start({ threads: 1, filename: file, startTimeoutMs: 400 })).rejects.toMatchObject({ code: 'workers_start_timeout' });
     expect(performance.now() - t).toBeLessThan(3000);
   });
   test('a worker that answers the ping wrongly is refused', async () => {
     const file = join(tmp, 'wrong-worker.ts');
     writeFileSync(file, 'export default function () { return { pong: false }; }\n');
-    await expect(ProbePool.start({ threads: 1, filename: file })).rejects.toMatchObject({ code: 'pool_worker_load_failed' });
+    await expect(ProbeWorkers.start({ threads: 1, filename: file })).rejects.toMatchObject({ code: 'worker_load_failed' });
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The pool's mirror of one lane's settings cache (pool-protocol.ts
+ * The front's mirror of one lane's settings cache (lane-protocol.ts
  * MainToLane): which ProbeSettings objects the lane holds, and how many of
- * the lane's running shards use each. Pure bookkeeping, no I/O: the pool asks
+ * the lane's running shards use each. Pure bookkeeping, no I/O: the front asks
  * `use(id, settings)` when it sends a shard and `done(id)` when the shard
  * ends, and ships what `take()` returns in the lane's next `run` message.
  *

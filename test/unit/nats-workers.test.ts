@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { NatsPool, type WorkTransport } from '../../src/cluster/nats-pool';
+import { NatsWorkers, type WorkTransport } from '../../src/cluster/nats-workers';
 import { SHARD_MAX_TASKS, type WorkShard } from '../../src/cluster/protocol';
 import { isServiceError } from '../../src/errors';
 import { memoryLogger } from '../../src/log';
@@ -7,7 +7,7 @@ import type { ResultBatch, Shard } from '../../src/jobs/ports';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../../src/probe/types';
 
 const settings = { type: 'http', timeoutMs: 1000 } as ProbeSettings;
-const ctx = { jobId: 'job1', region: 'us1' };
+const ctx = { runId: 'run1', region: 'us1' };
 const probeShard = (n: number, from = 0): Shard => ({
   kind: 'probe',
   tasks: Array.from({ length: n }, (_, i) => ({ index: from + i, proxy: { host: '127.0.0.1', port: 1 } })),
@@ -35,50 +35,51 @@ function bed(deadlineMs = 5000) {
     publishCancel: (node, job) => cancels.push(`${node}/${job}`),
   };
   const counts = { redelivered: 0, duplicates: 0 };
-  const pool = new NatsPool({
+  const log = memoryLogger('warn');
+  const workers = new NatsWorkers({
     node: 'n1',
     transport,
     deadlineMs,
-    log: memoryLogger('silent'),
+    log,
     counters: { shardsRedelivered: (n) => (counts.redelivered += n), duplicateResults: (n) => (counts.duplicates += n) },
   });
-  return { pool, published, cancels, counts, failNext: (n: number) => (failPublishes = n) };
+  return { workers, published, cancels, counts, log, failNext: (n: number) => (failPublishes = n) };
 }
 
-describe('NatsPool', () => {
+describe('NatsWorkers', () => {
   test('a node restarted under the same NODE_ID never reuses shard ids or message ids (old results cannot reach a new job)', async () => {
     const before = bed();
     const after = bed(); // the same node id 'n1', a new process
-    const r1 = before.pool.runShard(probeShard(2), () => {}, undefined, ctx).catch(() => 'closed');
+    const r1 = before.workers.runShard(probeShard(2), () => {}, undefined, ctx).catch(() => 'closed');
     const got: number[] = [];
-    const r2 = after.pool.runShard(probeShard(2), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, { ...ctx, jobId: 'job2' }).catch(() => 'closed');
+    const r2 = after.workers.runShard(probeShard(2), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, { ...ctx, runId: 'run2' }).catch(() => 'closed');
     await Bun.sleep(0);
     const [a, b] = [before.published[0]!, after.published[0]!];
     expect(a.w.shard).not.toBe(b.w.shard);
     expect(a.msgId).not.toBe(b.msgId);
     // a late batch of the old run's shard, arriving at the new process
-    after.pool.receive(rep(a.w.shard, { results: [result(0), result(1)] }));
+    after.workers.receive(rep(a.w.shard, { results: [result(0), result(1)] }));
     expect(got).toEqual([]);
-    before.pool.close();
-    after.pool.close();
+    before.workers.close();
+    after.workers.close();
     expect([await r1, await r2]).toEqual(['closed', 'closed']);
   });
 
   test('splits a shard into parts of SHARD_MAX_TASKS, each result reaches the job once', async () => {
-    const { pool, published, counts } = bed();
+    const { workers, published, counts } = bed();
     const got: number[] = [];
-    const done = pool.runShard(probeShard(SHARD_MAX_TASKS + 3), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, ctx);
+    const done = workers.runShard(probeShard(SHARD_MAX_TASKS + 3), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, ctx);
     await Bun.sleep(0);
     expect(published.map((p) => p.w.tasks.length)).toEqual([SHARD_MAX_TASKS, 3]);
-    expect(published.every((p) => p.region === 'us1' && p.w.node === 'n1' && p.w.job === 'job1')).toBe(true);
+    expect(published.every((p) => p.region === 'us1' && p.w.node === 'n1' && p.w.run === 'run1')).toBe(true);
     const [a, b] = published.map((p) => p.w.shard);
-    pool.receive(rep(b!, { results: [result(SHARD_MAX_TASKS), result(SHARD_MAX_TASKS)] }));
+    workers.receive(rep(b!, { results: [result(SHARD_MAX_TASKS), result(SHARD_MAX_TASKS)] }));
     // a redelivery sends the same results again, and a result that is not this part's task is dropped too
     let missing = null as string[] | null;
-    pool.receive(rep(b!, { start: true, delivery: 2, results: [result(SHARD_MAX_TASKS), result(0)], done: true }), (r) => (missing = r.missing));
+    workers.receive(rep(b!, { start: true, delivery: 2, results: [result(SHARD_MAX_TASKS), result(0)], done: true }), (r) => (missing = r.missing));
     expect(missing).toEqual([b!]); // two of its three tasks are missing: nak
     // one report, two shards: b's last results and its done, and a's results (a not done: nothing said of it)
-    pool.receive(
+    workers.receive(
       {
         agent: 'x',
         shards: [
@@ -93,70 +94,71 @@ describe('NatsPool', () => {
     expect(got.sort((x, y) => x - y)).toEqual(Array.from({ length: SHARD_MAX_TASKS + 3 }, (_, i) => i));
     expect(counts).toEqual({ redelivered: 1, duplicates: 3 });
     // the shard is gone: a late `done` is acked, late results dropped
-    pool.receive(rep(a!, { done: true, delivery: 3 }), (r) => (missing = r.missing));
+    workers.receive(rep(a!, { done: true, delivery: 3 }), (r) => (missing = r.missing));
     expect(missing).toEqual([]);
-    pool.receive(rep(a!, { results: [result(1)] }));
+    workers.receive(rep(a!, { results: [result(1)] }));
     expect(got).toHaveLength(SHARD_MAX_TASKS + 3);
   });
 
   test('custom-URL results are keyed by (index, urlIndex)', async () => {
-    const { pool, published } = bed();
+    const { workers, published } = bed();
     const rules = [{ url: 'http://t/', requiredStatusCodes: [200], caseSensitive: false }];
     const got: string[] = [];
-    const done = pool.runShard({ kind: 'custom_url', tasks: probeShard(2).tasks, rules, settings }, (b) => got.push(...(b as { index: number; urlIndex: number }[]).map((r) => `${r.index}:${r.urlIndex}`)), undefined, ctx);
+    const done = workers.runShard({ kind: 'custom_url', tasks: probeShard(2).tasks, rules, settings }, (b) => got.push(...(b as { index: number; urlIndex: number }[]).map((r) => `${r.index}:${r.urlIndex}`)), undefined, ctx);
     await Bun.sleep(0);
     expect(published[0]!.w.rules).toEqual(rules);
     const r = (index: number, urlIndex = 0) => ({ index, urlIndex, success: true, statusCode: 200, responseTimeMs: 1, error: null });
     // a urlIndex beyond the rules, and a probe result, are not this part's
-    pool.receive(rep(published[0]!.w.shard, { results: [r(0), r(0), r(1, 1)] }));
-    pool.receive(rep(published[0]!.w.shard, { results: [result(1)] }));
+    workers.receive(rep(published[0]!.w.shard, { results: [r(0), r(0), r(1, 1)] }));
+    workers.receive(rep(published[0]!.w.shard, { results: [result(1)] }));
     expect(got).toEqual(['0:0']);
-    pool.receive(rep(published[0]!.w.shard, { results: [r(1)] }));
+    workers.receive(rep(published[0]!.w.shard, { results: [r(1)] }));
     await done;
     expect(got).toEqual(['0:0', '1:0']);
   });
 
-  test('no sign of life within the deadline: shard_failed', async () => {
-    const { pool } = bed(60);
+  test('no sign of life within the deadline: shard_failed, and the warning names the setting', async () => {
+    const { workers, log } = bed(60);
     let err: unknown;
-    await pool.runShard(probeShard(2), () => {}, undefined, ctx).catch((e: unknown) => (err = e));
+    await workers.runShard(probeShard(2), () => {}, undefined, ctx).catch((e: unknown) => (err = e));
     expect(isServiceError(err, 'shard_failed')).toBe(true);
+    expect(log.lines.map((l) => l.msg)).toContain('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails');
   });
 
   test('a batch is a sign of life: the deadline restarts', async () => {
-    const { pool, published } = bed(150);
-    const done = pool.runShard(probeShard(2), () => {}, undefined, ctx);
+    const { workers, published } = bed(150);
+    const done = workers.runShard(probeShard(2), () => {}, undefined, ctx);
     await Bun.sleep(100);
-    pool.receive(rep(published[0]!.w.shard, { results: [result(0)] }));
+    workers.receive(rep(published[0]!.w.shard, { results: [result(0)] }));
     await Bun.sleep(100);
-    pool.receive(rep(published[0]!.w.shard, { results: [result(1)] }));
+    workers.receive(rep(published[0]!.w.shard, { results: [result(1)] }));
     await done;
   });
 
   test('a failed publish is tried again with the same message id', async () => {
-    const { pool, published, failNext } = bed();
+    const { workers, published, failNext } = bed();
     failNext(2);
-    const done = pool.runShard(probeShard(1), () => {}, undefined, ctx);
+    const done = workers.runShard(probeShard(1), () => {}, undefined, ctx);
     await Bun.sleep(1000);
     expect(published).toHaveLength(1);
     expect(published[0]!.msgId).toBe(`n1.${published[0]!.w.shard}`);
-    pool.receive(rep(published[0]!.w.shard, { results: [result(0)] }));
+    workers.receive(rep(published[0]!.w.shard, { results: [result(0)] }));
     await done;
   });
 
   test('an aborted shard resolves; endJob publishes the cancel; close fails what waits', async () => {
-    const { pool, cancels } = bed();
+    const { workers, cancels } = bed();
     const ac = new AbortController();
-    const aborted = pool.runShard(probeShard(1), () => {}, ac.signal, ctx);
+    const aborted = workers.runShard(probeShard(1), () => {}, ac.signal, ctx);
     ac.abort();
     await aborted;
-    pool.endJob(ctx);
-    expect(cancels).toEqual(['n1/job1']);
-    const waiting = pool.runShard(probeShard(1), () => {}, undefined, ctx);
-    pool.close();
+    workers.endJob(ctx);
+    expect(cancels).toEqual(['n1/run1']);
+    const waiting = workers.runShard(probeShard(1), () => {}, undefined, ctx);
+    workers.close();
     let err: unknown;
     await waiting.catch((e: unknown) => (err = e));
     expect(isServiceError(err, 'shard_failed')).toBe(true);
-    expect(pool.stats.running).toBe(0);
+    expect(workers.stats.running).toBe(0);
   });
 });

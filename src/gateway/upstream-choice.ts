@@ -1,0 +1,239 @@
+/**
+ * Which of a pool's working proxies a gateway connection goes through
+ * (DECISIONS "Gateway"), as pure state: no sockets, no clock of its own
+ * (`nowMs` is a parameter), an injected random source.
+ *
+ * - Matches: the working proxies of the pool whose country is the asked one
+ *   and that speak the asked type (their `type`, or one of their passing
+ *   `protocols`). The working set is a snapshot the caller keeps (refreshed
+ *   from the pool's state and events); the matches of one snapshot and one
+ *   filter are computed once and cached with it.
+ * - Rotation: round-robin among the matches by default (one cursor per pool
+ *   and filter, so every connection moves it on: no "best proxy" that always
+ *   wins), uniformly random with `-rotate-random`.
+ * - Sessions: a session token keeps its upstream while that upstream keeps
+ *   working, at most STICKY_MS (30 minutes) from when it was bound; after
+ *   that, or once the upstream failed or left the working set, the next
+ *   connection binds a new one. At most `maxSessions` are remembered (the
+ *   oldest binding goes first).
+ * - Tries: one connection gets an UpstreamAttempt: at most MAX_TRIES
+ *   distinct upstreams (the sticky one first, when there is one), each one
+ *   `failed` is not offered again and should be re-checked by the pool at
+ *   once; `succeeded` binds the session.
+ *
+ * An attempt's states: offering (next() gives a candidate) -> succeeded |
+ * exhausted (next() gives null: no match left or MAX_TRIES reached; the
+ * client gets 502 / SOCKS 0x01).
+ */
+import type { Random } from '../pools/schedule';
+import type { ProxyType } from '../proxy/types';
+import type { Rotation } from './username';
+
+export const STICKY_MS = 30 * 60_000;
+export const MAX_TRIES = 3;
+export const DEFAULT_MAX_SESSIONS = 100_000;
+
+/** One working proxy as the gateway chains through it. */
+export interface Upstream {
+  /** Unique in its pool: host, port and credentials (e.g. proxyKey of src/proxy/dedupe.ts). */
+  key: string;
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+  /** The protocol the gateway speaks to it. */
+  type: ProxyType;
+  /** Every protocol it passed with (auto pools); [type] otherwise. */
+  protocols: readonly ProxyType[];
+  country: string | null;
+}
+
+/** A pool's working proxies at one moment; replace the object (not its array) when they change. */
+export interface WorkingSet {
+  readonly poolId: string;
+  readonly upstreams: readonly Upstream[];
+}
+
+export interface UpstreamWant {
+  country: string | null;
+  type: ProxyType | null;
+  session: string | null;
+  rotate: Rotation;
+}
+
+interface Binding {
+  key: string;
+  since: number;
+}
+
+interface Matches {
+  list: readonly Upstream[];
+  byKey: Map<string, Upstream>;
+}
+
+export function matchesWant(u: Upstream, want: Pick<UpstreamWant, 'country' | 'type'>): boolean {
+  if (want.country !== null && u.country !== want.country) return false;
+  if (want.type !== null && u.type !== want.type && !u.protocols.includes(want.type)) return false;
+  return true;
+}
+
+const filterKey = (want: Pick<UpstreamWant, 'country' | 'type'>): string => `${want.country ?? ''}|${want.type ?? ''}`;
+
+export class UpstreamChooser {
+  readonly #random: Random;
+  readonly #stickyMs: number;
+  readonly #maxSessions: number;
+  readonly #matches = new WeakMap<WorkingSet, Map<string, Matches>>();
+  /** Round-robin cursors, per pool and filter. */
+  readonly #cursors = new Map<string, number>();
+  /** Session bindings, per pool and token, oldest first. */
+  readonly #sessions = new Map<string, Binding>();
+
+  constructor(opts: { random?: Random; stickyMs?: number; maxSessions?: number } = {}) {
+    this.#random = opts.random ?? Math.random;
+    this.#stickyMs = opts.stickyMs ?? STICKY_MS;
+    this.#maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  }
+
+  /** Session bindings remembered. */
+  get sessions(): number {
+    return this.#sessions.size;
+  }
+
+  /** Start choosing for one connection. */
+  begin(working: WorkingSet, want: UpstreamWant, nowMs: number): UpstreamAttempt {
+    const m = this.#matchesOf(working, want);
+    let sticky: Upstream | null = null;
+    const sessionKey = want.session === null ? null : `${working.poolId}|${want.session}`;
+    if (sessionKey !== null) {
+      const b = this.#sessions.get(sessionKey);
+      const u = b === undefined ? undefined : m.byKey.get(b.key);
+      if (b !== undefined && (u === undefined || nowMs - b.since >= this.#stickyMs)) this.#sessions.delete(sessionKey);
+      else if (u !== undefined) sticky = u;
+    }
+    return new UpstreamAttempt(this, m.list, `${working.poolId}|${filterKey(want)}`, want.rotate, sessionKey, sticky, nowMs);
+  }
+
+  /** Forget bindings older than the sticky limit. */
+  prune(nowMs: number): void {
+    for (const [k, b] of this.#sessions) if (nowMs - b.since >= this.#stickyMs) this.#sessions.delete(k);
+  }
+
+  #matchesOf(working: WorkingSet, want: UpstreamWant): Matches {
+    let perSet = this.#matches.get(working);
+    if (perSet === undefined) {
+      perSet = new Map();
+      this.#matches.set(working, perSet);
+    }
+    const k = filterKey(want);
+    let m = perSet.get(k);
+    if (m === undefined) {
+      const list = want.country === null && want.type === null ? working.upstreams : working.upstreams.filter((u) => matchesWant(u, want));
+      m = { list, byKey: new Map(list.map((u) => [u.key, u])) };
+      perSet.set(k, m);
+    }
+    return m;
+  }
+
+  /** @internal the next round-robin index for a cursor (UpstreamAttempt). */
+  nextIndex(cursorKey: string, n: number): number {
+    const i = this.#cursors.get(cursorKey) ?? 0;
+    this.#cursors.set(cursorKey, (i + 1) % Number.MAX_SAFE_INTEGER);
+    return i % n;
+  }
+
+  /** @internal a uniformly random index below n. */
+  randomIndex(n: number): number {
+    const r = this.#random();
+    return Math.min(n - 1, Math.floor((r >= 0 && r < 1 ? r : 0) * n));
+  }
+
+  /** @internal bind (or keep) a session's upstream. */
+  bind(sessionKey: string, key: string, nowMs: number): void {
+    const b = this.#sessions.get(sessionKey);
+    if (b !== undefined && b.key === key) return;
+    this.#sessions.delete(sessionKey);
+    if (this.#sessions.size >= this.#maxSessions) {
+      const oldest = this.#sessions.keys().next();
+      if (!oldest.done) this.#sessions.delete(oldest.value);
+    }
+    this.#sessions.set(sessionKey, { key, since: nowMs });
+  }
+
+  /** @internal a session's upstream failed: the next connection binds another. */
+  unbind(sessionKey: string, key: string): void {
+    if (this.#sessions.get(sessionKey)?.key === key) this.#sessions.delete(sessionKey);
+  }
+}
+
+export class UpstreamAttempt {
+  readonly #chooser: UpstreamChooser;
+  readonly #list: readonly Upstream[];
+  readonly #cursorKey: string;
+  readonly #rotate: Rotation;
+  readonly #sessionKey: string | null;
+  readonly #nowMs: number;
+  #sticky: Upstream | null;
+  readonly #tried = new Set<string>();
+  /** Upstreams that failed in this attempt (the pool re-checks them). */
+  readonly failedUpstreams: Upstream[] = [];
+  #done = false;
+
+  constructor(chooser: UpstreamChooser, list: readonly Upstream[], cursorKey: string, rotate: Rotation, sessionKey: string | null, sticky: Upstream | null, nowMs: number) {
+    this.#chooser = chooser;
+    this.#list = list;
+    this.#cursorKey = cursorKey;
+    this.#rotate = rotate;
+    this.#sessionKey = sessionKey;
+    this.#sticky = sticky;
+    this.#nowMs = nowMs;
+  }
+
+  /** Candidates offered so far. */
+  get tries(): number {
+    return this.#tried.size;
+  }
+
+  /** Working proxies that match (0: the client gets no_upstream). */
+  get matches(): number {
+    return this.#list.length;
+  }
+
+  /** The next upstream to try, or null: no match left, MAX_TRIES reached, or already succeeded. */
+  next(): Upstream | null {
+    if (this.#done || this.#tried.size >= MAX_TRIES || this.#tried.size >= this.#list.length) return null;
+    let u: Upstream | null = null;
+    if (this.#sticky !== null) {
+      u = this.#sticky;
+      this.#sticky = null;
+    } else {
+      u = this.#rotate === 'random' ? this.#pickRandom() : this.#pickRoundRobin();
+    }
+    if (u !== null) this.#tried.add(u.key);
+    return u;
+  }
+
+  failed(u: Upstream): void {
+    this.failedUpstreams.push(u);
+    if (this.#sessionKey !== null) this.#chooser.unbind(this.#sessionKey, u.key);
+  }
+
+  succeeded(u: Upstream): void {
+    this.#done = true;
+    if (this.#sessionKey !== null) this.#chooser.bind(this.#sessionKey, u.key, this.#nowMs);
+  }
+
+  #pickRoundRobin(): Upstream | null {
+    const n = this.#list.length;
+    for (let k = 0; k < n; k++) {
+      const u = this.#list[this.#chooser.nextIndex(this.#cursorKey, n)] as Upstream;
+      if (!this.#tried.has(u.key)) return u;
+    }
+    return null;
+  }
+
+  #pickRandom(): Upstream | null {
+    const left = this.#list.filter((u) => !this.#tried.has(u.key));
+    return left.length === 0 ? null : (left[this.#chooser.randomIndex(left.length)] as Upstream);
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * SQL builders for pools (pg-boss `plans.ts` style, as src/accounts/quota-sql.ts):
+ * pure functions from input to ONE statement, every value a parameter, no
+ * I/O. The caller executes them (`db.execute`) and reads the rows with
+ * shape.ts rowFromSql. They name the tables of schema-proposal.ts.
+ *
+ * Batches: lists travel as one array parameter per column, unnested in SQL
+ * (`unnest($1::bigint[], $2::text[], ...)`), so a batch of any size is one
+ * statement with a fixed number of parameters (VALUES lists would hit the
+ * 65 535-parameter limit at a few thousand rows). Each array is sent as its
+ * PostgreSQL literal text (drizzle's makePgArray: strings quoted and escaped,
+ * null as NULL) and cast, because postgres.js does not serialise a JS array
+ * parameter of an unprepared statement; history bytes travel as hex text
+ * (decode(.., 'hex')).
+ *
+ *   proxiesPageStatement   GET /pools/{id}/proxies: filters, keyset after the
+ *                          cursor, ORDER BY the sort key and id, limit + 1
+ *                          rows (the extra one says a next page exists);
+ *                          pageOf turns the rows into a page and next_cursor
+ *   dueProxiesStatement    a round's proxies: due by now, most overdue first
+ *   applyResultsStatement  a round's folded rows (fold.ts) in one UPDATE
+ *   insertProxiesStatement add addresses (an address already in the pool is
+ *                          left as it is); answers how many were added
+ *   removeProxiesStatement remove addresses; answers how many were removed
+ *   spreadOverdueStatement after a restart or take-over: the overdue spread
+ *                          over the next interval (schedule.ts spreadOverdue)
+ *   poolStatsStatement     counts, next due time, checks per day (the
+ *                          schedule's formula, schedule.ts checksPerDay),
+ *                          checks in the last 24 hours (pool_rounds)
+ *   accountUsageStatement  pools and pooled proxies of an account (the limits)
+ *   startRoundStatement / finishRoundStatement   the round's number and row
+ *
+ * Sort keys (query.ts): latency COALESCE(latency_p50_ms, 2147483647) ascending;
+ * uptime COALESCE(uptime_h24_ppm, -1) descending; checked
+ * COALESCE(last_checked_at, epoch) descending; then id in the same direction.
+ * The sentinels keep keys non-null, so "after the cursor" is one row
+ * comparison `(key, id) > ($key, $id)` (`<` when descending) that the
+ * matching index of schema-proposal.ts seeks to. The page's rows carry their
+ * key as text (`sort_key`: integers, or the timestamp as
+ * YYYY-MM-DDTHH:MM:SS.ffffff in UTC), which is what a cursor holds.
+ *
+ * Numbers come back as float8 where counts are summed, so both drivers
+ * (PGlite, postgres.js) return JS numbers rather than bigint strings.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import { makePgArray } from 'drizzle-orm/pg-core';
+import type { CheckType, ProxyType } from '../proxy/types';
+import type { ParsedProxy } from '../proxy/parse';
+import { encodeCursor } from './cursor';
+import { DAY_S } from './limits';
+import type { PoolProxiesQuery, ProxySort } from './query';
+import { JITTER, MAX_DOUBLINGS } from './schedule';
+import { protocolBit, rowFromSql, type PoolProxyRow } from './shape';
+import type { PoolCounts } from './types';
+
+/**
+ * Every column of a pool_proxies row, in rowFromSql's names. No output
+ * column may shadow a table column used in ORDER BY (which prefers output
+ * names): `id` stays the bigint column (rowFromSql makes it a number).
+ */
+const ROW_COLUMNS = sql.raw(
+  'id, host, port, username, password, format, status, failures, checks, type, protocols, anonymity, https, origin, ' +
+    'country, country_name, location, isp, asn, status_code, response_time_ms, error_code, error_message, ' +
+    'latency_p50_ms, uptime_h24_ppm, history, first_seen_at, last_checked_at, last_change_at, next_check_at',
+);
+
+/** What `format=txt` needs: the address and its form (and the keyset's id). */
+const ADDRESS_COLUMNS = sql.raw('id, host, port, username, password, format');
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A list as one parameter: its array literal (cast by the caller, e.g. `::int[]`). */
+const arr = (values: readonly (string | number | boolean | null)[]): SQL => sql`${makePgArray([...values])}`;
+
+// ---- the proxies query -------------------------------------------------------------------
+
+interface SortSpec {
+  /** The key expression, exactly as the index of schema-proposal.ts has it. */
+  expr: SQL;
+  desc: boolean;
+  /** The key as text (a cursor's `key`). */
+  text: SQL;
+  /** A cursor's key back to the expression's type. */
+  cast(key: string): SQL;
+}
+
+const EPOCH = sql.raw(`'1970-01-01T00:00:00Z'::timestamptz`);
+const CHECKED = sql`COALESCE(last_checked_at, ${EPOCH})`;
+
+const SORTS: Readonly<Record<ProxySort, SortSpec>> = Object.freeze({
+  latency: {
+    expr: sql.raw('COALESCE(latency_p50_ms, 2147483647)'),
+    desc: false,
+    text: sql.raw('COALESCE(latency_p50_ms, 2147483647)::text'),
+    cast: (k: string) => sql`${k}::int`,
+  },
+  uptime: {
+    expr: sql.raw('COALESCE(uptime_h24_ppm, -1)'),
+    desc: true,
+    text: sql.raw('COALESCE(uptime_h24_ppm, -1)::text'),
+    cast: (k: string) => sql`${k}::int`,
+  },
+  checked: {
+    expr: CHECKED,
+    desc: true,
+    text: sql`to_char(${CHECKED} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`,
+    cast: (k: string) => sql`(${k}::timestamp AT TIME ZONE 'UTC')`,
+  },
+});
+
+function filters(poolId: string, q: PoolProxiesQuery): SQL[] {
+  const where: SQL[] = [sql`pool_id = ${poolId}`];
+  if (q.status !== 'all') where.push(sql`status = ${q.status}`);
+  if (q.country !== null) where.push(sql`country = ${q.country}`);
+  if (q.anonymity !== null) where.push(sql`anonymity = ${q.anonymity}`);
+  if (q.type !== null) where.push(sql`(type = ${q.type} OR (protocols & ${protocolBit(q.type)}::smallint) <> 0)`);
+  if (q.https !== null) where.push(sql`https = ${q.https}`);
+  if (q.maxLatencyMs !== null) where.push(sql`latency_p50_ms <= ${q.maxLatencyMs}::int`);
+  if (q.minUptime !== null) where.push(sql`uptime_h24_ppm >= ${Math.ceil(q.minUptime * 1_000_000 - 1e-6)}::int`);
+  return where;
+}
+
+/**
+ * One page of a pool's proxies: at most `limit + 1` rows, each with its
+ * `sort_key`. With `format: 'txt'` only the address columns are read (the
+ * rest of those rows' fields are left at rowFromSql's defaults): a txt page
+ * of 10 000 rows moves a fraction of the bytes. RangeError: a cursor of
+ * another sort.
+ */
+export function proxiesPageStatement(poolId: string, q: PoolProxiesQuery): SQL {
+  const s = SORTS[q.sort];
+  const where = filters(poolId, q);
+  if (q.cursor !== null) {
+    if (q.cursor.sort !== q.sort) throw new RangeError(`cursor of sort ${q.cursor.sort} used with sort ${q.sort}`);
+    const after = sql`(${s.cast(q.cursor.key)}, ${q.cursor.id}::bigint)`;
+    where.push(s.desc ? sql`(${s.expr}, id) < ${after}` : sql`(${s.expr}, id) > ${after}`);
+  }
+  const dir = sql.raw(s.desc ? 'DESC' : 'ASC');
+  return sql`SELECT ${q.format === 'txt' ? ADDRESS_COLUMNS : ROW_COLUMNS}, ${s.text} AS sort_key FROM pool_proxies
+    WHERE ${sql.join(where, sql` AND `)}
+    ORDER BY ${s.expr} ${dir}, pool_proxies.id ${dir}
+    LIMIT ${q.limit + 1}`;
+}
+
+export interface ProxiesPage {
+  rows: PoolProxyRow[];
+  /** null on the last page. */
+  nextCursor: string | null;
+}
+
+/** The raw rows of proxiesPageStatement -> the page and its next cursor. */
+export function pageOf(raw: readonly Record<string, unknown>[], q: PoolProxiesQuery): ProxiesPage {
+  const more = raw.length > q.limit;
+  const kept = more ? raw.slice(0, q.limit) : raw;
+  const rows = kept.map(rowFromSql);
+  const last = kept[kept.length - 1];
+  const nextCursor = more && last !== undefined ? encodeCursor({ sort: q.sort, key: String(last.sort_key), id: Number(last.id) }) : null;
+  return { rows, nextCursor };
+}
+
+// ---- rounds --------------------------------------------------------------------------------
+
+/** Up to `limit` proxies due by `nowMs`, most overdue first (ties by id). */
+export function dueProxiesStatement(poolId: string, nowMs: number, limit: number): SQL {
+  return sql`SELECT ${ROW_COLUMNS} FROM pool_proxies
+    WHERE pool_id = ${poolId} AND next_check_at <= ${iso(nowMs)}::timestamptz
+    ORDER BY next_check_at, pool_proxies.id
+    LIMIT ${limit}`;
+}
+
+const hex = (b: Uint8Array | null): string | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
+const isoOrNull = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+/** Write folded rows (fold.ts) of one pool: every mutable column, in ONE statement. */
+export function applyResultsStatement(poolId: string, rows: readonly PoolProxyRow[]): SQL {
+  const col = (f: (r: PoolProxyRow) => string | number | boolean | null) => arr(rows.map(f));
+  return sql`UPDATE pool_proxies p SET
+      status = v.status, failures = v.failures, checks = v.checks, type = v.type, protocols = v.protocols,
+      anonymity = v.anonymity, https = v.https, origin = v.origin, country = v.country, country_name = v.country_name,
+      location = v.location, isp = v.isp, asn = v.asn, status_code = v.status_code, response_time_ms = v.response_time_ms,
+      error_code = v.error_code, error_message = v.error_message, latency_p50_ms = v.latency_p50_ms,
+      uptime_h24_ppm = v.uptime_h24_ppm, history = decode(v.history, 'hex'), last_checked_at = v.last_checked_at,
+      last_change_at = v.last_change_at, next_check_at = v.next_check_at
+    FROM unnest(
+      ${col((r) => r.id)}::bigint[], ${col((r) => r.status)}::text[], ${col((r) => r.failures)}::int[], ${col((r) => r.checks)}::int[],
+      ${col((r) => r.type)}::text[], ${col((r) => r.protocols)}::smallint[], ${col((r) => r.anonymity)}::text[], ${col((r) => r.https)}::boolean[],
+      ${col((r) => r.origin)}::text[], ${col((r) => r.country)}::text[], ${col((r) => r.countryName)}::text[], ${col((r) => r.location)}::text[],
+      ${col((r) => r.isp)}::text[], ${col((r) => r.asn)}::int[], ${col((r) => r.statusCode)}::int[], ${col((r) => r.responseTimeMs)}::float8[],
+      ${col((r) => r.errorCode)}::text[], ${col((r) => r.errorMessage)}::text[], ${col((r) => r.latencyP50Ms)}::int[], ${col((r) => r.uptimeH24Ppm)}::int[],
+      ${col((r) => hex(r.history))}::text[], ${col((r) => isoOrNull(r.lastCheckedAt))}::timestamptz[], ${col((r) => isoOrNull(r.lastChangeAt))}::timestamptz[],
+      ${col((r) => r.nextCheckAt.toISOString())}::timestamptz[]
+    ) AS v(id, status, failures, checks, type, protocols, anonymity, https, origin, country, country_name, location, isp, asn,
+           status_code, response_time_ms, error_code, error_message, latency_p50_ms, uptime_h24_ppm, history,
+           last_checked_at, last_change_at, next_check_at)
+    WHERE p.id = v.id AND p.pool_id = ${poolId}`;
+}
+
+/** The pool's round number goes up by one, its last round time is now: one row, `seq`. */
+export function startRoundStatement(poolId: string, planned: number, nowMs: number): SQL {
+  const now = iso(nowMs);
+  return sql`WITH up AS (
+      UPDATE pools SET round_seq = round_seq + 1, last_round_at = ${now}::timestamptz WHERE id = ${poolId} RETURNING round_seq
+    ), ins AS (
+      INSERT INTO pool_rounds (pool_id, seq, started_at, planned) SELECT ${poolId}, round_seq, ${now}::timestamptz, ${planned} FROM up RETURNING seq
+    )
+    SELECT seq::float8 AS seq FROM ins`;
+}
+
+export function finishRoundStatement(poolId: string, seq: number, tally: { checked: number; working: number; charged: number }, nowMs: number): SQL {
+  return sql`UPDATE pool_rounds SET finished_at = ${iso(nowMs)}::timestamptz, checked = ${tally.checked}, working = ${tally.working}, charged = ${tally.charged}
+    WHERE pool_id = ${poolId} AND seq = ${seq}`;
+}
+
+// ---- membership --------------------------------------------------------------------------
+
+/** Add parsed addresses at `nowMs`, due at once; `poolType` is every row's type until a check says more (null for auto). One row, `added`. */
+export function insertProxiesStatement(poolId: string, poolType: CheckType, proxies: readonly ParsedProxy[], nowMs: number): SQL {
+  const now = iso(nowMs);
+  const type: ProxyType | null = poolType === 'auto' ? null : poolType;
+  return sql`WITH ins AS (
+      INSERT INTO pool_proxies (pool_id, host, port, username, password, format, type, first_seen_at, next_check_at)
+      SELECT ${poolId}, v.host, v.port, v.username, v.password, v.format, ${type}::text, ${now}::timestamptz, ${now}::timestamptz
+      FROM unnest(${arr(proxies.map((p) => p.host))}::text[], ${arr(proxies.map((p) => p.port))}::int[],
+                  ${arr(proxies.map((p) => p.username ?? ''))}::text[], ${arr(proxies.map((p) => p.password ?? ''))}::text[],
+                  ${arr(proxies.map((p) => p.format))}::text[]) AS v(host, port, username, password, format)
+      ON CONFLICT (pool_id, host, port, username, password) DO NOTHING
+      RETURNING 1
+    )
+    SELECT count(*)::float8 AS added FROM ins`;
+}
+
+/** Remove addresses (those not in the pool are ignored). One row, `removed`. */
+export function removeProxiesStatement(poolId: string, proxies: readonly Pick<ParsedProxy, 'host' | 'port' | 'username' | 'password'>[]): SQL {
+  return sql`WITH del AS (
+      DELETE FROM pool_proxies p
+      USING unnest(${arr(proxies.map((p) => p.host))}::text[], ${arr(proxies.map((p) => p.port))}::int[],
+                   ${arr(proxies.map((p) => p.username ?? ''))}::text[], ${arr(proxies.map((p) => p.password ?? ''))}::text[])
+            AS v(host, port, username, password)
+      WHERE p.pool_id = ${poolId} AND p.host = v.host AND p.port = v.port AND p.username = v.username AND p.password = v.password
+      RETURNING 1
+    )
+    SELECT count(*)::float8 AS removed FROM del`;
+}
+
+/** After a restart or take-over: the i-th most overdue of n due at now + floor(i * interval / n) ms. */
+export function spreadOverdueStatement(poolId: string, nowMs: number, intervalS: number): SQL {
+  const now = iso(nowMs);
+  return sql`UPDATE pool_proxies p
+    SET next_check_at = ${now}::timestamptz + floor(o.rank * ${intervalS * 1000}::float8 / o.n) * interval '1 millisecond'
+    FROM (
+      SELECT id, (row_number() OVER (ORDER BY next_check_at, id) - 1)::float8 AS rank, (count(*) OVER ())::float8 AS n
+      FROM pool_proxies WHERE pool_id = ${poolId} AND next_check_at < ${now}::timestamptz
+    ) o
+    WHERE p.id = o.id`;
+}
+
+// ---- the pool object and the limits ------------------------------------------------------------
+
+/** Per pool of `poolIds`: total, working, failed, unchecked, next_due_at, checks_per_day, checks_last_24h. */
+export function poolStatsStatement(poolIds: readonly string[], nowMs: number): SQL {
+  const backoff = sql`LEAST(p.interval_s * power(2, LEAST(GREATEST(pp.failures - 1, 0), ${MAX_DOUBLINGS})), GREATEST(p.interval_s, ${DAY_S}))`;
+  return sql`SELECT p.id AS pool_id,
+      count(pp.id)::float8 AS total,
+      (count(pp.id) FILTER (WHERE pp.status = 'working'))::float8 AS working,
+      (count(pp.id) FILTER (WHERE pp.status = 'failed'))::float8 AS failed,
+      (count(pp.id) FILTER (WHERE pp.status = 'unchecked'))::float8 AS unchecked,
+      min(pp.next_check_at) AS next_due_at,
+      COALESCE(sum(${DAY_S}::float8 / (${backoff} * ${1 - JITTER / 2}::float8)) FILTER (WHERE pp.id IS NOT NULL), 0)::float8 AS checks_per_day,
+      (SELECT COALESCE(sum(r.checked), 0) FROM pool_rounds r
+        WHERE r.pool_id = p.id AND r.started_at > ${iso(nowMs - DAY_S * 1000)}::timestamptz)::float8 AS checks_last_24h
+    FROM pools p LEFT JOIN pool_proxies pp ON pp.pool_id = p.id
+    WHERE p.id = ANY(${arr(poolIds)}::text[])
+    GROUP BY p.id`;
+}
+
+/** A row of poolStatsStatement -> the counts and the rest of shape.ts PoolStats. */
+export function statsOf(r: Record<string, unknown>): { poolId: string; counts: PoolCounts; nextDueAt: Date | null; checksLast24h: number; checksPerDay: number } {
+  const n = (v: unknown) => Number(v ?? 0);
+  const due = r.next_due_at;
+  return {
+    poolId: String(r.pool_id),
+    counts: { total: n(r.total), working: n(r.working), failed: n(r.failed), unchecked: n(r.unchecked) },
+    nextDueAt: due === null || due === undefined ? null : due instanceof Date ? due : new Date(String(due)),
+    checksLast24h: n(r.checks_last_24h),
+    checksPerDay: n(r.checks_per_day),
+  };
+}
+
+/** One row: `pools` the account owns, `proxies` in all of them, `in_pool` in `poolId` (0 without one). */
+export function accountUsageStatement(accountId: string, poolId?: string): SQL {
+  return sql`SELECT
+      (SELECT count(*) FROM pools WHERE account_id = ${accountId}::uuid)::float8 AS pools,
+      (SELECT count(*) FROM pool_proxies pp JOIN pools p ON p.id = pp.pool_id WHERE p.account_id = ${accountId}::uuid)::float8 AS proxies,
+      (SELECT count(*) FROM pool_proxies WHERE pool_id = ${poolId ?? null}::text)::float8 AS in_pool`;
+}

@@ -1,0 +1,92 @@
+/**
+ * The `txt` and `csv` forms of `GET /pools/{id}/proxies` (DECISIONS "Pools"),
+ * one line per proxy, so a page is streamed as it is read. Pure.
+ *
+ * txt: the address as the proxy was given (credentials kept), one per line
+ * (LF), nothing else: the form it was submitted in (`format`), re-formatted
+ * by src/proxy/format.ts like the result downloads' .txt (normalised and
+ * lossless: the list parser reads every line back to the same proxy).
+ *
+ * csv: RFC 4180 like the result downloads (src/results/export.ts: its
+ * csvCell quotes, guards formula-looking text cells and writes numbers as
+ * they are), CRLF line ends, a header row (poolCsvHeader) and then one row
+ * per pool proxy object (poolCsvRow), columns POOL_CSV_COLUMNS; `protocols`
+ * joined by a space; null values are empty cells.
+ */
+import { formatProxy } from '../proxy/format';
+import { csvCell, responseTimeMs } from '../results/export';
+import { addressOf, type PoolProxyObject, type PoolProxyRow } from './shape';
+
+/** A row's address in its submitted form, with its line end. */
+export function txtLine(row: Pick<PoolProxyRow, 'host' | 'port' | 'username' | 'password' | 'format'>): string {
+  return `${formatProxy(addressOf(row), row.format)}\n`;
+}
+
+export const POOL_CSV_COLUMNS = Object.freeze([
+  'proxy_host',
+  'proxy_port',
+  'proxy_has_auth',
+  'proxy_username',
+  'proxy_password',
+  'status',
+  'type',
+  'protocols',
+  'anonymity',
+  'https',
+  'origin',
+  'country',
+  'country_name',
+  'location',
+  'isp',
+  'asn',
+  'response_time_ms',
+  'latency_p50_ms',
+  'uptime_h1',
+  'uptime_h24',
+  'uptime_d7',
+  'checks',
+  'first_seen_at',
+  'last_checked_at',
+  'last_change_at',
+  'next_check_at',
+  'error_code',
+  'error_message',
+] as const);
+
+export function poolCsvHeader(): string {
+  return `${POOL_CSV_COLUMNS.join(',')}\r\n`;
+}
+
+export function poolCsvRow(o: PoolProxyObject): string {
+  const p = o.proxy;
+  return `${[
+    csvCell(p.host),
+    csvCell(p.port),
+    csvCell(p.hasAuth),
+    csvCell(p.username),
+    csvCell(p.password),
+    csvCell(o.status),
+    csvCell(o.type),
+    csvCell(o.protocols === undefined ? null : o.protocols.join(' ')),
+    csvCell(o.anonymity),
+    csvCell(o.https),
+    csvCell(o.origin),
+    csvCell(o.country),
+    csvCell(o.country_name),
+    csvCell(o.location),
+    csvCell(o.isp),
+    csvCell(o.asn),
+    csvCell(responseTimeMs(o.responseTime)),
+    csvCell(o.latency_p50_ms),
+    csvCell(o.uptime.h1),
+    csvCell(o.uptime.h24),
+    csvCell(o.uptime.d7),
+    csvCell(o.checks),
+    csvCell(o.first_seen_at),
+    csvCell(o.last_checked_at),
+    csvCell(o.last_change_at),
+    csvCell(o.next_check_at),
+    csvCell(o.error?.code),
+    csvCell(o.error?.message),
+  ].join(',')}\r\n`;
+}

@@ -1,0 +1,273 @@
+/**
+ * The API's pool object and pool proxy object (DECISIONS "Pools"), shaped
+ * from rows (the tables proposed in schema-proposal.ts, read through
+ * proxies-sql.ts and normalised by rowFromSql). Pure: the clock is a
+ * parameter, because uptime and latency are read from the history at `now`.
+ *
+ * Pool proxy choices:
+ * - `type`: the pool's type, or for an `auto` pool the first of socks5,
+ *   socks4, http that passed; `protocols` (every protocol that passed) only
+ *   in `auto` pools, as in /check records.
+ * - `type`, `protocols`, `anonymity`, `https`, `origin` and the geo fields
+ *   are those of the proxy's last passing check, kept while it fails (so
+ *   `country` or `type` still filter a failed proxy); null (protocols [])
+ *   until it has passed once. `error` is there while it is failed.
+ * - `responseTime`: the last check's ("<ms with 2 decimals> ms"), null while
+ *   unchecked. `uptime` and `latency_p50_ms` are read from the history at
+ *   `now`; the filters and sorts of the proxies query use the values stored
+ *   at the proxy's last check (`latency_p50_ms`, `uptime_h24_ppm` columns).
+ * - Times are ISO 8601 strings (UTC), null when there is none.
+ *
+ * Pool object additions to the contract's fields: `customUrls` and
+ * `sources` (what POST /pools set), so a client can read back its pool.
+ */
+import type { Anonymity, CustomUrlRule } from '../probe/types';
+import type { AddressFormat, CheckType, ProxyAddress, ProxyType } from '../proxy/types';
+import { formatResponseTime } from '../results/format';
+import { latencyP50, uptime, type Uptime } from './history';
+import type { PausedReason, PoolCounts, PoolSettings, PoolState, ProxyStatus } from './types';
+
+// ---- protocols as a bit mask (the `protocols` column) ----------------------------------------
+
+const PROTOCOL_BITS: Readonly<Record<ProxyType, number>> = Object.freeze({ http: 1, socks4: 2, socks5: 4 });
+/** The order records list protocols in (src/probe/codec/auto-verdict.ts). */
+const PROTOCOL_ORDER: readonly ProxyType[] = Object.freeze(['socks5', 'socks4', 'http']);
+
+export function protocolBit(type: ProxyType): number {
+  return PROTOCOL_BITS[type];
+}
+
+export function protocolsMask(protocols: readonly ProxyType[]): number {
+  let mask = 0;
+  for (const p of protocols) mask |= PROTOCOL_BITS[p] ?? 0;
+  return mask;
+}
+
+export function protocolsOfMask(mask: number): ProxyType[] {
+  return PROTOCOL_ORDER.filter((p) => (mask & PROTOCOL_BITS[p]) !== 0);
+}
+
+// ---- rows ---------------------------------------------------------------------------------
+
+/** One `pool_proxies` row (rowFromSql makes it from either driver's raw row). */
+export interface PoolProxyRow {
+  id: number;
+  host: string;
+  port: number;
+  /** '' when the proxy has no credentials (a username is never empty). */
+  username: string;
+  password: string;
+  format: AddressFormat;
+  status: ProxyStatus;
+  failures: number;
+  checks: number;
+  type: ProxyType | null;
+  protocols: number;
+  anonymity: Anonymity | null;
+  https: boolean | null;
+  origin: string | null;
+  country: string | null;
+  countryName: string | null;
+  location: string | null;
+  isp: string | null;
+  asn: number | null;
+  statusCode: number | null;
+  responseTimeMs: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  latencyP50Ms: number | null;
+  /** The 24-hour uptime at the last check in parts per million (exact integers for the keyset). */
+  uptimeH24Ppm: number | null;
+  history: Uint8Array | null;
+  firstSeenAt: Date;
+  lastCheckedAt: Date | null;
+  lastChangeAt: Date | null;
+  nextCheckAt: Date;
+}
+
+/** One `pools` row: its settings and its state. */
+export interface PoolRow extends PoolSettings {
+  id: string;
+  accountId: string;
+  state: PoolState;
+  pausedReason: PausedReason | null;
+  createdAt: Date;
+  lastRoundAt: Date | null;
+}
+
+/** What the pool object adds from its proxies and rounds (proxies-sql.ts poolStatsStatement). */
+export interface PoolStats {
+  counts: PoolCounts;
+  nextDueAt: Date | null;
+  checksLast24h: number;
+  checksPerDay: number;
+}
+
+// ---- from a driver's raw row ---------------------------------------------------------------
+
+const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+const toNum = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const toStr = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+function toBytes(v: unknown): Uint8Array | null {
+  if (v === null || v === undefined) return null;
+  if (v instanceof Uint8Array) return v;
+  // a driver that hands bytea over as its text form: \x followed by hex
+  if (typeof v === 'string' && v.startsWith('\\x')) return Uint8Array.from(Buffer.from(v.slice(2), 'hex'));
+  return null;
+}
+
+/** A raw `pool_proxies` row (snake_case, as db.execute gives it on PGlite or postgres.js) -> PoolProxyRow. */
+export function rowFromSql(r: Record<string, unknown>): PoolProxyRow {
+  return {
+    id: Number(r.id),
+    host: String(r.host),
+    port: Number(r.port),
+    username: String(r.username ?? ''),
+    password: String(r.password ?? ''),
+    format: (toStr(r.format) ?? 'standard') as AddressFormat,
+    status: (toStr(r.status) ?? 'unchecked') as ProxyStatus,
+    failures: Number(r.failures ?? 0),
+    checks: Number(r.checks ?? 0),
+    type: toStr(r.type) as ProxyType | null,
+    protocols: Number(r.protocols ?? 0),
+    anonymity: toStr(r.anonymity) as Anonymity | null,
+    https: r.https === null || r.https === undefined ? null : r.https === true || r.https === 't',
+    origin: toStr(r.origin),
+    country: toStr(r.country),
+    countryName: toStr(r.country_name),
+    location: toStr(r.location),
+    isp: toStr(r.isp),
+    asn: toNum(r.asn),
+    statusCode: toNum(r.status_code),
+    responseTimeMs: toNum(r.response_time_ms),
+    errorCode: toStr(r.error_code),
+    errorMessage: toStr(r.error_message),
+    latencyP50Ms: toNum(r.latency_p50_ms),
+    uptimeH24Ppm: toNum(r.uptime_h24_ppm),
+    history: toBytes(r.history),
+    firstSeenAt: toDate(r.first_seen_at) ?? new Date(0),
+    lastCheckedAt: toDate(r.last_checked_at),
+    lastChangeAt: toDate(r.last_change_at),
+    nextCheckAt: toDate(r.next_check_at) ?? new Date(0),
+  };
+}
+
+// ---- API objects ---------------------------------------------------------------------------
+
+export interface ProxyAddressObject {
+  host: string;
+  port: number;
+  hasAuth: boolean;
+  username?: string;
+  password?: string;
+}
+
+export interface PoolProxyObject {
+  proxy: ProxyAddressObject;
+  status: ProxyStatus;
+  error?: { code: string; message: string };
+  type: ProxyType | null;
+  protocols?: ProxyType[];
+  anonymity: Anonymity | null;
+  https: boolean | null;
+  origin: string | null;
+  country: string | null;
+  country_name: string | null;
+  location: string | null;
+  isp: string | null;
+  asn: number | null;
+  responseTime: string | null;
+  latency_p50_ms: number | null;
+  uptime: Uptime;
+  checks: number;
+  first_seen_at: string;
+  last_checked_at: string | null;
+  last_change_at: string | null;
+  next_check_at: string;
+}
+
+export interface PoolObject {
+  id: string;
+  name: string;
+  type: CheckType;
+  region: string;
+  interval_s: number;
+  timeout: number;
+  https: boolean;
+  state: PoolState;
+  paused_reason: PausedReason | null;
+  created_at: string;
+  counts: PoolCounts;
+  last_round_at: string | null;
+  next_due_at: string | null;
+  checks_last_24h: number;
+  checks_per_day: number;
+  customUrls: CustomUrlRule[];
+  sources: { url: string; every_s: number }[];
+}
+
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+/** A row's address as the parser gives it (no credentials: no username/password keys). */
+export function addressOf(row: Pick<PoolProxyRow, 'host' | 'port' | 'username' | 'password'>): ProxyAddress {
+  return row.username === '' ? { host: row.host, port: row.port } : { host: row.host, port: row.port, username: row.username, password: row.password };
+}
+
+/** `proxy` of a pool proxy object and of an event: credentials only for a proxy that has them. */
+export function addressObject(a: ProxyAddress): ProxyAddressObject {
+  if (a.username === undefined) return { host: a.host, port: a.port, hasAuth: false };
+  return { host: a.host, port: a.port, hasAuth: true, username: a.username, password: a.password ?? '' };
+}
+
+/** The pool proxy object of a row at `nowMs`; `poolType` decides whether `protocols` is there. */
+export function poolProxyObject(row: PoolProxyRow, poolType: CheckType, nowMs: number): PoolProxyObject {
+  const auto = poolType === 'auto';
+  const o: PoolProxyObject = {
+    proxy: addressObject(addressOf(row)),
+    status: row.status,
+    type: auto ? row.type : poolType,
+    anonymity: row.anonymity,
+    https: row.https,
+    origin: row.origin,
+    country: row.country,
+    country_name: row.countryName,
+    location: row.location,
+    isp: row.isp,
+    asn: row.asn,
+    responseTime: row.responseTimeMs === null ? null : formatResponseTime(row.responseTimeMs),
+    latency_p50_ms: latencyP50(row.history, nowMs),
+    uptime: uptime(row.history, nowMs),
+    checks: row.checks,
+    first_seen_at: row.firstSeenAt.toISOString(),
+    last_checked_at: iso(row.lastCheckedAt),
+    last_change_at: iso(row.lastChangeAt),
+    next_check_at: row.nextCheckAt.toISOString(),
+  };
+  if (row.status === 'failed') o.error = { code: row.errorCode ?? 'bad_response', message: row.errorMessage ?? '' };
+  if (auto) o.protocols = protocolsOfMask(row.protocols);
+  return o;
+}
+
+/** The pool object of a row and its stats. */
+export function poolObject(row: PoolRow, stats: PoolStats): PoolObject {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    region: row.region,
+    interval_s: row.intervalS,
+    timeout: row.timeoutMs,
+    https: row.https,
+    state: row.state,
+    paused_reason: row.state === 'paused' ? row.pausedReason : null,
+    created_at: row.createdAt.toISOString(),
+    counts: { ...stats.counts },
+    last_round_at: iso(row.lastRoundAt),
+    next_due_at: row.state === 'active' ? iso(stats.nextDueAt) : null,
+    checks_last_24h: stats.checksLast24h,
+    checks_per_day: Math.round(stats.checksPerDay),
+    customUrls: row.customUrls.map((r) => ({ ...r, requiredStatusCodes: [...r.requiredStatusCodes] })),
+    sources: row.sources.map((s) => ({ url: s.url, every_s: s.everyS })),
+  };
+}

@@ -1,0 +1,183 @@
+/** POST /pools and PATCH /pools/{id} validation (src/http/pool-request.ts): defaults, every error body, the order, limits, fuzzing. */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { ApiError } from '../../src/http/api-errors';
+import { checkPoolLimits, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
+import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
+
+const OPTS: PoolRequestOptions = {
+  limits: { ...DEFAULT_POOL_LIMITS, maxProxiesPerPool: 3, maxProxiesPerAccount: 5, maxPoolsPerAccount: 2 },
+  maxCustomUrls: 2,
+  acceptedRegions: ['us1', 'de1'],
+};
+
+function fail(f: () => unknown): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ApiError);
+    const err = e as ApiError;
+    return { status: err.status, body: err.body, headers: err.headers };
+  }
+  throw new Error('expected an ApiError');
+}
+const bad = (message: string) => ({ status: 400, body: { error: 'Invalid request', message } });
+const msg = (f: () => unknown) => {
+  const r = fail(f);
+  return { status: r.status, body: r.body };
+};
+
+describe('POST /pools', () => {
+  test('defaults: http, us1, 600 s, 5000 ms, https on, no custom URLs or sources', () => {
+    const p = validatePoolCreate({ name: 'mine', proxies: ['1.1.1.1:80', '1.1.1.1:80', 'junk'] }, OPTS);
+    expect(p.settings).toEqual({ name: 'mine', type: 'http', region: 'us1', intervalS: 600, timeoutMs: 5000, https: true, customUrls: [], sources: [] });
+    expect(p.proxies.map((x) => x.raw)).toEqual(['1.1.1.1:80']);
+    expect([p.totalInvalid, p.totalDuplicates]).toEqual([1, 1]);
+  });
+
+  test('every field given; proxies and text merged, de-duplicated across both', () => {
+    const p = validatePoolCreate(
+      {
+        name: 'x',
+        proxies: ['1.1.1.1:80'],
+        text: '# list\n1.1.1.1:80\r\n2.2.2.2:80\n',
+        type: 'auto',
+        region: 'de1',
+        interval_s: 60,
+        timeout: 20000,
+        https: false,
+        customUrls: [{ url: 'https://example.com/' }],
+        sources: [{ url: 'https://lists.example/a.txt', every_s: 300 }, { url: 'http://lists.example/b' }],
+      },
+      OPTS,
+    );
+    expect(p.settings).toMatchObject({ type: 'auto', region: 'de1', intervalS: 60, timeoutMs: 20000, https: false });
+    expect(p.settings.customUrls).toEqual([{ url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }]);
+    expect(p.settings.sources).toEqual([{ url: 'https://lists.example/a.txt', everyS: 300 }, { url: 'http://lists.example/b', everyS: 3600 }]);
+    expect(p.proxies.map((x) => x.host)).toEqual(['1.1.1.1', '2.2.2.2']);
+    expect(p.totalDuplicates).toBe(1);
+  });
+
+  test('sources alone make a pool (its list comes later)', () => {
+    expect(validatePoolCreate({ name: 'x', sources: [{ url: 'https://l.example/' }] }, OPTS).proxies).toEqual([]);
+  });
+
+  test('shape errors', () => {
+    expect(msg(() => validatePoolCreate([], OPTS))).toEqual(bad('body: expected a JSON object'));
+    expect(msg(() => validatePoolCreate({ proxies: ['1.1.1.1:1'] }, OPTS))).toEqual(bad('name: required'));
+    expect(msg(() => validatePoolCreate({ name: 'x' }, OPTS))).toEqual(bad('proxies: required (an array of addresses), or text, or sources'));
+    expect(msg(() => validatePoolCreate({ name: 'x', proxies: '1.1.1.1:1' }, OPTS))).toEqual(bad('proxies: expected an array of strings'));
+    expect(msg(() => validatePoolCreate({ name: 'x', text: 5 }, OPTS))).toEqual(bad('text: expected a string'));
+    expect(msg(() => validatePoolCreate({ name: 'x', text: 'a', sources: {} }, OPTS))).toEqual(bad('sources: expected an array of objects'));
+  });
+
+  test('each field rule, with the house bodies', () => {
+    const base = { name: 'x', proxies: ['1.1.1.1:1'] };
+    expect(msg(() => validatePoolCreate({ ...base, name: '' }, OPTS)).status).toBe(400);
+    expect(msg(() => validatePoolCreate({ ...base, name: 'a'.repeat(101) }, OPTS)).body.message).toContain('name: expected 1 to 100');
+    expect(validatePoolCreate({ ...base, name: '😀'.repeat(100) }, OPTS).settings.name.length).toBe(200);
+    expect(msg(() => validatePoolCreate({ ...base, name: 'a\nb' }, OPTS)).status).toBe(400);
+    expect(msg(() => validatePoolCreate({ ...base, region: 'xx1' }, OPTS)).body.error).toBe('Invalid region');
+    expect(msg(() => validatePoolCreate({ ...base, type: 'socks6' }, OPTS)).body.error).toBe('Invalid proxy type');
+    expect(msg(() => validatePoolCreate({ ...base, interval_s: 59 }, OPTS))).toEqual(bad('interval_s: expected an integer from 60 to 86400'));
+    expect(msg(() => validatePoolCreate({ ...base, interval_s: 86401 }, OPTS)).status).toBe(400);
+    expect(msg(() => validatePoolCreate({ ...base, interval_s: '600' }, OPTS)).status).toBe(400);
+    expect(validatePoolCreate({ ...base, interval_s: 5 }, { ...OPTS, limits: { ...OPTS.limits, minIntervalS: 2 } }).settings.intervalS).toBe(5);
+    expect(msg(() => validatePoolCreate({ ...base, timeout: 999 }, OPTS)).body.error).toBe('Invalid timeout');
+    expect(msg(() => validatePoolCreate({ ...base, timeout: '5000' }, OPTS)).body.error).toBe('Invalid timeout');
+    expect(msg(() => validatePoolCreate({ ...base, https: 'yes' }, OPTS))).toEqual(bad('https: expected true or false'));
+    expect(msg(() => validatePoolCreate({ ...base, customUrls: [{}, {}, {}] }, OPTS)).status).toBe(413);
+    expect(msg(() => validatePoolCreate({ ...base, customUrls: [{ url: 'ftp://x' }] }, OPTS))).toEqual(bad('customUrls[0].url: expected an http or https URL'));
+    expect(msg(() => validatePoolCreate({ ...base, sources: [{ url: 'https://a.example/', every_s: 299 }] }, OPTS))).toEqual(
+      bad('sources[0].every_s: expected an integer from 300 to 86400'),
+    );
+    expect(msg(() => validatePoolCreate({ ...base, sources: [{ url: 'file:///etc/passwd' }] }, OPTS))).toEqual(bad('sources[0].url: expected an http or https URL'));
+    expect(msg(() => validatePoolCreate({ ...base, sources: [5] }, OPTS))).toEqual(bad('sources[0]: expected an object {url, every_s}'));
+    expect(msg(() => validatePoolCreate({ ...base, sources: Array(11).fill({ url: 'https://a.example/' }) }, OPTS))).toEqual(bad('sources: at most 10 list URLs'));
+  });
+
+  test('no valid proxy: 400; more unique than a pool holds: 413 per pool', () => {
+    expect(msg(() => validatePoolCreate({ name: 'x', proxies: ['junk'] }, OPTS)).body.error).toBe('No valid proxies found');
+    expect(msg(() => validatePoolCreate({ name: 'x', proxies: ['1.1.1.1:1', '1.1.1.1:2'], text: '1.1.1.1:3\n1.1.1.1:4' }, OPTS))).toEqual({
+      status: 413,
+      body: { error: 'Too many proxies', message: 'At most 3 proxies per pool', max: 3 },
+    });
+    expect(validatePoolCreate({ name: 'x', proxies: ['1.1.1.1:1', '1.1.1.1:2'], text: '1.1.1.1:2\n1.1.1.1:3' }, OPTS).proxies.length).toBe(3);
+  });
+
+  test('the order: shape before name before region before type before interval', () => {
+    expect(msg(() => validatePoolCreate({ name: '', region: 'zz', type: 'zz' }, OPTS))).toEqual(bad('proxies: required (an array of addresses), or text, or sources'));
+    expect(msg(() => validatePoolCreate({ name: '', text: 'x', region: 'zz' }, OPTS)).body.message).toContain('name:');
+    expect(msg(() => validatePoolCreate({ name: 'x', text: 'x', region: 'zz', type: 'zz' }, OPTS)).body.error).toBe('Invalid region');
+    expect(msg(() => validatePoolCreate({ name: 'x', text: 'x', type: 'zz', interval_s: 1 }, OPTS)).body.error).toBe('Invalid proxy type');
+  });
+});
+
+describe('PATCH /pools/{id}', () => {
+  test('any of the fields; add and remove parsed', () => {
+    expect(validatePoolPatch({ name: 'n', interval_s: 120, timeout: 3000, https: false, state: 'paused' }, OPTS)).toEqual({
+      name: 'n',
+      intervalS: 120,
+      timeoutMs: 3000,
+      https: false,
+      state: 'paused',
+    });
+    const p = validatePoolPatch({ add: ['1.1.1.1:1', 'junk', '1.1.1.1:1'], remove: ['2.2.2.2:2', 'junk'] }, OPTS);
+    expect(p.add).toMatchObject({ totalInvalid: 1, totalDuplicates: 1 });
+    expect(p.add?.proxies.length).toBe(1);
+    expect(p.remove).toMatchObject({ totalInvalid: 1, totalDuplicates: 0 });
+  });
+
+  test('nothing to change, bad values, bad lists', () => {
+    expect(msg(() => validatePoolPatch({}, OPTS))).toEqual(bad('body: expected at least one of name, interval_s, timeout, https, state, add, remove'));
+    expect(msg(() => validatePoolPatch({ intervalS: 60 }, OPTS)).status).toBe(400);
+    expect(msg(() => validatePoolPatch({ state: 'stopped' }, OPTS))).toEqual(bad('state: expected "active" or "paused"'));
+    expect(msg(() => validatePoolPatch({ add: 'x' }, OPTS))).toEqual(bad('add: expected an array of strings'));
+    expect(msg(() => validatePoolPatch({ add: ['junk'] }, OPTS)).body.error).toBe('No valid proxies found');
+    expect(msg(() => validatePoolPatch({ add: ['1.1.1.1:1', '1.1.1.1:2', '1.1.1.1:3', '1.1.1.1:4'] }, OPTS)).status).toBe(413);
+    expect(validatePoolPatch({ add: [] }, OPTS).add?.proxies).toEqual([]);
+    expect(validatePoolPatch({ remove: Array.from({ length: 10 }, (_, i) => `1.1.1.1:${i + 1}`) }, OPTS).remove?.proxies.length).toBe(10);
+  });
+});
+
+describe('checkPoolLimits', () => {
+  const L = OPTS.limits;
+  test('pools per account: 429 without Retry-After; proxies per pool and per account: 413', () => {
+    expect(() => checkPoolLimits({ pools: 1, proxies: 0, inPool: 0 }, { newPool: true, adding: 3 }, L)).not.toThrow();
+    const pools = fail(() => checkPoolLimits({ pools: 2, proxies: 0, inPool: 0 }, { newPool: true, adding: 1 }, L));
+    expect(pools).toEqual({ status: 429, body: { error: 'Too many requests', message: 'At most 2 pools per account; delete one to create another', limit: 2 }, headers: {} });
+    expect(() => checkPoolLimits({ pools: 2, proxies: 0, inPool: 0 }, { newPool: false, adding: 1 }, L)).not.toThrow();
+    expect(fail(() => checkPoolLimits({ pools: 1, proxies: 1, inPool: 1 }, { newPool: false, adding: 3 }, L)).body.message).toBe('At most 3 proxies per pool');
+    expect(fail(() => checkPoolLimits({ pools: 1, proxies: 4, inPool: 1 }, { newPool: false, adding: 2 }, L)).body).toEqual({
+      error: 'Too many proxies',
+      message: "At most 5 proxies in all of an account's pools together",
+      max: 5,
+    });
+  });
+});
+
+describe('fuzzing', () => {
+  const isContractError = (e: unknown) => e instanceof ApiError && [400, 413].includes(e.status);
+  test('any JSON body: a typed value or a 400/413 ApiError, nothing else', () => {
+    const field = fc.oneof(fc.anything(), fc.constantFrom('x', 60, 5000, true, 'active', ['1.1.1.1:1'], [{ url: 'https://a.example/' }]));
+    const body = fc.oneof(
+      fc.anything(),
+      fc.record(
+        { name: field, proxies: field, text: field, type: field, region: field, interval_s: field, timeout: field, https: field, customUrls: field, sources: field, state: field, add: field, remove: field },
+        { requiredKeys: [] },
+      ),
+    );
+    fc.assert(
+      fc.property(body, (b) => {
+        for (const f of [validatePoolCreate, validatePoolPatch]) {
+          try {
+            f(b, OPTS);
+          } catch (e) {
+            if (!isContractError(e)) throw e;
+          }
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
