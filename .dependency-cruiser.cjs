@@ -9,9 +9,9 @@
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
  *           src/gateway/codec/** (the gateway's front codecs),
- *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id,state-machine}.ts
+ *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id,state-machine,clock}.ts
  *   db      db/**
- *   root    src/errors.ts (the one error root: every layer may throw its errors)
+ *   root    src/errors.ts (the one error root: every layer may throw its errors), src/error-codes.ts (their codes)
  *
  * A module may import its own layer and the layers below it, never one above.
  * Besides: no cycles; the browser code (src/web/client/**) imports only
@@ -50,11 +50,11 @@ const LAYERS = [
       '^src/gateway/codec/',
       '^src/probe/types\\.ts$',
       '^src/(proxy|geo)/',
-      '^src/(regions|log|config|limits|fd-guard|secrets|version|job-id|state-machine)\\.ts$',
+      '^src/(regions|log|config|limits|fd-guard|secrets|version|job-id|state-machine|clock)\\.ts$',
     ],
   },
   { name: 'db', path: ['^db/'] },
-  { name: 'root', path: ['^src/errors\\.ts$'] },
+  { name: 'root', path: ['^src/(errors|error-codes)\\.ts$'] },
 ];
 
 const WEB_CLIENT = '^src/web/client/';
@@ -114,7 +114,7 @@ module.exports = {
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',
-          '^src/(regions|errors|state-machine)\\.ts$',
+          '^src/(regions|errors|error-codes|state-machine)\\.ts$',
         ],
       },
       to: { path: [IO_MODULES, '^db/'] },

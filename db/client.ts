@@ -19,6 +19,7 @@ import postgres from 'postgres';
 import { migratePgliteDb, migratePostgresDb } from './migrate';
 import * as schema from './schema';
 import { errorText, ServiceError } from '../src/errors';
+import { DB_ERROR_CODES } from '../src/error-codes';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -67,9 +68,6 @@ export interface OpenDatabaseOptions {
   maxConnections?: number | undefined;
 }
 
-/** The code of every failure to open the database. */
-export const DB_OPEN_FAILED = 'db_open_failed';
-
 function makePing(db: Db): (timeoutMs?: number) => Promise<boolean> {
   return (timeoutMs = 1000) =>
     new Promise<boolean>((resolve) => {
@@ -99,14 +97,13 @@ function once(fn: () => Promise<void>): () => Promise<void> {
  * PGlite's postgres runs in a WASM memory that grows and never shrinks, and
  * the shared memory sized from these settings is zero-filled at start, so
  * all of it is resident from the first second. PostgreSQL's defaults
- * (shared_buffers 128MB, max_connections 100) made 145MB of shared memory and
- * grew the WASM memory from the 128 MiB its module declares to 189 MiB, 151
- * MiB of it resident; with these it is 21MB and 25 MiB resident
- * (bench/pglite-memory.ts measures it; queries were not slower):
+ * (shared_buffers 128MB, max_connections 100) grow it far beyond the 128 MiB
+ * the module declares; these keep it near that (bench/pglite-memory.ts
+ * measures it; the figures: bench/RESULTS.md "PGlite sized for memory"):
  * - shared_buffers 16MB: 2048 pages, far more than the per-job queries touch
  *   and enough for /me over ~25 000 scans; bigger scans read through the OS
  *   page cache (not in our RSS). wal_buffers and the SLRU caches are sized
- *   from it. 8MB saved 8 MiB more but made /me slower.
+ *   from it. Smaller makes /me slower.
  * - max_connections 5: single-user mode has one backend; the per-backend
  *   arrays and lock tables are sized from it (must exceed the 3 reserved).
  * - maintenance_work_mem 16MB: bounds what a CREATE INDEX in a migration
@@ -136,10 +133,8 @@ function pgliteOptions(): { startParams: string[]; initDbStartParams: string[] }
  * PGlite instance (its own WASM memory, a copy of it, the data dir as a
  * tarball), or the template's tarball was read and inflated. Either is
  * garbage once open resolves, but the GC of an idle server may leave it for a
- * long time (the service idled at ~710 MiB RSS after an initdb start).
- * Collected here, once per new data dir (~0.1-0.2 s): RSS ~1 GiB -> ~210 MiB
- * right after open for initdb. The peak (VmHWM ~770-880 MiB) is initdb's own;
- * from the template it is ~340 MiB (db/pglite-template.ts).
+ * long time. Collected here, once per new data dir (the figures:
+ * bench/RESULTS.md "PGlite sized for memory").
  */
 async function collectInitdbGarbage(): Promise<void> {
   // After a timer turn: collected right away (or after setImmediate) half of it stays.
@@ -153,7 +148,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<Database> {
     const t = template();
     return startPglite(new PGlite({ ...pgliteOptions(), ...(t !== undefined ? { loadDataDir: t } : {}) }), 'memory', opts);
   }
-  if (opts.dataDir === undefined) throw new ServiceError(DB_OPEN_FAILED, 'openDatabase: dataDir or inMemory is required without databaseUrl');
+  if (opts.dataDir === undefined) throw new ServiceError(DB_ERROR_CODES.DB_OPEN_FAILED, 'openDatabase: dataDir or inMemory is required without databaseUrl');
   const dir = join(opts.dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
   if (existsSync(join(dir, 'PG_VERSION'))) return startPglite(new PGlite(dir, pgliteOptions()), 'existing', opts);
@@ -181,7 +176,7 @@ async function startPglite(client: PGlite, origin: 'initdb' | 'template' | 'exis
     };
   } catch (err) {
     await client.close().catch(() => undefined);
-    throw new ServiceError(DB_OPEN_FAILED, `cannot open the embedded database: ${errorText(err)}`, { cause: err });
+    throw new ServiceError(DB_ERROR_CODES.DB_OPEN_FAILED, `cannot open the embedded database: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -207,7 +202,7 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     };
   } catch (err) {
     await client.end({ timeout: 1 }).catch(() => undefined);
-    throw new ServiceError(DB_OPEN_FAILED, `cannot open the PostgreSQL database: ${errorText(err)}`, { cause: err });
+    throw new ServiceError(DB_ERROR_CODES.DB_OPEN_FAILED, `cannot open the PostgreSQL database: ${errorText(err)}`, { cause: err });
   }
 }
 

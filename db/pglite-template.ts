@@ -2,10 +2,11 @@
  * The template a new embedded data dir starts from instead of initdb.
  *
  * PGlite's initdb runs in a second WASM instance and hands its data dir over
- * as a tarball: a service's first start on an empty DATA_DIR peaked at
- * ~800 MiB RSS and took ~2.5 s. A tarball of that same initdb output (made
- * once, with the service's PGLITE_SETTINGS, no migrations: those run at every
- * open as always) loads in ~0.6 s at ~320 MiB (bench/RESULTS.md).
+ * as a tarball: slow, and the peak of a service's first start on an empty
+ * DATA_DIR. A tarball of that same initdb output (made once, with the
+ * service's PGLITE_SETTINGS, no migrations: those run at every open as
+ * always) loads in a fraction of the time and memory (bench/RESULTS.md,
+ * "First start on an empty data dir").
  *
  * The tarball is built at install time (npm's postinstall runs
  * scripts/pglite-template.ts) into node_modules/.cache/proxycheck-pglite/,

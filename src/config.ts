@@ -10,13 +10,14 @@
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { ServiceError } from './errors';
+import { LEAF_ERROR_CODES } from './error-codes';
 import { normalizeFingerprint } from './probe/codec/cert-pin';
 import { findRegion } from './regions';
 
 /** A bad environment value (the process and the admin command branch on it: one line, no stack). */
 export class ConfigError extends ServiceError {
   constructor(message: string) {
-    super('config_invalid', message);
+    super(LEAF_ERROR_CODES.CONFIG_INVALID, message);
     this.name = 'ConfigError';
   }
 }

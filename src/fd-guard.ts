@@ -4,7 +4,7 @@
  * judge's accept() always finds one free (src/limits.ts says why it must).
  *
  * Every `intervalMs` (25 ms) it reads how many descriptors the process has
- * open (`stat("/proc/self/fd").size`, Linux >= 6.2: O(1), a few µs; older
+ * open (`stat("/proc/self/fd").size`, Linux >= 6.2: O(1); older
  * kernels report 0 and the guard stays off, leaving the static margin
  * JUDGE_FD_SHARE) and the probes in flight, and takes
  *
@@ -42,6 +42,7 @@
  * /proc) or reports 0 stops the guard for good: off.
  */
 import { statSync } from 'node:fs';
+import { systemClock, type Clock } from './clock';
 import { guardedCapacity, startBudget } from './limits';
 
 const WINDOW = 40;
@@ -71,11 +72,14 @@ export interface DescriptorGuardOptions {
   intervalMs?: number;
   /** the cadence while no probe is in flight; default 1000 */
   idleIntervalMs?: number;
+  /** the sampling timer's clock (default systemClock; tests pass a fake one) */
+  clock?: Clock;
 }
 
 export class DescriptorGuard {
   private readonly others: number[] = [];
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** cancels the armed timer */
+  private timer: (() => void) | null = null;
   /** the armed timer is the idle cadence's */
   private idle = false;
   private current: number;
@@ -121,10 +125,9 @@ export class DescriptorGuard {
   };
 
   private arm(ms: number, idle: boolean): void {
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer?.();
     this.idle = idle;
-    this.timer = setTimeout(this.tick, ms);
-    this.timer.unref?.();
+    this.timer = (this.o.clock ?? systemClock).after(ms, this.tick, { unref: true });
   }
 
   /** One sample: read, update the window, set the capacity when it changed. */
@@ -147,7 +150,7 @@ export class DescriptorGuard {
 
   stop(): void {
     this.active = false;
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer?.();
     this.timer = null;
     this.idle = false;
   }

@@ -15,9 +15,10 @@
  *
  * Why the judge must never be the one to run out: Bun's listener, on EMFILE
  * at accept(), leaves the connection in the kernel's accept queue and retries
- * on every turn of the event loop (measured: the main thread spins at 100 %
- * CPU until a descriptor frees, then answers); a full accept queue drops the
- * proxy's SYN (retried after 1 s), which turns a working proxy into a timeout.
+ * on every turn of the event loop (the main thread spins until a descriptor
+ * frees, then answers); a full accept queue drops the proxy's SYN (retried
+ * after 1 s), which turns a working proxy into a timeout (bench/RESULTS.md
+ * "The built-in judge's descriptor budget").
  */
 import { readFileSync } from 'node:fs';
 
@@ -26,10 +27,11 @@ export const RESERVED_FDS = 1000;
 
 /**
  * With the built-in judge, the share of (limit - RESERVED_FDS) the probes leave
- * to the judge's connections: 1 900 at a limit of 20 000. Measured need: a few
- * hundred at most (working proxies per second x milliseconds each; see
- * bench/RESULTS.md "As users run it"); the rest is margin, and src/fd-guard.ts
- * covers what a margin cannot (proxies that hold the judge's connection open).
+ * to the judge's connections: 1 900 at a limit of 20 000. The judge needs far
+ * fewer (working proxies per second x milliseconds each; what was measured:
+ * bench/RESULTS.md "The built-in judge's descriptor budget"); the rest is
+ * margin, and src/fd-guard.ts covers what a margin cannot (proxies that hold
+ * the judge's connection open).
  */
 export const JUDGE_FD_SHARE = 0.1;
 

@@ -11,8 +11,7 @@ import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync
 import { join } from 'node:path';
 import type { Config } from './config';
 import { errorText, ServiceError } from './errors';
-
-const SECRET_UNREADABLE = 'secret_unreadable';
+import { LEAF_ERROR_CODES } from './error-codes';
 
 const MIN_LENGTH = 16;
 
@@ -22,10 +21,10 @@ function readSecret(path: string): string | undefined {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new ServiceError(SECRET_UNREADABLE, `cannot read ${path}: ${errorText(err)}`, { cause: err });
+    throw new ServiceError(LEAF_ERROR_CODES.SECRET_UNREADABLE, `cannot read ${path}: ${errorText(err)}`, { cause: err });
   }
   const value = text.trim();
-  if (value.length < MIN_LENGTH) throw new ServiceError(SECRET_UNREADABLE, `${path} must hold at least ${MIN_LENGTH} characters; delete it to regenerate`);
+  if (value.length < MIN_LENGTH) throw new ServiceError(LEAF_ERROR_CODES.SECRET_UNREADABLE, `${path} must hold at least ${MIN_LENGTH} characters; delete it to regenerate`);
   return value;
 }
 
@@ -37,7 +36,7 @@ export function readOrCreateSecret(dataDir: string, name: string): string {
   mkdirSync(dataDir, { recursive: true });
   writeFileOnce(path, randomBytes(32).toString('base64url') + '\n');
   const stored = readSecret(path);
-  if (stored === undefined) throw new ServiceError(SECRET_UNREADABLE, `${path} vanished while being created`);
+  if (stored === undefined) throw new ServiceError(LEAF_ERROR_CODES.SECRET_UNREADABLE, `${path} vanished while being created`);
   return stored;
 }
 
@@ -54,7 +53,7 @@ export function writeFileOnce(path: string, content: string): void {
     linkSync(tmp, path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new ServiceError(SECRET_UNREADABLE, `cannot write ${path}: ${errorText(err)}`, { cause: err });
+      throw new ServiceError(LEAF_ERROR_CODES.SECRET_UNREADABLE, `cannot write ${path}: ${errorText(err)}`, { cause: err });
     }
   } finally {
     try {

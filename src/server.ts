@@ -58,6 +58,7 @@ import { acquireDataDirLock, type DataDirLock } from './admin/lock';
 import { createAdminApp } from './admin/app';
 import { reachableHost, withBoundPort, type Config } from './config';
 import { ServiceError } from './errors';
+import { ENTRY_ERROR_CODES, HTTP_ERROR_CODES } from './error-codes';
 import { NatsWorkers } from './cluster/nats-workers';
 import { CLUSTER_MIN_GRANT } from './cluster/protocol';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -133,13 +134,13 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
   const cluster = rawConfig.natsUrl !== undefined && (rawConfig.role === 'api' || rawConfig.role === 'all');
   if (cluster && (rawConfig.resultSecret === undefined || rawConfig.adminToken === undefined)) {
     // generated per DATA_DIR they would differ per node: a link minted on one would fail on another
-    throw new ServiceError('cluster_secrets_missing', 'an API node of a cluster needs RESULT_SECRET and ADMIN_TOKEN in its environment, the same on every node');
+    throw new ServiceError(ENTRY_ERROR_CODES.CLUSTER_SECRETS_MISSING, 'an API node of a cluster needs RESULT_SECRET and ADMIN_TOKEN in its environment, the same on every node');
   }
   mkdirSync(rawConfig.dataDir, { recursive: true });
   let config = await resolveSecrets(rawConfig);
   const secret = config.resultSecret;
   if (secret === undefined || secret === '') {
-    throw new ServiceError('result_secret_missing', 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
+    throw new ServiceError(HTTP_ERROR_CODES.RESULT_SECRET_MISSING, 'no result-link secret (RESULT_SECRET or DATA_DIR/result-secret, src/secrets.ts)');
   }
 
   const { undo, unwind } = stopSteps(log, 'stop step failed');

@@ -4,7 +4,8 @@
  * (each state -> the states it may move to), and every move names the
  * states the caller believes it leaves. A move that is not in the table, or
  * that starts from a state the caller did not expect, throws
- * `illegal_transition` and changes nothing: it is a bug in the caller, never
+ * `illegal_transition` (LEAF_ERROR_CODES, src/error-codes.ts) and changes
+ * nothing: it is a bug in the caller, never
  * an I/O condition, and it is loud instead of silently corrupting what the
  * machine guards. A state with no way out is final.
  *
@@ -22,9 +23,7 @@
  * integer compared in a switch; their pure tables have tests of their own.
  */
 import { ServiceError } from './errors';
-
-/** The code of every refused move. */
-export const ILLEGAL_TRANSITION = 'illegal_transition';
+import { LEAF_ERROR_CODES } from './error-codes';
 
 /** For each state, the states it may move to (an empty list: final). */
 export type TransitionTable<S extends string> = Readonly<Record<S, readonly S[]>>;
@@ -49,7 +48,7 @@ export function transition<S extends string>(machine: string, table: TransitionT
   const ok = typeof expected === 'string' ? expected === from : expected.includes(from);
   if (!ok || !table[from].includes(to)) {
     const leaves = typeof expected === 'string' ? expected : expected.join(' | ');
-    throw new ServiceError(ILLEGAL_TRANSITION, `${machine}: ${from} -> ${to} (expected to leave ${leaves})`);
+    throw new ServiceError(LEAF_ERROR_CODES.ILLEGAL_TRANSITION, `${machine}: ${from} -> ${to} (expected to leave ${leaves})`);
   }
   return to;
 }
@@ -66,7 +65,7 @@ export class StateMachine<S extends string> {
    * @param initial the state it starts in
    */
   constructor(name: string, table: TransitionTable<S>, initial: S) {
-    if (!(initial in table)) throw new ServiceError(ILLEGAL_TRANSITION, `${name}: unknown initial state ${initial}`);
+    if (!(initial in table)) throw new ServiceError(LEAF_ERROR_CODES.ILLEGAL_TRANSITION, `${name}: unknown initial state ${initial}`);
     this.#name = name;
     this.#table = table;
     this.#state = initial;

@@ -6,7 +6,8 @@
 import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { accounts, apiKeys, type AccountRow } from '../../db/schema';
-import { AccountError, AccountErrorCode } from './errors';
+import { AccountError } from './errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { generateApiKey, hashApiKey, isPlausibleApiKey, safeEqual } from './keys';
 import { insertLedger, LedgerReason, type DbOrTx } from './ledger';
 import { subscriptionDetail, type SubscriptionDetail } from './plan';
@@ -21,13 +22,13 @@ const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 /** Trimmed, lower-cased e-mail, or AccountError(invalid_input). */
 export function normalizeEmail(email: string): string {
   const e = email.trim().toLowerCase();
-  if (!EMAIL_RE.test(e)) throw new AccountError(AccountErrorCode.invalidInput, `not an e-mail address: "${email}"`);
+  if (!EMAIL_RE.test(e)) throw new AccountError(DOMAIN_ERROR_CODES.INVALID_INPUT, `not an e-mail address: "${email}"`);
   return e;
 }
 
 function checkUnits(name: string, n: number, min: number): void {
   if (!Number.isSafeInteger(n) || n < min) {
-    throw new AccountError(AccountErrorCode.invalidInput, `${name} must be an integer >= ${min}, got ${n}`);
+    throw new AccountError(DOMAIN_ERROR_CODES.INVALID_INPUT, `${name} must be an integer >= ${min}, got ${n}`);
   }
 }
 
@@ -63,7 +64,7 @@ export async function createAccount(db: DbOrTx, input: CreateAccountInput): Prom
       })
       .onConflictDoNothing({ target: accounts.email })
       .returning();
-    if (row === undefined) throw new AccountError(AccountErrorCode.accountExists, `an account with e-mail ${email} already exists`);
+    if (row === undefined) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_EXISTS, `an account with e-mail ${email} already exists`);
     if (root + temp > 0) {
       await insertLedger(tx, {
         accountId: row.id,
@@ -92,7 +93,7 @@ export async function getAccount(db: Db, accountId: string): Promise<AccountRow 
 /** The account or AccountError(account_not_found). */
 export async function requireAccountByEmail(db: Db, email: string): Promise<AccountRow> {
   const row = await findAccountByEmail(db, email);
-  if (row === null) throw new AccountError(AccountErrorCode.accountNotFound, `no account with e-mail ${normalizeEmail(email)}`);
+  if (row === null) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account with e-mail ${normalizeEmail(email)}`);
   return row;
 }
 
@@ -107,13 +108,13 @@ export interface IssuedKey {
 /** Issues a new key (or registers the given one, e.g. BOOTSTRAP_API_KEY). The key is returned once, never stored. */
 export async function issueKey(db: DbOrTx, input: { accountId: string; label?: string | null; apiKey?: string }): Promise<IssuedKey> {
   const apiKey = input.apiKey ?? generateApiKey();
-  if (!isPlausibleApiKey(apiKey)) throw new AccountError(AccountErrorCode.invalidInput, 'an API key must be 16 to 200 printable characters');
+  if (!isPlausibleApiKey(apiKey)) throw new AccountError(DOMAIN_ERROR_CODES.INVALID_INPUT, 'an API key must be 16 to 200 printable characters');
   const [row] = await db
     .insert(apiKeys)
     .values({ accountId: input.accountId, keyHash: hashApiKey(apiKey), label: input.label ?? null })
     .onConflictDoNothing({ target: apiKeys.keyHash })
     .returning();
-  if (row === undefined) throw new AccountError(AccountErrorCode.keyExists, 'this API key is already registered');
+  if (row === undefined) throw new AccountError(DOMAIN_ERROR_CODES.KEY_EXISTS, 'this API key is already registered');
   return { apiKey, keyId: row.id, accountId: row.accountId, label: row.label, createdAt: row.createdAt };
 }
 
@@ -136,7 +137,7 @@ export async function revokeKey(db: Db, apiKey: string, now: Date = new Date()):
     return { keyId: updated.id, accountId: updated.accountId, revokedAt: now, alreadyRevoked: false };
   }
   const [existing] = await db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash));
-  if (existing === undefined || existing.revokedAt === null) throw new AccountError(AccountErrorCode.keyNotFound, 'no such API key');
+  if (existing === undefined || existing.revokedAt === null) throw new AccountError(DOMAIN_ERROR_CODES.KEY_NOT_FOUND, 'no such API key');
   return { keyId: existing.id, accountId: existing.accountId, revokedAt: existing.revokedAt, alreadyRevoked: true };
 }
 
@@ -179,7 +180,7 @@ export async function topUp(
       )
       .where(eq(accounts.id, input.accountId))
       .returning();
-    if (row === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${input.accountId}`);
+    if (row === undefined) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${input.accountId}`);
     await insertLedger(tx, {
       accountId: row.id,
       reason: input.reason ?? LedgerReason.topUp,
@@ -199,7 +200,7 @@ async function updatePlan(db: Db, accountId: string, unlimitedPro: boolean, unti
     .set({ unlimitedPro, unlimitedUntil: until, updatedAt: now })
     .where(eq(accounts.id, accountId))
     .returning();
-  if (row === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  if (row === undefined) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${accountId}`);
   return row;
 }
 
@@ -231,7 +232,7 @@ const iso = (d: Date | null): string | null => (d === null ? null : d.toISOStrin
 /** What the admin `show` command prints (no key material: keys are listed by id). */
 export async function showAccount(db: Db, accountId: string, now: Date = new Date()): Promise<AccountSummary> {
   const account = await getAccount(db, accountId);
-  if (account === null) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  if (account === null) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${accountId}`);
   const keys = await db.select().from(apiKeys).where(eq(apiKeys.accountId, accountId)).orderBy(asc(apiKeys.createdAt));
   return {
     id: account.id,

@@ -10,7 +10,8 @@ import type { Db } from '../../db/client';
 import { accounts } from '../../db/schema';
 import type { Logger } from '../log';
 import { createAccount, issueKey } from './accounts';
-import { AccountError, AccountErrorCode } from './errors';
+import { AccountError } from './errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 
 export const DEMO_EMAIL = 'demo@localhost';
 
@@ -37,7 +38,7 @@ export async function ensureBootstrapAccount(
       return { accountId: account.id, apiKey };
     });
   } catch (err) {
-    if (err instanceof AccountError && err.code === AccountErrorCode.accountExists) return null;
+    if (err instanceof AccountError && err.code === DOMAIN_ERROR_CODES.ACCOUNT_EXISTS) return null;
     throw err;
   }
   const account = { id: created.accountId };

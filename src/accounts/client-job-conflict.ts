@@ -5,11 +5,12 @@
  * scans_running_client_job_id_uq of db/schema.ts). Nothing was charged: the
  * statement that failed is the whole reservation.
  *
- * Pure: no I/O. The job layer turns the error (code CLIENT_JOB_RUNNING) into its domain
+ * Pure: no I/O. The job layer turns the error (code DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING) into its domain
  * error JobAlreadyRunningError (src/jobs/ledger.ts), which the HTTP layer
  * answers with 409 `Job already running`.
  */
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 
 /** The partial unique index over running scans' client jobIds (db/schema.ts, migration 0002). */
 export const RUNNING_CLIENT_JOB_INDEX = 'scans_running_client_job_id_uq';
@@ -17,12 +18,9 @@ export const RUNNING_CLIENT_JOB_INDEX = 'scans_running_client_job_id_uq';
 /** PostgreSQL's SQLSTATE for a unique violation. */
 export const UNIQUE_VIOLATION = '23505';
 
-/** The error's stable code (the same as the job layer's JOB_ERROR_CODES.JOB_ALREADY_RUNNING). */
-export const CLIENT_JOB_RUNNING = 'job_already_running';
-
-/** A running scan already carries `clientJobId`: nothing was reserved (code CLIENT_JOB_RUNNING). */
+/** A running scan already carries `clientJobId`: nothing was reserved (code DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING). */
 export function clientJobRunning(clientJobId: string, options?: { cause?: unknown }): ServiceError {
-  return new ServiceError(CLIENT_JOB_RUNNING, `a job with id ${clientJobId} is running: nothing reserved`, options);
+  return new ServiceError(DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING, `a job with id ${clientJobId} is running: nothing reserved`, options);
 }
 
 function field(o: object, name: string): unknown {

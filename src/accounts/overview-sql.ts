@@ -1,8 +1,8 @@
 /**
  * GET /me in ONE statement (pg-boss `plans.ts` style: a pure builder, and a
- * pure decoder of its one row). It used to be four queries (the account, the
- * last 30 scans, their count, usage per UTC day): four round trips, and on the
- * embedded PGlite, where every query pays its own fixed cost, ~2 ms a call.
+ * pure decoder of its one row), not four queries (the account, the last 30
+ * scans, their count, usage per UTC day): on the embedded PGlite every query
+ * pays its own fixed cost (bench/RESULTS.md "`GET /me` in one statement").
  *
  * One row when the account exists, none otherwise:
  *   email, root_balance, temp_balance, unlimited_pro, unlimited_until_ms

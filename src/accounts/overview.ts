@@ -9,7 +9,8 @@
 import { rowsOf, type Db } from '../../db/client';
 import { getAccount } from './accounts';
 import { decodeOverviewRow, overviewStatement, type OverviewRow } from './overview-sql';
-import { AccountError, AccountErrorCode } from './errors';
+import { AccountError } from './errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { checkUserInfo, subscriptionDetail, type CheckUserInfo, type SubscriptionDetail } from './plan';
 
 export const HISTORY_LIMIT = 30;
@@ -66,7 +67,7 @@ export async function getAccountOverview(db: Db, accountId: string, now: Date, s
   const days = usageDays(now);
   const windowStart = new Date(`${days[0]}T00:00:00.000Z`);
   const [row] = rowsOf<OverviewRow>(await db.execute(overviewStatement({ accountId, windowStart, limit: HISTORY_LIMIT })));
-  if (row === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  if (row === undefined) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${accountId}`);
   const o = decodeOverviewRow(row);
   const a = o.account;
   return {
@@ -95,6 +96,6 @@ export async function getAccountOverview(db: Db, accountId: string, now: Date, s
 /** `metadata.user` of a check response, read fresh (after the reservation). */
 export async function getCheckUserInfo(db: Db, accountId: string, now: Date): Promise<CheckUserInfo> {
   const account = await getAccount(db, accountId);
-  if (account === null) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  if (account === null) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${accountId}`);
   return checkUserInfo(account, now);
 }

@@ -51,15 +51,18 @@ export interface ScanStart {
   totalProxies?: number;
 }
 
-export interface ReserveStatementInput {
+/** A reservation (reserveStatement; src/accounts/quota.ts reserveQuota runs it). */
+export interface ReserveInput {
   accountId: string;
+  /** Unique per run (the scan's job_id). */
   runId: string;
   units: number;
   now: Date;
+  /** Also insert the running scan row, atomically with the reservation. */
   scan?: ScanStart;
-  /** The API node that runs the job: recorded on the scan; its lease must be live. */
+  /** The API node that runs the job (scans.node_id); its lease must be live. */
   nodeId?: string;
-  /** The client's jobId (with `scan` only): recorded on the scan; none may be running with it. */
+  /** The client's jobId (scans.client_job_id, with `scan` only); null or absent: none. None may be running with it. */
   clientJobId?: string | null;
 }
 
@@ -69,7 +72,7 @@ export function runningClientJobCondition(clientJobId: string): SQL {
 }
 
 /** One row: unlimited, enough, available, temp_charged, root_charged, remaining, checks_used, email, unlimited_pro, unlimited_until (after), ledger_rows, scan_id, lease_live, job_running. */
-export function reserveStatement(i: ReserveStatementInput): SQL {
+export function reserveStatement(i: ReserveInput): SQL {
   const now = i.now.toISOString();
   const clientJobId = i.scan !== undefined ? (i.clientJobId ?? null) : null;
   const scanCte = i.scan

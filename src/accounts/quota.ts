@@ -36,24 +36,11 @@ import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client';
 import { accounts, quotaLedger } from '../../db/schema';
 import { clientJobRunning, reservationError } from './client-job-conflict';
-import { reserveStatement, type ScanStart } from './quota-sql';
+import { reserveStatement, type ReserveInput } from './quota-sql';
 import { ServiceError } from '../errors';
-import { AccountError, AccountErrorCode } from './errors';
+import { AccountError } from './errors';
 import { insertLedger, LedgerReason, type Tx } from './ledger';
-
-export interface ReserveInput {
-  accountId: string;
-  /** Unique per job (the scan's job_id). */
-  runId: string;
-  units: number;
-  now: Date;
-  /** Also insert the running scan row, atomically with the reservation. */
-  scan?: ScanStart;
-  /** The API node that runs the job (scans.node_id); its lease must be live. */
-  nodeId?: string;
-  /** The client's jobId (scans.client_job_id, with `scan`); null or absent: none. */
-  clientJobId?: string | null;
-}
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 
 export type ReserveResult =
   | {
@@ -71,13 +58,13 @@ export type ReserveResult =
 
 function checkUnits(units: number, min: number): void {
   if (!Number.isSafeInteger(units) || units < min) {
-    throw new AccountError(AccountErrorCode.invalidInput, `units must be an integer >= ${min}, got ${units}`);
+    throw new AccountError(DOMAIN_ERROR_CODES.INVALID_INPUT, `units must be an integer >= ${min}, got ${units}`);
   }
 }
 
 async function lockAccount(tx: Tx, accountId: string) {
   const [acc] = await tx.select().from(accounts).where(eq(accounts.id, accountId)).for('update');
-  if (acc === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  if (acc === undefined) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${accountId}`);
   return acc;
 }
 
@@ -98,9 +85,6 @@ interface ReserveRow {
   job_running: boolean;
 }
 
-/** The reservation was refused because the node's lease is not live in the database (src/jobs/node-lease.ts). */
-export const NODE_LEASE_LOST = 'node_lease_lost';
-
 export async function reserveQuota(db: Db, input: ReserveInput): Promise<ReserveResult> {
   checkUnits(input.units, 0);
   // the statement records a client jobId only with the scan
@@ -112,8 +96,8 @@ export async function reserveQuota(db: Db, input: ReserveInput): Promise<Reserve
     throw reservationError(err, clientJobId);
   }
   const [row] = rows;
-  if (row === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${input.accountId}`);
-  if (row.lease_live !== true) throw new ServiceError(NODE_LEASE_LOST, `node ${input.nodeId} holds no live lease: nothing reserved`);
+  if (row === undefined) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${input.accountId}`);
+  if (row.lease_live !== true) throw new ServiceError(DOMAIN_ERROR_CODES.NODE_LEASE_LOST, `node ${input.nodeId} holds no live lease: nothing reserved`);
   if (row.job_running === true && clientJobId !== null) throw clientJobRunning(clientJobId);
   if (!row.enough) return { ok: false, required: input.units, available: Number(row.available) };
   return {
@@ -190,7 +174,7 @@ export async function refundQuotaTx(tx: Tx, input: RefundInput): Promise<RefundR
     })
     .where(eq(accounts.id, accountId))
     .returning();
-  if (after === undefined) throw new AccountError(AccountErrorCode.accountNotFound, `no account ${accountId}`);
+  if (after === undefined) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${accountId}`);
   const remaining = after.tempBalance + after.rootBalance;
   await insertLedger(tx, {
     accountId,

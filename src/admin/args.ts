@@ -6,6 +6,7 @@
  * one-line message naming the problem. No I/O.
  */
 import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 
 export const ADMIN_COMMANDS = ['create-account', 'issue-key', 'revoke-key', 'top-up', 'set-plan', 'clear-plan', 'show', 'list-accounts'] as const;
 export type AdminCommand = (typeof ADMIN_COMMANDS)[number];
@@ -26,7 +27,7 @@ export const LIST_ACCOUNTS_DEFAULT_LIMIT = 1000;
 /** Bad admin arguments (the admin command and the admin HTTP API branch on it: exit 2 / 400). */
 export class UsageError extends ServiceError {
   constructor(message: string) {
-    super('usage', message);
+    super(JOB_ERROR_CODES.USAGE, message);
     this.name = 'UsageError';
   }
 }

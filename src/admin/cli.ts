@@ -16,9 +16,10 @@
  * Prints the result as one JSON line on stdout. Errors: one line on stderr;
  * exit code 2 for usage errors (bad argv, bad env, 400), 1 for everything else.
  */
-import { AccountError, AccountErrorCode } from '../accounts/errors';
+import { AccountError } from '../accounts/errors';
 import { ConfigError, parseConfig, type Config } from '../config';
 import { errorText, ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES, ENTRY_ERROR_CODES } from '../error-codes';
 import { resolveSecrets } from '../secrets';
 import { parseArgv, toAdminBody, UsageError, USAGE, type AdminRequest } from './args';
 import { acquireDataDirLock, LockError, readLiveLock } from './lock';
@@ -88,7 +89,7 @@ async function runViaAdminApi(adminUrl: string, adminToken: string, req: AdminRe
       signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
     });
   } catch (err) {
-    throw new CliFailure('admin_server_unreachable', `the server at ${adminUrl} did not answer: ${errorText(err)}`, EXIT_FAILURE, { cause: err });
+    throw new CliFailure(ENTRY_ERROR_CODES.ADMIN_SERVER_UNREACHABLE, `the server at ${adminUrl} did not answer: ${errorText(err)}`, EXIT_FAILURE, { cause: err });
   }
   const text = await res.text();
   let body: unknown;
@@ -100,7 +101,7 @@ async function runViaAdminApi(adminUrl: string, adminToken: string, req: AdminRe
   if (!res.ok) {
     const message = (body as { message?: unknown }).message;
     const why = typeof message === 'string' ? message : `HTTP ${res.status}`;
-    throw new CliFailure('admin_request_refused', why, res.status === 400 ? EXIT_USAGE : EXIT_FAILURE);
+    throw new CliFailure(ENTRY_ERROR_CODES.ADMIN_REQUEST_REFUSED, why, res.status === 400 ? EXIT_USAGE : EXIT_FAILURE);
   }
   return body;
 }
@@ -128,7 +129,7 @@ async function runEmbedded(config: Config, req: AdminRequest): Promise<unknown> 
     }
     if (Date.now() >= deadline) {
       throw new CliFailure(
-        'data_dir_busy',
+        ENTRY_ERROR_CODES.DATA_DIR_BUSY,
         `the data dir ${config.dataDir} is held by process ${live?.pid ?? '?'} which publishes no admin URL; retry when the server has started, or stop it`,
         EXIT_FAILURE,
       );
@@ -154,7 +155,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
     process.stdout.write(JSON.stringify(result) + '\n');
     return EXIT_OK;
   } catch (err) {
-    const usage = err instanceof UsageError || err instanceof ConfigError || (err instanceof AccountError && err.code === AccountErrorCode.invalidInput);
+    const usage = err instanceof UsageError || err instanceof ConfigError || (err instanceof AccountError && err.code === DOMAIN_ERROR_CODES.INVALID_INPUT);
     const code = err instanceof CliFailure ? err.exitCode : usage ? EXIT_USAGE : EXIT_FAILURE;
     const message = errorText(err);
     process.stderr.write(`admin: ${message.split('\n')[0]}${usage && !(err instanceof ConfigError) ? ' (run with --help for usage)' : ''}\n`);

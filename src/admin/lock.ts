@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 
 export const LOCK_FILE = 'server.lock';
 export const LOCK_SOCKET = 'server.sock';
@@ -57,7 +58,7 @@ export class LockError extends ServiceError {
   readonly holder: Partial<LockInfo>;
   constructor(dataDir: string, holder: Partial<LockInfo>) {
     const who = holder.pid === undefined ? 'another process' : `process ${holder.pid}`;
-    super('data_dir_locked', `the data dir ${dataDir} is in use by ${who}${holder.adminUrl ? ` (admin API ${holder.adminUrl})` : ''}`);
+    super(JOB_ERROR_CODES.DATA_DIR_LOCKED, `the data dir ${dataDir} is in use by ${who}${holder.adminUrl ? ` (admin API ${holder.adminUrl})` : ''}`);
     this.name = 'LockError';
     this.holder = holder;
   }
@@ -101,7 +102,7 @@ function probeOnce(path: string): Promise<Probe> {
       if (connected || code === 'ECONNRESET' || code === 'EPIPE') return closed();
       if (code === 'ENOENT') return settle({ state: 'absent' });
       if (code === 'ECONNREFUSED' || code === 'ENOTSOCK') return settle({ state: 'dead' });
-      settle(new ServiceError('data_dir_lock_failed', `cannot judge the data-dir lock ${path}: ${code ?? String(err)}`, { cause: err }));
+      settle(new ServiceError(JOB_ERROR_CODES.DATA_DIR_LOCK_FAILED, `cannot judge the data-dir lock ${path}: ${code ?? String(err)}`, { cause: err }));
     };
     Bun.connect({
       unix: path,
@@ -191,7 +192,7 @@ function socketPath(dataDir: string): string {
   const path = rel.startsWith('.') ? rel : `./${rel}`;
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
     throw new ServiceError(
-      'data_dir_path_too_long',
+      JOB_ERROR_CODES.DATA_DIR_PATH_TOO_LONG,
       `the data-dir lock socket ${abs} is longer than ${MAX_SOCKET_PATH_BYTES} bytes (a Unix socket path limit): use a shorter DATA_DIR`,
     );
   }
@@ -228,7 +229,7 @@ export async function acquireDataDirLock(dataDir: string, info: Omit<LockInfo, '
       });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
-        throw new ServiceError('data_dir_lock_failed', `cannot listen on the data-dir lock ${path}`, { cause: err });
+        throw new ServiceError(JOB_ERROR_CODES.DATA_DIR_LOCK_FAILED, `cannot listen on the data-dir lock ${path}`, { cause: err });
       }
       const before = lstatOrNull(path);
       if (before === null) continue;

@@ -11,7 +11,7 @@
  */
 import { Elysia } from 'elysia';
 import type { Database } from '../../db/client';
-import { AccountError, AccountErrorCode } from '../accounts/errors';
+import { AccountError } from '../accounts/errors';
 import { safeEqual } from '../accounts/keys';
 import { bearerToken } from '../http/auth';
 import { ApiError, invalidRequest, notFound, tooManyRequests } from '../http/api-errors';
@@ -20,6 +20,7 @@ import type { Logger } from '../log';
 import { isAdminCommand, parseAdminBody, UsageError } from './args';
 import { runAdminCommand } from './commands';
 import { FailureThrottle } from './throttle';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 
 export interface AdminRouteDeps {
   database: Database;
@@ -54,13 +55,13 @@ export function adminApiError(err: unknown): ApiError {
   if (err instanceof UsageError) return invalidRequest(err.message);
   if (err instanceof AccountError) {
     switch (err.code) {
-      case AccountErrorCode.invalidInput:
+      case DOMAIN_ERROR_CODES.INVALID_INPUT:
         return invalidRequest(err.message);
-      case AccountErrorCode.accountNotFound:
-      case AccountErrorCode.keyNotFound:
+      case DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND:
+      case DOMAIN_ERROR_CODES.KEY_NOT_FOUND:
         return notFound(err.message);
-      case AccountErrorCode.accountExists:
-      case AccountErrorCode.keyExists:
+      case DOMAIN_ERROR_CODES.ACCOUNT_EXISTS:
+      case DOMAIN_ERROR_CODES.KEY_EXISTS:
         return new ApiError(409, { error: 'Conflict', message: err.message });
     }
   }

@@ -9,6 +9,7 @@
 import type { AcceptedBody } from '../http/async-check';
 import type { CheckJobView } from '../jobs/ports';
 import { CliError, EXIT } from './exit-codes';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 
 // ---- API shapes the CLI reads (seed-api.md, DECISIONS.md) ---------------------
 
@@ -118,7 +119,7 @@ export function httpError(status: number, body: unknown, what: string): CliError
   if (status === 401) {
     return new CliError(
       EXIT.AUTH,
-      'cli_auth',
+      ENTRY_ERROR_CODES.CLI_AUTH,
       `Authentication failed (${detail || 'HTTP 401'}). Pass a valid key with --key, set PROXYCHECK_API_KEY, or run \`proxycheck login\`.`,
     );
   }
@@ -131,7 +132,7 @@ export function httpError(status: number, body: unknown, what: string): CliError
       shortfall !== undefined
         ? `Not enough checks: this list needs ${fmt(required)} checks but the account has ${fmt(available)}: ${fmt(shortfall)} missing. Top up the account or check fewer proxies.`
         : `Not enough checks (${detail || 'HTTP 402'}).`;
-    return new CliError(EXIT.QUOTA, 'cli_quota', text);
+    return new CliError(EXIT.QUOTA, ENTRY_ERROR_CODES.CLI_QUOTA, text);
   }
   if (status >= 400 && status < 500) {
     const regions = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).available_regions : undefined;
@@ -139,13 +140,13 @@ export function httpError(status: number, body: unknown, what: string): CliError
       // the message lists them too: print the list once, ours
       return new CliError(
         EXIT.CLIENT,
-        'cli_request_refused',
+        ENTRY_ERROR_CODES.CLI_REQUEST_REFUSED,
         `${what} was refused (HTTP ${status}${error ? `, ${error}` : ''}). Regions: ${regions.join(', ')} (\`proxycheck regions\` names them).`,
       );
     }
-    return new CliError(EXIT.CLIENT, 'cli_request_refused', `${what} was refused (HTTP ${status}${detail ? `, ${detail}` : ''}).`);
+    return new CliError(EXIT.CLIENT, ENTRY_ERROR_CODES.CLI_REQUEST_REFUSED, `${what} was refused (HTTP ${status}${detail ? `, ${detail}` : ''}).`);
   }
-  return new CliError(EXIT.NETWORK, 'cli_server_error', `${what} failed on the server (HTTP ${status}${detail ? `, ${detail}` : ''}). Try again later.`);
+  return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_SERVER_ERROR, `${what} failed on the server (HTTP ${status}${detail ? `, ${detail}` : ''}). Try again later.`);
 }
 
 /** The CliError for a request that got no HTTP answer. */
@@ -153,7 +154,7 @@ export function networkError(err: unknown, baseUrl: string, what: string): CliEr
   if (err instanceof CliError) return err;
   const e = err as { code?: string; message?: string; name?: string };
   if (e?.name === 'AbortError' || e?.name === 'TimeoutError') {
-    return new CliError(EXIT.NETWORK, 'cli_timeout', `${what}: no answer from ${baseUrl} in time.`, { cause: err });
+    return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_TIMEOUT, `${what}: no answer from ${baseUrl} in time.`, { cause: err });
   }
   const reason =
     e?.code === 'ConnectionRefused' || e?.code === 'ECONNREFUSED'
@@ -161,7 +162,7 @@ export function networkError(err: unknown, baseUrl: string, what: string): CliEr
       : e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN'
         ? 'host not found'
         : (e?.message ?? String(err));
-  return new CliError(EXIT.NETWORK, 'cli_network', `Cannot reach ${baseUrl} (${what}): ${reason}`, { cause: err });
+  return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_NETWORK, `Cannot reach ${baseUrl} (${what}): ${reason}`, { cause: err });
 }
 
 async function readBody(res: Response): Promise<unknown> {
@@ -196,7 +197,7 @@ export class ApiClient {
 
   #requireKey(): string {
     if (this.#key === undefined) {
-      throw new CliError(EXIT.AUTH, 'cli_no_key', 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
+      throw new CliError(EXIT.AUTH, ENTRY_ERROR_CODES.CLI_NO_KEY, 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
     }
     return this.#key;
   }

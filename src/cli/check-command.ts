@@ -40,6 +40,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { errorText } from '../errors';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { convertResult, readResultParts } from '../results/export';
 import { ApiClient, type CheckResponseBody, type JobBody } from './api-client';
 import type { CheckCommand, GlobalOptions } from './args';
@@ -66,7 +67,7 @@ export type ResultOutput = Pick<CheckCommand, 'out' | 'format' | 'onlyWorking'>;
 
 export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: CliSettings, io: CliIo): Promise<number> {
   if (settings.key === undefined) {
-    throw new CliError(EXIT.AUTH, 'cli_no_key', 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
+    throw new CliError(EXIT.AUTH, ENTRY_ERROR_CODES.CLI_NO_KEY, 'No API key. Pass --key, set PROXYCHECK_API_KEY, or run `proxycheck login`.');
   }
   const { lines, from } = await readInputs(cmd.sources, io);
   const origin = describeInputs(from);
@@ -117,7 +118,7 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
       const what = submitted
         ? `Interrupted. Job ${jobId} goes on on the server:\n${jobHints(jobId)}`
         : `Interrupted. The server may still finish job ${jobId}; if it does, it appears in \`proxycheck me\`.`;
-      throw new CliError(EXIT.INTERRUPTED, 'cli_interrupted', what, { cause: err });
+      throw new CliError(EXIT.INTERRUPTED, ENTRY_ERROR_CODES.CLI_INTERRUPTED, what, { cause: err });
     }
     throw err;
   } finally {
@@ -132,7 +133,7 @@ export function resultOf(job: JobBody): CheckResponseBody {
   if (job.status === 'completed' && job.result !== undefined) return job.result;
   const why = job.error !== undefined ? ` (${job.error})` : '';
   const refund = job.status === 'cancelled' ? 'the checks not performed were refunded' : 'every check it reserved was refunded';
-  throw new CliError(EXIT.NETWORK, 'cli_job_failed', `Job ${job.jobId} ended ${job.status}${why}: no result; ${refund}.`);
+  throw new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_JOB_FAILED, `Job ${job.jobId} ended ${job.status}${why}: no result; ${refund}.`);
 }
 
 /**
@@ -204,7 +205,7 @@ async function* chunksOf(res: Response): AsyncGenerator<Uint8Array> {
 /** Streams the chosen form of the result to --out; returns a description for the user. */
 async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: ResultOutput, io: CliIo): Promise<{ what: string }> {
   const jsonUrl = r.result_urls?.json ?? r.result_url;
-  if (!jsonUrl) throw new CliError(EXIT.NETWORK, 'cli_no_result', 'The server returned no result link; nothing to save.');
+  if (!jsonUrl) throw new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_NO_RESULT, 'The server returned no result link; nothing to save.');
   const byFormat = { json: jsonUrl, csv: r.result_urls?.csv, txt: r.result_urls?.txt };
   const convertHere = (cmd.onlyWorking && cmd.format !== 'txt') || byFormat[cmd.format] === undefined;
   const res = await client.download(convertHere ? jsonUrl : byFormat[cmd.format]!, io.signal);
@@ -243,7 +244,7 @@ async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: ResultOu
       await fh?.close().catch(() => undefined);
       await unlink(tmp).catch(() => undefined);
       if (err instanceof CliError || io.signal.aborted) throw err;
-      throw new CliError(EXIT.USAGE, 'cli_out_unwritable', `cannot write ${path}: ${errorText(err)}`, { cause: err });
+      throw new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_OUT_UNWRITABLE, `cannot write ${path}: ${errorText(err)}`, { cause: err });
     }
   }
   const what =

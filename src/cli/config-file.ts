@@ -15,6 +15,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { errorText } from '../errors';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { CliError, EXIT, usageError } from './exit-codes';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
@@ -80,16 +81,16 @@ export async function readConfigFile(path: string): Promise<StoredConfig | null>
     text = await readFile(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new CliError(EXIT.USAGE, 'cli_config_unreadable', `cannot read the config file ${path}: ${errorText(err)}`, { cause: err });
+    throw new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_CONFIG_UNREADABLE, `cannot read the config file ${path}: ${errorText(err)}`, { cause: err });
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CliError(EXIT.USAGE, 'cli_config_invalid', `the config file ${path} is not valid JSON; fix it or run \`proxycheck login\` again`, { cause: err });
+    throw new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_CONFIG_INVALID, `the config file ${path} is not valid JSON; fix it or run \`proxycheck login\` again`, { cause: err });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new CliError(EXIT.USAGE, 'cli_config_invalid', `the config file ${path} must hold a JSON object {"url", "key"}`);
+    throw new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_CONFIG_INVALID, `the config file ${path} must hold a JSON object {"url", "key"}`);
   }
   const v = value as Record<string, unknown>;
   const out: StoredConfig = {};
@@ -108,6 +109,6 @@ export async function writeConfigFile(path: string, config: StoredConfig): Promi
     await chmod(tmp, 0o600);
     await rename(tmp, path);
   } catch (err) {
-    throw new CliError(EXIT.USAGE, 'cli_config_unwritable', `cannot write the config file ${path}: ${errorText(err)}`, { cause: err });
+    throw new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_CONFIG_UNWRITABLE, `cannot write the config file ${path}: ${errorText(err)}`, { cause: err });
   }
 }

@@ -4,6 +4,7 @@
  * to the user (docs/CLI.md lists the codes).
  */
 import { ServiceError } from '../errors';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 
 export const EXIT = Object.freeze({
   OK: 0,
@@ -34,4 +35,4 @@ export class CliError extends ServiceError {
   }
 }
 
-export const usageError = (message: string) => new CliError(EXIT.USAGE, 'cli_usage', message);
+export const usageError = (message: string) => new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_USAGE, message);

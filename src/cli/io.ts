@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { errorText } from '../errors';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { parseProxyLine } from '../proxy/parse';
 import { CliError, EXIT } from './exit-codes';
 
@@ -64,7 +65,7 @@ export async function readInput(source: string, io: CliIo): Promise<string> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : errorText(err);
-    throw new CliError(EXIT.USAGE, 'cli_input_unreadable', `cannot read ${source}: ${why}`, { cause: err });
+    throw new CliError(EXIT.USAGE, ENTRY_ERROR_CODES.CLI_INPUT_UNREADABLE, `cannot read ${source}: ${why}`, { cause: err });
   }
 }
 

@@ -13,6 +13,7 @@
 import type { ApiClient } from './api-client';
 import type { GlobalOptions, WaitCommand } from './args';
 import { resultOf, showResult } from './check-command';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 import { CliError, EXIT } from './exit-codes';
 import { terminalTraits, type CliIo } from './io';
 import { followJob, LiveBar } from './job-follow';
@@ -44,7 +45,7 @@ export async function runWait(cmd: WaitCommand, g: GlobalOptions, client: ApiCli
     response = resultOf(await followJob(client, cmd.jobId, io, bar));
     bar.complete(response);
   } catch (err) {
-    if (io.signal.aborted) throw new CliError(EXIT.INTERRUPTED, 'cli_interrupted', `Interrupted. Job ${cmd.jobId} goes on on the server:\n${jobHints(cmd.jobId)}`, { cause: err });
+    if (io.signal.aborted) throw new CliError(EXIT.INTERRUPTED, ENTRY_ERROR_CODES.CLI_INTERRUPTED, `Interrupted. Job ${cmd.jobId} goes on on the server:\n${jobHints(cmd.jobId)}`, { cause: err });
     throw err;
   } finally {
     bar.stop();

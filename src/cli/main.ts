@@ -10,6 +10,7 @@ import { parseCommandLine, USAGE } from './args';
 import { runCommand } from './commands';
 import { CliError, EXIT } from './exit-codes';
 import type { CliIo, OutStream } from './io';
+import { ENTRY_ERROR_CODES } from '../error-codes';
 
 function outStream(s: NodeJS.WriteStream): OutStream {
   return {
@@ -48,7 +49,7 @@ function readLine(prompt: string, hidden: boolean, signal: AbortSignal): Promise
       const text = typeof d === 'string' ? d : d.toString('utf8');
       for (const ch of text) {
         if (ch === '\n' || ch === '\r') return done(null, buf);
-        if (raw && ch === '\u0003') return done(new CliError(EXIT.INTERRUPTED, 'cli_interrupted', 'Interrupted.'));
+        if (raw && ch === '\u0003') return done(new CliError(EXIT.INTERRUPTED, ENTRY_ERROR_CODES.CLI_INTERRUPTED, 'Interrupted.'));
         if (raw && ch === '\u0004') return done(null, buf);
         if (raw && (ch === '\u007f' || ch === '\b')) buf = buf.slice(0, -1);
         else buf += ch;
@@ -82,7 +83,7 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
       if (process.stderr.isTTY) process.stderr.write('\x1b[?25h\n');
       process.exit(EXIT.INTERRUPTED);
     }
-    controller.abort(new CliError(EXIT.INTERRUPTED, 'cli_interrupted', 'Interrupted.'));
+    controller.abort(new CliError(EXIT.INTERRUPTED, ENTRY_ERROR_CODES.CLI_INTERRUPTED, 'Interrupted.'));
   };
   process.on('SIGINT', onSigint);
   const io: CliIo = {
@@ -115,9 +116,9 @@ export async function cliMain(argv: readonly string[]): Promise<number> {
         ? err
         : controller.signal.aborted
           ? (controller.signal.reason as CliError)
-          : new CliError(EXIT.INTERNAL, 'cli_internal', `unexpected failure: ${(err as Error)?.stack ?? String(err)}`);
+          : new CliError(EXIT.INTERNAL, ENTRY_ERROR_CODES.CLI_INTERNAL, `unexpected failure: ${(err as Error)?.stack ?? String(err)}`);
     process.stderr.write(`proxycheck: ${e.message}\n`);
-    if (e.exitCode === EXIT.USAGE && e.code === 'cli_usage') process.stderr.write(`\n${USAGE}\n`);
+    if (e.exitCode === EXIT.USAGE && e.code === ENTRY_ERROR_CODES.CLI_USAGE) process.stderr.write(`\n${USAGE}\n`);
     code = e.exitCode;
   } finally {
     process.off('SIGINT', onSigint);

@@ -63,9 +63,11 @@ import { jetstream, type Consumer, type JetStreamClient, type JsMsg } from '@nat
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { errorText } from '../errors';
+import { waitWithGrace, type Clock } from '../clock';
 import { StateMachine, transitionTable } from '../state-machine';
 import type { WorkerPort, ResultBatch, Shard } from '../jobs/ports';
 import type { Logger } from '../log';
+import { expectedResults } from '../probe/workers/lane-protocol';
 import { isNoResponders } from './nats-errors';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import {
@@ -119,6 +121,8 @@ export interface AgentRunnerOptions {
   counters?: AgentCounters;
   /** Told when a shard starts while no probe was in flight (the descriptor guard's wake). */
   onBusy?: () => void;
+  /** The stop grace's timer (default systemClock; tests pass a fake one). */
+  clock?: Clock;
 }
 
 interface Running {
@@ -244,14 +248,15 @@ export class AgentRunner {
       this.#wake?.();
       await this.#loop?.catch(() => {});
       const all = Promise.all([...this.#running].map((r) => r.done));
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const over = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
-      clearTimeout(timer);
-      if (over) {
-        this.#o.log.warn('agent stop grace over: running shards go back to the queue', { shards: this.#running.size });
-        for (const r of this.#running) r.abort.abort();
-        await all;
-      }
+      await waitWithGrace(
+        () => all,
+        graceMs,
+        () => {
+          this.#o.log.warn('agent stop grace over: running shards go back to the queue', { shards: this.#running.size });
+          for (const r of this.#running) r.abort.abort();
+        },
+        this.#o.clock,
+      );
       this.#flushAll();
       if (this.#beat !== null) clearInterval(this.#beat);
       this.#beat = null;
@@ -330,7 +335,7 @@ export class AgentRunner {
       this.#o.counters?.shardEnded('dropped');
       return;
     }
-    const expected = w.kind === 'probe' ? w.tasks.length : w.tasks.length * (w.rules?.length ?? 0);
+    const expected = expectedResults(w);
     const wasIdle = this.#inFlight === 0;
     this.#inFlight += expected;
     this.#startBudget -= expected;

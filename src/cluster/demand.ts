@@ -7,7 +7,7 @@
  * took all of them published twice the slots, and the region's work queue
  * (FIFO, one consumer) put the excess in front of every newcomer's shard:
  * a 10-proxy job on B waited a whole round of A's and B's big jobs' timeouts
- * (measured: 3.6 s for a 1 s job behind two 4 s jobs; 40-160 ms with the share).
+ * (bench/RESULTS.md "Reading the cluster figures").
  * So every node publishes its demand per region (NodeDemand in the bucket
  * pc_demand, protocol.ts) and its scheduler's capacity for a region is
  * `fairShare(live slots, the other nodes' demands)`.

@@ -34,7 +34,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors';
-import { JOB_ERROR_CODES } from '../jobs/job-errors';
+import { JOB_ERROR_CODES } from '../error-codes';
+import { sleep, systemClock, type Clock } from '../clock';
 import type { WorkerPort, ResultBatch, Shard, ShardContext } from '../jobs/ports';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult } from '../probe/types';
@@ -61,6 +62,8 @@ export interface NatsWorkersOptions {
   deadlineMs: number;
   log: Logger;
   counters?: NatsWorkersCounters;
+  /** The deadline's and the publish retries' timers (default systemClock; tests pass a fake one). */
+  clock?: Clock;
 }
 
 /** One work-queue message of a shard (a WorkShard on the wire: at most SHARD_MAX_TASKS tasks). */
@@ -79,7 +82,8 @@ interface ShardCall {
   left: number;
   onResults: (batch: ResultBatch) => void;
   settle: (err?: Error) => void;
-  timer: ReturnType<typeof setTimeout> | null;
+  /** Cancels the deadline's timer; null when none is armed (settled, or the deadline passed). */
+  timer: (() => void) | null;
 }
 
 const PUBLISH_RETRY_MS = 250;
@@ -104,8 +108,11 @@ export class NatsWorkers implements WorkerPort {
   #running = 0;
   #closed = false;
 
+  readonly #clock: Clock;
+
   constructor(o: NatsWorkersOptions) {
     this.#o = o;
+    this.#clock = o.clock ?? systemClock;
   }
 
   /** Shards published and not yet ended (for /metrics: shaped like ProbeWorkers' stats). */
@@ -119,7 +126,7 @@ export class NatsWorkers implements WorkerPort {
   }
 
   runShard(shard: Shard, onResults: (batch: ResultBatch) => void, signal?: AbortSignal, ctx?: ShardContext): Promise<void> {
-    if (ctx === undefined) return Promise.reject(new ServiceError('cluster_no_context', 'a cluster shard needs its run and region'));
+    if (ctx === undefined) return Promise.reject(new ServiceError(JOB_ERROR_CODES.CLUSTER_NO_CONTEXT, 'a cluster shard needs its run and region'));
     if (this.#closed) return Promise.reject(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'the cluster workers are closed'));
     if (signal?.aborted === true) return Promise.resolve();
     const seq = ++this.#seq;
@@ -132,7 +139,7 @@ export class NatsWorkers implements WorkerPort {
         onResults,
         timer: null,
         settle: (err) => {
-          if (call.timer !== null) clearTimeout(call.timer);
+          call.timer?.();
           call.timer = null;
           for (const id of call.parts) this.#parts.delete(id);
           signal?.removeEventListener('abort', onAbort);
@@ -234,12 +241,12 @@ export class NatsWorkers implements WorkerPort {
   }
 
   #alive(call: ShardCall): void {
-    if (call.timer !== null) clearTimeout(call.timer);
-    call.timer = setTimeout(() => {
+    call.timer?.();
+    call.timer = this.#clock.after(this.#o.deadlineMs, () => {
       call.timer = null;
       this.#o.log.warn('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails', { shard: call.seq, deadlineMs: this.#o.deadlineMs });
       call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
-    }, this.#o.deadlineMs);
+    });
   }
 
   async #publish(region: string, w: WorkShard, call: ShardCall): Promise<void> {
@@ -252,7 +259,7 @@ export class NatsWorkers implements WorkerPort {
       } catch (err) {
         if (attempt === 0) this.#o.log.warn('publishing a shard failed; trying again until the shard deadline', { shard: w.shard, region, err });
         // the deadline timer fails the shard if this never succeeds
-        await new Promise((r) => setTimeout(r, Math.min(PUBLISH_RETRY_MS * (attempt + 1), 2000)));
+        await sleep(this.#clock, Math.min(PUBLISH_RETRY_MS * (attempt + 1), 2000));
         if (call.timer === null) return;
       }
     }

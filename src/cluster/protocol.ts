@@ -96,6 +96,7 @@
  * The decoder checks every field as strictly as the object form did.
  */
 import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 import { PROBE_ERROR_CODES, type CustomUrlResult, type CustomUrlRule, type ProbeResult, type ProbeTask } from '../probe/types';
 import { CHECK_TYPES, PROXY_TYPES, type CheckType } from '../proxy/types';
 
@@ -143,9 +144,6 @@ export const workConsumer = (region: string): string => `pc_agents_${region}`;
 export const resultsSubject = (node: string): string => `${RESULTS_SUBJECT_PREFIX}${node}`;
 export const agentKey = (region: string, agent: string): string => `${region}.${agent}`;
 export const cancelMessage = (node: string, run: string): CancelMessage => ({ node, run });
-
-/** A malformed cluster message (the receiver drops it and logs; it never reaches a job). */
-export const PROTOCOL_INVALID = 'cluster_message_invalid';
 
 export interface WorkShard {
   v: number;
@@ -254,7 +252,7 @@ export function encodeReport(r: ResultsReport): Uint8Array {
 }
 
 function fail(why: string): never {
-  throw new ServiceError(PROTOCOL_INVALID, why);
+  throw new ServiceError(JOB_ERROR_CODES.CLUSTER_MESSAGE_INVALID, why);
 }
 
 function parse(data: Uint8Array | string): Record<string, unknown> {

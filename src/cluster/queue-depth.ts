@@ -11,6 +11,7 @@
  *   for a region whose read failed or timed out, so a slow NATS costs at most
  *   timeoutMs per scrape and shows the last known depth)
  */
+import { systemClock, type Clock } from '../clock';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { WORK_STREAM, workConsumer } from './protocol';
 
@@ -26,12 +27,13 @@ export interface QueueDepthOptions {
   read: (region: string) => Promise<QueueReading>;
   maxAgeMs?: number;
   timeoutMs?: number;
-  now?: () => number;
+  /** The age's and the read timeout's clock (default systemClock; tests pass a fake one). */
+  clock?: Clock;
 }
 
 export class QueueDepth {
   readonly #o: QueueDepthOptions;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #maxAgeMs: number;
   readonly #timeoutMs: number;
   readonly #last = new Map<string, QueueReading>();
@@ -40,14 +42,14 @@ export class QueueDepth {
 
   constructor(o: QueueDepthOptions) {
     this.#o = o;
-    this.#now = o.now ?? Date.now;
+    this.#clock = o.clock ?? systemClock;
     this.#maxAgeMs = o.maxAgeMs ?? 5_000;
     this.#timeoutMs = o.timeoutMs ?? 1_000;
   }
 
   /** Per region, the latest reading at most maxAgeMs old (or the last known one where a read failed). */
   async depth(): Promise<ReadonlyMap<string, QueueReading>> {
-    if (this.#now() - this.#readAt >= this.#maxAgeMs) {
+    if (this.#clock.now() - this.#readAt >= this.#maxAgeMs) {
       this.#refreshing ??= this.#refresh().finally(() => (this.#refreshing = null));
       await this.#refreshing;
     }
@@ -57,18 +59,19 @@ export class QueueDepth {
   async #refresh(): Promise<void> {
     await Promise.all(
       this.#o.regions.map(async (region) => {
-        let timer: ReturnType<typeof setTimeout> | undefined;
+        let cancel: (() => void) | undefined;
         try {
-          const r = await Promise.race([this.#o.read(region), new Promise<never>((_, no) => (timer = setTimeout(() => no(new Error('timeout')), this.#timeoutMs)))]);
+          const timeout = new Promise<never>((_, no) => (cancel = this.#clock.after(this.#timeoutMs, () => no(new Error('timeout')))));
+          const r = await Promise.race([this.#o.read(region), timeout]);
           this.#last.set(region, r);
         } catch {
           // keep the last known reading (none: the region is left out)
         } finally {
-          clearTimeout(timer);
+          cancel?.();
         }
       }),
     );
-    this.#readAt = this.#now();
+    this.#readAt = this.#clock.now();
   }
 }
 

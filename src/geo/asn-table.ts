@@ -11,6 +11,7 @@
  * loader keeps, so the 60 MB of CSV is parsed once per package version.
  */
 import { ServiceError } from '../errors';
+import { LEAF_ERROR_CODES } from '../error-codes';
 import { parseIpv6Groups } from './ip-words';
 
 export const NO_ORG = 0xffffffff;
@@ -29,7 +30,7 @@ export interface AsnTable {
   orgNames: string[];
 }
 
-const badAsnData = (message: string) => new ServiceError('geo_bad_asn_data', message);
+const badAsnData = (message: string) => new ServiceError(LEAF_ERROR_CODES.GEO_BAD_ASN_DATA, message);
 
 /** Compare stride-word keys: a at index ai of `a`, b given as words. */
 function cmpKey(a: Uint32Array, ai: number, b: ArrayLike<number>, stride: number): number {

@@ -20,6 +20,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { isServiceError, ServiceError } from '../errors';
+import { LEAF_ERROR_CODES } from '../error-codes';
 import { buildAsnTable, deserializeAsnTable, findRange, findRangeV4, NO_ORG, serializeAsnTable, type AsnTable } from './asn-table';
 import { parseIp } from './ip-words';
 import { MmdbReader } from './mmdb';
@@ -63,11 +64,6 @@ export interface Geo {
   readonly stats: GeoLoadStats;
 }
 
-export const GEO_ERROR_CODES = Object.freeze({
-  dataMissing: 'geo_data_missing',
-  badData: 'geo_bad_data',
-} as const);
-
 /** Bump when the cache layout or the compaction rules change. */
 const ASN_CACHE_FORMAT = 1;
 
@@ -84,12 +80,12 @@ function packageDir(name: string): string {
   try {
     return dirname(require.resolve(`${name}/package.json`));
   } catch (cause) {
-    throw new ServiceError(GEO_ERROR_CODES.dataMissing, `geo data package ${name} is not installed (npm install)`, { cause });
+    throw new ServiceError(LEAF_ERROR_CODES.GEO_DATA_MISSING, `geo data package ${name} is not installed (npm install)`, { cause });
   }
 }
 
 function loadBytes(path: string, mode: 'mmap' | 'read'): Uint8Array {
-  if (!existsSync(path)) throw new ServiceError(GEO_ERROR_CODES.dataMissing, `geo data file missing: ${path}`);
+  if (!existsSync(path)) throw new ServiceError(LEAF_ERROR_CODES.GEO_DATA_MISSING, `geo data file missing: ${path}`);
   if (mode === 'mmap' && typeof Bun !== 'undefined') return Bun.mmap(path, { shared: false });
   return new Uint8Array(readFileSync(path));
 }
@@ -98,8 +94,8 @@ function openMmdb(path: string, mode: 'mmap' | 'read'): MmdbReader {
   try {
     return new MmdbReader(loadBytes(path, mode));
   } catch (cause) {
-    if (isServiceError(cause, GEO_ERROR_CODES.dataMissing)) throw cause;
-    throw new ServiceError(GEO_ERROR_CODES.badData, `cannot read geo database ${path}`, { cause });
+    if (isServiceError(cause, LEAF_ERROR_CODES.GEO_DATA_MISSING)) throw cause;
+    throw new ServiceError(LEAF_ERROR_CODES.GEO_BAD_DATA, `cannot read geo database ${path}`, { cause });
   }
 }
 
@@ -113,7 +109,7 @@ function loadAsnTable(asnDir: string, cacheDir: string | null): { table: AsnTabl
   const v4Path = join(asnDir, 'asn-ipv4.csv');
   const v6Path = join(asnDir, 'asn-ipv6.csv');
   if (!existsSync(v4Path) || !existsSync(v6Path)) {
-    throw new ServiceError(GEO_ERROR_CODES.dataMissing, `ASN CSV files missing in ${asnDir}`);
+    throw new ServiceError(LEAF_ERROR_CODES.GEO_DATA_MISSING, `ASN CSV files missing in ${asnDir}`);
   }
   let version = '0';
   try {
@@ -131,7 +127,7 @@ function loadAsnTable(asnDir: string, cacheDir: string | null): { table: AsnTabl
   try {
     table = buildAsnTable(readFileSync(v4Path), readFileSync(v6Path));
   } catch (cause) {
-    throw new ServiceError(GEO_ERROR_CODES.badData, `cannot compact the ASN CSV in ${asnDir}`, { cause });
+    throw new ServiceError(LEAF_ERROR_CODES.GEO_BAD_DATA, `cannot compact the ASN CSV in ${asnDir}`, { cause });
   }
   if (file && cacheDir) {
     try {

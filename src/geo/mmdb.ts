@@ -15,6 +15,7 @@
  * bytes after the tree).
  */
 import { ServiceError } from '../errors';
+import { LEAF_ERROR_CODES } from '../error-codes';
 
 export type MmdbValue = string | number | bigint | boolean | Uint8Array | MmdbValue[] | { [key: string]: MmdbValue };
 
@@ -26,11 +27,7 @@ export interface MmdbMetadata {
   buildEpoch: number;
 }
 
-export const MMDB_ERROR_CODES = Object.freeze({
-  badFile: 'geo_bad_mmdb',
-} as const);
-
-const badFile = (message: string) => new ServiceError(MMDB_ERROR_CODES.badFile, message);
+const badFile = (message: string) => new ServiceError(LEAF_ERROR_CODES.GEO_BAD_MMDB, message);
 
 const METADATA_MARKER = [0xab, 0xcd, 0xef, 0x4d, 0x61, 0x78, 0x4d, 0x69, 0x6e, 0x64, 0x2e, 0x63, 0x6f, 0x6d]; // "\xAB\xCD\xEFMaxMind.com"
 const utf8 = new TextDecoder();

@@ -1,15 +1,16 @@
 /**
  * The one place where anything thrown in the HTTP layer becomes a response.
- * ApiError -> its status, headers and exact body. Domain errors of the job
- * layer (src/jobs/job-errors.ts) -> the contract's status and body
- * (domainToApiError). Elysia's own errors are mapped onto the contract
- * (unknown route -> 404, parse/validation -> 400 "Invalid request", never
- * 422). Everything else -> the seed's fixed 500 body, with the detail only in
+ * ApiError -> its status, headers and exact body. The errors the job layer
+ * passes to its caller (CALLER_ERROR_CODES, src/jobs/job-errors.ts) -> the
+ * contract's status and body (domainToApiError: one answer per code).
+ * Elysia's own errors are mapped onto the contract (unknown route -> 404,
+ * parse/validation -> 400 "Invalid request", never 422). Everything else -> the seed's fixed 500 body, with the detail only in
  * the log: no message, path or SQL of an internal error reaches a user.
  */
 import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, jobCancelled, notFound, regionUnavailable, serviceUnavailable, tooManyRequests } from './api-errors';
-import { isServiceError } from '../errors';
-import { InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit } from '../jobs/job-errors';
+import type { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES, JOB_ERROR_CODES } from '../error-codes';
+import { InsufficientQuotaError, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit, type CallerErrorCode } from '../jobs/job-errors';
 import type { Logger } from '../log';
 import { REQUEST_ID_HEADER } from './request-id';
 
@@ -20,27 +21,39 @@ const LIMIT_MESSAGES: Record<AccountLimit, (max: number) => string> = {
   proxies_in_flight: (max) => `At most ${max} unique proxies may be checked at once per account (server setting MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT)`,
 };
 
+/**
+ * The answer to each error the job layer passes to its caller as it is
+ * (CALLER_ERROR_CODES): one entry per code, so a caller code without an
+ * answer does not compile. null: the error is not the one that code promises
+ * (then it is a 500, logged by toApiError).
+ */
+const CALLER_ANSWERS: { readonly [C in CallerErrorCode]: (err: ServiceError) => ApiError | null } = {
+  [JOB_ERROR_CODES.INSUFFICIENT_QUOTA]: (err) => (err instanceof InsufficientQuotaError ? insufficientChecks(err.required, err.available) : null),
+  [DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING]: (err) => (err instanceof JobAlreadyRunningError ? jobAlreadyRunning(err.jobId) : null),
+  // a 429 says Remaining 0 and Reset = Retry-After whatever refused it (the route's RateLimit-Limit stays)
+  [JOB_ERROR_CODES.RATE_LIMITED]: (err) =>
+    err instanceof RateLimitedError
+      ? tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`, {
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(err.retryAfterS),
+        })
+      : null,
+  [JOB_ERROR_CODES.REGION_UNAVAILABLE]: (err) => (err instanceof RegionUnavailableError ? regionUnavailable(err.region) : null),
+  [JOB_ERROR_CODES.SHUTTING_DOWN]: () => serviceUnavailable(SHUTTING_DOWN_MESSAGE),
+  // this node lost its lease to the database: nothing was reserved; another node (or this one, soon) takes it
+  [DOMAIN_ERROR_CODES.NODE_LEASE_LOST]: () => serviceUnavailable('This server cannot take checks right now; retry in a moment'),
+  // nobody reads it (the client is gone); 499 is what the request log shows
+  [JOB_ERROR_CODES.CLIENT_DISCONNECTED]: () => new ApiError(499, { error: 'Client closed request', message: 'The client closed the connection; the job was cancelled' }),
+  // a synchronous check cancelled by DELETE /checks/{jobId} from elsewhere
+  [JOB_ERROR_CODES.CLIENT_CANCELLED]: () => jobCancelled(),
+  // already logged with its job's context where it happened (src/jobs/service.ts)
+  [JOB_ERROR_CODES.JOB_FAILED]: (err) => internalError(err),
+};
+
 /** A domain error's contract response, or null when it has none (then it is a 500). */
 export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
-  if (err instanceof InsufficientQuotaError) return insufficientChecks(err.required, err.available);
-  if (err instanceof JobAlreadyRunningError) return jobAlreadyRunning(err.jobId);
-  if (err instanceof RateLimitedError) {
-    // a 429 says Remaining 0 and Reset = Retry-After whatever refused it (the route's RateLimit-Limit stays)
-    const headers = { 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(err.retryAfterS) };
-    return tooManyRequests(err.retryAfterS, `${LIMIT_MESSAGES[err.limit](err.max)}; retry in ${err.retryAfterS} s`, headers);
-  }
-  if (err instanceof RegionUnavailableError) return regionUnavailable(err.region);
-  if (isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN)) return serviceUnavailable(SHUTTING_DOWN_MESSAGE);
-  // this node lost its lease to the database: nothing was reserved; another node (or this one, soon) takes it
-  if (isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)) return serviceUnavailable('This server cannot take checks right now; retry in a moment');
-  // nobody reads it (the client is gone); 499 is what the request log shows
-  if (isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED)) return new ApiError(499, { error: 'Client closed request', message: 'The client closed the connection; the job was cancelled' });
-  // a synchronous check cancelled by DELETE /checks/{jobId} from elsewhere
-  if (isServiceError(err, JOB_ERROR_CODES.CLIENT_CANCELLED)) return jobCancelled();
-  // already logged with its job's context where it happened (src/jobs/service.ts)
-  if (isServiceError(err, JOB_ERROR_CODES.JOB_FAILED)) return internalError(err);
-  return null;
+  return isCallerError(err) ? CALLER_ANSWERS[err.code](err) : null;
 }
 
 export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;

@@ -38,6 +38,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { errorCode, isServiceError, ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 import { StateMachine } from '../state-machine';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import { autoType } from '../probe/codec/auto-verdict';
@@ -49,7 +50,7 @@ import type { SamplesBlock } from '../results/samples';
 import { SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
-import { InsufficientQuotaError, isStoppedByClient, JOB_ERROR_CODES, shuttingDown } from './job-errors';
+import { InsufficientQuotaError, isStoppedByClient, shuttingDown } from './job-errors';
 import { JOB_STATES, JOB_TRANSITIONS, PHASE_OF, type JobState } from './job-states';
 import type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 import { Mailbox } from './mailbox';

@@ -1,40 +1,32 @@
 /**
  * The job layer's domain errors. The job layer does not know HTTP exists:
- * these carry a stable code and the facts a caller needs; src/http/errors.ts
- * alone turns them into status codes and the contract's bodies.
+ * these carry a stable code (src/error-codes.ts: JOB_ERROR_CODES, and the
+ * domain's NODE_LEASE_LOST and JOB_ALREADY_RUNNING) and the facts a caller
+ * needs; src/http/errors.ts alone turns them into status codes and the
+ * contract's bodies.
  *
- * Codes (stable; history rows keep the code, never the message):
- * - insufficient_quota   the reservation was refused (nothing charged)
- * - job_already_running  the client's jobId is running
- * - rate_limited         the account is at a per-account limit (running checks,
- *                        proxies in flight); nothing was reserved; retry later
- * - shutting_down        the service stops: no new checks; running ones are cancelled
- * - client_disconnected  the client closed the connection: its job is cancelled
- * - client_cancelled     the client cancelled its job (DELETE /checks/{jobId})
- * - node_lease_lost      this API node's lease lapsed: it takes no new check (nothing reserved)
- * - region_unavailable   a cluster region has no live agent: refused before anything is reserved
- * - job_failed           anything else that failed a job (logged with its cause where it happened)
- * - shard_failed         a probe shard failed (its cause says why)
- * - shard_incomplete     a shard ended without reporting every probe
- * - dispatch_failed      starting a granted shard threw
- * - illegal_transition   a bug: the actor refused a transition (job-states.ts)
+ * CALLER_ERROR_CODES are the answers: CheckService.run rejects with these as
+ * they are; anything else that ends a job becomes job_failed. The HTTP layer
+ * has one answer per caller code (a table keyed by CallerErrorCode: a code
+ * added here without one does not compile), and test/unit/http-errors.test.ts
+ * checks each answer against the errors this layer really throws.
  */
 import { isServiceError, ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES, JOB_ERROR_CODES } from '../error-codes';
 
-export const JOB_ERROR_CODES = Object.freeze({
-  INSUFFICIENT_QUOTA: 'insufficient_quota',
-  JOB_ALREADY_RUNNING: 'job_already_running',
-  RATE_LIMITED: 'rate_limited',
-  SHUTTING_DOWN: 'shutting_down',
-  CLIENT_DISCONNECTED: 'client_disconnected',
-  CLIENT_CANCELLED: 'client_cancelled',
-  NODE_LEASE_LOST: 'node_lease_lost',
-  REGION_UNAVAILABLE: 'region_unavailable',
-  SHARD_FAILED: 'shard_failed',
-  SHARD_INCOMPLETE: 'shard_incomplete',
-  DISPATCH_FAILED: 'dispatch_failed',
-  JOB_FAILED: 'job_failed',
-} as const);
+/** What CheckService.run rejects with as it is (each has an HTTP answer); everything else becomes job_failed. */
+export const CALLER_ERROR_CODES = Object.freeze([
+  JOB_ERROR_CODES.INSUFFICIENT_QUOTA,
+  DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING,
+  JOB_ERROR_CODES.RATE_LIMITED,
+  JOB_ERROR_CODES.REGION_UNAVAILABLE,
+  JOB_ERROR_CODES.SHUTTING_DOWN,
+  JOB_ERROR_CODES.CLIENT_DISCONNECTED,
+  JOB_ERROR_CODES.CLIENT_CANCELLED,
+  DOMAIN_ERROR_CODES.NODE_LEASE_LOST,
+  JOB_ERROR_CODES.JOB_FAILED,
+] as const);
+export type CallerErrorCode = (typeof CALLER_ERROR_CODES)[number];
 
 /** The reservation was refused: `required` units, `available` in the account. */
 export class InsufficientQuotaError extends ServiceError {
@@ -50,7 +42,7 @@ export class InsufficientQuotaError extends ServiceError {
 /** The client's jobId names a job that is still running. */
 export class JobAlreadyRunningError extends ServiceError {
   constructor(readonly jobId: string) {
-    super(JOB_ERROR_CODES.JOB_ALREADY_RUNNING, `job ${jobId} is running`);
+    super(DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING, `job ${jobId} is running`);
     this.name = 'JobAlreadyRunningError';
   }
 }
@@ -88,4 +80,21 @@ export const clientCancelled = () => new ServiceError(JOB_ERROR_CODES.CLIENT_CAN
 /** Stopped by its client (a closed connection, or DELETE /checks/{jobId}): pays for the probes made, the rest is refunded. */
 export function isStoppedByClient(err: unknown): boolean {
   return isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED) || isServiceError(err, JOB_ERROR_CODES.CLIENT_CANCELLED);
+}
+
+const CALLER_CODES: ReadonlySet<string> = new Set(CALLER_ERROR_CODES);
+
+/** The caller codes whose answer needs the facts of their class: a bare ServiceError of such a code is no answer. */
+const CALLER_CLASSES: Partial<Record<CallerErrorCode, abstract new (...args: never[]) => ServiceError>> = {
+  [JOB_ERROR_CODES.INSUFFICIENT_QUOTA]: InsufficientQuotaError,
+  [DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING]: JobAlreadyRunningError,
+  [JOB_ERROR_CODES.RATE_LIMITED]: RateLimitedError,
+  [JOB_ERROR_CODES.REGION_UNAVAILABLE]: RegionUnavailableError,
+};
+
+/** An answer for the caller: a ServiceError with a code of CALLER_ERROR_CODES (of its class, where the code has one). */
+export function isCallerError(err: unknown): err is ServiceError & { code: CallerErrorCode } {
+  if (!isServiceError(err) || !CALLER_CODES.has(err.code)) return false;
+  const cls = CALLER_CLASSES[err.code as CallerErrorCode];
+  return cls === undefined || err instanceof cls;
 }

@@ -15,10 +15,10 @@
 import type { Db } from '../../db/client';
 import { getCheckUserInfo } from '../accounts/overview';
 import { checkUserInfo } from '../accounts/plan';
-import { CLIENT_JOB_RUNNING } from '../accounts/client-job-conflict';
 import { refundQuotaTx, reserveQuota } from '../accounts/quota';
 import { failScan, finishScan } from '../accounts/scans';
 import { isServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { JobAlreadyRunningError } from './job-errors';
 import type { LedgerPort } from './ports';
 
@@ -43,7 +43,7 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
         now: i.now,
         scan: { proxyType: i.type, region: i.region, timeoutMs: i.timeoutMs, totalSubmitted: i.submitted, ...(i.total !== undefined ? { totalProxies: i.total } : {}) },
       }).catch((err: unknown) => {
-        throw isServiceError(err, CLIENT_JOB_RUNNING) && i.clientJobId !== null ? new JobAlreadyRunningError(i.clientJobId) : err;
+        throw isServiceError(err, DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING) && i.clientJobId !== null ? new JobAlreadyRunningError(i.clientJobId) : err;
       });
       if (!r.ok) return { ok: false, required: r.required, available: r.available };
       const user = checkUserInfo({ ...r.account, rootBalance: r.remaining, tempBalance: 0, checksUsed: r.checksUsed }, i.now);

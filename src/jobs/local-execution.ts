@@ -10,14 +10,10 @@
  * full chunks instead of one small shard per shard reported.
  */
 import { ServiceError } from '../errors';
-import { JOB_ERROR_CODES } from './job-errors';
+import { JOB_ERROR_CODES } from '../error-codes';
+import { expectedResults } from '../probe/workers/lane-protocol';
 import type { ExecutionHandle, ExecutionJob, WorkerPort, ProbeExecution, ResultBatch, Shard } from './ports';
 import type { JobHandle, RegionScheduler } from './scheduler';
-
-/** Results a shard owes: one per task, or one per (task, rule) for custom URLs. */
-export function expectedResults(shard: Shard): number {
-  return shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
-}
 
 export function localExecution(scheduler: RegionScheduler, workers: WorkerPort): ProbeExecution {
   return { open: (job) => new LocalJob(scheduler, workers, job) };

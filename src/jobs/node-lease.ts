@@ -31,8 +31,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../../db/client';
 import { registerNode, releaseNode, renewLease, type NodeIdentity, type Registration } from '../accounts/nodes';
-import { NODE_LEASE_LOST } from '../accounts/quota';
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import type { Logger } from '../log';
 import type { LedgerNode } from './ledger';
 
@@ -120,7 +120,7 @@ export class NodeLease implements LedgerNode {
   async ensureLive(): Promise<void> {
     if (this.live) return;
     if ((await this.renewNow()) && this.live) return;
-    throw new ServiceError(NODE_LEASE_LOST, `node ${this.id} could not renew its lease: no new job starts`);
+    throw new ServiceError(DOMAIN_ERROR_CODES.NODE_LEASE_LOST, `node ${this.id} could not renew its lease: no new job starts`);
   }
 
   /** Stops renewing and deletes the node's row (the clean stop). Safe twice; never rejects. */

@@ -1,14 +1,8 @@
 /**
  * The job layer's edges (pg-boss style): what a job actor needs from the
  * outside world, and what the layer offers to whoever calls it. Each port has
- * one adapter per way of running the service:
- *
- * | port           | embedded (no NATS_URL)                    | cluster (NATS_URL)             |
- * |----------------|-------------------------------------------|--------------------------------|
- * | LedgerPort     | databaseLedger (PGlite or PostgreSQL)     | the same, on PostgreSQL        |
- * | ProbeExecution | localExecution: RegionScheduler + piscina | localExecution: RegionScheduler + NatsWorkers (shards on a JetStream queue) |
- * | ProgressPort   | ProgressHub (in-process fan-out)          | ClusterProgress (hubs on NATS) |
- * | ResultStore    | dir-store: files in DATA_DIR/results      | pg-store: PostgreSQL, one for all nodes |
+ * one adapter per way of running the service: the table of ports and their
+ * adapters is docs/DESIGN.md "Ports: where a second implementation plugs in".
  *
  * The actor is the only bridge between these; it never sees HTTP.
  */

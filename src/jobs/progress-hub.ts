@@ -30,6 +30,7 @@
  * at its cap leaves the global caps (32 per job, 10 000 jobs waited on) to
  * everyone else; those stay as the last resort.
  */
+import { systemClock, type Clock } from '../clock';
 import type { ProgressPort, Subscriber, SubscribeOutcome } from './ports';
 import { progressMessage, ProgressThrottle, type ProgressMessage, type ProgressState } from './progress';
 
@@ -53,6 +54,8 @@ export interface HubOptions {
   /** Open subscriptions per client address, anonymous subscribers. */
   maxPerAddress?: number;
   intervalMs?: number;
+  /** The throttle's and the linger's clock (default systemClock; tests pass a fake one). */
+  clock?: Clock;
 }
 
 /** Whom a subscription counts against: its account, else its address, else nobody (global caps only). */
@@ -68,7 +71,8 @@ interface Entry {
   throttle: ProgressThrottle<ProgressMessage> | null;
   final: ProgressMessage | null;
   resultUrl: string | null;
-  lingerTimer: ReturnType<typeof setTimeout> | null;
+  /** cancels the linger timer */
+  lingerTimer: (() => void) | null;
 }
 
 export class ProgressHub implements ProgressPort {
@@ -78,6 +82,7 @@ export class ProgressHub implements ProgressPort {
   readonly #maxSubs: number;
   readonly #maxWaiting: number;
   readonly #intervalMs: number;
+  readonly #clock: Clock;
   readonly #maxPerAccount: number;
   readonly #maxPerAddress: number;
   /** Open subscriptions, every job together (`subscribers`). */
@@ -93,6 +98,7 @@ export class ProgressHub implements ProgressPort {
     this.#intervalMs = opts.intervalMs ?? 100;
     this.#maxPerAccount = opts.maxPerAccount ?? 64;
     this.#maxPerAddress = opts.maxPerAddress ?? 16;
+    this.#clock = opts.clock ?? systemClock;
   }
 
   /** Open subscriptions counted against an account (or, anonymous, an address): for tests and metrics. */
@@ -182,7 +188,7 @@ export class ProgressHub implements ProgressPort {
   publish(owner: string, state: ProgressState, final: { resultUrl: string | null } | null = null): void {
     let e = this.#jobs.get(state.jobId);
     if (e === undefined || e.final !== null) {
-      if (e?.lingerTimer) clearTimeout(e.lingerTimer);
+      e?.lingerTimer?.();
       e = { owner: null, subs: new Set(), throttle: null, final: null, resultUrl: null, lingerTimer: null };
       this.#jobs.set(state.jobId, e);
     }
@@ -204,6 +210,7 @@ export class ProgressHub implements ProgressPort {
       entry.throttle = new ProgressThrottle<ProgressMessage>({
         intervalMs: this.#intervalMs,
         emit: (msg) => this.#emit(state.jobId, entry, msg),
+        clock: this.#clock,
       });
     }
     const msg = progressMessage(state);
@@ -215,7 +222,7 @@ export class ProgressHub implements ProgressPort {
   closeAll(): void {
     for (const [, e] of this.#jobs) {
       e.throttle?.close();
-      if (e.lingerTimer) clearTimeout(e.lingerTimer);
+      e.lingerTimer?.();
       for (const s of e.subs) s.close(WS_CLOSE.NORMAL, 'server shutting down');
       this.#removeAll(e);
     }
@@ -236,10 +243,13 @@ export class ProgressHub implements ProgressPort {
     for (const s of e.subs) s.close(WS_CLOSE.NORMAL, msg.status);
     this.#removeAll(e);
     e.throttle = null;
-    e.lingerTimer = setTimeout(() => {
-      if (this.#jobs.get(jobId) === e) this.#jobs.delete(jobId);
-    }, this.#lingerMs);
-    e.lingerTimer.unref?.();
+    e.lingerTimer = this.#clock.after(
+      this.#lingerMs,
+      () => {
+        if (this.#jobs.get(jobId) === e) this.#jobs.delete(jobId);
+      },
+      { unref: true },
+    );
   }
 
   #deliver(s: Subscriber, msg: ProgressMessage, owner: string | null, resultUrl: string | null): void {

@@ -24,6 +24,7 @@
  * always sent at once, drops anything waiting, clears the timer and closes the
  * throttle; later offers are ignored. The clock and timer are injected.
  */
+import { systemClock, type Clock } from '../clock';
 
 export const PROGRESS_PHASES = Object.freeze({
   VALIDATING: 'validating',
@@ -196,11 +197,8 @@ export interface ThrottleOptions<T> {
   emit: (msg: T) => void;
   /** Minimum ms between two messages. Default 100 (~10 per second). */
   intervalMs?: number;
-  /** Epoch ms; default Date.now. */
-  now?: () => number;
-  /** Default setTimeout / clearTimeout. */
-  setTimer?: (fn: () => void, ms: number) => unknown;
-  clearTimer?: (handle: unknown) => void;
+  /** The interval's clock (default systemClock; tests pass a fake one). */
+  clock?: Clock;
   /** An emit that threw from the timer. Default console.error. */
   onError?: (err: unknown) => void;
 }
@@ -208,22 +206,18 @@ export interface ThrottleOptions<T> {
 export class ProgressThrottle<T extends { status: string }> {
   private readonly emitFn: (msg: T) => void;
   private readonly intervalMs: number;
-  private readonly now: () => number;
-  private readonly setTimer: (fn: () => void, ms: number) => unknown;
-  private readonly clearTimer: (handle: unknown) => void;
+  private readonly clock: Clock;
   private readonly onError: (err: unknown) => void;
   private lastEmit = Number.NEGATIVE_INFINITY;
   private waiting: T | undefined;
-  private timer: unknown = undefined;
-  private timerArmed = false;
+  /** cancels the armed timer; null when none is armed */
+  private timer: (() => void) | null = null;
   private isClosed = false;
 
   constructor(opts: ThrottleOptions<T>) {
     this.emitFn = opts.emit;
     this.intervalMs = opts.intervalMs ?? 100;
-    this.now = opts.now ?? Date.now;
-    this.setTimer = opts.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
-    this.clearTimer = opts.clearTimer ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>));
+    this.clock = opts.clock ?? systemClock;
     this.onError = opts.onError ?? ((err) => console.error('progress: emit threw', err));
   }
 
@@ -239,38 +233,31 @@ export class ProgressThrottle<T extends { status: string }> {
       this.emitFn(msg);
       return;
     }
-    const t = this.now();
-    if (!this.timerArmed && t - this.lastEmit >= this.intervalMs) {
+    const t = this.clock.now();
+    if (this.timer === null && t - this.lastEmit >= this.intervalMs) {
       this.lastEmit = t;
       this.waiting = undefined;
       this.emitFn(msg);
       return;
     }
     this.waiting = msg;
-    if (!this.timerArmed) {
-      this.timerArmed = true;
-      this.timer = this.setTimer(this.fire, Math.max(0, this.lastEmit + this.intervalMs - t));
-    }
+    this.timer ??= this.clock.after(Math.max(0, this.lastEmit + this.intervalMs - t), this.fire);
   }
 
   /** Stop: clears the timer and drops anything waiting (idempotent). */
   close(): void {
     this.isClosed = true;
     this.waiting = undefined;
-    if (this.timerArmed) {
-      this.timerArmed = false;
-      this.clearTimer(this.timer);
-      this.timer = undefined;
-    }
+    this.timer?.();
+    this.timer = null;
   }
 
   private readonly fire = (): void => {
-    this.timerArmed = false;
-    this.timer = undefined;
+    this.timer = null;
     const msg = this.waiting;
     this.waiting = undefined;
     if (this.isClosed || msg === undefined) return;
-    this.lastEmit = this.now();
+    this.lastEmit = this.clock.now();
     try {
       this.emitFn(msg);
     } catch (err) {

@@ -8,6 +8,8 @@
  * attempt the parked probes become ready and `onReady(n)` asks the execution
  * for n more slots; the actor's grants then `take` them before new ones.
  */
+import { systemClock, type Clock } from '../clock';
+
 export class ProbeRetries {
   readonly #attempts: Uint8Array;
   readonly #max: number;
@@ -15,16 +17,19 @@ export class ProbeRetries {
   readonly #onReady: (n: number) => void;
   #ready: number[] = [];
   #parked: number[] = [];
-  #timer: ReturnType<typeof setTimeout> | null = null;
+  readonly #clock: Clock;
+  /** Cancels the armed release; null when none is armed. */
+  #timer: (() => void) | null = null;
   #stopped = false;
   /** Probes that ended `checker_overloaded` after every retry: reported, never charged. */
   notTried = 0;
 
-  constructor(total: number, onReady: (n: number) => void, opts: { max?: number; delayMs?: number } = {}) {
+  constructor(total: number, onReady: (n: number) => void, opts: { max?: number; delayMs?: number; clock?: Clock } = {}) {
     this.#attempts = new Uint8Array(total);
     this.#max = opts.max ?? 3;
     this.#delayMs = opts.delayMs ?? 250;
     this.#onReady = onReady;
+    this.#clock = opts.clock ?? systemClock;
   }
 
   /** Probes waiting for their next try (parked or ready). */
@@ -41,7 +46,7 @@ export class ProbeRetries {
     }
     this.#attempts[index] = a + 1;
     this.#parked.push(index);
-    this.#timer ??= setTimeout(() => this.#release(), this.#delayMs * (a + 1));
+    this.#timer ??= this.#clock.after(this.#delayMs * (a + 1), () => this.#release());
     return true;
   }
 
@@ -54,7 +59,7 @@ export class ProbeRetries {
   /** The job ended: nothing more is released. Safe twice. */
   stop(): void {
     this.#stopped = true;
-    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer?.();
     this.#timer = null;
   }
 

@@ -112,6 +112,7 @@
  */
 
 import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
 import { StateMachine, transitionTable } from '../state-machine';
 
 export const SCHEDULER_JOB_STATES = Object.freeze({
@@ -175,7 +176,7 @@ interface RegionState {
 
 function checkCount(n: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 0) {
-    throw new ServiceError('scheduler_bad_count', `${what} must be a non-negative integer, got ${n}`);
+    throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_COUNT, `${what} must be a non-negative integer, got ${n}`);
   }
 }
 
@@ -215,7 +216,7 @@ class Entry implements JobHandle {
     checkCount(n, 'release count');
     if (n > this.inFlight) {
       throw new ServiceError(
-        'scheduler_over_release',
+        JOB_ERROR_CODES.SCHEDULER_OVER_RELEASE,
         `job ${this.runId} released ${n} slots but has ${this.inFlight} in flight`,
       );
     }
@@ -229,7 +230,7 @@ class Entry implements JobHandle {
   addDemand(n: number): void {
     checkCount(n, 'demand');
     if (this.state !== ACTIVE) {
-      throw new ServiceError('scheduler_job_cancelled', `job ${this.runId} is cancelled`);
+      throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_JOB_CANCELLED, `job ${this.runId} is cancelled`);
     }
     if (n === 0) return;
     this.pending += n;
@@ -265,18 +266,18 @@ export class RegionScheduler {
     const maxGrant = options.maxGrant ?? 64;
     const minGrant = options.minGrant ?? 4;
     if (!Number.isSafeInteger(maxGrant) || maxGrant < 1) {
-      throw new ServiceError('scheduler_bad_option', `maxGrant must be a positive integer, got ${maxGrant}`);
+      throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `maxGrant must be a positive integer, got ${maxGrant}`);
     }
     if (!Number.isSafeInteger(minGrant) || minGrant < 1) {
-      throw new ServiceError('scheduler_bad_option', `minGrant must be a positive integer, got ${minGrant}`);
+      throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `minGrant must be a positive integer, got ${minGrant}`);
     }
     this.maxGrant = maxGrant;
     this.minGrant = Math.min(minGrant, maxGrant);
     const g = options.globalCapacity ?? Number.POSITIVE_INFINITY;
-    if (!(g >= 1)) throw new ServiceError('scheduler_bad_option', `globalCapacity must be >= 1, got ${g}`);
+    if (!(g >= 1)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `globalCapacity must be >= 1, got ${g}`);
     this.globalCapacity = Number.isFinite(g) ? Math.floor(g) : g;
     const share = options.jobShare ?? 1;
-    if (!(share > 0 && share <= 1)) throw new ServiceError('scheduler_bad_option', `jobShare must be in (0, 1], got ${share}`);
+    if (!(share > 0 && share <= 1)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `jobShare must be in (0, 1], got ${share}`);
     this.jobShare = share;
     this.onBusy = options.onBusy ?? null;
     this.onDispatchError =
@@ -292,7 +293,7 @@ export class RegionScheduler {
   register(runId: string, region: string, pending: number, dispatch: (count: number) => void): JobHandle {
     checkCount(pending, 'pending');
     if (this.capacity(region) < 1) {
-      throw new ServiceError('scheduler_no_capacity', `region ${region} has no probe slots`);
+      throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_NO_CAPACITY, `region ${region} has no probe slots`);
     }
     let rs = this.regions.get(region);
     if (rs === undefined) {
@@ -322,7 +323,7 @@ export class RegionScheduler {
    */
   setGlobalCapacity(n: number): void {
     if (!(n >= 1) || !Number.isFinite(n) || this.globalCapacity === Number.POSITIVE_INFINITY) {
-      throw new ServiceError('scheduler_bad_option', `globalCapacity must be a finite number >= 1 on a scheduler that has one, got ${n}`);
+      throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `globalCapacity must be a finite number >= 1 on a scheduler that has one, got ${n}`);
     }
     const rose = Math.floor(n) > this.globalCapacity;
     this.globalCapacity = Math.floor(n);
@@ -340,7 +341,7 @@ export class RegionScheduler {
    * rose runs a pass of every region with waiting jobs.
    */
   setStartBudget(n: number): void {
-    if (!(n >= 0)) throw new ServiceError('scheduler_bad_option', `start budget must be >= 0, got ${n}`);
+    if (!(n >= 0)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `start budget must be >= 0, got ${n}`);
     const rose = n > this.startBudget;
     this.startBudget = Number.isFinite(n) ? Math.floor(n) : n;
     if (!rose) return;

@@ -38,15 +38,17 @@
  * entry happen in one synchronous stretch: two requests cannot both pass on
  * the same free place. The region's fair share (scheduler.ts) is separate.
  *
- * Errors: the expected domain errors (job-errors.ts) pass through as they
- * are; anything else is logged here with its detail and rethrown for the
- * caller to map (HTTP: a fixed 500 body). stop() is safe to call twice (the second call returns the first's
- * promise) and always resolves.
+ * Errors: the answers for the caller (CALLER_ERROR_CODES, job-errors.ts)
+ * pass through as they are; anything else is logged here with its detail and
+ * rethrown as job_failed (HTTP: a fixed 500 body). stop() is safe to call
+ * twice (the second call returns the first's promise) and always resolves.
  */
 import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
-import { clientCancelled, clientDisconnected, InsufficientQuotaError, JOB_ERROR_CODES, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
-import { isServiceError, ServiceError } from '../errors';
+import { clientCancelled, clientDisconnected, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
+import { ServiceError } from '../errors';
+import { JOB_ERROR_CODES } from '../error-codes';
+import { waitWithGrace, type Clock } from '../clock';
 import type { Logger } from '../log';
 import { StateMachine, transitionTable } from '../state-machine';
 import type { ChecksPort, LocalRun, ProgressPort } from './ports';
@@ -73,6 +75,8 @@ export type ServiceDeps = Omit<JobDeps, 'publish'> & {
   limits: AccountLimits;
   /** A cluster: false while no live agent serves the region (region_unavailable, nothing reserved). Absent: every region is served. */
   regionAvailable?: (region: string) => boolean;
+  /** The stop grace's timer (default systemClock; tests pass a fake one). */
+  clock?: Clock;
 };
 
 export function generateJobId(): string {
@@ -170,7 +174,7 @@ export class CheckService implements ChecksPort {
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
     if (this.#deps.regionAvailable?.(request.region) === false) throw new RegionUnavailableError(request.region);
-    const { hub, limits: _limits, regionAvailable: _available, ...rest } = this.#deps;
+    const { hub, limits: _limits, regionAvailable: _available, clock: _clock, ...rest } = this.#deps;
     // the job logs with the request's logger: its lines carry the request id
     const log = requestLog ?? rest.log;
     const actor = new JobActor(jobId, account.id, request, {
@@ -199,17 +203,8 @@ export class CheckService implements ChecksPort {
     try {
       return await done;
     } catch (err) {
-      if (
-        err instanceof InsufficientQuotaError ||
-        // the jobId runs on another API node (the reservation's database check)
-        err instanceof JobAlreadyRunningError ||
-        isServiceError(err, JOB_ERROR_CODES.SHUTTING_DOWN) ||
-        isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED) ||
-        isServiceError(err, JOB_ERROR_CODES.CLIENT_CANCELLED) ||
-        isServiceError(err, JOB_ERROR_CODES.NODE_LEASE_LOST)
-      ) {
-        throw err;
-      }
+      // an answer for the caller (the jobId running on another API node included: the reservation's database check)
+      if (isCallerError(err)) throw err;
       log.error('check job failed', { jobId, account: account.id, err });
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
@@ -241,17 +236,15 @@ export class CheckService implements ChecksPort {
     this.#stopping = (async () => {
       try {
         const all = () => Promise.all([...this.#running.values()].map((j) => j.done));
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const graceOver = new Promise<'grace'>((resolve) => {
-          timer = setTimeout(() => resolve('grace'), graceMs);
-        });
-        const first = await Promise.race([all().then(() => 'drained' as const), graceOver]);
-        clearTimeout(timer);
-        if (first === 'grace') {
-          this.#deps.log.warn('shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs', { jobs: this.#running.size });
-          for (const { actor } of this.#running.values()) actor.cancel();
-          await all();
-        }
+        await waitWithGrace(
+          all,
+          graceMs,
+          () => {
+            this.#deps.log.warn('shutdown grace over (SHUTDOWN_GRACE_MS): cancelling running jobs', { jobs: this.#running.size });
+            for (const { actor } of this.#running.values()) actor.cancel();
+          },
+          this.#deps.clock,
+        );
       } finally {
         this.#machine.move(DRAINING, STOPPED);
       }

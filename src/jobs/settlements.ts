@@ -13,6 +13,7 @@
  * last try and is safe twice; what is still waiting then is an orphan at once
  * (the node's lease is released next, src/server.ts).
  */
+import { systemClock, type Clock } from '../clock';
 import type { Logger } from '../log';
 
 interface Pending {
@@ -25,15 +26,31 @@ export class SettlementRetry {
   readonly #pending: Pending[] = [];
   readonly #log: Logger;
   readonly #max: number;
-  #timer: ReturnType<typeof setInterval> | null = null;
+  readonly #clock: Clock;
+  readonly #intervalMs: number;
+  /** Cancels the next pass's timer; null once stopped. */
+  #timer: (() => void) | null = null;
   #running: Promise<void> | null = null;
   #stopped = false;
 
-  constructor(opts: { log: Logger; intervalMs?: number; max?: number }) {
+  constructor(opts: { log: Logger; intervalMs?: number; max?: number; clock?: Clock }) {
     this.#log = opts.log;
     this.#max = opts.max ?? 10_000;
-    this.#timer = setInterval(() => void this.retryNow(), opts.intervalMs ?? 30_000);
-    this.#timer.unref?.();
+    this.#clock = opts.clock ?? systemClock;
+    this.#intervalMs = opts.intervalMs ?? 30_000;
+    this.#arm();
+  }
+
+  /** The next pass, intervalMs from now (the timer keeps no process alive). */
+  #arm(): void {
+    this.#timer = this.#clock.after(
+      this.#intervalMs,
+      () => {
+        void this.retryNow();
+        this.#arm();
+      },
+      { unref: true },
+    );
   }
 
   /** Settlements waiting for another try. */
@@ -71,7 +88,7 @@ export class SettlementRetry {
   }
 
   async stop(): Promise<void> {
-    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer?.();
     this.#timer = null;
     if (this.#stopped) return;
     this.#stopped = true;

@@ -21,6 +21,7 @@
 import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import type { JudgeTarget } from '../probe/types';
 import { exchange } from '../probe/net/exchange';
 import { newNonce } from '../probe/codec/nonce';
@@ -33,18 +34,16 @@ export interface CalibrationResult {
   baselineHeaders: string[];
 }
 
-const CALIBRATION_FAILED = 'calibration_failed';
-
 /** JUDGE_URL -> JudgeTarget. Throws a ServiceError judge_url_invalid. */
 export function parseJudgeUrl(url: string): JudgeTarget {
   let u: URL;
   try {
     u = new URL(url);
   } catch (e) {
-    throw new ServiceError('judge_url_invalid', `JUDGE_URL is not a URL: ${url}`, { cause: e });
+    throw new ServiceError(DOMAIN_ERROR_CODES.JUDGE_URL_INVALID, `JUDGE_URL is not a URL: ${url}`, { cause: e });
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new ServiceError('judge_url_invalid', `JUDGE_URL must be http or https: ${url}`);
+    throw new ServiceError(DOMAIN_ERROR_CODES.JUDGE_URL_INVALID, `JUDGE_URL must be http or https: ${url}`);
   }
   let host = u.hostname;
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
@@ -85,13 +84,13 @@ async function askJudge(
     tlsCa,
     connectAddress: address,
   });
-  if (out.error !== null) throw new ServiceError(CALIBRATION_FAILED, `judge at ${address}: ${out.error.code} (${out.error.message})`);
-  if (out.statusCode !== 200 || out.body === null) throw new ServiceError(CALIBRATION_FAILED, `judge at ${address} answered ${out.statusCode}`);
+  if (out.error !== null) throw new ServiceError(DOMAIN_ERROR_CODES.CALIBRATION_FAILED, `judge at ${address}: ${out.error.code} (${out.error.message})`);
+  if (out.statusCode !== 200 || out.body === null) throw new ServiceError(DOMAIN_ERROR_CODES.CALIBRATION_FAILED, `judge at ${address} answered ${out.statusCode}`);
   const read = readJudgeBody(out.body, nonce);
-  if (!read.ok) throw new ServiceError(CALIBRATION_FAILED, `judge at ${address} did not echo the nonce`);
+  if (!read.ok) throw new ServiceError(DOMAIN_ERROR_CODES.CALIBRATION_FAILED, `judge at ${address} did not echo the nonce`);
   if (judgeKey !== undefined && !verifyJudgeBody(out.body, judgeKey)) {
     throw new ServiceError(
-      CALIBRATION_FAILED,
+      DOMAIN_ERROR_CODES.CALIBRATION_FAILED,
       `judge at ${address}: its answer is not signed with the judge key (JUDGE_KEY); every probe would be tampered`,
     );
   }
@@ -113,9 +112,9 @@ export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: s
   try {
     addresses = await addressesToTry(judge.host);
   } catch (e) {
-    throw new ServiceError(CALIBRATION_FAILED, `judge host ${judge.host} did not resolve`, { cause: e });
+    throw new ServiceError(DOMAIN_ERROR_CODES.CALIBRATION_FAILED, `judge host ${judge.host} did not resolve`, { cause: e });
   }
-  if (addresses.length === 0) throw new ServiceError(CALIBRATION_FAILED, `judge host ${judge.host} has no address`);
+  if (addresses.length === 0) throw new ServiceError(DOMAIN_ERROR_CODES.CALIBRATION_FAILED, `judge host ${judge.host} has no address`);
   const settled = await Promise.allSettled(addresses.map((a) => askJudge(judge, a, timeoutMs, tlsCa, judgeKey)));
   const ips: string[] = [];
   const baseline: string[] = [];
@@ -129,7 +128,7 @@ export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: s
     for (const h of s.value.extra) if (!baseline.includes(h)) baseline.push(h);
   }
   if (ips.length === 0) {
-    throw new ServiceError(CALIBRATION_FAILED, `calibration against ${judge.url} failed`, { cause: firstError });
+    throw new ServiceError(DOMAIN_ERROR_CODES.CALIBRATION_FAILED, `calibration against ${judge.url} failed`, { cause: firstError });
   }
   return { ips, baselineHeaders: baseline.sort() };
 }

@@ -168,9 +168,9 @@ function judgeUrl(host: string, port: number, tls: boolean): string {
 }
 
 /**
- * Bun's own listener: no node:net streams per connection. Measured with the
- * benchmark's judge process (bench/RESULTS.md): about half the CPU per
- * request of the node:net server below.
+ * Bun's own listener: no node:net streams per connection, so less CPU per
+ * request than the node:net server below (bench/RESULTS.md, session 2,
+ * "The judge on Bun.listen").
  */
 async function startOnBun(host: string, port: number, key: string | undefined, tls: JudgeServerOptions['tls']): Promise<JudgeServer> {
   const listener = Bun.listen<JudgeRequest>({

@@ -18,6 +18,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { errorText, ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { writeFileOnce } from '../secrets';
 import { fingerprintOfDer, pemCertificateDer } from '../probe/codec/cert-pin';
 
@@ -44,7 +45,7 @@ export function parseJudgeCertificate(text: string, path: string): JudgeCertific
   const cert = CERT_BLOCK.exec(text)?.[0];
   const der = cert === undefined ? null : pemCertificateDer(cert);
   if (key === undefined || cert === undefined || der === null) {
-    throw new ServiceError('judge_cert_invalid', `${path} must hold a PEM private key and certificate; delete it to make a new one`);
+    throw new ServiceError(DOMAIN_ERROR_CODES.JUDGE_CERT_INVALID, `${path} must hold a PEM private key and certificate; delete it to make a new one`);
   }
   return { key: key.trim() + '\n', cert: cert.trim() + '\n', fingerprint: fingerprintOfDer(der), path };
 }
@@ -55,7 +56,7 @@ function readCertificate(path: string): JudgeCertificate | undefined {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new ServiceError('judge_cert_invalid', `cannot read ${path}: ${errorText(err)}`, { cause: err });
+    throw new ServiceError(DOMAIN_ERROR_CODES.JUDGE_CERT_INVALID, `cannot read ${path}: ${errorText(err)}`, { cause: err });
   }
   return parseJudgeCertificate(text, path);
 }
@@ -88,6 +89,6 @@ export async function readOrCreateJudgeCertificate(dataDir: string): Promise<Jud
   mkdirSync(dataDir, { recursive: true });
   writeFileOnce(path, pem);
   const stored = readCertificate(path);
-  if (stored === undefined) throw new ServiceError('judge_cert_invalid', `${path} vanished while being created`);
+  if (stored === undefined) throw new ServiceError(DOMAIN_ERROR_CODES.JUDGE_CERT_INVALID, `${path} vanished while being created`);
   return { ...stored, created: true };
 }

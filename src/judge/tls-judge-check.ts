@@ -11,6 +11,7 @@
  * not loop back) is only a warning, as for the plain judge's calibration.
  */
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import type { TlsJudgeTarget } from '../probe/types';
 import { exchange } from '../probe/net/exchange';
 import { newNonce } from '../probe/codec/nonce';
@@ -38,7 +39,7 @@ export async function checkTlsJudge(target: TlsJudgeTarget, timeoutMs = 5000): P
   if (out.error?.code === 'tls_intercepted') {
     const c = out.error.certificate;
     throw new ServiceError(
-      'judge_tls_mismatch',
+      DOMAIN_ERROR_CODES.JUDGE_TLS_MISMATCH,
       `the TLS judge ${target.url} presents "${c?.subject ?? ''}" (SHA-256 ${c?.fingerprint ?? '?'}), not the pinned ${target.fingerprint}: ` +
         'fix JUDGE_TLS_FINGERPRINT (every working proxy would be tls_intercepted)',
     );

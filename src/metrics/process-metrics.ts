@@ -13,11 +13,11 @@
  *
  * Why 100 ms and not prom-client's 10: the histogram is a timer
  * (monitorEventLoopDelay) that wakes the main thread at its resolution, and
- * at 10 ms those 100 wake-ups a second were the largest part of an idle
- * service's main-thread CPU (about 5 ms a second) and cost a 20 s job of
- * black holes 7 µs per check (bench/RESULTS.md "As users run it"). The lag
- * it reports is measured just as exactly; a stall shorter than 100 ms that
- * falls between two samples is not seen.
+ * at 10 ms those 100 wake-ups a second are the largest part of an idle
+ * service's main-thread CPU, and a cost per check while a job waits on its
+ * probes (bench/RESULTS.md "Session 6", finding 1). The lag it reports is
+ * measured just as exactly; a stall shorter than 100 ms that falls between
+ * two samples is not seen.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
 

@@ -9,8 +9,8 @@
  *
  * The text is searched by the streaming matcher (codec/text-match.ts), a
  * 64 KiB slice of the body at a time, stopping at the first hit: no decoded
- * or lower-cased copy of the whole body is made (that was up to ~4 MiB of
- * strings per fetch on top of the body). The body itself is still read up to
+ * or lower-cased copy of the whole body is made (two UTF-16 copies of a
+ * 1 MiB body are up to 4 MiB of strings per fetch). The body itself is still read up to
  * CUSTOM_URL_BODY_CAP and held by the exchange (net/exchange.ts collects it)
  * until the verdict: stopping the read at the first hit needs a body sink in
  * the exchange, which this file cannot add from here.

@@ -17,6 +17,7 @@
  * without building the object at all.
  */
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import type { CustomUrlResult } from '../probe/types';
 import { successRate } from './format';
 import { formatProcessingTime } from './summary';
@@ -74,7 +75,7 @@ export class CustomUrlFold {
     const ok = this.ok[r.urlIndex];
     const bad = this.bad[r.urlIndex];
     if (ok === undefined || bad === undefined || !Number.isInteger(r.index) || r.index < 0) {
-      throw new ServiceError('custom_url_result_out_of_range', `custom URL result for url ${r.urlIndex}, proxy ${r.index} is out of range`);
+      throw new ServiceError(DOMAIN_ERROR_CODES.CUSTOM_URL_RESULT_OUT_OF_RANGE, `custom URL result for url ${r.urlIndex}, proxy ${r.index} is out of range`);
     }
     (r.success ? ok : bad).push(r.index);
     this.proxies.add(r.index);

@@ -26,6 +26,7 @@
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode, ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { isResultId } from './links';
 import type { ResultStore, ResultStoreSize, StoredResult, SweepReport, SweepRule } from './store';
 import { ResultStoreBase } from './store-base';
@@ -42,7 +43,7 @@ export interface DirResultStoreOptions {
 
 /** `<dataDir>/results/<resultId>.json`; refuses anything that is not a result id. */
 export function resultFilePath(dataDir: string, resultId: string): string {
-  if (!isResultId(resultId)) throw new ServiceError('result_bad_id', `not a result id: ${JSON.stringify(resultId)}`);
+  if (!isResultId(resultId)) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_BAD_ID, `not a result id: ${JSON.stringify(resultId)}`);
   return join(dataDir, 'results', `${resultId}.json`);
 }
 
@@ -94,7 +95,7 @@ class DirResultStore extends ResultStoreBase {
       bytes = st.size;
     } catch (err) {
       if (missing(err)) return null;
-      throw new ServiceError('result_read_failed', `cannot read result ${resultId}`, { cause: err });
+      throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `cannot read result ${resultId}`, { cause: err });
     }
     return { resultId, bytes, stream: () => Bun.file(path).stream() };
   }
@@ -155,7 +156,7 @@ class DirResultStore extends ResultStoreBase {
       names = await readdir(this.#dir);
     } catch (err) {
       if (missing(err)) return { results: 0, bytes: 0 };
-      throw new ServiceError('result_read_failed', `cannot list ${this.#dir}`, { cause: err });
+      throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `cannot list ${this.#dir}`, { cause: err });
     }
     const size = { results: 0, bytes: 0 };
     for (const name of names) {

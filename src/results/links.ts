@@ -17,6 +17,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 
 /** Link validity: 12 hours, in seconds. */
 export const RESULT_LINK_TTL_SECONDS = 12 * 60 * 60;
@@ -59,12 +60,12 @@ export interface SignInput {
 }
 
 export function signResultLink({ contentUrl, resultId, secret, expiresAt, ext }: SignInput): string {
-  if (!isResultId(resultId)) throw new ServiceError('link_bad_result_id', `not a result id: ${JSON.stringify(resultId)}`);
+  if (!isResultId(resultId)) throw new ServiceError(DOMAIN_ERROR_CODES.LINK_BAD_RESULT_ID, `not a result id: ${JSON.stringify(resultId)}`);
   if (!Number.isSafeInteger(expiresAt) || expiresAt <= 0) {
-    throw new ServiceError('link_bad_expiry', `expiresAt must be positive unix seconds, got ${expiresAt}`);
+    throw new ServiceError(DOMAIN_ERROR_CODES.LINK_BAD_EXPIRY, `expiresAt must be positive unix seconds, got ${expiresAt}`);
   }
-  if (!RESULT_EXTS.includes(ext)) throw new ServiceError('link_bad_ext', `unknown result extension ${JSON.stringify(ext)}`);
-  if (secret.length === 0) throw new ServiceError('link_no_secret', 'the result-link secret is empty');
+  if (!RESULT_EXTS.includes(ext)) throw new ServiceError(DOMAIN_ERROR_CODES.LINK_BAD_EXT, `unknown result extension ${JSON.stringify(ext)}`);
+  if (secret.length === 0) throw new ServiceError(DOMAIN_ERROR_CODES.LINK_NO_SECRET, 'the result-link secret is empty');
   const token = tokenFor(resultId, expiresAt, secret).toString('hex');
   return `${contentUrl.replace(/\/+$/, '')}/result/${resultId}.${ext}?token=${token}&expires=${expiresAt}`;
 }
@@ -81,7 +82,7 @@ export interface VerifyInput {
 }
 
 export function verifyResultLink({ resultId, token, expires, secret, now }: VerifyInput): LinkVerdict {
-  if (now > 1e11) throw new ServiceError('link_now_in_ms', `now must be unix seconds, got ${now} (milliseconds?)`);
+  if (now > 1e11) throw new ServiceError(DOMAIN_ERROR_CODES.LINK_NOW_IN_MS, `now must be unix seconds, got ${now} (milliseconds?)`);
   const exp = typeof expires === 'number' ? String(expires) : expires;
   if (typeof token !== 'string' || typeof exp !== 'string') return 'bad_token';
   if (!TOKEN_RE.test(token) || !EXPIRES_RE.test(exp) || !isResultId(resultId) || secret.length === 0) return 'bad_token';

@@ -58,6 +58,7 @@ import { mkdir, open as openFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { rowsOf, type Db } from '../../db/client';
 import { isServiceError, ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { leftoverOf } from './dir-store';
 import { isResultId } from './links';
 import {
@@ -126,7 +127,7 @@ async function upload(db: Db, id: string, path: string, chunkBytes: number, chec
         let got = 0;
         while (got < want) {
           const { bytesRead } = await fh.read(buf, got, want - got, seq * chunkBytes + got);
-          if (bytesRead === 0) throw new ServiceError('result_write_failed', `${path} ended at ${seq * chunkBytes + got} of ${size} bytes`);
+          if (bytesRead === 0) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED, `${path} ended at ${seq * chunkBytes + got} of ${size} bytes`);
           got += bytesRead;
         }
         await tx.execute(insertChunkStatement({ id, seq, data: buf.subarray(0, want) }));
@@ -146,7 +147,7 @@ function uploadInto(db: Db, id: string, chunkBytes: number): Publish {
         await upload(db, id, tmpPath, chunkBytes, checkAborted);
       } catch (err) {
         if (isServiceError(err)) throw err; // writer_aborted, or result_write_failed already
-        throw new ServiceError('result_write_failed', `storing result ${id} in the database failed`, { cause: err });
+        throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED, `storing result ${id} in the database failed`, { cause: err });
       }
       await unlink(tmpPath).catch(() => undefined);
     },
@@ -161,7 +162,7 @@ function chunkStream(db: Db, id: string, chunks: number): ReadableStream<Uint8Ar
   let seq = 0;
   const fetchChunk = async (n: number): Promise<Uint8Array> => {
     const row = first<{ data: Uint8Array }>(await db.execute(readChunkStatement({ id, seq: n })));
-    if (row === undefined) throw new ServiceError('result_read_failed', `result ${id} was deleted while being read (chunk ${n} of ${chunks})`);
+    if (row === undefined) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `result ${id} was deleted while being read (chunk ${n} of ${chunks})`);
     return row.data;
   };
   let next: Promise<Uint8Array> | undefined;
@@ -183,7 +184,7 @@ function chunkStream(db: Db, id: string, chunks: number): ReadableStream<Uint8Ar
         ahead();
         controller.enqueue(data);
       } catch (err) {
-        controller.error(isServiceError(err) ? err : new ServiceError('result_read_failed', `cannot read result ${id}`, { cause: err }));
+        controller.error(isServiceError(err) ? err : new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `cannot read result ${id}`, { cause: err }));
       }
     },
     cancel() {
@@ -219,7 +220,7 @@ class PgResultStore extends ResultStoreBase {
     try {
       row = first(await this.#db.execute(findResultStatement({ id: resultId })));
     } catch (err) {
-      throw new ServiceError('result_read_failed', `cannot read result ${resultId}`, { cause: err });
+      throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_READ_FAILED, `cannot read result ${resultId}`, { cause: err });
     }
     if (row === undefined) return null;
     const chunks = Number(row.chunks);
@@ -256,7 +257,7 @@ class PgResultStore extends ResultStoreBase {
 /** The store over the database's `result_files` / `result_chunks`, creating `stagingDir`. */
 export async function openPgResultStore(opts: PgResultStoreOptions): Promise<ResultStore> {
   const chunkBytes = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-  if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) throw new ServiceError('result_store_bad_option', `chunkBytes must be a positive integer, got ${chunkBytes}`);
+  if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_STORE_BAD_OPTION, `chunkBytes must be a positive integer, got ${chunkBytes}`);
   await mkdir(opts.stagingDir, { recursive: true });
   return new PgResultStore(opts.db, opts.stagingDir, chunkBytes, { ...opts.writer, fsync: false });
 }

@@ -41,7 +41,8 @@ import type { SamplesBlock } from './samples';
 /** What the geo lookup of an origin address yields (null fields = unknown): src/geo's GeoInfo. */
 export type RecordGeo = GeoInfo;
 
-export interface ProxyRecord {
+/** A result file's record; after `origin` come the geo fields (RecordGeo: country, country_name, location, isp, asn, coordinates). */
+export interface ProxyRecord extends RecordGeo {
   proxy: { host: string; port: number; hasAuth: boolean; username?: string; password?: string; format?: AddressFormat };
   status: 'working' | 'failed';
   statusCode: number | null;
@@ -49,12 +50,6 @@ export interface ProxyRecord {
   responseTime: string;
   anonymity: Anonymity | null;
   origin: string | null;
-  country: string | null;
-  country_name: string | null;
-  location: string | null;
-  isp: string | null;
-  asn: number | null;
-  coordinates: { lat: number; lon: number } | null;
   /** auto jobs only */
   type?: ProxyType | null;
   /** auto jobs only */

@@ -24,6 +24,7 @@
  * `export_bad_record`, `export_bad_file` and `export_truncated`.
  */
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import type { InvalidLines } from '../proxy/invalid-lines';
 import type { ProxyRecord } from './record';
 
@@ -158,10 +159,10 @@ function parseRecord(text: string, lineNo: number): ProxyRecord {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new ServiceError('export_bad_record', `result file line ${lineNo} is not a JSON record`, { cause: err });
+    throw new ServiceError(DOMAIN_ERROR_CODES.EXPORT_BAD_RECORD, `result file line ${lineNo} is not a JSON record`, { cause: err });
   }
   if (typeof value !== 'object' || value === null || typeof (value as ProxyRecord).proxy !== 'object') {
-    throw new ServiceError('export_bad_record', `result file line ${lineNo} is not a proxy record`);
+    throw new ServiceError(DOMAIN_ERROR_CODES.EXPORT_BAD_RECORD, `result file line ${lineNo} is not a proxy record`);
   }
   return value as ProxyRecord;
 }
@@ -171,10 +172,10 @@ function* wholeDocument(text: string): Generator<ResultPart> {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new ServiceError('export_bad_file', 'the result file is not valid JSON', { cause: err });
+    throw new ServiceError(DOMAIN_ERROR_CODES.EXPORT_BAD_FILE, 'the result file is not valid JSON', { cause: err });
   }
   if (typeof doc !== 'object' || doc === null || !Array.isArray((doc as { proxies?: unknown }).proxies)) {
-    throw new ServiceError('export_bad_file', 'the result file has no "proxies" array');
+    throw new ServiceError(DOMAIN_ERROR_CODES.EXPORT_BAD_FILE, 'the result file has no "proxies" array');
   }
   const entries = Object.entries(doc as Record<string, unknown>);
   const at = entries.findIndex(([k]) => k === 'proxies');
@@ -223,6 +224,6 @@ export async function* readResultParts(source: Chunks): AsyncGenerator<ResultPar
   } else if (mode === 'tail') {
     yield { kind: 'tail', text: rest.trimEnd() };
   } else {
-    throw new ServiceError('export_truncated', `the result file ends early (after line ${lineNo})`);
+    throw new ServiceError(DOMAIN_ERROR_CODES.EXPORT_TRUNCATED, `the result file ends early (after line ${lineNo})`);
   }
 }

@@ -25,6 +25,7 @@
  *   sample passed.
  */
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import type { ProbeResult } from '../probe/types';
 import { successRate } from './format';
 
@@ -48,7 +49,7 @@ export function nearestRankMedian(sorted: readonly number[]): number {
 }
 
 export function foldSamples(results: readonly ProbeResult[]): { result: ProbeResult; samples: SamplesBlock } {
-  if (results.length === 0) throw new ServiceError('samples_empty', 'a proxy was folded without any sample');
+  if (results.length === 0) throw new ServiceError(DOMAIN_ERROR_CODES.SAMPLES_EMPTY, 'a proxy was folded without any sample');
   let firstPass: ProbeResult | null = null;
   let firstFail: ProbeResult | null = null;
   const exits: string[] = [];

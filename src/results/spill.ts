@@ -9,6 +9,7 @@
  */
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { RECORD_SEPARATOR } from './result-json';
 import { SEPARATOR_BYTES, type WorkingIndex } from './working-index';
 
@@ -21,7 +22,7 @@ async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
   let off = 0;
   while (off < buf.length) {
     const { bytesWritten } = await fh.write(buf, off, buf.length - off);
-    if (bytesWritten <= 0) throw new ServiceError('spill_no_progress', 'write made no progress');
+    if (bytesWritten <= 0) throw new ServiceError(DOMAIN_ERROR_CODES.SPILL_NO_PROGRESS, 'write made no progress');
     off += bytesWritten;
   }
 }
@@ -106,7 +107,7 @@ export class Spill {
   }
 }
 
-const short = (what: string) => new ServiceError('spill_short', `${what} spill file is short`);
+const short = (what: string) => new ServiceError(DOMAIN_ERROR_CODES.SPILL_SHORT, `${what} spill file is short`);
 
 /**
  * The working records of `spill` (one `<json>\n` each, positions in `index`)

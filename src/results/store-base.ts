@@ -18,6 +18,7 @@
 import { readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES } from '../error-codes';
 import { isResultId } from './links';
 import { LiveWriters } from './live-writers';
 import type { ResultStore, ResultStoreSize, StoredResult, SweepReport, SweepRule } from './store';
@@ -44,7 +45,7 @@ export abstract class ResultStoreBase implements ResultStore {
 
   async create(resultId: string): Promise<ResultWriter> {
     this.assertOpen();
-    if (!isResultId(resultId)) throw new ServiceError('result_bad_id', `not a result id: ${JSON.stringify(resultId)}`);
+    if (!isResultId(resultId)) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_BAD_ID, `not a result id: ${JSON.stringify(resultId)}`);
     return this.#live.open(resultId, () => openResultWriter(this.localPath(resultId), { ...this.#writerOptions, publish: this.publisher(resultId) }));
   }
 
@@ -55,7 +56,7 @@ export abstract class ResultStoreBase implements ResultStore {
   }
 
   protected assertOpen(): void {
-    if (this.#closed) throw new ServiceError('result_store_closed', 'the result store is closed');
+    if (this.#closed) throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_STORE_CLOSED, 'the result store is closed');
   }
 
   /**

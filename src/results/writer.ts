@@ -70,6 +70,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isServiceError, ServiceError } from '../errors';
+import { DOMAIN_ERROR_CODES, LEAF_ERROR_CODES } from '../error-codes';
 import { StateMachine, transitionTable } from '../state-machine';
 import type { ProxyRecord } from './record';
 import { headText, RECORD_SEPARATOR, tailPieces } from './result-json';
@@ -160,7 +161,12 @@ export interface ResultWriter {
 
 const RESOLVED: Promise<void> = Promise.resolve();
 /** The codes this writer throws itself; anything else is wrapped as `result_write_failed`. */
-const OWN_CODES: ReadonlySet<string> = new Set(['result_write_failed', 'writer_closed', 'writer_aborted', 'illegal_transition']);
+const OWN_CODES: ReadonlySet<string> = new Set([
+  DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED,
+  DOMAIN_ERROR_CODES.WRITER_CLOSED,
+  DOMAIN_ERROR_CODES.WRITER_ABORTED,
+  LEAF_ERROR_CODES.ILLEGAL_TRANSITION,
+]);
 
 class Writer implements ResultWriter {
   private readonly machine = new StateMachine<WriterState>('result writer', WRITER_TRANSITIONS, OPEN);
@@ -200,7 +206,7 @@ class Writer implements ResultWriter {
       await this.fail.open();
     } catch (err) {
       await this.cleanup(false);
-      throw new ServiceError('result_write_failed', `cannot open spill files for ${this.path}`, { cause: err });
+      throw new ServiceError(DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED, `cannot open spill files for ${this.path}`, { cause: err });
     }
   }
 
@@ -232,7 +238,7 @@ class Writer implements ResultWriter {
       const aborted = this.state === ABORTED;
       if (!aborted) this.machine.move(FINISHING, FAILED);
       await this.cleanup(false);
-      if (aborted) throw new ServiceError('writer_aborted', 'result writer was aborted', { cause: err });
+      if (aborted) throw new ServiceError(DOMAIN_ERROR_CODES.WRITER_ABORTED, 'result writer was aborted', { cause: err });
       throw this.wrap(err);
     });
     return this.finishing;
@@ -250,16 +256,16 @@ class Writer implements ResultWriter {
   }
 
   private closed(): ServiceError {
-    return new ServiceError('writer_closed', `result writer is ${this.state}`);
+    return new ServiceError(DOMAIN_ERROR_CODES.WRITER_CLOSED, `result writer is ${this.state}`);
   }
 
   private wrap(err: unknown): ServiceError {
     if (isServiceError(err) && OWN_CODES.has(err.code)) return err;
-    return new ServiceError('result_write_failed', `writing ${this.path} failed`, { cause: err });
+    return new ServiceError(DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED, `writing ${this.path} failed`, { cause: err });
   }
 
   private checkAborted = (): void => {
-    if (this.state === ABORTED) throw new ServiceError('writer_aborted', 'result writer was aborted');
+    if (this.state === ABORTED) throw new ServiceError(DOMAIN_ERROR_CODES.WRITER_ABORTED, 'result writer was aborted');
   };
 
   private async doFinish(input: FinishInput): Promise<FinishStats> {

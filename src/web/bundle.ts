@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { errorText, ServiceError } from '../errors';
+import { HTTP_ERROR_CODES } from '../error-codes';
 
 export const CLIENT_ENTRY = join(import.meta.dir, 'client', 'main.ts');
 
@@ -15,19 +16,17 @@ export interface Bundle {
   etag: string;
 }
 
-export const BUNDLE_FAILED = 'bundle_failed';
-
 /** Builds the client bundle (no caching). */
 export async function buildClient(entry = CLIENT_ENTRY): Promise<Bundle> {
   let out: Awaited<ReturnType<typeof Bun.build>>;
   try {
     out = await Bun.build({ entrypoints: [entry], target: 'browser', format: 'esm', minify: true, sourcemap: 'none' });
   } catch (err) {
-    throw new ServiceError(BUNDLE_FAILED, `dashboard bundle failed: ${errorText(err)}`, { cause: err });
+    throw new ServiceError(HTTP_ERROR_CODES.BUNDLE_FAILED, `dashboard bundle failed: ${errorText(err)}`, { cause: err });
   }
   const file = out.outputs.find((o) => o.kind === 'entry-point');
   if (!out.success || file === undefined) {
-    throw new ServiceError(BUNDLE_FAILED, `dashboard bundle failed: ${out.logs.map((l) => String(l.message ?? l)).join('; ') || 'no output'}`);
+    throw new ServiceError(HTTP_ERROR_CODES.BUNDLE_FAILED, `dashboard bundle failed: ${out.logs.map((l) => String(l.message ?? l)).join('; ') || 'no output'}`);
   }
   const js = await file.text();
   const etag = `"${new Bun.CryptoHasher('sha256').update(js).digest('hex').slice(0, 16)}"`;

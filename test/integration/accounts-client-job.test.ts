@@ -11,11 +11,12 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { scans } from '../../db/schema';
 import { createAccount, getAccount } from '../../src/accounts/accounts';
-import { CLIENT_JOB_RUNNING, isRunningClientJobConflict, RUNNING_CLIENT_JOB_INDEX } from '../../src/accounts/client-job-conflict';
+import { isRunningClientJobConflict, RUNNING_CLIENT_JOB_INDEX } from '../../src/accounts/client-job-conflict';
 import { reserveQuota } from '../../src/accounts/quota';
 import { failScan, finishScan, startScan } from '../../src/accounts/scans';
 import { isServiceError } from '../../src/errors';
 import { freshDatabase, testDatabaseUrl, type TestDatabase } from '../helpers/db';
+import { DOMAIN_ERROR_CODES } from '../../src/error-codes';
 
 let tdb: TestDatabase;
 beforeAll(async () => {
@@ -71,7 +72,7 @@ test.if(testDatabaseUrl() !== undefined)(
       await Bun.sleep(300);
     });
     const err = await reservation;
-    expect(isServiceError(err, CLIENT_JOB_RUNNING)).toBe(true);
+    expect(isServiceError(err, DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING)).toBe(true);
     expect(isRunningClientJobConflict((err as Error).cause)).toBe(true);
     const after = await getAccount(tdb.db, acc.id);
     expect((after?.rootBalance ?? 0) + (after?.tempBalance ?? 0)).toBe(100);

@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket, TCPSocketListener } from 'bun';
 import { count, sql } from 'drizzle-orm';
-import { DB_OPEN_FAILED, openDatabase, PGLITE_SETTINGS, type Database } from '../../db/client';
+import { openDatabase, PGLITE_SETTINGS, type Database } from '../../db/client';
 import { ensureTemplate, readTemplate } from '../../db/pglite-template';
 import { accounts } from '../../db/schema';
 import { createAccount, findAccountByEmail } from '../../src/accounts/accounts';
 import { freshDatabase, seedPgliteDataDir, testDatabaseUrl, type TestDatabase } from '../helpers/db';
+import { DB_ERROR_CODES } from '../../src/error-codes';
 
 /** SHOW name on an embedded database (PGlite's execute() answers {rows}). */
 async function show(d: Database, name: string): Promise<string | undefined> {
@@ -87,7 +88,7 @@ describe('openDatabase', () => {
     const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: () => undefined } });
     const port = probe.port;
     probe.stop(true);
-    await expect(openDatabase({ databaseUrl: `postgres://nobody@127.0.0.1:${port}/none` })).rejects.toMatchObject({ name: 'ServiceError', code: DB_OPEN_FAILED });
+    await expect(openDatabase({ databaseUrl: `postgres://nobody@127.0.0.1:${port}/none` })).rejects.toMatchObject({ name: 'ServiceError', code: DB_ERROR_CODES.DB_OPEN_FAILED });
   }, 15_000);
 });
 
@@ -175,6 +176,6 @@ describe('embedded PGlite in DATA_DIR', () => {
   }, 120_000);
 
   test('openDatabase without databaseUrl, dataDir or inMemory is refused', async () => {
-    await expect(openDatabase({})).rejects.toMatchObject({ name: 'ServiceError', code: DB_OPEN_FAILED });
+    await expect(openDatabase({})).rejects.toMatchObject({ name: 'ServiceError', code: DB_ERROR_CODES.DB_OPEN_FAILED });
   });
 });

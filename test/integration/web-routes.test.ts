@@ -11,9 +11,10 @@ import { createApp } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
 import { fakeAppDeps } from '../helpers/app-deps';
 import { ServiceError } from '../../src/errors';
-import { BUNDLE_FAILED, cachedClient, type Bundle } from '../../src/web/bundle';
+import { cachedClient, type Bundle } from '../../src/web/bundle';
 import { contentSecurityPolicy, webRoutes } from '../../src/web/routes';
 import { MAP } from '../../src/web/client/geo';
+import { HTTP_ERROR_CODES } from '../../src/error-codes';
 
 const deps = (): AppDeps => fakeAppDeps({ version: '9.9.9' }, 'the dashboard routes');
 
@@ -110,7 +111,7 @@ describe('bundle cache', () => {
     let calls = 0;
     const build = async (): Promise<Bundle> => {
       calls++;
-      if (calls === 1) throw new ServiceError(BUNDLE_FAILED, 'boom');
+      if (calls === 1) throw new ServiceError(HTTP_ERROR_CODES.BUNDLE_FAILED, 'boom');
       return { js: 'export {}', etag: '"x"' };
     };
     const d = deps();

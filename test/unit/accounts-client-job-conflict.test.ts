@@ -6,7 +6,6 @@
  */
 import { describe, expect, test } from 'bun:test';
 import {
-  CLIENT_JOB_RUNNING,
   clientJobRunning,
   isRunningClientJobConflict,
   reservationError,
@@ -14,7 +13,7 @@ import {
   UNIQUE_VIOLATION,
 } from '../../src/accounts/client-job-conflict';
 import { isServiceError } from '../../src/errors';
-import { JOB_ERROR_CODES } from '../../src/jobs/job-errors';
+import { DOMAIN_ERROR_CODES } from '../../src/error-codes';
 
 /** What postgres.js throws (PostgresError): the index as `constraint_name`. */
 const postgresJs = (code: string, index?: string) => Object.assign(new Error('duplicate key value'), { code, ...(index !== undefined ? { constraint_name: index } : {}) });
@@ -54,8 +53,7 @@ describe('reservationError', () => {
   test('the conflict becomes job_already_running (the job layer\'s code), the database error its cause', () => {
     const db = drizzle(pglite(UNIQUE_VIOLATION, RUNNING_CLIENT_JOB_INDEX));
     const e = reservationError(db, 'job-x');
-    expect(isServiceError(e, CLIENT_JOB_RUNNING)).toBe(true);
-    expect(CLIENT_JOB_RUNNING).toBe(JOB_ERROR_CODES.JOB_ALREADY_RUNNING);
+    expect(isServiceError(e, DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING)).toBe(true);
     expect((e as Error).message).toContain('job-x');
     expect((e as Error).cause).toBe(db);
   });
@@ -70,7 +68,7 @@ describe('reservationError', () => {
 
   test('clientJobRunning names the jobId', () => {
     const e = clientJobRunning('abc');
-    expect(e.code).toBe(CLIENT_JOB_RUNNING);
+    expect(e.code).toBe(DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING);
     expect(e.message).toContain('abc');
   });
 });

@@ -11,7 +11,6 @@ import {
   encode,
   encodeReport,
   isSubjectToken,
-  PROTOCOL_INVALID,
   PROTOCOL_VERSION,
   SHARD_MAX_TASKS,
   toSubjectToken,
@@ -21,6 +20,7 @@ import {
 } from '../../src/cluster/protocol';
 import type { CustomUrlResult, ProbeResult } from '../../src/probe/types';
 import { isServiceError } from '../../src/errors';
+import { JOB_ERROR_CODES } from '../../src/error-codes';
 
 const shard: WorkShard = {
   v: PROTOCOL_VERSION,
@@ -41,7 +41,7 @@ function rejects(f: () => unknown): void {
   } catch (e) {
     caught = e;
   }
-  expect(isServiceError(caught, PROTOCOL_INVALID)).toBe(true);
+  expect(isServiceError(caught, JOB_ERROR_CODES.CLUSTER_MESSAGE_INVALID)).toBe(true);
 }
 
 describe('round trips', () => {
@@ -147,7 +147,7 @@ describe('malformed messages are rejected', () => {
           try {
             d(input);
           } catch (e) {
-            expect(isServiceError(e, PROTOCOL_INVALID)).toBe(true);
+            expect(isServiceError(e, JOB_ERROR_CODES.CLUSTER_MESSAGE_INVALID)).toBe(true);
           }
         }
       }),
@@ -163,7 +163,7 @@ describe('malformed messages are rejected', () => {
         try {
           d = decodeWorkShard(JSON.stringify(m));
         } catch (e) {
-          if (!isServiceError(e, PROTOCOL_INVALID)) throw e;
+          if (!isServiceError(e, JOB_ERROR_CODES.CLUSTER_MESSAGE_INVALID)) throw e;
         }
         if (d !== null) {
           expect(isSubjectToken(d.node) && isSubjectToken(d.shard)).toBe(true);

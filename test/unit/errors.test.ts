@@ -6,15 +6,23 @@ import { describe, expect, test } from 'bun:test';
 import { errorCode, errorText, isServiceError, ServiceError } from '../../src/errors';
 import { ApiError } from '../../src/http/api-errors';
 import { InsufficientQuotaError } from '../../src/jobs/job-errors';
+import { DOMAIN_ERROR_CODES } from '../../src/error-codes';
+import { memoryLogger } from '../../src/log';
 
 describe('ServiceError', () => {
-  test('carries a code, a message and its cause', () => {
-    const cause = new Error('disk full');
-    const e = new ServiceError('result_write_failed', 'writing a result failed', { cause });
-    expect(e).toBeInstanceOf(Error);
-    expect(e.code).toBe('result_write_failed');
-    expect(e.message).toBe('writing a result failed');
-    expect(e.cause).toBe(cause);
+  test('the log line of a ServiceError has its name, code, message and cause chain; its code is all a user is shown', () => {
+    const log = memoryLogger('debug');
+    const cause = Object.assign(new Error('ENOSPC: no space left on device, write /data/results/x.json'), { code: 'ENOSPC' });
+    const e = new ServiceError(DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED, 'writing a result failed', { cause });
+    log.error('job failed', { err: e });
+    expect(log.lines[0]!.err).toMatchObject({
+      name: 'ServiceError',
+      code: 'result_write_failed',
+      message: 'writing a result failed',
+      cause: { code: 'ENOSPC', message: expect.stringContaining('/data/results') },
+    });
+    // what reaches a history row or an API body: the stable code, never the message or the path
+    expect(errorCode(e)).toBe('result_write_failed');
   });
 
   test('isServiceError: any, or one code; subclasses count', () => {

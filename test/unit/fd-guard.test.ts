@@ -2,6 +2,7 @@ import { afterEach, expect, test } from 'bun:test';
 import { openSync, closeSync } from 'node:fs';
 import { DescriptorGuard, openDescriptors } from '../../src/fd-guard';
 import { spareFds } from '../../src/limits';
+import { FakeClock } from '../helpers/fake-clock';
 
 let guard: DescriptorGuard | null = null;
 afterEach(() => guard?.stop());
@@ -49,21 +50,25 @@ test('openDescriptors counts this process\'s descriptors (Linux >= 6.2)', () => 
   }
 });
 
-test('start samples at once and then on a timer until stop', async () => {
+test('start samples at once and then every intervalMs until stop', async () => {
   let reads = 0;
-  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => 5, setCapacity: () => {}, setStartBudget: () => {}, readOpen: () => (reads++, 100), intervalMs: 10 }).start();
+  const clock = new FakeClock();
+  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => 5, setCapacity: () => {}, setStartBudget: () => {}, readOpen: () => (reads++, 100), intervalMs: 10, clock }).start();
   expect(reads).toBe(1);
-  await Bun.sleep(60);
+  await clock.advance(9);
+  expect(reads).toBe(1);
+  await clock.advance(51);
+  expect(reads).toBe(7); // at 10, 20, ..., 60 ms
   guard.stop();
-  const n = reads;
-  expect(n).toBeGreaterThan(2);
-  await Bun.sleep(30);
-  expect(reads).toBe(n);
+  expect(clock.pending).toBe(0);
+  await clock.advance(30);
+  expect(reads).toBe(7);
 });
 
 test('no probe in flight: the idle cadence; wake() brings the busy one back at once', async () => {
   let reads = 0;
   let probes = 0;
+  const clock = new FakeClock();
   guard = new DescriptorGuard({
     openFiles: 2000,
     cap: 1500,
@@ -73,25 +78,30 @@ test('no probe in flight: the idle cadence; wake() brings the busy one back at o
     readOpen: () => (reads++, 100),
     intervalMs: 10,
     idleIntervalMs: 10_000,
+    clock,
   }).start();
   expect(reads).toBe(1);
   expect(guard.idling).toBe(true);
-  await Bun.sleep(80);
-  expect(reads).toBe(1); // idle: not a sample in 80 ms
+  await clock.advance(9_999);
+  expect(reads).toBe(1); // idle: the next sample is 10 s away
   guard.wake();
   guard.wake(); // twice is once
   probes = 3;
   expect(guard.idling).toBe(false);
-  await Bun.sleep(80);
-  expect(reads).toBeGreaterThan(3); // every 10 ms while probes are in flight
+  expect(clock.pending).toBe(1);
+  await clock.advance(80);
+  expect(reads).toBe(9); // every 10 ms while probes are in flight
   probes = 0;
-  await Bun.sleep(40); // the next sample sees none in flight: idle again
-  const n = reads;
+  await clock.advance(10); // the next sample sees none in flight: idle again
+  expect(reads).toBe(10);
   expect(guard.idling).toBe(true);
-  await Bun.sleep(60);
-  expect(reads).toBe(n);
+  await clock.advance(9_999);
+  expect(reads).toBe(10);
+  await clock.advance(1);
+  expect(reads).toBe(11); // the idle cadence
   guard.stop();
   guard.wake(); // stopped: stays stopped
-  await Bun.sleep(30);
-  expect(reads).toBe(n);
+  expect(clock.pending).toBe(0);
+  await clock.advance(20_000);
+  expect(reads).toBe(11);
 });

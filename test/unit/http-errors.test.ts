@@ -5,9 +5,21 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { ServiceError } from '../../src/errors';
+import { DOMAIN_ERROR_CODES, JOB_ERROR_CODES } from '../../src/error-codes';
 import { ApiError } from '../../src/http/api-errors';
 import { domainToApiError, toApiError } from '../../src/http/errors';
-import { clientCancelled, InsufficientQuotaError, JobAlreadyRunningError, RateLimitedError, shuttingDown } from '../../src/jobs/job-errors';
+import {
+  CALLER_ERROR_CODES,
+  clientCancelled,
+  clientDisconnected,
+  InsufficientQuotaError,
+  isCallerError,
+  JobAlreadyRunningError,
+  RateLimitedError,
+  RegionUnavailableError,
+  shuttingDown,
+  type CallerErrorCode,
+} from '../../src/jobs/job-errors';
 import { memoryLogger } from '../../src/log';
 
 const ctx = { method: 'POST', path: '/check' };
@@ -75,5 +87,43 @@ describe('domain errors -> responses', () => {
   test('an ApiError passes through unchanged', () => {
     const a = new ApiError(418, { error: 'Teapot' });
     expect(toApiError('UNKNOWN', a, memoryLogger('debug'), ctx)).toBe(a);
+  });
+});
+
+/** Each answer the job layer gives its caller, made as the job layer makes it (a new caller code without one does not compile). */
+const AS_THROWN: Record<CallerErrorCode, ServiceError> = {
+  insufficient_quota: new InsufficientQuotaError(10, 4),
+  job_already_running: new JobAlreadyRunningError('job-1'),
+  rate_limited: new RateLimitedError('concurrent_jobs', 4, 5),
+  region_unavailable: new RegionUnavailableError('eu1'),
+  shutting_down: shuttingDown(),
+  client_disconnected: clientDisconnected(),
+  client_cancelled: clientCancelled(),
+  node_lease_lost: new ServiceError(DOMAIN_ERROR_CODES.NODE_LEASE_LOST, 'node n1 holds no live lease: nothing reserved'),
+  job_failed: new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: new Error('x') }),
+};
+
+describe('every answer of the job layer has its response', () => {
+  test('each caller code, as thrown, maps to a contract response; only job_failed is a 500', () => {
+    for (const code of CALLER_ERROR_CODES) {
+      const err = AS_THROWN[code];
+      expect(err.code).toBe(code);
+      expect(isCallerError(err)).toBe(true);
+      const answer = domainToApiError(err);
+      expect(answer, code).not.toBeNull();
+      expect(answer!.status === 500, code).toBe(code === JOB_ERROR_CODES.JOB_FAILED);
+    }
+  });
+
+  test('a bare ServiceError of a code whose answer needs its facts is no answer (the service wraps it as job_failed)', () => {
+    for (const code of [JOB_ERROR_CODES.INSUFFICIENT_QUOTA, DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING, JOB_ERROR_CODES.RATE_LIMITED, JOB_ERROR_CODES.REGION_UNAVAILABLE]) {
+      expect(isCallerError(new ServiceError(code, 'x'))).toBe(false);
+      expect(domainToApiError(new ServiceError(code, 'x'))).toBeNull();
+    }
+  });
+
+  test('no other code is answered: the rest is a 500 via toApiError, logged there', () => {
+    expect(domainToApiError(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, 'x'))).toBeNull();
+    expect(domainToApiError(new ServiceError(DOMAIN_ERROR_CODES.RESULT_WRITE_FAILED, 'x'))).toBeNull();
   });
 });

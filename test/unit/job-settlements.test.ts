@@ -2,6 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import { SettlementRetry } from '../../src/jobs/settlements';
 import { memoryLogger } from '../../src/log';
+import { FakeClock } from '../helpers/fake-clock';
 
 describe('SettlementRetry', () => {
   test('a failing settlement is tried again until it succeeds, then forgotten', async () => {
@@ -23,16 +24,24 @@ describe('SettlementRetry', () => {
     await r.stop();
   });
 
-  test('the timer tries on its own', async () => {
-    const r = new SettlementRetry({ log: memoryLogger('debug'), intervalMs: 10 });
-    let done = false;
+  test('the timer tries on its own, every intervalMs, until stop', async () => {
+    const clock = new FakeClock();
+    const r = new SettlementRetry({ log: memoryLogger('debug'), intervalMs: 10, clock });
+    let tries = 0;
     r.add('run_b', async () => {
-      done = true;
+      tries++;
+      if (tries < 2) throw new Error('db down');
     });
-    await Bun.sleep(50);
-    expect(done).toBe(true);
+    await clock.advance(9);
+    expect(tries).toBe(0);
+    await clock.advance(1);
+    expect(tries).toBe(1);
+    expect(r.waiting).toBe(1);
+    await clock.advance(10);
+    expect(tries).toBe(2);
     expect(r.waiting).toBe(0);
     await r.stop();
+    expect(clock.pending).toBe(0);
   });
 
   test('stop makes one last try and is safe twice; nothing is taken after it', async () => {

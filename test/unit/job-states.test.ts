@@ -2,12 +2,15 @@
  * The job's machine (src/jobs/job-states.ts on src/state-machine.ts), tested
  * by the rules it exists for, not against a copy of its table: the paths the
  * actor takes are legal, nothing probes before it is paid for, every live
- * state can fail, a response needs a finished file, nothing goes back, and
- * the machine refuses everything else with illegal_transition.
+ * state can fail, a response needs a finished file, nothing goes back (the
+ * states nor the progress phase they report), and the machine refuses
+ * everything else with illegal_transition.
  */
 import { describe, expect, test } from 'bun:test';
 import { isServiceError } from '../../src/errors';
+import { LEAF_ERROR_CODES } from '../../src/error-codes';
 import { isFinal, JOB_STATES, JOB_TRANSITIONS, PHASE_OF, type JobState } from '../../src/jobs/job-states';
+import { PROGRESS_PHASES } from '../../src/jobs/progress';
 import { StateMachine } from '../../src/state-machine';
 
 const ALL = Object.values(JOB_STATES) as JobState[];
@@ -70,7 +73,7 @@ describe('the job machine', () => {
       } catch (e) {
         err = e;
       }
-      expect(isServiceError(err, 'illegal_transition')).toBe(true);
+      expect(isServiceError(err, LEAF_ERROR_CODES.ILLEGAL_TRANSITION)).toBe(true);
       expect(m.state).toBe(PROBING);
     }
     expect(() => m.move([RESERVING, VALIDATING_URLS], WRITING)).toThrow('job: probing -> writing (expected to leave reserving | validating_urls)');
@@ -82,5 +85,15 @@ describe('the job machine', () => {
 
   test('each state reports its own progress phase', () => {
     expect(new Set(ALL.map((s) => PHASE_OF[s])).size).toBe(ALL.length);
+  });
+
+  test('progress never goes back: along every move but failing, the reported phase advances', () => {
+    const order = Object.values(PROGRESS_PHASES) as string[];
+    for (const from of ALL) {
+      for (const to of JOB_TRANSITIONS[from]) {
+        if (to === FAILED) continue; // failing ends the job from any phase
+        expect(order.indexOf(PHASE_OF[to]), `${from} -> ${to}`).toBeGreaterThan(order.indexOf(PHASE_OF[from]));
+      }
+    }
   });
 });

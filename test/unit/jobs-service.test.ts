@@ -8,22 +8,30 @@
  * job running; cancelRun cancels a run for its client (client_cancelled).
  */
 import { describe, expect, test } from 'bun:test';
-import { isServiceError } from '../../src/errors';
-import { JobAlreadyRunningError, RateLimitedError } from '../../src/jobs/job-errors';
+import { errorCode, isServiceError, ServiceError } from '../../src/errors';
+import { DB_ERROR_CODES, DOMAIN_ERROR_CODES, JOB_ERROR_CODES, LEAF_ERROR_CODES } from '../../src/error-codes';
+import { domainToApiError } from '../../src/http/errors';
+import { InsufficientQuotaError, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError } from '../../src/jobs/job-errors';
 import type { ExecutionHandle, JobCounters, LedgerPort, ProbeExecution } from '../../src/jobs/ports';
 import type { CheckRequest } from '../../src/jobs/request';
 import { ACCOUNT_LIMIT_RETRY_AFTER_S, CheckService, type AccountLimits } from '../../src/jobs/service';
 import { memoryLogger } from '../../src/log';
 import { parseProxyList } from '../../src/proxy/parse';
 import type { ResultWriter } from '../../src/results/writer';
+import type { Clock } from '../../src/clock';
+import { FakeClock, settle, until } from '../helpers/fake-clock';
 
 function request(n: number, jobId: string | null = null): CheckRequest {
   const list = parseProxyList(Array.from({ length: n }, (_, i) => `10.2.${i >> 8}.${i & 255}:8080`));
   return { route: 'check', proxies: list.proxies, totalInvalid: 0, invalidLines: list.invalidLines, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, jobId, customUrls: [] };
 }
 
-/** A ledger that records reservations, refuses accounts named `broke`, and finds every jobId of account `elsewhere` running on another node. */
-function ledger() {
+/**
+ * A ledger that records reservations, refuses accounts named `broke`, finds
+ * every jobId of account `elsewhere` running on another node, and throws
+ * `failWith` (when given) for account `failing`.
+ */
+function ledger(failWith?: unknown) {
   const reserved: { accountId: string; units: number }[] = [];
   const clientJobIds: (string | null)[] = [];
   const failed: Parameters<LedgerPort['fail']>[0][] = [];
@@ -32,6 +40,7 @@ function ledger() {
     async reserve(i) {
       clientJobIds.push(i.clientJobId);
       runIds.push(i.runId);
+      if (i.accountId === 'failing') throw failWith;
       if (i.accountId === 'broke') return { ok: false, required: i.units, available: 0 };
       if (i.accountId === 'crash') throw new Error('database gone');
       if (i.accountId === 'elsewhere') throw new JobAlreadyRunningError(i.clientJobId ?? '?');
@@ -58,8 +67,10 @@ const parked: ProbeExecution = {
 
 const writer = { path: '/dev/null', state: 'open', working: 0, failed: 0, addProxy: async () => {}, finish: async () => ({ working: 0, failed: 0, bytes: 0 }), abort: async () => {} } as unknown as ResultWriter;
 
-function service(limits: AccountLimits, counters?: JobCounters, allowPrivateTargets = true) {
-  const l = ledger();
+/** The service under test; `failWith`: what the ledger throws for account `failing`; `clock`: its stop grace's. */
+function service(limits: AccountLimits, o: { counters?: JobCounters; failWith?: unknown; clock?: Clock; allowPrivateTargets?: boolean } = {}) {
+  const { counters, failWith, clock, allowPrivateTargets = true } = o;
+  const l = ledger(failWith);
   const svc = new CheckService({
     ledger: l.port,
     retrySettlement: () => {},
@@ -74,6 +85,7 @@ function service(limits: AccountLimits, counters?: JobCounters, allowPrivateTarg
     log: memoryLogger(),
     now: () => new Date(),
     ...(counters !== undefined ? { counters } : {}),
+    ...(clock !== undefined ? { clock } : {}),
   });
   /** Starts a check that stays running until `stop()` (its client goes away). */
   const start = (account: string, n: number | CheckRequest) => {
@@ -87,10 +99,6 @@ function service(limits: AccountLimits, counters?: JobCounters, allowPrivateTarg
   return { svc, start, reserved: l.reserved, clientJobIds: l.clientJobIds, failed: l.failed, runIds: l.runIds };
 }
 
-const until = async (cond: () => boolean) => {
-  for (let i = 0; i < 200 && !cond(); i++) await Bun.sleep(1);
-  expect(cond()).toBe(true);
-};
 
 const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
 
@@ -116,7 +124,7 @@ describe('CheckService per-account limits', () => {
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(err).toMatchObject({ code: 'rate_limited', limit: 'concurrent_jobs', max: 2, retryAfterS: ACCOUNT_LIMIT_RETRY_AFTER_S });
     expect(isServiceError(err, 'rate_limited')).toBe(true);
-    await Bun.sleep(5);
+    await settle();
     expect(reserved).toHaveLength(2); // the refused check reserved nothing
     expect(svc.runningJobs).toBe(2);
     expect(svc.accountLoad('acct-a')).toEqual({ jobs: 2, proxies: 20 });
@@ -152,7 +160,7 @@ describe('CheckService per-account limits', () => {
   });
 
   test('proxies refused before any connection are not in flight', async () => {
-    const { svc, start, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 100 }, undefined, false);
+    const { svc, start, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 100 }, { allowPrivateTargets: false });
     const list = parseProxyList([...Array.from({ length: 30 }, (_, i) => `h${i}.example:80`), ...Array.from({ length: 50 }, (_, i) => `10.9.0.${i}:80`)]);
     const a1 = start('acct-a', { ...request(0), proxies: list.proxies });
     await until(() => reserved.length === 1);
@@ -191,7 +199,7 @@ describe('CheckService per-account limits', () => {
 describe('CheckService counters', () => {
   test('a job that ran counts once as failed (402, client gone); 409 and 429 refusals are not jobs', async () => {
     const ended: string[] = [];
-    const { svc, reserved } = service({ maxJobs: 1, maxProxiesInFlight: 1_000 }, { probeResults() {}, jobEnded: (s) => ended.push(s) });
+    const { svc, reserved } = service({ maxJobs: 1, maxProxiesInFlight: 1_000 }, { counters: { probeResults() {}, jobEnded: (s) => ended.push(s) } });
     expect(await refusal(svc.run({ id: 'broke' }, request(5)))).toMatchObject({ code: 'insufficient_quota' });
     expect(ended).toEqual(['failed']);
     const a1 = svc.run({ id: 'acct-a' }, request(5, 'same-id'), AbortSignal.timeout(50)).catch((e: unknown) => e);
@@ -288,9 +296,63 @@ describe('asynchronous submission and cancelRun', () => {
 });
 
 
+describe('what CheckService.run rejects with always has an HTTP answer', () => {
+  const below = [DB_ERROR_CODES, LEAF_ERROR_CODES, DOMAIN_ERROR_CODES, JOB_ERROR_CODES].flatMap((t) => Object.values(t) as string[]);
+  const thrown: unknown[] = [
+    ...below.map((code) => new ServiceError(code, `a bare ${code}`)),
+    new InsufficientQuotaError(10, 4),
+    new JobAlreadyRunningError('job-1'),
+    new RateLimitedError('proxies_in_flight', 10, 5),
+    new RegionUnavailableError('eu1'),
+    new Error('not a ServiceError'),
+    'not an Error',
+  ];
+
+  test('every code of the layers below HTTP, thrown inside a job, comes out as an answer for the caller or as job_failed', async () => {
+    for (const t of thrown) {
+      const { svc } = service({ maxJobs: 10, maxProxiesInFlight: 1000 }, { failWith: t });
+      const err = await refusal(svc.run({ id: 'failing' }, request(2)));
+      const what = isServiceError(t) ? t.code : String(t);
+      expect(domainToApiError(err), what).not.toBeNull();
+      if (isCallerError(t)) expect(err, what).toBe(t);
+      else expect(errorCode(err), what).toBe(JOB_ERROR_CODES.JOB_FAILED);
+    }
+  });
+});
+
+describe('CheckService.stop(grace)', () => {
+  test('refuses new checks at once, waits the grace for running ones, then cancels them (shutting_down); safe twice', async () => {
+    const clock = new FakeClock();
+    const { svc, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 1000 }, { clock });
+    const running = svc.run({ id: 'acct-a' }, request(3)).then(
+      () => 'completed',
+      (e: unknown) => e,
+    );
+    await until(() => reserved.length === 1);
+    let stopped = false;
+    const stop = svc.stop(1000).then(() => (stopped = true));
+    expect(svc.stop(1000)).toBe(svc.stop(5)); // the same stop
+    expect(await refusal(svc.run({ id: 'acct-b' }, request(1)))).toMatchObject({ code: 'shutting_down' });
+    await clock.advance(999);
+    expect(stopped).toBe(false);
+    expect(svc.runningJobs).toBe(1);
+    await clock.advance(1);
+    await stop;
+    expect(await running).toMatchObject({ code: 'shutting_down' });
+    expect(svc.runningJobs).toBe(0);
+  });
+
+  test('with nothing running it stops at once, its grace timer cancelled', async () => {
+    const clock = new FakeClock();
+    const { svc } = service({ maxJobs: 10, maxProxiesInFlight: 1000 }, { clock });
+    await svc.stop(60_000);
+    expect(clock.pending).toBe(0);
+  });
+});
+
 describe('CheckService states (running -> draining -> stopped)', () => {
   test('stop() drains: new checks are refused shutting_down while a job runs, stopped once it ended; a second stop is the same promise', async () => {
-    const { svc, start, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 1_000_000 });
+    const { svc, start, reserved } = service({ maxJobs: 10, maxProxiesInFlight: 1_000_000 }, { clock: new FakeClock() });
     expect(svc.state).toBe('running');
     const a = start('acct-a', 3);
     await until(() => reserved.length === 1);

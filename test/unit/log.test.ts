@@ -173,9 +173,7 @@ describe('robustness', () => {
     const a = new Error('a');
     const b = new Error('b', { cause: a });
     (a as Error & { cause?: unknown }).cause = b;
-    const t0 = performance.now();
-    createLogger('info', sink).error('cycle', { err: a });
-    expect(performance.now() - t0).toBeLessThan(200);
+    createLogger('info', sink).error('cycle', { err: a }); // a cycle followed would overflow the stack and throw here
     expect(out[0]!.obj.err).toMatchObject({ message: 'a', cause: { message: 'b', cause: '[Circular]' } });
   });
 

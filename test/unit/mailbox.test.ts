@@ -6,11 +6,12 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { Mailbox } from '../../src/jobs/mailbox';
+import { settle } from '../helpers/fake-clock';
 
-/** Waits `n` turns of the microtask queue (or a macrotask when n < 0). */
+/** Waits `n` turns of the microtask queue (or a turn of the event loop when n < 0). */
 async function delay(n: number): Promise<void> {
   if (n < 0) {
-    await new Promise((r) => setTimeout(r, 0));
+    await settle(1);
     return;
   }
   for (let i = 0; i < n; i++) await Promise.resolve();

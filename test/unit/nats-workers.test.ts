@@ -5,6 +5,7 @@ import { isServiceError } from '../../src/errors';
 import { memoryLogger } from '../../src/log';
 import type { ResultBatch, Shard } from '../../src/jobs/ports';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../../src/probe/types';
+import { FakeClock, settle } from '../helpers/fake-clock';
 
 const settings = { type: 'http', timeoutMs: 1000 } as ProbeSettings;
 const ctx = { runId: 'run1', region: 'us1' };
@@ -35,6 +36,7 @@ function bed(deadlineMs = 5000) {
     publishCancel: (node, job) => cancels.push(`${node}/${job}`),
   };
   const counts = { redelivered: 0, duplicates: 0 };
+  const clock = new FakeClock();
   const log = memoryLogger('warn');
   const workers = new NatsWorkers({
     node: 'n1',
@@ -42,8 +44,9 @@ function bed(deadlineMs = 5000) {
     deadlineMs,
     log,
     counters: { shardsRedelivered: (n) => (counts.redelivered += n), duplicateResults: (n) => (counts.duplicates += n) },
+    clock,
   });
-  return { workers, published, cancels, counts, log, failNext: (n: number) => (failPublishes = n) };
+  return { workers, published, cancels, counts, clock, log, failNext: (n: number) => (failPublishes = n) };
 }
 
 describe('NatsWorkers', () => {
@@ -53,7 +56,7 @@ describe('NatsWorkers', () => {
     const r1 = before.workers.runShard(probeShard(2), () => {}, undefined, ctx).catch(() => 'closed');
     const got: number[] = [];
     const r2 = after.workers.runShard(probeShard(2), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, { ...ctx, runId: 'run2' }).catch(() => 'closed');
-    await Bun.sleep(0);
+    await settle();
     const [a, b] = [before.published[0]!, after.published[0]!];
     expect(a.w.shard).not.toBe(b.w.shard);
     expect(a.msgId).not.toBe(b.msgId);
@@ -69,7 +72,7 @@ describe('NatsWorkers', () => {
     const { workers, published, counts } = bed();
     const got: number[] = [];
     const done = workers.runShard(probeShard(SHARD_MAX_TASKS + 3), (b: ResultBatch) => got.push(...b.map((r) => r.index)), undefined, ctx);
-    await Bun.sleep(0);
+    await settle();
     expect(published.map((p) => p.w.tasks.length)).toEqual([SHARD_MAX_TASKS, 3]);
     expect(published.every((p) => p.region === 'us1' && p.w.node === 'n1' && p.w.run === 'run1')).toBe(true);
     const [a, b] = published.map((p) => p.w.shard);
@@ -105,7 +108,7 @@ describe('NatsWorkers', () => {
     const rules = [{ url: 'http://t/', requiredStatusCodes: [200], caseSensitive: false }];
     const got: string[] = [];
     const done = workers.runShard({ kind: 'custom_url', tasks: probeShard(2).tasks, rules, settings }, (b) => got.push(...(b as { index: number; urlIndex: number }[]).map((r) => `${r.index}:${r.urlIndex}`)), undefined, ctx);
-    await Bun.sleep(0);
+    await settle();
     expect(published[0]!.w.rules).toEqual(rules);
     const r = (index: number, urlIndex = 0) => ({ index, urlIndex, success: true, statusCode: 200, responseTimeMs: 1, error: null });
     // a urlIndex beyond the rules, and a probe result, are not this part's
@@ -117,29 +120,56 @@ describe('NatsWorkers', () => {
     expect(got).toEqual(['0:0', '1:0']);
   });
 
-  test('no sign of life within the deadline: shard_failed, and the warning names the setting', async () => {
-    const { workers, log } = bed(60);
-    let err: unknown;
-    await workers.runShard(probeShard(2), () => {}, undefined, ctx).catch((e: unknown) => (err = e));
+  test('no sign of life within the deadline: shard_failed, not a moment before, and the warning names the setting', async () => {
+    const { workers, clock, log } = bed(60);
+    let err: unknown = 'pending';
+    void workers.runShard(probeShard(2), () => {}, undefined, ctx).catch((e: unknown) => (err = e));
+    await clock.advance(59);
+    expect(err).toBe('pending');
+    await clock.advance(1);
     expect(isServiceError(err, 'shard_failed')).toBe(true);
+    expect(workers.stats.running).toBe(0);
     expect(log.lines.map((l) => l.msg)).toContain('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails');
   });
 
-  test('a batch is a sign of life: the deadline restarts', async () => {
-    const { workers, published } = bed(150);
-    const done = workers.runShard(probeShard(2), () => {}, undefined, ctx);
-    await Bun.sleep(100);
+  test('a batch is a sign of life: the deadline restarts from it', async () => {
+    const { workers, published, clock } = bed(150);
+    let outcome = 'pending';
+    const done = workers.runShard(probeShard(2), () => {}, undefined, ctx).then(
+      () => (outcome = 'done'),
+      (e: unknown) => (outcome = isServiceError(e) ? e.code : 'other'),
+    );
+    await clock.advance(100);
     workers.receive(rep(published[0]!.w.shard, { results: [result(0)] }));
-    await Bun.sleep(100);
+    await clock.advance(149); // 249 ms after the start: past the first deadline, within the restarted one
+    expect(outcome).toBe('pending');
     workers.receive(rep(published[0]!.w.shard, { results: [result(1)] }));
     await done;
+    expect(outcome).toBe('done');
+    expect(clock.pending).toBe(0); // the deadline's timer went with the shard
   });
 
-  test('a failed publish is tried again with the same message id', async () => {
-    const { workers, published, failNext } = bed();
+  test('without a sign of life after a batch, the restarted deadline fails it', async () => {
+    const { workers, published, clock } = bed(150);
+    let err: unknown = 'pending';
+    void workers.runShard(probeShard(2), () => {}, undefined, ctx).catch((e: unknown) => (err = e));
+    await clock.advance(100);
+    workers.receive(rep(published[0]!.w.shard, { results: [result(0)] }));
+    await clock.advance(150);
+    expect(isServiceError(err, 'shard_failed')).toBe(true);
+  });
+
+  test('a failed publish is tried again with the same message id, after a growing wait', async () => {
+    const { workers, published, failNext, clock } = bed();
     failNext(2);
     const done = workers.runShard(probeShard(1), () => {}, undefined, ctx);
-    await Bun.sleep(1000);
+    await settle();
+    expect(published).toHaveLength(0); // the first try failed; the next waits 250 ms
+    await clock.advance(250);
+    expect(published).toHaveLength(0); // the second failed too; the third waits 500 ms
+    await clock.advance(499);
+    expect(published).toHaveLength(0);
+    await clock.advance(1);
     expect(published).toHaveLength(1);
     expect(published[0]!.msgId).toBe(`n1.${published[0]!.w.shard}`);
     workers.receive(rep(published[0]!.w.shard, { results: [result(0)] }));

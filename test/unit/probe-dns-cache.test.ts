@@ -1,6 +1,7 @@
 /** DNS cache with an injected resolver: TTLs, negative caching, in-flight sharing, size bound, IPv4 first. */
 import { expect, test } from 'bun:test';
 import { DnsCache } from '../../src/probe/net/dns-cache';
+import { FakeClock } from '../helpers/fake-clock';
 
 function counting(answers: Record<string, string[] | Error>) {
   const calls: string[] = [];
@@ -25,23 +26,27 @@ test('answers IPv4 first and shares concurrent lookups', async () => {
 
 test('positive answers expire after the TTL', async () => {
   const r = counting({ 'a.test': ['192.0.2.1'] });
-  const c = new DnsCache({ resolve: r.resolve, ttlMs: 30 });
+  const clock = new FakeClock();
+  const c = new DnsCache({ resolve: r.resolve, ttlMs: 30, clock });
   await c.resolve('a.test');
+  await clock.advance(29);
   await c.resolve('a.test');
   expect(r.calls.length).toBe(1);
-  await new Promise((ok) => setTimeout(ok, 50));
+  await clock.advance(1);
   await c.resolve('a.test');
   expect(r.calls.length).toBe(2);
 });
 
 test('failures are cached briefly with their error code', async () => {
   const r = counting({ empty: [] });
-  const c = new DnsCache({ resolve: r.resolve, negativeTtlMs: 30 });
+  const clock = new FakeClock();
+  const c = new DnsCache({ resolve: r.resolve, negativeTtlMs: 30, clock });
   expect(await c.resolve('missing.test')).toEqual({ addresses: [], errorCode: 'ENOTFOUND' });
   expect(await c.resolve('empty')).toEqual({ addresses: [], errorCode: 'ENODATA' });
+  await clock.advance(29);
   await c.resolve('missing.test');
   expect(r.calls).toEqual(['missing.test', 'empty']);
-  await new Promise((ok) => setTimeout(ok, 50));
+  await clock.advance(1);
   await c.resolve('missing.test');
   expect(r.calls.length).toBe(3);
 });

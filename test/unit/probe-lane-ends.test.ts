@@ -12,6 +12,7 @@ import { LaneEnds, type ShardCall, type ShardOutcome } from '../../src/probe/wor
 import type { LaneToMain, MainToLane, WorkerTask } from '../../src/probe/workers/lane-protocol';
 import type { ProbeResult, ProbeSettings, ProbeTask } from '../../src/probe/types';
 import { isServiceError } from '../../src/errors';
+import { settle, until } from '../helpers/fake-clock';
 
 /** One fake lane: the test's end of its port, what it received, and its piscina task's fate. */
 interface FakeLane {
@@ -79,8 +80,11 @@ const batch = (parts: [number, number[]][], done: [number, number][] = []): Lane
   parts: parts.map(([id, idx]) => ({ id, batch: idx.map(result) })),
   done: done.map(([id, n]) => ({ id, started: n, finished: n, cancelled: false })),
 });
-/** Lets port messages and microtasks through. */
-const turn = () => new Promise((r) => setTimeout(r, 5));
+/** What the lane at `i` received, once it received at least `n` messages (port messages arrive on a later turn). */
+const received = async (lanes: FakeLane[], i: number, n = 1): Promise<MainToLane[]> => {
+  await until(() => (lanes[i]?.got.length ?? 0) >= n);
+  return lanes[i]!.got;
+};
 
 const open: FakeLane[][] = [];
 afterEach(() => {
@@ -102,7 +106,8 @@ describe('LaneEnds', () => {
     // 5 -> lane 0; 3 -> 1; 1 -> 2; 2 -> 2 (load 1); 4 -> 1 (lanes 1 and 2 tie at 3: the lower slot)
     expect(pl.loads).toEqual([5, 7, 3]);
     expect(pl.running).toBe(5);
-    await turn();
+    for (const i of [0, 1, 2]) await received(lanes, i);
+    await settle(); // one message per lane: nothing more comes
     const sizes = lanes.map((l) => l.got.flatMap((m) => (m.t === 'run' ? m.shards.map((x) => x.tasks.index.length) : [])));
     expect(sizes).toEqual([[5], [3, 4], [1, 2]]);
   });
@@ -114,7 +119,8 @@ describe('LaneEnds', () => {
     const b = entryOf(2, s);
     pl.dispatch(a.entry);
     pl.dispatch(b.entry);
-    await turn();
+    await received(lanes, 0);
+    await settle();
     expect(lanes[0]!.got).toHaveLength(1);
     const first = lanes[0]!.got[0]!;
     if (first.t !== 'run') throw new Error('expected run');
@@ -127,8 +133,7 @@ describe('LaneEnds', () => {
     expect(first.shards[0]!.tasks.hosts).toBe('127.0.0.1\n127.0.0.1');
 
     pl.dispatch(entryOf(1, s).entry);
-    await turn();
-    const second = lanes[0]!.got[1]!;
+    const second = (await received(lanes, 0, 2))[1]!;
     expect(second.t === 'run' && second.settings).toEqual([]);
   });
 
@@ -139,9 +144,9 @@ describe('LaneEnds', () => {
     const b = entryOf(3, s);
     pl.dispatch(a.entry);
     pl.dispatch(b.entry);
-    await turn();
+    await received(lanes, 0);
     lanes[0]!.port.postMessage(batch([[a.entry.id, [0]], [b.entry.id, [2, 0]]]));
-    await turn();
+    await until(() => b.results.length === 2);
     expect(a.results).toEqual([0]);
     expect(b.results).toEqual([2, 0]);
     expect(freed()).toBe(1);
@@ -150,9 +155,10 @@ describe('LaneEnds', () => {
     expect(a.results).toEqual([0, 1]);
     expect(pl.running).toBe(1);
     expect(pl.loads).toEqual([3]);
-    // unknown ids (already settled) are ignored
+    // unknown ids (already settled) are ignored: a message of b's after them finds a's results unchanged
     lanes[0]!.port.postMessage(batch([[a.entry.id, [9]]], [[a.entry.id, 2]]));
-    await turn();
+    lanes[0]!.port.postMessage(batch([[b.entry.id, [1]]]));
+    await until(() => b.results.length === 3);
     expect(a.results).toEqual([0, 1]);
   });
 
@@ -163,7 +169,8 @@ describe('LaneEnds', () => {
     pl.dispatch(a.entry);
     pl.cancel(a.entry);
     pl.cancel(a.entry);
-    await turn();
+    await received(lanes, 0, 2);
+    await settle(); // once: no second cancel follows
     expect(lanes[0]!.got.map((m) => m.t)).toEqual(['run', 'cancel']);
     expect(lanes[0]!.got[1]).toEqual({ t: 'cancel', ids: [a.entry.id] });
   });
@@ -176,9 +183,9 @@ describe('LaneEnds', () => {
       },
     });
     pl.dispatch(a.entry);
-    await turn();
+    await received(lanes, 0);
     lanes[0]!.port.postMessage(batch([[a.entry.id, [0]]]));
-    await turn();
+    await received(lanes, 0, 2);
     expect(lanes[0]!.got.at(-1)).toEqual({ t: 'cancel', ids: [a.entry.id] });
     lanes[0]!.port.postMessage(batch([[a.entry.id, [1]]], [[a.entry.id, 2]]));
     const err = await a.outcome.then(
@@ -197,8 +204,12 @@ describe('LaneEnds', () => {
     await expect(bad.outcome).rejects.toMatchObject({ code: 'workers_bad_shard', message: 'shard refused: host of task 0 contains a line break' });
     expect(pl.running).toBe(0);
     expect(pl.loads).toEqual([0]);
-    await turn();
-    expect(lanes[0]!.got).toEqual([]);
+    // the next shard's message is the lane's first: nothing of the refused one went out
+    const good = entryOf(1, settings());
+    pl.dispatch(good.entry);
+    const got = await received(lanes, 0);
+    expect(got).toHaveLength(1);
+    expect(got[0]!.t === 'run' && got[0]!.shards.map((x) => x.id)).toEqual([good.entry.id]);
   });
 
   test('a lane whose task ends fails its shards with worker_failed; a new lane takes its slot', async () => {
@@ -208,7 +219,8 @@ describe('LaneEnds', () => {
     const b = entryOf(1, s);
     pl.dispatch(a.entry); // lane 0
     pl.dispatch(b.entry); // lane 1
-    await turn();
+    await received(lanes, 0);
+    await received(lanes, 1);
     lanes[0]!.end(new Error('thread died'));
     const err = await a.outcome.then(
       () => null,
@@ -223,8 +235,7 @@ describe('LaneEnds', () => {
     // the new lane at slot 0 gets the next shard, with the settings again (its cache is empty)
     const c = entryOf(1, s);
     pl.dispatch(c.entry);
-    await turn();
-    const m = lanes[2]!.got[0]!;
+    const m = (await received(lanes, 2))[0]!;
     expect(m.t === 'run' && m.shards[0]!.id).toBe(c.entry.id);
     expect(m.t === 'run' && m.settings.length).toBe(1);
   });
@@ -235,13 +246,13 @@ describe('LaneEnds', () => {
     pl.dispatch(a.entry);
     pl.close();
     await expect(a.outcome).rejects.toMatchObject({ code: 'workers_closed', message: 'the probe workers closed while the shard ran' });
-    await turn();
+    await settle(5);
     expect(lanes).toHaveLength(2);
     expect(lanes[0]!.got).toEqual([]);
     expect(pl.running).toBe(0);
     expect(freed()).toBe(0);
     lanes[0]!.end(); // the threads stop afterwards: nothing more happens
-    await turn();
+    await settle(5);
     expect(lanes).toHaveLength(2);
   });
 });

@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { PACK_BAD_HOST, packTasks, unpackTasks } from '../../src/probe/workers/packed-tasks';
+import { packTasks, unpackTasks } from '../../src/probe/workers/packed-tasks';
 import { isServiceError } from '../../src/errors';
 import type { ProbeTask } from '../../src/probe/types';
+import { DOMAIN_ERROR_CODES } from '../../src/error-codes';
 
 const host = fc.oneof(
   fc.ipV4(),
@@ -50,7 +51,7 @@ describe('packTasks / unpackTasks', () => {
     } catch (e) {
       thrown = e;
     }
-    expect(isServiceError(thrown, PACK_BAD_HOST)).toBe(true);
+    expect(isServiceError(thrown, DOMAIN_ERROR_CODES.PACK_BAD_HOST)).toBe(true);
     expect((thrown as Error).message).toBe('host of task 3 contains a line break');
   });
 });

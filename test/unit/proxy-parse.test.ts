@@ -522,12 +522,10 @@ describe('fuzz', () => {
       '\r'.repeat(MiB),
       '1.2.3.4:80:u:p@\n'.repeat(MiB / 16),
     ];
-    const t0 = performance.now();
+    // quadratic behaviour on 1 MiB lines would take minutes: the test's timeout fails it (the speed itself: bench/micro-parse.ts)
     for (const s of inputs) {
       const r = parseProxyList(s);
       expect(r.proxies.length + r.duplicates + r.invalid + r.ignored).toBe(lineCount(s));
     }
-    // generous for loaded CI machines: quadratic behaviour on 1 MiB lines would take minutes
-    expect(performance.now() - t0).toBeLessThan(15000);
   });
 });

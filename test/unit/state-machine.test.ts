@@ -6,7 +6,10 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { isServiceError } from '../../src/errors';
-import { ILLEGAL_TRANSITION, isFinalState, StateMachine, transition, transitionTable } from '../../src/state-machine';
+import { LEAF_ERROR_CODES } from '../../src/error-codes';
+import { isFinalState, StateMachine, transition, transitionTable } from '../../src/state-machine';
+
+const { ILLEGAL_TRANSITION } = LEAF_ERROR_CODES;
 
 type S = 'a' | 'b' | 'c' | 'end';
 const TABLE = transitionTable<S>({ a: ['b', 'end'], b: ['a', 'c'], c: ['end'], end: [] });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { memoryLogger } from '../../src/log';
 import { stopSteps } from '../../src/stop-steps';
+import { settle } from '../helpers/fake-clock';
 
 describe('stopSteps: the undo list of a composition root', () => {
   test('runs the steps in reverse, goes on past a failing one (logged), and a second unwind does nothing', async () => {
@@ -13,7 +14,7 @@ describe('stopSteps: the undo list of a composition root', () => {
       throw new Error('stuck');
     });
     undo.push(async () => {
-      await Bun.sleep(1);
+      await settle(1);
       ran.push('server');
     });
     await unwind();

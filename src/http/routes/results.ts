@@ -14,6 +14,7 @@
  */
 import { Elysia } from 'elysia';
 import { ServiceError } from '../../errors';
+import { HTTP_ERROR_CODES } from '../../error-codes';
 import { forbidden, linkExpired, notFound } from '../api-errors';
 import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
@@ -45,7 +46,7 @@ function textStream(gen: AsyncGenerator<string>): ReadableStream<Uint8Array> {
 
 export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
   const { secret, store } = deps.results;
-  if (secret === '') throw new ServiceError('result_secret_missing', 'result routes need a non-empty result-link secret');
+  if (secret === '') throw new ServiceError(HTTP_ERROR_CODES.RESULT_SECRET_MISSING, 'result routes need a non-empty result-link secret');
   return new Elysia({ name: 'result-routes' }).get(
     '/result/:name',
     async ({ params, request }) => {

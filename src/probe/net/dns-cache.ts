@@ -7,6 +7,7 @@
  * /etc/hosts and the host's resolver configuration apply.
  */
 import { lookup } from 'node:dns/promises';
+import { systemClock, type Clock } from '../../clock';
 
 export interface DnsAnswer {
   /** resolved addresses, IPv4 first; empty on failure */
@@ -26,6 +27,8 @@ export interface DnsCacheOptions {
   maxEntries?: number;
   /** injectable resolver (tests) */
   resolve?: (host: string) => Promise<string[]>;
+  /** the clock of the TTLs (default systemClock; tests pass a fake one) */
+  clock?: Pick<Clock, 'now'>;
 }
 
 async function systemResolve(host: string): Promise<string[]> {
@@ -39,12 +42,14 @@ export class DnsCache {
   private readonly negativeTtlMs: number;
   private readonly maxEntries: number;
   private readonly resolver: (host: string) => Promise<string[]>;
+  private readonly clock: Pick<Clock, 'now'>;
 
   constructor(opts: DnsCacheOptions = {}) {
     this.ttlMs = opts.ttlMs ?? 60_000;
     this.negativeTtlMs = opts.negativeTtlMs ?? 5_000;
     this.maxEntries = opts.maxEntries ?? 10_000;
     this.resolver = opts.resolve ?? systemResolve;
+    this.clock = opts.clock ?? systemClock;
   }
 
   get size(): number {
@@ -54,13 +59,13 @@ export class DnsCache {
   /** Never rejects. */
   resolve(host: string): Promise<DnsAnswer> {
     const key = host.toLowerCase();
-    const now = Date.now();
+    const now = this.clock.now();
     const hit = this.entries.get(key);
     if (hit !== undefined && hit.expires > now) return hit.answer;
     if (hit !== undefined) this.entries.delete(key);
     const entry: Entry = { expires: now + this.ttlMs, answer: this.query(key) };
     entry.answer.then((a) => {
-      if (a.addresses.length === 0) entry.expires = Date.now() + this.negativeTtlMs;
+      if (a.addresses.length === 0) entry.expires = this.clock.now() + this.negativeTtlMs;
     });
     while (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();
@@ -75,7 +80,7 @@ export class DnsCache {
   prime(host: string, answer: DnsAnswer, ttlMs = this.ttlMs): void {
     const key = host.toLowerCase();
     this.entries.delete(key);
-    this.entries.set(key, { expires: Date.now() + ttlMs, answer: Promise.resolve(answer) });
+    this.entries.set(key, { expires: this.clock.now() + ttlMs, answer: Promise.resolve(answer) });
   }
 
   clear(): void {

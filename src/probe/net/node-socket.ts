@@ -17,6 +17,16 @@ import type { Link, LinkEvents } from './exchange-types';
 const kLink = Symbol('nodeLink');
 type Carrier = { [kLink]: NodeLink };
 
+/** Makes `s` carry `link` and its events to the shared listeners; `opened`: its connect (or TLS handshake) event. */
+function carry(s: Socket, link: NodeLink, opened: 'connect' | 'secureConnect', onOpened: (this: Socket) => void): void {
+  (s as unknown as Carrier)[kLink] = link;
+  s.on(opened, onOpened);
+  s.on('data', onData);
+  s.on('end', onEnd);
+  s.on('close', onEnd);
+  s.on('error', onError);
+}
+
 class NodeLink implements Link {
   private readonly ev: LinkEvents;
   private readonly raw: Socket;
@@ -25,13 +35,8 @@ class NodeLink implements Link {
   constructor(ev: LinkEvents, ip: string, port: number) {
     this.ev = ev;
     const s = netConnect({ host: ip, port, noDelay: true });
-    (s as unknown as Carrier)[kLink] = this;
     this.raw = s;
-    s.on('connect', onConnect);
-    s.on('data', onData);
-    s.on('end', onEnd);
-    s.on('close', onEnd);
-    s.on('error', onError);
+    carry(s, this, 'connect', onConnect);
   }
 
   write(data: string | Buffer): void {
@@ -53,13 +58,8 @@ class NodeLink implements Link {
       ...(pinned ? { rejectUnauthorized: false } : { ca }),
       ALPNProtocols: ['http/1.1'],
     });
-    (t as unknown as Carrier)[kLink] = this;
     this.secure = t;
-    t.on('secureConnect', onSecure);
-    t.on('data', onData);
-    t.on('end', onEnd);
-    t.on('close', onEnd);
-    t.on('error', onError);
+    carry(t, this, 'secureConnect', onSecure);
   }
 
   peerCertificate(): PresentedCertificate | null {
@@ -128,7 +128,7 @@ const SECURE = 4;
 function onConnect(this: Socket): void {
   (this as unknown as Carrier)[kLink].event(CONNECT, undefined);
 }
-function onSecure(this: TLSSocket): void {
+function onSecure(this: Socket): void {
   (this as unknown as Carrier)[kLink].event(SECURE, undefined);
 }
 function onData(this: Socket, chunk: Buffer): void {

@@ -15,11 +15,13 @@
  * after pending I/O, so a wave of timeouts does not delay live answers). Callbacks run once; an entry cancelled inside a
  * callback of the same wake is not fired. A callback that throws does not
  * starve the others: the wake finishes, then the first error goes to
- * `onError` (default: rethrown, as from any timer callback).
+ * `onError` (default: rethrown, as from any timer callback). Time is the
+ * queue's clock (default monotonicClock; unit tests drive a fake one).
  */
+import { monotonicClock, type Clock } from '../../clock';
 
 export interface TimerEntry {
-  /** performance.now() value at which onDeadline fires; set by arm(). */
+  /** The clock's now() at which onDeadline fires; set by arm(). */
   dueAt: number;
   tPrev: TimerEntry | null;
   tNext: TimerEntry | null;
@@ -31,14 +33,18 @@ export interface TimerEntry {
 export class DeadlineQueue {
   private head: TimerEntry | null = null;
   private tail: TimerEntry | null = null;
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** cancels the armed timer; null when none is armed */
+  private timer: (() => void) | null = null;
   /** the dueAt the OS timer was armed for (Infinity when none) */
   private armedFor = Infinity;
   private size = 0;
   private readonly onError: (err: unknown) => void;
+  private readonly clock: Clock;
+  private readonly wake = (): void => this.fire();
 
-  constructor(onError: (err: unknown) => void = rethrow) {
+  constructor(onError: (err: unknown) => void = rethrow, clock: Clock = monotonicClock) {
     this.onError = onError;
+    this.clock = clock;
   }
 
   /** Entries waiting. */
@@ -48,7 +54,7 @@ export class DeadlineQueue {
 
   /** Queue `e` to fire `ms` from now. `e` must not be queued already. */
   arm(e: TimerEntry, ms: number): void {
-    const at = performance.now() + ms;
+    const at = this.clock.now() + ms;
     e.dueAt = at;
     e.tQueued = true;
     this.size++;
@@ -75,7 +81,7 @@ export class DeadlineQueue {
     if (!e.tQueued) return;
     this.unlink(e);
     if (this.head === null && this.timer !== null) {
-      clearTimeout(this.timer);
+      this.timer();
       this.timer = null;
       this.armedFor = Infinity;
     }
@@ -93,16 +99,16 @@ export class DeadlineQueue {
   }
 
   private rearm(at: number): void {
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer?.();
     this.armedFor = at;
-    this.timer = setTimeout(wake, Math.max(0, Math.ceil(at - performance.now())), this);
+    this.timer = this.clock.after(Math.max(0, Math.ceil(at - this.clock.now())), this.wake);
   }
 
   /** The OS timer fired: run everything due (at most FIRE_BATCH per turn), re-arm for the rest. */
   fire(): void {
     this.timer = null;
     this.armedFor = Infinity;
-    const now = performance.now();
+    const now = this.clock.now();
     let failed = false;
     let first: unknown = null;
     let e = this.head;
@@ -113,7 +119,7 @@ export class DeadlineQueue {
         // hold the thread for tens of ms while answers of working proxies wait
         // in socket buffers: fire the rest on the next turn, after I/O.
         this.armedFor = e.dueAt;
-        this.timer = setTimeout(wake, 0, this);
+        this.timer = this.clock.after(0, this.wake);
         if (failed) this.onError(first);
         return;
       }
@@ -136,10 +142,6 @@ export const FIRE_BATCH = 256;
 
 function rethrow(err: unknown): void {
   throw err;
-}
-
-function wake(q: DeadlineQueue): void {
-  q.fire();
 }
 
 /** The queue every exchange on this thread uses. */

@@ -22,9 +22,9 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
+import { DOMAIN_ERROR_CODES } from '../../error-codes';
 import { LaneSettings } from './lane-settings';
 import { packTasks, type PackedTasks } from './packed-tasks';
-import { WORKER_ERROR_CODES } from './worker-errors';
 import { LANE_SETTINGS_CACHE, type PackedShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './lane-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../types';
 
@@ -119,7 +119,7 @@ export class LaneEnds {
     } catch (err) {
       // parsed hosts never contain a line break; a caller that passes one gets its shard refused, nothing else
       releaseAbort(entry);
-      entry.reject(new ServiceError(WORKER_ERROR_CODES.badShard, `shard refused: ${errorText(err)}`, { cause: err }));
+      entry.reject(new ServiceError(DOMAIN_ERROR_CODES.WORKERS_BAD_SHARD, `shard refused: ${errorText(err)}`, { cause: err }));
       return;
     }
     let lane = this.lanes[0]!;
@@ -219,7 +219,7 @@ export class LaneEnds {
       if (entry === undefined) continue;
       if (entry.callbackError !== null) {
         const err = entry.callbackError;
-        this.settle(entry, new ServiceError(WORKER_ERROR_CODES.callbackFailed, `onResults threw: ${errorText(err)}`, { cause: err }));
+        this.settle(entry, new ServiceError(DOMAIN_ERROR_CODES.WORKERS_CALLBACK_FAILED, `onResults threw: ${errorText(err)}`, { cause: err }));
       } else {
         this.settle(entry, null, { dropped: false, started: d.started, finished: d.finished, cancelled: d.cancelled });
       }
@@ -248,8 +248,8 @@ export class LaneEnds {
       this.settle(
         entry,
         closed
-          ? new ServiceError(WORKER_ERROR_CODES.closed, 'the probe workers closed while the shard ran', { cause: err })
-          : new ServiceError(WORKER_ERROR_CODES.workerFailed, `probe worker failed: ${errorText(err ?? 'its lane ended')}`, { cause: err }),
+          ? new ServiceError(DOMAIN_ERROR_CODES.WORKERS_CLOSED, 'the probe workers closed while the shard ran', { cause: err })
+          : new ServiceError(DOMAIN_ERROR_CODES.WORKER_FAILED, `probe worker failed: ${errorText(err ?? 'its lane ended')}`, { cause: err }),
       );
     }
     if (!closed) {

@@ -1,7 +1,8 @@
 /**
  * The messages between the probe workers' front (main thread: probe-workers.ts, its lanes'
  * ends in lane-ends.ts) and the lane each piscina worker runs (lane.ts,
- * entry workers/probe-worker.ts). Types and constants only.
+ * entry workers/probe-worker.ts). Types and constants, and the one count of
+ * the results a shard owes (expectedResults).
  *
  * Each worker thread runs one long-lived piscina task, its *lane*, with one
  * MessagePort for the workers' whole life. Shards travel over the lane's port,
@@ -29,6 +30,14 @@ import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeT
 export type Shard =
   | { kind: 'probe'; tasks: ProbeTask[]; settings: ProbeSettings; maxConcurrent?: number }
   | { kind: 'custom_url'; tasks: ProbeTask[]; rules: CustomUrlRule[]; settings: ProbeSettings; maxConcurrent?: number };
+
+/**
+ * Results a shard owes: one per task, or one per (task, rule) for custom URLs.
+ * Any shape of a shard (the workers' Shard, the cluster's WorkShard) counts here.
+ */
+export function expectedResults(shard: { kind: Shard['kind']; tasks: readonly unknown[]; rules?: readonly unknown[] }): number {
+  return shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * (shard.rules?.length ?? 0);
+}
 
 /**
  * A shard packed for the thread boundary, as the lane receives it: numbered

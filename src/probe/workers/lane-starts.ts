@@ -9,9 +9,8 @@
  * rate so follows the rate at which the lane gets through its socket events,
  * instead of piling connects onto a loop that cannot read their answers yet.
  * A probe's clock starts when it starts, so the wait happens before the
- * clock, and response times stay what the proxy took: bench/RESULTS.md
- * "Session 3: a start budget in the lanes" (scenario C, working proxies'
- * overhead p99 285-346 ms -> 16-19 ms, wall unchanged).
+ * clock, and response times stay what the proxy took (the figures:
+ * bench/RESULTS.md "Session 3: a start budget in the lanes").
  *
  * Waiting runs are grouped (a group = a job: the lane passes the shard's
  * settings id) and the groups take turns, QUANTUM probes at a time; inside a

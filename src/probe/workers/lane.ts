@@ -23,13 +23,13 @@
  *
  * Latency matters as much as CPU here: a slot is idle from the moment its
  * probe ends until the probe that replaces it starts, and that path crosses
- * the thread boundary twice. So a lane flushes results within FLUSH_MS (8 ms)
+ * the thread boundary twice. So a lane flushes results within FLUSH_MS
  * of the first one waiting (at once when RESULT_BATCH_MAX wait or it has
  * nothing else running), and looks at its port synchronously every
  * POLL_EVERY results (receiveMessageOnPort), so shards granted for freed
  * slots start within the same turn instead of after all of its socket
- * events. Measured on scenario C (bench/RESULTS.md): grant to result overhead
- * per entry 50-100 ms -> 6-18 ms in the steady state.
+ * events (the figures: bench/RESULTS.md, session 2, "Paced starts and a
+ * synchronous look at the port").
  *
  * But a probe's clock must not run while the lane is too busy to read its
  * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
@@ -63,12 +63,12 @@ const STARTS_PER_TURN = 32;
 const POLL_EVERY = 16;
 /**
  * Results wait this long at most for others to share their message (unless
- * RESULT_BATCH_MAX are waiting or the lane has nothing else running). A lane
- * used to flush every turn of its event loop; on a list that mixes refused
- * connects with black holes slots free a few at a time, all through the job,
- * and every turn sent a message of 1-3 results, each one a round trip
- * through the main thread (actor, scheduler, a new shard back). Measured
- * with bench/users.ts (bench/RESULTS.md "As users run it").
+ * RESULT_BATCH_MAX are waiting or the lane has nothing else running): on a
+ * list that mixes refused connects with black holes slots free a few at a
+ * time, all through the job, and every message is a round trip through the
+ * main thread (actor, scheduler, a new shard back), so a message per turn
+ * would carry a few results each. bench/RESULTS.md "What each change bought
+ * in session 5" has the figures.
  */
 const FLUSH_MS = 8;
 

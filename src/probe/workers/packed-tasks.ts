@@ -1,14 +1,16 @@
 /**
  * Pure codec for a shard's tasks on their way to a probe thread. Structured
  * clone copies an array of {index, proxy: {host, port}} objects field by
- * field (~0.45 µs a task, paid again on the receiving side); packed, a task
- * is a slot in two typed arrays and a line of one string (~0.04 µs).
+ * field, paid again on the receiving side; packed, a task is a slot in two
+ * typed arrays and a line of one string, about a tenth of the cost
+ * (bench/RESULTS.md, session 2, "Packed shards").
  *
  * Hosts are joined with "\n": a parsed host (IPv4, IPv6 without brackets, a
  * host name) never contains one, and packTasks refuses a host that does
  * rather than shift every later task by one.
  */
 import { ServiceError } from '../../errors';
+import { DOMAIN_ERROR_CODES } from '../../error-codes';
 import type { ProbeTask } from '../types';
 
 export interface PackedTasks {
@@ -20,9 +22,6 @@ export interface PackedTasks {
   auth: (string | null)[] | null;
 }
 
-/** The code packTasks throws with (a ServiceError): a host with a line break. */
-export const PACK_BAD_HOST = 'pack_bad_host';
-
 export function packTasks(tasks: readonly ProbeTask[]): PackedTasks {
   const n = tasks.length;
   const index = new Int32Array(n);
@@ -32,7 +31,7 @@ export function packTasks(tasks: readonly ProbeTask[]): PackedTasks {
   for (let i = 0; i < n; i++) {
     const t = tasks[i]!;
     const p = t.proxy;
-    if (p.host.includes('\n')) throw new ServiceError(PACK_BAD_HOST, `host of task ${t.index} contains a line break`);
+    if (p.host.includes('\n')) throw new ServiceError(DOMAIN_ERROR_CODES.PACK_BAD_HOST, `host of task ${t.index} contains a line break`);
     index[i] = t.index;
     port[i] = p.port;
     hosts[i] = p.host;

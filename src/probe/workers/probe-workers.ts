@@ -25,7 +25,8 @@
  * Start-up fails loudly: `start()` pings every thread and rejects with a
  * ServiceError (code worker_load_failed / workers_start_timeout) when a
  * worker cannot load, instead of leaving an await that never settles. Every
- * rejection is a ServiceError with a code of worker-errors.ts.
+ * rejection is a ServiceError with a WORKER(S)_* code of DOMAIN_ERROR_CODES
+ * (src/error-codes.ts).
  *
  * Shard states: queued -> running -> settled (resolved | rejected), or
  * queued -> dropped (where it is says which: the queue, a lane, neither).
@@ -35,14 +36,13 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
-import { WORKER_ERROR_CODES } from './worker-errors';
+import { DOMAIN_ERROR_CODES } from '../../error-codes';
 import { LaneEnds, releaseAbort, type OnResults, type ShardCall, type ShardOutcome } from './lane-ends';
-import type { PingReply, Shard, WorkerTask } from './lane-protocol';
+import { expectedResults, type PingReply, type Shard, type WorkerTask } from './lane-protocol';
 import type { CustomUrlResult, ProbeResult } from '../types';
 
 export type { Shard } from './lane-protocol';
 export type { ShardOutcome } from './lane-ends';
-export { WORKER_ERROR_CODES, type WorkerErrorCode } from './worker-errors';
 
 export interface ProbeWorkersOptions {
   /** Worker threads; default: the number of cores. */
@@ -103,9 +103,9 @@ export class ProbeWorkers {
     try {
       await new Promise<void>((resolve, reject) => {
         failStart = (err) =>
-          reject(new ServiceError(WORKER_ERROR_CODES.workerLoadFailed, `probe worker ${filename} failed to load: ${errorText(err)}`, { cause: err }));
+          reject(new ServiceError(DOMAIN_ERROR_CODES.WORKER_LOAD_FAILED, `probe worker ${filename} failed to load: ${errorText(err)}`, { cause: err }));
         timer = setTimeout(
-          () => reject(new ServiceError(WORKER_ERROR_CODES.startTimeout, `probe worker ${filename} did not answer within ${startTimeoutMs} ms`)),
+          () => reject(new ServiceError(DOMAIN_ERROR_CODES.WORKERS_START_TIMEOUT, `probe worker ${filename} did not answer within ${startTimeoutMs} ms`)),
           startTimeoutMs,
         );
         const pings: Promise<PingReply>[] = [];
@@ -113,7 +113,7 @@ export class ProbeWorkers {
         Promise.all(pings).then(
           (replies) => {
             if (replies.every((r) => r && r.pong === true)) resolve();
-            else reject(new ServiceError(WORKER_ERROR_CODES.workerLoadFailed, `probe worker ${filename} answered the ping with something else`));
+            else reject(new ServiceError(DOMAIN_ERROR_CODES.WORKER_LOAD_FAILED, `probe worker ${filename} answered the ping with something else`));
           },
           (err: unknown) => failStart?.(loadError ?? err),
         );
@@ -150,10 +150,10 @@ export class ProbeWorkers {
   ): Promise<ShardOutcome> {
     // the overloads tie the callback's batch type to shard.kind; the worker sends exactly that kind
     const onResults = callback as OnResults;
-    if (this.closed) return Promise.reject(new ServiceError(WORKER_ERROR_CODES.closed, 'the probe workers are closed'));
+    if (this.closed) return Promise.reject(new ServiceError(DOMAIN_ERROR_CODES.WORKERS_CLOSED, 'the probe workers are closed'));
     if (signal?.aborted) return Promise.resolve({ dropped: true, started: 0, finished: 0, cancelled: false });
     return new Promise<ShardOutcome>((resolve, reject) => {
-      const size = shard.kind === 'probe' ? shard.tasks.length : shard.tasks.length * shard.rules.length;
+      const size = expectedResults(shard);
       const entry: ShardCall = {
         id: this.nextId++,
         shard,
@@ -199,7 +199,7 @@ export class ProbeWorkers {
     this.closed = true;
     for (const entry of this.waiting.splice(0)) {
       releaseAbort(entry);
-      entry.reject(new ServiceError(WORKER_ERROR_CODES.closed, 'the probe workers closed before the shard ran'));
+      entry.reject(new ServiceError(DOMAIN_ERROR_CODES.WORKERS_CLOSED, 'the probe workers closed before the shard ran'));
     }
     this.lanes.close();
     this.closing = this.piscina.destroy().catch(() => undefined);
