@@ -1,7 +1,7 @@
 /**
  * The dependency rule (docs/DESIGN.md "Layers"): layers point one way.
  *
- *   entry   src/main.ts, src/server.ts (composition root), src/agent.ts (the agent role's), src/stop-steps.ts (their undo list), src/cli/**, src/admin/cli.ts, workers/**
+ *   entry   src/main.ts (+ help.ts, runtime-settings.ts, run-process.ts), src/server.ts (composition root), src/agent.ts (the agent role's), src/compose/** (their steps), src/stop-steps.ts (their undo list), src/cli/**, src/admin/cli.ts, workers/**
  *   http    src/http/**, src/web/** server side, src/admin/routes.ts, src/admin/app.ts
  *   jobs    src/jobs/**, src/cluster/** (the cluster's adapters of the job ports), src/admin/** services (commands, args, lock, throttle)
  *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/workers/** (probe execution),
@@ -9,7 +9,7 @@
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
  *           src/gateway/codec/** (the gateway's front codecs),
- *           src/{regions,log,config,limits,fd-guard,secrets,version,job-id,state-machine,clock}.ts
+ *           src/{regions,log,config,settings-catalogue,limits,fd-guard,secrets,version,job-id,state-machine,clock}.ts
  *   db      db/**
  *   root    src/errors.ts (the one error root: every layer may throw its errors), src/error-codes.ts (their codes)
  *
@@ -38,7 +38,7 @@ try {
 
 /** Top to bottom. */
 const LAYERS = [
-  { name: 'entry', path: ['^src/(main|server|agent|stop-steps)\\.ts$', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
+  { name: 'entry', path: ['^src/(main|run-process|runtime-settings|server|agent|stop-steps|help)\\.ts$', '^src/compose/', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
   { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/(routes|app)\\.ts$'] },
   { name: 'jobs', path: ['^src/jobs/', '^src/cluster/', '^src/admin/(?!(cli|routes|app)\\.ts$)'] },
   { name: 'domain', path: ['^src/(accounts|results|judge|metrics|pools)/', '^src/probe/workers/', '^src/gateway/(?!codec/)'] },
@@ -50,7 +50,7 @@ const LAYERS = [
       '^src/gateway/codec/',
       '^src/probe/types\\.ts$',
       '^src/(proxy|geo)/',
-      '^src/(regions|log|config|limits|fd-guard|secrets|version|job-id|state-machine|clock)\\.ts$',
+      '^src/(regions|log|config|settings-catalogue|limits|fd-guard|secrets|version|job-id|state-machine|clock)\\.ts$',
     ],
   },
   { name: 'db', path: ['^db/'] },

@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     dataDir: join(outDir, 'data'),
     outDir,
     ctx: { judgePid: judge.pid, farmPids: farm.pids },
-    defaultSlots: parseConfig({}, process.cwd()).slotsPerEndpoint,
+    defaultSlots: parseConfig({}, process.cwd()).probes.slotsPerEndpoint,
     scale,
     maxBoundMs: flagValue('max-bound', 45) * 1000,
     log,

@@ -223,7 +223,7 @@ async function main(): Promise<void> {
         // of the open-file cap with the built-in judge when that binds first: src/limits.ts, src/jobs/scheduler.ts)
         const cfg = parseConfig({}, ROOT);
         const slots =
-          spe !== null ? spe * 16 : Math.min(cfg.slotsPerEndpoint * 16, Math.floor(maxInFlightFor(openFilesLimit(), 'guarded') * (cfg.maxJobSharePercent / 100)));
+          spe !== null ? spe * 16 : Math.min(cfg.probes.slotsPerEndpoint * 16, Math.floor(maxInFlightFor(openFilesLimit(), 'guarded') * (cfg.probes.maxJobSharePercent / 100)));
         const bound = lowerBound(entries, TIMEOUT_MS, slots, row.orders ?? 0);
         const res: RowResult = { row, slots, orderBlindMedianMs: bound.orderBlind?.p50Ms ?? null, rounds: [] };
         log(`row ${row.name}: ${row.size} proxies, ${slots} slots`);

@@ -12,7 +12,9 @@
  *   3. a local HTTP proxy to check (the tests' fake forward proxy)
  *   4. API node 1, then API node 2 (ROLE=api, `bun src/main.ts` as
  *      `npm start` runs it), the same RESULT_SECRET / ADMIN_TOKEN (generated
- *      for the demo) and the demo account's key (BOOTSTRAP_API_KEY, printed)
+ *      for the demo) and the demo account's key (BOOTSTRAP_API_KEY, printed),
+ *      ALLOW_PRIVATE_TARGETS=true (an API node refuses a literal private
+ *      address before any agent sees it)
  *   5. agent 1 and agent 2 (ROLE=agent, REGION=us1 or DEMO_REGION), each
  *      hosting its own judge on its listener, ALLOW_PRIVATE_TARGETS=true (the
  *      judge is on loopback: only proxies on this machine can reach it)
@@ -254,6 +256,7 @@ async function main(): Promise<void> {
       DATABASE_URL: databaseUrl,
       BOOTSTRAP_API_KEY: DEMO_KEY,
       BOOTSTRAP_CHECKS: '100000',
+      ALLOW_PRIVATE_TARGETS: 'true',
     });
     undo.push({ what: `API node ${i} stopped`, run: () => stopProc(proc, 15_000) });
     const line = await ready;

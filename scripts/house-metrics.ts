@@ -102,6 +102,8 @@ for (const f of all) {
   for (const m of text.matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) envNames.add(m[1]!);
   for (const m of text.matchAll(/process\.env\['([A-Z][A-Z0-9_]+)'\]/g)) envNames.add(m[1]!);
   for (const m of text.matchAll(/\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]/g)) envNames.add(m[1]!);
+  // the catalogue of settings (src/settings-catalogue.ts): one row per variable, read through readSetting
+  if (f.endsWith('settings-catalogue.ts')) for (const m of text.matchAll(/^ {2}([A-Z][A-Z0-9_]+): s\(/gm)) envNames.add(m[1]!);
 }
 
 let literalSites = 0;

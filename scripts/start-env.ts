@@ -1,8 +1,10 @@
 /**
  * The environment `npm start` gives the service: the leading VAR=value words
- * of package.json's "start" script (the runtime settings docs/OPERATIONS.md
- * "Runtime settings" documents). The benchmarks and the cluster demo start the
- * service with it, so they run what users run.
+ * of package.json's "start" script. The benchmarks and the cluster demo start
+ * the service with it, so they run what users run. Today's script has none
+ * (the service applies its runtime settings itself: src/runtime-settings.ts);
+ * a checkout from before (bench/e2e's `root`, an older version compared) set
+ * them there.
  */
 import { readFileSync } from 'node:fs';
 

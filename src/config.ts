@@ -1,125 +1,159 @@
 /**
- * Environment -> one typed, validated Config object.
+ * Environment -> one typed, validated Config object, in groups: each layer
+ * is handed only its group (the HTTP layer `http` and `limits`, the job
+ * layer `limits`, storage `storage`, the judge `judge`, ...).
  *
  * `parseConfig(env)` is pure: it never touches the disk or the network, and
  * throws ConfigError with a one-line message naming the variable on the first
- * bad value. Secrets that are generated when absent (RESULT_SECRET,
- * ADMIN_TOKEN) are filled in by `resolveSecrets` in src/secrets.ts, which is
- * the only part that writes into DATA_DIR.
+ * bad value. Every variable is read through its row of the catalogue
+ * (src/settings-catalogue.ts: name, group, default, meaning). What is a
+ * multiple of a sibling is derived, not read (the rate limit's burst, the
+ * agents' TTL and ack wait, the orphan sweep, the shutdown deadline, ...),
+ * and what no operator has a reason to change is a constant here (TUNING);
+ * both are fields of Config, so tests pass small values in the Config they
+ * start with, not in the environment. Secrets that are generated when absent
+ * (RESULT_SECRET, ADMIN_TOKEN) are filled in by `resolveSecrets` in
+ * src/secrets.ts, which is the only part that writes into DATA_DIR.
  */
-import { isIP } from 'node:net';
-import { isAbsolute, resolve } from 'node:path';
-import { ServiceError } from './errors';
-import { LEAF_ERROR_CODES } from './error-codes';
-import { normalizeFingerprint } from './probe/codec/cert-pin';
+import { resolve } from 'node:path';
 import { findRegion } from './regions';
+import {
+  ConfigError,
+  readSetting,
+  SUBJECT_TOKEN,
+  type LogLevel,
+  type ReadContext,
+  type SettingName,
+} from './settings-catalogue';
 
-/** A bad environment value (the process and the admin command branch on it: one line, no stack). */
-export class ConfigError extends ServiceError {
-  constructor(message: string) {
-    super(LEAF_ERROR_CODES.CONFIG_INVALID, message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError, DEFAULT_RESULT_MAX_BYTES, type LogLevel } from './settings-catalogue';
 
 /**
- * What this process is (README "Running a cluster"): `embedded` (no NATS_URL:
- * the single process of today), or with NATS_URL an API node (`api`), a
- * region agent (`agent`), or both in one process (`all`, the default).
+ * What this process is (docs/OPERATIONS.md "Running a cluster"): `embedded`
+ * (no NATS_URL: the single process of today), or with NATS_URL an API node
+ * (`api`), a region agent (`agent`), or both in one process (`all`, the default).
  */
 export type Role = 'embedded' | 'api' | 'agent' | 'all';
-const CLUSTER_ROLES = ['api', 'agent', 'all'] as const;
-/** Ids used as NATS subject tokens (NODE_ID, AGENT_ID, REGION in a cluster). */
-const SUBJECT_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+/** Constants no operator has a reason to change; Config carries them so a test can start with smaller ones. */
+export const TUNING = Object.freeze({
+  /** Request bodies over 1 MiB read and parsed at once; one more is a 503 (src/http/body.ts). */
+  maxLargeBodies: 2,
+  /** Seconds an HTTP connection may stay idle (a running check lifts it for its request). */
+  httpIdleTimeoutS: 30,
+  /** PostgreSQL statement_timeout for every statement of the service. */
+  dbStatementTimeoutMs: 30_000,
+  /** How often the checker learns its own addresses from the judge again. */
+  calibrationIntervalMs: 300_000,
+  /** An API node fails a shard (its job fails, with refunds) that showed no sign of life for this long. */
+  clusterShardDeadlineMs: 120_000,
+  /** After a stop signal the process exits this long after the grace, whatever still hangs. */
+  shutdownExtraMs: 10_000,
+});
 
-export interface Config {
+export interface HttpConfig {
   port: number;
   host: string;
+  /** Public base URL of the API, no trailing slash (derived from HOST and PORT unless BASE_URL is set). */
+  baseUrl: string;
+  /** Whether BASE_URL was set (else baseUrl is derived and, on a real server, reachable from this machine only). */
+  baseUrlSet: boolean;
+  /** Base URL result links point at, no trailing slash. */
+  contentUrl: string;
   /** The admin API's own listener (never the public one); 0 = a free port. */
   adminPort: number;
   adminHost: string;
-  /** Public base URL of the API, no trailing slash. */
-  baseUrl: string;
-  /** Base URL result links point at, no trailing slash. */
-  contentUrl: string;
+  /** undefined until resolveSecrets() fills it from DATA_DIR. */
+  adminToken: string | undefined;
+  wsRequireAuth: boolean;
+  /** Seconds an HTTP connection may stay idle (TUNING). */
+  idleTimeoutS: number;
+}
+
+export interface LimitsConfig {
+  maxProxies: number;
+  maxBodyBytes: number;
+  maxCustomUrls: number;
+  /** Request bodies over 1 MiB read and parsed at once (TUNING). */
+  maxLargeBodies: number;
+  /** Checks one account may run at once (more: 429). */
+  maxJobsPerAccount: number;
+  /** Unique proxies of one account's running checks together: twice MAX_PROXIES. */
+  maxProxiesInFlightPerAccount: number;
+  /** Token bucket per account on /check, /check-raw and /me: requests per second refilled... */
+  rateLimitPerS: number;
+  /** ...and the bucket's size: twice the rate. */
+  rateLimitBurst: number;
+  /** WebSocket subscriptions open at once per authenticated account... */
+  wsMaxPerAccount: number;
+  /** ...and per client address of anonymous subscribers: a quarter of it. */
+  wsMaxPerAddress: number;
+}
+
+export interface ProbesConfig {
+  threads: number;
+  slotsPerEndpoint: number;
+  /** Probes in flight in the whole process at most; undefined = from the open-file limit. */
+  maxInFlight: number | undefined;
+  /** A job that holds this share (percent) of a region's slots, or of MAX_IN_FLIGHT, leaves the rest to jobs that arrive. */
+  maxJobSharePercent: number;
+  allowPrivateTargets: boolean;
+  /** PEM of extra CAs trusted for https judges and custom URLs (besides the system's). */
+  tlsCaFile: string | undefined;
+}
+
+export interface JudgeConfig {
+  /** JUDGE_URL; undefined = this process's own /judge. */
+  url: string | undefined;
+  /**
+   * JUDGE_KEY: the key the judge signs its answers with. With JUDGE_URL, the
+   * external judge's key (absent: it does not sign, integrity is not checked;
+   * refused in a cluster); this process's own /judge signs with it too
+   * (absent: a random key per process).
+   */
+  key: string | undefined;
+  /** The https check: JUDGE_TLS=true, or an external TLS judge configured (JUDGE_TLS_URL). */
+  tls: boolean;
+  /** JUDGE_TLS_URL: an external judge's TLS listener, pinned to tlsFingerprint (both or neither). */
+  tlsUrl: string | undefined;
+  /** JUDGE_TLS_FINGERPRINT, normalised (codec/cert-pin.ts: `AB:CD:...`). */
+  tlsFingerprint: string | undefined;
+  /** The built-in judge's TLS listener port (0 = a free port), bound on HOST. */
+  tlsPort: number;
+  checkerIps: string[];
+  calibrationIntervalMs: number;
+}
+
+export interface StorageConfig {
   /** Absolute path. */
   dataDir: string;
   /** undefined = embedded PGlite in DATA_DIR/pglite. */
   databaseUrl: string | undefined;
   /** undefined until resolveSecrets() fills it from DATA_DIR. */
   resultSecret: string | undefined;
-  adminToken: string | undefined;
-  allowPrivateTargets: boolean;
-  slotsPerEndpoint: number;
-  /** undefined = this server's own /judge. */
-  judgeUrl: string | undefined;
-  /**
-   * JUDGE_KEY: the key the judge signs its answers with. With JUDGE_URL, the
-   * external judge's key (absent: it does not sign, integrity is not checked);
-   * this server's own /judge signs with it too (absent: a random key per process).
-   */
-  judgeKey: string | undefined;
-  /**
-   * JUDGE_TLS_URL: an external judge's TLS listener (https), pinned to
-   * JUDGE_TLS_FINGERPRINT (both or neither). Absent: the built-in judge's
-   * own TLS listener when JUDGE_URL is unset too, else no https check.
-   */
-  judgeTlsUrl: string | undefined;
-  /** JUDGE_TLS_FINGERPRINT, normalised (codec/cert-pin.ts: `AB:CD:...`). */
-  judgeTlsFingerprint: string | undefined;
-  /** JUDGE_TLS_PORT: the built-in judge's TLS listener port (0 = a free port), bound on HOST. */
-  judgeTlsPort: number;
-  /** The https check (opt-in): JUDGE_TLS=true, or an external TLS judge configured (JUDGE_TLS_URL); else no TLS judge, no `https` field. */
-  judgeTls: boolean;
-  checkerIps: string[];
-  calibrationIntervalMs: number;
-  logLevel: LogLevel;
-  bootstrapChecks: number;
-  bootstrapApiKey: string | undefined;
   resultRetentionDays: number;
   /** Disk cap on stored result files in bytes (oldest deleted first); 0 = no cap. */
   resultMaxBytes: number;
-  wsRequireAuth: boolean;
-  maxProxies: number;
-  maxBodyBytes: number;
-  maxCustomUrls: number;
-  /** Checks one account may run at once (more: 429). */
-  maxJobsPerAccount: number;
-  /** Unique proxies of one account's running checks together (a check that would pass it while others run: 429). */
-  maxProxiesInFlightPerAccount: number;
-  /** Token bucket per account on /check, /check-raw and /me: requests per second refilled... */
-  rateLimitPerS: number;
-  /** ...and the bucket's size (requests allowed at once after a quiet spell). */
-  rateLimitBurst: number;
-  /** WebSocket subscriptions open at once per authenticated account. */
-  wsMaxPerAccount: number;
-  /** WebSocket subscriptions open at once per client address, anonymous subscribers (no key). */
-  wsMaxPerAddress: number;
-  /** Request bodies over 1 MiB read and parsed at once; one more is a 503 (src/http/body.ts). */
-  maxLargeBodies: number;
-  probeThreads: number;
-  /** Probes in flight in the whole process at most; undefined = from the open-file limit. */
-  maxInFlight: number | undefined;
-  /** A job that holds this share (percent) of a region's slots, or of MAX_IN_FLIGHT, leaves the rest to jobs that arrive. */
-  maxJobSharePercent: number;
-  /** Seconds an HTTP connection may stay idle (a running check lifts it for its request). */
-  httpIdleTimeoutS: number;
-  shutdownGraceMs: number;
-  /** After a stop signal the process exits by then whatever still hangs (grace + 10 s by default). */
-  shutdownTimeoutMs: number;
-  /** PostgreSQL statement_timeout for every statement of the service. */
-  dbStatementTimeoutMs: number;
-  /** PEM of extra CAs trusted for https judges and custom URLs (besides the system's). */
-  tlsCaFile: string | undefined;
+  /** PostgreSQL statement_timeout for every statement of the service (TUNING). */
+  statementTimeoutMs: number;
+  bootstrapChecks: number;
+  bootstrapApiKey: string | undefined;
   /** This API node's id among the nodes of one database; undefined = generated per start (src/jobs/node-lease.ts). */
   nodeId: string | undefined;
   /** The node's lease (renewed every third of it); another node refunds its running jobs once it expired. */
   nodeLeaseMs: number;
-  /** How often a node refunds the running jobs of nodes whose lease expired. */
+  /** How often a node refunds the running jobs of nodes whose lease expired: half the lease. */
   orphanSweepMs: number;
+}
+
+export interface ProcessConfig {
+  logLevel: LogLevel;
+  shutdownGraceMs: number;
+  /** After a stop signal the process exits by then whatever still hangs: the grace + 10 s. */
+  shutdownTimeoutMs: number;
+}
+
+export interface ClusterConfig {
   /** NATS_URL: the cluster's NATS server(s); undefined = embedded (no NATS). */
   natsUrl: string | undefined;
   role: Role;
@@ -129,92 +163,27 @@ export interface Config {
   agentSlots: number | undefined;
   /** AGENT_ID: the agent's id (subject token); undefined = generated per start (logged). */
   agentId: string | undefined;
-  /** A shard not acked within this is delivered again (JetStream ack_wait; agents extend it while a shard runs). */
-  clusterAckWaitMs: number;
-  /** An API node fails a shard (its job fails, with refunds) that showed no sign of life for this long. */
-  clusterShardDeadlineMs: number;
   /** How often an agent puts its heartbeat into the pc_agents bucket. */
-  agentHeartbeatMs: number;
-  /** An agent whose heartbeat is older than this is gone (the bucket's TTL). */
+  heartbeatMs: number;
+  /** An agent whose heartbeat is older than this is gone (the bucket's TTL): 5 heartbeats. */
   agentTtlMs: number;
+  /** A shard not acked within this is delivered again (JetStream ack_wait; agents extend it while a shard runs): 1.5 TTL. */
+  ackWaitMs: number;
+  /** An API node fails a shard that showed no sign of life for this long (TUNING). */
+  shardDeadlineMs: number;
 }
 
-/** RESULT_MAX_BYTES when unset: 10 GiB of result files. */
-export const DEFAULT_RESULT_MAX_BYTES = 10 * 1024 ** 3;
+export interface Config {
+  http: HttpConfig;
+  limits: LimitsConfig;
+  probes: ProbesConfig;
+  judge: JudgeConfig;
+  storage: StorageConfig;
+  process: ProcessConfig;
+  cluster: ClusterConfig;
+}
 
 type Env = Record<string, string | undefined>;
-
-function str(env: Env, name: string): string | undefined {
-  const v = env[name];
-  if (v === undefined) return undefined;
-  const t = v.trim();
-  return t === '' ? undefined : t;
-}
-
-function int(env: Env, name: string, def: number, min: number, max: number): number {
-  const v = str(env, name);
-  if (v === undefined) return def;
-  if (!/^\d+$/.test(v)) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${v}"`);
-  const n = Number(v);
-  if (n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${n}`);
-  return n;
-}
-
-function bool(env: Env, name: string, def: boolean): boolean {
-  const v = str(env, name);
-  if (v === undefined) return def;
-  const l = v.toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(l)) return true;
-  if (['0', 'false', 'no', 'off'].includes(l)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${v}"`);
-}
-
-function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
-  const v = str(env, name);
-  if (v === undefined) return undefined;
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new ConfigError(`${name} must be an absolute URL, got "${v}"`);
-  }
-  if (!protocols.includes(u.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${u.protocol}"`);
-  }
-  return v.replace(/\/+$/, '');
-}
-
-function ipList(env: Env, name: string): string[] {
-  const v = str(env, name);
-  if (v === undefined) return [];
-  const out: string[] = [];
-  for (const part of v.split(',')) {
-    const p = part.trim();
-    if (p === '') continue;
-    // isIP is a pure string check (no I/O); the old hand-rolled IPv6 test let ":" or "1:2" through
-    if (isIP(p) === 0 || p.includes('%')) throw new ConfigError(`${name} must be a comma-separated list of IP addresses, got "${p}"`);
-    out.push(p.toLowerCase());
-  }
-  return out;
-}
-
-/** NATS_URL: one or more comma-separated nats:// (or tls://) URLs, returned as given (trimmed). */
-function natsUrls(env: Env): string | undefined {
-  const v = str(env, 'NATS_URL');
-  if (v === undefined) return undefined;
-  const parts = v.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  for (const p of parts) {
-    let u: URL;
-    try {
-      u = new URL(p);
-    } catch {
-      throw new ConfigError(`NATS_URL must be nats://host:port (comma-separated for several servers), got "${p}"`);
-    }
-    if (u.protocol !== 'nats:' && u.protocol !== 'tls:') throw new ConfigError(`NATS_URL must use nats: or tls:, got "${u.protocol}"`);
-  }
-  if (parts.length === 0) return undefined;
-  return parts.join(',');
-}
 
 /** The host part of a URL that reaches a listener bound to `host` (a wildcard -> loopback, IPv6 in brackets). */
 export function reachableHost(host: string): string {
@@ -222,144 +191,149 @@ export function reachableHost(host: string): string {
 }
 
 export function parseConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
-  const port = int(env, 'PORT', 3000, 0, 65535);
-  const host = str(env, 'HOST') ?? '0.0.0.0';
-  const baseUrl = url(env, 'BASE_URL', ['http:', 'https:']) ?? `http://${reachableHost(host)}:${port}`;
-  const contentUrl = url(env, 'CONTENT_URL', ['http:', 'https:']) ?? baseUrl;
-  const dataDirRaw = str(env, 'DATA_DIR') ?? './data';
-  const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
-  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
-  const resultSecret = str(env, 'RESULT_SECRET');
-  if (resultSecret !== undefined && resultSecret.length < 16) {
-    throw new ConfigError('RESULT_SECRET must be at least 16 characters');
+  const ctx: ReadContext = { cwd };
+  const read = <N extends SettingName>(name: N) => readSetting(env, name, ctx);
+  const cluster = readCluster(read);
+  const judgeUrl = read('JUDGE_URL');
+  const judgeKey = read('JUDGE_KEY');
+  if (cluster.role !== 'embedded' && judgeUrl !== undefined && judgeKey === undefined) {
+    // like RESULT_SECRET, a shared cluster secret: without it a proxy that rewrites the judge's answer passes
+    throw new ConfigError("JUDGE_URL names a judge that is not this node's own: set JUDGE_KEY, its signing key (the same on every node of the cluster)");
   }
-  const judgeKey = str(env, 'JUDGE_KEY');
-  if (judgeKey !== undefined && judgeKey.length < 16) {
-    throw new ConfigError('JUDGE_KEY must be at least 16 characters');
+  if (cluster.natsUrl !== undefined && read('NODE_ID') !== undefined && !SUBJECT_TOKEN.test(read('NODE_ID')!)) {
+    throw new ConfigError('NODE_ID in a cluster must be 1 to 64 letters, digits, _ or - (it names a NATS subject)');
   }
-  const judgeTlsUrl = url(env, 'JUDGE_TLS_URL', ['https:']);
-  const fingerprintText = str(env, 'JUDGE_TLS_FINGERPRINT');
-  const judgeTlsFingerprint = fingerprintText === undefined ? undefined : normalizeFingerprint(fingerprintText);
-  if (judgeTlsFingerprint === null) {
-    throw new ConfigError(`JUDGE_TLS_FINGERPRINT must be a SHA-256 fingerprint (64 hex digits, colons allowed), got "${fingerprintText}"`);
+  const storage = readStorage(read, ctx);
+  if ((cluster.role === 'api' || cluster.role === 'all') && storage.databaseUrl === undefined) {
+    throw new ConfigError(`ROLE=${cluster.role} with NATS_URL needs DATABASE_URL (PostgreSQL): the embedded database is one process's`);
   }
-  if ((judgeTlsUrl === undefined) !== (judgeTlsFingerprint === undefined)) {
+  const grace = read('SHUTDOWN_GRACE_MS')!;
+  return {
+    http: readHttp(read),
+    limits: readLimits(read),
+    probes: {
+      threads: read('PROBE_THREADS') ?? Math.max(1, navigator.hardwareConcurrency ?? 1),
+      slotsPerEndpoint: read('SLOTS_PER_ENDPOINT')!,
+      maxInFlight: read('MAX_IN_FLIGHT'),
+      maxJobSharePercent: read('MAX_JOB_SHARE_PERCENT')!,
+      allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS')!,
+      tlsCaFile: read('TLS_CA_FILE'),
+    },
+    judge: readJudge(read, judgeUrl, judgeKey),
+    storage,
+    process: { logLevel: read('LOG_LEVEL')!, shutdownGraceMs: grace, shutdownTimeoutMs: grace + TUNING.shutdownExtraMs },
+    cluster,
+  };
+}
+
+type Read = <N extends SettingName>(name: N) => ReturnType<typeof readSetting<N>>;
+
+function readHttp(read: Read): HttpConfig {
+  const port = read('PORT')!;
+  const host = read('HOST')!;
+  const baseUrlSet = read('BASE_URL');
+  const baseUrl = baseUrlSet ?? `http://${reachableHost(host)}:${port}`;
+  return {
+    port,
+    host,
+    baseUrl,
+    baseUrlSet: baseUrlSet !== undefined,
+    contentUrl: read('CONTENT_URL') ?? baseUrl,
+    adminPort: read('ADMIN_PORT')!,
+    adminHost: read('ADMIN_HOST')!,
+    adminToken: read('ADMIN_TOKEN'),
+    wsRequireAuth: read('WS_REQUIRE_AUTH')!,
+    idleTimeoutS: TUNING.httpIdleTimeoutS,
+  };
+}
+
+function readLimits(read: Read): LimitsConfig {
+  const maxProxies = read('MAX_PROXIES')!;
+  const rate = read('RATE_LIMIT_PER_S')!;
+  const ws = read('WS_MAX_PER_ACCOUNT')!;
+  return {
+    maxProxies,
+    maxBodyBytes: read('MAX_BODY_BYTES')!,
+    maxCustomUrls: read('MAX_CUSTOM_URLS')!,
+    maxLargeBodies: TUNING.maxLargeBodies,
+    maxJobsPerAccount: read('MAX_JOBS_PER_ACCOUNT')!,
+    maxProxiesInFlightPerAccount: 2 * maxProxies,
+    rateLimitPerS: rate,
+    rateLimitBurst: 2 * rate,
+    wsMaxPerAccount: ws,
+    wsMaxPerAddress: Math.max(1, Math.floor(ws / 4)),
+  };
+}
+
+function readJudge(read: Read, url: string | undefined, key: string | undefined): JudgeConfig {
+  const tlsUrl = read('JUDGE_TLS_URL');
+  const tlsFingerprint = read('JUDGE_TLS_FINGERPRINT');
+  if ((tlsUrl === undefined) !== (tlsFingerprint === undefined)) {
     throw new ConfigError('JUDGE_TLS_URL and JUDGE_TLS_FINGERPRINT go together: set both (an external TLS judge and its certificate) or neither');
   }
-  const adminToken = str(env, 'ADMIN_TOKEN');
-  if (adminToken !== undefined && adminToken.length < 16) {
-    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters');
-  }
-  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
-  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-  }
-  const nodeId = str(env, 'NODE_ID');
-  if (nodeId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/.test(nodeId)) {
-    throw new ConfigError('NODE_ID must be 1 to 64 characters: letters, digits, and . _ : - (not first)');
-  }
-  const bootstrapApiKey = str(env, 'BOOTSTRAP_API_KEY');
-  if (bootstrapApiKey !== undefined && !/^[\x21-\x7e]{16,200}$/.test(bootstrapApiKey)) {
-    throw new ConfigError('BOOTSTRAP_API_KEY must be 16 to 200 printable characters without spaces');
-  }
-  const natsUrl = natsUrls(env);
-  const roleText = str(env, 'ROLE')?.toLowerCase();
+  return {
+    url,
+    key,
+    // configuring an external TLS judge is opting in
+    tls: read('JUDGE_TLS') ?? tlsUrl !== undefined,
+    tlsUrl,
+    tlsFingerprint,
+    tlsPort: read('JUDGE_TLS_PORT')!,
+    checkerIps: read('CHECKER_IPS')!,
+    calibrationIntervalMs: TUNING.calibrationIntervalMs,
+  };
+}
+
+function readStorage(read: Read, ctx: ReadContext): StorageConfig {
+  const lease = read('NODE_LEASE_MS')!;
+  return {
+    dataDir: read('DATA_DIR') ?? resolve(ctx.cwd, 'data'),
+    databaseUrl: read('DATABASE_URL'),
+    resultSecret: read('RESULT_SECRET'),
+    resultRetentionDays: read('RESULT_RETENTION_DAYS')!,
+    resultMaxBytes: read('RESULT_MAX_BYTES')!,
+    statementTimeoutMs: TUNING.dbStatementTimeoutMs,
+    bootstrapChecks: read('BOOTSTRAP_CHECKS')!,
+    bootstrapApiKey: read('BOOTSTRAP_API_KEY'),
+    nodeId: read('NODE_ID'),
+    nodeLeaseMs: lease,
+    orphanSweepMs: Math.max(100, Math.floor(lease / 2)),
+  };
+}
+
+function readCluster(read: Read): ClusterConfig {
+  const natsUrl = read('NATS_URL') || undefined;
+  const roleText = read('ROLE');
   if (roleText !== undefined && natsUrl === undefined) {
     throw new ConfigError('ROLE needs NATS_URL (a cluster); without NATS_URL the service runs as one embedded process');
   }
-  if (roleText !== undefined && !(CLUSTER_ROLES as readonly string[]).includes(roleText)) {
-    throw new ConfigError(`ROLE must be one of ${CLUSTER_ROLES.join(', ')}, got "${roleText}"`);
-  }
-  const role: Role = natsUrl === undefined ? 'embedded' : ((roleText ?? 'all') as Role);
-  if ((role === 'api' || role === 'all') && databaseUrl === undefined) {
-    throw new ConfigError(`ROLE=${role} with NATS_URL needs DATABASE_URL (PostgreSQL): the embedded database is one process's`);
-  }
-  const region = str(env, 'REGION');
+  const role: Role = natsUrl === undefined ? 'embedded' : (roleText ?? 'all');
+  const region = read('REGION');
   if (role === 'agent' || role === 'all') {
     if (region === undefined) throw new ConfigError(`ROLE=${role} needs REGION (the region this agent probes from)`);
     if (findRegion(region) === undefined) throw new ConfigError(`REGION must be an accepted region code or test1, got "${region}"`);
   }
-  if (natsUrl !== undefined && nodeId !== undefined && !SUBJECT_TOKEN.test(nodeId)) {
-    throw new ConfigError('NODE_ID in a cluster must be 1 to 64 letters, digits, _ or - (it names a NATS subject)');
-  }
-  const agentId = str(env, 'AGENT_ID');
-  if (agentId !== undefined && !SUBJECT_TOKEN.test(agentId)) {
-    throw new ConfigError('AGENT_ID must be 1 to 64 letters, digits, _ or - (it names a NATS key)');
-  }
-  const agentHeartbeatMs = int(env, 'AGENT_HEARTBEAT_MS', 2_000, 100, 600_000);
-  const agentTtlMs = int(env, 'AGENT_TTL_MS', 10_000, 500, 3_600_000);
-  if (agentTtlMs < agentHeartbeatMs * 2) {
-    throw new ConfigError(`AGENT_TTL_MS must be at least twice AGENT_HEARTBEAT_MS (${agentHeartbeatMs * 2}), got ${agentTtlMs}`);
-  }
+  const heartbeatMs = read('AGENT_HEARTBEAT_MS')!;
   return {
     natsUrl,
     role,
     region: role === 'agent' || role === 'all' ? region : undefined,
-    agentSlots: str(env, 'AGENT_SLOTS') === undefined ? undefined : int(env, 'AGENT_SLOTS', 0, 1, 10_000_000),
-    agentId,
-    clusterAckWaitMs: int(env, 'CLUSTER_ACK_WAIT_MS', 15_000, 1_000, 3_600_000),
-    clusterShardDeadlineMs: int(env, 'CLUSTER_SHARD_DEADLINE_MS', 120_000, 1_000, 3_600_000),
-    agentHeartbeatMs,
-    agentTtlMs,
-    port,
-    host,
-    adminPort: int(env, 'ADMIN_PORT', 0, 0, 65535),
-    adminHost: str(env, 'ADMIN_HOST') ?? '127.0.0.1',
-    baseUrl,
-    contentUrl,
-    dataDir,
-    databaseUrl,
-    resultSecret,
-    adminToken,
-    allowPrivateTargets: bool(env, 'ALLOW_PRIVATE_TARGETS', false),
-    slotsPerEndpoint: int(env, 'SLOTS_PER_ENDPOINT', 768, 1, 100_000),
-    judgeUrl: url(env, 'JUDGE_URL', ['http:', 'https:']),
-    judgeKey,
-    judgeTlsUrl,
-    judgeTlsFingerprint,
-    judgeTlsPort: int(env, 'JUDGE_TLS_PORT', 0, 0, 65535),
-    // opt-in: with it every working proxy costs a TLS handshake more, and records/CSV gain `https`;
-    // configuring an external TLS judge is opting in
-    judgeTls: bool(env, 'JUDGE_TLS', str(env, 'JUDGE_TLS_URL') !== undefined),
-    checkerIps: ipList(env, 'CHECKER_IPS'),
-    calibrationIntervalMs: int(env, 'CALIBRATION_INTERVAL_MS', 300_000, 1_000, 86_400_000),
-    logLevel: logLevel as LogLevel,
-    bootstrapChecks: int(env, 'BOOTSTRAP_CHECKS', 1000, 0, 1_000_000_000),
-    bootstrapApiKey,
-    resultRetentionDays: int(env, 'RESULT_RETENTION_DAYS', 7, 1, 3650),
-    resultMaxBytes: int(env, 'RESULT_MAX_BYTES', DEFAULT_RESULT_MAX_BYTES, 0, 2 ** 50),
-    wsRequireAuth: bool(env, 'WS_REQUIRE_AUTH', false),
-    maxProxies: int(env, 'MAX_PROXIES', 100_000, 1, 10_000_000),
-    maxBodyBytes: int(env, 'MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    maxCustomUrls: int(env, 'MAX_CUSTOM_URLS', 10, 0, 1000),
-    maxJobsPerAccount: int(env, 'MAX_JOBS_PER_ACCOUNT', 4, 1, 10_000),
-    maxProxiesInFlightPerAccount: int(env, 'MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT', 200_000, 1, 1_000_000_000),
-    rateLimitPerS: int(env, 'RATE_LIMIT_PER_S', 20, 1, 1_000_000),
-    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 40, 1, 1_000_000),
-    wsMaxPerAccount: int(env, 'WS_MAX_PER_ACCOUNT', 64, 1, 1_000_000),
-    wsMaxPerAddress: int(env, 'WS_MAX_PER_ADDRESS', 16, 1, 1_000_000),
-    maxLargeBodies: int(env, 'MAX_LARGE_BODIES', 2, 1, 1000),
-    maxInFlight: str(env, 'MAX_IN_FLIGHT') === undefined ? undefined : int(env, 'MAX_IN_FLIGHT', 0, 1, 10_000_000),
-    maxJobSharePercent: int(env, 'MAX_JOB_SHARE_PERCENT', 95, 1, 100),
-    httpIdleTimeoutS: int(env, 'HTTP_IDLE_TIMEOUT_S', 30, 1, 255),
-    probeThreads: int(env, 'PROBE_THREADS', Math.max(1, navigator.hardwareConcurrency ?? 1), 1, 256),
-    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
-    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', int(env, 'SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000) + 10_000, 1_000, 3_700_000),
-    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    nodeId,
-    nodeLeaseMs: int(env, 'NODE_LEASE_MS', 30_000, 300, 3_600_000),
-    orphanSweepMs: int(env, 'ORPHAN_SWEEP_MS', 15_000, 100, 3_600_000),
-    tlsCaFile: ((f) => (f === undefined || isAbsolute(f) ? f : resolve(cwd, f)))(str(env, 'TLS_CA_FILE')),
+    agentSlots: read('AGENT_SLOTS'),
+    agentId: read('AGENT_ID'),
+    heartbeatMs,
+    agentTtlMs: 5 * heartbeatMs,
+    ackWaitMs: Math.round(7.5 * heartbeatMs),
+    shardDeadlineMs: TUNING.clusterShardDeadlineMs,
   };
 }
 
 /** BASE_URL / CONTENT_URL derived from PORT=0 carry port 0: put the port actually bound in. */
-export function withBoundPort(config: Config, port: number): Config {
+export function withBoundPort<C extends Pick<HttpConfig, 'port' | 'baseUrl' | 'contentUrl'>>(http: C, port: number): C {
   const fix = (url: string) => {
     const u = new URL(url);
     if (u.port !== '0') return url;
     u.port = String(port);
     return u.toString().replace(/\/+$/, '');
   };
-  return { ...config, port, baseUrl: fix(config.baseUrl), contentUrl: fix(config.contentUrl) };
+  return { ...http, port, baseUrl: fix(http.baseUrl), contentUrl: fix(http.contentUrl) };
 }

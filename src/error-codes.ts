@@ -165,6 +165,11 @@ export const HTTP_ERROR_CODES = Object.freeze({
 export const ENTRY_ERROR_CODES = Object.freeze({
   /** an API node of a cluster without RESULT_SECRET and ADMIN_TOKEN */
   CLUSTER_SECRETS_MISSING: 'cluster_secrets_missing',
+  /** a listener's port (PORT, ADMIN_PORT, JUDGE_TLS_PORT) is held by another process (src/compose/bind.ts) */
+  PORT_IN_USE: 'port_in_use',
+  /** a start step read what a later one makes (the public URLs before the listener is bound, the judge before its start): a bug */
+  URLS_NOT_BOUND: 'urls_not_bound',
+  JUDGE_NOT_STARTED: 'judge_not_started',
 
   // the admin command (src/admin/cli.ts)
   ADMIN_SERVER_UNREACHABLE: 'admin_server_unreachable',

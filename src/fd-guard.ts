@@ -37,8 +37,10 @@
  * descriptors all held by something else, waits for the next idle sample:
  * at most 1 s more.)
  *
- * States: running (timer armed, unref'd; cadence busy or idle, by the probes
- * in flight at the last sample) --stop()--> stopped. A read that fails (no
+ * States: made (its target, the scheduler or runner, does not exist yet:
+ * the target's `onBusy` may already call wake(), a no-op) --start(target)-->
+ * running (timer armed, unref'd; cadence busy or idle, by the probes in
+ * flight at the last sample) --stop()--> stopped. A read that fails (no
  * /proc) or reports 0 stops the guard for good: off.
  */
 import { statSync } from 'node:fs';
@@ -57,15 +59,19 @@ export function openDescriptors(): number | null {
   }
 }
 
+/** What the guard watches and bounds: the scheduler of a service, the runner of an agent. */
+export interface GuardTarget {
+  probesInFlight: () => number;
+  setCapacity: (n: number) => void;
+  /** how many probes may start until the next sample (scheduler.setStartBudget) */
+  setStartBudget: (n: number) => void;
+}
+
 export interface DescriptorGuardOptions {
   /** the open-file limit */
   openFiles: number;
   /** the static cap (MAX_IN_FLIGHT or maxInFlightFor): the guard never raises above it */
   cap: number;
-  probesInFlight: () => number;
-  setCapacity: (n: number) => void;
-  /** how many probes may start until the next sample (scheduler.setStartBudget) */
-  setStartBudget: (n: number) => void;
   /** default: openDescriptors() */
   readOpen?: () => number | null;
   /** default 25 */
@@ -84,6 +90,7 @@ export class DescriptorGuard {
   private idle = false;
   private current: number;
   private active = true;
+  private target: GuardTarget | null = null;
 
   constructor(private readonly o: DescriptorGuardOptions) {
     this.current = o.cap;
@@ -104,23 +111,24 @@ export class DescriptorGuard {
     return this.idle;
   }
 
-  /** Takes one sample now (the first one at once), then every intervalMs (idleIntervalMs while no probe is in flight). */
-  start(): this {
+  /** Watches `target`: one sample now (the first one at once), then every intervalMs (idleIntervalMs while no probe is in flight). */
+  start(target: GuardTarget): this {
+    this.target = target;
     this.tick();
     return this;
   }
 
   /** Probes started after an idle sample: back to the busy cadence now (no-op unless idling). */
   wake(): void {
-    if (!this.active || !this.idle) return;
+    if (!this.active || !this.idle || this.target === null) return;
     this.arm(this.o.intervalMs ?? 25, false);
   }
 
   private readonly tick = (): void => {
     this.timer = null;
     this.sample();
-    if (!this.active) return;
-    const idle = this.o.probesInFlight() === 0;
+    if (!this.active || this.target === null) return;
+    const idle = this.target.probesInFlight() === 0;
     this.arm(idle ? (this.o.idleIntervalMs ?? 1000) : (this.o.intervalMs ?? 25), idle);
   };
 
@@ -132,20 +140,21 @@ export class DescriptorGuard {
 
   /** One sample: read, update the window, set the capacity when it changed. */
   sample(): void {
-    if (!this.active) return;
+    const t = this.target;
+    if (!this.active || t === null) return;
     const open = (this.o.readOpen ?? openDescriptors)();
     if (open === null) {
       this.stop();
       return;
     }
-    this.others.push(open - this.o.probesInFlight());
+    this.others.push(open - t.probesInFlight());
     if (this.others.length > WINDOW) this.others.shift();
     const next = guardedCapacity({ openFiles: this.o.openFiles, cap: this.o.cap, others: Math.max(...this.others) });
     if (next !== this.current) {
       this.current = next;
-      this.o.setCapacity(next);
+      t.setCapacity(next);
     }
-    this.o.setStartBudget(startBudget(this.o.openFiles, open)); // last: a budget that rose runs the passes, under the new cap
+    t.setStartBudget(startBudget(this.o.openFiles, open)); // last: a budget that rose runs the passes, under the new cap
   }
 
   stop(): void {

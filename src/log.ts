@@ -13,6 +13,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /** A line written whatever the level, LOG_LEVEL=silent too (level "info"): what a person must see once, the demo key. */
+  always(msg: string, fields?: LogFields): void;
   /** A logger that adds these fields to every line. */
   child(fields: LogFields): Logger;
 }
@@ -41,8 +43,8 @@ function makeReplacer(): (key: string, value: unknown) => unknown {
 
 export function createLogger(level: LogLevel = 'info', sink: LogSink = defaultSink, base: LogFields = {}): Logger {
   const min = ORDER[level];
-  const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
-    if (ORDER[lvl] < min) return;
+  const emit = (lvl: LogLevel, msg: string, fields?: LogFields, always = false) => {
+    if (ORDER[lvl] < min && !always) return;
     const time = new Date().toISOString();
     const rec: LogFields = { time, level: lvl, msg, ...base, ...fields };
     // a field named time/level/msg must not falsify the line (assignment keeps key order)
@@ -63,6 +65,7 @@ export function createLogger(level: LogLevel = 'info', sink: LogSink = defaultSi
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
+    always: (m, f) => emit('info', m, f, true),
     child: (fields) => createLogger(level, sink, { ...base, ...fields }),
   };
 }

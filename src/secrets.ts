@@ -65,9 +65,10 @@ export function writeFileOnce(path: string, content: string): void {
 }
 
 export async function resolveSecrets(config: Config): Promise<Config> {
+  const { dataDir } = config.storage;
   return {
     ...config,
-    resultSecret: config.resultSecret ?? readOrCreateSecret(config.dataDir, 'result-secret'),
-    adminToken: config.adminToken ?? readOrCreateSecret(config.dataDir, 'admin-token'),
+    storage: { ...config.storage, resultSecret: config.storage.resultSecret ?? readOrCreateSecret(dataDir, 'result-secret') },
+    http: { ...config.http, adminToken: config.http.adminToken ?? readOrCreateSecret(dataDir, 'admin-token') },
   };
 }

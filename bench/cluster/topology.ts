@@ -153,7 +153,7 @@ export async function startCluster(
     for (const n of nodes.reverse()) await n.stop();
   };
   try {
-    const cluster = { NATS_URL: o.natsUrl, AGENT_HEARTBEAT_MS: '1000', AGENT_TTL_MS: '5000' };
+    const cluster = { NATS_URL: o.natsUrl, AGENT_HEARTBEAT_MS: '1000' }; // an agent gone after 5 s
     if (o.all === true) {
       // ROLE=all: the API node and one agent in one process, the work still through NATS
       const node = await startService({

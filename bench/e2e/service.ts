@@ -62,7 +62,6 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     // the bench measures the engine with one key: the per-account limits (docs/API.md "Limits") are lifted
     MAX_JOBS_PER_ACCOUNT: '10000',
     RATE_LIMIT_PER_S: '1000000',
-    RATE_LIMIT_BURST: '1000000',
     DATABASE_URL: process.env.E2E_DATABASE_URL ?? '',
     ...(opts.slotsPerEndpoint !== null ? { SLOTS_PER_ENDPOINT: String(opts.slotsPerEndpoint) } : {}),
     ...(opts.env ?? {}),

@@ -1,7 +1,8 @@
 /**
  * First start with an empty database: create the demo account
  * (demo@localhost, BOOTSTRAP_CHECKS checks) with one key, BOOTSTRAP_API_KEY
- * when set (deterministic) or a fresh one, and log it once with how to use it.
+ * when set (deterministic) or a fresh one, and log it once with how to use it,
+ * whatever LOG_LEVEL (a newcomer with LOG_LEVEL=warn must still see it).
  * Does nothing when any account exists. Safe against a concurrent bootstrap on
  * a shared PostgreSQL (the unique e-mail makes the loser a no-op).
  */
@@ -44,7 +45,7 @@ export async function ensureBootstrapAccount(
   const account = { id: created.accountId };
   const apiKey = created.apiKey;
   const base = opts.baseUrl ?? 'http://127.0.0.1:3000';
-  log.info(
+  log.always(
     `Created the demo account ${DEMO_EMAIL} with ${opts.checks} checks. Its API key is shown only now: ${apiKey} -- ` +
       `try: curl -H 'X-API-Key: ${apiKey}' ${base}/me`,
     { accountId: account.id, email: DEMO_EMAIL, checks: opts.checks },

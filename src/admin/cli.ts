@@ -45,7 +45,7 @@ class CliFailure extends ServiceError {
 async function runDirect(config: Config, req: AdminRequest): Promise<unknown> {
   // Loaded lazily: the HTTP path needs neither the drivers nor the queries.
   const [{ openDatabase }, { runAdminCommand }] = await Promise.all([import('../../db/client'), import('./commands')]);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.storage.databaseUrl, dataDir: config.storage.dataDir });
   try {
     return await runAdminCommand(database.db, req);
   } finally {
@@ -74,7 +74,7 @@ export function adminUrlTarget(env: Record<string, string | undefined>): { admin
 }
 
 async function runViaServer(config: Config, adminUrl: string, req: AdminRequest): Promise<unknown> {
-  const { adminToken } = await resolveSecrets(config);
+  const { adminToken } = (await resolveSecrets(config)).http;
   return runViaAdminApi(adminUrl, adminToken!, req); // resolveSecrets always fills it
 }
 
@@ -109,12 +109,12 @@ async function runViaAdminApi(adminUrl: string, adminToken: string, req: AdminRe
 async function runEmbedded(config: Config, req: AdminRequest): Promise<unknown> {
   const deadline = Date.now() + WAIT_FOR_ADMIN_URL_MS;
   for (;;) {
-    const live = await readLiveLock(config.dataDir);
+    const live = await readLiveLock(config.storage.dataDir);
     if (live?.adminUrl !== undefined) return runViaServer(config, live.adminUrl, req);
     if (live === null) {
       let lock;
       try {
-        lock = await acquireDataDirLock(config.dataDir);
+        lock = await acquireDataDirLock(config.storage.dataDir);
       } catch (err) {
         if (!(err instanceof LockError)) throw err;
         lock = undefined; // someone else got there first: look again
@@ -130,7 +130,7 @@ async function runEmbedded(config: Config, req: AdminRequest): Promise<unknown> 
     if (Date.now() >= deadline) {
       throw new CliFailure(
         ENTRY_ERROR_CODES.DATA_DIR_BUSY,
-        `the data dir ${config.dataDir} is held by process ${live?.pid ?? '?'} which publishes no admin URL; retry when the server has started, or stop it`,
+        `the data dir ${config.storage.dataDir} is held by process ${live?.pid ?? '?'} which publishes no admin URL; retry when the server has started, or stop it`,
         EXIT_FAILURE,
       );
     }
@@ -150,7 +150,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
     if (target !== null) result = await runViaAdminApi(target.adminUrl, target.adminToken, req);
     else {
       const config = parseConfig(env);
-      result = config.databaseUrl !== undefined ? await runDirect(config, req) : await runEmbedded(config, req);
+      result = config.storage.databaseUrl !== undefined ? await runDirect(config, req) : await runEmbedded(config, req);
     }
     process.stdout.write(JSON.stringify(result) + '\n');
     return EXIT_OK;

@@ -45,8 +45,10 @@
  *   stop(): the key deleted (the others give its share back at once)
  *
  * Watching the bucket (kv-watch.ts), a change of another node's demand in a
- * region calls `onChange(region)` (the scheduler's poke: a share that rose
- * is used at once).
+ * region calls the follower's `onChange(region)` (the scheduler's poke: a
+ * share that rose is used at once). The board is made before the scheduler
+ * (whose capacity is its share) and followed by it once it exists
+ * (`follow`): until then this node puts no demand and pokes nothing.
  */
 import type { KV } from '@nats-io/kv';
 import { errorText } from '../errors';
@@ -136,17 +138,21 @@ export interface DemandBoardOptions {
   heartbeatMs: number;
   /** The regions this node may have demand in. */
   regions: readonly string[];
-  /** This node's demand in a region now: probes in flight plus probes waiting for the window. */
-  demandOf: (region: string) => number;
   /** A region's live slots (the agents' registry). */
   capacity: (region: string) => number;
-  /** Another node's demand in `region` changed (or went away). */
-  onChange: (region: string) => void;
   log: Logger;
   now?: () => number;
 }
 
 const NUDGE_MS = 20;
+
+/** The scheduler's side of the board (follow()). */
+export interface DemandFollower {
+  /** This node's demand in a region now: probes in flight plus probes waiting for the window. */
+  demandOf: (region: string) => number;
+  /** Another node's demand in `region` changed (or went away): this node's share did. */
+  onChange: (region: string) => void;
+}
 
 export class DemandBoard {
   readonly #o: DemandBoardOptions;
@@ -160,6 +166,8 @@ export class DemandBoard {
   /** Whether this node's key may exist (stop() deletes it). */
   #keyPut = false;
   #stopped = false;
+  /** The scheduler, once it follows the board; until then this node has no demand to put. */
+  #follower: DemandFollower | null = null;
 
   private constructor(o: DemandBoardOptions) {
     this.#o = o;
@@ -183,6 +191,11 @@ export class DemandBoard {
     }, o.heartbeatMs);
     b.#beat.unref?.();
     return b;
+  }
+
+  /** The scheduler this board shares for: its demand goes out, the others' changes poke it. */
+  follow(follower: DemandFollower): void {
+    this.#follower = follower;
   }
 
   /** This node's slots in `region` (the scheduler's capacity). */
@@ -215,14 +228,16 @@ export class DemandBoard {
   }
 
   #changed(regions: string[]): void {
-    for (const r of regions) this.#o.onChange(r);
+    const f = this.#follower;
+    if (f !== null) for (const r of regions) f.onChange(r);
   }
 
   async #put(): Promise<void> {
-    if (this.#stopped) return;
+    const f = this.#follower;
+    if (this.#stopped || f === null) return;
     const regions: Record<string, number> = {};
     for (const r of this.#o.regions) {
-      const d = this.#o.demandOf(r);
+      const d = f.demandOf(r);
       if (d > 0) regions[r] = d;
     }
     const some = Object.keys(regions).length > 0;

@@ -27,7 +27,7 @@
  *
  * Sign of life (resets the deadline): the publish, an agent's `start`, any
  * result. A part waiting in the queue behind other nodes' work shows none,
- * so CLUSTER_SHARD_DEADLINE_MS bounds that wait too.
+ * so the shard deadline (cluster.shardDeadlineMs, 120 s) bounds that wait too.
  *
  * Publishing retries (NATS may be restarting) until the deadline, with a
  * JetStream message id per part, so a retried publish is stored once.
@@ -244,8 +244,8 @@ export class NatsWorkers implements WorkerPort {
     call.timer?.();
     call.timer = this.#clock.after(this.#o.deadlineMs, () => {
       call.timer = null;
-      this.#o.log.warn('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails', { shard: call.seq, deadlineMs: this.#o.deadlineMs });
-      call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (CLUSTER_SHARD_DEADLINE_MS)`));
+      this.#o.log.warn('a cluster shard showed no sign of life (the shard deadline): its job fails', { shard: call.seq, deadlineMs: this.#o.deadlineMs });
+      call.settle(new ServiceError(JOB_ERROR_CODES.SHARD_FAILED, `no result or agent for ${this.#o.deadlineMs} ms (the shard deadline)`));
     });
   }
 

@@ -104,7 +104,7 @@ export async function openAgentsBucket(nc: NatsConnection, ttlMs: number): Promi
   try {
     return await kvm.create(AGENTS_BUCKET, { ttl: ttlMs, history: 1 });
   } catch {
-    // exists with another TTL (another node's AGENT_TTL_MS): use it as it is
+    // exists with another TTL (another node's AGENT_HEARTBEAT_MS x 5): use it as it is
     return kvm.open(AGENTS_BUCKET);
   }
 }

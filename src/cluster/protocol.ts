@@ -6,7 +6,7 @@
  *
  *   stream  PC_WORK  subjects pc.work.<region>, retention WorkQueue, file storage
  *   consumer pc_agents_<region> (durable, pull, filter pc.work.<region>,
- *            ack explicit, ack_wait CLUSTER_ACK_WAIT_MS, max_deliver WORK_MAX_DELIVER)
+ *            ack explicit, ack_wait 7.5 x AGENT_HEARTBEAT_MS, max_deliver WORK_MAX_DELIVER)
  *
  * An API node publishes a job's probes as WorkShard messages (at most
  * SHARD_MAX_TASKS tasks each) on pc.work.<region>, only as many as its
@@ -46,9 +46,9 @@
  * `start` carries the delivery count (JetStream's): > 1 is a redelivery (the
  * metrics count it), and it tells the owner the shard is alive, as any
  * result does: the owner fails a shard that showed no sign of life for
- * CLUSTER_SHARD_DEADLINE_MS (its job fails and refunds what was not checked).
+ * the shard deadline (120 s; its job fails and refunds what was not checked).
  *
- * ## Live agents: KV bucket pc_agents (TTL AGENT_TTL_MS)
+ * ## Live agents: KV bucket pc_agents (TTL 5 x AGENT_HEARTBEAT_MS)
  *
  * Key `<region>.<agent id>`, value AgentHeartbeat, put every
  * AGENT_HEARTBEAT_MS; deleted on a graceful stop. An entry not renewed within
@@ -57,7 +57,7 @@
  * (src/cluster/registry.ts) expire entries themselves, by when they received
  * the last put.
  *
- * ## Demand of API nodes: KV bucket pc_demand (TTL AGENT_TTL_MS)
+ * ## Demand of API nodes: KV bucket pc_demand (TTL 5 x AGENT_HEARTBEAT_MS)
  *
  * Key `<node>`, value NodeDemand: per region, the probes this API node holds
  * in flight (published) plus those its jobs still wait to publish; put every

@@ -15,7 +15,8 @@
  *
  * AgentRegistry (I/O): the watch (kv-watch.ts: history first, then updates,
  * restarted when it ends), plus a timer that expires entries; every change
- * of a region's capacity is told to `onChange(region)` (the scheduler's poke).
+ * of a region's capacity is told to its followers (`follow(onChange)`: the
+ * scheduler's poke, once the scheduler exists).
  */
 import type { KV } from '@nats-io/kv';
 import type { Logger } from '../log';
@@ -87,7 +88,6 @@ export interface AgentRegistryOptions {
   kv: KV;
   ttlMs: number;
   log: Logger;
-  onChange: (region: string) => void;
   now?: () => number;
 }
 
@@ -97,6 +97,7 @@ export class AgentRegistry {
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | null = null;
   #watch: BucketWatch | null = null;
+  readonly #followers: ((region: string) => void)[] = [];
 
   private constructor(o: AgentRegistryOptions) {
     this.#o = o;
@@ -109,10 +110,15 @@ export class AgentRegistry {
     const r = new AgentRegistry(o);
     await r.#startWatch();
     r.#timer = setInterval(() => {
-      for (const region of r.#table.expire(r.#now())) r.#o.onChange(region);
+      for (const region of r.#table.expire(r.#now())) r.#changed(region);
     }, Math.max(50, Math.floor(o.ttlMs / 4)));
     r.#timer.unref?.();
     return r;
+  }
+
+  /** `onChange` is told of every region whose live agents changed from now on (the scheduler's poke: its slots may have risen). */
+  follow(onChange: (region: string) => void): void {
+    this.#followers.push(onChange);
   }
 
   capacity(region: string): number {
@@ -138,11 +144,15 @@ export class AgentRegistry {
       kv: this.#o.kv,
       what: 'agent heartbeat',
       log: this.#o.log,
-      onPut: (key, value) => this.#o.onChange(this.#table.put(key, decodeHeartbeat(value), this.#now())),
+      onPut: (key, value) => this.#changed(this.#table.put(key, decodeHeartbeat(value), this.#now())),
       onDelete: (key) => {
         const region = this.#table.remove(key);
-        if (region !== null) this.#o.onChange(region);
+        if (region !== null) this.#changed(region);
       },
     });
+  }
+
+  #changed(region: string): void {
+    for (const f of this.#followers) f(region);
   }
 }

@@ -31,7 +31,7 @@ export function rateLimitedAccounts(accounts: AccountsPort, limiter: RateLimiter
       const out = limiter.take(account.id);
       const headers = rateLimitHeaders(limiter.burst, out);
       if (!out.ok) {
-        const message = `Rate limit: ${limiter.ratePerS} requests per second per account, bursts of ${limiter.burst} (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in ${out.retryAfterS} s`;
+        const message = `Rate limit: ${limiter.ratePerS} requests per second per account, bursts of ${limiter.burst} (server setting RATE_LIMIT_PER_S; bursts are twice it); retry in ${out.retryAfterS} s`;
         throw tooManyRequests(out.retryAfterS, message, headers);
       }
       return { ...account, rateLimit: headers };

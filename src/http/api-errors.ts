@@ -205,6 +205,6 @@ export const regionUnavailable = (region: string) =>
 export const tooManyLargeBodies = (retryAfterSeconds: number) =>
   new ApiError(
     503,
-    { error: 'Service unavailable', message: `Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in ${retryAfterSeconds} s` },
+    { error: 'Service unavailable', message: `Too many large request bodies are being read (2 at once); retry in ${retryAfterSeconds} s` },
     { 'Retry-After': String(retryAfterSeconds) },
   );

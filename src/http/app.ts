@@ -47,8 +47,8 @@ export type ExtraRoutes = (app: Elysia) => Elysia;
 export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const { log } = deps;
   // The authenticated API routes (/check, /check-raw, /checks/{jobId}, /me) look keys up through
-  // the per-account token bucket (429 past RATE_LIMIT_PER_S / RATE_LIMIT_BURST).
-  const limiter = new RateLimiter({ ratePerS: deps.config.rateLimitPerS, burst: deps.config.rateLimitBurst, now: () => deps.now().getTime() });
+  // the per-account token bucket (429 past RATE_LIMIT_PER_S, twice that at once).
+  const limiter = new RateLimiter({ ratePerS: deps.limits.rateLimitPerS, burst: deps.limits.rateLimitBurst, now: () => deps.now().getTime() });
   const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
   // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
   let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })

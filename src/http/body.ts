@@ -4,7 +4,7 @@
  *
  * Large bodies take a slot of a LargeBodyGate: a body known to be over
  * LARGE_BODY_BYTES (by its Content-Length before a byte is read, or by the
- * bytes counted so far when chunked) needs one of MAX_LARGE_BODIES slots,
+ * bytes counted so far when chunked) needs one of limits.maxLargeBodies slots (2; src/config.ts TUNING),
  * held while it is read and until the caller has parsed and validated it
  * (withBodyText). With every slot taken it is refused at once with 503 and
  * Retry-After: reading and JSON-parsing megabytes runs on the one event loop,

@@ -3,8 +3,9 @@
  * can be built in tests with real or fake collaborators. The HTTP layer never
  * opens a probe socket and never runs SQL itself: it goes through these ports.
  */
-import type { Config } from '../config';
+import type { HttpConfig, LimitsConfig } from '../config';
 import type { CheckJobsPort, ChecksPort, ProgressPort } from '../jobs/ports';
+import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
 import type { AuthenticatedAccount } from './auth';
 import type { ResultStore } from '../results/store';
@@ -24,15 +25,17 @@ export interface ResultsPort {
   store: Pick<ResultStore, 'open'>;
 }
 
-/** Who probes from each region now (a cluster: the live agents, src/cluster/registry.ts). */
-export interface LiveRegionsPort {
+/** Who probes from each region now: this process (embedded), or a cluster's live agents (src/cluster/registry.ts). */
+export interface RegionsPort {
   region(code: string): { agents: number; capacity: number };
-  /** The live agents, for /health. */
-  agents(): { region: string; agent: string; slots: number; inFlight: number; exitIps: string[]; version: string; lastSeenMs: number }[];
+  /** A cluster's live agents, for /health; absent: one process serves every region. */
+  agents?(): { region: string; agent: string; slots: number; inFlight: number; exitIps: string[]; version: string; lastSeenMs: number }[];
 }
 
 export interface AppDeps {
-  config: Config;
+  /** The HTTP layer's settings: its limits and the public listener's. */
+  limits: LimitsConfig;
+  http: Pick<HttpConfig, 'wsRequireAuth'>;
   log: Logger;
   version: string;
   /** ms since epoch when the process started (for /health uptime). */
@@ -43,12 +46,16 @@ export interface AppDeps {
   checks: ChecksPort;
   /** Jobs as resources: GET / DELETE /checks/{jobId} (src/jobs/check-jobs.ts). */
   jobs: CheckJobsPort;
+  /** BASE_URL as clients reach it (the bound port when PORT=0): the URLs of an asynchronous check's 202. */
+  publicBase: () => string;
   /** Signed result downloads. */
   results: ResultsPort;
   /** WebSocket progress fan-out. */
   progress: ProgressPort;
-  /** A cluster's live regions; absent: one embedded process serves every region (agents 1, capacity endpoints x SLOTS_PER_ENDPOINT). */
-  liveRegions?: LiveRegionsPort;
+  /** Who probes from each region: one embedded process (agents 1, capacity endpoints x SLOTS_PER_ENDPOINT), or a cluster's live agents. */
+  regions: RegionsPort;
   /** The key this service's own GET /judge signs its answers with (src/probe/codec/integrity.ts). */
   judgeKey: string;
+  /** Who can reach the judge (/health `judge_reachable`, decided at start); absent or null: not known. */
+  judgeReach?: JudgeReach | null;
 }

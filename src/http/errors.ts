@@ -18,7 +18,7 @@ export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a m
 
 const LIMIT_MESSAGES: Record<AccountLimit, (max: number) => string> = {
   concurrent_jobs: (max) => `At most ${max} checks may run at once per account (server setting MAX_JOBS_PER_ACCOUNT)`,
-  proxies_in_flight: (max) => `At most ${max} unique proxies may be checked at once per account (server setting MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT)`,
+  proxies_in_flight: (max) => `At most ${max} unique proxies may be checked at once per account (twice the server setting MAX_PROXIES)`,
 };
 
 /**

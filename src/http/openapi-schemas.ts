@@ -168,6 +168,17 @@ export const schemas = {
       },
       processing_time: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}s$' },
       job_id: { type: 'string' },
+      warnings: {
+        type: 'array',
+        description:
+          'Present only when there is one: what the check should know about its results. `judge_local_only`: the judge is reachable from the service\'s machine only and some proxies are elsewhere (they fail); `judge_network_only`: the same for a judge on a private address',
+        items: {
+          type: 'object',
+          required: ['code', 'message'],
+          additionalProperties: false,
+          properties: { code: { type: 'string' }, message: { type: 'string' } },
+        },
+      },
     },
   },
   CheckResponse: {
@@ -460,6 +471,11 @@ export const schemas = {
       timestamp: { type: 'string', format: 'date-time' },
       regions: { type: 'integer', description: 'Count of regions a check accepts' },
       database: { enum: ['ok', 'down'] },
+      judge_reachable: {
+        enum: ['public', 'this network only', 'this machine only'],
+        description:
+          'Who can reach the built-in judge, decided at start (docs/OPERATIONS.md "The judge"); absent when the operator chose it (BASE_URL, JUDGE_URL, a listener on loopback only). Proxies elsewhere than `this machine only` / `this network only` fail every check',
+      },
       agents: {
         type: 'array',
         description: 'A cluster only: the live region agents (from their heartbeats)',

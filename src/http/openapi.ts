@@ -52,13 +52,13 @@ const E405 = (path: string, methods: string) => ({
 });
 /** The IETF httpapi draft's RateLimit fields, on every answer of a keyed route once the key is known (docs/API.md "Per-account limits"). */
 const rateLimitHeaders = {
-  'RateLimit-Limit': { description: 'Requests an account may make at once after a quiet spell (RATE_LIMIT_BURST)', schema: { type: 'integer' as const, minimum: 1 } },
+  'RateLimit-Limit': { description: 'Requests an account may make at once after a quiet spell (twice RATE_LIMIT_PER_S)', schema: { type: 'integer' as const, minimum: 1 } },
   'RateLimit-Remaining': { description: 'Requests left now (0 on a 429)', schema: { type: 'integer' as const, minimum: 0 } },
   'RateLimit-Reset': { description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)', schema: { type: 'integer' as const, minimum: 0 } },
 };
 const E429 = {
   ...err(
-    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in 1 s' },
+    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server setting RATE_LIMIT_PER_S; bursts are twice it); retry in 1 s' },
     'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
     'TooManyRequests',
   ),
@@ -159,7 +159,7 @@ const checkErrors = {
   '500': E500,
   '503': {
     description:
-      'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (MAX_LARGE_BODIES) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
+      'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
     content: {
       'application/json': {
         schema: { oneOf: [ref('ServiceUnavailable'), ref('RegionUnavailable')] },
@@ -410,7 +410,7 @@ const paths = {
       tags: ['Checks'],
       summary: 'Progress of a check (WebSocket)',
       description:
-        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (`WS_MAX_PER_ADDRESS`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).',
+        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (a quarter of `WS_MAX_PER_ACCOUNT`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).',
       parameters: [
         { name: 'jobId', in: 'query', required: true, schema: { type: 'string', pattern: JOB_ID_PATTERN } },
         { name: 'apiKey', in: 'query', required: false, schema: { type: 'string' }, description: 'Optional key (also accepted as X-API-Key or Authorization: Bearer)' },

@@ -62,6 +62,7 @@ import { SampleSets } from './samples';
 import { refusedResult, splitRefused } from './refused-targets';
 import { probeShard, probeShardOf, urlShards } from './shards';
 import { UrlStage } from './url-stage';
+import type { JobWarning } from './judge-warnings';
 import type { CheckRequest } from './request';
 
 export { JOB_STATES, type JobState } from './job-states';
@@ -106,6 +107,8 @@ export class JobActor {
   readonly #sampleSets: SampleSets | null;
   /** Probes the checker failed to run (checker_overloaded), tried again; see retries.ts. */
   readonly #retries: ProbeRetries;
+  /** metadata.warnings (judge-warnings.ts), known as the job starts. */
+  readonly #warnings: readonly JobWarning[];
   #working: number[] = [];
   readonly #summary: SummaryFold;
   /** The job asked for `type: "auto"`: records and summary carry the protocols. */
@@ -164,6 +167,7 @@ export class JobActor {
       this.#onReserved = { resolve, reject };
     });
     this.reserved.catch(() => {}); // read by whoever submits asynchronously; run() reports the same failure
+    this.#warnings = deps.warnings?.(req) ?? [];
     this.#mailbox = new Mailbox<Msg>(
       (m) => this.#handle_(m),
       (err) => this.#stage?.reject(err),
@@ -468,7 +472,7 @@ export class JobActor {
   }
 
   #metadata(): JobMetadata {
-    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt, this.#refused.length);
+    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt, this.#refused.length, this.#warnings);
   }
 
   #publish(final: { resultUrl: string | null } | null = null): void {

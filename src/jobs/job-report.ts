@@ -6,11 +6,12 @@ import { INVALID_LINES_SHOWN } from '../proxy/invalid-lines';
 import { regionName } from '../regions';
 import { formatProcessingTime, formatTimeout } from '../results/summary';
 import type { JobMetadata } from './job-types';
+import type { JobWarning } from './judge-warnings';
 import type { ProgressPhase, ProgressState } from './progress';
 import type { CheckRequest } from './request';
 
-/** `blocked`: proxies refused before any connection (refused-targets.ts). */
-export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number, blocked = 0): JobMetadata {
+/** `blocked`: proxies refused before any connection (refused-targets.ts); `warnings`: the check's (judge-warnings.ts). */
+export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number, blocked = 0, warnings: readonly JobWarning[] = []): JobMetadata {
   return {
     region_used: req.region,
     region_name: regionName(req.region) ?? req.region,
@@ -23,6 +24,7 @@ export function jobMetadata(jobId: string, req: CheckRequest, checked: number, e
     invalid_lines: req.invalidLines.first(INVALID_LINES_SHOWN),
     processing_time: formatProcessingTime(elapsedMs),
     job_id: jobId,
+    ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
   };
 }
 

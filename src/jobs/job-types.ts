@@ -8,7 +8,9 @@ import type { Logger } from '../log';
 import type { InvalidLine } from '../proxy/invalid-lines';
 import type { CheckSummary } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
+import type { JobWarning } from './judge-warnings';
 import type { ProgressState } from './progress';
+import type { CheckRequest } from './request';
 import type { GeoPort, JobCounters, LedgerPort, ProbeExecution, SettingsFactory } from './ports';
 
 export { JOB_STATES, PHASE_OF, type JobState } from './job-states';
@@ -28,6 +30,8 @@ export interface JobMetadata {
   invalid_lines: InvalidLine[];
   processing_time: string;
   job_id: string;
+  /** What the check should know about its own results (judge-warnings.ts); present only when there is one. */
+  warnings?: JobWarning[];
 }
 
 export interface CheckResponse {
@@ -58,4 +62,6 @@ export interface JobDeps {
   now: () => Date;
   /** Counters for `/metrics` (per batch and per job; absent: nothing counted). */
   counters?: JobCounters;
+  /** The check's warnings, asked once as it starts (judge-warnings.ts); absent: none. */
+  warnings?: (request: CheckRequest) => JobWarning[];
 }

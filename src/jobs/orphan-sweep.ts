@@ -1,11 +1,11 @@
 /**
  * The periodic orphan sweep of a live node: every `intervalMs`
- * (ORPHAN_SWEEP_MS) it refunds the running scans of other nodes whose lease
+ * (half of NODE_LEASE_MS) it refunds the running scans of other nodes whose lease
  * has expired (src/accounts/orphans.ts, scope `expired`: never this node's
  * own), then deletes the rows of nodes whose lease expired more than
  * `pruneAfterMs` ago. Any number of nodes may sweep at once: each orphan is
  * refunded once. Passes never overlap; a failing pass is logged and the next
- * one tries again. The sweep at start (scopes `own` / `all`) is src/server.ts's.
+ * one tries again. The sweep at start (scopes `own` / `all`) is src/compose/storage.ts's.
  * `onRefunded` hears of each orphan it refunded (a cluster API node publishes
  * a cancel for it, so the region agents drop the dead node's shards of it
  * instead of probing them to their timeout for nobody).

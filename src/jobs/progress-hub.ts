@@ -147,7 +147,7 @@ export class ProgressHub implements ProgressPort {
     if (e !== undefined && e.subs.size >= this.#maxSubs) return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: 'too many subscribers for this job' };
     const tenant = tenantOf(sub);
     if (tenant !== null && (this.#perTenant.get(tenant.key) ?? 0) >= (tenant.kind === 'account' ? this.#maxPerAccount : this.#maxPerAddress)) {
-      return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: `too many subscriptions for this ${tenant.kind} (${tenant.kind === 'account' ? 'WS_MAX_PER_ACCOUNT' : 'WS_MAX_PER_ADDRESS'})` };
+      return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: `too many subscriptions for this ${tenant.kind} (${tenant.kind === 'account' ? 'WS_MAX_PER_ACCOUNT' : 'a quarter of WS_MAX_PER_ACCOUNT'})` };
     }
     if (e === undefined) {
       if (this.#jobs.size >= this.#maxWaiting) return { ok: false, code: WS_CLOSE.TRY_AGAIN_LATER, reason: 'too many jobs waited on' };

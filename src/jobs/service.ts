@@ -59,7 +59,7 @@ export type ServiceState = (typeof SERVICE_STATES)[keyof typeof SERVICE_STATES];
 const { RUNNING, DRAINING, STOPPED } = SERVICE_STATES;
 export const SERVICE_TRANSITIONS = transitionTable<ServiceState>({ running: [DRAINING], draining: [STOPPED], stopped: [] });
 
-/** Per-account limits (config: MAX_JOBS_PER_ACCOUNT, MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT). */
+/** Per-account limits (config.limits: MAX_JOBS_PER_ACCOUNT; twice MAX_PROXIES in flight). */
 export interface AccountLimits {
   /** Checks one account may run at once. */
   maxJobs: number;

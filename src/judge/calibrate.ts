@@ -16,7 +16,12 @@
  *
  * `startCalibration` runs it at once and then every `intervalMs` (timer
  * unref'd), merging `extraIps` (CHECKER_IPS) in; a failed round keeps the
- * previous answer. `stop()` may be called any number of times.
+ * previous answer and is tried again sooner: 1 s after the first failure,
+ * doubling, at most 30 s (never later than the interval), until a round
+ * succeeds (`nextRoundMs`). So a process started before the judge it uses
+ * (a cluster's agents before the API node) learns its exit addresses
+ * within seconds of the judge coming up. `stop()` may be called any number
+ * of times.
  */
 import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
@@ -133,14 +138,28 @@ export async function calibrate(judge: JudgeTarget, timeoutMs: number, tlsCa?: s
   return { ips, baselineHeaders: baseline.sort() };
 }
 
+/** The first retry after a failed round, and the longest wait between failed rounds. */
+export const CALIBRATION_RETRY_FIRST_MS = 1_000;
+export const CALIBRATION_RETRY_MAX_MS = 30_000;
+
+/** The wait before the next round: the interval after a success; after the n-th failed round in a row 1 s, 2 s, 4 s, ... at most 30 s (and the interval). Pure. */
+export function nextRoundMs(failuresInARow: number, intervalMs: number, firstRetryMs: number = CALIBRATION_RETRY_FIRST_MS): number {
+  if (failuresInARow <= 0) return intervalMs;
+  const backoff = firstRetryMs * 2 ** Math.min(failuresInARow - 1, 30);
+  return Math.min(intervalMs, CALIBRATION_RETRY_MAX_MS, backoff);
+}
+
 export interface CalibrationOptions {
   judge: JudgeTarget;
   /** CHECKER_IPS: always part of the answer */
   extraIps: string[];
   intervalMs: number;
   onUpdate: (r: CalibrationResult) => void;
-  onError?: (e: unknown) => void;
+  /** A round failed; the next is in `retryInMs`. */
+  onError?: (e: unknown, retryInMs: number) => void;
   timeoutMs?: number;
+  /** The first retry after a failed round (default 1 s; tests pass less). */
+  firstRetryMs?: number;
   tlsCa?: string;
   /** the judge's signing key: answers that do not verify fail the round */
   judgeKey?: string;
@@ -157,6 +176,7 @@ export function startCalibration(opts: CalibrationOptions): CalibrationHandle {
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let last: CalibrationResult = { ips: [...opts.extraIps], baselineHeaders: [] };
+  let failures = 0;
 
   const round = async (): Promise<CalibrationResult> => {
     try {
@@ -164,12 +184,14 @@ export function startCalibration(opts: CalibrationOptions): CalibrationHandle {
       const ips = [...r.ips];
       for (const ip of opts.extraIps) if (!ips.includes(ip)) ips.push(ip);
       last = { ips, baselineHeaders: r.baselineHeaders };
+      failures = 0;
       if (!stopped) opts.onUpdate(last);
     } catch (e) {
-      if (!stopped) opts.onError?.(e);
+      failures++;
+      if (!stopped) opts.onError?.(e, nextRoundMs(failures, opts.intervalMs, opts.firstRetryMs));
     }
     if (!stopped) {
-      timer = setTimeout(() => void round(), opts.intervalMs);
+      timer = setTimeout(() => void round(), nextRoundMs(failures, opts.intervalMs, opts.firstRetryMs));
       timer.unref?.();
     }
     return last;

@@ -15,10 +15,10 @@ import { Counter, Registry } from 'prom-client';
 import { processMetricsRegistry } from './process-metrics';
 import { readGauges } from './read-gauge';
 
+/** What the gauges read at scrape time: the agent's runner, once it exists (watch()). */
 export interface AgentMetricSources {
-  slots: number;
-  inFlight: () => number;
-  shardsRunning: () => number;
+  readonly inFlight: number;
+  readonly shardsRunning: number;
 }
 
 export class AgentMetrics {
@@ -29,19 +29,25 @@ export class AgentMetrics {
   readonly #results: Counter;
   readonly #redelivered: Counter;
 
-  constructor(s: AgentMetricSources) {
+  /** The counters and the slots; the runner's gauges come with watch() (the runner counts into this first). */
+  constructor(slots: number) {
     processMetricsRegistry();
     const registers = [this.registry];
-    const gauge = readGauges(this.registry);
-    gauge('proxycheck_agent_probe_slots', 'Probes this agent runs at once at most (AGENT_SLOTS).', () => s.slots);
-    gauge('proxycheck_agent_probes_in_flight', 'Probes of pulled shards not yet answered.', s.inFlight);
-    gauge('proxycheck_agent_shards_running', 'Shards running on this agent.', s.shardsRunning);
+    readGauges(this.registry)('proxycheck_agent_probe_slots', 'Probes this agent runs at once at most (AGENT_SLOTS).', () => slots);
     this.#started = new Counter({ name: 'proxycheck_agent_shards_total', help: 'Shards started, by delivery (first, again).', labelNames: ['delivery'], registers });
     this.#ended = new Counter({ name: 'proxycheck_agent_shards_ended_total', help: 'Shards ended, by outcome.', labelNames: ['outcome'], registers });
     this.#results = new Counter({ name: 'proxycheck_agent_probe_results_total', help: 'Probe results sent to their owners.', registers });
     this.#redelivered = new Counter({ name: 'proxycheck_shards_redelivered_total', help: 'Shards this agent received again after another delivery was not acked.', registers });
     for (const delivery of ['first', 'again']) this.#started.inc({ delivery }, 0);
     for (const outcome of ['acked', 'nakked', 'termed', 'dropped']) this.#ended.inc({ outcome }, 0);
+  }
+
+  /** The runner's gauges, read at scrape time. */
+  watch(s: AgentMetricSources): this {
+    const gauge = readGauges(this.registry);
+    gauge('proxycheck_agent_probes_in_flight', 'Probes of pulled shards not yet answered.', () => s.inFlight);
+    gauge('proxycheck_agent_shards_running', 'Shards running on this agent.', () => s.shardsRunning);
+    return this;
   }
 
   shardStarted(redelivered: boolean): void {

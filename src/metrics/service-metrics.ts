@@ -85,9 +85,32 @@ export class ServiceMetrics {
   readonly #shardsRedelivered: Counter;
   readonly #duplicateResults: Counter;
 
-  constructor(sources: MetricSources, opts: ServiceMetricsOptions = {}) {
+  constructor(opts: ServiceMetricsOptions = {}) {
     this.#withProcess = opts.processMetrics ?? true;
     if (this.#withProcess) processMetricsRegistry(); // its event-loop monitor runs from the start, not the first scrape
+    const registers = [this.registry];
+    const N = METRIC_NAMES;
+    this.#probeResults = new Counter({ name: N.probeResults, help: 'Probe results folded into jobs.', registers });
+    this.#jobsFinished = new Counter({ name: N.jobsFinished, help: 'Check jobs that ended, by final state.', labelNames: ['state'], registers });
+    for (const state of ['completed', 'failed']) this.#jobsFinished.inc({ state }, 0);
+    this.#shardsRedelivered = new Counter({
+      name: N.shardsRedelivered,
+      help: 'Shards a cluster work queue delivered again after a node missed them; 0 in embedded mode (no queue).',
+      registers,
+    });
+    this.#duplicateResults = new Counter({
+      name: N.duplicateResults,
+      help: 'Probe results a cluster node received again (a redelivered shard, a lost done) and dropped; 0 in embedded mode.',
+      registers,
+    });
+  }
+
+  /**
+   * The gauges, read from `sources` at scrape time. A second step because the
+   * counters exist first: the parts that count into them (the job service,
+   * a cluster's work path) are also what the gauges read.
+   */
+  watch(sources: MetricSources): this {
     const registers = [this.registry];
     const gauge = readGauges(this.registry);
     const perRegion = (name: string, help: string, read: (s: ReturnType<MetricSources['scheduler']['snapshot']>) => number) =>
@@ -114,19 +137,6 @@ export class ServiceMetrics {
     gauge(N.jobsRunning, 'Check jobs running now.', sources.runningJobs);
     gauge(N.wsSubscribers, 'Open progress subscriptions (/ws).', () => sources.hub.subscribers);
     gauge(N.nodeLeaseLive, "1 while this node's lease is live, 0 once it lapsed or was released.", () => (sources.lease.live ? 1 : 0));
-    this.#probeResults = new Counter({ name: N.probeResults, help: 'Probe results folded into jobs.', registers });
-    this.#jobsFinished = new Counter({ name: N.jobsFinished, help: 'Check jobs that ended, by final state.', labelNames: ['state'], registers });
-    for (const state of ['completed', 'failed']) this.#jobsFinished.inc({ state }, 0);
-    this.#shardsRedelivered = new Counter({
-      name: N.shardsRedelivered,
-      help: 'Shards a cluster work queue delivered again after a node missed them; 0 in embedded mode (no queue).',
-      registers,
-    });
-    this.#duplicateResults = new Counter({
-      name: N.duplicateResults,
-      help: 'Probe results a cluster node received again (a redelivered shard, a lost done) and dropped; 0 in embedded mode.',
-      registers,
-    });
     const queue = sources.queue;
     new Gauge({
       name: N.regionQueueShards,
@@ -141,6 +151,7 @@ export class ServiceMetrics {
         }
       },
     });
+    return this;
   }
 
   /** JobCounters (src/jobs/ports.ts): once per batch. */

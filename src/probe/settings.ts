@@ -1,6 +1,6 @@
 /**
  * The one place a job's ProbeSettings are put together from what the service
- * (src/server.ts) or the probe command (src/cli/probe.ts) knows: the proxy
+ * (src/compose/own-judge.ts) or the probe command (src/cli/probe.ts) knows: the proxy
  * type and budget, the judge, what calibration found, and the switches.
  * Pure: no I/O.
  */

@@ -110,7 +110,7 @@ describe('authentication', () => {
   });
 
   test('a revoked key is invalid', async () => {
-    const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
+    const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
     // the admin listener serves no OpenAPI document: rawCall
     const issued = await rawCall(`${t.adminUrl}/admin/issue-key`, { method: 'POST', headers: admin, json: { email: 'demo@localhost', label: 'tmp' } });
     expect(issued.status).toBe(200);
@@ -128,7 +128,7 @@ describe('authentication', () => {
 });
 
 describe('the admin API: its own listener, throttled', () => {
-  const adminAuth = (svc: TestService) => ({ Authorization: `Bearer ${svc.service.config.adminToken}` });
+  const adminAuth = (svc: TestService) => ({ Authorization: `Bearer ${svc.service.config.http.adminToken}` });
 
   test('the public listener answers the JSON 404 for /admin/*, whatever the method and token', async () => {
     for (const method of ['POST', 'GET', 'PUT', 'DELETE', 'PATCH']) {

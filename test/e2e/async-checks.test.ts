@@ -41,7 +41,7 @@ beforeAll(async () => {
   elite = await startHttpProxy();
   hole = await startBlackHoleAnyAddress();
   cutter = await startCuttingProxy(t.service.port, 2000);
-  const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
+  const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
   const made = async (email: string, checks: number) =>
     String((await rawCall(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email, checks } })).body.apiKey);
   otherKey = await made('other@example.test', 10);

@@ -245,7 +245,7 @@ describe('POST /check', () => {
   }, 10_000);
 
   test('a key limits the progress subscription to its own account', async () => {
-    const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
+    const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
     const other = await rawCall(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } });
     expect(other.status).toBe(200);
     const intruder = await watch('private-job', other.body.apiKey);
@@ -304,7 +304,7 @@ describe('result links', () => {
     expect(forbidden.body.error).toBe('Forbidden');
     expect((await call(`${url.origin}${url.pathname}`)).status).toBe(403);
 
-    const secret = t.service.config.resultSecret!;
+    const secret = t.service.config.storage.resultSecret!;
     const id = url.pathname.split('/').pop()!.replace('.json', '');
     const expired = signResultLink({ contentUrl: t.url, resultId: id, secret, expiresAt: Math.floor(Date.now() / 1000) - 1, ext: 'json' });
     const gone = await call(expired);

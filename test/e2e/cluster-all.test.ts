@@ -43,7 +43,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: ROLE=all in one
     hole = await startBlackHole();
     store = await bed.store();
     node = await bed.spawn(store, {
-      env: { ...SECRETS, NATS_URL: nats.url, ROLE: 'all', REGION: 'us1', AGENT_SLOTS: '50', AGENT_HEARTBEAT_MS: '200', AGENT_TTL_MS: '10000', SHUTDOWN_GRACE_MS: '1000' },
+      env: { ...SECRETS, NATS_URL: nats.url, ROLE: 'all', REGION: 'us1', AGENT_SLOTS: '50', AGENT_HEARTBEAT_MS: '1000', SHUTDOWN_GRACE_MS: '1000' },
     });
   }, 60_000);
 

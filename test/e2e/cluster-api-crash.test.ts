@@ -1,7 +1,7 @@
 /**
  * kill -9 an API node mid-job, in a cluster (real processes): two API nodes
  * A and B (ROLE=api, one PostgreSQL database, each its own DATA_DIR, small
- * NODE_LEASE_MS / ORPHAN_SWEEP_MS) and one region agent (AGENT_SLOTS 20) on
+ * NODE_LEASE_MS, swept every half of it) and one region agent (AGENT_SLOTS 20) on
  * a private nats-server.
  *
  *   B runs job1 (15 black holes, timeout 7 s) and A jobA1 (5 black holes,
@@ -35,7 +35,8 @@ const PG = testDatabaseUrl();
 const SECRETS = { RESULT_SECRET: 'cluster-result-secret-0123456789', ADMIN_TOKEN: 'cluster-admin-token-0123456789' };
 const BALANCE = 1000;
 const LEASE_MS = 1500;
-const SWEEP_MS = 300;
+/** Half the lease (derived, src/config.ts). */
+const SWEEP_MS = LEASE_MS / 2;
 const SLOTS = 20;
 
 describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: kill -9 an API node mid-job', () => {
@@ -46,15 +47,9 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: kill -9 an API 
   let hole: FakeServer, elite: FakeServer;
   let watcher: NatsConnection;
 
-  const timing = () => ({
-    NATS_URL: nats.url,
-    CLUSTER_ACK_WAIT_MS: '2000',
-    AGENT_HEARTBEAT_MS: '200',
-    AGENT_TTL_MS: '1500',
-    CLUSTER_SHARD_DEADLINE_MS: '30000',
-    SHUTDOWN_GRACE_MS: '500',
-  });
-  const apiEnv = () => ({ ...timing(), ...SECRETS, ROLE: 'api', BOOTSTRAP_CHECKS: String(BALANCE), NODE_LEASE_MS: String(LEASE_MS), ORPHAN_SWEEP_MS: String(SWEEP_MS) });
+  // heartbeat 300 ms: an agent gone after 1.5 s, its unacked shards move on after 2.25 s
+  const timing = () => ({ NATS_URL: nats.url, AGENT_HEARTBEAT_MS: '300', SHUTDOWN_GRACE_MS: '500' });
+  const apiEnv = () => ({ ...timing(), ...SECRETS, ROLE: 'api', BOOTSTRAP_CHECKS: String(BALANCE), NODE_LEASE_MS: String(LEASE_MS) });
   const nodeOf = (p: ServiceProcess) => String(p.logs.find((l) => l.msg === 'ready')?.node);
   const holes = (n: number, net: number) => Array.from({ length: n }, (_, i) => `127.${net}.3.${1 + i}:${hole.port}`);
   const check = (p: ServiceProcess, json: unknown) => call(`${p.url}/check`, { method: 'POST', headers: { 'x-api-key': p.key }, json });

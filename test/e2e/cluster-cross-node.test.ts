@@ -73,7 +73,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a job on node A
   let elite: FakeServer, hole: FakeServer;
   let otherKey: string;
 
-  const timing = () => ({ NATS_URL: nats.url, CLUSTER_ACK_WAIT_MS: '2000', AGENT_HEARTBEAT_MS: '200', AGENT_TTL_MS: '1500', SHUTDOWN_GRACE_MS: '500' });
+  const timing = () => ({ NATS_URL: nats.url, AGENT_HEARTBEAT_MS: '300', SHUTDOWN_GRACE_MS: '500' });
   const apiEnv = () => ({ ...timing(), ...SECRETS, ROLE: 'api' });
   /** `url` as node B serves it (the same path and query, B's origin). */
   const onB = (url: string) => {

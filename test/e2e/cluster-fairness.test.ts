@@ -40,7 +40,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: fairness across
   let a: ServiceProcess, b: ServiceProcess;
   let elite: FakeServer, hole: FakeServer;
 
-  const timing = () => ({ NATS_URL: nats.url, CLUSTER_ACK_WAIT_MS: '5000', AGENT_HEARTBEAT_MS: '250', AGENT_TTL_MS: '2000', SHUTDOWN_GRACE_MS: '0' });
+  const timing = () => ({ NATS_URL: nats.url, AGENT_HEARTBEAT_MS: '400', SHUTDOWN_GRACE_MS: '0' });
   const apiEnv = () => ({ ...timing(), ...SECRETS, ROLE: 'api', BOOTSTRAP_CHECKS: '1000000' });
 
 

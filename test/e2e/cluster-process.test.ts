@@ -29,10 +29,8 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster processes', () =
 
   const timing = () => ({
     NATS_URL: nats.url,
-    CLUSTER_ACK_WAIT_MS: '1500',
+    // an agent gone after 1 s (5 beats), its unacked shards move on after 1.5 s
     AGENT_HEARTBEAT_MS: '200',
-    AGENT_TTL_MS: '1500',
-    CLUSTER_SHARD_DEADLINE_MS: '15000',
     SHUTDOWN_GRACE_MS: '1000',
   });
   const agent = (slots = 20) => bed.spawn(store, { env: { ...timing(), ROLE: 'agent', REGION: 'us1', AGENT_SLOTS: String(slots) } });

@@ -531,7 +531,7 @@ if (!haveChromium()) {
     });
 
     test('a check the balance cannot cover shows the 402 message and leaves the form usable', async () => {
-      const admin = { Authorization: `Bearer ${t.service.config.adminToken}`, 'content-type': 'application/json' };
+      const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}`, 'content-type': 'application/json' };
       const created = await fetch(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, body: JSON.stringify({ email: 'poor@example.com', checks: 1 }) });
       expect(created.status).toBe(200);
       const { apiKey } = (await created.json()) as { apiKey: string };

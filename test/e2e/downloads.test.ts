@@ -65,7 +65,7 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
-const secret = () => t.service.config.resultSecret!;
+const secret = () => t.service.config.storage.resultSecret!;
 const nowS = () => Math.floor(Date.now() / 1000);
 
 describe('result downloads', () => {

@@ -74,7 +74,7 @@ describe('blocked before the reservation, summary.errors, invalid lines', () => 
     const remaining = await checks();
     const admin = await rawCall(`${t.adminUrl}/admin/create-account`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${t.service.config.adminToken}` },
+      headers: { Authorization: `Bearer ${t.service.config.http.adminToken}` },
       json: { email: 'poor@localhost', checks: 1 },
     });
     expect(admin.status).toBe(200);

@@ -2,7 +2,7 @@
  * End to end, over real sockets: the per-account limits (docs/API.md
  * "Limits") with small values set through the environment.
  *
- * - requests per second (RATE_LIMIT_PER_S=1, RATE_LIMIT_BURST=2): the third
+ * - requests per second (RATE_LIMIT_PER_S=1, so a burst of 2): the third
  *   request at once is 429 with Retry-After; the refused /check reserved
  *   nothing (balance and history unchanged); the account's other keys share
  *   its bucket, another account is not slowed; after Retry-After it works.
@@ -10,7 +10,7 @@
  *   once the key is known (successes, errors, the 429s), on no other.
  * - running checks per account (MAX_JOBS_PER_ACCOUNT=1): a second check while
  *   one runs is 429 with Retry-After, nothing reserved.
- * - WebSocket caps (WS_MAX_PER_ADDRESS=2, WS_MAX_PER_ACCOUNT=2): the third
+ * - WebSocket caps (2 per address, WS_MAX_PER_ACCOUNT=2): the third
  *   anonymous socket from one address is closed 1013; an authenticated
  *   subscriber from the same address is still accepted; a closed socket gives
  *   its place back.
@@ -43,14 +43,14 @@ const holes = (n: number, b: number) => Array.from({ length: n }, (_, i) => `127
 describe('requests per second per account', () => {
   let t: TestService;
   beforeAll(async () => {
-    t = await startTestService({ RATE_LIMIT_PER_S: '1', RATE_LIMIT_BURST: '2', BOOTSTRAP_CHECKS: '1000' });
+    t = await startTestService({ RATE_LIMIT_PER_S: '1', BOOTSTRAP_CHECKS: '1000' });
   });
   afterAll(async () => {
     await t?.stop();
   });
 
   test('over the burst: 429 + Retry-After before anything is reserved; other accounts unaffected; back after Retry-After', async () => {
-    const admin = { Authorization: `Bearer ${t.service.config.adminToken}` };
+    const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
     // set-up through the admin API (not rate limited): a second key of the demo account, and another account
     const key2 = (await call(`${t.adminUrl}/admin/issue-key`, { method: 'POST', headers: admin, json: { email: 'demo@localhost', label: 'second' } })).body.apiKey as string;
     const other = (await call(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey as string;
@@ -73,7 +73,7 @@ describe('requests per second per account', () => {
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(rateLimit(refused.headers)).toEqual({ limit: '2', remaining: '0', reset: '1' }); // Reset = Retry-After
-    expect(refused.body).toEqual({ error: 'Too many requests', message: 'Rate limit: 1 requests per second per account, bursts of 2 (server settings RATE_LIMIT_PER_S, RATE_LIMIT_BURST); retry in 1 s' });
+    expect(refused.body).toEqual({ error: 'Too many requests', message: 'Rate limit: 1 requests per second per account, bursts of 2 (server setting RATE_LIMIT_PER_S; bursts are twice it); retry in 1 s' });
     // the account's other key shares the bucket; /me is limited too; a bad key is still 401
     expect((await checkedCall(`${t.url}/me`, { headers: { authorization: `Bearer ${key2}` } })).status).toBe(429);
     expect((await checkedCall(`${t.url}/check-raw`, { method: 'POST', headers: { 'x-api-key': t.key }, body: '127.0.0.1:1' })).status).toBe(429);
@@ -96,7 +96,8 @@ describe('requests per second per account', () => {
 describe('running checks per account, and WebSocket caps', () => {
   let t: TestService;
   beforeAll(async () => {
-    t = await startTestService({ MAX_JOBS_PER_ACCOUNT: '1', WS_MAX_PER_ADDRESS: '2', WS_MAX_PER_ACCOUNT: '2', BOOTSTRAP_CHECKS: '1000' });
+    // per address a quarter of WS_MAX_PER_ACCOUNT in a real start; 2 here, as the account's
+    t = await startTestService({ MAX_JOBS_PER_ACCOUNT: '1', WS_MAX_PER_ACCOUNT: '2', BOOTSTRAP_CHECKS: '1000' }, { configure: (c) => void (c.limits.wsMaxPerAddress = 2) });
   });
   afterAll(async () => {
     await t?.stop();
@@ -146,7 +147,7 @@ describe('running checks per account, and WebSocket caps', () => {
     expect(await a2.after(0)).toBe('open');
 
     const a3 = socket('jobId=ws-anon-3');
-    expect(await a3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this address (WS_MAX_PER_ADDRESS)' });
+    expect(await a3.closed).toEqual({ code: 1013, reason: 'too many subscriptions for this address (a quarter of WS_MAX_PER_ACCOUNT)' });
 
     // the same address with a key counts against the account, not the address
     const k1 = socket(`jobId=ws-key-1&apiKey=${t.key}`);

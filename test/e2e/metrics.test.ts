@@ -39,7 +39,7 @@ describe('GET /metrics (admin listener)', () => {
   test('no token needed (a wrong one changes nothing); every accepted region has its slots; the lease is live; nothing redelivered', async () => {
     const text = await scrape(t);
     expect(await scrape(t, { Authorization: 'Bearer wrong' })).toContain(N.probeResults);
-    const slotsPerEndpoint = t.service.config.slotsPerEndpoint;
+    const slotsPerEndpoint = t.service.config.probes.slotsPerEndpoint;
     for (const region of ACCEPTED_REGIONS) {
       expect([region, sampleValue(text, N.regionProbeSlots, { region })]).toEqual([region, findRegion(region)!.endpoints * slotsPerEndpoint]);
       expect(sampleValue(text, N.regionProbesInFlight, { region })).toBe(0);

@@ -25,7 +25,8 @@ import { call } from '../helpers/service';
 const PG = testDatabaseUrl() !== undefined;
 const BALANCE = 1000;
 const LEASE_MS = 1500;
-const SWEEP_MS = 300;
+/** Half the lease (derived, src/config.ts). */
+const SWEEP_MS = LEASE_MS / 2;
 
 let hole: FakeServer;
 const bed = new ProcessBed();
@@ -48,7 +49,7 @@ function sameDatabase(store: ServiceStore): ServiceStore {
 
 async function spawn(store: ServiceStore, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const p = await spawnService(store, {
-    env: { BOOTSTRAP_CHECKS: String(BALANCE), NODE_LEASE_MS: String(LEASE_MS), ORPHAN_SWEEP_MS: String(SWEEP_MS), SHUTDOWN_GRACE_MS: '0', ...env },
+    env: { BOOTSTRAP_CHECKS: String(BALANCE), NODE_LEASE_MS: String(LEASE_MS), SHUTDOWN_GRACE_MS: '0', ...env },
   });
   bed.spawned.push(p);
   return p;

@@ -36,7 +36,7 @@ afterAll(async () => {
 async function createAccount(svc: TestService, body: Record<string, unknown>): Promise<Created> {
   const r = await rawCall(`${svc.adminUrl}/admin/create-account`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${svc.service.config.adminToken}` },
+    headers: { authorization: `Bearer ${svc.service.config.http.adminToken}` },
     json: { email: `quota-${Date.now()}-${seq++}@example.test`, ...body },
   });
   expect(r.status).toBe(200);

@@ -93,7 +93,7 @@ describe('samples', () => {
   test('402: required counts samples; nothing reserved', async () => {
     const created = await rawCall(`${t.adminUrl}/admin/create-account`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${t.service.config.adminToken}` },
+      headers: { authorization: `Bearer ${t.service.config.http.adminToken}` },
       json: { email: `samples-${Date.now()}@example.test`, checks: 5 },
     });
     expect(created.status).toBe(200);

@@ -5,14 +5,18 @@
 import { parseConfig } from '../../src/config';
 import type { AppDeps } from '../../src/http/context';
 import { memoryLogger } from '../../src/log';
+import { regionCapacity } from '../../src/regions';
 import { VERSION } from '../../src/version';
 
 export function fakeAppDeps(over: Partial<AppDeps> = {}, what = 'this test'): AppDeps {
   const unused = () => {
     throw new Error(`not used by ${what}`);
   };
+  const config = parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-app-deps-unused' }, process.cwd());
   return {
-    config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-app-deps-unused' }, process.cwd()),
+    limits: config.limits,
+    http: config.http,
+    regions: { region: (code) => ({ agents: 1, capacity: regionCapacity(code, config.probes.slotsPerEndpoint) }) },
     log: memoryLogger('debug'),
     version: VERSION,
     startedAt: Date.now(),
@@ -21,6 +25,7 @@ export function fakeAppDeps(over: Partial<AppDeps> = {}, what = 'this test'): Ap
     accounts: { findByApiKey: unused, overview: unused },
     checks: { run: unused, submit: unused, assertAccepting: () => {} },
     jobs: { status: unused, cancel: unused },
+    publicBase: () => 'http://127.0.0.1:3000',
     results: { secret: 'test-secret-0123456789abcdef', store: { open: unused } },
     progress: {} as AppDeps['progress'],
     judgeKey: 'test-judge-key-0123456789',

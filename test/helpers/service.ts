@@ -6,13 +6,13 @@
  * when DATABASE_URL / TEST_DATABASE_URL is set, else PGlite in the data dir
  * in memory (from the migrated template, since initdb takes seconds).
  *
- * The judge's TLS listener and the https check are off unless a test sets
- * JUDGE_TLS=true (test/e2e/https.test.ts), as a real start has them.
+ * The built-in judge's TLS listener is always up; the https check through it
+ * is off unless a test sets JUDGE_TLS=true (test/e2e/https.test.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig } from '../../src/config';
+import { parseConfig, type Config } from '../../src/config';
 import { memoryLogger } from '../../src/log';
 import { startService, type RunningService } from '../../src/server';
 import { createServerDatabase, freshDatabase, testDatabaseUrl } from './db';
@@ -36,7 +36,12 @@ export interface TestService {
 /** A fresh database on the test PostgreSQL server (see test/helpers/db.ts). */
 export const createTestDatabase = (serverUrl: string) => createServerDatabase(serverUrl, 'e2e');
 
-export async function startTestService(env: Record<string, string> = {}, opts: { dataDir?: string } = {}): Promise<TestService> {
+/**
+ * `env` is the environment the service reads; `opts.configure` changes the
+ * parsed Config before the start (the constants that are no setting, e.g.
+ * `c.http.idleTimeoutS = 1`).
+ */
+export async function startTestService(env: Record<string, string> = {}, opts: { dataDir?: string; configure?: (c: Config) => void } = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'pc-e2e-'));
   const server = testDatabaseUrl();
   const pg = server !== undefined && env.DATABASE_URL === undefined ? await createTestDatabase(server) : null;
@@ -58,6 +63,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
     },
     process.cwd(),
   );
+  opts.configure?.(config);
   const log = memoryLogger('debug');
   const service = await startService(config, { log, threads: 1, ...(embedded !== null ? { database: embedded } : {}) });
   const url = `http://127.0.0.1:${service.port}`;
@@ -68,7 +74,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
     adminUrl: service.adminUrl,
     key: TEST_KEY,
     dataDir,
-    databaseUrl: config.databaseUrl,
+    databaseUrl: config.storage.databaseUrl,
     logs: log.lines,
     stop: () =>
       (stopped ??= (async () => {

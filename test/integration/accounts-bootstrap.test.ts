@@ -17,8 +17,8 @@ afterAll(async () => {
 });
 
 describe('ensureBootstrapAccount', () => {
-  test('creates demo@localhost once with the given key; a second call does nothing', async () => {
-    const log = memoryLogger();
+  test('creates demo@localhost once with the given key, printed whatever LOG_LEVEL; a second call does nothing', async () => {
+    const log = memoryLogger('warn'); // LOG_LEVEL=warn: the key is still printed, once
     const key = 'bootstrap-key-0123456789abcdef';
     const r = await ensureBootstrapAccount(tdb.db, { checks: 1000, apiKey: key, baseUrl: 'http://127.0.0.1:3999' }, log);
     expect(r).toMatchObject({ email: DEMO_EMAIL, apiKey: key });

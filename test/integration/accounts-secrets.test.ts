@@ -16,20 +16,20 @@ describe('resolveSecrets', () => {
   test('generates both secrets once (0600) and reuses them', async () => {
     const dataDir = join(dir, 'a');
     const c1 = await resolveSecrets(parseConfig({ DATA_DIR: dataDir }));
-    expect(c1.resultSecret?.length).toBeGreaterThanOrEqual(32);
-    expect(c1.adminToken?.length).toBeGreaterThanOrEqual(32);
-    expect(c1.resultSecret).not.toBe(c1.adminToken);
+    expect(c1.storage.resultSecret?.length).toBeGreaterThanOrEqual(32);
+    expect(c1.http.adminToken?.length).toBeGreaterThanOrEqual(32);
+    expect(c1.storage.resultSecret).not.toBe(c1.http.adminToken);
     expect(statSync(join(dataDir, 'result-secret')).mode & 0o777).toBe(0o600);
     expect(statSync(join(dataDir, 'admin-token')).mode & 0o777).toBe(0o600);
-    expect(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()).toBe(c1.adminToken ?? '');
+    expect(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()).toBe(c1.http.adminToken ?? '');
     const c2 = await resolveSecrets(parseConfig({ DATA_DIR: dataDir }));
-    expect([c2.resultSecret, c2.adminToken]).toEqual([c1.resultSecret, c1.adminToken]);
+    expect([c2.storage.resultSecret, c2.http.adminToken]).toEqual([c1.storage.resultSecret, c1.http.adminToken]);
   });
 
   test('values from the environment win and write nothing', async () => {
     const dataDir = join(dir, 'b');
     const c = await resolveSecrets(parseConfig({ DATA_DIR: dataDir, RESULT_SECRET: 'r'.repeat(20), ADMIN_TOKEN: 't'.repeat(20) }));
-    expect([c.resultSecret, c.adminToken]).toEqual(['r'.repeat(20), 't'.repeat(20)]);
+    expect([c.storage.resultSecret, c.http.adminToken]).toEqual(['r'.repeat(20), 't'.repeat(20)]);
     expect(() => statSync(join(dataDir, 'result-secret'))).toThrow();
   });
 

@@ -6,7 +6,7 @@
  * nothing rejected ever reaches the check (so nothing is charged).
  */
 import { beforeEach, describe, expect, test } from 'bun:test';
-import { parseConfig } from '../../src/config';
+import { parseConfig, type LimitsConfig } from '../../src/config';
 import { createApp } from '../../src/http/app';
 import type { AppDeps } from '../../src/http/context';
 import type { CheckRequest } from '../../src/http/check-request';
@@ -15,10 +15,12 @@ import { fakeAppDeps } from '../helpers/app-deps';
 const KEY = 'pc_route-test-key';
 const ran: CheckRequest[] = [];
 
-function deps(env: Record<string, string> = {}): AppDeps {
+function deps(env: Record<string, string> = {}, limits: Partial<LimitsConfig> = {}): AppDeps {
+  const config = parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-check-route-unused', ...env }, process.cwd());
   return fakeAppDeps(
     {
-      config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-check-route-unused', ...env }, process.cwd()),
+      limits: { ...config.limits, ...limits },
+      http: config.http,
       accounts: { findByApiKey: async (k) => (k === KEY ? { id: 'acc-1', email: 'a@b.io' } : null), overview: async () => ({}) },
       checks: {
         run: async (_owner, req) => {
@@ -86,9 +88,9 @@ describe('POST /check: cheap counts first', () => {
   });
 });
 
-describe('large bodies: MAX_LARGE_BODIES at once', () => {
+describe('large bodies: limits.maxLargeBodies at once', () => {
   const MiB = 1024 * 1024;
-  const capped = createApp(deps({ MAX_LARGE_BODIES: '1' }));
+  const capped = createApp(deps({}, { maxLargeBodies: 1 })); // a constant: a test starts with a smaller one
   const bigText = `1.2.3.4:80\n#${'x'.repeat(MiB + 100)}\n`;
   const send = (body: RequestInit['body'], headers: Record<string, string> = {}) =>
     capped.handle(new Request(`${BASE}/check-raw`, { method: 'POST', body, headers: { 'x-api-key': KEY, ...headers } }));
@@ -117,7 +119,7 @@ describe('large bodies: MAX_LARGE_BODIES at once', () => {
     const second = await send(bigText);
     expect(second.status).toBe(503);
     expect(second.headers.get('retry-after')).toBe('1');
-    expect(await second.json()).toEqual({ error: 'Service unavailable', message: 'Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in 1 s' });
+    expect(await second.json()).toEqual({ error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' });
     // a small body is never held back
     expect((await send('1.2.3.4:80\n')).status).toBe(200);
 

@@ -68,7 +68,7 @@ describe('openDatabase', () => {
     expect(performance.now() - t1).toBeLessThan(3000);
   }, 15_000);
 
-  test.if(testDatabaseUrl() !== undefined)('PostgreSQL: statement_timeout ends a statement that runs too long (DB_STATEMENT_TIMEOUT_MS)', async () => {
+  test.if(testDatabaseUrl() !== undefined)('PostgreSQL: statement_timeout ends a statement that runs too long (storage.statementTimeoutMs)', async () => {
     const d = await openDatabase({ databaseUrl: testDatabaseUrl()!, migrate: false, statementTimeoutMs: 300 });
     try {
       const t0 = performance.now();

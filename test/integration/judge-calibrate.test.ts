@@ -1,7 +1,7 @@
 /** Self-calibration: the checker's own addresses and the baseline headers of a load balancer in front of the judge. */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { calibrate, parseJudgeUrl, startCalibration, type CalibrationResult } from '../../src/judge/calibrate';
+import { calibrate, nextRoundMs, parseJudgeUrl, startCalibration, type CalibrationResult } from '../../src/judge/calibrate';
 import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
 import { refusedPort, startTlsJudge, type FakeServer } from '../fixtures/fake-servers';
 import { TEST_CERT } from '../fixtures/tls-cert';
@@ -121,5 +121,41 @@ describe('startCalibration', () => {
     h.stop();
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'calibration_failed' });
+  });
+  test('a judge that comes up after the first round: a failed round is tried again until it succeeds', async () => {
+    const port = await refusedPort();
+    const errors: number[] = [];
+    let updated: (r: CalibrationResult) => void = () => {};
+    const learned = new Promise<CalibrationResult>((r) => (updated = r));
+    const h = startCalibration({
+      judge: parseJudgeUrl(`http://127.0.0.1:${port}/judge`),
+      extraIps: [],
+      intervalMs: 3_600_000,
+      timeoutMs: 500,
+      firstRetryMs: 20,
+      onUpdate: (r) => updated(r),
+      onError: (_e, retryInMs) => errors.push(retryInMs),
+    });
+    try {
+      expect(await h.ready).toEqual({ ips: [], baselineHeaders: [] }); // nothing listens yet
+      const late = await startJudgeServer({ port });
+      try {
+        expect((await learned).ips).toEqual(['127.0.0.1']); // not an hour later: a retry found it
+      } finally {
+        await late.close();
+      }
+      expect(errors[0]).toBe(20);
+      for (let i = 1; i < errors.length; i++) expect(errors[i]).toBe(Math.min(20 * 2 ** i, 30_000));
+    } finally {
+      h.stop();
+    }
+  });
+});
+
+describe('nextRoundMs: 1 s after a failure, doubling, at most 30 s, then the interval again', () => {
+  test('the schedule', () => {
+    expect([0, 1, 2, 3, 4, 5, 6, 7, 50].map((f) => nextRoundMs(f, 300_000))).toEqual([300_000, 1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000]);
+    expect(nextRoundMs(5, 5_000)).toBe(5_000); // never later than the interval
+    expect(nextRoundMs(0, 5_000)).toBe(5_000);
   });
 });

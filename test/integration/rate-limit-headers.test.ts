@@ -16,10 +16,12 @@ const BUSY = 'pc_busy-account-key';
 const at = new Date('2026-11-22T10:00:00Z');
 
 function app() {
+  const config = parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-rl-unused', RATE_LIMIT_PER_S: '2' }, process.cwd());
   return createApp(
     fakeAppDeps(
       {
-        config: parseConfig({ PORT: '0', DATA_DIR: '/tmp/pc-rl-unused', RATE_LIMIT_PER_S: '2', RATE_LIMIT_BURST: '3' }, process.cwd()),
+        // a burst other than twice the rate (the derived one), to tell them apart in the headers
+        limits: { ...config.limits, rateLimitBurst: 3 },
         now: () => at,
         accounts: {
           findByApiKey: async (k) => (k === KEY ? { id: 'acc-1', email: 'a@b.io' } : k === BUSY ? { id: 'acc-2', email: 'b@b.io' } : null),

@@ -12,8 +12,11 @@ test('the cap follows the descriptors that are not probes, with a 1 s window bef
   let probes = 100;
   const set: number[] = [];
   const budgets: number[] = [];
-  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => probes, setCapacity: (n) => set.push(n), setStartBudget: (n) => budgets.push(n), readOpen: () => open });
-  guard.sample(); // others 200: 2000 - 40 - 200 = 1760 > 1500
+  // timers that never fire in this test: every sample is the test's
+  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, readOpen: () => open, intervalMs: 1e9, idleIntervalMs: 1e9 });
+  guard.sample(); // no target yet: nothing read, nothing set
+  expect(budgets).toEqual([]);
+  guard.start({ probesInFlight: () => probes, setCapacity: (n) => set.push(n), setStartBudget: (n) => budgets.push(n) }); // the first sample: others 200: 2000 - 40 - 200 = 1760 > 1500
   expect(set).toEqual([]);
   expect(guard.capacity).toBe(1500);
   open = 1100; // the judge holds 800 more connections: others 1000
@@ -34,7 +37,7 @@ test('the cap follows the descriptors that are not probes, with a 1 s window bef
 
 test('no count from the kernel: the guard stops and leaves the cap alone', () => {
   const set: number[] = [];
-  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => 0, setCapacity: (n) => set.push(n), setStartBudget: (n) => set.push(n), readOpen: () => null }).start();
+  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, readOpen: () => null }).start({ probesInFlight: () => 0, setCapacity: (n) => set.push(n), setStartBudget: (n) => set.push(n) });
   expect(guard.running).toBe(false);
   expect(set).toEqual([]);
 });
@@ -53,7 +56,7 @@ test('openDescriptors counts this process\'s descriptors (Linux >= 6.2)', () => 
 test('start samples at once and then every intervalMs until stop', async () => {
   let reads = 0;
   const clock = new FakeClock();
-  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, probesInFlight: () => 5, setCapacity: () => {}, setStartBudget: () => {}, readOpen: () => (reads++, 100), intervalMs: 10, clock }).start();
+  guard = new DescriptorGuard({ openFiles: 2000, cap: 1500, readOpen: () => (reads++, 100), intervalMs: 10, clock }).start({ probesInFlight: () => 5, setCapacity: () => {}, setStartBudget: () => {} });
   expect(reads).toBe(1);
   await clock.advance(9);
   expect(reads).toBe(1);
@@ -72,14 +75,14 @@ test('no probe in flight: the idle cadence; wake() brings the busy one back at o
   guard = new DescriptorGuard({
     openFiles: 2000,
     cap: 1500,
-    probesInFlight: () => probes,
-    setCapacity: () => {},
-    setStartBudget: () => {},
     readOpen: () => (reads++, 100),
     intervalMs: 10,
     idleIntervalMs: 10_000,
     clock,
-  }).start();
+  });
+  guard.wake(); // before start (the scheduler's onBusy may fire first): nothing
+  expect(reads).toBe(0);
+  guard.start({ probesInFlight: () => probes, setCapacity: () => {}, setStartBudget: () => {} });
   expect(reads).toBe(1);
   expect(guard.idling).toBe(true);
   await clock.advance(9_999);

@@ -381,7 +381,7 @@ describe('500 / 503', () => {
     expectError(
       tooManyLargeBodies(1),
       503,
-      { error: 'Service unavailable', message: 'Too many large request bodies are being read (server setting MAX_LARGE_BODIES); retry in 1 s' },
+      { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
       { 'Retry-After': '1' },
     );
   });

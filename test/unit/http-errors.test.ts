@@ -44,7 +44,7 @@ describe('domain errors -> responses', () => {
     expect(jobs.headers).toEqual({ 'Retry-After': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '5' }); // nothing remains until Retry-After
     const proxies = domainToApiError(new RateLimitedError('proxies_in_flight', 200_000, 5))!;
     expect(proxies.status).toBe(429);
-    expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account (server setting MAX_PROXIES_IN_FLIGHT_PER_ACCOUNT); retry in 5 s' });
+    expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account (twice the server setting MAX_PROXIES); retry in 5 s' });
     expect(proxies.headers).toEqual({ 'Retry-After': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '5' });
   });
 

@@ -36,6 +36,16 @@ describe('levels', () => {
     });
   }
 
+  test('always() writes whatever the minimum, silent too, as an info line', () => {
+    for (const min of ['debug', 'info', 'warn', 'error', 'silent'] as LogLevel[]) {
+      const { sink, out } = capture();
+      const l = createLogger(min, sink);
+      l.always('the demo key', { k: 1 });
+      l.info('filtered unless info or below');
+      expect(out[0]).toMatchObject({ level: 'info', obj: { level: 'info', msg: 'the demo key', k: 1 } });
+    }
+  });
+
   test('default minimum is info', () => {
     const { sink, out } = capture();
     call(createLogger(undefined, sink));

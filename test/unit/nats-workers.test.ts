@@ -129,7 +129,7 @@ describe('NatsWorkers', () => {
     await clock.advance(1);
     expect(isServiceError(err, 'shard_failed')).toBe(true);
     expect(workers.stats.running).toBe(0);
-    expect(log.lines.map((l) => l.msg)).toContain('a cluster shard showed no sign of life (CLUSTER_SHARD_DEADLINE_MS): its job fails');
+    expect(log.lines.map((l) => l.msg)).toContain('a cluster shard showed no sign of life (the shard deadline): its job fails');
   });
 
   test('a batch is a sign of life: the deadline restarts from it', async () => {

@@ -398,7 +398,7 @@ describe('limits', () => {
 });
 
 describe('caps between tenants', () => {
-  const refusedFor = (kind: 'account' | 'address') => ({ ok: false as const, code: WS_CLOSE.TRY_AGAIN_LATER, reason: `too many subscriptions for this ${kind} (${kind === 'account' ? 'WS_MAX_PER_ACCOUNT' : 'WS_MAX_PER_ADDRESS'})` });
+  const refusedFor = (kind: 'account' | 'address') => ({ ok: false as const, code: WS_CLOSE.TRY_AGAIN_LATER, reason: `too many subscriptions for this ${kind} (${kind === 'account' ? 'WS_MAX_PER_ACCOUNT' : 'a quarter of WS_MAX_PER_ACCOUNT'})` });
 
   test('an address at its cap (anonymous) does not stop another address or an account', () => {
     const h = hub({ maxPerAddress: 2, maxPerAccount: 3 });

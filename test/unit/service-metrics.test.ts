@@ -53,7 +53,7 @@ const N = METRIC_NAMES;
 describe('ServiceMetrics', () => {
   test('renders every metric with its type; gauges follow their sources at each scrape', async () => {
     const { sources, load, state } = fakeSources();
-    const m = new ServiceMetrics(sources, { processMetrics: false });
+    const m = new ServiceMetrics({ processMetrics: false }).watch(sources);
     expect(m.contentType).toStartWith('text/plain; version=0.0.4');
     let text = await m.render();
     const types = metricTypes(text);
@@ -84,7 +84,7 @@ describe('ServiceMetrics', () => {
   });
 
   test('counters: results per batch, jobs by final state (both present from the start), shards redelivered 0 until told', async () => {
-    const m = new ServiceMetrics(fakeSources().sources, { processMetrics: false });
+    const m = new ServiceMetrics({ processMetrics: false }).watch(fakeSources().sources);
     let text = await m.render();
     expect(sampleValue(text, N.probeResults)).toBe(0);
     expect(sampleValue(text, N.jobsFinished, { state: 'completed' })).toBe(0);
@@ -112,7 +112,7 @@ describe('ServiceMetrics', () => {
     const readings = new Map([['us1', { waiting: 4, delivered: 2 }]]);
     let asked = 0;
     const { sources } = fakeSources();
-    const m = new ServiceMetrics({ ...sources, queue: { depth: async () => (asked++, readings) } }, { processMetrics: false });
+    const m = new ServiceMetrics({ processMetrics: false }).watch({ ...sources, queue: { depth: async () => (asked++, readings) } });
     let text = await m.render();
     expect(asked).toBe(1);
     expect(sampleValue(text, N.regionQueueShards, { region: 'us1', state: 'waiting' })).toBe(4);
@@ -121,14 +121,14 @@ describe('ServiceMetrics', () => {
     text = await m.render();
     expect(sampleValue(text, N.regionQueueShards, { region: 'us1', state: 'waiting' })).toBe(0);
     expect(sampleValue(text, N.regionQueueShards, { region: 'us1', state: 'delivered' })).toBe(1);
-    const embedded = await new ServiceMetrics(fakeSources().sources, { processMetrics: false }).render();
+    const embedded = await new ServiceMetrics({ processMetrics: false }).watch(fakeSources().sources).render();
     expect(embedded).toContain(`# TYPE ${N.regionQueueShards} gauge`);
     expect(embedded).not.toMatch(new RegExp(`^${N.regionQueueShards}\\{`, 'm'));
   });
 
   test('two instances in one process share no counter', async () => {
-    const a = new ServiceMetrics(fakeSources().sources);
-    const b = new ServiceMetrics(fakeSources().sources);
+    const a = new ServiceMetrics().watch(fakeSources().sources);
+    const b = new ServiceMetrics().watch(fakeSources().sources);
     a.probeResults(5);
     a.jobEnded('completed');
     const [ta, tb] = await Promise.all([a.render(), b.render()]);
@@ -138,12 +138,12 @@ describe('ServiceMetrics', () => {
   });
 
   test("the process's default metrics: rendered once per scrape beside the service's, or left out", async () => {
-    const withProcess = await new ServiceMetrics(fakeSources().sources).render();
+    const withProcess = await new ServiceMetrics().watch(fakeSources().sources).render();
     expect(sampleValue(withProcess, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(sampleValue(withProcess, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(withProcess.match(/^# TYPE process_cpu_user_seconds_total /gm)).toHaveLength(1);
     expect(sampleValue(withProcess, N.probeWorkerThreads)).toBe(3);
-    const without = await new ServiceMetrics(fakeSources().sources, { processMetrics: false }).render();
+    const without = await new ServiceMetrics({ processMetrics: false }).watch(fakeSources().sources).render();
     expect(without).not.toContain('process_cpu_user_seconds_total');
   });
 });

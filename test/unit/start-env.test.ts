@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { npmStartEnv, startScriptEnv } from '../../scripts/start-env';
+import { missingRuntimeSettings, RUNTIME_SETTINGS } from '../../src/runtime-settings';
 
 describe('scripts/start-env.ts (the benchmarks and the demo run the service as npm start does)', () => {
   test('leading VAR=value words, up to the command', () => {
@@ -9,12 +10,23 @@ describe('scripts/start-env.ts (the benchmarks and the demo run the service as n
     expect(startScriptEnv('  A= bun x')).toEqual({ A: '' });
   });
 
-  test("package.json's start script gives the runtime settings docs/OPERATIONS.md documents (heap hint, no FTL tier)", () => {
+  test("package.json's start script is plain: the service applies its runtime settings itself, however started", () => {
     const start = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    expect(startScriptEnv(start)).toEqual({ BUN_JSC_forceRAMSize: '268435456', BUN_JSC_useFTLJIT: '0' });
+    expect(start).toBe('bun src/main.ts');
+    expect(npmStartEnv(new URL('../../', import.meta.url).pathname)).toEqual({});
+  });
+});
+
+describe('src/runtime-settings.ts', () => {
+  test('the settings docs/OPERATIONS.md documents (heap hint, no FTL tier)', () => {
+    expect(RUNTIME_SETTINGS).toEqual({ BUN_JSC_forceRAMSize: '268435456', BUN_JSC_useFTLJIT: '0' });
     const ops = readFileSync(new URL('../../docs/OPERATIONS.md', import.meta.url), 'utf8');
-    for (const [k, v] of Object.entries(startScriptEnv(start))) expect(ops).toContain(`${k}=${v}`);
-    expect(start.endsWith('bun src/main.ts')).toBe(true);
-    expect(npmStartEnv(new URL('../../', import.meta.url).pathname)).toEqual(startScriptEnv(start));
+    for (const [k, v] of Object.entries(RUNTIME_SETTINGS)) expect(ops).toContain(`${k}=${v}`);
+  });
+
+  test('only the missing ones are added; a value set is kept', () => {
+    expect(missingRuntimeSettings({})).toEqual({ ...RUNTIME_SETTINGS });
+    expect(missingRuntimeSettings({ BUN_JSC_useFTLJIT: '1' })).toEqual({ BUN_JSC_forceRAMSize: '268435456' });
+    expect(missingRuntimeSettings({ ...RUNTIME_SETTINGS })).toEqual({});
   });
 });

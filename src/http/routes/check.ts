@@ -5,7 +5,7 @@
  * (malformed JSON) -> the validator's 400/413 -> the check itself (402 when
  * the quota is short, 409 when the jobId is running).
  *
- * Once the body is read, the connection's idle timeout (HTTP_IDLE_TIMEOUT_S)
+ * Once the body is read, the connection's idle timeout (http.idleTimeoutS, 30 s)
  * is lifted for this request: a job may take longer than it and still
  * answers. A client that closes the connection cancels its job
  * (request.signal): what was not probed is refunded, history says
@@ -20,7 +20,6 @@
 import { Elysia } from 'elysia';
 import { invalidRequest, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
-import { withBoundPort } from '../../config';
 import { setRateLimitHeaders } from '../account-rate-limit';
 import { authenticate } from '../auth';
 import { LargeBodyGate, withBodyText } from '../body';
@@ -47,12 +46,12 @@ function parseJson(text: string): unknown {
 
 export function checkRoutes(deps: AppDeps) {
   const limits = {
-    maxProxies: deps.config.maxProxies,
-    maxCustomUrls: deps.config.maxCustomUrls,
+    maxProxies: deps.limits.maxProxies,
+    maxCustomUrls: deps.limits.maxCustomUrls,
     acceptedRegions: ACCEPTED_REGIONS,
   };
-  // MAX_LARGE_BODIES bodies over 1 MiB read and parsed at once, for both routes
-  const body = { maxBytes: deps.config.maxBodyBytes, gate: new LargeBodyGate(deps.config.maxLargeBodies) };
+  // limits.maxLargeBodies bodies over 1 MiB read and parsed at once, for both routes
+  const body = { maxBytes: deps.limits.maxBodyBytes, gate: new LargeBodyGate(deps.limits.maxLargeBodies) };
   const begin = async (request: Request, set: { headers: Record<string, unknown> }) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
@@ -60,12 +59,9 @@ export function checkRoutes(deps: AppDeps) {
     deps.checks.assertAccepting(); // shutting_down -> 503, before the body is read
     return account;
   };
-  // BASE_URL as clients reach it (PORT=0: the bound port, as the server's own links have it)
-  const publicBase = (server: { port?: number | undefined } | null) =>
-    server?.port !== undefined ? withBoundPort(deps.config, server.port).baseUrl : deps.config.baseUrl;
-  const accepted = (request: Request, server: { port?: number | undefined } | null, jobId: string, ask: 'prefer' | 'query') => {
+  const accepted = (request: Request, jobId: string, ask: 'prefer' | 'query') => {
     markStatus(request, 202); // the access log's status (a Response's own is not seen there)
-    return acceptedResponse(publicBase(server), jobId, ask);
+    return acceptedResponse(deps.publicBase(), jobId, ask);
   };
   return new Elysia({ name: 'check-routes' })
     .post(
@@ -75,7 +71,7 @@ export function checkRoutes(deps: AppDeps) {
         const ask = asyncAsk(request.headers, new URL(request.url).searchParams);
         if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
-        if (ask !== null) return accepted(request, server, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
+        if (ask !== null) return accepted(request, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
@@ -89,7 +85,7 @@ export function checkRoutes(deps: AppDeps) {
         const query = new URL(request.url).searchParams;
         const ask = asyncAsk(request.headers, query);
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
-        if (ask !== null) return accepted(request, server, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
+        if (ask !== null) return accepted(request, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },

@@ -1,27 +1,21 @@
 /**
  * Routes that need no key: GET /regions, GET /health, GET /judge.
  * In a cluster /regions counts each region's live agents and slots, and
- * /health lists the agents (deps.liveRegions); embedded, the process is
+ * /health lists the agents (deps.regions.agents); embedded, the process is
  * every region's one agent.
  */
 import { Elysia } from 'elysia';
-import { regionList, regionCapacity, ACCEPTED_REGIONS } from '../../regions';
+import { regionList, ACCEPTED_REGIONS } from '../../regions';
 import { judgeResponseFor } from '../../judge/server';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { docs } from '../openapi';
 
 export function publicRoutes(deps: AppDeps) {
-  const live = deps.liveRegions;
+  const live = deps.regions;
   const regions = () => {
     const list = regionList();
-    return {
-      ...list,
-      regions: list.regions.map((r) => ({
-        ...r,
-        ...(live !== undefined ? live.region(r.code) : { agents: 1, capacity: regionCapacity(r.code, deps.config.slotsPerEndpoint) }),
-      })),
-    };
+    return { ...list, regions: list.regions.map((r) => ({ ...r, ...live.region(r.code) })) };
   };
   return new Elysia({ name: 'public-routes' })
     .get('/regions', () => jsonResponse(200, regions()), { detail: docs.regions })
@@ -37,7 +31,8 @@ export function publicRoutes(deps: AppDeps) {
           timestamp: now.toISOString(),
           regions: ACCEPTED_REGIONS.length,
           database: dbOk ? 'ok' : 'down',
-          ...(live !== undefined ? { agents: live.agents() } : {}),
+          ...(deps.judgeReach != null ? { judge_reachable: deps.judgeReach } : {}),
+          ...(live.agents !== undefined ? { agents: live.agents() } : {}),
         };
         return jsonResponse(dbOk ? 200 : 503, body);
       },

@@ -5,7 +5,7 @@
  * (X-API-Key, Authorization: Bearer or ?apiKey=) limits the subscription to
  * the key's account. The hub does the rest (throttle, final message, close),
  * including the caps per account (WS_MAX_PER_ACCOUNT) and, for anonymous
- * subscribers, per client address (WS_MAX_PER_ADDRESS): over one the socket
+ * subscribers, per client address (a quarter of WS_MAX_PER_ACCOUNT): over one the socket
  * opens and is closed at once with 1013, like the hub's global caps (one
  * place decides; a client sees the same code for every "try again later").
  */
@@ -38,7 +38,7 @@ export function wsRoutes(deps: AppDeps) {
       if (jobId === null || !isJobId(jobId)) return apiErrorResponse(invalidJobId());
       const key = apiKeyFrom(request.headers, url.searchParams);
       if (key === null) {
-        if (deps.config.wsRequireAuth) return apiErrorResponse(wsApiKeyRequired());
+        if (deps.http.wsRequireAuth) return apiErrorResponse(wsApiKeyRequired());
         accountOf.set(request, null);
         return;
       }

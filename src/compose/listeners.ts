@@ -1,0 +1,97 @@
+/**
+ * The service's two listeners: the public one (HOST/PORT: the API, /judge,
+ * /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
+ * default: /admin/* with its token, GET /metrics), never the same.
+ */
+import { findAccountByApiKey } from '../accounts/accounts';
+import { KeyCache } from '../accounts/key-cache';
+import { getAccountOverview } from '../accounts/overview';
+import { createAdminApp } from '../admin/app';
+import { reachableHost, type Config } from '../config';
+import { createApp } from '../http/app';
+import type { CheckJobsPort, ChecksPort } from '../jobs/ports';
+import type { JudgeReach } from '../judge/judge-address';
+import type { Logger } from '../log';
+import type { ServiceMetrics } from '../metrics/service-metrics';
+import type { StopStep } from '../stop-steps';
+import { VERSION } from '../version';
+import { bind } from './bind';
+import type { ProbeBackend } from './probe-backend';
+import type { PublicUrls } from './public-urls';
+import type { Storage } from './storage';
+
+export interface ListenerParts {
+  storage: Storage;
+  backend: ProbeBackend;
+  checks: ChecksPort;
+  /** GET / DELETE /checks/{jobId}. */
+  jobs: CheckJobsPort;
+  metrics: ServiceMetrics;
+  urls: PublicUrls;
+  /** The result-link secret and a signed link for a result id (the /me history). */
+  results: { secret: string; signLink: (resultId: string) => string };
+  /** The key this service's own /judge signs with. */
+  judgeKey: string;
+  /** Who can reach the judge (/health). */
+  judgeReach: JudgeReach | null;
+  log: Logger;
+  undo: StopStep[];
+}
+
+/** Listens on both; the public URLs are bound to the public listener's port on return. */
+export function startListeners(config: Config, p: ListenerParts): { port: number; adminUrl: string } {
+  const { database } = p.storage;
+  const db = database.db;
+  const { http } = config;
+  const retentionMs = config.storage.resultRetentionDays * 86_400_000;
+  const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
+  const app = createApp({
+    limits: config.limits,
+    http,
+    log: p.log,
+    version: VERSION,
+    startedAt: Date.now(),
+    now: () => new Date(),
+    database,
+    accounts: {
+      findByApiKey: (key) => keys.get(key, (k) => findAccountByApiKey(db, k)),
+      overview: (accountId, now) =>
+        getAccountOverview(db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref))),
+    },
+    checks: p.checks,
+    jobs: p.jobs,
+    // read per request, after the listener is bound (PORT=0: the bound port)
+    publicBase: () => p.urls.base,
+    results: { secret: p.results.secret, store: p.backend.results },
+    progress: p.backend.hub,
+    judgeKey: p.judgeKey,
+    judgeReach: p.judgeReach,
+    regions: p.backend.regions,
+  });
+  const server = bind({ setting: 'PORT', host: http.host, port: http.port }, () =>
+    app.listen({
+      port: http.port,
+      hostname: http.host,
+      reusePort: false, // never two services on one port (bind.ts)
+      // Our own reader enforces MAX_BODY_BYTES with the JSON 413 (Content-Length
+      // first, then counted bytes); Bun's own limit only backs it up.
+      maxRequestBodySize: Math.max(config.limits.maxBodyBytes * 4, 1024 * 1024 * 1024),
+      // idle and half-open connections go after http.idleTimeoutS; a running check lifts it for its own request
+      idleTimeout: http.idleTimeoutS,
+    }),
+  );
+  p.undo.push(async () => {
+    await server.stop(true);
+  });
+  const port = server.server!.port!;
+  p.urls.bound(port);
+  // The admin API on its own listener (loopback by default), never on the public one.
+  const adminApp = createAdminApp({ database, adminToken: http.adminToken!, log: p.log, onChange: () => keys.clear(), metrics: p.metrics });
+  const admin = bind({ setting: 'ADMIN_PORT', host: http.adminHost, port: http.adminPort }, () =>
+    adminApp.listen({ port: http.adminPort, hostname: http.adminHost, reusePort: false }),
+  );
+  p.undo.push(async () => {
+    await admin.stop(true);
+  });
+  return { port, adminUrl: `http://${reachableHost(http.adminHost)}:${admin.server!.port!}` };
+}
