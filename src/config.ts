@@ -1,7 +1,8 @@
 /**
  * Environment -> one typed, validated Config object, in groups: each layer
  * is handed only its group (the HTTP layer `http` and `limits`, the job
- * layer `limits`, storage `storage`, the judge `judge`, ...).
+ * layer `limits`, storage `storage`, the judge `judge`, the gateway
+ * `gateway`, ...).
  *
  * `parseConfig(env)` is pure: it never touches the disk or the network, and
  * throws ConfigError with a one-line message naming the variable on the first
@@ -173,6 +174,21 @@ export interface ClusterConfig {
   shardDeadlineMs: number;
 }
 
+/** The gateway (src/gateway): a keyed proxy address over the pools' working proxies, off unless GATEWAY_PORT is set. */
+export interface GatewayConfig {
+  /** GATEWAY_PORT: its listener (HTTP proxy and SOCKS5 on one port); undefined = no gateway; 0 = a free port. */
+  port: number | undefined;
+  host: string;
+  /** Open gateway connections per API key. */
+  maxConnectionsPerKey: number;
+  /** Open client connections altogether (each relayed one holds two descriptors). */
+  maxClients: number;
+  /** A relayed connection without a byte either way for this long is closed. */
+  idleTimeoutS: number;
+  /** Each try of an upstream (connect and its handshake); then the next one. */
+  connectTimeoutMs: number;
+}
+
 export interface Config {
   http: HttpConfig;
   limits: LimitsConfig;
@@ -181,6 +197,7 @@ export interface Config {
   storage: StorageConfig;
   process: ProcessConfig;
   cluster: ClusterConfig;
+  gateway: GatewayConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -223,6 +240,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     storage,
     process: { logLevel: read('LOG_LEVEL')!, shutdownGraceMs: grace, shutdownTimeoutMs: grace + TUNING.shutdownExtraMs },
     cluster,
+    gateway: readGateway(read),
   };
 }
 
@@ -324,6 +342,17 @@ function readCluster(read: Read): ClusterConfig {
     agentTtlMs: 5 * heartbeatMs,
     ackWaitMs: Math.round(7.5 * heartbeatMs),
     shardDeadlineMs: TUNING.clusterShardDeadlineMs,
+  };
+}
+
+function readGateway(read: Read): GatewayConfig {
+  return {
+    port: read('GATEWAY_PORT'),
+    host: read('GATEWAY_HOST')!,
+    maxConnectionsPerKey: read('GATEWAY_MAX_CONNECTIONS')!,
+    maxClients: read('GATEWAY_MAX_CLIENTS')!,
+    idleTimeoutS: read('GATEWAY_IDLE_TIMEOUT_S')!,
+    connectTimeoutMs: read('GATEWAY_CONNECT_TIMEOUT_MS')!,
   };
 }
 

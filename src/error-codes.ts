@@ -44,7 +44,7 @@ export const LEAF_ERROR_CODES = Object.freeze({
   ILLEGAL_TRANSITION: 'illegal_transition',
 } as const);
 
-/** Domain: accounts, results, the judge, the probe workers (src/accounts, src/results, src/judge, src/probe/workers). */
+/** Domain: accounts, results, the judge, the probe workers, the gateway (src/accounts, src/results, src/judge, src/probe/workers, src/gateway). */
 export const DOMAIN_ERROR_CODES = Object.freeze({
   // accounts (AccountError, src/accounts/errors.ts)
   /** an account operation's input is invalid */
@@ -165,7 +165,7 @@ export const HTTP_ERROR_CODES = Object.freeze({
 export const ENTRY_ERROR_CODES = Object.freeze({
   /** an API node of a cluster without RESULT_SECRET and ADMIN_TOKEN */
   CLUSTER_SECRETS_MISSING: 'cluster_secrets_missing',
-  /** a listener's port (PORT, ADMIN_PORT, JUDGE_TLS_PORT) is held by another process (src/compose/bind.ts) */
+  /** a listener's port (PORT, ADMIN_PORT, JUDGE_TLS_PORT, GATEWAY_PORT) is held by another process (src/compose/bind.ts) */
   PORT_IN_USE: 'port_in_use',
   /** a start step read what a later one makes (the public URLs before the listener is bound, the judge before its start): a bug */
   URLS_NOT_BOUND: 'urls_not_bound',

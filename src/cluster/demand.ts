@@ -28,9 +28,38 @@
  * window before hearing of the other; the excess drains with their first
  * round (up to about twice the jobs' timeout), then the shares hold.
  *
+ * ## Priority classes across nodes
+ *
+ * A node's demand counts both classes (src/jobs/scheduler.ts "Priority
+ * classes"): `regions` is all of it and `background` the part that is pool
+ * rounds, so the others can put checks first:
+ *
+ *   share(R)            = fairShare(live slots, the others' CHECK demands)
+ *                         the node's window (its scheduler's capacity): the
+ *                         others' background work yields to it, so it is
+ *                         not counted
+ *   backgroundWindow(R) = fairShare(live slots - reserve(live slots)
+ *                                   - every node's check demand (its own too),
+ *                                   the others' background demands)
+ *                         the most this node's background work may hold
+ *                         (the scheduler's backgroundCapacityFor); 0 when
+ *                         the checks want every slot
+ *
+ * So background work of all nodes together holds at most the live slots
+ * less the checks' reserve (reserveOf: the scheduler's checkReserve) and
+ * less what the checks want; split among the nodes that have some, fairly.
+ * A node that hears of another node's checks stops granting background
+ * (nothing is revoked: its probes in flight end within their timeout), and
+ * the check's first shards are taken at once by the reserve kept free at
+ * the agents. Limit: while they end, the check's node publishes its whole
+ * window, so the part beyond the agents' free slots waits on the queue (in
+ * front of a later newcomer's shards) for up to one background probe time,
+ * as it waits behind a big check of another node (above). A node that does
+ * not report `background` (backgroundOf not given) is read as all checks.
+ *
  * ## DemandTable (pure, clock passed in)
  *
- * The other nodes' demands (this node's own key ignored), each entry living
+ * The other nodes' demands by class (this node's own key ignored), each entry living
  * `ttlMs` after the last put received (a node killed without deleting its
  * key stops counting after the TTL; as for the agents, nats-server 2.9 sends
  * no event when a KV entry expires).
@@ -71,8 +100,26 @@ export function fairShare(capacity: number, others: readonly number[]): number {
   return Math.max(1, Math.floor(left / sharing));
 }
 
+/** A region's demands of the other live nodes (only those with some), by priority class. */
+export interface OtherDemands {
+  checks: number[];
+  background: number[];
+}
+
+/**
+ * The most this node's background work may hold of a region's `slots` (header:
+ * backgroundWindow): what the checks' `reserve` and every node's check demand
+ * leave, shared fairly with the other nodes' background demands.
+ */
+export function backgroundWindow(slots: number, reserve: number, ownChecks: number, others: OtherDemands): number {
+  let room = slots - reserve - ownChecks;
+  for (const d of others.checks) room -= d;
+  return room >= 1 ? fairShare(room, others.background) : 0;
+}
+
 interface Entry {
   regions: Record<string, number>;
+  background: Record<string, number>;
   seenAt: number;
 }
 
@@ -90,8 +137,9 @@ export class DemandTable {
   put(d: NodeDemand, now: number): string[] {
     if (d.node === this.#self) return [];
     const before = this.#byNode.get(d.node);
-    this.#byNode.set(d.node, { regions: d.regions, seenAt: now });
-    return changedRegions(before?.regions ?? {}, d.regions);
+    const background = d.background ?? {};
+    this.#byNode.set(d.node, { regions: d.regions, background, seenAt: now });
+    return [...new Set([...changedRegions(before?.regions ?? {}, d.regions), ...changedRegions(before?.background ?? {}, background)])];
   }
 
   /** A node's key deleted: the regions it wanted probes in. */
@@ -113,12 +161,15 @@ export class DemandTable {
     return [...lost];
   }
 
-  /** The other live nodes' demands in `region` (only those with some). */
-  others(region: string, now: number): number[] {
-    const out: number[] = [];
+  /** The other live nodes' demands in `region` (only those with some), checks and background apart. */
+  others(region: string, now: number): OtherDemands {
+    const out: OtherDemands = { checks: [], background: [] };
     for (const e of this.#byNode.values()) {
+      if (now - e.seenAt >= this.#ttlMs) continue;
       const d = Object.hasOwn(e.regions, region) ? e.regions[region]! : 0;
-      if (d > 0 && now - e.seenAt < this.#ttlMs) out.push(d);
+      const bg = Object.hasOwn(e.background, region) ? Math.min(d, e.background[region]!) : 0;
+      if (d - bg > 0) out.checks.push(d - bg);
+      if (bg > 0) out.background.push(bg);
     }
     return out;
   }
@@ -148,8 +199,12 @@ const NUDGE_MS = 20;
 
 /** The scheduler's side of the board (follow()). */
 export interface DemandFollower {
-  /** This node's demand in a region now: probes in flight plus probes waiting for the window. */
+  /** This node's demand in a region now: probes in flight plus probes waiting for the window (both classes). */
   demandOf: (region: string) => number;
+  /** How much of demandOf is background work (the scheduler's demand(region, 'background')); default: none. */
+  backgroundOf?: (region: string) => number;
+  /** The checks' reserve of a region's live slots (the scheduler's checkReserve); default: none. */
+  reserveOf?: (slots: number) => number;
   /** Another node's demand in `region` changed (or went away): this node's share did. */
   onChange: (region: string) => void;
 }
@@ -198,9 +253,17 @@ export class DemandBoard {
     this.#follower = follower;
   }
 
-  /** This node's slots in `region` (the scheduler's capacity). */
+  /** This node's slots in `region` (the scheduler's capacity): the others' checks count, their background work yields. */
   share(region: string): number {
-    return fairShare(this.#o.capacity(region), this.#table.others(region, this.#now()));
+    return fairShare(this.#o.capacity(region), this.#table.others(region, this.#now()).checks);
+  }
+
+  /** The most this node's background work may hold in `region` (the scheduler's backgroundCapacityFor; header). */
+  backgroundWindow(region: string): number {
+    const slots = this.#o.capacity(region);
+    const f = this.#follower;
+    const own = f === null ? 0 : f.demandOf(region) - (f.backgroundOf?.(region) ?? 0);
+    return backgroundWindow(slots, f?.reserveOf?.(slots) ?? 0, Math.max(0, own), this.#table.others(region, this.#now()));
   }
 
   /** A job started: tell the others soon. */
@@ -236,16 +299,22 @@ export class DemandBoard {
     const f = this.#follower;
     if (this.#stopped || f === null) return;
     const regions: Record<string, number> = {};
+    const background: Record<string, number> = {};
     for (const r of this.#o.regions) {
       const d = f.demandOf(r);
-      if (d > 0) regions[r] = d;
+      if (d <= 0) continue;
+      regions[r] = d;
+      const bg = Math.min(d, f.backgroundOf?.(r) ?? 0);
+      if (bg > 0) background[r] = bg;
     }
     const some = Object.keys(regions).length > 0;
     if (!some && !this.#putSome) return;
     this.#putSome = some;
     this.#keyPut = true;
+    const demand: NodeDemand = { v: PROTOCOL_VERSION, node: this.#o.node, regions };
+    if (Object.keys(background).length > 0) demand.background = background;
     try {
-      await this.#o.kv.put(this.#o.node, encode({ v: PROTOCOL_VERSION, node: this.#o.node, regions }));
+      await this.#o.kv.put(this.#o.node, encode(demand));
     } catch (err) {
       this.#o.log.debug('putting this node\'s demand failed; tried again at the next beat', { err: errorText(err) });
       this.#putSome = true; // make sure a later beat tells the others

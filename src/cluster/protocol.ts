@@ -60,7 +60,9 @@
  * ## Demand of API nodes: KV bucket pc_demand (TTL 5 x AGENT_HEARTBEAT_MS)
  *
  * Key `<node>`, value NodeDemand: per region, the probes this API node holds
- * in flight (published) plus those its jobs still wait to publish; put every
+ * in flight (published) plus those its jobs still wait to publish, and
+ * (`background`) how many of them are background work (pool rounds, below
+ * the checks in priority: demand.ts "Priority classes across nodes"); put every
  * AGENT_HEARTBEAT_MS while it has demand (and once more when it drops to
  * none), soon after a job starts, deleted on a graceful stop. Every API node
  * reads the others' and takes only its fair share of a region's live slots
@@ -82,7 +84,11 @@
  *   ReportReply    {missing: shard[]}
  *   CancelMessage  {node, run}
  *   AgentHeartbeat {v, region, agent, slots, inFlight, exitIps, version, judgeUrl}
- *   NodeDemand     {v, node, regions: {<region>: probes}}   (regions with demand > 0 only)
+ *   NodeDemand     {v, node, regions: {<region>: probes}, background?: {<region>: probes}}
+ *                  (regions with demand > 0 only; background: the part of a
+ *                  region's probes that is background work, <= its regions
+ *                  entry; absent: none. Optional, so a node that does not send
+ *                  it is read as all checks, as before)
  *
  * Compact results (a report's bulk): a result is an array, not an object,
  * its fields in a fixed order, trailing optional ones left out:
@@ -213,6 +219,8 @@ export interface NodeDemand {
   node: string;
   /** Per region: probes in flight plus probes waiting for a window (only regions with some). */
   regions: Record<string, number>;
+  /** Per region: how many of `regions` are background work (only regions with some); absent: none. */
+  background?: Record<string, number>;
 }
 
 // ---- decoding ---------------------------------------------------------------
@@ -430,7 +438,15 @@ export function decodeNodeDemand(data: Uint8Array | string): NodeDemand {
   if (entries.length > DEMAND_MAX_REGIONS) fail('too many regions');
   for (const [region, n] of entries) if (!isSubjectToken(region) || !isInt(n, 1)) fail('bad region demand');
   // fromEntries defines own properties (a region named __proto__ stays data)
-  return { v: PROTOCOL_VERSION, node: m.node, regions: Object.fromEntries(entries) as Record<string, number> };
+  const regions = Object.fromEntries(entries) as Record<string, number>;
+  if (m.background === undefined) return { v: PROTOCOL_VERSION, node: m.node, regions };
+  if (!isObj(m.background)) fail('bad background');
+  const bg = Object.entries(m.background);
+  if (bg.length > DEMAND_MAX_REGIONS) fail('too many regions');
+  for (const [region, n] of bg) {
+    if (!isSubjectToken(region) || !isInt(n, 1) || !Object.hasOwn(regions, region) || n > regions[region]!) fail('bad background demand');
+  }
+  return { v: PROTOCOL_VERSION, node: m.node, regions, background: Object.fromEntries(bg) as Record<string, number> };
 }
 
 /** Turns any string into a subject token (ids generated from host names). */

@@ -85,13 +85,19 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
     workers,
     capacity: (code) => board.share(code),
     // each shard costs messages: at least CLUSTER_MIN_GRANT probes; no process-wide cap (each agent bounds its own probes)
-    schedulerOptions: { minGrant: CLUSTER_MIN_GRANT },
+    // background work (pool rounds) holds at most what the checks of every node leave (demand.ts backgroundWindow)
+    schedulerOptions: { minGrant: CLUSTER_MIN_GRANT, backgroundCapacityFor: (code) => board.backgroundWindow(code) },
     // reported only: the agents hold the probes
     maxInFlight: ctx.config.probes.maxInFlight ?? maxInFlightFor(openFilesLimit(), isOwnJudge(ctx.config.judge) ? 'guarded' : 'elsewhere'),
     execution: (local) => nudgingExecution(local, board),
     follow: (scheduler) => {
       registry.follow((region) => scheduler.poke(region));
-      board.follow({ demandOf: (region) => scheduler.demand(region), onChange: (region) => scheduler.poke(region) });
+      board.follow({
+        demandOf: (region) => scheduler.demand(region),
+        backgroundOf: (region) => scheduler.demand(region, 'background'),
+        reserveOf: (slots) => scheduler.checkReserve(slots),
+        onChange: (region) => scheduler.poke(region),
+      });
     },
     hub,
     results,

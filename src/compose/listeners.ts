@@ -1,7 +1,9 @@
 /**
- * The service's two listeners: the public one (HOST/PORT: the API, /judge,
- * /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
- * default: /admin/* with its token, GET /metrics), never the same.
+ * The service's listeners: the public one (HOST/PORT: the API, /judge, /ws,
+ * the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
+ * default: /admin/* with its token, GET /metrics), never the same; then the
+ * gateway's (GATEWAY_PORT, only when set: gateway.ts), over the same key
+ * cache, its per-account counts in /me.
  */
 import { findAccountByApiKey } from '../accounts/accounts';
 import { KeyCache } from '../accounts/key-cache';
@@ -15,7 +17,9 @@ import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { StopStep } from '../stop-steps';
 import { VERSION } from '../version';
+import { GatewayUsage } from '../gateway/usage';
 import { bind } from './bind';
+import { serveGateway } from './gateway';
 import type { ProbeBackend } from './probe-backend';
 import type { PublicUrls } from './public-urls';
 import type { Storage } from './storage';
@@ -38,13 +42,22 @@ export interface ListenerParts {
   undo: StopStep[];
 }
 
-/** Listens on both; the public URLs are bound to the public listener's port on return. */
-export function startListeners(config: Config, p: ListenerParts): { port: number; adminUrl: string } {
+export interface Listening {
+  port: number;
+  adminUrl: string;
+  /** The gateway's bound port, null without GATEWAY_PORT. */
+  gatewayPort: number | null;
+}
+
+/** Listens on each; the public URLs are bound to the public listener's port on return. */
+export function startListeners(config: Config, p: ListenerParts): Listening {
   const { database } = p.storage;
   const db = database.db;
   const { http } = config;
   const retentionMs = config.storage.resultRetentionDays * 86_400_000;
   const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
+  const findByApiKey = (key: string) => keys.get(key, (k) => findAccountByApiKey(db, k));
+  const gatewayUsage = new GatewayUsage();
   const app = createApp({
     limits: config.limits,
     http,
@@ -54,9 +67,11 @@ export function startListeners(config: Config, p: ListenerParts): { port: number
     now: () => new Date(),
     database,
     accounts: {
-      findByApiKey: (key) => keys.get(key, (k) => findAccountByApiKey(db, k)),
-      overview: (accountId, now) =>
-        getAccountOverview(db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref))),
+      findByApiKey,
+      overview: async (accountId, now) => ({
+        ...(await getAccountOverview(db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref)))),
+        gateway: gatewayUsage.of(accountId),
+      }),
     },
     checks: p.checks,
     jobs: p.jobs,
@@ -93,5 +108,6 @@ export function startListeners(config: Config, p: ListenerParts): { port: number
   p.undo.push(async () => {
     await admin.stop(true);
   });
-  return { port, adminUrl: `http://${reachableHost(http.adminHost)}:${admin.server!.port!}` };
+  const gatewayPort = serveGateway(config, { findByApiKey, usage: gatewayUsage, metrics: p.metrics, log: p.log, undo: p.undo });
+  return { port, adminUrl: `http://${reachableHost(http.adminHost)}:${admin.server!.port!}`, gatewayPort };
 }

@@ -29,7 +29,7 @@ export interface ProbeBackend {
   /** The scheduler's slots in a region: endpoints x SLOTS_PER_ENDPOINT here, or this node's fair share of the region's live agents. */
   capacity: (region: string) => number;
   /** The scheduler's options that differ: a process-wide cap and the descriptor guard's wake, or the smallest shard worth its messages. */
-  schedulerOptions: Pick<SchedulerOptions, 'globalCapacity' | 'minGrant' | 'onBusy'>;
+  schedulerOptions: Pick<SchedulerOptions, 'globalCapacity' | 'minGrant' | 'onBusy' | 'backgroundCapacityFor'>;
   /** Probes this process may hold in flight (MAX_IN_FLIGHT, or from the open-file limit): /metrics and the ready line. */
   maxInFlight: number;
   /** The local execution as jobs see it (a cluster nudges the demand board as a job opens). */

@@ -435,6 +435,13 @@ export const schemas = {
           properties: { day: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }, total_checked: int0 },
         },
       },
+      gateway: {
+        type: 'object',
+        description: 'Gateway use of the last 24 hours (counted, not charged): connections and bytes relayed, as counted by the answering node',
+        required: ['connections_24h', 'bytes_24h'],
+        additionalProperties: false,
+        properties: { connections_24h: int0, bytes_24h: int0 },
+      },
     },
   },
   RegionList: {

@@ -1,6 +1,8 @@
 /**
  * ProbeExecution in this process: the region scheduler's fair slots
  * (scheduler.ts) and the probe workers' lanes (src/probe/workers/probe-workers.ts).
+ * A job's priority class (`ExecutionJob.priority`, default `check`) is its
+ * registration's: background jobs get only what checks leave.
  *
  * Slots go back to the scheduler here, as results arrive and, for whatever a
  * shard never reported, when it ends: never through the job's mailbox, so a
@@ -37,7 +39,7 @@ class LocalJob implements ExecutionHandle {
         job.onError(new ServiceError(JOB_ERROR_CODES.DISPATCH_FAILED, 'starting a granted shard failed', { cause: err }));
         throw err; // the scheduler takes the grant back and cancels the job (its I4)
       }
-    });
+    }, job.priority);
   }
 
   run(shard: Shard, onBatch: (batch: ResultBatch) => void, signal: AbortSignal): Promise<void> {

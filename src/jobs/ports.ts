@@ -14,6 +14,7 @@ import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types
 import type { CheckType } from '../proxy/types';
 import type { ProgressState } from './progress';
 import type { CheckRequest, JobOwner } from './request';
+import type { PriorityClass } from './scheduler';
 
 export type { Shard } from '../probe/workers/lane-protocol';
 
@@ -79,9 +80,12 @@ export interface WorkerPort {
 
 /**
  * Probe execution: where a job's probes run. A job opens itself with its
- * demand; the execution grants slots (`onGrant(n)`: n more probes may start
- * now), and the job answers each grant with shards of exactly that many
- * probes through `run`. Slots go back to the execution as results arrive.
+ * demand and priority class; the execution grants slots (`onGrant(n)`: n
+ * more probes may start now), and the job answers each grant with shards of
+ * exactly that many probes through `run`. Slots go back to the execution as
+ * results arrive. A `background` job (a pool's round) is granted only what
+ * the region's checks leave, below a reserve kept for them (scheduler.ts,
+ * "Priority classes"), so a check never waits for it.
  */
 export interface ProbeExecution {
   open(job: ExecutionJob): ExecutionHandle;
@@ -97,6 +101,8 @@ export interface ExecutionJob {
   region: string;
   /** Probes to run. */
   demand: number;
+  /** `check` (the default: a /check job) or `background` (a pool's round: only what checks leave). */
+  priority?: PriorityClass;
   /** n more probes may start now: answer with exec.run() (exec is this job's handle; a grant may come before open() returns). If it throws, onError hears of it. */
   onGrant: (n: number, exec: ExecutionHandle) => void;
   /** Granting failed (onGrant threw): the job must fail. */

@@ -76,6 +76,8 @@ describe('round trips', () => {
     const demand = { v: PROTOCOL_VERSION, node: 'api-1', regions: { us1: 200, de1: 1 } };
     expect(decodeNodeDemand(encode(demand))).toEqual(demand);
     expect(decodeNodeDemand(encode({ ...demand, regions: {} }))).toEqual({ ...demand, regions: {} });
+    const withBackground = { ...demand, background: { us1: 150 } };
+    expect(decodeNodeDemand(encode(withBackground))).toEqual(withBackground);
   });
 });
 
@@ -133,6 +135,11 @@ describe('malformed messages are rejected', () => {
     rejects(() => decodeNodeDemand(encode({ ...demand, regions: { 'u.s': 1 } })));
     const many = Object.fromEntries(Array.from({ length: DEMAND_MAX_REGIONS + 1 }, (_, i) => [`r${i}`, 1]));
     rejects(() => decodeNodeDemand(encode({ ...demand, regions: many })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, background: [] as never })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, background: { us1: 3 } }))); // more than the region's demand
+    rejects(() => decodeNodeDemand(encode({ ...demand, background: { de1: 1 } }))); // a region with no demand
+    rejects(() => decodeNodeDemand(encode({ ...demand, background: { us1: 0 } })));
+    rejects(() => decodeNodeDemand(encode({ ...demand, background: { us1: 1.5 } })));
     // a region named __proto__ stays an own data property
     const proto = decodeNodeDemand(`{"v":${PROTOCOL_VERSION},"node":"n","regions":{"__proto__":3}}`);
     expect(Object.hasOwn(proto.regions, '__proto__')).toBe(true);

@@ -96,6 +96,14 @@ describe('defaults', () => {
         ackWaitMs: 15_000,
         shardDeadlineMs: 120_000,
       },
+      gateway: {
+        port: undefined,
+        host: '127.0.0.1',
+        maxConnectionsPerKey: 256,
+        maxClients: 4096,
+        idleTimeoutS: 120,
+        connectTimeoutMs: 5_000,
+      },
     };
     expect(parseConfig({}, CWD)).toStrictEqual(expected);
   });
@@ -146,6 +154,11 @@ describe('integer variables', () => {
     ['NODE_LEASE_MS', 'storage.nodeLeaseMs', 300, 3_600_000],
     ['JUDGE_TLS_PORT', 'judge.tlsPort', 0, 65535],
     ['MAX_JOB_SHARE_PERCENT', 'probes.maxJobSharePercent', 1, 100],
+    ['GATEWAY_PORT', 'gateway.port', 0, 65535],
+    ['GATEWAY_MAX_CONNECTIONS', 'gateway.maxConnectionsPerKey', 1, 1_000_000],
+    ['GATEWAY_MAX_CLIENTS', 'gateway.maxClients', 1, 1_000_000],
+    ['GATEWAY_IDLE_TIMEOUT_S', 'gateway.idleTimeoutS', 1, 86_400],
+    ['GATEWAY_CONNECT_TIMEOUT_MS', 'gateway.connectTimeoutMs', 100, 120_000],
   ];
 
   for (const [name, key, min, max] of ints) {
@@ -541,7 +554,7 @@ describe('the catalogue (src/settings-catalogue.ts) is what the parser reads', (
   test('every setting the parser owns is read: a value it cannot read is an error naming it', () => {
     const BAD = '\u0001 not a value \u0001';
     // free text: any value is a value
-    const text = ['HOST', 'ADMIN_HOST', 'REGION', 'DATA_DIR', 'TLS_CA_FILE'];
+    const text = ['HOST', 'ADMIN_HOST', 'GATEWAY_HOST', 'REGION', 'DATA_DIR', 'TLS_CA_FILE'];
     for (const name of SETTING_NAMES) {
       if (SETTINGS[name].readBy !== undefined || text.includes(name)) continue;
       const cluster: Record<string, string> = ['ROLE', 'REGION', 'AGENT_SLOTS', 'AGENT_ID', 'AGENT_HEARTBEAT_MS'].includes(name) ? { NATS_URL: 'nats://127.0.0.1:4222', ROLE: 'agent', REGION: 'us1' } : {};
@@ -549,5 +562,6 @@ describe('the catalogue (src/settings-catalogue.ts) is what the parser reads', (
     }
     expect(parseConfig({ REGION: 'us1', NATS_URL: 'nats://127.0.0.1:4222', ROLE: 'agent' }, CWD).cluster.region).toBe('us1');
     expect(parseConfig({ HOST: '10.9.8.7', ADMIN_HOST: '10.9.8.6' }, CWD).http).toMatchObject({ host: '10.9.8.7', adminHost: '10.9.8.6' });
+    expect(parseConfig({ GATEWAY_HOST: '10.9.8.5' }, CWD).gateway.host).toBe('10.9.8.5');
   });
 });

@@ -98,4 +98,21 @@ describe('localExecution', () => {
     expect(scheduler.inFlight('us1')).toBe(0);
     h.cancel(); // idempotent after the scheduler's own cancel
   });
+
+  test('the priority class reaches the scheduler: a background job takes what checks leave, a check opened beside it starts at once', () => {
+    // 40 slots, reserve 4 (backgroundShare 0.9): a background job may hold 36
+    const scheduler = new RegionScheduler(() => 40, { minGrant: 1 });
+    const exec = localExecution(scheduler, workers());
+    const granted = { round: 0, check: 0 };
+    const open = (runId: string, priority: 'check' | 'background' | undefined, demand: number, who: 'round' | 'check') =>
+      exec.open({ runId, region: 'us1', demand, ...(priority !== undefined ? { priority } : {}), onGrant: (n) => void (granted[who] += n), onError: (e) => { throw e; } });
+    const round = open('round', 'background', 1000, 'round');
+    expect(granted.round).toBe(36);
+    const check = open('check', undefined, 10, 'check'); // the default class is check
+    expect(granted.check).toBe(4); // the reserve, inside open()
+    expect(scheduler.snapshot('us1').jobs.map((j) => [j.runId, j.priority])).toEqual([['check', 'check'], ['round', 'background']]);
+    expect(scheduler.demand('us1', 'background')).toBe(1000);
+    round.cancel();
+    check.cancel();
+  });
 });

@@ -28,6 +28,78 @@ function addJob(s: RegionScheduler, id: string, region: string, pending: number,
   return job;
 }
 
+/** The models' ops on a registered job (random: fast-check). */
+type ModelOp = { k: 'release'; job: number; frac: number } | { k: 'demand'; job: number; n: number } | { k: 'cancel'; job: number };
+interface Tracked {
+  handle: JobHandle;
+  granted: number;
+  released: number;
+  demand: number;
+}
+
+/** 1 to 60 random ops: the model's own (`register`, ...) or one of ModelOp on a registered job. */
+function modelOps<R extends { k: string }>(own: fc.Arbitrary<R>): fc.Arbitrary<(R | ModelOp)[]> {
+  const op = fc.oneof(
+    own,
+    fc.record({ k: fc.constant('release' as const), job: fc.nat(), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
+    fc.record({ k: fc.constant('demand' as const), job: fc.nat(), n: fc.integer({ min: 0, max: 100 }) }),
+    fc.record({ k: fc.constant('cancel' as const), job: fc.nat() }),
+  );
+  return fc.array(op as fc.Arbitrary<R | ModelOp>, { minLength: 1, maxLength: 60 });
+}
+
+/** Releases a fraction of the job's probes in flight, adds demand (refused once cancelled), or cancels it. */
+function applyOp(j: Tracked, o: ModelOp): void {
+  if (o.k === 'release') {
+    const n = Math.floor(j.handle.inFlight * o.frac);
+    j.released += n;
+    j.handle.release(n);
+  } else if (o.k === 'demand') {
+    if (j.handle.state === 'active') {
+      j.demand += o.n;
+      j.handle.addDemand(o.n);
+    } else {
+      expect(() => j.handle.addDemand(1)).toThrow(ServiceError);
+    }
+  } else {
+    j.handle.cancel();
+  }
+}
+
+const isModelOp = (o: { k: string }): o is ModelOp => o.k === 'release' || o.k === 'demand' || o.k === 'cancel';
+
+/**
+ * Plays the ops (`own` plays the model's own: `register` registers and pushes
+ * onto `jobs`), `check` after each; then (after `beforeDrain`) liveness:
+ * rounds in which every probe in flight finishes, until none is left, and
+ * every job not cancelled ran all its demand.
+ */
+function play<R extends { k: string }>(ops: (R | ModelOp)[], jobs: Tracked[], check: () => void, own: (o: R) => void, beforeDrain?: () => void): void {
+  for (const o of ops) {
+    if (!isModelOp(o)) own(o);
+    else if (jobs.length > 0) applyOp(jobs[o.job % jobs.length]!, o);
+    check();
+  }
+  beforeDrain?.();
+  for (let round = 0; round < 100_000; round++) {
+    const busy = jobs.filter((j) => j.handle.inFlight > 0);
+    if (busy.length === 0) break;
+    for (const j of busy) {
+      const n = j.handle.inFlight;
+      j.released += n;
+      j.handle.release(n);
+    }
+    check();
+  }
+  for (const j of jobs) {
+    expect(j.handle.inFlight).toBe(0);
+    if (j.handle.state === 'active') {
+      expect(j.handle.pending).toBe(0);
+      expect(j.granted).toBe(j.demand);
+    }
+  }
+}
+
 const caps: Record<string, number> = { us1: 64, sg1: 64, tiny: 16, one: 1 };
 const capacityFor = (r: string) => caps[r] ?? 0;
 
@@ -88,15 +160,10 @@ describe('capacity and grants', () => {
 
   test('fast-check: capacity never exceeded, accounting exact, no idle slot while work waits, everything finishes', () => {
     const regions = ['us1', 'sg1', 'tiny', 'one'] as const;
-    const op = fc.oneof(
-      fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }) }),
-      fc.record({ k: fc.constant('release' as const), job: fc.nat(), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
-      fc.record({ k: fc.constant('demand' as const), job: fc.nat(), n: fc.integer({ min: 0, max: 100 }) }),
-      fc.record({ k: fc.constant('cancel' as const), job: fc.nat() }),
-    );
+    const register = fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }) });
     fc.assert(
       fc.property(
-        fc.array(op, { minLength: 1, maxLength: 60 }),
+        modelOps(register),
         fc.integer({ min: 1, max: 64 }),
         fc.integer({ min: 1, max: 64 }),
         (ops, maxGrant, minGrant) => {
@@ -122,48 +189,11 @@ describe('capacity and grants', () => {
               }
             }
           };
-          for (const o of ops) {
-            if (o.k === 'register') {
-              const j = addJob(s, `j${jobs.length}`, o.region, o.pending) as SimJob & { region: string };
-              j.region = o.region;
-              jobs.push(j);
-            } else if (jobs.length > 0) {
-              const j = jobs[o.job % jobs.length]!;
-              if (o.k === 'release') {
-                const n = Math.floor(j.handle.inFlight * o.frac);
-                j.released += n;
-                j.handle.release(n);
-              } else if (o.k === 'demand') {
-                if (j.handle.state === 'active') {
-                  j.demand += o.n;
-                  j.handle.addDemand(o.n);
-                } else {
-                  expect(() => j.handle.addDemand(1)).toThrow(ServiceError);
-                }
-              } else {
-                j.handle.cancel();
-              }
-            }
-            check();
-          }
-          // liveness: finishing every in-flight probe eventually runs every uncancelled probe
-          for (let round = 0; round < 100_000; round++) {
-            const busy = jobs.filter((j) => j.handle.inFlight > 0);
-            if (busy.length === 0) break;
-            for (const j of busy) {
-              const n = j.handle.inFlight;
-              j.released += n;
-              j.handle.release(n);
-            }
-            check();
-          }
-          for (const j of jobs) {
-            expect(j.handle.inFlight).toBe(0);
-            if (j.handle.state === 'active') {
-              expect(j.handle.pending).toBe(0);
-              expect(j.granted).toBe(j.demand);
-            }
-          }
+          play(ops, jobs, check, (o) => {
+            const j = addJob(s, `j${jobs.length}`, o.region, o.pending) as SimJob & { region: string };
+            j.region = o.region;
+            jobs.push(j);
+          });
           for (const r of regions) expect(s.snapshot(r).jobs).toEqual([]);
         },
       ),
@@ -252,7 +282,7 @@ describe('regions, cancel, re-entrancy', () => {
     expect(s.snapshot('us1')).toEqual({
       capacity: 64,
       inFlight: 64,
-      jobs: [{ runId: 'big', inFlight: 64, pending: 20_000 - 64, state: 'active' }],
+      jobs: [{ runId: 'big', priority: 'check', inFlight: 64, pending: 20_000 - 64, state: 'active' }],
     });
   });
 
@@ -482,5 +512,293 @@ describe('headroom for newcomers (jobShare)', () => {
         },
       ),
     );
+  });
+});
+
+describe('priority classes (check, background)', () => {
+  /** The header's reserve(x) and headroom, restated. */
+  const headroomOf = (x: number, share: number) => (share === 1 || !Number.isFinite(x) ? 0 : x - Math.floor(x * share));
+  const reserveOf = (x: number, h: number, m: number, s: number) =>
+    !(x > 1) || !Number.isFinite(x) ? 0 : Math.min(x - 1, Math.max(h, x - Math.floor(x * s), m));
+
+  interface ModelJob {
+    id: string;
+    region: string;
+    bg: boolean;
+    handle: JobHandle;
+    granted: number;
+    released: number;
+    demand: number;
+    grants: number[];
+    /** The scheduler's tie-break, restated: registration order before the first grant, then the last grant's order. */
+    order: number;
+  }
+
+  test('fast-check model: I1-I4 for checks, I5 for background (reserves of region, global capacity and start budget, checks first, I3 of both lists), a check starts at once beside background work, everything finishes', () => {
+    const capsM: Record<string, number> = { us1: 64, sg1: 64, tiny: 16, two: 2, one: 1 };
+    const regions = Object.keys(capsM);
+    const own = fc.oneof(
+      { weight: 4, arbitrary: fc.record({ k: fc.constant('register' as const), region: fc.constantFrom(...regions), pending: fc.integer({ min: 0, max: 400 }), bg: fc.boolean() }) },
+      { weight: 1, arbitrary: fc.record({ k: fc.constant('budget' as const), n: fc.integer({ min: 0, max: 300 }) }) },
+    );
+    fc.assert(
+      fc.property(
+        modelOps(own),
+        fc.integer({ min: 1, max: 64 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.constantFrom(1, 0.95, 0.9, 0.5),
+        fc.constantFrom(1, 0.9, 0.75, 0.5, 0.1),
+        fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }),
+        (ops, maxGrant, minGrant, jobShare, backgroundShare, globalCapacity) => {
+          const G = globalCapacity ?? Number.POSITIVE_INFINITY;
+          const s = new RegionScheduler((r) => capsM[r] ?? 0, { maxGrant, minGrant, jobShare, backgroundShare, ...(globalCapacity !== undefined ? { globalCapacity } : {}) });
+          const mg = Math.min(minGrant, maxGrant);
+          const effMin = (cap: number) => Math.min(mg, Math.max(1, Math.floor(Math.min(cap, G) / 8)));
+          const gH = headroomOf(G, jobShare);
+          const jobs: ModelJob[] = [];
+          let seq = 0;
+          // the start budget, restated: what is left of the last setStartBudget, and the part background leaves to checks
+          let budget = Number.POSITIVE_INFINITY;
+          let budgetKeep = 0;
+          const active = (j: ModelJob) => j.handle.state === 'active';
+          const waiting = (j: ModelJob) => active(j) && j.handle.pending > 0;
+          /** The least-served waiting job of a list (the scheduler's choice). */
+          const leastServed = (list: ModelJob[]) =>
+            list.filter(waiting).sort((a, b) => a.handle.inFlight - b.handle.inFlight || a.order - b.order)[0];
+          const register = (id: string, region: string, pending: number, bg: boolean) => {
+            const j = { id, region, bg, granted: 0, released: 0, demand: pending, grants: [], order: ++seq - 2 ** 40 } as unknown as ModelJob;
+            jobs.push(j);
+            j.handle = s.register(
+              id,
+              region,
+              pending,
+              (n) => {
+                j.order = ++seq;
+                j.granted += n;
+                j.grants.push(n);
+                budget -= n;
+                expect(budget).toBeGreaterThanOrEqual(0);
+                if (!bg) return;
+                // I5 at the grant (state already updated): no check of the region waits, the reserves are kept
+                const cap = capsM[region]!;
+                expect(jobs.some((o) => o.region === region && !o.bg && waiting(o))).toBe(false);
+                expect(s.inFlight(region)).toBeLessThanOrEqual(cap - reserveOf(cap, headroomOf(cap, jobShare), effMin(cap), backgroundShare));
+                expect(s.totalInFlight).toBeLessThanOrEqual(G - reserveOf(G, gH, effMin(G), backgroundShare));
+                expect(budget).toBeGreaterThanOrEqual(budgetKeep);
+              },
+              bg ? 'background' : 'check',
+            );
+            return j;
+          };
+          const check = () => {
+            const total = jobs.reduce((a, j) => a + j.handle.inFlight, 0);
+            expect(s.totalInFlight).toBe(total);
+            expect(total).toBeLessThanOrEqual(G);
+            for (const r of regions) {
+              const cap = capsM[r]!;
+              const H = headroomOf(cap, jobShare);
+              const mine = jobs.filter((j) => j.region === r);
+              const used = mine.reduce((a, j) => a + j.handle.inFlight, 0);
+              const bgUsed = mine.filter((j) => j.bg).reduce((a, j) => a + j.handle.inFlight, 0);
+              // I1, I2
+              expect(s.inFlight(r)).toBe(used);
+              expect(used).toBeLessThanOrEqual(cap + H);
+              expect(s.demand(r)).toBe(s.demand(r, 'check') + s.demand(r, 'background'));
+              expect(s.demand(r, 'background')).toBe(mine.filter((j) => j.bg).reduce((a, j) => a + j.handle.inFlight + j.handle.pending, 0));
+              for (const j of mine) {
+                expect(j.granted - j.released).toBe(j.handle.inFlight);
+                expect(j.granted + j.handle.pending).toBeLessThanOrEqual(j.demand);
+                expect(j.grants.every((g) => g >= 1 && g <= maxGrant)).toBe(true);
+              }
+              // I3 of the check list: work waits only while its least-served job's free slots are below its threshold
+              const best = leastServed(mine.filter((j) => !j.bg));
+              if (best !== undefined) {
+                const f = best.handle.inFlight;
+                const free = Math.min(cap - used + (f < H ? H : 0), G - total - (f >= gH ? gH : 0), budget);
+                const room = Math.min(f < H ? H - f : Infinity, f < gH ? gH - f : Infinity);
+                expect(free).toBeLessThan(Math.min(effMin(cap), best.handle.pending, maxGrant, Math.max(1, room)));
+                continue;
+              }
+              // I3 of the background list (no check waits here)
+              const bgBest = leastServed(mine.filter((j) => j.bg));
+              if (bgBest !== undefined) {
+                const m = effMin(cap);
+                const R = reserveOf(cap, H, m, backgroundShare);
+                const gR = reserveOf(G, gH, effMin(G), backgroundShare);
+                const most = Math.min(cap - R, G - gR);
+                const bgFree = Math.min(cap - R - used, G - gR - total, budget - budgetKeep);
+                expect(bgFree).toBeLessThan(Math.min(m, bgBest.handle.pending, maxGrant, Math.max(1, most)));
+              }
+              expect(bgUsed).toBeLessThanOrEqual(used);
+            }
+          };
+          const setBudget = (n: number) => {
+            budget = n; // before the call: a budget that rose grants inside it
+            budgetKeep = !Number.isFinite(n) || n <= 1 ? 0 : Math.min(n - 1, Math.max(n - Math.floor(n * backgroundShare), mg));
+            s.setStartBudget(n);
+          };
+          play(
+            ops,
+            jobs,
+            check,
+            (o) => {
+              if (o.k === 'budget') return setBudget(o.n);
+              const cap = capsM[o.region]!;
+              const m = effMin(cap);
+              // "starts at once": only background work holds slots (here, and anywhere under a global cap),
+              // and the start budget (which checks that ended may have used up) allows it
+              const onlyBackground = jobs.every((j) => j.bg || (j.handle.inFlight === 0 && !waiting(j)));
+              const need = Math.min(o.pending, maxGrant, reserveOf(cap, headroomOf(cap, jobShare), m, backgroundShare), reserveOf(G, gH, effMin(G), backgroundShare));
+              const budgetBefore = budget;
+              const j = register(`j${jobs.length}`, o.region, o.pending, o.bg);
+              if (!o.bg && onlyBackground && cap >= 2 && G >= 2 && budgetBefore >= need) expect(j.granted).toBeGreaterThanOrEqual(need);
+            },
+            () => setBudget(Number.POSITIVE_INFINITY),
+          );
+          for (const r of regions) expect(s.snapshot(r).jobs).toEqual([]);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  test('a background job alone fills capacity - reserve; a check then starts at once, and the background job\'s releases go to it', () => {
+    // 512 slots, H = 25 (jobShare 0.95), reserve = max(25, 512 - floor(512 x 0.9) = 52, 4) = 52
+    const s = new RegionScheduler(() => 512, { jobShare: 0.95 });
+    expect(s.checkReserve(512)).toBe(52);
+    const round = { granted: 0 } as { granted: number; handle: JobHandle };
+    round.handle = s.register('round', 'us1', 100_000, (n) => (round.granted += n), 'background');
+    expect(round.handle.priority).toBe('background');
+    expect(round.handle.inFlight).toBe(512 - 52); // up to capacity - reserve, never into the headroom
+    round.handle.release(30);
+    expect(round.handle.inFlight).toBe(512 - 52); // refilled
+    expect(s.demand('us1', 'background')).toBe(100_000 - 30);
+    expect(s.demand('us1', 'check')).toBe(0);
+
+    const small = addJob(s, 'small', 'us1', 10);
+    expect(small.granted).toBe(10); // inside register(): nothing was released
+    const big = addJob(s, 'big', 'us1', 5000);
+    expect(big.granted).toBeGreaterThanOrEqual(52 - 10); // what the small check left of the reserve, or more (headroom)
+    const before = round.granted;
+    round.handle.release(200);
+    expect(round.granted).toBe(before); // the big check waits: background gets nothing back
+    expect(big.handle.inFlight + small.handle.inFlight + round.handle.inFlight).toBeLessThanOrEqual(512);
+    expect(s.inFlight('us1')).toBeGreaterThan(512 - 4); // the freed slots went to the check at once
+    // the checks end: the round takes up to capacity - reserve again
+    big.handle.cancel();
+    big.handle.release(big.handle.inFlight);
+    small.handle.release(10);
+    expect(s.inFlight('us1')).toBe(512 - 52);
+  });
+
+  test('background is granted nothing while a check of its region waits, even when slots are free below the check\'s chunk', () => {
+    const s = new RegionScheduler(() => 64, { minGrant: 8, maxGrant: 64 });
+    const c = addJob(s, 'c', 'us1', 1000);
+    expect(c.handle.inFlight).toBe(64);
+    let bg = 0;
+    const b = s.register('b', 'us1', 1000, (n) => (bg += n), 'background');
+    c.handle.release(5); // 5 free < the check's chunk of 8: it waits, and so does background
+    expect(bg).toBe(0);
+    expect(c.handle.inFlight).toBe(59);
+    c.handle.cancel(); // no check waits any more: background may take what the reserve leaves
+    expect(b.inFlight).toBe(0); // 64 - 59 = 5 free, reserve 8 (one chunk): none for background
+    c.handle.release(59);
+    expect(bg).toBe(64 - s.checkReserve(64));
+  });
+
+  test('another region\'s check gets the global slots a release frees before background work does', () => {
+    const s = new RegionScheduler(() => 100, { globalCapacity: 100, minGrant: 1, maxGrant: 16 });
+    let bg = 0;
+    const round = s.register('round', 'us1', 1000, (n) => (bg += n), 'background');
+    expect(bg).toBe(100 - s.checkReserve(100)); // 90
+    const big = addJob(s, 'big', 'us1', 1000); // a check in us1 takes the global reserve
+    expect(s.totalInFlight).toBe(100);
+    const other = addJob(s, 'other', 'sg1', 30); // waits on the global cap
+    expect(other.granted).toBe(0);
+    round.release(20); // freed in us1: sg1's check first (fewest in flight), then us1's, never background
+    expect(other.granted).toBe(20);
+    expect(bg).toBe(90);
+    big.handle.release(10);
+    expect(other.granted).toBe(30);
+    expect(bg).toBe(90);
+  });
+
+  test('backgroundCapacityFor bounds the background in flight (a cluster node\'s background window)', () => {
+    let window = 10;
+    const s = new RegionScheduler(() => 100, { minGrant: 1, backgroundCapacityFor: () => window });
+    let bg = 0;
+    const round = s.register('round', 'us1', 1000, (n) => (bg += n), 'background');
+    expect(bg).toBe(10);
+    window = 50;
+    s.poke('us1');
+    expect(round.inFlight).toBe(50);
+    window = 0; // the other nodes' checks want everything: nothing more, nothing revoked
+    round.release(20);
+    expect(round.inFlight).toBe(30);
+    const c = addJob(s, 'c', 'us1', 70);
+    expect(c.granted).toBe(70); // checks are not bound by it
+  });
+
+  test('the start budget keeps its reserve for checks', () => {
+    const s = new RegionScheduler(() => 1000, { minGrant: 4, globalCapacity: 1000 });
+    s.setStartBudget(100); // background may start 100 - max(10, 4) = 90 of it
+    let bg = 0;
+    s.register('round', 'us1', 1000, (n) => (bg += n), 'background');
+    expect(bg).toBe(90);
+    const c = addJob(s, 'c', 'us1', 50);
+    expect(c.granted).toBe(10); // the budget's reserve, at once
+    s.setStartBudget(5); // the next budget: the waiting check takes all of it first
+    expect(c.granted).toBe(15);
+    expect(bg).toBe(90);
+  });
+
+  test('reserve: at least one chunk with no headroom and backgroundShare 1; none in a region of one slot', () => {
+    const s = new RegionScheduler(() => 64, { jobShare: 1, backgroundShare: 1, minGrant: 4 });
+    expect(s.checkReserve(64)).toBe(4);
+    expect(s.checkReserve(1)).toBe(0);
+    expect(s.checkReserve(2)).toBe(1);
+    const t = new RegionScheduler(capacityFor);
+    expect(t.checkReserve(100)).toBe(10); // the defaults: backgroundShare 0.9, no headroom
+    let bg = 0;
+    const r = t.register('round', 'one', 5, (n) => (bg += n), 'background');
+    expect(bg).toBe(1); // one slot: no reserve, background may run
+    const c = addJob(t, 'c', 'one', 1);
+    expect(c.granted).toBe(0); // ...and a check waits for its probe (documented limit)
+    r.release(1);
+    expect(c.granted).toBe(1);
+  });
+
+  test('a background dispatch that registers a check: the check is served first in the same pass', () => {
+    const s = new RegionScheduler(() => 64, { minGrant: 1, maxGrant: 8 });
+    const log: string[] = [];
+    let registered = false;
+    s.register(
+      'round',
+      'us1',
+      1000,
+      (n) => {
+        log.push(`bg:${n}`);
+        if (!registered) {
+          registered = true;
+          s.register('c', 'us1', 20, (k) => log.push(`check:${k}`));
+        }
+      },
+      'background',
+    );
+    expect(log.slice(0, 4)).toEqual(['bg:8', 'check:8', 'check:8', 'check:4']);
+    expect(s.demand('us1', 'check')).toBe(20);
+  });
+
+  test('bad options and classes are refused with codes', () => {
+    expect(() => new RegionScheduler(capacityFor, { backgroundShare: 0 })).toThrow(ServiceError);
+    expect(() => new RegionScheduler(capacityFor, { backgroundShare: 1.5 })).toThrow('backgroundShare');
+    const s = new RegionScheduler(capacityFor);
+    try {
+      s.register('x', 'us1', 1, () => {}, 'pool' as never);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as ServiceError).code).toBe('scheduler_bad_option');
+    }
+    expect(s.snapshot('us1').jobs).toEqual([]);
   });
 });
