@@ -22,11 +22,11 @@ import {
   bigint,
   customType,
   bigserial,
+  jsonb,
   boolean,
   check,
   index,
   integer,
-  jsonb,
   pgTable,
   primaryKey,
   real,
@@ -141,11 +141,24 @@ export const scans = pgTable(
      * a job without one (a generated id). Reusable once the scan has ended.
      */
     clientJobId: text('client_job_id'),
+    /**
+     * Unique valid proxies of the job (the progress `total`); null for rows
+     * from before async jobs (migration 0004).
+     */
+    totalProxies: integer('total_proxies'),
+    /**
+     * A completed job's check response, as POST /check answered it (GET
+     * /checks/{jobId} serves it with freshly signed links); null until then
+     * and for jobs that did not complete.
+     */
+    result: jsonb('result'),
   },
   (t) => [
     index('scans_account_created_idx').on(t.accountId, t.createdAt.desc()),
     index('scans_status_idx').on(t.status),
     // one running job per client jobId across every API node (409 Job already running)
+    // GET /checks/{jobId}: the account's most recent run of a jobId
+    index('scans_account_client_job_idx').on(t.accountId, t.clientJobId, t.createdAt.desc()),
     uniqueIndex('scans_running_client_job_id_uq').on(t.clientJobId).where(sql`${t.status} = 'running'`),
     check('scans_counts_nonneg', sql`${t.totalChecked} >= 0 AND ${t.totalWorking} >= 0 AND ${t.charged} >= 0`),
   ],

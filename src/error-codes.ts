@@ -122,6 +122,8 @@ export const JOB_ERROR_CODES = Object.freeze({
   SHUTTING_DOWN: 'shutting_down',
   /** the client closed the connection: its job is cancelled */
   CLIENT_DISCONNECTED: 'client_disconnected',
+  /** the client cancelled its job (DELETE /checks/{jobId}): the probes made are paid, the rest refunded */
+  CLIENT_CANCELLED: 'client_cancelled',
   /** a cluster region has no live agent: refused before anything is reserved */
   REGION_UNAVAILABLE: 'region_unavailable',
   /** anything else that failed a job (logged with its cause where it happened) */
@@ -190,6 +192,8 @@ export const ENTRY_ERROR_CODES = Object.freeze({
   CLI_NETWORK: 'cli_network',
   CLI_NO_RESULT: 'cli_no_result',
   CLI_INTERRUPTED: 'cli_interrupted',
+  /** a followed check job ended failed or cancelled (src/cli/job-follow.ts) */
+  CLI_JOB_FAILED: 'cli_job_failed',
   CLI_INTERNAL: 'cli_internal',
   CLI_INPUT_UNREADABLE: 'cli_input_unreadable',
   CLI_OUT_UNWRITABLE: 'cli_out_unwritable',

@@ -83,8 +83,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const signLink = linkSigner(urls, secret);
     const own = ownAddresses(local);
     const warnings = (req: CheckRequest) => judgeWarnings({ url: judge.url, reach: place.reach }, req.proxies.map((p) => p.host), own);
-    const { checks } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, warnings, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    const { checks, jobs } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, warnings, log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });

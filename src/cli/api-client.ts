@@ -7,6 +7,8 @@
  * `httpError` (status + body -> CliError) is pure.
  */
 import type { PoolObject, PoolProxyObject } from '../pools/shape';
+import type { AcceptedBody } from '../http/async-check';
+import type { CheckJobView } from '../jobs/ports';
 import { CliError, EXIT } from './exit-codes';
 import { ENTRY_ERROR_CODES } from '../error-codes';
 
@@ -42,6 +44,12 @@ export interface CheckResponseBody {
   result_url: string | null;
   result_urls?: { json: string; csv: string; txt: string } | null;
 }
+
+/** The 202 of an asynchronous check (the service's own type). */
+export type { AcceptedBody };
+
+/** GET /checks/{jobId}: the service's CheckJobView, its `result` read as the check response. */
+export type JobBody = Omit<CheckJobView, 'result'> & { result?: CheckResponseBody };
 
 export interface SubscriptionDetail {
   UnlimitedPro: boolean;
@@ -206,8 +214,12 @@ export class ApiClient {
     return this.#key;
   }
 
-  async #request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean }): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async #request<T>(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean; headers?: Record<string, string> },
+  ): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (init.auth) headers['x-api-key'] = this.#requireKey();
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     const what = `${method} ${path.split('?')[0]}`;
@@ -311,6 +323,21 @@ export class ApiClient {
     return { text, nextCursor };
   }
 
+  /** POST /check with `Prefer: respond-async`: the 202 once the checks are reserved (the job then outlives this connection). */
+  submitCheck(body: Record<string, unknown>, signal?: AbortSignal): Promise<AcceptedBody> {
+    return this.#request('POST', '/check', { auth: true, body, headers: { prefer: 'respond-async' }, ...(signal ? { signal } : {}) });
+  }
+
+  /** GET /checks/{jobId}: the job's state, progress, and its response once completed. */
+  job(jobId: string, signal?: AbortSignal): Promise<JobBody> {
+    return this.#request('GET', `/checks/${encodeURIComponent(jobId)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  /** DELETE /checks/{jobId}: resolves once the job is cancelled and refunded (204). */
+  async cancelJob(jobId: string, signal?: AbortSignal): Promise<void> {
+    await this.#request('DELETE', `/checks/${encodeURIComponent(jobId)}`, { auth: true, noDeadline: true, ...(signal ? { signal } : {}) });
+  }
+
   /** GET of a signed result link (no key). Returns the streaming response. */
   async download(link: string, signal?: AbortSignal): Promise<Response> {
     let res: Response;
@@ -328,8 +355,9 @@ export class ApiClient {
    * Subscribes to /ws?jobId= (with the key, so the final message carries the
    * link). Resolves once the socket is open, or with null when it cannot open
    * within `openTimeoutMs` (the check then runs without live progress).
+   * `onClose` hears once when an open socket closes by itself (not by close()).
    */
-  progress(jobId: string, onMessage: (m: ProgressMessage) => void, openTimeoutMs = 5000): Promise<ProgressChannel | null> {
+  progress(jobId: string, onMessage: (m: ProgressMessage) => void, openTimeoutMs = 5000, onClose?: () => void): Promise<ProgressChannel | null> {
     const wsUrl = `${this.url.replace(/^http/, 'ws')}/ws?jobId=${encodeURIComponent(jobId)}`;
     return new Promise((resolve) => {
       let settled = false;
@@ -354,7 +382,9 @@ export class ApiClient {
         settle(null);
         return;
       }
-      ws.onopen = () =>
+      let opened = false;
+      ws.onopen = () => {
+        opened = true;
         settle({
           close: () => {
             ws.onmessage = null;
@@ -363,8 +393,12 @@ export class ApiClient {
             if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
           },
         });
+      };
       ws.onerror = () => settle(null);
-      ws.onclose = () => settle(null);
+      ws.onclose = () => {
+        if (opened) onClose?.();
+        settle(null);
+      };
       ws.onmessage = (e) => {
         let m: unknown;
         try {

@@ -11,7 +11,7 @@ import { getAccountOverview } from '../accounts/overview';
 import { createAdminApp } from '../admin/app';
 import { reachableHost, type Config } from '../config';
 import { createApp } from '../http/app';
-import type { ChecksPort } from '../jobs/ports';
+import type { CheckJobsPort, ChecksPort } from '../jobs/ports';
 import { PoolService } from '../jobs/pool-service';
 import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
@@ -29,6 +29,8 @@ export interface ListenerParts {
   storage: Storage;
   backend: ProbeBackend;
   checks: ChecksPort;
+  /** GET / DELETE /checks/{jobId}. */
+  jobs: CheckJobsPort;
   metrics: ServiceMetrics;
   urls: PublicUrls;
   /** The result-link secret and a signed link for a result id (the /me history). */
@@ -73,6 +75,9 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
       }),
     },
     checks: p.checks,
+    jobs: p.jobs,
+    // read per request, after the listener is bound (PORT=0: the bound port)
+    publicBase: () => p.urls.base,
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
     pools: new PoolService({

@@ -117,6 +117,25 @@ export const jobAlreadyRunning = (jobId: string) =>
     jobId,
   });
 
+/** A synchronous check whose job its client cancelled meanwhile (DELETE /checks/{jobId}): no result. */
+export const jobCancelled = () =>
+  new ApiError(409, {
+    error: 'Job cancelled',
+    message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded',
+  });
+
+/** DELETE /checks/{jobId} of a job that has ended: nothing to cancel. */
+export const jobNotRunning = (jobId: string, status: string) =>
+  new ApiError(409, {
+    error: 'Job not running',
+    message: `Job ${jobId} has already ended (${status}); there is nothing to cancel`,
+    jobId,
+    status,
+  });
+
+/** GET / DELETE /checks/{jobId}: no job of that id for this account (or past retention). */
+export const jobNotFound = (jobId: string) => notFound(`No job ${jobId} for this API key (jobs are kept as long as their result files)`);
+
 export const linkExpired = () =>
   new ApiError(410, { error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' });
 
@@ -175,6 +194,14 @@ export const internalError = (cause?: unknown) =>
 
 export const serviceUnavailable = (message: string) =>
   new ApiError(503, { error: 'Service unavailable', message });
+
+/** The API node that runs a job does not answer (DELETE /checks/{jobId} in a cluster); nothing was changed. */
+export const jobNodeUnreachable = () =>
+  new ApiError(
+    503,
+    { error: 'Service unavailable', message: 'The server running this job does not answer; retry in a moment' },
+    { 'Retry-After': '5' },
+  );
 
 /** A cluster region with no live agent (nothing was reserved). */
 export const regionUnavailable = (region: string) =>

@@ -24,6 +24,7 @@ import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
 import { poolRoutes } from './routes/pools';
 import { LargeBodyGate } from './body';
+import { checkJobRoutes } from './routes/checks';
 import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
 import { wsRoutes } from './routes/ws';
@@ -33,6 +34,7 @@ import { webRoutes } from '../web/routes';
 export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> = Object.freeze([
   ['/check', ['POST']],
   ['/check-raw', ['POST']],
+  ['/checks/:jobId', ['GET', 'DELETE']],
   ['/me', ['GET']],
   ['/regions', ['GET']],
   ['/health', ['GET']],
@@ -49,7 +51,7 @@ export type ExtraRoutes = (app: Elysia) => Elysia;
 
 export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const { log } = deps;
-  // The authenticated API routes (/check, /check-raw, /me, /pools...) look keys up through
+  // The authenticated API routes (/check, /check-raw, /checks/{jobId}, /me, /pools...) look keys up through
   // the per-account token bucket (429 past RATE_LIMIT_PER_S, twice that at once).
   const limiter = new RateLimiter({ ratePerS: deps.limits.rateLimitPerS, burst: deps.limits.rateLimitBurst, now: () => deps.now().getTime() });
   const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
@@ -77,6 +79,7 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
     .use(publicRoutes(deps))
     .use(meRoutes(api))
     .use(checkRoutes(api, bodies))
+    .use(checkJobRoutes(api))
     .use(poolRoutes(api, bodies))
     .use(resultRoutes(deps))
     .use(wsRoutes(deps))

@@ -4,7 +4,7 @@
  * opens a probe socket and never runs SQL itself: it goes through these ports.
  */
 import type { HttpConfig, LimitsConfig } from '../config';
-import type { ChecksPort, ProgressPort } from '../jobs/ports';
+import type { CheckJobsPort, ChecksPort, ProgressPort } from '../jobs/ports';
 import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
 import type { AuthenticatedAccount } from './auth';
@@ -65,6 +65,10 @@ export interface AppDeps {
   database: { ping(): Promise<boolean> };
   accounts: AccountsPort;
   checks: ChecksPort;
+  /** Jobs as resources: GET / DELETE /checks/{jobId} (src/jobs/check-jobs.ts). */
+  jobs: CheckJobsPort;
+  /** BASE_URL as clients reach it (the bound port when PORT=0): the URLs of an asynchronous check's 202. */
+  publicBase: () => string;
   /** Signed result downloads. */
   results: ResultsPort;
   /** WebSocket progress fan-out. */

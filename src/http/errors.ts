@@ -14,6 +14,7 @@ import {
   internalError,
   invalidRequest,
   jobAlreadyRunning,
+  jobCancelled,
   notFound,
   regionUnavailable,
   serviceUnavailable,
@@ -58,6 +59,8 @@ const CALLER_ANSWERS: { readonly [C in CallerErrorCode]: (err: ServiceError) => 
   [DOMAIN_ERROR_CODES.NODE_LEASE_LOST]: () => serviceUnavailable('This server cannot take checks right now; retry in a moment'),
   // nobody reads it (the client is gone); 499 is what the request log shows
   [JOB_ERROR_CODES.CLIENT_DISCONNECTED]: () => new ApiError(499, { error: 'Client closed request', message: 'The client closed the connection; the job was cancelled' }),
+  // a synchronous check cancelled by DELETE /checks/{jobId} from elsewhere
+  [JOB_ERROR_CODES.CLIENT_CANCELLED]: () => jobCancelled(),
   // already logged with its job's context where it happened (src/jobs/service.ts)
   [JOB_ERROR_CODES.JOB_FAILED]: (err) => internalError(err),
 };

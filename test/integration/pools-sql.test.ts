@@ -1,7 +1,7 @@
 /**
  * The pools' SQL builders (src/pools/proxies-sql.ts) against a real database
  * on the driver the environment selects (PGlite in memory, or PostgreSQL with
- * DATABASE_URL), over the tables of db/schema.ts (migration 0004). Covers: add/remove, the due scan, one-statement result
+ * DATABASE_URL), over the tables of db/schema.ts (migration 0005). Covers: add/remove, the due scan, one-statement result
  * writes that read back exactly, the spread after a restart equal to the pure
  * function, the stats equal to the schedule's formula, the index each sort
  * uses, and a fast-check property: paging with cursors through random pools

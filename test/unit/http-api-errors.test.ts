@@ -20,6 +20,10 @@ import {
   invalidTimeout,
   invalidType,
   jobAlreadyRunning,
+  jobCancelled,
+  jobNodeUnreachable,
+  jobNotFound,
+  jobNotRunning,
   linkExpired,
   methodNotAllowed,
   noValidProxies,
@@ -105,6 +109,10 @@ describe('ApiError', () => {
       serviceUnavailable: () => serviceUnavailable('x'),
       regionUnavailable: () => regionUnavailable('de1'),
       tooManyLargeBodies: () => tooManyLargeBodies(1),
+      jobNotRunning: () => jobNotRunning('job', 'completed'),
+      jobCancelled: () => jobCancelled(),
+      jobNotFound: () => jobNotFound('job'),
+      jobNodeUnreachable: () => jobNodeUnreachable(),
     };
     const exported = Object.keys(errors).filter((k) => k !== 'ApiError' && typeof (errors as Record<string, unknown>)[k] === 'function');
     expect(exported.sort()).toEqual(Object.keys(calls).sort());
@@ -114,6 +122,23 @@ describe('ApiError', () => {
       expect(e.status).toBeGreaterThanOrEqual(400);
       expect(typeof e.body.message).toBe('string');
     }
+  });
+});
+
+describe('the job resource errors', () => {
+  test('409 Job not running names the job and how it ended; 404 and 503 are the contract bodies', () => {
+    expectError(jobNotRunning('job-1', 'cancelled'), 409, {
+      error: 'Job not running',
+      message: 'Job job-1 has already ended (cancelled); there is nothing to cancel',
+      jobId: 'job-1',
+      status: 'cancelled',
+    });
+    expect(jobNotFound('job-1').status).toBe(404);
+    expect(jobNotFound('job-1').body.error).toBe('Not found');
+    const down = jobNodeUnreachable();
+    expect(down.status).toBe(503);
+    expect(down.body.error).toBe('Service unavailable');
+    expect(down.headers).toEqual({ 'Retry-After': '5' });
   });
 });
 

@@ -10,6 +10,7 @@ import { ApiError } from '../../src/http/api-errors';
 import { domainToApiError, toApiError } from '../../src/http/errors';
 import {
   CALLER_ERROR_CODES,
+  clientCancelled,
   clientDisconnected,
   InsufficientQuotaError,
   isCallerError,
@@ -57,6 +58,12 @@ describe('domain errors -> responses', () => {
     expect([perAccount.status, perAccount.body]).toEqual([413, { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)", max: 200_000 }]);
   });
 
+  test('client_cancelled (DELETE /checks/{jobId} of a synchronous check) -> 409 Job cancelled', () => {
+    const e = domainToApiError(clientCancelled())!;
+    expect(e.status).toBe(409);
+    expect(e.body).toEqual({ error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' });
+  });
+
   test('shutting_down -> 503 Service unavailable', () => {
     const e = domainToApiError(shuttingDown())!;
     expect(e.status).toBe(503);
@@ -101,6 +108,7 @@ const AS_THROWN: Record<CallerErrorCode, ServiceError> = {
   region_unavailable: new RegionUnavailableError('eu1'),
   shutting_down: shuttingDown(),
   client_disconnected: clientDisconnected(),
+  client_cancelled: clientCancelled(),
   node_lease_lost: new ServiceError(DOMAIN_ERROR_CODES.NODE_LEASE_LOST, 'node n1 holds no live lease: nothing reserved'),
   job_failed: new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: new Error('x') }),
 };

@@ -10,6 +10,12 @@
  * answers. A client that closes the connection cancels its job
  * (request.signal): what was not probed is refunded, history says
  * cancelled / client_disconnected.
+ *
+ * Asynchronous (`Prefer: respond-async` or `?async=true`, async-check.ts;
+ * a bad `async` value is a 400 before the body is read): every answer up to
+ * the reservation is the same (400, 401, 402, 409, 413, 429, 503), then 202
+ * with the job's URLs; the job runs on with no connection attached (GET
+ * /checks/{jobId}, routes/checks.ts).
  */
 import { Elysia } from 'elysia';
 import { unsupportedMediaType } from '../api-errors';
@@ -20,7 +26,8 @@ import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '.
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount, requestLog } from '../request-log';
+import { markAccount, markStatus, requestLog } from '../request-log';
+import { acceptedResponse, asyncAsk } from '../async-check';
 import { docs } from '../openapi';
 
 /** `bodies`: the app's one gate for bodies over 1 MiB (shared with the other routes that read bodies). */
@@ -39,13 +46,19 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
     deps.checks.assertAccepting(); // shutting_down -> 503, before the body is read
     return account;
   };
+  const accepted = (request: Request, jobId: string, ask: 'prefer' | 'query') => {
+    markStatus(request, 202); // the access log's status (a Response's own is not seen there)
+    return acceptedResponse(deps.publicBase(), jobId, ask);
+  };
   return new Elysia({ name: 'check-routes' })
     .post(
       '/check',
       async ({ request, server, set }) => {
         const account = await begin(request, set);
+        const ask = asyncAsk(request.headers, new URL(request.url).searchParams);
         if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
         const req = await withBodyText(request, body, (text) => validateCheckJson(parseJsonBody(text), limits));
+        if (ask !== null) return accepted(request, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
@@ -57,7 +70,9 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
         const account = await begin(request, set);
         // every value of every parameter: a repeated one is a 400, not its last value
         const query = new URL(request.url).searchParams;
+        const ask = asyncAsk(request.headers, query);
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
+        if (ask !== null) return accepted(request, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },

@@ -6,7 +6,8 @@
  * #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
  * GET /health is read once at start (service-info.ts): one machine or a
  * cluster (the region hint and card), and the banner for a judge that
- * proxies elsewhere cannot reach.
+ * proxies elsewhere cannot reach. A check still running when the page was
+ * reloaded is followed again.
  */
 import { apiGet, clearKey, loadKey, saveKey } from './api';
 import { doc, win, type ButtonEl, type Elem, type InputEl } from './browser';
@@ -14,6 +15,7 @@ import { setupAccountView } from './account-view';
 import { setupCheckView } from './check-view';
 import { byId, setText, show } from './dom';
 import { errorText } from './format';
+import { keptJob } from './job-follow';
 import { setupPoolsView } from './pools-view';
 import { setupResultsView } from './results-view';
 import { judgeBanner, serviceInfo } from './service-info';
@@ -159,6 +161,11 @@ function boot(): void {
   byId('signout').addEventListener('click', () => signOut('You are signed out.'));
   win().addEventListener('hashchange', () => route(true));
   route(false);
+  // a check this tab started is still running (the page was reloaded): follow it again
+  if (key() !== null && keptJob() !== null) {
+    if (location.hash !== '#/check') location.hash = '#/check';
+    void check.resume();
+  }
 }
 
 if (doc().readyState === 'loading') doc().addEventListener('DOMContentLoaded', boot);
