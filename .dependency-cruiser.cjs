@@ -109,8 +109,8 @@ module.exports = {
         path: [
           '^src/probe/codec/',
           '^src/gateway/codec/',
-          '^src/gateway/(upstream-choice|username)\\.ts$',
-          '^src/pools/(?!schema-proposal\\.ts$)[^/]+\\.ts$',
+          '^src/gateway/(upstream-choice|username|usage|urls)\\.ts$',
+          '^src/pools/(?!store\\.ts$)[^/]+\\.ts$',
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',

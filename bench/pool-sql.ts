@@ -1,7 +1,6 @@
 /**
  * The pools' SQL on a 100 000-proxy pool (src/pools/proxies-sql.ts over the
- * proposed tables of src/pools/schema-proposal.ts), on a PostgreSQL server
- * and on PGlite in memory, before anything is wired into the service:
+ * tables of db/schema.ts), on a PostgreSQL server and on PGlite in memory:
  *   add      insertProxiesStatement of the whole list (batches of 10 000)
  *   round    a round of `--batch` (1 000) proxies: dueProxiesStatement, foldCheck
  *            of each (fold.ts: verdict, history, schedule), applyResultsStatement
@@ -18,16 +17,13 @@
  *      a fresh database is created on it and dropped again.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
 import { openDatabase, rowsOf, type Database } from '../db/client';
-import * as schema from '../db/schema';
 import { createAccount } from '../src/accounts/accounts';
-import { foldCheck } from '../src/pools/fold';
 import { HISTORY_BYTES } from '../src/pools/history';
 import { applyResultsStatement, dueProxiesStatement, insertProxiesStatement, pageOf, poolStatsStatement, proxiesPageStatement } from '../src/pools/proxies-sql';
 import { DEFAULT_PROXIES_QUERY, type PoolProxiesQuery } from '../src/pools/query';
-import * as proposal from '../src/pools/schema-proposal';
 import { rowFromSql } from '../src/pools/shape';
+import { benchVerdict } from './pool-verdicts';
 import type { ParsedProxy } from '../src/proxy/parse';
 import { createServerDatabase } from '../test/helpers/db';
 
@@ -56,7 +52,6 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
 
 async function bench(name: string, database: Database): Promise<void> {
   const run = async (q: SQL) => rowsOf<Record<string, unknown>>(await database.db.execute(q));
-  for (const s of await generateMigration(generateDrizzleJson({ ...schema }), generateDrizzleJson({ ...schema, ...proposal }))) await database.db.execute(sql.raw(s));
   const account = await createAccount(database.db, { email: 'bench@example.test', checks: 0 });
   await run(sql`INSERT INTO pools (id, account_id, name, type, region, interval_s, timeout_ms) VALUES (${POOL}, ${account.id}::uuid, 'bench', 'http', 'us1', 300, 5000)`);
   const list: ParsedProxy[] = Array.from({ length: PROXIES }, (_, i) => ({ host: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 8080, format: 'standard', raw: '' }));
@@ -73,17 +68,7 @@ async function bench(name: string, database: Database): Promise<void> {
   for (let done = 0; done < PROXIES; done += BATCH) {
     const t0 = performance.now();
     const due = (await run(dueProxiesStatement(POOL, now, BATCH))).map(rowFromSql);
-    const rows = due.map((r) => {
-      const working = random() < 0.6;
-      return foldCheck(
-        r,
-        working
-          ? { status: 'working', statusCode: 200, responseTimeMs: 40 + random() * 2000, anonymity: 'elite', origin: r.host, error: null, https: true }
-          : { status: 'failed', statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout', message: 'timed out' } },
-        working ? { country: random() < 0.3 ? 'DE' : 'US', country_name: null, location: null, isp: 'Example', asn: 64500, coordinates: null } : null,
-        { poolType: 'http', intervalS: 300, nowMs: now, random },
-      ).row;
-    });
+    const rows = due.map((r) => benchVerdict(r, random, now));
     const [, u] = await timed(() => run(applyResultsStatement(POOL, rows)));
     updateMs.push((u * 1000) / Math.max(1, rows.length));
     roundMs.push(performance.now() - t0);

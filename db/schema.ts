@@ -1,8 +1,10 @@
 /**
  * Drizzle schema: accounts, API keys (hashes only), the quota ledger, scans
- * (history), the API nodes' leases and the cluster's result documents
- * (result_files + result_chunks, src/results/pg-store.ts). The SQL in db/migrations is generated from this file with
- * `npx drizzle-kit generate` and applied at start-up by db/client.ts.
+ * (history), the API nodes' leases, the cluster's result documents
+ * (result_files + result_chunks, src/results/pg-store.ts) and pools of
+ * proxies kept checked (pools, pool_proxies, pool_rounds: src/pools/). The SQL
+ * in db/migrations is generated from this file with `npm run db:generate`
+ * (drizzle-kit) and applied at start-up by db/client.ts.
  *
  * Invariants kept by the database itself: balances never go negative (CHECK),
  * e-mails are unique (stored lower-cased), a key hash is unique, a scan's
@@ -20,13 +22,16 @@ import {
   bigint,
   customType,
   bigserial,
+  jsonb,
   boolean,
   check,
   index,
   integer,
   pgTable,
   primaryKey,
+  real,
   serial,
+  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -136,11 +141,24 @@ export const scans = pgTable(
      * a job without one (a generated id). Reusable once the scan has ended.
      */
     clientJobId: text('client_job_id'),
+    /**
+     * Unique valid proxies of the job (the progress `total`); null for rows
+     * from before async jobs (migration 0004).
+     */
+    totalProxies: integer('total_proxies'),
+    /**
+     * A completed job's check response, as POST /check answered it (GET
+     * /checks/{jobId} serves it with freshly signed links); null until then
+     * and for jobs that did not complete.
+     */
+    result: jsonb('result'),
   },
   (t) => [
     index('scans_account_created_idx').on(t.accountId, t.createdAt.desc()),
     index('scans_status_idx').on(t.status),
     // one running job per client jobId across every API node (409 Job already running)
+    // GET /checks/{jobId}: the account's most recent run of a jobId
+    index('scans_account_client_job_idx').on(t.accountId, t.clientJobId, t.createdAt.desc()),
     uniqueIndex('scans_running_client_job_id_uq').on(t.clientJobId).where(sql`${t.status} = 'running'`),
     check('scans_counts_nonneg', sql`${t.totalChecked} >= 0 AND ${t.totalWorking} >= 0 AND ${t.charged} >= 0`),
   ],
@@ -206,8 +224,155 @@ export const resultChunks = pgTable(
   (t) => [primaryKey({ columns: [t.resultId, t.seq] })],
 );
 
+// ---- pools: proxies kept checked (DECISIONS "Pools"; src/pools/) -------------------------
+
+/** A rule of `customUrls` as /check takes it (src/probe/types.ts CustomUrlRule; db/ sees no src/). */
+export interface PoolCustomUrl {
+  url: string;
+  requiredStatusCodes: number[];
+  requiredText?: string;
+  caseSensitive: boolean;
+}
+
+/** A list URL a pool follows (src/pools/types.ts PoolSource, stored in the API's snake_case). */
+export interface PoolSourceJson {
+  url: string;
+  every_s: number;
+}
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * One row per pool: its settings (what POST /pools set, PATCH changes), its
+ * state, and `round_seq`, the number of its last round (the ledger's job
+ * reference of a round: src/pools/round.ts roundJobId). Deleting the account
+ * deletes its pools; deleting a pool deletes its proxies and rounds.
+ */
+export const pools = pgTable(
+  'pools',
+  {
+    id: text('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** 'http' | 'socks4' | 'socks5' | 'auto' */
+    type: text('type').notNull(),
+    region: text('region').notNull(),
+    intervalS: integer('interval_s').notNull(),
+    timeoutMs: integer('timeout_ms').notNull(),
+    https: boolean('https').notNull().default(true),
+    customUrls: jsonb('custom_urls').$type<PoolCustomUrl[]>().notNull().default(sql`'[]'::jsonb`),
+    sources: jsonb('sources').$type<PoolSourceJson[]>().notNull().default(sql`'[]'::jsonb`),
+    /** 'active' | 'paused' */
+    state: text('state').notNull().default('active'),
+    /** null | 'insufficient_checks' | 'owner' (null while active) */
+    pausedReason: text('paused_reason'),
+    roundSeq: bigint('round_seq', { mode: 'number' }).notNull().default(0),
+    createdAt: at('created_at').notNull().defaultNow(),
+    updatedAt: at('updated_at').notNull().defaultNow(),
+    lastRoundAt: at('last_round_at'),
+  },
+  (t) => [
+    index('pools_account_created_idx').on(t.accountId, t.createdAt),
+    check('pools_state_valid', sql`${t.state} IN ('active', 'paused')`),
+    check('pools_interval_positive', sql`${t.intervalS} > 0`),
+  ],
+);
+
+/**
+ * One row per pooled proxy, written in batches (one statement per batch of
+ * results, src/pools/proxies-sql.ts):
+ * - the address (host as the parser gives it; username and password '' when
+ *   there are none; `format` as submitted, for `txt`);
+ * - the last verdict and the fields of the last passing check
+ *   (src/pools/shape.ts), `protocols` a bit mask (http 1, socks4 2, socks5 4);
+ * - the schedule: `next_check_at`, `failures` (consecutive);
+ * - `history` (src/pools/history.ts, 153 bytes) and, read from it at the last
+ *   check, `latency_p50_ms` and `uptime_h24_ppm` (parts per million), which
+ *   the proxies query filters and sorts on.
+ * `id` is a bigserial: the keyset's tie-breaker (src/pools/cursor.ts). Indexes:
+ * the address is unique per pool (adding a proxy twice is a no-op); the due
+ * scan (pool, next_check_at); one per sort of the proxies query, each led by
+ * (pool, status) and ending with the sort's key expression and id, exactly as
+ * proxiesPageStatement orders by them (the sentinel COALESCE keeps keys
+ * non-null, so "after the cursor" is one row comparison the index seeks to).
+ */
+export const poolProxies = pgTable(
+  'pool_proxies',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    poolId: text('pool_id')
+      .notNull()
+      .references(() => pools.id, { onDelete: 'cascade' }),
+    host: text('host').notNull(),
+    port: integer('port').notNull(),
+    username: text('username').notNull().default(''),
+    password: text('password').notNull().default(''),
+    /** 'standard' | 'url_auth' | 'colon_auth' */
+    format: text('format').notNull().default('standard'),
+    /** 'unchecked' | 'working' | 'failed' */
+    status: text('status').notNull().default('unchecked'),
+    failures: integer('failures').notNull().default(0),
+    checks: integer('checks').notNull().default(0),
+    type: text('type'),
+    protocols: smallint('protocols').notNull().default(0),
+    anonymity: text('anonymity'),
+    https: boolean('https'),
+    origin: text('origin'),
+    country: text('country'),
+    countryName: text('country_name'),
+    location: text('location'),
+    isp: text('isp'),
+    asn: integer('asn'),
+    statusCode: integer('status_code'),
+    responseTimeMs: real('response_time_ms'),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    latencyP50Ms: integer('latency_p50_ms'),
+    uptimeH24Ppm: integer('uptime_h24_ppm'),
+    history: bytea('history'),
+    firstSeenAt: at('first_seen_at').notNull().defaultNow(),
+    lastCheckedAt: at('last_checked_at'),
+    lastChangeAt: at('last_change_at'),
+    nextCheckAt: at('next_check_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('pool_proxies_address_uq').on(t.poolId, t.host, t.port, t.username, t.password),
+    index('pool_proxies_due_idx').on(t.poolId, t.nextCheckAt),
+    index('pool_proxies_latency_idx').on(t.poolId, t.status, sql`COALESCE(${t.latencyP50Ms}, 2147483647)`, t.id),
+    index('pool_proxies_uptime_idx').on(t.poolId, t.status, sql`COALESCE(${t.uptimeH24Ppm}, -1) DESC`, sql`${t.id} DESC`),
+    index('pool_proxies_checked_idx').on(t.poolId, t.status, sql`COALESCE(${t.lastCheckedAt}, '1970-01-01T00:00:00Z'::timestamptz) DESC`, sql`${t.id} DESC`),
+    check('pool_proxies_status_valid', sql`${t.status} IN ('unchecked', 'working', 'failed')`),
+    check('pool_proxies_port_valid', sql`${t.port} BETWEEN 1 AND 65535`),
+  ],
+);
+
+/**
+ * One row per round of a pool (its planned, checked, working and charged
+ * counts): the pool object's `checks_last_24h` and the dashboard's
+ * working-over-time chart. Rows older than 7 days are the retention sweep's.
+ */
+export const poolRounds = pgTable(
+  'pool_rounds',
+  {
+    poolId: text('pool_id')
+      .notNull()
+      .references(() => pools.id, { onDelete: 'cascade' }),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    startedAt: at('started_at').notNull(),
+    finishedAt: at('finished_at'),
+    planned: integer('planned').notNull(),
+    checked: integer('checked').notNull().default(0),
+    working: integer('working').notNull().default(0),
+    charged: integer('charged').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.poolId, t.seq] }), index('pool_rounds_pool_started_idx').on(t.poolId, t.startedAt)],
+);
+
 export type AccountRow = typeof accounts.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type LedgerRow = typeof quotaLedger.$inferSelect;
 export type ScanRow = typeof scans.$inferSelect;
 export type NodeRow = typeof nodes.$inferSelect;
+export type PoolRowDb = typeof pools.$inferSelect;

@@ -1,7 +1,8 @@
 /**
  * Environment -> one typed, validated Config object, in groups: each layer
  * is handed only its group (the HTTP layer `http` and `limits`, the job
- * layer `limits`, storage `storage`, the judge `judge`, ...).
+ * layer `limits`, storage `storage`, the judge `judge`, the gateway
+ * `gateway`, ...).
  *
  * `parseConfig(env)` is pure: it never touches the disk or the network, and
  * throws ConfigError with a one-line message naming the variable on the first
@@ -88,6 +89,14 @@ export interface LimitsConfig {
   wsMaxPerAccount: number;
   /** ...and per client address of anonymous subscribers: a quarter of it. */
   wsMaxPerAddress: number;
+  /** POOL_MIN_INTERVAL_S: the shortest `interval_s` a pool accepts (tests lower it). */
+  poolMinIntervalS: number;
+  /** Pools one account may own (one more: 429). */
+  maxPoolsPerAccount: number;
+  /** Proxies in one pool (more: 413)... */
+  maxProxiesPerPool: number;
+  /** ...and in all of one account's pools together: twice it (more: 413). */
+  maxPoolProxiesPerAccount: number;
 }
 
 export interface ProbesConfig {
@@ -183,6 +192,21 @@ export interface ClusterConfig {
   shardDeadlineMs: number;
 }
 
+/** The gateway (src/gateway): a keyed proxy address over the pools' working proxies, off unless GATEWAY_PORT is set. */
+export interface GatewayConfig {
+  /** GATEWAY_PORT: its listener (HTTP proxy and SOCKS5 on one port); undefined = no gateway; 0 = a free port. */
+  port: number | undefined;
+  host: string;
+  /** Open gateway connections per API key. */
+  maxConnectionsPerKey: number;
+  /** Open client connections altogether (each relayed one holds two descriptors). */
+  maxClients: number;
+  /** A relayed connection without a byte either way for this long is closed. */
+  idleTimeoutS: number;
+  /** Each try of an upstream (connect and its handshake); then the next one. */
+  connectTimeoutMs: number;
+}
+
 export interface Config {
   http: HttpConfig;
   limits: LimitsConfig;
@@ -191,6 +215,7 @@ export interface Config {
   storage: StorageConfig;
   process: ProcessConfig;
   cluster: ClusterConfig;
+  gateway: GatewayConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -234,6 +259,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
     storage,
     process: { logLevel: read('LOG_LEVEL')!, shutdownGraceMs: grace, shutdownTimeoutMs: grace + TUNING.shutdownExtraMs },
     cluster,
+    gateway: readGateway(read),
   };
 }
 
@@ -262,6 +288,7 @@ function readLimits(read: Read): LimitsConfig {
   const maxProxies = read('MAX_PROXIES')!;
   const rate = read('RATE_LIMIT_PER_S')!;
   const ws = read('WS_MAX_PER_ACCOUNT')!;
+  const perPool = read('MAX_PROXIES_PER_POOL')!;
   return {
     maxProxies,
     maxBodyBytes: read('MAX_BODY_BYTES')!,
@@ -273,6 +300,10 @@ function readLimits(read: Read): LimitsConfig {
     rateLimitBurst: 2 * rate,
     wsMaxPerAccount: ws,
     wsMaxPerAddress: Math.max(1, Math.floor(ws / 4)),
+    poolMinIntervalS: read('POOL_MIN_INTERVAL_S')!,
+    maxPoolsPerAccount: read('MAX_POOLS_PER_ACCOUNT')!,
+    maxProxiesPerPool: perPool,
+    maxPoolProxiesPerAccount: 2 * perPool,
   };
 }
 
@@ -335,6 +366,17 @@ function readCluster(read: Read): ClusterConfig {
     agentTtlMs: 5 * heartbeatMs,
     ackWaitMs: Math.round(7.5 * heartbeatMs),
     shardDeadlineMs: TUNING.clusterShardDeadlineMs,
+  };
+}
+
+function readGateway(read: Read): GatewayConfig {
+  return {
+    port: read('GATEWAY_PORT'),
+    host: read('GATEWAY_HOST')!,
+    maxConnectionsPerKey: read('GATEWAY_MAX_CONNECTIONS')!,
+    maxClients: read('GATEWAY_MAX_CLIENTS')!,
+    idleTimeoutS: read('GATEWAY_IDLE_TIMEOUT_S')!,
+    connectTimeoutMs: read('GATEWAY_CONNECT_TIMEOUT_MS')!,
   };
 }
 

@@ -44,7 +44,7 @@ export const LEAF_ERROR_CODES = Object.freeze({
   ILLEGAL_TRANSITION: 'illegal_transition',
 } as const);
 
-/** Domain: accounts, results, the judge, the probe workers (src/accounts, src/results, src/judge, src/probe/workers). */
+/** Domain: accounts, results, the judge, the probe workers, pools, the gateway (src/accounts, src/results, src/judge, src/probe/workers, src/pools, src/gateway). */
 export const DOMAIN_ERROR_CODES = Object.freeze({
   // accounts (AccountError, src/accounts/errors.ts)
   /** an account operation's input is invalid */
@@ -57,6 +57,10 @@ export const DOMAIN_ERROR_CODES = Object.freeze({
   NODE_LEASE_LOST: 'node_lease_lost',
   /** the client's jobId is running (on any node): nothing reserved (JobAlreadyRunningError in the job layer) */
   JOB_ALREADY_RUNNING: 'job_already_running',
+
+  // pools (PoolLimitError, src/pools/errors.ts)
+  /** a pool change would pass a limit (pools per account, proxies per pool or per account): nothing written */
+  POOL_LIMIT: 'pool_limit',
 
   // result files and their store
   RESULT_BAD_ID: 'result_bad_id',
@@ -118,6 +122,8 @@ export const JOB_ERROR_CODES = Object.freeze({
   SHUTTING_DOWN: 'shutting_down',
   /** the client closed the connection: its job is cancelled */
   CLIENT_DISCONNECTED: 'client_disconnected',
+  /** the client cancelled its job (DELETE /checks/{jobId}): the probes made are paid, the rest refunded */
+  CLIENT_CANCELLED: 'client_cancelled',
   /** a cluster region has no live agent: refused before anything is reserved */
   REGION_UNAVAILABLE: 'region_unavailable',
   /** anything else that failed a job (logged with its cause where it happened) */
@@ -163,7 +169,7 @@ export const HTTP_ERROR_CODES = Object.freeze({
 export const ENTRY_ERROR_CODES = Object.freeze({
   /** an API node of a cluster without RESULT_SECRET and ADMIN_TOKEN */
   CLUSTER_SECRETS_MISSING: 'cluster_secrets_missing',
-  /** a listener's port (PORT, ADMIN_PORT, JUDGE_TLS_PORT) is held by another process (src/compose/bind.ts) */
+  /** a listener's port (PORT, ADMIN_PORT, JUDGE_TLS_PORT, GATEWAY_PORT) is held by another process (src/compose/bind.ts) */
   PORT_IN_USE: 'port_in_use',
   /** a start step read what a later one makes (the public URLs before the listener is bound, the judge before its start): a bug */
   URLS_NOT_BOUND: 'urls_not_bound',
@@ -186,6 +192,8 @@ export const ENTRY_ERROR_CODES = Object.freeze({
   CLI_NETWORK: 'cli_network',
   CLI_NO_RESULT: 'cli_no_result',
   CLI_INTERRUPTED: 'cli_interrupted',
+  /** a followed check job ended failed or cancelled (src/cli/job-follow.ts) */
+  CLI_JOB_FAILED: 'cli_job_failed',
   CLI_INTERNAL: 'cli_internal',
   CLI_INPUT_UNREADABLE: 'cli_input_unreadable',
   CLI_OUT_UNWRITABLE: 'cli_out_unwritable',

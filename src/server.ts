@@ -36,6 +36,8 @@ export interface RunningService {
   port: number;
   /** The admin API's listener (ADMIN_HOST/ADMIN_PORT), e.g. http://127.0.0.1:41234 */
   adminUrl: string;
+  /** The gateway's port (GATEWAY_PORT; 0 there: the one bound), null when it is off. */
+  gatewayPort: number | null;
   /** The config as running: BASE_URL / CONTENT_URL with the bound port. */
   config: Config;
   database: Database;
@@ -81,8 +83,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const signLink = linkSigner(urls, secret);
     const own = ownAddresses(local);
     const warnings = (req: CheckRequest) => judgeWarnings({ url: judge.url, reach: place.reach }, req.proxies.map((p) => p.host), own);
-    const { checks } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, warnings, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    const { checks, jobs } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, warnings, log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });
@@ -93,6 +95,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       node: running.nodeId,
       port: running.port,
       adminUrl: running.adminUrl,
+      ...(running.gatewayPort !== null ? { gatewayPort: running.gatewayPort } : {}),
       driver: storage.database.driver,
       database: storage.database.origin,
       judge: judge.url,

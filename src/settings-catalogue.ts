@@ -25,7 +25,7 @@ export class ConfigError extends ServiceError {
   }
 }
 
-export type SettingGroup = 'http' | 'storage' | 'limits' | 'probes' | 'judge' | 'process' | 'cluster';
+export type SettingGroup = 'http' | 'storage' | 'limits' | 'probes' | 'judge' | 'process' | 'cluster' | 'gateway';
 
 /** The groups in the order `--help` and the docs show them, with their titles. */
 export const SETTING_GROUPS: readonly { group: SettingGroup; title: string }[] = Object.freeze([
@@ -36,6 +36,7 @@ export const SETTING_GROUPS: readonly { group: SettingGroup; title: string }[] =
   { group: 'judge', title: 'The judge' },
   { group: 'process', title: 'Logging and shutdown' },
   { group: 'cluster', title: 'Cluster (NATS)' },
+  { group: 'gateway', title: 'The gateway (off unless GATEWAY_PORT is set)' },
 ]);
 
 /** `set`: one of the five a person sets to run the service; `tuning`: the rest, each with a default that works. */
@@ -215,8 +216,18 @@ export const SETTINGS = {
   MAX_BODY_BYTES: s({ group: 'limits', tier: 'tuning', shown: '16777216', meaning: 'request body size (over: 413)', default: 16 * 1024 * 1024, read: int(1024, 1024 * 1024 * 1024) }),
   MAX_CUSTOM_URLS: s({ group: 'limits', tier: 'tuning', shown: '10', meaning: 'custom URLs per request (over: 413)', default: 10, read: int(0, 1000) }),
   MAX_JOBS_PER_ACCOUNT: s({ group: 'limits', tier: 'tuning', shown: '4', meaning: 'checks one account may run at once (over: 429)', default: 4, read: int(1, 10_000) }),
-  RATE_LIMIT_PER_S: s({ group: 'limits', tier: 'tuning', shown: '20', meaning: 'requests per second per account on /check, /check-raw, /me; twice as many at once after a quiet spell', default: 20, read: int(1, 1_000_000) }),
+  RATE_LIMIT_PER_S: s({ group: 'limits', tier: 'tuning', shown: '20', meaning: 'requests per second per account on /check, /check-raw, /me, /pools...; twice as many at once after a quiet spell', default: 20, read: int(1, 1_000_000) }),
   WS_MAX_PER_ACCOUNT: s({ group: 'limits', tier: 'tuning', shown: '64', meaning: '/ws subscriptions open at once per account; a quarter of it per address without a key', default: 64, read: int(1, 1_000_000) }),
+  MAX_POOLS_PER_ACCOUNT: s({ group: 'limits', tier: 'tuning', shown: '20', meaning: 'pools one account may own (one more: 429)', default: 20, read: int(1, 100_000) }),
+  MAX_PROXIES_PER_POOL: s({
+    group: 'limits',
+    tier: 'tuning',
+    shown: '100000',
+    meaning: 'proxies in one pool (over: 413); all of an account\'s pools hold twice this at most',
+    default: 100_000,
+    read: int(1, 10_000_000),
+  }),
+  POOL_MIN_INTERVAL_S: s({ group: 'limits', tier: 'tuning', shown: '60', meaning: 'the shortest interval_s a pool accepts, in seconds (tests lower it)', default: 60, read: int(1, 86_400) }),
   // ---- probes ----
   PROBE_THREADS: s({ group: 'probes', tier: 'tuning', shown: 'CPU cores', meaning: 'probe worker threads', read: int(1, 256) }),
   SLOTS_PER_ENDPOINT: s({ group: 'probes', tier: 'tuning', shown: '768', meaning: 'probes in flight per region endpoint (16 endpoints: 12 288 per region)', default: 768, read: int(1, 100_000) }),
@@ -283,6 +294,33 @@ export const SETTINGS = {
     default: 2_000,
     read: int(200, 600_000),
   }),
+  // ---- gateway ----
+  GATEWAY_PORT: s({
+    group: 'gateway',
+    tier: 'tuning',
+    shown: '(none: no gateway)',
+    meaning: 'the gateway\'s port: an HTTP proxy and SOCKS5 listener over the pools\' working proxies (0: a free port, in the `gateway listening` log line)',
+    read: int(0, 65535),
+  }),
+  GATEWAY_HOST: s({
+    group: 'gateway',
+    tier: 'tuning',
+    shown: '127.0.0.1',
+    meaning: 'the gateway\'s address (0.0.0.0 serves other machines: anyone who reaches it may try keys; 5 wrong ones from one address within 60 s block it for 60 s)',
+    default: '127.0.0.1',
+    read: text,
+  }),
+  GATEWAY_MAX_CONNECTIONS: s({ group: 'gateway', tier: 'tuning', shown: '256', meaning: 'open gateway connections per API key (one more: 429 `too_many_connections` / SOCKS5 `02`)', default: 256, read: int(1, 1_000_000) }),
+  GATEWAY_MAX_CLIENTS: s({
+    group: 'gateway',
+    tier: 'tuning',
+    shown: '4096',
+    meaning: 'open gateway client connections altogether, authenticated or not (one more is closed at once); each relayed one holds two descriptors that MAX_IN_FLIGHT does not count: raise `ulimit -n` with it',
+    default: 4096,
+    read: int(1, 1_000_000),
+  }),
+  GATEWAY_IDLE_TIMEOUT_S: s({ group: 'gateway', tier: 'tuning', shown: '120', meaning: 'a gateway connection without a byte either way for this long is closed', default: 120, read: int(1, 86_400) }),
+  GATEWAY_CONNECT_TIMEOUT_MS: s({ group: 'gateway', tier: 'tuning', shown: '5000', meaning: 'each try of an upstream proxy (connect and its handshake); then the next one, at most 3', default: 5_000, read: int(100, 120_000) }),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

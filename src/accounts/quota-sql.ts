@@ -15,8 +15,8 @@
  *   upd   UPDATE accounts ... WHERE enough AND NOT busy  (no row when short)
  *   led   INSERT the ledger row       FROM upd  (none when short)
  *   sc    INSERT the running scan row FROM upd  (only when asked; none when short),
- *         with the node that runs the job (node_id) and the client's jobId
- *         (client_job_id)
+ *         with the node that runs the job (node_id), its unique proxies
+ *         (total_proxies) and the jobId it answers to (client_job_id)
  *   SELECT the outcome: one row when the account exists, none otherwise.
  *
  * With `nodeId`, nothing is charged unless that node holds a live lease in
@@ -47,6 +47,8 @@ export interface ScanStart {
   region: string;
   timeoutMs: number;
   totalSubmitted: number;
+  /** Unique valid proxies (the progress `total` of GET /checks/{jobId}); absent: null. */
+  totalProxies?: number;
 }
 
 /** A reservation (reserveStatement; src/accounts/quota.ts reserveQuota runs it). */
@@ -75,9 +77,10 @@ export function reserveStatement(i: ReserveInput): SQL {
   const clientJobId = i.scan !== undefined ? (i.clientJobId ?? null) : null;
   const scanCte = i.scan
     ? sql`, sc AS (
-        INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, charged, status, created_at, node_id, client_job_id)
+        INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, charged, status, created_at, node_id, total_proxies, client_job_id)
         SELECT u.id, ${i.runId}, ${i.scan.proxyType}, ${i.scan.region}, ${i.scan.timeoutMs}, ${i.scan.totalSubmitted},
-               c.temp_charged + c.root_charged, 'running', ${now}::timestamptz, ${i.nodeId ?? null}::text, ${clientJobId}::text
+               c.temp_charged + c.root_charged, 'running', ${now}::timestamptz, ${i.nodeId ?? null}::text,
+               ${i.scan.totalProxies ?? null}::int, ${clientJobId}::text
         FROM upd u CROSS JOIN calc c
         RETURNING id
       )`

@@ -40,6 +40,7 @@ export async function startScan(db: DbOrTx, input: StartScanInput): Promise<Scan
       status: ScanStatus.running,
       nodeId: input.nodeId ?? null,
       clientJobId: input.clientJobId ?? null,
+      totalProxies: input.totalProxies ?? null,
       ...(input.now !== undefined ? { createdAt: input.now } : {}),
     })
     .returning();
@@ -53,6 +54,8 @@ export interface FinishScanInput {
   totalWorking: number;
   /** Result file id (signed into result_url by /me). */
   resultRef: string | null;
+  /** The check response to keep with the scan (GET /checks/{jobId}); absent: none. */
+  result?: unknown;
   now?: Date;
 }
 
@@ -65,6 +68,7 @@ export async function finishScan(db: DbOrTx, input: FinishScanInput): Promise<Sc
       totalChecked: input.totalChecked,
       totalWorking: input.totalWorking,
       resultRef: input.resultRef,
+      ...(input.result !== undefined ? { result: input.result } : {}),
       finishedAt: input.now ?? new Date(),
     })
     .where(and(eq(scans.runId, input.runId), eq(scans.status, ScanStatus.running)))

@@ -6,6 +6,9 @@
  *   5xx and network failures -> 6.
  * `httpError` (status + body -> CliError) is pure.
  */
+import type { PoolObject, PoolProxyObject } from '../pools/shape';
+import type { AcceptedBody } from '../http/async-check';
+import type { CheckJobView } from '../jobs/ports';
 import { CliError, EXIT } from './exit-codes';
 import { ENTRY_ERROR_CODES } from '../error-codes';
 
@@ -42,6 +45,12 @@ export interface CheckResponseBody {
   result_urls?: { json: string; csv: string; txt: string } | null;
 }
 
+/** The 202 of an asynchronous check (the service's own type). */
+export type { AcceptedBody };
+
+/** GET /checks/{jobId}: the service's CheckJobView, its `result` read as the check response. */
+export type JobBody = Omit<CheckJobView, 'result'> & { result?: CheckResponseBody };
+
 export interface SubscriptionDetail {
   UnlimitedPro: boolean;
   unlimited_expired_at?: string;
@@ -75,6 +84,17 @@ export interface HealthBody {
   regions?: number;
   database?: string;
 }
+
+/** POST /pools and PATCH /pools/{id}: the pool and what the request's addresses did. */
+export type PoolChangedBody = PoolObject & { submitted: { added: number; removed: number; total_invalid: number; total_duplicates: number } };
+
+/** One page of GET /pools/{id}/proxies as it came: the body text, and the next page's cursor (null on the last). */
+export interface PoolProxiesPage {
+  text: string;
+  nextCursor: string | null;
+}
+
+export type { PoolObject, PoolProxyObject };
 
 export interface ProgressMessage {
   jobId: string;
@@ -194,8 +214,12 @@ export class ApiClient {
     return this.#key;
   }
 
-  async #request<T>(method: 'GET' | 'POST', path: string, init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean }): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async #request<T>(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    init: { auth: boolean; body?: unknown; signal?: AbortSignal; noDeadline?: boolean; headers?: Record<string, string> },
+  ): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
     if (init.auth) headers['x-api-key'] = this.#requireKey();
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     const what = `${method} ${path.split('?')[0]}`;
@@ -248,6 +272,72 @@ export class ApiClient {
     return this.#request('POST', '/check', { auth: true, body, noDeadline: true, ...(signal ? { signal } : {}) });
   }
 
+  // ---- pools -------------------------------------------------------------------
+
+  createPool(body: Record<string, unknown>, signal?: AbortSignal): Promise<PoolChangedBody> {
+    return this.#request('POST', '/pools', { auth: true, body, ...(signal ? { signal } : {}) });
+  }
+
+  async pools(signal?: AbortSignal): Promise<PoolObject[]> {
+    return (await this.#request<{ pools: PoolObject[] }>('GET', '/pools', { auth: true, ...(signal ? { signal } : {}) })).pools;
+  }
+
+  pool(id: string, signal?: AbortSignal): Promise<PoolObject> {
+    return this.#request('GET', `/pools/${encodeURIComponent(id)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  updatePool(id: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<PoolChangedBody> {
+    return this.#request('PATCH', `/pools/${encodeURIComponent(id)}`, { auth: true, body, ...(signal ? { signal } : {}) });
+  }
+
+  async deletePool(id: string, signal?: AbortSignal): Promise<void> {
+    await this.#request('DELETE', `/pools/${encodeURIComponent(id)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  /** One page of the pool's proxies in `query.format` (txt, csv or json), as text; the next cursor from X-Next-Cursor or next_cursor. */
+  async poolProxies(id: string, query: URLSearchParams, signal?: AbortSignal): Promise<PoolProxiesPage> {
+    const path = `/pools/${encodeURIComponent(id)}/proxies?${query}`;
+    const what = `GET /pools/${id}/proxies`;
+    const signals = [signal, AbortSignal.timeout(this.#timeoutMs)].filter((x) => x !== undefined);
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, { headers: { 'x-api-key': this.#requireKey() }, signal: AbortSignal.any(signals) });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      throw networkError(err, this.url, what);
+    }
+    const text = await res.text().catch((err) => {
+      throw networkError(err, this.url, what);
+    });
+    if (!res.ok) {
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON: the text
+      }
+      throw httpError(res.status, body, what);
+    }
+    let nextCursor = res.headers.get('x-next-cursor');
+    if (query.get('format') === 'json' || query.get('format') === null) nextCursor = (JSON.parse(text) as { next_cursor: string | null }).next_cursor;
+    return { text, nextCursor };
+  }
+
+  /** POST /check with `Prefer: respond-async`: the 202 once the checks are reserved (the job then outlives this connection). */
+  submitCheck(body: Record<string, unknown>, signal?: AbortSignal): Promise<AcceptedBody> {
+    return this.#request('POST', '/check', { auth: true, body, headers: { prefer: 'respond-async' }, ...(signal ? { signal } : {}) });
+  }
+
+  /** GET /checks/{jobId}: the job's state, progress, and its response once completed. */
+  job(jobId: string, signal?: AbortSignal): Promise<JobBody> {
+    return this.#request('GET', `/checks/${encodeURIComponent(jobId)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  /** DELETE /checks/{jobId}: resolves once the job is cancelled and refunded (204). */
+  async cancelJob(jobId: string, signal?: AbortSignal): Promise<void> {
+    await this.#request('DELETE', `/checks/${encodeURIComponent(jobId)}`, { auth: true, noDeadline: true, ...(signal ? { signal } : {}) });
+  }
+
   /** GET of a signed result link (no key). Returns the streaming response. */
   async download(link: string, signal?: AbortSignal): Promise<Response> {
     let res: Response;
@@ -265,8 +355,9 @@ export class ApiClient {
    * Subscribes to /ws?jobId= (with the key, so the final message carries the
    * link). Resolves once the socket is open, or with null when it cannot open
    * within `openTimeoutMs` (the check then runs without live progress).
+   * `onClose` hears once when an open socket closes by itself (not by close()).
    */
-  progress(jobId: string, onMessage: (m: ProgressMessage) => void, openTimeoutMs = 5000): Promise<ProgressChannel | null> {
+  progress(jobId: string, onMessage: (m: ProgressMessage) => void, openTimeoutMs = 5000, onClose?: () => void): Promise<ProgressChannel | null> {
     const wsUrl = `${this.url.replace(/^http/, 'ws')}/ws?jobId=${encodeURIComponent(jobId)}`;
     return new Promise((resolve) => {
       let settled = false;
@@ -291,7 +382,9 @@ export class ApiClient {
         settle(null);
         return;
       }
-      ws.onopen = () =>
+      let opened = false;
+      ws.onopen = () => {
+        opened = true;
         settle({
           close: () => {
             ws.onmessage = null;
@@ -300,8 +393,12 @@ export class ApiClient {
             if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
           },
         });
+      };
       ws.onerror = () => settle(null);
-      ws.onclose = () => settle(null);
+      ws.onclose = () => {
+        if (opened) onClose?.();
+        settle(null);
+      };
       ws.onmessage = (e) => {
         let m: unknown;
         try {

@@ -6,7 +6,11 @@
  * --url, --json, --no-color, --help, --version. `check` options: --type
  * (http, socks4, socks5 or auto), --region, --timeout, --samples (1..10),
  * --no-https, --custom-url (repeatable), --case-sensitive, --out, --format,
- * --only-working, --simple, --job-id. `me`: --links.
+ * --only-working, --simple, --job-id, --async. `me`: --links. `status
+ * <jobId>`, `wait <jobId>` (with --out, --format, --only-working) and
+ * `cancel <jobId>` name a check job (docs/API.md "Checks that outlive their
+ * connection"). `pool`: its actions and their options are
+ * pool-args.ts's.
  *
  * ClearProxy's CLI habits are accepted: `check` takes several inputs, each a
  * file, `-` (standard input, once) or an inline address (`check
@@ -30,11 +34,15 @@ import { errorText } from '../errors';
 import { isJobId, JOB_ID_RULE } from '../job-id';
 import { CHECK_TYPES, type CheckType } from '../proxy/types';
 import { usageError } from './exit-codes';
+import { parsePoolArgs, POOL_OPTIONS, POOL_USAGE, type PoolCommand } from './pool-args';
 
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-export const COMMANDS = Object.freeze(['check', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
+export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'pool', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
 export type CommandName = (typeof COMMANDS)[number];
+
+/** Checks above which `check` submits asynchronously (check-command.ts ASYNC_THRESHOLD; here for the help text). */
+const ASYNC_THRESHOLD_TEXT = '10,000';
 
 export const TIMEOUT_MIN = 1000;
 export const TIMEOUT_MAX = 20000;
@@ -79,10 +87,25 @@ export interface CheckCommand {
   /** --simple: the output is the working proxies' addresses only (format txt; standard output without --out). */
   simple: boolean;
   jobId?: string;
+  /** Submit (Prefer: respond-async), print the job id and return. */
+  async: boolean;
+}
+
+/** `wait <jobId>`: follow a job to its end, then print (and save) its result as `check` does. */
+export interface WaitCommand {
+  name: 'wait';
+  jobId: string;
+  out?: string;
+  format: OutputFormat;
+  onlyWorking: boolean;
 }
 
 export type Command =
   | CheckCommand
+  | WaitCommand
+  | { name: 'status'; jobId: string }
+  | { name: 'cancel'; jobId: string }
+  | PoolCommand
   | { name: 'me'; links: boolean }
   | { name: 'regions' }
   | { name: 'health' }
@@ -101,6 +124,11 @@ export const USAGE = `usage: proxycheck [--key KEY] [--url URL] [--json] [--no-c
 commands:
   check <input>...  check proxies: files of one proxy per line, - for standard input, or addresses
                     (host:port, user:pass@host:port or host:port:user:pass)
+  status <jobId>    a check job's state and progress (its summary once completed)
+  wait <jobId>      follow a check job (live bar) and print its result as check does
+  cancel <jobId>    stop a running check job; the checks not performed are refunded
+  pool <action>     pools of proxies kept checked: create, list, show, add, remove, pause, resume,
+                    delete, working (the proxies working now, one per line)
   me                balance, plan, 30-day usage chart, recent checks
   regions           the regions a check can run from
   health            service status
@@ -109,7 +137,8 @@ commands:
 
 the key and base URL come from --key/--url, else PROXYCHECK_API_KEY/PROXYCHECK_URL,
 else the config file written by \`proxycheck login\`; the URL defaults to http://127.0.0.1:3000.
-exit codes: 0 ok, 2 usage, 3 auth (401), 4 not enough checks (402), 5 other 4xx, 6 network or 5xx, 130 Ctrl-C.`;
+exit codes: 0 ok, 2 usage, 3 auth (401), 4 not enough checks (402), 5 other 4xx, 6 network, 5xx or a job
+that failed or was cancelled, 130 Ctrl-C.`;
 
 const LOGIN_USAGE = `usage: proxycheck login [KEY] [--url URL]     (alias: proxycheck set-key KEY)
 
@@ -142,10 +171,28 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   --only-working                   keep only working proxies in --out
   --simple                         only the working proxies, one per line as submitted, on standard
                                    output (or in --out); the summary goes to standard error
-  --job-id ID                      progress channel id (default: random)`,
+  --job-id ID                      progress channel id (default: random)
+  --async                          submit and return at once: prints the job id (see \`proxycheck wait\`)
+
+  a list of more than ${ASYNC_THRESHOLD_TEXT} checks (entries x --samples) is submitted asynchronously
+  and followed: the job runs on the server even if this connection drops (behind a proxy
+  that cuts long requests), and after Ctrl-C (\`proxycheck wait <jobId>\` follows it again)`,
+  status: `usage: proxycheck status <jobId>
+
+  the job's state (running, completed, failed, cancelled), checked / total, working;
+  a completed job's summary and result links`,
+  wait: `usage: proxycheck wait <jobId> [--out FILE|-] [--format json|csv|txt] [--only-working]
+
+  follows the job with a live bar (the WebSocket; polling when it drops) until it ends,
+  then prints the summary and the links, and saves the result with --out, as check does.
+  exit 0 when it completed, 6 when it failed or was cancelled`,
+  cancel: `usage: proxycheck cancel <jobId>
+
+  cancels the running job; the checks not performed are refunded (exit 5 when it has already ended)`,
   me: `usage: proxycheck me [--links]
 
   --links   print the signed download link of each recent check`,
+  pool: POOL_USAGE,
   regions: 'usage: proxycheck regions',
   health: 'usage: proxycheck health',
   login: LOGIN_USAGE,
@@ -220,7 +267,6 @@ const OPTIONS = {
   region: { type: 'string' },
   timeout: { type: 'string' },
   samples: { type: 'string' },
-  'no-https': { type: 'boolean' },
   'custom-url': { type: 'string', multiple: true },
   'case-sensitive': { type: 'boolean' },
   out: { type: 'string', short: 'o' },
@@ -228,10 +274,19 @@ const OPTIONS = {
   'only-working': { type: 'boolean' },
   simple: { type: 'boolean' },
   'job-id': { type: 'string' },
+  async: { type: 'boolean' },
   links: { type: 'boolean' },
+  // pool (pool-args.ts POOL_OPTIONS says which action takes which; type, region, timeout, format and no-https are check's too)
+  interval: { type: 'string' },
+  'no-https': { type: 'boolean' },
+  country: { type: 'string' },
+  anonymity: { type: 'string' },
+  limit: { type: 'string' },
 } as const;
 
-const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'job-id'] as const;
+const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'job-id', 'async'] as const;
+/** The options of CHECK_ONLY that `wait` takes too (where the result goes). */
+const RESULT_OPTIONS: readonly string[] = ['out', 'format', 'only-working'];
 
 export function parseCommandLine(argv: readonly string[]): Invocation {
   let parsed;
@@ -258,9 +313,16 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const cmd = (name === 'set-key' ? 'login' : name) as Exclude<CommandName, 'set-key'>;
   if (v.help) return { global, command: { name: 'help', topic: cmd } };
 
-  if (cmd !== 'check') {
-    const stray = CHECK_ONLY.find((o) => v[o] !== undefined);
-    if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "${cmd}"`);
+  if (cmd === 'pool') {
+    const stray = CHECK_ONLY.find((o) => v[o] !== undefined && !(o in POOL_OPTIONS));
+    if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "pool"`);
+  } else {
+    if (cmd !== 'check') {
+      const stray = CHECK_ONLY.find((o) => v[o] !== undefined && !(cmd === 'wait' && RESULT_OPTIONS.includes(o)));
+      if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "${cmd}"`);
+    }
+    const poolOnly = Object.keys(POOL_OPTIONS).find((o) => v[o as keyof typeof v] !== undefined && !(CHECK_ONLY as readonly string[]).includes(o));
+    if (poolOnly !== undefined) throw usageError(`--${poolOnly} is an option of "pool", not of "${cmd}"`);
   }
   if (cmd !== 'me' && v.links !== undefined) throw usageError(`--links is an option of "me", not of "${cmd}"`);
 
@@ -268,6 +330,20 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     const topic = rest[0];
     if (topic !== undefined && !(COMMANDS as readonly string[]).includes(topic)) throw usageError(`no help for "${topic}"`);
     return { global, command: topic === undefined ? { name: 'help' } : { name: 'help', topic: topic as CommandName } };
+  }
+  if (cmd === 'pool') return { global, command: parsePoolArgs(rest, v) };
+  if (cmd === 'status' || cmd === 'wait' || cmd === 'cancel') {
+    if (rest.length !== 1) throw usageError(`${cmd} needs one job id (got ${rest.length})`);
+    const jobId = rest[0]!;
+    if (!isJobId(jobId)) throw usageError(`the job id must be ${JOB_ID_RULE}; got "${jobId}"`);
+    if (cmd !== 'wait') return { global, command: { name: cmd, jobId } };
+    const wait: WaitCommand = { name: 'wait', jobId, format: outputFormat(v.format, v.out), onlyWorking: v['only-working'] ?? false };
+    if (v.out !== undefined) {
+      if (v.out === '') throw usageError('--out is empty');
+      wait.out = v.out;
+    }
+    if (global.json && wait.out === '-') throw usageError('--json prints the check response on standard output; use --out FILE, not --out -');
+    return { global, command: wait };
   }
   if (cmd === 'login') {
     if (rest.length > 1) throw usageError(`"${name}" takes one key (got ${rest.length} arguments)`);
@@ -298,6 +374,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     format: simple ? 'txt' : outputFormat(v.format, v.out),
     onlyWorking: simple || (v['only-working'] ?? false),
     simple,
+    async: v.async ?? false,
   };
   if (v.type !== undefined) {
     if (!(CHECK_TYPES as readonly string[]).includes(v.type)) throw usageError(`--type must be one of ${CHECK_TYPES.join(', ')}; got "${v.type}"`);
@@ -322,6 +399,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (global.json && command.out === '-') {
     throw usageError(`--json prints the check response on standard output; ${simple ? 'give --simple an --out FILE' : 'use --out FILE, not --out -'}`);
   }
+  if (command.async && command.out !== undefined) throw usageError('--async returns before the result exists; save it with `proxycheck wait <jobId> --out FILE`');
   if (v['case-sensitive'] && command.customUrls.length === 0) throw usageError('--case-sensitive applies to --custom-url text; no --custom-url given');
   return { global, command };
 }

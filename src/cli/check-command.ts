@@ -27,25 +27,43 @@
  * Ctrl-C: the request and the socket are dropped, the terminal restored, and
  * the CLI exits 130; the server may still finish the check (it is then in
  * `proxycheck me`).
+ *
+ * Asynchronous (docs/API.md "Checks that outlive their connection"):
+ * `--async` submits the check (`Prefer: respond-async`), prints its job id
+ * and returns. A list of more than ASYNC_THRESHOLD checks (entries x
+ * --samples) is submitted asynchronously too and followed (job-follow.ts),
+ * so a connection cut by a proxy on the way (many cut requests at 60-100 s)
+ * or a dropped network no longer loses the job: the bar goes on by polling
+ * and Ctrl-C leaves the job running (`proxycheck wait <jobId>` takes it up
+ * again). The output is the same either way (`showResult`).
  */
 import { randomBytes } from 'node:crypto';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { errorText } from '../errors';
 import { ENTRY_ERROR_CODES } from '../error-codes';
 import { convertResult, readResultParts } from '../results/export';
-import { ApiClient, type CheckResponseBody, type ProgressChannel } from './api-client';
+import { ApiClient, type CheckResponseBody, type JobBody } from './api-client';
 import type { CheckCommand, GlobalOptions } from './args';
 import type { CliSettings } from './config-file';
 import { CliError, EXIT, usageError } from './exit-codes';
 import { describeInputs, readInputs, terminalTraits, type CliIo, type OutStream } from './io';
-import { PlainThrottle, ProgressTracker, fmtInt, renderBar, renderPlain } from './progress-bar';
+import { followJob, LiveBar, openFollow } from './job-follow';
+import { jobHints, renderAccepted } from './job-render';
+import { fmtInt } from './progress-bar';
 import { ProxyDigest, renderProxyDetails, type RecordView } from './proxy-table';
 import { renderCustomUrls, renderSummary, type CustomUrlRow } from './tables';
 
-const HIDE_CURSOR = '\x1b[?25l';
-const SHOW_CURSOR = '\x1b[?25h';
-const CLEAR_LINE = '\r\x1b[2K';
-const REDRAW_MS = 100;
+/**
+ * Checks (entries x --samples) above which a plain `check` submits
+ * asynchronously and follows the job. A region probes 12 288 at once by
+ * default, so a list up to about this size is done in about one timeout
+ * (20 s at most, plus custom URLs), well inside the 60 s many proxies allow
+ * a request; a bigger one can take minutes.
+ */
+export const ASYNC_THRESHOLD = 10_000;
+
+/** Where the result goes (check, and wait). */
+export type ResultOutput = Pick<CheckCommand, 'out' | 'format' | 'onlyWorking'>;
 
 export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: CliSettings, io: CliIo): Promise<number> {
   if (settings.key === undefined) {
@@ -57,24 +75,6 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
 
   const client = new ApiClient({ url: settings.url, key: settings.key });
   const jobId = cmd.jobId ?? `cli-${randomBytes(9).toString('base64url')}`;
-  const human: OutStream = cmd.out === '-' ? io.stderr : io.stdout;
-  const term = terminalTraits(io.stderr, io.env, g.color === false);
-  const live = io.stderr.isTTY;
-  const tracker = new ProgressTracker(io.now());
-  const plain = new PlainThrottle();
-  let frame = 0;
-  let barShown = false;
-
-  const draw = () => {
-    const v = tracker.tick(io.now());
-    if (live) {
-      io.stderr.write(`${CLEAR_LINE}${renderBar(v, { width: term.columns, color: term.color, ascii: term.ascii, frame: frame++ })}`);
-      barShown = true;
-    } else if (plain.due(v, io.now())) {
-      io.stderr.write(`${renderPlain(v)}\n`);
-    }
-  };
-
   const body: Record<string, unknown> = { proxies: lines, jobId };
   if (cmd.type !== undefined) body.type = cmd.type;
   if (cmd.region !== undefined) body.region = cmd.region;
@@ -83,55 +83,66 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   if (cmd.https === false) body.https = false;
   if (cmd.customUrls.length > 0) body.customUrls = cmd.customUrls;
 
-  if (!g.json) io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${origin} on ${settings.url} (job ${jobId})\n`);
-  let channel: ProgressChannel | null = null;
-  let ticker: ReturnType<typeof setInterval> | undefined;
+  if (cmd.async) {
+    const accepted = await client.submitCheck(body, io.signal);
+    if (g.json) io.stdout.write(`${JSON.stringify(accepted, null, 2)}\n`);
+    else {
+      io.stdout.write(`${accepted.jobId}\n`);
+      io.stderr.write(`${renderAccepted(accepted, lines.length)}\n`);
+    }
+    return EXIT.OK;
+  }
+
+  const followAsync = lines.length * (cmd.samples ?? 1) > ASYNC_THRESHOLD;
+  if (!g.json) {
+    const how = followAsync ? '; submitted asynchronously: the job goes on if this connection drops' : '';
+    io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${origin} on ${settings.url} (job ${jobId}${how})\n`);
+  }
+  const bar = new LiveBar(io, { quiet: g.json, noColor: g.color === false });
+  let follow: Awaited<ReturnType<typeof openFollow>> = null;
+  let submitted = false;
   let response: CheckResponseBody;
-  if (live) io.stderr.write(HIDE_CURSOR);
   try {
-    channel = await client.progress(jobId, (m) => {
-      tracker.update(m, io.now());
-      if (!live && !g.json) draw();
-    });
-    if (channel === null && !g.json) io.stderr.write('(live progress unavailable: the WebSocket did not open; waiting for the result)\n');
-    if (live) {
-      draw();
-      ticker = setInterval(draw, REDRAW_MS);
+    bar.start();
+    follow = await openFollow(client, jobId, (m) => bar.update(m));
+    if (follow === null && !g.json) io.stderr.write('(live progress unavailable: the WebSocket did not open; waiting for the result)\n');
+    if (followAsync) {
+      await client.submitCheck(body, io.signal);
+      submitted = true;
+      response = resultOf(await followJob(client, jobId, io, bar, follow));
+    } else {
+      response = await client.check(body, io.signal);
     }
-    response = await client.check(body, io.signal);
-    tracker.update(
-      {
-        status: 'completed',
-        currentStep: 'writing_results',
-        progress: 100,
-        eta: 0,
-        details: { checked: response.metadata.total_checked, total: response.metadata.total_checked, working_so_far: response.summary.total_working },
-      },
-      io.now(),
-    );
-    if (live) {
-      draw();
-      io.stderr.write('\n');
-      barShown = false;
-    } else if (!g.json && plain.due(tracker.view, io.now())) {
-      io.stderr.write(`${renderPlain(tracker.view)}\n`);
-    }
+    bar.complete(response);
   } catch (err) {
     if (io.signal.aborted) {
-      throw new CliError(
-        EXIT.INTERRUPTED,
-        ENTRY_ERROR_CODES.CLI_INTERRUPTED,
-        `Interrupted. The server may still finish job ${jobId}; if it does, it appears in \`proxycheck me\`.`,
-        { cause: err },
-      );
+      const what = submitted
+        ? `Interrupted. Job ${jobId} goes on on the server:\n${jobHints(jobId)}`
+        : `Interrupted. The server may still finish job ${jobId}; if it does, it appears in \`proxycheck me\`.`;
+      throw new CliError(EXIT.INTERRUPTED, ENTRY_ERROR_CODES.CLI_INTERRUPTED, what, { cause: err });
     }
     throw err;
   } finally {
-    if (ticker !== undefined) clearInterval(ticker);
-    channel?.close();
-    if (live) io.stderr.write(`${barShown ? CLEAR_LINE : ''}${SHOW_CURSOR}`);
+    bar.stop();
+    follow?.channel.close();
   }
+  return showResult(response, cmd, g, client, io);
+}
 
+/** The check response of a job that ended, or the CliError of one that did not complete (exit 6). */
+export function resultOf(job: JobBody): CheckResponseBody {
+  if (job.status === 'completed' && job.result !== undefined) return job.result;
+  const why = job.error !== undefined ? ` (${job.error})` : '';
+  const refund = job.status === 'cancelled' ? 'the checks not performed were refunded' : 'every check it reserved was refunded';
+  throw new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_JOB_FAILED, `Job ${job.jobId} ended ${job.status}${why}: no result; ${refund}.`);
+}
+
+/**
+ * Prints a check response as `check` does (summary, per-proxy details, the
+ * links; --json: the body) and saves it with --out. The exit code.
+ */
+export async function showResult(response: CheckResponseBody, cmd: ResultOutput, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {
+  const human: OutStream = cmd.out === '-' ? io.stderr : io.stdout;
   if (g.json) {
     io.stdout.write(`${JSON.stringify(response, null, 2)}\n`);
   } else {
@@ -193,7 +204,7 @@ async function* chunksOf(res: Response): AsyncGenerator<Uint8Array> {
 }
 
 /** Streams the chosen form of the result to --out; returns a description for the user. */
-async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: CheckCommand, io: CliIo): Promise<{ what: string }> {
+async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: ResultOutput, io: CliIo): Promise<{ what: string }> {
   const jsonUrl = r.result_urls?.json ?? r.result_url;
   if (!jsonUrl) throw new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_NO_RESULT, 'The server returned no result link; nothing to save.');
   const byFormat = { json: jsonUrl, csv: r.result_urls?.csv, txt: r.result_urls?.txt };

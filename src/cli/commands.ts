@@ -1,12 +1,15 @@
 /**
- * The CLI's commands other than `check` (src/cli/check-command.ts): `me`,
- * `regions`, `health`, `login`, `help`, `--version`, and `runCommand`, the
- * dispatcher main.ts calls. Each returns its exit code or throws a CliError.
+ * The CLI's commands other than `check` (src/cli/check-command.ts), the
+ * job commands (src/cli/job-commands.ts) and `pool` (src/cli/pool-command.ts):
+ * `me`, `regions`, `health`, `login`, `help`, `--version`, and `runCommand`,
+ * the dispatcher main.ts calls. Each returns its exit code or throws a CliError.
  */
 import pkg from '../../package.json';
 import { ApiClient } from './api-client';
 import { COMMAND_USAGE, USAGE, type Command, type GlobalOptions } from './args';
 import { runCheck } from './check-command';
+import { runCancel, runStatus, runWait } from './job-commands';
+import { runPool } from './pool-command';
 import { configPath, normaliseBaseUrl, readConfigFile, resolveSettings, writeConfigFile, type CliSettings, DEFAULT_URL } from './config-file';
 import { EXIT, usageError } from './exit-codes';
 import { terminalTraits, type CliIo } from './io';
@@ -38,6 +41,14 @@ export async function runCommand(command: Command, g: GlobalOptions, io: CliIo):
   switch (command.name) {
     case 'check':
       return runCheck(command, g, settings, io);
+    case 'status':
+      return runStatus(command.jobId, g, client, io);
+    case 'wait':
+      return runWait(command, g, client, io);
+    case 'cancel':
+      return runCancel(command.jobId, g, client, io);
+    case 'pool':
+      return runPool(command, g, client, io);
     case 'me': {
       const me = await client.me(io.signal);
       if (g.json) json(io, me);

@@ -68,6 +68,7 @@ import { StateMachine, transitionTable } from '../state-machine';
 import type { WorkerPort, ResultBatch, Shard } from '../jobs/ports';
 import type { Logger } from '../log';
 import { expectedResults } from '../probe/workers/lane-protocol';
+import { isNoResponders } from './nats-errors';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import {
   agentKey,
@@ -532,13 +533,4 @@ function halve(entries: { shard: string; p: Pending }[]): { shard: string; p: Pe
 /** Shards one fetch asks for: about `free` probes' worth at `perShard` probes each, 1 to 64. */
 export function shardsToFetch(free: number, perShard: number): number {
   return Math.max(1, Math.min(64, Math.floor(free / Math.max(1, perShard))));
-}
-
-function isNoResponders(err: unknown): boolean {
-  for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
-    if (e.name === 'NoRespondersError') return true;
-    const probe = (e as unknown as { isNoResponders?: () => boolean }).isNoResponders;
-    if (typeof probe === 'function' && probe.call(e) === true) return true;
-  }
-  return false;
 }

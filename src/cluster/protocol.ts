@@ -39,6 +39,10 @@
  *                          Also sent by the node whose orphan sweep refunded a
  *                          dead node's run: nobody will take its results.
  *
+ *   API node -> pc.control.<node>  request/reply between API nodes about the
+ *                          runs a node holds (GET / DELETE /checks/{jobId}):
+ *                          its own codec, ./control-wire.ts.
+ *
  * `start` carries the delivery count (JetStream's): > 1 is a redelivery (the
  * metrics count it), and it tells the owner the shard is alive, as any
  * result does: the owner fails a shard that showed no sign of life for

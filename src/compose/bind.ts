@@ -1,16 +1,17 @@
 /**
- * Binding a listener (public, admin, the judge's TLS, an agent's): never on
- * a port another process holds. Elysia asks Bun for SO_REUSEPORT by default,
- * which let a second instance bind the same port and the kernel split the
- * requests between two services; every listener here asks for none
- * (`reusePort: false`), and a port in use is a one-line start error naming
- * the setting (`port_in_use`).
+ * Binding a listener (public, admin, the judge's TLS, an agent's, the
+ * gateway's): never on a port another process holds. Elysia asks Bun for
+ * SO_REUSEPORT by default, which let a second instance bind the same port and
+ * the kernel split the requests between two services; every listener here
+ * asks for none (`reusePort: false`; Bun.listen, the gateway's, never does),
+ * and a port in use is a one-line start error naming the setting
+ * (`port_in_use`).
  */
 import { ENTRY_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 
 export interface Binding {
-  /** The setting that names the port (PORT, ADMIN_PORT, JUDGE_TLS_PORT). */
+  /** The setting that names the port (PORT, ADMIN_PORT, JUDGE_TLS_PORT, GATEWAY_PORT). */
   setting: string;
   host: string;
   port: number;

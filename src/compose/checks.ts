@@ -2,7 +2,8 @@
  * The job layer of a service, built over its storage, probe backend and
  * judge: the region scheduler (the backend's capacities and options), the
  * settlement retries, the CheckService (the ChecksPort the HTTP layer
- * calls), and the gauges of /metrics over all of them.
+ * calls), the check jobs as resources (CheckJobs: GET / DELETE
+ * /checks/{jobId}), and the gauges of /metrics over all of them.
  */
 import type { Geo } from '../geo/geo';
 import type { Config } from '../config';
@@ -10,6 +11,8 @@ import { databaseLedger } from '../jobs/ledger';
 import { localExecution } from '../jobs/local-execution';
 import { RegionScheduler } from '../jobs/scheduler';
 import { CheckService } from '../jobs/service';
+import { CheckJobs } from '../jobs/check-jobs';
+import { findJobScan } from '../accounts/job-scans';
 import { SettlementRetry } from '../jobs/settlements';
 import type { JobWarning } from '../jobs/judge-warnings';
 import type { CheckRequest } from '../jobs/request';
@@ -36,7 +39,7 @@ export interface ChecksParts {
   undo: StopStep[];
 }
 
-export function startChecks(config: Config, p: ChecksParts): { checks: CheckService; scheduler: RegionScheduler } {
+export function startChecks(config: Config, p: ChecksParts): { checks: CheckService; jobs: CheckJobs; scheduler: RegionScheduler } {
   const { storage, backend, log } = p;
   const scheduler = new RegionScheduler(backend.capacity, {
     ...backend.schedulerOptions,
@@ -75,5 +78,15 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
     lease: storage.lease,
     ...(backend.queue !== undefined ? { queue: backend.queue } : {}),
   });
-  return { checks, scheduler };
+  // jobs as resources (GET / DELETE /checks/{jobId}): the scan rows, this node's runs, a cluster's other nodes
+  const db = storage.database.db;
+  const jobs = new CheckJobs({
+    findScan: (accountId, jobId) => findJobScan(db, accountId, jobId),
+    local: checks,
+    remote: backend.jobControl(checks),
+    nodeId: storage.nodeId,
+    signLink: p.signLink,
+    retentionMs: config.storage.resultRetentionDays * 86_400_000,
+  });
+  return { checks, jobs, scheduler };
 }

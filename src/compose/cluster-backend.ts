@@ -26,6 +26,7 @@ import { AgentRegistry } from '../cluster/registry';
 import type { ClusterConfig, Config } from '../config';
 import { ENTRY_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
+import { jobControlClient, serveJobControl } from '../cluster/job-control';
 import type { RegionsPort } from '../http/context';
 import { maxInFlightFor, openFilesLimit } from '../limits';
 import type { Logger } from '../log';
@@ -105,6 +106,11 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
     queue: new QueueDepth({ regions: ACCEPTED_REGIONS, read: consumerReader(jsm) }),
     orphanRefunded,
     calibrates: false,
+    jobControl: (runs) => {
+      const control = serveJobControl(nc, nodeId, runs, log);
+      undo.push(() => control.unsubscribe());
+      return jobControlClient(nc, log);
+    },
   };
 }
 

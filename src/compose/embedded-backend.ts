@@ -58,5 +58,6 @@ async function openEmbedded(workers: ProbeWorkers, { config, log, undo }: Backen
     regions: { region: (code) => ({ agents: 1, capacity: capacity(code) }) },
     orphanRefunded: () => {},
     calibrates: true,
+    jobControl: () => null, // every run is this process's
   };
 }

@@ -1,7 +1,9 @@
 /**
- * The service's two listeners: the public one (HOST/PORT: the API, /judge,
- * /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
- * default: /admin/* with its token, GET /metrics), never the same.
+ * The service's listeners: the public one (HOST/PORT: the API with its
+ * pools (a PoolService over the storage's database), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
+ * default: /admin/* with its token, GET /metrics), never the same; then the
+ * gateway's (GATEWAY_PORT, only when set: gateway.ts), over the same key
+ * cache, its per-account counts in /me.
  */
 import { findAccountByApiKey } from '../accounts/accounts';
 import { KeyCache } from '../accounts/key-cache';
@@ -9,13 +11,16 @@ import { getAccountOverview } from '../accounts/overview';
 import { createAdminApp } from '../admin/app';
 import { reachableHost, type Config } from '../config';
 import { createApp } from '../http/app';
-import type { ChecksPort } from '../jobs/ports';
+import type { CheckJobsPort, ChecksPort } from '../jobs/ports';
+import { PoolService } from '../jobs/pool-service';
 import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { StopStep } from '../stop-steps';
 import { VERSION } from '../version';
+import { GatewayUsage } from '../gateway/usage';
 import { bind } from './bind';
+import { serveGateway } from './gateway';
 import type { ProbeBackend } from './probe-backend';
 import type { PublicUrls } from './public-urls';
 import type { Storage } from './storage';
@@ -24,6 +29,8 @@ export interface ListenerParts {
   storage: Storage;
   backend: ProbeBackend;
   checks: ChecksPort;
+  /** GET / DELETE /checks/{jobId}. */
+  jobs: CheckJobsPort;
   metrics: ServiceMetrics;
   urls: PublicUrls;
   /** The result-link secret and a signed link for a result id (the /me history). */
@@ -36,13 +43,22 @@ export interface ListenerParts {
   undo: StopStep[];
 }
 
-/** Listens on both; the public URLs are bound to the public listener's port on return. */
-export function startListeners(config: Config, p: ListenerParts): { port: number; adminUrl: string } {
+export interface Listening {
+  port: number;
+  adminUrl: string;
+  /** The gateway's bound port, null without GATEWAY_PORT. */
+  gatewayPort: number | null;
+}
+
+/** Listens on each; the public URLs are bound to the public listener's port on return. */
+export function startListeners(config: Config, p: ListenerParts): Listening {
   const { database } = p.storage;
   const db = database.db;
   const { http } = config;
   const retentionMs = config.storage.resultRetentionDays * 86_400_000;
   const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
+  const findByApiKey = (key: string) => keys.get(key, (k) => findAccountByApiKey(db, k));
+  const gatewayUsage = new GatewayUsage();
   const app = createApp({
     limits: config.limits,
     http,
@@ -53,13 +69,28 @@ export function startListeners(config: Config, p: ListenerParts): { port: number
     now: () => new Date(),
     database,
     accounts: {
-      findByApiKey: (key) => keys.get(key, (k) => findAccountByApiKey(db, k)),
-      overview: (accountId, now) =>
-        getAccountOverview(db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref))),
+      findByApiKey,
+      overview: async (accountId, now) => ({
+        ...(await getAccountOverview(db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref)))),
+        gateway: gatewayUsage.of(accountId),
+      }),
     },
     checks: p.checks,
+    jobs: p.jobs,
+    // read per request, after the listener is bound (PORT=0: the bound port)
+    publicBase: () => p.urls.base,
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
+    pools: new PoolService({
+      db,
+      limits: {
+        minIntervalS: config.limits.poolMinIntervalS,
+        maxPoolsPerAccount: config.limits.maxPoolsPerAccount,
+        maxProxiesPerPool: config.limits.maxProxiesPerPool,
+        maxProxiesPerAccount: config.limits.maxPoolProxiesPerAccount,
+      },
+      log: p.log,
+    }),
     judgeKey: p.judgeKey,
     judgeReach: p.judgeReach,
     regions: p.backend.regions,
@@ -89,5 +120,6 @@ export function startListeners(config: Config, p: ListenerParts): { port: number
   p.undo.push(async () => {
     await admin.stop(true);
   });
-  return { port, adminUrl: `http://${reachableHost(http.adminHost)}:${admin.server!.port!}` };
+  const gatewayPort = serveGateway(config, { findByApiKey, usage: gatewayUsage, metrics: p.metrics, log: p.log, undo: p.undo });
+  return { port, adminUrl: `http://${reachableHost(http.adminHost)}:${admin.server!.port!}`, gatewayPort };
 }

@@ -14,7 +14,8 @@
 import type { RefundedOrphan } from '../accounts/orphans';
 import type { Config } from '../config';
 import type { RegionsPort } from '../http/context';
-import type { ProbeExecution, ProgressPort, WorkerPort } from '../jobs/ports';
+import type { ControlledRuns } from '../cluster/job-control';
+import type { ProbeExecution, ProgressPort, RemoteJobControl, WorkerPort } from '../jobs/ports';
 import type { RegionScheduler, SchedulerOptions } from '../jobs/scheduler';
 import type { Logger } from '../log';
 import type { MetricSources, ServiceMetrics } from '../metrics/service-metrics';
@@ -49,6 +50,11 @@ export interface ProbeBackend {
   orphanRefunded: (o: RefundedOrphan) => void;
   /** Whether probes leave from this process: then it calibrates against its judge (its exit addresses). */
   calibrates: boolean;
+  /**
+   * Once the CheckService exists: the other API nodes' runs for GET / DELETE /checks/{jobId} (a cluster:
+   * this node answers for `runs` on pc.control.<node> and asks the others there); null: one process.
+   */
+  jobControl: (runs: ControlledRuns) => RemoteJobControl | null;
 }
 
 export interface BackendContext {

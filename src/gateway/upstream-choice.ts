@@ -20,6 +20,11 @@
  *   distinct upstreams (the sticky one first, when there is one), each one
  *   `failed` is not offered again and should be re-checked by the pool at
  *   once; `succeeded` binds the session.
+ * - Suspects: an upstream that `failed` is offered to no connection of any
+ *   filter for SUSPECT_MS (30 s) while another match is left, so the
+ *   connections that follow a failure go elsewhere at once instead of each
+ *   paying a failed try until the pool's re-check drops it from the working
+ *   set. When every match is a suspect, suspects are offered again.
  *
  * An attempt's states: offering (next() gives a candidate) -> succeeded |
  * exhausted (next() gives null: no match left or MAX_TRIES reached; the
@@ -32,6 +37,7 @@ import type { Rotation } from './username';
 export const STICKY_MS = 30 * 60_000;
 export const MAX_TRIES = 3;
 export const DEFAULT_MAX_SESSIONS = 100_000;
+export const SUSPECT_MS = 30_000;
 
 /** One working proxy as the gateway chains through it. */
 export interface Upstream {
@@ -88,6 +94,8 @@ export class UpstreamChooser {
   readonly #cursors = new Map<string, number>();
   /** Session bindings, per pool and token, oldest first. */
   readonly #sessions = new Map<string, Binding>();
+  /** Upstreams that failed recently, per pool and key: until when (ms), oldest first. */
+  readonly #suspects = new Map<string, number>();
 
   constructor(opts: { random?: Random; stickyMs?: number; maxSessions?: number } = {}) {
     this.#random = opts.random ?? Math.random;
@@ -111,12 +119,36 @@ export class UpstreamChooser {
       if (b !== undefined && (u === undefined || nowMs - b.since >= this.#stickyMs)) this.#sessions.delete(sessionKey);
       else if (u !== undefined) sticky = u;
     }
-    return new UpstreamAttempt(this, m.list, `${working.poolId}|${filterKey(want)}`, want.rotate, sessionKey, sticky, nowMs);
+    return new UpstreamAttempt(this, m.list, working.poolId, `${working.poolId}|${filterKey(want)}`, want.rotate, sessionKey, sticky, nowMs);
   }
 
-  /** Forget bindings older than the sticky limit. */
+  /** Forget bindings older than the sticky limit and suspects whose time is over. */
   prune(nowMs: number): void {
     for (const [k, b] of this.#sessions) if (nowMs - b.since >= this.#stickyMs) this.#sessions.delete(k);
+    for (const [k, until] of this.#suspects) if (until <= nowMs) this.#suspects.delete(k);
+  }
+
+  /** Suspects remembered (until pruned). */
+  get suspects(): number {
+    return this.#suspects.size;
+  }
+
+  /** @internal whether an upstream of a pool failed within SUSPECT_MS. */
+  isSuspect(poolId: string, key: string, nowMs: number): boolean {
+    if (this.#suspects.size === 0) return false;
+    const until = this.#suspects.get(`${poolId}|${key}`);
+    return until !== undefined && until > nowMs;
+  }
+
+  /** @internal an upstream failed: offered to nobody for SUSPECT_MS while another match is left. */
+  suspect(poolId: string, key: string, nowMs: number): void {
+    const k = `${poolId}|${key}`;
+    this.#suspects.delete(k);
+    if (this.#suspects.size >= this.#maxSessions) {
+      const oldest = this.#suspects.keys().next();
+      if (!oldest.done) this.#suspects.delete(oldest.value);
+    }
+    this.#suspects.set(k, nowMs + SUSPECT_MS);
   }
 
   #matchesOf(working: WorkingSet, want: UpstreamWant): Matches {
@@ -169,6 +201,7 @@ export class UpstreamChooser {
 export class UpstreamAttempt {
   readonly #chooser: UpstreamChooser;
   readonly #list: readonly Upstream[];
+  readonly #poolId: string;
   readonly #cursorKey: string;
   readonly #rotate: Rotation;
   readonly #sessionKey: string | null;
@@ -179,9 +212,19 @@ export class UpstreamAttempt {
   readonly failedUpstreams: Upstream[] = [];
   #done = false;
 
-  constructor(chooser: UpstreamChooser, list: readonly Upstream[], cursorKey: string, rotate: Rotation, sessionKey: string | null, sticky: Upstream | null, nowMs: number) {
+  constructor(
+    chooser: UpstreamChooser,
+    list: readonly Upstream[],
+    poolId: string,
+    cursorKey: string,
+    rotate: Rotation,
+    sessionKey: string | null,
+    sticky: Upstream | null,
+    nowMs: number,
+  ) {
     this.#chooser = chooser;
     this.#list = list;
+    this.#poolId = poolId;
     this.#cursorKey = cursorKey;
     this.#rotate = rotate;
     this.#sessionKey = sessionKey;
@@ -213,8 +256,10 @@ export class UpstreamAttempt {
     return u;
   }
 
+  /** `u` itself failed (not the target): not offered again, suspect for SUSPECT_MS, its session unbound. */
   failed(u: Upstream): void {
     this.failedUpstreams.push(u);
+    this.#chooser.suspect(this.#poolId, u.key, this.#nowMs);
     if (this.#sessionKey !== null) this.#chooser.unbind(this.#sessionKey, u.key);
   }
 
@@ -223,17 +268,26 @@ export class UpstreamAttempt {
     if (this.#sessionKey !== null) this.#chooser.bind(this.#sessionKey, u.key, this.#nowMs);
   }
 
+  #usable(u: Upstream, suspectsToo: boolean): boolean {
+    return !this.#tried.has(u.key) && (suspectsToo || !this.#chooser.isSuspect(this.#poolId, u.key, this.#nowMs));
+  }
+
   #pickRoundRobin(): Upstream | null {
     const n = this.#list.length;
-    for (let k = 0; k < n; k++) {
-      const u = this.#list[this.#chooser.nextIndex(this.#cursorKey, n)] as Upstream;
-      if (!this.#tried.has(u.key)) return u;
+    for (const suspectsToo of [false, true]) {
+      for (let k = 0; k < n; k++) {
+        const u = this.#list[this.#chooser.nextIndex(this.#cursorKey, n)] as Upstream;
+        if (this.#usable(u, suspectsToo)) return u;
+      }
     }
     return null;
   }
 
   #pickRandom(): Upstream | null {
-    const left = this.#list.filter((u) => !this.#tried.has(u.key));
-    return left.length === 0 ? null : (left[this.#chooser.randomIndex(left.length)] as Upstream);
+    for (const suspectsToo of [false, true]) {
+      const left = this.#list.filter((u) => this.#usable(u, suspectsToo));
+      if (left.length > 0) return left[this.#chooser.randomIndex(left.length)] as Upstream;
+    }
+    return null;
   }
 }

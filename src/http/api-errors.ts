@@ -100,6 +100,9 @@ export const forbidden = (message: string) => new ApiError(403, { error: 'Forbid
 export const notFound = (message = 'The requested resource does not exist') =>
   new ApiError(404, { error: 'Not found', message });
 
+/** A pool id that is not the account's (another account's pool reads the same: 404, never 403). */
+export const poolNotFound = () => notFound('No pool with this id in this account');
+
 export const methodNotAllowed = (path: string, allow: readonly string[]) =>
   new ApiError(
     405,
@@ -114,6 +117,25 @@ export const jobAlreadyRunning = (jobId: string) =>
     jobId,
   });
 
+/** A synchronous check whose job its client cancelled meanwhile (DELETE /checks/{jobId}): no result. */
+export const jobCancelled = () =>
+  new ApiError(409, {
+    error: 'Job cancelled',
+    message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded',
+  });
+
+/** DELETE /checks/{jobId} of a job that has ended: nothing to cancel. */
+export const jobNotRunning = (jobId: string, status: string) =>
+  new ApiError(409, {
+    error: 'Job not running',
+    message: `Job ${jobId} has already ended (${status}); there is nothing to cancel`,
+    jobId,
+    status,
+  });
+
+/** GET / DELETE /checks/{jobId}: no job of that id for this account (or past retention). */
+export const jobNotFound = (jobId: string) => notFound(`No job ${jobId} for this API key (jobs are kept as long as their result files)`);
+
 export const linkExpired = () =>
   new ApiError(410, { error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' });
 
@@ -126,7 +148,10 @@ export const tooManyProxies = (max: number) =>
 export const tooManyPoolProxies = (max: number, scope: 'pool' | 'account') =>
   new ApiError(413, {
     error: 'Too many proxies',
-    message: scope === 'pool' ? `At most ${max} proxies per pool` : `At most ${max} proxies in all of an account's pools together`,
+    message:
+      scope === 'pool'
+        ? `At most ${max} proxies per pool (server setting MAX_PROXIES_PER_POOL)`
+        : `At most ${max} proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)`,
     max,
   });
 
@@ -160,7 +185,7 @@ export const tooManyRequests = (
  * does not help, deleting one does.
  */
 export const tooManyPools = (max: number) =>
-  new ApiError(429, { error: 'Too many requests', message: `At most ${max} pools per account; delete one to create another`, limit: max });
+  new ApiError(429, { error: 'Too many requests', message: `At most ${max} pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another`, limit: max });
 
 // ---- 500 / 503 -------------------------------------------------------------
 
@@ -169,6 +194,14 @@ export const internalError = (cause?: unknown) =>
 
 export const serviceUnavailable = (message: string) =>
   new ApiError(503, { error: 'Service unavailable', message });
+
+/** The API node that runs a job does not answer (DELETE /checks/{jobId} in a cluster); nothing was changed. */
+export const jobNodeUnreachable = () =>
+  new ApiError(
+    503,
+    { error: 'Service unavailable', message: 'The server running this job does not answer; retry in a moment' },
+    { 'Retry-After': '5' },
+  );
 
 /** A cluster region with no live agent (nothing was reserved). */
 export const regionUnavailable = (region: string) =>

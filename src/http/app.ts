@@ -22,6 +22,9 @@ import { serveOptions } from './serve-options';
 import { publicRoutes } from './routes/public';
 import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
+import { poolRoutes } from './routes/pools';
+import { LargeBodyGate } from './body';
+import { checkJobRoutes } from './routes/checks';
 import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
 import { wsRoutes } from './routes/ws';
@@ -31,11 +34,15 @@ import { webRoutes } from '../web/routes';
 export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> = Object.freeze([
   ['/check', ['POST']],
   ['/check-raw', ['POST']],
+  ['/checks/:jobId', ['GET', 'DELETE']],
   ['/me', ['GET']],
   ['/regions', ['GET']],
   ['/health', ['GET']],
   ['/judge', ['GET']],
   ['/result/:name', ['GET']],
+  ['/pools', ['GET', 'POST']],
+  ['/pools/:id', ['GET', 'PATCH', 'DELETE']],
+  ['/pools/:id/proxies', ['GET']],
   ['/', ['GET']],
   ['/app', ['GET']],
 ] as const);
@@ -44,10 +51,12 @@ export type ExtraRoutes = (app: Elysia) => Elysia;
 
 export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   const { log } = deps;
-  // The authenticated API routes (/check, /check-raw, /me) look keys up through
+  // The authenticated API routes (/check, /check-raw, /checks/{jobId}, /me, /pools...) look keys up through
   // the per-account token bucket (429 past RATE_LIMIT_PER_S, twice that at once).
   const limiter = new RateLimiter({ ratePerS: deps.limits.rateLimitPerS, burst: deps.limits.rateLimitBurst, now: () => deps.now().getTime() });
   const api: AppDeps = { ...deps, accounts: rateLimitedAccounts(deps.accounts, limiter) };
+  // one gate for every body over 1 MiB (limits.maxLargeBodies at once), whichever route reads it
+  const bodies = new LargeBodyGate(deps.limits.maxLargeBodies);
   // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
   let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })
     .onRequest(({ request, set }) => {
@@ -69,7 +78,9 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
     })
     .use(publicRoutes(deps))
     .use(meRoutes(api))
-    .use(checkRoutes(api))
+    .use(checkRoutes(api, bodies))
+    .use(checkJobRoutes(api))
+    .use(poolRoutes(api, bodies))
     .use(resultRoutes(deps))
     .use(wsRoutes(deps))
     .use(docsRoutes(deps))

@@ -9,8 +9,12 @@
  * (withBodyText). With every slot taken it is refused at once with 503 and
  * Retry-After: reading and JSON-parsing megabytes runs on the one event loop,
  * so a few of them at once would hold every other request (/health too).
+ * The app has one gate for every route that reads a body (src/http/app.ts).
+ *
+ * Also the JSON routes' two checks: a JSON Content-Type (else 415) and a
+ * body that parses (else 400 `body: malformed JSON`).
  */
-import { payloadTooLarge, tooManyLargeBodies } from './api-errors';
+import { invalidRequest, payloadTooLarge, tooManyLargeBodies } from './api-errors';
 
 /** A body over this many bytes needs a slot of the gate. */
 export const LARGE_BODY_BYTES = 1024 * 1024;
@@ -109,5 +113,21 @@ export async function withBodyText<T>(
     return await use(text);
   } finally {
     (release as (() => void) | null)?.();
+  }
+}
+
+/** application/json or any application/*+json, parameters ignored. */
+export function isJsonContentType(contentType: string | null): boolean {
+  if (contentType === null) return false;
+  const base = contentType.split(';')[0]!.trim().toLowerCase();
+  return base === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(base);
+}
+
+/** The body's JSON, or the 400 `body: malformed JSON`. */
+export function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidRequest('body: malformed JSON');
   }
 }

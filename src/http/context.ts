@@ -4,11 +4,16 @@
  * opens a probe socket and never runs SQL itself: it goes through these ports.
  */
 import type { HttpConfig, LimitsConfig } from '../config';
-import type { ChecksPort, ProgressPort } from '../jobs/ports';
+import type { CheckJobsPort, ChecksPort, ProgressPort } from '../jobs/ports';
 import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
 import type { AuthenticatedAccount } from './auth';
 import type { ResultStore } from '../results/store';
+import type { PoolLimits } from '../pools/limits';
+import type { PoolProxiesQuery } from '../pools/query';
+import type { PoolObject } from '../pools/shape';
+import type { PoolCreated, PoolProxiesListing, PoolUpdated } from '../pools/store';
+import type { PoolCreate, PoolPatch } from '../pools/types';
 
 export type { ChecksPort } from '../jobs/ports';
 
@@ -23,6 +28,22 @@ export interface ResultsPort {
   secret: string;
   /** Where finished results are read from (src/results/store.ts). */
   store: Pick<ResultStore, 'open'>;
+}
+
+/**
+ * Pools of proxies kept checked (src/jobs/pool-service.ts): every call takes
+ * the owner's account id, and another account's pool is absent (null/false).
+ */
+export interface PoolsPort {
+  /** This deployment's limits (the validators read POOL_MIN_INTERVAL_S and proxies per pool here). */
+  readonly limits: PoolLimits;
+  create(accountId: string, req: PoolCreate): Promise<PoolCreated>;
+  list(accountId: string): Promise<PoolObject[]>;
+  get(accountId: string, poolId: string): Promise<PoolObject | null>;
+  update(accountId: string, poolId: string, patch: PoolPatch): Promise<PoolUpdated | null>;
+  delete(accountId: string, poolId: string): Promise<boolean>;
+  /** One page of the pool's proxies and the time it was read at (uptime and latency are read from the history then). */
+  proxies(accountId: string, poolId: string, query: PoolProxiesQuery): Promise<(PoolProxiesListing & { nowMs: number }) | null>;
 }
 
 /** Who probes from each region now: this process (embedded), or a cluster's live agents (src/cluster/registry.ts). */
@@ -44,10 +65,16 @@ export interface AppDeps {
   database: { ping(): Promise<boolean> };
   accounts: AccountsPort;
   checks: ChecksPort;
+  /** Jobs as resources: GET / DELETE /checks/{jobId} (src/jobs/check-jobs.ts). */
+  jobs: CheckJobsPort;
+  /** BASE_URL as clients reach it (the bound port when PORT=0): the URLs of an asynchronous check's 202. */
+  publicBase: () => string;
   /** Signed result downloads. */
   results: ResultsPort;
   /** WebSocket progress fan-out. */
   progress: ProgressPort;
+  /** Pools (POST/GET /pools, /pools/{id}, /pools/{id}/proxies). */
+  pools: PoolsPort;
   /** Who probes from each region: one embedded process (agents 1, capacity endpoints x SLOTS_PER_ENDPOINT), or a cluster's live agents. */
   regions: RegionsPort;
   /** The key this service's own GET /judge signs its answers with (src/probe/codec/integrity.ts). */

@@ -2,16 +2,31 @@
  * The one place where anything thrown in the HTTP layer becomes a response.
  * ApiError -> its status, headers and exact body. The errors the job layer
  * passes to its caller (CALLER_ERROR_CODES, src/jobs/job-errors.ts) -> the
- * contract's status and body (domainToApiError: one answer per code).
+ * contract's status and body (domainToApiError: one answer per code); the
+ * pools' PoolLimitError (src/pools/errors.ts) -> 429 / 413.
  * Elysia's own errors are mapped onto the contract (unknown route -> 404,
  * parse/validation -> 400 "Invalid request", never 422). Everything else -> the seed's fixed 500 body, with the detail only in
  * the log: no message, path or SQL of an internal error reaches a user.
  */
-import { ApiError, insufficientChecks, internalError, invalidRequest, jobAlreadyRunning, notFound, regionUnavailable, serviceUnavailable, tooManyRequests } from './api-errors';
+import {
+  ApiError,
+  insufficientChecks,
+  internalError,
+  invalidRequest,
+  jobAlreadyRunning,
+  jobCancelled,
+  notFound,
+  regionUnavailable,
+  serviceUnavailable,
+  tooManyPoolProxies,
+  tooManyPools,
+  tooManyRequests,
+} from './api-errors';
 import type { ServiceError } from '../errors';
 import { DOMAIN_ERROR_CODES, JOB_ERROR_CODES } from '../error-codes';
 import { InsufficientQuotaError, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, type AccountLimit, type CallerErrorCode } from '../jobs/job-errors';
 import type { Logger } from '../log';
+import { PoolLimitError } from '../pools/errors';
 import { REQUEST_ID_HEADER } from './request-id';
 
 export const SHUTTING_DOWN_MESSAGE = 'The service is shutting down; retry in a moment';
@@ -44,6 +59,8 @@ const CALLER_ANSWERS: { readonly [C in CallerErrorCode]: (err: ServiceError) => 
   [DOMAIN_ERROR_CODES.NODE_LEASE_LOST]: () => serviceUnavailable('This server cannot take checks right now; retry in a moment'),
   // nobody reads it (the client is gone); 499 is what the request log shows
   [JOB_ERROR_CODES.CLIENT_DISCONNECTED]: () => new ApiError(499, { error: 'Client closed request', message: 'The client closed the connection; the job was cancelled' }),
+  // a synchronous check cancelled by DELETE /checks/{jobId} from elsewhere
+  [JOB_ERROR_CODES.CLIENT_CANCELLED]: () => jobCancelled(),
   // already logged with its job's context where it happened (src/jobs/service.ts)
   [JOB_ERROR_CODES.JOB_FAILED]: (err) => internalError(err),
 };
@@ -51,6 +68,8 @@ const CALLER_ANSWERS: { readonly [C in CallerErrorCode]: (err: ServiceError) => 
 /** A domain error's contract response, or null when it has none (then it is a 500). */
 export function domainToApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
+  // a pool change that would pass a limit (nothing written): pools per account 429, proxies 413
+  if (err instanceof PoolLimitError) return err.limit === 'pools_per_account' ? tooManyPools(err.max) : tooManyPoolProxies(err.max, err.limit === 'proxies_per_pool' ? 'pool' : 'account');
   return isCallerError(err) ? CALLER_ANSWERS[err.code](err) : null;
 }
 

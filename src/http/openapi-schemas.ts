@@ -8,10 +8,10 @@ import { JOB_ID_PATTERN } from '../job-id';
 
 /** A reference to one of these schemas. */
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (type: string) => ({ type: [type, 'null'] });
+export const nullable = (type: string) => ({ type: [type, 'null'] });
 const counts = { type: 'object', additionalProperties: { type: 'integer', minimum: 0 } };
-const int0 = { type: 'integer', minimum: 0 };
-const errorBody = (error: unknown, extra: Record<string, unknown> = {}, required: string[] = []) => ({
+export const int0 = { type: 'integer', minimum: 0 };
+export const errorBody = (error: unknown, extra: Record<string, unknown> = {}, required: string[] = []) => ({
   type: 'object',
   required: ['error', 'message', ...required],
   additionalProperties: false,
@@ -46,6 +46,12 @@ export const schemas = {
   MethodNotAllowed: { type: 'object', required: ['message'], additionalProperties: false, properties: { message: { type: 'string' } } },
   JobAlreadyRunning: errorBody({ const: 'Job already running' }, { jobId: { type: 'string' } }, ['jobId']),
   LinkExpired: errorBody({ const: 'Link expired' }),
+  JobCancelled: errorBody({ const: 'Job cancelled' }),
+  JobNotRunning: errorBody(
+    { const: 'Job not running' },
+    { jobId: { type: 'string' }, status: { enum: ['completed', 'failed', 'cancelled'] } },
+    ['jobId', 'status'],
+  ),
   TooLarge: errorBody({ enum: ['Too many proxies', 'Payload too large', 'Too many custom URLs'] }, { max: int0 }, ['max']),
   UnsupportedMediaType: errorBody({ const: 'Unsupported media type' }),
   InternalError: errorBody(
@@ -194,6 +200,40 @@ export const schemas = {
         additionalProperties: false,
         properties: { json: { type: 'string' }, csv: { type: 'string' }, txt: { type: 'string' } },
       },
+    },
+  },
+  CheckAccepted: {
+    type: 'object',
+    required: ['jobId', 'status', 'status_url', 'progress_url'],
+    additionalProperties: false,
+    properties: {
+      jobId: { type: 'string', pattern: JOB_ID_PATTERN },
+      status: { const: 'running' },
+      status_url: { type: 'string', format: 'uri', description: 'GET it for the state; DELETE it to cancel' },
+      progress_url: { type: 'string', format: 'uri', description: 'The WebSocket progress channel: /ws?jobId=' },
+    },
+  },
+  CheckJob: {
+    type: 'object',
+    required: ['jobId', 'status', 'created_at', 'progress'],
+    additionalProperties: false,
+    properties: {
+      jobId: { type: 'string', pattern: JOB_ID_PATTERN },
+      status: { enum: ['running', 'completed', 'failed', 'cancelled'] },
+      created_at: { type: 'string', format: 'date-time' },
+      finished_at: { type: 'string', format: 'date-time', description: 'Once the job ended' },
+      progress: {
+        type: 'object',
+        required: ['checked', 'total', 'working_so_far'],
+        additionalProperties: false,
+        properties: { checked: int0, total: int0, working_so_far: int0 },
+        description: 'Proxies checked of the unique valid ones, and working so far (final numbers once ended)',
+      },
+      error: {
+        type: 'string',
+        description: 'failed / cancelled only: the stable code (interrupted, shutting_down, client_cancelled, client_disconnected, shard_failed, ...)',
+      },
+      result: { ...ref('CheckResponse'), description: 'completed only: the body POST /check answered (or would have), its links signed afresh' },
     },
   },
   ProxyRecord: {
@@ -384,7 +424,7 @@ export const schemas = {
             result_url: nullable('string'),
             proxy_type: { enum: ['http', 'socks4', 'socks5', 'auto'] },
             scanned_at: { type: 'string', format: 'date-time' },
-            status: { enum: ['running', 'completed', 'failed'] },
+            status: { enum: ['running', 'completed', 'failed', 'cancelled'] },
             error: nullable('string'),
           },
         },
@@ -400,6 +440,13 @@ export const schemas = {
           additionalProperties: false,
           properties: { day: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }, total_checked: int0 },
         },
+      },
+      gateway: {
+        type: 'object',
+        description: 'Gateway use of the last 24 hours (counted, not charged): connections and bytes relayed, as counted by the answering node',
+        required: ['connections_24h', 'bytes_24h'],
+        additionalProperties: false,
+        properties: { connections_24h: int0, bytes_24h: int0 },
       },
     },
   },

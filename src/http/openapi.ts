@@ -9,12 +9,12 @@ import { JOB_ID_PATTERN, JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 import { ref, schemas } from './openapi-schemas';
 
-const err = (example: Record<string, unknown>, description: string, schema: string = 'Error') => ({
+export const err = (example: Record<string, unknown>, description: string, schema: string = 'Error') => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
 
-const E401 = {
+export const E401 = {
   description: 'API key missing or invalid',
   content: {
     'application/json': {
@@ -31,13 +31,13 @@ const E401 = {
     },
   },
 };
-const requestIdHeader = {
+export const requestIdHeader = {
   'X-Request-Id': {
     description: 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID',
     schema: { type: 'string' as const, maxLength: 128 },
   },
 };
-const E500 = {
+export const E500 = {
   ...err(
     { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
     'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request',
@@ -46,17 +46,17 @@ const E500 = {
   headers: requestIdHeader,
 };
 const allowHeader = { Allow: { description: 'The methods the route accepts', schema: { type: 'string' as const } } };
-const E405 = (path: string, methods: string) => ({
+export const E405 = (path: string, methods: string) => ({
   ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
   headers: allowHeader,
 });
 /** The IETF httpapi draft's RateLimit fields, on every answer of a keyed route once the key is known (docs/API.md "Per-account limits"). */
-const rateLimitHeaders = {
+export const rateLimitHeaders = {
   'RateLimit-Limit': { description: 'Requests an account may make at once after a quiet spell (twice RATE_LIMIT_PER_S)', schema: { type: 'integer' as const, minimum: 1 } },
   'RateLimit-Remaining': { description: 'Requests left now (0 on a 429)', schema: { type: 'integer' as const, minimum: 0 } },
   'RateLimit-Reset': { description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)', schema: { type: 'integer' as const, minimum: 0 } },
 };
-const E429 = {
+export const E429 = {
   ...err(
     { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server setting RATE_LIMIT_PER_S; bursts are twice it); retry in 1 s' },
     'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
@@ -64,13 +64,13 @@ const E429 = {
   ),
   headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
-const json = (schema: string, example: unknown, description: string) => ({
+export const json = (schema: string, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
 /** A keyed route's 200: the RateLimit fields too. */
-const keyed200 = (schema: string, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
-const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
+export const keyed200 = (schema: string, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
+export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 const checkResponseExample = {
   summary: {
@@ -130,11 +130,18 @@ const checkErrors = {
     'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)',
     'InsufficientChecks',
   ),
-  '409': err(
-    { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' },
-    'jobId in use',
-    'JobAlreadyRunning',
-  ),
+  '409': {
+    description: 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)',
+    content: {
+      'application/json': {
+        schema: { oneOf: [ref('JobAlreadyRunning'), ref('JobCancelled')] },
+        examples: {
+          running: { value: { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' } },
+          cancelled: { value: { error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' } },
+        },
+      },
+    },
+  },
   '413': {
     description: 'Over a limit (proxies, body size, custom URLs)',
     content: {
@@ -165,6 +172,56 @@ const checkErrors = {
   },
 };
 
+/** The 202 of an asynchronous check, and what asks for it (docs/API.md "Checks that outlive their connection"). */
+const acceptedExample = {
+  jobId: 'my-job-1',
+  status: 'running',
+  status_url: 'http://127.0.0.1:3000/checks/my-job-1',
+  progress_url: 'ws://127.0.0.1:3000/ws?jobId=my-job-1',
+};
+const asyncAccepted = {
+  description:
+    'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
+  headers: {
+    ...rateLimitHeaders,
+    Location: { description: '/checks/{jobId}', schema: { type: 'string' as const } },
+    'Preference-Applied': { description: '`respond-async` when the Prefer header asked for it', schema: { type: 'string' as const } },
+  },
+  content: { 'application/json': { schema: ref('CheckAccepted'), example: acceptedExample } },
+};
+const asyncParameters = [
+  {
+    name: 'Prefer',
+    in: 'header' as const,
+    required: false,
+    schema: { type: 'string' as const },
+    example: 'respond-async',
+    description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection',
+  },
+  {
+    name: 'async',
+    in: 'query' as const,
+    required: false,
+    schema: { type: 'string' as const, enum: ['true', 'false'] },
+    description: '`true`: the same as `Prefer: respond-async`; `false`: the synchronous answer whatever Prefer says',
+  },
+];
+const checkJobExample = {
+  jobId: 'my-job-1',
+  status: 'completed',
+  created_at: '2026-11-22T10:00:00.000Z',
+  finished_at: '2026-11-22T10:00:02.010Z',
+  progress: { checked: 3, total: 3, working_so_far: 2 },
+  result: checkResponseExample,
+};
+const jobIdParameter = { name: 'jobId', in: 'path' as const, required: true, schema: { type: 'string' as const, pattern: JOB_ID_PATTERN } };
+const jobNotFoundExample = err(
+  { error: 'Not found', message: 'No job my-job-1 for this API key (jobs are kept as long as their result files)' },
+  'No job of this id for this key (another account\'s job too), or one past the result retention',
+  'NotFound',
+);
+const E400JobId = err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'Not a jobId', 'InvalidJobId');
+
 const healthExample = { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' };
 const meExample = {
   user: {
@@ -190,7 +247,7 @@ const meExample = {
   usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
 };
 
-export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw', DocumentDecoration> = {
+export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw' | 'checkJob' | 'cancelCheckJob', DocumentDecoration> = {
   regions: {
     tags: ['Service'],
     summary: 'List regions',
@@ -244,8 +301,9 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     tags: ['Checks'],
     summary: 'Check proxies (JSON body)',
     description:
-      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`.',
+      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
     security,
+    parameters: asyncParameters,
     requestBody: {
       required: true,
       content: {
@@ -264,6 +322,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     },
     responses: {
       '200': keyed200('CheckResponse', checkResponseExample, 'Check response'),
+      '202': asyncAccepted,
       ...checkErrors,
       '405': E405('/check', 'POST'),
       '415': err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType'),
@@ -292,9 +351,53 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
         description: 'An extension: the https check of working proxies (tunnel + TLS to the judge, pinned); default the server\'s JUDGE_TLS (true)',
       },
       { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
+      ...asyncParameters,
     ],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
-    responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), ...checkErrors, '405': E405('/check-raw', 'POST') },
+    responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
+  },
+  checkJob: {
+    tags: ['Checks'],
+    summary: 'A check job: state, progress, and its response once completed',
+    description:
+      'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
+    security,
+    parameters: [jobIdParameter],
+    responses: {
+      '200': keyed200('CheckJob', checkJobExample, 'The job'),
+      '400': E400JobId,
+      '401': E401,
+      '404': jobNotFoundExample,
+      '405': E405('/checks/{jobId}', 'GET, DELETE'),
+      '429': E429,
+      '500': E500,
+    },
+  },
+  cancelCheckJob: {
+    tags: ['Checks'],
+    summary: 'Cancel a running check job',
+    description:
+      'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
+    security,
+    parameters: [jobIdParameter],
+    responses: {
+      '204': { description: 'Cancelled; the checks not performed are refunded', headers: rateLimitHeaders },
+      '400': E400JobId,
+      '401': E401,
+      '404': jobNotFoundExample,
+      '405': E405('/checks/{jobId}', 'GET, DELETE'),
+      '409': err(
+        { error: 'Job not running', message: 'Job my-job-1 has already ended (completed); there is nothing to cancel', jobId: 'my-job-1', status: 'completed' },
+        'The job has already ended',
+        'JobNotRunning',
+      ),
+      '429': E429,
+      '500': E500,
+      '503': {
+        ...err({ error: 'Service unavailable', message: 'The server running this job does not answer; retry in a moment' }, 'The API node running the job does not answer (a cluster); nothing changed', 'ServiceUnavailable'),
+        headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } } },
+      },
+    },
   },
 };
 
@@ -367,7 +470,7 @@ export const documentation = {
     description: [
       'Checks lists of HTTP, SOCKS4 and SOCKS5 proxies from a chosen region: which work, how fast, how anonymous, where they exit.',
       '',
-      'Authentication: `X-API-Key: <key>` or `Authorization: Bearer <key>` on /check, /check-raw and /me.',
+      'Authentication: `X-API-Key: <key>` or `Authorization: Bearer <key>` on /check, /check-raw, /me and /pools (every pool route).',
       '',
       'Every error body is JSON. A known path called with another method answers 405 `{message}` with an `Allow` header; an unknown path answers 404 `{"error": "Not found", "message": "No route <METHOD> <path>"}`.',
       '',
@@ -376,6 +479,9 @@ export const documentation = {
       '## Progress over WebSocket',
       'Connect to `GET /ws?jobId=<id>` (before or during the check request that carries the same `jobId`). No key is needed unless the server sets `WS_REQUIRE_AUTH=true`; a key (`X-API-Key`, `Authorization: Bearer` or `?apiKey=`) limits the subscription to that account\'s jobs.',
       'Messages are JSON: `{jobId, status: "in_progress"|"completed"|"failed", currentStep, stepsCompleted, progress (0-100), eta, details: {message, batches_done, working_so_far, checked, total}, timestamp}`. Steps: `validating`, `checking_balance`, `proxy_check_batch_<i>_of_<n>`, `custom_url_validation`, `writing_results`. At most ~10 messages a second per job; always a final `completed` (carrying `result_url` for an authenticated subscriber) or `failed`, then the server closes with code 1000.',
+      '',
+      '## Checks that outlive their connection',
+      'A big check is a long request. With `Prefer: respond-async` (or `?async=true`) POST /check and /check-raw answer 202 once the checks are reserved (`Location: /checks/{jobId}`); the job then runs on whatever happens to the connection. GET /checks/{jobId} reads its state, progress and, once completed, the body /check would have answered; DELETE cancels it and refunds the checks not performed.',
       '',
       '## Result files',
       '`result_url` is `<CONTENT_URL>/result/<id>.json?token=<hmac>&expires=<unix s>`, valid 12 hours, fetched without a key. Bad token 403, expired 410, unknown 404.',

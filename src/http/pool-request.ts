@@ -5,9 +5,9 @@
  * type, timeout, customUrls and the proxy list parser are its own functions,
  * reused here). The caller has already handled Content-Type (415), body size
  * (413) and malformed JSON (400). The limits are parameters (PoolLimits,
- * src/pools/limits.ts); the ones that need the database's counts (pools per
- * account, proxies per account) are checked by checkPoolLimits with counts
- * the caller read.
+ * src/pools/limits.ts); those that need the database's counts (pools per
+ * account, proxies per account, proxies already in a pool) are the store's,
+ * checked in the transaction that writes (src/pools/store.ts).
  *
  * POST order of checks (the first failure wins; cheap before costly):
  *   1. shape (400 Invalid request "<field>: <what is wrong>"): body an
@@ -46,7 +46,7 @@ import {
   TIMEOUT_MAX_MS,
   TIMEOUT_MIN_MS,
 } from './check-request';
-import { invalidRequest, invalidTimeout, noValidProxies, tooManyCustomUrls, tooManyPoolProxies, tooManyPools } from './api-errors';
+import { invalidRequest, invalidTimeout, noValidProxies, tooManyCustomUrls, tooManyPoolProxies } from './api-errors';
 import type { CustomUrlRule } from '../probe/types';
 import { parseProxyList, type ParsedProxy } from '../proxy/parse';
 import { ProxySet } from '../proxy/dedupe';
@@ -61,7 +61,9 @@ import {
   SOURCE_MIN_EVERY_S,
   type PoolLimits,
 } from '../pools/limits';
-import type { PoolSettings, PoolSource, PoolState } from '../pools/types';
+import type { AddressList, PoolCreate, PoolPatch, PoolSource, PoolState } from '../pools/types';
+
+export type { AddressList, PoolCreate, PoolPatch } from '../pools/types';
 
 export interface PoolRequestOptions {
   limits: PoolLimits;
@@ -69,27 +71,6 @@ export interface PoolRequestOptions {
   acceptedRegions: readonly string[];
   /** Default 'us1'. */
   defaultRegion?: string;
-}
-
-/** Addresses of a request, parsed and de-duplicated (the counts are reported as /check reports them). */
-export interface AddressList {
-  proxies: ParsedProxy[];
-  totalInvalid: number;
-  totalDuplicates: number;
-}
-
-export interface PoolCreate extends AddressList {
-  settings: PoolSettings;
-}
-
-export interface PoolPatch {
-  name?: string;
-  intervalS?: number;
-  timeoutMs?: number;
-  https?: boolean;
-  state?: PoolState;
-  add?: AddressList;
-  remove?: AddressList;
 }
 
 const PATCH_FIELDS = Object.freeze(['name', 'interval_s', 'timeout', 'https', 'state', 'add', 'remove'] as const);
@@ -106,7 +87,7 @@ function checkName(v: unknown): string {
 
 function checkInterval(v: unknown, limits: PoolLimits): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < limits.minIntervalS || v > MAX_INTERVAL_S) {
-    throw invalidRequest(`interval_s: expected an integer from ${limits.minIntervalS} to ${MAX_INTERVAL_S}`);
+    throw invalidRequest(`interval_s: expected an integer from ${limits.minIntervalS} (server setting POOL_MIN_INTERVAL_S) to ${MAX_INTERVAL_S}`);
   }
   return v;
 }
@@ -239,25 +220,4 @@ export function validatePoolPatch(body: unknown, opts: PoolRequestOptions): Pool
     patch.remove = { proxies: list.proxies, totalInvalid: list.totalInvalid, totalDuplicates: list.totalDuplicates };
   }
   return patch;
-}
-
-/** What the database says an account holds now (src/pools/proxies-sql.ts accountUsageStatement). */
-export interface PoolUsage {
-  pools: number;
-  /** Proxies in all of the account's pools. */
-  proxies: number;
-  /** Proxies in the pool being changed (0 for a new pool). */
-  inPool: number;
-}
-
-/**
- * The limits that need counts: a new pool beyond the account's pools (429),
- * `adding` new proxies beyond the pool's or the account's total (413). Call
- * it with the request's unique addresses as `adding` (an address already in
- * the pool then counts as new: at worst the request is refused early).
- */
-export function checkPoolLimits(usage: PoolUsage, change: { newPool: boolean; adding: number }, limits: PoolLimits): void {
-  if (change.newPool && usage.pools >= limits.maxPoolsPerAccount) throw tooManyPools(limits.maxPoolsPerAccount);
-  if (usage.inPool + change.adding > limits.maxProxiesPerPool) throw tooManyPoolProxies(limits.maxProxiesPerPool, 'pool');
-  if (usage.proxies + change.adding > limits.maxProxiesPerAccount) throw tooManyPoolProxies(limits.maxProxiesPerAccount, 'account');
 }

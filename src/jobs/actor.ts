@@ -51,7 +51,7 @@ import type { SamplesBlock } from '../results/samples';
 import { SummaryFold } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { CheckUserInfo } from '../accounts/plan';
-import { InsufficientQuotaError, shuttingDown } from './job-errors';
+import { InsufficientQuotaError, isStoppedByClient, shuttingDown } from './job-errors';
 import { JOB_STATES, JOB_TRANSITIONS, PHASE_OF, type JobState } from './job-states';
 import type { CheckResponse, JobDeps, JobMetadata } from './job-types';
 import { Mailbox } from './mailbox';
@@ -142,6 +142,9 @@ export class JobActor {
   /** Settles the current stage (probing / validating_urls). */
   #stage: { resolve: () => void; reject: (e: unknown) => void } | null = null;
   #cancelReason: Error | null = null;
+  /** Settles once the reservation is answered: resolves when the scan row exists, rejects when the job failed before. */
+  readonly reserved: Promise<void>;
+  #onReserved!: { resolve: () => void; reject: (e: unknown) => void };
 
   constructor(jobId: string, accountId: string, request: CheckRequest, deps: JobDeps) {
     this.jobId = jobId;
@@ -163,6 +166,10 @@ export class JobActor {
     this.#summary = new SummaryFold({ protocols: this.#auto, rotating: this.#sampleSets !== null, https: this.#settings.tlsJudge !== undefined });
     this.#detected = this.#auto && req.customUrls.length > 0 ? new Uint8Array(req.proxies.length) : null;
     this.#retries = new ProbeRetries(this.#tasks, (n) => this.#exec?.addDemand(n));
+    this.reserved = new Promise<void>((resolve, reject) => {
+      this.#onReserved = { resolve, reject };
+    });
+    this.reserved.catch(() => {}); // read by whoever submits asynchronously; run() reports the same failure
     this.#warnings = deps.warnings?.(req) ?? [];
     this.#mailbox = new Mailbox<Msg>(
       (m) => this.#handle_(m),
@@ -181,6 +188,11 @@ export class JobActor {
   /** Unique proxies the job probes (the request's, less those refused before any connection). */
   get proxies(): number {
     return this.#req.proxies.length;
+  }
+
+  /** Working proxies so far. */
+  get working(): number {
+    return this.#summary.totalWorking;
   }
 
   /**
@@ -204,8 +216,10 @@ export class JobActor {
       const r = await ledger.reserve({
         accountId: this.accountId,
         runId: this.runId,
-        clientJobId: req.jobId,
+        // the jobId this run answers to (the client's, or the generated one): GET /checks/{jobId} finds its scan by it
+        clientJobId: this.jobId,
         units,
+        total: req.proxies.length,
         type: req.type,
         region: req.region,
         timeoutMs: req.timeoutMs,
@@ -216,6 +230,7 @@ export class JobActor {
       this.#scanOpen = true;
       this.#user = r.user;
       this.#reserved = r.unlimited ? 0 : units;
+      this.#onReserved.resolve();
       this.#throwIfCancelled();
 
       this.#resultId = this.#deps.newResultId();
@@ -248,6 +263,8 @@ export class JobActor {
         invalid_lines: invalidLinesJson(req.invalidLines),
         ...(this.#urls !== null ? { custom_url_validation: this.#urls.validation(this.#proxyAt, this.#clock()) } : {}),
       });
+      const resultUrl = this.#deps.signLink(this.#resultId);
+      const response: CheckResponse = { summary, metadata, result_url: resultUrl, result_urls: resultUrls(resultUrl) };
       await ledger.complete({
         accountId: this.accountId,
         runId: this.runId,
@@ -255,15 +272,17 @@ export class JobActor {
         working: this.#summary.totalWorking,
         resultRef: this.#resultId,
         refund,
+        // kept with the scan: GET /checks/{jobId} answers it (with fresh links) after this connection is gone
+        response,
         now: now(),
       });
       this.#reserved = 0;
       this.#scanOpen = false;
-      const resultUrl = this.#deps.signLink(this.#resultId);
       this.#moveTo([JOB_STATES.WRITING], JOB_STATES.COMPLETED);
       this.#publish({ resultUrl });
-      return { summary, metadata, result_url: resultUrl, result_urls: resultUrls(resultUrl) };
+      return response;
     } catch (err) {
+      this.#onReserved.reject(err);
       await this.#fail(err);
       throw err;
     } finally {
@@ -485,7 +504,7 @@ export class JobActor {
       log.warn('result writer abort failed', { jobId: this.jobId, err: e });
     }
     if (this.#scanOpen) {
-      const byClient = isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED);
+      const byClient = isStoppedByClient(err);
       const settlement = {
         accountId: this.accountId,
         runId: this.runId,

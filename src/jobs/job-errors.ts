@@ -22,6 +22,7 @@ export const CALLER_ERROR_CODES = Object.freeze([
   JOB_ERROR_CODES.REGION_UNAVAILABLE,
   JOB_ERROR_CODES.SHUTTING_DOWN,
   JOB_ERROR_CODES.CLIENT_DISCONNECTED,
+  JOB_ERROR_CODES.CLIENT_CANCELLED,
   DOMAIN_ERROR_CODES.NODE_LEASE_LOST,
   JOB_ERROR_CODES.JOB_FAILED,
 ] as const);
@@ -74,6 +75,12 @@ export class RegionUnavailableError extends ServiceError {
 
 export const shuttingDown = () => new ServiceError(JOB_ERROR_CODES.SHUTTING_DOWN, 'the service is shutting down');
 export const clientDisconnected = () => new ServiceError(JOB_ERROR_CODES.CLIENT_DISCONNECTED, 'the client closed the connection');
+export const clientCancelled = () => new ServiceError(JOB_ERROR_CODES.CLIENT_CANCELLED, 'the client cancelled the job');
+
+/** Stopped by its client (a closed connection, or DELETE /checks/{jobId}): pays for the probes made, the rest is refunded. */
+export function isStoppedByClient(err: unknown): boolean {
+  return isServiceError(err, JOB_ERROR_CODES.CLIENT_DISCONNECTED) || isServiceError(err, JOB_ERROR_CODES.CLIENT_CANCELLED);
+}
 
 const CALLER_CODES: ReadonlySet<string> = new Set(CALLER_ERROR_CODES);
 

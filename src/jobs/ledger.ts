@@ -41,7 +41,7 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
         clientJobId: i.clientJobId,
         units: i.units,
         now: i.now,
-        scan: { proxyType: i.type, region: i.region, timeoutMs: i.timeoutMs, totalSubmitted: i.submitted },
+        scan: { proxyType: i.type, region: i.region, timeoutMs: i.timeoutMs, totalSubmitted: i.submitted, ...(i.total !== undefined ? { totalProxies: i.total } : {}) },
       }).catch((err: unknown) => {
         throw isServiceError(err, DOMAIN_ERROR_CODES.JOB_ALREADY_RUNNING) && i.clientJobId !== null ? new JobAlreadyRunningError(i.clientJobId) : err;
       });
@@ -50,7 +50,7 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       return { ok: true, unlimited: r.unlimited, user };
     },
     async complete(i) {
-      const scan = { runId: i.runId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, now: i.now };
+      const scan = { runId: i.runId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, result: i.response, now: i.now };
       // The normal path: everything was checked, nothing to refund, one statement.
       if (i.refund === 0) {
         await finishScan(db, scan);

@@ -34,17 +34,22 @@ export interface LedgerPort {
     accountId: string;
     /** The run id (unique per run): the ledger's and the scan's job reference. */
     runId: string;
-    /** The client's jobId (the progress channel's name), null when it gave none. */
+    /** The jobId the run answers to (the progress channel's name, GET /checks/{jobId}): the client's, or the generated one; null: none recorded. */
     clientJobId: string | null;
     units: number;
+    /** Unique valid proxies (recorded on the scan: the progress `total` of GET /checks/{jobId}). */
+    total?: number;
     type: CheckType;
     region: string;
     timeoutMs: number;
     submitted: number;
     now: Date;
   }): Promise<ReserveOutcome>;
-  /** Close the scan as completed; refund `refund` units that were reserved but not checked. */
-  complete(i: { accountId: string; runId: string; checked: number; working: number; resultRef: string; refund: number; now: Date }): Promise<void>;
+  /**
+   * Close the scan as completed; refund `refund` units that were reserved but
+   * not checked. `response`: the check response, kept with the scan (GET /checks/{jobId}).
+   */
+  complete(i: { accountId: string; runId: string; checked: number; working: number; resultRef: string; refund: number; response?: unknown; now: Date }): Promise<void>;
   /**
    * Close the scan as failed (or cancelled: the client went away) and refund
    * `refund` units. `error` is a stable code (job-errors.ts), never free text.
@@ -166,4 +171,53 @@ export interface ChecksPort {
    * that asked for it (its lines carry the request id); the job logs with it.
    */
   run(owner: JobOwner, request: CheckRequest, signal?: AbortSignal, log?: Logger): Promise<unknown>;
+  /**
+   * Starts a validated check that outlives its connection; resolves with its
+   * jobId once the reservation succeeded, rejects as `run` does before that.
+   */
+  submit(owner: JobOwner, request: CheckRequest, log?: Logger): Promise<{ jobId: string }>;
+}
+
+/** The live numbers of a running job, as its node knows them. */
+export interface LocalRun {
+  checked: number;
+  total: number;
+  working: number;
+}
+
+/**
+ * Another API node's running jobs, reached through NATS (src/cluster/job-control.ts):
+ * its live numbers, and a cancel through its own cancel path.
+ * `unreachable`: the node did not answer (gone, or NATS down).
+ */
+export interface RemoteJobControl {
+  progress(node: string, runId: string): Promise<LocalRun | 'not_running' | 'unreachable'>;
+  /** Resolves once the job settled there: its final state, or not_running / unreachable. */
+  cancel(node: string, runId: string): Promise<'completed' | 'failed' | 'not_running' | 'unreachable'>;
+}
+
+/** GET /checks/{jobId}: a job as its owner sees it (docs/API.md "Checks that outlive their connection"). */
+export interface CheckJobView {
+  jobId: string;
+  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  created_at: string;
+  finished_at?: string;
+  progress: { checked: number; total: number; working_so_far: number };
+  error?: string;
+  /** A completed job's check response, its links signed afresh. */
+  result?: unknown;
+}
+
+export type CancelOutcome =
+  | { ok: true }
+  | { ok: false; reason: 'not_found' }
+  | { ok: false; reason: 'ended'; status: CheckJobView['status'] }
+  | { ok: false; reason: 'unreachable' };
+
+/** Jobs as resources (src/jobs/check-jobs.ts): any API node answers for any job of the account. */
+export interface CheckJobsPort {
+  /** The account's most recent run of `jobId`, or null (none, another account's, or past retention). */
+  status(accountId: string, jobId: string, now: Date): Promise<CheckJobView | null>;
+  /** Cancels that run when it is running; resolves once it settled. */
+  cancel(accountId: string, jobId: string, now: Date): Promise<CancelOutcome>;
 }

@@ -5,6 +5,18 @@
  * JobAlreadyRunningError passes through), spawns one JobActor per
  * request, and stops gracefully.
  *
+ * ## Synchronous and asynchronous checks
+ *
+ * `run` answers with the check response; a closed connection (its signal)
+ * cancels the job (`client_disconnected`: the probes made are paid, the rest
+ * refunded). `submit` answers once the reservation is answered (402, 409 and
+ * 503 come from it as for `run`) and lets the job run on with no connection
+ * attached; its end is read from its scan (GET /checks/{jobId},
+ * check-jobs.ts). Both count against the per-account limits the same way
+ * and both are cancelled by stop(). `cancelRun` stops a run of this node for
+ * its client (DELETE /checks/{jobId}: `client_cancelled`, the same refund as
+ * a closed connection) and resolves once the job has settled.
+ *
  * ## States (SERVICE_STATES, moved through src/state-machine.ts)
  *
  *   running ──stop()──> draining ──(all jobs done | grace over: cancel rest)──> stopped
@@ -33,13 +45,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { JOB_STATES, JobActor, type CheckResponse, type JobDeps } from './actor';
-import { clientDisconnected, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
+import { clientCancelled, clientDisconnected, isCallerError, JobAlreadyRunningError, RateLimitedError, RegionUnavailableError, shuttingDown } from './job-errors';
 import { ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from '../error-codes';
 import { waitWithGrace, type Clock } from '../clock';
 import type { Logger } from '../log';
 import { StateMachine, transitionTable } from '../state-machine';
-import type { ChecksPort, ProgressPort } from './ports';
+import type { ChecksPort, LocalRun, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
 
 export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
@@ -101,11 +113,63 @@ export class CheckService implements ChecksPort {
     return this.#running.has(jobId);
   }
 
+  /** The live numbers of run `runId` of this node, or null when it does not run here. */
+  runProgress(runId: string): LocalRun | null {
+    const actor = this.#byRun(runId)?.actor;
+    return actor === undefined ? null : { checked: actor.checked, total: actor.proxies, working: actor.working };
+  }
+
+  /**
+   * Cancels run `runId` of this node for its client (DELETE /checks/{jobId}).
+   * Resolves with the job's final state once it has settled (`completed`
+   * when it was already writing its result: a cancel no longer stops it
+   * then), or null when the run is not running here.
+   */
+  async cancelRun(runId: string): Promise<'completed' | 'failed' | null> {
+    const entry = this.#byRun(runId);
+    if (entry === undefined) return null;
+    entry.actor.cancel(clientCancelled());
+    await entry.done;
+    return entry.actor.state === JOB_STATES.COMPLETED ? 'completed' : 'failed';
+  }
+
+  #byRun(runId: string): { actor: JobActor; done: Promise<unknown> } | undefined {
+    for (const entry of this.#running.values()) if (entry.actor.runId === runId) return entry;
+    return undefined;
+  }
+
   assertAccepting(): void {
     if (this.#machine.state !== RUNNING) throw shuttingDown();
   }
 
   async run(account: JobOwner, request: CheckRequest, signal?: AbortSignal, requestLog?: Logger): Promise<CheckResponse> {
+    const { actor, result } = this.#start(account, request, requestLog);
+    // The client went away: cancel, so what was not probed is not charged.
+    const onAbort = () => actor.cancel(clientDisconnected());
+    if (signal?.aborted === true) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await result;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Starts a check that outlives its connection: resolves with its jobId once
+   * the reservation succeeded, rejects with what refused it (the same errors
+   * as `run`). The job then runs to its end whatever happens to the caller.
+   */
+  async submit(account: JobOwner, request: CheckRequest, requestLog?: Logger): Promise<{ jobId: string }> {
+    const { jobId, actor, result } = this.#start(account, request, requestLog);
+    result.catch(() => {}); // its end is the scan's (logged by #settle when unexpected)
+    // a job that fails before its reservation rejects `reserved` first: answer with run()'s mapped error
+    await Promise.race([actor.reserved.catch(() => result), result]);
+    return { jobId };
+  }
+
+  /** Registers and starts one job; `result` settles with its end (errors mapped as `run` documents). */
+  #start(account: JobOwner, request: CheckRequest, requestLog?: Logger): { jobId: string; actor: JobActor; result: Promise<CheckResponse> } {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
@@ -123,10 +187,19 @@ export class CheckService implements ChecksPort {
     const load = this.#admit(account.id, proxies);
     const done = actor.run();
     this.#running.set(jobId, { actor, done: done.catch(() => {}) });
-    // The client went away: cancel, so what was not probed is not charged.
-    const onAbort = () => actor.cancel(clientDisconnected());
-    if (signal?.aborted === true) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
+    return { jobId, actor, result: this.#settle({ jobId, account, actor, done, load, proxies, log }) };
+  }
+
+  async #settle(j: {
+    jobId: string;
+    account: JobOwner;
+    actor: JobActor;
+    done: Promise<CheckResponse>;
+    load: { jobs: number; proxies: number };
+    proxies: number;
+    log: Logger;
+  }): Promise<CheckResponse> {
+    const { jobId, account, actor, done, load, proxies, log } = j;
     try {
       return await done;
     } catch (err) {
@@ -136,7 +209,6 @@ export class CheckService implements ChecksPort {
       throw new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: err });
     } finally {
       this.#deps.counters?.jobEnded(actor.state === JOB_STATES.COMPLETED ? 'completed' : 'failed');
-      signal?.removeEventListener('abort', onAbort);
       this.#running.delete(jobId);
       load.jobs--;
       load.proxies -= proxies;

@@ -26,6 +26,13 @@
  *   proxycheck_results_duplicate_total            counter  probe results a cluster node received again and dropped; 0 embedded
  *   proxycheck_region_queue_shards{region,state}  gauge    cluster: shards in the region's work queue, state waiting | delivered
  *                                                          (JetStream consumer info, cached: cluster/queue-depth.ts); no samples embedded
+ *   proxycheck_gateway_connections_open           gauge    gateway: client connections open now (0 without a gateway)
+ *   proxycheck_gateway_connections_total          counter  gateway: connections authenticated with a target accepted
+ *   proxycheck_gateway_bytes_total                counter  gateway: bytes relayed, both directions (in batches of 1 MiB and at close)
+ *   proxycheck_gateway_refused_total{reason}      counter  gateway: clients answered with an error: auth (407 / SOCKS5 auth failure)
+ *                                                          or an X-Gateway-Error code
+ *   proxycheck_gateway_upstream_failures_total    counter  gateway: upstream tries that failed and were reported to their pool
+ * (The gateway's counts per account are /me `gateway`, src/gateway/usage.ts; they have no label here.)
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { processMetricsRegistry } from './process-metrics';
@@ -51,6 +58,11 @@ export interface MetricSources {
   queue?: { depth(): Promise<ReadonlyMap<string, { waiting: number; delivered: number }>> };
 }
 
+/** The gateway's listener, for its open-connections gauge (watchGateway). */
+export interface GatewaySource {
+  readonly open: number;
+}
+
 export const METRIC_NAMES = Object.freeze({
   probesInFlight: 'proxycheck_probes_in_flight',
   probesInFlightMax: 'proxycheck_probes_in_flight_max',
@@ -68,6 +80,11 @@ export const METRIC_NAMES = Object.freeze({
   shardsRedelivered: 'proxycheck_shards_redelivered_total',
   duplicateResults: 'proxycheck_results_duplicate_total',
   regionQueueShards: 'proxycheck_region_queue_shards',
+  gatewayConnectionsOpen: 'proxycheck_gateway_connections_open',
+  gatewayConnections: 'proxycheck_gateway_connections_total',
+  gatewayBytes: 'proxycheck_gateway_bytes_total',
+  gatewayRefused: 'proxycheck_gateway_refused_total',
+  gatewayUpstreamFailures: 'proxycheck_gateway_upstream_failures_total',
 } as const);
 
 export interface ServiceMetricsOptions {
@@ -84,6 +101,12 @@ export class ServiceMetrics {
   readonly #jobsFinished: Counter<'state'>;
   readonly #shardsRedelivered: Counter;
   readonly #duplicateResults: Counter;
+  readonly #gatewayConnections: Counter;
+  readonly #gatewayBytes: Counter;
+  readonly #gatewayRefused: Counter<'reason'>;
+  readonly #gatewayUpstreamFailures: Counter;
+  /** The gateway once it listens (watchGateway); until then (or without one) 0 connections are open. */
+  #gateway: GatewaySource | null = null;
 
   constructor(opts: ServiceMetricsOptions = {}) {
     this.#withProcess = opts.processMetrics ?? true;
@@ -103,6 +126,16 @@ export class ServiceMetrics {
       help: 'Probe results a cluster node received again (a redelivered shard, a lost done) and dropped; 0 in embedded mode.',
       registers,
     });
+    readGauges(this.registry)(N.gatewayConnectionsOpen, 'Gateway client connections open now.', () => this.#gateway?.open ?? 0);
+    this.#gatewayConnections = new Counter({ name: N.gatewayConnections, help: 'Gateway connections authenticated with a target accepted.', registers });
+    this.#gatewayBytes = new Counter({ name: N.gatewayBytes, help: 'Bytes the gateway relayed, both directions together.', registers });
+    this.#gatewayRefused = new Counter({
+      name: N.gatewayRefused,
+      help: 'Gateway clients answered with an error instead of a connection, by reason (auth, or the X-Gateway-Error code).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.#gatewayUpstreamFailures = new Counter({ name: N.gatewayUpstreamFailures, help: 'Gateway upstream tries that failed and were reported to their pool.', registers });
   }
 
   /**
@@ -154,6 +187,14 @@ export class ServiceMetrics {
     return this;
   }
 
+  /**
+   * The gateway's open connections, read at scrape time. A step of its own:
+   * the gateway starts after the listeners (and only with GATEWAY_PORT).
+   */
+  watchGateway(gateway: GatewaySource): void {
+    this.#gateway = gateway;
+  }
+
   /** JobCounters (src/jobs/ports.ts): once per batch. */
   probeResults(n: number): void {
     if (n > 0) this.#probeResults.inc(n);
@@ -172,6 +213,23 @@ export class ServiceMetrics {
   /** For a cluster execution adapter: results dropped as duplicates. */
   duplicateResults(n: number): void {
     if (n > 0) this.#duplicateResults.inc(n);
+  }
+
+  /** The gateway's counters (src/gateway/ports.ts GatewayCounters, without the account). */
+  gatewayConnection(): void {
+    this.#gatewayConnections.inc();
+  }
+
+  gatewayBytes(n: number): void {
+    if (n > 0) this.#gatewayBytes.inc(n);
+  }
+
+  gatewayRefused(reason: string): void {
+    this.#gatewayRefused.inc({ reason });
+  }
+
+  gatewayUpstreamFailed(): void {
+    this.#gatewayUpstreamFailures.inc();
   }
 
   /** The Prometheus text exposition: the process's default metrics, then this service's. */

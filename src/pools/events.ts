@@ -4,8 +4,8 @@
  * that makes proxy.up / proxy.down is verdict.ts's, the round decisions that
  * make pool.paused / pool.resumed are round.ts's.
  *
- *   proxy.up         a proxy passed after failing, or passed its first check;
- *                    `proxy` is its address, plus `responseTime`
+ *   proxy.up         a failed proxy passed (a first check that passes is no
+ *                    event: verdict.ts); `proxy` is its address, plus `responseTime`
  *   proxy.down       a working proxy failed; plus `error {code, message}`
  *   round.completed  a round's results are all in; plus `round {checked,
  *                    working, failed, not_tried, charged}`

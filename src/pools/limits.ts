@@ -4,7 +4,11 @@
  * account, proxies per pool and per account) are fields of PoolLimits, handed
  * in by the composition root from its configuration; DEFAULT_POOL_LIMITS holds
  * the contract's defaults. The rest are the contract's fixed ranges.
+ * checkPoolLimits tells whether counts as they would be after a change pass
+ * one of the limits (the store calls it inside the transaction that holds
+ * the account's pool lock, with the counts it read or wrote there).
  */
+import { PoolLimitError } from './errors';
 
 export interface PoolLimits {
   /** Shortest `interval_s` accepted (POOL_MIN_INTERVAL_S; tests lower it). */
@@ -40,3 +44,24 @@ export const MAX_SOURCES = 10;
 /** GET /pools/{id}/proxies `limit`. */
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 10_000;
+
+/** An account's pools and pooled proxies as a change would leave them. */
+export interface PoolUsage {
+  /** Pools the account owns. */
+  pools: number;
+  /** Proxies in all of the account's pools. */
+  proxies: number;
+  /** Proxies in the pool being created or changed. */
+  inPool: number;
+}
+
+/**
+ * Throws PoolLimitError when `after` passes a limit: more pools than the
+ * account may own (checked first: a new pool beyond it is refused whatever it
+ * holds), more proxies in the pool, more in all of the account's pools.
+ */
+export function checkPoolLimits(after: PoolUsage, limits: PoolLimits): void {
+  if (after.pools > limits.maxPoolsPerAccount) throw new PoolLimitError('pools_per_account', limits.maxPoolsPerAccount);
+  if (after.inPool > limits.maxProxiesPerPool) throw new PoolLimitError('proxies_per_pool', limits.maxProxiesPerPool);
+  if (after.proxies > limits.maxProxiesPerAccount) throw new PoolLimitError('proxies_per_account', limits.maxProxiesPerAccount);
+}

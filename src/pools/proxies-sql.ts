@@ -2,7 +2,7 @@
  * SQL builders for pools (pg-boss `plans.ts` style, as src/accounts/quota-sql.ts):
  * pure functions from input to ONE statement, every value a parameter, no
  * I/O. The caller executes them (`db.execute`) and reads the rows with
- * shape.ts rowFromSql. They name the tables of schema-proposal.ts.
+ * shape.ts rowFromSql. They name the tables of db/schema.ts (pools, pool_proxies, pool_rounds).
  *
  * Batches: lists travel as one array parameter per column, unnested in SQL
  * (`unnest($1::bigint[], $2::text[], ...)`), so a batch of any size is one
@@ -24,7 +24,7 @@
  *   removeProxiesStatement remove addresses; answers how many were removed
  *   spreadOverdueStatement after a restart or take-over: the overdue spread
  *                          over the next interval (schedule.ts spreadOverdue)
- *   poolStatsStatement     counts, next due time, checks per day (the
+ *   poolStatsStatement     (poolStatsColumns) counts, next due time, checks per day (the
  *                          schedule's formula, schedule.ts checksPerDay),
  *                          checks in the last 24 hours (pool_rounds)
  *   accountUsageStatement  pools and pooled proxies of an account (the limits)
@@ -35,7 +35,7 @@
  * COALESCE(last_checked_at, epoch) descending; then id in the same direction.
  * The sentinels keep keys non-null, so "after the cursor" is one row
  * comparison `(key, id) > ($key, $id)` (`<` when descending) that the
- * matching index of schema-proposal.ts seeks to. The page's rows carry their
+ * matching index of db/schema.ts seeks to. The page's rows carry their
  * key as text (`sort_key`: integers, or the timestamp as
  * YYYY-MM-DDTHH:MM:SS.ffffff in UTC), which is what a cursor holds.
  *
@@ -75,7 +75,7 @@ const arr = (values: readonly (string | number | boolean | null)[]): SQL => sql`
 // ---- the proxies query -------------------------------------------------------------------
 
 interface SortSpec {
-  /** The key expression, exactly as the index of schema-proposal.ts has it. */
+  /** The key expression, exactly as the index of db/schema.ts has it. */
   expr: SQL;
   desc: boolean;
   /** The key as text (a cursor's `key`). */
@@ -256,18 +256,27 @@ export function spreadOverdueStatement(poolId: string, nowMs: number, intervalS:
 
 // ---- the pool object and the limits ------------------------------------------------------------
 
-/** Per pool of `poolIds`: total, working, failed, unchecked, next_due_at, checks_per_day, checks_last_24h. */
-export function poolStatsStatement(poolIds: readonly string[], nowMs: number): SQL {
+/**
+ * The stats of pool `p` over its proxies `pp` (a LEFT JOIN, grouped by p.id):
+ * total, working, failed, unchecked, next_due_at, checks_per_day,
+ * checks_last_24h. A SELECT list fragment, shared with pools-sql.ts's
+ * pool objects.
+ */
+export function poolStatsColumns(nowMs: number): SQL {
   const backoff = sql`LEAST(p.interval_s * power(2, LEAST(GREATEST(pp.failures - 1, 0), ${MAX_DOUBLINGS})), GREATEST(p.interval_s, ${DAY_S}))`;
-  return sql`SELECT p.id AS pool_id,
-      count(pp.id)::float8 AS total,
+  return sql`count(pp.id)::float8 AS total,
       (count(pp.id) FILTER (WHERE pp.status = 'working'))::float8 AS working,
       (count(pp.id) FILTER (WHERE pp.status = 'failed'))::float8 AS failed,
       (count(pp.id) FILTER (WHERE pp.status = 'unchecked'))::float8 AS unchecked,
       min(pp.next_check_at) AS next_due_at,
       COALESCE(sum(${DAY_S}::float8 / (${backoff} * ${1 - JITTER / 2}::float8)) FILTER (WHERE pp.id IS NOT NULL), 0)::float8 AS checks_per_day,
       (SELECT COALESCE(sum(r.checked), 0) FROM pool_rounds r
-        WHERE r.pool_id = p.id AND r.started_at > ${iso(nowMs - DAY_S * 1000)}::timestamptz)::float8 AS checks_last_24h
+        WHERE r.pool_id = p.id AND r.started_at > ${iso(nowMs - DAY_S * 1000)}::timestamptz)::float8 AS checks_last_24h`;
+}
+
+/** Per pool of `poolIds`: pool_id and poolStatsColumns. */
+export function poolStatsStatement(poolIds: readonly string[], nowMs: number): SQL {
+  return sql`SELECT p.id AS pool_id, ${poolStatsColumns(nowMs)}
     FROM pools p LEFT JOIN pool_proxies pp ON pp.pool_id = p.id
     WHERE p.id = ANY(${arr(poolIds)}::text[])
     GROUP BY p.id`;

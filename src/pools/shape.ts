@@ -1,6 +1,6 @@
 /**
  * The API's pool object and pool proxy object (DECISIONS "Pools"), shaped
- * from rows (the tables proposed in schema-proposal.ts, read through
+ * from rows (the tables of db/schema.ts, read through
  * proxies-sql.ts and normalised by rowFromSql). Pure: the clock is a
  * parameter, because uptime and latency are read from the history at `now`.
  *
@@ -150,6 +150,30 @@ export function rowFromSql(r: Record<string, unknown>): PoolProxyRow {
     lastCheckedAt: toDate(r.last_checked_at),
     lastChangeAt: toDate(r.last_change_at),
     nextCheckAt: toDate(r.next_check_at) ?? new Date(0),
+  };
+}
+
+const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+
+/** A raw `pools` row (snake_case, either driver; jsonb parsed or as text) -> PoolRow. */
+export function poolRowFromSql(r: Record<string, unknown>): PoolRow {
+  const rules = json(r.custom_urls);
+  const sources = json(r.sources);
+  return {
+    id: String(r.id),
+    accountId: String(r.account_id),
+    name: String(r.name),
+    type: String(r.type) as CheckType,
+    region: String(r.region),
+    intervalS: Number(r.interval_s),
+    timeoutMs: Number(r.timeout_ms),
+    https: r.https === true || r.https === 't',
+    customUrls: Array.isArray(rules) ? (rules as CustomUrlRule[]) : [],
+    sources: Array.isArray(sources) ? (sources as { url: string; every_s: number }[]).map((x) => ({ url: String(x.url), everyS: Number(x.every_s) })) : [],
+    state: (toStr(r.state) ?? 'active') as PoolState,
+    pausedReason: toStr(r.paused_reason) as PausedReason | null,
+    createdAt: toDate(r.created_at) ?? new Date(0),
+    lastRoundAt: toDate(r.last_round_at),
   };
 }
 

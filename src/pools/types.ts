@@ -8,6 +8,7 @@
  * "round" is one batch of its due proxies checked (and charged) together.
  */
 import type { CustomUrlRule } from '../probe/types';
+import type { ParsedProxy } from '../proxy/parse';
 import type { CheckType } from '../proxy/types';
 
 /** A pooled proxy's verdict: `unchecked` until its first check is in. */
@@ -48,3 +49,26 @@ export interface PoolCounts {
 }
 
 export const EMPTY_COUNTS: Readonly<PoolCounts> = Object.freeze({ total: 0, working: 0, failed: 0, unchecked: 0 });
+
+/** Addresses of a request, parsed and de-duplicated (the counts are reported as /check reports them). */
+export interface AddressList {
+  proxies: ParsedProxy[];
+  totalInvalid: number;
+  totalDuplicates: number;
+}
+
+/** A validated POST /pools (src/http/pool-request.ts validatePoolCreate). */
+export interface PoolCreate extends AddressList {
+  settings: PoolSettings;
+}
+
+/** A validated PATCH /pools/{id}: only what was given. */
+export interface PoolPatch {
+  name?: string;
+  intervalS?: number;
+  timeoutMs?: number;
+  https?: boolean;
+  state?: PoolState;
+  add?: AddressList;
+  remove?: AddressList;
+}

@@ -10,13 +10,20 @@
  *
  * The state machine of a proxy's status (every other pair is "no change"):
  *
- *   unchecked ──working──> working     proxy.up
- *   unchecked ──failed───> failed      (no event: it was never up)
+ *   unchecked ──working──> working     (no event: the first verdict)
+ *   unchecked ──failed───> failed      (no event: the first verdict)
  *   failed ────working──> working     proxy.up
  *   working ───failed───> failed      proxy.down
  *   working ───working──> working     (failures back to 0)
  *   failed ────failed───> failed      (failures + 1: the back-off grows)
  *   any ───────not_tried─> the same   (nothing changes; tried again soon)
+ *
+ * Events are changes between working and failed only. A proxy's FIRST
+ * verdict (unchecked -> working or failed) makes no event: a new pool of
+ * 100 000 proxies would otherwise open with a burst of proxy.up, one per
+ * working proxy, that tells a watcher nothing the round's `round.completed`
+ * counts and GET /pools/{id}/proxies do not; a watcher learns the first
+ * verdicts there and follows the changes from the events.
  *
  * One failure is enough for proxy.down: a proxy that dies is reported within
  * one interval (+ the probe timeout), as the contract wants; the back-off
@@ -59,7 +66,7 @@ export function applyVerdict(prev: VerdictState, outcome: CheckOutcome, atMs: nu
     lastChangeAt: status === prev.status ? prev.lastChangeAt : atMs,
   };
   let event: ProxyEventName | null = null;
-  if (status === 'working' && prev.status !== 'working') event = 'proxy.up';
+  if (status === 'working' && prev.status === 'failed') event = 'proxy.up';
   else if (status === 'failed' && prev.status === 'working') event = 'proxy.down';
   return { next, event };
 }

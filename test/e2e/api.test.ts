@@ -188,7 +188,8 @@ describe('GET /me', () => {
   test('the first shape, 30 zero-filled UTC days, empty history', async () => {
     const r = await call(`${t.url}/me`, { headers: { Authorization: `Bearer ${t.key}` } });
     expect(r.status).toBe(200);
-    expect(Object.keys(r.body).sort()).toEqual(['history', 'history_count', 'usage_last_30_days', 'user']);
+    expect(Object.keys(r.body).sort()).toEqual(['gateway', 'history', 'history_count', 'usage_last_30_days', 'user']);
+    expect(r.body.gateway).toEqual({ connections_24h: 0, bytes_24h: 0 });
     expect(r.body.user).toMatchObject({
       email: 'demo@localhost',
       checks: 1000,

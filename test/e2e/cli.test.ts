@@ -11,14 +11,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startHttpProxy, startRotatingProxy, startSocksProxy } from '../fixtures/fake-proxies';
 import { injectScript, startTamperingProxy } from '../fixtures/tampering-proxy';
 import { refusedPort, startBlackHole, startTarget, type FakeServer } from '../fixtures/fake-servers';
 import { CSV_AUTO_COLUMNS, CSV_COLUMNS, CSV_HTTPS_COLUMN, CSV_SAMPLE_COLUMNS } from '../../src/results/export';
 import { startTestService, type TestService } from '../helpers/service';
+import { REPO, runCli, type CliRun } from '../helpers/cli';
 
-const REPO = resolve(import.meta.dir, '../..');
 let t: TestService;
 let dir: string;
 let elite: FakeServer, anon: FakeServer, hole: FakeServer, target: FakeServer;
@@ -51,12 +51,6 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -72,18 +66,8 @@ function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, 
   return env;
 }
 
-async function cli(args: string[], opts: { env?: Record<string, string | undefined>; stdin?: string; launcher?: boolean } = {}): Promise<Run> {
-  const cmd = opts.launcher ? ['node', 'src/cli/bin.mjs', ...args] : [process.execPath, 'src/cli/main.ts', ...args];
-  const child = Bun.spawn(cmd, {
-    cwd: REPO,
-    env: cliEnv(opts.env),
-    stdin: opts.stdin === undefined ? 'ignore' : new Blob([opts.stdin]),
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { code, stdout, stderr };
-}
+const cli = (args: string[], opts: { env?: Record<string, string | undefined>; stdin?: string; launcher?: boolean } = {}): Promise<CliRun> =>
+  runCli(args, { env: cliEnv(opts.env), ...(opts.stdin !== undefined ? { stdin: opts.stdin } : {}), ...(opts.launcher ? { launcher: true } : {}) });
 
 describe('check (not a TTY)', () => {
   test('plain progress lines on stderr, summary and links on stdout', async () => {

@@ -11,7 +11,9 @@
  * machine: the region card and a hint say every region probes from it), the
  * failure-reasons chart and the error column's messages, the banner for a
  * judge only this machine reaches, how to get a key on the sign-in page, dark
- * mode, and basic accessibility (labels, focus ring, skip link, keyboard sign-out). Every
+ * mode, basic accessibility (labels, focus ring, skip link, keyboard
+ * sign-out), and a reload mid-check that reattaches to the running
+ * (asynchronous) check. Every
  * request the page makes must go to the service itself (no CDN).
  *
  * Without /usr/bin/chromium the file registers one test that says so and
@@ -546,5 +548,39 @@ if (!haveChromium()) {
       expect(problems.filter((p) => !p.includes('status of 402'))).toEqual([]);
       problems.length = 0;
     });
+
+    test('a check is submitted asynchronously; reloading the page mid-check reattaches to it and shows its result', async () => {
+      await page.goto(`${t.url}/app#/check`);
+      await page.evaluate(() => sessionStorage.clear());
+      await page.reload();
+      await page.fill('#key', t.key);
+      await page.click('#signin-submit');
+      await page.locator('#check-h').waitFor();
+      const posts: string[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'POST') posts.push(new URL(r.url()).pathname + new URL(r.url()).search);
+      });
+      const holes = Array.from({ length: 5 }, (_, i) => `127.1.9.${i + 1}:${hole.port}`);
+      await page.fill('#proxies', [`127.0.0.1:${elite.port}`, ...holes].join('\n'));
+      await page.fill('#timeout', '4000');
+      await page.click('#start');
+      // mid-run: the working proxy is checked, the black holes wait for their 4 s
+      await see(page.locator('#p-checked')).toHaveText('1 of 6');
+      const kept = await page.evaluate(() => sessionStorage.getItem('proxycheck.runningJob'));
+      expect(kept).toMatch(/^web-[0-9a-f]+$/);
+      expect(posts).toEqual(['/check?async=true']);
+      await page.reload();
+      // the reloaded page follows the same job: no new POST, the panel busy, then the results
+      await see(page.locator('#progress')).toBeVisible();
+      expect(await page.isDisabled('#start')).toBe(true);
+      await page.waitForURL(/#\/results$/, { timeout: 15_000 });
+      await see(page.locator('#r-cards')).toContainText('1 of 6');
+      expect(posts).toEqual(['/check?async=true']);
+      expect(await page.evaluate(() => sessionStorage.getItem('proxycheck.runningJob'))).toBeNull();
+      const job = (await (await fetch(`${t.url}/checks/${kept}`, { headers: { 'x-api-key': t.key } })).json()) as { status: string };
+      expect(job.status).toBe('completed');
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+    }, 30_000);
   });
 }

@@ -41,7 +41,8 @@ const KNOWN = [
   '/', '/app', '/app/app.css', '/app/world.json', '/app/favicon.svg', '/check', '/check-raw', '/me', '/regions', '/health',
   '/judge', '/docs', '/docs/json', '/docs/init.js', '/docs/assets/swagger-ui.css', '/docs/assets/constructor',
   '/docs/assets/__proto__', '/docs/assets/%2e%2e%2fpackage.json', '/result/AAAAAAAAAAAAAAAAAAAAAA.json', '/result/x.csv',
-  '/result/constructor', '/ws', '/admin/show', '/admin/create-account', '/admin/__proto__', '/admin/constructor',
+  '/pools', '/pools/abcdefghijklmnopqrst', '/pools/abcdefghijklmnopqrst/proxies',
+  '/result/constructor', '/checks/job-1', '/checks/x', '/checks/__proto__', '/checks/', '/ws', '/admin/show', '/admin/create-account', '/admin/__proto__', '/admin/constructor',
 ];
 
 const segment = fc.oneof(
@@ -56,9 +57,9 @@ const path = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...KNOWN).map((p) => p.toUpperCase()) },
 );
 
-const QUERY_KEYS = ['type', 'region', 'timeout', 'jobId', 'apiKey', 'token', 'expires', 'n', '__proto__', 'constructor', ''];
+const QUERY_KEYS = ['type', 'region', 'timeout', 'jobId', 'apiKey', 'token', 'expires', 'n', 'async', '__proto__', 'constructor', ''];
 const queryValue = fc.oneof(
-  fc.constantFrom('http', 'socks5', 'us1', 'de1', '1000', '', '-1', '1e3', 'abc', 'job-1', '%00', '%'),
+  fc.constantFrom('http', 'socks5', 'us1', 'de1', '1000', '', '-1', '1e3', 'abc', 'job-1', 'true', 'false', '%00', '%'),
   fc.string({ unit: 'grapheme', maxLength: 20 }).map(encodeURIComponent),
   fc.integer({ min: 1000, max: 6000 }).map((n) => 'x'.repeat(n)),
 );
@@ -75,6 +76,7 @@ const auth = fc.constantFrom<Record<string, string>>(
   {}, { good: '' }, { 'x-api-key': 'pc_nope' }, { 'x-api-key': '' }, { 'x-api-key': ' ' }, { authorization: 'Bearer' },
   { authorization: 'Bearer pc_nope' }, { authorization: 'Basic dXNlcjpwYXNz' }, { authorization: 'Bearer  a b c' },
   { authorization: 'bearer __proto__' }, { 'x-api-key': 'x'.repeat(4000) },
+  { good: '', prefer: 'respond-async' }, { good: '', prefer: 'respond-async; wait=5, "' }, { prefer: 'respond-async' },
 );
 
 /** A body; `good` decides whether colons are stripped (with the valid key nothing may ever parse as a proxy). */

@@ -5,6 +5,7 @@
 import { parseConfig } from '../../src/config';
 import type { AppDeps } from '../../src/http/context';
 import { memoryLogger } from '../../src/log';
+import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 import { regionCapacity } from '../../src/regions';
 import { VERSION } from '../../src/version';
 
@@ -23,9 +24,12 @@ export function fakeAppDeps(over: Partial<AppDeps> = {}, what = 'this test'): Ap
     now: () => new Date(),
     database: { ping: async () => true },
     accounts: { findByApiKey: unused, overview: unused },
-    checks: { run: unused, assertAccepting: () => {} },
+    checks: { run: unused, submit: unused, assertAccepting: () => {} },
+    jobs: { status: unused, cancel: unused },
+    publicBase: () => 'http://127.0.0.1:3000',
     results: { secret: 'test-secret-0123456789abcdef', store: { open: unused } },
     progress: {} as AppDeps['progress'],
+    pools: { limits: DEFAULT_POOL_LIMITS, create: unused, list: unused, get: unused, update: unused, delete: unused, proxies: unused },
     judgeKey: 'test-judge-key-0123456789',
     ...over,
   };

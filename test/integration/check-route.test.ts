@@ -27,6 +27,10 @@ function deps(env: Record<string, string> = {}, limits: Partial<LimitsConfig> = 
           ran.push(req);
           return { ok: true };
         },
+        submit: async (_owner, req) => {
+          ran.push(req);
+          return { jobId: req.jobId ?? 'job_generated' };
+        },
         assertAccepting: () => {},
       },
     },

@@ -33,6 +33,9 @@ function app() {
             if (owner.id === 'acc-2') throw new RateLimitedError('concurrent_jobs', 4, 5);
             return { ok: true };
           },
+          submit: async () => {
+            throw new Error('not used here');
+          },
         },
       },
       'the RateLimit headers',

@@ -35,6 +35,9 @@ function app() {
             requestLog?.warn('something the job logged');
             return { ok: true };
           },
+          submit: async () => {
+            throw new Error('not used here');
+          },
         },
       },
       'the request id',

@@ -101,13 +101,15 @@ export interface DanteOptions {
   /** 'username' = RFC 1929 checked against the system password file (needs root to read shadow). */
   method: 'none' | 'username';
   asRoot: boolean;
+  /** The address dante connects out from (default 127.0.0.1): a target on loopback tells it by its source. */
+  external?: string;
 }
 
 export function danteConf(o: DanteOptions): string {
   const lines = [
     'logoutput: stderr',
     `internal: 127.0.0.1 port = ${o.port}`,
-    'external: 127.0.0.1',
+    `external: ${o.external ?? '127.0.0.1'}`,
     'clientmethod: none',
     `socksmethod: ${o.method}`,
   ];

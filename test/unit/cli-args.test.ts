@@ -35,6 +35,7 @@ describe('parseCommandLine', () => {
       onlyWorking: true,
       simple: false,
       jobId: 'my_job-1',
+      async: false,
     });
   });
 
@@ -63,7 +64,7 @@ describe('parseCommandLine', () => {
   });
 
   test('check from stdin with defaults', () => {
-    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', sources: ['-'], customUrls: [], format: 'json', onlyWorking: false, simple: false });
+    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', sources: ['-'], customUrls: [], format: 'json', onlyWorking: false, simple: false, async: false });
   });
 
   test("ClearProxy's habits: several inputs (files, -, inline addresses), --simple, set-key KEY", () => {
@@ -85,6 +86,20 @@ describe('parseCommandLine', () => {
     expect(usage(['set-key', 'a', 'b']).message).toBe('"set-key" takes one key (got 2 arguments)');
     expect(usage(['login', 'a', '--key', 'b']).message).toMatch(/two different keys/);
     expect(usage(['set-key', ' ']).message).toBe('the key is empty');
+  });
+
+  test('async jobs: check --async; status, wait (with where the result goes) and cancel take one job id', () => {
+    expect(parseCommandLine(['check', 'l', '--async']).command).toMatchObject({ name: 'check', async: true });
+    expect(usage(['check', 'l', '--async', '--out', 'r.json']).message).toMatch(/proxycheck wait <jobId> --out FILE/);
+    expect(parseCommandLine(['status', 'job-1']).command).toEqual({ name: 'status', jobId: 'job-1' });
+    expect(parseCommandLine(['cancel', 'job-1']).command).toEqual({ name: 'cancel', jobId: 'job-1' });
+    expect(parseCommandLine(['wait', 'job-1', '--out', 'r.csv', '--only-working']).command).toEqual({ name: 'wait', jobId: 'job-1', out: 'r.csv', format: 'csv', onlyWorking: true });
+    expect(usage(['status']).message).toBe('status needs one job id (got 0)');
+    expect(usage(['wait', 'a-1', 'b-2']).message).toBe('wait needs one job id (got 2)');
+    expect(usage(['cancel', 'no!']).message).toMatch(/^the job id must be /);
+    expect(usage(['status', 'job-1', '--out', 'x']).message).toBe('--out is an option of "check", not of "status"');
+    expect(usage(['wait', 'job-1', '--async']).message).toBe('--async is an option of "check", not of "wait"');
+    expect(usage(['--json', 'wait', 'job-1', '--out', '-']).message).toMatch(/use --out FILE/);
   });
 
   test('other commands, help and version', () => {

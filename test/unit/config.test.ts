@@ -52,6 +52,10 @@ describe('defaults', () => {
         rateLimitBurst: 40,
         wsMaxPerAccount: 64,
         wsMaxPerAddress: 16,
+        poolMinIntervalS: 60,
+        maxPoolsPerAccount: 20,
+        maxProxiesPerPool: 100_000,
+        maxPoolProxiesPerAccount: 200_000,
       },
       probes: {
         threads: Math.max(1, navigator.hardwareConcurrency ?? 1),
@@ -96,6 +100,14 @@ describe('defaults', () => {
         agentTtlMs: 10_000,
         ackWaitMs: 15_000,
         shardDeadlineMs: 120_000,
+      },
+      gateway: {
+        port: undefined,
+        host: '127.0.0.1',
+        maxConnectionsPerKey: 256,
+        maxClients: 4096,
+        idleTimeoutS: 120,
+        connectTimeoutMs: 5_000,
       },
     };
     expect(parseConfig({}, CWD)).toStrictEqual(expected);
@@ -144,9 +156,17 @@ describe('integer variables', () => {
     ['MAX_JOBS_PER_ACCOUNT', 'limits.maxJobsPerAccount', 1, 10_000],
     ['RATE_LIMIT_PER_S', 'limits.rateLimitPerS', 1, 1_000_000],
     ['WS_MAX_PER_ACCOUNT', 'limits.wsMaxPerAccount', 1, 1_000_000],
+    ['POOL_MIN_INTERVAL_S', 'limits.poolMinIntervalS', 1, 86_400],
+    ['MAX_POOLS_PER_ACCOUNT', 'limits.maxPoolsPerAccount', 1, 100_000],
+    ['MAX_PROXIES_PER_POOL', 'limits.maxProxiesPerPool', 1, 10_000_000],
     ['NODE_LEASE_MS', 'storage.nodeLeaseMs', 300, 3_600_000],
     ['JUDGE_TLS_PORT', 'judge.tlsPort', 0, 65535],
     ['MAX_JOB_SHARE_PERCENT', 'probes.maxJobSharePercent', 1, 100],
+    ['GATEWAY_PORT', 'gateway.port', 0, 65535],
+    ['GATEWAY_MAX_CONNECTIONS', 'gateway.maxConnectionsPerKey', 1, 1_000_000],
+    ['GATEWAY_MAX_CLIENTS', 'gateway.maxClients', 1, 1_000_000],
+    ['GATEWAY_IDLE_TIMEOUT_S', 'gateway.idleTimeoutS', 1, 86_400],
+    ['GATEWAY_CONNECT_TIMEOUT_MS', 'gateway.connectTimeoutMs', 100, 120_000],
   ];
 
   for (const [name, key, min, max] of ints) {
@@ -506,6 +526,10 @@ describe('derived values and constants: what is a multiple of a sibling is not r
     expect(parseConfig({ WS_MAX_PER_ACCOUNT: '1' }, CWD).limits.wsMaxPerAddress).toBe(1);
   });
 
+  test("all of an account's pools hold twice MAX_PROXIES_PER_POOL", () => {
+    expect(parseConfig({ MAX_PROXIES_PER_POOL: '300' }, CWD).limits).toMatchObject({ maxProxiesPerPool: 300, maxPoolProxiesPerAccount: 600 });
+  });
+
   test('the orphan sweep runs every half lease; the process exits 10 s after the grace', () => {
     expect(parseConfig({ NODE_LEASE_MS: '4000' }, CWD).storage.orphanSweepMs).toBe(2000);
     expect(parseConfig({ SHUTDOWN_GRACE_MS: '0' }, CWD).process).toEqual({ logLevel: 'info', shutdownGraceMs: 0, shutdownTimeoutMs: 10_000 });
@@ -553,7 +577,7 @@ describe('the catalogue (src/settings-catalogue.ts) is what the parser reads', (
   test('every setting the parser owns is read: a value it cannot read is an error naming it', () => {
     const BAD = '\u0001 not a value \u0001';
     // free text: any value is a value
-    const text = ['HOST', 'ADMIN_HOST', 'REGION', 'DATA_DIR', 'TLS_CA_FILE'];
+    const text = ['HOST', 'ADMIN_HOST', 'GATEWAY_HOST', 'REGION', 'DATA_DIR', 'TLS_CA_FILE'];
     for (const name of SETTING_NAMES) {
       if (SETTINGS[name].readBy !== undefined || text.includes(name)) continue;
       const cluster: Record<string, string> = ['ROLE', 'REGION', 'AGENT_SLOTS', 'AGENT_ID', 'AGENT_HEARTBEAT_MS'].includes(name) ? { NATS_URL: 'nats://127.0.0.1:4222', ROLE: 'agent', REGION: 'us1' } : {};
@@ -561,5 +585,6 @@ describe('the catalogue (src/settings-catalogue.ts) is what the parser reads', (
     }
     expect(parseConfig({ REGION: 'us1', NATS_URL: 'nats://127.0.0.1:4222', ROLE: 'agent' }, CWD).cluster.region).toBe('us1');
     expect(parseConfig({ HOST: '10.9.8.7', ADMIN_HOST: '10.9.8.6' }, CWD).http).toMatchObject({ host: '10.9.8.7', adminHost: '10.9.8.6' });
+    expect(parseConfig({ GATEWAY_HOST: '10.9.8.5' }, CWD).gateway.host).toBe('10.9.8.5');
   });
 });

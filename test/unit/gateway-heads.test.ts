@@ -140,10 +140,14 @@ describe('response heads', () => {
     expect(relayedResponseHead(299, [], { host: 'h', port: 1 }).startsWith('HTTP/1.1 299 \r\n')).toBe(true);
   });
 
-  test('upstream failures: any 407; a CONNECT that is not 2xx', () => {
-    expect(isUpstreamFailure(407, false)).toBe(true);
-    expect(isUpstreamFailure(502, false)).toBe(false);
-    expect(isUpstreamFailure(200, true)).toBe(false);
-    expect(isUpstreamFailure(403, true)).toBe(true);
+  test('an upstream failure in a forwarded answer: 407 only (the target\'s answers pass through)', () => {
+    expect(isUpstreamFailure(407)).toBe(true);
+    for (const s of [200, 403, 404, 502, 503]) expect(isUpstreamFailure(s)).toBe(false);
+  });
+
+  test('auth_blocked carries Retry-After in whole seconds (at least 1)', () => {
+    expect(parseRes(gatewayError('auth_blocked', 42)).header('retry-after')).toBe('42');
+    expect(parseRes(gatewayError('auth_blocked', 0.2)).header('retry-after')).toBe('1');
+    expect(parseRes(gatewayError('no_upstream')).header('retry-after')).toBeUndefined();
   });
 });

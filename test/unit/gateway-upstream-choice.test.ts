@@ -1,7 +1,7 @@
 /** The gateway's choice of upstream (src/gateway/upstream-choice.ts): rotation, filters, sessions, tries. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { MAX_TRIES, STICKY_MS, UpstreamChooser, type Upstream, type UpstreamWant, type WorkingSet } from '../../src/gateway/upstream-choice';
+import { MAX_TRIES, STICKY_MS, SUSPECT_MS, UpstreamChooser, type Upstream, type UpstreamWant, type WorkingSet } from '../../src/gateway/upstream-choice';
 
 const up = (i: number, over: Partial<Upstream> = {}): Upstream => ({
   key: `10.0.0.${i} 8080`,
@@ -157,5 +157,36 @@ describe('tries', () => {
         },
       ),
     );
+  });
+});
+
+describe('suspects', () => {
+  test('an upstream that failed is offered to nobody for SUSPECT_MS while another matches, in either rotation; then it is back', () => {
+    const c = new UpstreamChooser({ random: () => 0 });
+    const w = set([up(1), up(2), up(3)]);
+    const a = c.begin(w, want(), NOW);
+    const first = a.next() as Upstream;
+    a.failed(first);
+    expect(first.host).toBe('10.0.0.1');
+    const picks = (now: number, rotate: 'round_robin' | 'random') => Array.from({ length: 6 }, () => connect(c, w, want({ rotate }), now));
+    expect(picks(NOW + 1, 'round_robin')).not.toContain('10.0.0.1');
+    expect(picks(NOW + 1, 'random')).not.toContain('10.0.0.1');
+    // another filter of the same pool avoids it too
+    expect(Array.from({ length: 4 }, () => connect(c, w, want({ country: 'DE' }), NOW + 1))).not.toContain('10.0.0.1');
+    expect(picks(NOW + SUSPECT_MS, 'round_robin')).toContain('10.0.0.1');
+    expect(c.suspects).toBe(1);
+    c.prune(NOW + SUSPECT_MS);
+    expect(c.suspects).toBe(0);
+  });
+
+  test('when every match is a suspect, suspects are offered again; a suspect of one pool is not one of another', () => {
+    const c = new UpstreamChooser();
+    const w = set([up(1), up(2)]);
+    const a = c.begin(w, want(), NOW);
+    for (let u = a.next(); u !== null; u = a.next()) a.failed(u);
+    expect(connect(c, w, want(), NOW + 1)).not.toBeNull();
+    const other = set([up(1)], 'otherpool01');
+    const b = c.begin(other, want(), NOW + 1);
+    expect(b.next()?.host).toBe('10.0.0.1');
   });
 });

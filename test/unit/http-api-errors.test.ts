@@ -20,10 +20,15 @@ import {
   invalidTimeout,
   invalidType,
   jobAlreadyRunning,
+  jobCancelled,
+  jobNodeUnreachable,
+  jobNotFound,
+  jobNotRunning,
   linkExpired,
   methodNotAllowed,
   noValidProxies,
   notFound,
+  poolNotFound,
   payloadTooLarge,
   serviceUnavailable,
   regionUnavailable,
@@ -89,6 +94,7 @@ describe('ApiError', () => {
       insufficientChecks: () => insufficientChecks(2, 1),
       forbidden: () => forbidden('x'),
       notFound: () => notFound(),
+      poolNotFound: () => poolNotFound(),
       methodNotAllowed: () => methodNotAllowed('/check', ['POST']),
       jobAlreadyRunning: () => jobAlreadyRunning('job'),
       linkExpired: () => linkExpired(),
@@ -103,6 +109,10 @@ describe('ApiError', () => {
       serviceUnavailable: () => serviceUnavailable('x'),
       regionUnavailable: () => regionUnavailable('de1'),
       tooManyLargeBodies: () => tooManyLargeBodies(1),
+      jobNotRunning: () => jobNotRunning('job', 'completed'),
+      jobCancelled: () => jobCancelled(),
+      jobNotFound: () => jobNotFound('job'),
+      jobNodeUnreachable: () => jobNodeUnreachable(),
     };
     const exported = Object.keys(errors).filter((k) => k !== 'ApiError' && typeof (errors as Record<string, unknown>)[k] === 'function');
     expect(exported.sort()).toEqual(Object.keys(calls).sort());
@@ -112,6 +122,23 @@ describe('ApiError', () => {
       expect(e.status).toBeGreaterThanOrEqual(400);
       expect(typeof e.body.message).toBe('string');
     }
+  });
+});
+
+describe('the job resource errors', () => {
+  test('409 Job not running names the job and how it ended; 404 and 503 are the contract bodies', () => {
+    expectError(jobNotRunning('job-1', 'cancelled'), 409, {
+      error: 'Job not running',
+      message: 'Job job-1 has already ended (cancelled); there is nothing to cancel',
+      jobId: 'job-1',
+      status: 'cancelled',
+    });
+    expect(jobNotFound('job-1').status).toBe(404);
+    expect(jobNotFound('job-1').body.error).toBe('Not found');
+    const down = jobNodeUnreachable();
+    expect(down.status).toBe(503);
+    expect(down.body.error).toBe('Service unavailable');
+    expect(down.headers).toEqual({ 'Retry-After': '5' });
   });
 });
 
@@ -284,13 +311,13 @@ describe('404 / 405 / 409 / 410', () => {
 
 describe('413 / 415 / 429', () => {
   test('pools: Too many proxies per pool / per account (413, max), too many pools (429 with limit, no Retry-After)', () => {
-    expectError(tooManyPoolProxies(100000, 'pool'), 413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool', max: 100000 });
+    expectError(tooManyPoolProxies(100000, 'pool'), 413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100000 });
     expectError(tooManyPoolProxies(200000, 'account'), 413, {
       error: 'Too many proxies',
-      message: "At most 200000 proxies in all of an account's pools together",
+      message: "At most 200000 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)",
       max: 200000,
     });
-    expectError(tooManyPools(20), 429, { error: 'Too many requests', message: 'At most 20 pools per account; delete one to create another', limit: 20 });
+    expectError(tooManyPools(20), 429, { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 });
     expect(tooManyPools(20).headers).toEqual({});
   });
 

@@ -10,6 +10,7 @@ import { ApiError } from '../../src/http/api-errors';
 import { domainToApiError, toApiError } from '../../src/http/errors';
 import {
   CALLER_ERROR_CODES,
+  clientCancelled,
   clientDisconnected,
   InsufficientQuotaError,
   isCallerError,
@@ -20,6 +21,7 @@ import {
   type CallerErrorCode,
 } from '../../src/jobs/job-errors';
 import { memoryLogger } from '../../src/log';
+import { PoolLimitError } from '../../src/pools/errors';
 
 const ctx = { method: 'POST', path: '/check' };
 
@@ -45,6 +47,21 @@ describe('domain errors -> responses', () => {
     expect(proxies.status).toBe(429);
     expect(proxies.body).toEqual({ error: 'Too many requests', message: 'At most 200000 unique proxies may be checked at once per account (twice the server setting MAX_PROXIES); retry in 5 s' });
     expect(proxies.headers).toEqual({ 'Retry-After': '5', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '5' });
+  });
+
+  test('pool_limit -> 429 for pools per account (no Retry-After: waiting does not help), 413 for proxies per pool and per account', () => {
+    const pools = domainToApiError(new PoolLimitError('pools_per_account', 20))!;
+    expect([pools.status, pools.body, pools.headers]).toEqual([429, { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 }, {}]);
+    const perPool = domainToApiError(new PoolLimitError('proxies_per_pool', 100_000))!;
+    expect([perPool.status, perPool.body]).toEqual([413, { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100_000 }]);
+    const perAccount = domainToApiError(new PoolLimitError('proxies_per_account', 200_000))!;
+    expect([perAccount.status, perAccount.body]).toEqual([413, { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)", max: 200_000 }]);
+  });
+
+  test('client_cancelled (DELETE /checks/{jobId} of a synchronous check) -> 409 Job cancelled', () => {
+    const e = domainToApiError(clientCancelled())!;
+    expect(e.status).toBe(409);
+    expect(e.body).toEqual({ error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' });
   });
 
   test('shutting_down -> 503 Service unavailable', () => {
@@ -91,6 +108,7 @@ const AS_THROWN: Record<CallerErrorCode, ServiceError> = {
   region_unavailable: new RegionUnavailableError('eu1'),
   shutting_down: shuttingDown(),
   client_disconnected: clientDisconnected(),
+  client_cancelled: clientCancelled(),
   node_lease_lost: new ServiceError(DOMAIN_ERROR_CODES.NODE_LEASE_LOST, 'node n1 holds no live lease: nothing reserved'),
   job_failed: new ServiceError(JOB_ERROR_CODES.JOB_FAILED, 'check job failed', { cause: new Error('x') }),
 };

@@ -4,6 +4,8 @@
  * rate_limited BEFORE anything is reserved, count per account, and give the
  * place back when a check ends (whatever way it ends). A job that ran counts
  * once in the jobEnded counter; a check refused before its job exists does not.
+ * Asynchronous submission (submit) answers at the reservation and leaves the
+ * job running; cancelRun cancels a run for its client (client_cancelled).
  */
 import { describe, expect, test } from 'bun:test';
 import { errorCode, isServiceError, ServiceError } from '../../src/errors';
@@ -32,9 +34,12 @@ function request(n: number, jobId: string | null = null): CheckRequest {
 function ledger(failWith?: unknown) {
   const reserved: { accountId: string; units: number }[] = [];
   const clientJobIds: (string | null)[] = [];
+  const failed: Parameters<LedgerPort['fail']>[0][] = [];
+  const runIds: string[] = [];
   const port: LedgerPort = {
     async reserve(i) {
       clientJobIds.push(i.clientJobId);
+      runIds.push(i.runId);
       if (i.accountId === 'failing') throw failWith;
       if (i.accountId === 'broke') return { ok: false, required: i.units, available: 0 };
       if (i.accountId === 'crash') throw new Error('database gone');
@@ -43,12 +48,14 @@ function ledger(failWith?: unknown) {
       return { ok: true, unlimited: false, user: { email: 'a@b.c', checks_used: i.units, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } } };
     },
     async complete() {},
-    async fail() {},
+    async fail(i) {
+      failed.push(i);
+    },
     async userInfo() {
       return { email: 'a@b.c', checks_used: 0, remaining_checks: 0, subscription_detail: { UnlimitedPro: false } };
     },
   };
-  return { port, reserved, clientJobIds };
+  return { port, reserved, clientJobIds, failed, runIds };
 }
 
 /** Probe execution that never grants a slot: a job runs until it is cancelled. */
@@ -89,7 +96,7 @@ function service(limits: AccountLimits, o: { counters?: JobCounters; failWith?: 
     );
     return { done, stop: async () => (ac.abort(), await done) };
   };
-  return { svc, start, reserved: l.reserved, clientJobIds: l.clientJobIds };
+  return { svc, start, reserved: l.reserved, clientJobIds: l.clientJobIds, failed: l.failed, runIds: l.runIds };
 }
 
 
@@ -206,7 +213,7 @@ describe('CheckService counters', () => {
 });
 
 describe('CheckService and jobIds', () => {
-  test('the ledger hears the client\'s jobId (null for a generated one); a jobId running on another node (the reservation refuses it) is JobAlreadyRunningError as it is, not job_failed', async () => {
+  test('the ledger hears the client\'s jobId (the generated one when it gave none); a jobId running on another node (the reservation refuses it) is JobAlreadyRunningError as it is, not job_failed', async () => {
     const { svc, clientJobIds } = service({ maxJobs: 10, maxProxiesInFlight: 1000 });
     const err = await refusal(svc.run({ id: 'elsewhere' }, request(3, 'job-x')));
     expect(err).toBeInstanceOf(JobAlreadyRunningError);
@@ -215,7 +222,7 @@ describe('CheckService and jobIds', () => {
     expect(svc.accountLoad('elsewhere')).toEqual({ jobs: 0, proxies: 0 });
     expect(svc.isRunning('job-x')).toBe(false);
     await refusal(svc.run({ id: 'elsewhere' }, request(3)));
-    expect(clientJobIds).toEqual(['job-x', null]);
+    expect(clientJobIds).toEqual(['job-x', expect.stringMatching(/^job_[A-Za-z0-9_-]{16}$/)]);
   });
 
   test('the same jobId twice in one process: the fast path refuses it before the ledger', async () => {
@@ -230,6 +237,64 @@ describe('CheckService and jobIds', () => {
     await first;
   });
 });
+
+describe('asynchronous submission and cancelRun', () => {
+  test('submit answers once the reservation is made; the job runs on, counted against the limits', async () => {
+    const { svc, reserved } = service({ maxJobs: 1, maxProxiesInFlight: 1000 });
+    const { jobId } = await svc.submit({ id: 'acct-a' }, request(3, 'async-1'));
+    expect(jobId).toBe('async-1');
+    expect(reserved).toEqual([{ accountId: 'acct-a', units: 3 }]);
+    expect(svc.isRunning('async-1')).toBe(true);
+    expect(svc.accountLoad('acct-a')).toEqual({ jobs: 1, proxies: 3 });
+    // the running-checks limit counts it like any other check
+    const err = await refusal(svc.submit({ id: 'acct-a' }, request(2, 'async-2')));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    await svc.stop(0);
+  });
+
+  test('submit rejects with what refused the reservation (402, 409 elsewhere), nothing left running', async () => {
+    const { svc } = service({ maxJobs: 10, maxProxiesInFlight: 1000 });
+    const broke = await refusal(svc.submit({ id: 'broke' }, request(3, 'async-broke')));
+    expect(broke).toMatchObject({ code: 'insufficient_quota', required: 3 });
+    expect(await refusal(svc.submit({ id: 'elsewhere' }, request(3, 'async-x')))).toBeInstanceOf(JobAlreadyRunningError);
+    expect(svc.runningJobs).toBe(0);
+    expect(svc.accountLoad('broke')).toEqual({ jobs: 0, proxies: 0 });
+  });
+
+  test('a generated jobId when the request has none', async () => {
+    const { svc } = service({ maxJobs: 10, maxProxiesInFlight: 1000 });
+    const { jobId } = await svc.submit({ id: 'acct-a' }, request(1));
+    expect(jobId).toMatch(/^job_[A-Za-z0-9_-]{16}$/);
+    expect(svc.isRunning(jobId)).toBe(true);
+    await svc.stop(0);
+  });
+
+  test('runProgress and cancelRun name a run by its run id; a cancelled run settles as client_cancelled with the unchecked refund', async () => {
+    const { svc, failed, clientJobIds, runIds } = service({ maxJobs: 10, maxProxiesInFlight: 1000 });
+    await svc.submit({ id: 'acct-a' }, request(4, 'to-cancel'));
+    expect(clientJobIds).toEqual(['to-cancel']);
+    const runId = runIds[0]!;
+    expect(runId).toMatch(/^run_/);
+    expect(svc.runProgress('run_nope')).toBeNull();
+    expect(await svc.cancelRun('run_nope')).toBeNull();
+    expect(svc.runProgress(runId)).toEqual({ checked: 0, total: 4, working: 0 });
+    expect(await svc.cancelRun(runId)).toBe('failed');
+    expect(svc.isRunning('to-cancel')).toBe(false);
+    expect(failed).toHaveLength(1);
+    // nothing was probed (the execution never granted a slot): all 4 units back, the scan cancelled
+    expect(failed[0]).toMatchObject({ runId, error: 'client_cancelled', cancelled: true, refund: 4, checked: 0 });
+    expect(svc.runProgress(runId)).toBeNull();
+  });
+
+  test('stop() fails and refunds an async job like a synchronous one (shutting_down, not cancelled)', async () => {
+    const { svc, failed } = service({ maxJobs: 10, maxProxiesInFlight: 1000 });
+    await svc.submit({ id: 'acct-a' }, request(2, 'stopped-async'));
+    await svc.stop(0);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ error: 'shutting_down', cancelled: false, refund: 2 });
+  });
+});
+
 
 describe('what CheckService.run rejects with always has an HTTP answer', () => {
   const below = [DB_ERROR_CODES, LEAF_ERROR_CODES, DOMAIN_ERROR_CODES, JOB_ERROR_CODES].flatMap((t) => Object.values(t) as string[]);

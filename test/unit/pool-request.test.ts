@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
-import { checkPoolLimits, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
+import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 
 const OPTS: PoolRequestOptions = {
@@ -79,7 +79,7 @@ describe('POST /pools', () => {
     expect(msg(() => validatePoolCreate({ ...base, name: 'a\nb' }, OPTS)).status).toBe(400);
     expect(msg(() => validatePoolCreate({ ...base, region: 'xx1' }, OPTS)).body.error).toBe('Invalid region');
     expect(msg(() => validatePoolCreate({ ...base, type: 'socks6' }, OPTS)).body.error).toBe('Invalid proxy type');
-    expect(msg(() => validatePoolCreate({ ...base, interval_s: 59 }, OPTS))).toEqual(bad('interval_s: expected an integer from 60 to 86400'));
+    expect(msg(() => validatePoolCreate({ ...base, interval_s: 59 }, OPTS))).toEqual(bad('interval_s: expected an integer from 60 (server setting POOL_MIN_INTERVAL_S) to 86400'));
     expect(msg(() => validatePoolCreate({ ...base, interval_s: 86401 }, OPTS)).status).toBe(400);
     expect(msg(() => validatePoolCreate({ ...base, interval_s: '600' }, OPTS)).status).toBe(400);
     expect(validatePoolCreate({ ...base, interval_s: 5 }, { ...OPTS, limits: { ...OPTS.limits, minIntervalS: 2 } }).settings.intervalS).toBe(5);
@@ -100,7 +100,7 @@ describe('POST /pools', () => {
     expect(msg(() => validatePoolCreate({ name: 'x', proxies: ['junk'] }, OPTS)).body.error).toBe('No valid proxies found');
     expect(msg(() => validatePoolCreate({ name: 'x', proxies: ['1.1.1.1:1', '1.1.1.1:2'], text: '1.1.1.1:3\n1.1.1.1:4' }, OPTS))).toEqual({
       status: 413,
-      body: { error: 'Too many proxies', message: 'At most 3 proxies per pool', max: 3 },
+      body: { error: 'Too many proxies', message: 'At most 3 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 3 },
     });
     expect(validatePoolCreate({ name: 'x', proxies: ['1.1.1.1:1', '1.1.1.1:2'], text: '1.1.1.1:2\n1.1.1.1:3' }, OPTS).proxies.length).toBe(3);
   });
@@ -137,22 +137,6 @@ describe('PATCH /pools/{id}', () => {
     expect(msg(() => validatePoolPatch({ add: ['1.1.1.1:1', '1.1.1.1:2', '1.1.1.1:3', '1.1.1.1:4'] }, OPTS)).status).toBe(413);
     expect(validatePoolPatch({ add: [] }, OPTS).add?.proxies).toEqual([]);
     expect(validatePoolPatch({ remove: Array.from({ length: 10 }, (_, i) => `1.1.1.1:${i + 1}`) }, OPTS).remove?.proxies.length).toBe(10);
-  });
-});
-
-describe('checkPoolLimits', () => {
-  const L = OPTS.limits;
-  test('pools per account: 429 without Retry-After; proxies per pool and per account: 413', () => {
-    expect(() => checkPoolLimits({ pools: 1, proxies: 0, inPool: 0 }, { newPool: true, adding: 3 }, L)).not.toThrow();
-    const pools = fail(() => checkPoolLimits({ pools: 2, proxies: 0, inPool: 0 }, { newPool: true, adding: 1 }, L));
-    expect(pools).toEqual({ status: 429, body: { error: 'Too many requests', message: 'At most 2 pools per account; delete one to create another', limit: 2 }, headers: {} });
-    expect(() => checkPoolLimits({ pools: 2, proxies: 0, inPool: 0 }, { newPool: false, adding: 1 }, L)).not.toThrow();
-    expect(fail(() => checkPoolLimits({ pools: 1, proxies: 1, inPool: 1 }, { newPool: false, adding: 3 }, L)).body.message).toBe('At most 3 proxies per pool');
-    expect(fail(() => checkPoolLimits({ pools: 1, proxies: 4, inPool: 1 }, { newPool: false, adding: 2 }, L)).body).toEqual({
-      error: 'Too many proxies',
-      message: "At most 5 proxies in all of an account's pools together",
-      max: 5,
-    });
   });
 });
 

@@ -45,9 +45,9 @@ const geo = { country: 'FR', country_name: 'France', location: 'Paris', isp: 'Ex
 const ctx = { poolType: 'http' as const, intervalS: 600, nowMs: NOW, random: () => 0 };
 
 describe('foldCheck', () => {
-  test('a first pass: working, proxy.up, the verdict fields, history, due after the interval', () => {
+  test('a first pass: working, no event (the first verdict), the verdict fields, history, due after the interval', () => {
     const f = foldCheck(fresh, ok, geo, ctx);
-    expect(f.event).toBe('proxy.up');
+    expect(f.event).toBeNull();
     expect(f.row).toMatchObject({
       status: 'working',
       failures: 0,

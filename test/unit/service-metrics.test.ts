@@ -126,6 +126,33 @@ describe('ServiceMetrics', () => {
     expect(embedded).not.toMatch(new RegExp(`^${N.regionQueueShards}\\{`, 'm'));
   });
 
+  test('gateway: open connections from its source at scrape time (0 before or without one); connections, bytes, refusals by reason, upstream failures', async () => {
+    const gw = { open: 3 };
+    const m = new ServiceMetrics({ processMetrics: false }).watch(fakeSources().sources);
+    expect(sampleValue(await m.render(), N.gatewayConnectionsOpen)).toBe(0);
+    m.watchGateway(gw);
+    let text = await m.render();
+    expect(sampleValue(text, N.gatewayConnectionsOpen)).toBe(3);
+    expect(sampleValue(text, N.gatewayConnections)).toBe(0);
+    m.gatewayConnection();
+    m.gatewayConnection();
+    m.gatewayBytes(1000);
+    m.gatewayBytes(0);
+    m.gatewayRefused('auth');
+    m.gatewayRefused('auth');
+    m.gatewayRefused('no_upstream');
+    m.gatewayUpstreamFailed();
+    gw.open = 1;
+    text = await m.render();
+    expect(sampleValue(text, N.gatewayConnectionsOpen)).toBe(1);
+    expect(sampleValue(text, N.gatewayConnections)).toBe(2);
+    expect(sampleValue(text, N.gatewayBytes)).toBe(1000);
+    expect(sampleValue(text, N.gatewayRefused, { reason: 'auth' })).toBe(2);
+    expect(sampleValue(text, N.gatewayRefused, { reason: 'no_upstream' })).toBe(1);
+    expect(sampleValue(text, N.gatewayUpstreamFailures)).toBe(1);
+    expect(sampleValue(await new ServiceMetrics({ processMetrics: false }).watch(fakeSources().sources).render(), N.gatewayConnectionsOpen)).toBe(0);
+  });
+
   test('two instances in one process share no counter', async () => {
     const a = new ServiceMetrics().watch(fakeSources().sources);
     const b = new ServiceMetrics().watch(fakeSources().sources);

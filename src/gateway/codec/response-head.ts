@@ -6,7 +6,10 @@
  *   wrong, credentials (a wrong key, another account's pool, a username the
  *   grammar refuses: the client is told nothing more).
  * - Errors of the gateway: a status, `X-Gateway-Error: <code>` and a short
- *   fixed text body (GATEWAY_ERRORS); never an internal detail.
+ *   fixed text body (GATEWAY_ERRORS; one with a setting behind it names it);
+ *   never an internal detail. A client address blocked by the failed-attempt
+ *   throttle gets 429 `auth_blocked` with Retry-After (before its credentials
+ *   are looked at).
  * - The successful CONNECT answer: `200 Connection established` with
  *   `X-Gateway-Upstream: <host>:<port>`.
  * - An upstream's response head (relayedResponseHead): its status, its
@@ -15,6 +18,7 @@
  * Every head the gateway makes itself closes the connection.
  */
 import { authority } from '../../probe/codec/http-request';
+import { ALLOW_PRIVATE_TARGETS } from '../../probe/codec/ssrf';
 import { endToEnd, headerLines } from './headers';
 
 export const GATEWAY_REALM = 'proxycheck gateway';
@@ -22,11 +26,15 @@ export const GATEWAY_REALM = 'proxycheck gateway';
 /** X-Gateway-Error codes, their statuses and fixed texts. */
 export const GATEWAY_ERRORS = Object.freeze({
   bad_request: { status: 400, text: 'The request is not a valid HTTP proxy request' },
-  blocked_target: { status: 403, text: 'The target address is not allowed' },
-  too_many_connections: { status: 429, text: 'Too many open connections for this key' },
+  blocked_target: { status: 403, text: `The target is a private, loopback or reserved address; refused unless the server sets ${ALLOW_PRIVATE_TARGETS}=true` },
+  too_many_connections: { status: 429, text: 'Too many open connections for this key (the server allows GATEWAY_MAX_CONNECTIONS at once)' },
+  auth_blocked: { status: 429, text: 'Too many failed authentications from this address; try again later' },
   unsupported: { status: 501, text: 'Only absolute-form http:// requests and CONNECT are supported' },
+  dns_failed: { status: 502, text: 'The target host name does not resolve' },
   no_upstream: { status: 502, text: 'No working proxy of the pool matches' },
   upstream_failed: { status: 502, text: 'The upstream proxies failed' },
+  target_unreachable: { status: 502, text: 'The upstream proxies could not reach the target' },
+  unavailable: { status: 503, text: 'The gateway cannot serve this request now; try again' },
 } as const);
 export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;
 
@@ -66,9 +74,11 @@ export function proxyAuthRequired(): string {
   return withBody(407, `Proxy-Authenticate: Basic realm="${GATEWAY_REALM}"\r\n`, 'Proxy authentication required: user pool-<id>, password your API key');
 }
 
-export function gatewayError(code: GatewayErrorCode): string {
+/** An error of the gateway; `retryAfterS` adds Retry-After (auth_blocked). */
+export function gatewayError(code: GatewayErrorCode, retryAfterS?: number): string {
   const e = GATEWAY_ERRORS[code];
-  return withBody(e.status, `X-Gateway-Error: ${code}\r\n`, e.text);
+  const retry = retryAfterS === undefined ? '' : `Retry-After: ${Math.max(1, Math.ceil(retryAfterS))}\r\n`;
+  return withBody(e.status, `X-Gateway-Error: ${code}\r\n${retry}`, e.text);
 }
 
 export const CONTINUE_HEAD = 'HTTP/1.1 100 Continue\r\n\r\n';
@@ -88,12 +98,12 @@ export function relayedResponseHead(status: number, headers: readonly [string, s
 }
 
 /**
- * Whether an upstream's answer means the upstream, not the target, failed,
- * so another upstream is tried: a CONNECT that is not 2xx; any 407 (our
+ * Whether an upstream's answer to a forwarded request means the upstream,
+ * not the target, failed, so another upstream is tried: a 407 (our
  * credentials for the upstream were refused: the client must not see a 407
- * it did not cause).
+ * it did not cause, and the request went no further). The answer to CONNECT
+ * is judged by codec/upstream-handshake.ts.
  */
-export function isUpstreamFailure(status: number, connect: boolean): boolean {
-  if (status === 407) return true;
-  return connect && (status < 200 || status > 299);
+export function isUpstreamFailure(status: number): boolean {
+  return status === 407;
 }

@@ -10,42 +10,36 @@
  * answers. A client that closes the connection cancels its job
  * (request.signal): what was not probed is refunded, history says
  * cancelled / client_disconnected.
+ *
+ * Asynchronous (`Prefer: respond-async` or `?async=true`, async-check.ts;
+ * a bad `async` value is a 400 before the body is read): every answer up to
+ * the reservation is the same (400, 401, 402, 409, 413, 429, 503), then 202
+ * with the job's URLs; the job runs on with no connection attached (GET
+ * /checks/{jobId}, routes/checks.ts).
  */
 import { Elysia } from 'elysia';
-import { invalidRequest, unsupportedMediaType } from '../api-errors';
+import { unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
 import { setRateLimitHeaders } from '../account-rate-limit';
 import { authenticate } from '../auth';
-import { LargeBodyGate, withBodyText } from '../body';
+import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '../body';
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount, requestLog } from '../request-log';
+import { markAccount, markStatus, requestLog } from '../request-log';
+import { acceptedResponse, asyncAsk } from '../async-check';
 import { docs } from '../openapi';
 
-function isJson(contentType: string | null): boolean {
-  if (contentType === null) return false;
-  const base = contentType.split(';')[0]!.trim().toLowerCase();
-  return base === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(base);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalidRequest('body: malformed JSON');
-  }
-}
-
-export function checkRoutes(deps: AppDeps) {
+/** `bodies`: the app's one gate for bodies over 1 MiB (shared with the other routes that read bodies). */
+export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.limits.maxLargeBodies)) {
   const limits = {
     maxProxies: deps.limits.maxProxies,
     maxCustomUrls: deps.limits.maxCustomUrls,
     acceptedRegions: ACCEPTED_REGIONS,
     defaultHttps: deps.httpsDefault ?? true,
   };
-  // limits.maxLargeBodies bodies over 1 MiB read and parsed at once, for both routes
-  const body = { maxBytes: deps.limits.maxBodyBytes, gate: new LargeBodyGate(deps.limits.maxLargeBodies) };
+  // limits.maxLargeBodies bodies over 1 MiB read and parsed at once, for both routes (and the pools')
+  const body = { maxBytes: deps.limits.maxBodyBytes, gate: bodies };
   const begin = async (request: Request, set: { headers: Record<string, unknown> }) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
@@ -53,13 +47,19 @@ export function checkRoutes(deps: AppDeps) {
     deps.checks.assertAccepting(); // shutting_down -> 503, before the body is read
     return account;
   };
+  const accepted = (request: Request, jobId: string, ask: 'prefer' | 'query') => {
+    markStatus(request, 202); // the access log's status (a Response's own is not seen there)
+    return acceptedResponse(deps.publicBase(), jobId, ask);
+  };
   return new Elysia({ name: 'check-routes' })
     .post(
       '/check',
       async ({ request, server, set }) => {
         const account = await begin(request, set);
-        if (!isJson(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
-        const req = await withBodyText(request, body, (text) => validateCheckJson(parseJson(text), limits));
+        const ask = asyncAsk(request.headers, new URL(request.url).searchParams);
+        if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
+        const req = await withBodyText(request, body, (text) => validateCheckJson(parseJsonBody(text), limits));
+        if (ask !== null) return accepted(request, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },
@@ -71,7 +71,9 @@ export function checkRoutes(deps: AppDeps) {
         const account = await begin(request, set);
         // every value of every parameter: a repeated one is a 400, not its last value
         const query = new URL(request.url).searchParams;
+        const ask = asyncAsk(request.headers, query);
         const req = await withBodyText(request, body, (text) => validateCheckRaw(text, query, limits));
+        if (ask !== null) return accepted(request, (await deps.checks.submit(account, req, requestLog(request, deps.log))).jobId, ask);
         server?.timeout(request, 0);
         return jsonResponse(200, await deps.checks.run(account, req, request.signal, requestLog(request, deps.log)));
       },

@@ -1,6 +1,7 @@
 /**
  * The dashboard's client of the service's own HTTP API (same origin): JSON
- * GET/POST with the key in `X-API-Key`, network failures as status 0, and the
+ * GET/POST/PATCH/DELETE with the key in `X-API-Key`, text pages (a pool's
+ * txt/csv downloads), network failures as status 0, and the
  * WebSocket progress channel (/ws?jobId=&apiKey=), opened before the check is
  * posted so no message is missed. Also where the API key lives in the browser
  * (sessionStorage, or localStorage when the user asks to be remembered).
@@ -41,6 +42,27 @@ export function apiPost(path: string, key: string, json: unknown): Promise<ApiAn
     headers: { 'X-API-Key': key, 'Content-Type': 'application/json', Accept: 'application/json' },
     body: JSON.stringify(json),
   });
+}
+
+/** PATCH or DELETE with the key (the pools' changes); a JSON body when given. */
+export function apiSend(method: 'PATCH' | 'DELETE', path: string, key: string, json?: unknown): Promise<ApiAnswer> {
+  return send(path, {
+    method,
+    headers: { 'X-API-Key': key, Accept: 'application/json', ...(json !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+  });
+}
+
+/** A text answer (a txt or csv page of a pool's proxies) with the next page's cursor header. */
+export async function apiText(path: string, key: string): Promise<{ ok: boolean; status: number; text: string; nextCursor: string | null }> {
+  let res: Response;
+  try {
+    res = await fetch(path, { headers: { 'X-API-Key': key } });
+  } catch {
+    return { ok: false, status: 0, text: '', nextCursor: null };
+  }
+  const text = await res.text().catch(() => '');
+  return { ok: res.ok, status: res.status, text, nextCursor: res.headers.get('x-next-cursor') };
 }
 
 /** A progress subscription: `close()` ends it (idempotent). */

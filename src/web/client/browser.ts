@@ -61,6 +61,8 @@ export interface LabelEl extends Elem {
 }
 export interface AnchorEl extends Elem {
   href: string;
+  download: string;
+  click(): void;
 }
 export interface ProgressEl extends Elem {
   value: number;

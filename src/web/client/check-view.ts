@@ -1,13 +1,16 @@
 /**
  * The "New check" view: the list (pasted or uploaded), type (auto too) /
  * region / timeout / samples per proxy, custom-URL rows, and the run itself: open the progress WebSocket
- * first, then POST /check with a fresh jobId, show the bar / counts / ETA as
+ * first, then POST /check?async=true with a fresh jobId (the check outlives
+ * the page's connection: job-follow.ts), show the bar / counts / ETA as
  * messages arrive (with throttled screen-reader announcements), and hand the
- * check response to the results view when it comes back. On one machine a
- * hint under the region says that every region probes from it.
+ * check response to the results view when the job has completed. A reload
+ * while it runs reattaches to it (`resume`). On one machine a hint under
+ * the region says that every region probes from it.
  */
 import { create, doc, option, type ButtonEl, type Elem, type InputEl, type LabelEl, type ProgressEl, type SelectEl, type TextAreaEl } from './browser';
-import { apiGet, apiPost, openProgress, type ProgressChannel } from './api';
+import { apiGet, apiPost } from './api';
+import { followJob, keepJob, keptJob, openSocket } from './job-follow';
 import { announcer, byId, setText, show } from './dom';
 import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, parseSamples, type CustomUrlInput } from './format';
 import type { ServiceInfo } from './service-info';
@@ -31,7 +34,7 @@ interface ProgressMsg {
   details?: { message?: string; working_so_far?: number; checked?: number; total?: number };
 }
 
-export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void>; setService(info: ServiceInfo): void } {
+export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void>; setService(info: ServiceInfo): void; resume(): Promise<boolean> } {
   const form = byId('check-form');
   const text = byId<TextAreaEl>('proxies');
   const count = byId('proxies-count');
@@ -167,33 +170,17 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
       return fail(custom.error, bad ?? undefined);
     }
     const jobId = jobIdFrom(crypto.getRandomValues(new Uint8Array(12)));
-    running = true;
-    start.disabled = true;
-    setText(start, 'Checking…');
-    show(panel, true);
-    panel.setAttribute('aria-busy', 'true');
-    bar.value = 0;
-    render({ status: 'in_progress', progress: 0, eta: null, details: { message: 'Connecting…', total: proxies.length, checked: 0, working_so_far: 0 } });
-    panel.scrollIntoView({ block: 'nearest' });
+    begin(proxies.length);
     live.now(`Check started: ${formatCount(proxies.length)} proxies.`);
-    let channel: ProgressChannel | null = null;
-    let finalSeen = false;
+    let sub: Awaited<ReturnType<typeof openSocket>> = null;
     try {
-      channel = await openProgress(
-        jobId,
-        key,
-        (msg) => {
-          const m = msg as ProgressMsg;
-          if (m.status === 'completed' || m.status === 'failed') finalSeen = true;
-          render(m);
-        },
-        () => undefined,
-      );
-      if (channel === null) setText(pMessage, 'Live progress is unavailable; waiting for the result…');
+      sub = await openSocket(jobId, key, render);
+      if (sub === null) setText(pMessage, 'Live progress is unavailable; waiting for the result…');
       const body: Record<string, unknown> = { proxies, type: type.value, region: region.value, timeout: t, jobId };
       if (samples > 1) body.samples = samples;
       if (custom.rules.length > 0) body.customUrls = custom.rules;
-      const r = await apiPost('/check', key, body);
+      // asynchronous: the job runs on if this page's connection drops (or the page reloads)
+      const r = await apiPost('/check?async=true', key, body);
       if (r.status === 401) {
         deps.onUnauthorized();
         return;
@@ -204,22 +191,71 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
         live.now(`The check did not run: ${errorText(r.status, r.body)}`);
         return;
       }
-      const res = r.body as Record<string, unknown>;
-      const summary = (res.summary ?? {}) as { total_working?: number };
-      const meta = (res.metadata ?? {}) as { total_checked?: number };
-      if (!finalSeen) {
-        render({ status: 'completed', progress: 100, eta: 0, details: { message: 'Completed', total: meta.total_checked ?? proxies.length, checked: meta.total_checked ?? proxies.length, working_so_far: summary.total_working ?? 0 } });
-      }
-      live.now(`Check complete: ${formatCount(summary.total_working ?? 0)} of ${formatCount(meta.total_checked ?? 0)} proxies working.`);
-      deps.onResult(res);
+      keepJob(jobId);
+      const following = sub;
+      sub = null; // followJob closes it
+      await follow(jobId, key, following);
     } finally {
-      channel?.close();
-      running = false;
-      start.disabled = false;
-      setText(start, 'Start check');
-      panel.setAttribute('aria-busy', 'false');
+      sub?.close();
+      end();
     }
   };
+
+  /** The progress panel for a run of `total` proxies (0: not known yet). */
+  const begin = (total: number) => {
+    running = true;
+    start.disabled = true;
+    setText(start, 'Checking…');
+    show(panel, true);
+    panel.setAttribute('aria-busy', 'true');
+    bar.value = 0;
+    render({ status: 'in_progress', progress: 0, eta: null, details: { message: 'Connecting…', total, checked: 0, working_so_far: 0 } });
+    panel.scrollIntoView({ block: 'nearest' });
+  };
+  const end = () => {
+    running = false;
+    start.disabled = false;
+    setText(start, 'Start check');
+    panel.setAttribute('aria-busy', 'false');
+  };
+
+  /** Follows a submitted (or kept) job to its end and shows how it ended. */
+  const follow = async (jobId: string, key: string, sub: Awaited<ReturnType<typeof openSocket>>) => {
+    let finalSeen = false;
+    const out = await followJob(
+      jobId,
+      key,
+      (m) => {
+        if (m.status === 'completed' || m.status === 'failed') finalSeen = true;
+        render(m);
+      },
+      sub,
+    );
+    if (out.kind === 'unauthorized') return deps.onUnauthorized();
+    keepJob(null);
+    if (out.kind === 'gone') {
+      fail('The service no longer knows this check.');
+      setText(pMessage, '');
+      return;
+    }
+    const job = out.job;
+    const p = job.progress;
+    if (job.status !== 'completed' || job.result === undefined) {
+      const why = job.error ? ` (${job.error})` : '';
+      const msg =
+        job.status === 'cancelled'
+          ? `The check was cancelled${why}; the checks not performed were refunded.`
+          : `The check failed${why}; it delivered no result and every check it reserved was refunded.`;
+      fail(msg);
+      setText(pMessage, msg);
+      live.now(msg);
+      return;
+    }
+    if (!finalSeen) render({ status: 'completed', progress: 100, eta: 0, details: { message: 'Completed', total: p.total, checked: p.checked, working_so_far: p.working_so_far } });
+    live.now(`Check complete: ${formatCount(p.working_so_far)} of ${formatCount(p.checked)} proxies working.`);
+    deps.onResult(job.result);
+  };
+
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     void run();
@@ -227,6 +263,20 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
   updateCount();
 
   return {
+    /** Reattaches to the check this tab started before a reload, if one is kept; true when there was one. */
+    async resume() {
+      const jobId = keptJob();
+      const key = deps.key();
+      if (jobId === null || key === null || running) return false;
+      begin(0);
+      live.now('Following the check started before the page was reloaded.');
+      try {
+        await follow(jobId, key, null);
+      } finally {
+        end();
+      }
+      return true;
+    },
     setService(info: ServiceInfo) {
       show(byId('region-hint'), !info.cluster);
     },

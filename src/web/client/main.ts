@@ -2,11 +2,12 @@
  * The dashboard's entry point (bundled by src/web/bundle.ts into /app/app.js):
  * sign-in with an API key (checked with GET /me, then kept in sessionStorage
  * or, when remembered, localStorage; in memory when storage is off), a hash
- * router over the views (#/check, #/results, #/account; sign-in whenever no
- * key is known) that moves focus to each view's heading, and sign-out.
+ * router over the views (#/check, #/results, #/pools and #/pools/<id>,
+ * #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
  * GET /health is read once at start (service-info.ts): one machine or a
  * cluster (the region hint and card), and the banner for a judge that
- * proxies elsewhere cannot reach.
+ * proxies elsewhere cannot reach. A check still running when the page was
+ * reloaded is followed again.
  */
 import { apiGet, clearKey, loadKey, saveKey } from './api';
 import { doc, win, type ButtonEl, type Elem, type InputEl } from './browser';
@@ -14,10 +15,12 @@ import { setupAccountView } from './account-view';
 import { setupCheckView } from './check-view';
 import { byId, setText, show } from './dom';
 import { errorText } from './format';
+import { keptJob } from './job-follow';
+import { setupPoolsView } from './pools-view';
 import { setupResultsView } from './results-view';
 import { judgeBanner, serviceInfo } from './service-info';
 
-const ROUTES = Object.freeze({ check: 'New check', results: 'Results', account: 'Account' } as const);
+const ROUTES = Object.freeze({ check: 'New check', results: 'Results', pools: 'Pools', account: 'Account' } as const);
 type Route = keyof typeof ROUTES | 'signin';
 const LAST_RESULT = 'proxycheck.lastResult';
 
@@ -33,6 +36,7 @@ function boot(): void {
     signin: byId('view-signin'),
     check: byId('view-check'),
     results: byId('view-results'),
+    pools: byId('view-pools'),
     account: byId('view-account'),
   };
 
@@ -77,6 +81,8 @@ function boot(): void {
     },
   });
 
+  const pools = setupPoolsView({ key, onUnauthorized: () => signOut('Your API key was refused. Sign in again.') });
+
   void apiGet('/health').then((h) => {
     const info = serviceInfo(h.body);
     check.setService(info);
@@ -89,7 +95,8 @@ function boot(): void {
 
   let regionsLoaded = false;
   function route(focus: boolean): void {
-    const wanted = location.hash.replace(/^#\/?/, '');
+    // "#/pools/<id>": the route is the first segment, the rest the view's
+    const [wanted = '', ...rest] = location.hash.replace(/^#\/?/, '').split('/');
     let name: Route = wanted in ROUTES ? (wanted as Route) : 'check';
     if (key() === null) name = 'signin';
     for (const [n, el] of Object.entries(views)) show(el, n === name);
@@ -104,6 +111,7 @@ function boot(): void {
       void check.loadRegions();
     }
     if (name === 'account') void account.load();
+    if (name === 'pools') void pools.load(rest[0] ?? null);
     if (name === 'results') results.redraw();
     if (name === 'results' && !restored && !results.hasResult()) {
       restored = true;
@@ -146,13 +154,18 @@ function boot(): void {
     input.value = '';
     memKey = k;
     saveKey(k, rememberBox.checked);
-    const target = location.hash.replace(/^#\/?/, '');
+    const target = location.hash.replace(/^#\/?/, '').split('/')[0] ?? '';
     if (target in ROUTES) route(true);
     else location.hash = '#/check';
   });
   byId('signout').addEventListener('click', () => signOut('You are signed out.'));
   win().addEventListener('hashchange', () => route(true));
   route(false);
+  // a check this tab started is still running (the page was reloaded): follow it again
+  if (key() !== null && keptJob() !== null) {
+    if (location.hash !== '#/check') location.hash = '#/check';
+    void check.resume();
+  }
 }
 
 if (doc().readyState === 'loading') doc().addEventListener('DOMContentLoaded', boot);

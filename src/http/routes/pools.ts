@@ -1,0 +1,160 @@
+/**
+ * Pools (DECISIONS "Pools"; docs/API.md "Pools"), every route keyed and
+ * rate-limited like /check and /me (the per-account token bucket of the
+ * key lookup; its RateLimit-* headers on every answer past the key):
+ *
+ *   POST   /pools                 201 the pool (+ `submitted`), Location /pools/{id}
+ *   GET    /pools                 200 {pools: [pool]}, oldest first
+ *   GET    /pools/{id}            200 the pool
+ *   PATCH  /pools/{id}            200 the pool (+ `submitted`)
+ *   DELETE /pools/{id}            204, no body
+ *   GET    /pools/{id}/proxies    200 json {proxies, next_cursor} | txt | csv
+ *
+ * Order of answers: 401 (key; 429 past the account's request rate) -> 404
+ * for an id that cannot be a pool's (`[a-z0-9]{10,32}`) -> POST/PATCH: 415
+ * (JSON expected), 413 (body size; 503 when every slot for bodies over 1 MiB
+ * is taken, body.ts), 400 (malformed JSON), the validator's 400/413
+ * (pool-request.ts); GET .../proxies: the query's 400 (pool-proxies-query.ts)
+ * -> 404 (no such pool of this account: another account's pool is 404 too,
+ * never 403) -> the limits counted in the database (429 pools per account,
+ * 413 proxies per pool / per account; src/pools/store.ts) -> the answer.
+ * Nothing here charges: pools are charged per round checked.
+ *
+ * `submitted` (POST and PATCH): what the request's addresses did, counted as
+ * /check counts them: `added` (new to the pool), `removed`, `total_invalid`
+ * (entries that are no address; PATCH: of `add` and `remove` together),
+ * `total_duplicates` (repeats within the request).
+ *
+ * The proxies listing: `format=json` (default) is `{proxies, next_cursor}`;
+ * `txt` is one address per line as it was given (credentials kept) and
+ * nothing else, `csv` a header row and a row per proxy (src/pools/render.ts);
+ * both carry the next page's cursor in `X-Next-Cursor` (absent on the last
+ * page), so a scraper can page through them too.
+ *
+ * The routes are hidden from the OpenAPI generator: their operations are the
+ * document paths of openapi-pools.ts (poolPaths).
+ */
+import { Elysia } from 'elysia';
+import { poolNotFound, unsupportedMediaType } from '../api-errors';
+import { ACCEPTED_REGIONS } from '../../regions';
+import { setRateLimitHeaders } from '../account-rate-limit';
+import { authenticate } from '../auth';
+import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '../body';
+import type { AppDeps } from '../context';
+import { jsonResponse } from '../errors';
+import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
+import { validateProxiesQuery } from '../pool-proxies-query';
+import { markAccount, markStatus } from '../request-log';
+import { isPoolId } from '../../pools/pool-id';
+import { poolCsvHeader, poolCsvRow, txtLine } from '../../pools/render';
+import { poolProxyObject } from '../../pools/shape';
+
+/** The header that carries `next_cursor` on txt and csv pages. */
+export const NEXT_CURSOR_HEADER = 'X-Next-Cursor';
+
+const TEXT_TYPES = { txt: 'text/plain; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
+
+interface Submitted {
+  added: number;
+  removed: number;
+  total_invalid: number;
+  total_duplicates: number;
+}
+
+export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.limits.maxLargeBodies)) {
+  const body = { maxBytes: deps.limits.maxBodyBytes, gate: bodies };
+  const options = (): PoolRequestOptions => ({ limits: deps.pools.limits, maxCustomUrls: deps.limits.maxCustomUrls, acceptedRegions: ACCEPTED_REGIONS });
+  const owner = async (request: Request, set: { headers: Record<string, unknown> }) => {
+    const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
+    markAccount(request, account.id);
+    setRateLimitHeaders(set, account); // on every answer from here on, errors included
+    return account;
+  };
+  const poolId = (id: string | undefined): string => {
+    if (id === undefined || !isPoolId(id)) throw poolNotFound();
+    return id;
+  };
+  const jsonBody = async <T>(request: Request, validate: (json: unknown) => T): Promise<T> => {
+    if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
+    return withBodyText(request, body, (text) => validate(parseJsonBody(text)));
+  };
+
+  return new Elysia({ name: 'pool-routes' })
+    .post(
+      '/pools',
+      async ({ request, set }) => {
+        const account = await owner(request, set);
+        const req = await jsonBody(request, (json) => validatePoolCreate(json, options()));
+        const made = await deps.pools.create(account.id, req);
+        const submitted: Submitted = { added: made.added, removed: 0, total_invalid: req.totalInvalid, total_duplicates: req.totalDuplicates };
+        markStatus(request, 201);
+        return jsonResponse(201, { ...made.pool, submitted }, { location: `/pools/${made.pool.id}` });
+      },
+      { parse: 'none', detail: { hide: true } },
+    )
+    .get(
+      '/pools',
+      async ({ request, set }) => {
+        const account = await owner(request, set);
+        return jsonResponse(200, { pools: await deps.pools.list(account.id) });
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/pools/:id',
+      async ({ request, params, set }) => {
+        const account = await owner(request, set);
+        const pool = await deps.pools.get(account.id, poolId(params.id));
+        if (pool === null) throw poolNotFound();
+        return jsonResponse(200, pool);
+      },
+      { detail: { hide: true } },
+    )
+    .patch(
+      '/pools/:id',
+      async ({ request, params, set }) => {
+        const account = await owner(request, set);
+        const id = poolId(params.id);
+        const patch = await jsonBody(request, (json) => validatePoolPatch(json, options()));
+        const u = await deps.pools.update(account.id, id, patch);
+        if (u === null) throw poolNotFound();
+        const submitted: Submitted = {
+          added: u.added,
+          removed: u.removed,
+          total_invalid: (patch.add?.totalInvalid ?? 0) + (patch.remove?.totalInvalid ?? 0),
+          total_duplicates: (patch.add?.totalDuplicates ?? 0) + (patch.remove?.totalDuplicates ?? 0),
+        };
+        return jsonResponse(200, { ...u.pool, submitted });
+      },
+      { parse: 'none', detail: { hide: true } },
+    )
+    .delete(
+      '/pools/:id',
+      async ({ request, params, set }) => {
+        const account = await owner(request, set);
+        if (!(await deps.pools.delete(account.id, poolId(params.id)))) throw poolNotFound();
+        markStatus(request, 204);
+        return new Response(null, { status: 204 });
+      },
+      { parse: 'none', detail: { hide: true } },
+    )
+    .get(
+      '/pools/:id/proxies',
+      async ({ request, params, set }) => {
+        const account = await owner(request, set);
+        const id = poolId(params.id);
+        const query = validateProxiesQuery(new URL(request.url).searchParams);
+        const listing = await deps.pools.proxies(account.id, id, query);
+        if (listing === null) throw poolNotFound();
+        const { rows, nextCursor } = listing.page;
+        if (query.format === 'json') {
+          return jsonResponse(200, { proxies: rows.map((r) => poolProxyObject(r, listing.type, listing.nowMs)), next_cursor: nextCursor });
+        }
+        const text = query.format === 'txt' ? rows.map(txtLine).join('') : poolCsvHeader() + rows.map((r) => poolCsvRow(poolProxyObject(r, listing.type, listing.nowMs))).join('');
+        const headers: Record<string, string> = { 'content-type': TEXT_TYPES[query.format] };
+        if (nextCursor !== null) headers[NEXT_CURSOR_HEADER] = nextCursor;
+        return new Response(text, { status: 200, headers });
+      },
+      { detail: { hide: true } },
+    );
+}

@@ -1,0 +1,108 @@
+/**
+ * PoolService: the pools as the HTTP layer sees them (its PoolsPort,
+ * src/http/context.ts). It owns what the store does not: the limits of this
+ * deployment (PoolLimits from the configuration), the clock, new pool ids
+ * (src/pools/pool-id.ts from crypto random bytes), and the changes it made,
+ * told to every listener after they are committed.
+ *
+ * `onChange` is where the scheduling side plugs in (the rounds, the events of
+ * `GET /ws?pool=`): `created` (a new pool, its proxies due at once),
+ * `updated` (settings, state or members changed; `previousState` and `state`
+ * say whether the owner paused or resumed it, `added` how many proxies are
+ * new and due at once), `deleted`. A listener that throws is logged and
+ * does not undo the change or keep the others from hearing of it.
+ *
+ * Nothing here charges: pools are charged per round by the scheduling side
+ * (src/pools/round.ts), never when they are created or changed.
+ */
+import type { Db } from '../../db/client';
+import type { Logger } from '../log';
+import type { PoolLimits } from '../pools/limits';
+import { newPoolId } from '../pools/pool-id';
+import type { PoolProxiesQuery } from '../pools/query';
+import type { PoolObject } from '../pools/shape';
+import * as store from '../pools/store';
+import type { PoolCreate, PoolPatch, PoolState } from '../pools/types';
+
+export type PoolChange =
+  | { kind: 'created'; accountId: string; poolId: string; added: number }
+  | { kind: 'updated'; accountId: string; poolId: string; previousState: PoolState; state: PoolState; added: number; removed: number }
+  | { kind: 'deleted'; accountId: string; poolId: string };
+
+export type PoolChangeListener = (change: PoolChange) => void;
+
+export interface PoolServiceOptions {
+  db: Db;
+  limits: PoolLimits;
+  log: Pick<Logger, 'error'>;
+  now?: () => number;
+  /** Random bytes for new ids (crypto.getRandomValues by default). */
+  randomBytes?: (n: number) => Uint8Array;
+}
+
+export class PoolService {
+  readonly limits: PoolLimits;
+  readonly #db: Db;
+  readonly #log: Pick<Logger, 'error'>;
+  readonly #now: () => number;
+  readonly #random: (n: number) => Uint8Array;
+  readonly #listeners = new Set<PoolChangeListener>();
+
+  constructor(o: PoolServiceOptions) {
+    this.limits = Object.freeze({ ...o.limits });
+    this.#db = o.db;
+    this.#log = o.log;
+    this.#now = o.now ?? Date.now;
+    this.#random = o.randomBytes ?? ((n) => crypto.getRandomValues(new Uint8Array(n)));
+  }
+
+  /** Hears of every committed change; the returned function stops it. */
+  onChange(listener: PoolChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #tell(change: PoolChange): void {
+    for (const l of this.#listeners) {
+      try {
+        l(change);
+      } catch (err) {
+        this.#log.error('a pool change listener failed', { pool: change.poolId, kind: change.kind, err });
+      }
+    }
+  }
+
+  async create(accountId: string, req: PoolCreate): Promise<store.PoolCreated> {
+    const id = newPoolId(this.#random(64));
+    const made = await store.createPool(this.#db, accountId, id, req, this.limits, this.#now());
+    this.#tell({ kind: 'created', accountId, poolId: id, added: made.added });
+    return made;
+  }
+
+  list(accountId: string): Promise<PoolObject[]> {
+    return store.listPools(this.#db, accountId, this.#now());
+  }
+
+  get(accountId: string, poolId: string): Promise<PoolObject | null> {
+    return store.getPool(this.#db, accountId, poolId, this.#now());
+  }
+
+  async update(accountId: string, poolId: string, patch: PoolPatch): Promise<store.PoolUpdated | null> {
+    const u = await store.updatePool(this.#db, accountId, poolId, patch, this.limits, this.#now());
+    if (u !== null) this.#tell({ kind: 'updated', accountId, poolId, previousState: u.previousState, state: u.pool.state, added: u.added, removed: u.removed });
+    return u;
+  }
+
+  async delete(accountId: string, poolId: string): Promise<boolean> {
+    const gone = await store.deletePool(this.#db, accountId, poolId);
+    if (gone) this.#tell({ kind: 'deleted', accountId, poolId });
+    return gone;
+  }
+
+  /** One page of the pool's proxies, read at `nowMs` (uptime and latency are read from the history then). */
+  async proxies(accountId: string, poolId: string, query: PoolProxiesQuery): Promise<(store.PoolProxiesListing & { nowMs: number }) | null> {
+    const nowMs = this.#now();
+    const listing = await store.proxiesPage(this.#db, accountId, poolId, query);
+    return listing === null ? null : { ...listing, nowMs };
+  }
+}

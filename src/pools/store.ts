@@ -1,0 +1,205 @@
+/**
+ * The pool store: the statements of pools-sql.ts and proxies-sql.ts run on
+ * the service's Database (db/client.ts), PGlite and PostgreSQL alike. The
+ * only module of src/pools that does I/O; everything it decides is in the
+ * pure modules beside it (limits.ts, shape.ts, the SQL builders).
+ *
+ * Every function takes the owner's account id: a pool of another account
+ * reads as absent (null / false), never as forbidden, so the HTTP layer
+ * answers 404 for both.
+ *
+ * Limits (limits.ts checkPoolLimits: pools per account, proxies per pool,
+ * proxies in all of an account's pools): a change that can pass one runs in
+ * ONE transaction that first takes the account's pool lock
+ * (pools-sql.ts lockAccountPoolsStatement), then counts and writes, so two
+ * concurrent requests of one account are serialised and cannot both pass a
+ * limit. A new pool is checked before anything is written (its proxies are
+ * unique and the pool empty, so the counts are exact); proxies added to a
+ * pool are inserted first (an address already there is not added twice) and
+ * the counts after the insert are checked, the transaction rolling back on
+ * a breach: nothing of a refused request stays.
+ *
+ * PATCH order, in its one transaction: settings and state, then `remove`,
+ * then `add` (so a request can make room and fill it), then the limits. A
+ * pool that goes from paused to active has its overdue proxies spread over
+ * one interval (proxies-sql.ts spreadOverdueStatement: no burst of every
+ * proxy at once); a shorter interval brings due times later than one new
+ * interval within it (pools-sql.ts clampDueStatement).
+ *
+ * Writes of the scheduling side (a round's results, its row) are here too
+ * (applyResults, startRound, finishRound, dueProxies): one statement each.
+ */
+import { rowsOf, type Db } from '../../db/client';
+import type { CheckType } from '../proxy/types';
+import type { ParsedProxy } from '../proxy/parse';
+import { checkPoolLimits, type PoolLimits, type PoolUsage } from './limits';
+import {
+  clampDueStatement,
+  deletePoolStatement,
+  insertPoolStatement,
+  lockAccountPoolsStatement,
+  poolObjectsStatement,
+  poolTypeStatement,
+  updatePoolStatement,
+} from './pools-sql';
+import {
+  accountUsageStatement,
+  applyResultsStatement,
+  dueProxiesStatement,
+  finishRoundStatement,
+  insertProxiesStatement,
+  pageOf,
+  proxiesPageStatement,
+  removeProxiesStatement,
+  spreadOverdueStatement,
+  startRoundStatement,
+  statsOf,
+  type ProxiesPage,
+} from './proxies-sql';
+import type { PoolProxiesQuery } from './query';
+import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow } from './shape';
+import type { PoolCreate, PoolPatch, PoolState } from './types';
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+type DbOrTx = Db | Tx;
+type Row = Record<string, unknown>;
+
+/** Addresses per INSERT / DELETE statement (each list is one array parameter per column). */
+export const ADDRESS_BATCH = 10_000;
+
+const run = async (db: DbOrTx, q: ReturnType<typeof lockAccountPoolsStatement>): Promise<Row[]> => rowsOf<Row>(await db.execute(q));
+
+function objectOf(r: Row): PoolObject {
+  return poolObject(poolRowFromSql(r), statsOf(r));
+}
+
+async function usageOf(db: DbOrTx, accountId: string, poolId?: string): Promise<PoolUsage> {
+  const [u] = await run(db, accountUsageStatement(accountId, poolId));
+  return { pools: Number(u?.pools ?? 0), proxies: Number(u?.proxies ?? 0), inPool: Number(u?.in_pool ?? 0) };
+}
+
+async function inBatches(proxies: readonly ParsedProxy[], write: (batch: readonly ParsedProxy[]) => Promise<Row[]>, column: string): Promise<number> {
+  let n = 0;
+  for (let i = 0; i < proxies.length; i += ADDRESS_BATCH) {
+    const [r] = await write(proxies.slice(i, i + ADDRESS_BATCH));
+    n += Number(r?.[column] ?? 0);
+  }
+  return n;
+}
+
+async function readPool(db: DbOrTx, accountId: string, poolId: string, nowMs: number): Promise<PoolObject | null> {
+  const [r] = await run(db, poolObjectsStatement(accountId, poolId, nowMs));
+  return r === undefined ? null : objectOf(r);
+}
+
+export interface PoolCreated {
+  pool: PoolObject;
+  /** Proxies in the new pool (the request's unique valid addresses). */
+  added: number;
+}
+
+/** A new pool `id` of the account with the request's proxies, all due at once. Throws PoolLimitError (nothing written). */
+export async function createPool(db: Db, accountId: string, id: string, req: PoolCreate, limits: PoolLimits, nowMs: number): Promise<PoolCreated> {
+  return db.transaction(async (tx) => {
+    await run(tx, lockAccountPoolsStatement(accountId));
+    const before = await usageOf(tx, accountId);
+    checkPoolLimits({ pools: before.pools + 1, proxies: before.proxies + req.proxies.length, inPool: req.proxies.length }, limits);
+    await run(tx, insertPoolStatement(id, accountId, req.settings, nowMs));
+    const added = await inBatches(req.proxies, (b) => run(tx, insertProxiesStatement(id, req.settings.type, b, nowMs)), 'added');
+    const pool = await readPool(tx, accountId, id, nowMs);
+    if (pool === null) throw new Error(`createPool: pool ${id} not readable after its insert`);
+    return { pool, added };
+  });
+}
+
+/** The account's pools, oldest first. */
+export async function listPools(db: Db, accountId: string, nowMs: number): Promise<PoolObject[]> {
+  return (await run(db, poolObjectsStatement(accountId, null, nowMs))).map(objectOf);
+}
+
+/** The account's pool `poolId`, or null (none, or another account's). */
+export function getPool(db: Db, accountId: string, poolId: string, nowMs: number): Promise<PoolObject | null> {
+  return readPool(db, accountId, poolId, nowMs);
+}
+
+export interface PoolUpdated {
+  pool: PoolObject;
+  added: number;
+  removed: number;
+  /** The state before the change (the pool object holds the one after). */
+  previousState: PoolState;
+}
+
+/** Applies a PATCH; null when the pool is not the account's. Throws PoolLimitError (nothing written). */
+export async function updatePool(db: Db, accountId: string, poolId: string, patch: PoolPatch, limits: PoolLimits, nowMs: number): Promise<PoolUpdated | null> {
+  return db.transaction(async (tx) => {
+    const adding = patch.add !== undefined && patch.add.proxies.length > 0;
+    if (adding) await run(tx, lockAccountPoolsStatement(accountId));
+    const change = {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.intervalS !== undefined ? { intervalS: patch.intervalS } : {}),
+      ...(patch.timeoutMs !== undefined ? { timeoutMs: patch.timeoutMs } : {}),
+      ...(patch.https !== undefined ? { https: patch.https } : {}),
+      ...(patch.state !== undefined ? { state: patch.state } : {}),
+    };
+    const [u] = await run(tx, updatePoolStatement(accountId, poolId, change, nowMs));
+    if (u === undefined) return null;
+    const type = String(u.type) as CheckType;
+    const intervalS = Number(u.interval_s);
+    const previousState = String(u.old_state) as PoolState;
+    if (previousState === 'paused' && u.state === 'active') await run(tx, spreadOverdueStatement(poolId, nowMs, intervalS));
+    else if (intervalS < Number(u.old_interval_s)) await run(tx, clampDueStatement(poolId, nowMs, intervalS));
+
+    const removed = patch.remove === undefined ? 0 : await inBatches(patch.remove.proxies, (b) => run(tx, removeProxiesStatement(poolId, b)), 'removed');
+    let added = 0;
+    if (adding) {
+      added = await inBatches(patch.add!.proxies, (b) => run(tx, insertProxiesStatement(poolId, type, b, nowMs)), 'added');
+      if (added > 0) checkPoolLimits(await usageOf(tx, accountId, poolId), limits);
+    }
+    const pool = await readPool(tx, accountId, poolId, nowMs);
+    if (pool === null) throw new Error(`updatePool: pool ${poolId} not readable after its update`);
+    return { pool, added, removed, previousState };
+  });
+}
+
+/** true when the account's pool was deleted (its proxies and rounds go with it). */
+export async function deletePool(db: Db, accountId: string, poolId: string): Promise<boolean> {
+  return (await run(db, deletePoolStatement(accountId, poolId))).length > 0;
+}
+
+export interface PoolProxiesListing {
+  /** The pool's type (decides whether pool proxy objects carry `protocols`). */
+  type: CheckType;
+  page: ProxiesPage;
+}
+
+/** One page of the account's pool `poolId`, or null when the pool is not the account's. */
+export async function proxiesPage(db: Db, accountId: string, poolId: string, query: PoolProxiesQuery): Promise<PoolProxiesListing | null> {
+  const [p] = await run(db, poolTypeStatement(accountId, poolId));
+  if (p === undefined) return null;
+  const raw = await run(db, proxiesPageStatement(poolId, query));
+  return { type: String(p.type) as CheckType, page: pageOf(raw, query) };
+}
+
+// ---- the scheduling side's writes (one statement each) ---------------------------------------
+
+/** Up to `limit` proxies of `poolId` due by `nowMs`, most overdue first. */
+export async function dueProxies(db: DbOrTx, poolId: string, nowMs: number, limit: number): Promise<PoolProxyRow[]> {
+  return (await run(db, dueProxiesStatement(poolId, nowMs, limit))).map(rowFromSql);
+}
+
+/** Folded rows (fold.ts) of one pool, written in one statement. */
+export async function applyResults(db: DbOrTx, poolId: string, rows: readonly PoolProxyRow[]): Promise<void> {
+  if (rows.length > 0) await run(db, applyResultsStatement(poolId, rows));
+}
+
+/** A new round of `poolId`: its number (pools.round_seq + 1) and row. */
+export async function startRound(db: DbOrTx, poolId: string, planned: number, nowMs: number): Promise<number> {
+  const [r] = await run(db, startRoundStatement(poolId, planned, nowMs));
+  if (r === undefined) throw new Error(`startRound: no pool ${poolId}`);
+  return Number(r.seq);
+}
+
+export async function finishRound(db: DbOrTx, poolId: string, seq: number, tally: { checked: number; working: number; charged: number }, nowMs: number): Promise<void> {
+  await run(db, finishRoundStatement(poolId, seq, tally, nowMs));
+}

@@ -1,0 +1,193 @@
+/**
+ * Pure helpers of the dashboard's Pools page (pools-view.ts is the DOM side):
+ * the create form's values -> the POST /pools body (or a message naming the
+ * field), the proxies listing's filters -> its query string, the rows of the
+ * pools table and of a pool's proxies table as escaped markup, the summary
+ * cards, and the small texts (state, interval, uptime, "5 min ago"). The
+ * shapes are the API's (docs/API.md "Pools"), declared here as the page
+ * reads them (the browser bundle imports nothing of the server).
+ */
+import { parseProxyList } from './format';
+import { escapeXml, formatCount } from './svg';
+
+export interface PoolView {
+  id: string;
+  name: string;
+  type: string;
+  region: string;
+  interval_s: number;
+  timeout: number;
+  https: boolean;
+  state: 'active' | 'paused';
+  paused_reason: 'insufficient_checks' | 'owner' | null;
+  created_at: string;
+  counts: { total: number; working: number; failed: number; unchecked: number };
+  last_round_at: string | null;
+  next_due_at: string | null;
+  checks_last_24h: number;
+  checks_per_day: number;
+}
+
+export interface PoolProxyView {
+  proxy: { host: string; port: number; hasAuth: boolean; username?: string };
+  status: 'working' | 'failed' | 'unchecked';
+  error?: { code: string; message: string };
+  type: string | null;
+  protocols?: string[];
+  anonymity: string | null;
+  https: boolean | null;
+  country: string | null;
+  country_name: string | null;
+  latency_p50_ms: number | null;
+  uptime: { h1: number | null; h24: number | null; d7: number | null };
+  last_checked_at: string | null;
+  last_change_at: string | null;
+}
+
+// ---- texts ----------------------------------------------------------------------------------
+
+export function stateText(p: Pick<PoolView, 'state' | 'paused_reason'>): string {
+  if (p.state === 'active') return 'Active';
+  return p.paused_reason === 'insufficient_checks' ? 'Paused: not enough checks' : 'Paused';
+}
+
+/** 45 -> "45 s", 600 -> "10 min", 5400 -> "1.5 h", 86400 -> "1 day". */
+export function intervalText(s: number): string {
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round((s / 60) * 10) / 10} min`;
+  if (s < 86_400) return `${Math.round((s / 3600) * 10) / 10} h`;
+  const d = Math.round((s / 86_400) * 10) / 10;
+  return `${d} ${d === 1 ? 'day' : 'days'}`;
+}
+
+/** A time relative to now: "in 4 min", "now", "5 min ago"; "—" for none. */
+export function relativeTime(iso: string | null, nowMs: number): string {
+  if (iso === null) return '—';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return '—';
+  const s = Math.round((t - nowMs) / 1000);
+  const a = Math.abs(s);
+  const span = a < 60 ? `${a} s` : a < 3600 ? `${Math.round(a / 60)} min` : a < 86_400 ? `${Math.round(a / 3600)} h` : `${Math.round(a / 86_400)} d`;
+  if (a < 1) return 'now';
+  return s > 0 ? `in ${span}` : `${span} ago`;
+}
+
+/** When the next check is: "in 4 min", "due now" (due or overdue: the next round takes it), "—" for none. */
+export function dueText(iso: string | null, nowMs: number): string {
+  if (iso === null) return '—';
+  return Date.parse(iso) <= nowMs + 500 ? 'due now' : relativeTime(iso, nowMs);
+}
+
+/** 0.961 -> "96.1%"; null -> "—". */
+export function uptimeText(x: number | null): string {
+  return x === null ? '—' : `${(Math.round(x * 1000) / 10).toFixed(1)}%`;
+}
+
+// ---- the create form ------------------------------------------------------------------------
+
+export interface PoolFormValues {
+  name: string;
+  proxies: string;
+  type: string;
+  region: string;
+  interval: string;
+  timeout: string;
+}
+
+/** The form -> the POST /pools body, or the first problem and the field it is in. */
+export function poolCreateBody(v: PoolFormValues): { body: Record<string, unknown> } | { error: string; field: keyof PoolFormValues } {
+  const name = v.name.trim();
+  if (name === '') return { error: 'Give the pool a name.', field: 'name' };
+  if (name.length > 100) return { error: 'The name may be at most 100 characters.', field: 'name' };
+  const proxies = parseProxyList(v.proxies);
+  if (proxies.length === 0) return { error: 'Paste at least one proxy, one per line.', field: 'proxies' };
+  const interval = v.interval.trim();
+  if (!/^\d+$/.test(interval) || Number(interval) < 1 || Number(interval) > 86_400) return { error: 'The interval is a whole number of seconds, at most 86400 (a day).', field: 'interval' };
+  const timeout = v.timeout.trim();
+  if (!/^\d+$/.test(timeout) || Number(timeout) < 1000 || Number(timeout) > 20_000) return { error: 'The timeout is a whole number of milliseconds from 1000 to 20000.', field: 'timeout' };
+  return { body: { name, proxies, type: v.type, region: v.region, interval_s: Number(interval), timeout: Number(timeout) } };
+}
+
+// ---- the proxies listing ----------------------------------------------------------------------
+
+export interface ProxyFilters {
+  status: string;
+  country: string;
+  anonymity: string;
+  type: string;
+  https: string;
+  sort: string;
+}
+
+/** The query of GET /pools/{id}/proxies for these filters ('' = not filtered). */
+export function proxiesQuery(f: ProxyFilters, o: { format: 'json' | 'txt' | 'csv'; limit: number; cursor?: string | null }): string {
+  const q = new URLSearchParams();
+  q.set('status', f.status === '' ? 'all' : f.status);
+  const country = f.country.trim();
+  if (/^[A-Za-z]{2}$/.test(country)) q.set('country', country.toUpperCase());
+  if (f.anonymity !== '') q.set('anonymity', f.anonymity);
+  if (f.type !== '') q.set('type', f.type);
+  if (f.https !== '') q.set('https', f.https);
+  if (f.sort !== '') q.set('sort', f.sort);
+  q.set('limit', String(o.limit));
+  if (o.cursor) q.set('cursor', o.cursor);
+  q.set('format', o.format);
+  return q.toString();
+}
+
+/** A download's file name: "<pool name>-working.txt". */
+export function downloadName(poolName: string, status: string, format: string): string {
+  const base = poolName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'pool';
+  return `${base}-${status === '' ? 'all' : status}.${format}`;
+}
+
+// ---- markup ---------------------------------------------------------------------------------
+
+const STATUS_BADGE: Record<string, string> = { working: 'ok', failed: 'bad', unchecked: 'muted' };
+
+export function poolRowHtml(p: PoolView, nowMs: number): string {
+  const name = escapeXml(p.name);
+  const toggle =
+    p.state === 'active'
+      ? `<button type="button" class="secondary small" data-act="pause" data-id="${p.id}" aria-label="Pause ${name}">Pause</button>`
+      : `<button type="button" class="secondary small" data-act="resume" data-id="${p.id}" aria-label="Resume ${name}">Resume</button>`;
+  return (
+    `<tr data-pool="${p.id}"><td><a href="#/pools/${p.id}">${name}</a></td>` +
+    `<td><span class="badge ${p.state === 'active' ? 'ok' : 'bad'}">${escapeXml(stateText(p))}</span></td>` +
+    `<td class="num">${formatCount(p.counts.total)}</td><td class="num">${formatCount(p.counts.working)}</td>` +
+    `<td class="num">${formatCount(p.counts.failed)}</td><td class="num">${formatCount(p.counts.unchecked)}</td>` +
+    `<td class="num">${escapeXml(intervalText(p.interval_s))}</td>` +
+    `<td>${escapeXml(p.state === 'active' ? dueText(p.next_due_at, nowMs) : '—')}</td>` +
+    `<td class="links">${toggle} <button type="button" class="secondary small" data-act="delete" data-id="${p.id}" aria-label="Delete ${name}">Delete</button></td></tr>`
+  );
+}
+
+function addressText(p: PoolProxyView['proxy']): string {
+  return p.hasAuth && p.username !== undefined ? `${p.username}@${p.host}:${p.port}` : `${p.host}:${p.port}`;
+}
+
+export function proxyRowHtml(p: PoolProxyView, nowMs: number): string {
+  const status = `<span class="badge ${STATUS_BADGE[p.status] ?? 'muted'}">${escapeXml(p.status)}</span>`;
+  const country = p.country === null ? '<span class="muted">—</span>' : escapeXml(p.country_name ?? p.country);
+  const error = p.error === undefined ? '' : `<code>${escapeXml(p.error.code)}</code> <span class="err-msg" title="${escapeXml(p.error.message)}">${escapeXml(p.error.message)}</span>`;
+  return (
+    `<tr><td class="mono">${escapeXml(addressText(p.proxy))}</td><td>${status}</td>` +
+    `<td class="num">${uptimeText(p.uptime.h24)}</td><td class="num">${uptimeText(p.uptime.d7)}</td>` +
+    `<td class="num">${p.latency_p50_ms === null ? '—' : `${formatCount(p.latency_p50_ms)} ms`}</td>` +
+    `<td>${escapeXml(relativeTime(p.last_change_at, nowMs))}</td><td>${country}</td>` +
+    `<td>${escapeXml(p.anonymity ?? '—')}</td><td class="err">${error}</td></tr>`
+  );
+}
+
+/** The pool's summary cards: [label, value]. */
+export function poolCards(p: PoolView, nowMs: number): [string, string][] {
+  return [
+    ['Working now', `${formatCount(p.counts.working)} of ${formatCount(p.counts.total)}`],
+    ['Failed', formatCount(p.counts.failed)],
+    ['Not checked yet', formatCount(p.counts.unchecked)],
+    ['State', stateText(p)],
+    ['Checked every', `${intervalText(p.interval_s)} (${p.type}, ${p.region})`],
+    ['Next check', p.state === 'active' ? dueText(p.next_due_at, nowMs) : '—'],
+    ['Checks per day', formatCount(p.checks_per_day)],
+  ];
+}

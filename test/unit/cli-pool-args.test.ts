@@ -1,0 +1,97 @@
+/** `proxycheck pool ...` command lines (src/cli/pool-args.ts through args.ts parseCommandLine): every action, its options, every usage error. */
+import { describe, expect, test } from 'bun:test';
+import { parseCommandLine } from '../../src/cli/args';
+import { CliError, EXIT } from '../../src/cli/exit-codes';
+import { POOL_ACTIONS, POOL_OPTIONS } from '../../src/cli/pool-args';
+
+const ID = 'abcdefghij0123456789';
+const cmd = (...argv: string[]) => parseCommandLine(argv).command;
+function usage(...argv: string[]): string {
+  try {
+    parseCommandLine(argv);
+  } catch (e) {
+    expect(e).toBeInstanceOf(CliError);
+    expect((e as CliError).exitCode).toBe(EXIT.USAGE);
+    return (e as CliError).message;
+  }
+  throw new Error(`expected a usage error for ${argv.join(' ')}`);
+}
+
+describe('pool actions', () => {
+  test('create with every option; options before the command too', () => {
+    expect(cmd('pool', 'create', 'my list', 'a.txt', '-', '1.2.3.4:80', '--type', 'auto', '--region', ' de1 ', '--interval', '120', '--timeout', '3000', '--no-https')).toEqual({
+      name: 'pool',
+      action: 'create',
+      poolName: 'my list',
+      sources: ['a.txt', '-', '1.2.3.4:80'],
+      type: 'auto',
+      region: 'de1',
+      intervalS: 120,
+      timeoutMs: 3000,
+      https: false,
+    });
+    expect(cmd('--type', 'socks5', 'pool', 'create', 'x', 'a.txt')).toMatchObject({ action: 'create', type: 'socks5' });
+  });
+
+  test('list, show, pause, resume, delete, add, remove', () => {
+    expect(cmd('pool', 'list')).toEqual({ name: 'pool', action: 'list' });
+    for (const a of ['show', 'pause', 'resume', 'delete'] as const) expect(cmd('pool', a, ID)).toEqual({ name: 'pool', action: a, id: ID });
+    expect(cmd('pool', 'add', ID, 'a.txt', '-')).toEqual({ name: 'pool', action: 'add', id: ID, sources: ['a.txt', '-'] });
+    expect(cmd('pool', 'remove', ID, '1.1.1.1:1')).toEqual({ name: 'pool', action: 'remove', id: ID, sources: ['1.1.1.1:1'] });
+  });
+
+  test('working: txt by default, filters, format, limit', () => {
+    expect(cmd('pool', 'working', ID)).toEqual({ name: 'pool', action: 'working', id: ID, format: 'txt' });
+    expect(cmd('pool', 'working', ID, '--country', 'de', '--anonymity', 'elite', '--type', 'http', '--format', 'csv', '--limit', '50')).toEqual({
+      name: 'pool',
+      action: 'working',
+      id: ID,
+      country: 'DE',
+      anonymity: 'elite',
+      type: 'http',
+      format: 'csv',
+      limit: 50,
+    });
+  });
+
+  test('every option belongs to at least one action; every action is parsed', () => {
+    for (const actions of Object.values(POOL_OPTIONS)) for (const a of actions) expect(POOL_ACTIONS).toContain(a);
+    expect(POOL_ACTIONS).toEqual(['create', 'list', 'show', 'add', 'remove', 'pause', 'resume', 'delete', 'working']);
+  });
+});
+
+describe('usage errors (exit 2)', () => {
+  test.each([
+    [['pool'], 'pool needs an action'],
+    [['pool', 'watch', ID], 'unknown pool action "watch"'],
+    [['pool', 'show'], "pool show needs the pool's id"],
+    [['pool', 'show', 'Nope'], '"Nope" is not a pool id'],
+    [['pool', 'show', ID, 'extra'], '"pool show" takes the pool id only (got "extra")'],
+    [['pool', 'list', 'extra'], '"pool list" takes no arguments (got "extra")'],
+    [['pool', 'create'], 'pool create needs a name'],
+    [['pool', 'create', '  '], 'pool create needs a name'],
+    [['pool', 'create', 'x'], 'pool create needs a file of proxies'],
+    [['pool', 'create', 'x', '-', '-'], 'standard input (-) can be read once'],
+    [['pool', 'add', ID], 'pool add needs a file of proxies'],
+    [['pool', 'add', ID, ''], 'pool add got an empty argument'],
+    [['pool', 'create', 'x', 'a', '--type', 'https'], '--type must be one of http, socks4, socks5, auto'],
+    [['pool', 'working', ID, '--type', 'auto'], '--type must be one of http, socks4, socks5'],
+    [['pool', 'create', 'x', 'a', '--interval', '0'], '--interval must be 1..86400'],
+    [['pool', 'create', 'x', 'a', '--interval', '1m'], '--interval must be a whole number'],
+    [['pool', 'create', 'x', 'a', '--region', ' '], '--region is empty'],
+    [['pool', 'working', ID, '--anonymity', 'high'], '--anonymity must be one of elite, anonymous, transparent'],
+    [['pool', 'working', ID, '--limit', '0'], '--limit must be 1..1000000000'],
+    [['pool', 'show', ID, '--country', 'DE'], '--country is an option of "pool working", not of "pool show"'],
+    [['pool', 'working', ID, '--region', 'us1'], '--region is an option of "pool create", not of "pool working"'],
+    [['pool', 'list', '--out', 'x.txt'], '--out is an option of "check", not of "pool"'],
+    [['check', 'a.txt', '--interval', '60'], '--interval is an option of "pool", not of "check"'],
+    [['me', '--no-https'], '--no-https is an option of "pool", not of "me"'],
+  ])('%p', (argv, message) => {
+    expect(usage(...(argv as string[]))).toContain(message as string);
+  });
+
+  test('help', () => {
+    expect(cmd('pool', '--help')).toEqual({ name: 'help', topic: 'pool' });
+    expect(cmd('help', 'pool')).toEqual({ name: 'help', topic: 'pool' });
+  });
+});

@@ -1,0 +1,116 @@
+/** The Pools page's pure helpers (src/web/client/pool-format.ts): texts, the create form, the listing's query, escaped markup. */
+import { describe, expect, test } from 'bun:test';
+import {
+  downloadName,
+  dueText,
+  intervalText,
+  poolCards,
+  poolCreateBody,
+  poolRowHtml,
+  proxiesQuery,
+  proxyRowHtml,
+  relativeTime,
+  stateText,
+  uptimeText,
+  type PoolProxyView,
+  type PoolView,
+} from '../../src/web/client/pool-format';
+import { poolObjectFixture } from '../helpers/pool-object';
+
+const NOW = Date.UTC(2026, 10, 22, 10);
+const at = (ms: number) => new Date(NOW + ms).toISOString();
+const pool: PoolView = poolObjectFixture(NOW, { id: 'abcdefghij0123456789', name: 'my <list> & "more"', next_due_at: at(240_000), checks_per_day: 150_000 });
+const proxy: PoolProxyView = {
+  proxy: { host: '203.0.113.7', port: 8080, hasAuth: true, username: 'u<1>' },
+  status: 'failed',
+  error: { code: 'timeout', message: 'no "answer"' },
+  type: 'http',
+  anonymity: null,
+  https: null,
+  country: 'DE',
+  country_name: 'Germany',
+  latency_p50_ms: 1234,
+  uptime: { h1: 0, h24: 0.9613, d7: null },
+  last_checked_at: at(-5000),
+  last_change_at: at(-7_200_000),
+};
+
+describe('texts', () => {
+  test('state, interval, relative times, due, uptime', () => {
+    expect([stateText(pool), stateText({ state: 'paused', paused_reason: 'owner' }), stateText({ state: 'paused', paused_reason: 'insufficient_checks' })]).toEqual([
+      'Active',
+      'Paused',
+      'Paused: not enough checks',
+    ]);
+    expect([45, 600, 5400, 86_400, 172_800].map(intervalText)).toEqual(['45 s', '10 min', '1.5 h', '1 day', '2 days']);
+    expect([relativeTime(at(240_000), NOW), relativeTime(at(-5000), NOW), relativeTime(at(-7_200_000), NOW), relativeTime(at(0), NOW), relativeTime(null, NOW), relativeTime('x', NOW)]).toEqual([
+      'in 4 min',
+      '5 s ago',
+      '2 h ago',
+      'now',
+      '—',
+      '—',
+    ]);
+    expect([dueText(at(-1000), NOW), dueText(at(240_000), NOW), dueText(null, NOW)]).toEqual(['due now', 'in 4 min', '—']);
+    expect([uptimeText(1), uptimeText(0.9613), uptimeText(0), uptimeText(null)]).toEqual(['100.0%', '96.1%', '0.0%', '—']);
+  });
+});
+
+describe('the create form', () => {
+  const ok = { name: ' mine ', proxies: '# c\n1.1.1.1:80\n\nu:p@2.2.2.2:81\n', type: 'socks5', region: 'de1', interval: '300', timeout: '3000' };
+  test('a body with the list parsed as the check form parses it', () => {
+    expect(poolCreateBody(ok)).toEqual({ body: { name: 'mine', proxies: ['1.1.1.1:80', 'u:p@2.2.2.2:81'], type: 'socks5', region: 'de1', interval_s: 300, timeout: 3000 } });
+  });
+  test('the first problem and its field', () => {
+    expect(poolCreateBody({ ...ok, name: '  ' })).toEqual({ error: 'Give the pool a name.', field: 'name' });
+    expect(poolCreateBody({ ...ok, name: 'x'.repeat(101) })).toMatchObject({ field: 'name' });
+    expect(poolCreateBody({ ...ok, proxies: '# only a comment\n' })).toEqual({ error: 'Paste at least one proxy, one per line.', field: 'proxies' });
+    for (const interval of ['', '0', '1.5', '86401', 'x']) expect(poolCreateBody({ ...ok, interval })).toMatchObject({ field: 'interval' });
+    for (const timeout of ['999', '20001', '']) expect(poolCreateBody({ ...ok, timeout })).toMatchObject({ field: 'timeout' });
+  });
+});
+
+describe('the listing', () => {
+  const none = { status: '', country: '', anonymity: '', type: '', https: '', sort: '' };
+  test('query: only what is set; all for no status; a country only when it is two letters', () => {
+    expect(proxiesQuery(none, { format: 'json', limit: 50 })).toBe('status=all&limit=50&format=json');
+    expect(proxiesQuery({ status: 'working', country: ' de ', anonymity: 'elite', type: 'socks5', https: 'true', sort: 'uptime' }, { format: 'txt', limit: 10000, cursor: 'abc' })).toBe(
+      'status=working&country=DE&anonymity=elite&type=socks5&https=true&sort=uptime&limit=10000&cursor=abc&format=txt',
+    );
+    expect(proxiesQuery({ ...none, country: 'Ger' }, { format: 'csv', limit: 1 })).toBe('status=all&limit=1&format=csv');
+  });
+  test('download names', () => {
+    expect(downloadName('My List (EU)', 'working', 'txt')).toBe('my-list-eu-working.txt');
+    expect(downloadName('***', '', 'csv')).toBe('pool-all.csv');
+  });
+});
+
+describe('markup is escaped', () => {
+  test('a pool row: link, badge, counts, due, actions', () => {
+    const html = poolRowHtml(pool, NOW);
+    expect(html).toContain('<a href="#/pools/abcdefghij0123456789">my &lt;list&gt; &amp; &quot;more&quot;</a>');
+    expect(html).toContain('<td class="num">1,200</td>');
+    expect(html).toContain('<td>in 4 min</td>');
+    expect(html).toContain('data-act="pause"');
+    expect(html).not.toContain('<list>');
+    expect(poolRowHtml({ ...pool, state: 'paused', paused_reason: 'owner' }, NOW)).toContain('data-act="resume"');
+  });
+  test('a proxy row: address without the password, uptimes, latency, error with its message', () => {
+    const html = proxyRowHtml(proxy, NOW);
+    expect(html).toContain('<td class="mono">u&lt;1&gt;@203.0.113.7:8080</td>');
+    expect(html).toContain('<td class="num">96.1%</td><td class="num">—</td><td class="num">1,234 ms</td>');
+    expect(html).toContain('<td>2 h ago</td><td>Germany</td>');
+    expect(html).toContain('<code>timeout</code> <span class="err-msg" title="no &quot;answer&quot;">no &quot;answer&quot;</span>');
+  });
+  test('cards', () => {
+    expect(poolCards(pool, NOW)).toEqual([
+      ['Working now', '800 of 1,200'],
+      ['Failed', '300'],
+      ['Not checked yet', '100'],
+      ['State', 'Active'],
+      ['Checked every', '10 min (http, us1)'],
+      ['Next check', 'in 4 min'],
+      ['Checks per day', '150,000'],
+    ]);
+  });
+});
