@@ -319,7 +319,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   } else {
     if (cmd !== 'check') {
       const stray = CHECK_ONLY.find((o) => v[o] !== undefined && !(cmd === 'wait' && RESULT_OPTIONS.includes(o)));
-      if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "${cmd}"`);
+      if (stray !== undefined) throw usageError(`--${stray} is an option of ${stray in POOL_OPTIONS ? '"check" and "pool"' : '"check"'}, not of "${cmd}"`);
     }
     const poolOnly = Object.keys(POOL_OPTIONS).find((o) => v[o as keyof typeof v] !== undefined && !(CHECK_ONLY as readonly string[]).includes(o));
     if (poolOnly !== undefined) throw usageError(`--${poolOnly} is an option of "pool", not of "${cmd}"`);

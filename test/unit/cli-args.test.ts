@@ -49,7 +49,7 @@ describe('parseCommandLine', () => {
   test('--no-https sends https: false; absent, nothing (the server default: on); not an option of me', () => {
     expect(parseCommandLine(['check', 'l', '--no-https']).command).toMatchObject({ https: false });
     expect(parseCommandLine(['check', 'l']).command).not.toHaveProperty('https');
-    expect(usage(['me', '--no-https']).message).toMatch(/--no-https is an option of "check"/);
+    expect(usage(['me', '--no-https']).message).toBe('--no-https is an option of "check" and "pool", not of "me"');
   });
 
   test('--samples outside 1..10, or not a whole number, is a usage error saying the range', () => {

@@ -85,7 +85,7 @@ describe('usage errors (exit 2)', () => {
     [['pool', 'working', ID, '--region', 'us1'], '--region is an option of "pool create", not of "pool working"'],
     [['pool', 'list', '--out', 'x.txt'], '--out is an option of "check", not of "pool"'],
     [['check', 'a.txt', '--interval', '60'], '--interval is an option of "pool", not of "check"'],
-    [['me', '--no-https'], '--no-https is an option of "pool", not of "me"'],
+    [['me', '--no-https'], '--no-https is an option of "check" and "pool", not of "me"'],
   ])('%p', (argv, message) => {
     expect(usage(...(argv as string[]))).toContain(message as string);
   });
