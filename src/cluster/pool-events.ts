@@ -1,0 +1,187 @@
+/**
+ * ClusterPoolEvents: the pool events feed of an API node in a cluster. A local
+ * PoolEventsHub (src/pools/events-hub.ts) does all the fan-out and caps as in
+ * one process; this adapter only carries the events between the nodes' hubs
+ * over NATS core pub/sub (subject and codec in ./pool-events-wire.ts), so a
+ * subscriber on node B hears an event published on node A exactly once.
+ *
+ * - publish / closePool: the local hub first (this node's subscribers and
+ *   watchers), then one message on pc.pool.<account>. A NATS failure is
+ *   logged once per failure streak, never thrown at the publisher.
+ * - subscribe / watch: handed to the local hub, and the account followed:
+ *   one NATS subscription per account, counted by the local subscriptions and
+ *   watchers on it, dropped with the last one (a subscriber the hub closes
+ *   releases its count too).
+ * - Heard from NATS: a message of this node (same node id) is dropped (the
+ *   hub had it); another node's is fed to the local hub (hub.publish /
+ *   hub.closePool), never published again.
+ *
+ * Follows per account:  (none) --first local listener--> following (SUB)
+ *   following --last local listener gone--> (none) (UNSUB)
+ */
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Logger } from '../log';
+import type { PoolEvent } from '../pools/events';
+import { PoolEventsHub, type PoolEventsFeed, type PoolHubOptions, type PoolWatcher, type Subscriber, type SubscribeOutcome } from '../pools/events-hub';
+import { decodePoolEventsWire, encodePoolEventsWire, poolEventsSubject } from './pool-events-wire';
+import { isSubjectToken } from './protocol';
+
+export interface ClusterPoolEventsOptions {
+  nc: NatsConnection;
+  nodeId: string;
+  log: Logger;
+  hub?: PoolEventsHub;
+  hubOptions?: PoolHubOptions;
+}
+
+interface Follow {
+  sub: Subscription | null;
+  refs: number;
+}
+
+export class ClusterPoolEvents implements PoolEventsFeed {
+  readonly hub: PoolEventsHub;
+  readonly #nc: NatsConnection;
+  readonly #nodeId: string;
+  readonly #log: Logger;
+  readonly #follows = new Map<string, Follow>();
+  #failing = false;
+  #closed = false;
+  /** Messages dropped as malformed (tests, metrics). */
+  malformed = 0;
+
+  constructor(o: ClusterPoolEventsOptions) {
+    if (!isSubjectToken(o.nodeId)) throw new Error(`node id must be letters, digits, "_" or "-": ${JSON.stringify(o.nodeId)}`);
+    this.#nc = o.nc;
+    this.#nodeId = o.nodeId;
+    this.#log = o.log;
+    this.hub = o.hub ?? new PoolEventsHub(o.hubOptions);
+  }
+
+  get subscribers(): number {
+    return this.hub.subscribers;
+  }
+
+  /** Accounts followed over NATS (tests). */
+  get following(): number {
+    return this.#follows.size;
+  }
+
+  publish(accountId: string, event: PoolEvent): void {
+    this.hub.publish(accountId, event);
+    this.#send(accountId, { event });
+  }
+
+  closePool(accountId: string, poolId: string): void {
+    this.hub.closePool(accountId, poolId);
+    this.#send(accountId, { closed: poolId });
+  }
+
+  subscribe(accountId: string, poolId: string, sub: Subscriber): SubscribeOutcome {
+    let release: (() => void) | null = null;
+    let closed = false;
+    const wrapped: Subscriber = {
+      accountId: sub.accountId,
+      send: (text) => sub.send(text),
+      bufferedAmount: () => sub.bufferedAmount(),
+      close: (code, reason) => {
+        closed = true;
+        release?.();
+        sub.close(code, reason);
+      },
+    };
+    const out = this.hub.subscribe(accountId, poolId, wrapped);
+    if (!out.ok || closed || this.#closed) return out;
+    const r = this.#follow(accountId);
+    release = r;
+    return {
+      ok: true,
+      unsubscribe: () => {
+        out.unsubscribe();
+        r();
+      },
+    };
+  }
+
+  watch(accountId: string, fn: PoolWatcher): () => void {
+    const stop = this.hub.watch(accountId, fn);
+    if (this.#closed) return stop;
+    const release = this.#follow(accountId);
+    return () => {
+      stop();
+      release();
+    };
+  }
+
+  /** Stops every NATS subscription and closes the hub's subscribers. Safe twice. */
+  closeAll(): void {
+    this.#closed = true;
+    const follows = [...this.#follows.values()];
+    this.#follows.clear();
+    for (const f of follows) this.#unsubscribe(f);
+    this.hub.closeAll();
+  }
+
+  #send(accountId: string, what: { event: PoolEvent } | { closed: string }): void {
+    if (this.#closed) return;
+    try {
+      this.#nc.publish(poolEventsSubject(accountId), encodePoolEventsWire(this.#nodeId, accountId, what));
+      this.#failing = false;
+    } catch (err) {
+      if (this.#failing) return;
+      this.#failing = true;
+      this.#log.warn('cluster pool events: publish failed; other nodes miss pool events until NATS is back', { err });
+    }
+  }
+
+  /** Counts one local listener on the account (subscribing on the first); returns its release (idempotent). */
+  #follow(accountId: string): () => void {
+    let f = this.#follows.get(accountId);
+    if (f === undefined) {
+      const entry: Follow = { sub: null, refs: 0 };
+      f = entry;
+      this.#follows.set(accountId, entry);
+      try {
+        entry.sub = this.#nc.subscribe(poolEventsSubject(accountId), {
+          callback: (err, msg) => {
+            if (err === null) this.#onMessage(accountId, msg.data);
+          },
+        });
+      } catch (err) {
+        this.#log.warn('cluster pool events: subscribe failed; events of other nodes are not heard here', { err });
+      }
+    }
+    const entry = f;
+    entry.refs++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      entry.refs--;
+      if (entry.refs === 0 && this.#follows.get(accountId) === entry) {
+        this.#follows.delete(accountId);
+        this.#unsubscribe(entry);
+      }
+    };
+  }
+
+  #unsubscribe(f: Follow): void {
+    try {
+      f.sub?.unsubscribe();
+    } catch {
+      // the connection is closed: nothing to undo
+    }
+    f.sub = null;
+  }
+
+  #onMessage(accountId: string, data: Uint8Array): void {
+    const w = decodePoolEventsWire(data);
+    if (w === null || w.account !== accountId) {
+      this.malformed++;
+      return;
+    }
+    if (w.node === this.#nodeId) return;
+    if ('event' in w) this.hub.publish(accountId, w.event);
+    else this.hub.closePool(accountId, w.closed);
+  }
+}
