@@ -9,7 +9,7 @@
  * (src/cluster/nats-workers.ts) behind the same RegionScheduler, without a
  * process-wide cap (each agent bounds itself). Result files live in
  * PostgreSQL (one store for every node), progress follows any node's job
- * over NATS. A check to a region without a live agent is refused before the
+ * over NATS, and so do pool events (src/cluster/pool-events.ts). A check to a region without a live agent is refused before the
  * reservation (503). Undone in reverse: progress (finals out first), result
  * store, the workers (waiting shards fail), demand board, registry, NATS (drained).
  */
@@ -19,6 +19,7 @@ import type { RefundedOrphan } from '../accounts/orphans';
 import { DemandBoard, nudgingExecution } from '../cluster/demand';
 import { connectNats, ensureWork, openAgentsBucket, openDemandBucket, subscribeResults, workTransport } from '../cluster/nats';
 import { NatsWorkers, type WorkTransport } from '../cluster/nats-workers';
+import { ClusterPoolEvents } from '../cluster/pool-events';
 import { createClusterProgress } from '../cluster/progress';
 import { CLUSTER_MIN_GRANT } from '../cluster/protocol';
 import { consumerReader, QueueDepth } from '../cluster/queue-depth';
@@ -81,6 +82,8 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
     hub.closeAll();
     await hub.settled();
   });
+  const poolEvents = new ClusterPoolEvents({ nc, nodeId, log, hubOptions: { maxPerAccount: limits.wsMaxPerAccount } });
+  undo.push(() => poolEvents.closeAll());
   return {
     workers,
     capacity: (code) => board.share(code),
@@ -100,6 +103,7 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
       });
     },
     hub,
+    poolEvents,
     results,
     regions: liveRegions(registry),
     regionAvailable: (region) => registry.capacity(region) > 0,

@@ -3,10 +3,11 @@
  * worker threads (src/probe/workers/probe-workers.ts), under a process-wide cap from the
  * open-file limit (MAX_IN_FLIGHT, src/limits.ts) that, with the built-in
  * judge, the descriptor guard follows (src/fd-guard.ts); result files in
- * DATA_DIR; progress from this process's hub.
+ * DATA_DIR; progress and pool events from this process's hubs.
  */
 import type { Config } from '../config';
 import { ProgressHub } from '../jobs/progress-hub';
+import { PoolEventsHub } from '../pools/events-hub';
 import { maxInFlightFor, openFilesLimit } from '../limits';
 import { setSocketDriver } from '../probe/net/exchange';
 import { ProbeWorkers } from '../probe/workers/probe-workers';
@@ -33,6 +34,8 @@ async function openEmbedded(workers: ProbeWorkers, { config, log, undo }: Backen
   undo.push(() => results.close());
   const hub = new ProgressHub({ maxPerAccount: config.limits.wsMaxPerAccount, maxPerAddress: config.limits.wsMaxPerAddress });
   undo.push(() => hub.closeAll());
+  const poolEvents = new PoolEventsHub({ maxPerAccount: config.limits.wsMaxPerAccount });
+  undo.push(() => poolEvents.closeAll());
   // The probes' cap from the open-file limit; with the built-in judge a guard lowers it while the
   // descriptors actually open leave too few free for the judge's accepts.
   const openFiles = openFilesLimit();
@@ -53,6 +56,7 @@ async function openEmbedded(workers: ProbeWorkers, { config, log, undo }: Backen
         { log, undo, cap: maxInFlight },
       ),
     hub,
+    poolEvents,
     results,
     // this process is every region's one agent
     regions: { region: (code) => ({ agents: 1, capacity: capacity(code) }) },

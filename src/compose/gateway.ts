@@ -3,16 +3,21 @@
  * after the admin listener. Its keys are checked through the API's key cache
  * (the one the admin API clears on a change), wrong ones throttled as the
  * admin listener's are; its counts go to /me (GatewayUsage, per account) and
- * to /metrics (ServiceMetrics, without the account). Until the pools land no
- * account has a pool: workingSet answers null (every connection is a 407)
- * and reportFailure has nothing to re-check.
+ * to /metrics (ServiceMetrics, without the account). Its pools are the real
+ * ones: PoolWorkingSets (src/gateway/working-sets.ts) reads a pool's working
+ * proxies from the store, caches them, refreshes them on the pool's events
+ * (the events feed) and a short TTL, and turns reported failures into
+ * re-checks (`recheck`, coalesced).
  *
  * A port in use is the one start error every listener has (bind.ts).
  */
 import { FailureThrottle } from '../admin/throttle';
 import type { Config } from '../config';
 import { startGateway } from '../gateway/gateway';
+import type { Db } from '../../db/client';
 import type { GatewayCounters, GatewayPools } from '../gateway/ports';
+import { PoolWorkingSets, type WorkingSetsOptions } from '../gateway/working-sets';
+import type { PoolRecheckPort } from '../pools/ports';
 import type { GatewayUsage } from '../gateway/usage';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
@@ -22,6 +27,12 @@ import { bind } from './bind';
 export interface GatewayParts {
   /** The API's key check (its KeyCache over the accounts). */
   findByApiKey: GatewayPools['authenticate'];
+  /** Where the pools' working proxies are read. */
+  db: Db;
+  /** The pool events feed (its watch refreshes the working sets). */
+  poolEvents: WorkingSetsOptions['events'];
+  /** A failed upstream re-checked by its pool at once (the rounds). */
+  recheck: PoolRecheckPort;
   usage: GatewayUsage;
   metrics: ServiceMetrics;
   log: Logger;
@@ -33,11 +44,13 @@ export function serveGateway(config: Pick<Config, 'gateway' | 'probes'>, p: Gate
   const g = config.gateway;
   if (g.port === undefined) return null;
   const port = g.port;
+  const pools = new PoolWorkingSets({ db: p.db, events: p.poolEvents, recheck: p.recheck, authenticate: p.findByApiKey, log: p.log });
+  p.undo.push(() => pools.stop());
   const gateway = bind({ setting: 'GATEWAY_PORT', host: g.host, port }, () =>
     startGateway({
       host: g.host,
       port,
-      pools: { authenticate: p.findByApiKey, workingSet: async () => null, reportFailure: () => {} },
+      pools,
       throttle: new FailureThrottle(),
       counters: gatewayCounters(p.usage, p.metrics),
       log: p.log,

@@ -3,7 +3,12 @@
  * pools (a PoolService over the storage's database), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
  * default: /admin/* with its token, GET /metrics), never the same; then the
  * gateway's (GATEWAY_PORT, only when set: gateway.ts), over the same key
- * cache, its per-account counts in /me.
+ * cache, its per-account counts in /me, its address in /health.
+ *
+ * Pool events: the backend's feed serves `GET /ws?pool=` and the gateway's
+ * working sets; the owner's pauses, resumes and deletions are told to it
+ * (pool-events.ts). `recheck`: where the gateway's failed upstreams go (the
+ * rounds); absent, NO_RECHECK.
  */
 import { findAccountByApiKey } from '../accounts/accounts';
 import { KeyCache } from '../accounts/key-cache';
@@ -21,6 +26,9 @@ import { VERSION } from '../version';
 import { GatewayUsage } from '../gateway/usage';
 import { bind } from './bind';
 import { serveGateway } from './gateway';
+import { NO_RECHECK, ownerPoolEvents } from './pool-events';
+import type { PoolRecheckPort } from '../pools/ports';
+import type { GatewayAddress } from '../http/context';
 import type { ProbeBackend } from './probe-backend';
 import type { PublicUrls } from './public-urls';
 import type { Storage } from './storage';
@@ -39,6 +47,8 @@ export interface ListenerParts {
   judgeKey: string;
   /** Who can reach the judge (/health). */
   judgeReach: JudgeReach | null;
+  /** The pools' re-check (the rounds); absent: NO_RECHECK (nothing is re-checked). */
+  recheck?: PoolRecheckPort;
   log: Logger;
   undo: StopStep[];
 }
@@ -59,6 +69,19 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
   const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
   const findByApiKey = (key: string) => keys.get(key, (k) => findAccountByApiKey(db, k));
   const gatewayUsage = new GatewayUsage();
+  const pools = new PoolService({
+    db,
+    limits: {
+      minIntervalS: config.limits.poolMinIntervalS,
+      maxPoolsPerAccount: config.limits.maxPoolsPerAccount,
+      maxProxiesPerPool: config.limits.maxProxiesPerPool,
+      maxProxiesPerAccount: config.limits.maxPoolProxiesPerAccount,
+    },
+    log: p.log,
+  });
+  const poolEvents = p.backend.poolEvents;
+  p.undo.push(pools.onChange(ownerPoolEvents({ feed: poolEvents, get: (a, id) => pools.get(a, id), log: p.log })));
+  let gatewayAddress: GatewayAddress | null = null;
   const app = createApp({
     limits: config.limits,
     http,
@@ -81,16 +104,9 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
     publicBase: () => p.urls.base,
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
-    pools: new PoolService({
-      db,
-      limits: {
-        minIntervalS: config.limits.poolMinIntervalS,
-        maxPoolsPerAccount: config.limits.maxPoolsPerAccount,
-        maxProxiesPerPool: config.limits.maxProxiesPerPool,
-        maxProxiesPerAccount: config.limits.maxPoolProxiesPerAccount,
-      },
-      log: p.log,
-    }),
+    pools,
+    poolEvents,
+    gateway: () => gatewayAddress,
     judgeKey: p.judgeKey,
     judgeReach: p.judgeReach,
     regions: p.backend.regions,
@@ -120,6 +136,21 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
   p.undo.push(async () => {
     await admin.stop(true);
   });
-  const gatewayPort = serveGateway(config, { findByApiKey, usage: gatewayUsage, metrics: p.metrics, log: p.log, undo: p.undo });
+  const gatewayPort = serveGateway(config, {
+    findByApiKey,
+    db,
+    poolEvents,
+    recheck: p.recheck ?? NO_RECHECK,
+    usage: gatewayUsage,
+    metrics: p.metrics,
+    log: p.log,
+    undo: p.undo,
+  });
+  if (gatewayPort !== null) gatewayAddress = { host: isWildcard(config.gateway.host) ? null : config.gateway.host, port: gatewayPort };
   return { port, adminUrl: `http://${reachableHost(http.adminHost)}:${admin.server!.port!}`, gatewayPort };
+}
+
+/** A listen address that is every address of the host: clients reach it by the API's host name. */
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '' || host === '[::]';
 }

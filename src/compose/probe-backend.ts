@@ -19,6 +19,7 @@ import type { ProbeExecution, ProgressPort, RemoteJobControl, WorkerPort } from 
 import type { RegionScheduler, SchedulerOptions } from '../jobs/scheduler';
 import type { Logger } from '../log';
 import type { MetricSources, ServiceMetrics } from '../metrics/service-metrics';
+import type { PoolEventsFeed } from '../pools/events-hub';
 import type { ResultStore } from '../results/store';
 import type { StopStep } from '../stop-steps';
 import type { Storage } from './storage';
@@ -38,6 +39,8 @@ export interface ProbeBackend {
   follow: (scheduler: RegionScheduler) => void;
   /** Progress to /ws subscribers (in a cluster, of any node's jobs). */
   hub: ProgressPort & { readonly subscribers: number };
+  /** Pool events to /ws?pool= subscribers and the gateway's working sets (in a cluster, of every node's pools). */
+  poolEvents: PoolEventsFeed;
   /** Result files: DATA_DIR, or PostgreSQL shared by the API nodes. */
   results: ResultStore;
   /** Who probes from each region: this process (agents 1, its slots), or a cluster's live agents (listed in /health). */

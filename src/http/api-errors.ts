@@ -81,6 +81,13 @@ export const wsApiKeyRequired = () =>
       'This server requires an API key on /ws (server setting WS_REQUIRE_AUTH): provide it in the X-API-Key header, the Authorization header (Bearer <key>) or the apiKey query parameter',
   });
 
+/** /ws?pool= without a key (a pool's events are its owner's only, whatever WS_REQUIRE_AUTH says). */
+export const poolWsApiKeyRequired = () =>
+  new ApiError(401, {
+    error: 'API key is required',
+    message: "A pool's events need its owner's API key: provide it in the X-API-Key header, the Authorization header (Bearer <key>) or the apiKey query parameter",
+  });
+
 export const invalidApiKey = () =>
   new ApiError(401, { error: 'Invalid API key', message: 'The provided API key is not valid' });
 

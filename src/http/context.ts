@@ -14,6 +14,7 @@ import type { PoolProxiesQuery } from '../pools/query';
 import type { PoolObject } from '../pools/shape';
 import type { PoolCreated, PoolProxiesListing, PoolUpdated } from '../pools/store';
 import type { PoolCreate, PoolPatch } from '../pools/types';
+import type { PoolEventsFeed } from '../pools/events-hub';
 
 export type { ChecksPort } from '../jobs/ports';
 
@@ -53,6 +54,12 @@ export interface RegionsPort {
   agents?(): { region: string; agent: string; slots: number; inFlight: number; exitIps: string[]; version: string; lastSeenMs: number }[];
 }
 
+/** The gateway's listener as clients reach it: `host` null when it listens on every address (clients use the API's host). */
+export interface GatewayAddress {
+  host: string | null;
+  port: number;
+}
+
 export interface AppDeps {
   /** The HTTP layer's settings: its limits and the public listener's. */
   limits: LimitsConfig;
@@ -75,6 +82,10 @@ export interface AppDeps {
   progress: ProgressPort;
   /** Pools (POST/GET /pools, /pools/{id}, /pools/{id}/proxies). */
   pools: PoolsPort;
+  /** A pool's events to its owner's `GET /ws?pool={id}` (src/pools/events-hub.ts; in a cluster, of every node). */
+  poolEvents: Pick<PoolEventsFeed, 'subscribe'>;
+  /** Where the gateway listens (/health `gateway`), read per request; absent or null: no gateway. */
+  gateway?: () => GatewayAddress | null;
   /** Who probes from each region: one embedded process (agents 1, capacity endpoints x SLOTS_PER_ENDPOINT), or a cluster's live agents. */
   regions: RegionsPort;
   /** The key this service's own GET /judge signs its answers with (src/probe/codec/integrity.ts). */

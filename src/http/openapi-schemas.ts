@@ -489,6 +489,13 @@ export const schemas = {
         description:
           'Who can reach the built-in judge, decided at start (docs/OPERATIONS.md "The judge"); absent when the operator chose it (BASE_URL, JUDGE_URL, a listener on loopback only). Proxies elsewhere than `this machine only` / `this network only` fail every check',
       },
+      gateway: {
+        type: 'object',
+        description: 'Only with GATEWAY_PORT: where the gateway listens. `host` null when it listens on every address (use the API\'s host name)',
+        required: ['host', 'port'],
+        additionalProperties: false,
+        properties: { host: nullable('string'), port: { type: 'integer', minimum: 1, maximum: 65535 } },
+      },
       agents: {
         type: 'array',
         description: 'A cluster only: the live region agents (from their heartbeats)',

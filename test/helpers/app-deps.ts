@@ -30,6 +30,7 @@ export function fakeAppDeps(over: Partial<AppDeps> = {}, what = 'this test'): Ap
     results: { secret: 'test-secret-0123456789abcdef', store: { open: unused } },
     progress: {} as AppDeps['progress'],
     pools: { limits: DEFAULT_POOL_LIMITS, create: unused, list: unused, get: unused, update: unused, delete: unused, proxies: unused },
+    poolEvents: { subscribe: unused },
     judgeKey: 'test-judge-key-0123456789',
     ...over,
   };

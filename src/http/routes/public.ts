@@ -2,7 +2,8 @@
  * Routes that need no key: GET /regions, GET /health, GET /judge.
  * In a cluster /regions counts each region's live agents and slots, and
  * /health lists the agents (deps.regions.agents); embedded, the process is
- * every region's one agent.
+ * every region's one agent. /health `gateway` says where the gateway
+ * listens (`proxycheck pool gateway` builds its URLs from it).
  */
 import { Elysia } from 'elysia';
 import { regionList, ACCEPTED_REGIONS } from '../../regions';
@@ -24,6 +25,7 @@ export function publicRoutes(deps: AppDeps) {
       async () => {
         const dbOk = await deps.database.ping();
         const now = deps.now();
+        const gateway = deps.gateway?.() ?? null;
         const body = {
           status: dbOk ? 'ok' : 'degraded',
           version: deps.version,
@@ -33,6 +35,8 @@ export function publicRoutes(deps: AppDeps) {
           database: dbOk ? 'ok' : 'down',
           ...(deps.judgeReach != null ? { judge_reachable: deps.judgeReach } : {}),
           ...(live.agents !== undefined ? { agents: live.agents() } : {}),
+          // where the gateway listens (absent: no GATEWAY_PORT); host null: the API's own host name
+          ...(gateway !== null ? { gateway } : {}),
         };
         return jsonResponse(dbOk ? 200 : 503, body);
       },
