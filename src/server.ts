@@ -16,6 +16,7 @@ import { withBoundPort, type Config, type StorageConfig } from './config';
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
+import type { PoolEventsPort } from './pools/ports';
 import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudgeTls } from './compose/own-judge';
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
@@ -44,6 +45,8 @@ export interface RunningService {
   /** This API node's id (NODE_ID or generated per start). */
   nodeId: string;
   checks: CheckService;
+  /** Pool events (the rounds publish here; /ws?pool= and the gateway follow it). */
+  poolEvents: PoolEventsPort;
   /** The demo account created on this start (first start only). */
   bootstrap: BootstrapResult | null;
   /** Milliseconds from startService() to ready. */
@@ -88,7 +91,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });
-    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks };
+    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks, poolEvents: backend.poolEvents };
     const startupMs = Math.round(performance.now() - t0);
     log.info('ready', {
       url: running.url,

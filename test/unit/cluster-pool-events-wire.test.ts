@@ -23,7 +23,7 @@ describe('pool events wire', () => {
     const e = proxyEvent('poolaaaaaa1', 'proxy.up', 1_000, { host: '10.0.0.1', port: 80, username: 'u', password: 'p' }, COUNTS, { responseTimeMs: 12 });
     expect(decodePoolEventsWire(encodePoolEventsWire('node-a', ACCOUNT, { event: e }))).toEqual({ v: 1, node: 'node-a', account: ACCOUNT, event: e });
     const r = roundCompletedEvent('poolaaaaaa1', 2_000, COUNTS, { checked: 2, working: 1, failed: 1, not_tried: 0, charged: 2 });
-    expect(decodePoolEventsWire(encodePoolEventsWire('node-a', ACCOUNT, { event: r }))?.event).toEqual(r);
+    expect(decodePoolEventsWire(encodePoolEventsWire("node-a", ACCOUNT, { event: r }))).toMatchObject({ event: r });
     expect(decodePoolEventsWire(encodePoolEventsWire('node-b', ACCOUNT, { closed: 'poolaaaaaa1' }))).toEqual({ v: 1, node: 'node-b', account: ACCOUNT, closed: 'poolaaaaaa1' });
   });
 
