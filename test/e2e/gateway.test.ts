@@ -2,9 +2,9 @@
  * The gateway as the service starts it (src/compose/gateway.ts): off without
  * GATEWAY_PORT; with GATEWAY_PORT=0 on a free port (logged), its keys checked
  * through the API's key cache, counted in /metrics and /me; a port in use
- * stops the process with one line. Until the pools land no account has a
- * pool, so every request is a 407 here (test/interop/gateway*.test.ts drive
- * the gateway itself over real upstreams).
+ * stops the process with one line. A key whose account has no such pool is
+ * a 407 here (test/interop/gateway*.test.ts drive the gateway over real
+ * upstreams, gateway-pools.test.ts over a real pool).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createServer, type AddressInfo } from 'node:net';
