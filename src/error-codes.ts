@@ -194,6 +194,8 @@ export const ENTRY_ERROR_CODES = Object.freeze({
   CLI_INTERRUPTED: 'cli_interrupted',
   /** a followed check job ended failed or cancelled (src/cli/job-follow.ts) */
   CLI_JOB_FAILED: 'cli_job_failed',
+  /** `pool gateway` asked a service that runs no gateway (no GATEWAY_PORT: /health has no `gateway`) */
+  CLI_NO_GATEWAY: 'cli_no_gateway',
   CLI_INTERNAL: 'cli_internal',
   CLI_INPUT_UNREADABLE: 'cli_input_unreadable',
   CLI_OUT_UNWRITABLE: 'cli_out_unwritable',

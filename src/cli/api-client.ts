@@ -7,6 +7,7 @@
  * `httpError` (status + body -> CliError) is pure.
  */
 import type { PoolObject, PoolProxyObject } from '../pools/shape';
+import type { PoolEvent } from '../pools/events';
 import type { AcceptedBody } from '../http/async-check';
 import type { CheckJobView } from '../jobs/ports';
 import { CliError, EXIT } from './exit-codes';
@@ -78,6 +79,8 @@ export interface RegionsBody {
 
 export interface HealthBody {
   status: string;
+  /** Where the gateway listens (absent: no gateway); host null: the API's host. */
+  gateway?: { host: string | null; port: number };
   version?: string;
   uptime?: number;
   timestamp?: string;
@@ -95,6 +98,8 @@ export interface PoolProxiesPage {
 }
 
 export type { PoolObject, PoolProxyObject };
+/** One message of `/ws?pool=` (src/pools/events.ts PoolEvent). */
+export type PoolEventBody = PoolEvent;
 
 export interface ProgressMessage {
   jobId: string;
@@ -338,6 +343,70 @@ export class ApiClient {
     await this.#request('DELETE', `/checks/${encodeURIComponent(jobId)}`, { auth: true, noDeadline: true, ...(signal ? { signal } : {}) });
   }
 
+  /** The key the client sends (a usage of it, e.g. in the gateway's proxy URL); the same error as a call without one. */
+  apiKey(): string {
+    return this.#requireKey();
+  }
+
+  /**
+   * Subscribes to /ws?pool= with the key. Resolves once the socket is open,
+   * or with null when it did not open within `openTimeoutMs` (refused: the
+   * caller asks GET /pools/{id} why). Each text message that is an event goes
+   * to `onEvent`.
+   */
+  poolEvents(poolId: string, onEvent: (e: PoolEventBody) => void, openTimeoutMs = 5000): Promise<PoolEventsChannel | null> {
+    const wsUrl = `${this.url.replace(/^http/, 'ws')}/ws?pool=${encodeURIComponent(poolId)}`;
+    const key = this.#requireKey();
+    return new Promise((resolve) => {
+      let settled = false;
+      let ws: WebSocket;
+      let closed: (v: { code: number; reason: string }) => void = () => {};
+      const closedP = new Promise<{ code: number; reason: string }>((r) => (closed = r));
+      const settle = (v: PoolEventsChannel | null) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(v);
+      };
+      const timer = setTimeout(() => {
+        try {
+          ws.close();
+        } catch {
+          // not open yet: nothing to close
+        }
+        settle(null);
+      }, openTimeoutMs);
+      try {
+        ws = new WebSocket(wsUrl, { headers: { 'X-API-Key': key } });
+      } catch {
+        settle(null);
+        return;
+      }
+      ws.onopen = () =>
+        settle({
+          closed: closedP,
+          close: () => {
+            ws.onmessage = null;
+            if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
+          },
+        });
+      ws.onerror = () => settle(null);
+      ws.onclose = (e) => {
+        closed({ code: e.code, reason: e.reason });
+        settle(null);
+      };
+      ws.onmessage = (e) => {
+        let m: unknown;
+        try {
+          m = JSON.parse(String(e.data));
+        } catch {
+          return; // not an event: ignore
+        }
+        if (typeof m === 'object' && m !== null && typeof (m as PoolEventBody).event === 'string') onEvent(m as PoolEventBody);
+      };
+    });
+  }
+
   /** GET of a signed result link (no key). Returns the streaming response. */
   async download(link: string, signal?: AbortSignal): Promise<Response> {
     let res: Response;
@@ -410,6 +479,13 @@ export class ApiClient {
       };
     });
   }
+}
+
+/** A pool's events socket (`/ws?pool=`): `closed` resolves when it closes, with the server's code and reason. */
+export interface PoolEventsChannel {
+  closed: Promise<{ code: number; reason: string }>;
+  /** Stops listening and closes the socket. Idempotent. */
+  close(): void;
 }
 
 export interface ProgressChannel {

@@ -128,7 +128,8 @@ commands:
   wait <jobId>      follow a check job (live bar) and print its result as check does
   cancel <jobId>    stop a running check job; the checks not performed are refunded
   pool <action>     pools of proxies kept checked: create, list, show, add, remove, pause, resume,
-                    delete, working (the proxies working now, one per line)
+                    delete, working (the proxies working now, one per line), watch (live events),
+                    gateway (the proxy URL that rotates over the pool)
   me                balance, plan, 30-day usage chart, recent checks
   regions           the regions a check can run from
   health            service status
@@ -282,6 +283,7 @@ const OPTIONS = {
   country: { type: 'string' },
   anonymity: { type: 'string' },
   limit: { type: 'string' },
+  session: { type: 'string' },
 } as const;
 
 const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'job-id', 'async'] as const;

@@ -135,8 +135,8 @@ export async function openFollow(client: ApiClient, jobId: string, onMessage: (m
   return channel === null ? null : { channel, ended };
 }
 
-/** A pause that Ctrl-C cuts short (it then rejects with the signal's reason). */
-function pause(ms: number, signal: AbortSignal, also?: Promise<void>): Promise<void> {
+/** A pause that Ctrl-C cuts short (it then rejects with the signal's reason); `also` ends it early. */
+export function pause(ms: number, signal: AbortSignal, also?: Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = () => {
       clearTimeout(timer);

@@ -10,12 +10,11 @@
  *   pool pause <id>                 pool resume <id>
  *   pool delete <id>
  *   pool working <id> [--country CC --anonymity A --type T --format txt|csv|json --limit N]
+ *   pool watch <id>                 pool gateway <id> [--country CC --type T --session TOKEN]
  *
  * Inputs are check's: files (one proxy per line), - for standard input
  * (once), or addresses. Each action takes only its own options (another's
- * is a usage error naming the action that has it). `pool watch` (live
- * up/down lines) and `pool gateway` come with the pools' events and the
- * gateway: POOL_ACTIONS is where they join.
+ * is a usage error naming the action that has it).
  */
 import { CHECK_TYPES, PROXY_TYPES, type CheckType, type ProxyType } from '../proxy/types';
 import { isPoolId } from '../pools/pool-id';
@@ -23,17 +22,20 @@ import { ANONYMITIES, PROXY_FORMATS, type ProxyFormat } from '../pools/query';
 import type { Anonymity } from '../probe/types';
 import { usageError } from './exit-codes';
 
-export const POOL_ACTIONS = Object.freeze(['create', 'list', 'show', 'add', 'remove', 'pause', 'resume', 'delete', 'working'] as const);
+const SESSION = /^[A-Za-z0-9]{1,32}$/;
+
+export const POOL_ACTIONS = Object.freeze(['create', 'list', 'show', 'add', 'remove', 'pause', 'resume', 'delete', 'working', 'watch', 'gateway'] as const);
 export type PoolAction = (typeof POOL_ACTIONS)[number];
 
 /** The options only pool commands take, and which action takes each. */
 export const POOL_OPTIONS: Readonly<Record<string, readonly PoolAction[]>> = Object.freeze({
-  type: ['create', 'working'],
+  type: ['create', 'working', 'gateway'],
   region: ['create'],
   interval: ['create'],
   timeout: ['create'],
   'no-https': ['create'],
-  country: ['working'],
+  country: ['working', 'gateway'],
+  session: ['gateway'],
   anonymity: ['working'],
   format: ['working'],
   limit: ['working'],
@@ -45,12 +47,13 @@ export const WORKING_LIMIT_MAX = 1_000_000_000;
 export type PoolCommand =
   | { name: 'pool'; action: 'create'; poolName: string; sources: string[]; type?: CheckType; region?: string; intervalS?: number; timeoutMs?: number; https?: false }
   | { name: 'pool'; action: 'list' }
-  | { name: 'pool'; action: 'show' | 'pause' | 'resume' | 'delete'; id: string }
+  | { name: 'pool'; action: 'show' | 'pause' | 'resume' | 'delete' | 'watch'; id: string }
+  | { name: 'pool'; action: 'gateway'; id: string; country?: string; type?: ProxyType; session?: string }
   | { name: 'pool'; action: 'add' | 'remove'; id: string; sources: string[] }
   | { name: 'pool'; action: 'working'; id: string; country?: string; anonymity?: Anonymity; type?: ProxyType; format: ProxyFormat; limit?: number };
 
 /** Option values as node's parseArgs gives them (only the pool ones are read). */
-export type PoolOptionValues = Partial<Record<'type' | 'region' | 'interval' | 'timeout' | 'country' | 'anonymity' | 'format' | 'limit', string>> & { 'no-https'?: boolean };
+export type PoolOptionValues = Partial<Record<'type' | 'region' | 'interval' | 'timeout' | 'country' | 'anonymity' | 'format' | 'limit' | 'session', string>> & { 'no-https'?: boolean };
 
 function intIn(name: string, raw: string, min: number, max: number): number {
   if (!/^[0-9]+$/.test(raw)) throw usageError(`--${name} must be a whole number, ${min}..${max}; got "${raw}"`);
@@ -70,6 +73,16 @@ function inputs(action: PoolAction, words: readonly string[]): string[] {
   if (words.filter((w) => w === '-').length > 1) throw usageError('standard input (-) can be read once');
   if (words.some((w) => w.trim() === '')) throw usageError(`pool ${action} got an empty argument`);
   return [...words];
+}
+
+function country(raw: string): string {
+  if (!/^[A-Za-z]{2}$/.test(raw)) throw usageError(`--country must be a two-letter country code (ISO 3166), like DE; got "${raw}"`);
+  return raw.toUpperCase();
+}
+
+function proxyType(raw: string): ProxyType {
+  if (!(PROXY_TYPES as readonly string[]).includes(raw)) throw usageError(`--type must be one of ${PROXY_TYPES.join(', ')}; got "${raw}"`);
+  return raw as ProxyType;
 }
 
 /** `words`: what follows `pool` on the command line (positionals); `v`: the option values. */
@@ -112,26 +125,32 @@ export function parsePoolArgs(words: readonly string[], v: PoolOptionValues): Po
     case 'pause':
     case 'resume':
     case 'delete':
+    case 'watch':
       noMore(1);
       return { name: 'pool', action: a, id: poolId(a, rest[0]) };
     case 'add':
     case 'remove':
       return { name: 'pool', action: a, id: poolId(a, rest[0]), sources: inputs(a, rest.slice(1)) };
+    case 'gateway': {
+      noMore(1);
+      const c: PoolCommand & { action: 'gateway' } = { name: 'pool', action: 'gateway', id: poolId(a, rest[0]) };
+      if (v.country !== undefined) c.country = country(v.country);
+      if (v.type !== undefined) c.type = proxyType(v.type);
+      if (v.session !== undefined) {
+        if (!SESSION.test(v.session)) throw usageError(`--session must be 1 to 32 letters or digits; got "${v.session}"`);
+        c.session = v.session;
+      }
+      return c;
+    }
     case 'working': {
       noMore(1);
       const c: PoolCommand & { action: 'working' } = { name: 'pool', action: 'working', id: poolId(a, rest[0]), format: 'txt' };
-      if (v.country !== undefined) {
-        if (!/^[A-Za-z]{2}$/.test(v.country)) throw usageError(`--country must be a two-letter country code (ISO 3166), like DE; got "${v.country}"`);
-        c.country = v.country.toUpperCase();
-      }
+      if (v.country !== undefined) c.country = country(v.country);
       if (v.anonymity !== undefined) {
         if (!(ANONYMITIES as readonly string[]).includes(v.anonymity)) throw usageError(`--anonymity must be one of ${ANONYMITIES.join(', ')}; got "${v.anonymity}"`);
         c.anonymity = v.anonymity as Anonymity;
       }
-      if (v.type !== undefined) {
-        if (!(PROXY_TYPES as readonly string[]).includes(v.type)) throw usageError(`--type must be one of ${PROXY_TYPES.join(', ')}; got "${v.type}"`);
-        c.type = v.type as ProxyType;
-      }
+      if (v.type !== undefined) c.type = proxyType(v.type);
       if (v.format !== undefined) {
         if (!(PROXY_FORMATS as readonly string[]).includes(v.format)) throw usageError(`--format must be one of ${PROXY_FORMATS.join(', ')}; got "${v.format}"`);
         c.format = v.format as ProxyFormat;
@@ -167,6 +186,13 @@ export const POOL_USAGE = `usage: proxycheck pool <action> [arguments] [options]
       --type http|socks4|socks5        only proxies that passed as this protocol
       --format txt|csv|json            default txt (csv: every field; json: the API's objects)
       --limit N                        at most N proxies (default: all)
+  pool watch <id>                 follow the pool's events live, one line each (up, down, round,
+                                  paused, resumed) until Ctrl-C or the pool is deleted
+  pool gateway <id>               the proxy URLs that rotate over the pool's working proxies
+                                  (http:// and socks5://, your key as the password)
+      --country CC                     only exits in this country
+      --type http|socks4|socks5        only upstreams that speak this protocol
+      --session TOKEN                  the same upstream for TOKEN while it works (at most 30 min)
 
-  pool watch <id> (live up/down lines) comes with the pools' events.
-  --json prints the API's JSON (for pool working: the proxies as JSON, like --format json).`;
+  --json prints the API's JSON (for pool working: the proxies as JSON, like --format json;
+  for pool watch: one event per line as the server sent it).`;

@@ -5,16 +5,32 @@
  * Exit codes are the other commands' (exit-codes.ts): a pool of another
  * account, or none, is the server's 404, exit 5.
  *
+ * `pool watch` follows `/ws?pool=`: one line per event on standard output
+ * (pool-events-render.ts; with --json the event's JSON, one per line) until
+ * Ctrl-C or the pool is deleted (exit 0). The pool is read first (a 404 or
+ * 401 ends it with that exit code); a socket that closes otherwise (a
+ * restart, a slow reader's 1013) or does not open is opened again every
+ * REOPEN_MS, after the pool is read again.
+ *
+ * `pool gateway` prints the gateway's proxy URLs for the pool (the key as
+ * password; the gateway's address from /health `gateway`, its host the
+ * API's when the gateway listens on every address): HTTP, then SOCKS5;
+ * --json `{http, socks5}`. No gateway on the service: exit 5.
+ *
  * `pool working` is what a scraper's cron job calls: the proxies working
  * now on standard output and nothing else (txt: one address per line as it
  * was given, credentials kept; csv: one header row; json, also with --json:
  * `{"proxies": [...]}`), every page followed through the cursor up to
  * --limit (pages of at most 10 000).
  */
+import { ENTRY_ERROR_CODES } from '../error-codes';
+import { gatewayUrls } from '../gateway/urls';
 import { MAX_PAGE_LIMIT } from '../pools/limits';
 import type { ApiClient, PoolProxyObject } from './api-client';
 import type { GlobalOptions } from './args';
-import { EXIT } from './exit-codes';
+import { CliError, EXIT } from './exit-codes';
+import { pause } from './job-follow';
+import { renderPoolEvent } from './pool-events-render';
 import { readInputs, type CliIo } from './io';
 import type { PoolCommand } from './pool-args';
 import { renderAdded, renderCreated, renderPool, renderPools } from './pool-tables';
@@ -72,7 +88,60 @@ export async function runPool(command: PoolCommand, g: GlobalOptions, client: Ap
     }
     case 'working':
       return working(command, g, client, io);
+    case 'watch':
+      return watch(command.id, g, client, io);
+    case 'gateway':
+      return gateway(command, g, client, io);
   }
+}
+
+/** Between two attempts to open the events socket again. */
+export const WATCH_REOPEN_MS = 2_000;
+
+async function watch(id: string, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {
+  const pool = await client.pool(id, io.signal);
+  if (!g.json) io.stderr.write(`Watching pool ${pool.id} (${pool.name}): ${pool.counts.working} of ${pool.counts.total} working. Ctrl-C to stop.\n`);
+  for (;;) {
+    const channel = await client.poolEvents(id, (e) => io.stdout.write(`${g.json ? JSON.stringify(e) : renderPoolEvent(e)}\n`));
+    if (channel === null) {
+      await pause(WATCH_REOPEN_MS, io.signal);
+      await client.pool(id, io.signal); // gone or refused: its exit code
+      continue;
+    }
+    try {
+      const closed = await new Promise<{ code: number; reason: string }>((resolve, reject) => {
+        const onAbort = () => reject(io.signal.reason);
+        if (io.signal.aborted) return onAbort();
+        io.signal.addEventListener('abort', onAbort, { once: true });
+        void channel.closed.then((c) => {
+          io.signal.removeEventListener('abort', onAbort);
+          resolve(c);
+        });
+      });
+      if (closed.reason === 'pool deleted') {
+        if (!g.json) io.stderr.write(`Pool ${id} was deleted.\n`);
+        return EXIT.OK;
+      }
+    } finally {
+      channel.close();
+    }
+    await pause(WATCH_REOPEN_MS, io.signal);
+    await client.pool(id, io.signal);
+  }
+}
+
+async function gateway(c: Extract<PoolCommand, { action: 'gateway' }>, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {
+  const key = client.apiKey();
+  await client.pool(c.id, io.signal); // another account's or no pool: 404, exit 5
+  const at = (await client.health(io.signal)).body.gateway;
+  if (at === undefined) {
+    throw new CliError(EXIT.CLIENT, ENTRY_ERROR_CODES.CLI_NO_GATEWAY, `${client.url} runs no gateway (its operator turns it on with GATEWAY_PORT).`);
+  }
+  const host = at.host ?? new URL(client.url).hostname.replace(/^\[|\]$/g, '');
+  const urls = gatewayUrls(host, at.port, { poolId: c.id, country: c.country ?? null, type: c.type ?? null, session: c.session ?? null, rotate: 'round_robin' }, key);
+  if (g.json) json(io, urls);
+  else io.stdout.write(`${urls.http}\n${urls.socks5}\n`);
+  return EXIT.OK;
 }
 
 async function working(c: Extract<PoolCommand, { action: 'working' }>, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {

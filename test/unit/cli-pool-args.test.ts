@@ -56,14 +56,28 @@ describe('pool actions', () => {
 
   test('every option belongs to at least one action; every action is parsed', () => {
     for (const actions of Object.values(POOL_OPTIONS)) for (const a of actions) expect(POOL_ACTIONS).toContain(a);
-    expect(POOL_ACTIONS).toEqual(['create', 'list', 'show', 'add', 'remove', 'pause', 'resume', 'delete', 'working']);
+    expect(POOL_ACTIONS).toEqual(['create', 'list', 'show', 'add', 'remove', 'pause', 'resume', 'delete', 'working', 'watch', 'gateway']);
+  });
+
+  test('watch: the id only; gateway: the id, --country, --type, --session', () => {
+    expect(cmd('pool', 'watch', ID)).toEqual({ name: 'pool', action: 'watch', id: ID });
+    expect(cmd('--json', 'pool', 'watch', ID)).toEqual({ name: 'pool', action: 'watch', id: ID });
+    expect(cmd('pool', 'gateway', ID)).toEqual({ name: 'pool', action: 'gateway', id: ID });
+    expect(cmd('pool', 'gateway', ID, '--country', 'de', '--type', 'socks5', '--session', 'abc123')).toEqual({ name: 'pool', action: 'gateway', id: ID, country: 'DE', type: 'socks5', session: 'abc123' });
   });
 });
 
 describe('usage errors (exit 2)', () => {
   test.each([
     [['pool'], 'pool needs an action'],
-    [['pool', 'watch', ID], 'unknown pool action "watch"'],
+    [['pool', 'follow', ID], 'unknown pool action "follow"'],
+    [['pool', 'watch'], "pool watch needs the pool's id"],
+    [['pool', 'watch', ID, 'extra'], '"pool watch" takes the pool id only (got "extra")'],
+    [['pool', 'watch', ID, '--country', 'DE'], '--country is an option of "pool working" and "pool gateway", not of "pool watch"'],
+    [['pool', 'gateway', ID, '--session', 'a-b'], '--session must be 1 to 32 letters or digits'],
+    [['pool', 'gateway', ID, '--type', 'auto'], '--type must be one of http, socks4, socks5'],
+    [['pool', 'gateway', ID, '--format', 'txt'], '--format is an option of "pool working", not of "pool gateway"'],
+    [['me', '--session', 'abc'], '--session is an option of "pool", not of "me"'],
     [['pool', 'show'], "pool show needs the pool's id"],
     [['pool', 'show', 'Nope'], '"Nope" is not a pool id'],
     [['pool', 'show', ID, 'extra'], '"pool show" takes the pool id only (got "extra")'],
@@ -81,7 +95,7 @@ describe('usage errors (exit 2)', () => {
     [['pool', 'create', 'x', 'a', '--region', ' '], '--region is empty'],
     [['pool', 'working', ID, '--anonymity', 'high'], '--anonymity must be one of elite, anonymous, transparent'],
     [['pool', 'working', ID, '--limit', '0'], '--limit must be 1..1000000000'],
-    [['pool', 'show', ID, '--country', 'DE'], '--country is an option of "pool working", not of "pool show"'],
+    [['pool', 'show', ID, '--country', 'DE'], '--country is an option of "pool working" and "pool gateway", not of "pool show"'],
     [['pool', 'working', ID, '--region', 'us1'], '--region is an option of "pool create", not of "pool working"'],
     [['pool', 'list', '--out', 'x.txt'], '--out is an option of "check", not of "pool"'],
     [['check', 'a.txt', '--interval', '60'], '--interval is an option of "pool", not of "check"'],
