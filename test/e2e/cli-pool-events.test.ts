@@ -83,7 +83,7 @@ describe('proxycheck pool watch', () => {
     try {
       // both sockets open (the service's feed is the embedded PoolEventsHub)
       await until('two subscribers', () => (t.service.poolEvents as unknown as { subscribers: number }).subscribers === 2);
-      expect(human.out.stderr).toContain(`Watching pool ${id} (cli): 0 of 1 working. Ctrl-C to stop.`);
+      await until('the banner', () => human.out.stderr.includes(`Watching pool ${id} (cli): 0 of 1 working. Ctrl-C to stop.`));
       t.service.poolEvents.publish(account, proxyEvent(id, 'proxy.down', Date.UTC(2026, 10, 26, 12), { host: '10.9.0.1', port: 8080 }, COUNTS, { error: { code: 'timeout', message: 'no answer' } }));
       expect((await call(`${t.url}/pools/${id}`, { method: 'PATCH', headers: { 'x-api-key': t.key }, json: { state: 'paused' } })).status).toBe(200);
       await until('two lines', () => human.out.stdout.split('\n').length >= 3 && json.out.stdout.split('\n').length >= 3);
