@@ -214,6 +214,11 @@ export function dashboardPage(version: string): string {
     <h2 id="pool-h"></h2>
     <dl id="pool-cards" class="cards"></dl>
     <section id="pool-chart" aria-label="Working proxies over time" hidden></section>
+    <section id="pool-live" class="pool-live" aria-labelledby="pool-live-h">
+      <h3 id="pool-live-h">Live events <span id="pool-live-state" class="hint" role="status"></span></h3>
+      <p id="pool-live-empty" class="hint">Nothing yet: proxies going up or down, finished rounds and pauses show here as they happen.</p>
+      <ol id="pool-events" class="pool-events"></ol>
+    </section>
     <div class="downloads" role="group" aria-labelledby="pd-h">
       <span id="pd-h" class="downloads-label">Download <span class="hint">(with the filters below)</span></span>
       <button type="button" id="pd-txt" class="secondary">TXT <span class="visually-hidden">(addresses)</span></button>

@@ -1,6 +1,13 @@
 /** The Pools page's pure helpers (src/web/client/pool-format.ts): texts, the create form, the listing's query, escaped markup. */
 import { describe, expect, test } from 'bun:test';
 import {
+  applyPoolEvent,
+  changesProxies,
+  isPoolEvent,
+  MAX_LIVE_EVENTS,
+  poolEventHtml,
+  poolEventText,
+  type PoolEventView,
   downloadName,
   dueText,
   intervalText,
@@ -112,5 +119,55 @@ describe('markup is escaped', () => {
       ['Next check', 'in 4 min'],
       ['Checks per day', '150,000'],
     ]);
+  });
+});
+
+describe('live events (/ws?pool=)', () => {
+  const pool: PoolView = {
+    id: 'poolaaaaaa1',
+    name: 'p',
+    type: 'http',
+    region: 'us1',
+    interval_s: 600,
+    timeout: 5000,
+    https: true,
+    state: 'active',
+    paused_reason: null,
+    created_at: '2026-11-26T10:00:00.000Z',
+    counts: { total: 3, working: 3, failed: 0, unchecked: 0 },
+    last_round_at: null,
+    next_due_at: null,
+    checks_last_24h: 0,
+    checks_per_day: 0,
+  };
+  const counts = { total: 3, working: 2, failed: 1, unchecked: 0 };
+  const down: PoolEventView = { pool: 'poolaaaaaa1', event: 'proxy.down', at: '2026-11-26T12:00:05.000Z', proxy: { host: '10.0.0.1', port: 80, hasAuth: true, username: 'u<b>' }, counts, error: { code: 'timeout', message: 'no <answer>' } };
+
+  test('isPoolEvent: only an event of this pool', () => {
+    expect(isPoolEvent(down, 'poolaaaaaa1')).toBe(true);
+    expect(isPoolEvent(down, 'poolbbbbbb2')).toBe(false);
+    expect(isPoolEvent({ pool: 'poolaaaaaa1', event: 'proxy.down' }, 'poolaaaaaa1')).toBe(false);
+    expect(isPoolEvent(null, 'poolaaaaaa1')).toBe(false);
+  });
+
+  test('applyPoolEvent: counts from the event; state on a pause and a resume; the round time', () => {
+    expect(applyPoolEvent(pool, down).counts).toEqual(counts);
+    const paused = applyPoolEvent(pool, { ...down, event: 'pool.paused', reason: 'insufficient_checks' });
+    expect([paused.state, paused.paused_reason]).toEqual(['paused', 'insufficient_checks']);
+    expect(applyPoolEvent(paused, { ...down, event: 'pool.resumed' })).toMatchObject({ state: 'active', paused_reason: null });
+    expect(applyPoolEvent(pool, { ...down, event: 'round.completed' }).last_round_at).toBe(down.at);
+    expect(pool.counts.working).toBe(3); // not changed in place
+  });
+
+  test('changesProxies and the list item (escaped, no password)', () => {
+    expect(changesProxies(down)).toBe(true);
+    expect(changesProxies({ ...down, event: 'pool.paused' })).toBe(false);
+    const html = poolEventHtml(down);
+    expect(html).toContain('class="pool-event down"');
+    expect(html).toContain('u&lt;b&gt;@10.0.0.1:80 is down: no &lt;answer&gt;');
+    expect(poolEventText({ ...down, event: 'round.completed', round: { checked: 3, working: 2, failed: 1, not_tried: 0, charged: 3 } }).text).toBe('Round: 3 checked, 2 working, 1 failed');
+    expect(poolEventText({ ...down, event: 'pool.paused', reason: 'owner' }).text).toBe('Paused by you');
+    expect(poolEventText({ ...down, event: 'proxy.up', responseTime: '12.00 ms' }).text).toBe('u<b>@10.0.0.1:80 is up (12.00 ms)');
+    expect(MAX_LIVE_EVENTS).toBe(20);
   });
 });

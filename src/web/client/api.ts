@@ -169,3 +169,39 @@ export function saveKey(key: string, remember: boolean): void {
 export function clearKey(): void {
   for (const s of storages()) s.removeItem(KEY_NAME);
 }
+
+/**
+ * A pool's events (`/ws?pool=`, the key in the query: a browser cannot set
+ * the header on a WebSocket). `onMessage` gets each JSON message; `onClose`
+ * the close's code and reason once (also when it never opened: code 1006).
+ * Returns its close (idempotent; no onClose after it).
+ */
+export function openPoolEvents(poolId: string, key: string, onMessage: (msg: unknown) => void, onOpen: () => void, onClose: (code: number, reason: string) => void): () => void {
+  const location = win().location;
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  let ws: WebSocket;
+  try {
+    ws = new WebSocket(`${proto}//${location.host}/ws?pool=${encodeURIComponent(poolId)}&apiKey=${encodeURIComponent(key)}`);
+  } catch {
+    setTimeout(() => onClose(1006, ''), 0);
+    return () => {};
+  }
+  let done = false;
+  ws.onopen = () => onOpen();
+  ws.onmessage = (e) => {
+    try {
+      onMessage(JSON.parse(String(e.data)));
+    } catch {
+      // a message that is not JSON is ignored
+    }
+  };
+  ws.onclose = (e) => {
+    if (done) return;
+    done = true;
+    onClose(e.code, e.reason);
+  };
+  return () => {
+    done = true;
+    ws.close(1000);
+  };
+}

@@ -112,6 +112,7 @@ function boot(): void {
     }
     if (name === 'account') void account.load();
     if (name === 'pools') void pools.load(rest[0] ?? null);
+    else pools.leave();
     if (name === 'results') results.redraw();
     if (name === 'results' && !restored && !results.hasResult()) {
       restored = true;

@@ -191,3 +191,75 @@ export function poolCards(p: PoolView, nowMs: number): [string, string][] {
     ['Checks per day', formatCount(p.checks_per_day)],
   ];
 }
+
+// ---- live events (GET /ws?pool=) --------------------------------------------------------------
+
+/** One message of `/ws?pool=` as the page reads it (docs/API.md "Pools", events). */
+export interface PoolEventView {
+  pool: string;
+  event: 'proxy.up' | 'proxy.down' | 'round.completed' | 'pool.paused' | 'pool.resumed';
+  at: string;
+  proxy?: { host: string; port: number; hasAuth: boolean; username?: string };
+  counts: PoolView['counts'];
+  responseTime?: string;
+  error?: { code: string; message: string };
+  round?: { checked: number; working: number; failed: number; not_tried: number; charged: number };
+  reason?: 'insufficient_checks' | 'owner';
+}
+
+/** The events kept in the live list. */
+export const MAX_LIVE_EVENTS = 20;
+
+/** Whether a socket message is an event of pool `poolId` (anything else is ignored). */
+export function isPoolEvent(m: unknown, poolId: string): m is PoolEventView {
+  if (typeof m !== 'object' || m === null) return false;
+  const e = m as Partial<PoolEventView>;
+  return e.pool === poolId && typeof e.event === 'string' && typeof e.at === 'string' && typeof e.counts === 'object' && e.counts !== null;
+}
+
+/** The pool after an event: its counts, and its state for pool.paused / pool.resumed. */
+export function applyPoolEvent(p: PoolView, e: PoolEventView): PoolView {
+  const next: PoolView = { ...p, counts: { ...e.counts } };
+  if (e.event === 'pool.paused') {
+    next.state = 'paused';
+    next.paused_reason = e.reason ?? null;
+  } else if (e.event === 'pool.resumed') {
+    next.state = 'active';
+    next.paused_reason = null;
+  } else if (e.event === 'round.completed') {
+    next.last_round_at = e.at;
+  }
+  return next;
+}
+
+/** Whether an event changes the proxies table (a verdict changed, or a round wrote new ones). */
+export function changesProxies(e: PoolEventView): boolean {
+  return e.event === 'proxy.up' || e.event === 'proxy.down' || e.event === 'round.completed';
+}
+
+/** The event as one line of the live list: its time (local "HH:MM:SS") and what happened. */
+export function poolEventText(e: PoolEventView): { time: string; text: string; kind: string } {
+  const d = new Date(e.at);
+  const time = Number.isNaN(d.getTime()) ? e.at : `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}:${String(d.getSeconds()).padStart(2, '0')}`;
+  const who = e.proxy === undefined ? '' : addressText(e.proxy);
+  switch (e.event) {
+    case 'proxy.up':
+      return { time, kind: 'up', text: `${who} is up${e.responseTime ? ` (${e.responseTime})` : ''}` };
+    case 'proxy.down':
+      return { time, kind: 'down', text: `${who} is down${e.error ? `: ${e.error.message}` : ''}` };
+    case 'round.completed': {
+      const r = e.round;
+      return { time, kind: 'round', text: r === undefined ? 'Round completed' : `Round: ${formatCount(r.checked)} checked, ${formatCount(r.working)} working, ${formatCount(r.failed)} failed` };
+    }
+    case 'pool.paused':
+      return { time, kind: 'paused', text: e.reason === 'insufficient_checks' ? 'Paused: not enough checks' : 'Paused by you' };
+    case 'pool.resumed':
+      return { time, kind: 'resumed', text: 'Resumed' };
+  }
+}
+
+/** The live list's item markup (escaped). */
+export function poolEventHtml(e: PoolEventView): string {
+  const t = poolEventText(e);
+  return `<li class="pool-event ${t.kind}"><time datetime="${escapeXml(e.at)}">${escapeXml(t.time)}</time> ${escapeXml(t.text)}</li>`;
+}

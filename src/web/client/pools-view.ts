@@ -7,16 +7,29 @@
  * listing's downloads (TXT: the addresses as given; CSV; JSON), each every
  * page of the current filters. Pure parts: pool-format.ts.
  *
- * Hooks for the scheduling side: `refresh()` re-reads the open pool and the
- * list (what a pool event on `/ws?pool=` will call), and the hidden
- * `#pool-chart` section is where the working-now chart over time goes (from
- * the pool's rounds).
+ * Live: while a pool is open, its events come over `/ws?pool=` (the key in
+ * the query): each one updates the cards' and the list's counts (and the
+ * state on a pause or resume) at once, joins the short list of the latest
+ * events (MAX_LIVE_EVENTS, newest first), and a change of verdicts re-reads
+ * the proxies table (at most once a second). A socket that closes by
+ * itself is opened again after LIVE_REOPEN_MS while the pool is still open;
+ * "pool deleted" closes the pool instead. Leaving the pool (another pool,
+ * the list, another view) closes its socket.
+ *
+ * `refresh()` re-reads the open pool and the list; the hidden `#pool-chart`
+ * section is where the working-now chart over time goes (from the pool's
+ * rounds).
  */
-import { apiGet, apiPost, apiSend, apiText } from './api';
+import { apiGet, apiPost, apiSend, apiText, openPoolEvents } from './api';
 import { create, option, win, type AnchorEl, type ButtonEl, type Elem, type InputEl, type SelectEl, type TableEl, type TextAreaEl } from './browser';
 import { byId, setText, show } from './dom';
 import { errorText } from './format';
 import {
+  applyPoolEvent,
+  changesProxies,
+  isPoolEvent,
+  MAX_LIVE_EVENTS,
+  poolEventHtml,
   downloadName,
   poolCards,
   poolCreateBody,
@@ -33,6 +46,8 @@ import { escapeXml, formatCount } from './svg';
 const PAGE = 50;
 const DOWNLOAD_PAGE = 10_000;
 const CONFIRM_MS = 4000;
+const LIVE_REOPEN_MS = 5000;
+const LIVE_RELOAD_MS = 1000;
 
 const jsonOrNull = (text: string): unknown => {
   try {
@@ -62,6 +77,9 @@ export function setupPoolsView(deps: PoolsViewDeps) {
   const prev = byId<ButtonEl>('pp-prev');
   const next = byId<ButtonEl>('pp-next');
   const region = byId<SelectEl>('pool-region');
+  const liveState = byId('pool-live-state');
+  const liveEmpty = byId('pool-live-empty');
+  const liveList = byId('pool-events');
   const filterIds = { status: 'pf-status', country: 'pf-country', anonymity: 'pf-anon', type: 'pf-type', https: 'pf-https', sort: 'pf-sort' } as const;
 
   let pools: PoolView[] = [];
@@ -73,6 +91,12 @@ export function setupPoolsView(deps: PoolsViewDeps) {
   /** The latest listing asked for: an older answer that arrives after it is dropped (filters changed quickly). */
   let listing = 0;
   const armed = new Map<string, ReturnType<typeof setTimeout>>();
+  /** The open pool's events socket: which pool, and its close. */
+  let live: { poolId: string; close: () => void } | null = null;
+  let reopenTimer: ReturnType<typeof setTimeout> | null = null;
+  let reloadTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The live list's items, newest first. */
+  let liveItems: string[] = [];
 
   const key = (): string | null => {
     const k = deps.key();
@@ -149,9 +173,75 @@ export function setupPoolsView(deps: PoolsViewDeps) {
     next.disabled = nextCursor === null;
   }
 
+  function stopLive(): void {
+    if (reopenTimer !== null) clearTimeout(reopenTimer);
+    if (reloadTimer !== null) clearTimeout(reloadTimer);
+    reopenTimer = null;
+    reloadTimer = null;
+    live?.close();
+    live = null;
+  }
+
+  function onEvent(e: unknown): void {
+    if (open === null || !isPoolEvent(e, open.id)) return;
+    open = applyPoolEvent(open, e);
+    renderCards(open);
+    pools = pools.map((p) => (p.id === e.pool ? applyPoolEvent(p, e) : p));
+    renderList();
+    show(liveEmpty, false);
+    liveItems = [poolEventHtml(e), ...liveItems].slice(0, MAX_LIVE_EVENTS);
+    liveList.innerHTML = liveItems.join('');
+    if (changesProxies(e) && reloadTimer === null) {
+      reloadTimer = setTimeout(() => {
+        reloadTimer = null;
+        void loadProxies();
+      }, LIVE_RELOAD_MS);
+    }
+  }
+
+  /** Follows the open pool's events (a socket per pool; the same pool keeps its socket). */
+  function followLive(poolId: string): void {
+    if (live?.poolId === poolId) return;
+    stopLive();
+    liveItems = [];
+    liveList.innerHTML = '';
+    show(liveEmpty, true);
+    const k = deps.key();
+    if (k === null) return;
+    setText(liveState, '(connecting…)');
+    const mine = {
+      poolId,
+      close: openPoolEvents(
+        poolId,
+        k,
+        onEvent,
+        () => setText(liveState, '(live)'),
+        (_code, reason) => {
+          if (live !== mine) return;
+          live = null;
+          if (reason === 'pool deleted') {
+            setText(liveState, '');
+            open = null;
+            show(detail, false);
+            void loadList();
+            if (win().location.hash !== '#/pools') win().location.hash = '#/pools';
+            return;
+          }
+          setText(liveState, '(reconnecting…)');
+          reopenTimer = setTimeout(() => {
+            reopenTimer = null;
+            if (open?.id === poolId && !detail.hidden) followLive(poolId);
+          }, LIVE_REOPEN_MS);
+        },
+      ),
+    };
+    live = mine;
+  }
+
   async function openPool(id: string | null): Promise<void> {
     if (id === null) {
       open = null;
+      stopLive();
       show(detail, false);
       return;
     }
@@ -160,6 +250,7 @@ export function setupPoolsView(deps: PoolsViewDeps) {
     const r = await apiGet(`/pools/${encodeURIComponent(id)}`, k);
     if (!r.ok) {
       open = null;
+      stopLive();
       show(detail, false);
       failed(r.status, r.body);
       return;
@@ -168,6 +259,7 @@ export function setupPoolsView(deps: PoolsViewDeps) {
     open = r.body as PoolView;
     renderCards(open);
     show(detail, true);
+    followLive(open.id);
     if (switched) cursors = [null];
     await loadProxies();
   }
@@ -246,6 +338,7 @@ export function setupPoolsView(deps: PoolsViewDeps) {
     }
     if (act === 'delete' && open?.id === id) {
       open = null;
+      stopLive();
       show(detail, false);
       if (win().location.hash !== '#/pools') win().location.hash = '#/pools';
     }
@@ -326,7 +419,11 @@ export function setupPoolsView(deps: PoolsViewDeps) {
       void loadRegions();
       if (await loadList()) await openPool(id);
     },
-    /** Re-read the list and the open pool (a pool event will call this). */
+    /** The view is hidden (another route): the open pool's socket closes; load() opens it again. */
+    leave(): void {
+      stopLive();
+    },
+    /** Re-read the list and the open pool. */
     async refresh(): Promise<void> {
       if (await loadList()) {
         if (open !== null) await openPool(open.id);
