@@ -17,6 +17,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { haveChromium, launchChromium, reportNoBrowser, see, type Browser } from '../helpers/browser';
+import { proxyEvent, resumedEvent } from '../../src/pools/events';
 import { failed, seedVerdicts, working } from '../helpers/pool-seed';
 import { startTestService, type TestService } from '../helpers/service';
 
@@ -196,6 +197,28 @@ if (!haveChromium()) {
       const body = JSON.parse(readFileSync((await json.path())!, 'utf8')) as { proxies: { status: string }[] };
       expect(body.proxies).toHaveLength(51);
       expect(new Set(body.proxies.map((p) => p.status))).toEqual(new Set(['working']));
+    });
+
+    test('live events: an event of the open pool shows at once in the list, the cards and the pools table', async () => {
+      await page.goto(`${t.url}/app#/pools/${poolId}`);
+      await page.locator('#pool-detail:not([hidden])').waitFor();
+      await see(page.locator('#pool-live-state')).toHaveText('(live)');
+      await see(page.locator('#pool-live-empty')).toBeVisible();
+      const me = (await (await fetch(`${t.url}/me`, { headers: { 'X-API-Key': t.key } })).json()) as { user: { id: string } };
+      const counts = { total: 60, working: 7, failed: 50, unchecked: 3 };
+      t.service.poolEvents.publish(
+        me.user.id,
+        proxyEvent(poolId, 'proxy.down', Date.now(), { host: '192.0.2.9', port: 8080 }, counts, { error: { code: 'timeout', message: 'no answer within 5000 ms' } }),
+      );
+      await see(page.locator('#pool-events li')).toHaveCount(1);
+      await see(page.locator('#pool-events li')).toContainText('192.0.2.9:8080 is down: no answer within 5000 ms');
+      expect(await page.locator('#pool-live-empty').isHidden()).toBe(true);
+      await see(page.locator(`#pools-table tr[data-pool="${poolId}"]`)).toContainText('7');
+      t.service.poolEvents.publish(me.user.id, resumedEvent(poolId, Date.now(), counts));
+      await see(page.locator('#pool-events li')).toHaveCount(2);
+      await see(page.locator('#pool-events li').first()).toContainText('Resumed');
+      await shot('pool-live');
+      expect(problems).toEqual([]);
     });
 
     test('pause, resume, and delete in two clicks', async () => {
