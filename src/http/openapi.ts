@@ -414,17 +414,20 @@ const paths = {
     get: {
       operationId: 'getWs',
       tags: ['Checks'],
-      summary: 'Progress of a check (WebSocket)',
+      summary: 'Progress of a check, or the events of a pool (WebSocket)',
       description:
-        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (a quarter of `WS_MAX_PER_ACCOUNT`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).',
+        'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (a quarter of `WS_MAX_PER_ACCOUNT`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).' +
+        ' With `pool` instead of `jobId`: the events of the key\'s pool (`{pool, event, at, proxy?, counts}`, event one of proxy.up, proxy.down, round.completed, pool.paused, pool.resumed; docs/API.md "GET /ws?pool={id}"), one JSON text message each; a key is required (401 without), a pool that is not the key\'s account\'s is 404 (unknown, malformed and another account\'s alike); closed with 1000 `pool deleted` when the pool is deleted, 1013 over the caps or for a slow reader.',
       parameters: [
-        { name: 'jobId', in: 'query', required: true, schema: { type: 'string', pattern: JOB_ID_PATTERN } },
+        { name: 'jobId', in: 'query', required: false, schema: { type: 'string', pattern: JOB_ID_PATTERN }, description: 'The job to follow (required unless `pool` is given)' },
+        { name: 'pool', in: 'query', required: false, schema: { type: 'string' }, description: "A pool's id: follow its events instead (key required)" },
         { name: 'apiKey', in: 'query', required: false, schema: { type: 'string' }, description: 'Optional key (also accepted as X-API-Key or Authorization: Bearer)' },
       ],
       responses: {
         '101': { description: 'Switching Protocols: the WebSocket is open; messages follow the ProgressMessage schema' },
         '400': err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'jobId missing or malformed', 'InvalidJobId'),
         '401': E401,
+        '404': err({ error: 'Not found', message: 'No pool with this id in this account' }, '`pool`: not a pool of the key\'s account'),
       },
     },
   },
