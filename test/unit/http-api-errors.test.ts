@@ -10,6 +10,7 @@ import {
   ApiError,
   apiKeyRequired,
   wsApiKeyRequired,
+  poolWsApiKeyRequired,
   forbidden,
   insufficientChecks,
   internalError,
@@ -90,6 +91,7 @@ describe('ApiError', () => {
       invalidJobId: () => invalidJobId(),
       apiKeyRequired: () => apiKeyRequired(),
       wsApiKeyRequired: () => wsApiKeyRequired(),
+      poolWsApiKeyRequired: () => poolWsApiKeyRequired(),
       invalidApiKey: () => invalidApiKey(),
       insufficientChecks: () => insufficientChecks(2, 1),
       forbidden: () => forbidden('x'),
@@ -223,6 +225,13 @@ describe('401 / 402 / 403', () => {
       error: 'API key is required',
       message:
         'This server requires an API key on /ws (server setting WS_REQUIRE_AUTH): provide it in the X-API-Key header, the Authorization header (Bearer <key>) or the apiKey query parameter',
+    });
+  });
+
+  test('/ws?pool= without a key: always a 401, naming the three ways to give it', () => {
+    expectError(poolWsApiKeyRequired(), 401, {
+      error: 'API key is required',
+      message: "A pool's events need its owner's API key: provide it in the X-API-Key header, the Authorization header (Bearer <key>) or the apiKey query parameter",
     });
   });
 
