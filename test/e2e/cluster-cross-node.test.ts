@@ -13,6 +13,10 @@
  *   .json, .csv and .txt, byte for byte what A serves; a token of A's link
  *   applied to another id is refused by B (403).
  *
+ * - A pool's events cross nodes too: a `/ws?pool=` subscriber on B hears the
+ *   owner's pause and resume done through A once each (pc.pool.<account>),
+ *   and its socket is closed 1000 `pool deleted` when A deletes the pool.
+ *
  * Skips unless PostgreSQL and nats-server are there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -31,10 +35,11 @@ interface Watch {
   closed: Promise<{ code: number; reason: string }>;
 }
 
-/** A /ws subscriber (key in the query when given); resolves once open. */
+/** A /ws subscriber (key in the query when given); resolves once open. `jobId` may be `pool=<id>` (a pool's events). */
 function watch(base: string, jobId: string, apiKey?: string): Promise<Watch> {
   const u = new URL(`${base.replace(/^http/, 'ws')}/ws`);
-  u.searchParams.set('jobId', jobId);
+  if (jobId.startsWith('pool=')) u.searchParams.set('pool', jobId.slice(5));
+  else u.searchParams.set('jobId', jobId);
   if (apiKey !== undefined) u.searchParams.set('apiKey', apiKey);
   const ws = new WebSocket(u.toString());
   const messages: Record<string, any>[] = [];
@@ -108,6 +113,28 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a job on node A
     await hole?.close();
     await nats?.stop();
   }, 30_000);
+
+  test('a pool\'s events: the owner\'s pause and resume through A reach a subscriber on B once each; A deletes it: B\'s socket closes 1000', async () => {
+    const made = await call(`${a.url}/pools`, { method: 'POST', headers: { 'x-api-key': a.key }, json: { name: 'cross', proxies: ['10.20.0.1:8080'] } });
+    expect(made.status, made.text).toBe(201);
+    const id = String(made.body.id);
+    const onB = await watch(b.url, `pool=${id}`, b.key);
+    const onA = await watch(a.url, `pool=${id}`, a.key);
+    for (const state of ['paused', 'active']) {
+      const r = await call(`${a.url}/pools/${id}`, { method: 'PATCH', headers: { 'x-api-key': a.key }, json: { state } });
+      expect(r.status, r.text).toBe(200);
+    }
+    await until('both events on B', async () => onB.messages.length >= 2, 5_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(onB.messages.map((m) => [m.pool, m.event, m.reason ?? null])).toEqual([
+      [id, 'pool.paused', 'owner'],
+      [id, 'pool.resumed', null],
+    ]);
+    expect(onA.messages).toEqual(onB.messages);
+    expect((await call(`${a.url}/pools/${id}`, { method: 'DELETE', headers: { 'x-api-key': a.key } })).status).toBe(204);
+    expect(await closedWithin(onB, 5000, 'B')).toEqual({ code: 1000, reason: 'pool deleted' });
+    expect(await closedWithin(onA, 5000, 'A')).toEqual({ code: 1000, reason: 'pool deleted' });
+  });
 
   test('WebSocket subscribers on B follow a job on A: progress, the final, result_url only for the owner; the link from A downloads from B', async () => {
     const jobId = `cross-node-${Date.now()}`;
