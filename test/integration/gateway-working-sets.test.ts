@@ -8,7 +8,7 @@
  * same upstreams keeps the object; the TTL as the fallback; a deleted pool's
  * entry goes; concurrent uses share one read; failures reported become one
  * coalesced re-check per pool, each upstream at most once per quiet period;
- * a failed read serves the last set.
+ * a failed read serves the last set; the cache is bounded (LRU).
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import type { Db } from '../../db/client';
@@ -69,7 +69,7 @@ for (const [name, open] of DRIVERS) {
       return { account, pool };
     }
 
-    function sets(o: { clock?: FakeClock; hub?: PoolEventsHub; recheck?: PoolRecheckPort; ttlMs?: number; database?: Db } = {}) {
+    function sets(o: { clock?: FakeClock; hub?: PoolEventsHub; recheck?: PoolRecheckPort; ttlMs?: number; database?: Db; maxPools?: number } = {}) {
       return new PoolWorkingSets({
         db: o.database ?? db,
         events: o.hub ?? new PoolEventsHub(),
@@ -78,6 +78,7 @@ for (const [name, open] of DRIVERS) {
         log: memoryLogger('warn'),
         clock: o.clock ?? new FakeClock(NOW),
         ...(o.ttlMs !== undefined ? { ttlMs: o.ttlMs } : {}),
+        ...(o.maxPools !== undefined ? { maxPools: o.maxPools } : {}),
       });
     }
 
@@ -144,6 +145,21 @@ for (const [name, open] of DRIVERS) {
       expect(ws.size).toBe(0);
       expect(hub.watchedAccounts).toBe(0);
       expect(await ws.workingSet(account, pool)).toBeNull();
+    });
+
+    test('bounded: past maxPools the least recently used pool goes, with its account\'s watch', async () => {
+      const one = await seeded(['10.8.0.1:3128'], () => true);
+      const two = await seeded(['10.8.0.2:3128'], () => true);
+      const hub = new PoolEventsHub();
+      const ws = sets({ hub, maxPools: 1 });
+      await ws.workingSet(one.account, one.pool);
+      await ws.workingSet(two.account, two.pool);
+      expect(ws.size).toBe(1);
+      expect(hub.watchedAccounts).toBe(1);
+      expect(hub.listens(one.account)).toBe(false);
+      const reads = ws.reads;
+      await ws.workingSet(two.account, two.pool);
+      expect(ws.reads).toBe(reads); // the one kept is still cached
     });
 
     test('a failed read serves the last set read; with none the error goes to the gateway', async () => {
