@@ -10,7 +10,8 @@
  * Ctrl-C or the pool is deleted (exit 0). The pool is read first (a 404 or
  * 401 ends it with that exit code); a socket that closes otherwise (a
  * restart, a slow reader's 1013) or does not open is opened again every
- * REOPEN_MS, after the pool is read again.
+ * WATCH_REOPEN_MS, after the pool is read again (a 4xx then ends it; a
+ * network failure or 5xx, a service restarting, is waited out).
  *
  * `pool gateway` prints the gateway's proxy URLs for the pool (the key as
  * password; the gateway's address from /health `gateway`, its host the
@@ -105,7 +106,7 @@ async function watch(id: string, g: GlobalOptions, client: ApiClient, io: CliIo)
     const channel = await client.poolEvents(id, (e) => io.stdout.write(`${g.json ? JSON.stringify(e) : renderPoolEvent(e)}\n`));
     if (channel === null) {
       await pause(WATCH_REOPEN_MS, io.signal);
-      await client.pool(id, io.signal); // gone or refused: its exit code
+      await stillThere(id, client, io);
       continue;
     }
     try {
@@ -126,7 +127,16 @@ async function watch(id: string, g: GlobalOptions, client: ApiClient, io: CliIo)
       channel.close();
     }
     await pause(WATCH_REOPEN_MS, io.signal);
+    await stillThere(id, client, io);
+  }
+}
+
+/** Throws when the pool is gone or the key refused (their exit codes); a network failure or a 5xx (a restart) is waited out. */
+async function stillThere(id: string, client: ApiClient, io: CliIo): Promise<void> {
+  try {
     await client.pool(id, io.signal);
+  } catch (err) {
+    if (io.signal.aborted || !(err instanceof CliError) || err.exitCode !== EXIT.NETWORK) throw err;
   }
 }
 

@@ -1,7 +1,10 @@
 /**
  * `pool working` paging (src/cli/pool-command.ts) against a fake client:
  * every page followed through its cursor, pages of at most 10 000, --limit
- * honoured across pages, the csv header written once, json pages joined.
+ * honoured across pages, the csv header written once, json pages joined;
+ * `pool gateway` URLs from /health (the API host for a wildcard gateway, no
+ * gateway exit 5); `pool watch` waiting out a socket that does not open and
+ * a network failure, ending on "pool deleted" (0) or a pool gone (5).
  */
 import { describe, expect, test } from 'bun:test';
 import type { ApiClient, PoolProxiesPage } from '../../src/cli/api-client';
@@ -77,4 +80,64 @@ describe('pool working', () => {
     await runPool({ name: 'pool', action: 'working', id: ID, format: 'txt' }, { json: false }, fakeClient(0).client, o.cliIo);
     expect(o.out()).toBe('');
   });
+});
+
+describe('pool gateway and pool watch (fake client)', () => {
+  const pool = { id: ID, name: 'mine', counts: { total: 2, working: 1, failed: 1, unchecked: 0 } };
+
+  test('gateway: a gateway on every address is reached by the API\'s host; options in the username; none: exit 5 naming GATEWAY_PORT', async () => {
+    const client = (gateway: unknown) =>
+      ({
+        url: 'http://api.example.test:3000',
+        apiKey: () => 'k3y',
+        pool: async () => pool,
+        health: async () => ({ status: 200, body: { status: 'ok', ...(gateway === undefined ? {} : { gateway }) } }),
+      }) as unknown as ApiClient;
+    let o = io();
+    expect(await runPool({ name: 'pool', action: 'gateway', id: ID, type: 'socks5' }, { json: false }, client({ host: null, port: 8080 }), o.cliIo)).toBe(0);
+    expect(o.out()).toBe(`http://pool-${ID}-type-socks5:k3y@api.example.test:8080\nsocks5://pool-${ID}-type-socks5:k3y@api.example.test:8080\n`);
+    o = io();
+    await runPool({ name: 'pool', action: 'gateway', id: ID }, { json: true }, client({ host: '::1', port: 1 }), o.cliIo);
+    expect(JSON.parse(o.out()).http).toBe(`http://pool-${ID}:k3y@[::1]:1`);
+    const err = await runPool({ name: 'pool', action: 'gateway', id: ID }, { json: false }, client(undefined), io().cliIo).catch((e: unknown) => e);
+    expect(err).toMatchObject({ exitCode: 5, code: 'cli_no_gateway' });
+    expect((err as Error).message).toContain('GATEWAY_PORT');
+  });
+
+  test('watch: a socket that does not open and a pool read that fails on the network are waited out; the pool deleted ends it (0)', async () => {
+    const { CliError, EXIT } = await import('../../src/cli/exit-codes');
+    let opens = 0;
+    let reads = 0;
+    const client = {
+      pool: async () => {
+        reads++;
+        if (reads === 2) throw new CliError(EXIT.NETWORK, 'cli_network', 'down for a restart');
+        return pool;
+      },
+      poolEvents: async (_id: string, onEvent: (e: unknown) => void) => {
+        opens++;
+        if (opens === 1) return null;
+        onEvent({ pool: ID, event: 'pool.resumed', at: '2026-11-26T12:00:00.000Z', counts: pool.counts });
+        return { closed: Promise.resolve({ code: 1000, reason: 'pool deleted' }), close: () => {} };
+      },
+    } as unknown as ApiClient;
+    const o = io();
+    expect(await runPool({ name: 'pool', action: 'watch', id: ID }, { json: false }, client, o.cliIo)).toBe(0);
+    expect([opens, reads]).toEqual([2, 2]);
+    expect(o.out()).toContain('resumed');
+    expect(o.out()).toContain(`Pool ${ID} was deleted.`);
+  }, 10_000);
+
+  test('watch: a pool gone while reconnecting ends it with its exit code', async () => {
+    const { CliError, EXIT } = await import('../../src/cli/exit-codes');
+    let reads = 0;
+    const client = {
+      pool: async () => {
+        if (++reads > 1) throw new CliError(EXIT.CLIENT, 'cli_request_refused', 'not found');
+        return pool;
+      },
+      poolEvents: async () => ({ closed: Promise.resolve({ code: 1013, reason: 'subscriber too slow' }), close: () => {} }),
+    } as unknown as ApiClient;
+    expect(await runPool({ name: 'pool', action: 'watch', id: ID }, { json: false }, client, io().cliIo).catch((e: { exitCode: number }) => e.exitCode)).toBe(5);
+  }, 10_000);
 });
