@@ -16,6 +16,7 @@ import { withBoundPort, type Config, type StorageConfig } from './config';
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
+import { startPoolRounds } from './compose/pool-rounds';
 import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudgeTls } from './compose/own-judge';
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
@@ -24,6 +25,8 @@ import { openGeo } from './geo/geo';
 import { judgeWarnings } from './jobs/judge-warnings';
 import type { CheckRequest } from './jobs/request';
 import type { CheckService } from './jobs/service';
+import type { PoolRounds } from './jobs/pool-rounds';
+import type { PoolEventsPort } from './pools/ports';
 import { localAddresses, ownAddresses } from './judge/local-addresses';
 import type { Logger } from './log';
 import { ServiceMetrics } from './metrics/service-metrics';
@@ -44,6 +47,8 @@ export interface RunningService {
   /** This API node's id (NODE_ID or generated per start). */
   nodeId: string;
   checks: CheckService;
+  /** The pools' rounds (compose/pool-rounds.ts): the PoolRecheckPort a gateway takes. */
+  rounds: PoolRounds;
   /** The demo account created on this start (first start only). */
   bootstrap: BootstrapResult | null;
   /** Milliseconds from startService() to ready. */
@@ -57,6 +62,8 @@ export interface StartOptions {
   threads?: number;
   /** An already open, migrated database to use instead of opening one from the config (tests); the caller closes it. */
   database?: Database;
+  /** Where pool events go (the events hub; tests record them); absent: nowhere. */
+  poolEvents?: PoolEventsPort;
 }
 
 export async function startService(rawConfig: Config, opts: StartOptions): Promise<RunningService> {
@@ -83,12 +90,14 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const signLink = linkSigner(urls, secret);
     const own = ownAddresses(local);
     const warnings = (req: CheckRequest) => judgeWarnings({ url: judge.url, reach: place.reach }, req.proxies.map((p) => p.host), own);
-    const { checks, jobs } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, warnings, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    const geoDb = await geo;
+    const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
+    const { pools, rounds } = await startPoolRounds(config, { storage, backend, base, judge, geo: geoDb, ...(opts.poolEvents !== undefined ? { events: opts.poolEvents } : {}), log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, pools, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });
-    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks };
+    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks, rounds };
     const startupMs = Math.round(performance.now() - t0);
     log.info('ready', {
       url: running.url,
