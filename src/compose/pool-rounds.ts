@@ -11,6 +11,8 @@
  * that safe); each round's reservation carries the node (its scan row), so a
  * dead node's round is refunded by the orphan sweep of the live ones.
  *
+ * POOL_ROUNDS=false: the PoolService alone, no rounds on this node.
+ *
  * `events`: where pool events go (the events hub plugs in here); none given:
  * nowhere (NO_POOL_EVENTS). The rounds are the PoolRecheckPort the gateway takes.
  */
@@ -69,6 +71,6 @@ export async function startPoolRounds(config: Config, p: PoolRoundsParts): Promi
     log: p.log,
   });
   p.undo.push(() => rounds.stop());
-  await rounds.start();
+  if (config.probes.poolRounds) await rounds.start();
   return { pools, rounds, recheck: rounds };
 }
