@@ -152,6 +152,8 @@ if (missing.length > 0) {
 
     test('every proxy checked and working; a round is one scan: checks_used and usage count it, history does not', async () => {
       const before = (await get('/me')).body;
+      const used = async () => Number(rowsOf<{ n: number }>(await db.db.execute(sql`SELECT checks_used::float8 AS n FROM accounts WHERE id = ${before.user.id}::uuid`))[0]!.n);
+      const usedBefore = await used();
       const r = await post({ name: 'zoo', type: 'auto', proxies: [socksAddr(), `127.0.0.1:${tiny.port}`], interval_s: INTERVAL_S, timeout: TIMEOUT_MS, https: false });
       expect(r.status).toBe(201);
       poolId = r.body.id;
@@ -165,6 +167,7 @@ if (missing.length > 0) {
       const today = me.usage_last_30_days.at(-1);
       expect(today.total_checked).toBeGreaterThanOrEqual(2);
       expect(me.history_count).toBe(before.history_count);
+      expect(await used()).toBeGreaterThanOrEqual(usedBefore + 2); // checks_used (a check response's metadata.user)
       // one ledger reservation per round, never one per proxy
       const rows = rowsOf<{ n: number; units: number }>(
         await db.db.execute(sql`SELECT count(*)::float8 AS n, min(units)::float8 AS units FROM quota_ledger WHERE job_id LIKE ${`pool:${poolId}:%`} AND reason = 'reserve'`),
