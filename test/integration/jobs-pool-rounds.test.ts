@@ -13,13 +13,20 @@
  *   the proxies due again soon (not tried), round.completed says not_tried;
  *   stop is safe twice and bounded;
  * - recheck() makes the named proxies due now, coalesced, at the next tick;
- *   a proxy of another pool is ignored.
+ *   a proxy of another pool is ignored;
+ * - a round whose node dies: its scan carries the node, so a live node's
+ *   orphan sweep refunds the whole reservation (and the dead round, should
+ *   it settle after all, refunds nothing twice); its proxies stay claimed
+ *   until the claim's horizon, then fall due again.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client';
 import { createAccount } from '../../src/accounts/accounts';
+import { registerNode } from '../../src/accounts/nodes';
+import { OrphanScope, sweepOrphans } from '../../src/accounts/orphans';
 import { databaseLedger } from '../../src/jobs/ledger';
+import { claimUntil } from '../../src/jobs/pool-round';
 import { PoolRounds } from '../../src/jobs/pool-rounds';
 import { PoolService } from '../../src/jobs/pool-service';
 import type { ExecutionHandle, ExecutionJob, ProbeExecution, ResultBatch, Shard } from '../../src/jobs/ports';
@@ -101,11 +108,11 @@ describe('PoolRounds', () => {
   });
 
   const service = () => new PoolService({ db: tdb.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
-  const rounds = (execution: ProbeExecution, events: Recorder, pools?: PoolService, maxRound?: number) => {
+  const rounds = (execution: ProbeExecution, events: Recorder, pools?: PoolService, maxRound?: number, nodeId?: string) => {
     const r = new PoolRounds({
       db: tdb.db,
       execution,
-      ledger: databaseLedger(tdb.db),
+      ledger: databaseLedger(tdb.db, nodeId !== undefined ? { node: { id: nodeId, ensureLive: async () => {} } } : {}),
       settings: settingsOf,
       geo: { lookup: () => ({ country: 'FR', country_name: 'France', location: null, isp: null, asn: null, coordinates: null }) as never },
       events,
@@ -220,5 +227,34 @@ describe('PoolRounds', () => {
     expect((await proxies(pool.id)).map((p) => p.checks)).toEqual([2, 1]);
     await r.stop();
     r.recheck(pool.id, [a]); // stopped: ignored
+  }, 20_000);
+
+  test('a round whose node dies is refunded by a live node\'s orphan sweep, once; its claims fall due at the horizon', async () => {
+    await registerNode(tdb.db, { id: 'node-dies', version: 'test', host: 'h', pid: 1 }, 60_000);
+    const events = new Recorder();
+    const pools = service();
+    const exec = new TableExecution(() => 'hang');
+    const r = rounds(exec, events, pools, undefined, 'node-dies');
+    await r.start();
+    const { pool } = await create(pools, ['10.4.0.1:80', '10.4.0.2:80', '10.4.0.3:80']);
+    await until('probing', () => exec.probes === 3);
+    const claimed = await proxies(pool.id);
+    const horizon = claimUntil(Date.now(), 1000);
+    for (const p of claimed) expect(Math.abs(p.due - horizon)).toBeLessThan(5000);
+    // the node dies: its lease lapses, a live node sweeps
+    await tdb.db.execute(sql`UPDATE nodes SET lease_until = now() - interval '1 second' WHERE id = 'node-dies'`);
+    const swept = await sweepOrphans(tdb.db, log, { self: 'node-lives', scope: OrphanScope.expired });
+    expect(swept).toEqual({ scans: 1, units: 3 });
+    expect(await ledger(pool.id)).toEqual([
+      { reason: 'reserve', units: 3 },
+      { reason: 'refund', units: 3 },
+    ]);
+    await r.stop(); // the "dead" round settles after all: nothing refunded twice
+    expect(await ledger(pool.id)).toEqual([
+      { reason: 'reserve', units: 3 },
+      { reason: 'refund', units: 3 },
+    ]);
+    const scan = rowsOf<{ status: string; error: string }>(await tdb.db.execute(sql`SELECT status, error FROM scans WHERE job_id = ${`pool:${pool.id}:1`}`));
+    expect(scan).toEqual([{ status: 'failed', error: 'interrupted' }]);
   }, 20_000);
 });
