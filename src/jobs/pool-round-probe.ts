@@ -7,6 +7,11 @@
  * as the check job's), and each result is folded into the proxy's row
  * (src/pools/fold.ts foldCheck, geo as the check job looks it up).
  *
+ * A proxy the SSRF guard refuses whatever happens (a literal private or
+ * loopback address while ALLOW_PRIVATE_TARGETS is off: refused-targets.ts,
+ * as /check) is not probed: it is folded failed `blocked_target` and counted
+ * in `blocked`, which the round does not charge.
+ *
  * Folded rows are written in batches of WRITE_BATCH (one applyResults
  * statement each) and the batch's proxy.up / proxy.down events published
  * after it, with the pool's counts read after the write. Results are
@@ -21,7 +26,7 @@
 import type { Db } from '../../db/client';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
-import type { ProbeResult } from '../probe/types';
+import type { ProbeResult, ProbeSettings } from '../probe/types';
 import { proxyEvent, type RoundTally } from '../pools/events';
 import { foldCheck, notTried, type FoldedCheck } from '../pools/fold';
 import type { PoolEventsPort } from '../pools/ports';
@@ -31,6 +36,7 @@ import * as store from '../pools/store';
 import { Mailbox } from './mailbox';
 import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
 import { originGeo, probeSettingsFor } from './probe-setup';
+import { refusedResult, splitRefused } from './refused-targets';
 import { probeShard } from './shards';
 
 /** Folded rows per applyResults statement. */
@@ -60,7 +66,10 @@ export class RoundProbe {
   readonly #d: RoundProbeDeps;
   readonly #pool: PoolRow;
   readonly #runId: string;
+  /** The rows to probe (the refused ones taken out). */
   readonly #rows: readonly PoolProxyRow[];
+  readonly #refused: readonly PoolProxyRow[];
+  readonly #settings: ProbeSettings;
   readonly #seen: Uint8Array;
   readonly #abort = new AbortController();
   readonly #mailbox: Mailbox<ProbeResult[]>;
@@ -76,24 +85,43 @@ export class RoundProbe {
     this.#d = deps;
     this.#pool = pool;
     this.#runId = runId;
-    this.#rows = rows;
-    this.#seen = new Uint8Array(rows.length);
+    this.#settings = probeSettingsFor(deps.settings, pool.type, pool.timeoutMs, pool.https);
+    const { probe, refused } = splitRefused([...rows], this.#settings.allowPrivateTargets);
+    this.#rows = probe;
+    this.#refused = refused;
+    this.#seen = new Uint8Array(probe.length);
     this.#mailbox = new Mailbox<ProbeResult[]>(
       (batch) => this.#onResults(batch),
       (err) => this.#stop('a round result could not be written', err),
     );
   }
 
+  /** Proxies refused before any connection (in the tally as failed): not charged. */
+  get blocked(): number {
+    return this.#refused.length;
+  }
+
   /** Probes every row; resolves with the tally once each is folded and written (or the round was cut short). */
   async run(signal: AbortSignal): Promise<ProbeTally> {
+    this.#foldRefused();
     if (this.#rows.length > 0) await this.#probe(signal);
     await this.#mailbox.idle();
     await this.#writeRest();
     return { ...this.#tally };
   }
 
+  #foldRefused(): void {
+    const ctx = { poolType: this.#pool.type, intervalS: this.#pool.intervalS, nowMs: this.#d.clock.now(), random: this.#d.random };
+    for (const row of this.#refused) {
+      const r = refusedResult(row);
+      this.#tally.checked++;
+      this.#tally.failed++;
+      this.#pending.push({ f: foldCheck(row, r, null, ctx), responseTimeMs: undefined, error: r.error });
+    }
+  }
+
   #probe(signal: AbortSignal): Promise<void> {
-    const settings = probeSettingsFor(this.#d.settings, this.#pool.type, this.#pool.timeoutMs, this.#pool.https);
+    const settings = this.#settings;
     const addresses = this.#rows.map(addressOf);
     return new Promise<void>((resolve) => {
       this.#finish = resolve;

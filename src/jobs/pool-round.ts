@@ -16,8 +16,9 @@
  *      the claim horizon; fewer when another node took some), probe them
  *      (RoundProbe), cut short at the round's deadline or by `signal`.
  *   4. settle: the scan closed with the checks performed, the units not tried
- *      refunded in one refund row (untriedUnits); the round's row finished;
- *      round.completed published. A round that failed after its reservation
+ *      (and of proxies refused before any connection: blocked_target, as
+ *      /check) refunded in one refund row (untriedUnits); the round's row
+ *      finished; round.completed published. A round that failed after its reservation
  *      closes its scan as failed, refunding what was not tried.
  */
 import type { Db } from '../../db/client';
@@ -91,7 +92,22 @@ async function checkRound(d: RoundDeps, pool: PoolRow, plan: CheckPlan, signal: 
   const startMs = d.clock.now();
   const seq = await store.startRound(d.db, pool.id, plan.take, startMs);
   const runId = roundJobId(pool.id, seq);
-  const r = await d.ledger.reserve({
+  const r = await reserveRound(d, pool, plan, runId, startMs);
+  if (!r.ok) {
+    await store.finishRound(d.db, pool.id, seq, { checked: 0, working: 0, charged: 0 }, d.clock.now());
+    await pause(d, pool, r);
+    return 'pause';
+  }
+  const probed = await probeRound(d, pool, runId, plan.take, signal).then(
+    (tally) => ({ tally, error: null }),
+    (error: unknown) => ({ tally: { checked: 0, working: 0, failed: 0, not_tried: plan.take, blocked: 0 }, error }),
+  );
+  return endRound(d, pool, { plan, seq, runId }, probed);
+}
+
+/** ONE reservation of the round's units, with its scan row (the ledger's run id: roundJobId). */
+function reserveRound(d: RoundDeps, pool: PoolRow, plan: CheckPlan, runId: string, nowMs: number) {
+  return d.ledger.reserve({
     accountId: pool.accountId,
     runId,
     clientJobId: null,
@@ -101,22 +117,24 @@ async function checkRound(d: RoundDeps, pool: PoolRow, plan: CheckPlan, signal: 
     region: pool.region,
     timeoutMs: pool.timeoutMs,
     submitted: plan.take,
-    now: new Date(startMs),
+    now: new Date(nowMs),
   });
-  if (!r.ok) {
-    await store.finishRound(d.db, pool.id, seq, { checked: 0, working: 0, charged: 0 }, d.clock.now());
-    await pause(d, pool, r);
-    return 'pause';
-  }
-  const probed = await probeRound(d, pool, runId, plan.take, signal).then(
-    (tally) => ({ tally, error: null }),
-    (error: unknown) => ({ tally: null, error }),
-  );
-  const tally = probed.tally ?? { checked: 0, working: 0, failed: 0, not_tried: plan.take };
-  const charged = settleRound(plan, tally.checked).kept;
-  await settle(d, pool, runId, plan, tally, probed.error);
+}
+
+/** Settles, finishes the round's row, publishes round.completed; rethrows what failed the probing. */
+async function endRound(
+  d: RoundDeps,
+  pool: PoolRow,
+  round: { plan: CheckPlan; seq: number; runId: string },
+  probed: { tally: ProbeTally & { blocked: number }; error: unknown },
+): Promise<RoundOutcome> {
+  const { blocked, ...tally } = probed.tally;
+  // a proxy refused before any connection is a verdict, not a check performed: not charged (as /check)
+  const performed = tally.checked - blocked;
+  const charged = settleRound(round.plan, performed).kept;
+  await settle(d, pool, round.runId, round.plan, { ...tally, checked: performed }, probed.error);
   const endMs = d.clock.now();
-  await store.finishRound(d.db, pool.id, seq, { checked: tally.checked, working: tally.working, charged }, endMs);
+  await store.finishRound(d.db, pool.id, round.seq, { checked: performed, working: tally.working, charged }, endMs);
   const counts = await store.poolCounts(d.db, pool.id, endMs);
   d.events.publish(pool.accountId, roundCompletedEvent(pool.id, endMs, counts, { ...tally, charged }));
   if (probed.error !== null) throw probed.error;
@@ -124,7 +142,7 @@ async function checkRound(d: RoundDeps, pool: PoolRow, plan: CheckPlan, signal: 
 }
 
 /** Claims the round's proxies and probes them until done, `signal`, or the round's deadline. */
-async function probeRound(d: RoundDeps, pool: PoolRow, runId: string, take: number, signal: AbortSignal): Promise<ProbeTally> {
+async function probeRound(d: RoundDeps, pool: PoolRow, runId: string, take: number, signal: AbortSignal): Promise<ProbeTally & { blocked: number }> {
   const nowMs = d.clock.now();
   const rows = await store.claimDue(d.db, pool.id, nowMs, take, claimUntil(nowMs, pool.timeoutMs));
   const cut = new AbortController();
@@ -133,9 +151,10 @@ async function probeRound(d: RoundDeps, pool: PoolRow, runId: string, take: numb
   if (signal.aborted) cut.abort();
   const cancelDeadline = d.clock.after(CLAIM_MARGIN_MS, () => cut.abort(), { unref: true });
   try {
-    const tally = await new RoundProbe(d, pool, runId, rows).run(cut.signal);
+    const probe = new RoundProbe(d, pool, runId, rows);
+    const tally = await probe.run(cut.signal);
     // proxies reserved for and not claimed (another node took them): not tried either
-    return { ...tally, not_tried: tally.not_tried + (take - rows.length) };
+    return { ...tally, not_tried: tally.not_tried + (take - rows.length), blocked: probe.blocked };
   } finally {
     cancelDeadline();
     signal.removeEventListener('abort', onStop);

@@ -12,6 +12,9 @@
  * - stop() cuts a round short: the reservation refunded in one refund row,
  *   the proxies due again soon (not tried), round.completed says not_tried;
  *   stop is safe twice and bounded;
+ * - a proxy the SSRF guard refuses whatever happens (ALLOW_PRIVATE_TARGETS
+ *   off, a literal loopback address) is never probed nor charged: failed
+ *   `blocked_target`, its unit refunded;
  * - recheck() makes the named proxies due now, coalesced, at the next tick;
  *   a proxy of another pool is ignored;
  * - a round whose node dies: its scan carries the node, so a live node's
@@ -91,6 +94,7 @@ async function until(what: string, f: () => boolean | Promise<boolean>, ms = 10_
 
 const parsed = (lines: string[]): ParsedProxy[] => lines.map((l) => parseProxyLine(l) as ParsedProxy);
 const settingsOf = (type: string, timeoutMs: number) => ({ type, timeoutMs, allowPrivateTargets: true }) as unknown as ProbeSettings;
+const guarded = (type: string, timeoutMs: number) => ({ type, timeoutMs, allowPrivateTargets: false }) as unknown as ProbeSettings;
 
 describe('PoolRounds', () => {
   let tdb: TestDatabase;
@@ -108,12 +112,12 @@ describe('PoolRounds', () => {
   });
 
   const service = () => new PoolService({ db: tdb.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
-  const rounds = (execution: ProbeExecution, events: Recorder, pools?: PoolService, maxRound?: number, nodeId?: string) => {
+  const rounds = (execution: ProbeExecution, events: Recorder, pools?: PoolService, maxRound?: number, nodeId?: string, settings = settingsOf) => {
     const r = new PoolRounds({
       db: tdb.db,
       execution,
       ledger: databaseLedger(tdb.db, nodeId !== undefined ? { node: { id: nodeId, ensureLive: async () => {} } } : {}),
-      settings: settingsOf,
+      settings,
       geo: { lookup: () => ({ country: 'FR', country_name: 'France', location: null, isp: null, asn: null, coordinates: null }) as never },
       events,
       log,
@@ -256,5 +260,31 @@ describe('PoolRounds', () => {
     ]);
     const scan = rowsOf<{ status: string; error: string }>(await tdb.db.execute(sql`SELECT status, error FROM scans WHERE job_id = ${`pool:${pool.id}:1`}`));
     expect(scan).toEqual([{ status: 'failed', error: 'interrupted' }]);
+  }, 20_000);
+
+  test('a proxy refused before any connection: not probed, failed blocked_target, not charged', async () => {
+    const events = new Recorder();
+    const pools = service();
+    const exec = new TableExecution(() => 'working');
+    const r = rounds(exec, events, pools, undefined, undefined, guarded);
+    await r.start();
+    const { pool } = await create(pools, ['127.0.0.1:80', 'proxy.example:80']);
+    await until('round.completed', () => events.of(pool.id, 'round.completed').length === 1);
+    expect(exec.probes).toBe(1);
+    expect(await ledger(pool.id)).toEqual([
+      { reason: 'reserve', units: 2 },
+      { reason: 'refund', units: 1 },
+    ]);
+    const rows = rowsOf<{ host: string; status: string; error_code: string | null }>(
+      await tdb.db.execute(sql`SELECT host, status, error_code FROM pool_proxies WHERE pool_id = ${pool.id} ORDER BY id`),
+    );
+    expect(rows).toEqual([
+      { host: '127.0.0.1', status: 'failed', error_code: 'blocked_target' },
+      { host: 'proxy.example', status: 'working', error_code: null },
+    ]);
+    expect(events.of(pool.id, 'round.completed')[0]!.round).toEqual({ checked: 2, working: 1, failed: 1, not_tried: 0, charged: 1 });
+    const scan = rowsOf<{ total_checked: number }>(await tdb.db.execute(sql`SELECT total_checked FROM scans WHERE job_id = ${`pool:${pool.id}:1`}`));
+    expect(scan).toEqual([{ total_checked: 1 }]);
+    await r.stop();
   }, 20_000);
 });
