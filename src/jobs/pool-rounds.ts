@@ -11,7 +11,8 @@
  * MIN_TICK_MS after the last tick nor later than MAX_SLEEP_MS (a cluster's
  * other nodes change pools this node does not hear of). Woken early (still at
  * most once per MIN_TICK_MS) by a pool created or changed (PoolService
- * onChange), by recheck(), and by a round's end. A pool that could not pay
+ * onChange), by recheck(), and by a round's end. A pool deleted or paused by
+ * its owner has its running round on this node cut short. A pool that could not pay
  * (pause / wait) is looked at again after WAIT_RECHECK_MS, not every tick.
  *
  * recheck(poolId, proxies) is the PoolRecheckPort (src/pools/ports.ts): the
@@ -126,9 +127,10 @@ export class PoolRounds implements PoolRecheckPort {
   }
 
   #heard(c: PoolChange): void {
-    if (c.kind === 'deleted') return void this.#waitUntil.delete(c.poolId);
     this.#waitUntil.delete(c.poolId); // changed: its next round is decided afresh
-    this.wake();
+    // deleted, or paused by its owner: its running round stops (what it did not try is refunded)
+    if (c.kind === 'deleted' || (c.kind === 'updated' && c.state === 'paused')) this.#running.get(c.poolId)?.abort.abort();
+    if (c.kind !== 'deleted') this.wake();
   }
 
   /** The next tick in `delayMs`, unless one is set sooner. */

@@ -12,6 +12,7 @@
  * - stop() cuts a round short: the reservation refunded in one refund row,
  *   the proxies due again soon (not tried), round.completed says not_tried;
  *   stop is safe twice and bounded;
+ * - a pool its owner pauses (or deletes) mid-round has the round cut short;
  * - a proxy the SSRF guard refuses whatever happens (ALLOW_PRIVATE_TARGETS
  *   off, a literal loopback address) is never probed nor charged: failed
  *   `blocked_target`, its unit refunded;
@@ -285,6 +286,25 @@ describe('PoolRounds', () => {
     expect(events.of(pool.id, 'round.completed')[0]!.round).toEqual({ checked: 2, working: 1, failed: 1, not_tried: 0, charged: 1 });
     const scan = rowsOf<{ total_checked: number }>(await tdb.db.execute(sql`SELECT total_checked FROM scans WHERE job_id = ${`pool:${pool.id}:1`}`));
     expect(scan).toEqual([{ total_checked: 1 }]);
+    await r.stop();
+  }, 20_000);
+
+  test('a pool its owner pauses mid-round: the round is cut short, what it did not try refunded', async () => {
+    const events = new Recorder();
+    const pools = service();
+    const exec = new TableExecution(() => 'hang');
+    const r = rounds(exec, events, pools);
+    await r.start();
+    const { pool } = await create(pools, ['10.6.0.1:80', '10.6.0.2:80']);
+    await until('probing', () => exec.probes === 2);
+    await pools.update(accountId, pool.id, { state: 'paused' });
+    await until('round.completed', () => events.of(pool.id, 'round.completed').length === 1);
+    expect(events.of(pool.id, 'round.completed')[0]!.round).toEqual({ checked: 0, working: 0, failed: 0, not_tried: 2, charged: 0 });
+    expect(await ledger(pool.id)).toEqual([
+      { reason: 'reserve', units: 2 },
+      { reason: 'refund', units: 2 },
+    ]);
+    expect(r.runningRounds).toBe(0);
     await r.stop();
   }, 20_000);
 });
