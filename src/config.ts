@@ -115,6 +115,8 @@ export interface ProbesConfig {
    * (node:net / node:tls), handed to every probe thread.
    */
   socketDriver: 'native' | 'node';
+  /** POOL_ROUNDS: this node runs the pools' rounds (src/jobs/pool-rounds.ts); false: its pools are not checked here. */
+  poolRounds: boolean;
 }
 
 export interface JudgeConfig {
@@ -254,6 +256,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
       allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS')!,
       tlsCaFile: read('TLS_CA_FILE'),
       socketDriver: read('PROBE_SOCKET_DRIVER')!,
+      poolRounds: read('POOL_ROUNDS')!,
     },
     judge: readJudge(read, judgeUrl, judgeKey),
     storage,

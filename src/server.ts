@@ -16,7 +16,7 @@ import { withBoundPort, type Config, type StorageConfig } from './config';
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
-import type { PoolEventsPort } from './pools/ports';
+import { startPoolRounds } from './compose/pool-rounds';
 import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudgeTls } from './compose/own-judge';
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
@@ -25,6 +25,8 @@ import { openGeo } from './geo/geo';
 import { judgeWarnings } from './jobs/judge-warnings';
 import type { CheckRequest } from './jobs/request';
 import type { CheckService } from './jobs/service';
+import type { PoolRounds } from './jobs/pool-rounds';
+import { alsoTo, type PoolEventsPort } from './pools/ports';
 import { localAddresses, ownAddresses } from './judge/local-addresses';
 import type { Logger } from './log';
 import { ServiceMetrics } from './metrics/service-metrics';
@@ -47,6 +49,8 @@ export interface RunningService {
   checks: CheckService;
   /** Pool events (the rounds publish here; /ws?pool= and the gateway follow it). */
   poolEvents: PoolEventsPort;
+  /** The pools' rounds (compose/pool-rounds.ts): the PoolRecheckPort the gateway takes. */
+  rounds: PoolRounds;
   /** The demo account created on this start (first start only). */
   bootstrap: BootstrapResult | null;
   /** Milliseconds from startService() to ready. */
@@ -60,6 +64,8 @@ export interface StartOptions {
   threads?: number;
   /** An already open, migrated database to use instead of opening one from the config (tests); the caller closes it. */
   database?: Database;
+  /** Also told every pool event the backend's hub is told (tests record them). */
+  poolEvents?: PoolEventsPort;
 }
 
 export async function startService(rawConfig: Config, opts: StartOptions): Promise<RunningService> {
@@ -86,12 +92,15 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const signLink = linkSigner(urls, secret);
     const own = ownAddresses(local);
     const warnings = (req: CheckRequest) => judgeWarnings({ url: judge.url, reach: place.reach }, req.proxies.map((p) => p.host), own);
-    const { checks, jobs } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, warnings, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    const geoDb = await geo;
+    const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
+    const events = alsoTo(backend.poolEvents, opts.poolEvents);
+    const { pools, rounds } = await startPoolRounds(config, { storage, backend, base, judge, geo: geoDb, events, log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, pools, recheck: rounds, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });
-    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks, poolEvents: backend.poolEvents };
+    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks, poolEvents: backend.poolEvents, rounds };
     const startupMs = Math.round(performance.now() - t0);
     log.info('ready', {
       url: running.url,

@@ -233,6 +233,14 @@ export const SETTINGS = {
   SLOTS_PER_ENDPOINT: s({ group: 'probes', tier: 'tuning', shown: '768', meaning: 'probes in flight per region endpoint (16 endpoints: 12 288 per region)', default: 768, read: int(1, 100_000) }),
   MAX_IN_FLIGHT: s({ group: 'probes', tier: 'tuning', shown: 'from the open-file limit', meaning: 'probes in flight in the whole process', read: int(1, 10_000_000) }),
   MAX_JOB_SHARE_PERCENT: s({ group: 'probes', tier: 'tuning', shown: '95', meaning: 'a job holding this share of a region\'s slots leaves the rest to jobs that arrive', default: 95, read: int(1, 100) }),
+  POOL_ROUNDS: s({
+    group: 'probes',
+    tier: 'tuning',
+    shown: 'true',
+    meaning: 'this node checks the pools\' proxies on their schedule (false: not here; another API node of a cluster may)',
+    default: true,
+    read: bool,
+  }),
   ALLOW_PRIVATE_TARGETS: s({ group: 'probes', tier: 'tuning', shown: 'false', meaning: 'allow proxies and custom URLs on loopback, private and reserved addresses', default: false, read: bool }),
   TLS_CA_FILE: s({ group: 'probes', tier: 'tuning', shown: '(none)', meaning: 'a PEM file of extra CAs for an https JUDGE_URL and https custom URLs', read: path }),
   PROBE_SOCKET_DRIVER: s({

@@ -6,9 +6,10 @@
  *
  * One row when the account exists, none otherwise:
  *   email, root_balance, temp_balance, unlimited_pro, unlimited_until_ms
- *   history_count  count of the account's scans
- *   usage          json [[day 'YYYY-MM-DD' (UTC), total_checked], ...] since windowStart
- *   recent         json [[id, total_checked, total_working, result_ref, proxy_type,
+ *   history_count  count of the account's scans, pool rounds aside
+ *   usage          json [[day 'YYYY-MM-DD' (UTC), total_checked], ...] since windowStart,
+ *                  pool rounds included
+ *   recent         (pool rounds aside) json [[id, total_checked, total_working, result_ref, proxy_type,
  *                  created_at_ms, status, error], ...] newest first, at most `limit`
  * Numbers come back as float8 and times as epoch milliseconds (floored, as a
  * JS Date holds them), so both drivers return plain JS numbers.
@@ -23,13 +24,21 @@ export interface OverviewStatementInput {
   limit: number;
 }
 
+/**
+ * A scan that is not a pool's round: rounds (run id `pool:<id>:<seq>`,
+ * src/pools/round.ts roundJobId) count in `usage` (and checks_used, on the
+ * account), never in the history (DECISIONS "Pools", quota). A client's run
+ * id never has ':' (src/job-id.ts).
+ */
+const NOT_A_ROUND = sql.raw(`job_id NOT LIKE 'pool:%'`);
+
 export function overviewStatement(i: OverviewStatementInput): SQL {
   return sql`SELECT a.email,
       a.root_balance::float8 AS root_balance,
       a.temp_balance::float8 AS temp_balance,
       a.unlimited_pro,
       floor(extract(epoch FROM a.unlimited_until) * 1000)::float8 AS unlimited_until_ms,
-      (SELECT count(*) FROM scans WHERE account_id = a.id)::float8 AS history_count,
+      (SELECT count(*) FROM scans WHERE account_id = a.id AND ${NOT_A_ROUND})::float8 AS history_count,
       (SELECT coalesce(json_agg(json_build_array(u.day, u.total)), '[]'::json) FROM (
          SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(total_checked)::float8 AS total
          FROM scans WHERE account_id = a.id AND created_at >= ${i.windowStart.toISOString()}::timestamptz
@@ -38,7 +47,7 @@ export function overviewStatement(i: OverviewStatementInput): SQL {
                 floor(extract(epoch FROM r.created_at) * 1000)::float8, r.status, r.error)
               ORDER BY r.created_at DESC, r.id DESC), '[]'::json) FROM (
          SELECT id, total_checked, total_working, result_ref, proxy_type, created_at, status, error
-         FROM scans WHERE account_id = a.id ORDER BY created_at DESC, id DESC LIMIT ${i.limit}) r) AS recent
+         FROM scans WHERE account_id = a.id AND ${NOT_A_ROUND} ORDER BY created_at DESC, id DESC LIMIT ${i.limit}) r) AS recent
     FROM accounts a WHERE a.id = ${i.accountId}`;
 }
 

@@ -15,6 +15,7 @@ import { CheckJobs } from '../jobs/check-jobs';
 import { findJobScan } from '../accounts/job-scans';
 import { SettlementRetry } from '../jobs/settlements';
 import type { JobWarning } from '../jobs/judge-warnings';
+import type { LedgerPort, ProbeExecution } from '../jobs/ports';
 import type { CheckRequest } from '../jobs/request';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
@@ -39,7 +40,14 @@ export interface ChecksParts {
   undo: StopStep[];
 }
 
-export function startChecks(config: Config, p: ChecksParts): { checks: CheckService; jobs: CheckJobs; scheduler: RegionScheduler } {
+/** What the checks are built on, for whatever else probes the same way (the pools' rounds: pool-rounds.ts). */
+export interface ChecksBase {
+  execution: ProbeExecution;
+  ledger: LedgerPort;
+  retrySettlement: (label: string, attempt: () => Promise<void>) => void;
+}
+
+export function startChecks(config: Config, p: ChecksParts): { checks: CheckService; jobs: CheckJobs; scheduler: RegionScheduler; base: ChecksBase } {
   const { storage, backend, log } = p;
   const scheduler = new RegionScheduler(backend.capacity, {
     ...backend.schedulerOptions,
@@ -51,10 +59,13 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
   // failed settlements tried again while we run; stopped (one last try) before the database closes
   const settlements = new SettlementRetry({ log });
   p.undo.push(() => settlements.stop());
-  const checks = new CheckService({
+  const base: ChecksBase = {
+    execution: backend.execution(localExecution(scheduler, backend.workers)),
     ledger: databaseLedger(storage.database.db, { node: storage.lease }),
     retrySettlement: (label, attempt) => settlements.add(label, attempt),
-    execution: backend.execution(localExecution(scheduler, backend.workers)),
+  };
+  const checks = new CheckService({
+    ...base,
     geo: p.geo,
     settings: (type, timeoutMs) => p.judge.settings(type, timeoutMs),
     openWriter: (resultId) => backend.results.create(resultId),
@@ -88,5 +99,5 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
     signLink: p.signLink,
     retentionMs: config.storage.resultRetentionDays * 86_400_000,
   });
-  return { checks, jobs, scheduler };
+  return { checks, jobs, scheduler, base };
 }

@@ -1,6 +1,6 @@
 /**
  * The service's listeners: the public one (HOST/PORT: the API with its
- * pools (a PoolService over the storage's database), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
+ * pools (the PoolService of compose/pool-rounds.ts), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
  * default: /admin/* with its token, GET /metrics), never the same; then the
  * gateway's (GATEWAY_PORT, only when set: gateway.ts), over the same key
  * cache, its per-account counts in /me, its address in /health.
@@ -17,7 +17,7 @@ import { createAdminApp } from '../admin/app';
 import { reachableHost, type Config } from '../config';
 import { createApp } from '../http/app';
 import type { CheckJobsPort, ChecksPort } from '../jobs/ports';
-import { PoolService } from '../jobs/pool-service';
+import type { PoolService } from '../jobs/pool-service';
 import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
@@ -37,6 +37,8 @@ export interface ListenerParts {
   storage: Storage;
   backend: ProbeBackend;
   checks: ChecksPort;
+  /** The pools (compose/pool-rounds.ts). */
+  pools: PoolService;
   /** GET / DELETE /checks/{jobId}. */
   jobs: CheckJobsPort;
   metrics: ServiceMetrics;
@@ -69,16 +71,7 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
   const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
   const findByApiKey = (key: string) => keys.get(key, (k) => findAccountByApiKey(db, k));
   const gatewayUsage = new GatewayUsage();
-  const pools = new PoolService({
-    db,
-    limits: {
-      minIntervalS: config.limits.poolMinIntervalS,
-      maxPoolsPerAccount: config.limits.maxPoolsPerAccount,
-      maxProxiesPerPool: config.limits.maxProxiesPerPool,
-      maxProxiesPerAccount: config.limits.maxPoolProxiesPerAccount,
-    },
-    log: p.log,
-  });
+  const { pools } = p;
   const poolEvents = p.backend.poolEvents;
   p.undo.push(pools.onChange(ownerPoolEvents({ feed: poolEvents, get: (a, id) => pools.get(a, id), log: p.log })));
   let gatewayAddress: GatewayAddress | null = null;

@@ -41,7 +41,6 @@ import { errorCode, isServiceError, ServiceError } from '../errors';
 import { JOB_ERROR_CODES } from '../error-codes';
 import { StateMachine } from '../state-machine';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
-import { withoutHttpsCheck } from '../probe/settings';
 import { autoType } from '../probe/codec/auto-verdict';
 import { PROXY_TYPES } from '../proxy/types';
 import { resultUrls } from '../results/export';
@@ -62,6 +61,7 @@ import { ProbeRetries } from './retries';
 import { SampleSets } from './samples';
 import { refusedResult, splitRefused } from './refused-targets';
 import { probeShard, probeShardOf, urlShards } from './shards';
+import { originGeo, probeSettingsFor } from './probe-setup';
 import { UrlStage } from './url-stage';
 import type { JobWarning } from './judge-warnings';
 import type { CheckRequest } from './request';
@@ -151,8 +151,7 @@ export class JobActor {
     this.accountId = accountId;
     this.#deps = deps;
     // the probes' own guard setting decides what is refused before any connection
-    const settings = deps.settings(request.type, request.timeoutMs);
-    this.#settingsOnce = request.https ? settings : withoutHttpsCheck(settings);
+    this.#settingsOnce = probeSettingsFor(deps.settings, request.type, request.timeoutMs, request.https);
     const { probe, refused } = splitRefused(request.proxies, this.#settingsOnce.allowPrivateTargets);
     const req = refused.length === 0 ? request : { ...request, proxies: probe };
     this.#req = req;
@@ -398,7 +397,7 @@ export class JobActor {
 
   /** The record of proxy `index` from its probe result (the first passing sample's, for a sampled job). */
   async #addRecord(index: number, r: ProbeResult, samples: SamplesBlock | null): Promise<void> {
-    const info = r.status === 'working' && r.origin !== null ? this.#deps.geo.lookup(r.origin) : null;
+    const info = originGeo(this.#deps.geo, r);
     const record = buildProxyRecord(this.#req.proxies[index]!, r, info, this.#auto, samples);
     if (r.status === 'working') {
       this.#working.push(index);

@@ -47,9 +47,9 @@ export interface LedgerPort {
   }): Promise<ReserveOutcome>;
   /**
    * Close the scan as completed; refund `refund` units that were reserved but
-   * not checked. `response`: the check response, kept with the scan (GET /checks/{jobId}).
+   * not checked. `response`: the check response, kept with the scan (GET /checks/{jobId}). `resultRef`: the result file (null: none, a pool round).
    */
-  complete(i: { accountId: string; runId: string; checked: number; working: number; resultRef: string; refund: number; response?: unknown; now: Date }): Promise<void>;
+  complete(i: { accountId: string; runId: string; checked: number; working: number; resultRef: string | null; refund: number; response?: unknown; now: Date }): Promise<void>;
   /**
    * Close the scan as failed (or cancelled: the client went away) and refund
    * `refund` units. `error` is a stable code (job-errors.ts), never free text.

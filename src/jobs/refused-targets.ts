@@ -25,10 +25,10 @@ function isIpLiteral(host: string): boolean {
  * Splits the proxies into those to probe and those refused before any
  * connection (none when private targets are allowed); both keep their order.
  */
-export function splitRefused(proxies: ParsedProxy[], allowPrivateTargets: boolean): { probe: ParsedProxy[]; refused: ParsedProxy[] } {
+export function splitRefused<P extends Pick<ParsedProxy, 'host'>>(proxies: P[], allowPrivateTargets: boolean): { probe: P[]; refused: P[] } {
   if (allowPrivateTargets) return { probe: proxies, refused: [] };
-  let refused: ParsedProxy[] | null = null;
-  let probe: ParsedProxy[] | null = null;
+  let refused: P[] | null = null;
+  let probe: P[] | null = null;
   for (let i = 0; i < proxies.length; i++) {
     const p = proxies[i]!;
     const blocked = isIpLiteral(p.host) && isBlockedAddress(p.host);
@@ -43,7 +43,7 @@ export function splitRefused(proxies: ParsedProxy[], allowPrivateTargets: boolea
 }
 
 /** The probe result a refused proxy is recorded with: failed, nothing measured. */
-export function refusedResult(p: ParsedProxy): ProbeResult {
+export function refusedResult(p: Pick<ParsedProxy, 'host'>): ProbeResult {
   return {
     index: 0,
     status: 'failed',

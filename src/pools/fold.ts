@@ -13,7 +13,8 @@
  *   last_checked_at = now, the last check's status code and response time,
  *   the history with this check, and from it the stored `latency_p50_ms` and
  *   `uptime_h24_ppm` the query filters and sorts by, and the next due time.
- * - not tried (`checker_overloaded`): only the due time moves (soon).
+ * - not tried (`checker_overloaded`, or a round cut short before the
+ *   proxy's probe: notTried): only the due time moves (soon).
  */
 import type { GeoInfo } from '../geo/geo';
 import { autoType } from '../probe/codec/auto-verdict';
@@ -44,11 +45,14 @@ export interface FoldedCheck {
   event: ProxyEventName | null;
 }
 
+/** A check that did not happen (the checker's overload, or a round cut short): only the due time moves, soon (schedule.ts RETRY_NOT_TRIED_S). */
+export function notTried(prev: PoolProxyRow, ctx: Pick<FoldContext, 'intervalS' | 'nowMs' | 'random'>): FoldedCheck {
+  return { row: { ...prev, nextCheckAt: new Date(nextCheckAt(ctx.nowMs, ctx.intervalS, 0, ctx.random, false)) }, outcome: 'not_tried', event: null };
+}
+
 export function foldCheck(prev: PoolProxyRow, probe: PoolProbeResult, geo: GeoInfo | null, ctx: FoldContext): FoldedCheck {
   const outcome = outcomeOf(probe);
-  if (outcome === 'not_tried') {
-    return { row: { ...prev, nextCheckAt: new Date(nextCheckAt(ctx.nowMs, ctx.intervalS, 0, ctx.random, false)) }, outcome, event: null };
-  }
+  if (outcome === 'not_tried') return notTried(prev, ctx);
   const step = applyVerdict({ status: prev.status, failures: prev.failures, lastChangeAt: prev.lastChangeAt?.getTime() ?? null }, outcome, ctx.nowMs);
   const working = outcome === 'working';
   const history = foldHistory(prev.history, working ? { passed: true, latencyMs: probe.responseTimeMs } : { passed: false }, ctx.nowMs);

@@ -35,7 +35,7 @@ export const POOLS_LOCK_CLASS = 0x706f6f6c;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The columns of a pools row as poolRowFromSql reads them. */
-const POOL_COLUMNS = sql.raw(
+export const POOL_COLUMNS = sql.raw(
   'p.id, p.account_id, p.name, p.type, p.region, p.interval_s, p.timeout_ms, p.https, p.custom_urls, p.sources, p.state, p.paused_reason, p.created_at, p.last_round_at',
 );
 

@@ -58,7 +58,7 @@ import type { PoolCounts } from './types';
  * column may shadow a table column used in ORDER BY (which prefers output
  * names): `id` stays the bigint column (rowFromSql makes it a number).
  */
-const ROW_COLUMNS = sql.raw(
+export const ROW_COLUMNS = sql.raw(
   'id, host, port, username, password, format, status, failures, checks, type, protocols, anonymity, https, origin, ' +
     'country, country_name, location, isp, asn, status_code, response_time_ms, error_code, error_message, ' +
     'latency_p50_ms, uptime_h24_ppm, history, first_seen_at, last_checked_at, last_change_at, next_check_at',
@@ -67,10 +67,10 @@ const ROW_COLUMNS = sql.raw(
 /** What `format=txt` needs: the address and its form (and the keyset's id). */
 const ADDRESS_COLUMNS = sql.raw('id, host, port, username, password, format');
 
-const iso = (ms: number): string => new Date(ms).toISOString();
+export const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** A list as one parameter: its array literal (cast by the caller, e.g. `::int[]`). */
-const arr = (values: readonly (string | number | boolean | null)[]): SQL => sql`${makePgArray([...values])}`;
+export const arr = (values: readonly (string | number | boolean | null)[]): SQL => sql`${makePgArray([...values])}`;
 
 // ---- the proxies query -------------------------------------------------------------------
 

@@ -32,6 +32,9 @@
  */
 import type { PausedReason, PoolState } from './types';
 
+/** Most proxies one round takes (DECISIONS "Pools": a pool's due proxies go in rounds of at most this many). */
+export const MAX_ROUND = 2000;
+
 export interface RoundBalance {
   unlimited: boolean;
   /** Checks the account can spend (temp + root). */
@@ -82,6 +85,17 @@ export function settleRound(plan: Extract<RoundPlan, { kind: 'check' }>, tried: 
   const perProxy = plan.units / plan.take;
   const refund = Math.min(plan.charge, (plan.take - done) * perProxy);
   return { kept: plan.charge - refund, refund };
+}
+
+/**
+ * Units the ledger gives back when `tried` proxies of a `check` plan were
+ * checked: the not-tried part of the reservation, under UnlimitedPro too
+ * (nothing was charged there, but `checks_used` counts checks performed).
+ * Equals settleRound's `refund` whenever something was charged.
+ */
+export function untriedUnits(plan: Extract<RoundPlan, { kind: 'check' }>, tried: number): number {
+  const done = Math.min(Math.max(0, tried), plan.take);
+  return (plan.take - done) * (plan.units / plan.take);
 }
 
 /**

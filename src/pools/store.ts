@@ -27,7 +27,10 @@
  * interval within it (pools-sql.ts clampDueStatement).
  *
  * Writes of the scheduling side (a round's results, its row) are here too
- * (applyResults, startRound, finishRound, dueProxies): one statement each.
+ * (applyResults, startRound, finishRound, dueProxies; and rounds-sql.ts's:
+ * runnablePools, nextDue, claimDue, pauseForChecks, resumeForChecks,
+ * spreadAllOverdue, recheck, poolCounts): one statement each, but
+ * resumeForChecks (the resume and the spread in one transaction).
  */
 import { rowsOf, type Db } from '../../db/client';
 import type { CheckType } from '../proxy/types';
@@ -49,6 +52,7 @@ import {
   finishRoundStatement,
   insertProxiesStatement,
   pageOf,
+  poolStatsStatement,
   proxiesPageStatement,
   removeProxiesStatement,
   spreadOverdueStatement,
@@ -57,8 +61,18 @@ import {
   type ProxiesPage,
 } from './proxies-sql';
 import type { PoolProxiesQuery } from './query';
-import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow } from './shape';
-import type { PoolCreate, PoolPatch, PoolState } from './types';
+import {
+  claimDueStatement,
+  nextDueStatement,
+  pauseForChecksStatement,
+  recheckStatement,
+  resumeForChecksStatement,
+  runnablePoolsStatement,
+  spreadAllOverdueStatement,
+} from './rounds-sql';
+import type { ProxyAddress } from '../proxy/types';
+import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow, type PoolRow } from './shape';
+import { EMPTY_COUNTS, type PoolCounts, type PoolCreate, type PoolPatch, type PoolState } from './types';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 type DbOrTx = Db | Tx;
@@ -202,4 +216,60 @@ export async function startRound(db: DbOrTx, poolId: string, planned: number, no
 
 export async function finishRound(db: DbOrTx, poolId: string, seq: number, tally: { checked: number; working: number; charged: number }, nowMs: number): Promise<void> {
   await run(db, finishRoundStatement(poolId, seq, tally, nowMs));
+}
+
+/** A pool a round may run for, with its proxies due now (at most the cap asked). */
+export interface RunnablePool {
+  pool: PoolRow;
+  due: number;
+}
+
+/** Up to `limit` runnable pools (rounds-sql.ts) with a proxy due by `nowMs`, most overdue first, but those in `exclude`. */
+export async function runnablePools(db: DbOrTx, nowMs: number, limit: number, cap: number, exclude: readonly string[]): Promise<RunnablePool[]> {
+  return (await run(db, runnablePoolsStatement(nowMs, limit, cap, exclude))).map((r) => ({ pool: poolRowFromSql(r), due: Number(r.due) }));
+}
+
+/** The earliest due time (epoch ms) of a runnable pool's proxy, or null. */
+export async function nextDue(db: DbOrTx): Promise<number | null> {
+  const [r] = await run(db, nextDueStatement());
+  const v = r?.next_due;
+  return v === null || v === undefined ? null : (v instanceof Date ? v : new Date(String(v))).getTime();
+}
+
+/** Claims up to `limit` of the pool's most overdue proxies until `untilMs` (rounds-sql.ts claimDueStatement). */
+export async function claimDue(db: DbOrTx, poolId: string, nowMs: number, limit: number, untilMs: number): Promise<PoolProxyRow[]> {
+  return (await run(db, claimDueStatement(poolId, nowMs, limit, untilMs))).map(rowFromSql);
+}
+
+/** true when the active pool became paused for insufficient checks. */
+export async function pauseForChecks(db: DbOrTx, poolId: string, nowMs: number): Promise<boolean> {
+  return (await run(db, pauseForChecksStatement(poolId, nowMs))).length > 0;
+}
+
+/** true when the pool paused for insufficient checks is active again; its overdue proxies are spread over its interval. */
+export async function resumeForChecks(db: Db, poolId: string, nowMs: number): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [r] = await run(tx, resumeForChecksStatement(poolId, nowMs));
+    if (r === undefined) return false;
+    await run(tx, spreadOverdueStatement(poolId, nowMs, Number(r.interval_s)));
+    return true;
+  });
+}
+
+/** Every pool's overdue proxies spread over its interval (a start). */
+export async function spreadAllOverdue(db: DbOrTx, nowMs: number): Promise<void> {
+  await run(db, spreadAllOverdueStatement(nowMs));
+}
+
+/** The pool's `proxies` due now (those of another pool, or not in it, ignored); how many were made due. */
+export async function recheck(db: DbOrTx, poolId: string, proxies: readonly ProxyAddress[], nowMs: number): Promise<number> {
+  if (proxies.length === 0) return 0;
+  const [r] = await run(db, recheckStatement(poolId, proxies, nowMs));
+  return Number(r?.due ?? 0);
+}
+
+/** The pool's counts now (empty when it is gone). */
+export async function poolCounts(db: DbOrTx, poolId: string, nowMs: number): Promise<PoolCounts> {
+  const [r] = await run(db, poolStatsStatement([poolId], nowMs));
+  return r === undefined ? { ...EMPTY_COUNTS } : statsOf(r).counts;
 }

@@ -6,6 +6,8 @@
  *
  * - /regions shows its agent live (agents 1, its slots), /health lists it;
  * - a check through it completes with the right verdicts and is charged once;
+ * - a pool's round runs through its agent (background work on the region's
+ *   queue) and charges the proxies it checked;
  * - the admin command with ADMIN_URL (its admin listener) and ADMIN_TOKEN
  *   makes an account whose key works on the node;
  * - SIGTERM stops it cleanly: exit 0, 'agent stopped' logged, and its
@@ -43,7 +45,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: ROLE=all in one
     hole = await startBlackHole();
     store = await bed.store();
     node = await bed.spawn(store, {
-      env: { ...SECRETS, NATS_URL: nats.url, ROLE: 'all', REGION: 'us1', AGENT_SLOTS: '50', AGENT_HEARTBEAT_MS: '1000', SHUTDOWN_GRACE_MS: '1000' },
+      env: { ...SECRETS, NATS_URL: nats.url, ROLE: 'all', REGION: 'us1', AGENT_SLOTS: '50', AGENT_HEARTBEAT_MS: '1000', SHUTDOWN_GRACE_MS: '1000', POOL_MIN_INTERVAL_S: '2' },
     });
   }, 60_000);
 
@@ -53,6 +55,21 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: ROLE=all in one
     await elite?.close();
     await hole?.close();
     await nats?.stop();
+  }, 30_000);
+
+  test('a pool\'s rounds run through the region\'s agent: verdicts in, charged per proxy checked', async () => {
+    await until('the agent in /regions', async () => (await call(`${node.url}/regions`)).body.regions.find((r: { code: string }) => r.code === 'us1').agents === 1, 15_000);
+    const bearer = { Authorization: `Bearer ${node.key}` };
+    const before = (await call(`${node.url}/me`, { headers: bearer })).body.user.checks as number;
+    const proxies = [`127.0.0.1:${elite.port}`, `127.0.0.1:${hole.port}`];
+    const made = await call(`${node.url}/pools`, { method: 'POST', headers: bearer, json: { name: 'cluster', proxies, region: 'us1', interval_s: 600, timeout: 1000, https: false } });
+    expect(made.status, made.text).toBe(201);
+    const id = made.body.id as string;
+    await until('the first round', async () => (await call(`${node.url}/pools/${id}`, { headers: bearer })).body.counts.unchecked === 0, 15_000);
+    const pool = (await call(`${node.url}/pools/${id}`, { headers: bearer })).body;
+    expect(pool.counts).toEqual({ total: 2, working: 1, failed: 1, unchecked: 0 });
+    expect(before - ((await call(`${node.url}/me`, { headers: bearer })).body.user.checks as number)).toBe(2);
+    expect((await call(`${node.url}/pools/${id}`, { method: 'DELETE', headers: bearer })).status).toBe(204);
   }, 30_000);
 
   test('its agent is live, a check through it completes, SIGTERM exits 0 and deletes its heartbeat', async () => {

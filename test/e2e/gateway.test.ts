@@ -18,7 +18,7 @@ describe('the gateway in the service', () => {
   let t: TestService;
 
   beforeAll(async () => {
-    t = await startTestService({ GATEWAY_PORT: '0' });
+    t = await startTestService({ GATEWAY_PORT: '0', POOL_ROUNDS: 'false' /* verdicts seeded, none checked */ });
   }, 30_000);
 
   afterAll(async () => {
@@ -40,7 +40,7 @@ describe('the gateway in the service', () => {
   });
 
   test('without GATEWAY_PORT there is no gateway', async () => {
-    const other = await startTestService();
+    const other = await startTestService({ POOL_ROUNDS: 'false' });
     try {
       expect(other.service.gatewayPort).toBeNull();
       expect(other.logs.some((l) => l.msg === 'gateway listening')).toBe(false);

@@ -31,7 +31,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 let t: TestService;
 beforeAll(async () => {
   // the fuzzer is about the surface: the per-account request limits (429) would hide it after 40 requests
-  t = await startTestService({ RATE_LIMIT_PER_S: '1000000', MAX_JOBS_PER_ACCOUNT: '1000' });
+  t = await startTestService({ RATE_LIMIT_PER_S: '1000000', MAX_JOBS_PER_ACCOUNT: '1000', POOL_ROUNDS: 'false' });
 }, 60_000);
 afterAll(async () => {
   await t?.stop();

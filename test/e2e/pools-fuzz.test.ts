@@ -34,7 +34,7 @@ const mine: string[] = [];
 
 beforeAll(async () => {
   // the fuzzer is about the surface: the request rate (429) would hide it after 40 requests
-  t = await startTestService({ RATE_LIMIT_PER_S: '1000000', MAX_PROXIES_PER_POOL: '20', MAX_POOLS_PER_ACCOUNT: '30', MAX_BODY_BYTES: '32768' });
+  t = await startTestService({ RATE_LIMIT_PER_S: '1000000', MAX_PROXIES_PER_POOL: '20', MAX_POOLS_PER_ACCOUNT: '30', MAX_BODY_BYTES: '32768', POOL_ROUNDS: 'false' });
   checker = await checkerFor(t.url);
   const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
   otherKey = (await call(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey;

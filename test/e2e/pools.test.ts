@@ -22,7 +22,7 @@ let otherKey = '';
 const LIMITS = { POOL_MIN_INTERVAL_S: '5', MAX_POOLS_PER_ACCOUNT: '4', MAX_PROXIES_PER_POOL: '50' };
 
 beforeAll(async () => {
-  t = await startTestService({ ...LIMITS, MAX_BODY_BYTES: '65536', MAX_CUSTOM_URLS: '1', RATE_LIMIT_PER_S: '100000' });
+  t = await startTestService({ ...LIMITS, MAX_BODY_BYTES: '65536', MAX_CUSTOM_URLS: '1', RATE_LIMIT_PER_S: '100000', POOL_ROUNDS: 'false' /* verdicts seeded, nothing charged: the rounds are pools-rounds.test.ts's */ });
   const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
   otherKey = (await rawCall(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey;
 }, 60_000);
@@ -372,7 +372,7 @@ describe('bad input: every route answers a clear 4xx, nothing charged', () => {
 describe('the request rate', () => {
   let s: TestService;
   beforeAll(async () => {
-    s = await startTestService({ RATE_LIMIT_PER_S: '1' });
+    s = await startTestService({ RATE_LIMIT_PER_S: '1', POOL_ROUNDS: 'false' });
   }, 60_000);
   afterAll(async () => {
     await s?.stop();

@@ -65,6 +65,7 @@ describe('defaults', () => {
         allowPrivateTargets: false,
         tlsCaFile: undefined,
         socketDriver: 'native',
+        poolRounds: true,
       },
       judge: {
         url: undefined,

@@ -1,7 +1,7 @@
 /** One check result folded into a pooled proxy's row (src/pools/fold.ts). */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { foldCheck, ppm, type PoolProbeResult } from '../../src/pools/fold';
+import { foldCheck, notTried, ppm, type PoolProbeResult } from '../../src/pools/fold';
 import { latencyP50, uptime } from '../../src/pools/history';
 import { backoffS } from '../../src/pools/schedule';
 import type { PoolProxyRow } from '../../src/pools/shape';
@@ -91,6 +91,16 @@ describe('foldCheck', () => {
     expect(f.outcome).toBe('not_tried');
     expect({ ...f.row, nextCheckAt: null }).toEqual({ ...fresh, nextCheckAt: null });
     expect(f.row.nextCheckAt.getTime()).toBe(NOW + 60_000);
+  });
+
+  test('notTried (a round cut short) is what checker_overloaded folds to, for any row', () => {
+    const worked = foldCheck(fresh, ok, geo, ctx).row;
+    for (const row of [fresh, worked]) {
+      const over = foldCheck(row, { ...bad, error: { code: 'checker_overloaded', message: 'EMFILE' } }, null, ctx);
+      expect(notTried(row, ctx)).toEqual(over);
+    }
+    // a short interval: its interval, not RETRY_NOT_TRIED_S
+    expect(notTried(fresh, { ...ctx, intervalS: 5 }).row.nextCheckAt.getTime()).toBe(NOW + 5000);
   });
 
   test('property: the stored p50 and uptime are the history read at the check', () => {

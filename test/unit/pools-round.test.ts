@@ -1,7 +1,7 @@
 /** A pool's round (src/pools/round.ts): check, pause, wait, resume, idle; settlement; properties over balances. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { planRound, roundJobId, settleRound, type RoundInput } from '../../src/pools/round';
+import { MAX_ROUND, planRound, roundJobId, settleRound, untriedUnits, type RoundInput } from '../../src/pools/round';
 import { JOB_ID } from '../../src/job-id';
 
 const input = (over: Partial<RoundInput> = {}): RoundInput => ({
@@ -91,5 +91,22 @@ describe('roundJobId', () => {
   test('unique per pool and round, never a client jobId', () => {
     expect(roundJobId('abcdefghij', 7)).toBe('pool:abcdefghij:7');
     expect(JOB_ID.test(roundJobId('abcdefghij', 7))).toBe(false);
+  });
+});
+
+describe('untriedUnits', () => {
+  const plan = { kind: 'check' as const, take: 10, units: 20, charge: 20, resumed: false };
+  test('the not-tried part of the reservation: settleRound\'s refund when charged, and under UnlimitedPro too', () => {
+    for (const tried of [-1, 0, 3, 7, 10, 99]) {
+      expect(untriedUnits(plan, tried)).toBe(settleRound(plan, tried).refund);
+      const free = { ...plan, charge: 0 };
+      expect(untriedUnits(free, tried)).toBe(settleRound(plan, tried).refund);
+      expect(settleRound(free, tried).refund).toBe(0);
+    }
+  });
+
+  test('a round takes at most MAX_ROUND (DECISIONS: rounds of about 2 000)', () => {
+    const p = planRound({ state: 'active', pausedReason: null, due: 50_000, maxRound: MAX_ROUND, balance: { unlimited: true, available: 0 } });
+    expect(p).toMatchObject({ kind: 'check', take: 2000, units: 2000, charge: 0 });
   });
 });
