@@ -16,6 +16,7 @@ import { withBoundPort, type Config, type StorageConfig } from './config';
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
+import { startPools } from './compose/pool-sources';
 import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudgeTls } from './compose/own-judge';
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
@@ -84,7 +85,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const own = ownAddresses(local);
     const warnings = (req: CheckRequest) => judgeWarnings({ url: judge.url, reach: place.reach }, req.proxies.map((p) => p.host), own);
     const { checks, jobs } = startChecks(config, { storage, backend, judge, geo: await geo, metrics, signLink, warnings, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    const { pools } = startPools(config, { storage, log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, jobs, pools, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });

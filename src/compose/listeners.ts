@@ -1,6 +1,6 @@
 /**
  * The service's listeners: the public one (HOST/PORT: the API with its
- * pools (a PoolService over the storage's database), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
+ * pools (the PoolService of pool-sources.ts), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
  * default: /admin/* with its token, GET /metrics), never the same; then the
  * gateway's (GATEWAY_PORT, only when set: gateway.ts), over the same key
  * cache, its per-account counts in /me.
@@ -12,7 +12,7 @@ import { createAdminApp } from '../admin/app';
 import { reachableHost, type Config } from '../config';
 import { createApp } from '../http/app';
 import type { CheckJobsPort, ChecksPort } from '../jobs/ports';
-import { PoolService } from '../jobs/pool-service';
+import type { PoolService } from '../jobs/pool-service';
 import type { JudgeReach } from '../judge/judge-address';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
@@ -31,6 +31,8 @@ export interface ListenerParts {
   checks: ChecksPort;
   /** GET / DELETE /checks/{jobId}. */
   jobs: CheckJobsPort;
+  /** The pools routes (src/compose/pool-sources.ts startPools). */
+  pools: PoolService;
   metrics: ServiceMetrics;
   urls: PublicUrls;
   /** The result-link secret and a signed link for a result id (the /me history). */
@@ -81,16 +83,7 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
     publicBase: () => p.urls.base,
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
-    pools: new PoolService({
-      db,
-      limits: {
-        minIntervalS: config.limits.poolMinIntervalS,
-        maxPoolsPerAccount: config.limits.maxPoolsPerAccount,
-        maxProxiesPerPool: config.limits.maxProxiesPerPool,
-        maxProxiesPerAccount: config.limits.maxPoolProxiesPerAccount,
-      },
-      log: p.log,
-    }),
+    pools: p.pools,
     judgeKey: p.judgeKey,
     judgeReach: p.judgeReach,
     regions: p.backend.regions,

@@ -39,6 +39,8 @@ export interface SourceFetchOptions {
   allowPrivateTargets: boolean;
   /** The guard (isBlockedAddress); a test narrows it to reach its loopback server while refusing another address. */
   blocked?: (ip: string) => boolean;
+  /** Aborts the fetch (the service stops); it rejects as a timeout would not: SOURCE_FETCH_FAILED. */
+  signal?: AbortSignal;
   /** All addresses of a name (dns.lookup, all: true); injectable for tests. */
   resolve?: (host: string) => Promise<string[]>;
 }
@@ -47,7 +49,6 @@ export interface SourceFetchOptions {
 export const DEFAULT_SOURCE_REDIRECTS = 5;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const C = JOB_ERROR_CODES;
 
 const fail = (code: string, message: string, cause?: unknown): ServiceError => new ServiceError(code, message, cause === undefined ? undefined : { cause });
 
@@ -59,20 +60,25 @@ async function systemResolve(host: string): Promise<string[]> {
 export async function fetchSource(url: string, o: SourceFetchOptions): Promise<string> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), o.timeoutMs);
+  const stop = (): void => abort.abort();
+  o.signal?.addEventListener('abort', stop);
   try {
+    if (o.signal?.aborted === true) throw fail(JOB_ERROR_CODES.SOURCE_FETCH_FAILED, 'aborted');
     let at = url;
     const max = o.maxRedirects ?? DEFAULT_SOURCE_REDIRECTS;
     for (let hop = 0; ; hop++) {
       const r = await oneHop(at, o, abort.signal);
       if (r.location === null) return r.body;
-      if (hop >= max) throw fail(C.SOURCE_TOO_MANY_REDIRECTS, `more than ${max} redirects`);
+      if (hop >= max) throw fail(JOB_ERROR_CODES.SOURCE_TOO_MANY_REDIRECTS, `more than ${max} redirects`);
       at = r.location;
     }
   } catch (err) {
-    if (abort.signal.aborted) throw fail(C.SOURCE_TIMEOUT, `the list did not arrive within ${o.timeoutMs} ms`, err);
+    if (o.signal?.aborted === true) throw fail(JOB_ERROR_CODES.SOURCE_FETCH_FAILED, 'aborted', err);
+    if (abort.signal.aborted) throw fail(JOB_ERROR_CODES.SOURCE_TIMEOUT, `the list did not arrive within ${o.timeoutMs} ms`, err);
     throw err;
   } finally {
     clearTimeout(timer);
+    o.signal?.removeEventListener('abort', stop);
   }
 }
 
@@ -82,22 +88,22 @@ function oneHop(at: string, o: SourceFetchOptions, signal: AbortSignal): Promise
   try {
     u = new URL(at);
   } catch (err) {
-    return Promise.reject(fail(C.SOURCE_BAD_REDIRECT, `not a URL: ${at.slice(0, 200)}`, err));
+    return Promise.reject(fail(JOB_ERROR_CODES.SOURCE_BAD_REDIRECT, `not a URL: ${at.slice(0, 200)}`, err));
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(fail(C.SOURCE_BAD_REDIRECT, `not an http(s) URL: ${u.protocol}`));
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(fail(JOB_ERROR_CODES.SOURCE_BAD_REDIRECT, `not an http(s) URL: ${u.protocol}`));
   const blocked = o.allowPrivateTargets ? () => false : (o.blocked ?? isBlockedAddress);
   const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
-  if (isIP(host) !== 0 && blocked(host)) return Promise.reject(fail(C.SOURCE_BLOCKED_TARGET, blockedTargetMessage(host)));
+  if (isIP(host) !== 0 && blocked(host)) return Promise.reject(fail(JOB_ERROR_CODES.SOURCE_BLOCKED_TARGET, blockedTargetMessage(host)));
   const resolve = o.resolve ?? systemResolve;
   // our lookup: the guard judges every address of the name, the connection goes to the first one judged
   let refusal: ServiceError | null = null;
   const lookup = (name: string, opts: { all?: boolean }, cb: (err: Error | null, address?: unknown, family?: number) => void): void => {
     resolve(name).then(
       (addresses) => {
-        if (addresses.length === 0) refusal = fail(C.SOURCE_DNS_FAILED, `${name} did not resolve`);
+        if (addresses.length === 0) refusal = fail(JOB_ERROR_CODES.SOURCE_DNS_FAILED, `${name} did not resolve`);
         else {
           const bad = addresses.find(blocked);
-          if (bad !== undefined) refusal = fail(C.SOURCE_BLOCKED_TARGET, blockedTargetMessage(bad, name));
+          if (bad !== undefined) refusal = fail(JOB_ERROR_CODES.SOURCE_BLOCKED_TARGET, blockedTargetMessage(bad, name));
         }
         if (refusal !== null) return cb(refusal);
         const first = addresses[0] as string;
@@ -106,7 +112,7 @@ function oneHop(at: string, o: SourceFetchOptions, signal: AbortSignal): Promise
         else cb(null, first, family);
       },
       (err: unknown) => {
-        refusal = fail(C.SOURCE_DNS_FAILED, `${name} did not resolve`, err);
+        refusal = fail(JOB_ERROR_CODES.SOURCE_DNS_FAILED, `${name} did not resolve`, err);
         cb(refusal);
       },
     );
@@ -127,7 +133,7 @@ function oneHop(at: string, o: SourceFetchOptions, signal: AbortSignal): Promise
         try {
           next = new URL(location, u).href;
         } catch (err) {
-          reject(fail(C.SOURCE_BAD_REDIRECT, `a bad Location: ${location.slice(0, 200)}`, err));
+          reject(fail(JOB_ERROR_CODES.SOURCE_BAD_REDIRECT, `a bad Location: ${location.slice(0, 200)}`, err));
           return;
         }
         resolvePromise({ body: '', location: next });
@@ -135,12 +141,12 @@ function oneHop(at: string, o: SourceFetchOptions, signal: AbortSignal): Promise
       }
       if (status < 200 || status > 299) {
         res.destroy();
-        reject(fail(C.SOURCE_HTTP_STATUS, `the list answered ${status}`));
+        reject(fail(JOB_ERROR_CODES.SOURCE_HTTP_STATUS, `the list answered ${status}`));
         return;
       }
       readCapped(res, o.maxBytes).then((body) => resolvePromise({ body, location: null }), reject);
     });
-    req.on('error', (err) => reject(refusal ?? (err instanceof ServiceError ? err : fail(C.SOURCE_FETCH_FAILED, `the list could not be fetched: ${err.message}`, err))));
+    req.on('error', (err) => reject(refusal ?? (err instanceof ServiceError ? err : fail(JOB_ERROR_CODES.SOURCE_FETCH_FAILED, `the list could not be fetched: ${err.message}`, err))));
     req.end();
   });
 }
@@ -158,7 +164,7 @@ function readCapped(res: IncomingMessage, maxBytes: number): Promise<string> {
         res.destroy();
       }
     };
-    const tooLarge = () => fail(C.SOURCE_TOO_LARGE, `the list is larger than ${maxBytes} bytes`);
+    const tooLarge = () => fail(JOB_ERROR_CODES.SOURCE_TOO_LARGE, `the list is larger than ${maxBytes} bytes`);
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) return end(tooLarge());
     const chunks: Buffer[] = [];
@@ -169,7 +175,7 @@ function readCapped(res: IncomingMessage, maxBytes: number): Promise<string> {
       else chunks.push(chunk);
     });
     res.on('end', () => end(null, new TextDecoder('utf-8').decode(Buffer.concat(chunks))));
-    res.on('error', (err) => end(fail(C.SOURCE_FETCH_FAILED, `the list could not be read: ${err.message}`, err)));
-    res.on('aborted', () => end(fail(C.SOURCE_FETCH_FAILED, 'the list was cut off')));
+    res.on('error', (err) => end(fail(JOB_ERROR_CODES.SOURCE_FETCH_FAILED, `the list could not be read: ${err.message}`, err)));
+    res.on('aborted', () => end(fail(JOB_ERROR_CODES.SOURCE_FETCH_FAILED, 'the list was cut off')));
   });
 }

@@ -14,8 +14,8 @@
  *   claimSourceStatement   moves a source's due time on, only if it still is
  *                          the one read (so of the nodes of a cluster that
  *                          read it due, exactly one claims that due time)
- *   recordSourceStatement  a fetch's outcome (and, after a failure, a sooner
- *                          due time)
+ *   recordSourceStatement  a fetch's outcome (and, after a failure or a stop,
+ *                          a sooner due time)
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { SourceFetchOutcome } from './shape';
@@ -57,10 +57,15 @@ export function claimSourceStatement(poolId: string, idx: number, url: string, d
     RETURNING id`;
 }
 
-/** The outcome of a fetch of source `idx` (`url`) of `poolId`; `nextMs` (optional) moves its due time. */
-export function recordSourceStatement(poolId: string, idx: number, url: string, outcome: SourceFetchOutcome, nextMs?: number): SQL {
+/**
+ * The outcome of a fetch of source `idx` (`url`) of `poolId` (null: the last
+ * one stays, as when a stop cut a fetch short); `nextMs` (optional) moves
+ * its due time.
+ */
+export function recordSourceStatement(poolId: string, idx: number, url: string, outcome: SourceFetchOutcome | null, nextMs?: number): SQL {
+  const last = outcome === null ? sql`` : sql` || jsonb_build_object('last_fetch', ${JSON.stringify(outcome)}::jsonb)`;
   const next = nextMs === undefined ? sql`` : sql` || jsonb_build_object('next_fetch_at', ${iso(nextMs)}::text)`;
-  return sql`UPDATE pools SET sources = jsonb_set(sources, ${path(idx)}, ${element(idx)} || jsonb_build_object('last_fetch', ${JSON.stringify(outcome)}::jsonb)${next})
+  return sql`UPDATE pools SET sources = jsonb_set(sources, ${path(idx)}, ${element(idx)}${last}${next})
     WHERE ${sameSource(poolId, idx, url)}
     RETURNING id`;
 }

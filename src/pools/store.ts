@@ -249,7 +249,8 @@ export async function claimSource(db: DbOrTx, s: DueSource, nextMs: number): Pro
   return (await run(db, claimSourceStatement(s.poolId, s.idx, s.url, s.due, nextMs))).length > 0;
 }
 
-export async function recordSource(db: DbOrTx, s: Pick<DueSource, 'poolId' | 'idx' | 'url'>, outcome: SourceFetchOutcome, nextMs?: number): Promise<void> {
+/** A fetch's outcome (null: the last one stays); `nextMs` moves the due time. */
+export async function recordSource(db: DbOrTx, s: Pick<DueSource, 'poolId' | 'idx' | 'url'>, outcome: SourceFetchOutcome | null, nextMs?: number): Promise<void> {
   await run(db, recordSourceStatement(s.poolId, s.idx, s.url, outcome, nextMs));
 }
 
