@@ -68,9 +68,17 @@ export function guardedCapacity(p: { openFiles: number; cap: number; others: num
   return Math.max(1, Math.min(p.cap, room));
 }
 
-/** Probes that may start before the guard's next sample: half the descriptors free above the spare (a probe's socket and the judge connection it may bring). */
-export function startBudget(openFiles: number, open: number): number {
-  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - open) / 2));
+/**
+ * Probes that may start before the guard's next sample: half the descriptors
+ * free above the spare (a probe's socket and the judge connection it may
+ * bring). Free of what is `open` and of what is `committed` (src/fd-guard.ts:
+ * the descriptors of everything but probes, plus one per probe in flight),
+ * whichever is more: a probe granted holds no socket until its thread opens
+ * it, so right after a burst of grants `open` alone would offer the same
+ * descriptors again at the next sample.
+ */
+export function startBudget(openFiles: number, open: number, committed = open): number {
+  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - Math.max(open, committed)) / 2));
 }
 
 export function openFilesLimit(): number | null {
