@@ -12,7 +12,8 @@
  *              database, listeners, files; probes between grant and socket
  *              make it a little low, which the spare covers)
  *   capacity = guardedCapacity(limit, cap, max of `others` over the last
- *              WINDOW samples)            (src/limits.ts)
+ *              WINDOW samples, and of baseline + judgeReserve)
+ *                                          (src/limits.ts; `baseline` below)
  *
  * and hands it to `setCapacity` when it changed; and it lets at most
  *
@@ -51,7 +52,7 @@
  */
 import { statSync } from 'node:fs';
 import { systemClock, type Clock } from './clock';
-import { guardedCapacity, startBudget } from './limits';
+import { guardedCapacity, judgeReserve, startBudget } from './limits';
 
 const WINDOW = 40;
 
@@ -159,7 +160,8 @@ export class DescriptorGuard {
     if (inFlight === 0 || this.baseline === null) this.baseline = Math.max(0, open - inFlight);
     this.others.push(open - inFlight);
     if (this.others.length > WINDOW) this.others.shift();
-    const next = guardedCapacity({ openFiles: this.o.openFiles, cap: this.o.cap, others: Math.max(...this.others) });
+    const others = Math.max(...this.others, this.baseline + judgeReserve(this.o.openFiles, this.baseline));
+    const next = guardedCapacity({ openFiles: this.o.openFiles, cap: this.o.cap, others });
     if (next !== this.current) {
       this.current = next;
       t.setCapacity(next);
