@@ -234,10 +234,14 @@ export interface PoolCustomUrl {
   caseSensitive: boolean;
 }
 
-/** A list URL a pool follows (src/pools/types.ts PoolSource, stored in the API's snake_case). */
+/** A list URL a pool follows (src/pools/types.ts PoolSource, stored in the API's snake_case), with its fetch state (src/pools/sources-sql.ts). */
 export interface PoolSourceJson {
   url: string;
   every_s: number;
+  /** ISO time of the next fetch; absent: at once */
+  next_fetch_at?: string;
+  /** the last fetch's outcome (src/pools/shape.ts SourceFetchOutcome) */
+  last_fetch?: Record<string, unknown>;
 }
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });

@@ -97,6 +97,10 @@ export interface LimitsConfig {
   maxProxiesPerPool: number;
   /** ...and in all of one account's pools together: twice it (more: 413). */
   maxPoolProxiesPerAccount: number;
+  /** POOL_SOURCE_MAX_BYTES: the largest list a pool source may fetch. */
+  poolSourceMaxBytes: number;
+  /** POOL_SOURCE_TIMEOUT_MS: one fetch of a pool source, redirects included. */
+  poolSourceTimeoutMs: number;
 }
 
 export interface ProbesConfig {
@@ -307,6 +311,8 @@ function readLimits(read: Read): LimitsConfig {
     maxPoolsPerAccount: read('MAX_POOLS_PER_ACCOUNT')!,
     maxProxiesPerPool: perPool,
     maxPoolProxiesPerAccount: 2 * perPool,
+    poolSourceMaxBytes: read('POOL_SOURCE_MAX_BYTES')!,
+    poolSourceTimeoutMs: read('POOL_SOURCE_TIMEOUT_MS')!,
   };
 }
 

@@ -135,6 +135,24 @@ export const JOB_ERROR_CODES = Object.freeze({
   /** starting a granted shard threw */
   DISPATCH_FAILED: 'dispatch_failed',
 
+  // a pool's list URLs (src/jobs/source-fetch.ts): a fetch's outcome, shown in the pool object's `sources[].last_fetch.error`
+  /** the list's host is (or resolves to) a private, loopback or reserved address, at any hop (ALLOW_PRIVATE_TARGETS) */
+  SOURCE_BLOCKED_TARGET: 'source_blocked_target',
+  /** the list's host did not resolve */
+  SOURCE_DNS_FAILED: 'source_dns_failed',
+  /** the whole fetch (redirects included) took longer than POOL_SOURCE_TIMEOUT_MS */
+  SOURCE_TIMEOUT: 'source_timeout',
+  /** the body is larger than POOL_SOURCE_MAX_BYTES */
+  SOURCE_TOO_LARGE: 'source_too_large',
+  /** more redirects than a fetch follows */
+  SOURCE_TOO_MANY_REDIRECTS: 'source_too_many_redirects',
+  /** a redirect to something else than an http(s) URL */
+  SOURCE_BAD_REDIRECT: 'source_bad_redirect',
+  /** the list answered another status than 2xx (or 3xx with a Location) */
+  SOURCE_HTTP_STATUS: 'source_http_status',
+  /** the connection or TLS failed */
+  SOURCE_FETCH_FAILED: 'source_fetch_failed',
+
   // the region scheduler (src/jobs/scheduler.ts): each is a caller's bug
   SCHEDULER_BAD_COUNT: 'scheduler_bad_count',
   SCHEDULER_BAD_OPTION: 'scheduler_bad_option',

@@ -68,9 +68,31 @@ export function guardedCapacity(p: { openFiles: number; cap: number; others: num
   return Math.max(1, Math.min(p.cap, room));
 }
 
-/** Probes that may start before the guard's next sample: half the descriptors free above the spare (a probe's socket and the judge connection it may bring). */
-export function startBudget(openFiles: number, open: number): number {
-  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - open) / 2));
+/**
+ * The judge's share the guard keeps whatever it has seen (src/fd-guard.ts):
+ * JUDGE_FD_SHARE of what is left above the spare and the `baseline` (the
+ * descriptors that are not probes). The window of what the judge held only
+ * knows the past: at a job's start it holds no judge connection yet, and
+ * a cap with no room for them is reached by the probes before the first
+ * working proxies' connections (two each with the https check: the judge's,
+ * then the TLS judge's) arrive; the cap cannot take back probes already in
+ * flight. At the defaults it binds nothing (20 000: 1 950 of 19 600 - 12 288).
+ */
+export function judgeReserve(openFiles: number, baseline: number): number {
+  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - Math.max(0, baseline)) * JUDGE_FD_SHARE));
+}
+
+/**
+ * Probes that may start before the guard's next sample: half the descriptors
+ * free above the spare (a probe's socket and the judge connection it may
+ * bring). Free of what is `open` and of what is `committed` (src/fd-guard.ts:
+ * the descriptors of everything but probes, plus one per probe in flight),
+ * whichever is more: a probe granted holds no socket until its thread opens
+ * it, so right after a burst of grants `open` alone would offer the same
+ * descriptors again at the next sample.
+ */
+export function startBudget(openFiles: number, open: number, committed = open): number {
+  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - Math.max(open, committed)) / 2));
 }
 
 export function openFilesLimit(): number | null {

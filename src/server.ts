@@ -17,6 +17,7 @@ import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
 import { startPoolRounds } from './compose/pool-rounds';
+import { startPools } from './compose/pool-sources';
 import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudgeTls } from './compose/own-judge';
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
@@ -94,8 +95,9 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const warnings = (req: CheckRequest) => judgeWarnings({ url: judge.url, reach: place.reach }, req.proxies.map((p) => p.host), own);
     const geoDb = await geo;
     const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
+    const { pools } = startPools(config, { storage, log, undo });
     const events = alsoTo(backend.poolEvents, opts.poolEvents);
-    const { pools, rounds } = await startPoolRounds(config, { storage, backend, base, judge, geo: geoDb, events, log, undo });
+    const { rounds } = await startPoolRounds(config, { storage, backend, base, pools, judge, geo: geoDb, events, log, undo });
     const listeners = startListeners(config, { storage, backend, checks, pools, recheck: rounds, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);

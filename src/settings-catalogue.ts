@@ -228,6 +228,8 @@ export const SETTINGS = {
     read: int(1, 10_000_000),
   }),
   POOL_MIN_INTERVAL_S: s({ group: 'limits', tier: 'tuning', shown: '60', meaning: 'the shortest interval_s a pool accepts, in seconds (tests lower it)', default: 60, read: int(1, 86_400) }),
+  POOL_SOURCE_MAX_BYTES: s({ group: 'limits', tier: 'tuning', shown: '8388608 (8 MiB)', meaning: 'the largest list a pool source may fetch (larger: the fetch fails with source_too_large)', default: 8 * 1024 * 1024, read: int(1024, 1024 * 1024 * 1024) }),
+  POOL_SOURCE_TIMEOUT_MS: s({ group: 'limits', tier: 'tuning', shown: '30000', meaning: 'how long one fetch of a pool source may take, redirects included (longer: source_timeout)', default: 30_000, read: int(100, 600_000) }),
   // ---- probes ----
   PROBE_THREADS: s({ group: 'probes', tier: 'tuning', shown: 'CPU cores', meaning: 'probe worker threads', read: int(1, 256) }),
   SLOTS_PER_ENDPOINT: s({ group: 'probes', tier: 'tuning', shown: '768', meaning: 'probes in flight per region endpoint (16 endpoints: 12 288 per region)', default: 768, read: int(1, 100_000) }),

@@ -35,14 +35,21 @@ import { isJobId, JOB_ID_RULE } from '../job-id';
 import { CHECK_TYPES, type CheckType } from '../proxy/types';
 import { usageError } from './exit-codes';
 import { parsePoolArgs, POOL_OPTIONS, POOL_USAGE, type PoolCommand } from './pool-args';
+import { fmtInt } from './progress-bar';
 
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'pool', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
 export type CommandName = (typeof COMMANDS)[number];
 
-/** Checks above which `check` submits asynchronously (check-command.ts ASYNC_THRESHOLD; here for the help text). */
-const ASYNC_THRESHOLD_TEXT = '10,000';
+/**
+ * Checks (entries x --samples) above which a plain `check` submits
+ * asynchronously and follows the job (check-command.ts). A region probes
+ * 12 288 at once by default, so a list up to about this size is done in about
+ * one timeout (20 s at most, plus custom URLs), well inside the 60 s many
+ * proxies allow a request; a bigger one can take minutes.
+ */
+export const ASYNC_THRESHOLD = 10_000;
 
 export const TIMEOUT_MIN = 1000;
 export const TIMEOUT_MAX = 20000;
@@ -175,7 +182,7 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   --job-id ID                      progress channel id (default: random)
   --async                          submit and return at once: prints the job id (see \`proxycheck wait\`)
 
-  a list of more than ${ASYNC_THRESHOLD_TEXT} checks (entries x --samples) is submitted asynchronously
+  a list of more than ${fmtInt(ASYNC_THRESHOLD)} checks (entries x --samples) is submitted asynchronously
   and followed: the job runs on the server even if this connection drops (behind a proxy
   that cuts long requests), and after Ctrl-C (\`proxycheck wait <jobId>\` follows it again)`,
   status: `usage: proxycheck status <jobId>

@@ -43,7 +43,7 @@ import { errorText } from '../errors';
 import { ENTRY_ERROR_CODES } from '../error-codes';
 import { convertResult, readResultParts } from '../results/export';
 import { ApiClient, type CheckResponseBody, type JobBody } from './api-client';
-import type { CheckCommand, GlobalOptions } from './args';
+import { ASYNC_THRESHOLD, type CheckCommand, type GlobalOptions } from './args';
 import type { CliSettings } from './config-file';
 import { CliError, EXIT, usageError } from './exit-codes';
 import { describeInputs, readInputs, terminalTraits, type CliIo, type OutStream } from './io';
@@ -53,14 +53,8 @@ import { fmtInt } from './progress-bar';
 import { ProxyDigest, renderProxyDetails, type RecordView } from './proxy-table';
 import { renderCustomUrls, renderSummary, type CustomUrlRow } from './tables';
 
-/**
- * Checks (entries x --samples) above which a plain `check` submits
- * asynchronously and follows the job. A region probes 12 288 at once by
- * default, so a list up to about this size is done in about one timeout
- * (20 s at most, plus custom URLs), well inside the 60 s many proxies allow
- * a request; a bigger one can take minutes.
- */
-export const ASYNC_THRESHOLD = 10_000;
+/** The one threshold of an asynchronous `check` (args.ts, where the help text reads it too). */
+export { ASYNC_THRESHOLD };
 
 /** Where the result goes (check, and wait). */
 export type ResultOutput = Pick<CheckCommand, 'out' | 'format' | 'onlyWorking'>;

@@ -1,6 +1,6 @@
 /**
  * The service's listeners: the public one (HOST/PORT: the API with its
- * pools (the PoolService of compose/pool-rounds.ts), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
+ * pools (the PoolService of compose/pool-sources.ts), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
  * default: /admin/* with its token, GET /metrics), never the same; then the
  * gateway's (GATEWAY_PORT, only when set: gateway.ts), over the same key
  * cache, its per-account counts in /me, its address in /health.
@@ -37,10 +37,10 @@ export interface ListenerParts {
   storage: Storage;
   backend: ProbeBackend;
   checks: ChecksPort;
-  /** The pools (compose/pool-rounds.ts). */
-  pools: PoolService;
   /** GET / DELETE /checks/{jobId}. */
   jobs: CheckJobsPort;
+  /** The pools routes (src/compose/pool-sources.ts startPools). */
+  pools: PoolService;
   metrics: ServiceMetrics;
   urls: PublicUrls;
   /** The result-link secret and a signed link for a result id (the /me history). */

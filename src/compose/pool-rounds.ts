@@ -1,7 +1,6 @@
 /**
- * The pools' side of a service: the PoolService (the pools as the HTTP layer
- * sees them: built here, handed to the listeners) and the PoolRounds that
- * keep their proxies checked (src/jobs/pool-rounds.ts), on the checks' own
+ * The pools' rounds: the PoolRounds that keep the proxies of the pools
+ * (the PoolService of pool-sources.ts) checked (src/jobs/pool-rounds.ts), on the checks' own
  * probe execution (priority `background`), judge settings, geo and ledger.
  *
  * Started after the checks and before the listeners; stopped before the
@@ -11,7 +10,7 @@
  * that safe); each round's reservation carries the node (its scan row), so a
  * dead node's round is refunded by the orphan sweep of the live ones.
  *
- * POOL_ROUNDS=false: the PoolService alone, no rounds on this node.
+ * POOL_ROUNDS=false: no rounds on this node.
  *
  * `events`: where pool events go (the events hub plugs in here); none given:
  * nowhere (NO_POOL_EVENTS). The rounds are the PoolRecheckPort the gateway takes.
@@ -19,7 +18,7 @@
 import type { Config } from '../config';
 import type { Geo } from '../geo/geo';
 import { PoolRounds } from '../jobs/pool-rounds';
-import { PoolService } from '../jobs/pool-service';
+import type { PoolService } from '../jobs/pool-service';
 import type { Logger } from '../log';
 import { NO_POOL_EVENTS, type PoolEventsPort, type PoolRecheckPort } from '../pools/ports';
 import type { StopStep } from '../stop-steps';
@@ -33,6 +32,8 @@ export interface PoolRoundsParts {
   backend: ProbeBackend;
   /** The checks' execution, ledger and settlement retries (checks.ts). */
   base: ChecksBase;
+  /** The pools (pool-sources.ts startPools): the rounds wake on its changes. */
+  pools: PoolService;
   judge: ProbeJudge;
   geo: Geo;
   events?: PoolEventsPort;
@@ -41,7 +42,6 @@ export interface PoolRoundsParts {
 }
 
 export interface PoolsRunning {
-  pools: PoolService;
   rounds: PoolRounds;
   /** Make proxies of a pool due now (the gateway's upstream failures). */
   recheck: PoolRecheckPort;
@@ -49,17 +49,7 @@ export interface PoolsRunning {
 
 export async function startPoolRounds(config: Config, p: PoolRoundsParts): Promise<PoolsRunning> {
   const db = p.storage.database.db;
-  const { limits } = config;
-  const pools = new PoolService({
-    db,
-    limits: {
-      minIntervalS: limits.poolMinIntervalS,
-      maxPoolsPerAccount: limits.maxPoolsPerAccount,
-      maxProxiesPerPool: limits.maxProxiesPerPool,
-      maxProxiesPerAccount: limits.maxPoolProxiesPerAccount,
-    },
-    log: p.log,
-  });
+  const { pools } = p;
   const rounds = new PoolRounds({
     db,
     ...p.base,
@@ -72,5 +62,5 @@ export async function startPoolRounds(config: Config, p: PoolRoundsParts): Promi
   });
   p.undo.push(() => rounds.stop());
   if (config.probes.poolRounds) await rounds.start();
-  return { pools, rounds, recheck: rounds };
+  return { rounds, recheck: rounds };
 }

@@ -68,6 +68,10 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
       markStatus(request, err.status);
       return apiErrorResponse(err, requestIdOf(request));
     })
+    // a route that returns a Response object: its own status is the one answered (`set.status` never sees it)
+    .onAfterHandle({ as: 'global' }, ({ request, responseValue }) => {
+      if (responseValue instanceof Response) markStatus(request, responseValue.status);
+    })
     .onAfterResponse(({ request, path, set }) => {
       const done = finish(request);
       if (!done) return;

@@ -60,11 +60,27 @@ const submitted = {
 export const poolSchemas = {
   PoolSource: {
     type: 'object',
-    required: ['url', 'every_s'],
+    required: ['url', 'every_s', 'next_fetch_at', 'last_fetch'],
     additionalProperties: false,
     properties: {
       url: { type: 'string', format: 'uri', description: 'http:// or https:// list URL' },
       every_s: { type: 'integer', minimum: SOURCE_MIN_EVERY_S, maximum: SOURCE_MAX_EVERY_S },
+      next_fetch_at: { ...dateTimeOrNull, description: 'When the list is fetched next; null: at once (never fetched yet)' },
+      last_fetch: {
+        type: ['object', 'null'],
+        description: 'The last fetch (null before the first one)',
+        required: ['at', 'error', 'found', 'invalid', 'added', 'not_added', 'limit'],
+        additionalProperties: false,
+        properties: {
+          at: dateTime,
+          error: { type: ['string', 'null'], description: 'null: the list was read; else why not (source_timeout, source_too_large, source_blocked_target, ...)' },
+          found: { ...int0, description: 'Unique valid addresses in the list' },
+          invalid: { ...int0, description: 'Lines that are no address (skipped)' },
+          added: { ...int0, description: 'Addresses new to the pool (due at once)' },
+          not_added: { ...int0, description: 'New addresses left out: the pool or the account was full' },
+          limit: { enum: ['proxies_per_pool', 'proxies_per_account', null], description: 'Which limit left addresses out' },
+        },
+      },
     },
   },
   Pool: { type: 'object', required: POOL_REQUIRED, additionalProperties: false, properties: poolProperties },

@@ -128,9 +128,9 @@ export class JudgeRequest {
 }
 
 /** Serves one judge connection over node:net (exported so tests can put it behind TLS). */
-export function handleJudgeSocket(socket: Socket, key?: string): void {
+export function handleJudgeSocket(socket: Socket, key?: string, idleMs = IDLE_MS): void {
   const req = new JudgeRequest(socket.remoteAddress ?? '', key);
-  socket.setTimeout(IDLE_MS, () => socket.destroy());
+  socket.setTimeout(idleMs, () => socket.destroy());
   socket.on('error', () => socket.destroy());
   socket.on('data', (chunk: Buffer) => {
     const reply = req.feed(chunk);
@@ -153,14 +153,16 @@ export interface JudgeServerOptions {
   key?: string;
   /** serve over TLS with this key and certificate (PEM); the url is then https */
   tls?: { key: string; cert: string };
+  /** a connection that sends nothing this long is closed (default 10 s; tests shorten it) */
+  idleMs?: number;
 }
 
 /** Starts the raw judge. */
 export function startJudgeServer(opts: JudgeServerOptions = {}): Promise<JudgeServer> {
   const host = opts.host ?? '127.0.0.1';
   return typeof globalThis.Bun !== 'undefined'
-    ? startOnBun(host, opts.port ?? 0, opts.key, opts.tls)
-    : startOnNodeNet(host, opts.port ?? 0, opts.key, opts.tls);
+    ? startOnBun(host, opts.port ?? 0, opts.key, opts.tls, opts.idleMs ?? IDLE_MS)
+    : startOnNodeNet(host, opts.port ?? 0, opts.key, opts.tls, opts.idleMs ?? IDLE_MS);
 }
 
 function judgeUrl(host: string, port: number, tls: boolean): string {
@@ -172,7 +174,7 @@ function judgeUrl(host: string, port: number, tls: boolean): string {
  * request than the node:net server below (bench/RESULTS.md, session 2,
  * "The judge on Bun.listen").
  */
-async function startOnBun(host: string, port: number, key: string | undefined, tls: JudgeServerOptions['tls']): Promise<JudgeServer> {
+async function startOnBun(host: string, port: number, key: string | undefined, tls: JudgeServerOptions['tls'], idleMs: number): Promise<JudgeServer> {
   const listener = Bun.listen<JudgeRequest>({
     hostname: host,
     port,
@@ -180,8 +182,18 @@ async function startOnBun(host: string, port: number, key: string | undefined, t
     socket: {
       open(s) {
         s.data = new JudgeRequest(s.remoteAddress, key);
-        s.timeout(IDLE_MS / 1000);
+        s.timeout(Math.max(1, Math.round(idleMs / 1000)));
       },
+      // Over TLS, Bun calls `open` at accept only when there is a `handshake` handler; without one, `open`
+      // waits for a completed handshake, so a connection that never sends a ClientHello (a proxy's tunnel
+      // kept open after the probe gave up on it) had no idle timeout and held its descriptor for good.
+      ...(tls !== undefined
+        ? {
+            handshake(s: Bun.Socket<JudgeRequest>, success: boolean) {
+              if (!success) s.terminate();
+            },
+          }
+        : {}),
       data(s, chunk) {
         const reply = s.data.feed(chunk);
         if (reply !== null) s.end(reply);
@@ -203,12 +215,12 @@ async function startOnBun(host: string, port: number, key: string | undefined, t
   };
 }
 
-function startOnNodeNet(host: string, port: number, key: string | undefined, tls: JudgeServerOptions['tls']): Promise<JudgeServer> {
+function startOnNodeNet(host: string, port: number, key: string | undefined, tls: JudgeServerOptions['tls'], idleMs: number): Promise<JudgeServer> {
   const sockets = new Set<Socket>();
   const onSocket = (s: Socket): void => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
-    handleJudgeSocket(s, key);
+    handleJudgeSocket(s, key, idleMs);
   };
   const server: Server =
     tls === undefined ? createServer(onSocket) : createTlsServer({ key: tls.key, cert: tls.cert }, onSocket);

@@ -21,6 +21,8 @@
  *   applyResultsStatement  a round's folded rows (fold.ts) in one UPDATE
  *   insertProxiesStatement add addresses (an address already in the pool is
  *                          left as it is); answers how many were added
+ *   insertProxiesUpToStatement  the same, at most `room` new ones (a source's
+ *                          list under the limits); answers added and fresh
  *   removeProxiesStatement remove addresses; answers how many were removed
  *   spreadOverdueStatement after a restart or take-over: the overdue spread
  *                          over the next interval (schedule.ts spreadOverdue)
@@ -215,18 +217,43 @@ export function finishRoundStatement(poolId: string, seq: number, tally: { check
 
 /** Add parsed addresses at `nowMs`, due at once; `poolType` is every row's type until a check says more (null for auto). One row, `added`. */
 export function insertProxiesStatement(poolId: string, poolType: CheckType, proxies: readonly ParsedProxy[], nowMs: number): SQL {
+  return sql`WITH ${insertCte(poolId, poolType, nowMs, sql`${unnestOf(proxies)} AS v(host, port, username, password, format)`)}
+    SELECT count(*)::float8 AS added FROM ins`;
+}
+
+/**
+ * As insertProxiesStatement, but adds at most `room` of the addresses that are
+ * not in the pool yet (in the list's order): one row, `added` and `fresh` (the
+ * addresses not in the pool before; `fresh - added` were left out for want of
+ * room). Exact only under the account's pool lock (no other insert between).
+ */
+export function insertProxiesUpToStatement(poolId: string, poolType: CheckType, proxies: readonly ParsedProxy[], nowMs: number, room: number): SQL {
+  const absent = sql`NOT EXISTS (SELECT 1 FROM pool_proxies e WHERE e.pool_id = ${poolId} AND e.host = v.host AND e.port = v.port AND e.username = v.username AND e.password = v.password)`;
+  const from = sql`${unnestOf(proxies)} WITH ORDINALITY AS v(host, port, username, password, format, ord)
+      WHERE ${absent} ORDER BY v.ord LIMIT ${Math.max(0, Math.floor(room))}`;
+  return sql`WITH ${insertCte(poolId, poolType, nowMs, from)}
+    SELECT (SELECT count(*) FROM ins)::float8 AS added,
+      (SELECT count(*) FROM ${unnestOf(proxies)} AS v(host, port, username, password, format) WHERE ${absent})::float8 AS fresh`;
+}
+
+/** The addresses as one unnest of five array parameters (host, port, username, password, format). */
+function unnestOf(proxies: readonly ParsedProxy[]): SQL {
+  return sql`unnest(${arr(proxies.map((p) => p.host))}::text[], ${arr(proxies.map((p) => p.port))}::int[],
+                  ${arr(proxies.map((p) => p.username ?? ''))}::text[], ${arr(proxies.map((p) => p.password ?? ''))}::text[],
+                  ${arr(proxies.map((p) => p.format))}::text[])`;
+}
+
+/** `ins AS (INSERT ... RETURNING 1)` of the rows `from` yields as `v`. */
+function insertCte(poolId: string, poolType: CheckType, nowMs: number, from: SQL): SQL {
   const now = iso(nowMs);
   const type: ProxyType | null = poolType === 'auto' ? null : poolType;
-  return sql`WITH ins AS (
+  return sql`ins AS (
       INSERT INTO pool_proxies (pool_id, host, port, username, password, format, type, first_seen_at, next_check_at)
       SELECT ${poolId}, v.host, v.port, v.username, v.password, v.format, ${type}::text, ${now}::timestamptz, ${now}::timestamptz
-      FROM unnest(${arr(proxies.map((p) => p.host))}::text[], ${arr(proxies.map((p) => p.port))}::int[],
-                  ${arr(proxies.map((p) => p.username ?? ''))}::text[], ${arr(proxies.map((p) => p.password ?? ''))}::text[],
-                  ${arr(proxies.map((p) => p.format))}::text[]) AS v(host, port, username, password, format)
+      FROM ${from}
       ON CONFLICT (pool_id, host, port, username, password) DO NOTHING
       RETURNING 1
-    )
-    SELECT count(*)::float8 AS added FROM ins`;
+    )`;
 }
 
 /** Remove addresses (those not in the pool are ignored). One row, `removed`. */

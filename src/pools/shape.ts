@@ -19,7 +19,8 @@
  * - Times are ISO 8601 strings (UTC), null when there is none.
  *
  * Pool object additions to the contract's fields: `customUrls` and
- * `sources` (what POST /pools set), so a client can read back its pool.
+ * `sources` (what POST /pools set), so a client can read back its pool;
+ * each source also shows `next_fetch_at` and `last_fetch` (SourceFetchOutcome).
  */
 import type { Anonymity, CustomUrlRule } from '../probe/types';
 import type { AddressFormat, CheckType, ProxyAddress, ProxyType } from '../proxy/types';
@@ -93,6 +94,31 @@ export interface PoolRow extends PoolSettings {
   pausedReason: PausedReason | null;
   createdAt: Date;
   lastRoundAt: Date | null;
+  /** The state of each of `sources` (same index; sources-sql.ts). */
+  sourceStates: SourceState[];
+}
+
+/**
+ * The last fetch of a pool's list URL (the pool object's `sources[].last_fetch`,
+ * stored as it is shown): when it ended, its error code (null: the list was
+ * read; error-codes.ts SOURCE_*), the unique valid addresses found, the
+ * invalid lines skipped, the new addresses added, and those left out because
+ * the pool or the account was full (`limit` names which; null when none was).
+ */
+export interface SourceFetchOutcome {
+  at: string;
+  error: string | null;
+  found: number;
+  invalid: number;
+  added: number;
+  not_added: number;
+  limit: 'proxies_per_pool' | 'proxies_per_account' | null;
+}
+
+export interface SourceState {
+  /** ISO time the source is next fetched; null: at once (never fetched). */
+  nextFetchAt: string | null;
+  lastFetch: SourceFetchOutcome | null;
 }
 
 /** What the pool object adds from its proxies and rounds (proxies-sql.ts poolStatsStatement). */
@@ -154,11 +180,13 @@ export function rowFromSql(r: Record<string, unknown>): PoolProxyRow {
 }
 
 const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A raw `pools` row (snake_case, either driver; jsonb parsed or as text) -> PoolRow. */
 export function poolRowFromSql(r: Record<string, unknown>): PoolRow {
   const rules = json(r.custom_urls);
   const sources = json(r.sources);
+  const sourceList = Array.isArray(sources) ? (sources as Record<string, unknown>[]) : [];
   return {
     id: String(r.id),
     accountId: String(r.account_id),
@@ -169,7 +197,8 @@ export function poolRowFromSql(r: Record<string, unknown>): PoolRow {
     timeoutMs: Number(r.timeout_ms),
     https: r.https === true || r.https === 't',
     customUrls: Array.isArray(rules) ? (rules as CustomUrlRule[]) : [],
-    sources: Array.isArray(sources) ? (sources as { url: string; every_s: number }[]).map((x) => ({ url: String(x.url), everyS: Number(x.every_s) })) : [],
+    sources: sourceList.map((x) => ({ url: String(x.url), everyS: Number(x.every_s) })),
+    sourceStates: sourceList.map((x) => ({ nextFetchAt: toStr(x.next_fetch_at), lastFetch: isObject(x.last_fetch) ? (x.last_fetch as unknown as SourceFetchOutcome) : null })),
     state: (toStr(r.state) ?? 'active') as PoolState,
     pausedReason: toStr(r.paused_reason) as PausedReason | null,
     createdAt: toDate(r.created_at) ?? new Date(0),
@@ -228,7 +257,15 @@ export interface PoolObject {
   checks_last_24h: number;
   checks_per_day: number;
   customUrls: CustomUrlRule[];
-  sources: { url: string; every_s: number }[];
+  sources: PoolSourceObject[];
+}
+
+/** A followed list URL as the pool object shows it: as given, when it is next fetched, and how its last fetch went. */
+export interface PoolSourceObject {
+  url: string;
+  every_s: number;
+  next_fetch_at: string | null;
+  last_fetch: SourceFetchOutcome | null;
 }
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
@@ -292,6 +329,11 @@ export function poolObject(row: PoolRow, stats: PoolStats): PoolObject {
     checks_last_24h: stats.checksLast24h,
     checks_per_day: Math.round(stats.checksPerDay),
     customUrls: row.customUrls.map((r) => ({ ...r, requiredStatusCodes: [...r.requiredStatusCodes] })),
-    sources: row.sources.map((s) => ({ url: s.url, every_s: s.everyS })),
+    sources: row.sources.map((s, i) => ({
+      url: s.url,
+      every_s: s.everyS,
+      next_fetch_at: row.sourceStates[i]?.nextFetchAt ?? null,
+      last_fetch: row.sourceStates[i]?.lastFetch ?? null,
+    })),
   };
 }

@@ -31,6 +31,12 @@
  * runnablePools, nextDue, claimDue, pauseForChecks, resumeForChecks,
  * spreadAllOverdue, recheck, poolCounts): one statement each, but
  * resumeForChecks (the resume and the spread in one transaction).
+ *
+ * A pool's list URLs (sources-sql.ts; the PoolSources service,
+ * src/jobs/pool-sources.ts): dueSources, nextSourceDue, claimSource,
+ * recordSource, and addSourceProxies, which adds a list's new addresses
+ * under the account's pool lock up to the limits (never past one: what does
+ * not fit is counted and left out, the rest of the change stays).
  */
 import { rowsOf, type Db } from '../../db/client';
 import type { CheckType } from '../proxy/types';
@@ -51,6 +57,7 @@ import {
   dueProxiesStatement,
   finishRoundStatement,
   insertProxiesStatement,
+  insertProxiesUpToStatement,
   pageOf,
   poolStatsStatement,
   proxiesPageStatement,
@@ -71,7 +78,8 @@ import {
   spreadAllOverdueStatement,
 } from './rounds-sql';
 import type { ProxyAddress } from '../proxy/types';
-import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow, type PoolRow } from './shape';
+import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow, type PoolRow, type SourceFetchOutcome } from './shape';
+import { claimSourceStatement, dueSourcesStatement, nextSourceDueStatement, recordSourceStatement } from './sources-sql';
 import { EMPTY_COUNTS, type PoolCounts, type PoolCreate, type PoolPatch, type PoolState } from './types';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -272,4 +280,82 @@ export async function recheck(db: DbOrTx, poolId: string, proxies: readonly Prox
 export async function poolCounts(db: DbOrTx, poolId: string, nowMs: number): Promise<PoolCounts> {
   const [r] = await run(db, poolStatsStatement([poolId], nowMs));
   return r === undefined ? { ...EMPTY_COUNTS } : statsOf(r).counts;
+}
+
+// ---- a pool's list URLs (sources-sql.ts) --------------------------------------------------
+
+/** A source of an active pool that is due (`due`: its stored due time, null when never fetched). */
+export interface DueSource {
+  poolId: string;
+  accountId: string;
+  type: CheckType;
+  idx: number;
+  url: string;
+  everyS: number;
+  due: string | null;
+}
+
+/** Up to `limit` sources of active pools due by `nowMs`, most overdue first. */
+export async function dueSources(db: DbOrTx, nowMs: number, limit: number): Promise<DueSource[]> {
+  return (await run(db, dueSourcesStatement(nowMs, limit))).map((r) => ({
+    poolId: String(r.pool_id),
+    accountId: String(r.account_id),
+    type: String(r.type) as CheckType,
+    idx: Number(r.idx),
+    url: String(r.url),
+    everyS: Number(r.every_s),
+    due: r.due === null || r.due === undefined ? null : String(r.due),
+  }));
+}
+
+/** When the next source of an active pool falls due (ms; `nowMs` for one never fetched), null with none. */
+export async function nextSourceDue(db: DbOrTx, nowMs: number): Promise<number | null> {
+  const [r] = await run(db, nextSourceDueStatement(nowMs));
+  return r?.next_ms === null || r?.next_ms === undefined ? null : Number(r.next_ms);
+}
+
+/** true when this call claimed `s` at its due time (its next fetch is then at `nextMs`); false when another did, or it is gone. */
+export async function claimSource(db: DbOrTx, s: DueSource, nextMs: number): Promise<boolean> {
+  return (await run(db, claimSourceStatement(s.poolId, s.idx, s.url, s.due, nextMs))).length > 0;
+}
+
+/** A fetch's outcome (null: the last one stays); `nextMs` moves the due time. */
+export async function recordSource(db: DbOrTx, s: Pick<DueSource, 'poolId' | 'idx' | 'url'>, outcome: SourceFetchOutcome | null, nextMs?: number): Promise<void> {
+  await run(db, recordSourceStatement(s.poolId, s.idx, s.url, outcome, nextMs));
+}
+
+export interface SourceAdded {
+  added: number;
+  /** New addresses left out: the pool or the account had no room for them. */
+  notAdded: number;
+  /** Which limit left them out (the tighter one), null when none did. */
+  limit: 'proxies_per_pool' | 'proxies_per_account' | null;
+}
+
+/**
+ * Adds the addresses of `proxies` not in `poolId` yet, in their order, as
+ * many as the pool's and the account's limits leave room for, under the
+ * account's pool lock (so no other change of the account passes a limit
+ * meanwhile). Never throws for a limit.
+ */
+export async function addSourceProxies(db: Db, accountId: string, poolId: string, type: CheckType, proxies: readonly ParsedProxy[], limits: PoolLimits, nowMs: number): Promise<SourceAdded> {
+  return db.transaction(async (tx) => {
+    await run(tx, lockAccountPoolsStatement(accountId));
+    const u = await usageOf(tx, accountId, poolId);
+    const poolRoom = Math.max(0, limits.maxProxiesPerPool - u.inPool);
+    const accountRoom = Math.max(0, limits.maxProxiesPerAccount - u.proxies);
+    let room = Math.min(poolRoom, accountRoom);
+    let added = 0;
+    let fresh = 0;
+    for (let i = 0; i < proxies.length; i += ADDRESS_BATCH) {
+      const [r] = await run(tx, insertProxiesUpToStatement(poolId, type, proxies.slice(i, i + ADDRESS_BATCH), nowMs, room));
+      const n = Number(r?.added ?? 0);
+      added += n;
+      fresh += Number(r?.fresh ?? 0);
+      room -= n;
+    }
+    const notAdded = fresh - added;
+    const limit = notAdded === 0 ? null : poolRoom <= accountRoom ? 'proxies_per_pool' : 'proxies_per_account';
+    return { added, notAdded, limit };
+  });
 }

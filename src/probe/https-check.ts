@@ -37,6 +37,21 @@ import { judgePathWithNonce } from './codec/http-request';
 import { readJudgeBody } from './codec/judge-body';
 import { judgeIntegrity } from './codec/integrity';
 
+/**
+ * Resolves once the judge probe's socket has given its descriptor back. A
+ * link's destroy() closes the descriptor at the end of the event loop's turn
+ * (the native link's terminate(), node:net's destroy()), not at once; the
+ * judge probe resolves within that turn, so an https check started there
+ * opened its connection while the first one still held its descriptor: two
+ * per probe, for a whole batch of working proxies answered in one turn,
+ * which neither the scheduler's count of probes nor the descriptor guard's
+ * sample (src/fd-guard.ts) sees (the guard's budget gives a probe one socket
+ * and one judge connection). One timer turn later it is closed.
+ */
+function judgeSocketReleased(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** Below this much budget left the https check is not started (it could not connect and shake hands in time). */
 export const MIN_HTTPS_MS = 1;
 
@@ -88,6 +103,7 @@ export async function checkHttps(task: ProbeTask, settings: ProtocolSettings, tl
 export async function withHttps(result: ProbeResult, task: ProbeTask, settings: ProtocolSettings, startedAt: number): Promise<ProbeResult> {
   const tlsJudge = settings.tlsJudge;
   if (tlsJudge === undefined || result.status !== 'working') return result;
+  await judgeSocketReleased();
   const left = settings.timeoutMs - (performance.now() - startedAt);
   const v = await checkHttps(task, settings, tlsJudge, left);
   if (v.kind === 'intercepted') {

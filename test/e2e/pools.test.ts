@@ -9,6 +9,8 @@
  * rate, and that nothing of it is charged.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NEXT_CURSOR_HEADER } from '../../src/http/routes/pools';
 import { POOL_CSV_COLUMNS } from '../../src/pools/render';
 import { checkedCall as call, checkedFetch } from '../helpers/openapi-check';
@@ -17,17 +19,29 @@ import { call as rawCall, startTestService, type TestService } from '../helpers/
 
 let t: TestService;
 let otherKey = '';
+// the lists the pools' sources follow (loopback: the test service allows private targets)
+let listServer: Server;
+let lists = '';
+const LIST_BODIES: Record<string, string> = { '/empty.txt': '# nothing yet\n', '/two.txt': '127.0.2.1:3128\njunk\n127.0.2.2:8080\n' };
 
 // 50 proxies per pool, so 100 in all of an account's pools
 const LIMITS = { POOL_MIN_INTERVAL_S: '5', MAX_POOLS_PER_ACCOUNT: '4', MAX_PROXIES_PER_POOL: '50' };
 
 beforeAll(async () => {
+  listServer = createServer((req, res) => {
+    const body = LIST_BODIES[req.url ?? ''];
+    if (body === undefined) res.writeHead(404).end();
+    else res.end(body);
+  });
+  await new Promise<void>((r) => listServer.listen(0, '127.0.0.1', r));
+  lists = `http://127.0.0.1:${(listServer.address() as AddressInfo).port}`;
   t = await startTestService({ ...LIMITS, MAX_BODY_BYTES: '65536', MAX_CUSTOM_URLS: '1', RATE_LIMIT_PER_S: '100000', POOL_ROUNDS: 'false' /* verdicts seeded, nothing charged: the rounds are pools-rounds.test.ts's */ });
   const admin = { Authorization: `Bearer ${t.service.config.http.adminToken}` };
   otherKey = (await rawCall(`${t.adminUrl}/admin/create-account`, { method: 'POST', headers: admin, json: { email: 'other@example.com', checks: 10 } })).body.apiKey;
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
+  listServer?.close();
 }, 30_000);
 
 const key = () => ({ 'x-api-key': t.key });
@@ -38,6 +52,15 @@ const get = (path: string, headers: Record<string, string> = key()) => call(`${t
 const del = (id: string, headers = key()) => call(`${t.url}/pools/${id}`, { method: 'DELETE', headers });
 const bad = (message: string) => ({ error: 'Invalid request', message });
 const balance = async () => (await get('/me')).body.user.checks as number;
+/** The pool once its first source has been fetched (the service fetches a new source at once). */
+const fetched = async (id: string): Promise<Record<string, any>> => {
+  for (let i = 0; i < 200; i++) {
+    const p = (await get(`/pools/${id}`)).body;
+    if (p.sources[0]?.last_fetch !== null) return p;
+    await Bun.sleep(25);
+  }
+  throw new Error(`pool ${id}: its source was not fetched within 5 s`);
+};
 const deleteAll = async () => {
   for (const p of (await get('/pools')).body.pools) expect((await del(p.id)).status).toBe(204);
 };
@@ -52,7 +75,7 @@ describe('the life of a pool', () => {
       interval_s: 30,
       timeout: 3000,
       customUrls: [{ url: 'https://example.com/' }],
-      sources: [{ url: 'https://lists.example/p.txt', every_s: 900 }],
+      sources: [{ url: `${lists}/empty.txt`, every_s: 900 }],
     });
     expect(r.status).toBe(201);
     const id = r.body.id as string;
@@ -72,12 +95,17 @@ describe('the life of a pool', () => {
       last_round_at: null,
       checks_last_24h: 0,
       customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }],
-      sources: [{ url: 'https://lists.example/p.txt', every_s: 900 }],
+      sources: [{ url: `${lists}/empty.txt`, every_s: 900 }],
       submitted: { added: 3, removed: 0, total_invalid: 1, total_duplicates: 2 },
     });
-    const { submitted: _, ...pool } = r.body;
+    const { submitted: _, ...created } = r.body;
+    // its source is fetched at once (an empty list: nothing added); the rest is as created
+    const pool = await fetched(id);
+    expect(pool.sources).toEqual([
+      { url: `${lists}/empty.txt`, every_s: 900, next_fetch_at: expect.any(String), last_fetch: { at: expect.any(String), error: null, found: 0, invalid: 0, added: 0, not_added: 0, limit: null } },
+    ]);
+    expect(pool).toEqual({ ...created, sources: pool.sources });
     expect((await get('/pools')).body).toEqual({ pools: [pool] });
-    expect((await get(`/pools/${id}`)).body).toEqual(pool);
 
     // every proxy, as given: txt keeps the forms and the credentials
     const txt = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=txt`, { headers: key() });
@@ -118,8 +146,13 @@ describe('the life of a pool', () => {
     expect(a.body).toMatchObject({ type: 'auto', counts: { total: 1 } });
     const proxies = (await get(`/pools/${a.body.id}/proxies?status=unchecked`)).body.proxies;
     expect(proxies[0]).toMatchObject({ type: null, protocols: [] });
-    const s = await post({ name: 'followed', sources: [{ url: 'http://lists.example/p.txt' }] });
-    expect(s.body).toMatchObject({ counts: { total: 0 }, sources: [{ url: 'http://lists.example/p.txt', every_s: 3600 }], next_due_at: null, submitted: { added: 0 } });
+    const s = await post({ name: 'followed', sources: [{ url: `${lists}/two.txt` }] });
+    expect(s.body).toMatchObject({ counts: { total: 0 }, sources: [{ url: `${lists}/two.txt`, every_s: 3600, last_fetch: null }], next_due_at: null, submitted: { added: 0 } });
+    // fetched at once: its two addresses join, due at once; its junk line is counted
+    const f = await fetched(s.body.id);
+    expect(f).toMatchObject({ counts: { total: 2, unchecked: 2 }, sources: [{ last_fetch: { error: null, found: 2, invalid: 1, added: 2, not_added: 0, limit: null } }] });
+    const txt = await checkedFetch(`${t.url}/pools/${s.body.id}/proxies?status=all&format=txt`, { headers: key() });
+    expect((await txt.text()).split('\n').sort()).toEqual(['', '127.0.2.1:3128', '127.0.2.2:8080']);
     await deleteAll();
   });
 });

@@ -23,7 +23,7 @@ export function poolObjectFixture(nowMs: number, over: Partial<PoolObject> = {})
     checks_last_24h: 150_000,
     checks_per_day: 180_000,
     customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200, 204], requiredText: 'Example', caseSensitive: false }],
-    sources: [{ url: 'https://lists.example/p.txt', every_s: 3600 }],
+    sources: [{ url: 'https://lists.example/p.txt', every_s: 3600, next_fetch_at: null, last_fetch: null }],
     ...over,
   };
 }

@@ -9,6 +9,7 @@
 import { describe, expect, test } from 'bun:test';
 import { createApp } from '../../src/http/app';
 import { memoryLogger } from '../../src/log';
+import type { AppDeps } from '../../src/http/context';
 import { fakeAppDeps } from '../helpers/app-deps';
 
 describe('access log', () => {
@@ -53,5 +54,33 @@ describe('access log', () => {
     } finally {
       await app.stop(true);
     }
+  });
+
+  test("a route that returns a Response object is logged with that Response's status", async () => {
+    const log = memoryLogger('info');
+    const KEY = 'pc_access_log_key';
+    const app = createApp(
+      fakeAppDeps(
+        {
+          log,
+          accounts: { findByApiKey: async (k) => (k === KEY ? { id: 'acc-1', email: 'a@b.io' } : null), overview: async () => ({}) },
+          jobs: { status: async () => null, cancel: async () => ({ ok: true }) },
+        } as Partial<AppDeps>,
+        'the access log',
+      ),
+      [(a) => a.get('/teapot', () => new Response('short and stout', { status: 418 })) as unknown as typeof a],
+    );
+    const requests = () => log.lines.filter((l) => l.msg === 'request' || l.message === 'request').map((l) => [l.method, l.path, l.status]);
+    // a route of the app's own (DELETE /checks/{jobId} answers `new Response(null, {status: 204})`)
+    const del = await app.handle(new Request('http://127.0.0.1:3000/checks/job_abc', { method: 'DELETE', headers: { 'x-api-key': KEY } }));
+    expect(del.status).toBe(204);
+    // and one added to the app
+    const tea = await app.handle(new Request('http://127.0.0.1:3000/teapot'));
+    expect(tea.status).toBe(418);
+    await Bun.sleep(5);
+    expect(requests()).toEqual([
+      ['DELETE', '/checks/job_abc', 204],
+      ['GET', '/teapot', 418],
+    ]);
   });
 });

@@ -2,6 +2,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { connect } from 'node:net';
 import { judgeResponseFor, parseRequestHead, startJudgeServer, unwrapMappedAddress, type JudgeServer } from '../../src/judge/server';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readOrCreateJudgeCertificate } from '../../src/judge/tls-cert';
 import { verifyJudgeBody } from '../../src/probe/codec/integrity';
 
 const KEY = 'judge-server-test-key';
@@ -89,6 +93,41 @@ describe('startJudgeServer', () => {
   test('oversized heads get 431', async () => {
     expect(await raw(judge.port, 'GET / HTTP/1.1\r\nX: ' + 'a'.repeat(20_000))).toStartWith('HTTP/1.1 431');
   });
+});
+
+describe('idle connections', () => {
+  /** ms until the server closes a connection that sends nothing, or null when it is still open after `waitMs`. */
+  const closedAfter = (port: number, waitMs: number): Promise<number | null> =>
+    new Promise((resolve) => {
+      const t0 = performance.now();
+      const s = connect({ host: '127.0.0.1', port });
+      s.on('error', () => {});
+      const timer = setTimeout(() => {
+        s.destroy();
+        resolve(null);
+      }, waitMs);
+      s.on('close', () => {
+        clearTimeout(timer);
+        resolve(performance.now() - t0);
+      });
+    });
+
+  test('closed after the idle time, over TLS too when no handshake ever starts (a tunnel a proxy keeps open)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'judge-idle-'));
+    const cert = await readOrCreateJudgeCertificate(dir);
+    const plain = await startJudgeServer({ idleMs: 1000 });
+    const tls = await startJudgeServer({ idleMs: 1000, tls: { key: cert.key, cert: cert.cert } });
+    try {
+      // Bun's socket timeouts tick every few seconds: 1 s idle closes within ~4 s; never is the bug
+      const [p, t] = await Promise.all([closedAfter(plain.port, 9000), closedAfter(tls.port, 9000)]);
+      expect(p).not.toBeNull();
+      expect(t).not.toBeNull();
+    } finally {
+      await plain.close();
+      await tls.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 20_000);
 });
 
 describe('helpers', () => {

@@ -1,7 +1,8 @@
 /** Tests for src/cli/args.ts: commands, options, --custom-url syntax, --format inference, usage errors. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { outputFormat, parseCommandLine, parseCustomUrl } from '../../src/cli/args';
+import { ASYNC_THRESHOLD, COMMAND_USAGE, outputFormat, parseCommandLine, parseCustomUrl } from '../../src/cli/args';
+import { ASYNC_THRESHOLD as CHECK_COMMAND_THRESHOLD } from '../../src/cli/check-command';
 import { CliError, EXIT } from '../../src/cli/exit-codes';
 
 function usage(argv: string[]): CliError {
@@ -185,5 +186,12 @@ describe('outputFormat', () => {
     expect(outputFormat(undefined, undefined)).toBe('json');
     expect(outputFormat('txt', 'a.csv')).toBe('txt');
     expect(outputFormat('csv', '-')).toBe('csv');
+  });
+});
+
+describe('the asynchronous threshold', () => {
+  test("check's help states the threshold check-command.ts applies (one constant, grouped as the CLI prints counts)", () => {
+    expect(CHECK_COMMAND_THRESHOLD).toBe(ASYNC_THRESHOLD);
+    expect(COMMAND_USAGE.check).toContain(`a list of more than ${ASYNC_THRESHOLD.toLocaleString('en-US')} checks`);
   });
 });

@@ -56,6 +56,8 @@ describe('defaults', () => {
         maxPoolsPerAccount: 20,
         maxProxiesPerPool: 100_000,
         maxPoolProxiesPerAccount: 200_000,
+        poolSourceMaxBytes: 8 * 1024 * 1024,
+        poolSourceTimeoutMs: 30_000,
       },
       probes: {
         threads: Math.max(1, navigator.hardwareConcurrency ?? 1),

@@ -108,3 +108,23 @@ test('no probe in flight: the idle cadence; wake() brings the busy one back at o
   await clock.advance(20_000);
   expect(reads).toBe(11);
 });
+
+test('the start budget counts probes granted that have not opened their socket yet (baseline + probes in flight)', () => {
+  let open = 100;
+  let probes = 0;
+  const budgets: number[] = [];
+  guard = new DescriptorGuard({ openFiles: 1200, cap: 5000, readOpen: () => open, intervalMs: 1e9, idleIntervalMs: 1e9 });
+  guard.start({ probesInFlight: () => probes, setCapacity: () => {}, setStartBudget: (n) => budgets.push(n) }); // idle: baseline 100
+  const free = 1200 - spareFds(1200);
+  expect(budgets).toEqual([(free - 100) / 2]);
+  probes = 534; // granted, no socket opened yet: open has not moved
+  guard.sample();
+  expect(budgets[1]).toBe(Math.floor((free - 100 - 534) / 2)); // not (free - 100) / 2 again
+  open = 900; // their sockets (and some judge connections) are open now: open is the larger
+  guard.sample();
+  expect(budgets[2]).toBe(Math.floor((free - 900) / 2));
+  probes = 0; // all ended; a new baseline is read while idle
+  open = 120;
+  guard.sample();
+  expect(budgets[3]).toBe(Math.floor((free - 120) / 2));
+});

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { guardedCapacity, JUDGE_FD_SHARE, maxInFlightFor, parseOpenFilesLimit, RESERVED_FDS, spareFds } from '../../src/limits';
+import { guardedCapacity, judgeReserve, JUDGE_FD_SHARE, maxInFlightFor, parseOpenFilesLimit, RESERVED_FDS, spareFds } from '../../src/limits';
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
 Max cpu time              unlimited            unlimited            seconds
@@ -26,6 +26,13 @@ describe('open-file limit', () => {
 });
 
 describe('guarded capacity', () => {
+  test("the judge's reserve: its share of what is left above the spare and the baseline; nothing at the defaults' cap", () => {
+    expect(judgeReserve(1200, 95)).toBe(Math.floor((1200 - 32 - 95) * JUDGE_FD_SHARE));
+    expect(judgeReserve(100, 200)).toBe(0);
+    // 20 000 descriptors, 12 288 probes: the reserve leaves the cap as it is
+    expect(guardedCapacity({ openFiles: 20000, cap: 12_288, others: 150 + judgeReserve(20000, 150) })).toBe(12_288);
+  });
+
   test('the static cap while the others leave room; lowered by what they hold past it', () => {
     expect(spareFds(20000)).toBe(400);
     expect(spareFds(700)).toBe(32);

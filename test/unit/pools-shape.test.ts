@@ -1,7 +1,7 @@
 /** The pool object and the pool proxy object (src/pools/shape.ts), and rows from either driver. */
 import { describe, expect, test } from 'bun:test';
 import { foldHistory } from '../../src/pools/history';
-import { addressObject, poolObject, poolProxyObject, protocolsMask, protocolsOfMask, rowFromSql, type PoolProxyRow, type PoolRow } from '../../src/pools/shape';
+import { addressObject, poolObject, poolProxyObject, poolRowFromSql, protocolsMask, protocolsOfMask, rowFromSql, type PoolProxyRow, type PoolRow } from '../../src/pools/shape';
 
 const NOW = Date.UTC(2026, 5, 1, 12);
 
@@ -154,6 +154,7 @@ describe('pool object', () => {
     https: true,
     customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }],
     sources: [{ url: 'https://lists.example/x.txt', everyS: 3600 }],
+    sourceStates: [{ nextFetchAt: null, lastFetch: null }],
     state: 'active',
     pausedReason: null,
     createdAt: new Date(NOW - 86_400_000),
@@ -179,8 +180,23 @@ describe('pool object', () => {
       checks_last_24h: 40,
       checks_per_day: 912,
       customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }],
-      sources: [{ url: 'https://lists.example/x.txt', every_s: 3600 }],
+      sources: [{ url: 'https://lists.example/x.txt', every_s: 3600, next_fetch_at: null, last_fetch: null }],
     });
+  });
+
+  test("a source's state: its next fetch and its last outcome, read back from the row's jsonb", () => {
+    const last = { at: new Date(NOW).toISOString(), error: null, found: 5, invalid: 1, added: 3, not_added: 2, limit: 'proxies_per_pool' as const };
+    const next = new Date(NOW + 3_600_000).toISOString();
+    const raw = {
+      id: 'abcdefghij', account_id: 'acc', name: 'mine', type: 'http', region: 'us1', interval_s: 300, timeout_ms: 5000, https: true,
+      custom_urls: '[]', state: 'active', paused_reason: null, created_at: new Date(NOW), last_round_at: null,
+      sources: JSON.stringify([{ url: 'https://a.example/l.txt', every_s: 600, next_fetch_at: next, last_fetch: last }, { url: 'https://b.example/', every_s: 300 }]),
+    };
+    const o = poolObject(poolRowFromSql(raw), stats);
+    expect(o.sources).toEqual([
+      { url: 'https://a.example/l.txt', every_s: 600, next_fetch_at: next, last_fetch: last },
+      { url: 'https://b.example/', every_s: 300, next_fetch_at: null, last_fetch: null },
+    ]);
   });
 
   test('paused: its reason, and nothing is due', () => {

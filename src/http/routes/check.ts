@@ -26,7 +26,7 @@ import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '.
 import { validateCheckJson, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount, markStatus, requestLog } from '../request-log';
+import { markAccount, requestLog } from '../request-log';
 import { acceptedResponse, asyncAsk } from '../async-check';
 import { docs } from '../openapi';
 
@@ -48,7 +48,6 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
     return account;
   };
   const accepted = (request: Request, jobId: string, ask: 'prefer' | 'query') => {
-    markStatus(request, 202); // the access log's status (a Response's own is not seen there)
     return acceptedResponse(deps.publicBase(), jobId, ask);
   };
   return new Elysia({ name: 'check-routes' })

@@ -44,7 +44,7 @@ import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
 import { validateProxiesQuery } from '../pool-proxies-query';
-import { markAccount, markStatus } from '../request-log';
+import { markAccount } from '../request-log';
 import { isPoolId } from '../../pools/pool-id';
 import { poolCsvHeader, poolCsvRow, txtLine } from '../../pools/render';
 import { poolProxyObject } from '../../pools/shape';
@@ -87,7 +87,6 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const req = await jsonBody(request, (json) => validatePoolCreate(json, options()));
         const made = await deps.pools.create(account.id, req);
         const submitted: Submitted = { added: made.added, removed: 0, total_invalid: req.totalInvalid, total_duplicates: req.totalDuplicates };
-        markStatus(request, 201);
         return jsonResponse(201, { ...made.pool, submitted }, { location: `/pools/${made.pool.id}` });
       },
       { parse: 'none', detail: { hide: true } },
@@ -133,7 +132,6 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
       async ({ request, params, set }) => {
         const account = await owner(request, set);
         if (!(await deps.pools.delete(account.id, poolId(params.id)))) throw poolNotFound();
-        markStatus(request, 204);
         return new Response(null, { status: 204 });
       },
       { parse: 'none', detail: { hide: true } },
