@@ -28,8 +28,8 @@ export interface Accuracy {
   examples: string[];
   /** behaviour -> verdict ('working' or the error code) -> count */
   codes: Partial<Record<Behaviour, Record<string, number>>>;
-  /** responseTime of found working proxies minus their own delay, ms (p50 / p99 / max) */
-  overheadMs: { p50: number; p99: number; max: number } | null;
+  /** responseTime of found working proxies minus their own delay (the farm's configured delay), ms: the honest response-time error */
+  overheadMs: { p50: number; p90: number; p99: number; max: number } | null;
   /** behaviour -> responseTime of its records, ms */
   timeMs: Partial<Record<Behaviour, { mean: number; p50: number; p99: number; max: number }>>;
 }
@@ -97,7 +97,7 @@ export function assess(entries: readonly Entry[], records: readonly ResultRecord
   }
   if (over.length > 0) {
     over.sort((a, b) => a - b);
-    acc.overheadMs = { p50: quantile(over, 0.5), p99: quantile(over, 0.99), max: over[over.length - 1]! };
+    acc.overheadMs = { p50: quantile(over, 0.5), p90: quantile(over, 0.9), p99: quantile(over, 0.99), max: over[over.length - 1]! };
   }
   return acc;
 }

@@ -146,7 +146,7 @@ describe('assess: codes and times', () => {
     const es = [entry('working', 100), entry('working', 200), entry('instant', 0), entry('working', 1900)];
     const acc = assess(es, [ok(es[0]!, 103.5), ok(es[1]!, 210), ok(es[2]!, 2), ok(es[3]!, 1990)], T);
     // the borderline entry (1900) is not part of the overhead
-    expect(acc.overheadMs).toEqual({ p50: 3.5, p99: 10, max: 10 });
+    expect(acc.overheadMs).toEqual({ p50: 3.5, p90: 10, p99: 10, max: 10 });
   });
 
   test('no found working proxy: overhead is null; empty input: all zero', () => {
