@@ -2,13 +2,12 @@
  * src/probe/workers/lane-starts.ts with fake runs and a hand-driven event loop: the
  * per-turn budget covers first starts and replacements, queued runs of a
  * group start oldest first, groups take turns, and nothing is left waiting
- * without a turn armed; the lag gate holds a turn that came late to
- * HELD_BUDGET starts. A model test drives random adds, probe endings,
- * cancels and turns (and late turns).
+ * without a turn armed. A model test drives random adds, probe endings,
+ * cancels and turns.
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { HELD_BUDGET, LaneStarts, QUANTUM, type StartableRun } from '../../src/probe/workers/lane-starts';
+import { LaneStarts, QUANTUM, type StartableRun } from '../../src/probe/workers/lane-starts';
 
 class FakeRun implements StartableRun {
   next = 0;
@@ -160,62 +159,13 @@ describe('LaneStarts', () => {
     expect(l.armed).toBe(0);
   });
 
-  test('lag gate: a turn that comes more than holdMs after it was armed starts HELD_BUDGET probes; a prompt one perTurn', () => {
-    const log: string[] = [];
-    const l = loop();
-    let now = 1000;
-    const s = new LaneStarts<FakeRun>(8, l.nextTurn, () => {}, { now: () => now, holdMs: 10 });
-    const a = new FakeRun('a', 100, 100, log);
-    s.add(a); // the first turn's budget: 8, armed at 1000
-    expect(a.next).toBe(8);
-    now += 10; // exactly holdMs late: not held
-    l.turn();
-    expect(a.next).toBe(16);
-    expect(s.held).toBe(0);
-    now += 10.5; // the loop was busy 10.5 ms between arming and the turn
-    l.turn();
-    expect(a.next).toBe(16 + HELD_BUDGET);
-    expect(s.held).toBe(1);
-    // replacements in a held turn spend what is left of its budget, then queue
-    a.endOne();
-    s.replace(a);
-    expect(a.next).toBe(16 + HELD_BUDGET);
-    now += 1; // prompt again
-    l.turn();
-    expect(a.next).toBe(16 + HELD_BUDGET + 8);
-    expect(s.held).toBe(1);
-  });
-
-  test('lag gate: the lateness is measured from when the turn was armed, not from the turn before', () => {
-    const l = loop();
-    let now = 0;
-    const s = new LaneStarts<FakeRun>(4, l.nextTurn, () => {}, { now: () => now, holdMs: 5 });
-    const a = new FakeRun('a', 4, 4, []);
-    s.add(a); // all 4 start, nothing queued, no turn armed
-    expect(l.armed).toBe(0);
-    now += 1000; // a long quiet time with nothing waiting
-    a.endOne();
-    s.replace(a); // budget spent: queues, arms a turn now
-    const b = new FakeRun('b', 10, 10, []);
-    s.add(b);
-    now += 2;
-    l.turn(); // 2 ms after arming: a full budget
-    expect(s.held).toBe(0);
-    expect(b.next).toBe(4);
-  });
-
-  test('lag gate: holdMs must be >= 0', () => {
-    expect(() => new LaneStarts(1, () => {}, () => {}, { now: () => 0, holdMs: -1 })).toThrow(RangeError);
-    expect(() => new LaneStarts(1, () => {}, () => {}, { now: () => 0, holdMs: Number.NaN })).toThrow(RangeError);
-  });
-
   test('perTurn must be a positive integer', () => {
     expect(() => new LaneStarts(0, () => {}, () => {})).toThrow(RangeError);
     expect(() => new LaneStarts(1.5, () => {}, () => {})).toThrow(RangeError);
   });
 
   test('model: never more than perTurn starts in a turn; every probe starts; nothing waits without a turn armed', () => {
-    type Op = { k: 'add'; total: number; limit: number; group: number } | { k: 'end'; pick: number } | { k: 'turn' } | { k: 'late' } | { k: 'cancel'; pick: number };
+    type Op = { k: 'add'; total: number; limit: number; group: number } | { k: 'end'; pick: number } | { k: 'turn' } | { k: 'cancel'; pick: number };
     const GROUPS = 3;
     const op: fc.Arbitrary<Op> = fc.oneof(
       fc.record({
@@ -227,7 +177,6 @@ describe('LaneStarts', () => {
       fc.record({ k: fc.constant('end' as const), pick: fc.nat() }),
       fc.record({ k: fc.constant('end' as const), pick: fc.nat() }),
       fc.record({ k: fc.constant('turn' as const) }),
-      fc.record({ k: fc.constant('late' as const) }),
       fc.record({ k: fc.constant('cancel' as const), pick: fc.nat() }),
     );
     fc.assert(
@@ -235,8 +184,7 @@ describe('LaneStarts', () => {
         const log: string[] = [];
         const l = loop();
         const runs: FakeRun[] = [];
-        let now = 0;
-        const s = new LaneStarts<FakeRun>(perTurn, l.nextTurn, () => {}, { now: () => now, holdMs: 10 });
+        const s = new LaneStarts<FakeRun>(perTurn, l.nextTurn, () => {});
         let startedBefore = 0;
         const checkTurnInvariant = () => {
           expect(log.length - startedBefore).toBeLessThanOrEqual(perTurn);
@@ -245,15 +193,10 @@ describe('LaneStarts', () => {
         // a group waiting at the start of a turn is served within this many turns (the others' quanta ahead of it)
         const maxWait = Math.ceil((GROUPS * QUANTUM) / perTurn);
         const starved = new Array<number>(GROUPS).fill(0);
-        const turn = (late = false) => {
-          const heldBefore = s.held;
-          now += late ? 11 : 1;
+        const turn = () => {
           const waitingGroups = new Set(runs.filter((r) => s.isQueued(r) && r.startable).map((r) => r.group));
           startedBefore = log.length;
           l.turn();
-          // a late turn that ran starts at most HELD_BUDGET (what its replacements may add comes later)
-          if (s.held > heldBefore) expect(log.length - startedBefore).toBeLessThanOrEqual(HELD_BUDGET);
-          if (late) return; // fairness is counted in prompt turns
           const served = new Set(log.slice(startedBefore).map((name) => runs[Number(name.slice(1))]!.group));
           for (let g = 0; g < GROUPS; g++) {
             starved[g] = waitingGroups.has(g) && !served.has(g) ? starved[g]! + 1 : 0;
@@ -275,7 +218,7 @@ describe('LaneStarts', () => {
             if (runs.length === 0) continue;
             runs[o.pick % runs.length]!.cancelled = true;
           } else {
-            turn(o.k === 'late');
+            turn();
           }
           checkTurnInvariant();
         }

@@ -12,16 +12,6 @@
  * clock, and response times stay what the proxy took (the figures:
  * bench/RESULTS.md "Session 3: a start budget in the lanes").
  *
- * The budget alone lets a lane that is behind on its socket events keep
- * starting: a turn with thousands of events admits perTurn probes all the
- * same. So a turn also looks at how late it is (a lag gate): when more than
- * `holdMs` passed between arming the turn and running it (the loop was busy
- * with I/O and timers in between, or the thread was not on a core), the lane
- * is behind on reading answers, and every probe it started now would run its
- * clock while its events wait: that turn starts HELD_BUDGET probes only
- * (never none: a job always moves), the next turn looks again. Where CPU is
- * the limit the lane so starts fewer probes instead of timing them wrong.
- *
  * Waiting runs are grouped (a group = a job: the lane passes the shard's
  * settings id) and the groups take turns, QUANTUM probes at a time; inside a
  * group, oldest run first. A small job's shard so starts within a turn even
@@ -50,15 +40,6 @@ export interface StartableRun {
 /** Probes a group starts before the next group's turn. */
 export const QUANTUM = 8;
 
-/** Probes a turn starts when the lag gate holds (the turn came more than holdMs late). */
-export const HELD_BUDGET = 1;
-
-/** The lag gate: the turn's clock (ms, monotonic) and how late a turn may come before it holds starts. */
-export interface LagGate {
-  now(): number;
-  holdMs: number;
-}
-
 export class LaneStarts<R extends StartableRun> {
   #budget: number;
   /** group -> its queued runs, oldest first; Map order is the rotation */
@@ -68,26 +49,18 @@ export class LaneStarts<R extends StartableRun> {
   readonly #nextTurn: (fn: () => void) => void;
   readonly #onDrained: (run: R) => void;
   #turnArmed = false;
-  /** gate.now() when the next turn was armed */
-  #armedAt = 0;
-  readonly #gate: LagGate | null;
-  #held = 0;
 
   /**
    * @param perTurn   probes started per turn of the event loop at most
    * @param nextTurn  runs a callback on the next turn (setImmediate)
    * @param onDrained a run left the queue (the lane checks whether it ended)
-   * @param gate      the lag gate (null: every turn gets perTurn)
    */
   constructor(
     readonly perTurn: number,
     nextTurn: (fn: () => void) => void,
     onDrained: (run: R) => void,
-    gate: LagGate | null = null,
   ) {
     if (!Number.isInteger(perTurn) || perTurn < 1) throw new RangeError(`perTurn must be a positive integer, got ${perTurn}`);
-    if (gate !== null && !(gate.holdMs >= 0)) throw new RangeError(`holdMs must be >= 0, got ${gate.holdMs}`);
-    this.#gate = gate;
     this.#budget = perTurn;
     this.#nextTurn = nextTurn;
     this.#onDrained = onDrained;
@@ -96,11 +69,6 @@ export class LaneStarts<R extends StartableRun> {
   /** Runs waiting for budget. */
   get waiting(): number {
     return this.#queued.size;
-  }
-
-  /** Turns the lag gate held so far (observability, tests). */
-  get held(): number {
-    return this.#held;
   }
 
   /** `run` waits in this queue for budget. */
@@ -148,18 +116,13 @@ export class LaneStarts<R extends StartableRun> {
     }
     if (groups.size > 0 && !this.#turnArmed) {
       this.#turnArmed = true;
-      if (this.#gate !== null) this.#armedAt = this.#gate.now();
       this.#nextTurn(this.#onTurn);
     }
   }
 
   readonly #onTurn = (): void => {
     this.#turnArmed = false;
-    const gate = this.#gate;
-    if (gate !== null && gate.now() - this.#armedAt > gate.holdMs) {
-      this.#budget = HELD_BUDGET;
-      this.#held++;
-    } else this.#budget = this.perTurn;
+    this.#budget = this.perTurn;
     this.startSome();
   };
 }

@@ -33,13 +33,11 @@
  *
  * But a probe's clock must not run while the lane is too busy to read its
  * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
- * replacements alike, and only HELD_BUDGET in a turn that came more than
- * HOLD_MS late (src/probe/workers/lane-starts.ts), so under CPU saturation
+ * replacements alike (src/probe/workers/lane-starts.ts), so under CPU saturation
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
  */
 import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { errorText } from '../../errors';
-import { monotonicClock } from '../../clock';
 import { StateMachine, transitionTable } from '../../state-machine';
 import { runCustomUrl } from '../custom-url';
 import { runProbe } from '../probe';
@@ -67,12 +65,6 @@ if (started?.socketDriver !== undefined) setSocketDriver(started.socketDriver);
 
 /** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/workers/lane-starts.ts). */
 const STARTS_PER_TURN = 32;
-/**
- * A turn that comes more than this late holds new starts (lane-starts.ts, the
- * lag gate): the lane is behind on reading answers. bench/RESULTS.md "Honest
- * response times" has the figures.
- */
-const HOLD_MS = 10;
 /** Results between two synchronous looks at the port (Lane.poll). */
 const POLL_EVERY = 16;
 /**
@@ -174,14 +166,9 @@ class Lane {
   private done: ShardDone[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   /** Paces starts: at most STARTS_PER_TURN per turn of the event loop. */
-  private readonly starts = new LaneStarts<ShardRun>(
-    STARTS_PER_TURN,
-    (fn) => setImmediate(fn),
-    (run) => {
-      if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
-    },
-    { now: monotonicClock.now, holdMs: HOLD_MS },
-  );
+  private readonly starts = new LaneStarts<ShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
+    if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
+  });
 
   constructor(private readonly port: MessagePort) {}
 
