@@ -230,6 +230,11 @@ function overheadText(a: Accuracy | null): string {
   return o ? `${o.p50.toFixed(0)} / ${o.p90.toFixed(0)} / ${o.p99.toFixed(0)}` : 'n/a';
 }
 
+/** Where in the job that error is: its p99 per fifth of the list (list order = start order). */
+function overheadByFifthText(a: Accuracy | null): string {
+  return a === null ? 'n/a' : a.overheadP99ByFifth.map((x) => (x === null ? '-' : x.toFixed(0))).join(' / ');
+}
+
 async function main(): Promise<void> {
   log(`rows ${selected.join(' ')}, rounds ${rounds}, scale ${scale}, baseline on ${runtime}, variants ${variants.map((v) => v.label + (v.root ? ` (${v.root})` : '')).join(', ')}; out ${outDir}`);
   const farm = await startFarm({ processes: 4, portsPerBehaviour: 8, refusedPorts: 16, latency: LATENCY, slowMs: SLOW_MS });
@@ -277,7 +282,7 @@ async function main(): Promise<void> {
             measures.push(m);
             log(
               `  round ${r + 1} ${label.padEnd(8)} https ${settingName(https).padEnd(3)} wall ${(m.wallMs / 1000).toFixed(2)} s, CPU ${(m.cpuMs / 1000).toFixed(2)} s = ${m.usPerCheck.toFixed(0)} µs/check, ` +
-                `${m.userMs !== undefined ? `user ${(m.userMs / 1000).toFixed(2)} s / sys ${(m.sysMs! / 1000).toFixed(2)} s, ` : ''}${accText(m.accuracy)}, response time - own delay p50/p90/p99 ${overheadText(m.accuracy)} ms${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
+                `${m.userMs !== undefined ? `user ${(m.userMs / 1000).toFixed(2)} s / sys ${(m.sysMs! / 1000).toFixed(2)} s, ` : ''}${accText(m.accuracy)}, response time - own delay p50/p90/p99 ${overheadText(m.accuracy)} ms (p99 per fifth of the list ${overheadByFifthText(m.accuracy)})${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
             );
           }
           for (const https of SETTINGS) {
