@@ -32,6 +32,11 @@
  * off (`https=false`; the baseline without the step), in the same rounds;
  * ratios are on/on and off/off, and "https cost" is the service's on/off.
  *
+ * Honest response times (issue 21): per row, variant and round, responseTime
+ * minus the farm proxy's own configured delay over the working proxies found,
+ * p50 / p90 / p99 (a table after the main one), and in each round's log line
+ * its p99 per fifth of the list (list order = start order).
+ *
  * Each round runs every variant (the service, --compare's, the baseline; each https setting) on
  * the same list, in an order that rotates per round; ratios are taken within
  * a round, so a busy machine moves both sides. The farm (bench/farm) is shared
