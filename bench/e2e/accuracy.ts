@@ -28,8 +28,10 @@ export interface Accuracy {
   examples: string[];
   /** behaviour -> verdict ('working' or the error code) -> count */
   codes: Partial<Record<Behaviour, Record<string, number>>>;
-  /** responseTime of found working proxies minus their own delay, ms (p50 / p99 / max) */
-  overheadMs: { p50: number; p99: number; max: number } | null;
+  /** responseTime of found working proxies minus their own delay (the farm's configured delay), ms: the honest response-time error */
+  overheadMs: { p50: number; p90: number; p99: number; max: number } | null;
+  /** the same difference's p99 per fifth of the list (list order = start order): where in the job the excess is; null for a fifth with none found */
+  overheadP99ByFifth: (number | null)[];
   /** behaviour -> responseTime of its records, ms */
   timeMs: Partial<Record<Behaviour, { mean: number; p50: number; p99: number; max: number }>>;
 }
@@ -53,11 +55,15 @@ export function assess(entries: readonly Entry[], records: readonly ResultRecord
     examples: [],
     codes: {},
     overheadMs: null,
+    overheadP99ByFifth: [],
     timeMs: {},
   };
   const over: number[] = [];
+  const byFifth: number[][] = [[], [], [], [], []];
+  let pos = -1;
   const times = new Map<Behaviour, number[]>();
   for (const e of entries) {
+    pos++;
     const r = byKey.get(`${e.host}:${e.port}`);
     if (r === undefined) {
       acc.missingRecords++;
@@ -77,6 +83,7 @@ export function assess(entries: readonly Entry[], records: readonly ResultRecord
       if (found) {
         acc.foundWorking++;
         over.push(parseFloat(r.responseTime) - d);
+        byFifth[Math.floor((pos * 5) / entries.length)]!.push(parseFloat(r.responseTime) - d);
       } else if (acc.examples.length < 10) {
         acc.examples.push(`missed ${e.host}:${e.port} (delay ${d} ms): ${verdict} ${r.error?.message ?? ''}`);
       }
@@ -95,9 +102,10 @@ export function assess(entries: readonly Entry[], records: readonly ResultRecord
     ts.sort((x, y) => x - y);
     acc.timeMs[b] = { mean: ts.reduce((x, y) => x + y, 0) / ts.length, p50: quantile(ts, 0.5), p99: quantile(ts, 0.99), max: ts[ts.length - 1]! };
   }
+  acc.overheadP99ByFifth = byFifth.map((xs) => (xs.length === 0 ? null : quantile(xs.sort((a, b) => a - b), 0.99)));
   if (over.length > 0) {
     over.sort((a, b) => a - b);
-    acc.overheadMs = { p50: quantile(over, 0.5), p99: quantile(over, 0.99), max: over[over.length - 1]! };
+    acc.overheadMs = { p50: quantile(over, 0.5), p90: quantile(over, 0.9), p99: quantile(over, 0.99), max: over[over.length - 1]! };
   }
   return acc;
 }

@@ -146,7 +146,26 @@ describe('assess: codes and times', () => {
     const es = [entry('working', 100), entry('working', 200), entry('instant', 0), entry('working', 1900)];
     const acc = assess(es, [ok(es[0]!, 103.5), ok(es[1]!, 210), ok(es[2]!, 2), ok(es[3]!, 1990)], T);
     // the borderline entry (1900) is not part of the overhead
-    expect(acc.overheadMs).toEqual({ p50: 3.5, p99: 10, max: 10 });
+    expect(acc.overheadMs).toEqual({ p50: 3.5, p90: 10, p99: 10, max: 10 });
+  });
+
+  test('overhead p99 per fifth of the list, in list order; a fifth with no found working proxy is null', () => {
+    // 10 entries: fifths of 2; the third fifth has no working entry, the last one's working proxy is missed
+    const es = [
+      entry('working', 100),
+      entry('working', 100),
+      entry('working', 100),
+      entry('refused', null),
+      entry('refused', null),
+      entry('blackhole', null),
+      entry('working', 100),
+      entry('working', 100),
+      entry('working', 100),
+      entry('refused', null),
+    ];
+    const times = [110, 130, 150, 0, 0, 0, 105, 101, 0, 0];
+    const acc = assess(es, es.map((e, i) => (e.behaviour === 'working' && i !== 8 ? ok(e, times[i]!) : fail(e, 'timeout'))), T);
+    expect(acc.overheadP99ByFifth).toEqual([30, 50, null, 5, null]);
   });
 
   test('no found working proxy: overhead is null; empty input: all zero', () => {
@@ -163,6 +182,7 @@ describe('assess: codes and times', () => {
       examples: [],
       codes: {},
       overheadMs: null,
+      overheadP99ByFifth: [null, null, null, null, null],
       timeMs: {},
     });
   });

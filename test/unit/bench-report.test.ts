@@ -26,6 +26,7 @@ function accuracy(over: Partial<Accuracy> = {}): Accuracy {
     examples: [],
     codes: {},
     overheadMs: null,
+    overheadP99ByFifth: [],
     timeMs: {},
     ...over,
   };
