@@ -14,7 +14,8 @@
  *
  * Folded rows are written in batches of WRITE_BATCH (one applyResults
  * statement each) and the batch's proxy.up / proxy.down events published
- * after it, with the pool's counts read after the write. Results are
+ * after it, with the pool's counts after the write (read once per round,
+ * then kept: #publish). Results are
  * handled one batch at a time (a Mailbox), so writes never overlap.
  *
  * The end: every claimed proxy folded; or the round was cut short (its
@@ -32,6 +33,8 @@ import { foldCheck, notTried, type FoldedCheck } from '../pools/fold';
 import type { PoolEventsPort } from '../pools/ports';
 import type { Random } from '../pools/schedule';
 import { addressOf, type PoolProxyRow, type PoolRow } from '../pools/shape';
+import type { PoolCounts, ProxyStatus } from '../pools/types';
+import { moveCount } from '../pools/verdict';
 import * as store from '../pools/store';
 import { Mailbox } from './mailbox';
 import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
@@ -55,6 +58,8 @@ export interface RoundProbeDeps {
 
 interface Pending {
   f: FoldedCheck;
+  /** The proxy's status before this check. */
+  from: ProxyStatus;
   responseTimeMs: number | undefined;
   error: ProbeResult['error'];
 }
@@ -76,6 +81,8 @@ export class RoundProbe {
   /** Folded and not yet written, with what their event needs of the result. */
   readonly #pending: Pending[] = [];
   readonly #tally: ProbeTally = { checked: 0, working: 0, failed: 0, not_tried: 0 };
+  /** The pool's counts, read once (at the first event) and then moved by this round's own writes; null before. */
+  #counts: PoolCounts | null = null;
   #folded = 0;
   #next = 0;
   #exec: ExecutionHandle | null = null;
@@ -116,7 +123,7 @@ export class RoundProbe {
       const r = refusedResult(row);
       this.#tally.checked++;
       this.#tally.failed++;
-      this.#pending.push({ f: foldCheck(row, r, null, ctx), responseTimeMs: undefined, error: r.error });
+      this.#pending.push({ f: foldCheck(row, r, null, ctx), from: row.status, responseTimeMs: undefined, error: r.error });
     }
   }
 
@@ -163,16 +170,16 @@ export class RoundProbe {
       const row = this.#rows[r.index];
       if (row === undefined || this.#seen[r.index] !== 0) continue;
       this.#seen[r.index] = 1;
-      this.#add(foldCheck(row, r, originGeo(this.#d.geo, r), ctx), r);
+      this.#add(foldCheck(row, r, originGeo(this.#d.geo, r), ctx), row.status, r);
     }
     const last = this.#folded === this.#rows.length;
     await this.#write(last);
     if (last) this.#stop(null);
   }
 
-  #add(f: FoldedCheck, r: Pick<ProbeResult, 'responseTimeMs' | 'error'> | null): void {
+  #add(f: FoldedCheck, from: ProxyStatus, r: Pick<ProbeResult, 'responseTimeMs' | 'error'> | null): void {
     this.#folded++;
-    this.#pending.push({ f, responseTimeMs: r?.responseTimeMs ?? undefined, error: r?.error ?? null });
+    this.#pending.push({ f, from, responseTimeMs: r?.responseTimeMs ?? undefined, error: r?.error ?? null });
     if (f.outcome === 'not_tried') this.#tally.not_tried++;
     else {
       this.#tally.checked++;
@@ -185,7 +192,7 @@ export class RoundProbe {
   async #writeRest(): Promise<void> {
     const ctx = { intervalS: this.#pool.intervalS, nowMs: this.#d.clock.now(), random: this.#d.random };
     this.#rows.forEach((row, i) => {
-      if (this.#seen[i] === 0) this.#add(notTried(row, ctx), null);
+      if (this.#seen[i] === 0) this.#add(notTried(row, ctx), row.status, null);
     });
     await this.#write(true);
   }
@@ -195,14 +202,24 @@ export class RoundProbe {
     while (this.#pending.length >= WRITE_BATCH || (all && this.#pending.length > 0)) {
       const batch = this.#pending.splice(0, WRITE_BATCH);
       await store.applyResults(this.#d.db, this.#pool.id, batch.map((p) => p.f.row));
+      if (this.#counts !== null) for (const p of batch) this.#counts = moveCount(this.#counts, p.from, p.f.row.status);
       await this.#publish(batch.filter((p) => p.f.event !== null));
     }
   }
 
+  /**
+   * The batch's events, with the pool's counts after its write: read from the
+   * database at the round's first event (a count over the pool's rows), then
+   * kept by moving them with each row this round writes (verdict.ts
+   * moveCount), so a round reads them once, not once per batch. What others
+   * change meanwhile (the owner's adds, another node's round) shows in the
+   * next round's counts and in round.completed's (read again at the end).
+   */
   async #publish(events: readonly Pending[]): Promise<void> {
     if (events.length === 0) return;
     const nowMs = this.#d.clock.now();
-    const counts = await store.poolCounts(this.#d.db, this.#pool.id, nowMs);
+    this.#counts ??= await store.poolCounts(this.#d.db, this.#pool.id);
+    const counts = this.#counts;
     for (const { f, responseTimeMs, error } of events) {
       const detail = { ...(responseTimeMs !== undefined ? { responseTimeMs } : {}), error };
       this.#d.events.publish(this.#pool.accountId, proxyEvent(this.#pool.id, f.event!, nowMs, addressOf(f.row), counts, detail));

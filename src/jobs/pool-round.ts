@@ -74,14 +74,14 @@ export async function runPoolRound(d: RoundDeps, pool: PoolRow, due: number, sig
 async function pause(d: RoundDeps, pool: PoolRow, short: { required: number; available: number }): Promise<void> {
   const nowMs = d.clock.now();
   if (!(await store.pauseForChecks(d.db, pool.id, nowMs))) return;
-  const counts = await store.poolCounts(d.db, pool.id, nowMs);
+  const counts = await store.poolCounts(d.db, pool.id);
   d.events.publish(pool.accountId, pausedEvent(pool.id, nowMs, counts, 'insufficient_checks', short));
 }
 
 async function resume(d: RoundDeps, pool: PoolRow): Promise<RoundOutcome> {
   const nowMs = d.clock.now();
   if (!(await store.resumeForChecks(d.db, pool.id, nowMs))) return 'idle';
-  const counts = await store.poolCounts(d.db, pool.id, nowMs);
+  const counts = await store.poolCounts(d.db, pool.id);
   d.events.publish(pool.accountId, resumedEvent(pool.id, nowMs, counts));
   return 'resumed';
 }
@@ -135,7 +135,7 @@ async function endRound(
   await settle(d, pool, round.runId, round.plan, { ...tally, checked: performed }, probed.error);
   const endMs = d.clock.now();
   await store.finishRound(d.db, pool.id, round.seq, { checked: performed, working: tally.working, charged }, endMs);
-  const counts = await store.poolCounts(d.db, pool.id, endMs);
+  const counts = await store.poolCounts(d.db, pool.id);
   d.events.publish(pool.accountId, roundCompletedEvent(pool.id, endMs, counts, { ...tally, charged }));
   if (probed.error !== null) throw probed.error;
   return { tally, charged };

@@ -29,6 +29,7 @@
  *   poolStatsStatement     (poolStatsColumns) counts, next due time, checks per day (the
  *                          schedule's formula, schedule.ts checksPerDay),
  *                          checks in the last 24 hours (pool_rounds)
+ *   poolCountsStatement    the counts alone (the events' `counts`)
  *   accountUsageStatement  pools and pooled proxies of an account (the limits)
  *   startRoundStatement / finishRoundStatement   the round's number and row
  *
@@ -307,6 +308,15 @@ export function poolStatsStatement(poolIds: readonly string[], nowMs: number): S
     FROM pools p LEFT JOIN pool_proxies pp ON pp.pool_id = p.id
     WHERE p.id = ANY(${arr(poolIds)}::text[])
     GROUP BY p.id`;
+}
+
+/** The pool's counts alone (total, working, failed, unchecked): no schedule sums, no rounds; what an event carries. */
+export function poolCountsStatement(poolId: string): SQL {
+  return sql`SELECT count(*)::float8 AS total,
+      (count(*) FILTER (WHERE status = 'working'))::float8 AS working,
+      (count(*) FILTER (WHERE status = 'failed'))::float8 AS failed,
+      (count(*) FILTER (WHERE status = 'unchecked'))::float8 AS unchecked
+    FROM pool_proxies WHERE pool_id = ${poolId}`;
 }
 
 /** A row of poolStatsStatement -> the counts and the rest of shape.ts PoolStats. */

@@ -59,7 +59,7 @@ import {
   insertProxiesStatement,
   insertProxiesUpToStatement,
   pageOf,
-  poolStatsStatement,
+  poolCountsStatement,
   proxiesPageStatement,
   removeProxiesStatement,
   spreadOverdueStatement,
@@ -276,10 +276,11 @@ export async function recheck(db: DbOrTx, poolId: string, proxies: readonly Prox
   return Number(r?.due ?? 0);
 }
 
-/** The pool's counts now (empty when it is gone). */
-export async function poolCounts(db: DbOrTx, poolId: string, nowMs: number): Promise<PoolCounts> {
-  const [r] = await run(db, poolStatsStatement([poolId], nowMs));
-  return r === undefined ? { ...EMPTY_COUNTS } : statsOf(r).counts;
+/** The pool's counts now (all 0 when it is gone). */
+export async function poolCounts(db: DbOrTx, poolId: string): Promise<PoolCounts> {
+  const [r] = await run(db, poolCountsStatement(poolId));
+  const n = (v: unknown) => Number(v ?? 0);
+  return r === undefined ? { ...EMPTY_COUNTS } : { total: n(r.total), working: n(r.working), failed: n(r.failed), unchecked: n(r.unchecked) };
 }
 
 // ---- a pool's list URLs (sources-sql.ts) --------------------------------------------------

@@ -171,6 +171,35 @@ describe('PoolRounds', () => {
     expect(r.state).toBe('stopped');
   }, 20_000);
 
+  test('the counts on the events of a round of many batches follow its writes (read once, then moved)', async () => {
+    const events = new Recorder();
+    let verdict: 'working' | 'failed' = 'working';
+    const exec = new TableExecution(() => verdict);
+    const pools = service();
+    const r = rounds(exec, events, pools);
+    await r.start();
+    const lines = Array.from({ length: 600 }, (_, i) => `10.9.${Math.floor(i / 250)}.${i % 250}:80`);
+    // an account of its own: two rounds of 600 (the shared one has 1 000 checks for the other tests)
+    const rich = (await createAccount(tdb.db, { email: 'rounds-counts@example.com', checks: 5000 })).id;
+    const { pool } = await pools.create(rich, {
+      settings: { name: 'p', type: 'http', region: 'us1', intervalS: 600, timeoutMs: 1000, https: false, customUrls: [], sources: [] },
+      proxies: parsed(lines),
+      totalInvalid: 0,
+      totalDuplicates: 0,
+    });
+    await until('the first round', () => events.of(pool.id, 'round.completed').length === 1);
+    verdict = 'failed';
+    r.recheck(pool.id, parsed(lines));
+    await until('the second round', () => events.of(pool.id, 'round.completed').length === 2, 15_000);
+    const downs = events.of(pool.id, 'proxy.down');
+    expect(downs).toHaveLength(600);
+    // batches of 250 rows (WRITE_BATCH): each event carries the counts after its batch's write
+    const seen = [...new Set(downs.map((e) => `${e.counts.working}/${e.counts.failed}`))];
+    expect(seen).toEqual(['350/250', '100/500', '0/600']);
+    expect(events.of(pool.id, 'round.completed')[1]!.counts).toEqual({ total: 600, working: 0, failed: 600, unchecked: 0 });
+    await r.stop();
+  }, 30_000);
+
   test('two nodes on one database never check a proxy twice in a round', async () => {
     const events = new Recorder();
     const pools = service();

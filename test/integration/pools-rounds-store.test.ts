@@ -126,8 +126,8 @@ for (const [name, open] of DRIVERS) {
       // p's one due proxy (NOW) overdue at NOW + 1: alone, due at NOW + 1; q's four over 40 s
       expect(await dueTimes(p.id)).toEqual([NOW + 50_000, NOW + 1, NOW + 50_000]);
       expect(await dueTimes(q.id)).toEqual([NOW + 1, NOW + 10_001, NOW + 20_001, NOW + 30_001]);
-      expect(await poolCounts(db, q.id, NOW)).toEqual({ total: 4, working: 0, failed: 0, unchecked: 4 });
-      expect(await poolCounts(db, 'nosuchpool0', NOW)).toEqual({ total: 0, working: 0, failed: 0, unchecked: 0 });
+      expect(await poolCounts(db, q.id)).toEqual({ total: 4, working: 0, failed: 0, unchecked: 4 });
+      expect(await poolCounts(db, 'nosuchpool0')).toEqual({ total: 0, working: 0, failed: 0, unchecked: 0 });
       await clear();
     });
   });
