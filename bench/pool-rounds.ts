@@ -12,11 +12,12 @@
  *      once, region us1, the pool's region), wall of each
  *   3. P1: POST /pools (the list as text, interval_s, timeout 2 000 ms as
  *      the mix's scenarios, https on: the default); the first pass = until
- *      no proxy is `unchecked` (GET /pools/{id} every second): its wall,
+ *      a round.completed event's counts have no proxy `unchecked`: its wall,
  *      rate and CPU per check; then the steady state over `--window-s`:
- *      pool checks (`checks_last_24h` of the pool object at both ends) per
- *      second against the schedule's need, the lag (the pool's `next_due_at`
- *      behind now), whole-service CPU (process tree, bench/e2e/proc.ts) per
+ *      pool checks (the `round.completed` events' `checked`, GET /ws?pool=)
+ *      per second against the schedule's need, the lag (the pool's
+ *      `next_due_at` behind now, read every 15 s: the bench does not poll,
+ *      a GET /pools/{id} counts the pool's rows), whole-service CPU (process tree, bench/e2e/proc.ts) per
  *      pool check; P2 busy: the same 10-proxy /check, `--p2-runs` times
  *      spread over the window. Peak RSS (VmHWM, reset after the idle phase)
  *      minus the idle RSS
@@ -34,6 +35,8 @@
  *      npm run bench:pools
  * A quick run: --proxies 10000 --window-s 60 --interval-s 60 (the service's
  * POOL_MIN_INTERVAL_S is lowered to the interval when it is below 60).
+ * --profile DIR: the service under --cpu-prof-md (its whole life, the
+ * one-shot /check-raw included), the profile written into DIR at its stop.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -61,6 +64,7 @@ const { values } = parseArgs({
     'window-s': { type: 'string', default: '300' },
     'p2-runs': { type: 'string', default: '10' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    profile: { type: 'string' },
   },
 });
 const PROXIES = Number(values.proxies);
@@ -156,7 +160,8 @@ async function main(): Promise<void> {
   const small = buildEntries({ firstId: 700_000, size: 10, mix: { [BEHAVIOURS.INSTANT]: 1 }, seed: 9, latency: LATENCY, slowMs: SLOW_MS }, farm.ports).map((e) => `${e.host}:${e.port}`);
   const dataDir = mkdtempSync(join(tmpdir(), 'pc-pool-rounds-'));
   const env: Record<string, string> = { LOG_LEVEL: '', ...(INTERVAL_S < 60 ? { POOL_MIN_INTERVAL_S: String(INTERVAL_S) } : {}) };
-  let svc: Service | null = await startService({ dataDir, slotsPerEndpoint: null, judgeUrl: '', judgeKey: '', env });
+  const bunFlags = values.profile !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${values.profile}`] : [];
+  let svc: Service | null = await startService({ dataDir, slotsPerEndpoint: null, judgeUrl: '', judgeKey: '', env, bunFlags });
   try {
     log(`service ready in ${svc.startupMs.toFixed(0)} ms (pid ${svc.pid})`);
     const w = buildEntries({ firstId: 600_000, size: 3000, mix: { [BEHAVIOURS.INSTANT]: 2, [BEHAVIOURS.REFUSED]: 1 }, seed: 7, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
@@ -190,64 +195,73 @@ async function main(): Promise<void> {
     if (made.status !== 201) throw new Error(`POST /pools: ${made.status} ${JSON.stringify(created)}`);
     log(`POST /pools: ${created.counts.total} proxies in ${createMs.toFixed(0)} ms`);
     // the rounds as they end (round.completed events): how many, their size, the time between two ends
-    const rounds: { at: number; checked: number; notTried: number }[] = [];
+    const rounds: { at: number; checked: number; notTried: number; unchecked: number; working: number }[] = [];
     const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/ws?pool=${created.id}&apiKey=${BENCH_KEY}`);
+    let firstPassEnd: (() => void) | null = null;
+    const firstPass = new Promise<void>((resolve) => (firstPassEnd = resolve));
     ws.onmessage = (m) => {
-      const e = JSON.parse(String(m.data)) as { event: string; round?: { checked: number; not_tried: number } };
-      if (e.event === 'round.completed' && e.round) rounds.push({ at: performance.now(), checked: e.round.checked, notTried: e.round.not_tried });
+      const e = JSON.parse(String(m.data)) as { event: string; round?: { checked: number; not_tried: number }; counts: PoolObject['counts'] };
+      if (e.event !== 'round.completed' || !e.round) return;
+      rounds.push({ at: performance.now(), checked: e.round.checked, notTried: e.round.not_tried, unchecked: e.counts.unchecked, working: e.counts.working });
+      if (e.counts.unchecked === 0) firstPassEnd?.();
     };
+    const checkedIn = (from: number, to: number) => rounds.filter((r) => r.at >= from && r.at < to).reduce((a, r) => a + r.checked, 0);
     const roundsText = (from: number, to: number) => {
       const rs = rounds.filter((r) => r.at >= from && r.at < to);
       const gaps = rs.slice(1).map((r, i) => r.at - rs[i]!.at);
       return `${rs.length} rounds, checked per round median ${median(rs.map((r) => r.checked)).toFixed(0)} (max ${Math.max(0, ...rs.map((r) => r.checked))}), not tried ${rs.reduce((a, r) => a + r.notTried, 0)}, time between round ends median ${(median(gaps) / 1000).toFixed(2)} s`;
     };
     const c0 = treeCpuMs(svc.pid);
-    let p = created;
-    let lastLog = 0;
-    for (;;) {
-      await Bun.sleep(1000);
-      p = await getPool(svc, created.id);
-      if (p.counts.unchecked === 0) break;
-      if (performance.now() - lastLog > 10_000) {
-        lastLog = performance.now();
-        log(`  first pass: ${p.counts.total - p.counts.unchecked} checked (${p.checks_last_24h} charged checks), ${p.counts.working} working, RSS ${rssMiB(svc.pid).toFixed(0)} MiB`);
-      }
-      if (performance.now() - t0 > 3_600_000) throw new Error('first pass not done within an hour');
-    }
+    // no polling during the first pass (a GET /pools/{id} counts the pool's 100 000 rows: CPU of its own); progress from the events
+    const progress = setInterval(() => {
+      const r = rounds.at(-1);
+      log(`  first pass: ${rounds.length} rounds, ${r ? PROXIES - r.unchecked : 0} checked, ${r?.working ?? 0} working, RSS ${rssMiB(svc!.pid).toFixed(0)} MiB`);
+    }, 15_000);
+    await Promise.race([firstPass, Bun.sleep(3_600_000)]);
+    clearInterval(progress);
     const firstMs = performance.now() - t0;
     const c1 = treeCpuMs(svc.pid);
-    const firstChecks = p.checks_last_24h;
-    say(`first pass (from POST /pools to no proxy unchecked): ${PROXIES} proxies (${firstChecks} charged checks) in ${(firstMs / 1000).toFixed(1)} s = ${((PROXIES * 1000) / firstMs).toFixed(0)} checks/s; CPU (after the POST's answer) ${((c1 - c0) / 1000).toFixed(1)} s = ${(((c1 - c0) * 1000) / PROXIES).toFixed(0)} µs per pool check; ${p.counts.working} working, ${p.counts.failed} failed; POST /pools ${createMs.toFixed(0)} ms; ${roundsText(t0, performance.now() + 1)}`);
+    const p = await getPool(svc, created.id);
+    if (p.counts.unchecked !== 0) throw new Error('first pass not done within an hour');
+    say(`first pass (from POST /pools to no proxy unchecked): ${PROXIES} proxies (${p.checks_last_24h} charged checks) in ${(firstMs / 1000).toFixed(1)} s = ${((PROXIES * 1000) / firstMs).toFixed(0)} checks/s; CPU (after the POST's answer) ${((c1 - c0) / 1000).toFixed(1)} s = ${(((c1 - c0) * 1000) / PROXIES).toFixed(0)} µs per pool check; ${p.counts.working} working, ${p.counts.failed} failed; POST /pools ${createMs.toFixed(0)} ms; ${roundsText(t0, performance.now() + 1)}`);
 
-    // the steady state
+    // the steady state: checks counted from the events; the lag (the pool's next_due_at behind now) read every LAG_EVERY_MS
+    const LAG_EVERY_MS = 15_000;
     const w0 = performance.now();
     const cw0 = treeCpuMs(svc.pid);
-    const k0 = p.checks_last_24h;
     const p2Busy: number[] = [];
     let maxLagS = 0;
     const lagSamples: number[] = [];
     const gap = (WINDOW_S * 1000) / (P2_RUNS + 1);
     let nextP2 = w0 + gap;
+    let nextLag = w0 + LAG_EVERY_MS;
+    let lastLog = w0;
+    let getMs = 0;
     while (performance.now() - w0 < WINDOW_S * 1000) {
-      await Bun.sleep(1000);
-      const q = await getPool(svc, created.id);
-      const lag = q.next_due_at === null ? 0 : Math.max(0, (Date.now() - Date.parse(q.next_due_at)) / 1000);
-      lagSamples.push(lag);
-      maxLagS = Math.max(maxLagS, lag);
+      await Bun.sleep(250);
+      if (performance.now() >= nextLag) {
+        nextLag += LAG_EVERY_MS;
+        const g = performance.now();
+        const q = await getPool(svc, created.id);
+        getMs = performance.now() - g;
+        const lag = q.next_due_at === null ? 0 : Math.max(0, (Date.now() - Date.parse(q.next_due_at)) / 1000);
+        lagSamples.push(lag);
+        maxLagS = Math.max(maxLagS, lag);
+      }
       if (p2Busy.length < P2_RUNS && performance.now() >= nextP2) {
         p2Busy.push(await smallCheck(svc, small));
         nextP2 += gap;
       }
       if (performance.now() - lastLog > 30_000) {
         lastLog = performance.now();
-        log(`  steady: ${rounds.length} rounds so far, ${q.checks_last_24h - k0} checks in ${((performance.now() - w0) / 1000).toFixed(0)} s, lag ${lag.toFixed(1)} s, ${q.counts.working} working, RSS ${rssMiB(svc.pid).toFixed(0)} MiB, load ${load()}`);
+        log(`  steady: ${checkedIn(w0, Infinity)} checks in ${((performance.now() - w0) / 1000).toFixed(0)} s, lag ${(lagSamples.at(-1) ?? 0).toFixed(1)} s, GET /pools/{id} ${getMs.toFixed(0)} ms, RSS ${rssMiB(svc.pid).toFixed(0)} MiB, load ${load()}`);
       }
     }
     while (p2Busy.length < P2_RUNS) p2Busy.push(await smallCheck(svc, small));
     const windowMs = performance.now() - w0;
     const cw1 = treeCpuMs(svc.pid);
+    const winChecks = checkedIn(w0, performance.now() + 1);
     const end = await getPool(svc, created.id);
-    const winChecks = end.checks_last_24h - k0;
     clearInterval(rssTimer);
     const peak = Math.max(peakRssMiB(svc.pid), rssMax);
     const rate = (winChecks * 1000) / windowMs;
@@ -255,7 +269,7 @@ async function main(): Promise<void> {
     const cpuNetIdle = winChecks > 0 ? ((cw1 - cw0 - (idleCpuPerS * windowMs) / 1000) * 1000) / winChecks : NaN;
     say(
       `steady state (${(windowMs / 1000).toFixed(0)} s from the first pass's end): ${winChecks} pool checks = ${rate.toFixed(1)}/s (schedule's nominal need ${(PROXIES / INTERVAL_S).toFixed(0)}/s; ` +
-        `the pool's own checks_per_day now ${end.checks_per_day} = ${(end.checks_per_day / 86400).toFixed(1)}/s); lag behind the due times: median ${median(lagSamples).toFixed(1)} s, max ${maxLagS.toFixed(1)} s; ` +
+        `the pool's own checks_per_day now ${end.checks_per_day} = ${(end.checks_per_day / 86400).toFixed(1)}/s); lag behind the due times (every ${LAG_EVERY_MS / 1000} s): median ${median(lagSamples).toFixed(1)} s, max ${maxLagS.toFixed(1)} s; a GET /pools/{id} ${getMs.toFixed(0)} ms; ` +
         `CPU ${((cw1 - cw0) / 1000).toFixed(1)} s = ${cpuPerCheck.toFixed(0)} µs per pool check (${cpuNetIdle.toFixed(0)} µs net of the idle ${idleCpuPerS.toFixed(1)} ms/s)`,
     );
     say(`steady state's rounds: ${roundsText(w0, performance.now() + 1)}`);
