@@ -1,0 +1,347 @@
+/**
+ * P1 and P2 of issue 23: a pool of 100 000 proxies (mix of A, bench/farm) at
+ * `interval_s=300` kept checked by the rounds (src/jobs/pool-rounds.ts), the
+ * service started as users start it (`bun src/main.ts` with `npm start`'s
+ * environment, bench/e2e/service.ts: ALLOW_PRIVATE_TARGETS=true for the
+ * loopback farm, the bench key with 10^9 checks), on the embedded PGlite
+ * (default) or PostgreSQL (E2E_DATABASE_URL), one run:
+ *
+ *   1. farm up; service up; a warm-up /check-raw (3 000); idle RSS and idle
+ *      CPU over 5 s
+ *   2. P2 idle: `--p2-runs` 10-proxy POST /check (farm proxies answering at
+ *      once, region us1, the pool's region), wall of each
+ *   3. P1: POST /pools (the list as text, interval_s, timeout 2 000 ms as
+ *      the mix's scenarios, https on: the default); the first pass = until
+ *      a round.completed event's counts have no proxy `unchecked`: its wall,
+ *      rate and CPU per check; then the steady state over `--window-s`
+ *      from 0.9 x interval_s after the POST (the first re-checks):
+ *      pool checks (the `round.completed` events' `checked`, GET /ws?pool=)
+ *      per second against the schedule's need, the lag (the pool's
+ *      `next_due_at` behind now, read every 15 s: the bench does not poll,
+ *      a GET /pools/{id} counts the pool's rows), whole-service CPU (process tree, bench/e2e/proc.ts) per
+ *      pool check; P2 busy: the same 10-proxy /check, `--p2-runs` times
+ *      spread over the window. Peak RSS (VmHWM, reset after the idle phase)
+ *      minus the idle RSS
+ *   4. the pool deleted (its round cut short); the one-shot: POST /check-raw
+ *      of the same list on the same service, its CPU per check
+ *   5. service stopped; database time per 1 000 state updates: the store's
+ *      applyResults (src/pools/store.ts) in batches of 250 rows (the rounds'
+ *      WRITE_BATCH) measured outside the service, on the service's own PGlite
+ *      data dir (the pool as P1 left it, re-created: the delete removed it)
+ *      and on a fresh PostgreSQL database (`--pg URL`, default the local
+ *      server; `--pg ''` skips it)
+ *
+ * Run: bun bench/pool-rounds.ts [--proxies 100000] [--interval-s 300]
+ *      [--window-s 300] [--p2-runs 10] [--pg postgres://...]
+ *      npm run bench:pools
+ * A quick run: --proxies 10000 --window-s 60 --interval-s 60 (the service's
+ * POOL_MIN_INTERVAL_S is lowered to the interval when it is below 60).
+ * --profile DIR: the service under --cpu-prof-md (its whole life, the
+ * one-shot /check-raw included), the profile written into DIR at its stop.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { sql } from 'drizzle-orm';
+import { openDatabase, rowsOf, type Database } from '../db/client';
+import { createAccount } from '../src/accounts/accounts';
+import { insertProxiesStatement } from '../src/pools/proxies-sql';
+import { applyResults, dueProxies } from '../src/pools/store';
+import { WRITE_BATCH } from '../src/jobs/pool-round-probe';
+import type { ParsedProxy } from '../src/proxy/parse';
+import { createServerDatabase } from '../test/helpers/db';
+import { BEHAVIOURS, buildEntries, listText } from './farm/entries';
+import { startFarm } from './farm/launcher';
+import { peakRssMiB, resetPeakRss, rssMiB, stopAll, stopAllSync, treeCpuMs } from './e2e/proc';
+import { MIX_A, SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
+import { BENCH_KEY, checkRaw, startService, type Service } from './e2e/service';
+import { benchVerdict } from './pool-verdicts';
+
+const { values } = parseArgs({
+  options: {
+    proxies: { type: 'string', default: '100000' },
+    'interval-s': { type: 'string', default: '300' },
+    'window-s': { type: 'string', default: '300' },
+    'p2-runs': { type: 'string', default: '10' },
+    pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    profile: { type: 'string' },
+  },
+});
+const PROXIES = Number(values.proxies);
+const INTERVAL_S = Number(values['interval-s']);
+const WINDOW_S = Number(values['window-s']);
+const P2_RUNS = Number(values['p2-runs']);
+const PG = values.pg ?? '';
+const LATENCY = { seed: 20261122, medianMs: 150, p90Ms: 800 };
+const IDLE_MS = 5000;
+
+const started = Date.now();
+const log = (l: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${l}\n`);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' / ');
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const headers = { 'X-API-Key': BENCH_KEY };
+process.on('exit', () => stopAllSync());
+process.on('SIGINT', () => void stopAll().finally(() => process.exit(130)));
+
+interface PoolObject {
+  id: string;
+  counts: { total: number; working: number; failed: number; unchecked: number };
+  next_due_at: string | null;
+  last_round_at: string | null;
+  checks_last_24h: number;
+  checks_per_day: number;
+}
+
+async function getPool(svc: Service, id: string): Promise<PoolObject> {
+  const r = await fetch(`${svc.url}/pools/${id}`, { headers });
+  if (r.status !== 200) throw new Error(`GET /pools/${id}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as PoolObject;
+}
+
+/** One 10-proxy POST /check: its wall (ms). */
+async function smallCheck(svc: Service, proxies: string[]): Promise<number> {
+  const t0 = performance.now();
+  const r = await fetch(`${svc.url}/check`, {
+    method: 'POST',
+    headers: { ...headers, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ proxies, timeout: TIMEOUT_MS, region: 'us1' }),
+  });
+  const body = (await r.json()) as { summary?: { total_working: number } };
+  const ms = performance.now() - t0;
+  if (r.status !== 200) throw new Error(`POST /check: ${r.status} ${JSON.stringify(body).slice(0, 300)}`);
+  if (body.summary?.total_working !== proxies.length) log(`  P2: ${body.summary?.total_working} of ${proxies.length} working`);
+  return ms;
+}
+
+/** Database time of the store's applyResults per 1 000 rows, in batches of WRITE_BATCH, over every row of `poolId`. */
+async function updateTime(database: Database, poolId: string): Promise<{ perThousandMs: number; p50BatchMs: number; p99BatchMs: number; rows: number }> {
+  let seed = 1;
+  const random = () => ((seed = (seed * 48271) % 2147483647) - 1) / 2147483646;
+  const now = Date.now();
+  const all = await dueProxies(database.db, poolId, now + 400 * 86_400_000, 10_000_000);
+  const times: number[] = [];
+  for (let i = 0; i < all.length; i += WRITE_BATCH) {
+    const rows = all.slice(i, i + WRITE_BATCH).map((r) => benchVerdict(r, random, now));
+    const t = performance.now();
+    await applyResults(database.db, poolId, rows);
+    times.push(performance.now() - t);
+  }
+  const s = [...times].sort((a, b) => a - b);
+  return { perThousandMs: (times.reduce((a, b) => a + b, 0) * 1000) / Math.max(1, all.length), p50BatchMs: median(times), p99BatchMs: s[Math.floor(s.length * 0.99)] ?? NaN, rows: all.length };
+}
+
+/** A pool of `addresses` written straight into `database` (the service is stopped): its id. */
+async function seedPool(database: Database, addresses: string[]): Promise<string> {
+  const id = 'benchroundspool01';
+  const account = await createAccount(database.db, { email: `bench-rounds-${Date.now()}@example.test`, checks: 0 });
+  await database.db.execute(sql`INSERT INTO pools (id, account_id, name, type, region, interval_s, timeout_ms) VALUES (${id}, ${account.id}::uuid, 'bench', 'http', 'us1', ${INTERVAL_S}, ${TIMEOUT_MS})`);
+  const list: ParsedProxy[] = addresses.map((a) => {
+    const [host, port] = a.split(':');
+    return { host: host!, port: Number(port), format: 'standard', raw: '' };
+  });
+  for (let i = 0; i < list.length; i += 10_000) await database.db.execute(insertProxiesStatement(id, 'http', list.slice(i, i + 10_000), Date.now()));
+  return id;
+}
+
+async function main(): Promise<void> {
+  const out: string[] = [];
+  const say = (l: string) => {
+    out.push(l);
+    log(l);
+  };
+  const loadStart = load();
+  log(`pool of ${PROXIES} (mix of A) at interval_s ${INTERVAL_S}, window ${WINDOW_S} s, P2 ${P2_RUNS} runs; load average ${loadStart}`);
+  const farm = await startFarm({ processes: 4, portsPerBehaviour: 8, refusedPorts: 16, latency: LATENCY, slowMs: SLOW_MS });
+  const entries = buildEntries({ firstId: 0, size: PROXIES, mix: MIX_A, seed: 103, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
+  const text = listText(entries);
+  const small = buildEntries({ firstId: 700_000, size: 10, mix: { [BEHAVIOURS.INSTANT]: 1 }, seed: 9, latency: LATENCY, slowMs: SLOW_MS }, farm.ports).map((e) => `${e.host}:${e.port}`);
+  const dataDir = mkdtempSync(join(tmpdir(), 'pc-pool-rounds-'));
+  const env: Record<string, string> = { LOG_LEVEL: '', ...(INTERVAL_S < 60 ? { POOL_MIN_INTERVAL_S: String(INTERVAL_S) } : {}) };
+  const bunFlags = values.profile !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${values.profile}`] : [];
+  let svc: Service | null = await startService({ dataDir, slotsPerEndpoint: null, judgeUrl: '', judgeKey: '', env, bunFlags });
+  try {
+    log(`service ready in ${svc.startupMs.toFixed(0)} ms (pid ${svc.pid})`);
+    const w = buildEntries({ firstId: 600_000, size: 3000, mix: { [BEHAVIOURS.INSTANT]: 2, [BEHAVIOURS.REFUSED]: 1 }, seed: 7, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
+    const warm = await checkRaw(svc, listText(w), { timeoutMs: TIMEOUT_MS });
+    if (warm.status !== 200) throw new Error(`warm-up: HTTP ${warm.status}`);
+    await Bun.sleep(1000);
+    const idleC0 = treeCpuMs(svc.pid);
+    await Bun.sleep(IDLE_MS);
+    const idleCpuPerS = ((treeCpuMs(svc.pid) - idleC0) * 1000) / IDLE_MS;
+    const idleRss = rssMiB(svc.pid);
+    log(`idle: RSS ${idleRss.toFixed(0)} MiB, CPU ${idleCpuPerS.toFixed(1)} ms/s`);
+
+    // P2 on the idle service
+    await smallCheck(svc, small); // its first: untimed
+    const p2Idle: number[] = [];
+    for (let i = 0; i < P2_RUNS; i++) p2Idle.push(await smallCheck(svc, small));
+    log(`P2 idle: ${p2Idle.map((x) => x.toFixed(0)).join(', ')} ms`);
+
+    // P1: the pool
+    resetPeakRss(svc.pid);
+    let rssMax = rssMiB(svc.pid);
+    const rssTimer = setInterval(() => (rssMax = Math.max(rssMax, rssMiB(svc!.pid))), 500);
+    const t0 = performance.now();
+    const made = await fetch(`${svc.url}/pools`, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'bench rounds', text, interval_s: INTERVAL_S, timeout: TIMEOUT_MS, region: 'us1' }),
+    });
+    const createMs = performance.now() - t0;
+    const created = (await made.json()) as PoolObject;
+    if (made.status !== 201) throw new Error(`POST /pools: ${made.status} ${JSON.stringify(created)}`);
+    log(`POST /pools: ${created.counts.total} proxies in ${createMs.toFixed(0)} ms`);
+    // the rounds as they end (round.completed events): how many, their size, the time between two ends
+    const rounds: { at: number; checked: number; notTried: number; unchecked: number; working: number }[] = [];
+    const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/ws?pool=${created.id}&apiKey=${BENCH_KEY}`);
+    let firstPassEnd: (() => void) | null = null;
+    const firstPass = new Promise<void>((resolve) => (firstPassEnd = resolve));
+    ws.onmessage = (m) => {
+      const e = JSON.parse(String(m.data)) as { event: string; round?: { checked: number; not_tried: number }; counts: PoolObject['counts'] };
+      if (e.event !== 'round.completed' || !e.round) return;
+      rounds.push({ at: performance.now(), checked: e.round.checked, notTried: e.round.not_tried, unchecked: e.counts.unchecked, working: e.counts.working });
+      if (e.counts.unchecked === 0) firstPassEnd?.();
+    };
+    const checkedIn = (from: number, to: number) => rounds.filter((r) => r.at >= from && r.at < to).reduce((a, r) => a + r.checked, 0);
+    const roundsText = (from: number, to: number) => {
+      const rs = rounds.filter((r) => r.at >= from && r.at < to);
+      const gaps = rs.slice(1).map((r, i) => r.at - rs[i]!.at);
+      return `${rs.length} rounds, checked per round median ${median(rs.map((r) => r.checked)).toFixed(0)} (max ${Math.max(0, ...rs.map((r) => r.checked))}), not tried ${rs.reduce((a, r) => a + r.notTried, 0)}, time between round ends median ${(median(gaps) / 1000).toFixed(2)} s`;
+    };
+    const c0 = treeCpuMs(svc.pid);
+    // no polling during the first pass (a GET /pools/{id} counts the pool's 100 000 rows: CPU of its own); progress from the events
+    const progress = setInterval(() => {
+      const r = rounds.at(-1);
+      log(`  first pass: ${rounds.length} rounds, ${r ? PROXIES - r.unchecked : 0} checked, ${r?.working ?? 0} working, RSS ${rssMiB(svc!.pid).toFixed(0)} MiB`);
+    }, 15_000);
+    let giveUp: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([firstPass, new Promise<void>((resolve) => (giveUp = setTimeout(resolve, 3_600_000)))]);
+    clearTimeout(giveUp);
+    clearInterval(progress);
+    const firstMs = performance.now() - t0;
+    const c1 = treeCpuMs(svc.pid);
+    const p = await getPool(svc, created.id);
+    if (p.counts.unchecked !== 0) throw new Error('first pass not done within an hour');
+    say(`first pass (from POST /pools to no proxy unchecked): ${PROXIES} proxies (${p.checks_last_24h} charged checks) in ${(firstMs / 1000).toFixed(1)} s = ${((PROXIES * 1000) / firstMs).toFixed(0)} checks/s; CPU (after the POST's answer) ${((c1 - c0) / 1000).toFixed(1)} s = ${(((c1 - c0) * 1000) / PROXIES).toFixed(0)} µs per pool check; ${p.counts.working} working, ${p.counts.failed} failed; POST /pools ${createMs.toFixed(0)} ms; ${roundsText(t0, performance.now() + 1)}`);
+
+    // the steady state: checks counted from the events; the lag (the pool's next_due_at behind now) read every LAG_EVERY_MS
+    const LAG_EVERY_MS = 15_000;
+    // the window opens when the first pass's first proxies fall due again (0.9 x interval_s after the POST: the schedule's
+    // jitter shortens a delay by up to 10 %), so it holds re-checks only, not the quiet between the first pass and them
+    const opens = t0 + 0.9 * INTERVAL_S * 1000;
+    if (performance.now() < opens) {
+      log(`  waiting ${((opens - performance.now()) / 1000).toFixed(0)} s for the first re-checks (${checkedIn(performance.now() - 1, Infinity)} in the meantime)`);
+      const q0 = rounds.length;
+      await Bun.sleep(opens - performance.now());
+      log(`  ${rounds.length - q0} rounds, ${rounds.slice(q0).reduce((a, r) => a + r.checked, 0)} checks while waiting`);
+    }
+    const w0 = performance.now();
+    const cw0 = treeCpuMs(svc.pid);
+    const p2Busy: number[] = [];
+    let maxLagS = 0;
+    const lagSamples: number[] = [];
+    const gap = (WINDOW_S * 1000) / (P2_RUNS + 1);
+    let nextP2 = w0 + gap;
+    let nextLag = w0 + LAG_EVERY_MS;
+    let lastLog = w0;
+    let getMs = 0;
+    while (performance.now() - w0 < WINDOW_S * 1000) {
+      await Bun.sleep(250);
+      if (performance.now() >= nextLag) {
+        nextLag += LAG_EVERY_MS;
+        const g = performance.now();
+        const q = await getPool(svc, created.id);
+        getMs = performance.now() - g;
+        const lag = q.next_due_at === null ? 0 : Math.max(0, (Date.now() - Date.parse(q.next_due_at)) / 1000);
+        lagSamples.push(lag);
+        maxLagS = Math.max(maxLagS, lag);
+      }
+      if (p2Busy.length < P2_RUNS && performance.now() >= nextP2) {
+        p2Busy.push(await smallCheck(svc, small));
+        nextP2 += gap;
+      }
+      if (performance.now() - lastLog > 30_000) {
+        lastLog = performance.now();
+        log(`  steady: ${checkedIn(w0, Infinity)} checks in ${((performance.now() - w0) / 1000).toFixed(0)} s, lag ${(lagSamples.at(-1) ?? 0).toFixed(1)} s, GET /pools/{id} ${getMs.toFixed(0)} ms, RSS ${rssMiB(svc.pid).toFixed(0)} MiB, load ${load()}`);
+      }
+    }
+    while (p2Busy.length < P2_RUNS) p2Busy.push(await smallCheck(svc, small));
+    const windowMs = performance.now() - w0;
+    const cw1 = treeCpuMs(svc.pid);
+    const winChecks = checkedIn(w0, performance.now() + 1);
+    const end = await getPool(svc, created.id);
+    clearInterval(rssTimer);
+    const peak = Math.max(peakRssMiB(svc.pid), rssMax);
+    const rate = (winChecks * 1000) / windowMs;
+    const cpuPerCheck = winChecks > 0 ? ((cw1 - cw0) * 1000) / winChecks : NaN;
+    const cpuNetIdle = winChecks > 0 ? ((cw1 - cw0 - (idleCpuPerS * windowMs) / 1000) * 1000) / winChecks : NaN;
+    say(
+      `steady state (${(windowMs / 1000).toFixed(0)} s from ${((w0 - t0) / 1000).toFixed(0)} s after the POST): ${winChecks} pool checks = ${rate.toFixed(1)}/s (schedule's nominal need ${(PROXIES / INTERVAL_S).toFixed(0)}/s; ` +
+        `the pool's own checks_per_day now ${end.checks_per_day} = ${(end.checks_per_day / 86400).toFixed(1)}/s); lag behind the due times (every ${LAG_EVERY_MS / 1000} s): median ${median(lagSamples).toFixed(1)} s, max ${maxLagS.toFixed(1)} s; a GET /pools/{id} ${getMs.toFixed(0)} ms; ` +
+        `CPU ${((cw1 - cw0) / 1000).toFixed(1)} s = ${cpuPerCheck.toFixed(0)} µs per pool check (${cpuNetIdle.toFixed(0)} µs net of the idle ${idleCpuPerS.toFixed(1)} ms/s)`,
+    );
+    say(`steady state's rounds: ${roundsText(w0, performance.now() + 1)}`);
+    ws.close();
+    say(`peak RSS during P1 ${peak.toFixed(0)} MiB, idle ${idleRss.toFixed(0)} MiB: +${(peak - idleRss).toFixed(0)} MiB (target <= 150)`);
+    say(`P2: 10-proxy /check median idle ${median(p2Idle).toFixed(1)} ms, during the steady state ${median(p2Busy).toFixed(1)} ms = ${(median(p2Busy) / median(p2Idle)).toFixed(2)}x (target <= 1.1); idle ${p2Idle.map((x) => x.toFixed(0)).join(', ')}; busy ${p2Busy.map((x) => x.toFixed(0)).join(', ')}`);
+
+    // the pool deleted; the one-shot /check-raw of the same list
+    const del = await fetch(`${svc.url}/pools/${created.id}`, { method: 'DELETE', headers });
+    await del.arrayBuffer();
+    await Bun.sleep(3000);
+    const o0 = treeCpuMs(svc.pid);
+    const one = await checkRaw(svc, text, { timeoutMs: TIMEOUT_MS, region: 'us1' });
+    const o1 = treeCpuMs(svc.pid);
+    if (one.status !== 200) throw new Error(`check-raw: HTTP ${one.status}`);
+    const oneUs = ((o1 - o0) * 1000) / PROXIES;
+    say(`one-shot POST /check-raw of the same ${PROXIES}: wall ${(one.wallMs / 1000).toFixed(1)} s, CPU ${((o1 - o0) / 1000).toFixed(1)} s = ${oneUs.toFixed(0)} µs per check`);
+    say(`CPU per pool check / per one-shot check: steady state ${(cpuPerCheck / oneUs).toFixed(2)}x, first pass ${((((c1 - c0) * 1000) / PROXIES) / oneUs).toFixed(2)}x (target <= 1.1)`);
+    await svc.stop();
+    svc = null;
+
+    // database time per 1 000 state updates, outside the service
+    const addresses = entries.map((e) => `${e.host}:${e.port}`);
+    const lite = await openDatabase({ dataDir });
+    try {
+      const id = await seedPool(lite, addresses);
+      await updateTime(lite, id); // first fold: rows leave 'unchecked' (like the first pass)
+      const u = await updateTime(lite, id);
+      say(`database, PGlite (the service's data dir): applyResults of ${u.rows} rows in batches of ${WRITE_BATCH}: ${u.perThousandMs.toFixed(1)} ms per 1 000 rows (batch p50 ${u.p50BatchMs.toFixed(1)} ms, p99 ${u.p99BatchMs.toFixed(1)} ms)`);
+    } finally {
+      await lite.close();
+    }
+    if (PG !== '') {
+      const created2 = await createServerDatabase(PG, 'bench_pool_rounds');
+      const pgdb = await openDatabase({ databaseUrl: created2.url });
+      try {
+        const id = await seedPool(pgdb, addresses);
+        await updateTime(pgdb, id);
+        const u = await updateTime(pgdb, id);
+        const n = rowsOf<{ n: number }>(await pgdb.db.execute(sql`SELECT count(*)::float8 AS n FROM pool_proxies WHERE pool_id = ${id}`))[0]?.n;
+        say(`database, PostgreSQL: applyResults of ${u.rows} rows (${n} in the pool) in batches of ${WRITE_BATCH}: ${u.perThousandMs.toFixed(1)} ms per 1 000 rows (batch p50 ${u.p50BatchMs.toFixed(1)} ms, p99 ${u.p99BatchMs.toFixed(1)} ms)`);
+      } finally {
+        await pgdb.close();
+        await created2.drop();
+      }
+    }
+    say(`load average: start ${loadStart}, end ${load()}`);
+    process.stdout.write(`\n${out.map((l) => `- ${l}`).join('\n')}\n`);
+  } finally {
+    await svc?.stop();
+    await farm.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+try {
+  await main();
+} catch (err) {
+  log(`FAILED: ${(err as Error).stack ?? String(err)}`);
+  process.exitCode = 1;
+} finally {
+  await stopAll();
+}
