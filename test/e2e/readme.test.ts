@@ -34,6 +34,7 @@ function readmeShape(line: string): string {
     .replace(/(?<=^|\s)\/[^\s)]+/g, '<path>')
     .replace(/\bcli-[A-Za-z0-9_-]+/g, '<job>')
     .replace(/\d[\d,]*(?:\.\d+)?/g, 'N')
+    .replace(/-{2,}/g, '--') // a table's rule is as wide as its widest cell, which the numbers set
     .replace(/\s+/g, ' ')
     .trim();
 }
