@@ -355,55 +355,13 @@ export class ApiClient {
    * to `onEvent`.
    */
   poolEvents(poolId: string, onEvent: (e: PoolEventBody) => void, openTimeoutMs = 5000): Promise<PoolEventsChannel | null> {
-    const wsUrl = `${this.url.replace(/^http/, 'ws')}/ws?pool=${encodeURIComponent(poolId)}`;
-    const key = this.#requireKey();
-    return new Promise((resolve) => {
-      let settled = false;
-      let ws: WebSocket;
-      let closed: (v: { code: number; reason: string }) => void = () => {};
-      const closedP = new Promise<{ code: number; reason: string }>((r) => (closed = r));
-      const settle = (v: PoolEventsChannel | null) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(v);
-      };
-      const timer = setTimeout(() => {
-        try {
-          ws.close();
-        } catch {
-          // not open yet: nothing to close
-        }
-        settle(null);
-      }, openTimeoutMs);
-      try {
-        ws = new WebSocket(wsUrl, { headers: { 'X-API-Key': key } });
-      } catch {
-        settle(null);
-        return;
-      }
-      ws.onopen = () =>
-        settle({
-          closed: closedP,
-          close: () => {
-            ws.onmessage = null;
-            if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
-          },
-        });
-      ws.onerror = () => settle(null);
-      ws.onclose = (e) => {
-        closed({ code: e.code, reason: e.reason });
-        settle(null);
-      };
-      ws.onmessage = (e) => {
-        let m: unknown;
-        try {
-          m = JSON.parse(String(e.data));
-        } catch {
-          return; // not an event: ignore
-        }
+    return openSocket(this.#wsUrl(`pool=${encodeURIComponent(poolId)}`), this.#requireKey(), openTimeoutMs).then((s) => {
+      if (s === null) return null;
+      s.ws.onmessage = (e) => {
+        const m = jsonOf(e.data);
         if (typeof m === 'object' && m !== null && typeof (m as PoolEventBody).event === 'string') onEvent(m as PoolEventBody);
       };
+      return { closed: s.closed, close: () => s.close() };
     });
   }
 
@@ -427,57 +385,92 @@ export class ApiClient {
    * `onClose` hears once when an open socket closes by itself (not by close()).
    */
   progress(jobId: string, onMessage: (m: ProgressMessage) => void, openTimeoutMs = 5000, onClose?: () => void): Promise<ProgressChannel | null> {
-    const wsUrl = `${this.url.replace(/^http/, 'ws')}/ws?jobId=${encodeURIComponent(jobId)}`;
-    return new Promise((resolve) => {
-      let settled = false;
-      let ws: WebSocket;
-      const settle = (v: ProgressChannel | null) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(v);
-      };
-      const timer = setTimeout(() => {
-        try {
-          ws.close();
-        } catch {
-          // not open yet: nothing to close
-        }
-        settle(null);
-      }, openTimeoutMs);
-      try {
-        ws = new WebSocket(wsUrl, this.#key !== undefined ? { headers: { 'X-API-Key': this.#key } } : {});
-      } catch {
-        settle(null);
-        return;
-      }
-      let opened = false;
-      ws.onopen = () => {
-        opened = true;
-        settle({
-          close: () => {
-            ws.onmessage = null;
-            ws.onclose = null;
-            ws.onerror = null;
-            if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
-          },
-        });
-      };
-      ws.onerror = () => settle(null);
-      ws.onclose = () => {
-        if (opened) onClose?.();
-        settle(null);
-      };
-      ws.onmessage = (e) => {
-        let m: unknown;
-        try {
-          m = JSON.parse(String(e.data));
-        } catch {
-          return; // not a progress message: ignore
-        }
+    return openSocket(this.#wsUrl(`jobId=${encodeURIComponent(jobId)}`), this.#key, openTimeoutMs).then((s) => {
+      if (s === null) return null;
+      let ours = false;
+      void s.closed.then(() => {
+        if (!ours) onClose?.();
+      });
+      s.ws.onmessage = (e) => {
+        const m = jsonOf(e.data);
         if (typeof m === 'object' && m !== null && typeof (m as ProgressMessage).details === 'object') onMessage(m as ProgressMessage);
       };
+      return {
+        close: () => {
+          ours = true;
+          s.close();
+        },
+      };
     });
+  }
+
+  #wsUrl(query: string): string {
+    return `${this.url.replace(/^http/, 'ws')}/ws?${query}`;
+  }
+}
+
+interface OpenSocket {
+  ws: WebSocket;
+  /** Resolves when the open socket closes (by itself or by close()), with the code and reason. */
+  closed: Promise<{ code: number; reason: string }>;
+  /** Stops listening and closes the socket. Idempotent. */
+  close(): void;
+}
+
+/**
+ * Opens a WebSocket (with the key as X-API-Key when there is one); resolves
+ * once it is open, or with null when it errs, closes or does not open within
+ * `openTimeoutMs`. The caller sets `onmessage` on the open socket.
+ */
+function openSocket(url: string, key: string | undefined, openTimeoutMs: number): Promise<OpenSocket | null> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let ws: WebSocket;
+    let closed: (v: { code: number; reason: string }) => void = () => {};
+    const closedP = new Promise<{ code: number; reason: string }>((r) => (closed = r));
+    const settle = (v: OpenSocket | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(v);
+    };
+    const timer = setTimeout(() => {
+      try {
+        ws.close();
+      } catch {
+        // not open yet: nothing to close
+      }
+      settle(null);
+    }, openTimeoutMs);
+    try {
+      ws = new WebSocket(url, key !== undefined ? { headers: { 'X-API-Key': key } } : {});
+    } catch {
+      settle(null);
+      return;
+    }
+    ws.onopen = () =>
+      settle({
+        ws,
+        closed: closedP,
+        close: () => {
+          ws.onmessage = null;
+          if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000);
+        },
+      });
+    ws.onerror = () => settle(null);
+    ws.onclose = (e) => {
+      closed({ code: e.code, reason: e.reason });
+      settle(null);
+    };
+  });
+}
+
+/** A text frame's JSON, or undefined when it is not JSON (ignored by the callers). */
+function jsonOf(data: unknown): unknown {
+  try {
+    return JSON.parse(String(data));
+  } catch {
+    return undefined;
   }
 }
 
