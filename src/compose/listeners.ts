@@ -8,7 +8,7 @@
  * Pool events: the backend's feed serves `GET /ws?pool=` and the gateway's
  * working sets; the owner's pauses, resumes and deletions are told to it
  * (pool-events.ts). `recheck`: where the gateway's failed upstreams go (the
- * rounds); absent, NO_RECHECK.
+ * rounds).
  */
 import { findAccountByApiKey } from '../accounts/accounts';
 import { KeyCache } from '../accounts/key-cache';
@@ -26,7 +26,7 @@ import { VERSION } from '../version';
 import { GatewayUsage } from '../gateway/usage';
 import { bind } from './bind';
 import { serveGateway } from './gateway';
-import { NO_RECHECK, ownerPoolEvents } from './pool-events';
+import { ownerPoolEvents } from './pool-events';
 import type { PoolRecheckPort } from '../pools/ports';
 import type { GatewayAddress } from '../http/context';
 import type { ProbeBackend } from './probe-backend';
@@ -49,8 +49,8 @@ export interface ListenerParts {
   judgeKey: string;
   /** Who can reach the judge (/health). */
   judgeReach: JudgeReach | null;
-  /** The pools' re-check (the rounds); absent: NO_RECHECK (nothing is re-checked). */
-  recheck?: PoolRecheckPort;
+  /** The pools' re-check (the rounds, compose/pool-rounds.ts): where the gateway's failed upstreams go. */
+  recheck: PoolRecheckPort;
   log: Logger;
   undo: StopStep[];
 }
@@ -133,7 +133,7 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
     findByApiKey,
     db,
     poolEvents,
-    recheck: p.recheck ?? NO_RECHECK,
+    recheck: p.recheck,
     usage: gatewayUsage,
     metrics: p.metrics,
     log: p.log,

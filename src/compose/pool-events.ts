@@ -8,19 +8,12 @@
  *   (src/pools/owner-events.ts), with the pool's counts read after the change.
  * - `deleted`: the pool's /ws?pool= subscribers are closed (1000, on every
  *   node) and the gateway forgets its working set.
- *
- * NO_RECHECK: until the rounds (src/pools/rounds.ts) are plugged in, a
- * failure the gateway reports re-checks nothing (the chooser still avoids the
- * upstream for SUSPECT_MS); the integrator passes the rounds' PoolRecheckPort.
  */
 import type { PoolChange } from '../jobs/pool-service';
 import type { Logger } from '../log';
 import type { PoolEventsFeed } from '../pools/events-hub';
 import { ownerStateEvent } from '../pools/owner-events';
-import type { PoolRecheckPort } from '../pools/ports';
 import type { PoolObject } from '../pools/shape';
-
-export const NO_RECHECK: PoolRecheckPort = Object.freeze({ recheck() {} });
 
 export interface OwnerEventsParts {
   feed: Pick<PoolEventsFeed, 'publish' | 'closePool'>;
