@@ -1,9 +1,10 @@
 /**
- * The service's listeners: the public one (HOST/PORT: the API with its
- * pools (the PoolService of compose/pool-sources.ts), /judge, /ws, the dashboard) and the admin one (ADMIN_HOST/ADMIN_PORT, loopback by
- * default: /admin/* with its token, GET /metrics), never the same; then the
- * gateway's (GATEWAY_PORT, only when set: gateway.ts), over the same key
- * cache, its per-account counts in /me, its address in /health.
+ * The service's listeners: the gateway's (GATEWAY_PORT, only when set:
+ * gateway.ts), over the API's key cache, its per-account counts in /me, its
+ * address in /health; the public one (HOST/PORT: the API with its pools (the
+ * PoolService of compose/pool-sources.ts), /judge, /ws, the dashboard); and
+ * the admin one (ADMIN_HOST/ADMIN_PORT, loopback by default: /admin/* with
+ * its token, GET /metrics), never the same.
  *
  * Pool events: the backend's feed serves `GET /ws?pool=` and the gateway's
  * working sets; the owner's pauses, resumes and deletions are told to it
@@ -62,19 +63,48 @@ export interface Listening {
   gatewayPort: number | null;
 }
 
-/** Listens on each; the public URLs are bound to the public listener's port on return. */
+/** What the listeners share: the key cache (the API's and the gateway's), the gateway's per-account counts. */
+interface Shared {
+  findByApiKey: (key: string) => ReturnType<typeof findAccountByApiKey>;
+  /** Forgets every cached key (the admin API changed an account). */
+  forgetKeys: () => void;
+  gatewayUsage: GatewayUsage;
+}
+
+/**
+ * Listens on each: the gateway first (when set), so the public API is made
+ * knowing its address; then the public listener, which binds the public URLs
+ * to its port; then the admin listener.
+ */
 export function startListeners(config: Config, p: ListenerParts): Listening {
+  const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
+  const shared: Shared = {
+    findByApiKey: (key) => keys.get(key, (k) => findAccountByApiKey(p.storage.database.db, k)),
+    forgetKeys: () => keys.clear(),
+    gatewayUsage: new GatewayUsage(),
+  };
+  const { pools } = p;
+  p.undo.push(pools.onChange(ownerPoolEvents({ feed: p.backend.poolEvents, get: (a, id) => pools.get(a, id), log: p.log })));
+  const gatewayPort = serveGateway(config, {
+    findByApiKey: shared.findByApiKey,
+    db: p.storage.database.db,
+    poolEvents: p.backend.poolEvents,
+    recheck: p.recheck,
+    usage: shared.gatewayUsage,
+    metrics: p.metrics,
+    log: p.log,
+    undo: p.undo,
+  });
+  const gateway: GatewayAddress | null = gatewayPort === null ? null : { host: isWildcard(config.gateway.host) ? null : config.gateway.host, port: gatewayPort };
+  const port = listenPublic(config, p, shared, gateway);
+  return { port, adminUrl: listenAdmin(config, p, shared), gatewayPort };
+}
+
+/** The public listener (HOST/PORT): the API, /judge, /ws, the dashboard. Its bound port. */
+function listenPublic(config: Config, p: ListenerParts, shared: Shared, gateway: GatewayAddress | null): number {
   const { database } = p.storage;
-  const db = database.db;
   const { http } = config;
   const retentionMs = config.storage.resultRetentionDays * 86_400_000;
-  const keys = new KeyCache<Awaited<ReturnType<typeof findAccountByApiKey>>>();
-  const findByApiKey = (key: string) => keys.get(key, (k) => findAccountByApiKey(db, k));
-  const gatewayUsage = new GatewayUsage();
-  const { pools } = p;
-  const poolEvents = p.backend.poolEvents;
-  p.undo.push(pools.onChange(ownerPoolEvents({ feed: poolEvents, get: (a, id) => pools.get(a, id), log: p.log })));
-  let gatewayAddress: GatewayAddress | null = null;
   const app = createApp({
     limits: config.limits,
     http,
@@ -85,10 +115,10 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
     now: () => new Date(),
     database,
     accounts: {
-      findByApiKey,
+      findByApiKey: shared.findByApiKey,
       overview: async (accountId, now) => ({
-        ...(await getAccountOverview(db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref)))),
-        gateway: gatewayUsage.of(accountId),
+        ...(await getAccountOverview(database.db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref)))),
+        gateway: shared.gatewayUsage.of(accountId),
       }),
     },
     checks: p.checks,
@@ -97,9 +127,9 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
     publicBase: () => p.urls.base,
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
-    pools,
-    poolEvents,
-    gateway: () => gatewayAddress,
+    pools: p.pools,
+    poolEvents: p.backend.poolEvents,
+    gateway,
     judgeKey: p.judgeKey,
     judgeReach: p.judgeReach,
     regions: p.backend.regions,
@@ -121,26 +151,20 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
   });
   const port = server.server!.port!;
   p.urls.bound(port);
-  // The admin API on its own listener (loopback by default), never on the public one.
-  const adminApp = createAdminApp({ database, adminToken: http.adminToken!, log: p.log, onChange: () => keys.clear(), metrics: p.metrics });
+  return port;
+}
+
+/** The admin API on its own listener (ADMIN_HOST/ADMIN_PORT, loopback by default), never on the public one. Its URL. */
+function listenAdmin(config: Config, p: ListenerParts, shared: Shared): string {
+  const { http } = config;
+  const adminApp = createAdminApp({ database: p.storage.database, adminToken: http.adminToken!, log: p.log, onChange: shared.forgetKeys, metrics: p.metrics });
   const admin = bind({ setting: 'ADMIN_PORT', host: http.adminHost, port: http.adminPort }, () =>
     adminApp.listen({ port: http.adminPort, hostname: http.adminHost, reusePort: false }),
   );
   p.undo.push(async () => {
     await admin.stop(true);
   });
-  const gatewayPort = serveGateway(config, {
-    findByApiKey,
-    db,
-    poolEvents,
-    recheck: p.recheck,
-    usage: gatewayUsage,
-    metrics: p.metrics,
-    log: p.log,
-    undo: p.undo,
-  });
-  if (gatewayPort !== null) gatewayAddress = { host: isWildcard(config.gateway.host) ? null : config.gateway.host, port: gatewayPort };
-  return { port, adminUrl: `http://${reachableHost(http.adminHost)}:${admin.server!.port!}`, gatewayPort };
+  return `http://${reachableHost(http.adminHost)}:${admin.server!.port!}`;
 }
 
 /** A listen address that is every address of the host: clients reach it by the API's host name. */

@@ -84,8 +84,8 @@ export interface AppDeps {
   pools: PoolsPort;
   /** A pool's events to its owner's `GET /ws?pool={id}` (src/pools/events-hub.ts; in a cluster, of every node). */
   poolEvents: Pick<PoolEventsFeed, 'subscribe'>;
-  /** Where the gateway listens (/health `gateway`), read per request; absent or null: no gateway. */
-  gateway?: () => GatewayAddress | null;
+  /** Where the gateway listens (/health `gateway`; bound before the app is made); absent or null: no gateway. */
+  gateway?: GatewayAddress | null;
   /** Who probes from each region: one embedded process (agents 1, capacity endpoints x SLOTS_PER_ENDPOINT), or a cluster's live agents. */
   regions: RegionsPort;
   /** The key this service's own GET /judge signs its answers with (src/probe/codec/integrity.ts). */

@@ -25,7 +25,7 @@ export function publicRoutes(deps: AppDeps) {
       async () => {
         const dbOk = await deps.database.ping();
         const now = deps.now();
-        const gateway = deps.gateway?.() ?? null;
+        const gateway = deps.gateway ?? null;
         const body = {
           status: dbOk ? 'ok' : 'degraded',
           version: deps.version,
