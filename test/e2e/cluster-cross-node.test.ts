@@ -17,6 +17,11 @@
  *   owner's pause and resume done through A once each (pc.pool.<account>),
  *   and its socket is closed 1000 `pool deleted` when A deletes the pool.
  *
+ * - The gateway on node B (GATEWAY_PORT) rotates over a pool made on A: the
+ *   pool's rounds (through the agent) find its proxy working, and B's working
+ *   set, read from the pools' shared state, carries curl's request through
+ *   it (`X-Gateway-Upstream`); B's key cache knows A's account.
+ *
  * Skips unless PostgreSQL and nats-server are there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -26,6 +31,7 @@ import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
 import { ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
+import { curl, startTarget, type Target } from '../helpers/gateway';
 
 const PG = testDatabaseUrl();
 const SECRETS = { RESULT_SECRET: 'cluster-result-secret-0123456789', ADMIN_TOKEN: 'cluster-admin-token-0123456789' };
@@ -76,6 +82,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a job on node A
   let storeA: ServiceStore, storeB: ServiceStore;
   let a: ServiceProcess, b: ServiceProcess;
   let elite: FakeServer, hole: FakeServer;
+  let target: Target;
   let otherKey: string;
 
   const timing = () => ({ NATS_URL: nats.url, AGENT_HEARTBEAT_MS: '300', SHUTDOWN_GRACE_MS: '500' });
@@ -94,7 +101,8 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a job on node A
     storeA = await bed.store();
     storeB = bed.sibling(storeA);
     a = await bed.spawn(storeA, { env: apiEnv() });
-    [b] = await Promise.all([bed.spawn(storeB, { env: apiEnv() }), bed.spawn(storeA, { env: { ...timing(), ROLE: 'agent', REGION: 'us1', AGENT_SLOTS: '20' } })]);
+    target = startTarget();
+    [b] = await Promise.all([bed.spawn(storeB, { env: { ...apiEnv(), GATEWAY_PORT: '0' } }), bed.spawn(storeA, { env: { ...timing(), ROLE: 'agent', REGION: 'us1', AGENT_SLOTS: '20' } })]);
     await until('the agent to be live on A', async () => (await call(`${a.url}/regions`)).body.regions.find((r: { code: string }) => r.code === 'us1').agents === 1, 10_000);
     // a second account (the admin API of node B; accounts live in the shared database)
     const adminUrl = String(b.logs.find((l) => l.msg === 'ready')?.adminUrl);
@@ -111,6 +119,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a job on node A
     await bed.cleanup();
     await elite?.close();
     await hole?.close();
+    await target?.stop();
     await nats?.stop();
   }, 30_000);
 
@@ -137,6 +146,26 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a job on node A
     expect(await closedWithin(onB, 5000, 'B')).toEqual({ code: 1000, reason: 'pool deleted' });
     expect(await closedWithin(onA, 5000, 'A')).toEqual({ code: 1000, reason: 'pool deleted' });
   });
+
+  test("the gateway on B rotates over a pool made on A: its working proxy, found by the pools' rounds, carries curl's request", async () => {
+    const gatewayPort = Number(b.logs.find((l) => l.msg === 'gateway listening')?.port);
+    expect(gatewayPort).toBeGreaterThan(0);
+    const made = await call(`${a.url}/pools`, { method: 'POST', headers: { 'x-api-key': a.key }, json: { name: 'gw', type: 'http', region: 'us1', https: false, proxies: [`127.0.0.1:${elite.port}`] } });
+    expect(made.status, made.text).toBe(201);
+    const id = String(made.body.id);
+    try {
+      await until('the pool\'s proxy to be working (as B reads it)', async () => (await call(`${b.url}/pools/${id}`, { headers: { 'x-api-key': b.key } })).body.counts?.working === 1, 20_000);
+      const seen = target.seen.length;
+      const r = await curl(['-x', `http://pool-${id}:${b.key}@127.0.0.1:${gatewayPort}`, `http://127.0.0.1:${target.port}/through-b`]);
+      expect(r.status, r.body).toBe(200);
+      expect(r.headers.get('x-gateway-upstream')).toBe(`127.0.0.1:${elite.port}`);
+      expect(target.seen.slice(seen).map((x) => x.path)).toEqual(['/through-b']);
+      // another account's key: the pool is not its own
+      expect((await curl(['-x', `http://pool-${id}:${otherKey}@127.0.0.1:${gatewayPort}`, `http://127.0.0.1:${target.port}/`])).status).toBe(407);
+    } finally {
+      await call(`${a.url}/pools/${id}`, { method: 'DELETE', headers: { 'x-api-key': a.key } });
+    }
+  }, 40_000);
 
   test('WebSocket subscribers on B follow a job on A: progress, the final, result_url only for the owner; the link from A downloads from B', async () => {
     const jobId = `cross-node-${Date.now()}`;
