@@ -27,28 +27,14 @@ import { createPool } from '../../src/pools/store';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
 import type { ProxyAddress } from '../../src/proxy/types';
 import { freshPglite, type TestDatabase } from '../helpers/db';
-import { curl, GATEWAY_KEY, OTHER_KEY, startTarget, startTestGateway, type CurlResult, type SeenRequest, type Target } from '../helpers/gateway';
+import { curl, GATEWAY_KEY, OTHER_KEY, startTarget, startTestGateway, type CurlResult, type Target } from '../helpers/gateway';
 import { failed, seedVerdicts, working } from '../helpers/pool-seed';
 import { missingPackages, missingReason, reportUnavailable, stopAllDaemons, type RunningDaemon } from './daemons';
-import { startDante, startSquid, startTinyproxy } from './zoo';
+import { DANTE_SOURCE, GATEWAY_ZOO, startDante, startSquid, startTinyproxy, throughWhom } from './zoo';
 
-const missing = missingPackages([
-  { pkg: 'squid', bin: 'squid' },
-  { pkg: 'tinyproxy', bin: 'tinyproxy' },
-  { pkg: 'dante-server', bin: 'danted' },
-  { pkg: 'curl', bin: 'curl' },
-]);
+const missing = missingPackages(GATEWAY_ZOO);
 
 const POOL = 'realpool0001';
-const DANTE_SOURCE = '127.0.0.2';
-
-function throughWhom(s: SeenRequest): string {
-  if (s.via?.includes('squid')) return 'squid';
-  if (s.via?.includes('tinyproxy')) return 'tinyproxy';
-  if (s.peer.endsWith(DANTE_SOURCE)) return 'dante';
-  return `unknown (via ${s.via}, peer ${s.peer})`;
-}
-
 if (missing.length > 0) {
   reportUnavailable('gateway over a real pool', missingReason(missing));
 } else {

@@ -15,27 +15,13 @@
  * write is what the gateway serves.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { curl, startTarget, type SeenRequest, type Target } from '../helpers/gateway';
+import { curl, startTarget, type Target } from '../helpers/gateway';
 import { serviceStore, spawnService, until, type ServiceProcess, type ServiceStore } from '../helpers/process';
 import { call } from '../helpers/service';
 import { missingPackages, missingReason, reportUnavailable, stopAllDaemons, type RunningDaemon } from './daemons';
-import { startDante, startSquid, startTinyproxy } from './zoo';
+import { DANTE_SOURCE, GATEWAY_ZOO, startDante, startSquid, startTinyproxy, throughWhom } from './zoo';
 
-const missing = missingPackages([
-  { pkg: 'squid', bin: 'squid' },
-  { pkg: 'tinyproxy', bin: 'tinyproxy' },
-  { pkg: 'dante-server', bin: 'danted' },
-  { pkg: 'curl', bin: 'curl' },
-]);
-
-const DANTE_SOURCE = '127.0.0.2';
-
-function throughWhom(s: SeenRequest): string {
-  if (s.via?.includes('squid')) return 'squid';
-  if (s.via?.includes('tinyproxy')) return 'tinyproxy';
-  if (s.peer.endsWith(DANTE_SOURCE)) return 'dante';
-  return `unknown (via ${s.via}, peer ${s.peer})`;
-}
+const missing = missingPackages(GATEWAY_ZOO);
 
 if (missing.length > 0) {
   reportUnavailable('the gateway in the service over a checked pool', missingReason(missing));

@@ -17,31 +17,16 @@ import { connect, type Socket } from 'node:net';
 import { FailureThrottle } from '../../src/admin/throttle';
 import type { RunningGateway } from '../../src/gateway/gateway';
 import { buildSocks5Auth, buildSocks5Connect } from '../../src/probe/codec/socks-codec';
-import { curl, GATEWAY_KEY, MemoryGatewayPools, OTHER_KEY, startTarget, startTestGateway, upstreamOf, type CurlResult, type SeenRequest, type Target } from '../helpers/gateway';
+import { curl, GATEWAY_KEY, MemoryGatewayPools, OTHER_KEY, startTarget, startTestGateway, upstreamOf, type CurlResult, type Target } from '../helpers/gateway';
 import { missingPackages, missingReason, reportUnavailable, stopAllDaemons, type RunningDaemon } from './daemons';
-import { startDante, startSquid, startTinyproxy } from './zoo';
+import { DANTE_SOURCE, GATEWAY_ZOO, startDante, startSquid, startTinyproxy, throughWhom } from './zoo';
 
-const missing = missingPackages([
-  { pkg: 'squid', bin: 'squid' },
-  { pkg: 'tinyproxy', bin: 'tinyproxy' },
-  { pkg: 'dante-server', bin: 'danted' },
-  { pkg: 'curl', bin: 'curl' },
-]);
+const missing = missingPackages(GATEWAY_ZOO);
 
 const POOL = 'gwpool0000a';
 const OTHER_POOL = 'gwpool0000b';
-const DANTE_SOURCE = '127.0.0.2';
-
 function proxyUrl(gw: RunningGateway, user: string, key: string): string {
   return `http://${encodeURIComponent(user)}:${encodeURIComponent(key)}@127.0.0.1:${gw.port}`;
-}
-
-/** Which daemon a request reached the target through. */
-function throughWhom(s: SeenRequest): string {
-  if (s.via?.includes('squid')) return 'squid';
-  if (s.via?.includes('tinyproxy')) return 'tinyproxy';
-  if (s.peer.endsWith(DANTE_SOURCE)) return 'dante';
-  return `unknown (via ${s.via}, peer ${s.peer})`;
 }
 
 /** A raw SOCKS5 dialog with the gateway: greeting, auth, CONNECT; the replies as bytes. */

@@ -5,7 +5,8 @@
  * bench/gateway.ts start theirs here.
  */
 import { danteConf, microsocksArgs, squidConf, SQUID_NCSA_HELPER, tinyproxyConf, type DanteOptions, type SquidOptions, type TinyproxyOptions } from './configs';
-import { findBinary, isRoot, startDaemon, uniqueServiceName, type RunningDaemon } from './daemons';
+import type { SeenRequest } from '../helpers/gateway';
+import { findBinary, isRoot, startDaemon, uniqueServiceName, type Requirement, type RunningDaemon } from './daemons';
 
 export interface ZooSquidOptions extends Partial<Omit<SquidOptions, 'port' | 'dir' | 'asRoot' | 'htpasswd' | 'ncsaHelper'>> {
   /** An htpasswd line (credentials.ts htpasswdLine): basic auth for every request. */
@@ -58,4 +59,23 @@ export function startDante(name: string, o: Omit<DanteOptions, 'port' | 'asRoot'
 
 export function startMicrosocks(name: string, auth?: { user: string; password: string }): Promise<RunningDaemon> {
   return startDaemon({ name: `microsocks ${name}`, bin: findBinary('microsocks') as string, args: (_dir, port) => microsocksArgs(port, auth) });
+}
+
+/** What the gateway's interop tests need: the three daemons of its pools and curl. */
+export const GATEWAY_ZOO: Requirement[] = [
+  { pkg: 'squid', bin: 'squid' },
+  { pkg: 'tinyproxy', bin: 'tinyproxy' },
+  { pkg: 'dante-server', bin: 'danted' },
+  { pkg: 'curl', bin: 'curl' },
+];
+
+/** The address the gateway tests' dante leaves from (its `external`), so a target can tell it apart. */
+export const DANTE_SOURCE = '127.0.0.2';
+
+/** Which daemon a request reached the target through: squid and tinyproxy by their Via, dante by its source address. */
+export function throughWhom(s: SeenRequest): string {
+  if (s.via?.includes('squid')) return 'squid';
+  if (s.via?.includes('tinyproxy')) return 'tinyproxy';
+  if (s.peer.endsWith(DANTE_SOURCE)) return 'dante';
+  return `unknown (via ${s.via}, peer ${s.peer})`;
 }
