@@ -86,6 +86,7 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
     workers: backend.workers,
     runningJobs: () => checks.runningJobs,
     hub: backend.hub,
+    poolEvents: backend.poolEvents,
     lease: storage.lease,
     ...(backend.queue !== undefined ? { queue: backend.queue } : {}),
   });

@@ -21,6 +21,7 @@
  *   proxycheck_jobs_running                       gauge    check jobs running now
  *   proxycheck_jobs_finished_total{state}         counter  jobs that ended: state completed | failed
  *   proxycheck_ws_subscribers                     gauge    progress hub: open /ws subscriptions
+ *   proxycheck_pool_ws_subscribers                gauge    pool events: open /ws?pool= subscriptions
  *   proxycheck_node_lease_live                    gauge    1 while this node's lease is live, 0 once lapsed or released
  *   proxycheck_shards_redelivered_total           counter  shards a cluster work queue delivered again; 0 embedded (no queue)
  *   proxycheck_results_duplicate_total            counter  probe results a cluster node received again and dropped; 0 embedded
@@ -53,6 +54,8 @@ export interface MetricSources {
   /** Check jobs running now (CheckService.runningJobs). */
   runningJobs: () => number;
   hub: { readonly subscribers: number };
+  /** The pools' events feed (its /ws?pool= subscriptions). */
+  poolEvents: { readonly subscribers: number };
   lease: { readonly live: boolean };
   /** A cluster's work queues (absent embedded: the gauge has no samples). Asked at scrape time; it caches. */
   queue?: { depth(): Promise<ReadonlyMap<string, { waiting: number; delivered: number }>> };
@@ -76,6 +79,7 @@ export const METRIC_NAMES = Object.freeze({
   jobsRunning: 'proxycheck_jobs_running',
   jobsFinished: 'proxycheck_jobs_finished_total',
   wsSubscribers: 'proxycheck_ws_subscribers',
+  poolWsSubscribers: 'proxycheck_pool_ws_subscribers',
   nodeLeaseLive: 'proxycheck_node_lease_live',
   shardsRedelivered: 'proxycheck_shards_redelivered_total',
   duplicateResults: 'proxycheck_results_duplicate_total',
@@ -169,6 +173,7 @@ export class ServiceMetrics {
     gauge(N.probeShardsRunning, 'Shards sent to probe lanes and not yet ended.', () => sources.workers.stats.running);
     gauge(N.jobsRunning, 'Check jobs running now.', sources.runningJobs);
     gauge(N.wsSubscribers, 'Open progress subscriptions (/ws).', () => sources.hub.subscribers);
+    gauge(N.poolWsSubscribers, "Open pool events subscriptions (/ws?pool=).", () => sources.poolEvents.subscribers);
     gauge(N.nodeLeaseLive, "1 while this node's lease is live, 0 once it lapsed or was released.", () => (sources.lease.live ? 1 : 0));
     const queue = sources.queue;
     new Gauge({

@@ -5,10 +5,13 @@
  * `pool.paused` (reason owner) / `pool.resumed`; DELETE closes the socket
  * (1000). Refusals before the upgrade: no key 401 (whatever WS_REQUIRE_AUTH),
  * a wrong key 401, an unknown pool, a malformed id and another account's pool
- * alike 404. /health names the gateway's address.
+ * alike 404. /health names the gateway's address; /metrics counts the open
+ * sockets (proxycheck_pool_ws_subscribers).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { METRIC_NAMES } from '../../src/metrics/service-metrics';
 import { proxyEvent, type PoolEvent } from '../../src/pools/events';
+import { sampleValue } from '../helpers/prometheus';
 import { call, startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -81,7 +84,13 @@ describe('GET /ws?pool=', () => {
     expect(owner.events).toEqual([e]);
     expect(ownerSecond.events).toEqual([]);
     expect(theirs.events).toEqual([]);
+    // counted in the admin listener's /metrics while open
+    const gauge = async () => sampleValue(await (await fetch(`${t.adminUrl}/metrics`)).text(), METRIC_NAMES.poolWsSubscribers);
+    expect(await gauge()).toBe(3);
     for (const s of [owner, ownerSecond, theirs]) s.ws.close();
+    await Promise.all([owner, ownerSecond, theirs].map((s) => s.closed));
+    for (let i = 0; i < 100 && (await gauge()) !== 0; i++) await Bun.sleep(20);
+    expect(await gauge()).toBe(0);
   });
 
   test('the owner pauses and resumes: pool.paused (reason owner) then pool.resumed, with the counts', async () => {

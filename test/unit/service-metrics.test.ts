@@ -14,7 +14,7 @@ function fakeSources() {
     us1: { capacity: 128, inFlight: 0, pending: [] },
     de1: { capacity: 64, inFlight: 0, pending: [] },
   };
-  const state = { running: 0, subscribers: 0, live: true, queued: 0, running_: 0 };
+  const state = { running: 0, subscribers: 0, poolSubscribers: 0, live: true, queued: 0, running_: 0 };
   const sources: MetricSources = {
     regions: ['us1', 'de1'],
     scheduler: {
@@ -37,6 +37,11 @@ function fakeSources() {
     hub: {
       get subscribers() {
         return state.subscribers;
+      },
+    },
+    poolEvents: {
+      get subscribers() {
+        return state.poolSubscribers;
       },
     },
     lease: {
@@ -69,7 +74,7 @@ describe('ServiceMetrics', () => {
     load.us1!.inFlight = 100;
     load.us1!.pending = [5, 7];
     load.de1!.inFlight = 9;
-    Object.assign(state, { running: 2, subscribers: 4, live: false, queued: 6, running_: 11 });
+    Object.assign(state, { running: 2, subscribers: 4, poolSubscribers: 3, live: false, queued: 6, running_: 11 });
     text = await m.render();
     expect(sampleValue(text, N.probesInFlight)).toBe(109);
     expect(sampleValue(text, N.regionProbesInFlight, { region: 'us1' })).toBe(100);
@@ -78,6 +83,7 @@ describe('ServiceMetrics', () => {
     expect(sampleValue(text, N.regionProbesWaiting, { region: 'de1' })).toBe(0);
     expect(sampleValue(text, N.jobsRunning)).toBe(2);
     expect(sampleValue(text, N.wsSubscribers)).toBe(4);
+    expect(sampleValue(text, N.poolWsSubscribers)).toBe(3);
     expect(sampleValue(text, N.nodeLeaseLive)).toBe(0);
     expect(sampleValue(text, N.probeShardsQueued)).toBe(6);
     expect(sampleValue(text, N.probeShardsRunning)).toBe(11);
