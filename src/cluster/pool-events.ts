@@ -8,10 +8,10 @@
  * - publish / closePool: the local hub first (this node's subscribers and
  *   watchers), then one message on pc.pool.<account>. A NATS failure is
  *   logged once per failure streak, never thrown at the publisher.
- * - subscribe / watch: handed to the local hub, and the account followed:
- *   one NATS subscription per account, counted by the local subscriptions and
- *   watchers on it, dropped with the last one (a subscriber the hub closes
- *   releases its count too).
+ * - subscribe / watch: handed to the local hub, and the account followed
+ *   (./subject-follows.ts): one NATS subscription per account, counted by the
+ *   local subscriptions and watchers on it, dropped with the last one (a
+ *   subscriber the hub closes releases its count too).
  * - Heard from NATS: a message of this node (same node id) is dropped (the
  *   hub had it); another node's is fed to the local hub (hub.publish /
  *   hub.closePool), never published again.
@@ -19,12 +19,13 @@
  * Follows per account:  (none) --first local listener--> following (SUB)
  *   following --last local listener gone--> (none) (UNSUB)
  */
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log';
 import type { PoolEvent } from '../pools/events';
 import { PoolEventsHub, type PoolEventsFeed, type PoolHubOptions, type PoolWatcher, type Subscriber, type SubscribeOutcome } from '../pools/events-hub';
 import { decodePoolEventsWire, encodePoolEventsWire, poolEventsSubject } from './pool-events-wire';
 import { isSubjectToken } from './protocol';
+import { SubjectFollows } from './subject-follows';
 
 export interface ClusterPoolEventsOptions {
   nc: NatsConnection;
@@ -34,17 +35,12 @@ export interface ClusterPoolEventsOptions {
   hubOptions?: PoolHubOptions;
 }
 
-interface Follow {
-  sub: Subscription | null;
-  refs: number;
-}
-
 export class ClusterPoolEvents implements PoolEventsFeed {
   readonly hub: PoolEventsHub;
   readonly #nc: NatsConnection;
   readonly #nodeId: string;
   readonly #log: Logger;
-  readonly #follows = new Map<string, Follow>();
+  readonly #follows: SubjectFollows<null>;
   #failing = false;
   #closed = false;
   /** Messages dropped as malformed (tests, metrics). */
@@ -56,6 +52,13 @@ export class ClusterPoolEvents implements PoolEventsFeed {
     this.#nodeId = o.nodeId;
     this.#log = o.log;
     this.hub = o.hub ?? new PoolEventsHub(o.hubOptions);
+    this.#follows = new SubjectFollows<null>({
+      nc: o.nc,
+      subject: poolEventsSubject,
+      init: () => null,
+      onMessage: (accountId, _f, data) => this.#onMessage(accountId, data),
+      onError: (err) => this.#log.warn('cluster pool events: subscribe failed; events of other nodes are not heard here', { err }),
+    });
   }
 
   get subscribers(): number {
@@ -92,7 +95,7 @@ export class ClusterPoolEvents implements PoolEventsFeed {
     };
     const out = this.hub.subscribe(accountId, poolId, wrapped);
     if (!out.ok || closed || this.#closed) return out;
-    const r = this.#follow(accountId);
+    const r = this.#follows.follow(accountId);
     release = r;
     return {
       ok: true,
@@ -106,7 +109,7 @@ export class ClusterPoolEvents implements PoolEventsFeed {
   watch(accountId: string, fn: PoolWatcher): () => void {
     const stop = this.hub.watch(accountId, fn);
     if (this.#closed) return stop;
-    const release = this.#follow(accountId);
+    const release = this.#follows.follow(accountId);
     return () => {
       stop();
       release();
@@ -116,9 +119,7 @@ export class ClusterPoolEvents implements PoolEventsFeed {
   /** Stops every NATS subscription and closes the hub's subscribers. Safe twice. */
   closeAll(): void {
     this.#closed = true;
-    const follows = [...this.#follows.values()];
-    this.#follows.clear();
-    for (const f of follows) this.#unsubscribe(f);
+    this.#follows.closeAll();
     this.hub.closeAll();
   }
 
@@ -132,46 +133,6 @@ export class ClusterPoolEvents implements PoolEventsFeed {
       this.#failing = true;
       this.#log.warn('cluster pool events: publish failed; other nodes miss pool events until NATS is back', { err });
     }
-  }
-
-  /** Counts one local listener on the account (subscribing on the first); returns its release (idempotent). */
-  #follow(accountId: string): () => void {
-    let f = this.#follows.get(accountId);
-    if (f === undefined) {
-      const entry: Follow = { sub: null, refs: 0 };
-      f = entry;
-      this.#follows.set(accountId, entry);
-      try {
-        entry.sub = this.#nc.subscribe(poolEventsSubject(accountId), {
-          callback: (err, msg) => {
-            if (err === null) this.#onMessage(accountId, msg.data);
-          },
-        });
-      } catch (err) {
-        this.#log.warn('cluster pool events: subscribe failed; events of other nodes are not heard here', { err });
-      }
-    }
-    const entry = f;
-    entry.refs++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      entry.refs--;
-      if (entry.refs === 0 && this.#follows.get(accountId) === entry) {
-        this.#follows.delete(accountId);
-        this.#unsubscribe(entry);
-      }
-    };
-  }
-
-  #unsubscribe(f: Follow): void {
-    try {
-      f.sub?.unsubscribe();
-    } catch {
-      // the connection is closed: nothing to undo
-    }
-    f.sub = null;
   }
 
   #onMessage(accountId: string, data: Uint8Array): void {

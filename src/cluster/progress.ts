@@ -24,7 +24,7 @@
  * subscribe(jobId, sub) hands `sub` to the local hub. If this node runs the job
  * (origin) or holds its final, that is all. Otherwise, while the hub keeps the
  * subscriber waiting, the node follows the job: one NATS subscription per jobId,
- * reference-counted by the waiting subscribers. Follow entries:
+ * reference-counted by the waiting subscribers (./subject-follows.ts). Follow entries:
  *
  *   (none) --first waiting sub--> following: SUB pc.progress.<jobId>, then KV get
  *   following --message from another node--> hub.publish(owner, state, final)
@@ -43,7 +43,7 @@
  * the owner, so another account's subscriber is closed 1008 as on the origin,
  * and only the owner's authenticated subscribers get `result_url`.
  */
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { isJobId } from '../job-id';
 import type { ProgressPort, Subscriber, SubscribeOutcome } from '../jobs/ports';
@@ -51,6 +51,7 @@ import { ProgressThrottle, type ProgressState } from '../jobs/progress';
 import { ProgressHub, type HubOptions } from '../jobs/progress-hub';
 import type { Logger } from '../log';
 import { isSubjectToken } from './protocol';
+import { SubjectFollows, type Follow } from './subject-follows';
 import { decodeProgressWire, encodeProgressWire, FINALS_BUCKET, isTerminalPhase, MAX_WIRE_BYTES, progressSubject, type ProgressWire } from './progress-wire';
 
 export const DEFAULT_LINGER_MS = 60_000;
@@ -89,10 +90,8 @@ interface Outgoing {
   final: { resultUrl: string | null } | null;
 }
 
-interface Follow {
-  sub: Subscription | null;
-  /** Subscribers the local hub keeps waiting on this job. */
-  refs: number;
+/** What a follow of a job knows (its `refs`: the subscribers the local hub keeps waiting on it). */
+interface Heard {
   /** A message from another node was fed to the hub. */
   heard: boolean;
   /** The final was fed to the hub. */
@@ -108,7 +107,7 @@ export class ClusterProgress implements ProgressPort {
   readonly #intervalMs: number;
   /** Jobs running on this node: their NATS throttle. */
   readonly #origin = new Map<string, ProgressThrottle<Outgoing>>();
-  readonly #follows = new Map<string, Follow>();
+  readonly #follows: SubjectFollows<Heard>;
   /** Finals being put and published. */
   readonly #pending = new Set<Promise<void>>();
   #failing = false;
@@ -124,6 +123,18 @@ export class ClusterProgress implements ProgressPort {
     this.#log = o.log;
     this.#intervalMs = o.intervalMs ?? 100;
     this.hub = o.hub ?? new ProgressHub(o.hubOptions);
+    this.#follows = new SubjectFollows<Heard>({
+      nc: o.nc,
+      subject: progressSubject,
+      init: () => ({ heard: false, ended: false }),
+      onMessage: (jobId, f, data) => this.#onMessage(jobId, f, data),
+      onSubscribed: (jobId, f) => this.#readFinal(jobId, f), // after the SUB: race-free against put-then-publish
+      onDropped: (jobId) => {
+        if (!this.#origin.has(jobId)) this.hub.forget(jobId);
+      },
+      onError: (err) => this.#failed('subscribe', err),
+      deferDrop: true, // never inside a hub call that is closing subscribers
+    });
   }
 
   /** Open /ws subscriptions on this node (the metrics gauge, as ProgressHub.subscribers). */
@@ -176,7 +187,7 @@ export class ClusterProgress implements ProgressPort {
     };
     const out = this.hub.subscribe(jobId, waiting);
     if (!out.ok || closed) return out;
-    const r = this.#follow(jobId);
+    const r = this.#follows.follow(jobId);
     release = r;
     return {
       ok: true,
@@ -192,9 +203,7 @@ export class ClusterProgress implements ProgressPort {
     this.#closed = true;
     for (const t of this.#origin.values()) t.close();
     this.#origin.clear();
-    const follows = [...this.#follows.values()];
-    this.#follows.clear();
-    for (const f of follows) this.#unsubscribe(f);
+    this.#follows.closeAll();
     this.hub.closeAll();
   }
 
@@ -246,52 +255,7 @@ export class ClusterProgress implements ProgressPort {
     this.#log.warn(`cluster progress: ${what} failed; other nodes miss progress until NATS is back`, { err });
   }
 
-  /** Counts one waiting subscriber on `jobId`'s follow (creating it); returns its release (idempotent). */
-  #follow(jobId: string): () => void {
-    let f = this.#follows.get(jobId);
-    if (f === undefined) {
-      const entry: Follow = { sub: null, refs: 0, heard: false, ended: false };
-      f = entry;
-      this.#follows.set(jobId, entry);
-      try {
-        entry.sub = this.#nc.subscribe(progressSubject(jobId), {
-          callback: (err, msg) => {
-            if (err === null) this.#onMessage(jobId, entry, msg.data);
-          },
-        });
-        this.#readFinal(jobId, entry);
-      } catch (err) {
-        this.#failed('subscribe', err);
-      }
-    }
-    const entry = f;
-    entry.refs++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      entry.refs--;
-      if (entry.refs === 0) queueMicrotask(() => this.#dropIfIdle(jobId, entry));
-    };
-  }
-
-  #dropIfIdle(jobId: string, f: Follow): void {
-    if (f.refs > 0 || this.#follows.get(jobId) !== f) return;
-    this.#follows.delete(jobId);
-    this.#unsubscribe(f);
-    if (!this.#origin.has(jobId)) this.hub.forget(jobId);
-  }
-
-  #unsubscribe(f: Follow): void {
-    try {
-      f.sub?.unsubscribe();
-    } catch {
-      // the connection is closed: nothing to undo
-    }
-    f.sub = null;
-  }
-
-  #readFinal(jobId: string, f: Follow): void {
+  #readFinal(jobId: string, f: Follow<Heard>): void {
     void (async () => {
       let value: Uint8Array | null = null;
       try {
@@ -301,7 +265,7 @@ export class ClusterProgress implements ProgressPort {
         this.#log.debug('cluster progress: final not read', { jobId, err });
         return;
       }
-      if (value === null || this.#follows.get(jobId) !== f || f.heard || f.ended || this.#origin.has(jobId)) return;
+      if (value === null || this.#follows.get(jobId) !== f || f.state.heard || f.state.ended || this.#origin.has(jobId)) return;
       const w = decodeProgressWire(value);
       if (w === null || w.state.jobId !== jobId || !isTerminalPhase(w.state.phase)) {
         this.malformed++;
@@ -311,8 +275,8 @@ export class ClusterProgress implements ProgressPort {
     })();
   }
 
-  #onMessage(jobId: string, f: Follow, data: Uint8Array): void {
-    if (this.#follows.get(jobId) !== f || f.ended) return;
+  #onMessage(jobId: string, f: Follow<Heard>, data: Uint8Array): void {
+    if (this.#follows.get(jobId) !== f || f.state.ended) return;
     const w = decodeProgressWire(data);
     if (w === null || w.state.jobId !== jobId) {
       this.malformed++;
@@ -322,9 +286,9 @@ export class ClusterProgress implements ProgressPort {
     this.#feed(f, w);
   }
 
-  #feed(f: Follow, w: ProgressWire): void {
-    f.heard = true;
-    if (isTerminalPhase(w.state.phase)) f.ended = true;
+  #feed(f: Follow<Heard>, w: ProgressWire): void {
+    f.state.heard = true;
+    if (isTerminalPhase(w.state.phase)) f.state.ended = true;
     this.hub.publish(w.owner, w.state, w.final);
   }
 }
