@@ -10,8 +10,9 @@
  * The timer: next at the earliest due time (store.nextDue), never sooner than
  * MIN_TICK_MS after the last tick nor later than MAX_SLEEP_MS (a cluster's
  * other nodes change pools this node does not hear of). Woken early (still at
- * most once per MIN_TICK_MS) by a pool created or changed (PoolService
- * onChange), by recheck(), and by a round's end. A pool deleted or paused by
+ * most once per MIN_TICK_MS) by a pool created or changed, or given
+ * proxies by its list URLs (PoolService onChange: `sourced`), by recheck(),
+ * and by a round's end. A pool deleted or paused by
  * its owner has its running round on this node cut short. A pool that could not pay
  * (pause / wait) is looked at again after WAIT_RECHECK_MS, not every tick.
  *

@@ -9,7 +9,8 @@
  * `GET /ws?pool=`): `created` (a new pool, its proxies due at once),
  * `updated` (settings, state or members changed; `previousState` and `state`
  * say whether the owner paused or resumed it, `added` how many proxies are
- * new and due at once), `deleted`. A listener that throws is logged and
+ * new and due at once), `sourced` (a list URL added `added` proxies, due at
+ * once: told by PoolSources through `sourced()`), `deleted`. A listener that throws is logged and
  * does not undo the change or keep the others from hearing of it.
  *
  * Nothing here charges: pools are charged per round by the scheduling side
@@ -27,6 +28,7 @@ import type { PoolCreate, PoolPatch, PoolState } from '../pools/types';
 export type PoolChange =
   | { kind: 'created'; accountId: string; poolId: string; added: number }
   | { kind: 'updated'; accountId: string; poolId: string; previousState: PoolState; state: PoolState; added: number; removed: number }
+  | { kind: 'sourced'; accountId: string; poolId: string; added: number }
   | { kind: 'deleted'; accountId: string; poolId: string };
 
 export type PoolChangeListener = (change: PoolChange) => void;
@@ -91,6 +93,11 @@ export class PoolService {
     const u = await store.updatePool(this.#db, accountId, poolId, patch, this.limits, this.#now());
     if (u !== null) this.#tell({ kind: 'updated', accountId, poolId, previousState: u.previousState, state: u.pool.state, added: u.added, removed: u.removed });
     return u;
+  }
+
+  /** A pool's list URL added `added` proxies (committed by PoolSources): told to the listeners. */
+  sourced(accountId: string, poolId: string, added: number): void {
+    this.#tell({ kind: 'sourced', accountId, poolId, added });
   }
 
   async delete(accountId: string, poolId: string): Promise<boolean> {

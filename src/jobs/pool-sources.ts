@@ -7,7 +7,9 @@
  * (src/pools/store.ts addSourceProxies: what does not fit is counted in
  * `not_added`, `limit` says which limit), and records the outcome where the
  * pool object shows it (`sources[].last_fetch`, `next_fetch_at`). Addresses
- * that left the list stay in the pool until their owner removes them.
+ * that left the list stay in the pool until their owner removes them. New
+ * addresses are told to the pool service (`sourced`: a `sourced` change),
+ * so the rounds check them at once rather than at their next tick.
  *
  * Fetches go through src/jobs/source-fetch.ts (SSRF guard per hop, size cap,
  * deadline), `concurrency` at a time. A failed fetch records its code and is
@@ -65,8 +67,8 @@ export interface PoolSourcesOptions {
   limits: PoolLimits;
   /** The body of a list URL (src/jobs/source-fetch.ts fetchSource with the service's options); rejects with a SOURCE_* code. */
   fetch: (url: string, signal: AbortSignal) => Promise<string>;
-  /** Where pool changes are heard (PoolService.onChange). */
-  changes?: { onChange(listener: PoolChangeListener): () => void };
+  /** Where pool changes are heard (PoolService.onChange) and the addresses a source added are told (PoolService.sourced). */
+  changes?: { onChange(listener: PoolChangeListener): () => void; sourced(accountId: string, poolId: string, added: number): void };
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   clock?: Clock;
   pollMs?: number;
@@ -89,7 +91,7 @@ export class PoolSources {
     this.#o = o;
     this.#clock = o.clock ?? systemClock;
     this.#unsubscribe = o.changes?.onChange((c) => {
-      if (c.kind !== 'deleted') this.wake();
+      if (c.kind !== 'deleted' && c.kind !== 'sourced') this.wake(); // 'sourced' is its own
     }) ?? (() => {});
   }
 
@@ -185,6 +187,7 @@ export class PoolSources {
       outcome.added = r.added;
       outcome.not_added = r.notAdded;
       outcome.limit = r.limit;
+      if (r.added > 0) this.#o.changes?.sourced(s.accountId, s.poolId, r.added);
     } catch (err) {
       if (abort.signal.aborted && this.#machine.state === 'stopped') {
         // stopped mid-fetch: due again at once for the next start (or another node)

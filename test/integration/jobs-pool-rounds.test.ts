@@ -18,6 +18,8 @@
  *   `blocked_target`, its unit refunded;
  * - recheck() makes the named proxies due now, coalesced, at the next tick;
  *   a proxy of another pool is ignored;
+ * - proxies a pool's source added are checked at once: PoolService.sourced
+ *   (what PoolSources calls) wakes the timer;
  * - a round whose node dies: its scan carries the node, so a live node's
  *   orphan sweep refunds the whole reservation (and the dead round, should
  *   it settle after all, refunds nothing twice); its proxies stay claimed
@@ -38,6 +40,7 @@ import type { ProbeSettings } from '../../src/probe/types';
 import { memoryLogger } from '../../src/log';
 import type { PoolEvent } from '../../src/pools/events';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
+import { addSourceProxies } from '../../src/pools/store';
 import type { ProbeResult } from '../../src/probe/types';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
@@ -335,5 +338,38 @@ describe('PoolRounds', () => {
     ]);
     expect(r.runningRounds).toBe(0);
     await r.stop();
+  }, 20_000);
+  test("proxies a pool's source added are checked at once: the `sourced` change wakes the rounds (nothing else is due for 30 s)", async () => {
+    const own = await freshDatabase(); // this pool alone: no other pool's due time wakes the timer
+    try {
+      const account = (await createAccount(own.db, { email: 'sourced@example.com', checks: 100 })).id;
+      const limits = { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 };
+      const pools = new PoolService({ db: own.db, limits, log });
+      const events = new Recorder();
+      const r = new PoolRounds({ db: own.db, execution: new TableExecution(() => 'working'), ledger: databaseLedger(own.db), settings: settingsOf, geo: { lookup: () => null as never }, events, log, pools, stopGraceMs: 3000 });
+      made.push(r);
+      await r.start();
+      const { pool } = await pools.create(account, {
+        settings: { name: 'from a list', type: 'http', region: 'us1', intervalS: 600, timeoutMs: 1000, https: false, customUrls: [], sources: [] },
+        proxies: [],
+        totalInvalid: 0,
+        totalDuplicates: 0,
+      });
+      await Bun.sleep(300); // the ticks of the start and the creation found nothing due: the timer sleeps MAX_SLEEP_MS
+      // what PoolSources does after a fetch: the addresses added, due at once ...
+      const added = await addSourceProxies(own.db, account, pool.id, 'http', parsed(['10.9.0.1:80', '10.9.0.2:80']), limits, Date.now());
+      expect(added.added).toBe(2);
+      await Bun.sleep(1000);
+      expect(events.of(pool.id, 'round.completed')).toEqual([]); // not yet: nobody told the rounds
+      // ... then told
+      const told = Date.now();
+      pools.sourced(account, pool.id, added.added);
+      await until('round.completed', () => events.of(pool.id, 'round.completed').length === 1, 5000);
+      expect(Date.now() - told).toBeLessThan(5000);
+      expect(events.of(pool.id, 'round.completed')[0]!.round).toMatchObject({ checked: 2, working: 2 });
+      await r.stop();
+    } finally {
+      await own.cleanup();
+    }
   }, 20_000);
 });

@@ -4,7 +4,8 @@
  * (ALLOW_PRIVATE_TARGETS as the service tests run: the fetcher's guard has
  * its own tests, jobs-source-fetch.test.ts), time on a fake clock:
  * - a pool created with a source: woken by the change, its addresses added
- *   and the outcome shown in the pool object; every `every_s` the list is
+ *   and the outcome shown in the pool object, the new ones told as a
+ *   `sourced` change (what wakes the rounds); every `every_s` the list is
  *   fetched again: new addresses join, those gone from the list stay;
  * - the limits: as many as fit, the rest counted with the limit that kept them;
  * - a failed fetch: its code recorded, tried again after SOURCE_MIN_EVERY_S;
@@ -17,7 +18,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAccount } from '../../src/accounts/accounts';
 import { JOB_ERROR_CODES } from '../../src/error-codes';
-import { PoolService } from '../../src/jobs/pool-service';
+import { PoolService, type PoolChange } from '../../src/jobs/pool-service';
 import { PoolSources } from '../../src/jobs/pool-sources';
 import { fetchSource } from '../../src/jobs/source-fetch';
 import { memoryLogger } from '../../src/log';
@@ -107,6 +108,8 @@ async function addresses(pools: PoolService, account: string, id: string): Promi
 describe('PoolSources', () => {
   test('a new pool is woken at once; every every_s new addresses join and the old ones stay', async () => {
     const { pools, sources } = service();
+    const changes: PoolChange[] = [];
+    pools.onChange((c) => changes.push(c));
     const account = await newAccount();
     lists.set('/a.txt', '1.1.1.1:80\n# a comment\n\nnot an address\n2.2.2.2:8080\n1.1.1.1:80\n');
     sources.start();
@@ -125,6 +128,10 @@ describe('PoolSources', () => {
       },
     ]);
     expect(pool?.counts.unchecked).toBe(3);
+    expect(changes).toEqual([
+      { kind: 'created', accountId: account, poolId: id, added: 1 },
+      { kind: 'sourced', accountId: account, poolId: id, added: 2 },
+    ]);
 
     // the list changes: one gone, one new
     lists.set('/a.txt', '2.2.2.2:8080\n3.3.3.3:3128\n');
@@ -136,6 +143,8 @@ describe('PoolSources', () => {
     pool = await pools.get(account, id);
     expect(pool?.sources[0]?.last_fetch).toMatchObject({ found: 2, invalid: 0, added: 1, not_added: 0, error: null });
     expect(pool?.sources[0]?.next_fetch_at).toBe(new Date(NOW + 2 * EVERY_S * 1000).toISOString());
+    expect(changes.at(-1)).toEqual({ kind: 'sourced', accountId: account, poolId: id, added: 1 });
+    expect(changes).toHaveLength(3); // one per fetch that added some
     await sources.stop();
     await sources.stop(); // safe twice
     expect(sources.state).toBe('stopped');
