@@ -97,7 +97,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
     const { pools } = startPools(config, { storage, log, undo });
     const events = alsoTo(backend.poolEvents, opts.poolEvents);
-    const { rounds } = await startPoolRounds(config, { storage, backend, base, pools, judge, geo: geoDb, events, log, undo });
+    const { rounds } = await startPoolRounds(config, { storage, backend, base, pools, judge, geo: geoDb, events, metrics, log, undo });
     const listeners = startListeners(config, { storage, backend, checks, pools, recheck: rounds, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);

@@ -12,6 +12,9 @@
  *
  * POOL_ROUNDS=false: no rounds on this node.
  *
+ * Each round's outcome is counted in /metrics (proxycheck_pool_rounds_total,
+ * proxycheck_pool_checks_total) and the rounds running are a gauge.
+ *
  * `events`: where pool events go (the events hub plugs in here); none given:
  * nowhere (NO_POOL_EVENTS). The rounds are the PoolRecheckPort the gateway takes.
  */
@@ -20,6 +23,7 @@ import type { Geo } from '../geo/geo';
 import { PoolRounds } from '../jobs/pool-rounds';
 import type { PoolService } from '../jobs/pool-service';
 import type { Logger } from '../log';
+import type { ServiceMetrics } from '../metrics/service-metrics';
 import { NO_POOL_EVENTS, type PoolEventsPort, type PoolRecheckPort } from '../pools/ports';
 import type { StopStep } from '../stop-steps';
 import type { ChecksBase } from './checks';
@@ -37,6 +41,7 @@ export interface PoolRoundsParts {
   judge: ProbeJudge;
   geo: Geo;
   events?: PoolEventsPort;
+  metrics: ServiceMetrics;
   log: Logger;
   undo: StopStep[];
 }
@@ -59,7 +64,13 @@ export async function startPoolRounds(config: Config, p: PoolRoundsParts): Promi
     ...(p.backend.regionAvailable !== undefined ? { regionAvailable: p.backend.regionAvailable } : {}),
     pools,
     log: p.log,
+    onRound: (_pool, outcome) => {
+      if (outcome === 'pause') p.metrics.poolRound('paused');
+      else if (outcome === 'resumed') p.metrics.poolRound('resumed');
+      else if (typeof outcome === 'object') p.metrics.poolRound('checked', outcome.tally);
+    },
   });
+  p.metrics.watchPoolRounds(rounds);
   p.undo.push(() => rounds.stop());
   if (config.probes.poolRounds) await rounds.start();
   return { rounds, recheck: rounds };

@@ -33,6 +33,10 @@
  *   proxycheck_gateway_refused_total{reason}      counter  gateway: clients answered with an error: auth (407 / SOCKS5 auth failure)
  *                                                          or an X-Gateway-Error code
  *   proxycheck_gateway_upstream_failures_total    counter  gateway: upstream tries that failed and were reported to their pool
+ *   proxycheck_pool_rounds_running                gauge    pools: rounds running on this node now (0 with POOL_ROUNDS=false)
+ *   proxycheck_pool_rounds_total{outcome}         counter  pools: rounds that ended, outcome checked | paused (the balance
+ *                                                          could not pay) | resumed (it could again)
+ *   proxycheck_pool_checks_total{result}          counter  pools: proxies the rounds checked, result working | failed
  * (The gateway's counts per account are /me `gateway`, src/gateway/usage.ts; they have no label here.)
  */
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -89,6 +93,9 @@ export const METRIC_NAMES = Object.freeze({
   gatewayBytes: 'proxycheck_gateway_bytes_total',
   gatewayRefused: 'proxycheck_gateway_refused_total',
   gatewayUpstreamFailures: 'proxycheck_gateway_upstream_failures_total',
+  poolRoundsRunning: 'proxycheck_pool_rounds_running',
+  poolRounds: 'proxycheck_pool_rounds_total',
+  poolChecks: 'proxycheck_pool_checks_total',
 } as const);
 
 export interface ServiceMetricsOptions {
@@ -109,8 +116,12 @@ export class ServiceMetrics {
   readonly #gatewayBytes: Counter;
   readonly #gatewayRefused: Counter<'reason'>;
   readonly #gatewayUpstreamFailures: Counter;
+  readonly #poolRounds: Counter<'outcome'>;
+  readonly #poolChecks: Counter<'result'>;
   /** The gateway once it listens (watchGateway); until then (or without one) 0 connections are open. */
   #gateway: GatewaySource | null = null;
+  /** The pools' rounds once they exist (watchPoolRounds). */
+  #rounds: { readonly runningRounds: number } | null = null;
 
   constructor(opts: ServiceMetricsOptions = {}) {
     this.#withProcess = opts.processMetrics ?? true;
@@ -140,6 +151,11 @@ export class ServiceMetrics {
       registers,
     });
     this.#gatewayUpstreamFailures = new Counter({ name: N.gatewayUpstreamFailures, help: 'Gateway upstream tries that failed and were reported to their pool.', registers });
+    readGauges(this.registry)(N.poolRoundsRunning, "Pool rounds running on this node now.", () => this.#rounds?.runningRounds ?? 0);
+    this.#poolRounds = new Counter({ name: N.poolRounds, help: 'Pool rounds that ended: checked, paused (the balance could not pay) or resumed.', labelNames: ['outcome'], registers });
+    for (const outcome of ['checked', 'paused', 'resumed']) this.#poolRounds.inc({ outcome }, 0);
+    this.#poolChecks = new Counter({ name: N.poolChecks, help: 'Proxies the pools\' rounds checked, by result.', labelNames: ['result'], registers });
+    for (const result of ['working', 'failed']) this.#poolChecks.inc({ result }, 0);
   }
 
   /**
@@ -198,6 +214,18 @@ export class ServiceMetrics {
    */
   watchGateway(gateway: GatewaySource): void {
     this.#gateway = gateway;
+  }
+
+  /** The pools' rounds (their running count, read at scrape time): a step of its own, they start after the checks. */
+  watchPoolRounds(rounds: { readonly runningRounds: number }): void {
+    this.#rounds = rounds;
+  }
+
+  /** A pool round ended: `checked` with what it found, or a pause / resume of its pool. */
+  poolRound(outcome: 'checked' | 'paused' | 'resumed', found: { working: number; failed: number } = { working: 0, failed: 0 }): void {
+    this.#poolRounds.inc({ outcome });
+    if (found.working > 0) this.#poolChecks.inc({ result: 'working' }, found.working);
+    if (found.failed > 0) this.#poolChecks.inc({ result: 'failed' }, found.failed);
   }
 
   /** JobCounters (src/jobs/ports.ts): once per batch. */

@@ -9,7 +9,7 @@
  *   interval + timeout and leaves `status=working&format=txt`; started again
  *   on its port it comes back with a proxy.up;
  * - a round is one scan row of the ledger: /me counts it in checks_used and
- *   usage_last_30_days, never in history;
+ *   usage_last_30_days, never in history; /metrics counts rounds and checks;
  * - a balance that cannot pay a round pauses the pool (insufficient_checks,
  *   pool.paused, never a negative balance); a top-up resumes it;
  * - a restart keeps the pool, its proxies' history and due times; the ones
@@ -28,10 +28,12 @@ import { rowsOf } from '../../db/client';
 import { createAccount, issueKey, topUp } from '../../src/accounts/accounts';
 import { parseConfig } from '../../src/config';
 import { memoryLogger } from '../../src/log';
+import { METRIC_NAMES } from '../../src/metrics/service-metrics';
 import type { PoolEvent } from '../../src/pools/events';
 import type { PoolEventsPort } from '../../src/pools/ports';
 import { startService, type RunningService } from '../../src/server';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
+import { sampleValue } from '../helpers/prometheus';
 import { call } from '../helpers/service';
 import { microsocksArgs } from '../interop/configs';
 import { findBinary, freePort, missingPackages, missingReason, reportUnavailable, stopAllDaemons, type RunningDaemon } from '../interop/daemons';
@@ -183,6 +185,11 @@ if (missing.length > 0) {
       const pool = (await get(`/pools/${poolId}`)).body;
       expect(pool.counts).toEqual({ total: 2, working: 2, failed: 0, unchecked: 0 });
       expect(pool.checks_last_24h).toBeGreaterThanOrEqual(2);
+      // counted for operators on the admin listener
+      const metrics = await (await fetch(`${svc.running.adminUrl}/metrics`)).text();
+      expect(sampleValue(metrics, METRIC_NAMES.poolRounds, { outcome: 'checked' })).toBeGreaterThanOrEqual(1);
+      expect(sampleValue(metrics, METRIC_NAMES.poolChecks, { result: 'working' })).toBeGreaterThanOrEqual(2);
+      expect(sampleValue(metrics, METRIC_NAMES.poolChecks, { result: 'failed' })).toBe(0);
     }, 30_000);
 
     test('a daemon stopped: proxy.down within one interval + timeout, gone from the working txt; started again: proxy.up, back', async () => {
