@@ -103,6 +103,11 @@ export class PoolRounds implements PoolRecheckPort {
     return this.#running.size;
   }
 
+  /** When the timer fires next (ms, the clock's), null while a tick runs or when none is set (tests: "asleep until then"). */
+  get nextTickAt(): number | null {
+    return this.#tick === null ? (this.#timer?.at ?? null) : null;
+  }
+
   async start(): Promise<void> {
     await store.spreadAllOverdue(this.#o.db, this.#clock.now());
     this.#machine.move('created', 'running');

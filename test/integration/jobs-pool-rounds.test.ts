@@ -33,7 +33,7 @@ import { registerNode } from '../../src/accounts/nodes';
 import { OrphanScope, sweepOrphans } from '../../src/accounts/orphans';
 import { databaseLedger } from '../../src/jobs/ledger';
 import { claimUntil } from '../../src/jobs/pool-round';
-import { PoolRounds } from '../../src/jobs/pool-rounds';
+import { MAX_SLEEP_MS, PoolRounds } from '../../src/jobs/pool-rounds';
 import { PoolService } from '../../src/jobs/pool-service';
 import type { ExecutionHandle, ExecutionJob, ProbeExecution, ResultBatch, Shard } from '../../src/jobs/ports';
 import type { ProbeSettings } from '../../src/probe/types';
@@ -355,7 +355,8 @@ describe('PoolRounds', () => {
         totalInvalid: 0,
         totalDuplicates: 0,
       });
-      await Bun.sleep(300); // the ticks of the start and the creation found nothing due: the timer sleeps MAX_SLEEP_MS
+      // the ticks of the start and the creation find nothing due: the timer sleeps MAX_SLEEP_MS
+      await until('the rounds asleep', () => r.nextTickAt !== null && r.nextTickAt - Date.now() > MAX_SLEEP_MS - 5000);
       // what PoolSources does after a fetch: the addresses added, due at once ...
       const added = await addSourceProxies(own.db, account, pool.id, 'http', parsed(['10.9.0.1:80', '10.9.0.2:80']), limits, Date.now());
       expect(added.added).toBe(2);
