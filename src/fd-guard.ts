@@ -17,11 +17,10 @@
  *
  * and hands it to `setCapacity` when it changed; and it lets at most
  *
- *   startBudget = (limit - spare - max(open, baseline + probes in flight)) / 3
+ *   startBudget = (limit - spare - max(open, baseline + probes in flight)) / 2
  *
- * probes start until the next sample (`setStartBudget`): each may bring two
- * judge connections (the judge's, then the TLS judge's for the https check)
- * before the guard can see them, so a burst (a wave of black
+ * probes start until the next sample (`setStartBudget`): each may bring one
+ * judge connection before the guard can see it, so a burst (a wave of black
  * holes timing out together, their slots granted at once to proxies that
  * hold the judge's connection) cannot take the last descriptors between two
  * samples. `baseline` is what was open at the last sample with no probe in
@@ -30,7 +29,7 @@
  * grants `open` alone still looks free and the next sample would grant the
  * same descriptors again (measured: 1 068 probes granted on 1 200
  * descriptors within the first two samples of a job, open at 104). At the
- * defaults it never binds (12 288 in flight at a limit of 20 000: 2 400
+ * defaults it never binds (12 288 in flight at a limit of 20 000: 3 500
  * starts per 25 ms). Lowering the cap revokes nothing:
  * grants stop until enough probes end. The window (40 samples, 1 s) keeps a burst of
  * judge connections from letting the cap spring back at once.
@@ -40,7 +39,7 @@
  * most of an idle service's main-thread CPU. `wake()` (the scheduler's
  * `onBusy`: its first grant after none was in flight) brings the 25 ms
  * cadence back at once. What the idle samples leave in force is as safe as
- * any: a start budget of a third of the descriptors free when it was read. (A job
+ * any: a start budget of half the descriptors free when it was read. (A job
  * that waits with nothing in flight because that budget is 0, the
  * descriptors all held by something else, waits for the next idle sample:
  * at most 1 s more.)

@@ -83,19 +83,16 @@ export function judgeReserve(openFiles: number, baseline: number): number {
 }
 
 /**
- * Probes that may start before the guard's next sample: a third of the
- * descriptors free above the spare (a probe's socket and the two judge
- * connections a working proxy brings with the https check: the judge's, then
- * the TLS judge's, which a proxy may hold open past the probe's end; with
- * half, a burst of such proxies ran the probes out of descriptors once in
- * test/e2e/fd-budget.test.ts under CI's load). Free of what is `open` and of what is `committed` (src/fd-guard.ts:
+ * Probes that may start before the guard's next sample: half the descriptors
+ * free above the spare (a probe's socket and the judge connection it may
+ * bring). Free of what is `open` and of what is `committed` (src/fd-guard.ts:
  * the descriptors of everything but probes, plus one per probe in flight),
  * whichever is more: a probe granted holds no socket until its thread opens
  * it, so right after a burst of grants `open` alone would offer the same
  * descriptors again at the next sample.
  */
 export function startBudget(openFiles: number, open: number, committed = open): number {
-  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - Math.max(open, committed)) / 3));
+  return Math.max(0, Math.floor((openFiles - spareFds(openFiles) - Math.max(open, committed)) / 2));
 }
 
 export function openFilesLimit(): number | null {

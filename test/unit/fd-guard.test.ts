@@ -22,7 +22,7 @@ test('the cap follows the descriptors that are not probes, with a 1 s window bef
   open = 1100; // the judge holds 800 more connections: others 1000
   guard.sample();
   expect(set).toEqual([2000 - spareFds(2000) - 1000]);
-  expect(budgets).toEqual([Math.floor((2000 - 40 - 300) / 3), Math.floor((2000 - 40 - 1100) / 3)]); // a third of what is free above the spare, every sample
+  expect(budgets).toEqual([(2000 - 40 - 300) / 2, (2000 - 40 - 1100) / 2]); // half of what is free above the spare, every sample
   open = 300; // they closed: the window still remembers 1000
   for (let i = 0; i < 39; i++) guard.sample();
   expect(guard.capacity).toBe(960);
@@ -116,15 +116,15 @@ test('the start budget counts probes granted that have not opened their socket y
   guard = new DescriptorGuard({ openFiles: 1200, cap: 5000, readOpen: () => open, intervalMs: 1e9, idleIntervalMs: 1e9 });
   guard.start({ probesInFlight: () => probes, setCapacity: () => {}, setStartBudget: (n) => budgets.push(n) }); // idle: baseline 100
   const free = 1200 - spareFds(1200);
-  expect(budgets).toEqual([Math.floor((free - 100) / 3)]);
+  expect(budgets).toEqual([(free - 100) / 2]);
   probes = 534; // granted, no socket opened yet: open has not moved
   guard.sample();
-  expect(budgets[1]).toBe(Math.floor((free - 100 - 534) / 3)); // not (free - 100) / 3 again
+  expect(budgets[1]).toBe(Math.floor((free - 100 - 534) / 2)); // not (free - 100) / 2 again
   open = 900; // their sockets (and some judge connections) are open now: open is the larger
   guard.sample();
-  expect(budgets[2]).toBe(Math.floor((free - 900) / 3));
+  expect(budgets[2]).toBe(Math.floor((free - 900) / 2));
   probes = 0; // all ended; a new baseline is read while idle
   open = 120;
   guard.sample();
-  expect(budgets[3]).toBe(Math.floor((free - 120) / 3));
+  expect(budgets[3]).toBe(Math.floor((free - 120) / 2));
 });
