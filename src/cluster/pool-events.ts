@@ -81,29 +81,8 @@ export class ClusterPoolEvents implements PoolEventsFeed {
   }
 
   subscribe(accountId: string, poolId: string, sub: Subscriber): SubscribeOutcome {
-    let release: (() => void) | null = null;
-    let closed = false;
-    const wrapped: Subscriber = {
-      accountId: sub.accountId,
-      send: (text) => sub.send(text),
-      bufferedAmount: () => sub.bufferedAmount(),
-      close: (code, reason) => {
-        closed = true;
-        release?.();
-        sub.close(code, reason);
-      },
-    };
-    const out = this.hub.subscribe(accountId, poolId, wrapped);
-    if (!out.ok || closed || this.#closed) return out;
-    const r = this.#follows.follow(accountId);
-    release = r;
-    return {
-      ok: true,
-      unsubscribe: () => {
-        out.unsubscribe();
-        r();
-      },
-    };
+    if (this.#closed) return this.hub.subscribe(accountId, poolId, sub);
+    return this.#follows.followSubscriber(accountId, sub, (wrapped) => this.hub.subscribe(accountId, poolId, wrapped));
   }
 
   watch(accountId: string, fn: PoolWatcher): () => void {

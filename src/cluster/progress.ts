@@ -172,30 +172,7 @@ export class ClusterProgress implements ProgressPort {
 
   subscribe(jobId: string, sub: Subscriber): SubscribeOutcome {
     if (this.#closed || !isJobId(jobId) || this.#origin.has(jobId) || this.hub.ended(jobId)) return this.hub.subscribe(jobId, sub);
-    let closed = false;
-    let release: (() => void) | null = null;
-    const waiting: Subscriber = {
-      accountId: sub.accountId,
-      address: sub.address,
-      send: (text) => sub.send(text),
-      bufferedAmount: () => sub.bufferedAmount(),
-      close: (code, reason) => {
-        closed = true;
-        release?.();
-        sub.close(code, reason);
-      },
-    };
-    const out = this.hub.subscribe(jobId, waiting);
-    if (!out.ok || closed) return out;
-    const r = this.#follows.follow(jobId);
-    release = r;
-    return {
-      ok: true,
-      unsubscribe: () => {
-        out.unsubscribe();
-        r();
-      },
-    };
+    return this.#follows.followSubscriber(jobId, sub, (waiting) => this.hub.subscribe(jobId, waiting));
   }
 
   /** Stops everything: throttles, NATS subscriptions, the hub's subscribers. Safe twice. */

@@ -10,6 +10,10 @@
  *        (`deferDrop`: in a microtask, never inside a caller that is closing
  *        listeners; a follow taken again meanwhile stays)
  *
+ * followSubscriber: a hub's subscriber that holds a follow while it is
+ * subscribed (the hub closing it, or its unsubscribe, releases it): what
+ * both adapters' subscribe() do.
+ *
  * A subscribe that throws (the connection is closed) is told to `onError`
  * and leaves a follow with no subscription, released as any other.
  * closeAll() unsubscribes every follow (no onDropped) and refuses none after:
@@ -24,6 +28,17 @@ export interface Follow<S> {
   /** The owner's per-key state (made by `init`). */
   state: S;
 }
+
+/** A hub's subscriber: the progress hub's (with `address`) and the pool events hub's. */
+export interface HubSubscriber {
+  readonly accountId: string | null;
+  readonly address?: string | null;
+  send(text: string): void;
+  close(code: number, reason: string): void;
+  bufferedAmount(): number;
+}
+
+export type HubSubscribeOutcome = { ok: true; unsubscribe: () => void } | { ok: false; code: number; reason: string };
 
 export interface SubjectFollowsOptions<S> {
   nc: NatsConnection;
@@ -86,6 +101,38 @@ export class SubjectFollows<S> {
       if (entry.refs > 0) return;
       if (this.#o.deferDrop === true) queueMicrotask(() => this.#dropIfIdle(key, entry));
       else this.#dropIfIdle(key, entry);
+    };
+  }
+
+  /**
+   * Hands `sub` to a hub (`subscribe`), wrapped so that its close releases
+   * the follow of `key` it holds while subscribed; its unsubscribe releases
+   * it too. Refused, or closed by the hub at once: no follow.
+   */
+  followSubscriber(key: string, sub: HubSubscriber, subscribe: (wrapped: HubSubscriber) => HubSubscribeOutcome): HubSubscribeOutcome {
+    let release: (() => void) | null = null;
+    let closed = false;
+    const wrapped: HubSubscriber = {
+      accountId: sub.accountId,
+      ...(sub.address !== undefined ? { address: sub.address } : {}),
+      send: (text) => sub.send(text),
+      bufferedAmount: () => sub.bufferedAmount(),
+      close: (code, reason) => {
+        closed = true;
+        release?.();
+        sub.close(code, reason);
+      },
+    };
+    const out = subscribe(wrapped);
+    if (!out.ok || closed) return out;
+    const r = this.follow(key);
+    release = r;
+    return {
+      ok: true,
+      unsubscribe: () => {
+        out.unsubscribe();
+        r();
+      },
     };
   }
 

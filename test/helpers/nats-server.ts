@@ -12,6 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
 
 export const NATS_SERVER_BIN = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => existsSync(p));
 
@@ -112,4 +113,10 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
       })()),
   };
   return server;
+}
+
+/** Lets a NATS round trip pass on every connection, then `ms` more: the messages in flight have arrived. */
+export async function settleNats(ms: number, ...ncs: NatsConnection[]): Promise<void> {
+  for (const nc of ncs) await nc.flush();
+  await Bun.sleep(ms);
 }

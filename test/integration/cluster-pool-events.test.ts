@@ -15,7 +15,8 @@ import { poolEventsSubject } from '../../src/cluster/pool-events-wire';
 import { memoryLogger } from '../../src/log';
 import { proxyEvent, type PoolEvent } from '../../src/pools/events';
 import type { PoolSignal, Subscriber } from '../../src/pools/events-hub';
-import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
+import { HAVE_NATS_SERVER, settleNats, startNatsServer, type NatsServer } from '../helpers/nats-server';
+import { until } from '../helpers/process';
 
 class FakeSub implements Subscriber {
   readonly sent: string[] = [];
@@ -39,27 +40,12 @@ const OWNER = 'acct-owner';
 const OTHER = 'acct-other';
 const POOL = 'poolaaaaaa1';
 const COUNTS = { total: 2, working: 1, failed: 1, unchecked: 0 };
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const down = (n: number): PoolEvent => proxyEvent(POOL, 'proxy.down', 1_000 + n, { host: '10.0.0.1', port: 8000 + n }, COUNTS, { error: { code: 'timeout', message: 'no answer' } });
 
 function subscribeOk(p: ClusterPoolEvents, account: string, pool: string, s: Subscriber): () => void {
   const out = p.subscribe(account, pool, s);
   if (!out.ok) throw new Error(`refused: ${out.code} ${out.reason}`);
   return out.unsubscribe;
-}
-
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(5);
-  }
-}
-
-/** Every message in flight delivered. */
-async function settle(...ncs: NatsConnection[]): Promise<void> {
-  for (const nc of ncs) await nc.flush();
-  await sleep(50);
 }
 
 describe.skipIf(!HAVE_NATS_SERVER)('ClusterPoolEvents on a real nats-server', () => {
@@ -93,18 +79,18 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterPoolEvents on a real nats-server', ()
     const offA = subscribeOk(A, OWNER, POOL, onA);
     const offB = subscribeOk(B, OWNER, POOL, onB);
     const offI = subscribeOk(B, OTHER, POOL, intruder);
-    await settle(ncA, ncB);
+    await settleNats(50, ncA, ncB);
     const events = [down(1), down(2), down(3)];
     for (const e of events) A.publish(OWNER, e);
-    await until(() => onB.sent.length === 3);
-    await settle(ncA, ncB);
+    await until('onB.sent.length === 3', () => onB.sent.length === 3, 3000, 5);
+    await settleNats(50, ncA, ncB);
     expect(onB.events).toEqual(events);
     expect(onA.events).toEqual(events);
     expect(intruder.sent).toEqual([]);
     // and the other way round
     B.publish(OWNER, down(4));
-    await until(() => onA.sent.length === 4);
-    await settle(ncA, ncB);
+    await until('onA.sent.length === 4', () => onA.sent.length === 4, 3000, 5);
+    await settleNats(50, ncA, ncB);
     expect(onB.sent.length).toBe(4);
     offA();
     offB();
@@ -116,10 +102,10 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterPoolEvents on a real nats-server', ()
     subscribeOk(B, OWNER, POOL, onB);
     const heard: PoolSignal[] = [];
     const stop = B.watch(OWNER, (s) => heard.push(s));
-    await settle(ncB);
+    await settleNats(50, ncB);
     A.publish(OWNER, down(5));
     A.closePool(OWNER, POOL);
-    await until(() => onB.closes.length === 1);
+    await until('onB.closes.length === 1', () => onB.closes.length === 1, 3000, 5);
     expect(onB.closes).toEqual([{ code: 1000, reason: 'pool deleted' }]);
     expect(heard.map((s) => s.kind)).toEqual(['event', 'closed']);
     expect(B.subscribers).toBe(0);
@@ -127,7 +113,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterPoolEvents on a real nats-server', ()
   });
 
   test('an account is followed only while something on the node listens to it', async () => {
-    await settle(ncA, ncB);
+    await settleNats(50, ncA, ncB);
     expect(B.following).toBe(0);
     const s1 = new FakeSub(OWNER);
     const s2 = new FakeSub(OWNER);
@@ -144,18 +130,18 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterPoolEvents on a real nats-server', ()
     expect(B.following).toBe(0);
     // nothing on B listens: A's events do not reach it (no subscription on the subject)
     A.publish(OWNER, down(6));
-    await settle(ncA, ncB);
+    await settleNats(50, ncA, ncB);
     expect(s1.sent).toEqual([]);
   });
 
   test('malformed messages on an account\'s subject are dropped and counted', async () => {
     const s = new FakeSub(OWNER);
     const off = subscribeOk(B, OWNER, POOL, s);
-    await settle(ncB);
+    await settleNats(50, ncB);
     const before = B.malformed;
     ncA.publish(poolEventsSubject(OWNER), new TextEncoder().encode('{"v":1,"node":"x"}'));
     ncA.publish(poolEventsSubject(OWNER), new TextEncoder().encode(JSON.stringify({ v: 1, node: 'x', account: OTHER, event: down(7) })));
-    await settle(ncA, ncB);
+    await settleNats(50, ncA, ncB);
     expect(B.malformed).toBe(before + 2);
     expect(s.sent).toEqual([]);
     off();

@@ -17,7 +17,8 @@ import type { Subscriber } from '../../src/jobs/ports';
 import { WS_CLOSE } from '../../src/jobs/progress-hub';
 import type { ProgressMessage, ProgressPhase, ProgressState } from '../../src/jobs/progress';
 import { memoryLogger } from '../../src/log';
-import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
+import { HAVE_NATS_SERVER, settleNats, startNatsServer, type NatsServer } from '../helpers/nats-server';
+import { until } from '../helpers/process';
 
 class FakeSub implements Subscriber {
   readonly sent: string[] = [];
@@ -58,20 +59,6 @@ function subscribeOk(p: ClusterProgress, jobId: string, sub: Subscriber): () => 
   return out.unsubscribe;
 }
 
-async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(5);
-  }
-}
-
-/** Lets a NATS round trip pass on every connection (messages in flight arrive). */
-async function settle(...ncs: NatsConnection[]): Promise<void> {
-  for (const nc of ncs) await nc.flush();
-  await sleep(30);
-}
-
 describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () => {
   let server: NatsServer;
   let ncA: NatsConnection;
@@ -110,17 +97,17 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () =
     subscribeOk(B, jobId, owner);
     subscribeOk(B, jobId, other);
     expect(B.following).toBe(1);
-    await settle(ncB);
+    await settleNats(30, ncB);
 
     A.publish(OWNER, state(jobId, 'validating'), null);
-    await until(() => anon.sent.length === 1);
+    await until('anon.sent.length === 1', () => anon.sent.length === 1, 3000, 5);
     expect(other.closes).toEqual([{ code: WS_CLOSE.POLICY, reason: 'job belongs to another account' }]);
     expect(other.sent).toEqual([]);
     await sleep(40);
     A.publish(OWNER, state(jobId, 'probing', 500), null);
-    await until(() => anon.sent.length === 2);
+    await until('anon.sent.length === 2', () => anon.sent.length === 2, 3000, 5);
     A.publish(OWNER, state(jobId, 'completed', 1000), { resultUrl: LINK });
-    await until(() => anon.closes.length === 1 && owner.closes.length === 1);
+    await until('anon.closes.length === 1 && owner.closes.length === 1', () => anon.closes.length === 1 && owner.closes.length === 1, 3000, 5);
 
     expect(anon.messages.map((m) => m.status)).toEqual(['in_progress', 'in_progress', 'completed']);
     expect(anon.messages[1]!.details.checked).toBe(500);
@@ -150,12 +137,12 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () =
     const done = 'job-late-2';
     A.publish(OWNER, state(done, 'completed', 1000), { resultUrl: LINK });
     await A.settled();
-    await settle(ncA, ncB);
+    await settleNats(30, ncA, ncB);
     expect(B.hub.ended(jobId)).toBe(false); // B never heard of them
 
     const anon = new FakeSub(null);
     subscribeOk(B, jobId, anon);
-    await until(() => anon.closes.length === 1);
+    await until('anon.closes.length === 1', () => anon.closes.length === 1, 3000, 5);
     expect(anon.messages.map((m) => m.status)).toEqual(['failed']);
     expect(anon.closes[0]).toEqual({ code: WS_CLOSE.NORMAL, reason: 'failed' });
 
@@ -165,7 +152,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () =
     subscribeOk(B, done, owner);
     subscribeOk(B, done, ownerAnon);
     subscribeOk(B, done, other);
-    await until(() => owner.closes.length === 1 && ownerAnon.closes.length === 1 && other.closes.length === 1);
+    await until('owner.closes.length === 1 && ownerAnon.closes.length === 1 && other.closes.length === 1', () => owner.closes.length === 1 && ownerAnon.closes.length === 1 && other.closes.length === 1, 3000, 5);
     expect(owner.messages).toHaveLength(1);
     expect(owner.last!.status).toBe('completed');
     expect(owner.last!.result_url).toBe(LINK);
@@ -181,7 +168,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () =
     const sub = new FakeSub(OWNER);
     subscribeOk(A, jobId, sub); // before the job starts: A follows it on NATS too
     expect(A.following).toBe(1);
-    await settle(ncA);
+    await settleNats(30, ncA);
     const inBefore = ncA.stats().inMsgs;
     const n = 4;
     for (let i = 0; i < n; i++) {
@@ -190,7 +177,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () =
     }
     A.publish(OWNER, state(jobId, 'completed', 1000), { resultUrl: LINK });
     await A.settled();
-    await settle(ncA);
+    await settleNats(30, ncA);
     // The echoes did come back to A (the subscription was live) ...
     expect(ncA.stats().inMsgs - inBefore).toBeGreaterThanOrEqual(n);
     // ... and were not delivered a second time.
@@ -214,7 +201,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () =
       A.publish(OWNER, state(jobId, 'completed', 1000), { resultUrl: LINK });
       const elapsed = Date.now() - t0;
       await A.settled();
-      await settle(ncA, raw);
+      await settleNats(30, ncA, raw);
       const statuses = seen.map((s) => (JSON.parse(s) as { state: ProgressState }).state.phase);
       // intervalMs 100 on A: at most one per 100 ms (+1 for the first), then the final.
       expect(statuses.at(-1)).toBe('completed');
@@ -233,9 +220,9 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () =
     const s2 = new FakeSub(OWNER);
     const u2 = subscribeOk(B, jobId, s2);
     expect(B.following).toBe(1);
-    await settle(ncB);
+    await settleNats(30, ncB);
     A.publish(OWNER, state(jobId, 'probing', 10), null);
-    await until(() => s2.sent.length === 1);
+    await until('s2.sent.length === 1', () => s2.sent.length === 1, 3000, 5);
     u1();
     u1();
     await sleep(0);
@@ -245,11 +232,11 @@ describe.skipIf(!HAVE_NATS_SERVER)('ClusterProgress on a real nats-server', () =
     expect(B.following).toBe(0);
     expect(B.hub.size).toBe(hubSize);
     // B no longer receives that subject.
-    await settle(ncB);
+    await settleNats(30, ncB);
     const inBefore = ncB.stats().inMsgs;
     await sleep(120);
     A.publish(OWNER, state(jobId, 'probing', 20), null);
-    await settle(ncA, ncB);
+    await settleNats(30, ncA, ncB);
     expect(ncB.stats().inMsgs).toBe(inBefore);
     A.publish(OWNER, state(jobId, 'failed', 20), { resultUrl: null });
     await A.settled();

@@ -4,7 +4,9 @@
  * release idempotent, the UNSUB with the last one (at once, or in a
  * microtask with deferDrop, where a follow taken again meanwhile stays),
  * onSubscribed after the SUB, a subscribe that throws told to onError,
- * closeAll unsubscribing everything.
+ * closeAll unsubscribing everything; followSubscriber: a hub's subscriber
+ * holds the follow while subscribed (released by the hub's close or its
+ * unsubscribe), none when refused or closed at once.
  */
 import { describe, expect, test } from 'bun:test';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -115,5 +117,26 @@ describe('SubjectFollows', () => {
     expect(n.subs.every((s) => s.unsubscribed)).toBe(true);
     expect(f.size).toBe(0);
     expect(dropped).toEqual([]);
+  });
+  test('followSubscriber: the follow held while subscribed, released by the hub closing it or by unsubscribe; none when refused or closed at once', () => {
+    const n = fakeNats();
+    const { f } = follows(n.nc);
+    const closes: string[] = [];
+    const sub = (name: string) => ({ accountId: 'acc', address: '10.0.0.9', send() {}, bufferedAmount: () => 0, close: (code: number) => closes.push(`${name} ${code}`) });
+    let held: { close(code: number, reason: string): void; address?: string | null } | null = null;
+    const a = f.followSubscriber('k', sub('a'), (w) => ((held = w), { ok: true, unsubscribe: () => {} }));
+    expect(a.ok).toBe(true);
+    expect(held!.address).toBe('10.0.0.9');
+    expect(n.log).toEqual(['SUB pc.test.k']);
+    held!.close(1000, 'done'); // the hub closes it: the follow goes with it
+    expect(closes).toEqual(['a 1000']);
+    expect(n.log).toEqual(['SUB pc.test.k', 'UNSUB pc.test.k']);
+    const b = f.followSubscriber('k', sub('b'), () => ({ ok: true, unsubscribe: () => {} }));
+    if (b.ok) b.unsubscribe();
+    expect(n.log.slice(2)).toEqual(['SUB pc.test.k', 'UNSUB pc.test.k']);
+    expect(f.followSubscriber('k', sub('c'), () => ({ ok: false, code: 1013, reason: 'full' }))).toEqual({ ok: false, code: 1013, reason: 'full' });
+    f.followSubscriber('k', sub('d'), (w) => (w.close(1008, 'not yours'), { ok: true, unsubscribe: () => {} }));
+    expect(n.log).toHaveLength(4); // neither followed
+    expect(f.size).toBe(0);
   });
 });
