@@ -31,6 +31,7 @@
  * client gets 502 / SOCKS 0x01).
  */
 import type { Random } from '../pools/schedule';
+import type { PoolUpstream } from '../pools/working-set';
 import type { ProxyType } from '../proxy/types';
 import type { Rotation } from './username';
 
@@ -39,20 +40,8 @@ export const MAX_TRIES = 3;
 export const DEFAULT_MAX_SESSIONS = 100_000;
 export const SUSPECT_MS = 30_000;
 
-/** One working proxy as the gateway chains through it. */
-export interface Upstream {
-  /** Unique in its pool: host, port and credentials (e.g. proxyKey of src/proxy/dedupe.ts). */
-  key: string;
-  host: string;
-  port: number;
-  username?: string;
-  password?: string;
-  /** The protocol the gateway speaks to it. */
-  type: ProxyType;
-  /** Every protocol it passed with (auto pools); [type] otherwise. */
-  protocols: readonly ProxyType[];
-  country: string | null;
-}
+/** One working proxy as the gateway chains through it: the pools make them (src/pools/working-set.ts). */
+export type Upstream = PoolUpstream;
 
 /** A pool's working proxies at one moment; replace the object (not its array) when they change. */
 export interface WorkingSet {

@@ -22,14 +22,17 @@ import { proxyKey } from '../proxy/dedupe';
 import type { ProxyType } from '../proxy/types';
 import { addressOf, protocolsOfMask } from './shape';
 
-/** One working proxy as the gateway chains through it (src/gateway/upstream-choice.ts Upstream, structurally). */
+/** One working proxy as the gateway chains through it (src/gateway/upstream-choice.ts calls it Upstream). */
 export interface PoolUpstream {
+  /** Unique in its pool: host, port and credentials (proxyKey of src/proxy/dedupe.ts). */
   key: string;
   host: string;
   port: number;
   username?: string;
   password?: string;
+  /** The protocol the gateway speaks to it. */
   type: ProxyType;
+  /** Every protocol it passed with (auto pools); [type] otherwise. */
   protocols: readonly ProxyType[];
   country: string | null;
 }

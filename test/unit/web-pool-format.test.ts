@@ -123,23 +123,7 @@ describe('markup is escaped', () => {
 });
 
 describe('live events (/ws?pool=)', () => {
-  const pool: PoolView = {
-    id: 'poolaaaaaa1',
-    name: 'p',
-    type: 'http',
-    region: 'us1',
-    interval_s: 600,
-    timeout: 5000,
-    https: true,
-    state: 'active',
-    paused_reason: null,
-    created_at: '2026-11-26T10:00:00.000Z',
-    counts: { total: 3, working: 3, failed: 0, unchecked: 0 },
-    last_round_at: null,
-    next_due_at: null,
-    checks_last_24h: 0,
-    checks_per_day: 0,
-  };
+  const pool: PoolView = poolObjectFixture(NOW, { id: 'poolaaaaaa1', counts: { total: 3, working: 3, failed: 0, unchecked: 0 }, last_round_at: null });
   const counts = { total: 3, working: 2, failed: 1, unchecked: 0 };
   const down: PoolEventView = { pool: 'poolaaaaaa1', event: 'proxy.down', at: '2026-11-26T12:00:05.000Z', proxy: { host: '10.0.0.1', port: 80, hasAuth: true, username: 'u<b>' }, counts, error: { code: 'timeout', message: 'no <answer>' } };
 
