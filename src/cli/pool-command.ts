@@ -20,21 +20,23 @@
  *
  * `pool working` is what a scraper's cron job calls: the proxies working
  * now on standard output and nothing else (txt: one address per line as it
- * was given, credentials kept; csv: one header row; json, also with --json:
- * `{"proxies": [...]}`), every page followed through the cursor up to
- * --limit (pages of at most 10 000).
+ * was given, credentials kept; --scheme: `<protocol>://[user:pass@]host:port`,
+ * rendered here from the JSON pages (src/cli/scheme.ts); csv: one header
+ * row; json, also with --json: `{"proxies": [...]}`), every page followed
+ * through the cursor up to --limit (pages of at most 10 000).
  */
 import { ENTRY_ERROR_CODES } from '../error-codes';
 import { gatewayUrls } from '../gateway/urls';
 import { MAX_PAGE_LIMIT } from '../pools/limits';
-import type { ApiClient, PoolProxyObject } from './api-client';
+import type { ApiClient, PoolEventBody, PoolProxyObject } from './api-client';
 import type { GlobalOptions } from './args';
 import { CliError, EXIT } from './exit-codes';
 import { pause } from './job-follow';
-import { renderPoolEvent } from './pool-events-render';
+import { FOLD_MS, RoundFold } from './pool-events-render';
 import { readInputs, type CliIo } from './io';
 import type { PoolCommand } from './pool-args';
-import { renderAdded, renderCreated, renderPool, renderPools } from './pool-tables';
+import { renderAdded, renderCreated, renderPool, renderPools, withWarnings } from './pool-tables';
+import { schemeLine } from './scheme';
 
 const json = (io: CliIo, v: unknown) => io.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
@@ -51,7 +53,7 @@ export async function runPool(command: PoolCommand, g: GlobalOptions, client: Ap
       if (command.https === false) body.https = false;
       const p = await client.createPool(body, signal);
       if (g.json) json(io, p);
-      else io.stdout.write(`${renderCreated(p)}\n`);
+      else io.stdout.write(`${withWarnings(renderCreated(p), p)}\n`);
       return EXIT.OK;
     }
     case 'list': {
@@ -71,14 +73,14 @@ export async function runPool(command: PoolCommand, g: GlobalOptions, client: Ap
       const { lines } = await readInputs(command.sources, io);
       const p = await client.updatePool(command.id, { [command.action]: lines }, signal);
       if (g.json) json(io, p);
-      else io.stdout.write(`${renderAdded(p, command.action)}\n`);
+      else io.stdout.write(`${withWarnings(renderAdded(p, command.action), p)}\n`);
       return EXIT.OK;
     }
     case 'pause':
     case 'resume': {
       const p = await client.updatePool(command.id, { state: command.action === 'pause' ? 'paused' : 'active' }, signal);
       if (g.json) json(io, p);
-      else io.stdout.write(command.action === 'pause' ? `Paused pool ${p.id}: nothing is checked or charged until \`proxycheck pool resume ${p.id}\`.\n` : `Resumed pool ${p.id}.\n`);
+      else io.stdout.write(`${withWarnings(command.action === 'pause' ? `Paused pool ${p.id}: nothing is checked or charged until \`proxycheck pool resume ${p.id}\`.` : `Resumed pool ${p.id}.`, p)}\n`);
       return EXIT.OK;
     }
     case 'delete': {
@@ -102,8 +104,24 @@ export const WATCH_REOPEN_MS = 2_000;
 async function watch(id: string, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {
   const pool = await client.pool(id, io.signal);
   if (!g.json) io.stderr.write(`Watching pool ${pool.id} (${pool.name}): ${pool.counts.working} of ${pool.counts.total} working. Ctrl-C to stop.\n`);
+  // one-proxy rounds folded into a line every FOLD_MS (--json: every event as it came)
+  const fold = new RoundFold();
+  const print = (lines: readonly string[]) => {
+    for (const l of lines) io.stdout.write(`${l}\n`);
+  };
+  const flusher = g.json ? undefined : setInterval(() => print([fold.flush()].filter((l) => l !== null)), FOLD_MS);
+  try {
+    return await watchEvents(id, g, client, io, (e) => (g.json ? print([JSON.stringify(e)]) : print(fold.add(e))));
+  } finally {
+    clearInterval(flusher);
+    const held = fold.flush();
+    if (held !== null) print([held]);
+  }
+}
+
+async function watchEvents(id: string, g: GlobalOptions, client: ApiClient, io: CliIo, onEvent: (e: PoolEventBody) => void): Promise<number> {
   for (;;) {
-    const channel = await client.poolEvents(id, (e) => io.stdout.write(`${g.json ? JSON.stringify(e) : renderPoolEvent(e)}\n`));
+    const channel = await client.poolEvents(id, onEvent);
     if (channel === null) {
       await pause(WATCH_REOPEN_MS, io.signal);
       await stillThere(id, client, io);
@@ -156,10 +174,13 @@ async function gateway(c: Extract<PoolCommand, { action: 'gateway' }>, g: Global
 
 async function working(c: Extract<PoolCommand, { action: 'working' }>, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {
   const format = g.json ? 'json' : c.format;
-  const base = new URLSearchParams({ status: 'working', format });
+  const withScheme = c.scheme === true && format === 'txt';
+  const base = new URLSearchParams({ status: 'working', format: withScheme ? 'json' : format });
   if (c.country !== undefined) base.set('country', c.country);
   if (c.anonymity !== undefined) base.set('anonymity', c.anonymity);
   if (c.type !== undefined) base.set('type', c.type);
+  // a working proxy's own type is its protocol; the pool's type when it has none (not auto)
+  const poolType = withScheme ? (await client.pool(c.id, io.signal)).type : null;
   let left = c.limit ?? Number.POSITIVE_INFINITY;
   let cursor: string | null = null;
   let first = true;
@@ -170,7 +191,10 @@ async function working(c: Extract<PoolCommand, { action: 'working' }>, g: Global
     q.set('limit', String(size));
     if (cursor !== null) q.set('cursor', cursor);
     const page = await client.poolProxies(c.id, q, io.signal);
-    if (format === 'json') collected.push(...(JSON.parse(page.text) as { proxies: PoolProxyObject[] }).proxies);
+    if (withScheme) {
+      const lines = (JSON.parse(page.text) as { proxies: PoolProxyObject[] }).proxies.map((p) => `${schemeLine(p.proxy, p.type ?? poolType)}\n`);
+      io.stdout.write(lines.join(''));
+    } else if (format === 'json') collected.push(...(JSON.parse(page.text) as { proxies: PoolProxyObject[] }).proxies);
     // csv: the header row once, from the first page
     else io.stdout.write(format === 'csv' && !first ? page.text.slice(page.text.indexOf('\r\n') + 2) : page.text);
     first = false;
