@@ -7,10 +7,11 @@
  * (the summary and `regions` say every region probes from it; `health`
  * shows the judge's reach and the gateway), a wrong key (the auth error
  * before anything else), `login` on another port (asked on a terminal;
- * "Cannot reach" names --url).
+ * "Cannot reach" names --url), and killing the launcher (or the npm above
+ * it) by its pid leaves no CLI process running.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHttpProxy } from '../fixtures/fake-proxies';
@@ -155,5 +156,62 @@ describe('signing in', () => {
     expect(out).toContain(`Logged in to ${t.url} as demo@localhost.`);
     expect(out).not.toContain(t.key); // typed hidden
     expect(JSON.parse(readFileSync(join(cfg, 'proxycheck', 'config.json'), 'utf8'))).toEqual({ url: t.url, key: t.key });
+  }, 30_000);
+});
+
+/** The pids of `pid`'s children (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+
+async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (what()) return true;
+    await Bun.sleep(50);
+  }
+  return what();
+}
+
+describe('the launcher (src/cli/bin.mjs) killed by its pid', () => {
+  /** `sh -c 'node bin.mjs login; true'` (as npx runs it: npm's shell, then the launcher, then Bun), waiting for a key on standard input. */
+  async function chain(npm: boolean) {
+    const e = env(t, { PROXYCHECK_API_KEY: undefined, XDG_CONFIG_HOME: join(dir, 'kill-cfg'), ...(npm ? { npm_command: 'exec' } : {}) });
+    const sh = Bun.spawn(['sh', '-c', `node '${join(REPO, 'src/cli/bin.mjs')}' login; true`], { cwd: dir, env: e, stdin: 'pipe', stdout: 'ignore', stderr: 'ignore' });
+    let node = 0;
+    let bun = 0;
+    await waitFor(() => {
+      node = childrenOf(sh.pid)[0] ?? 0;
+      bun = node === 0 ? 0 : (childrenOf(node)[0] ?? 0);
+      return bun !== 0;
+    }, 10_000);
+    expect(bun).not.toBe(0);
+    return { sh, node, bun };
+  }
+
+  test('SIGTERM to the launcher ends the CLI', async () => {
+    const { sh, node, bun } = await chain(false);
+    process.kill(node, 'SIGTERM');
+    expect(await waitFor(() => !alive(bun) && !alive(node), 5000)).toBe(true);
+    await sh.exited;
+  }, 30_000);
+
+  test('SIGKILL to the launcher: the CLI sees it gone and ends', async () => {
+    const { sh, node, bun } = await chain(false);
+    process.kill(node, 'SIGKILL');
+    expect(await waitFor(() => !alive(bun), 5000)).toBe(true);
+    await sh.exited;
+  }, 30_000);
+
+  test("run by npm: npm's shell killed, the launcher and the CLI end", async () => {
+    const { sh, node, bun } = await chain(true);
+    sh.kill('SIGKILL');
+    expect(await waitFor(() => !alive(bun) && !alive(node), 5000)).toBe(true);
   }, 30_000);
 });
