@@ -150,7 +150,7 @@ if (!haveChromium()) {
       ].join('\n');
       totalChecked = 3 + BLACK_HOLES + 1;
       await page.fill('#proxies', list);
-      await see(page.locator('#proxies-count')).toHaveText(`${totalChecked + 2} proxies`);
+      await see(page.locator('#proxies-count')).toHaveText(`${totalChecked} proxies (1 invalid, 1 duplicate skipped)`);
       await page.selectOption('#region', 'de1');
       await page.fill('#timeout', '1000');
       await page.click('#cu-add');
