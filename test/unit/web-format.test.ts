@@ -108,7 +108,7 @@ describe('parseSamples', () => {
 describe('proxyCountText', () => {
   test('the valid unique proxies, as the service counts them, and what is skipped', () => {
     const list = ['# mine', '127.0.0.1:8001', 'http://127.0.0.1:8001', 'user:pw@127.0.0.2:8002', '127.0.0.3:8003:bob:pw', '[2001:db8::1]:1080', '127.0.0.4:8004', 'not a proxy', ''].join('\n');
-    expect(proxyCountText(list)).toBe('5 proxies (1 invalid, 1 duplicate skipped)');
+    expect(proxyCountText(list, 'http')).toBe('5 proxies (1 invalid, 1 duplicate skipped)');
     expect(proxyCountText('1.2.3.4:80\n1.2.3.4:80\n1.2.3.4:80')).toBe('1 proxy (2 duplicates skipped)');
     expect(proxyCountText('')).toBe('0 proxies');
   });

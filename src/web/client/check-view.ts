@@ -14,6 +14,7 @@ import { followJob, keepJob, keptJob, openSocket } from './job-follow';
 import { announcer, byId, setText, show } from './dom';
 import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, parseSamples, proxyCountText, type CustomUrlInput } from './format';
 import type { ServiceInfo } from './service-info';
+import type { CheckType } from '../../proxy/types';
 import { formatCount } from './svg';
 
 const MAX_CUSTOM_URLS = 10;
@@ -62,8 +63,9 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
   const updateCount = () => {
     if (countTimer !== null) clearTimeout(countTimer);
     countTimer = null;
-    setText(count, proxyCountText(text.value));
+    setText(count, proxyCountText(text.value, type.value as CheckType));
   };
+  type.addEventListener('change', updateCount);
   text.addEventListener('input', () => {
     // a big paste is parsed once typing stops
     if (countTimer !== null) clearTimeout(countTimer);

@@ -5,16 +5,21 @@
  * same-origin form of a result link.
  */
 import { parseProxyList as parseAddresses } from '../../proxy/parse';
+import type { CheckType } from '../../proxy/types';
 import { formatCount } from './svg';
 
 /**
  * What the form says of a pasted list: the valid unique proxies the check
  * will count and charge, read with the service's own parser
- * (src/proxy/parse.ts, pure), and the lines it will skip: "5 proxies (1
- * invalid, 1 duplicate skipped)".
+ * (src/proxy/parse.ts, pure) for the form's `type` (a line's scheme naming
+ * that type adds nothing: `http://h:1` and `h:1` are one proxy of an http
+ * check), and the lines it will skip: "5 proxies (1 invalid, 1 duplicate
+ * skipped)".
  */
-export function proxyCountText(text: string): string {
-  const list = parseAddresses(text);
+export function proxyCountText(text: string, type?: CheckType): string {
+  // a variable, not a literal: the parser's options take `type` where lines carry their own protocol
+  const options = { maxUnique: Number.POSITIVE_INFINITY, ...(type !== undefined ? { type } : {}) };
+  const list = parseAddresses(text, options);
   const n = list.proxies.length;
   const skipped: string[] = [];
   if (list.invalid > 0) skipped.push(`${formatCount(list.invalid)} invalid`);
