@@ -35,10 +35,10 @@ function outStream(s: NodeJS.WriteStream): OutStream {
 /** One line from stdin; with `hidden` on a TTY the typed characters are not echoed. */
 function readLine(prompt: string, hidden: boolean, signal: AbortSignal): Promise<string> {
   const stdin = process.stdin;
-  if (prompt !== '') process.stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let buf = '';
     const raw = hidden && stdin.isTTY;
+    // echo off before the prompt shows: a key pasted the moment it appears is not echoed
     const done = (err: unknown, value?: string) => {
       stdin.off('data', onData);
       stdin.off('end', onEnd);
@@ -63,6 +63,7 @@ function readLine(prompt: string, hidden: boolean, signal: AbortSignal): Promise
     };
     signal.addEventListener('abort', onAbort, { once: true });
     if (raw) stdin.setRawMode(true);
+    if (prompt !== '') process.stderr.write(prompt);
     stdin.on('data', onData);
     stdin.on('end', onEnd);
     stdin.resume();

@@ -20,7 +20,8 @@ let dir: string;
 let file: string;
 
 beforeAll(async () => {
-  t = await startTestService({ POOL_MIN_INTERVAL_S: '10', POOL_ROUNDS: 'false' /* verdicts seeded, none checked */ });
+  // a balance that covers the pools' schedule: no balance_runs_out warning under the reports
+  t = await startTestService({ POOL_MIN_INTERVAL_S: '10', POOL_ROUNDS: 'false' /* verdicts seeded, none checked */, BOOTSTRAP_CHECKS: '100000' });
   dir = mkdtempSync(join(tmpdir(), 'pc-cli-pools-'));
   file = join(dir, 'list.txt');
   writeFileSync(file, '# my proxies\n127.0.0.1:8001\nalice:s3cret@127.0.0.2:8002\n127.0.0.3:8003:bob:pw\nnot a proxy\n127.0.0.1:8001\n');
