@@ -7,8 +7,9 @@
  * (the summary and `regions` say every region probes from it; `health`
  * shows the judge's reach and the gateway), a wrong key (the auth error
  * before anything else), `login` on another port (asked on a terminal;
- * "Cannot reach" names --url), and killing the launcher (or the npm above
- * it) by its pid leaves no CLI process running.
+ * "Cannot reach" names --url), the warnings of a pool answer (a crafted
+ * POST /pools / PATCH answer carrying balance_runs_out), and killing the
+ * launcher (or the npm above it) by its pid leaves no CLI process running.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { join } from 'node:path';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import { refusedPort, type FakeServer } from '../fixtures/fake-servers';
 import { runCli, REPO, type CliRun } from '../helpers/cli';
+import { poolObjectFixture } from '../helpers/pool-object';
 import { startTestService, type TestService } from '../helpers/service';
 import { microsocksArgs } from '../interop/configs';
 import { findBinary, startDaemon, stopAllDaemons, type RunningDaemon } from '../interop/daemons';
@@ -156,6 +158,33 @@ describe('signing in', () => {
     expect(out).toContain(`Logged in to ${t.url} as demo@localhost.`);
     expect(out).not.toContain(t.key); // typed hidden
     expect(JSON.parse(readFileSync(join(cfg, 'proxycheck', 'config.json'), 'utf8'))).toEqual({ url: t.url, key: t.key });
+  }, 30_000);
+});
+
+describe("a pool answer's warnings", () => {
+  test('pool create, add and pause print balance_runs_out under their report', async () => {
+    const message = 'This pool checks 5 proxies every 60 s: up to 7,200 checks a day, and the account has 1,000 left. They run out in about 3.3 hours.';
+    const pool = poolObjectFixture(Date.now(), { counts: { total: 5, working: 0, failed: 0, unchecked: 5 }, interval_s: 60 });
+    const answer = { ...pool, submitted: { added: 5, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [{ code: 'balance_runs_out', message, hours_left: 3.3 }] };
+    // the answers as the service gives them when the schedule costs more than the balance
+    const crafted = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req) => (req.method === 'POST' || req.method === 'PATCH' ? Response.json(answer) : Response.json({ error: 'Not found', message: 'no' }, { status: 404 })),
+    });
+    try {
+      const e = { PROXYCHECK_URL: `http://127.0.0.1:${crafted.port}` };
+      const created = await cli(['pool', 'create', 'scraper', '127.0.0.1:1', '--interval', '60'], { env: e });
+      expect(created.code).toBe(0);
+      expect(created.stdout).toContain(`Created pool ${pool.id} "scraper list" with 5 proxies.\n`);
+      expect(created.stdout).toEndWith(`\nWarning: ${message}\n`);
+      expect((await cli(['pool', 'add', pool.id, '127.0.0.1:2'], { env: e })).stdout).toEndWith(`now.\nWarning: ${message}\n`);
+      expect((await cli(['pool', 'resume', pool.id], { env: e })).stdout).toBe(`Resumed pool ${pool.id}.\nWarning: ${message}\n`);
+      // --json: the answer as it came
+      expect(JSON.parse((await cli(['--json', 'pool', 'resume', pool.id], { env: e })).stdout).warnings).toEqual(answer.warnings);
+    } finally {
+      await crafted.stop(true);
+    }
   }, 30_000);
 });
 
