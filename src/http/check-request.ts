@@ -41,6 +41,9 @@
  *   query; absent (or null) takes the server's default
  *   (CheckRequestOptions.defaultHttps: JUDGE_TLS, on).
  * - Non-string elements of `proxies` count as invalid proxies, not as a shape error.
+ * - A line's scheme names its own protocol, checked whatever `type` says
+ *   (DECISIONS "Mixed lists"; ParsedProxy.protocol); `type` is for the
+ *   lines without one. A default timeout is the `type`'s.
  * - Custom URL rule: url is required, an absolute http:// or https:// URL with a
  *   host (no spaces or control chars, nothing WHATWG would silently repair like
  *   "http:///x"), at most 2048 chars, kept as given; requiredStatusCodes defaults to
@@ -199,8 +202,8 @@ function checkJobId(jobId: string | undefined): string | null {
 }
 
 /** Steps 7-8: parse, then "none valid" and "too many unique". */
-function parseProxies(input: string | readonly unknown[], opts: CheckRequestOptions) {
-  const list = parseProxyList(input, { maxUnique: opts.maxProxies });
+function parseProxies(input: string | readonly unknown[], type: CheckType, opts: CheckRequestOptions) {
+  const list = parseProxyList(input, { maxUnique: opts.maxProxies, type });
   if (list.proxies.length === 0) throw noValidProxies();
   if (list.limitExceeded) throw tooManyProxies(opts.maxProxies);
   return list;
@@ -236,7 +239,7 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
   const customUrls = rules.map((r, i) => customUrlRule(r, `customUrls[${i}]`));
 
   // 7-8
-  return build('check', parseProxies(proxies, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls });
+  return build('check', parseProxies(proxies, t, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls });
 }
 
 type RequestOptions = Pick<CheckRequest, 'region' | 'type' | 'timeoutMs' | 'samples' | 'https' | 'jobId' | 'customUrls'>;
@@ -293,5 +296,5 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
   const id = checkJobId(jobId);
 
   // 7-8
-  return build('check-raw', parseProxies(text, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls: [] });
+  return build('check-raw', parseProxies(text, t, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls: [] });
 }

@@ -17,7 +17,11 @@
  *   colon_auth   host:port:user:pass       (pass = everything after the 3rd colon;
  *                                           NOT percent-decoded)
  * with an optional leading scheme http:// https:// socks4:// socks4a:// socks5://
- * socks5h:// (any case), which is stripped (the request's `type` decides).
+ * socks5h:// (any case): it names the proxy's own protocol (`protocol`: http,
+ * socks4, socks5; DECISIONS "Mixed lists"), which the check uses whatever the
+ * request's `type`; a line without one takes the request's `type`. Given that
+ * type (ParseListOptions.type), a scheme naming it is dropped: it adds
+ * nothing, and "http://h:1" and "h:1" stay one proxy of an http check.
  *
  * Choices (documented in docs/API.md):
  * - Form detection is structural: a line that STARTS with a valid `host:port:` is
@@ -38,10 +42,10 @@
  *   Credential length is not limited here (SOCKS5's 255-byte limit is the probe's).
  * - ignored (not invalid): blank lines and lines whose first non-blank char is "#".
  *   Lines are split at "\n", "\r\n" and a lone "\r".
- * - duplicates: same host (normalised), port, username and password (see dedupe.ts);
- *   the first occurrence is kept.
+ * - duplicates: same host (normalised), port, username, password and own
+ *   protocol (see dedupe.ts); the first occurrence is kept.
  */
-import { HASH_SEED, ProxySet, hashChars, hashFinal, hashInt } from './dedupe';
+import { HASH_SEED, ProxySet, hashChars, hashInt, hashWithProtocol, protocolMix } from './dedupe';
 import { COLON, DOT, HOST_INVALID, HOST_NAME_UPPER, canonicalIPv6, hostKindAt, ipv4At, isDigit } from './host';
 import {
   AT,
@@ -58,9 +62,10 @@ import {
   isTrimSpace,
   portAt,
   schemeEnd,
+  schemeProtocol,
 } from './line-scan';
 import { INVALID_REASON, InvalidLines, type InvalidReason } from './invalid-lines';
-import type { AddressFormat, ProxyAddress } from './types';
+import type { AddressFormat, CheckType, ProxyAddress, ProxyType } from './types';
 
 export interface ParsedProxy extends ProxyAddress {
   format: AddressFormat;
@@ -86,6 +91,12 @@ export interface ParsedList {
 export interface ParseListOptions {
   /** Stop as soon as there are more than this many unique proxies (the 413 check). */
   maxUnique?: number;
+  /**
+   * The request's (or pool's) `type`: a line whose scheme names this very
+   * protocol gets no `protocol` of its own (it would be checked so anyway).
+   * Absent: every scheme is kept.
+   */
+  type?: CheckType;
 }
 
 /** hostKindAt of the scanned host (its IPv4 value, HOST_NAME, HOST_NAME_UPPER) or HOST_V6. */
@@ -97,6 +108,12 @@ let v6Host = '';
 let v6Hash = 0;
 /** proxyHash of the proxy parseSpan returned last (the ProxySet key, computed from the text). */
 let lineHash = 0;
+/** The `type` the list is parsed for (ParseListOptions.type); set by parseProxyList for its run. */
+let listType: CheckType | undefined;
+/** The own protocol of the line parseSpan is on (undefined: none) and its protocolMix. */
+let lineProtocol: ProxyType | undefined;
+let lineMix = 0;
+
 /** Why parseSpan returned null last (invalid-lines.ts INVALID_REASON); set only on that path. */
 let failReason: InvalidReason = INVALID_REASON.UNRECOGNISED;
 
@@ -227,6 +244,9 @@ function hashCredential(h: number, value: string, s: string, a: number, b: numbe
 function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
   const from = schemeEnd(s, a, b);
   if (from === b) return fail(INVALID_REASON.UNRECOGNISED);
+  lineProtocol = from === a ? undefined : schemeProtocol(s, a);
+  if (lineProtocol === listType) lineProtocol = undefined;
+  lineMix = protocolMix(lineProtocol);
 
   // 1. standard / colon form: the line starts with host:port
   const hEnd = scanHost(s, from, b);
@@ -235,8 +255,8 @@ function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
     const port = portAt(s, hEnd + 1, p);
     if (port > 0) {
       if (p === b || (p === b - 1 && s.charCodeAt(p) === SLASH)) {
-        lineHash = hashFinal(hashInt(hostHash(s), port));
-        return { host: hostText(s), port, format: 'standard', raw: s.slice(a, b) };
+        lineHash = hashWithProtocol(hashInt(hostHash(s), port), lineMix);
+        return own({ host: hostText(s), port, format: 'standard', raw: s.slice(a, b) });
       }
       if (s.charCodeAt(p) === COLON) {
         let uEnd = p + 1;
@@ -248,8 +268,8 @@ function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
         const username = s.slice(p + 1, uEnd);
         const password = s.slice(uEnd + 1, b);
         const h = hashInt(hashInt(hostHash(s), port), username.length + 1);
-        lineHash = hashFinal(hashChars(hashChars(h, s, p + 1, uEnd), s, uEnd + 1, b));
-        return { host, port, username, password, format: 'colon_auth', raw: s.slice(a, b) };
+        lineHash = hashWithProtocol(hashChars(hashChars(h, s, p + 1, uEnd), s, uEnd + 1, b), lineMix);
+        return own({ host, port, username, password, format: 'colon_auth', raw: s.slice(a, b) });
       }
     }
   }
@@ -275,8 +295,14 @@ function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
   if (password === null) return fail(INVALID_REASON.BAD_CREDENTIALS);
   const host = hostText(s);
   const h = hashCredential(hashInt(hashInt(hostHash(s), urlPort), username.length + 1), username, s, from, c);
-  lineHash = hashFinal(c < at ? hashCredential(h, password, s, c + 1, at) : h);
-  return { host, port: urlPort, username, password, format: 'url_auth', raw: s.slice(a, b) };
+  lineHash = hashWithProtocol(c < at ? hashCredential(h, password, s, c + 1, at) : h, lineMix);
+  return own({ host, port: urlPort, username, password, format: 'url_auth', raw: s.slice(a, b) });
+}
+
+/** p with the line's own protocol (lineProtocol), when it has one. */
+function own(p: ParsedProxy): ParsedProxy {
+  if (lineProtocol !== undefined) p.protocol = lineProtocol;
+  return p;
 }
 
 function fail(reason: InvalidReason): null {
@@ -327,8 +353,9 @@ export function isIgnorableLine(line: string): boolean {
  * Parse one line. Returns null for an invalid line AND for a blank/comment line
  * (use isIgnorableLine to tell them apart).
  */
-export function parseProxyLine(line: string): ParsedProxy | null {
+export function parseProxyLine(line: string, type?: CheckType): ParsedProxy | null {
   if (!trimSpan(line, 0, line.length)) return null;
+  listType = type;
   return parseSpan(line, spanStart, spanEnd);
 }
 
@@ -342,6 +369,7 @@ export function parseProxyLine(line: string): ParsedProxy | null {
  */
 export function parseProxyList(input: string | readonly unknown[], opts: ParseListOptions = {}): ParsedList {
   const max = opts.maxUnique ?? Number.POSITIVE_INFINITY;
+  listType = opts.type;
   // Size the table for the likely count (a host:port line is ~16 chars) so it rarely grows.
   const guess = typeof input === 'string' ? Math.ceil(input.length / 16) : input.length;
   const seen = new ProxySet<ParsedProxy>(Math.min(guess, max + 1, 1 << 20));
