@@ -189,10 +189,8 @@ function httpsOfJson(v: unknown, opts: CheckRequestOptions): boolean {
 }
 
 /** Step 4c: `https` in the query, `true` or `false`; absent: the server's default. */
-function httpsOfQuery(v: string | undefined, opts: CheckRequestOptions): boolean {
-  if (v === undefined) return opts.defaultHttps ?? true;
-  if (v !== 'true' && v !== 'false') throw invalidRequest('https: expected true or false');
-  return v === 'true';
+function httpsOfQuery(query: URLSearchParams, opts: CheckRequestOptions): boolean {
+  return booleanQueryValue(query, 'https') ?? opts.defaultHttps ?? true;
 }
 
 function checkJobId(jobId: string | undefined): string | null {
@@ -273,6 +271,14 @@ export function singleQueryValue(query: URLSearchParams, name: string): string |
   return values[0];
 }
 
+/** A query parameter that is `true` or `false` (once): its value, undefined when absent; anything else is 400 naming it. */
+export function booleanQueryValue(query: URLSearchParams, name: string): boolean | undefined {
+  const v = singleQueryValue(query, name);
+  if (v === undefined) return undefined;
+  if (v !== 'true' && v !== 'false') throw invalidRequest(`${name}: expected true or false`);
+  return v === 'true';
+}
+
 /** POST /check-raw: the body as text, the query parameters region, type, timeout, samples, https, jobId (all of them, repeats included). */
 export function validateCheckRaw(text: string, query: URLSearchParams, opts: CheckRequestOptions): CheckRequest {
   // 1. shape
@@ -280,7 +286,6 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
   const type = singleQueryValue(query, 'type');
   const timeout = singleQueryValue(query, 'timeout');
   const samplesText = singleQueryValue(query, 'samples');
-  const httpsText = singleQueryValue(query, 'https');
   const jobId = singleQueryValue(query, 'jobId');
 
   // 2-5 (no custom URLs on this route)
@@ -292,7 +297,7 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
     timeoutMs = checkTimeoutValue(Number(timeout));
   }
   const samples = samplesText === undefined ? DEFAULT_SAMPLES : checkSamples(/^[0-9]+$/.test(samplesText) ? Number(samplesText) : NaN);
-  const https = httpsOfQuery(httpsText, opts);
+  const https = httpsOfQuery(query, opts);
   const id = checkJobId(jobId);
 
   // 7-8

@@ -32,7 +32,11 @@
  * `remove` counts its invalid entries and goes on.
  *
  * Choices: absent and null both mean "not given" (as /check); unknown fields
- * are ignored; names are counted in code points.
+ * are ignored; names are counted in code points. A line's scheme is read and
+ * dropped (ParseListOptions.ignoreSchemes): a pool checks every proxy as its
+ * `type` (a mixed list wants `type: "auto"`), so the same address under two
+ * schemes is one pool proxy. Not yet DECISIONS "Mixed lists" (a pool proxy
+ * has no protocol of its own to keep one in).
  */
 import {
   checkRegion,
@@ -142,12 +146,12 @@ function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: n
   let totalInvalid = 0;
   let totalDuplicates = 0;
   if (inputs.length === 1) {
-    const l = parseProxyList(inputs[0] as string | readonly unknown[], { maxUnique: max });
+    const l = parseProxyList(inputs[0] as string | readonly unknown[], { maxUnique: max, ignoreSchemes: true });
     return { proxies: l.proxies, totalInvalid: l.invalid, totalDuplicates: l.duplicates, limitExceeded: l.limitExceeded };
   }
   const merged = new ProxySet<ParsedProxy>();
   for (const input of inputs) {
-    const l = parseProxyList(input, { maxUnique: max });
+    const l = parseProxyList(input, { maxUnique: max, ignoreSchemes: true });
     totalInvalid += l.invalid;
     totalDuplicates += l.duplicates;
     for (const p of l.proxies) if (!merged.add(p)) totalDuplicates++;

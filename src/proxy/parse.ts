@@ -97,6 +97,12 @@ export interface ParseListOptions {
    * Absent: every scheme is kept.
    */
   type?: CheckType;
+  /**
+   * Strip schemes as the parser did before lines had protocols of their own:
+   * no `protocol`, and the same address under two schemes is one proxy. For
+   * lists whose proxies cannot keep a protocol of their own (pools, today).
+   */
+  ignoreSchemes?: boolean;
 }
 
 /** hostKindAt of the scanned host (its IPv4 value, HOST_NAME, HOST_NAME_UPPER) or HOST_V6. */
@@ -110,6 +116,8 @@ let v6Hash = 0;
 let lineHash = 0;
 /** The `type` the list is parsed for (ParseListOptions.type); set by parseProxyList for its run. */
 let listType: CheckType | undefined;
+/** ParseListOptions.ignoreSchemes of the run. */
+let ignoreSchemes = false;
 /** The own protocol of the line parseSpan is on (undefined: none) and its protocolMix. */
 let lineProtocol: ProxyType | undefined;
 let lineMix = 0;
@@ -244,7 +252,7 @@ function hashCredential(h: number, value: string, s: string, a: number, b: numbe
 function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
   const from = schemeEnd(s, a, b);
   if (from === b) return fail(INVALID_REASON.UNRECOGNISED);
-  lineProtocol = from === a ? undefined : schemeProtocol(s, a);
+  lineProtocol = from === a || ignoreSchemes ? undefined : schemeProtocol(s, a);
   if (lineProtocol === listType) lineProtocol = undefined;
   lineMix = protocolMix(lineProtocol);
 
@@ -356,6 +364,7 @@ export function isIgnorableLine(line: string): boolean {
 export function parseProxyLine(line: string, type?: CheckType): ParsedProxy | null {
   if (!trimSpan(line, 0, line.length)) return null;
   listType = type;
+  ignoreSchemes = false;
   return parseSpan(line, spanStart, spanEnd);
 }
 
@@ -370,6 +379,7 @@ export function parseProxyLine(line: string, type?: CheckType): ParsedProxy | nu
 export function parseProxyList(input: string | readonly unknown[], opts: ParseListOptions = {}): ParsedList {
   const max = opts.maxUnique ?? Number.POSITIVE_INFINITY;
   listType = opts.type;
+  ignoreSchemes = opts.ignoreSchemes === true;
   // Size the table for the likely count (a host:port line is ~16 chars) so it rarely grows.
   const guess = typeof input === 'string' ? Math.ceil(input.length / 16) : input.length;
   const seen = new ProxySet<ParsedProxy>(Math.min(guess, max + 1, 1 << 20));

@@ -60,6 +60,22 @@ describe('proxies query', () => {
     expect(message('status=all&status=working')).toBe('status: expected a single value, given 2 times');
   });
 
+  test('txt and csv without limit list every match, in pages of 10 000; json keeps its pages (DECISIONS "Mixed lists")', () => {
+    expect(v('format=txt')).toMatchObject({ all: true, limit: 10000 });
+    expect(v('format=csv&status=all')).toMatchObject({ all: true, limit: 10000 });
+    expect(v('format=txt&limit=5')).toMatchObject({ limit: 5 });
+    expect('all' in v('format=txt&limit=5')).toBe(false);
+    expect('all' in v('format=json')).toBe(false);
+    expect(v('').limit).toBe(100);
+  });
+
+  test('scheme: true or false, else 400 naming it', () => {
+    expect(v('format=txt&scheme=true').scheme).toBe(true);
+    expect(v('format=txt&scheme=false').scheme).toBe(false);
+    for (const bad of ['1', 'yes', '', 'True']) expect(message(`format=txt&scheme=${bad}`)).toBe('scheme: expected true or false');
+    expect(message('scheme=true&scheme=false')).toBe('scheme: expected a single value, given 2 times');
+  });
+
   test('type: the contract body of a bad proxy type', () => {
     try {
       v('type=auto');

@@ -501,6 +501,14 @@ describe('schemes name the protocol', () => {
     expect(auto.duplicates).toBe(1);
   });
 
+  test('ignoreSchemes: schemes stripped as before (pools): no protocol, one proxy whatever the scheme', () => {
+    const r = parseProxyList(['socks5://1.2.3.4:80', 'http://1.2.3.4:80', '1.2.3.4:80'], { ignoreSchemes: true });
+    expect(r.proxies.map((p) => [p.raw, 'protocol' in p])).toEqual([['socks5://1.2.3.4:80', false]]);
+    expect(r.duplicates).toBe(2);
+    // the next run without it keeps them again (the option is per run)
+    expect(parseProxyList(['socks5://1.2.3.4:80']).proxies[0]!.protocol).toBe('socks5');
+  });
+
   test('property: identity is (protocol, host, port, credentials) and agrees with ProxySet over the parsed fields', () => {
     const schemeName = fc.constantFrom('', ...SCHEME_PROTOCOL.map(([s]) => s));
     const listType = fc.constantFrom(undefined, 'http', 'socks4', 'socks5', 'auto') as fc.Arbitrary<'http' | 'socks4' | 'socks5' | 'auto' | undefined>;

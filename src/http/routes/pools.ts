@@ -27,9 +27,13 @@
  *
  * The proxies listing: `format=json` (default) is `{proxies, next_cursor}`;
  * `txt` is one address per line as it was given (credentials kept) and
- * nothing else, `csv` a header row and a row per proxy (src/pools/render.ts);
- * both carry the next page's cursor in `X-Next-Cursor` (absent on the last
- * page), so a scraper can page through them too.
+ * nothing else (`scheme=true`: `<protocol>://` first), `csv` a header row
+ * and a row per proxy (src/pools/render.ts). Without `limit` these two list
+ * every match (DECISIONS "Mixed lists"): pages of 10 000 fetched one after
+ * the other and streamed, each row once (a row whose sort key changed
+ * between two pages is not written twice); with `limit`, one page, whose
+ * next cursor is in `X-Next-Cursor` (absent on the last page), so a scraper
+ * can page through them too.
  *
  * The routes are hidden from the OpenAPI generator: their operations are the
  * document paths of openapi-pools.ts (poolPaths).
@@ -46,8 +50,51 @@ import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '
 import { validateProxiesQuery } from '../pool-proxies-query';
 import { markAccount } from '../request-log';
 import { isPoolId } from '../../pools/pool-id';
-import { poolCsvHeader, poolCsvRow, txtLine } from '../../pools/render';
+import { poolCsvHeader, textRows, type TextPageOptions } from '../../pools/render';
 import { poolProxyObject } from '../../pools/shape';
+import { decodeCursor } from '../../pools/cursor';
+import type { PoolProxiesListing } from '../../pools/store';
+
+type ProxiesPage = PoolProxiesListing['page'];
+
+/**
+ * Every page of a txt/csv listing from `first` on, as a stream: the next page
+ * is fetched only when the reader wants more; a row already written (its
+ * sort key changed between pages) is not written again; a pool deleted
+ * meanwhile ends the text where it is.
+ */
+function allPages(
+  head: string,
+  first: ProxiesPage,
+  more: (cursor: string) => Promise<{ page: ProxiesPage } | null>,
+  opts: TextPageOptions,
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const written = new Set<number>();
+  let page: ProxiesPage | null = first;
+  let pending = head;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        if (page === null) {
+          if (pending !== '') controller.enqueue(encoder.encode(pending));
+          controller.close();
+          return;
+        }
+        const fresh = page.rows.filter((r) => !written.has(r.id));
+        for (const r of fresh) written.add(r.id);
+        const text = pending + textRows(fresh, opts);
+        pending = '';
+        const next: string | null = page.nextCursor;
+        page = next === null ? null : ((await more(next))?.page ?? null);
+        if (text !== '') {
+          controller.enqueue(encoder.encode(text));
+          return;
+        }
+      }
+    },
+  });
+}
 
 /** The header that carries `next_cursor` on txt and csv pages. */
 export const NEXT_CURSOR_HEADER = 'X-Next-Cursor';
@@ -148,10 +195,15 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         if (query.format === 'json') {
           return jsonResponse(200, { proxies: rows.map((r) => poolProxyObject(r, listing.type, listing.nowMs)), next_cursor: nextCursor });
         }
-        const text = query.format === 'txt' ? rows.map(txtLine).join('') : poolCsvHeader() + rows.map((r) => poolCsvRow(poolProxyObject(r, listing.type, listing.nowMs))).join('');
+        const opts: TextPageOptions = { format: query.format, scheme: query.scheme === true, poolType: listing.type, nowMs: listing.nowMs };
+        const head = query.format === 'csv' ? poolCsvHeader() : '';
         const headers: Record<string, string> = { 'content-type': TEXT_TYPES[query.format] };
-        if (nextCursor !== null) headers[NEXT_CURSOR_HEADER] = nextCursor;
-        return new Response(text, { status: 200, headers });
+        if (query.all !== true) {
+          if (nextCursor !== null) headers[NEXT_CURSOR_HEADER] = nextCursor;
+          return new Response(head + textRows(rows, opts), { status: 200, headers });
+        }
+        const more = (cursor: string) => deps.pools.proxies(account.id, id, { ...query, cursor: decodeCursor(cursor) });
+        return new Response(allPages(head, listing.page, more, opts), { status: 200, headers });
       },
       { detail: { hide: true } },
     );
