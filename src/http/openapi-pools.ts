@@ -57,6 +57,21 @@ const submitted = {
   },
 };
 
+const warnings = {
+  type: 'array',
+  description: 'What the owner should know of the pool as changed: [] or balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
+  items: {
+    type: 'object',
+    required: ['code', 'message', 'hours_left'],
+    additionalProperties: false,
+    properties: {
+      code: { enum: ['balance_runs_out'] },
+      message: { type: 'string' },
+      hours_left: { type: 'number', minimum: 0, description: 'Hours until the checks run out at this schedule, rounded down to a tenth' },
+    },
+  },
+};
+
 export const poolSchemas = {
   PoolSource: {
     type: 'object',
@@ -87,9 +102,9 @@ export const poolSchemas = {
   PoolChanged: {
     type: 'object',
     description: 'The pool, and what the request\'s addresses did',
-    required: [...POOL_REQUIRED, 'submitted'],
+    required: [...POOL_REQUIRED, 'submitted', 'warnings'],
     additionalProperties: false,
-    properties: { ...poolProperties, submitted },
+    properties: { ...poolProperties, submitted, warnings },
   },
   PoolList: { type: 'object', required: ['pools'], additionalProperties: false, properties: { pools: { type: 'array', items: ref('Pool') } } },
   PoolProxy: {
@@ -288,7 +303,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
       },
     },
     responses: {
-      '201': { ...keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE }, 'The new pool'), headers: { ...rateLimitHeaders, Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
+      '201': { ...keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }, 'The new pool'), headers: { ...rateLimitHeaders, Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
       '400': E400(BAD),
       '401': E401,
       '405': E405('/pools', 'GET, POST'),
@@ -324,7 +339,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     parameters: [idParam],
     requestBody: { required: true, content: { 'application/json': { schema: ref('PoolPatchBody'), example: { state: 'paused' } } } },
     responses: {
-      '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 } }, 'The pool after the change'),
+      '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }, 'The pool after the change'),
       '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, add, remove' }, none: BAD.none }),
       '401': E401,
       '404': E404,

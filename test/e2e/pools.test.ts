@@ -98,7 +98,9 @@ describe('the life of a pool', () => {
       sources: [{ url: `${lists}/empty.txt`, every_s: 900 }],
       submitted: { added: 3, removed: 0, total_invalid: 1, total_duplicates: 2 },
     });
-    const { submitted: _, ...created } = r.body;
+    // 3 proxies every 30 s cost 8 640 checks a day: warned when the account has fewer
+    expect(r.body.warnings.map((w: { code: string }) => w.code)).toEqual(before < 8640 ? ['balance_runs_out'] : []);
+    const { submitted: _, warnings: _w, ...created } = r.body;
     // its source is fetched at once (an empty list: nothing added); the rest is as created
     const pool = await fetched(id);
     expect(pool.sources).toEqual([
@@ -425,5 +427,25 @@ describe('the request rate', () => {
     expect(r.body.error).toBe('Too many requests');
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(r.headers.get('ratelimit-remaining')).toBe('0');
+  });
+});
+
+describe('a pool that costs more a day than the account has (DECISIONS "Mixed lists")', () => {
+  test('POST and PATCH say balance_runs_out with hours_left; a paused pool or a longer interval does not', async () => {
+    // the other account has 10 checks; 5 proxies every 60 s cost 7 200 a day
+    const made = await post({ name: 'too dear', proxies: ['127.0.0.1:1', '127.0.0.1:2', '127.0.0.1:3', '127.0.0.1:4', '127.0.0.1:5'], interval_s: 60 }, other());
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.warnings).toEqual([{ code: 'balance_runs_out', hours_left: 0, message: expect.stringContaining('up to 7,200 checks a day, and the account has 10 left') }]);
+    expect(made.body.warnings[0].message).toContain('They run out within the hour');
+    const id = String(made.body.id);
+    const paused = await patch(id, { state: 'paused' }, other());
+    expect(paused.body.warnings).toEqual([]);
+    const cheap = await patch(id, { state: 'active', interval_s: 86_400 }, other());
+    expect(cheap.body.warnings).toEqual([]); // 5 a day
+    const more = await patch(id, { interval_s: 3600 }, other()); // 120 a day against 10
+    // at most 10 checks left (a round may have spent some): at most 10 x 24 / 120 = 2 hours
+    expect(more.body.warnings).toEqual([{ code: 'balance_runs_out', hours_left: expect.any(Number), message: expect.stringContaining('up to 120 checks a day') }]);
+    expect(more.body.warnings[0].hours_left).toBeLessThanOrEqual(2);
+    expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
   });
 });

@@ -20,6 +20,11 @@
  * 413 proxies per pool / per account; src/pools/store.ts) -> the answer.
  * Nothing here charges: pools are charged per round checked.
  *
+ * `warnings` (POST and PATCH, DECISIONS "Mixed lists"): [] or
+ * `{code: "balance_runs_out", message, hours_left}` when the pool's schedule
+ * (proxies x 86 400 / interval_s a day) costs more than the account's
+ * checks left (src/pools/balance-warning.ts).
+ *
  * `submitted` (POST and PATCH): what the request's addresses did, counted as
  * /check counts them: `added` (new to the pool), `removed`, `total_invalid`
  * (entries that are no address; PATCH: of `add` and `remove` together),
@@ -51,7 +56,8 @@ import { validateProxiesQuery } from '../pool-proxies-query';
 import { markAccount } from '../request-log';
 import { isPoolId } from '../../pools/pool-id';
 import { poolCsvHeader, textRows, type TextPageOptions } from '../../pools/render';
-import { poolProxyObject } from '../../pools/shape';
+import { poolProxyObject, type PoolObject } from '../../pools/shape';
+import { balanceWarnings, type BalanceWarning } from '../../pools/balance-warning';
 import { decodeCursor } from '../../pools/cursor';
 import type { PoolProxiesListing } from '../../pools/store';
 
@@ -121,6 +127,12 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
     if (id === undefined || !isPoolId(id)) throw poolNotFound();
     return id;
   };
+  /** balance_runs_out when the pool's schedule costs more a day than the account has (balance-warning.ts). */
+  const warningsOf = async (accountId: string, pool: PoolObject): Promise<BalanceWarning[]> => {
+    const b = await deps.accounts.balance?.(accountId, deps.now());
+    if (b === undefined || b === null) return [];
+    return balanceWarnings({ proxies: pool.counts.total, intervalS: pool.interval_s, balance: b.checks, unlimited: b.unlimited, paused: pool.state === 'paused' });
+  };
   const jsonBody = async <T>(request: Request, validate: (json: unknown) => T): Promise<T> => {
     if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
     return withBodyText(request, body, (text) => validate(parseJsonBody(text)));
@@ -134,7 +146,8 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const req = await jsonBody(request, (json) => validatePoolCreate(json, options()));
         const made = await deps.pools.create(account.id, req);
         const submitted: Submitted = { added: made.added, removed: 0, total_invalid: req.totalInvalid, total_duplicates: req.totalDuplicates };
-        return jsonResponse(201, { ...made.pool, submitted }, { location: `/pools/${made.pool.id}` });
+        const warnings = await warningsOf(account.id, made.pool);
+        return jsonResponse(201, { ...made.pool, submitted, warnings }, { location: `/pools/${made.pool.id}` });
       },
       { parse: 'none', detail: { hide: true } },
     )
@@ -170,7 +183,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
           total_invalid: (patch.add?.totalInvalid ?? 0) + (patch.remove?.totalInvalid ?? 0),
           total_duplicates: (patch.add?.totalDuplicates ?? 0) + (patch.remove?.totalDuplicates ?? 0),
         };
-        return jsonResponse(200, { ...u.pool, submitted });
+        return jsonResponse(200, { ...u.pool, submitted, warnings: await warningsOf(account.id, u.pool) });
       },
       { parse: 'none', detail: { hide: true } },
     )
