@@ -173,6 +173,9 @@ describe("README's quick start against `npm start`", () => {
     const logged = serverOut.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const line of shown.trim().split('\n')) {
       const want = JSON.parse(line) as Record<string, unknown>;
+      // the judge's warning: the README's run listened on every address of a machine with no
+      // public one; this one listens on loopback only, where the judge's reach is no news
+      if (want.level === 'warn' && 'judgeReachable' in want) continue;
       const got = logged.find((l) => readmeShape(String(l.msg)) === readmeShape(String(want.msg)));
       expect(got === undefined ? `no log line like: ${String(want.msg)}` : '').toBe('');
       // every field the README shows is there (the service may log more), but
