@@ -363,7 +363,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     operationId: 'listPoolProxies',
     tags: ['Pools'],
     summary: 'The pool\'s proxies: working now, filtered, sorted, paged; json, txt or csv',
-    description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else; \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. On txt and csv pages the next page's cursor is the \`X-Next-Cursor\` header (absent on the last page).`,
+    description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else (\`scheme=true\`: \`<protocol>://[user:pass@]host:port\`); \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. txt and csv without \`limit\` list every match, streamed; with \`limit\`, one page whose next cursor is the \`X-Next-Cursor\` header (absent on the last page). json pages: 100 by default, 10 000 at most.`,
     security,
     parameters: [
       idParam,
@@ -378,11 +378,12 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
       { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 100 } },
       { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'next_cursor (or X-Next-Cursor) of the previous page, with the same sort' },
       { name: 'format', in: 'query', schema: { enum: ['json', 'txt', 'csv'], default: 'json' } },
+      { name: 'scheme', in: 'query', schema: { enum: ['true', 'false'], default: 'false' }, description: 'txt: each line as <protocol>://[user:pass@]host:port (the pool\'s type, or the protocol an auto pool found)' },
     ],
     responses: {
       '200': {
         description: 'One page',
-        headers: { ...rateLimitHeaders, 'X-Next-Cursor': { description: 'txt and csv: the next page\'s cursor (absent on the last page)', schema: { type: 'string' as const } } },
+        headers: { ...rateLimitHeaders, 'X-Next-Cursor': { description: 'txt and csv with `limit`: the next page\'s cursor (absent on the last page, and without `limit`: every match is there)', schema: { type: 'string' as const } } },
         content: {
           'application/json': { schema: ref('PoolProxyPage'), example: { proxies: [PROXY_EXAMPLE], next_cursor: null } },
           'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
