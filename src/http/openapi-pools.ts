@@ -59,15 +59,16 @@ const submitted = {
 
 const warnings = {
   type: 'array',
-  description: 'What the owner should know of the pool as changed: [] or balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
+  description:
+    'What the owner should know of the pool as changed: [], schemes_ignored (addresses named another protocol than the pool\'s type by their scheme: a pool checks every proxy as its type), balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
   items: {
     type: 'object',
-    required: ['code', 'message', 'hours_left'],
+    required: ['code', 'message'],
     additionalProperties: false,
     properties: {
-      code: { enum: ['balance_runs_out'] },
+      code: { enum: ['schemes_ignored', 'balance_runs_out'] },
       message: { type: 'string' },
-      hours_left: { type: 'number', minimum: 0, description: 'Hours until the checks run out at this schedule, rounded down to a tenth' },
+      hours_left: { type: 'number', minimum: 0, description: 'balance_runs_out only: hours until the checks run out at this schedule, rounded down to a tenth' },
     },
   },
 };

@@ -86,6 +86,11 @@ export interface ParsedList {
   ignored: number;
   /** True when parsing stopped early because unique proxies exceeded `maxUnique`. */
   limitExceeded: boolean;
+  /**
+   * Valid lines (unique or duplicate) whose scheme named each protocol, kept
+   * or not (`type`, ignoreSchemes): what a pool, which keeps none, warns of.
+   */
+  schemes: Record<ProxyType, number>;
 }
 
 export interface ParseListOptions {
@@ -120,6 +125,8 @@ let listType: CheckType | undefined;
 let ignoreSchemes = false;
 /** The own protocol of the line parseSpan is on (undefined: none) and its protocolMix. */
 let lineProtocol: ProxyType | undefined;
+/** The protocol the line's scheme named, kept or not (undefined: no scheme). */
+let lineScheme: ProxyType | undefined;
 let lineMix = 0;
 
 /** Why parseSpan returned null last (invalid-lines.ts INVALID_REASON); set only on that path. */
@@ -252,8 +259,8 @@ function hashCredential(h: number, value: string, s: string, a: number, b: numbe
 function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
   const from = schemeEnd(s, a, b);
   if (from === b) return fail(INVALID_REASON.UNRECOGNISED);
-  lineProtocol = from === a || ignoreSchemes ? undefined : schemeProtocol(s, a);
-  if (lineProtocol === listType) lineProtocol = undefined;
+  lineScheme = from === a ? undefined : schemeProtocol(s, a);
+  lineProtocol = ignoreSchemes || lineScheme === listType ? undefined : lineScheme;
   lineMix = protocolMix(lineProtocol);
 
   // 1. standard / colon form: the line starts with host:port
@@ -388,6 +395,7 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
   let ignored = 0;
   let limitExceeded = false;
   let lineNo = 0;
+  const schemes: Record<ProxyType, number> = { http: 0, socks4: 0, socks5: 0 };
 
   /** One line s[a, b), number `lineNo`; false once the unique limit is exceeded. */
   const take = (s: string, a: number, b: number): boolean => {
@@ -398,7 +406,10 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
     const p = parseSpan(s, spanStart, spanEnd);
     if (p === null) {
       invalidLines.add(lineNo, failReason, s, spanStart, spanEnd);
-    } else if (!seen.addHashed(p, lineHash)) {
+      return true;
+    }
+    if (lineScheme !== undefined) schemes[lineScheme]++;
+    if (!seen.addHashed(p, lineHash)) {
       duplicates++;
     } else if (seen.size > max) {
       limitExceeded = true;
@@ -430,7 +441,7 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
       else if (!take(el, 0, el.length)) break;
     }
   }
-  return { proxies: seen.values(), invalid: invalidLines.count, invalidLines, duplicates, ignored, limitExceeded };
+  return { proxies: seen.values(), invalid: invalidLines.count, invalidLines, duplicates, ignored, limitExceeded, schemes };
 }
 
 /** What a non-string element of a JSON array is shown as: its JSON for a scalar, `[…]` / `{…}` for the rest. */

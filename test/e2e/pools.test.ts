@@ -448,4 +448,14 @@ describe('a pool that costs more a day than the account has (DECISIONS "Mixed li
     expect(more.body.warnings[0].hours_left).toBeLessThanOrEqual(2);
     expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
   });
+  test('addresses whose scheme names another protocol than the pool type: schemes_ignored (none for an auto pool)', async () => {
+    const http = await post({ name: 'mixed http', proxies: ['socks5://127.0.0.1:9', 'http://127.0.0.1:10', '127.0.0.1:11'], interval_s: 86_400 }, other());
+    expect(http.status, http.text).toBe(201);
+    expect(http.body.warnings).toContainEqual({ code: 'schemes_ignored', message: expect.stringContaining('(socks5://): a pool checks every proxy as its type, http') });
+    const added = await patch(String(http.body.id), { add: ['socks4://127.0.0.1:12'] }, other());
+    expect(added.body.warnings.map((w: { code: string }) => w.code)).toContain('schemes_ignored');
+    const auto = await post({ name: 'mixed auto', type: 'auto', proxies: ['socks5://127.0.0.1:9', 'http://127.0.0.1:10'], interval_s: 86_400 }, other());
+    expect(auto.body.warnings.map((w: { code: string }) => w.code)).not.toContain('schemes_ignored');
+    for (const id of [http.body.id, auto.body.id]) expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
+  });
 });

@@ -505,6 +505,9 @@ describe('schemes name the protocol', () => {
     const r = parseProxyList(['socks5://1.2.3.4:80', 'http://1.2.3.4:80', '1.2.3.4:80'], { ignoreSchemes: true });
     expect(r.proxies.map((p) => [p.raw, 'protocol' in p])).toEqual([['socks5://1.2.3.4:80', false]]);
     expect(r.duplicates).toBe(2);
+    // the schemes named are counted all the same: valid lines, duplicates included, invalid ones not
+    expect(r.schemes).toEqual({ http: 1, socks4: 0, socks5: 1 });
+    expect(parseProxyList(['socks4a://h.io:1', 'SOCKS4://h.io:2', 'https://x', 'socks5://bad host:1'], { type: 'socks4' }).schemes).toEqual({ http: 0, socks4: 2, socks5: 0 });
     // the next run without it keeps them again (the option is per run)
     expect(parseProxyList(['socks5://1.2.3.4:80']).proxies[0]!.protocol).toBe('socks5');
   });
