@@ -29,7 +29,7 @@
  * it costs a descriptor (the kernel gives up on a black-holed SYN within
  * about two minutes).
  */
-import type { Socket, SocketHandler } from 'bun';
+import type { SocketHandler } from 'bun';
 import { HttpResponseParser, ResponseState } from '../probe/codec/http-response';
 import { isUpstreamFailure } from './codec/response-head';
 import { SOCKS5_REP } from './codec/socks5-server';
@@ -64,7 +64,12 @@ export interface LegEvents {
 export const LegState = Object.freeze({ CONNECTING: 0, HANDSHAKE: 1, RESPONSE: 2, RELAY: 3, FAILED: 4, CLOSED: 5 } as const);
 export type LegStateValue = (typeof LegState)[keyof typeof LegState];
 
-type LegSocket = Socket<UpstreamLeg>;
+
+/** The upstream's socket as a leg drives it (a Bun socket; a fake in unit tests). */
+export type LegSock = Sock & { setNoDelay(on?: boolean): unknown };
+
+/** Starts the connect to `leg.upstream`: then `opened`, or `errored` / `ended` (default: Bun.connect). */
+export type LegConnect = (leg: UpstreamLeg) => void;
 
 const HANDLERS: SocketHandler<UpstreamLeg> = {
   open(s) {
@@ -90,6 +95,15 @@ const HANDLERS: SocketHandler<UpstreamLeg> = {
   },
 };
 
+/** Bun.connect with the leg's handlers; a connect that throws at once fails the leg on the next microtask. */
+export const bunConnect: LegConnect = (leg) => {
+  try {
+    Bun.connect<UpstreamLeg>({ hostname: leg.upstream.host, port: leg.upstream.port, socket: HANDLERS, data: leg, allowHalfOpen: true }).catch(() => {});
+  } catch (e) {
+    queueMicrotask(() => leg.errored(e as Error));
+  }
+};
+
 export class UpstreamLeg {
   state: LegStateValue = LegState.CONNECTING;
   readonly upstream: Upstream;
@@ -99,12 +113,14 @@ export class UpstreamLeg {
   socket: Sock | null = null;
   readonly #ev: LegEvents;
   readonly #target: { host: string; port: number };
+  readonly #connect: LegConnect;
   #handshake: UpstreamHandshake | null = null;
   #response: HttpResponseParser | null = null;
   #sent = false;
 
-  constructor(ev: LegEvents, upstream: Upstream, kind: LegKind, target: { host: string; port: number }) {
+  constructor(ev: LegEvents, upstream: Upstream, kind: LegKind, target: { host: string; port: number }, connect: LegConnect = bunConnect) {
     this.#ev = ev;
+    this.#connect = connect;
     this.upstream = upstream;
     this.kind = kind;
     this.#target = target;
@@ -112,14 +128,10 @@ export class UpstreamLeg {
 
   /** Starts the connect; failures arrive as `legFailed`. */
   dial(): void {
-    try {
-      Bun.connect<UpstreamLeg>({ hostname: this.upstream.host, port: this.upstream.port, socket: HANDLERS, data: this, allowHalfOpen: true }).catch(() => {});
-    } catch (e) {
-      queueMicrotask(() => this.#fail('upstream', `cannot connect: ${(e as Error).message}`, false));
-    }
+    this.#connect(this);
   }
 
-  opened(s: LegSocket): void {
+  opened(s: LegSock): void {
     if (this.state !== LegState.CONNECTING) {
       s.terminate(); // given up on before it opened
       return;
