@@ -17,8 +17,8 @@
  * No socket and no clock; the ports (pools, DNS) are passed in, so each step
  * is unit-tested with fakes.
  */
-import { isIP } from 'node:net';
 import { hashApiKey } from '../accounts/keys';
+import { parseIPv4, parseIPv6 } from '../probe/codec/ip-literal';
 import { isBlockedAddress } from '../probe/codec/ssrf';
 import type { DnsAnswer } from '../probe/net/dns-cache';
 import type { GatewayAccount, GatewayPools } from './ports';
@@ -96,7 +96,7 @@ export async function admit(ports: AdmitPorts, keyHash: string, host: string): P
     ports.slots.release(keyHash);
     return { kind: 'refused', code };
   };
-  if (isIP(host) !== 0) {
+  if (parseIPv4(host) >= 0 || parseIPv6(host) !== null) {
     if (!ports.allowPrivateTargets && isBlockedAddress(host)) return refuse('blocked_target');
     return { kind: 'admitted', slotKey: keyHash, targetV4: null };
   }
@@ -108,5 +108,5 @@ export async function admit(ports: AdmitPorts, keyHash: string, host: string): P
   }
   if (a.addresses.length === 0) return refuse('dns_failed');
   if (!ports.allowPrivateTargets && a.addresses.some(isBlockedAddress)) return refuse('blocked_target');
-  return { kind: 'admitted', slotKey: keyHash, targetV4: a.addresses.find((x) => isIP(x) === 4) ?? null };
+  return { kind: 'admitted', slotKey: keyHash, targetV4: a.addresses.find((x) => parseIPv4(x) >= 0) ?? null };
 }

@@ -57,7 +57,11 @@ export class ReplayBuffer {
   /** `chunk` of the body went to an upstream; `keep`: its answer is not in yet (a retry may need it). */
   sent(chunk: Buffer, keep: boolean): void {
     this.#sent = true;
-    if (this.#chunks === null || !keep) return;
+    if (this.#chunks === null) return;
+    if (!keep) {
+      this.drop();
+      return;
+    }
     this.#length += chunk.length;
     if (this.#length > REPLAY_MAX) this.drop();
     else this.#chunks.push(chunk);
