@@ -374,8 +374,7 @@ export class ClientConnection implements LegEvents {
       tries.attempt.succeeded(leg.upstream);
       const relay: ConnectionPhase = { name: 'relay', tries, leg };
       this.#enter('dialing', relay);
-      this.#writer.write(this.#front === 'http' ? connectEstablished(leg.upstream) : socks5Reply(SOCKS5_REP.SUCCEEDED));
-      if (rest.length > 0) this.#down(leg, rest);
+      this.#answer(leg, this.#front === 'http' ? connectEstablished(leg.upstream) : socks5Reply(SOCKS5_REP.SUCCEEDED), rest, false);
       for (const c of this.#unstash()) this.#up(leg, c);
       if (this.#clientEnded) w.end();
       return;
@@ -407,10 +406,14 @@ export class ClientConnection implements LegEvents {
     p.tries.attempt.succeeded(leg.upstream);
     p.tries.replay.drop();
     this.#enter('forwarding', { name: 'relay', tries: p.tries, leg });
-    const head = relayedResponseHead(status, headers, leg.upstream);
-    this.#count(head.length);
-    this.#writer.write(head);
-    if (rest.length > 0) this.#down(leg, rest);
+    this.#answer(leg, relayedResponseHead(status, headers, leg.upstream), rest, true);
+  }
+
+  /** The client's answer and the upstream's first bytes after it, in one write (one segment); `counted`: the head counts as relayed. */
+  #answer(leg: UpstreamLeg, head: string | Buffer, rest: Buffer, counted: boolean): void {
+    const bytes = typeof head === 'string' ? Buffer.from(head, 'latin1') : head;
+    this.#count((counted ? bytes.length : 0) + rest.length);
+    this.#writer.write(rest.length === 0 ? bytes : Buffer.concat([bytes, rest]), leg.socket);
   }
 
   legFailed(leg: UpstreamLeg, f: LegFailure): void {
