@@ -274,13 +274,15 @@ export class ClientConnection implements LegEvents {
 
   /** The failed-attempt throttle first (a blocked address is refused before its credentials are looked at), then the look-up. */
   #check(username: string, key: string): void {
-    const p = this.#phase as Extract<ConnectionPhase, { session: FrontSession }>;
-    this.#front = p.session.front;
+    const p = this.#phase;
+    if (p.name !== 'front') return;
+    const front = p.session.front ?? 'http';
+    this.#front = front;
     this.#enter('front', { name: 'checking', session: p.session });
     const wait = this.#ctx.throttle.blockedFor(this.address);
     if (wait !== null) {
       this.#ctx.counters.refused('auth_blocked');
-      this.#writer.write(blockedBytes(this.#front as FrontProtocol, wait));
+      this.#writer.write(blockedBytes(front, wait));
       this.#closing();
       return;
     }
@@ -306,7 +308,8 @@ export class ClientConnection implements LegEvents {
   }
 
   #admit(target: FrontTarget, rest: Buffer[]): void {
-    const p = this.#phase as Extract<ConnectionPhase, { name: 'request' }>;
+    const p = this.#phase;
+    if (p.name !== 'request') return;
     const auth = p.auth;
     this.#enter('request', { name: 'admitting', auth, target });
     for (const c of rest) this.#stash(c);
@@ -369,7 +372,8 @@ export class ClientConnection implements LegEvents {
     const p = this.#legPhase(leg);
     if (p === null || p.name !== 'dialing') return;
     const { tries } = p;
-    const w = leg.writer as Writer;
+    const w = leg.writer;
+    if (w === null) return;
     if (tries.forward === null) {
       tries.attempt.succeeded(leg.upstream);
       const relay: ConnectionPhase = { name: 'relay', tries, leg };
@@ -472,8 +476,8 @@ export class ClientConnection implements LegEvents {
 
   /** A forwarded request's body: relayed as its framing says, kept for a retry until the answer comes; what follows it is dropped. */
   #bodyUp(p: Extract<ConnectionPhase, { name: 'forwarding' | 'relay' }>, chunk: Buffer): void {
-    const framer = p.tries.body as RequestBodyFramer;
-    if (framer.done) return;
+    const framer = p.tries.body;
+    if (framer === null || framer.done) return;
     const step = framer.push(chunk);
     if (step.error !== null) {
       if (p.name === 'forwarding') this.#refuse('bad_request');

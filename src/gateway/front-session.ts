@@ -71,16 +71,24 @@ export function deniedBytes(front: FrontProtocol): Buffer | string {
   return front === 'http' ? proxyAuthRequired() : socks5AuthReply(false);
 }
 
+/** The session's stages, each with what it reads or keeps. */
+type FrontState =
+  | { stage: 'sniff' }
+  | { stage: 'http_head'; parser: ProxyRequestParser }
+  | { stage: 'socks'; reader: Socks5ServerReader }
+  | { stage: 'checking'; front: 'http'; head: ProxyRequestHead; rest: Buffer | null }
+  | { stage: 'checking'; front: 'socks5'; reader: Socks5ServerReader }
+  | { stage: 'done' };
+
+const SNIFF: FrontState = Object.freeze({ stage: 'sniff' });
+const DONE: FrontState = Object.freeze({ stage: 'done' });
+
 export class FrontSession {
-  #stage: FrontStage = 'sniff';
+  #state: FrontState = SNIFF;
   #front: FrontProtocol | null = null;
-  #http: ProxyRequestParser | null = null;
-  #socks: Socks5ServerReader | null = null;
-  #head: ProxyRequestHead | null = null;
-  #headRest: Buffer | null = null;
 
   get stage(): FrontStage {
-    return this.#stage;
+    return this.#state.stage;
   }
 
   /** Once the first byte was read: which protocol the client speaks. */
@@ -90,14 +98,15 @@ export class FrontSession {
 
   /** Bytes from the client (stages sniff, http_head and socks; the driver keeps them while checking). */
   push(chunk: Buffer): FrontAction[] {
-    switch (this.#stage) {
+    const st = this.#state;
+    switch (st.stage) {
       case 'sniff':
         return this.#sniff(chunk);
       case 'http_head':
-        return this.#httpBytes(chunk);
+        return this.#httpBytes(st.parser, chunk);
       case 'socks':
-        (this.#socks as Socks5ServerReader).push(chunk);
-        return this.#socksRun([]);
+        st.reader.push(chunk);
+        return this.#socksRun(st.reader, []);
       default:
         return [];
     }
@@ -105,73 +114,64 @@ export class FrontSession {
 
   /** The credentials were accepted; `early`: what the client sent while they were checked. */
   accepted(early: Buffer[]): FrontAction[] {
-    if (this.#stage !== 'checking') return [];
-    if (this.#front === 'http') {
-      const head = this.#head as ProxyRequestHead;
-      this.#stage = 'done';
-      const rest = this.#headRest === null ? early : [this.#headRest, ...early];
-      this.#headRest = null;
-      return [{ kind: 'target', target: { host: head.host, port: head.port, head }, rest }];
+    const st = this.#state;
+    if (st.stage !== 'checking') return [];
+    if (st.front === 'http') {
+      this.#state = DONE;
+      const rest = st.rest === null ? early : [st.rest, ...early];
+      return [{ kind: 'target', target: { host: st.head.host, port: st.head.port, head: st.head }, rest }];
     }
-    this.#stage = 'socks';
-    const r = this.#socks as Socks5ServerReader;
-    for (const c of early) r.push(c);
-    return this.#socksRun([{ kind: 'write', bytes: socks5AuthReply(true) }]);
+    this.#state = { stage: 'socks', reader: st.reader };
+    for (const c of early) st.reader.push(c);
+    return this.#socksRun(st.reader, [{ kind: 'write', bytes: socks5AuthReply(true) }]);
   }
 
   /** The credentials were refused (a wrong key, an unknown pool, a bad username). */
   denied(): FrontAction[] {
-    if (this.#stage !== 'checking') return [];
-    return this.#refuse('auth', deniedBytes(this.#front as FrontProtocol), true);
+    const st = this.#state;
+    if (st.stage !== 'checking') return [];
+    return this.#refuse('auth', deniedBytes(st.front), true);
   }
 
   #refuse(reason: GatewayRefusal, bytes: Buffer | string | null, failedAttempt = false): FrontAction[] {
-    this.#stage = 'done';
-    this.#http = null;
-    this.#socks = null;
-    this.#headRest = null;
+    this.#state = DONE;
     const refuse: FrontAction = { kind: 'refuse', reason, failedAttempt };
     return bytes === null ? [refuse] : [{ kind: 'write', bytes }, refuse];
   }
 
   #sniff(chunk: Buffer): FrontAction[] {
-    const front = sniffFront(chunk[0] as number);
+    const front = sniffFront(chunk[0] ?? 0);
     if (front === 'http') {
       this.#front = 'http';
-      this.#http = new ProxyRequestParser();
-      this.#stage = 'http_head';
-      return this.#httpBytes(chunk);
+      const parser = new ProxyRequestParser();
+      this.#state = { stage: 'http_head', parser };
+      return this.#httpBytes(parser, chunk);
     }
     if (front === 'socks5') {
       this.#front = 'socks5';
-      this.#socks = new Socks5ServerReader();
-      this.#stage = 'socks';
-      this.#socks.push(chunk);
-      return this.#socksRun([]);
+      const reader = new Socks5ServerReader();
+      this.#state = { stage: 'socks', reader };
+      reader.push(chunk);
+      return this.#socksRun(reader, []);
     }
     return this.#refuse('unsupported', front === 'socks4' ? socks4Refusal() : null);
   }
 
-  #httpBytes(chunk: Buffer): FrontAction[] {
-    const p = this.#http as ProxyRequestParser;
+  #httpBytes(p: ProxyRequestParser, chunk: Buffer): FrontAction[] {
     const st = p.push(chunk);
     if (st === RequestHeadState.HEAD) return [];
-    if (st === RequestHeadState.ERROR) {
+    const head = p.head;
+    if (st === RequestHeadState.ERROR || head === null) {
       const code = p.error === 'not_a_proxy_request' ? 'unsupported' : 'bad_request';
       return this.#refuse(code, gatewayError(code));
     }
-    const head = p.head as ProxyRequestHead;
-    this.#http = null;
-    this.#head = head;
     if (head.auth !== 'basic' || head.credentials === null) return this.#refuse('auth', proxyAuthRequired(), head.auth !== 'none');
-    this.#stage = 'checking';
     const rest = p.rest;
-    this.#headRest = rest !== null && rest.length > 0 ? rest : null;
+    this.#state = { stage: 'checking', front: 'http', head, rest: rest !== null && rest.length > 0 ? rest : null };
     return [{ kind: 'check', username: head.credentials.username, password: head.credentials.password }];
   }
 
-  #socksRun(out: FrontAction[]): FrontAction[] {
-    const r = this.#socks as Socks5ServerReader;
+  #socksRun(r: Socks5ServerReader, out: FrontAction[]): FrontAction[] {
     for (;;) {
       const m = r.next();
       switch (m.kind) {
@@ -181,12 +181,11 @@ export class FrontSession {
           out.push({ kind: 'write', bytes: socks5MethodReply(SOCKS5_USER_PASS) });
           break;
         case 'auth':
-          this.#stage = 'checking';
+          this.#state = { stage: 'checking', front: 'socks5', reader: r };
           out.push({ kind: 'check', username: m.username, password: m.password });
           return out;
         case 'request': {
-          this.#stage = 'done';
-          this.#socks = null;
+          this.#state = DONE;
           const rest = r.rest();
           out.push({ kind: 'target', target: { host: m.host, port: m.port, head: null }, rest: rest.length > 0 ? [rest] : [] });
           return out;
