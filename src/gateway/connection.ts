@@ -286,7 +286,15 @@ export class ClientConnection implements LegEvents {
       this.#closing();
       return;
     }
-    void checkCredentials(this.#ctx.pools, username, key).then((r) => this.#checked(r));
+    this.#after(checkCredentials(this.#ctx.pools, username, key), (r) => this.#checked(r));
+  }
+
+  /** `then` with what `p` gives; a throw in it (a bug: an illegal transition) closes this connection, logged, rather than escaping as an unhandled rejection. */
+  #after<T>(p: Promise<T>, then: (v: T) => void): void {
+    p.then(then).catch((err: unknown) => {
+      this.#ctx.log.error('gateway: a connection step failed', { err });
+      this.close(false);
+    });
   }
 
   #checked(r: Checked): void {
@@ -313,7 +321,7 @@ export class ClientConnection implements LegEvents {
     const auth = p.auth;
     this.#enter('request', { name: 'admitting', auth, target });
     for (const c of rest) this.#stash(c);
-    void admit(this.#ctx, auth.keyHash, target.host).then((r) => {
+    this.#after(admit(this.#ctx, auth.keyHash, target.host), (r) => {
       if (this.#phase.name !== 'admitting') {
         if (r.kind === 'admitted') this.#ctx.slots.release(r.slotKey);
         return;
