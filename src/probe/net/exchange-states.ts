@@ -119,7 +119,11 @@ const SOCKS_STAGES: Partial<Record<State, SocksStage>> = {
   [ExchangeState.SOCKS5_AUTH]: 'socks5_auth',
 };
 
-/** The reply the exchange waits for in a SOCKS state, parsed from what came so far (the tunnel machine's reader). */
+/**
+ * The reply the exchange waits for in a SOCKS state, parsed from what came so
+ * far: the tunnel machine's reader under the exchange's state names (the
+ * exchange itself reads replies through the machine; this is the state table's view).
+ */
 export function readSocksReply(state: State, buf: Buffer, withAuth: boolean): SocksReply {
   return readTunnelReply(SOCKS_STAGES[state] ?? 'socks5_reply', buf, withAuth);
 }

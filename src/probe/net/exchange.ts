@@ -173,7 +173,7 @@ class Exchange implements LinkEvents, TimerEntry {
     }
     // HTTP_CONNECT, SOCKS4_REPLY, SOCKS5_METHOD: the proxy's handshake (the tunnel machine)
     const p = sp.proxy;
-    const via = sp.via === 'direct' ? 'http' : sp.via;
+    const via = sp.via === 'direct' ? 'http' : sp.via; // never direct here: stateAfterConnect sends it to TLS or the request
     this.tunnel = new TunnelClient({ type: via, username: p.username, password: p.password }, { host: sp.host, port: sp.port }, this.proxyAuthorization);
     this.tunnelStep(this.tunnel.start());
   }
