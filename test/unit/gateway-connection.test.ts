@@ -241,6 +241,27 @@ describe('time and memory', () => {
   });
 });
 
+describe('a bug in an async step', () => {
+  test('closes that connection (reset), logged, instead of an unhandled rejection', async () => {
+    const h = harness();
+    const lines: unknown[] = [];
+    const ctx: GatewayContext = {
+      ...h.ctx,
+      chooser: {
+        begin: () => {
+          throw new Error('bug');
+        },
+      } as unknown as UpstreamChooser,
+      log: createLogger('error', (l) => lines.push(l)),
+    };
+    const sock = new FakeSock();
+    const conn = new ClientConnection(ctx, sock, '127.0.0.9', h.clock.now());
+    conn.received(Buffer.from(CONNECT), h.clock.now());
+    await settle();
+    expect([conn.phase, sock.terminated, ctx.slots.keys, lines.length]).toEqual(['closed', true, 0, 1]);
+  });
+});
+
 describe('phases', () => {
   test('relay and closing leave only for closed; closed is final; a move not in the table throws', () => {
     expect(CONNECTION_PHASES.relay).toEqual(['closed']);
