@@ -459,3 +459,38 @@ describe('a pool that costs more a day than the account has (DECISIONS "Mixed li
     for (const id of [http.body.id, auto.body.id]) expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
   });
 });
+
+describe('the cron one-liner (DECISIONS "Mixed lists"): txt and csv without limit are every match', () => {
+  let s: TestService;
+  beforeAll(async () => {
+    s = await startTestService({ RATE_LIMIT_PER_S: '100000', POOL_ROUNDS: 'false' });
+  }, 60_000);
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  test('150 of 150 in txt and csv; json still pages (100, next_cursor); limit still one page', async () => {
+    const t = s; // this block's service (the file's has a pool cap of 50)
+    const key = () => ({ 'x-api-key': s.key });
+    const get = (path: string) => call(`${s.url}${path}`, { headers: key() });
+    const proxies = Array.from({ length: 150 }, (_, i) => `127.0.${Math.floor(i / 200)}.${(i % 200) + 1}:${8000 + i}`);
+    const made = await call(`${s.url}/pools`, { method: 'POST', headers: key(), json: { name: 'cron', proxies, interval_s: 86_400 } });
+    expect(made.status, made.text).toBe(201);
+    const id = String(made.body.id);
+    const txt = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=txt`, { headers: key() });
+    expect(txt.headers.get('x-next-cursor')).toBeNull();
+    expect((await txt.text()).split('\n').filter(Boolean).sort()).toEqual([...proxies].sort());
+    const csv = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=csv`, { headers: key() });
+    expect((await csv.text()).split('\r\n').filter(Boolean).length).toBe(151);
+    const json = await get(`/pools/${id}/proxies?status=all`);
+    expect(json.body.proxies.length).toBe(100);
+    expect(json.body.next_cursor).not.toBeNull();
+    const page = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=txt&limit=100`, { headers: key() });
+    expect((await page.text()).split('\n').filter(Boolean).length).toBe(100);
+    expect(page.headers.get('x-next-cursor')).not.toBeNull();
+    // scheme=true: the pool's type before each line
+    const schemed = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=txt&scheme=true&limit=2`, { headers: key() });
+    expect((await schemed.text()).split('\n').filter(Boolean).every((l) => l.startsWith('http://127.0.0.'))).toBe(true);
+    expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: key() })).status).toBe(204);
+  });
+});
