@@ -50,6 +50,7 @@ import { keepSession, sessionFor, sessionKey } from './tls-sessions';
 import { fdsExhausted } from './fd-check';
 import { blockedTargetMessage, isBlockedAddress } from '../codec/ssrf';
 import { interceptedError } from '../codec/cert-pin';
+import { socksAnswerError, socksAnswerOf } from '../codec/socks-answer';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
 import { basicAuth, buildGetRequest } from '../codec/http-request';
 import { TunnelClient, type TunnelStep } from '../codec/tunnel-client';
@@ -98,6 +99,8 @@ class Exchange implements LinkEvents, TimerEntry {
   private readonly sessionKey: string | null;
   /** pinned TLS: the peer is proven (the pin compared, or a resumed session): its session may be kept */
   private peerProven = false;
+  /** via http: the first bytes of the proxy's answer (at most 2), to tell a SOCKS server's (codec/socks-answer.ts) */
+  private answerHead: number[] | null = null;
 
   constructor(spec: ExchangeSpec, done: (o: ExchangeOutcome) => void) {
     this.spec = spec;
@@ -208,6 +211,7 @@ class Exchange implements LinkEvents, TimerEntry {
   }
 
   data(chunk: Buffer): void {
+    if ((this.answerHead === null || this.answerHead.length < 2) && this.spec.via === 'http' && chunk.length > 0) this.noteAnswerHead(chunk);
     switch (this.state) {
       case ExchangeState.RESPONSE: {
         const p = this.parser as HttpResponseParser;
@@ -320,7 +324,19 @@ class Exchange implements LinkEvents, TimerEntry {
     this.finish(null, p.statusCode, p.headers, p.body(), p.bodyTruncated);
   }
 
+  /** Keeps the first 2 bytes the proxy answered with (via http: RESPONSE or HTTP_CONNECT). */
+  private noteAnswerHead(chunk: Buffer): void {
+    if (this.state !== ExchangeState.RESPONSE && this.state !== ExchangeState.HTTP_CONNECT) return;
+    const head = (this.answerHead ??= []);
+    for (let i = 0; i < chunk.length && head.length < 2; i++) head.push(chunk[i]!);
+  }
+
   private fail(error: ProbeError, statusCode: number | null = null): void {
+    // an http check's answer that was no HTTP: a SOCKS server's says so
+    if (error.code === 'bad_response' && this.answerHead !== null) {
+      const socks = socksAnswerOf(this.answerHead);
+      if (socks !== null) error = socksAnswerError(socks);
+    }
     this.finish(error, statusCode, EMPTY_HEADERS, null, false);
   }
 
