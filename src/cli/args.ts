@@ -20,7 +20,8 @@
  * unless --out says where; `set-key` is `login`, and both take the key as
  * an argument too (`set-key pc_...`). `--scheme` (with the txt form:
  * --simple, or --out/--format txt) writes each line as
- * `<protocol>://[user:pass@]host:port` (src/cli/scheme.ts).
+ * `<protocol>://[user:pass@]host:port` (src/results/export.ts, as the
+ * service's `.txt?scheme=true`).
  *
  * `--custom-url URL[,codes][,text]`: codes are HTTP statuses joined by `|`
  * or `+` (e.g. `200|204`); everything after the codes' comma is the required
@@ -95,7 +96,7 @@ export interface CheckCommand {
   onlyWorking: boolean;
   /** --simple: the output is the working proxies' addresses only (format txt; standard output without --out). */
   simple: boolean;
-  /** --scheme: the txt lines carry the protocol, `socks5://host:port` (src/cli/scheme.ts). */
+  /** --scheme: the txt lines carry the protocol, `socks5://host:port` (as `.txt?scheme=true`). */
   scheme: boolean;
   jobId?: string;
   /** Submit (Prefer: respond-async), print the job id and return. */

@@ -52,7 +52,6 @@ import { followJob, LiveBar, openFollow } from './job-follow';
 import { jobHints, renderAccepted } from './job-render';
 import { fmtInt } from './progress-bar';
 import { ProxyDigest, renderProxyDetails, type RecordView } from './proxy-table';
-import { recordProtocol, schemeLine } from './scheme';
 import { renderCustomUrls, renderSummary, type CustomUrlRow } from './tables';
 
 /** The one threshold of an asynchronous `check` (args.ts, where the help text reads it too). */
@@ -217,16 +216,6 @@ async function* chunksOf(res: Response): AsyncGenerator<Uint8Array> {
   for await (const c of res.body) yield c;
 }
 
-/** --scheme: the result file's working proxies (they come first), one `<protocol>://address` line each. */
-async function* schemeText(chunks: AsyncIterable<Uint8Array>, checkType: unknown): AsyncGenerator<string> {
-  for await (const part of readResultParts(chunks)) {
-    if (part.kind !== 'record') continue;
-    const r = part.record as RecordView;
-    if (r.status !== 'working') return;
-    yield `${schemeLine(r.proxy, recordProtocol(r, checkType))}\n`;
-  }
-}
-
 /** Streams the chosen form of the result to --out; returns a description for the user. */
 async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: ResultOutput, io: CliIo): Promise<{ what: string }> {
   const jsonUrl = r.result_urls?.json ?? r.result_url;
@@ -234,11 +223,10 @@ async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: ResultOu
   const byFormat = { json: jsonUrl, csv: r.result_urls?.csv, txt: r.result_urls?.txt };
   const convertHere = (cmd.onlyWorking && cmd.format !== 'txt') || byFormat[cmd.format] === undefined || cmd.scheme;
   const res = await client.download(convertHere ? jsonUrl : byFormat[cmd.format]!, io.signal);
-  const source: AsyncIterable<Uint8Array | string> = cmd.scheme
-    ? schemeText(chunksOf(res), r.metadata.proxy_type)
-    : convertHere
-      ? convertResult(cmd.format, chunksOf(res), { onlyWorking: cmd.onlyWorking })
-      : chunksOf(res);
+  // --scheme: the txt lines with their protocol, as the service's `.txt?scheme=true` writes them
+  const source: AsyncIterable<Uint8Array | string> = convertHere
+    ? convertResult(cmd.format, chunksOf(res), { onlyWorking: cmd.onlyWorking, ...(cmd.scheme ? { scheme: true } : {}) })
+    : chunksOf(res);
 
   let lines = 0;
   let bytes = 0;

@@ -20,10 +20,10 @@
  *
  * `pool working` is what a scraper's cron job calls: the proxies working
  * now on standard output and nothing else (txt: one address per line as it
- * was given, credentials kept; --scheme: `<protocol>://[user:pass@]host:port`,
- * rendered here from the JSON pages (src/cli/scheme.ts); csv: one header
- * row; json, also with --json: `{"proxies": [...]}`), every page followed
- * through the cursor up to --limit (pages of at most 10 000).
+ * was given, credentials kept; --scheme: `scheme=true`, each line
+ * `<protocol>://[user:pass@]host:port`; csv: one header row; json, also
+ * with --json: `{"proxies": [...]}`), every page followed through the
+ * cursor up to --limit (pages of at most 10 000).
  */
 import { ENTRY_ERROR_CODES } from '../error-codes';
 import { gatewayUrls } from '../gateway/urls';
@@ -36,7 +36,6 @@ import { FOLD_MS, RoundFold } from './pool-events-render';
 import { readInputs, type CliIo } from './io';
 import type { PoolCommand } from './pool-args';
 import { renderAdded, renderCreated, renderPool, renderPools, withWarnings } from './pool-tables';
-import { schemeLine } from './scheme';
 
 const json = (io: CliIo, v: unknown) => io.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
@@ -174,13 +173,11 @@ async function gateway(c: Extract<PoolCommand, { action: 'gateway' }>, g: Global
 
 async function working(c: Extract<PoolCommand, { action: 'working' }>, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {
   const format = g.json ? 'json' : c.format;
-  const withScheme = c.scheme === true && format === 'txt';
-  const base = new URLSearchParams({ status: 'working', format: withScheme ? 'json' : format });
+  const base = new URLSearchParams({ status: 'working', format });
+  if (c.scheme === true && format === 'txt') base.set('scheme', 'true');
   if (c.country !== undefined) base.set('country', c.country);
   if (c.anonymity !== undefined) base.set('anonymity', c.anonymity);
   if (c.type !== undefined) base.set('type', c.type);
-  // a working proxy's own type is its protocol; the pool's type when it has none (not auto)
-  const poolType = withScheme ? (await client.pool(c.id, io.signal)).type : null;
   let left = c.limit ?? Number.POSITIVE_INFINITY;
   let cursor: string | null = null;
   let first = true;
@@ -191,10 +188,7 @@ async function working(c: Extract<PoolCommand, { action: 'working' }>, g: Global
     q.set('limit', String(size));
     if (cursor !== null) q.set('cursor', cursor);
     const page = await client.poolProxies(c.id, q, io.signal);
-    if (withScheme) {
-      const lines = (JSON.parse(page.text) as { proxies: PoolProxyObject[] }).proxies.map((p) => `${schemeLine(p.proxy, p.type ?? poolType)}\n`);
-      io.stdout.write(lines.join(''));
-    } else if (format === 'json') collected.push(...(JSON.parse(page.text) as { proxies: PoolProxyObject[] }).proxies);
+    if (format === 'json') collected.push(...(JSON.parse(page.text) as { proxies: PoolProxyObject[] }).proxies);
     // csv: the header row once, from the first page
     else io.stdout.write(format === 'csv' && !first ? page.text.slice(page.text.indexOf('\r\n') + 2) : page.text);
     first = false;

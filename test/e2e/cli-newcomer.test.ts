@@ -66,7 +66,20 @@ describe('a mixed list of HTTP and SOCKS proxies', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Working: 1 / 2 (50.0%)');
     expect(r.stdout).toContain('bad_response');
-    expect(r.stdout).toMatch(/^Hint: 1 proxy (answered like a SOCKS server|failed with bad_response) on this http check.* --type auto \(tries http, socks4 and socks5\), or write socks5:\/\/ /m);
+    // the probe names the SOCKS answer in the record's message; the summary turns it into the hint
+    expect(r.stdout).toContain(
+      'Hint: 1 proxy answered like a SOCKS server on this http check: check again with --type auto (tries http, socks4 and socks5), or write socks5:// (or socks4://) before them in the list.',
+    );
+  }, 30_000);
+
+  test.skipIf(MICROSOCKS === null)('the SOCKS proxy written socks5:// in the list: both work with no flag; --simple --scheme keeps each protocol', async () => {
+    const schemed = join(dir, 'schemed.txt');
+    writeFileSync(schemed, `socks5://127.0.0.1:${socks!.port}\n127.0.0.1:${http.port}\n`);
+    const r = await cli(['check', schemed, '--timeout', '3000', '--no-https', '--simple', '--scheme']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').filter(Boolean).sort()).toEqual([`http://127.0.0.1:${http.port}`, `socks5://127.0.0.1:${socks!.port}`]);
+    expect(r.stderr).toContain('Working: 2 / 2');
+    expect(r.stderr).not.toContain('Hint:');
   }, 30_000);
 
   test.skipIf(MICROSOCKS === null)('--type auto --simple --scheme: every working proxy with its protocol, nothing else on standard output', async () => {
@@ -162,6 +175,15 @@ describe('signing in', () => {
 });
 
 describe("a pool answer's warnings", () => {
+  test('a pool whose schedule costs more than the balance: pool create says so', async () => {
+    // 2 proxies every 60 s: up to 2,880 checks a day against the account's 500
+    const r = await cli(['pool', 'create', 'too costly', '127.0.0.1:1', '127.0.0.1:2', '--interval', '60']);
+    expect(r.code).toBe(0);
+    const id = /Created pool ([a-z0-9]+) /.exec(r.stdout)?.[1] ?? '';
+    expect(r.stdout).toMatch(/\nWarning: .*2,880 checks a day.*\n$/);
+    expect((await cli(['pool', 'delete', id])).code).toBe(0);
+  }, 30_000);
+
   test('pool create, add and pause print balance_runs_out under their report', async () => {
     const message = 'This pool checks 5 proxies every 60 s: up to 7,200 checks a day, and the account has 1,000 left. They run out in about 3.3 hours.';
     const pool = poolObjectFixture(Date.now(), { counts: { total: 5, working: 0, failed: 0, unchecked: 5 }, interval_s: 60 });

@@ -17,9 +17,7 @@ import { formatCount } from './svg';
  * skipped)".
  */
 export function proxyCountText(text: string, type?: CheckType): string {
-  // a variable, not a literal: the parser's options take `type` where lines carry their own protocol
-  const options = { maxUnique: Number.POSITIVE_INFINITY, ...(type !== undefined ? { type } : {}) };
-  const list = parseAddresses(text, options);
+  const list = parseAddresses(text, type !== undefined ? { type } : {});
   const n = list.proxies.length;
   const skipped: string[] = [];
   if (list.invalid > 0) skipped.push(`${formatCount(list.invalid)} invalid`);
