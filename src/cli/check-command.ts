@@ -18,11 +18,20 @@
  * carry them (--type auto, --samples N), and the lying proxies (tampered,
  * tls_intercepted) when any. A plain check prints nothing more than before.
  * A result file that cannot be read there is a note on stderr, not a failure.
+ * The summary's region says `probed from this machine` when /health shows
+ * one machine (no region agents), and the hints of check-hints.ts follow
+ * the details (private targets and ALLOW_PRIVATE_TARGETS, SOCKS servers met
+ * by an http check, the check's warnings).
+ *
+ * The progress socket is opened before anything is printed: it refuses a
+ * wrong key, which is then asked with GET /checks/{jobId} (401: the auth
+ * error, exit 3, before "Checking ..."; 404: the key is fine).
  *
  * --out: json/csv/txt are the result link of that extension, streamed to the
  * file (or to stdout for `--out -`; the summary then goes to stderr). With
- * --only-working the .json link is read and filtered/converted here
- * (src/results/export.ts), since working proxies come first in it.
+ * --only-working, or --scheme (txt lines `<protocol>://...`), the .json link
+ * is read and filtered/converted here (src/results/export.ts, as the
+ * service's own downloads), since working proxies come first in it.
  *
  * Ctrl-C: the request and the socket are dropped, the terminal restored, and
  * the CLI exits 130; the server may still finish the check (it is then in
