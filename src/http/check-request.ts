@@ -75,17 +75,14 @@ export interface CheckRequestOptions extends Limits {
 }
 
 
-export const TIMEOUT_MIN_MS = 1000;
-export const TIMEOUT_MAX_MS = 20000;
-export const DEFAULT_REGION = 'us1';
+/** The bounds are the contract's (src/contract/bounds.ts): the schemas state them, this module enforces them. */
+export {
+  CUSTOM_URL_MAX_LENGTH, DEFAULT_REGION, DEFAULT_SAMPLES, MAX_STATUS_CODES, REQUIRED_TEXT_MAX_LENGTH, SAMPLES_MAX, SAMPLES_MIN, TIMEOUT_MAX_MS, TIMEOUT_MIN_MS,
+} from '../contract/bounds';
+import {
+  CUSTOM_URL_MAX_LENGTH, DEFAULT_REGION, DEFAULT_SAMPLES, MAX_STATUS_CODES, REQUIRED_TEXT_MAX_LENGTH, SAMPLES_MAX, SAMPLES_MIN, TIMEOUT_MAX_MS, TIMEOUT_MIN_MS,
+} from '../contract/bounds';
 export const DEFAULT_TYPE: CheckType = 'http';
-export const CUSTOM_URL_MAX_LENGTH = 2048;
-export const REQUIRED_TEXT_MAX_LENGTH = 1024;
-export const MAX_STATUS_CODES = 100;
-/** `samples` (an extension): probes per proxy, each on a fresh connection. */
-export const SAMPLES_MIN = 1;
-export const SAMPLES_MAX = 10;
-export const DEFAULT_SAMPLES = 1;
 
 /**
  * DECISIONS defaults: /check 2000 ms; /check-raw 5000 ms for http, 3000 ms for

@@ -7,9 +7,12 @@
 import type { DocumentDecoration } from 'elysia';
 import { JOB_ID_PATTERN, JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
-import { ref, schemas } from './openapi-schemas';
+import { componentSchemas, type ComponentName } from '../contract';
 
-export const err = (example: Record<string, unknown>, description: string, schema: string = 'Error') => ({
+/** A reference to one of the contract's schemas (src/contract). */
+export const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
+
+export const err = (example: Record<string, unknown>, description: string, schema: ComponentName = 'Error') => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
@@ -64,12 +67,12 @@ export const E429 = {
   ),
   headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
-export const json = (schema: string, example: unknown, description: string) => ({
+export const json = (schema: ComponentName, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
 /** A keyed route's 200: the RateLimit fields too. */
-export const keyed200 = (schema: string, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
+export const keyed200 = (schema: ComponentName, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
 export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 const checkResponseExample = {
@@ -502,6 +505,6 @@ export const documentation = {
       ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       BearerAuth: { type: 'http', scheme: 'bearer' },
     },
-    schemas,
+    schemas: componentSchemas,
   },
 };
