@@ -16,6 +16,7 @@ import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, parse
 import type { ServiceInfo } from './service-info';
 import type { CheckType } from '../../proxy/types';
 import { formatCount } from './svg';
+import type { ProgressMessageBody } from '../../contract/types';
 
 const MAX_CUSTOM_URLS = 10;
 
@@ -27,13 +28,8 @@ export interface CheckViewDeps {
   onUnauthorized: () => void;
 }
 
-interface ProgressMsg {
-  status?: string;
-  progress?: number;
-  eta?: number | null;
-  currentStep?: string;
-  details?: { message?: string; working_so_far?: number; checked?: number; total?: number };
-}
+/** A progress message of /ws (the contract's, src/contract/ws.ts), as far as this view reads it. */
+type ProgressMsg = Partial<Omit<ProgressMessageBody, 'details'>> & { details?: Partial<ProgressMessageBody['details']> };
 
 export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<void>; setService(info: ServiceInfo): void; resume(): Promise<boolean> } {
   const form = byId('check-form');
