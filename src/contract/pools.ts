@@ -14,7 +14,9 @@ import { anonymity, CustomUrl, timeoutMs } from './checks';
 import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, exitFields, dateTimeOrNull, errorBody, int0, oneOf, orNull, ProxyAddress, proxyType, RESPONSE_TIME_PATTERN } from './common';
 import { TooManyRequests } from './errors';
 
-const name = () => t.String({ minLength: 1, maxLength: POOL_NAME_MAX });
+/** A pool's name: not blank, no control characters (pool-request.ts checks it with this pattern). */
+export const POOL_NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$';
+const name = () => t.String({ minLength: 1, maxLength: POOL_NAME_MAX, pattern: POOL_NAME_PATTERN });
 const everyS = () => t.Integer({ minimum: SOURCE_MIN_EVERY_S, maximum: SOURCE_MAX_EVERY_S });
 const fraction = () => orNull(t.Number({ minimum: 0, maximum: 1 }));
 export const POOL_STATES = ['active', 'paused'] as const;
