@@ -11,7 +11,7 @@ import {
   CUSTOM_URL_MAX_LENGTH, DEFAULT_REGION, DEFAULT_SAMPLES, MAX_STATUS_CODES, REQUIRED_TEXT_MAX_LENGTH, SAMPLES_MAX, SAMPLES_MIN, TIMEOUT_MAX_MS, TIMEOUT_MIN_MS,
 } from './bounds';
 import {
-  AUTO_ORDER, checkType, closed, CodeMessage, counts, exitFields, int0, oneOf, orNull, PERCENT_PATTERN, ProxyAddress, proxyType, RESPONSE_TIME_PATTERN, SECONDS_PATTERN,
+  AUTO_ORDER, checkType, closed, CodeMessage, counts, exitFields, int0, oneOf, orNull, PERCENT_PATTERN, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN, SECONDS_PATTERN,
 } from './common';
 
 export const CustomUrl = t.Object({
@@ -56,16 +56,31 @@ export const CheckBody = t.Object({
 });
 export type CheckBodyType = Static<typeof CheckBody>;
 
+/** `async` on POST /check and /check-raw (docs/API.md "Checks that outlive their connection"). */
+const asyncParameter = () =>
+  queryBoolean({ description: '`true`: the same as `Prefer: respond-async`; `false`: the synchronous answer whatever Prefer says' });
+
+/** POST /check's query. */
+export const CheckQuery = t.Object({ async: t.Optional(asyncParameter()) });
+
 /** POST /check-raw's query (the body is the list as text). */
 export const CheckRawQuery = t.Object({
   region: t.Optional(t.String({ default: DEFAULT_REGION })),
   type: t.Optional(checkType({ default: 'http' })),
   timeout: t.Optional(timeoutMs({ description: 'Default 5000 (http, auto) or 3000 (socks4, socks5)' })),
-  samples: t.Optional(t.Integer({ minimum: SAMPLES_MIN, maximum: SAMPLES_MAX, default: DEFAULT_SAMPLES })),
-  https: t.Optional(t.Boolean()),
+  samples: t.Optional(
+    t.Integer({ minimum: SAMPLES_MIN, maximum: SAMPLES_MAX, default: DEFAULT_SAMPLES, description: 'An extension: probes per proxy, each on a fresh connection; one check charged per sample' }),
+  ),
+  https: t.Optional(
+    queryBoolean({ default: 'true', description: 'An extension: the https check of working proxies (tunnel + TLS to the judge, pinned); default the server\'s JUDGE_TLS (true)' }),
+  ),
   jobId: t.Optional(t.String({ pattern: JOB_ID_PATTERN })),
-  async: t.Optional(t.Boolean({ description: 'true: answer 202 at once and run the check as a job (as `Prefer: respond-async`)' })),
+  async: t.Optional(asyncParameter()),
 });
+
+/** GET /result/{name}: the file's name and its signed link's query. */
+export const ResultParams = t.Object({ name: t.String({ pattern: '^[A-Za-z0-9_-]{22}\\.(json|csv|txt)$', examples: ['3q2-7wEAAABh1nLpAAAAAA.json'] }) });
+export const ResultQuery = t.Object({ token: t.String({ pattern: '^[0-9a-f]{64}$' }), expires: t.Integer({ description: 'Unix seconds' }) });
 
 export const SubscriptionDetail = t.Object({ UnlimitedPro: t.Boolean(), unlimited_expired_at: t.Optional(t.String({ format: 'date-time' })) }, closed);
 

@@ -58,3 +58,6 @@ export const exitFields = () => ({
   isp: orNull(t.String()),
   asn: orNull(t.Integer()),
 });
+
+/** A query parameter that is `true` or `false` (the text on the wire). */
+export const queryBoolean = (opts: { description?: string; default?: 'true' | 'false' } = {}) => oneOf(['true', 'false'] as const, opts);

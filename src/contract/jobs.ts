@@ -37,3 +37,6 @@ export const CheckJob = t.Object(
   closed,
 );
 export type CheckJobBody = Static<typeof CheckJob>;
+
+/** GET and DELETE /checks/{jobId}. */
+export const JobIdParams = t.Object({ jobId: t.String({ pattern: JOB_ID_PATTERN }) });

@@ -7,11 +7,12 @@
  * (60; an operator may lower it, so the pool object's own minimum is 1).
  */
 import { Type as t, type Static } from '@sinclair/typebox';
-import { DEFAULT_INTERVAL_S, DEFAULT_POOL_LIMITS, DEFAULT_POOL_TIMEOUT_MS, MAX_INTERVAL_S, MAX_SOURCES, POOL_NAME_MAX, SOURCE_MAX_EVERY_S, SOURCE_MIN_EVERY_S } from '../pools/limits';
+import { DEFAULT_INTERVAL_S, DEFAULT_PAGE_LIMIT, DEFAULT_POOL_LIMITS, DEFAULT_POOL_TIMEOUT_MS, MAX_INTERVAL_S, MAX_PAGE_LIMIT, MAX_SOURCES, POOL_NAME_MAX, SOURCE_MAX_EVERY_S, SOURCE_MIN_EVERY_S } from '../pools/limits';
 import { POOL_ID_PATTERN } from '../pools/pool-id';
+import { ANONYMITIES, PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES } from '../pools/query';
 import { DEFAULT_REGION } from './bounds';
 import { anonymity, CustomUrl, timeoutMs } from './checks';
-import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, exitFields, dateTimeOrNull, errorBody, int0, oneOf, orNull, ProxyAddress, proxyType, RESPONSE_TIME_PATTERN } from './common';
+import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, dateTimeOrNull, errorBody, exitFields, int0, oneOf, orNull, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN } from './common';
 import { TooManyRequests } from './errors';
 
 /** A pool's name: not blank, no control characters (pool-request.ts checks it with this pattern). */
@@ -186,3 +187,29 @@ export const PoolPatchBody = t.Object(
 export type PoolPatch = Static<typeof PoolPatchBody>;
 
 export const PoolTooManyRequests = t.Union([TooManyRequests, errorBody(t.Literal('Too many requests'), { limit: int0() })]);
+
+/** The pool routes' path: a pool's id (any other text answers 404, as an unknown pool). */
+export const PoolIdParams = t.Object({ id: t.String({ pattern: POOL_ID_PATTERN, description: 'The pool\'s id' }) });
+
+/** `min_uptime`: a decimal from 0 to 1, at most 9 decimals, no exponent ("0", "1", ".5", "0.95", "1.0"). */
+export const MIN_UPTIME_PATTERN = '^(?:[01]|0?\\.[0-9]{1,9}|1\\.0{1,9})$';
+/** `max_latency_ms`'s largest value (the column is a 4-byte integer). */
+export const MAX_LATENCY_QUERY_MS = 2_147_483_647;
+
+/** GET /pools/{id}/proxies (src/http/pool-proxies-query.ts checks it). */
+export const PoolProxiesQuery = t.Object({
+  status: t.Optional(oneOf(QUERY_STATUSES, { default: 'working' })),
+  country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166 alpha-2' })),
+  anonymity: t.Optional(oneOf(ANONYMITIES)),
+  type: t.Optional(proxyType({ description: 'The proxy\'s type, or one of the protocols it passed' })),
+  https: t.Optional(queryBoolean()),
+  max_latency_ms: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LATENCY_QUERY_MS, description: 'On latency_p50_ms' })),
+  min_uptime: t.Optional(t.String({ pattern: MIN_UPTIME_PATTERN, description: 'A number from 0 to 1 (at most 9 decimals), on uptime.h24' })),
+  sort: t.Optional(oneOf(PROXY_SORTS, { default: 'latency', description: 'latency: fastest first; uptime: highest first; checked: most recently checked first' })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })),
+  cursor: t.Optional(t.String({ description: 'next_cursor (or X-Next-Cursor) of the previous page, with the same sort' })),
+  format: t.Optional(oneOf(PROXY_FORMATS, { default: 'json' })),
+  scheme: t.Optional(
+    queryBoolean({ default: 'false', description: 'txt: each line as <protocol>://[user:pass@]host:port (the pool\'s type, or the protocol an auto pool found)' }),
+  ),
+});

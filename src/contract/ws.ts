@@ -1,5 +1,6 @@
 /** The WebSocket messages of /ws: a check's progress (DECISIONS "Progress (WebSocket)"). */
 import { Type as t, type Static } from '@sinclair/typebox';
+import { JOB_ID_PATTERN } from '../job-id';
 import { closed, int0, oneOf } from './common';
 
 export const PROGRESS_STATUSES = ['in_progress', 'completed', 'failed'] as const;
@@ -19,3 +20,10 @@ export const ProgressMessage = t.Object(
   { ...closed, description: 'A WebSocket message on /ws (not an HTTP response)' },
 );
 export type ProgressMessageBody = Static<typeof ProgressMessage>;
+
+/** GET /ws: what to follow, and an optional key. */
+export const WsQuery = t.Object({
+  jobId: t.Optional(t.String({ pattern: JOB_ID_PATTERN, description: 'The job to follow (required unless `pool` is given)' })),
+  pool: t.Optional(t.String({ description: "A pool's id: follow its events instead (key required)" })),
+  apiKey: t.Optional(t.String({ description: 'Optional key (also accepted as X-API-Key or Authorization: Bearer)' })),
+});

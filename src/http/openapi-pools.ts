@@ -5,11 +5,9 @@
  * openapi.ts. The shapes are the contract's (src/contract/pools.ts).
  */
 import type { DocumentDecoration } from 'elysia';
-import { MAX_INTERVAL_S, MAX_PAGE_LIMIT, MAX_SOURCES, POOL_NAME_MAX, SOURCE_MAX_EVERY_S, SOURCE_MIN_EVERY_S } from '../pools/limits';
-import { POOL_ID_PATTERN } from '../pools/pool-id';
 import { POOL_CSV_COLUMNS } from '../pools/render';
-import { E401, E405, E429, E500, err, json, keyed200, rateLimitHeaders, ref, security } from './openapi';
-import { proxyType } from '../contract/common';
+import { E401, E405, E429, E500, err, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
+import { PoolIdParams, PoolProxiesQuery } from '../contract/pools';
 
 const POOL_EXAMPLE = {
   id: 'k3v9q2m7x1c8b5n4z6w0',
@@ -53,7 +51,7 @@ const PROXY_EXAMPLE = {
   next_check_at: '2026-11-22T10:19:41.000Z',
 };
 
-const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' as const, pattern: POOL_ID_PATTERN }, description: 'The pool\'s id' };
+const idParam = parametersOf(PoolIdParams, 'path');
 const E404 = err({ error: 'Not found', message: 'No pool with this id in this account' }, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
 const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
 const E503 = err(
@@ -136,7 +134,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     tags: ['Pools'],
     summary: 'One pool',
     security,
-    parameters: [idParam],
+    parameters: idParam,
     responses: { '200': keyed200('Pool', POOL_EXAMPLE, 'The pool'), '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
   },
   update: {
@@ -146,7 +144,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     description:
       'Any of `name, interval_s, timeout, https, state, add, remove`, applied in one transaction: settings and state, then `remove`, then `add` (a request may make room and fill it), then the limits (over one: nothing of the request stays). `state: "paused"` pauses it for its owner; `"active"` resumes it (overdue proxies are spread over one interval). A shorter `interval_s` brings due times within the new interval.',
     security,
-    parameters: [idParam],
+    parameters: idParam,
     requestBody: { required: true, content: { 'application/json': { schema: ref('PoolPatchBody'), example: { state: 'paused' } } } },
     responses: {
       '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }, 'The pool after the change'),
@@ -166,7 +164,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     tags: ['Pools'],
     summary: 'Delete a pool (its proxies and history go with it)',
     security,
-    parameters: [idParam],
+    parameters: idParam,
     responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
   },
   proxies: {
@@ -175,21 +173,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     summary: 'The pool\'s proxies: working now, filtered, sorted, paged; json, txt or csv',
     description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else (\`scheme=true\`: \`<protocol>://[user:pass@]host:port\`); \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. txt and csv without \`limit\` list every match, streamed; with \`limit\`, one page whose next cursor is the \`X-Next-Cursor\` header (absent on the last page). json pages: 100 by default, 10 000 at most.`,
     security,
-    parameters: [
-      idParam,
-      { name: 'status', in: 'query', schema: { enum: ['working', 'failed', 'unchecked', 'all'], default: 'working' } },
-      { name: 'country', in: 'query', schema: { type: 'string', pattern: '^[A-Za-z]{2}$' }, description: 'ISO 3166 alpha-2' },
-      { name: 'anonymity', in: 'query', schema: { enum: ['elite', 'anonymous', 'transparent'] } },
-      { name: 'type', in: 'query', schema: proxyType(), description: 'The proxy\'s type, or one of the protocols it passed' },
-      { name: 'https', in: 'query', schema: { enum: ['true', 'false'] } },
-      { name: 'max_latency_ms', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'On latency_p50_ms' },
-      { name: 'min_uptime', in: 'query', schema: { type: 'number', minimum: 0, maximum: 1 }, description: 'On uptime.h24' },
-      { name: 'sort', in: 'query', schema: { enum: ['latency', 'uptime', 'checked'], default: 'latency' }, description: 'latency: fastest first; uptime: highest first; checked: most recently checked first' },
-      { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 100 } },
-      { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'next_cursor (or X-Next-Cursor) of the previous page, with the same sort' },
-      { name: 'format', in: 'query', schema: { enum: ['json', 'txt', 'csv'], default: 'json' } },
-      { name: 'scheme', in: 'query', schema: { enum: ['true', 'false'], default: 'false' }, description: 'txt: each line as <protocol>://[user:pass@]host:port (the pool\'s type, or the protocol an auto pool found)' },
-    ],
+    parameters: [...idParam, ...parametersOf(PoolProxiesQuery, 'query')],
     responses: {
       '200': {
         description: 'One page',

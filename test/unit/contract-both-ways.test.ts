@@ -13,7 +13,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
-import { validateCheckJson } from '../../src/http/check-request';
+import { validateCheckJson, validateCheckRaw } from '../../src/http/check-request';
+import { validateProxiesQuery } from '../../src/http/pool-proxies-query';
 import { validatePoolCreate, validatePoolPatch } from '../../src/http/pool-request';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 import { ACCEPTED_REGIONS } from '../../src/regions';
@@ -22,7 +23,11 @@ import { servedOpenApiDocument } from '../helpers/served-doc';
 type Schema = Record<string, any>;
 let schemas: Record<string, Schema>;
 beforeAll(async () => {
-  schemas = (await servedOpenApiDocument()).components.schemas;
+  const doc = await servedOpenApiDocument();
+  schemas = { ...doc.components.schemas, CheckRawQuery: queryIn(doc, '/check-raw', 'post'), PoolProxiesQuery: queryIn(doc, '/pools/{id}/proxies', 'get') };
+  // a cursor is only ever one the service gave (not generated); `async` is read by the route, not the validator
+  delete schemas.PoolProxiesQuery!.properties.cursor;
+  delete schemas.CheckRawQuery!.properties.async;
 });
 
 const PROXY = fc.tuple(fc.integer({ min: 1, max: 254 }), fc.integer({ min: 1, max: 65535 })).map(([a, p]) => `203.0.113.${a}:${p}`);
@@ -42,6 +47,7 @@ function arb(s: Schema, name: string): fc.Arbitrary<unknown> {
   const values = consts(s);
   if (values !== null) return fc.constantFrom(...values);
   if (s.type === 'integer') return fc.integer({ min: s.minimum ?? -1e6, max: s.maximum ?? 1e6 });
+  if (s.type === 'number') return fc.double({ min: s.minimum ?? -1e6, max: s.maximum ?? 1e6, noNaN: true });
   if (s.type === 'boolean') return fc.boolean();
   if (s.type === 'string' && s.pattern !== undefined) return fc.stringMatching(new RegExp(s.pattern));
   if (s.type === 'string') return fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40) });
@@ -67,6 +73,8 @@ function outside(s: Schema, valid: Record<string, unknown>): [string, Record<str
     if (p.type === 'integer' && p.minimum !== undefined) out.push([`${k} = minimum - 1`, { ...valid, [k]: p.minimum - 1 }]);
     if (p.type === 'integer' && p.maximum !== undefined) out.push([`${k} = maximum + 1`, { ...valid, [k]: p.maximum + 1 }]);
     if (p.type === 'integer') out.push([`${k} a fraction`, { ...valid, [k]: (p.minimum ?? 0) + 0.5 }]);
+    if (p.type === 'number' && p.minimum !== undefined) out.push([`${k} under minimum`, { ...valid, [k]: p.minimum - 0.5 }]);
+    if (p.type === 'number' && p.maximum !== undefined) out.push([`${k} over maximum`, { ...valid, [k]: p.maximum + 0.5 }]);
     if (p.type === 'boolean') out.push([`${k} not a boolean`, { ...valid, [k]: 'yes' }]);
     if (consts(p) !== null) out.push([`${k} outside its enum`, { ...valid, [k]: 'none-of-these' }]);
     if (p.type === 'string' && p.maxLength !== undefined) out.push([`${k} over maxLength`, { ...valid, [k]: 'x'.repeat(p.maxLength + 1) }]);
@@ -98,6 +106,17 @@ const routes: [string, string, (body: unknown) => unknown][] = [
   ['PATCH /pools/{id}', 'PoolPatchBody', (b) => validatePoolPatch(b, poolOpts)],
 ];
 
+/** A query object as the URL carries it (numbers in decimal; the document's query schemas describe the values). */
+const asQuery = (o: Record<string, unknown>) => new URLSearchParams(Object.entries(o).map(([k, v]): [string, string] => [k, String(v)]));
+const queries: [string, string, (q: URLSearchParams) => unknown][] = [
+  ['POST /check-raw', 'CheckRawQuery', (q) => validateCheckRaw('203.0.113.7:8080\n', q, checkOpts)],
+  ['GET /pools/{id}/proxies', 'PoolProxiesQuery', (q) => validateProxiesQuery(q)],
+];
+const queryIn = (doc: any, path: string, method: string): Schema => {
+  const params = (doc.paths[path][method].parameters as { name: string; in: string; required: boolean; schema: Schema }[]).filter((p) => p.in === 'query');
+  return { type: 'object', properties: Object.fromEntries(params.map((p) => [p.name, p.schema])), required: params.filter((p) => p.required).map((p) => p.name) };
+};
+
 describe('the contract both ways (the served schemas against the validators)', () => {
   for (const [route, name, validate] of routes) {
     test(`${route}: a body valid for ${name} is accepted`, () => {
@@ -117,6 +136,23 @@ describe('the contract both ways (the served schemas against the validators)', (
       const cases = outside(schemas[name]!, valid);
       expect(cases.length).toBeGreaterThan(3);
       for (const [what, body] of cases) expect(`${what}: ${statusOf(() => validate(body))}`).toBe(`${what}: 400`);
+    });
+  }
+
+  for (const [route, name, validate] of queries) {
+    test(`${route}: a query valid for the document's parameters is accepted`, () => {
+      fc.assert(
+        fc.property(objectArb(schemas[name]!), (q) => {
+          expect(statusOf(() => validate(asQuery(q)))).toBe(200);
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    test(`${route}: a query just outside each parameter's bound, enum or pattern is a 400`, () => {
+      const cases = outside(schemas[name]!, {});
+      expect(cases.length).toBeGreaterThan(3);
+      for (const [what, q] of cases) expect(`${what}: ${statusOf(() => validate(asQuery(q)))}`).toBe(`${what}: 400`);
     });
   }
 });
