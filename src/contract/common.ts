@@ -4,8 +4,12 @@
  * constructor. TypeBox (Elysia's `t`): each schema is JSON Schema for the
  * OpenAPI document and, through Static<>, the TypeScript type of the value.
  */
-import { Type as t, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
+import { FormatRegistry, Type as t, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { CHECK_TYPES, PROXY_TYPES } from '../proxy/types';
+
+// The compiled checks (src/http/check-request.ts) know the `uri` format whatever is imported first
+// (Elysia registers its own when it loads; either is a syntax check: the validators judge the URL).
+if (!FormatRegistry.Has('uri')) FormatRegistry.Set('uri', (v) => URL.canParse(v));
 
 /** One of a fixed list of strings (JSON Schema `enum`-like: an anyOf of consts). */
 export const oneOf = <const T extends readonly string[]>(values: T, opts: { description?: string; default?: T[number] } = {}): TUnion<TLiteral<T[number]>[]> =>

@@ -13,7 +13,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
-import { validateCheckJson, validateCheckRaw } from '../../src/http/check-request';
+import { validateCheckJson, validateCheckJsonOrdered, validateCheckRaw } from '../../src/http/check-request';
 import { validateProxiesQuery } from '../../src/http/pool-proxies-query';
 import { validatePoolCreate, validatePoolPatch } from '../../src/http/pool-request';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
@@ -155,4 +155,28 @@ describe('the contract both ways (the served schemas against the validators)', (
       for (const [what, q] of cases) expect(`${what}: ${statusOf(() => validate(asQuery(q)))}`).toBe(`${what}: 400`);
     });
   }
+
+  test('POST /check: the compiled schema first answers exactly as the ordered checks alone, whatever the body', () => {
+    const outcome = (f: () => unknown) => {
+      try {
+        return { ok: f() };
+      } catch (e) {
+        if (e instanceof ApiError) return { status: e.status, body: e.body };
+        throw e;
+      }
+    };
+    const field = fc.constantFrom('proxies', 'region', 'type', 'timeout', 'samples', 'https', 'jobId', 'customUrls', 'other');
+    const mutated = fc.tuple(objectArb(schemas.CheckBody!), fc.array(fc.tuple(field, fc.jsonValue({ maxDepth: 2 })), { maxLength: 2 })).map(([body, edits]) => {
+      const b: Record<string, unknown> = { ...body };
+      for (const [k, v] of edits) b[k] = v;
+      return b;
+    });
+    const opts = { ...checkOpts, maxCustomUrls: 2 };
+    fc.assert(
+      fc.property(fc.oneof(objectArb(schemas.CheckBody!), mutated, fc.jsonValue({ maxDepth: 2 })), (body) => {
+        expect(outcome(() => validateCheckJson(body, opts))).toEqual(outcome(() => validateCheckJsonOrdered(body, opts)));
+      }),
+      { numRuns: 1000 },
+    );
+  });
 });
