@@ -1,0 +1,166 @@
+/**
+ * The webhooks' SQL (pure builders: no I/O; src/webhooks/store.ts runs them).
+ * Lists and maps travel as one JSON parameter each (jsonb on the way in), so
+ * the statements read the same on PGlite and PostgreSQL.
+ *
+ *   enqueueStatement        messages of one event for an account, with one
+ *                           delivery per enabled endpoint that wants it (its
+ *                           events, its pools); nothing written when none does
+ *   enqueueCheckStatement   check.completed of a run's scan, built from the
+ *                           scan row in the same transaction as its settlement
+ *   enqueueTestStatement    webhook.test to one endpoint (whatever its events)
+ *   claimStatement          due deliveries of enabled endpoints claimed for a
+ *                           node until a horizon (FOR UPDATE SKIP LOCKED: two
+ *                           nodes never take the same one; a claim whose node
+ *                           died expires and is taken again), at most
+ *                           `perEndpoint` in flight per endpoint on the node
+ *   recordAttemptStatement  an attempt appended and the delivery's next state,
+ *                           only while this node still holds its claim
+ *   endpointSuccess / endpointFailure / disableStatement  the disable rule's
+ *                           inputs and its outcome (schedule.ts decides)
+ *   pruneDeliveriesStatement, pruneMessagesStatement  finished deliveries past
+ *                           the retention, then the messages left without any
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import type { Attempt, DeliveryState } from './types';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const json = (v: unknown): SQL => sql`${JSON.stringify(v)}::jsonb`;
+
+export interface NewMessage {
+  id: string;
+  data: unknown;
+}
+
+/** Endpoints of the account that want `type` (and follow `pool` when given). */
+function targets(accountId: string, type: string, pool: string | null): SQL {
+  const poolMatch = pool === null ? sql`TRUE` : sql`(w.pools IS NULL OR ${pool}::text = ANY(w.pools))`;
+  return sql`SELECT w.id FROM webhooks w
+    WHERE w.account_id = ${accountId}::uuid AND w.state = 'enabled' AND ${type}::text = ANY(w.events) AND ${poolMatch}`;
+}
+
+/** The messages and their deliveries; answers one row per delivery written. */
+export function enqueueStatement(accountId: string, type: string, pool: string | null, messages: readonly NewMessage[], atMs: number): SQL {
+  const at = sql`${iso(atMs)}::timestamptz`;
+  return sql`WITH t AS (${targets(accountId, type, pool)}),
+    m AS (
+      INSERT INTO webhook_messages (id, account_id, type, payload, created_at)
+      SELECT x->>'id', ${accountId}::uuid, ${type}::text, x->'data', ${at}
+      FROM jsonb_array_elements(${json(messages)}) AS x
+      WHERE EXISTS (SELECT 1 FROM t)
+      RETURNING id
+    )
+    INSERT INTO webhook_deliveries (message_id, webhook_id, next_attempt_at, created_at)
+    SELECT m.id, t.id, ${at}, ${at} FROM m CROSS JOIN t
+    RETURNING id`;
+}
+
+/** check.completed of the scan of `runId` (its jobId, status and totals as just settled), to the account's endpoints that want it. */
+export function enqueueCheckStatement(runId: string, messageId: string, resultUrl: string | null, atMs: number): SQL {
+  const at = sql`${iso(atMs)}::timestamptz`;
+  return sql`WITH s AS (SELECT account_id, client_job_id, status, total_checked, total_working FROM scans WHERE job_id = ${runId}),
+    t AS (SELECT w.id FROM webhooks w JOIN s ON w.account_id = s.account_id WHERE w.state = 'enabled' AND 'check.completed' = ANY(w.events)),
+    m AS (
+      INSERT INTO webhook_messages (id, account_id, type, payload, created_at)
+      SELECT ${messageId}, s.account_id, 'check.completed',
+        jsonb_build_object('jobId', s.client_job_id, 'status', s.status, 'total_checked', s.total_checked,
+          'total_working', s.total_working, 'result_url', ${resultUrl}::text),
+        ${at}
+      FROM s WHERE EXISTS (SELECT 1 FROM t)
+      RETURNING id
+    )
+    INSERT INTO webhook_deliveries (message_id, webhook_id, next_attempt_at, created_at)
+    SELECT m.id, t.id, ${at}, ${at} FROM m CROSS JOIN t
+    RETURNING id`;
+}
+
+/** webhook.test to one endpoint of the account; no row when it is not the account's. */
+export function enqueueTestStatement(accountId: string, webhookId: string, messageId: string, data: unknown, atMs: number): SQL {
+  const at = sql`${iso(atMs)}::timestamptz`;
+  return sql`WITH t AS (SELECT id FROM webhooks WHERE id = ${webhookId} AND account_id = ${accountId}::uuid),
+    m AS (
+      INSERT INTO webhook_messages (id, account_id, type, payload, created_at)
+      SELECT ${messageId}, ${accountId}::uuid, 'webhook.test', ${json(data)}, ${at} FROM t
+      RETURNING id
+    )
+    INSERT INTO webhook_deliveries (message_id, webhook_id, next_attempt_at, created_at)
+    SELECT m.id, t.id, ${at}, ${at} FROM m CROSS JOIN t
+    RETURNING id`;
+}
+
+export interface ClaimInput {
+  nodeId: string;
+  nowMs: number;
+  untilMs: number;
+  limit: number;
+  perEndpoint: number;
+  /** Attempts this node has in flight per endpoint id. */
+  busy: ReadonlyMap<string, number>;
+}
+
+/** Claims due deliveries; each row: the delivery, its message and its endpoint's url and sealed secret. */
+export function claimStatement(c: ClaimInput): SQL {
+  const now = sql`${iso(c.nowMs)}::timestamptz`;
+  const busy = [...c.busy].map(([id, n]) => ({ id, n }));
+  return sql`WITH due AS (
+      SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
+      JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ${now}
+        AND (d.claim_until IS NULL OR d.claim_until < ${now}) AND w.state = 'enabled'
+      ORDER BY d.next_attempt_at, d.id
+      LIMIT ${c.limit * 4}
+      FOR UPDATE OF d SKIP LOCKED
+    ),
+    busy AS (SELECT * FROM jsonb_to_recordset(${json(busy)}) AS b(id text, n int)),
+    ranked AS (
+      SELECT due.id, due.next_attempt_at,
+        row_number() OVER (PARTITION BY due.webhook_id ORDER BY due.next_attempt_at, due.id) + COALESCE(b.n, 0) AS rn
+      FROM due LEFT JOIN busy b ON b.id = due.webhook_id
+    ),
+    pick AS (SELECT id FROM ranked WHERE rn <= ${c.perEndpoint} ORDER BY next_attempt_at, id LIMIT ${c.limit})
+    UPDATE webhook_deliveries d SET claimed_by = ${c.nodeId}, claim_until = ${iso(c.untilMs)}::timestamptz
+    FROM pick, webhook_messages m, webhooks w
+    WHERE d.id = pick.id AND m.id = d.message_id AND w.id = d.webhook_id
+    RETURNING d.id, d.message_id, d.webhook_id, d.attempt_count, m.type, m.payload, m.created_at, w.url, w.secret_sealed`;
+}
+
+/** The attempt appended and the next state; no row when the claim is no longer this node's (it expired and was taken). */
+export function recordAttemptStatement(deliveryId: number, nodeId: string, attempt: Attempt, state: DeliveryState, nextAttemptAtMs: number | null): SQL {
+  const next = nextAttemptAtMs === null ? sql`next_attempt_at` : sql`${iso(nextAttemptAtMs)}::timestamptz`;
+  return sql`UPDATE webhook_deliveries
+    SET state = ${state}, attempts = attempts || ${json([attempt])}, attempt_count = attempt_count + 1,
+      next_attempt_at = ${next}, claimed_by = NULL, claim_until = NULL
+    WHERE id = ${deliveryId} AND claimed_by = ${nodeId} AND state = 'pending'
+    RETURNING id`;
+}
+
+/** Gives a claim back untried (the node stops): due again at once for any node. */
+export function releaseClaimStatement(deliveryIds: readonly number[], nodeId: string): SQL {
+  return sql`UPDATE webhook_deliveries SET claimed_by = NULL, claim_until = NULL
+    WHERE id IN (SELECT (jsonb_array_elements_text(${json(deliveryIds)}))::bigint) AND claimed_by = ${nodeId} AND state = 'pending'`;
+}
+
+export function endpointSuccessStatement(webhookId: string, atMs: number): SQL {
+  return sql`UPDATE webhooks SET last_success_at = ${iso(atMs)}::timestamptz, failing_since = NULL WHERE id = ${webhookId}`;
+}
+
+/** Marks the endpoint failing since now unless it already was; answers `failing_since`. */
+export function endpointFailureStatement(webhookId: string, atMs: number): SQL {
+  return sql`UPDATE webhooks SET failing_since = COALESCE(failing_since, ${iso(atMs)}::timestamptz) WHERE id = ${webhookId} RETURNING failing_since`;
+}
+
+export function disableStatement(webhookId: string, reason: string, atMs: number): SQL {
+  return sql`UPDATE webhooks SET state = 'disabled', disabled_reason = ${reason}, updated_at = ${iso(atMs)}::timestamptz
+    WHERE id = ${webhookId} AND state = 'enabled' RETURNING id`;
+}
+
+/** Finished deliveries created before `beforeMs` (run pruneMessagesStatement after it). */
+export function pruneDeliveriesStatement(beforeMs: number): SQL {
+  return sql`DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ${iso(beforeMs)}::timestamptz`;
+}
+
+/** Messages created before `beforeMs` that no delivery points at any more. */
+export function pruneMessagesStatement(beforeMs: number): SQL {
+  return sql`DELETE FROM webhook_messages m WHERE m.created_at < ${iso(beforeMs)}::timestamptz
+    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.message_id = m.id)`;
+}
