@@ -1,8 +1,8 @@
 /**
  * The delivery loop (DECISIONS "Webhooks"; docs/DESIGN.md "Webhooks"): every
  * API node runs one. It claims due deliveries (store.claimDeliveries: FOR
- * UPDATE SKIP LOCKED, a claim until `claimMs` from now, so a dead node's
- * claims are taken over once they expire), signs each attempt with the
+ * UPDATE SKIP LOCKED, a claim until CLAIM_MS (20 s) from now, so a dead
+ * node's claims are taken over once they expire), signs each attempt with the
  * `standardwebhooks` library (the same `webhook-id` on every attempt of a
  * message, `webhook-timestamp` of this attempt), sends it (sender.ts: 15 s,
  * no redirects, 64 KiB read, the SSRF guard on every attempt) and records
@@ -30,13 +30,15 @@ import { afterAttempt } from './delivery-states';
 import { messageBody } from './payloads';
 import { RETRY_DELAYS_MS } from './schedule';
 import { openSecret } from './seal';
-import { sendAttempt, type SendInput, type SendOutcome } from './sender';
+import { ATTEMPT_TIMEOUT_MS, sendAttempt, type SendInput, type SendOutcome } from './sender';
 import { claimDeliveries, pruneFinished, recordAttempt, releaseClaims, type ClaimedDelivery } from './store';
 
 type LoopState = 'created' | 'running' | 'stopping' | 'stopped';
 const TABLE = transitionTable<LoopState>({ created: ['running', 'stopped'], running: ['stopping'], stopping: ['stopped'], stopped: [] });
 
 export const STOP_WAIT_MS = 5_000;
+/** How long a claim holds: one attempt's deadline and 5 s to record it. A dead node's claims are taken over after it. */
+export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 5_000;
 /** Finished deliveries (and their messages) are kept this long for GET /webhooks/{id}/deliveries. */
 export const DELIVERY_RETENTION_MS = 7 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -80,7 +82,7 @@ export class DeliveryLoop {
       clock: systemClock,
       random: Math.random,
       pollMs: 1_000,
-      claimMs: 60_000,
+      claimMs: CLAIM_MS,
       perEndpoint: 3,
       maxInFlight: 64,
       delays: RETRY_DELAYS_MS,

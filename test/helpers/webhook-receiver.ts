@@ -2,7 +2,7 @@
  * A webhook receiver on 127.0.0.1 (port 0, or a given port) that checks
  * every delivery with the Standard Webhooks library's own `Webhook.verify`,
  * records what it got, and answers what the test says (`answer`: a status,
- * per call). `close()` stops it (safe twice).
+ * per call, or a promise of one: the answer held until it settles). `close()` stops it (safe twice).
  */
 import { Webhook } from 'standardwebhooks';
 
@@ -23,8 +23,8 @@ export interface Receiver {
   /** Deliveries that verified, by webhook-id (a repeat counts twice). */
   verifiedIds(): string[];
   setSecret(secret: string): void;
-  /** The status for the n-th request (0-based); default 204. */
-  answer: (n: number) => number;
+  /** The status for the n-th request (0-based); default 204. A promise holds the answer until it settles. */
+  answer: (n: number) => number | Promise<number>;
   close(): void;
 }
 
@@ -60,7 +60,7 @@ export function startReceiver(opts: { secret?: string; port?: number; path?: str
       }
       const parsed = JSON.parse(body) as { type: string; data: Record<string, unknown> };
       got.push({ id: headers['webhook-id'] ?? '', timestamp: headers['webhook-timestamp'] ?? '', type: parsed.type, data: parsed.data, verified, error });
-      return new Response(null, { status: r.answer(calls++) });
+      return new Response(null, { status: await r.answer(calls++) });
     },
   });
   r.port = server.port as number;
