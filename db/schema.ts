@@ -455,6 +455,17 @@ export const webhookDeliveries = pgTable(
   ],
 );
 
+/**
+ * The runs of checks submitted async (`Prefer: respond-async`), marked at
+ * their reservation: whoever closes the scan (the job's settlement, or the
+ * orphan sweep when its node died) writes check.completed and removes the
+ * mark in the same transaction (src/webhooks/outbox-sql.ts).
+ */
+export const webhookAsyncRuns = pgTable('webhook_async_runs', {
+  runId: text('run_id').primaryKey(),
+  createdAt: at('created_at').notNull().defaultNow(),
+});
+
 export type AccountRow = typeof accounts.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type LedgerRow = typeof quotaLedger.$inferSelect;

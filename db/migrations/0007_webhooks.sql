@@ -1,3 +1,8 @@
+CREATE TABLE "webhook_async_runs" (
+	"run_id" text PRIMARY KEY NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "webhook_deliveries" (
 	"id" bigserial PRIMARY KEY NOT NULL,
 	"message_id" text NOT NULL,

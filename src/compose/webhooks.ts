@@ -9,7 +9,8 @@
  *   beside the events hub (src/server.ts); the owner's pause and resume come
  *   from the PoolService's changes (the same builder as the WebSocket's,
  *   pool-events.ts ownerPoolEvents).
- * - check.completed is written by the ledger (src/jobs/ledger.ts).
+ * - check.completed is written where an async check's scan is closed
+ *   (src/jobs/ledger.ts, src/accounts/orphans.ts).
  *
  * Started after the database and the pools, before the rounds and the
  * listeners; its undo (the loop's stop: no new claims, attempts in flight

@@ -12,9 +12,10 @@
  * another node (src/accounts/orphans.ts) closes the same way, so a job is
  * settled once, by its node or by a sweep, never both.
  *
- * An async check's settlement (`webhook` given) also writes its
- * check.completed outbox row (src/webhooks/store.ts) in the same
- * transaction, only when it closed the scan.
+ * An async check's run is marked after its reservation (`markAsync`); its
+ * settlement (`webhook` given) writes its check.completed outbox row
+ * (src/webhooks/store.ts) in the same transaction, only when it closed the
+ * scan (the orphan sweep does the same for a dead node's marked run).
  */
 import type { Db } from '../../db/client';
 import { getCheckUserInfo } from '../accounts/overview';
@@ -23,7 +24,7 @@ import { refundQuotaTx, reserveQuota } from '../accounts/quota';
 import { failScan, finishScan } from '../accounts/scans';
 import { isServiceError } from '../errors';
 import { DOMAIN_ERROR_CODES } from '../error-codes';
-import { enqueueCheckCompleted } from '../webhooks/store';
+import { enqueueCheckCompleted, markAsyncRun } from '../webhooks/store';
 import { JobAlreadyRunningError } from './job-errors';
 import type { LedgerPort } from './ports';
 
@@ -85,5 +86,6 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
       });
     },
     userInfo: (accountId, now) => getCheckUserInfo(db, accountId, now),
+    markAsync: (runId) => markAsyncRun(db, runId),
   };
 }

@@ -68,6 +68,8 @@ export interface LedgerPort {
   fail(i: { accountId: string; runId: string; checked: number; working: number; refund: number; error: string; cancelled: boolean; now: Date; webhook?: WebhookNotice }): Promise<void>;
   /** `metadata.user` of the check response, read after settlement. */
   userInfo(accountId: string, now: Date): Promise<CheckUserInfo>;
+  /** Marks a reserved run as submitted async: its end (settlement or orphan sweep) writes check.completed (WebhookNotice). */
+  markAsync?(runId: string): Promise<void>;
 }
 
 export type ResultBatch = ProbeResult[] | CustomUrlResult[];

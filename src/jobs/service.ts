@@ -260,6 +260,11 @@ export class CheckService implements ChecksPort {
 function tellingWebhooks(ledger: LedgerPort): LedgerPort {
   return {
     ...ledger,
+    reserve: async (i) => {
+      const r = await ledger.reserve(i);
+      if (r.ok) await ledger.markAsync?.(i.runId);
+      return r;
+    },
     complete: (i) => ledger.complete({ ...i, webhook: { resultUrl: (i.response as { result_url?: string } | undefined)?.result_url ?? null } }),
     fail: (i) => ledger.fail({ ...i, webhook: { resultUrl: null } }),
   };

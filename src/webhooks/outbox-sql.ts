@@ -6,8 +6,9 @@
  *   enqueueStatement        messages of one event for an account, with one
  *                           delivery per enabled endpoint that wants it (its
  *                           events, its pools); nothing written when none does
- *   enqueueCheckStatement   check.completed of a run's scan, built from the
- *                           scan row in the same transaction as its settlement
+ *   markAsyncRunStatement   a run submitted async, marked at its reservation
+ *   enqueueCheckStatement   check.completed of a marked run's scan, built from
+ *                           the scan row in the transaction that closes it
  *   enqueueTestStatement    webhook.test to one endpoint (whatever its events)
  *   claimStatement          due deliveries of enabled endpoints claimed for a
  *                           node until a horizon (FOR UPDATE SKIP LOCKED: two
@@ -55,10 +56,21 @@ export function enqueueStatement(accountId: string, type: string, pool: string |
     RETURNING id`;
 }
 
-/** check.completed of the scan of `runId` (its jobId, status and totals as just settled), to the account's endpoints that want it. */
+/** Marks `runId` as a check submitted async (at its reservation): whoever closes its scan tells its webhooks. */
+export function markAsyncRunStatement(runId: string): SQL {
+  return sql`INSERT INTO webhook_async_runs (run_id) VALUES (${runId}) ON CONFLICT DO NOTHING`;
+}
+
+/**
+ * check.completed of the scan of `runId` (its jobId, status and totals as
+ * just settled), to the account's endpoints that want it; only for a run
+ * marked async, whose mark it removes (so it is told once, whoever closes
+ * the scan: its settlement or the orphan sweep).
+ */
 export function enqueueCheckStatement(runId: string, messageId: string, resultUrl: string | null, atMs: number): SQL {
   const at = sql`${iso(atMs)}::timestamptz`;
-  return sql`WITH s AS (SELECT account_id, client_job_id, status, total_checked, total_working FROM scans WHERE job_id = ${runId}),
+  return sql`WITH mark AS (DELETE FROM webhook_async_runs WHERE run_id = ${runId} RETURNING run_id),
+    s AS (SELECT account_id, client_job_id, status, total_checked, total_working FROM scans WHERE job_id = ${runId} AND EXISTS (SELECT 1 FROM mark)),
     t AS (SELECT w.id FROM webhooks w JOIN s ON w.account_id = s.account_id WHERE w.state = 'enabled' AND 'check.completed' = ANY(w.events)),
     m AS (
       INSERT INTO webhook_messages (id, account_id, type, payload, created_at)

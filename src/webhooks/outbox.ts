@@ -9,8 +9,9 @@
  *   (payloads.ts). It takes an optional transaction: the pools' writer
  *   calls it in the batch's own transaction when it can.
  * - `poolState(accountId, event)`: pool.paused / pool.resumed.
- * - check.completed is written by the ledger, in the settlement's
- *   transaction (src/jobs/ledger.ts, store.enqueueCheckCompleted).
+ * - check.completed is written in the transaction that closes an async
+ *   check's scan: its settlement (src/jobs/ledger.ts) or the orphan sweep
+ *   (src/accounts/orphans.ts), store.enqueueCheckCompleted.
  *
  * `poolEvents()` is the one seam with the pools today: a PoolEventsPort
  * beside the events hub (src/server.ts alsoTo) that gathers a pool's

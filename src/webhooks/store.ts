@@ -18,6 +18,7 @@ import {
   enqueueCheckStatement,
   enqueueStatement,
   enqueueTestStatement,
+  markAsyncRunStatement,
   pruneDeliveriesStatement,
   pruneMessagesStatement,
   recordAttemptStatement,
@@ -134,7 +135,12 @@ export async function enqueue(db: DbOrTx, accountId: string, type: string, pool:
   return (await run(db, enqueueStatement(accountId, type, pool, messages, atMs))).length;
 }
 
-/** check.completed of a settled run (call it in the settlement's transaction, after the scan was closed). */
+/** Marks a run as submitted async (after its reservation): check.completed is written when its scan closes. */
+export async function markAsyncRun(db: DbOrTx, runId: string): Promise<void> {
+  await db.execute(markAsyncRunStatement(runId));
+}
+
+/** check.completed of a closed run marked async (call it in the transaction that closed the scan); 0 for a run not marked. */
 export async function enqueueCheckCompleted(db: DbOrTx, runId: string, resultUrl: string | null, atMs: number): Promise<number> {
   return (await run(db, enqueueCheckStatement(runId, newMessageId(), resultUrl, atMs))).length;
 }

@@ -5,8 +5,9 @@
  * receiver that is down for the first attempts still gets the message; a
  * redirect is not followed; a delivery out of retries is `failed`; 3 days of
  * failures disable the endpoint; a pool batch of 5 000 downs is 5 messages;
- * an async check's settlement writes check.completed in its transaction
- * (once, however often it is settled); two loops on one database deliver
+ * an async check's settlement, or the orphan sweep of a dead node's async
+ * check, writes check.completed in its transaction (once, however often it
+ * is settled); two loops on one database deliver
  * each message once, and a dead node's expired claim is taken over.
  * The retry schedule is shortened (the loop's `delays`); the schedule's own
  * values are unit-tested (test/unit/webhooks-schedule.test.ts).
@@ -16,6 +17,7 @@ import { eq, sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client';
 import { webhookDeliveries, webhooks } from '../../db/schema';
 import { createAccount } from '../../src/accounts/accounts';
+import { sweepOrphans } from '../../src/accounts/orphans';
 import { databaseLedger } from '../../src/jobs/ledger';
 import { memoryLogger } from '../../src/log';
 import { DeliveryLoop } from '../../src/webhooks/delivery-loop';
@@ -208,7 +210,7 @@ for (const [name, open] of DRIVERS) {
       expect(other.got).toHaveLength(0);
     });
 
-    test('an async check settled writes check.completed in its transaction, once however often it is settled', async () => {
+    test('an async check settled (or swept after its node died) writes check.completed in that transaction, once however often it is settled', async () => {
       const s = await setup();
       const r = receiver();
       await endpoint(s, r, ['check.completed']);
@@ -217,20 +219,30 @@ for (const [name, open] of DRIVERS) {
       const reserve = (runId: string, clientJobId: string) =>
         ledger.reserve({ accountId: s.account, runId, clientJobId, units: 3, type: 'http', region: 'us1', timeoutMs: 1000, submitted: 3, now });
       expect((await reserve('run_hook_1', 'job-one')).ok).toBe(true);
+      await ledger.markAsync!('run_hook_1');
       const done = { accountId: s.account, runId: 'run_hook_1', checked: 3, working: 2, resultRef: null, refund: 0, now, webhook: { resultUrl: 'http://x/result/a.json' } };
       await ledger.complete(done);
       await ledger.complete(done); // a repeated settlement tells nothing twice
       expect((await reserve('run_hook_2', 'job-two')).ok).toBe(true);
+      await ledger.markAsync!('run_hook_2');
       await ledger.fail({ accountId: s.account, runId: 'run_hook_2', checked: 0, working: 0, refund: 3, error: 'shutting_down', cancelled: false, now, webhook: { resultUrl: null } });
-      // a check settled without the notice (a synchronous one) tells nothing
+      // a check settled without the notice (a synchronous one) tells nothing, nor one never marked async
       expect((await reserve('run_hook_3', 'job-three')).ok).toBe(true);
       await ledger.complete({ ...done, runId: 'run_hook_3', webhook: undefined });
-      await eventually(() => r.got.length === 2);
+      expect((await reserve('run_hook_4', 'job-four')).ok).toBe(true);
+      await ledger.complete({ ...done, runId: 'run_hook_4' });
+      // an async check whose node died: the orphan sweep closes it and tells its webhooks, once
+      expect((await reserve('run_hook_5', 'job-five')).ok).toBe(true);
+      await ledger.markAsync!('run_hook_5');
+      await sweepOrphans(s.db, s.log, { self: 'sweeper', scope: 'all' });
+      await sweepOrphans(s.db, s.log, { self: 'sweeper', scope: 'all' });
+      await eventually(() => r.got.length === 3);
       await Bun.sleep(150);
-      expect(r.got).toHaveLength(2);
+      expect(r.got).toHaveLength(3);
       const byJob = Object.fromEntries(r.got.map((g) => [g.data.jobId, g]));
       expect(byJob['job-one']).toMatchObject({ type: 'check.completed', verified: true, data: { status: 'completed', total_checked: 3, total_working: 2, result_url: 'http://x/result/a.json' } });
       expect(byJob['job-two']!.data).toMatchObject({ status: 'failed', result_url: null });
+      expect(byJob['job-five']!.data).toMatchObject({ status: 'failed', total_checked: 0, result_url: null });
     });
 
     test('two loops on one database deliver each message once; an expired claim of a dead node is taken over', async () => {
