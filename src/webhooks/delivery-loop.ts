@@ -23,7 +23,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../../db/client';
-import { sleep, systemClock, type Clock } from '../clock';
+import { systemClock, type Clock } from '../clock';
 import type { Logger } from '../log';
 import { StateMachine, transitionTable } from '../state-machine';
 import { afterAttempt } from './delivery-states';
@@ -42,6 +42,7 @@ export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 5_000;
 /** Finished deliveries (and their messages) are kept this long for GET /webhooks/{id}/deliveries. */
 export const DELIVERY_RETENTION_MS = 7 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
+const WARN_EVERY_MS = 60_000;
 
 export interface DeliveryLoopDeps {
   db: Db;
@@ -71,8 +72,9 @@ export class DeliveryLoop {
   readonly #inFlight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   #cancelTimer: () => void = () => {};
-  #ticking = false;
+  #ticking: Promise<void> | null = null;
   #again = false;
+  #lastWarnMs = -Infinity;
   #lastPruneMs = 0;
   #stopping: Promise<void> | null = null;
 
@@ -109,16 +111,15 @@ export class DeliveryLoop {
   /** Looks for due deliveries now (a message was written on this node). */
   poke(): void {
     if (this.#machine.state !== 'running') return;
-    if (this.#ticking) {
+    if (this.#ticking !== null) {
       this.#again = true;
       return;
     }
     this.#cancelTimer();
-    void this.#tick();
+    this.#ticking = this.#tick();
   }
 
   async #tick(): Promise<void> {
-    this.#ticking = true;
     try {
       do {
         this.#again = false;
@@ -126,9 +127,14 @@ export class DeliveryLoop {
       } while (this.#again && this.#machine.state === 'running');
       await this.#pruneWhenDue();
     } catch (err) {
-      this.#d.log.warn('webhook delivery loop: a look failed; tried again', { err });
+      // the database away: said once a minute, tried again every poll
+      const nowMs = this.#d.clock.now();
+      if (nowMs - this.#lastWarnMs >= WARN_EVERY_MS) {
+        this.#lastWarnMs = nowMs;
+        this.#d.log.warn('webhook delivery loop: a look failed; tried again', { err });
+      }
     } finally {
-      this.#ticking = false;
+      this.#ticking = null;
       if (this.#machine.state === 'running') this.#cancelTimer = this.#d.clock.after(this.#d.pollMs, () => this.poke(), { unref: true });
     }
   }
@@ -178,7 +184,7 @@ export class DeliveryLoop {
       const headers = { 'webhook-id': c.messageId, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': signature };
       outcome = await this.#d.send({ url: c.url, body, headers }, this.#abort.signal);
     }
-    if (this.#abort.signal.aborted) {
+    if (outcome.aborted === true) {
       // stopping: not an attempt of the receiver's making; given back untried
       await releaseClaims(db, [c.id], nodeId);
       return;
@@ -208,8 +214,12 @@ export class DeliveryLoop {
     this.#cancelTimer();
     this.#abort.abort();
     this.#stopping = (async () => {
-      const all = Promise.all([...this.#inFlight]);
-      await Promise.race([all, sleep(this.#d.clock, STOP_WAIT_MS)]);
+      // the look under way (its claims given back when it sees the stop) and the attempts in flight
+      const all = Promise.all([this.#ticking, ...this.#inFlight]);
+      let cancel = (): void => {};
+      const bound = new Promise<void>((resolve) => (cancel = this.#d.clock.after(STOP_WAIT_MS, resolve, { unref: true })));
+      await Promise.race([all, bound]);
+      cancel();
       this.#machine.move('stopping', 'stopped');
     })();
     return this.#stopping;

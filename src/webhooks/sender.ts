@@ -48,6 +48,8 @@ export interface SendOutcome {
   status: number | null;
   error: string | null;
   durationMs: number;
+  /** Ended by `signal` (the service stops), not by the receiver: not an attempt to record. */
+  aborted?: boolean;
 }
 
 async function systemResolve(host: string): Promise<string[]> {
@@ -63,16 +65,16 @@ export function sendAttempt(input: SendInput, o: SendOptions): Promise<SendOutco
     let done = false;
     let refusal: string | null = null;
     const abort = new AbortController();
-    const finish = (status: number | null, error: string | null): void => {
+    const finish = (status: number | null, error: string | null, aborted = false): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onStop);
       abort.abort();
-      resolve({ status, error, durationMs: took() });
+      resolve({ status, error, durationMs: took(), ...(aborted ? { aborted } : {}) });
     };
     const timer = setTimeout(() => finish(null, `timeout: no answer within ${timeoutMs} ms`), timeoutMs);
-    const onStop = (): void => finish(null, 'aborted: the service is stopping');
+    const onStop = (): void => finish(null, 'aborted: the service is stopping', true);
     o.signal?.addEventListener('abort', onStop, { once: true });
     if (o.signal?.aborted === true) return onStop();
 

@@ -91,6 +91,15 @@ describe('sendAttempt', () => {
     expect(closed).toBe(true);
   });
 
+  test('aborted by the service stopping: marked aborted (not an attempt)', async () => {
+    const port = await serve(() => {}); // never answers
+    const stop = new AbortController();
+    const pending = sendAttempt(input(`http://127.0.0.1:${port}/`), { allowPrivateTargets: true, timeoutMs: 5000, signal: stop.signal });
+    await Bun.sleep(50);
+    stop.abort();
+    expect(await pending).toMatchObject({ status: null, aborted: true });
+  });
+
   test('no answer within the deadline: a timeout; a refused connection: connect_failed', async () => {
     const port = await serve(() => {}); // never answers
     const out = await sendAttempt(input(`http://127.0.0.1:${port}/`), { allowPrivateTargets: true, timeoutMs: 200 });
