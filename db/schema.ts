@@ -449,7 +449,7 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     uniqueIndex('webhook_deliveries_message_webhook_uq').on(t.messageId, t.webhookId),
-    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
+    index('webhook_deliveries_pending_idx').on(t.webhookId, t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
     index('webhook_deliveries_webhook_created_idx').on(t.webhookId, t.createdAt.desc()),
     check('webhook_deliveries_state_valid', sql`${t.state} IN ('pending', 'delivered', 'failed')`),
   ],

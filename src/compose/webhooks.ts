@@ -29,6 +29,9 @@ import { WebhookService } from '../webhooks/service';
 import { ownerPoolEvents } from './pool-events';
 import type { Storage } from './storage';
 
+/** Recorded attempts between two VACUUMs of the deliveries on PGlite. */
+const VACUUM_EVERY = 5_000;
+
 export interface WebhookSchedule {
   /** The retry delays (src/webhooks/schedule.ts RETRY_DELAYS_MS). */
   delaysMs?: readonly number[];
@@ -57,6 +60,8 @@ export function startWebhooks(
     key,
     allowPrivateTargets,
     log: p.log,
+    // PGlite runs no autovacuum: every claim and attempt rewrites a delivery's row
+    ...(p.storage.database.driver === 'pglite' ? { vacuumEvery: VACUUM_EVERY } : {}),
     ...(p.schedule?.delaysMs !== undefined ? { delays: p.schedule.delaysMs } : {}),
     ...(p.schedule?.pollMs !== undefined ? { pollMs: p.schedule.pollMs } : {}),
   });

@@ -31,7 +31,7 @@ import { messageBody } from './payloads';
 import { RETRY_DELAYS_MS } from './schedule';
 import { openSecret } from './seal';
 import { ATTEMPT_TIMEOUT_MS, sendAttempt, type SendInput, type SendOutcome } from './sender';
-import { claimDeliveries, pruneFinished, recordAttempt, releaseClaims, type ClaimedDelivery } from './store';
+import { claimDeliveries, pruneFinished, recordAttempt, releaseClaims, vacuumDeliveries, type ClaimedDelivery } from './store';
 
 type LoopState = 'created' | 'running' | 'stopping' | 'stopped';
 const TABLE = transitionTable<LoopState>({ created: ['running', 'stopped'], running: ['stopping'], stopping: ['stopped'], stopped: [] });
@@ -61,12 +61,15 @@ export interface DeliveryLoopDeps {
   delays?: readonly number[];
   /** One attempt (sender.ts sendAttempt; tests may wrap it). */
   send?: (input: SendInput, signal: AbortSignal) => Promise<SendOutcome>;
+  /** VACUUM the deliveries after this many recorded attempts (PGlite runs no autovacuum); absent: never (PostgreSQL). */
+  vacuumEvery?: number;
   /** Told each recorded attempt (metrics, tests). */
   onAttempt?: (d: ClaimedDelivery, outcome: SendOutcome) => void;
 }
 
 export class DeliveryLoop {
-  readonly #d: Required<Omit<DeliveryLoopDeps, 'onAttempt'>> & Pick<DeliveryLoopDeps, 'onAttempt'>;
+  readonly #d: Required<Omit<DeliveryLoopDeps, 'onAttempt' | 'vacuumEvery'>> & Pick<DeliveryLoopDeps, 'onAttempt' | 'vacuumEvery'>;
+  #sinceVacuum = 0;
   readonly #machine = new StateMachine<LoopState>('webhook delivery loop', TABLE, 'created');
   readonly #busy = new Map<string, number>();
   readonly #inFlight = new Set<Promise<void>>();
@@ -195,6 +198,10 @@ export class DeliveryLoop {
     const r = await recordAttempt(db, { deliveryId: c.id, webhookId: c.webhookId, nodeId, attempt, state: next.state, nextAttemptAtMs: next.nextAttemptAtMs, success: next.success, atMs: endMs });
     if (r.disabled) this.#d.log.warn('webhook disabled: no successful delivery for 3 days', { webhook: c.webhookId });
     if (r.recorded) this.#d.onAttempt?.(c, outcome);
+    if (this.#d.vacuumEvery !== undefined && ++this.#sinceVacuum >= this.#d.vacuumEvery) {
+      this.#sinceVacuum = 0;
+      await vacuumDeliveries(db);
+    }
   }
 
   async #pruneWhenDue(): Promise<void> {

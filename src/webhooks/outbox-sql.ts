@@ -15,10 +15,13 @@
  *                           nodes never take the same one; a claim whose node
  *                           died expires and is taken again), at most
  *                           `perEndpoint` in flight per endpoint on the node
+ *   vacuumStatement         the deliveries' dead rows reclaimed (PGlite)
  *   recordAttemptStatement  an attempt appended and the delivery's next state,
  *                           only while this node still holds its claim
- *   endpointSuccess / endpointFailure / disableStatement  the disable rule's
- *                           inputs and its outcome (schedule.ts decides)
+ *   recordSuccessStatement  a delivered attempt and its endpoint's streak ended,
+ *                           one statement
+ *   endpointFailure / disableStatement  the disable rule's input and its
+ *                           outcome (schedule.ts decides)
  *   pruneDeliveriesStatement, pruneMessagesStatement  finished deliveries past
  *                           the retention, then the messages left without any
  */
@@ -110,40 +113,63 @@ export interface ClaimInput {
   busy: ReadonlyMap<string, number>;
 }
 
-/** Claims due deliveries; each row: the delivery, its message and its endpoint's url and sealed secret. */
+/**
+ * Claims due deliveries; each row: the delivery, its message and its
+ * endpoint's url and sealed secret. Fair across endpoints: the endpoints
+ * with pending deliveries are enumerated over the pending index (a loose
+ * index scan: one probe per endpoint, whatever its backlog), each gives its
+ * oldest due ones up to `perEndpoint` in flight (counting this node's
+ * `busy`), the oldest `limit` of those are taken. Only the rows taken are
+ * locked (FOR UPDATE SKIP LOCKED, their claim re-checked on the row's latest
+ * version), so a claim writes what it takes and one endpoint's backlog never
+ * holds up another's messages.
+ */
 export function claimStatement(c: ClaimInput): SQL {
   const now = sql`${iso(c.nowMs)}::timestamptz`;
   const busy = [...c.busy].map(([id, n]) => ({ id, n }));
-  return sql`WITH due AS (
-      SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
-      JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ${now}
-        AND (d.claim_until IS NULL OR d.claim_until < ${now}) AND w.state = 'enabled'
-      ORDER BY d.next_attempt_at, d.id
-      LIMIT ${c.limit * 4}
-      FOR UPDATE OF d SKIP LOCKED
+  const claimable = (d: string) => sql`${sql.raw(d)}.state = 'pending' AND ${sql.raw(d)}.next_attempt_at <= ${now} AND (${sql.raw(d)}.claim_until IS NULL OR ${sql.raw(d)}.claim_until < ${now})`;
+  return sql`WITH RECURSIVE eps AS (
+      (SELECT webhook_id FROM webhook_deliveries WHERE state = 'pending' ORDER BY webhook_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT d.webhook_id FROM webhook_deliveries d WHERE d.state = 'pending' AND d.webhook_id > eps.webhook_id ORDER BY d.webhook_id LIMIT 1)
+      FROM eps WHERE eps.webhook_id IS NOT NULL
     ),
     busy AS (SELECT * FROM jsonb_to_recordset(${json(busy)}) AS b(id text, n int)),
-    ranked AS (
-      SELECT due.id, due.next_attempt_at,
-        row_number() OVER (PARTITION BY due.webhook_id ORDER BY due.next_attempt_at, due.id) + COALESCE(b.n, 0) AS rn
-      FROM due LEFT JOIN busy b ON b.id = due.webhook_id
+    cand AS (
+      SELECT x.id, x.next_attempt_at FROM eps
+      JOIN webhooks w ON w.id = eps.webhook_id AND w.state = 'enabled'
+      LEFT JOIN busy b ON b.id = eps.webhook_id
+      CROSS JOIN LATERAL (
+        SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+        WHERE d.webhook_id = eps.webhook_id AND ${claimable('d')}
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT GREATEST(0, ${c.perEndpoint} - COALESCE(b.n, 0))
+      ) x
     ),
-    pick AS (SELECT id FROM ranked WHERE rn <= ${c.perEndpoint} ORDER BY next_attempt_at, id LIMIT ${c.limit})
+    pick AS (
+      SELECT d.id FROM webhook_deliveries d
+      WHERE d.id IN (SELECT id FROM cand ORDER BY next_attempt_at, id LIMIT ${c.limit}) AND ${claimable('d')}
+      FOR UPDATE SKIP LOCKED
+    )
     UPDATE webhook_deliveries d SET claimed_by = ${c.nodeId}, claim_until = ${iso(c.untilMs)}::timestamptz
     FROM pick, webhook_messages m, webhooks w
     WHERE d.id = pick.id AND m.id = d.message_id AND w.id = d.webhook_id
     RETURNING d.id, d.message_id, d.webhook_id, d.attempt_count, m.type, m.payload, m.created_at, w.url, w.secret_sealed`;
 }
 
+/** Reclaims the space of the deliveries' rewritten rows (PGlite runs no autovacuum). */
+export function vacuumStatement(): SQL {
+  return sql`VACUUM webhook_deliveries`;
+}
+
 /** The attempt appended and the next state; no row when the claim is no longer this node's (it expired and was taken). */
-export function recordAttemptStatement(deliveryId: number, nodeId: string, attempt: Attempt, state: DeliveryState, nextAttemptAtMs: number | null): SQL {
+export function recordAttemptStatement(deliveryId: number, nodeId: string, attempt: Attempt, state: DeliveryState, nextAttemptAtMs: number | null, returning: SQL = sql`id`): SQL {
   const next = nextAttemptAtMs === null ? sql`next_attempt_at` : sql`${iso(nextAttemptAtMs)}::timestamptz`;
   return sql`UPDATE webhook_deliveries
     SET state = ${state}, attempts = attempts || ${json([attempt])}, attempt_count = attempt_count + 1,
       next_attempt_at = ${next}, claimed_by = NULL, claim_until = NULL
     WHERE id = ${deliveryId} AND claimed_by = ${nodeId} AND state = 'pending'
-    RETURNING id`;
+    RETURNING ${returning}`;
 }
 
 /** Gives a claim back untried (the node stops): due again at once for any node. */
@@ -152,8 +178,23 @@ export function releaseClaimStatement(deliveryIds: readonly number[], nodeId: st
     WHERE id IN (SELECT (jsonb_array_elements_text(${json(deliveryIds)}))::bigint) AND claimed_by = ${nodeId} AND state = 'pending'`;
 }
 
-export function endpointSuccessStatement(webhookId: string, atMs: number): SQL {
-  return sql`UPDATE webhooks SET last_success_at = ${iso(atMs)}::timestamptz, failing_since = NULL WHERE id = ${webhookId}`;
+/**
+ * A delivered attempt in one statement: the attempt appended, the delivery
+ * delivered, and its endpoint's streak ended (its row written only when
+ * that changes something or its last success is a minute old, so a busy
+ * endpoint's row is not rewritten per message). No row when the claim was
+ * no longer this node's.
+ */
+export function recordSuccessStatement(deliveryId: number, nodeId: string, attempt: Attempt, atMs: number): SQL {
+  const at = sql`${iso(atMs)}::timestamptz`;
+  return sql`WITH d AS (${recordAttemptStatement(deliveryId, nodeId, attempt, 'delivered', null, sql`webhook_id`)}),
+    w AS (
+      UPDATE webhooks SET last_success_at = ${at}, failing_since = NULL FROM d
+      WHERE webhooks.id = d.webhook_id
+        AND (webhooks.failing_since IS NOT NULL OR webhooks.last_success_at IS NULL OR webhooks.last_success_at < ${at} - interval '1 minute')
+      RETURNING 1
+    )
+    SELECT webhook_id FROM d`;
 }
 
 /** Marks the endpoint failing since now unless it already was; answers `failing_since`. */

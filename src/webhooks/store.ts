@@ -14,7 +14,6 @@ import {
   claimStatement,
   disableStatement,
   endpointFailureStatement,
-  endpointSuccessStatement,
   enqueueCheckStatement,
   enqueueStatement,
   enqueueTestStatement,
@@ -22,7 +21,9 @@ import {
   pruneDeliveriesStatement,
   pruneMessagesStatement,
   recordAttemptStatement,
+  recordSuccessStatement,
   releaseClaimStatement,
+  vacuumStatement,
   type ClaimInput,
   type NewMessage,
 } from './outbox-sql';
@@ -197,18 +198,21 @@ export interface AttemptRecord {
  * node's (nothing written). `disabled`: this attempt disabled the endpoint.
  */
 export async function recordAttempt(db: Db, a: AttemptRecord): Promise<{ recorded: boolean; disabled: boolean }> {
+  // the common case, one statement
+  if (a.success) return { recorded: (await run(db, recordSuccessStatement(a.deliveryId, a.nodeId, a.attempt, a.atMs))).length > 0, disabled: false };
   return db.transaction(async (tx) => {
     const hit = await run(tx, recordAttemptStatement(a.deliveryId, a.nodeId, a.attempt, a.state, a.nextAttemptAtMs));
     if (hit.length === 0) return { recorded: false, disabled: false };
-    if (a.success) {
-      await tx.execute(endpointSuccessStatement(a.webhookId, a.atMs));
-      return { recorded: true, disabled: false };
-    }
     const [row] = await run(tx, endpointFailureStatement(a.webhookId, a.atMs));
     const since = row?.failing_since === null || row?.failing_since === undefined ? null : msOf(row.failing_since);
     if (!shouldDisable(since, a.atMs)) return { recorded: true, disabled: false };
     return { recorded: true, disabled: (await run(tx, disableStatement(a.webhookId, DISABLED_REASON, a.atMs))).length > 0 };
   });
+}
+
+/** VACUUM of the deliveries (PGlite: no autovacuum; every claim and attempt rewrites a row). */
+export async function vacuumDeliveries(db: DbOrTx): Promise<void> {
+  await db.execute(vacuumStatement());
 }
 
 export async function releaseClaims(db: DbOrTx, ids: readonly number[], nodeId: string): Promise<void> {

@@ -3,7 +3,8 @@
  * real PGlite database, with the attempt replaced by a function the test
  * answers: the schedule as applied (the retry due 5 s after a failure, not
  * before), the same message id and a fresh signature timestamp on every
- * attempt, at most `perEndpoint` attempts of one endpoint in flight, and
+ * attempt, at most `perEndpoint` attempts of one endpoint in flight, fair
+ * across endpoints (a backlog holds up no other endpoint's message), and
  * stop(): safe twice, bounded, the attempt in flight aborted and its claim
  * given back untried.
  */
@@ -99,6 +100,31 @@ describe('the delivery loop on a fake clock', () => {
     }
     expect(most).toBe(2);
     await s.loop.stop();
+  });
+
+  test("fair across endpoints: one endpoint's backlog of 300 does not hold up another's message", async () => {
+    const held: (() => void)[] = [];
+    const toB: string[] = [];
+    const s = await setup((i) => {
+      if (i.url.endsWith('/b')) {
+        toB.push(i.headers['webhook-id']!);
+        return Promise.resolve({ status: 204, error: null, durationMs: 1 });
+      }
+      return new Promise<SendOutcome>((resolve) => held.push(() => resolve({ status: 204, error: null, durationMs: 1 })));
+    });
+    for (let i = 0; i < 300; i++) await s.service.test(s.account, s.id);
+    const b = await s.service.create(s.account, { url: 'http://127.0.0.1:9/b', events: ['pool.paused'], pools: null });
+    if (b === 'limit') throw new Error('limit');
+    await s.clock.advance(1000); // B's message is the newest of all
+    await s.service.test(s.account, b.webhook.id);
+    s.loop.start();
+    await until(() => toB.length === 1);
+    expect(held.length).toBe(3); // A: its 3 in flight, the other 297 waiting
+    for (const release of held.splice(0)) release();
+    await s.loop.stop();
+    // the backlog goes with its endpoint (the next test's loop must not find it)
+    await s.service.delete(s.account, s.id);
+    await s.service.delete(s.account, b.webhook.id);
   });
 
   test('stop(): the attempt in flight aborted, its claim given back untried; safe twice', async () => {
