@@ -25,7 +25,7 @@ const webhookProperties = {
   state: { enum: ['enabled', 'disabled'] },
   disabled_reason: { type: ['string', 'null'], description: 'Why it is disabled (3 days of attempts without a success, or its owner); null while enabled' },
   created_at: dateTime,
-  last_success_at: { ...dateTimeOrNull, description: 'The last delivery it answered with a 2xx' },
+  last_success_at: { ...dateTimeOrNull, description: 'When it last answered a delivery with a 2xx (to the minute)' },
 };
 const secret = { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$', description: 'The signing secret (Standard Webhooks); shown only here' };
 
