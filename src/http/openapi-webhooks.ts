@@ -2,8 +2,10 @@
  * The OpenAPI content of the webhooks (src/http/routes/webhooks.ts): one
  * operation per route with example bodies (document paths: webhookPaths),
  * the component schemas (closed, so the e2e suite's response checks catch
- * drift), the Webhooks tag, and withWebhooks(), which docs.ts applies to the
- * document after withPools().
+ * drift), the Webhooks tag, the events your URL receives (OpenAPI 3.1
+ * `webhooks`, closed too: test/e2e/webhooks.test.ts checks real deliveries
+ * against them), and withWebhooks(), which docs.ts applies to the document
+ * after withPools().
  */
 import type { DocumentDecoration } from 'elysia';
 import { MAX_DELIVERIES_LISTED, MAX_WEBHOOKS_PER_ACCOUNT, WEBHOOK_EVENTS, WEBHOOK_URL_MAX } from '../webhooks/types';
@@ -240,7 +242,84 @@ export const webhookPaths = {
   '/webhooks/{id}/deliveries': { get: ops.deliveries },
 };
 
-/** The document with the webhooks' paths, schemas and tag. */
+const proxyRef = { type: 'object', additionalProperties: false, required: ['host', 'port', 'hasAuth'], properties: { host: { type: 'string' }, port: { type: 'integer' }, hasAuth: { type: 'boolean' }, username: { type: 'string' }, password: { type: 'string' } } };
+// counts stay open: the pools may add to them (targets)
+const countsSchema = { type: 'object', required: ['total', 'working', 'failed', 'unchecked'], properties: { total: int0, working: int0, failed: int0, unchecked: int0 } };
+const envelope = (type: string, data: Record<string, unknown>) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'timestamp', 'data'],
+  properties: { type: { const: type }, timestamp: { ...dateTime, description: 'When the event happened' }, data },
+});
+const delivery = (type: string, summary: string, data: Record<string, unknown>, example: unknown): Record<string, unknown> => ({
+  post: {
+    operationId: `webhook_${type.replace('.', '_')}`,
+    tags: ['Webhooks'],
+    summary,
+    description:
+      'Sent to your URL (`POST`) with the headers `webhook-id` (the same on every retry of this message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256(secret, id.timestamp.body)>`, Standard Webhooks). Answer 2xx within 15 s; anything else is retried.',
+    parameters: [
+      { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } },
+      { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' } },
+      { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' } },
+    ],
+    requestBody: { required: true, content: { 'application/json': { schema: envelope(type, data), example } } },
+    responses: { '2XX': { description: 'Delivered' } },
+  },
+});
+
+/** The events as OpenAPI 3.1 `webhooks`: what your URL receives. */
+export const webhookEvents = {
+  'pool.proxies_changed': delivery(
+    'pool.proxies_changed',
+    "A batch of a pool's proxies went up or down (at most 1 000 a message)",
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['pool', 'up', 'down', 'counts', 'part'],
+      properties: {
+        pool: { type: 'string' },
+        up: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['proxy', 'at'], properties: { proxy: proxyRef, at: dateTime } } },
+        down: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['proxy', 'at', 'error'], properties: { proxy: proxyRef, at: dateTime, error: { type: ['object', 'null'], additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } } } },
+        counts: countsSchema,
+        part: { type: 'object', additionalProperties: false, required: ['index', 'of'], properties: { index: { type: 'integer', minimum: 1 }, of: { type: 'integer', minimum: 1 } } },
+      },
+    },
+    {
+      type: 'pool.proxies_changed',
+      timestamp: '2026-11-22T10:10:00.000Z',
+      data: { pool: 'k3v9q2m7x1c8b5n4z6w0', up: [], down: [{ proxy: { host: '203.0.113.7', port: 8080, hasAuth: false }, at: '2026-11-22T10:09:58.000Z', error: { code: 'timeout', message: 'timeout: no answer within 5000 ms' } }], counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, part: { index: 1, of: 1 } },
+    },
+  ),
+  'pool.paused': delivery('pool.paused', 'A pool stopped (its owner, or a round the balance could not pay)', { type: 'object', additionalProperties: false, required: ['pool', 'at', 'counts', 'reason'], properties: { pool: { type: 'string' }, at: dateTime, counts: countsSchema, reason: { enum: ['owner', 'insufficient_checks'] }, required: int0, available: int0 } }, {
+    type: 'pool.paused',
+    timestamp: '2026-11-22T10:12:00.000Z',
+    data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:12:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, reason: 'owner' },
+  }),
+  'pool.resumed': delivery('pool.resumed', 'A pool runs again', { type: 'object', additionalProperties: false, required: ['pool', 'at', 'counts'], properties: { pool: { type: 'string' }, at: dateTime, counts: countsSchema } }, {
+    type: 'pool.resumed',
+    timestamp: '2026-11-22T10:20:00.000Z',
+    data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:20:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 } },
+  }),
+  'check.completed': delivery(
+    'check.completed',
+    'A check submitted async ended',
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['jobId', 'status', 'total_checked', 'total_working', 'result_url'],
+      properties: { jobId: { type: 'string' }, status: { enum: ['completed', 'failed', 'cancelled'] }, total_checked: int0, total_working: int0, result_url: { type: ['string', 'null'], description: 'Signed for 12 hours from the end; null unless completed' } },
+    },
+    { type: 'check.completed', timestamp: '2026-11-22T10:00:12.000Z', data: { jobId: 'my-job-1', status: 'completed', total_checked: 3, total_working: 2, result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000' } },
+  ),
+  'webhook.test': delivery('webhook.test', 'POST /webhooks/{id}/test', { type: 'object', additionalProperties: false, required: ['webhook', 'at'], properties: { webhook: { type: 'string' }, at: dateTime } }, {
+    type: 'webhook.test',
+    timestamp: '2026-11-22T10:00:00.000Z',
+    data: { webhook: 'wh_k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:00:00.000Z' },
+  }),
+};
+
+/** The document with the webhooks' paths, schemas, tag and events (`webhooks`). */
 export function withWebhooks<
   D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } & Record<string, unknown> },
 >(doc: D): D {
@@ -248,6 +327,7 @@ export function withWebhooks<
     ...doc,
     tags: [...doc.tags, WEBHOOKS_TAG],
     paths: { ...doc.paths, ...webhookPaths },
+    webhooks: webhookEvents,
     components: { ...doc.components, schemas: { ...doc.components.schemas, ...webhookSchemas } },
   };
 }

@@ -2,14 +2,15 @@
  * Webhooks end to end through the real service on 127.0.0.1 (every response
  * checked against the served OpenAPI document): an async check's
  * check.completed and a pool's pause and resume reach a receiver that
- * verifies them with Webhook.verify; the deliveries listing shows them; the
+ * verifies them with Webhook.verify, each body matching the document's
+ * OpenAPI `webhooks` schema of its event; the deliveries listing shows them; the
  * ten-line receiver of docs/API.md, run as it is written, verifies a real
  * delivery and refuses a forged one.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkedCall as call } from '../helpers/openapi-check';
+import { checkedCall as call, checkerFor } from '../helpers/openapi-check';
 import { until } from '../helpers/process';
 import { startTestService, type TestService } from '../helpers/service';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver';
@@ -49,6 +50,10 @@ test('an async check and a pool paused and resumed: check.completed, pool.paused
   expect(r.got.map((g) => g.type)).toEqual(['check.completed', 'pool.paused', 'pool.resumed']);
   expect(r.got.every((g) => g.verified)).toBe(true);
   expect(r.got[1]!.data).toMatchObject({ pool: pool.body.id, reason: 'owner', counts: { total: 1 } });
+  // every body as the document's OpenAPI `webhooks` describes it (closed schemas: a field added or lost fails)
+  const checker = await checkerFor(t.url);
+  for (const g of r.got) expect(checker.webhookProblems({ type: g.type, timestamp: new Date().toISOString(), data: g.data })).toEqual([]);
+  expect(checker.webhookProblems({ type: 'pool.paused', timestamp: new Date().toISOString(), data: { ...r.got[1]!.data, extra: 1 } })).not.toEqual([]);
 
   await until('all three recorded', async () => (await call(`${t.url}/webhooks/${made.body.id}/deliveries`, { headers: key() })).body.deliveries.every((d: { state: string }) => d.state === 'delivered'), 5000);
   const listed = await call(`${t.url}/webhooks/${made.body.id}/deliveries`, { headers: key() });

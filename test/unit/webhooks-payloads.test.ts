@@ -3,6 +3,8 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { changeOf, messageBody, poolStateData, proxiesChangedMessages, type ProxyDown, type ProxyUp } from '../../src/webhooks/payloads';
+import { OpenApiResponseChecker } from '../helpers/openapi-check';
+import { servedOpenApiDocument } from '../helpers/served-doc';
 import { isWebhookId, newMessageId, newWebhookId, newWebhookSecret, openSecret, sealingKey, sealSecret } from '../../src/webhooks/seal';
 
 const counts = { total: 10, working: 4, failed: 6, unchecked: 0 };
@@ -30,6 +32,15 @@ describe('pool.proxies_changed batching', () => {
         expect(m.flatMap((x) => x.down)).toEqual(downs);
       }),
     );
+  });
+
+  test("a batch's messages are what the served document's OpenAPI webhooks say (closed schema)", async () => {
+    const checker = await OpenApiResponseChecker.create(await servedOpenApiDocument());
+    const withAuth: ProxyUp = { proxy: { host: '1.2.3.4', port: 80, hasAuth: true, username: 'u', password: 'p' }, at: '2026-01-01T00:00:00.000Z' };
+    const [m] = proxiesChangedMessages('poolaaaaaaaaaa', [up(1), withAuth], [down(2), { ...down(3), error: null }], counts);
+    const body = JSON.parse(messageBody('pool.proxies_changed', '2026-01-01T00:00:00.000Z', m));
+    expect(checker.webhookProblems(body)).toEqual([]);
+    expect(checker.webhookProblems({ ...body, data: { ...body.data, part: undefined } })).not.toEqual([]);
   });
 
   test('the events feed: proxy.up / proxy.down become entries, others not; pool.paused data is the event without its name', () => {
