@@ -20,6 +20,7 @@
 import type { Config } from '../config';
 import type { PoolService } from '../jobs/pool-service';
 import type { Logger } from '../log';
+import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { PoolEventsPort } from '../pools/ports';
 import type { StopStep } from '../stop-steps';
 import { DeliveryLoop } from '../webhooks/delivery-loop';
@@ -49,7 +50,7 @@ export interface WebhooksRunning {
 
 export function startWebhooks(
   config: Config,
-  p: { storage: Storage; secret: string; pools: PoolService; log: Logger; undo: StopStep[]; schedule?: WebhookSchedule },
+  p: { storage: Storage; secret: string; pools: PoolService; metrics?: ServiceMetrics; log: Logger; undo: StopStep[]; schedule?: WebhookSchedule },
 ): WebhooksRunning {
   const db = p.storage.database.db;
   const key = sealingKey(p.secret);
@@ -60,11 +61,13 @@ export function startWebhooks(
     key,
     allowPrivateTargets,
     log: p.log,
+    onAttempt: (_d, _o, state) => p.metrics?.webhookAttempt(state === 'pending' ? 'retry' : state),
     // PGlite runs no autovacuum: every claim and attempt rewrites a delivery's row
     ...(p.storage.database.driver === 'pglite' ? { vacuumEvery: VACUUM_EVERY } : {}),
     ...(p.schedule?.delaysMs !== undefined ? { delays: p.schedule.delaysMs } : {}),
     ...(p.schedule?.pollMs !== undefined ? { pollMs: p.schedule.pollMs } : {}),
   });
+  p.metrics?.watchWebhooks(loop);
   const poke = () => loop.poke();
   const outbox = new WebhookOutbox({ db, log: p.log, onWritten: poke });
   const service = new WebhookService({ db, key, allowPrivateTargets, onWritten: poke });

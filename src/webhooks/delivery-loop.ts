@@ -30,6 +30,7 @@ import { afterAttempt } from './delivery-states';
 import { messageBody } from './payloads';
 import { RETRY_DELAYS_MS } from './schedule';
 import { openSecret } from './seal';
+import type { DeliveryState } from './types';
 import { ATTEMPT_TIMEOUT_MS, sendAttempt, type SendInput, type SendOutcome } from './sender';
 import { claimDeliveries, pruneFinished, recordAttempt, releaseClaims, vacuumDeliveries, type ClaimedDelivery } from './store';
 
@@ -63,8 +64,8 @@ export interface DeliveryLoopDeps {
   send?: (input: SendInput, signal: AbortSignal) => Promise<SendOutcome>;
   /** VACUUM the deliveries after this many recorded attempts (PGlite runs no autovacuum); absent: never (PostgreSQL). */
   vacuumEvery?: number;
-  /** Told each recorded attempt (metrics, tests). */
-  onAttempt?: (d: ClaimedDelivery, outcome: SendOutcome) => void;
+  /** Told each recorded attempt and the delivery's state after it (metrics, tests). */
+  onAttempt?: (d: ClaimedDelivery, outcome: SendOutcome, state: DeliveryState) => void;
 }
 
 export class DeliveryLoop {
@@ -197,7 +198,7 @@ export class DeliveryLoop {
     const attempt = { at: new Date(at).toISOString(), status: outcome.status, error: outcome.error, duration_ms: outcome.durationMs };
     const r = await recordAttempt(db, { deliveryId: c.id, webhookId: c.webhookId, nodeId, attempt, state: next.state, nextAttemptAtMs: next.nextAttemptAtMs, success: next.success, atMs: endMs });
     if (r.disabled) this.#d.log.warn('webhook disabled: no successful delivery for 3 days', { webhook: c.webhookId });
-    if (r.recorded) this.#d.onAttempt?.(c, outcome);
+    if (r.recorded) this.#d.onAttempt?.(c, outcome, next.state);
     if (this.#d.vacuumEvery !== undefined && ++this.#sinceVacuum >= this.#d.vacuumEvery) {
       this.#sinceVacuum = 0;
       await vacuumDeliveries(db);

@@ -2,7 +2,7 @@
  * Webhooks end to end through the real service on 127.0.0.1 (every response
  * checked against the served OpenAPI document): an async check's
  * check.completed and a pool's pause and resume reach a receiver that
- * verifies them with Webhook.verify, each body matching the document's
+ * verifies them with Webhook.verify (counted in /metrics), each body matching the document's
  * OpenAPI `webhooks` schema of its event; the deliveries listing shows them; the
  * ten-line receiver of docs/API.md, run as it is written, verifies a real
  * delivery and refuses a forged one.
@@ -60,6 +60,9 @@ test('an async check and a pool paused and resumed: check.completed, pool.paused
   expect(listed.body.deliveries.map((d: { event: string }) => d.event)).toEqual(['pool.resumed', 'pool.paused', 'check.completed']);
   expect(listed.body.deliveries.map((d: { id: string }) => d.id).reverse()).toEqual(r.got.map((g) => g.id));
   expect((await call(`${t.url}/webhooks/${made.body.id}`, { headers: key() })).body.last_success_at).not.toBeNull();
+  const metrics = await (await fetch(`${t.adminUrl}/metrics`)).text();
+  expect(Number(/^proxycheck_webhook_attempts_total\{outcome="delivered"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
+  expect(metrics).toMatch(/^proxycheck_webhook_attempts_in_flight 0$/m);
   expect((await call(`${t.url}/webhooks/${made.body.id}`, { method: 'DELETE', headers: key() })).status).toBe(204);
 }, 60_000);
 
