@@ -4,9 +4,11 @@
  * guard ON (no loop runs: nothing is sent): the life of an endpoint, every
  * bad input's clear 4xx (non-http URL, private target literal or by name,
  * unknown event, another account's pool, over 10, bad id, no JSON, nothing
- * to change), another account's endpoint 404 on every route, 405s.
+ * to change), another account's endpoint 404 on every route, 405s, and
+ * fuzzed bodies (never a 500).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
 import { pools } from '../../db/schema';
 import { createAccount } from '../../src/accounts/accounts';
 import { createApp } from '../../src/http/app';
@@ -32,12 +34,9 @@ for (const [name, open] of DRIVERS) {
         { id: 'pooltheirs001', accountId: accounts.theirs!.id, name: 't', type: 'http', region: 'us1', intervalS: 600, timeoutMs: 5000 },
       ]);
       const service = new WebhookService({ db: tdb.db, key: sealingKey('routes-secret-0123456789'), allowPrivateTargets: false, resolve: async (h) => NAMES[h] ?? [] });
-      app = createApp(
-        fakeAppDeps({
-          accounts: { findByApiKey: async (k) => accounts[k] ?? null, overview: async () => ({}) },
-          webhooks: service,
-        }),
-      );
+      const deps = fakeAppDeps({ accounts: { findByApiKey: async (k) => accounts[k] ?? null, overview: async () => ({}) }, webhooks: service });
+      // the request rate is not what these tests are about (the fuzz sends hundreds at once)
+      app = createApp({ ...deps, limits: { ...deps.limits, rateLimitPerS: 1_000_000, rateLimitBurst: 2_000_000 } });
     });
     afterAll(async () => {
       await tdb?.cleanup();
@@ -123,6 +122,21 @@ for (const [name, open] of DRIVERS) {
       expect(await req('GET', '/webhooks/not-an-id', { key: 'mine' })).toMatchObject(nf);
       expect((await req('GET', `/webhooks/${id}`, { key: 'theirs' })).body).toEqual(theirs);
       expect((await req('GET', `/webhooks/${id}/deliveries`, { key: 'theirs' })).body.deliveries).toEqual([]);
+    });
+
+    test('fuzzed bodies and ids: a JSON answer of 201, 200, 400, 404 or 429, never a 500', async () => {
+      const id = (await req('GET', '/webhooks', { key: 'theirs' })).body.webhooks[0].id as string;
+      const field = fc.oneof(fc.anything(), fc.constantFrom('https://hooks.example.com/f', 'http://10.0.0.1/', 'https://internal.example.com/', ['pool.paused'], ['x'], null, ['poolmine00001'], ['pooltheirs001'], 'enabled', 'disabled'));
+      const body = fc.oneof(fc.json(), fc.record({ url: field, events: field, pools: field, state: field }, { requiredKeys: [] }).map((o) => JSON.stringify(o)));
+      await fc.assert(
+        fc.asyncProperty(body, fc.constantFrom('POST', 'PATCH'), fc.constantFrom(id, 'wh_aaaaaaaaaaaaaaaaaaaa', 'wh_AAAAAAAAAAAAAAAAAAAA', 'x'), async (text, method, target) => {
+          const r = await req(method, method === 'POST' ? '/webhooks' : `/webhooks/${target}`, { key: 'theirs', body: text });
+          expect([200, 201, 400, 404, 429]).toContain(r.status);
+          if (r.status === 429) expect(r.body.limit).toBe(10); // the endpoints' limit, not the request rate
+          expect(typeof r.body.message).toBe(r.status < 300 ? 'undefined' : 'string');
+        }),
+        { numRuns: 300 },
+      );
     });
 
     test('PATCH: nothing to change is 400; a wrong method is 405 with Allow', async () => {
