@@ -110,7 +110,7 @@ module.exports = {
         path: [
           '^src/probe/codec/',
           '^src/gateway/codec/',
-          '^src/gateway/(upstream-choice|username|usage|urls)\\.ts$',
+          '^src/gateway/(upstream-choice|username|usage|urls|front-session|admit|retry-policy)\\.ts$',
           '^src/pools/(?!store\\.ts$)[^/]+\\.ts$',
           '^src/webhooks/(types|schedule|seal|delivery-states|payloads|outbox-sql)\\.ts$',
           '^src/proxy/',
