@@ -6,12 +6,18 @@
  * error, every request to the service itself.
  *
  * Without /usr/bin/chromium the file registers one test that says so.
+ * DASHBOARD_SCREENSHOTS=<dir> also saves the picture of docs/DASHBOARD.md
+ * (`npm run screenshots`).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { haveChromium, launchChromium, reportNoBrowser, see, type Browser } from '../helpers/browser';
 import { startTestService, type TestService } from '../helpers/service';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver';
+
+const SHOTS = process.env.DASHBOARD_SCREENSHOTS;
 
 if (!haveChromium()) {
   reportNoBrowser('dashboard webhooks e2e');
@@ -66,7 +72,12 @@ if (!haveChromium()) {
       await see(page.locator('#wd-table tbody tr'), 10_000).toContainText('HTTP 500');
       await see(page.locator('#wd-table tbody tr'), 15_000).toContainText('delivered');
       await see(page.locator('#wd-table tbody tr')).toContainText('HTTP 204');
+      await see(page.locator('#webhooks-table tbody tr'), 5000).toContainText('UTC'); // its last success
       expect(r.got.map((g) => g.verified)).toEqual([true, true]);
+      if (SHOTS) {
+        mkdirSync(SHOTS, { recursive: true });
+        await page.screenshot({ path: join(SHOTS, 'dashboard-webhooks.png'), fullPage: true });
+      }
       await page.click('#webhooks-table button[data-act="delete"]');
       await see(page.locator('#webhooks-empty')).toBeVisible();
       expect(await page.locator('#webhook-deliveries').isHidden()).toBe(true);

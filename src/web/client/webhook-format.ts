@@ -39,7 +39,7 @@ export function webhookRowHtml(w: WebhookView): string {
   return (
     `<tr data-webhook="${escapeXml(w.id)}"><td class="url"><code>${url}</code></td>` +
     `<td><span class="badge ${STATE_BADGE[w.state]}">${escapeXml(state)}</span></td>` +
-    `<td>${w.events.map((e) => `<code>${escapeXml(e)}</code>`).join(' ')}</td>` +
+    `<td class="events">${escapeXml(w.events.join(', '))}</td>` +
     `<td>${when(w.last_success_at)}</td>` +
     `<td class="links"><button type="button" class="secondary small" data-act="test" data-id="${escapeXml(w.id)}" aria-label="Send a test to ${url}">Test</button> ` +
     `<button type="button" class="secondary small" data-act="deliveries" data-id="${escapeXml(w.id)}" aria-label="Deliveries of ${url}">Deliveries</button> ` +

@@ -2,8 +2,9 @@
  * The "Webhooks" view (#/webhooks): the account's webhooks (send a test,
  * show the recent deliveries with their attempts, delete), and a form that
  * adds one (its secret shown once, right under the form). The deliveries of
- * the chosen webhook are read again every DELIVERIES_REFRESH_MS while the
- * view is open, so a test's attempts show as they happen. Pure parts:
+ * the chosen webhook (and the list: last success, state) are read again
+ * every DELIVERIES_REFRESH_MS while the view is open, so a test's attempts
+ * show as they happen. Pure parts:
  * webhook-format.ts; markup: src/web/webhooks-markup.ts.
  */
 import { apiGet, apiPost, apiSend } from './api';
@@ -65,6 +66,9 @@ export function setupWebhooksView(deps: WebhooksViewDeps) {
     if (open !== id) return;
     if (!r.ok) return failed(r.status, r.body);
     const list = (r.body as { deliveries: DeliveryView[] }).deliveries;
+    // the list's last success and state move with the deliveries
+    await loadList();
+    if (open !== id) return;
     const w = webhooks.find((x) => x.id === id);
     setText(dtitle, `Recent deliveries${w ? ` to ${w.url}` : ''}`);
     dbody.innerHTML = list.map(deliveryRowHtml).join('');
