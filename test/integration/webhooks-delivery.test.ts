@@ -261,15 +261,17 @@ for (const [name, open] of DRIVERS) {
       await a.loop.stop();
       await b.stop();
       await a.service.test(a.account, made.webhook.id);
-      await a.db.update(webhookDeliveries).set({ claimedBy: 'node-dead', claimUntil: new Date(Date.now() + 300) }).where(eq(webhookDeliveries.state, 'pending'));
+      await a.db.update(webhookDeliveries).set({ claimedBy: 'node-dead', claimUntil: new Date(Date.now() + 1500) }).where(eq(webhookDeliveries.state, 'pending'));
       const c = new DeliveryLoop({ db: a.db, nodeId: 'node-c', key: KEY, allowPrivateTargets: true, log: a.log, delays: FAST, pollMs: 20 });
       loops.push(c);
       c.start();
-      await Bun.sleep(150);
+      await Bun.sleep(300);
       expect(r.got).toHaveLength(30); // still claimed by the dead node
       await eventually(() => r.got.length === 31);
-      const pending = rowsOf<{ n: number }>(await a.db.execute(sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'pending'`))[0]!.n;
-      expect(pending).toBe(0);
+      // recorded once the receiver's answer is back
+      const pending = async () => rowsOf<{ n: number }>(await a.db.execute(sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${made.webhook.id} AND state = 'pending'`))[0]!.n;
+      await eventually(async () => (await pending()) === 0);
+      expect(r.got).toHaveLength(31);
     });
 
     test('at most 10 endpoints per account', async () => {
