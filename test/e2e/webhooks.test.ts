@@ -47,18 +47,20 @@ test('an async check and a pool paused and resumed: check.completed, pool.paused
   expect((await call(`${t.url}/pools/${pool.body.id}`, { method: 'PATCH', headers: key(), json: { state: 'paused' } })).status).toBe(200);
   expect((await call(`${t.url}/pools/${pool.body.id}`, { method: 'PATCH', headers: key(), json: { state: 'active' } })).status).toBe(200);
   await until('pool.resumed', () => r.got.some((g) => g.type === 'pool.resumed'), 10_000);
-  expect(r.got.map((g) => g.type)).toEqual(['check.completed', 'pool.paused', 'pool.resumed']);
+  // several attempts of one webhook may be in flight at once: the receipt order is not the events' order
+  expect(r.got.map((g) => g.type).sort()).toEqual(['check.completed', 'pool.paused', 'pool.resumed']);
+  const pausedMsg = r.got.find((g) => g.type === 'pool.paused')!;
   expect(r.got.every((g) => g.verified)).toBe(true);
-  expect(r.got[1]!.data).toMatchObject({ pool: pool.body.id, reason: 'owner', counts: { total: 1 } });
+  expect(pausedMsg.data).toMatchObject({ pool: pool.body.id, reason: 'owner', counts: { total: 1 } });
   // every body as the document's OpenAPI `webhooks` describes it (closed schemas: a field added or lost fails)
   const checker = await checkerFor(t.url);
   for (const g of r.got) expect(checker.webhookProblems({ type: g.type, timestamp: new Date().toISOString(), data: g.data })).toEqual([]);
-  expect(checker.webhookProblems({ type: 'pool.paused', timestamp: new Date().toISOString(), data: { ...r.got[1]!.data, extra: 1 } })).not.toEqual([]);
+  expect(checker.webhookProblems({ type: 'pool.paused', timestamp: new Date().toISOString(), data: { ...pausedMsg.data, extra: 1 } })).not.toEqual([]);
 
   await until('all three recorded', async () => (await call(`${t.url}/webhooks/${made.body.id}/deliveries`, { headers: key() })).body.deliveries.every((d: { state: string }) => d.state === 'delivered'), 5000);
   const listed = await call(`${t.url}/webhooks/${made.body.id}/deliveries`, { headers: key() });
   expect(listed.body.deliveries.map((d: { event: string }) => d.event)).toEqual(['pool.resumed', 'pool.paused', 'check.completed']);
-  expect(listed.body.deliveries.map((d: { id: string }) => d.id).reverse()).toEqual(r.got.map((g) => g.id));
+  expect(listed.body.deliveries.map((d: { id: string }) => d.id).sort()).toEqual(r.got.map((g) => g.id).sort());
   expect((await call(`${t.url}/webhooks/${made.body.id}`, { headers: key() })).body.last_success_at).not.toBeNull();
   const metrics = await (await fetch(`${t.adminUrl}/metrics`)).text();
   expect(Number(/^proxycheck_webhook_attempts_total\{outcome="delivered"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
