@@ -37,6 +37,9 @@
  *   proxycheck_pool_rounds_total{outcome}         counter  pools: rounds that ended, outcome checked | paused (the balance
  *                                                          could not pay) | resumed (it could again)
  *   proxycheck_pool_checks_total{result}          counter  pools: proxies the rounds checked, result working | failed
+ *   proxycheck_webhook_attempts_in_flight         gauge    webhooks: delivery attempts this node has in flight now
+ *   proxycheck_webhook_attempts_total{outcome}    counter  webhooks: attempts recorded, outcome delivered | retry (a retry
+ *                                                          is due) | failed (the schedule ran out)
  * (The gateway's counts per account are /me `gateway`, src/gateway/usage.ts; they have no label here.)
  */
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -96,6 +99,8 @@ export const METRIC_NAMES = Object.freeze({
   poolRoundsRunning: 'proxycheck_pool_rounds_running',
   poolRounds: 'proxycheck_pool_rounds_total',
   poolChecks: 'proxycheck_pool_checks_total',
+  webhookAttemptsInFlight: 'proxycheck_webhook_attempts_in_flight',
+  webhookAttempts: 'proxycheck_webhook_attempts_total',
 } as const);
 
 export interface ServiceMetricsOptions {
@@ -117,6 +122,8 @@ export class ServiceMetrics {
   readonly #gatewayRefused: Counter<'reason'>;
   readonly #gatewayUpstreamFailures: Counter;
   readonly #poolRounds: Counter<'outcome'>;
+  readonly #webhookAttempts: Counter<'outcome'>;
+  #webhooks: { readonly inFlight: number } | null = null;
   readonly #poolChecks: Counter<'result'>;
   /** The gateway once it listens (watchGateway); until then (or without one) 0 connections are open. */
   #gateway: GatewaySource | null = null;
@@ -154,6 +161,9 @@ export class ServiceMetrics {
     readGauges(this.registry)(N.poolRoundsRunning, "Pool rounds running on this node now.", () => this.#rounds?.runningRounds ?? 0);
     this.#poolRounds = new Counter({ name: N.poolRounds, help: 'Pool rounds that ended: checked, paused (the balance could not pay) or resumed.', labelNames: ['outcome'], registers });
     for (const outcome of ['checked', 'paused', 'resumed']) this.#poolRounds.inc({ outcome }, 0);
+    readGauges(this.registry)(N.webhookAttemptsInFlight, 'Webhook delivery attempts this node has in flight now.', () => this.#webhooks?.inFlight ?? 0);
+    this.#webhookAttempts = new Counter({ name: N.webhookAttempts, help: 'Webhook delivery attempts recorded: delivered, retry (another is due) or failed (the schedule ran out).', labelNames: ['outcome'], registers });
+    for (const outcome of ['delivered', 'retry', 'failed']) this.#webhookAttempts.inc({ outcome }, 0);
     this.#poolChecks = new Counter({ name: N.poolChecks, help: 'Proxies the pools\' rounds checked, by result.', labelNames: ['result'], registers });
     for (const result of ['working', 'failed']) this.#poolChecks.inc({ result }, 0);
   }
@@ -219,6 +229,16 @@ export class ServiceMetrics {
   /** The pools' rounds (their running count, read at scrape time): a step of its own, they start after the checks. */
   watchPoolRounds(rounds: { readonly runningRounds: number }): void {
     this.#rounds = rounds;
+  }
+
+  /** The webhooks' delivery loop (its attempts in flight, read at scrape time). */
+  watchWebhooks(loop: { readonly inFlight: number }): void {
+    this.#webhooks = loop;
+  }
+
+  /** A webhook attempt recorded: delivered, a retry due, or the delivery failed for good. */
+  webhookAttempt(outcome: 'delivered' | 'retry' | 'failed'): void {
+    this.#webhookAttempts.inc({ outcome });
   }
 
   /** A pool round ended: `checked` with what it found, or a pause / resume of its pool. */
