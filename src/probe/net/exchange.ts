@@ -45,7 +45,7 @@ import { probeDeadlines, type TimerEntry } from './timer-wheel';
 import { dialNode } from './node-socket';
 import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
-import { keepSession, sessionFor, sessionKey } from './tls-sessions';
+import { countHandshake, keepSession, sessionFor, sessionKey } from './tls-sessions';
 import { fdsExhausted } from './fd-check';
 import { blockedTargetMessage, isBlockedAddress } from '../codec/ssrf';
 import { interceptedError } from '../codec/cert-pin';
@@ -249,7 +249,9 @@ class Exchange implements LinkEvents, TimerEntry {
     const link = this.link as Link;
     // pinned (the judge's TLS listener): exactly that certificate, whoever signed it; a resumed
     // session proves the server that issued it, whose certificate was compared (tls-sessions.ts)
-    if (pin !== undefined && !link.sessionReused()) {
+    const reused = pin !== undefined && link.sessionReused();
+    if (pin !== undefined) countHandshake(reused);
+    if (pin !== undefined && !reused) {
       const cert = link.peerCertificate();
       if (cert === null) return this.fail(probeError('tls_failed', 'TLS handshake gave no peer certificate'));
       if (cert.fingerprint !== pin) return this.fail(interceptedError(cert));

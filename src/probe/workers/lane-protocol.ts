@@ -78,7 +78,18 @@ export type LaneToMain = {
   t: 'batch';
   parts: { id: number; batch: ProbeResult[] | CustomUrlResult[] }[];
   done: ShardDone[];
+  /** What the lane saw since its last batch (absent from lanes that do not report). */
+  stats?: LaneStats;
 };
+
+/**
+ * A lane's own load since its last batch: its worst lag (lag-meter.ts
+ * takePeak: the adaptive limit's input, src/jobs/lag-limiter.ts), the probes
+ * it turned from a timeout into checker_overloaded for that lag
+ * (checker-lag.ts), and its pinned TLS handshakes, full or resumed
+ * (src/probe/net/tls-sessions.ts: /metrics).
+ */
+export type LaneStats = { lagMs: number; lagRetries: number; tlsFull: number; tlsResumed: number };
 
 /**
  * Lane-side batching: one message carries the results of every shard of the

@@ -35,6 +35,14 @@
  * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
  * replacements alike (src/probe/workers/lane-starts.ts), so under CPU saturation
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
+ *
+ * And a proxy must not be blamed for the lane's own lag: while it has
+ * shards the lane measures it (lag-meter.ts), and a probe that timed out
+ * while the lane was late (checker-lag.ts: by >= 5 % of the timeout) is
+ * reported `checker_overloaded` with `checkerLagMs`, which its job tries
+ * again instead of judging. Each batch carries the lane's LaneStats (its
+ * worst lag since the last batch: the adaptive limit's input,
+ * src/jobs/lag-limiter.ts; those retries; its pinned TLS handshakes).
  */
 import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { errorText } from '../../errors';
@@ -56,6 +64,9 @@ import { unpackTasks } from './packed-tasks';
 import { LaneStarts, type StartableRun } from './lane-starts';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask, ProtocolSettings } from '../types';
 import { setSocketDriver, socketDriver } from '../net/exchange';
+import { takeHandshakes } from '../net/tls-sessions';
+import { LagMeter } from './lag-meter';
+import { asCheckerLag, isCheckerTimeout } from './checker-lag';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
@@ -132,12 +143,22 @@ class ShardRun implements StartableRun {
       const i = this.next++;
       this.inFlight++;
       n++;
+      const startedAt = performance.now();
       this.start(i).then(
-        (r) => this.lane.onResult(this, r),
+        (r) => this.lane.onResult(this, this.judgeLag(r, startedAt)),
         (err: unknown) => this.lane.onResult(this, this.internalFailure(i, err)),
       );
     }
     return n;
+  }
+
+  /** A probe that timed out while this thread was late is ours, not the proxy's (checker-lag.ts): checker_overloaded, tried again by its job. */
+  private judgeLag(r: AnyResult, startedAt: number): AnyResult {
+    if (this.shard.kind !== 'probe' || r.error?.code === undefined || (r.error.code !== 'timeout' && r.error.code !== 'connect_timeout')) return r;
+    const lag = this.lane.meter.lagSince(startedAt);
+    if (!isCheckerTimeout(r as ProbeResult, lag, this.settings.timeoutMs)) return r;
+    this.lane.lagRetries++;
+    return asCheckerLag(r as ProbeResult, lag);
   }
 
   private start(i: number): Promise<AnyResult> {
@@ -165,6 +186,10 @@ class Lane {
   private sincePoll = 0;
   private done: ShardDone[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  /** This thread's lag while it has shards (lag-meter.ts). */
+  readonly meter = new LagMeter();
+  /** Probes turned into checker_overloaded for this thread's lag since the last batch. */
+  lagRetries = 0;
   /** Paces starts: at most STARTS_PER_TURN per turn of the event loop. */
   private readonly starts = new LaneStarts<ShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
     if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
@@ -193,6 +218,7 @@ class Lane {
         if (settings === undefined) throw new Error(`lane: shard ${shard.id} refers to unknown settings ${shard.settingsId}`);
         const run = new ShardRun(shard, settings, this);
         this.running.set(shard.id, run);
+        this.meter.busy(true);
         if (run.ended) this.end(run); // an empty shard
         else this.starts.add(run);
       }
@@ -225,6 +251,7 @@ class Lane {
     const cancelled = run.machine.state === CANCELLED;
     run.machine.move([RUNNING, CANCELLED], DONE);
     this.running.delete(run.shard.id);
+    if (this.running.size === 0) this.meter.busy(false);
     this.done.push({ id: run.shard.id, started: run.next, finished: run.finished, cancelled });
     if (this.running.size === 0 || this.pendingCount >= RESULT_BATCH_MAX) this.flush();
     else this.flushTimer ??= setTimeout(this.flush, FLUSH_MS);
@@ -238,7 +265,9 @@ class Lane {
     if (this.pendingCount === 0 && this.done.length === 0) return;
     const parts: LaneToMain['parts'] = [];
     for (const [id, batch] of this.pending) parts.push({ id, batch: batch as ProbeResult[] | CustomUrlResult[] });
-    const msg: LaneToMain = { t: 'batch', parts, done: this.done };
+    const tls = takeHandshakes();
+    const msg: LaneToMain = { t: 'batch', parts, done: this.done, stats: { lagMs: this.meter.takePeak(), lagRetries: this.lagRetries, tlsFull: tls.full, tlsResumed: tls.resumed } };
+    this.lagRetries = 0;
     this.pending = new Map();
     this.pendingCount = 0;
     this.done = [];

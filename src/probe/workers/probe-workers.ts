@@ -38,7 +38,7 @@ import { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
 import { DOMAIN_ERROR_CODES } from '../../error-codes';
 import { LaneEnds, releaseAbort, type OnResults, type ShardCall, type ShardOutcome } from './lane-ends';
-import { expectedResults, type LaneWorkerData, type PingReply, type Shard, type WorkerTask } from './lane-protocol';
+import { expectedResults, type LaneStats, type LaneWorkerData, type PingReply, type Shard, type WorkerTask } from './lane-protocol';
 import type { SocketDriver } from '../net/exchange';
 import type { CustomUrlResult, ProbeResult } from '../types';
 
@@ -78,7 +78,29 @@ export class ProbeWorkers {
   ) {
     this.threads = threads;
     this.maxRunning = threads * perWorker;
-    this.lanes = new LaneEnds(piscina, threads, () => this.pump());
+    this.lanes = new LaneEnds(piscina, threads, () => this.pump(), (s) => this.noteStats(s));
+  }
+
+  /** The lanes' worst lag since the last takeLag (ms). */
+  private lagPeak = 0;
+  /** Counts over the workers' life (/metrics): probes a lane turned into checker_overloaded for its lag, and the lanes' pinned TLS handshakes. */
+  readonly laneCounts = { lagRetries: 0, tlsFull: 0, tlsResumed: 0 };
+
+  /**
+   * The worst lag any lane reported since the last call, in ms (0 when none
+   * did): the adaptive limit's input (src/jobs/lag-limiter.ts).
+   */
+  takeLag(): number {
+    const p = this.lagPeak;
+    this.lagPeak = 0;
+    return p;
+  }
+
+  private noteStats(s: LaneStats): void {
+    if (s.lagMs > this.lagPeak) this.lagPeak = s.lagMs;
+    this.laneCounts.lagRetries += s.lagRetries;
+    this.laneCounts.tlsFull += s.tlsFull;
+    this.laneCounts.tlsResumed += s.tlsResumed;
   }
 
   static async start(opts: ProbeWorkersOptions = {}): Promise<ProbeWorkers> {
