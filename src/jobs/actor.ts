@@ -441,7 +441,7 @@ export class JobActor {
 
   /**
    * A probe the checker could not run (`lag`: it timed out while its thread
-   * was late, src/probe/workers/checker-lag.ts; else a local resource ran
+   * was late, src/probe/codec/checker-lag.ts; else a local resource ran
    * out): true when it is tried again later, counted per reason. Warns once
    * per job.
    */

@@ -15,7 +15,7 @@
  * The update is Netflix concurrency-limits' Gradient2 with lag in place of
  * the RTT:
  *
- *   long     = long + (lag - long) / LONG_WINDOW          (the lag the machine has anyway)
+ *   long     = long + (min(lag, ceilingMs) - long) / longWindow   (the lag the machine has anyway)
  *   allowed  = min(ceilingMs, max(targetMs, tolerance x long))
  *   gradient = clamp(allowed / lag, 0.5, 1)               (1 while lag <= allowed)
  *   grow     = gradient = 1 and inFlight >= limit x appLimited ? limit x growth : 0
@@ -46,7 +46,7 @@ export interface AdaptiveLimitOptions {
   max: number;
   /** The first limit (default max: nothing changes until lag shows). */
   initial?: number;
-  /** Lag always allowed, in ms (default 20). */
+  /** Lag always allowed, in ms (default 50: half the retry threshold at the default timeout). */
   targetMs?: number;
   /** Lag never accepted as the machine's floor, in ms (default 100: the retry threshold at the default timeout). */
   ceilingMs?: number;
@@ -87,7 +87,7 @@ export class AdaptiveLimit {
     if (!(max >= 1)) throw new RangeError(`max must be >= 1, got ${o.max}`);
     this.max = max;
     this.min = Math.max(1, Math.min(max, Math.floor(o.min ?? 64)));
-    this.#target = o.targetMs ?? 20;
+    this.#target = o.targetMs ?? 50;
     this.#ceiling = Math.max(this.#target, o.ceilingMs ?? 100);
     this.#tolerance = o.tolerance ?? 1.5;
     this.#longWindow = Math.max(1, o.longWindow ?? 100);

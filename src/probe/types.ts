@@ -37,7 +37,7 @@ export interface ProbeError {
   certificate?: PresentedCertificate;
   /**
    * checker_overloaded only: the probe timed out while its thread was this
-   * many ms late (src/probe/workers/checker-lag.ts); absent when the checker
+   * many ms late reading it (src/probe/codec/checker-lag.ts); absent when the checker
    * ran out of a resource instead. Not written to result records.
    */
   checkerLagMs?: number;

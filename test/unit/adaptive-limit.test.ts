@@ -103,9 +103,9 @@ describe('AdaptiveLimit', () => {
   test('the figures at the defaults: twice the allowed lag moves 30 % of the way to half; a lag at rest grows 7.5 % a tick', () => {
     const l = new AdaptiveLimit({ max: 12_288 });
     expect(l.limit).toBe(12_288);
-    expect(l.allowedMs).toBe(20);
-    // lag 40 ms against 20 allowed: gradient 0.5, the limit moves 30 % of the way to half
-    expect(l.update({ lagMs: 40, inFlight: 12_288 })).toBe(Math.floor(12_288 - 0.3 * 6_144));
+    expect(l.allowedMs).toBe(50);
+    // lag 100 ms against 50 allowed: gradient 0.5, the limit moves 30 % of the way to half
+    expect(l.update({ lagMs: 100, inFlight: 12_288 })).toBe(Math.floor(12_288 - 0.3 * 6_144));
     // at rest (lag within what is allowed) with the limit in use: +25 % x 0.3 per tick
     const before = l.limit;
     expect(l.update({ lagMs: 5, inFlight: before })).toBe(Math.ceil(before * (1 + 0.25 * 0.3)));
@@ -113,11 +113,11 @@ describe('AdaptiveLimit', () => {
 
   test('a steady lag of another process (below the ceiling) is learned as the floor: the limit comes back', () => {
     const l = new AdaptiveLimit({ max: 10_000 });
-    for (let i = 0; i < 20; i++) l.update({ lagMs: 60, inFlight: l.limit });
+    for (let i = 0; i < 20; i++) l.update({ lagMs: 90, inFlight: l.limit });
     const low = l.limit;
     expect(low).toBeLessThan(10_000);
-    for (let i = 0; i < 1_000; i++) l.update({ lagMs: 60, inFlight: l.limit });
-    expect(l.allowedMs).toBeGreaterThanOrEqual(60);
+    for (let i = 0; i < 1_000; i++) l.update({ lagMs: 90, inFlight: l.limit });
+    expect(l.allowedMs).toBeGreaterThanOrEqual(90);
     expect(l.limit).toBe(10_000);
   });
 

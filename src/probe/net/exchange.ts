@@ -22,6 +22,13 @@
  * before DNS in the thread's one deadline queue (timer-wheel.ts: no timer per
  * probe) and fires at `timeoutMs`: `connect_timeout` while the TCP connection
  * is not up yet, `timeout` after. `finish` cancels it and destroys the link.
+ *
+ * A timeout that was the thread's, not the proxy's: each exchange adds up
+ * how late its thread was (setLatenessSource: the probe lane's lag meter)
+ * at each of its reads (the connect, the first bytes of each answer, the
+ * TLS handshake) and when the budget ran out; at or above the threshold of
+ * ../codec/checker-lag.ts the failure is checker_overloaded (checkerLagMs),
+ * not a timeout. Without a source (the main thread's exchanges) it is 0.
  */
 import { isIP } from 'node:net';
 import { errorText } from '../../errors';
@@ -48,6 +55,7 @@ import { dnsCache, type DnsAnswer } from './dns-cache';
 import { countHandshake, keepSession, sessionFor, sessionKey } from './tls-sessions';
 import { fdsExhausted } from './fd-check';
 import { blockedTargetMessage, isBlockedAddress } from '../codec/ssrf';
+import { checkerLagError, isCheckerTimeout } from '../codec/checker-lag';
 import { interceptedError } from '../codec/cert-pin';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
 import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
@@ -76,6 +84,14 @@ export function socketDriver(): SocketDriver {
   return plainDial === dialBun ? 'native' : 'node';
 }
 
+/** How late this thread is now, ms (the lane's lag meter); 0 without one. */
+let lateness: () => number = () => 0;
+
+/** The thread's lateness for its exchanges (the probe lane sets its lag meter's). */
+export function setLatenessSource(fn: () => number): void {
+  lateness = fn;
+}
+
 class Exchange implements LinkEvents, TimerEntry {
   state: State = ExchangeState.IDLE;
   dueAt = 0;
@@ -96,6 +112,10 @@ class Exchange implements LinkEvents, TimerEntry {
   private readonly sessionKey: string | null;
   /** pinned TLS: the peer is proven (the pin compared, or a resumed session): its session may be kept */
   private peerProven = false;
+  /** How late the thread was at this exchange's reads, added up (ms; see the header). */
+  private late = 0;
+  /** The state whose first bytes were counted in `late` (a state's later chunks come in the same busy stretch). */
+  private lateCounted: State = ExchangeState.IDLE;
 
   constructor(spec: ExchangeSpec, done: (o: ExchangeOutcome) => void) {
     this.spec = spec;
@@ -153,6 +173,7 @@ class Exchange implements LinkEvents, TimerEntry {
 
   connected(): void {
     if (this.state !== ExchangeState.CONNECTING) return;
+    this.late += lateness();
     this.local = this.link?.localAddress() ?? null; // once per exchange, while the socket is surely up
     this.enter(stateAfterConnect(this.spec.via, this.spec.tls));
   }
@@ -187,6 +208,10 @@ class Exchange implements LinkEvents, TimerEntry {
   }
 
   data(chunk: Buffer): void {
+    if (this.lateCounted !== this.state) {
+      this.lateCounted = this.state;
+      this.late += lateness();
+    }
     switch (this.state) {
       case ExchangeState.RESPONSE: {
         const p = this.parser as HttpResponseParser;
@@ -245,6 +270,7 @@ class Exchange implements LinkEvents, TimerEntry {
 
   secured(): void {
     if (this.state !== ExchangeState.TLS) return;
+    this.late += lateness();
     const pin = this.spec.tlsPin;
     const link = this.link as Link;
     // pinned (the judge's TLS listener): exactly that certificate, whoever signed it; a resumed
@@ -311,7 +337,13 @@ class Exchange implements LinkEvents, TimerEntry {
   private timedOut(): void {
     const state = this.state;
     if (state === ExchangeState.DONE) return;
-    this.fail(deadlineError(state, this.spec.timeoutMs), state <= ExchangeState.CONNECTING ? null : this.parser?.statusCode || null);
+    this.fail(this.ours(deadlineError(state, this.spec.timeoutMs)), state <= ExchangeState.CONNECTING ? null : this.parser?.statusCode || null);
+  }
+
+  /** A timeout while the thread was late by the threshold or more (../codec/checker-lag.ts) is the checker's. */
+  private ours(error: ProbeError): ProbeError {
+    const late = this.late + lateness();
+    return isCheckerTimeout(error, late, this.spec.timeoutMs) ? checkerLagError(error, late) : error;
   }
 
   private complete(): void {
@@ -320,7 +352,7 @@ class Exchange implements LinkEvents, TimerEntry {
     // saturated the deadline can fire late, and an answer that came in after
     // the budget must not count (a proxy slower than the timeout is not working).
     if (performance.now() - this.startedAt > this.spec.timeoutMs) {
-      this.fail(probeError('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`), p.statusCode || null);
+      this.fail(this.ours(probeError('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`)), p.statusCode || null);
       return;
     }
     this.finish(null, p.statusCode, p.headers, p.body(), p.bodyTruncated);

@@ -86,7 +86,7 @@ export type LaneToMain = {
  * A lane's own load since its last batch: its worst lag (lag-meter.ts
  * takePeak: the adaptive limit's input, src/jobs/lag-limiter.ts), the probes
  * it turned from a timeout into checker_overloaded for that lag
- * (checker-lag.ts), and its pinned TLS handshakes, full or resumed
+ * (src/probe/codec/checker-lag.ts), and its pinned TLS handshakes, full or resumed
  * (src/probe/net/tls-sessions.ts: /metrics).
  */
 export type LaneStats = { lagMs: number; lagRetries: number; tlsFull: number; tlsResumed: number };

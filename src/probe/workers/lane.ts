@@ -37,12 +37,14 @@
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
  *
  * And a proxy must not be blamed for the lane's own lag: while it has
- * shards the lane measures it (lag-meter.ts), and a probe that timed out
- * while the lane was late (checker-lag.ts: by >= 5 % of the timeout) is
- * reported `checker_overloaded` with `checkerLagMs`, which its job tries
- * again instead of judging. Each batch carries the lane's LaneStats (its
- * worst lag since the last batch: the adaptive limit's input,
- * src/jobs/lag-limiter.ts; those retries; its pinned TLS handshakes).
+ * shards the lane measures it (lag-meter.ts) and hands its lateness to the
+ * thread's exchanges, so a probe that timed out while its thread was late
+ * reading it (src/probe/codec/checker-lag.ts: by >= 5 % of the timeout,
+ * added up over its reads) ends `checker_overloaded` with `checkerLagMs`,
+ * which its job tries again instead of judging. Each batch carries the
+ * lane's LaneStats (its worst lag since the last batch: the adaptive
+ * limit's input, src/jobs/lag-limiter.ts; those probes; its pinned TLS
+ * handshakes).
  */
 import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { errorText } from '../../errors';
@@ -63,10 +65,9 @@ import {
 import { unpackTasks } from './packed-tasks';
 import { LaneStarts, type StartableRun } from './lane-starts';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask, ProtocolSettings } from '../types';
-import { setSocketDriver, socketDriver } from '../net/exchange';
+import { setLatenessSource, setSocketDriver, socketDriver } from '../net/exchange';
 import { takeHandshakes } from '../net/tls-sessions';
 import { LagMeter } from './lag-meter';
-import { asCheckerLag, isCheckerTimeout } from './checker-lag';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
@@ -143,23 +144,14 @@ class ShardRun implements StartableRun {
       const i = this.next++;
       this.inFlight++;
       n++;
-      const startedAt = performance.now();
       this.start(i).then(
-        (r) => this.lane.onResult(this, this.judgeLag(r, startedAt)),
+        (r) => this.lane.onResult(this, r),
         (err: unknown) => this.lane.onResult(this, this.internalFailure(i, err)),
       );
     }
     return n;
   }
 
-  /** A probe that timed out while this thread was late is ours, not the proxy's (checker-lag.ts): checker_overloaded, tried again by its job. */
-  private judgeLag(r: AnyResult, startedAt: number): AnyResult {
-    if (this.shard.kind !== 'probe' || r.error?.code === undefined || (r.error.code !== 'timeout' && r.error.code !== 'connect_timeout')) return r;
-    const lag = this.lane.meter.lagSince(startedAt);
-    if (!isCheckerTimeout(r as ProbeResult, lag, this.settings.timeoutMs)) return r;
-    this.lane.lagRetries++;
-    return asCheckerLag(r as ProbeResult, lag);
-  }
 
   private start(i: number): Promise<AnyResult> {
     if (this.shard.kind === 'probe') return this.auto ? runAutoProbe(this.tasks[i]!, this.settings) : runProbe(this.tasks[i]!, this.settings as ProtocolSettings);
@@ -186,16 +178,18 @@ class Lane {
   private sincePoll = 0;
   private done: ShardDone[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
-  /** This thread's lag while it has shards (lag-meter.ts). */
+  /** This thread's lag while it has shards (lag-meter.ts); its lateness goes to the thread's exchanges. */
   readonly meter = new LagMeter();
-  /** Probes turned into checker_overloaded for this thread's lag since the last batch. */
-  lagRetries = 0;
+  /** Probes that ended checker_overloaded for this thread's lateness since the last batch. */
+  private lagRetries = 0;
   /** Paces starts: at most STARTS_PER_TURN per turn of the event loop. */
   private readonly starts = new LaneStarts<ShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
     if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
   });
 
-  constructor(private readonly port: MessagePort) {}
+  constructor(private readonly port: MessagePort) {
+    setLatenessSource(() => this.meter.lateness());
+  }
 
   /**
    * Takes the messages waiting on the port now instead of at the next turn of
@@ -233,6 +227,7 @@ class Lane {
   }
 
   onResult(run: ShardRun, r: AnyResult): void {
+    if (r.error?.checkerLagMs !== undefined) this.lagRetries++;
     run.inFlight--;
     run.finished++;
     const list = this.pending.get(run.shard.id);
