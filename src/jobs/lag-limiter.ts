@@ -9,8 +9,12 @@
  * - the probe lanes' (`source.takeLag()`: each lane's worst timer slip
  *   since its last batch of results, src/probe/workers/lag-meter.ts), the
  *   threads that read the proxies' answers;
- * - this thread's own: how late this tick ran (the main thread serves the
- *   built-in judge; a late judge answer reads as a slow proxy).
+ * - this thread's own: how late this tick ran, and the worst slip of a
+ *   20 ms lag meter that runs beside it (src/probe/workers/lag-meter.ts;
+ *   the main thread serves the built-in judge, and a late judge answer
+ *   reads as a slow proxy). The meter writes its state to the lanes'
+ *   shared slots (`source.mainLag`): a probe whose deadline fires while
+ *   the main thread is late is the checker's too (src/probe/codec/checker-lag.ts).
  *
  * While nothing is in flight it does not tick (an idle service has no
  * wake-ups from it); `wake()` (the scheduler's onBusy, beside the
@@ -22,6 +26,7 @@
  * in flight, resting while none) --stop()--> stopped.
  */
 import { monotonicClock, type Clock } from '../clock';
+import { LagMeter } from '../probe/workers/lag-meter';
 import { AdaptiveLimit, type AdaptiveLimitOptions } from './adaptive-limit';
 
 /** What the limiter bounds: the scheduler. */
@@ -33,7 +38,12 @@ export interface LoadLimitTarget {
 /** Where the lanes' lag comes from: the probe workers. */
 export interface LagSource {
   takeLag(): number;
+  /** Where the lanes read this thread's lag (ProbeWorkers.mainLag); absent: not shared. */
+  readonly mainLag?: Float64Array;
 }
+
+/** The main thread's lag meter's interval, ms (a wake-up each while probes are in flight). */
+const MAIN_METER_MS = 20;
 
 export interface LagLimiterOptions extends AdaptiveLimitOptions {
   /** ms between ticks while probes are in flight (default 50) */
@@ -48,6 +58,7 @@ export class LagLimiter {
   readonly #clock: Clock;
   #target: LoadLimitTarget | null = null;
   #source: LagSource | null = null;
+  #meter: LagMeter | null = null;
   #cancel: (() => void) | null = null;
   #due = 0;
   #stopped = false;
@@ -73,6 +84,7 @@ export class LagLimiter {
   start(target: LoadLimitTarget, source: LagSource): this {
     this.#target = target;
     this.#source = source;
+    this.#meter = new LagMeter(this.#clock, MAIN_METER_MS, source.mainLag ?? null);
     target.setLoadLimit(this.#limit.limit);
     if (target.totalInFlight > 0) this.#arm();
     return this;
@@ -89,9 +101,11 @@ export class LagLimiter {
     this.#stopped = true;
     this.#cancel?.();
     this.#cancel = null;
+    this.#meter?.busy(false);
   }
 
   #arm(): void {
+    this.#meter?.busy(true);
     this.#due = this.#clock.now() + this.#interval;
     this.#cancel = this.#clock.after(this.#interval, this.#tick, { unref: true });
   }
@@ -99,7 +113,7 @@ export class LagLimiter {
   readonly #tick = (): void => {
     this.#cancel = null;
     const target = this.#target!;
-    const own = Math.max(0, this.#clock.now() - this.#due);
+    const own = Math.max(0, this.#clock.now() - this.#due, this.#meter!.takePeak());
     const lag = Math.max(own, this.#source!.takeLag());
     this.lastLagMs = lag;
     const before = this.#limit.limit;
@@ -107,5 +121,6 @@ export class LagLimiter {
     const next = this.#limit.update({ lagMs: lag, inFlight });
     if (next !== before) target.setLoadLimit(next);
     if (!this.#stopped && inFlight > 0) this.#arm();
+    else this.#meter!.busy(false);
   };
 }

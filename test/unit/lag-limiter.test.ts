@@ -6,6 +6,7 @@
  */
 import { expect, test } from 'bun:test';
 import { LagLimiter } from '../../src/jobs/lag-limiter';
+import { newLagShare } from '../../src/probe/workers/lag-meter';
 import { FakeClock } from '../helpers/fake-clock';
 
 function rig(inFlight: number) {
@@ -49,17 +50,37 @@ test('the lanes\' lag shrinks the limit, their calm grows it back; the target he
   expect(r.limiter.ticking).toBe(false);
 });
 
-test('its own tick\'s slip counts as lag (the main thread\'s: the built-in judge)', () => {
-  let now = 0;
-  let fire: (() => void) | null = null;
-  const clock = { now: () => now, after: (_ms: number, fn: () => void) => ((fire = fn), () => (fire = null)) };
-  const limits: number[] = [];
+test('its meter shares the main thread\'s lag with the lanes while it ticks; resting or stopped, nothing', async () => {
+  const clock = new FakeClock();
   const limiter = new LagLimiter({ max: 1000, clock, intervalMs: 50 });
-  limiter.start({ totalInFlight: 1000, setLoadLimit: (n) => limits.push(n) }, { takeLag: () => 0 });
-  now = 350; // due at 50: 300 ms late
-  fire!();
-  expect(limiter.lastLagMs).toBe(300);
+  const mainLag = newLagShare();
+  const target = { totalInFlight: 1000, setLoadLimit: () => {} };
+  limiter.start(target, { takeLag: () => 0, mainLag });
+  expect(clock.pending).toBe(2); // the limiter's tick and its meter's
+  expect(Number.isNaN(mainLag[0])).toBe(false); // the meter's due time, shared
+  target.totalInFlight = 0;
+  await clock.advance(50); // a tick with nothing in flight: rest
+  expect(clock.pending).toBe(0);
+  expect(Number.isNaN(mainLag[0])).toBe(true);
+  limiter.wake();
+  expect(Number.isNaN(mainLag[0])).toBe(false);
+  limiter.stop();
+  expect(clock.pending).toBe(0);
+  expect(Number.isNaN(mainLag[0])).toBe(true);
+});
+
+test('a late tick: its slip is the lag it feeds', () => {
+  let now = 0;
+  const timers: { at: number; fn: () => void }[] = [];
+  const clock = { now: () => now, after: (ms: number, fn: () => void) => (timers.push({ at: now + ms, fn }), () => {}) };
+  const limiter = new LagLimiter({ max: 1000, clock, intervalMs: 50 });
+  limiter.start({ totalInFlight: 1000, setLoadLimit: () => {} }, { takeLag: () => 0 });
+  now = 350; // the limiter's tick was due at 50: 300 ms late
+  const tick = timers.find((t) => t.at === 50)!;
+  tick.fn();
+  expect(limiter.lastLagMs).toBeGreaterThanOrEqual(300);
   expect(limiter.limit).toBeLessThan(1000);
+  limiter.stop();
 });
 
 test('no probes in flight: it rests (no timer) until wake(), which drops the lag reported while resting', async () => {
@@ -70,7 +91,7 @@ test('no probes in flight: it rests (no timer) until wake(), which drops the lag
   r.setLaneLag(900); // reported during the rest: old news
   r.limiter.wake();
   r.limiter.wake(); // twice is once
-  expect(r.clock.pending).toBe(1);
+  expect(r.clock.pending).toBe(2); // its tick and its meter's
   await r.clock.advance(50);
   expect(r.limiter.lastLagMs).toBe(0);
   expect(r.limiter.limit).toBe(1000);

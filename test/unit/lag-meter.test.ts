@@ -5,7 +5,7 @@
  */
 import { expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { LagMeter } from '../../src/probe/workers/lag-meter';
+import { LagMeter, newLagShare, sharedLateness } from '../../src/probe/workers/lag-meter';
 import { FakeClock } from '../helpers/fake-clock';
 
 test('idle: no timer and no lateness; busy: one tick every interval, none late on time', async () => {
@@ -60,4 +60,25 @@ test('takePeak is the worst slip of the ticks since the last take', () => {
       expect(m.takePeak()).toBe(Math.max(...slips));
     }),
   );
+});
+
+test('shared: another thread reads the same lateness from the share (absolute time), none once stopped', () => {
+  let now = 0;
+  let fire: (() => void) | null = null;
+  const share = newLagShare();
+  expect(sharedLateness(share)).toBe(0); // never started
+  const m = new LagMeter({ now: () => now, after: (_ms, fn) => ((fire = fn), () => (fire = null)) }, 10, share);
+  m.busy(true); // due at 10
+  const off = share[0]! - 10; // the share's time line against this clock's
+  const at = (t: number) => sharedLateness(share, t + off);
+  expect(at(5)).toBe(0);
+  now = 130;
+  expect(at(130)).toBe(m.lateness());
+  expect(at(130)).toBe(120);
+  fire!(); // ran 120 late; next due at 140
+  expect(at(135)).toBe(120); // within an interval after the late tick
+  expect(at(140)).toBe(0);
+  expect(at(150)).toBe(10); // overdue again
+  m.busy(false);
+  expect(at(500)).toBe(0);
 });

@@ -8,7 +8,9 @@
  * was whenever it had something to read (src/probe/net/exchange.ts: the
  * connect, the first bytes of each answer, the TLS handshake) and when its
  * deadline fired (src/probe/workers/lag-meter.ts `lateness`: how overdue the
- * thread's 10 ms timer is, i.e. how long it has been busy). When that sum
+ * thread's 10 ms timer is, i.e. how long it has been busy; at the deadline
+ * the main thread's too, where the built-in judge answers: a judge that is
+ * late makes the answer late, shared by src/jobs/lag-limiter.ts). When that sum
  * reaches `lagThresholdMs(timeout)`, a timeout says nothing about the proxy:
  * its answer may have sat unread. Such a failure becomes
  * `checker_overloaded` with `checkerLagMs`, the code the jobs already try

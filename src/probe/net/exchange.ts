@@ -86,10 +86,18 @@ export function socketDriver(): SocketDriver {
 
 /** How late this thread is now, ms (the lane's lag meter); 0 without one. */
 let lateness: () => number = () => 0;
+/** How late the checker is when a deadline fires: this thread, or the one that answers as the judge. */
+let deadlineLateness: () => number = () => 0;
 
-/** The thread's lateness for its exchanges (the probe lane sets its lag meter's). */
-export function setLatenessSource(fn: () => number): void {
-  lateness = fn;
+/**
+ * The thread's lateness for its exchanges (the probe lane sets its lag
+ * meter's): `atRead` at each read, `atDeadline` (default the same) when a
+ * budget runs out (the lane adds the main thread's, where the built-in
+ * judge answers).
+ */
+export function setLatenessSource(atRead: () => number, atDeadline: () => number = atRead): void {
+  lateness = atRead;
+  deadlineLateness = atDeadline;
 }
 
 class Exchange implements LinkEvents, TimerEntry {
@@ -342,7 +350,7 @@ class Exchange implements LinkEvents, TimerEntry {
 
   /** A timeout while the thread was late by the threshold or more (../codec/checker-lag.ts) is the checker's. */
   private ours(error: ProbeError): ProbeError {
-    const late = this.late + lateness();
+    const late = this.late + deadlineLateness();
     return isCheckerTimeout(error, late, this.spec.timeoutMs) ? checkerLagError(error, late) : error;
   }
 

@@ -20,8 +20,44 @@
  * The timer runs only while the lane has work (`busy(true)`), so an idle
  * thread has no wake-ups. Time and timer are a Clock (the lane's:
  * monotonicClock; unit tests drive a fake one).
+ *
+ * Shared: a meter given a `share` (a Float64Array of SHARE_SLOTS on a
+ * SharedArrayBuffer) also writes its state there, on the time line of
+ * `absoluteNow` (performance.timeOrigin + performance.now(): the same in
+ * every thread), and `sharedLateness(share)` computes its lateness from
+ * another thread. The main thread's meter (src/jobs/lag-limiter.ts) shares
+ * its own this way with the lanes: the built-in judge answers on the main
+ * thread, so a proxy's answer is late when that thread is, and a deadline
+ * that fires while it is late is the checker's too.
  */
 import { monotonicClock, type Clock } from '../../clock';
+
+/** Slots of a shared meter: when its tick is due, its last slip, when that tick ran (absolute ms; NaN due: stopped). */
+export const SHARE_SLOTS = 4;
+const DUE = 0;
+const LAST_SLIP = 1;
+const LAST_AT = 2;
+const INTERVAL = 3;
+
+/** A time line every thread shares (ms). */
+export function absoluteNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** A shared meter's lateness as lateness() would say it, read from any thread at `now` (absolute ms). */
+export function sharedLateness(share: Float64Array, now: number = absoluteNow()): number {
+  const over = now - share[DUE]!;
+  if (over > 0) return over;
+  return share[DUE] === share[DUE] && now - share[LAST_AT]! < share[INTERVAL]! ? share[LAST_SLIP]! : 0;
+}
+
+/** A new share (a SharedArrayBuffer's view), stopped. */
+export function newLagShare(): Float64Array {
+  const s = new Float64Array(new SharedArrayBuffer(SHARE_SLOTS * Float64Array.BYTES_PER_ELEMENT));
+  s[DUE] = Number.NaN;
+  s[LAST_AT] = Number.NEGATIVE_INFINITY;
+  return s;
+}
 
 export class LagMeter {
   readonly #interval: number;
@@ -34,9 +70,16 @@ export class LagMeter {
   #due = Number.NaN;
   #cancel: (() => void) | null = null;
 
-  constructor(clock: Clock = monotonicClock, intervalMs = 10) {
+  readonly #share: Float64Array | null;
+  /** absolute time minus the clock's (the share's time line) */
+  readonly #offset: number;
+
+  constructor(clock: Clock = monotonicClock, intervalMs = 10, share: Float64Array | null = null) {
     this.#clock = clock;
     this.#interval = intervalMs;
+    this.#share = share;
+    this.#offset = share === null ? 0 : absoluteNow() - clock.now();
+    if (share !== null) share[INTERVAL] = intervalMs;
   }
 
   /** The thread has work (start ticking) or none (stop: no wake-ups while idle). */
@@ -47,6 +90,7 @@ export class LagMeter {
       this.#cancel?.();
       this.#cancel = null;
       this.#due = Number.NaN;
+      if (this.#share !== null) this.#share[DUE] = Number.NaN;
     }
   }
 
@@ -68,6 +112,7 @@ export class LagMeter {
 
   #arm(from: number): void {
     this.#due = from + this.#interval;
+    if (this.#share !== null) this.#share[DUE] = this.#due + this.#offset;
     this.#cancel = this.#clock.after(this.#interval, this.#tick);
   }
 
@@ -77,6 +122,10 @@ export class LagMeter {
     if (slip > this.#peak) this.#peak = slip;
     this.#lastSlip = slip > 0 ? slip : 0;
     this.#lastAt = now;
+    if (this.#share !== null) {
+      this.#share[LAST_SLIP] = this.#lastSlip;
+      this.#share[LAST_AT] = now + this.#offset;
+    }
     this.#arm(now);
   };
 }

@@ -57,8 +57,12 @@ export type PackedShard = {
 /** What piscina hands the worker. */
 export type WorkerTask = { kind: 'ping' } | { kind: 'lane'; port: MessagePort };
 
-/** What every thread gets at its start (piscina's workerData): the pool's choice of socket link. */
-export type LaneWorkerData = { socketDriver: SocketDriver };
+/**
+ * What every thread gets at its start (piscina's workerData): the pool's
+ * choice of socket link, and the main thread's lag meter's share
+ * (lag-meter.ts newLagShare: its lateness counts at a probe's deadline).
+ */
+export type LaneWorkerData = { socketDriver: SocketDriver; mainLag?: Float64Array };
 
 export type PingReply = { pong: true; threadId: number; socketDriver: SocketDriver };
 

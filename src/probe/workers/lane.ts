@@ -67,13 +67,15 @@ import { LaneStarts, type StartableRun } from './lane-starts';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask, ProtocolSettings } from '../types';
 import { setLatenessSource, setSocketDriver, socketDriver } from '../net/exchange';
 import { takeHandshakes } from '../net/tls-sessions';
-import { LagMeter } from './lag-meter';
+import { LagMeter, sharedLateness } from './lag-meter';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
 // the workers' choice of socket link (PROBE_SOCKET_DRIVER), for every probe of this thread
 const started = workerData as Partial<LaneWorkerData> | null | undefined;
 if (started?.socketDriver !== undefined) setSocketDriver(started.socketDriver);
+/** The main thread's lag meter, shared (lane-protocol.ts LaneWorkerData), when the workers' front has one. */
+const mainLag = started?.mainLag instanceof Float64Array ? started.mainLag : null;
 
 /** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/workers/lane-starts.ts). */
 const STARTS_PER_TURN = 32;
@@ -188,7 +190,8 @@ class Lane {
   });
 
   constructor(private readonly port: MessagePort) {
-    setLatenessSource(() => this.meter.lateness());
+    const own = () => this.meter.lateness();
+    setLatenessSource(own, mainLag === null ? own : () => Math.max(own(), sharedLateness(mainLag)));
   }
 
   /**
