@@ -15,7 +15,8 @@
  *
  * A module may import its own layer and the layers below it, never one above.
  * Besides: no cycles; the browser code (src/web/client/**) imports only
- * itself; probe code and workers never see db, http, jobs or accounts; leaves
+ * itself and the pure modules it shares with the service (BROWSER_SHARED,
+ * free of node modules); probe code and workers never see db, http, jobs or accounts; leaves
  * never see db; pure modules do no I/O; production code never imports tests or
  * tooling; every module of src, workers and db belongs to a layer.
  *
@@ -58,6 +59,8 @@ const LAYERS = [
 ];
 
 const WEB_CLIENT = '^src/web/client/';
+/** Pure modules the dashboard shares with the service (the list parser, the gateway's URLs): no node modules in them. */
+const BROWSER_SHARED = ['^src/proxy/', '^src/gateway/(urls|username)\\.ts$', '^src/pools/pool-id\\.ts$'];
 const ALL_LAYERS = LAYERS.flatMap((l) => l.path);
 
 /** upward-from-<layer>: that layer imports a layer above it. */
@@ -109,7 +112,7 @@ module.exports = {
         path: [
           '^src/probe/codec/',
           '^src/gateway/codec/',
-          '^src/gateway/(upstream-choice|username|usage|urls)\\.ts$',
+          '^src/gateway/(upstream-choice|username|usage|urls|front-session|admit|retry-policy)\\.ts$',
           '^src/pools/(?!store\\.ts$)[^/]+\\.ts$',
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
@@ -121,10 +124,18 @@ module.exports = {
     },
     {
       name: 'web-client-browser-only',
-      comment: 'The dashboard browser code (src/web/client) imports only itself (and npm packages): no server code, no node modules.',
+      comment:
+        'The dashboard browser code (src/web/client) imports only itself, npm packages and the pure modules it shares with the service (BROWSER_SHARED: the list parser, the gateway URLs): no server code, no node modules.',
       severity: 'error',
       from: { path: WEB_CLIENT },
-      to: { pathNot: [WEB_CLIENT, '(^|/)node_modules/'] },
+      to: { pathNot: [WEB_CLIENT, '(^|/)node_modules/', ...BROWSER_SHARED] },
+    },
+    {
+      name: 'browser-shared-no-node',
+      comment: 'The modules the dashboard shares with the service (BROWSER_SHARED) run in the browser too: no node modules, and nothing outside BROWSER_SHARED.',
+      severity: 'error',
+      from: { path: BROWSER_SHARED },
+      to: { pathNot: [...BROWSER_SHARED, '(^|/)node_modules/'] },
     },
     {
       name: 'no-tooling-in-production',

@@ -12,7 +12,7 @@
  */
 import type { Database } from '../db/client';
 import type { BootstrapResult } from './accounts/bootstrap';
-import { withBoundPort, type Config, type StorageConfig } from './config';
+import { listenScope, withBoundPort, type Config, type StorageConfig } from './config';
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
@@ -108,6 +108,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       url: running.url,
       node: running.nodeId,
       port: running.port,
+      // where the listeners are bound (HOST: all interfaces by default), the judge's TLS port included
+      listens: listenScope(config.http.host),
       adminUrl: running.adminUrl,
       ...(running.gatewayPort !== null ? { gatewayPort: running.gatewayPort } : {}),
       driver: storage.database.driver,

@@ -280,7 +280,13 @@ export const SETTINGS = {
   }),
   JUDGE_TLS_URL: s({ group: 'judge', tier: 'tuning', shown: '(the built-in judge\'s TLS listener)', meaning: 'an external judge\'s TLS listener (https://), with JUDGE_TLS_FINGERPRINT', read: url(['https:']) }),
   JUDGE_TLS_FINGERPRINT: s({ group: 'judge', tier: 'tuning', shown: '(none)', meaning: 'the SHA-256 fingerprint JUDGE_TLS_URL presents (pinned)', read: fingerprint }),
-  JUDGE_TLS_PORT: s({ group: 'judge', tier: 'tuning', shown: '0 (a free port)', meaning: 'the built-in judge\'s TLS listener\'s port, on HOST', default: 0, read: int(0, 65535) }),
+  JUDGE_TLS_PORT: s({
+    group: 'judge',
+    tier: 'tuning',
+    shown: 'PORT + 443 (3443; PORT - 443 above 65092; a free port when PORT is 0)',
+    meaning: 'the built-in judge\'s TLS listener\'s port, on HOST: proxies must reach it as they reach PORT (0: a free port)',
+    read: int(0, 65535),
+  }),
   CHECKER_IPS: s({ group: 'judge', tier: 'tuning', shown: '(none)', meaning: 'extra addresses of this checker (comma-separated) for the transparency test', default: [], read: ipList }),
   // ---- process ----
   LOG_LEVEL: s({ group: 'process', tier: 'tuning', shown: 'info', meaning: 'debug, info, warn, error or silent', default: 'info' as LogLevel, read: oneOf(LOG_LEVELS) }),

@@ -6,7 +6,7 @@
  * --url, --json, --no-color, --help, --version. `check` options: --type
  * (http, socks4, socks5 or auto), --region, --timeout, --samples (1..10),
  * --no-https, --custom-url (repeatable), --case-sensitive, --out, --format,
- * --only-working, --simple, --job-id, --async. `me`: --links. `status
+ * --only-working, --simple, --scheme, --job-id, --async. `me`: --links. `status
  * <jobId>`, `wait <jobId>` (with --out, --format, --only-working) and
  * `cancel <jobId>` name a check job (docs/API.md "Checks that outlive their
  * connection"). `pool`: its actions and their options are
@@ -18,7 +18,10 @@
  * src/cli/io.ts: an existing file wins); `--simple` = only the working
  * proxies' addresses, one per line (the txt form), on standard output
  * unless --out says where; `set-key` is `login`, and both take the key as
- * an argument too (`set-key pc_...`).
+ * an argument too (`set-key pc_...`). `--scheme` (with the txt form:
+ * --simple, or --out/--format txt) writes each line as
+ * `<protocol>://[user:pass@]host:port` (src/results/export.ts, as the
+ * service's `.txt?scheme=true`).
  *
  * `--custom-url URL[,codes][,text]`: codes are HTTP statuses joined by `|`
  * or `+` (e.g. `200|204`); everything after the codes' comma is the required
@@ -93,6 +96,8 @@ export interface CheckCommand {
   onlyWorking: boolean;
   /** --simple: the output is the working proxies' addresses only (format txt; standard output without --out). */
   simple: boolean;
+  /** --scheme: the txt lines carry the protocol, `socks5://host:port` (as `.txt?scheme=true`). */
+  scheme: boolean;
   jobId?: string;
   /** Submit (Prefer: respond-async), print the job id and return. */
   async: boolean;
@@ -105,6 +110,7 @@ export interface WaitCommand {
   out?: string;
   format: OutputFormat;
   onlyWorking: boolean;
+  scheme: boolean;
 }
 
 export type Command =
@@ -179,6 +185,8 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   --only-working                   keep only working proxies in --out
   --simple                         only the working proxies, one per line as submitted, on standard
                                    output (or in --out); the summary goes to standard error
+  --scheme                         with --simple (or txt): each line with its protocol,
+                                   socks5://host:port, http://user:pass@host:port
   --job-id ID                      progress channel id (default: random)
   --async                          submit and return at once: prints the job id (see \`proxycheck wait\`)
 
@@ -189,7 +197,7 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
 
   the job's state (running, completed, failed, cancelled), checked / total, working;
   a completed job's summary and result links`,
-  wait: `usage: proxycheck wait <jobId> [--out FILE|-] [--format json|csv|txt] [--only-working]
+  wait: `usage: proxycheck wait <jobId> [--out FILE|-] [--format json|csv|txt] [--only-working] [--scheme]
 
   follows the job with a live bar (the WebSocket; polling when it drops) until it ends,
   then prints the summary and the links, and saves the result with --out, as check does.
@@ -281,6 +289,7 @@ const OPTIONS = {
   format: { type: 'string' },
   'only-working': { type: 'boolean' },
   simple: { type: 'boolean' },
+  scheme: { type: 'boolean' },
   'job-id': { type: 'string' },
   async: { type: 'boolean' },
   links: { type: 'boolean' },
@@ -293,9 +302,15 @@ const OPTIONS = {
   session: { type: 'string' },
 } as const;
 
-const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'job-id', 'async'] as const;
+const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'scheme', 'job-id', 'async'] as const;
 /** The options of CHECK_ONLY that `wait` takes too (where the result goes). */
-const RESULT_OPTIONS: readonly string[] = ['out', 'format', 'only-working'];
+const RESULT_OPTIONS: readonly string[] = ['out', 'format', 'only-working', 'scheme'];
+
+/** --scheme applies to the txt form only. */
+function schemeFor(scheme: boolean | undefined, format: OutputFormat): boolean {
+  if (scheme && format !== 'txt') throw usageError(`--scheme writes the protocol into text lines: use it with --simple or --format txt, not ${format}`);
+  return scheme ?? false;
+}
 
 export function parseCommandLine(argv: readonly string[]): Invocation {
   let parsed;
@@ -346,7 +361,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     const jobId = rest[0]!;
     if (!isJobId(jobId)) throw usageError(`the job id must be ${JOB_ID_RULE}; got "${jobId}"`);
     if (cmd !== 'wait') return { global, command: { name: cmd, jobId } };
-    const wait: WaitCommand = { name: 'wait', jobId, format: outputFormat(v.format, v.out), onlyWorking: v['only-working'] ?? false };
+    const format = outputFormat(v.format, v.out);
+    const wait: WaitCommand = { name: 'wait', jobId, format, onlyWorking: v['only-working'] ?? false, scheme: schemeFor(v.scheme, format) };
     if (v.out !== undefined) {
       if (v.out === '') throw usageError('--out is empty');
       wait.out = v.out;
@@ -376,13 +392,15 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (simple && v.format !== undefined && v.format !== 'txt') {
     throw usageError(`--simple writes the working proxies as text, one per line; --format ${v.format} says otherwise`);
   }
+  const format = simple ? 'txt' : outputFormat(v.format, v.out);
   const command: CheckCommand = {
     name: 'check',
     sources: rest,
     customUrls: (v['custom-url'] ?? []).map((s) => parseCustomUrl(s, v['case-sensitive'] ?? false)),
-    format: simple ? 'txt' : outputFormat(v.format, v.out),
+    format,
     onlyWorking: simple || (v['only-working'] ?? false),
     simple,
+    scheme: schemeFor(v.scheme, format),
     async: v.async ?? false,
   };
   if (v.type !== undefined) {

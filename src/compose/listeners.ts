@@ -13,7 +13,7 @@
  */
 import { findAccountByApiKey } from '../accounts/accounts';
 import { KeyCache } from '../accounts/key-cache';
-import { getAccountOverview } from '../accounts/overview';
+import { getAccountBalance, getAccountOverview } from '../accounts/overview';
 import { createAdminApp } from '../admin/app';
 import { reachableHost, type Config } from '../config';
 import { createApp } from '../http/app';
@@ -120,6 +120,7 @@ function listenPublic(config: Config, p: ListenerParts, shared: Shared, gateway:
         ...(await getAccountOverview(database.db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref)))),
         gateway: shared.gatewayUsage.of(accountId),
       }),
+      balance: (accountId, now) => getAccountBalance(database.db, accountId, now),
     },
     checks: p.checks,
     jobs: p.jobs,

@@ -22,6 +22,8 @@ export interface AccountsPort {
   findByApiKey(key: string): Promise<AuthenticatedAccount | null>;
   /** The GET /me body (DECISIONS' first shape). */
   overview(accountId: string, now: Date): Promise<unknown>;
+  /** The account's checks left and whether its plan is unlimited (the pool answers' balance_runs_out); absent: no such warning. */
+  balance?(accountId: string, now: Date): Promise<{ checks: number; unlimited: boolean } | null>;
 }
 
 export interface ResultsPort {

@@ -76,7 +76,11 @@ export const schemas = {
     type: 'object',
     required: ['proxies'],
     properties: {
-      proxies: { type: 'array', items: { type: 'string' }, description: 'host:port, user:pass@host:port or host:port:user:pass' },
+      proxies: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'host:port, user:pass@host:port or host:port:user:pass; a leading http://, https://, socks4://, socks4a://, socks5:// or socks5h:// names that proxy\'s protocol, checked whatever `type` says (a mixed list)',
+      },
       jobId: { type: 'string', pattern: JOB_ID_PATTERN },
       region: { type: 'string', default: 'us1' },
       type: {
@@ -272,7 +276,8 @@ export const schemas = {
       },
       type: {
         enum: ['http', 'socks4', 'socks5', null],
-        description: '`type: "auto"` checks only: the first of socks5, socks4, http that passed; null when none did',
+        description:
+          '`type: "auto"` checks only: the first of socks5, socks4, http that passed; null when none did. A check of one type over a mixed list (lines with a scheme naming another protocol): every record, the protocol it was checked as',
       },
       protocols: {
         type: 'array',

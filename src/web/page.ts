@@ -202,6 +202,7 @@ export function dashboardPage(version: string): string {
   <h1 id="pools-h" tabindex="-1">Pools</h1>
   <p class="hint">A pool is a list of proxies this service keeps checked on a schedule: working ones every interval, failing ones less often. Each proxy checked costs one check.</p>
   <p id="pools-error" class="error" role="alert"></p>
+  <ul id="pool-warnings" class="banner" role="status" hidden></ul>
   <section class="panel" aria-labelledby="pools-list-h">
     <h2 id="pools-list-h">Your pools</h2>
     <p id="pools-empty" class="hint" hidden>No pools yet: create one below from a list of proxies.</p>
@@ -213,6 +214,12 @@ export function dashboardPage(version: string): string {
   <section id="pool-detail" class="panel" aria-labelledby="pool-h" hidden>
     <h2 id="pool-h"></h2>
     <dl id="pool-cards" class="cards"></dl>
+    <details id="pool-gateway" class="pool-gateway" hidden>
+      <summary>Gateway: one proxy address that rotates over this pool's working proxies</summary>
+      <p class="hint">Point a scraper at either URL (your API key is the password; <code>proxycheck pool gateway &lt;id&gt;</code> prints the same).</p>
+      <p><span class="downloads-label">HTTP</span> <code id="pool-gw-http" class="mono"></code></p>
+      <p><span class="downloads-label">SOCKS5</span> <code id="pool-gw-socks5" class="mono"></code></p>
+    </details>
     <section id="pool-chart" aria-label="Working proxies over time" hidden></section>
     <section id="pool-live" class="pool-live" aria-labelledby="pool-live-h">
       <h3 id="pool-live-h">Live events <span id="pool-live-state" class="hint" role="status"></span></h3>
@@ -235,7 +242,7 @@ export function dashboardPage(version: string): string {
     </div>
     <p id="pp-count" class="hint" aria-live="polite"></p>
     <div class="table-wrap" role="region" aria-labelledby="pool-h" tabindex="0">
-      <table id="pool-proxies"><thead><tr><th scope="col">Proxy</th><th scope="col">Status</th><th scope="col">Uptime 24 h</th><th scope="col">Uptime 7 d</th><th scope="col">Latency</th><th scope="col">Last change</th><th scope="col">Country</th><th scope="col">Anonymity</th><th scope="col">Error</th></tr></thead><tbody></tbody></table>
+      <table id="pool-proxies"><thead><tr><th scope="col">Proxy</th><th scope="col">Status</th><th scope="col">Protocol</th><th scope="col">Uptime 24 h</th><th scope="col">Uptime 7 d</th><th scope="col">Latency</th><th scope="col">Last change</th><th scope="col">Country</th><th scope="col">Anonymity</th><th scope="col">Error</th></tr></thead><tbody></tbody></table>
     </div>
     <div class="pager">
       <button type="button" id="pp-prev" class="secondary">Previous<span class="visually-hidden"> page</span></button>

@@ -100,6 +100,9 @@ describe('check --async, status, wait, cancel', () => {
     const done = await cli(['status', 'cli-async-1']);
     expect(done.stdout).toContain('Job cli-async-1: completed');
     expect(done.stdout).toMatch(/checked\s+5 \/ 5/);
+    // one machine: its summary says where the probes came from, as check's does
+    expect(done.stdout).toContain('Checked 5 proxies [http, us1 (probed from this machine), timeout 2000ms]');
+    expect(w.stdout).toContain('Checked 5 proxies [http, us1 (probed from this machine), timeout 2000ms]');
     const json = await cli(['--json', 'status', 'cli-async-1']);
     expect(JSON.parse(json.stdout)).toMatchObject({ jobId: 'cli-async-1', status: 'completed', result: { summary: { total_working: 3 } } });
   }, 30_000);

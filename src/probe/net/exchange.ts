@@ -41,11 +41,12 @@ import {
   ExchangeState,
   internalError,
   probeError,
-  readSocksReply,
   socketError,
   socksExtraBytesError,
   stateAfterConnect,
   stateAfterSocksReply,
+  stateOfTunnelStage,
+  tunnelError,
   type ExchangeStateValue as State,
 } from './exchange-states';
 import { probeDeadlines, type TimerEntry } from './timer-wheel';
@@ -57,9 +58,10 @@ import { fdsExhausted } from './fd-check';
 import { blockedTargetMessage, isBlockedAddress } from '../codec/ssrf';
 import { checkerLagError, isCheckerTimeout } from '../codec/checker-lag';
 import { interceptedError } from '../codec/cert-pin';
+import { socksAnswerError, socksAnswerOf } from '../codec/socks-answer';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
-import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
-import { buildSocks4Connect, buildSocks5Auth, buildSocks5Connect, buildSocks5Greeting } from '../codec/socks-codec';
+import { basicAuth, buildGetRequest } from '../codec/http-request';
+import { TunnelClient, type TunnelStep } from '../codec/tunnel-client';
 
 export { ExchangeState } from './exchange-states';
 export type { ExchangeOutcome, ExchangeSpec, Via } from './exchange-types';
@@ -114,7 +116,8 @@ class Exchange implements LinkEvents, TimerEntry {
   private local: string | null = null;
   private link: Link | null = null;
   private parser: HttpResponseParser | null = null;
-  private pending: Buffer | null = null;
+  /** the tunnel machine, from the proxy's handshake (HTTP_CONNECT .. SOCKS5_REPLY) to the end */
+  private tunnel: TunnelClient | null = null;
   private proxyAuthorization: string | null = null;
   /** pinned TLS: the session store's key of the target (tls-sessions.ts) */
   private readonly sessionKey: string | null;
@@ -124,6 +127,8 @@ class Exchange implements LinkEvents, TimerEntry {
   private late = 0;
   /** The state whose first bytes were counted in `late` (a state's later chunks come in the same busy stretch). */
   private lateCounted: State = ExchangeState.IDLE;
+  /** via http: the first bytes of the proxy's answer (at most 2), to tell a SOCKS server's (codec/socks-answer.ts) */
+  private answerHead: number[] | null = null;
 
   constructor(spec: ExchangeSpec, done: (o: ExchangeOutcome) => void) {
     this.spec = spec;
@@ -197,22 +202,41 @@ class Exchange implements LinkEvents, TimerEntry {
         const key = this.sessionKey;
         return link.startTls({ host: sp.host, ca: sp.tlsCa, pinned: key !== null, session: key === null ? undefined : (sessionFor(key) ?? asBuffer(sp.tlsSession)) });
       }
-      case ExchangeState.HTTP_CONNECT:
-        this.parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
-        return link.write(buildConnectRequest(sp.host, sp.port, this.proxyAuthorization));
-      case ExchangeState.SOCKS5_METHOD:
-        return link.write(buildSocks5Greeting(sp.proxy.username !== undefined));
     }
-    // SOCKS4_REPLY, SOCKS5_AUTH, SOCKS5_REPLY: the builders refuse what the protocol cannot carry
-    let req: Buffer;
-    try {
-      if (next === ExchangeState.SOCKS4_REPLY) req = buildSocks4Connect(sp.host, sp.port, sp.proxy.username ?? '');
-      else if (next === ExchangeState.SOCKS5_AUTH) req = buildSocks5Auth(sp.proxy.username ?? '', sp.proxy.password ?? '');
-      else req = buildSocks5Connect(sp.host, sp.port);
-    } catch (e) {
-      return this.fail(probeError(next === ExchangeState.SOCKS5_AUTH ? 'auth_required' : 'socks_rejected', (e as Error).message));
+    // HTTP_CONNECT, SOCKS4_REPLY, SOCKS5_METHOD: the proxy's handshake (the tunnel machine)
+    const p = sp.proxy;
+    const via = sp.via === 'direct' ? 'http' : sp.via; // never direct here: stateAfterConnect sends it to TLS or the request
+    this.tunnel = new TunnelClient({ type: via, username: p.username, password: p.password }, { host: sp.host, port: sp.port }, this.proxyAuthorization);
+    this.tunnelStep(this.tunnel.start());
+  }
+
+  /** Does what the tunnel machine's step says: write, wait, fail, or go on once the tunnel is up. */
+  private tunnelStep(step: TunnelStep): void {
+    const t = this.tunnel as TunnelClient;
+    switch (step.kind) {
+      case 'need_more':
+        return;
+      case 'send':
+        this.state = stateOfTunnelStage(t.stage);
+        (this.link as Link).write(step.bytes);
+        return;
+      case 'fail': {
+        const f = step.failure;
+        return this.fail(tunnelError(f), f.kind === 'status' ? f.detail : null);
+      }
+      case 'ready': {
+        const state = this.state;
+        const early = step.rest.length > 0;
+        if (state === ExchangeState.HTTP_CONNECT) {
+          const err = connectAnswerError(step.status, early);
+          return err === null ? this.enter(ExchangeState.TLS) : this.fail(err, step.status);
+        }
+        const next = stateAfterSocksReply(state, 0, early, this.spec.tls);
+        if (next === ExchangeState.DONE) return this.fail(socksExtraBytesError(state));
+        this.enter(next);
+        if (early) this.data(step.rest); // the tunnel is up to an http target: the start of its answer
+      }
     }
-    link.write(req);
   }
 
   data(chunk: Buffer): void {
@@ -220,6 +244,7 @@ class Exchange implements LinkEvents, TimerEntry {
       this.lateCounted = this.state;
       this.late += lateness();
     }
+    if ((this.answerHead === null || this.answerHead.length < 2) && this.spec.via === 'http' && chunk.length > 0) this.noteAnswerHead(chunk);
     switch (this.state) {
       case ExchangeState.RESPONSE: {
         const p = this.parser as HttpResponseParser;
@@ -228,47 +253,17 @@ class Exchange implements LinkEvents, TimerEntry {
         else if (st === ResponseState.ERROR) this.fail(probeError('bad_response', `invalid HTTP response (${p.error})`), p.statusCode || null);
         return;
       }
-      case ExchangeState.HTTP_CONNECT: {
-        const p = this.parser as HttpResponseParser;
-        const st = p.push(chunk);
-        if (st === ResponseState.ERROR) this.fail(probeError('bad_response', `invalid answer to CONNECT (${p.error})`));
-        else if (st === ResponseState.DONE) {
-          const err = connectAnswerError(p.statusCode, p.rest !== null && p.rest.length > 0);
-          if (err === null) this.enter(ExchangeState.TLS);
-          else this.fail(err, p.statusCode);
-        }
-        return;
-      }
+      case ExchangeState.HTTP_CONNECT:
       case ExchangeState.SOCKS4_REPLY:
       case ExchangeState.SOCKS5_METHOD:
       case ExchangeState.SOCKS5_AUTH:
       case ExchangeState.SOCKS5_REPLY:
-        this.pending = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
-        this.socksStep(this.pending);
+        this.tunnelStep((this.tunnel as TunnelClient).push(chunk));
         return;
       default:
         // bytes while connecting or during TLS (the raw socket is detached then): not ours to read
         return;
     }
-  }
-
-  private socksStep(buf: Buffer): void {
-    const state = this.state;
-    const r = readSocksReply(state, buf, this.spec.proxy.username !== undefined);
-    if (r.kind === 'incomplete') return;
-    if (r.kind === 'fail') {
-      this.fail(probeError(r.code, r.message));
-      return;
-    }
-    const rest = buf.length > r.consumed ? buf.subarray(r.consumed) : null;
-    this.pending = null;
-    const next = stateAfterSocksReply(state, r.value, rest !== null, this.spec.tls);
-    if (next === ExchangeState.DONE) {
-      this.fail(socksExtraBytesError(state));
-      return;
-    }
-    this.enter(next);
-    if (rest !== null) this.data(rest); // the tunnel is up to an http target: the start of its answer
   }
 
   /** An unexpected exception in our own code: fail the exchange rather than the process. */
@@ -327,7 +322,7 @@ class Exchange implements LinkEvents, TimerEntry {
     const state = this.state;
     if (state === ExchangeState.DONE) return;
     // the status of an answer head read so far (not the CONNECT answer's once TLS started)
-    const statusCode = state === ExchangeState.CONNECTING || state === ExchangeState.TLS ? null : this.parser?.statusCode || null;
+    const statusCode = state === ExchangeState.CONNECTING || state === ExchangeState.TLS ? null : this.statusSoFar();
     // Bun reports a socket it could not create (EMFILE) as ECONNREFUSED: check before blaming the proxy (fd-check.ts)
     const exhausted = state === ExchangeState.CONNECTING && (err as { code?: unknown }).code === 'ECONNREFUSED' ? fdsExhausted() : null;
     this.fail(socketError(state, exhausted === null ? err : Object.assign(new Error(exhausted), { code: exhausted })), statusCode);
@@ -345,13 +340,18 @@ class Exchange implements LinkEvents, TimerEntry {
   private timedOut(): void {
     const state = this.state;
     if (state === ExchangeState.DONE) return;
-    this.fail(this.ours(deadlineError(state, this.spec.timeoutMs)), state <= ExchangeState.CONNECTING ? null : this.parser?.statusCode || null);
+    this.fail(this.ours(deadlineError(state, this.spec.timeoutMs)), state <= ExchangeState.CONNECTING ? null : this.statusSoFar());
   }
 
   /** A timeout while the thread was late by the threshold or more (../codec/checker-lag.ts) is the checker's. */
   private ours(error: ProbeError): ProbeError {
     const late = this.late + deadlineLateness();
     return isCheckerTimeout(error, late, this.spec.timeoutMs) ? checkerLagError(error, late) : error;
+  }
+
+  /** The status of the answer head read so far: the response's, else the CONNECT answer's (kept through TLS); null when none. */
+  private statusSoFar(): number | null {
+    return (this.parser ?? this.tunnel)?.statusCode || null;
   }
 
   private complete(): void {
@@ -366,7 +366,19 @@ class Exchange implements LinkEvents, TimerEntry {
     this.finish(null, p.statusCode, p.headers, p.body(), p.bodyTruncated);
   }
 
+  /** Keeps the first 2 bytes the proxy answered with (via http: RESPONSE or HTTP_CONNECT). */
+  private noteAnswerHead(chunk: Buffer): void {
+    if (this.state !== ExchangeState.RESPONSE && this.state !== ExchangeState.HTTP_CONNECT) return;
+    const head = (this.answerHead ??= []);
+    for (let i = 0; i < chunk.length && head.length < 2; i++) head.push(chunk[i]!);
+  }
+
   private fail(error: ProbeError, statusCode: number | null = null): void {
+    // an http check's answer that was no HTTP: a SOCKS server's says so
+    if (error.code === 'bad_response' && this.answerHead !== null) {
+      const socks = socksAnswerOf(this.answerHead);
+      if (socks !== null) error = socksAnswerError(socks);
+    }
     this.finish(error, statusCode, EMPTY_HEADERS, null, false);
   }
 
@@ -391,7 +403,7 @@ class Exchange implements LinkEvents, TimerEntry {
       link.destroy();
     }
     this.parser = null;
-    this.pending = null;
+    this.tunnel = null;
     this.done({
       error,
       statusCode,
