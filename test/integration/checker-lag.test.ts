@@ -2,8 +2,13 @@
  * A probe that timed out while the checker itself was late is tried again,
  * not judged, and charged once (issue 30): a real lane (src/probe/workers/
  * lane.ts, in this thread over a MessageChannel) under a JobActor with a real
- * scheduler, real probes through loopback proxies to a real judge, and lag
- * injected by blocking this thread (the lane's) while the probes wait.
+ * scheduler, real probes through loopback proxies to a real judge, and the
+ * thread's lateness injected (setLatenessSource, what the lane's lag meter
+ * feeds; the meter itself: test/unit/lag-meter.test.ts, and a real stall of
+ * the main thread: probe-workers-lag.test.ts) while the first tries wait.
+ * (A real stall of this thread is not used here: when Bun runs the deadline
+ * after a long stall, relative to the meter's late tick, decides whether the
+ * loop had read its sockets in between, and with it the verdict.)
  *
  *   proxy A  holds its first connection, then forwards to the judge: its
  *            first try times out during the lag (ours: tried again), the
@@ -27,6 +32,7 @@ import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
 import { memoryLogger } from '../../src/log';
 import type { ProbeSettings } from '../../src/probe/types';
 import { probeWorker } from '../../src/probe/workers/lane';
+import { setLatenessSource } from '../../src/probe/net/exchange';
 import type { LaneStats, LaneToMain, MainToLane } from '../../src/probe/workers/lane-protocol';
 import { packTasks } from '../../src/probe/workers/packed-tasks';
 import { parseProxyList } from '../../src/proxy/parse';
@@ -159,14 +165,13 @@ test('timed out during injected lag: tried again, not judged; the second tries g
   };
   const list = parseProxyList([`127.0.0.1:${portA}`, `127.0.0.1:${portB}`]);
   const req: CheckRequest = { route: 'check', proxies: list.proxies, totalInvalid: 0, invalidLines: list.invalidLines, totalDuplicates: 0, region: 'us1', type: 'http', timeoutMs: 1000, samples: 1, https: false, jobId: null, customUrls: [] };
+  // the lane set its meter as the source; while the first tries wait, the thread is 300 ms late
+  let late = 300;
+  setLatenessSource(() => late);
   const actor = new JobActor('job-lag', 'acc', req, deps);
   const run = actor.run();
-  // both first tries are connected and waiting: the thread now goes away for longer than their budget
-  while (seen.a < 1 || seen.b < 1) await Bun.sleep(5);
-  const until = performance.now() + 1_300;
-  while (performance.now() < until) {
-    // busy: the lane's sockets, timers and its lag meter wait (the checker's own lag)
-  }
+  while (workers.stats.reduce((n, s) => n + s.lagRetries, 0) < 2) await Bun.sleep(5);
+  late = 0; // caught up: the second tries are judged
   const res = await run;
   workers.close();
   expect(seen.a).toBe(2); // tried again once, then working
@@ -182,7 +187,6 @@ test('timed out during injected lag: tried again, not judged; the second tries g
     { op: 'reserve', units: 2 },
     { op: 'complete', checked: 2, working: 1, refund: 0 },
   ]);
-  // the lane said so too: two probes turned for lag, and a lag at least the block's
+  // the lane said so too: two probes failed for lateness
   expect(workers.stats.reduce((n, s) => n + s.lagRetries, 0)).toBe(2);
-  expect(Math.max(...workers.stats.map((s) => s.lagMs))).toBeGreaterThan(1_000);
-}, 20_000);
+}, 30_000);
