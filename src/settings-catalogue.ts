@@ -253,6 +253,14 @@ export const SETTINGS = {
     default: 'native' as 'native' | 'node',
     read: oneOf(['native', 'node'] as const),
   }),
+  ADAPTIVE_LIMIT: s({
+    group: 'probes',
+    tier: 'tuning',
+    shown: 'true',
+    meaning: 'probes in flight follow the checker\'s own lag (fewer while its threads run late, back up as they catch up); false: only SLOTS_PER_ENDPOINT and MAX_IN_FLIGHT bound them',
+    default: true,
+    read: bool,
+  }),
   // ---- judge ----
   JUDGE_URL: s({ group: 'judge', tier: 'tuning', shown: 'this server\'s /judge', meaning: 'where probes are sent through the proxy', read: url(['http:', 'https:']) }),
   JUDGE_KEY: s({

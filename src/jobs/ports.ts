@@ -172,6 +172,8 @@ export interface JobCounters {
   probeResults(n: number): void;
   /** A job reached its final state. */
   jobEnded(state: 'completed' | 'failed'): void;
+  /** `n` probes of a job tried again, not judged: they timed out while the checker was late, or a local resource ran out. */
+  probesRetried?(reason: 'checker_lag' | 'local_resources', n: number): void;
 }
 
 /** What the job layer offers: run a check for an owner (src/jobs/service.ts). */

@@ -18,6 +18,13 @@
  *   proxycheck_probe_shards_queued                gauge    probe workers: shards waiting for a lane
  *   proxycheck_probe_shards_running               gauge    probe workers: shards sent to lanes and not yet ended
  *   proxycheck_probe_results_total                counter  probe results folded into jobs (rate() = results per second)
+ *   proxycheck_probes_load_limit                  gauge    the adaptive in-flight limit from the checker's own lag
+ *                                                          (src/jobs/lag-limiter.ts); MAX_IN_FLIGHT when off or unset
+ *   proxycheck_probes_retried_total{reason}       counter  probes of jobs tried again instead of judged: reason checker_lag (timed
+ *                                                          out while the checker was late) | local_resources (descriptors, ports)
+ *   proxycheck_probes_checker_lag_total           counter  probes the lanes found timed out while they were late (jobs and pools)
+ *   proxycheck_tls_handshakes_total{side,kind}    counter  pinned TLS handshakes of the https check: side client (the probe
+ *                                                          lanes) | judge (this process's TLS judge), kind full | resumed
  *   proxycheck_jobs_running                       gauge    check jobs running now
  *   proxycheck_jobs_finished_total{state}         counter  jobs that ended: state completed | failed
  *   proxycheck_ws_subscribers                     gauge    progress hub: open /ws subscriptions
@@ -45,6 +52,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { processMetricsRegistry } from './process-metrics';
 import { readGauges } from './read-gauge';
+import { judgeTlsHandshakes } from '../judge/server';
 
 /** What the gauges read at scrape time (structural: the scheduler, probe workers, service, hub and lease as they are). */
 export interface MetricSources {
@@ -52,12 +60,19 @@ export interface MetricSources {
   regions: readonly string[];
   scheduler: {
     readonly totalInFlight: number;
+    /** The adaptive load limit (Infinity when none is set). */
+    readonly loadLimit?: number;
     snapshot(region: string): { capacity: number; inFlight: number; jobs: readonly { pending: number }[] };
   };
   /** MAX_IN_FLIGHT (the scheduler's global capacity). */
   maxInFlight: number;
   /** The probe workers (ProbeWorkers, or a cluster's NatsWorkers: no threads). */
-  workers: { readonly threads: number; readonly stats: { queued: number; running: number } };
+  workers: {
+    readonly threads: number;
+    readonly stats: { queued: number; running: number };
+    /** The lanes' counts (ProbeWorkers; absent for a cluster's NatsWorkers: 0). */
+    readonly laneCounts?: { readonly lagRetries: number; readonly tlsFull: number; readonly tlsResumed: number };
+  };
   /** Check jobs running now (CheckService.runningJobs). */
   runningJobs: () => number;
   hub: { readonly subscribers: number };
@@ -83,6 +98,10 @@ export const METRIC_NAMES = Object.freeze({
   probeShardsQueued: 'proxycheck_probe_shards_queued',
   probeShardsRunning: 'proxycheck_probe_shards_running',
   probeResults: 'proxycheck_probe_results_total',
+  probesLoadLimit: 'proxycheck_probes_load_limit',
+  probesRetried: 'proxycheck_probes_retried_total',
+  probesCheckerLag: 'proxycheck_probes_checker_lag_total',
+  tlsHandshakes: 'proxycheck_tls_handshakes_total',
   jobsRunning: 'proxycheck_jobs_running',
   jobsFinished: 'proxycheck_jobs_finished_total',
   wsSubscribers: 'proxycheck_ws_subscribers',
@@ -114,6 +133,7 @@ export class ServiceMetrics {
   readonly contentType: string = Registry.PROMETHEUS_CONTENT_TYPE;
   readonly #withProcess: boolean;
   readonly #probeResults: Counter;
+  readonly #probesRetried: Counter<'reason'>;
   readonly #jobsFinished: Counter<'state'>;
   readonly #shardsRedelivered: Counter;
   readonly #duplicateResults: Counter;
@@ -136,6 +156,13 @@ export class ServiceMetrics {
     const registers = [this.registry];
     const N = METRIC_NAMES;
     this.#probeResults = new Counter({ name: N.probeResults, help: 'Probe results folded into jobs.', registers });
+    this.#probesRetried = new Counter({
+      name: N.probesRetried,
+      help: 'Probes of jobs tried again instead of judged: checker_lag (timed out while the checker was late), local_resources (descriptors, ports).',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of ['checker_lag', 'local_resources']) this.#probesRetried.inc({ reason }, 0);
     this.#jobsFinished = new Counter({ name: N.jobsFinished, help: 'Check jobs that ended, by final state.', labelNames: ['state'], registers });
     for (const state of ['completed', 'failed']) this.#jobsFinished.inc({ state }, 0);
     this.#shardsRedelivered = new Counter({
@@ -189,6 +216,34 @@ export class ServiceMetrics {
     const N = METRIC_NAMES;
     gauge(N.probesInFlight, 'Probes granted a slot and not yet finished, all regions together.', () => sources.scheduler.totalInFlight);
     gauge(N.probesInFlightMax, 'The process-wide cap on probes in flight (MAX_IN_FLIGHT).', () => sources.maxInFlight);
+    gauge(N.probesLoadLimit, "The adaptive in-flight limit from the checker's own lag (MAX_IN_FLIGHT when off).", () => {
+      const l = sources.scheduler.loadLimit;
+      return l !== undefined && Number.isFinite(l) ? Math.min(l, sources.maxInFlight) : sources.maxInFlight;
+    });
+    const lanes = () => sources.workers.laneCounts;
+    new Counter({
+      name: N.probesCheckerLag,
+      help: 'Probes the lanes found timed out while they were late: not judged (checker_overloaded), tried again by jobs, not tried by pools.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(lanes()?.lagRetries ?? 0);
+      },
+    });
+    new Counter({
+      name: N.tlsHandshakes,
+      help: 'Pinned TLS handshakes of the https check, by side (client: the probe lanes; judge: this process\'s TLS judge) and kind (full, resumed).',
+      labelNames: ['side', 'kind'],
+      registers,
+      collect() {
+        this.reset();
+        const c = lanes();
+        this.inc({ side: 'client', kind: 'full' }, c?.tlsFull ?? 0);
+        this.inc({ side: 'client', kind: 'resumed' }, c?.tlsResumed ?? 0);
+        this.inc({ side: 'judge', kind: 'full' }, judgeTlsHandshakes.full);
+        this.inc({ side: 'judge', kind: 'resumed' }, judgeTlsHandshakes.resumed);
+      },
+    });
     perRegion(N.regionProbesInFlight, 'Probes in flight in the region.', (s) => s.inFlight);
     perRegion(N.regionProbeSlots, "The region's probe slots (endpoints x SLOTS_PER_ENDPOINT).", (s) => s.capacity);
     perRegion(N.regionProbesWaiting, 'Probes of running jobs waiting for a slot in the region.', (s) =>
@@ -251,6 +306,11 @@ export class ServiceMetrics {
   /** JobCounters (src/jobs/ports.ts): once per batch. */
   probeResults(n: number): void {
     if (n > 0) this.#probeResults.inc(n);
+  }
+
+  /** JobCounters: probes of a job tried again instead of judged. */
+  probesRetried(reason: 'checker_lag' | 'local_resources', n: number): void {
+    if (n > 0) this.#probesRetried.inc({ reason }, n);
   }
 
   /** JobCounters: once per job. */
