@@ -1,0 +1,239 @@
+/**
+ * PoolOwner: the pools this process owns (DECISIONS "Pools are actors"), one
+ * PoolActor each (pool-actor.ts). Embedded, the process owns every pool (it
+ * takes every lease); in a cluster it takes the pools whose lease expired
+ * (looked at every lease period) and keeps those it holds by flushing.
+ *
+ * It follows the PoolService's changes (`onChange`), one after another per
+ * pool: `created` -> a new actor; `updated` -> the actor re-reads the pool's
+ * row (settings, the owner's pause or resume) and, when members were added
+ * or removed, reconciles them; `sourced` -> reconciled; `deleted` -> the
+ * actor ends and gives its reservation's rest back. `applied(poolId)`
+ * resolves once every change heard so far for the pool is applied (the
+ * PoolService answers a PATCH after it, so the pool object it returns counts
+ * from memory).
+ *
+ * It is the PoolRecheckPort (the gateway's failed upstreams: due now in the
+ * owning actor; the gateway coalesces them) and the reads port of the pool
+ * store (store.ts OwnerReads: stats and pages from memory) and of the
+ * gateway's working sets (`memory`).
+ *
+ * On PGlite (no autovacuum) it vacuums the tables the flushes rewrite every
+ * `vacuumEveryMs` (`vacuum` given by the composition).
+ *
+ * ## States (src/state-machine.ts)
+ *
+ *   created ──start()──> running ──stop()──> stopping ──> stopped
+ *   created ──stop()──> stopped
+ */
+import type { Clock } from '../clock';
+import { systemClock } from '../clock';
+import type { Logger } from '../log';
+import type { PoolRecheckPort } from '../pools/ports';
+import type { PoolProxiesQuery } from '../pools/query';
+import type { ProxiesPage } from '../pools/proxies-sql';
+import type { PoolRow, PoolStats } from '../pools/shape';
+import * as store from '../pools/store';
+import type { PoolUpstream } from '../pools/working-set';
+import type { ProxyAddress } from '../proxy/types';
+import { StateMachine, transitionTable } from '../state-machine';
+import { PoolActor, type PoolActorDeps } from './pool-actor';
+import { settleGoneLeases } from './pool-durable';
+import type { PoolChange } from './pool-service';
+
+/** How long stop() waits for the probes it cut short, by default. */
+export const STOP_GRACE_MS = 5000;
+/** A pool's lease lasts this long past its owner's last flush (three flushes at the default). */
+export const LEASE_MS = 30_000;
+/** PGlite: the rewritten tables are vacuumed this often. */
+export const VACUUM_EVERY_MS = 600_000;
+
+type OwnerState = 'created' | 'running' | 'stopping' | 'stopped';
+const TRANSITIONS = transitionTable<OwnerState>({
+  created: ['running', 'stopped'],
+  running: ['stopping'],
+  stopping: ['stopped'],
+  stopped: [],
+});
+
+export interface PoolOwnerOptions extends Omit<PoolActorDeps, 'onLost' | 'force' | 'clock' | 'random' | 'leaseMs'> {
+  /** Where pool changes are heard (the PoolService). */
+  pools?: { onChange(listener: (change: PoolChange) => void): () => void };
+  /** Embedded: this process owns every pool (takes every lease). */
+  embedded: boolean;
+  clock?: Clock;
+  random?: () => number;
+  leaseMs?: number;
+  stopGraceMs?: number;
+  /** VACUUM of the tables the flushes rewrite (PGlite); absent: none. */
+  vacuum?: () => Promise<void>;
+  vacuumEveryMs?: number;
+  log: Pick<Logger, 'warn' | 'error'>;
+}
+
+export class PoolOwner implements PoolRecheckPort, store.OwnerReads {
+  readonly #o: PoolOwnerOptions;
+  readonly #clock: Clock;
+  readonly #machine = new StateMachine<OwnerState>('pool owner', TRANSITIONS, 'created');
+  readonly #actors = new Map<string, PoolActor>();
+  readonly #chains = new Map<string, Promise<void>>();
+  #unsubscribe: () => void = () => {};
+  #timers: (() => void)[] = [];
+  #stopping: Promise<void> | null = null;
+
+  constructor(o: PoolOwnerOptions) {
+    this.#o = o;
+    this.#clock = o.clock ?? systemClock;
+  }
+
+  get state(): OwnerState {
+    return this.#machine.state;
+  }
+
+  /** Pools with probes out now (the rounds gauge of /metrics). */
+  get runningRounds(): number {
+    let n = 0;
+    for (const a of this.#actors.values()) if (a.inFlight > 0) n++;
+    return n;
+  }
+
+  /** The actor of a pool this process owns (tests). */
+  actor(poolId: string): PoolActor | undefined {
+    return this.#actors.get(poolId);
+  }
+
+  async start(): Promise<void> {
+    await settleGoneLeases(this.#o.db, this.#clock.now());
+    this.#machine.move('created', 'running');
+    this.#unsubscribe = this.#o.pools?.onChange((c) => this.#heard(c)) ?? (() => {});
+    for (const row of await store.allPoolRows(this.#o.db)) await this.#adopt(row, true);
+    if (!this.#o.embedded) this.#every(this.#o.leaseMs ?? LEASE_MS, () => this.#takeFree());
+    if (this.#o.vacuum !== undefined) this.#every(this.#o.vacuumEveryMs ?? VACUUM_EVERY_MS, () => this.#o.vacuum!());
+  }
+
+  #every(ms: number, fn: () => Promise<void>): void {
+    let cancel = (): void => {};
+    const tick = (): void => {
+      cancel = this.#clock.after(
+        ms,
+        () => {
+          if (this.state !== 'running') return;
+          void fn()
+            .catch((err: unknown) => this.#o.log.error('a pool owner task failed; tried again', { err }))
+            .finally(tick);
+        },
+        { unref: true },
+      );
+    };
+    tick();
+    this.#timers.push(() => cancel());
+  }
+
+  /** A cluster: the pools whose lease expired, taken; those it holds re-read (another node may have changed them). */
+  async #takeFree(): Promise<void> {
+    for (const row of await store.allPoolRows(this.#o.db)) {
+      const a = this.#actors.get(row.id);
+      if (a === undefined) await this.#adopt(row, true);
+      else this.#on(row.id, async () => (a.configure(row), a.reconcile()));
+    }
+  }
+
+  /** An actor for the pool when its lease can be taken; `spread`: a start or a take-over (the overdue spread), not a new pool. */
+  async #adopt(row: PoolRow, spread: boolean): Promise<void> {
+    if (this.state !== 'running' || this.#actors.has(row.id)) return;
+    const actor: PoolActor = new PoolActor(
+      {
+        ...this.#o,
+        clock: this.#clock,
+        random: this.#o.random ?? Math.random,
+        leaseMs: this.#o.leaseMs ?? LEASE_MS,
+        force: this.#o.embedded,
+        onLost: () => {
+          if (this.#actors.get(row.id) === actor) this.#actors.delete(row.id);
+        },
+      },
+      row,
+    );
+    this.#actors.set(row.id, actor);
+    try {
+      if (!(await actor.start(spread))) this.#actors.delete(row.id);
+    } catch (err) {
+      this.#actors.delete(row.id);
+      this.#o.log.error('taking a pool failed', { pool: row.id, err });
+    }
+  }
+
+  /** `task` after the pool's earlier changes (one at a time per pool). */
+  #on(poolId: string, task: () => Promise<void>): void {
+    const next = (this.#chains.get(poolId) ?? Promise.resolve())
+      .then(task)
+      .catch((err: unknown) => this.#o.log.error('applying a pool change failed', { pool: poolId, err }));
+    this.#chains.set(poolId, next);
+    void next.then(() => {
+      if (this.#chains.get(poolId) === next) this.#chains.delete(poolId);
+    });
+  }
+
+  /** Resolves once the changes heard so far for the pool are applied. */
+  applied(poolId: string): Promise<void> {
+    return this.#chains.get(poolId) ?? Promise.resolve();
+  }
+
+  #heard(c: PoolChange): void {
+    if (this.state !== 'running') return;
+    const id = c.poolId;
+    this.#on(id, async () => {
+      const actor = this.#actors.get(id);
+      if (c.kind === 'deleted') {
+        this.#actors.delete(id);
+        await actor?.deleted();
+        return;
+      }
+      const row = await store.poolRow(this.#o.db, id);
+      if (row === null) return;
+      if (actor === undefined) return this.#adopt(row, false);
+      if (c.kind === 'updated') actor.configure(row);
+      if (c.kind === 'sourced' || (c.kind === 'updated' && c.added + c.removed > 0)) await actor.reconcile();
+    });
+  }
+
+  recheck(poolId: string, proxies: readonly ProxyAddress[]): void {
+    this.#actors.get(poolId)?.recheck(proxies);
+  }
+
+  stats(poolId: string): Omit<PoolStats, 'checksLast24h'> | null {
+    const a = this.#actors.get(poolId);
+    return a === undefined ? null : { counts: a.counts(), ...a.schedule() };
+  }
+
+  page(poolId: string, query: PoolProxiesQuery): ProxiesPage | null {
+    return this.#actors.get(poolId)?.page(query) ?? null;
+  }
+
+  /** The account's pool's working proxies from memory; undefined when this process does not own the pool (the gateway's WorkingSetsOptions.memory). */
+  memory(accountId: string, poolId: string): PoolUpstream[] | undefined {
+    const a = this.#actors.get(poolId);
+    return a !== undefined && a.accountId === accountId ? a.upstreams() : undefined;
+  }
+
+  /** Every owned pool flushed now (tests, a stop). */
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.#actors.values()].map((a) => a.flush()));
+  }
+
+  stop(): Promise<void> {
+    return (this.#stopping ??= this.#stop());
+  }
+
+  async #stop(): Promise<void> {
+    if (this.state === 'created') return void this.#machine.move('created', 'stopped');
+    this.#machine.move('running', 'stopping');
+    this.#unsubscribe();
+    for (const cancel of this.#timers) cancel();
+    await Promise.all([...this.#chains.values()]);
+    const grace = this.#o.stopGraceMs ?? STOP_GRACE_MS;
+    await Promise.all([...this.#actors.values()].map((a) => a.stop(grace)));
+    this.#actors.clear();
+    this.#machine.move('stopping', 'stopped');
+  }
+}
