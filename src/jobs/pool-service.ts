@@ -16,7 +16,8 @@
  * Reads: with an owner in this process (useOwner: src/jobs/pool-owner.ts),
  * a pool it owns is counted and paged from its memory, others from the
  * durable copy (store.ts OwnerReads). A PATCH answers once the owner applied
- * it (`applied`), so its pool object counts what the PATCH did.
+ * it (`applied`), so its pool object counts what the PATCH did; a DELETE once
+ * the owner gave back what it had reserved for the pool.
  *
  * Nothing here charges: pools are charged by their owner as checks are made
  * durable (src/jobs/pool-durable.ts), never when they are created or changed.
@@ -116,8 +117,11 @@ export class PoolService {
 
   async delete(accountId: string, poolId: string): Promise<boolean> {
     const gone = await store.deletePool(this.#db, accountId, poolId);
-    if (gone) this.#tell({ kind: 'deleted', accountId, poolId });
-    return gone;
+    if (!gone) return false;
+    this.#tell({ kind: 'deleted', accountId, poolId });
+    // the owner's reservation settled (its rest refunded) before the answer
+    await this.#owner?.applied(poolId);
+    return true;
   }
 
   /** One page of the pool's proxies, read at `nowMs` (uptime and latency are read from the history then). */
