@@ -156,6 +156,7 @@ export class PoolActor {
   #flushing: Promise<void> | null = null;
   #waitUntil = 0;
   #shards = new Set<Promise<void>>();
+  readonly #cancelled = new WeakSet<ExecutionHandle>();
 
   constructor(deps: PoolActorDeps, pool: PoolRow) {
     this.#d = deps;
@@ -356,9 +357,15 @@ export class PoolActor {
     const credit = this.#credit();
     const ask = Math.min(want, credit);
     if (ask > 0) {
-      this.#demanded += ask;
-      if (this.#exec === null) this.#open(ask);
-      else this.#exec.addDemand(ask);
+      try {
+        if (this.#exec === null) this.#open(ask);
+        else this.#exec.addDemand(ask);
+        this.#demanded += ask;
+      } catch (err) {
+        // no capacity in the region now (a cluster's agents gone): looked at again at the next timer
+        this.#d.log.warn('a pool could not ask for probes; tried again', { pool: this.#pool.id, err: errorCode(err) });
+        this.#closeExec();
+      }
     }
     if (want > credit) this.#reserve(false);
     this.#sleep(nowMs);
@@ -441,7 +448,7 @@ export class PoolActor {
 
   #open(demand: number): void {
     const lease = this.#lease!;
-    this.#exec = this.#d.execution.open({
+    const exec = this.#d.execution.open({
       runId: lease.runId,
       region: this.#pool.region,
       demand,
@@ -452,12 +459,17 @@ export class PoolActor {
         this.#closeExec();
       },
     });
+    // a grant inside open() may have given it back already
+    if (!this.#cancelled.has(exec)) this.#exec = exec;
   }
 
   /** Drops what the execution has not granted yet (the ready slots stay ready). */
-  #closeExec(): void {
-    this.#exec?.cancel();
-    this.#exec = null;
+  #closeExec(exec: ExecutionHandle | null = this.#exec): void {
+    if (exec !== null) {
+      exec.cancel();
+      this.#cancelled.add(exec);
+    }
+    if (this.#exec === exec) this.#exec = null;
     this.#demanded = 0;
   }
 
@@ -493,7 +505,7 @@ export class PoolActor {
       return { index: p.slot, proxy: probeTarget(addressOf({ host: this.#t.host[p.slot]!, port: this.#t.port[p.slot]!, username: this.#t.username[p.slot]!, password: this.#t.password[p.slot]! })) };
     });
     // fewer than granted (the pool shrank): give the grant back by starting over
-    if (picked.length < n) this.#closeExec();
+    if (picked.length < n) this.#closeExec(exec);
     if (tasks.length === 0) return;
     const slots = probe.map((p) => p.slot);
     const run = exec
