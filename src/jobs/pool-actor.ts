@@ -345,8 +345,14 @@ export class PoolActor {
     const s = this.state;
     if (s !== 'running' && s !== 'starved') return;
     const nowMs = this.#d.clock.now();
+    const guarded = !this.#settings.allowPrivateTargets;
     while (this.#heap.size > 0 && this.#heap.peekDue() <= nowMs) {
       const slot = this.#heap.pop();
+      // refused before any connection whatever happens (as /check): a verdict now, never probed nor charged
+      if (guarded && splitRefused([{ host: this.#t.host[slot]! }], false).refused.length > 0) {
+        this.#foldBlocked(slot);
+        continue;
+      }
       this.#slotState[slot] = READY;
       this.#ready.push(slot);
     }
@@ -487,29 +493,31 @@ export class PoolActor {
 
   #granted(n: number, exec: ExecutionHandle): void {
     this.#demanded = Math.max(0, this.#demanded - n);
-    const picked: { host: string; slot: number }[] = [];
-    while (picked.length < n) {
+    const slots: number[] = [];
+    while (slots.length < n) {
       let slot = this.#takeReady();
       // a slot removed meanwhile: the grant is filled from the next due (checked a little early)
       if (slot < 0 && this.#heap.size > 0) slot = this.#heap.pop();
       if (slot < 0) break;
-      picked.push({ host: this.#t.host[slot]!, slot });
+      slots.push(slot);
     }
     if (this.#readyHead > 4096 && this.#readyHead * 2 > this.#ready.length) {
       this.#ready = this.#ready.slice(this.#readyHead);
       this.#readyHead = 0;
     }
-    const { probe, refused } = splitRefused(picked, this.#settings.allowPrivateTargets);
-    for (const r of refused) this.#foldBlocked(r.slot);
-    const tasks: ProbeTask[] = probe.map((p) => {
-      this.#slotState[p.slot] = FLIGHT;
-      this.#flight.add(p.slot);
-      return { index: p.slot, proxy: probeTarget(addressOf({ host: this.#t.host[p.slot]!, port: this.#t.port[p.slot]!, username: this.#t.username[p.slot]!, password: this.#t.password[p.slot]! })) };
+    const tasks: ProbeTask[] = slots.map((slot) => {
+      this.#slotState[slot] = FLIGHT;
+      this.#flight.add(slot);
+      return { index: slot, proxy: probeTarget(addressOf({ host: this.#t.host[slot]!, port: this.#t.port[slot]!, username: this.#t.username[slot]!, password: this.#t.password[slot]! })) };
     });
-    // fewer than granted (the pool shrank): give the grant back by starting over
-    if (picked.length < n) this.#closeExec(exec);
+    if (slots.length < n) {
+      // fewer than granted (members removed since the demand): no more demand on this handle, and the
+      // grant's other slots go back with this shard's end (a repeat of its tasks: their results are
+      // dropped, the proxy no longer in flight); a pool left empty keeps them until the region's next start
+      this.#closeExec(exec);
+      for (let k = 0; tasks.length > 0 && tasks.length < n; k++) tasks.push(tasks[k]!);
+    }
     if (tasks.length === 0) return;
-    const slots = probe.map((p) => p.slot);
     const run = exec
       .run({ kind: 'probe', tasks, settings: this.#settings }, (b: ResultBatch) => this.#results(b as ProbeResult[]), this.#abort.signal)
       .catch((err: unknown) => {
