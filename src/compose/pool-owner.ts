@@ -14,7 +14,8 @@
  * expired.
  *
  * POOL_ROUNDS=false: no owner on this node (its pools are read from the
- * durable copy). POOL_FLUSH_S: the owner's flush period. On PGlite the
+ * durable copy). POOL_FLUSH_S: the owner's flush period; a pool's lease lasts
+ * three of them or NODE_LEASE_MS, the longer. On PGlite the
  * tables the flushes rewrite are vacuumed periodically (no autovacuum).
  *
  * Each durable batch, pause and resume is counted in /metrics
@@ -70,6 +71,8 @@ export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise
     nodeId: p.storage.nodeId,
     embedded: config.cluster.role === 'embedded',
     flushMs: config.probes.poolFlushS * 1000,
+    // a lease outlives three flushes and a node's own lease (NODE_LEASE_MS: 30 s by default)
+    leaseMs: Math.max(config.storage.nodeLeaseMs, 3 * config.probes.poolFlushS * 1000),
     ...(database.driver === 'pglite' ? { vacuum: async () => void (await db.execute(VACUUM)) } : {}),
     log: p.log,
     onOutcome: (outcome) => {

@@ -107,7 +107,7 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads {
     this.#machine.move('created', 'running');
     this.#unsubscribe = this.#o.pools?.onChange((c) => this.#heard(c)) ?? (() => {});
     for (const row of await store.allPoolRows(this.#o.db)) await this.#adopt(row, true);
-    if (!this.#o.embedded) this.#every(this.#o.leaseMs ?? LEASE_MS, () => this.#takeFree());
+    if (!this.#o.embedded) this.#every((this.#o.leaseMs ?? LEASE_MS) / 2, () => this.#takeFree());
     if (this.#o.vacuum !== undefined) this.#every(this.#o.vacuumEveryMs ?? VACUUM_EVERY_MS, () => this.#o.vacuum!());
   }
 
