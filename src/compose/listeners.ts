@@ -52,7 +52,7 @@ export interface ListenerParts {
   /** Who can reach the judge (/health). */
   judgeReach: JudgeReach | null;
   /** The pools' owner (compose/pool-owner.ts): where the gateway's failed upstreams go, and the working sets it holds in memory. */
-  owner: PoolRecheckPort & Pick<WorkingSetsOptions, 'memory'>;
+  owner: PoolRecheckPort & { upstreams: NonNullable<WorkingSetsOptions['memory']> };
   log: Logger;
   undo: StopStep[];
 }

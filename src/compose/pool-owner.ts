@@ -64,6 +64,7 @@ export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise
     db,
     execution: p.base.execution,
     settings: (type, timeoutMs) => p.judge.settings(type, timeoutMs),
+    allowPrivateTargets: config.probes.allowPrivateTargets,
     geo: p.geo,
     events: p.events ?? NO_POOL_EVENTS,
     ...(p.backend.regionAvailable !== undefined ? { regionAvailable: p.backend.regionAvailable } : {}),
@@ -82,9 +83,10 @@ export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise
   });
   p.metrics.watchPoolRounds(owner);
   p.undo.push(() => owner.stop());
-  if (config.probes.poolRounds) {
-    p.pools.useOwner(owner);
-    await owner.start();
-  }
+  // a cluster: what other nodes own is asked of them, what this one owns answered (a node with POOL_ROUNDS=false too)
+  const remote = p.backend.poolReads(owner);
+  if (remote !== null) owner.useRemote(remote);
+  if (remote !== null || config.probes.poolRounds) p.pools.useOwner(owner);
+  if (config.probes.poolRounds) await owner.start();
   return owner;
 }

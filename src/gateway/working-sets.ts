@@ -43,7 +43,7 @@ export const RECHECK_COALESCE_MS = 100;
 export interface WorkingSetsOptions {
   db: Db;
   /** A pool's working proxies from its owner's memory (src/jobs/pool-owner.ts); undefined: not owned here, read from `db`. */
-  memory?: (accountId: string, poolId: string) => PoolUpstream[] | undefined;
+  memory?: (accountId: string, poolId: string) => Promise<PoolUpstream[] | undefined>;
   /** The pool events feed (src/pools/events-hub.ts PoolEventsFeed, or the cluster's). */
   events: { watch(accountId: string, fn: PoolWatcher): () => void };
   recheck: PoolRecheckPort;
@@ -186,7 +186,7 @@ export class PoolWorkingSets implements GatewayPools {
       let upstreams: Upstream[] | null;
       try {
         this.reads++;
-        upstreams = this.#memory?.(e.accountId, e.poolId) ?? upstreamsOf(rowsOf<Record<string, unknown>>(await this.#db.execute(workingUpstreamsStatement(e.accountId, e.poolId))));
+        upstreams = (await this.#memory?.(e.accountId, e.poolId)) ?? upstreamsOf(rowsOf<Record<string, unknown>>(await this.#db.execute(workingUpstreamsStatement(e.accountId, e.poolId))));
       } catch (err) {
         if (e.set === null) throw err;
         this.#log.warn('gateway: reading a pool\'s working proxies failed; serving the last ones read', { pool: e.poolId, err });

@@ -105,6 +105,8 @@ export interface PoolActorDeps {
   leaseMs: number;
   /** Take the lease whoever holds it (embedded: the process owns every pool). */
   force: boolean;
+  /** ALLOW_PRIVATE_TARGETS (known before the judge starts: the probes' settings are made only once it has); absent: the settings' own. */
+  allowPrivateTargets?: boolean;
   /** false: no agent serves the region now (a cluster): nothing is probed meanwhile. */
   regionAvailable?: (region: string) => boolean;
   /** Told of each durable batch, pause and resume (metrics). */
@@ -340,12 +342,22 @@ export class PoolActor {
 
   // ---- feeding the probes -------------------------------------------------------------------------
 
-  /** Moves what is due to the ready queue, reserves when short, asks the execution for slots, sets the timer. */
+  /** Moves what is due to the ready queue, reserves when short, asks the execution for slots, sets the timer. Never throws. */
   #pump(): void {
+    try {
+      this.#pumpOnce();
+    } catch (err) {
+      this.#d.log.error('a pool actor step failed; tried again', { pool: this.#pool.id, err });
+      this.#timer?.cancel();
+      this.#timer = { at: this.#d.clock.now() + MAX_SLEEP_MS, cancel: this.#d.clock.after(MAX_SLEEP_MS, () => ((this.#timer = null), this.#pump()), { unref: true }) };
+    }
+  }
+
+  #pumpOnce(): void {
     const s = this.state;
     if (s !== 'running' && s !== 'starved') return;
     const nowMs = this.#d.clock.now();
-    const guarded = !this.#settings.allowPrivateTargets;
+    const guarded = !(this.#d.allowPrivateTargets ?? this.#settings.allowPrivateTargets);
     while (this.#heap.size > 0 && this.#heap.peekDue() <= nowMs) {
       const slot = this.#heap.pop();
       // refused before any connection whatever happens (as /check): a verdict now, never probed nor charged
@@ -365,10 +377,11 @@ export class PoolActor {
     const credit = this.#credit();
     const ask = Math.min(want, credit);
     if (ask > 0) {
+      // counted first: a grant may come inside open() / addDemand()
+      this.#demanded += ask;
       try {
         if (this.#exec === null) this.#open(ask);
         else this.#exec.addDemand(ask);
-        this.#demanded += ask;
       } catch (err) {
         // no capacity in the region now (a cluster's agents gone): looked at again at the next timer
         this.#d.log.warn('a pool could not ask for probes; tried again', { pool: this.#pool.id, err: errorCode(err) });

@@ -20,6 +20,7 @@ import { refundQuotaTx, reserveQuota } from '../accounts/quota';
 import { ServiceError } from '../errors';
 import { DOMAIN_ERROR_CODES } from '../error-codes';
 import {
+  leaseHolderStatement,
   leaseRunId,
   leasesOfGonePoolsStatement,
   loadProxiesStatement,
@@ -162,6 +163,12 @@ export async function loadPoolRows(db: Db, poolId: string, afterId: number, each
     }
     if (chunk.length < LOAD_CHUNK) return last;
   }
+}
+
+/** The node holding the pool's lease now, or null. */
+export async function leaseHolder(db: Db, poolId: string): Promise<string | null> {
+  const [r] = await rows(db, leaseHolderStatement(poolId));
+  return r === undefined ? null : String(r.node_id);
 }
 
 /** Every id of the pool's proxies now, ascending. */

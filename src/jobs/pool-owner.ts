@@ -16,7 +16,10 @@
  * It is the PoolRecheckPort (the gateway's failed upstreams: due now in the
  * owning actor; the gateway coalesces them) and the reads port of the pool
  * store (store.ts OwnerReads: stats and pages from memory) and of the
- * gateway's working sets (`memory`).
+ * gateway's working sets (`memory`). In a cluster (`useRemote`) what it does
+ * not own is asked of the node holding the pool's lease (reads and re-checks,
+ * src/cluster/pool-reads.ts), and it answers the others for what it owns
+ * (ServedPools: the `local*` methods).
  *
  * On PGlite (no autovacuum) it vacuums the tables the flushes rewrite every
  * `vacuumEveryMs` (`vacuum` given by the composition).
@@ -29,16 +32,16 @@
 import type { Clock } from '../clock';
 import { systemClock } from '../clock';
 import type { Logger } from '../log';
-import type { PoolRecheckPort } from '../pools/ports';
+import type { OwnedPoolStats, PoolRecheckPort, RemotePoolReads, ServedPools } from '../pools/ports';
 import type { PoolProxiesQuery } from '../pools/query';
 import type { ProxiesPage } from '../pools/proxies-sql';
-import type { PoolRow, PoolStats } from '../pools/shape';
+import type { PoolRow } from '../pools/shape';
 import * as store from '../pools/store';
 import type { PoolUpstream } from '../pools/working-set';
 import type { ProxyAddress } from '../proxy/types';
 import { StateMachine, transitionTable } from '../state-machine';
 import { PoolActor, type PoolActorDeps } from './pool-actor';
-import { settleGoneLeases } from './pool-durable';
+import { leaseHolder, settleGoneLeases } from './pool-durable';
 import type { PoolChange } from './pool-service';
 
 /** How long stop() waits for the probes it cut short, by default. */
@@ -71,7 +74,7 @@ export interface PoolOwnerOptions extends Omit<PoolActorDeps, 'onLost' | 'force'
   log: Pick<Logger, 'warn' | 'error'>;
 }
 
-export class PoolOwner implements PoolRecheckPort, store.OwnerReads {
+export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools {
   readonly #o: PoolOwnerOptions;
   readonly #clock: Clock;
   readonly #machine = new StateMachine<OwnerState>('pool owner', TRANSITIONS, 'created');
@@ -80,6 +83,7 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads {
   #unsubscribe: () => void = () => {};
   #timers: (() => void)[] = [];
   #stopping: Promise<void> | null = null;
+  #remote: RemotePoolReads | null = null;
 
   constructor(o: PoolOwnerOptions) {
     this.#o = o;
@@ -197,23 +201,67 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads {
     });
   }
 
-  recheck(poolId: string, proxies: readonly ProxyAddress[]): void {
-    this.#actors.get(poolId)?.recheck(proxies);
+  /** A cluster: the pools other nodes own are asked of them (src/cluster/pool-reads.ts). */
+  useRemote(remote: RemotePoolReads): void {
+    this.#remote = remote;
   }
 
-  stats(poolId: string): Omit<PoolStats, 'checksLast24h'> | null {
+  /** The node holding the lease of a pool this process does not own, when there is a remote to ask. */
+  async #holder(poolId: string): Promise<string | null> {
+    if (this.#remote === null) return null;
+    const node = await leaseHolder(this.#o.db, poolId);
+    return node === null || node === this.#o.nodeId ? null : node;
+  }
+
+  recheck(poolId: string, proxies: readonly ProxyAddress[]): void {
+    if (this.localRecheck(poolId, proxies)) return;
+    void this.#holder(poolId).then(
+      (node) => node !== null && this.#remote!.recheck(node, poolId, proxies),
+      (err: unknown) => this.#o.log.warn('a pool re-check found no owner to ask', { pool: poolId, err }),
+    );
+  }
+
+  async stats(poolId: string): Promise<OwnedPoolStats | null> {
+    const local = this.localStats(poolId);
+    if (local !== null) return local;
+    const node = await this.#holder(poolId);
+    return node === null ? null : this.#remote!.stats(node, poolId);
+  }
+
+  async page(poolId: string, query: PoolProxiesQuery): Promise<ProxiesPage | null> {
+    const local = this.localPage(poolId, query);
+    if (local !== null) return local;
+    const node = await this.#holder(poolId);
+    return node === null ? null : this.#remote!.page(node, poolId, query);
+  }
+
+  localRecheck(poolId: string, proxies: readonly ProxyAddress[]): boolean {
+    const a = this.#actors.get(poolId);
+    a?.recheck(proxies);
+    return a !== undefined;
+  }
+
+  localStats(poolId: string): OwnedPoolStats | null {
     const a = this.#actors.get(poolId);
     return a === undefined ? null : { counts: a.counts(), ...a.schedule() };
   }
 
-  page(poolId: string, query: PoolProxiesQuery): ProxiesPage | null {
+  localPage(poolId: string, query: PoolProxiesQuery): ProxiesPage | null {
     return this.#actors.get(poolId)?.page(query) ?? null;
   }
 
-  /** The account's pool's working proxies from memory; undefined when this process does not own the pool (the gateway's WorkingSetsOptions.memory). */
+  /** The account's pool's working proxies from memory; undefined when this process does not own the pool. */
   memory(accountId: string, poolId: string): PoolUpstream[] | undefined {
     const a = this.#actors.get(poolId);
     return a !== undefined && a.accountId === accountId ? a.upstreams() : undefined;
+  }
+
+  /** The gateway's working set (WorkingSetsOptions.memory): this process's memory, else the owner's; undefined: read the durable copy. */
+  async upstreams(accountId: string, poolId: string): Promise<PoolUpstream[] | undefined> {
+    const local = this.memory(accountId, poolId);
+    if (local !== undefined) return local;
+    const node = await this.#holder(poolId);
+    return node === null ? undefined : ((await this.#remote!.upstreams(node, accountId, poolId)) ?? undefined);
   }
 
   /** Every owned pool flushed now (tests, a stop). */

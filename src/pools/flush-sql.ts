@@ -26,6 +26,8 @@
  *                           owner loads its pool in chunks)
  *   proxyIdsStatement       a pool's ids (members removed meanwhile)
  *   leasesOfGonePoolsStatement  lease rows whose pool was deleted
+ *   leaseHolderStatement    the node holding a pool's lease now (a cluster's
+ *                           reads asked of it)
  *
  * Each fenced statement repeats the token condition (FENCE), so even a
  * statement sent on its own by a stale owner changes nothing.
@@ -194,6 +196,11 @@ export function lockAccountStatement(accountId: string): SQL {
 export function outstandingStatement(accountId: string, runId: string): SQL {
   return sql`SELECT (COALESCE(sum(units) FILTER (WHERE reason = 'reserve'), 0) - COALESCE(sum(units) FILTER (WHERE reason = 'refund'), 0))::float8 AS outstanding
     FROM quota_ledger WHERE account_id = ${accountId}::uuid AND job_id = ${runId}`;
+}
+
+/** One row (`node_id`) when a node holds the pool's lease now (by the database's clock). */
+export function leaseHolderStatement(poolId: string): SQL {
+  return sql`SELECT node_id FROM pool_leases WHERE pool_id = ${poolId} AND expires_at > now()`;
 }
 
 /** One row (`account_id`) of the account a run id's ledger rows belong to. */

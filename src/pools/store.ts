@@ -129,20 +129,21 @@ export async function createPool(db: Db, accountId: string, id: string, req: Poo
 }
 
 /**
- * What an owner in this process knows of its pool's proxies (src/jobs/pool-owner.ts):
+ * What a pool's owner knows of its proxies (src/jobs/pool-owner.ts: this
+ * process's, or in a cluster the node holding the lease, asked over NATS):
  * the pool object's stats but checks_last_24h (pool_rounds), and pages;
- * null for a pool it does not own (then the durable copy answers).
+ * null when no owner answers (then the durable copy answers).
  */
 export interface OwnerReads {
-  stats(poolId: string): Omit<PoolStats, 'checksLast24h'> | null;
-  page(poolId: string, query: PoolProxiesQuery): ProxiesPage | null;
+  stats(poolId: string): Promise<Omit<PoolStats, 'checksLast24h'> | null>;
+  page(poolId: string, query: PoolProxiesQuery): Promise<ProxiesPage | null>;
 }
 
 /** The account's pools (or one of them): the stats from the owner's memory where it has them, else from the durable copy. */
 async function readPools(db: DbOrTx, accountId: string, poolId: string | null, nowMs: number, owner: OwnerReads | undefined): Promise<PoolObject[]> {
   if (owner === undefined) return (await run(db, poolObjectsStatement(accountId, poolId, nowMs))).map(objectOf);
   const rows = await run(db, poolRowsWithRoundsStatement(accountId, poolId, nowMs));
-  const memory = new Map(rows.map((r) => [String(r.id), owner.stats(String(r.id))]));
+  const memory = new Map(await Promise.all(rows.map(async (r) => [String(r.id), await owner.stats(String(r.id))] as const)));
   const missing = [...memory].filter(([, m]) => m === null).map(([id]) => id);
   const durable = new Map(missing.length === 0 ? [] : (await run(db, poolStatsStatement(missing, nowMs))).map((r) => [String(r.pool_id), statsOf(r)]));
   return rows.map((r) => {
@@ -219,7 +220,7 @@ export async function proxiesPage(db: Db, accountId: string, poolId: string, que
   const [p] = await run(db, poolTypeStatement(accountId, poolId));
   if (p === undefined) return null;
   const type = String(p.type) as CheckType;
-  const memory = owner?.page(poolId, query) ?? null;
+  const memory = (await owner?.page(poolId, query)) ?? null;
   if (memory !== null) return { type, page: memory };
   const raw = await run(db, proxiesPageStatement(poolId, query));
   return { type, page: pageOf(raw, query) };

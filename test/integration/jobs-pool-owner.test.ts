@@ -152,9 +152,9 @@ describe('PoolOwner', () => {
     const acc = await account();
     const r = await owner(exec, events, pools, { flushMs: 60_000 });
     const { pool } = await create(pools, acc, ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80']);
-    await until('checked in memory', () => r.stats(pool.id)?.counts.unchecked === 0);
+    await until('checked in memory', () => r.localStats(pool.id)?.counts.unchecked === 0);
     expect(exec.opened[0]).toMatchObject({ region: 'us1', priority: 'background', runId: `pool:${pool.id}:1` });
-    expect(r.stats(pool.id)!.counts).toEqual({ total: 3, working: 1, failed: 2, unchecked: 0 });
+    expect(r.localStats(pool.id)!.counts).toEqual({ total: 3, working: 1, failed: 2, unchecked: 0 });
     expect((await pools.proxies(acc, pool.id, DEFAULT_PROXIES_QUERY))!.page.rows.map((x) => x.host)).toEqual(['10.0.0.1']);
     expect(await durableChecks(pool.id)).toBe(0); // not flushed yet: not charged either beyond the reservation
     expect((await ledger(pool.id)).filter((l) => l.reason === 'reserve')).toHaveLength(1);
@@ -204,7 +204,7 @@ describe('PoolOwner', () => {
     const r = await owner(exec, events, pools, { flushMs: 60_000 });
     const { pool } = await create(pools, acc, ['10.2.0.1:80', '10.2.0.2:80', '10.2.0.3:80']);
     await until('probing', () => exec.probes === 3);
-    await until('the working one folded', () => r.stats(pool.id)?.counts.working === 1);
+    await until('the working one folded', () => r.localStats(pool.id)?.counts.working === 1);
     const t0 = Date.now();
     await r.stop();
     expect(Date.now() - t0).toBeLessThan(3000);
@@ -243,7 +243,7 @@ describe('PoolOwner', () => {
     const acc = await account();
     const r = await owner(exec, events, pools);
     const { pool } = await create(pools, acc, ['10.6.0.1:80'], 1);
-    await until('checked', () => r.stats(pool.id)?.counts.working === 1);
+    await until('checked', () => r.localStats(pool.id)?.counts.working === 1);
     const paused = await pools.update(acc, pool.id, { state: 'paused' });
     expect(paused!.pool).toMatchObject({ state: 'paused', next_due_at: null, counts: { working: 1 } });
     const before = exec.probes;
@@ -254,7 +254,7 @@ describe('PoolOwner', () => {
     const added = await addSourceProxies(tdb.db, acc, pool.id, 'http', parsed(['10.6.0.2:80']), DEFAULT_POOL_LIMITS, Date.now());
     expect(added.added).toBe(1);
     pools.sourced(acc, pool.id, 1);
-    await until('the new one checked', () => r.stats(pool.id)?.counts.total === 2 && r.stats(pool.id)?.counts.working === 2, 5000);
+    await until('the new one checked', () => r.localStats(pool.id)?.counts.total === 2 && r.localStats(pool.id)?.counts.working === 2, 5000);
     expect(await pools.delete(acc, pool.id)).toBe(true);
     await r.applied(pool.id);
     // what was settled durable stays charged; the reservation's rest is back
@@ -304,7 +304,7 @@ describe('PoolOwner', () => {
     // nothing written after the take-over beyond what was in flight when it happened (none: the fence), and charged == durable
     expect(await durableChecks(pool.id)).toBe(atTakeOver);
     expect(await charged(pool.id)).toBe(atTakeOver);
-    expect(r.stats(pool.id)).toBeNull();
+    expect(r.localStats(pool.id)).toBeNull();
     await r.stop();
   }, 20_000);
 });
