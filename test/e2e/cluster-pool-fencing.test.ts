@@ -12,6 +12,11 @@
  *   pool go. After both stop cleanly: the units charged for the pool equal
  *   the checks its durable copy counts, and no lease is left.
  *
+ *   Node loss: the owner killed (SIGKILL), its pool moves to the other node
+ *   within the lease and half of it (B looks every half lease), reads on B
+ *   answering all along (the owner's memory while it lives, the durable copy
+ *   while nobody owns the pool), and B keeps it checked.
+ *
  * Skips unless PostgreSQL and nats-server are there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -99,4 +104,37 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a pool owner st
     expect(charged).toBe(await durable());
     expect(await num(sql`SELECT count(*)::float8 AS n FROM pool_leases WHERE pool_id = ${id}`)).toBe(0);
   }, 90_000);
+
+  test('node loss: the owner killed, its pool moves to the other node within about a lease and a half; reads on it answer all along', async () => {
+    // two fresh API nodes (the first test stopped both)
+    a = await bed.spawn(storeA, { env: apiEnv() });
+    b = await bed.spawn(storeB, { env: apiEnv() });
+    const made = await call(`${a.url}/pools`, { method: 'POST', headers: { 'x-api-key': a.key }, json: { name: 'moves', proxies: [`v1:p@127.0.0.1:${elite.port}`, `127.0.9.1:${refused}`], region: 'us1', interval_s: 1, timeout: 1000, https: false } });
+    expect(made.status, made.text).toBe(201);
+    const id = made.body.id as string;
+    const holder = async () => (await q(sql`SELECT node_id FROM pool_leases WHERE pool_id = ${id}`))[0]?.node_id;
+    await until('A owns it', async () => (await holder()) === nodeOf(a), 10_000);
+    // B's reads come from A's memory while A lives
+    expect((await call(`${b.url}/pools/${id}`, { headers: { 'x-api-key': b.key } })).status).toBe(200);
+    a.kill('SIGKILL');
+    const killed = Date.now();
+    let reads = 0;
+    const failed: unknown[] = [];
+    await until('B owns it', async () => {
+      // from the durable copy while nobody owns it
+      const r = await call(`${b.url}/pools/${id}/proxies?status=all`, { headers: { 'x-api-key': b.key } });
+      if (r.status !== 200 || r.body.proxies?.length !== 2) failed.push([r.status, r.text]);
+      reads++;
+      return (await holder()) === nodeOf(b);
+    }, 15_000);
+    expect(failed).toEqual([]);
+    // the lease (3 s) ran out, then B's next look (every 1.5 s)
+    expect(Date.now() - killed).toBeLessThan(3000 + 1500 + 2500);
+    expect(reads).toBeGreaterThan(1);
+    const checks = async () => num(sql`SELECT COALESCE(sum(checks), 0)::float8 AS n FROM pool_proxy_rows WHERE pool_id = ${id}`);
+    const before = await checks();
+    await until('B checks it', async () => (await checks()) > before, 10_000);
+    b.kill('SIGTERM');
+    expect((await b.exited).code).toBe(0);
+  }, 60_000);
 });
