@@ -367,6 +367,17 @@ export const poolProxyState = pgTable(
 );
 
 /**
+ * The API nodes whose pool owner runs (POOL_ROUNDS, a cluster): each renews
+ * its row every half of a pool lease; the live ones are the candidates of
+ * the pools' placement (src/pools/placement.ts: rendezvous hashing), so a
+ * node that owns no pools is never given one.
+ */
+export const poolOwners = pgTable('pool_owners', {
+  nodeId: text('node_id').primaryKey(),
+  expiresAt: at('expires_at').notNull(),
+});
+
+/**
  * Who owns a pool now (DECISIONS "Pools are actors"): one row per owned
  * pool, the owner's node, its fencing `token` (a new, larger one at every
  * take-over) and `expires_at` (renewed by every flush). Every flush of the

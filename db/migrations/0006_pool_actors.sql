@@ -7,6 +7,11 @@ CREATE TABLE "pool_leases" (
 	"settled" bigint DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "pool_owners" (
+	"node_id" text PRIMARY KEY NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "pool_proxy_state" (
 	"proxy_id" bigint PRIMARY KEY NOT NULL,
 	"status" text DEFAULT 'unchecked' NOT NULL,

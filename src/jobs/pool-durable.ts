@@ -20,7 +20,12 @@ import { refundQuotaTx, reserveQuota } from '../accounts/quota';
 import { ServiceError } from '../errors';
 import { DOMAIN_ERROR_CODES } from '../error-codes';
 import {
+  deleteLeaseStatement,
+  dropOwnerStatement,
   leaseHolderStatement,
+  leasesStatement,
+  liveOwnersStatement,
+  renewOwnerStatement,
   leaseRunId,
   leasesOfGonePoolsStatement,
   loadProxiesStatement,
@@ -115,7 +120,7 @@ export async function flushChunk(db: Db, lease: PoolLease, c: FlushChunk): Promi
   });
 }
 
-/** The lease given up (a clean stop, a deleted pool) and its run's unsettled rest refunded; the units given back (0 when the lease was not held any more). */
+/** The lease given up (a clean stop, a move, a deleted pool: its row kept, expired) and its run's unsettled rest refunded; the units given back (0 when the lease was not held any more). */
 export async function releaseLease(db: Db, lease: PoolLease, nowMs: number): Promise<number> {
   return db.transaction(async (tx) => {
     const [gone] = await rows(tx, releaseLeaseStatement(lease.poolId, lease.token));
@@ -139,7 +144,7 @@ export async function settleGoneLeases(db: Db, nowMs: number): Promise<number> {
   for (const l of await rows(db, leasesOfGonePoolsStatement())) {
     const runId = String(l.run_id);
     units += await db.transaction(async (tx) => {
-      const [gone] = await rows(tx, releaseLeaseStatement(String(l.pool_id), Number(l.token)));
+      const [gone] = await rows(tx, deleteLeaseStatement(String(l.pool_id), Number(l.token)));
       if (gone === undefined) return 0;
       const [acc] = await rows(tx, runAccountStatement(runId));
       if (acc === undefined) return 0;
@@ -163,6 +168,19 @@ export async function loadPoolRows(db: Db, poolId: string, afterId: number, each
     }
     if (chunk.length < LOAD_CHUNK) return last;
   }
+}
+
+/** A cluster's placement: this node's owner runs (renewed) and the live owners and leases now. */
+export async function placementView(db: Db, nodeId: string, untilMs: number): Promise<{ owners: string[]; leases: Map<string, { nodeId: string; expiredMs: number }> }> {
+  await rows(db, renewOwnerStatement(nodeId, untilMs));
+  const owners = (await rows(db, liveOwnersStatement())).map((r) => String(r.node_id));
+  const leases = new Map((await rows(db, leasesStatement())).map((r) => [String(r.pool_id), { nodeId: String(r.node_id), expiredMs: Number(r.expired_ms) }]));
+  return { owners, leases };
+}
+
+/** This node's owner stopped: not a candidate of the placement any more. */
+export async function dropOwner(db: Db, nodeId: string): Promise<void> {
+  await rows(db, dropOwnerStatement(nodeId));
 }
 
 /** The node holding the pool's lease now, or null. */

@@ -1,8 +1,12 @@
 /**
  * PoolOwner: the pools this process owns (DECISIONS "Pools are actors"), one
  * PoolActor each (pool-actor.ts). Embedded, the process owns every pool (it
- * takes every lease); in a cluster it takes the pools whose lease expired
- * (looked at every lease period) and keeps those it holds by flushing.
+ * takes every lease); in a cluster the pools are placed by rendezvous
+ * hashing over the nodes whose owner runs (#place, every half lease: a node
+ * that joins takes its share, a node that leaves or dies gives its pools to
+ * their next-best node once their leases expire), and a node keeps those it
+ * holds by flushing. A pool is adopted at once by the node that hears of its
+ * creation, and moves to its placement at that node's next look.
  *
  * It follows the PoolService's changes (`onChange`), one after another per
  * pool: `created` -> a new actor; `updated` -> the actor re-reads the pool's
@@ -41,7 +45,8 @@ import type { PoolUpstream } from '../pools/working-set';
 import type { ProxyAddress } from '../proxy/types';
 import { StateMachine, transitionTable } from '../state-machine';
 import { PoolActor, type PoolActorDeps } from './pool-actor';
-import { leaseHolder, settleGoneLeases } from './pool-durable';
+import { dropOwner, leaseHolder, placementView, settleGoneLeases } from './pool-durable';
+import { placeOwner } from '../pools/placement';
 import type { PoolChange } from './pool-service';
 
 /** How long stop() waits for the probes it cut short, by default. */
@@ -84,6 +89,8 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
   #timers: (() => void)[] = [];
   #stopping: Promise<void> | null = null;
   #remote: RemotePoolReads | null = null;
+  /** A cluster: pools seen without a live lease, since when (the fallback when their winner does not take them). */
+  readonly #freeSince = new Map<string, number>();
 
   constructor(o: PoolOwnerOptions) {
     this.#o = o;
@@ -110,8 +117,11 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
     await settleGoneLeases(this.#o.db, this.#clock.now());
     this.#machine.move('created', 'running');
     this.#unsubscribe = this.#o.pools?.onChange((c) => this.#heard(c)) ?? (() => {});
-    for (const row of await store.allPoolRows(this.#o.db)) await this.#adopt(row, true);
-    if (!this.#o.embedded) this.#every((this.#o.leaseMs ?? LEASE_MS) / 2, () => this.#takeFree());
+    if (this.#o.embedded) for (const row of await store.allPoolRows(this.#o.db)) await this.#adopt(row, true);
+    else {
+      await this.#place();
+      this.#every(this.#leaseMs / 2, () => this.#place());
+    }
     if (this.#o.vacuum !== undefined) this.#every(this.#o.vacuumEveryMs ?? VACUUM_EVERY_MS, () => this.#o.vacuum!());
   }
 
@@ -133,13 +143,55 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
     this.#timers.push(() => cancel());
   }
 
-  /** A cluster: the pools whose lease expired, taken; those it holds re-read (another node may have changed them). */
-  async #takeFree(): Promise<void> {
-    for (const row of await store.allPoolRows(this.#o.db)) {
+  get #leaseMs(): number {
+    return this.#o.leaseMs ?? LEASE_MS;
+  }
+
+  /**
+   * A cluster, every half lease: this node's owner renews its presence
+   * (pool_owners), and each pool goes to its placement (pools/placement.ts
+   * over the live owners). A pool this node holds and another live owner now
+   * wins (a node joined) is flushed and released: the winner takes it at its
+   * next look. A free pool (no live lease) is taken by its winner; by anyone
+   * once its lease has been expired for a whole lease (the winner did not
+   * come). The pools held are re-read (another node may have changed them).
+   */
+  async #place(): Promise<void> {
+    const me = this.#o.nodeId;
+    const { owners, leases } = await placementView(this.#o.db, me, this.#clock.now() + this.#leaseMs);
+    const rows = await store.allPoolRows(this.#o.db);
+    const ids = new Set(rows.map((r) => r.id));
+    for (const id of [...this.#freeSince.keys()]) if (!ids.has(id)) this.#freeSince.delete(id);
+    for (const row of rows) {
+      if (this.state !== 'running') return;
+      const winner = placeOwner(row.id, owners);
       const a = this.#actors.get(row.id);
-      if (a === undefined) await this.#adopt(row, true);
-      else this.#on(row.id, async () => (a.configure(row), a.reconcile()));
+      if (a !== undefined) {
+        if (winner !== null && winner !== me) this.#on(row.id, () => this.#release(row.id));
+        else this.#on(row.id, async () => (a.configure(row), a.reconcile()));
+        continue;
+      }
+      const lease = leases.get(row.id);
+      if (lease !== undefined && lease.expiredMs <= 0) {
+        this.#freeSince.delete(row.id);
+        continue;
+      }
+      const since = this.#freeSince.get(row.id) ?? this.#clock.now();
+      this.#freeSince.set(row.id, since);
+      // the winner takes it; anyone once it has been free for a whole lease (its winner did not come)
+      if (winner === me || winner === null || this.#clock.now() - since > this.#leaseMs) {
+        await this.#adopt(row, true);
+        if (this.#actors.has(row.id)) this.#freeSince.delete(row.id);
+      }
     }
+  }
+
+  /** A pool this node holds moves to another owner: a last flush, the lease released (its reservation's rest refunded). */
+  async #release(poolId: string): Promise<void> {
+    const a = this.#actors.get(poolId);
+    if (a === undefined) return;
+    this.#actors.delete(poolId);
+    await a.stop(this.#o.stopGraceMs ?? STOP_GRACE_MS);
   }
 
   /** An actor for the pool when its lease can be taken; `spread`: a start or a take-over (the overdue spread), not a new pool. */
@@ -235,24 +287,30 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
     return node === null ? null : this.#remote!.page(node, poolId, query);
   }
 
-  localRecheck(poolId: string, proxies: readonly ProxyAddress[]): boolean {
+  /** The actor of a pool this process holds and has loaded (one still loading answers nothing yet: the durable copy does). */
+  #loaded(poolId: string): PoolActor | undefined {
     const a = this.#actors.get(poolId);
+    return a !== undefined && a.state !== 'created' ? a : undefined;
+  }
+
+  localRecheck(poolId: string, proxies: readonly ProxyAddress[]): boolean {
+    const a = this.#loaded(poolId);
     a?.recheck(proxies);
     return a !== undefined;
   }
 
   localStats(poolId: string): OwnedPoolStats | null {
-    const a = this.#actors.get(poolId);
+    const a = this.#loaded(poolId);
     return a === undefined ? null : { counts: a.counts(), ...a.schedule() };
   }
 
   localPage(poolId: string, query: PoolProxiesQuery): ProxiesPage | null {
-    return this.#actors.get(poolId)?.page(query) ?? null;
+    return this.#loaded(poolId)?.page(query) ?? null;
   }
 
   /** The account's pool's working proxies from memory; undefined when this process does not own the pool. */
   memory(accountId: string, poolId: string): PoolUpstream[] | undefined {
-    const a = this.#actors.get(poolId);
+    const a = this.#loaded(poolId);
     return a !== undefined && a.accountId === accountId ? a.upstreams() : undefined;
   }
 
@@ -282,6 +340,7 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
     const grace = this.#o.stopGraceMs ?? STOP_GRACE_MS;
     await Promise.all([...this.#actors.values()].map((a) => a.stop(grace)));
     this.#actors.clear();
+    if (!this.#o.embedded) await dropOwner(this.#o.db, this.#o.nodeId).catch((err: unknown) => this.#o.log.warn('dropping this node from the pools\' placement failed', { err }));
     this.#machine.move('stopping', 'stopped');
   }
 }

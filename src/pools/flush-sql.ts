@@ -19,7 +19,9 @@
  *   recordBatchStatement    a durable batch: the pool's round_seq + 1, its
  *                           last_round_at, a pool_rounds row, a completed scan
  *                           row (usage)
- *   releaseLeaseStatement   the lease dropped (a clean stop, a deleted pool)
+ *   releaseLeaseStatement   the lease given up (a clean stop, a move, a deleted
+ *                           pool): expired, its row and token kept
+ *   deleteLeaseStatement    a deleted pool's lease row dropped
  *   lockAccountStatement / outstandingStatement   units reserved under a run
  *                           id and not refunded, read under the account's lock
  *   loadProxiesStatement    a pool's rows in id order after `afterId` (an
@@ -28,6 +30,9 @@
  *   leasesOfGonePoolsStatement  lease rows whose pool was deleted
  *   leaseHolderStatement    the node holding a pool's lease now (a cluster's
  *                           reads asked of it)
+ *   renewOwnerStatement / dropOwnerStatement / liveOwnersStatement / leasesStatement
+ *                           a cluster's placement: the nodes whose owner runs
+ *                           (pool_owners) and every lease's holder
  *
  * Each fenced statement repeats the token condition (FENCE), so even a
  * statement sent on its own by a stale owner changes nothing.
@@ -182,8 +187,17 @@ export function recordBatchStatement(poolId: string, token: number | null, tally
     SELECT seq::float8 AS seq FROM ins`;
 }
 
-/** The lease of `poolId` dropped when `token` holds it; one row (run_id, settled) when it did. */
+/**
+ * The lease of `poolId` given up when `token` holds it: expired at once, the
+ * row kept (the next owner's token is this one + 1: a run id is never reused);
+ * one row (run_id, settled) when it held it.
+ */
 export function releaseLeaseStatement(poolId: string, token: number): SQL {
+  return sql`UPDATE pool_leases SET expires_at = to_timestamp(0) WHERE pool_id = ${poolId} AND token = ${token}::bigint RETURNING run_id, settled::float8 AS settled`;
+}
+
+/** A deleted pool's lease row dropped; one row (run_id, settled) when it was there with `token`. */
+export function deleteLeaseStatement(poolId: string, token: number): SQL {
   return sql`DELETE FROM pool_leases WHERE pool_id = ${poolId} AND token = ${token}::bigint RETURNING run_id, settled::float8 AS settled`;
 }
 
@@ -196,6 +210,27 @@ export function lockAccountStatement(accountId: string): SQL {
 export function outstandingStatement(accountId: string, runId: string): SQL {
   return sql`SELECT (COALESCE(sum(units) FILTER (WHERE reason = 'reserve'), 0) - COALESCE(sum(units) FILTER (WHERE reason = 'refund'), 0))::float8 AS outstanding
     FROM quota_ledger WHERE account_id = ${accountId}::uuid AND job_id = ${runId}`;
+}
+
+/** This node's pool owner runs until `expiresMs` (renewed every half lease). */
+export function renewOwnerStatement(nodeId: string, expiresMs: number): SQL {
+  return sql`INSERT INTO pool_owners (node_id, expires_at) VALUES (${nodeId}, ${iso(expiresMs)}::timestamptz)
+    ON CONFLICT (node_id) DO UPDATE SET expires_at = EXCLUDED.expires_at`;
+}
+
+/** This node's pool owner stopped. */
+export function dropOwnerStatement(nodeId: string): SQL {
+  return sql`DELETE FROM pool_owners WHERE node_id = ${nodeId}`;
+}
+
+/** The nodes whose pool owner runs now (by the database's clock), by id. */
+export function liveOwnersStatement(): SQL {
+  return sql`SELECT node_id FROM pool_owners WHERE expires_at > now() ORDER BY node_id`;
+}
+
+/** Every lease: pool_id, node_id, and `expired_ms` (how long ago it expired; negative while live). */
+export function leasesStatement(): SQL {
+  return sql`SELECT pool_id, node_id, (extract(epoch FROM now() - expires_at) * 1000)::float8 AS expired_ms FROM pool_leases`;
 }
 
 /** One row (`node_id`) when a node holds the pool's lease now (by the database's clock). */

@@ -90,9 +90,12 @@ for (const [name, open] of DRIVERS) {
       await flushChunk(db, b, await chunk(p.id, NOW + 42_000));
       expect(await checks(p.id)).toBe(6);
       expect(await charged(p.id)).toBe(6);
-      // b stops cleanly: nothing outstanding, the lease row gone
+      // b stops cleanly: nothing outstanding, the lease expired (its row and token kept: a run id is never reused)
       expect(await releaseLease(db, b, NOW + 43_000)).toBe(0);
-      expect(await one(sql`SELECT count(*)::float8 AS n FROM pool_leases WHERE pool_id = ${p.id}`)).toEqual({ n: 0 });
+      expect(await one(sql`SELECT count(*)::float8 AS n FROM pool_leases WHERE pool_id = ${p.id} AND expires_at > now()`)).toEqual({ n: 0 });
+      const c = (await takeLease(db, { poolId: p.id, accountId: p.acc, nodeId: 'node-c', nowMs: NOW + 44_000, leaseMs: 30_000, force: false }))!;
+      expect(c.token).toBe(3);
+      expect(await charged(p.id)).toBe(6);
     });
 
     test('a live lease of another node is not taken unless forced; a forced take-over refunds the rest', async () => {

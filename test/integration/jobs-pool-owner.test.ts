@@ -17,7 +17,10 @@
  * - a balance that cannot pay: pool.paused insufficient_checks, nothing
  *   charged; a top-up: pool.resumed;
  * - fencing: another node takes the lease; the old owner's next flush writes
- *   and charges nothing, and it stops owning the pool.
+ *   and charges nothing, and it stops owning the pool;
+ * - a cluster's placement: two owners share the pools by rendezvous hashing,
+ *   never both holding one; one stops and the other takes its pools back;
+ *   charged == durable checks.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
@@ -30,6 +33,7 @@ import type { ExecutionHandle, ExecutionJob, ProbeExecution, ResultBatch, Shard 
 import { memoryLogger } from '../../src/log';
 import type { PoolEvent } from '../../src/pools/events';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
+import { placeOwner } from '../../src/pools/placement';
 import { DEFAULT_PROXIES_QUERY } from '../../src/pools/query';
 import { addSourceProxies } from '../../src/pools/store';
 import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
@@ -215,7 +219,7 @@ describe('PoolOwner', () => {
     ]);
     expect(await charged(pool.id)).toBe(1);
     expect(events.of(pool.id, 'round.completed')[0]!.round).toEqual({ checked: 1, working: 1, failed: 0, not_tried: 2, charged: 1 });
-    expect(rowsOf(await tdb.db.execute(sql`SELECT 1 FROM pool_leases WHERE pool_id = ${pool.id}`))).toEqual([]);
+    expect(rowsOf(await tdb.db.execute(sql`SELECT 1 FROM pool_leases WHERE pool_id = ${pool.id} AND expires_at > now()`))).toEqual([]);
   }, 20_000);
 
   test('a proxy refused before any connection: not probed, failed blocked_target, not charged', async () => {
@@ -258,7 +262,7 @@ describe('PoolOwner', () => {
     expect(await pools.delete(acc, pool.id)).toBe(true);
     await r.applied(pool.id);
     // what was settled durable stays charged; the reservation's rest is back
-    expect(rowsOf(await tdb.db.execute(sql`SELECT 1 FROM pool_leases WHERE pool_id = ${pool.id}`))).toEqual([]);
+    expect(rowsOf(await tdb.db.execute(sql`SELECT 1 FROM pool_leases WHERE pool_id = ${pool.id} AND expires_at > now()`))).toEqual([]);
     const rows = await ledger(pool.id);
     expect(rows.at(-1)!.reason).toBe('refund');
     await r.stop();
@@ -307,4 +311,37 @@ describe('PoolOwner', () => {
     expect(r.localStats(pool.id)).toBeNull();
     await r.stop();
   }, 20_000);
+
+  test('a cluster: pools placed by rendezvous over the live owners; a node that joins takes its share, one that stops gives its pools back', async () => {
+    const own = await freshDatabase(); // these owners take every pool of their database
+    try {
+      const acc = (await createAccount(own.db, { email: 'placed@example.com', checks: 10_000 })).id;
+      const pools = new PoolService({ db: own.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await pools.create(acc, { settings: { name: `p${i}`, type: 'http', region: 'us1', intervalS: 600, timeoutMs: 1000, https: false, customUrls: [], sources: [] }, proxies: parsed([`10.9.${i}.1:80`]), totalInvalid: 0, totalDuplicates: 0 })).pool.id);
+      const node = (id: string) =>
+        new PoolOwner({ db: own.db, execution: new TableExecution(() => 'working'), settings: settingsOf, geo: { lookup: () => null as never }, events: new Recorder(), log, nodeId: id, embedded: false, leaseMs: 1000, flushMs: 300, stopGraceMs: 1000 });
+      const holders = (...owners: PoolOwner[]) => ids.map((id) => owners.filter((o) => o.actor(id) !== undefined).length);
+      const a = node('node-a');
+      await a.start();
+      expect(ids.every((id) => a.actor(id) !== undefined)).toBe(true); // alone: every pool
+      const b = node('node-b');
+      await b.start();
+      const placed = () => ids.every((id) => (placeOwner(id, ['node-a', 'node-b']) === 'node-a' ? a : b).actor(id) !== undefined);
+      await until('each pool on its placement', placed, 10_000);
+      expect(holders(a, b)).toEqual(ids.map(() => 1)); // never two owners
+      const onB = ids.filter((id) => b.actor(id) !== undefined).length;
+      expect(onB).toBeGreaterThan(0);
+      expect(onB).toBeLessThan(12);
+      await b.stop(); // its pools flushed and released, its presence gone
+      await until('a holds every pool again', () => ids.every((id) => a.actor(id) !== undefined), 10_000);
+      await a.stop();
+      const net = Number(rowsOf<{ n: number }>(await own.db.execute(sql`SELECT COALESCE(sum(CASE WHEN reason = 'reserve' THEN units ELSE -units END), 0)::float8 AS n FROM quota_ledger WHERE account_id = ${acc}::uuid`))[0]!.n);
+      const checks = Number(rowsOf<{ n: number }>(await own.db.execute(sql`SELECT COALESCE(sum(checks), 0)::float8 AS n FROM pool_proxy_rows`))[0]!.n);
+      expect(net).toBe(checks);
+      expect(checks).toBeGreaterThanOrEqual(12);
+    } finally {
+      await own.cleanup();
+    }
+  }, 30_000);
 });
