@@ -15,9 +15,14 @@
  *   limit           ASCII digits, 1..10 000                      (400 Invalid request)
  *   cursor          a next_cursor of this listing with the same sort (400 Invalid request)
  *   format          json | txt | csv                             (400 Invalid request)
+ *   scheme          true | false: txt lines as <protocol>://...  (400 Invalid request)
+ *
+ * `txt` and `csv` without `limit` list every match (`all`, streamed page
+ * after page of MAX_PAGE_LIMIT); `json` keeps its pages (DECISIONS "Mixed
+ * lists").
  */
 import { invalidRequest, invalidType } from './api-errors';
-import { singleQueryValue } from './check-request';
+import { booleanQueryValue, singleQueryValue } from './check-request';
 import { PROXY_TYPES, type ProxyType } from '../proxy/types';
 import { decodeCursor } from '../pools/cursor';
 import { MAX_PAGE_LIMIT } from '../pools/limits';
@@ -86,5 +91,11 @@ export function validateProxiesQuery(query: URLSearchParams): PoolProxiesQuery {
   }
 
   q.format = oneOf(query, 'format', PROXY_FORMATS) ?? q.format;
+  const scheme = booleanQueryValue(query, 'scheme');
+  if (scheme !== undefined) q.scheme = scheme;
+  if (q.format !== 'json' && limit === undefined) {
+    q.all = true;
+    q.limit = MAX_PAGE_LIMIT;
+  }
   return q;
 }

@@ -2,10 +2,12 @@
  * The dashboard's one HTML page (served at /app): the header and navigation,
  * a banner for a judge that proxies elsewhere cannot reach (filled from
  * /health), and the five views (sign-in, with how to get a key; new check
- * with live progress; results; pools; account) as static, labelled markup. The script (/app/app.js, built from
+ * with live progress; results; pools; webhooks: webhooks-markup.ts; account) as static, labelled markup. The script (/app/app.js, built from
  * src/web/client) shows one view at a time, wires the forms and fills in the
  * data. No inline script or style: the page is served with a strict CSP.
  */
+
+import { WEBHOOKS_NAV, WEBHOOKS_VIEW } from './webhooks-markup';
 
 export const DASHBOARD_TITLE = 'Proxy checker';
 
@@ -31,6 +33,7 @@ export function dashboardPage(version: string): string {
       <li><a href="#/check" data-route="check">New check</a></li>
       <li><a href="#/results" data-route="results">Results</a></li>
       <li><a href="#/pools" data-route="pools">Pools</a></li>
+      ${WEBHOOKS_NAV}
       <li><a href="#/account" data-route="account">Account</a></li>
       <li><button id="signout" type="button" class="linklike">Sign out</button></li>
     </ul>
@@ -202,6 +205,7 @@ export function dashboardPage(version: string): string {
   <h1 id="pools-h" tabindex="-1">Pools</h1>
   <p class="hint">A pool is a list of proxies this service keeps checked on a schedule: working ones every interval, failing ones less often. Each proxy checked costs one check.</p>
   <p id="pools-error" class="error" role="alert"></p>
+  <ul id="pool-warnings" class="banner" role="status" hidden></ul>
   <section class="panel" aria-labelledby="pools-list-h">
     <h2 id="pools-list-h">Your pools</h2>
     <p id="pools-empty" class="hint" hidden>No pools yet: create one below from a list of proxies.</p>
@@ -213,6 +217,12 @@ export function dashboardPage(version: string): string {
   <section id="pool-detail" class="panel" aria-labelledby="pool-h" hidden>
     <h2 id="pool-h"></h2>
     <dl id="pool-cards" class="cards"></dl>
+    <details id="pool-gateway" class="pool-gateway" hidden>
+      <summary>Gateway: one proxy address that rotates over this pool's working proxies</summary>
+      <p class="hint">Point a scraper at either URL (your API key is the password; <code>proxycheck pool gateway &lt;id&gt;</code> prints the same).</p>
+      <p><span class="downloads-label">HTTP</span> <code id="pool-gw-http" class="mono"></code></p>
+      <p><span class="downloads-label">SOCKS5</span> <code id="pool-gw-socks5" class="mono"></code></p>
+    </details>
     <section id="pool-chart" aria-label="Working proxies over time" hidden></section>
     <section id="pool-live" class="pool-live" aria-labelledby="pool-live-h">
       <h3 id="pool-live-h">Live events <span id="pool-live-state" class="hint" role="status"></span></h3>
@@ -235,7 +245,7 @@ export function dashboardPage(version: string): string {
     </div>
     <p id="pp-count" class="hint" aria-live="polite"></p>
     <div class="table-wrap" role="region" aria-labelledby="pool-h" tabindex="0">
-      <table id="pool-proxies"><thead><tr><th scope="col">Proxy</th><th scope="col">Status</th><th scope="col">Uptime 24 h</th><th scope="col">Uptime 7 d</th><th scope="col">Latency</th><th scope="col">Last change</th><th scope="col">Country</th><th scope="col">Anonymity</th><th scope="col">Error</th></tr></thead><tbody></tbody></table>
+      <table id="pool-proxies"><thead><tr><th scope="col">Proxy</th><th scope="col">Status</th><th scope="col">Protocol</th><th scope="col">Uptime 24 h</th><th scope="col">Uptime 7 d</th><th scope="col">Latency</th><th scope="col">Last change</th><th scope="col">Country</th><th scope="col">Anonymity</th><th scope="col">Error</th></tr></thead><tbody></tbody></table>
     </div>
     <div class="pager">
       <button type="button" id="pp-prev" class="secondary">Previous<span class="visually-hidden"> page</span></button>
@@ -267,6 +277,8 @@ export function dashboardPage(version: string): string {
     </form>
   </section>
 </section>
+
+${WEBHOOKS_VIEW}
 
 <section id="view-account" class="view" aria-labelledby="account-h" hidden>
   <h1 id="account-h" tabindex="-1">Account</h1>

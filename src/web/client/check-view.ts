@@ -12,8 +12,9 @@ import { create, doc, option, type ButtonEl, type Elem, type InputEl, type Label
 import { apiGet, apiPost } from './api';
 import { followJob, keepJob, keptJob, openSocket } from './job-follow';
 import { announcer, byId, setText, show } from './dom';
-import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, parseSamples, type CustomUrlInput } from './format';
+import { buildCustomUrls, errorText, formatEta, jobIdFrom, parseProxyList, parseSamples, proxyCountText, type CustomUrlInput } from './format';
 import type { ServiceInfo } from './service-info';
+import type { CheckType } from '../../proxy/types';
 import { formatCount } from './svg';
 
 const MAX_CUSTOM_URLS = 10;
@@ -58,11 +59,18 @@ export function setupCheckView(deps: CheckViewDeps): { loadRegions(): Promise<vo
   let rowSeq = 0;
   let running = false;
 
+  let countTimer: ReturnType<typeof setTimeout> | null = null;
   const updateCount = () => {
-    const n = parseProxyList(text.value).length;
-    setText(count, `${formatCount(n)} ${n === 1 ? 'proxy' : 'proxies'}`);
+    if (countTimer !== null) clearTimeout(countTimer);
+    countTimer = null;
+    setText(count, proxyCountText(text.value, type.value as CheckType));
   };
-  text.addEventListener('input', updateCount);
+  type.addEventListener('change', updateCount);
+  text.addEventListener('input', () => {
+    // a big paste is parsed once typing stops
+    if (countTimer !== null) clearTimeout(countTimer);
+    countTimer = setTimeout(updateCount, 150);
+  });
   file.addEventListener('change', async () => {
     const f = file.files?.[0];
     if (!f) return;

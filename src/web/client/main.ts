@@ -3,11 +3,13 @@
  * sign-in with an API key (checked with GET /me, then kept in sessionStorage
  * or, when remembered, localStorage; in memory when storage is off), a hash
  * router over the views (#/check, #/results, #/pools and #/pools/<id>,
- * #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
+ * #/webhooks, #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
  * GET /health is read once at start (service-info.ts): one machine or a
- * cluster (the region hint and card), and the banner for a judge that
- * proxies elsewhere cannot reach. A check still running when the page was
- * reloaded is followed again.
+ * cluster (the region hint and card), the banner for a judge that
+ * proxies elsewhere cannot reach, and where the gateway listens (a pool's
+ * page shows its URLs). A check still running when the page was
+ * reloaded is followed again. The Results tab with nothing to show from
+ * this tab (a new sign-in) shows the account's latest result (GET /me).
  */
 import { apiGet, clearKey, loadKey, saveKey } from './api';
 import { doc, win, type ButtonEl, type Elem, type InputEl } from './browser';
@@ -18,9 +20,11 @@ import { errorText } from './format';
 import { keptJob } from './job-follow';
 import { setupPoolsView } from './pools-view';
 import { setupResultsView } from './results-view';
-import { judgeBanner, serviceInfo } from './service-info';
+import { setupWebhooksView } from './webhooks-view';
+import { gatewayOf, judgeBanner, serviceInfo } from './service-info';
+import { latestResultLink } from './format';
 
-const ROUTES = Object.freeze({ check: 'New check', results: 'Results', pools: 'Pools', account: 'Account' } as const);
+const ROUTES = Object.freeze({ check: 'New check', results: 'Results', pools: 'Pools', webhooks: 'Webhooks', account: 'Account' } as const);
 type Route = keyof typeof ROUTES | 'signin';
 const LAST_RESULT = 'proxycheck.lastResult';
 
@@ -37,6 +41,7 @@ function boot(): void {
     check: byId('view-check'),
     results: byId('view-results'),
     pools: byId('view-pools'),
+    webhooks: byId('view-webhooks'),
     account: byId('view-account'),
   };
 
@@ -54,6 +59,7 @@ function boot(): void {
     clearKey();
     remember(null);
     results.clear();
+    restored = false; // the next sign-in shows its latest result again
     setText(byId('signin-error'), message);
     if (location.hash !== '#/signin') location.hash = '#/signin';
     else route(true);
@@ -82,11 +88,13 @@ function boot(): void {
   });
 
   const pools = setupPoolsView({ key, onUnauthorized: () => signOut('Your API key was refused. Sign in again.') });
+  const webhooks = setupWebhooksView({ key, onUnauthorized: () => signOut('Your API key was refused. Sign in again.') });
 
   void apiGet('/health').then((h) => {
     const info = serviceInfo(h.body);
     check.setService(info);
     results.setService(info);
+    pools.setGateway(gatewayOf(h.body));
     const banner = judgeBanner(info);
     const el = byId('judge-banner');
     setText(el, banner ?? '');
@@ -113,6 +121,8 @@ function boot(): void {
     if (name === 'account') void account.load();
     if (name === 'pools') void pools.load(rest[0] ?? null);
     else pools.leave();
+    if (name === 'webhooks') void webhooks.load();
+    else webhooks.leave();
     if (name === 'results') results.redraw();
     if (name === 'results' && !restored && !results.hasResult()) {
       restored = true;
@@ -123,6 +133,16 @@ function boot(): void {
         link = null;
       }
       if (link) void results.showLink(link);
+      else {
+        // nothing from this tab (a new sign-in): the account's latest check that still has its result
+        const k = key();
+        if (k !== null) {
+          void apiGet('/me', k).then((r) => {
+            const latest = r.ok ? latestResultLink(r.body) : null;
+            if (latest !== null && !results.hasResult() && key() === k) void results.showLink(latest);
+          });
+        }
+      }
     }
     if (focus) views[name].querySelector('h1')?.focus();
   }

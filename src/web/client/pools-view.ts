@@ -16,6 +16,11 @@
  * "pool deleted" closes the pool instead. Leaving the pool (another pool,
  * the list, another view) closes its socket.
  *
+ * A create or PATCH answer's `warnings` (`balance_runs_out`: the pools cost
+ * more checks a day than the balance) show in a banner over the view until
+ * the next change. Where the service runs a gateway (/health `gateway`,
+ * given with setGateway), a pool's page shows its two gateway URLs.
+ *
  * `refresh()` re-reads the open pool and the list; the hidden `#pool-chart`
  * section is where the working-now chart over time goes (from the pool's
  * rounds).
@@ -33,6 +38,8 @@ import {
   downloadName,
   poolCards,
   poolCreateBody,
+  poolGatewayUrls,
+  poolWarningTexts,
   poolRowHtml,
   proxiesQuery,
   proxyRowHtml,
@@ -80,6 +87,8 @@ export function setupPoolsView(deps: PoolsViewDeps) {
   const liveState = byId('pool-live-state');
   const liveEmpty = byId('pool-live-empty');
   const liveList = byId('pool-events');
+  const warningList = byId('pool-warnings');
+  const gatewayBox = byId('pool-gateway');
   const filterIds = { status: 'pf-status', country: 'pf-country', anonymity: 'pf-anon', type: 'pf-type', https: 'pf-https', sort: 'pf-sort' } as const;
 
   let pools: PoolView[] = [];
@@ -97,6 +106,24 @@ export function setupPoolsView(deps: PoolsViewDeps) {
   let reloadTimer: ReturnType<typeof setTimeout> | null = null;
   /** The live list's items, newest first. */
   let liveItems: string[] = [];
+  /** Where the gateway listens (/health), null: none. */
+  let gateway: { host: string | null; port: number } | null = null;
+
+  /** The warnings of a create / PATCH answer (none: the banner goes). */
+  const showWarnings = (body: unknown): void => {
+    const lines = poolWarningTexts(body);
+    warningList.innerHTML = lines.map((l) => `<li>${escapeXml(l)}</li>`).join('');
+    show(warningList, lines.length > 0);
+  };
+
+  /** The open pool's gateway URLs, when the service runs a gateway. */
+  const renderGateway = (): void => {
+    const k = deps.key();
+    const urls = open === null || k === null ? null : poolGatewayUrls(gateway, win().location.hostname, open.id, k);
+    show(gatewayBox, urls !== null);
+    setText(byId('pool-gw-http'), urls?.http ?? '');
+    setText(byId('pool-gw-socks5'), urls?.socks5 ?? '');
+  };
 
   const key = (): string | null => {
     const k = deps.key();
@@ -258,6 +285,7 @@ export function setupPoolsView(deps: PoolsViewDeps) {
     const switched = open?.id !== id;
     open = r.body as PoolView;
     renderCards(open);
+    renderGateway();
     show(detail, true);
     followLive(open.id);
     if (switched) cursors = [null];
@@ -336,6 +364,7 @@ export function setupPoolsView(deps: PoolsViewDeps) {
       failed(r.status, r.body);
       return;
     }
+    showWarnings(act === 'delete' ? null : r.body);
     if (act === 'delete' && open?.id === id) {
       open = null;
       stopLive();
@@ -380,6 +409,7 @@ export function setupPoolsView(deps: PoolsViewDeps) {
       failed(r.status, r.body, formError);
       return;
     }
+    showWarnings(r.body);
     const p = r.body as PoolView & { submitted: { added: number; total_invalid: number; total_duplicates: number } };
     const skipped = p.submitted.total_invalid + p.submitted.total_duplicates;
     setText(created, `Created “${p.name}” with ${formatCount(p.submitted.added)} proxies${skipped > 0 ? ` (${formatCount(skipped)} invalid or duplicate lines skipped)` : ''}.`);
@@ -418,6 +448,11 @@ export function setupPoolsView(deps: PoolsViewDeps) {
       setText(err, '');
       void loadRegions();
       if (await loadList()) await openPool(id);
+    },
+    /** Where the service's gateway listens (/health `gateway`; null: none): a pool's page shows its URLs. */
+    setGateway(at: { host: string | null; port: number } | null): void {
+      gateway = at;
+      renderGateway();
     },
     /** The view is hidden (another route): the open pool's socket closes; load() opens it again. */
     leave(): void {
