@@ -243,6 +243,7 @@ export const SETTINGS = {
     default: true,
     read: bool,
   }),
+  POOL_FLUSH_S: s({ group: 'probes', tier: 'tuning', shown: '10', meaning: 'a pool\'s owner writes its checked proxies (and settles their checks) at most this many seconds behind; a crash loses at most that many seconds of verdicts, never charged', default: 10, read: int(1, 3600) }),
   ALLOW_PRIVATE_TARGETS: s({ group: 'probes', tier: 'tuning', shown: 'false', meaning: 'allow proxies and custom URLs on loopback, private and reserved addresses', default: false, read: bool }),
   TLS_CA_FILE: s({ group: 'probes', tier: 'tuning', shown: '(none)', meaning: 'a PEM file of extra CAs for an https JUDGE_URL and https custom URLs', read: path }),
   PROBE_SOCKET_DRIVER: s({

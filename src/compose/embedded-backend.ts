@@ -77,5 +77,6 @@ async function openEmbedded(workers: ProbeWorkers, { config, log, undo }: Backen
     orphanRefunded: () => {},
     calibrates: true,
     jobControl: () => null, // every run is this process's
+    poolReads: () => null, // every pool is this process's
   };
 }

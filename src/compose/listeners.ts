@@ -29,6 +29,7 @@ import { bind } from './bind';
 import { serveGateway } from './gateway';
 import { ownerPoolEvents } from './pool-events';
 import type { PoolRecheckPort } from '../pools/ports';
+import type { WorkingSetsOptions } from '../gateway/working-sets';
 import type { GatewayAddress, WebhooksPort } from '../http/context';
 import type { ProbeBackend } from './probe-backend';
 import type { PublicUrls } from './public-urls';
@@ -50,8 +51,8 @@ export interface ListenerParts {
   judgeKey: string;
   /** Who can reach the judge (/health). */
   judgeReach: JudgeReach | null;
-  /** The pools' re-check (the rounds, compose/pool-rounds.ts): where the gateway's failed upstreams go. */
-  recheck: PoolRecheckPort;
+  /** The pools' owner (compose/pool-owner.ts): where the gateway's failed upstreams go, and the working sets it holds in memory. */
+  owner: PoolRecheckPort & { upstreams: NonNullable<WorkingSetsOptions['memory']> };
   /** The webhooks routes (compose/webhooks.ts). */
   webhooks?: WebhooksPort;
   log: Logger;
@@ -91,7 +92,7 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
     findByApiKey: shared.findByApiKey,
     db: p.storage.database.db,
     poolEvents: p.backend.poolEvents,
-    recheck: p.recheck,
+    owner: p.owner,
     usage: shared.gatewayUsage,
     metrics: p.metrics,
     log: p.log,
