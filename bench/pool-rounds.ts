@@ -1,6 +1,8 @@
 /**
- * P1 and P2 of issue 23: a pool of 100 000 proxies (mix of A, bench/farm) at
- * `interval_s=300` kept checked by the rounds (src/jobs/pool-rounds.ts), the
+ * P1 and P2 of issue 23 (and the targets of issue 29): a pool of 100 000
+ * proxies (mix of A, bench/farm) at `interval_s=300` kept checked by its
+ * owner (src/jobs/pool-actor.ts: continuous, no rounds; a durable batch,
+ * `round.completed`, every POOL_FLUSH_S), the
  * service started as users start it (`bun src/main.ts` with `npm start`'s
  * environment, bench/e2e/service.ts: ALLOW_PRIVATE_TARGETS=true for the
  * loopback farm, the bench key with 10^9 checks), on the embedded PGlite
@@ -25,8 +27,8 @@
  *   4. the pool deleted (its round cut short); the one-shot: POST /check-raw
  *      of the same list on the same service, its CPU per check
  *   5. service stopped; database time per 1 000 state updates: the store's
- *      applyResults (src/pools/store.ts) in batches of 250 rows (the rounds'
- *      WRITE_BATCH) measured outside the service, on the service's own PGlite
+ *      applyResults (src/pools/store.ts: the owner's flush statements,
+ *      unfenced) in chunks of the owner's FLUSH_CHUNK rows measured outside the service, on the service's own PGlite
  *      data dir (the pool as P1 left it, re-created: the delete removed it)
  *      and on a fresh PostgreSQL database (`--pg URL`, default the local
  *      server; `--pg ''` skips it)
@@ -48,7 +50,7 @@ import { openDatabase, rowsOf, type Database } from '../db/client';
 import { createAccount } from '../src/accounts/accounts';
 import { insertProxiesStatement } from '../src/pools/proxies-sql';
 import { applyResults, dueProxies } from '../src/pools/store';
-import { WRITE_BATCH } from '../src/jobs/pool-round-probe';
+import { FLUSH_CHUNK as WRITE_BATCH } from '../src/jobs/pool-actor';
 import type { ParsedProxy } from '../src/proxy/parse';
 import { createServerDatabase } from '../test/helpers/db';
 import { BEHAVIOURS, buildEntries, listText } from './farm/entries';

@@ -3,8 +3,8 @@
  * tables of db/schema.ts), on a PostgreSQL server and on PGlite in memory:
  *   add      insertProxiesStatement of the whole list (batches of 10 000)
  *   round    a round of `--batch` (1 000) proxies: dueProxiesStatement, foldCheck
- *            of each (fold.ts: verdict, history, schedule), applyResultsStatement
- *            (one UPDATE); the database time of the UPDATE per 1 000 rows, and
+ *            of each (fold.ts: verdict, history, schedule), the owner's flush statements
+ *            (flush-sql.ts: the narrow state rows and the verdict fields, unfenced); the database time of the UPDATE per 1 000 rows, and
  *            the whole round
  *   page     GET /pools/{id}/proxies?status=working (sort latency): the first
  *            page at limit 100 and at limit 10 000 (what format=txt reads), and a
@@ -20,7 +20,9 @@ import { sql, type SQL } from 'drizzle-orm';
 import { openDatabase, rowsOf, type Database } from '../db/client';
 import { createAccount } from '../src/accounts/accounts';
 import { HISTORY_BYTES } from '../src/pools/history';
-import { applyResultsStatement, dueProxiesStatement, insertProxiesStatement, pageOf, poolStatsStatement, proxiesPageStatement } from '../src/pools/proxies-sql';
+import { stateUpdateStatement, verdictFieldsStatement } from '../src/pools/flush-sql';
+import { batchesOfRows } from '../src/pools/table-batch';
+import { dueProxiesStatement, insertProxiesStatement, pageOf, poolStatsStatement, proxiesPageStatement } from '../src/pools/proxies-sql';
 import { DEFAULT_PROXIES_QUERY, type PoolProxiesQuery } from '../src/pools/query';
 import { rowFromSql } from '../src/pools/shape';
 import { benchVerdict } from './pool-verdicts';
@@ -69,7 +71,8 @@ async function bench(name: string, database: Database): Promise<void> {
     const t0 = performance.now();
     const due = (await run(dueProxiesStatement(POOL, now, BATCH))).map(rowFromSql);
     const rows = due.map((r) => benchVerdict(r, random, now));
-    const [, u] = await timed(() => run(applyResultsStatement(POOL, rows)));
+    const { state, verdicts } = batchesOfRows(rows);
+    const [, u] = await timed(async () => (await run(stateUpdateStatement(POOL, null, state)), await run(verdictFieldsStatement(POOL, null, verdicts))));
     updateMs.push((u * 1000) / Math.max(1, rows.length));
     roundMs.push(performance.now() - t0);
     now += 10;

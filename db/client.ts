@@ -119,11 +119,26 @@ export const PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
   maintenance_work_mem: '16MB',
 });
 
+/**
+ * The embedded database's WAL, sized for an embedded database (issue 29: a
+ * pool's owner rewrites its state every POOL_FLUSH_S): PostgreSQL's default
+ * max_wal_size (1 GB) let pg_wal grow to 800 MiB under a steady pool;
+ * checkpoints every 64 MB of WAL or 2 minutes keep it near that, and
+ * min_wal_size 32MB recycles no more than that. Given on the command line only
+ * (not to initdb): the template's name (db/pglite-template.ts) does not change.
+ */
+export const PGLITE_WAL_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
+  max_wal_size: '64MB',
+  min_wal_size: '32MB',
+  checkpoint_timeout: '2min',
+});
+
 /** PGlite options shared by every embedded instance (data dir, in memory, template). */
 function pgliteOptions(): { startParams: string[]; initDbStartParams: string[] } {
   const pairs = Object.entries(PGLITE_SETTINGS).map(([k, v]) => `${k}=${v}`);
+  const wal = Object.entries(PGLITE_WAL_SETTINGS).map(([k, v]) => `${k}=${v}`);
   return {
-    startParams: [...PGlite.defaultStartParams, ...pairs.flatMap((p) => ['-c', p])],
+    startParams: [...PGlite.defaultStartParams, ...[...pairs, ...wal].flatMap((p) => ['-c', p])],
     initDbStartParams: pairs.flatMap((p) => ['--set', p]),
   };
 }

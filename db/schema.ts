@@ -2,7 +2,8 @@
  * Drizzle schema: accounts, API keys (hashes only), the quota ledger, scans
  * (history), the API nodes' leases, the cluster's result documents
  * (result_files + result_chunks, src/results/pg-store.ts) and pools of
- * proxies kept checked (pools, pool_proxies, pool_rounds: src/pools/). The SQL
+ * proxies kept checked (pools, pool_proxies, pool_rounds: src/pools/) and
+ * webhooks (webhooks, webhook_messages, webhook_deliveries: src/webhooks/). The SQL
  * in db/migrations is generated from this file with `npm run db:generate`
  * (drizzle-kit) and applied at start-up by db/client.ts.
  *
@@ -285,22 +286,18 @@ export const pools = pgTable(
 );
 
 /**
- * One row per pooled proxy, written in batches (one statement per batch of
- * results, src/pools/proxies-sql.ts):
+ * One row per pooled proxy: what changes rarely (migration 0006 split the
+ * state that changes on every check into pool_proxy_state):
  * - the address (host as the parser gives it; username and password '' when
- *   there are none; `format` as submitted, for `txt`);
- * - the last verdict and the fields of the last passing check
- *   (src/pools/shape.ts), `protocols` a bit mask (http 1, socks4 2, socks5 4);
- * - the schedule: `next_check_at`, `failures` (consecutive);
- * - `history` (src/pools/history.ts, 153 bytes) and, read from it at the last
- *   check, `latency_p50_ms` and `uptime_h24_ppm` (parts per million), which
- *   the proxies query filters and sorts on.
- * `id` is a bigserial: the keyset's tie-breaker (src/pools/cursor.ts). Indexes:
- * the address is unique per pool (adding a proxy twice is a no-op); the due
- * scan (pool, next_check_at); one per sort of the proxies query, each led by
- * (pool, status) and ending with the sort's key expression and id, exactly as
- * proxiesPageStatement orders by them (the sentinel COALESCE keeps keys
- * non-null, so "after the cursor" is one row comparison the index seeks to).
+ *   there are none; `format` as submitted, for `txt`), `first_seen_at`;
+ * - the fields of the last passing check (src/pools/shape.ts): `type`,
+ *   `protocols` (a bit mask: http 1, socks4 2, socks5 4), anonymity, https,
+ *   origin and geo. The pool's owner (src/jobs/pool-actor.ts) rewrites them
+ *   only when a check changed one of them.
+ * `id` is a bigserial: the keyset's tie-breaker (src/pools/cursor.ts) and the
+ * state row's key. Indexes: the address is unique per pool (adding a proxy
+ * twice is a no-op); nothing else: sorted pages come from the owner's memory
+ * (src/pools/proxy-page.ts), from this copy only when no owner is alive.
  */
 export const poolProxies = pgTable(
   'pool_proxies',
@@ -315,10 +312,6 @@ export const poolProxies = pgTable(
     password: text('password').notNull().default(''),
     /** 'standard' | 'url_auth' | 'colon_auth' */
     format: text('format').notNull().default('standard'),
-    /** 'unchecked' | 'working' | 'failed' */
-    status: text('status').notNull().default('unchecked'),
-    failures: integer('failures').notNull().default(0),
-    checks: integer('checks').notNull().default(0),
     type: text('type'),
     protocols: smallint('protocols').notNull().default(0),
     anonymity: text('anonymity'),
@@ -329,6 +322,37 @@ export const poolProxies = pgTable(
     location: text('location'),
     isp: text('isp'),
     asn: integer('asn'),
+    firstSeenAt: at('first_seen_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('pool_proxies_address_uq').on(t.poolId, t.host, t.port, t.username, t.password),
+    check('pool_proxies_port_valid', sql`${t.port} BETWEEN 1 AND 65535`),
+  ],
+);
+
+/**
+ * The narrow state of a pooled proxy that changes on every check, written by
+ * the pool's owner in batches (src/pools/flush-sql.ts): the last verdict and
+ * the schedule (`status`, `failures` consecutive, `checks`, the last check's
+ * status code, response time and error, `next_check_at`), `history`
+ * (src/pools/history.ts, 153 bytes) and, read from it at the last check,
+ * `latency_p50_ms` and `uptime_h24_ppm` (parts per million), which the
+ * proxies query filters and sorts on. Only the primary key is indexed and it
+ * never changes, so every batch write is a HOT update; the table is created
+ * with fillfactor 50 (migration 0006) so the new row version fits its page.
+ * The view pool_proxy_rows (migration 0006) joins it to pool_proxies under
+ * the columns of a whole row (src/pools/shape.ts rowFromSql).
+ */
+export const poolProxyState = pgTable(
+  'pool_proxy_state',
+  {
+    proxyId: bigint('proxy_id', { mode: 'number' })
+      .primaryKey()
+      .references(() => poolProxies.id, { onDelete: 'cascade' }),
+    /** 'unchecked' | 'working' | 'failed' */
+    status: text('status').notNull().default('unchecked'),
+    failures: integer('failures').notNull().default(0),
+    checks: integer('checks').notNull().default(0),
     statusCode: integer('status_code'),
     responseTimeMs: real('response_time_ms'),
     errorCode: text('error_code'),
@@ -336,25 +360,47 @@ export const poolProxies = pgTable(
     latencyP50Ms: integer('latency_p50_ms'),
     uptimeH24Ppm: integer('uptime_h24_ppm'),
     history: bytea('history'),
-    firstSeenAt: at('first_seen_at').notNull().defaultNow(),
     lastCheckedAt: at('last_checked_at'),
     lastChangeAt: at('last_change_at'),
     nextCheckAt: at('next_check_at').notNull().defaultNow(),
   },
-  (t) => [
-    uniqueIndex('pool_proxies_address_uq').on(t.poolId, t.host, t.port, t.username, t.password),
-    index('pool_proxies_due_idx').on(t.poolId, t.nextCheckAt),
-    index('pool_proxies_latency_idx').on(t.poolId, t.status, sql`COALESCE(${t.latencyP50Ms}, 2147483647)`, t.id),
-    index('pool_proxies_uptime_idx').on(t.poolId, t.status, sql`COALESCE(${t.uptimeH24Ppm}, -1) DESC`, sql`${t.id} DESC`),
-    index('pool_proxies_checked_idx').on(t.poolId, t.status, sql`COALESCE(${t.lastCheckedAt}, '1970-01-01T00:00:00Z'::timestamptz) DESC`, sql`${t.id} DESC`),
-    check('pool_proxies_status_valid', sql`${t.status} IN ('unchecked', 'working', 'failed')`),
-    check('pool_proxies_port_valid', sql`${t.port} BETWEEN 1 AND 65535`),
-  ],
+  (t) => [check('pool_proxy_state_status_valid', sql`${t.status} IN ('unchecked', 'working', 'failed')`)],
 );
 
 /**
- * One row per round of a pool (its planned, checked, working and charged
- * counts): the pool object's `checks_last_24h` and the dashboard's
+ * The API nodes whose pool owner runs (POOL_ROUNDS, a cluster): each renews
+ * its row every half of a pool lease; the live ones are the candidates of
+ * the pools' placement (src/pools/placement.ts: rendezvous hashing), so a
+ * node that owns no pools is never given one.
+ */
+export const poolOwners = pgTable('pool_owners', {
+  nodeId: text('node_id').primaryKey(),
+  expiresAt: at('expires_at').notNull(),
+});
+
+/**
+ * Who owns a pool now (DECISIONS "Pools are actors"): one row per owned
+ * pool, the owner's node, its fencing `token` (a new, larger one at every
+ * take-over) and `expires_at` (renewed by every flush). Every flush of the
+ * pool's state conditions on the token in its transaction, so an owner that
+ * lost the lease writes and charges nothing. `run_id` is the ledger's job
+ * reference of the owner's reservation (`pool:<id>:<token>`), `settled` the
+ * checks made durable under it: at a take-over, a start or a deletion the
+ * reservation's outstanding units beyond `settled` are refunded. No foreign
+ * key: a deleted pool's row stays until its reservation is settled.
+ */
+export const poolLeases = pgTable('pool_leases', {
+  poolId: text('pool_id').primaryKey(),
+  nodeId: text('node_id').notNull(),
+  token: bigint('token', { mode: 'number' }).notNull(),
+  expiresAt: at('expires_at').notNull(),
+  runId: text('run_id').notNull(),
+  settled: bigint('settled', { mode: 'number' }).notNull().default(0),
+});
+
+/**
+ * One row per durable batch of a pool (a flush of its owner: its planned,
+ * checked, working and charged counts): the pool object's `checks_last_24h` and the dashboard's
  * working-over-time chart. Rows older than 7 days are the retention sweep's.
  */
 export const poolRounds = pgTable(
@@ -374,9 +420,101 @@ export const poolRounds = pgTable(
   (t) => [primaryKey({ columns: [t.poolId, t.seq] }), index('pool_rounds_pool_started_idx').on(t.poolId, t.startedAt)],
 );
 
+/**
+ * Webhooks (DECISIONS "Webhooks"; src/webhooks/): an account's endpoints,
+ * the outbox of messages and one delivery per (message, endpoint).
+ *
+ * `secret_sealed` is the signing secret sealed with a key derived from
+ * RESULT_SECRET (src/webhooks/seal.ts: AES-256-GCM): a dump of the database
+ * alone does not hand it out. `pools` null: all of the account's pools,
+ * future ones too. `last_success_at` / `failing_since` drive the disable rule
+ * (3 days of attempts with no success).
+ */
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    events: text('events').array().notNull(),
+    pools: text('pools').array(),
+    /** 'enabled' | 'disabled' */
+    state: text('state').notNull().default('enabled'),
+    disabledReason: text('disabled_reason'),
+    secretSealed: text('secret_sealed').notNull(),
+    createdAt: at('created_at').notNull().defaultNow(),
+    updatedAt: at('updated_at').notNull().defaultNow(),
+    lastSuccessAt: at('last_success_at'),
+    failingSince: at('failing_since'),
+  },
+  (t) => [index('webhooks_account_created_idx').on(t.accountId, t.createdAt), check('webhooks_state_valid', sql`${t.state} IN ('enabled', 'disabled')`)],
+);
+
+/** The outbox: one row per event message; `id` is the `webhook-id` every attempt of it carries. */
+export const webhookMessages = pgTable(
+  'webhook_messages',
+  {
+    id: text('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    payload: jsonb('payload').notNull(),
+    createdAt: at('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('webhook_messages_created_idx').on(t.createdAt)],
+);
+
+/**
+ * One message to one endpoint: its state, its attempts (`[{at, status,
+ * error, duration_ms}]`, newest last), when it is due, and who holds it
+ * (`claimed_by` until `claim_until`: a node that dies mid-attempt loses it
+ * at the claim's expiry, and another node sends it).
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    messageId: text('message_id')
+      .notNull()
+      .references(() => webhookMessages.id, { onDelete: 'cascade' }),
+    webhookId: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    /** 'pending' | 'delivered' | 'failed' */
+    state: text('state').notNull().default('pending'),
+    attempts: jsonb('attempts').notNull().default(sql`'[]'::jsonb`),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    nextAttemptAt: at('next_attempt_at').notNull().defaultNow(),
+    claimedBy: text('claimed_by'),
+    claimUntil: at('claim_until'),
+    createdAt: at('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('webhook_deliveries_message_webhook_uq').on(t.messageId, t.webhookId),
+    index('webhook_deliveries_pending_idx').on(t.webhookId, t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
+    index('webhook_deliveries_webhook_created_idx').on(t.webhookId, t.createdAt.desc()),
+    check('webhook_deliveries_state_valid', sql`${t.state} IN ('pending', 'delivered', 'failed')`),
+  ],
+);
+
+/**
+ * The runs of checks submitted async (`Prefer: respond-async`), marked at
+ * their reservation: whoever closes the scan (the job's settlement, or the
+ * orphan sweep when its node died) writes check.completed and removes the
+ * mark in the same transaction (src/webhooks/outbox-sql.ts).
+ */
+export const webhookAsyncRuns = pgTable('webhook_async_runs', {
+  runId: text('run_id').primaryKey(),
+  createdAt: at('created_at').notNull().defaultNow(),
+});
+
 export type AccountRow = typeof accounts.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type LedgerRow = typeof quotaLedger.$inferSelect;
 export type ScanRow = typeof scans.$inferSelect;
 export type NodeRow = typeof nodes.$inferSelect;
 export type PoolRowDb = typeof pools.$inferSelect;
+export type WebhookRowDb = typeof webhooks.$inferSelect;

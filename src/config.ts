@@ -119,8 +119,12 @@ export interface ProbesConfig {
    * (node:net / node:tls), handed to every probe thread.
    */
   socketDriver: 'native' | 'node';
-  /** POOL_ROUNDS: this node runs the pools' rounds (src/jobs/pool-rounds.ts); false: its pools are not checked here. */
+  /** POOL_ROUNDS: this node owns and checks pools (src/jobs/pool-owner.ts); false: its pools are not checked here. */
   poolRounds: boolean;
+  /** POOL_FLUSH_S: a pool owner's flush period in seconds (src/jobs/pool-actor.ts). */
+  poolFlushS: number;
+  /** ADAPTIVE_LIMIT: probes in flight follow the checker's own lag (src/jobs/lag-limiter.ts); false: only the static caps. */
+  adaptiveLimit: boolean;
 }
 
 export interface JudgeConfig {
@@ -273,7 +277,9 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
       allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS')!,
       tlsCaFile: read('TLS_CA_FILE'),
       socketDriver: read('PROBE_SOCKET_DRIVER')!,
+      adaptiveLimit: read('ADAPTIVE_LIMIT')!,
       poolRounds: read('POOL_ROUNDS')!,
+      poolFlushS: read('POOL_FLUSH_S')!,
     },
     judge: readJudge(read, judgeUrl, judgeKey),
     storage,

@@ -61,6 +61,8 @@ export const DOMAIN_ERROR_CODES = Object.freeze({
   // pools (PoolLimitError, src/pools/errors.ts)
   /** a pool change would pass a limit (pools per account, proxies per pool or per account): nothing written */
   POOL_LIMIT: 'pool_limit',
+  /** a pool's owner found another token on its lease: it wrote and charged nothing, and stops (src/jobs/pool-durable.ts) */
+  POOL_LEASE_LOST: 'pool_lease_lost',
 
   // result files and their store
   RESULT_BAD_ID: 'result_bad_id',

@@ -16,17 +16,18 @@ import { listenScope, withBoundPort, type Config, type StorageConfig } from './c
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
-import { startPoolRounds } from './compose/pool-rounds';
+import { startPoolOwner } from './compose/pool-owner';
 import { startPools } from './compose/pool-sources';
 import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudgeTls } from './compose/own-judge';
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
 import { openStorage, sweepOrphansEvery } from './compose/storage';
+import { startWebhooks, type WebhookSchedule } from './compose/webhooks';
 import { openGeo } from './geo/geo';
 import { judgeWarnings } from './jobs/judge-warnings';
 import type { CheckRequest } from './jobs/request';
 import type { CheckService } from './jobs/service';
-import type { PoolRounds } from './jobs/pool-rounds';
+import type { PoolOwner } from './jobs/pool-owner';
 import { alsoTo, type PoolEventsPort } from './pools/ports';
 import { localAddresses, ownAddresses } from './judge/local-addresses';
 import type { Logger } from './log';
@@ -48,10 +49,10 @@ export interface RunningService {
   /** This API node's id (NODE_ID or generated per start). */
   nodeId: string;
   checks: CheckService;
-  /** Pool events (the rounds publish here; /ws?pool= and the gateway follow it). */
+  /** Pool events (the pools' owners publish here; /ws?pool= and the gateway follow it). */
   poolEvents: PoolEventsPort;
-  /** The pools' rounds (compose/pool-rounds.ts): the PoolRecheckPort the gateway takes. */
-  rounds: PoolRounds;
+  /** The pools' owner (compose/pool-owner.ts): the PoolRecheckPort the gateway takes. */
+  poolOwner: PoolOwner;
   /** The demo account created on this start (first start only). */
   bootstrap: BootstrapResult | null;
   /** Milliseconds from startService() to ready. */
@@ -67,6 +68,8 @@ export interface StartOptions {
   database?: Database;
   /** Also told every pool event the backend's hub is told (tests record them). */
   poolEvents?: PoolEventsPort;
+  /** The webhooks' retry schedule and poll interval (tests shorten them). */
+  webhookSchedule?: WebhookSchedule;
 }
 
 export async function startService(rawConfig: Config, opts: StartOptions): Promise<RunningService> {
@@ -96,13 +99,14 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const geoDb = await geo;
     const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
     const { pools } = startPools(config, { storage, log, undo });
-    const events = alsoTo(backend.poolEvents, opts.poolEvents);
-    const { rounds } = await startPoolRounds(config, { storage, backend, base, pools, judge, geo: geoDb, events, metrics, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, pools, recheck: rounds, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    const webhooks = startWebhooks(config, { storage, secret, pools, metrics, log, undo, ...(opts.webhookSchedule !== undefined ? { schedule: opts.webhookSchedule } : {}) });
+    const events = alsoTo(alsoTo(backend.poolEvents, webhooks.poolEvents), opts.poolEvents);
+    const poolOwner = await startPoolOwner(config, { storage, backend, base, pools, judge, geo: geoDb, events, metrics, log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, pools, owner: poolOwner, jobs, webhooks: webhooks.service, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });
-    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks, poolEvents: backend.poolEvents, rounds };
+    const running = { ...listeners, url: urls.base, config: { ...config, http: withBoundPort(config.http, listeners.port) }, nodeId: storage.nodeId, checks, poolEvents: backend.poolEvents, poolOwner };
     const startupMs = Math.round(performance.now() - t0);
     log.info('ready', {
       url: running.url,

@@ -28,6 +28,7 @@ import type { ClusterConfig, Config } from '../config';
 import { ENTRY_ERROR_CODES } from '../error-codes';
 import { ServiceError } from '../errors';
 import { jobControlClient, serveJobControl } from '../cluster/job-control';
+import { poolReadsClient, servePoolReads } from '../cluster/pool-reads';
 import type { RegionsPort } from '../http/context';
 import { maxInFlightFor, openFilesLimit } from '../limits';
 import type { Logger } from '../log';
@@ -114,6 +115,11 @@ async function openCluster(ctx: BackendContext): Promise<ProbeBackend> {
       const control = serveJobControl(nc, nodeId, runs, log);
       undo.push(() => control.unsubscribe());
       return jobControlClient(nc, log);
+    },
+    poolReads: (pools) => {
+      const served = servePoolReads(nc, nodeId, pools, log);
+      undo.push(() => served.unsubscribe());
+      return poolReadsClient(nc, log);
     },
   };
 }

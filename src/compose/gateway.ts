@@ -31,8 +31,8 @@ export interface GatewayParts {
   db: Db;
   /** The pool events feed (its watch refreshes the working sets). */
   poolEvents: WorkingSetsOptions['events'];
-  /** A failed upstream re-checked by its pool at once (the rounds). */
-  recheck: PoolRecheckPort;
+  /** A failed upstream re-checked by its pool at once, and the working sets the pools' owner holds in memory. */
+  owner: PoolRecheckPort & { upstreams: NonNullable<WorkingSetsOptions['memory']> };
   usage: GatewayUsage;
   metrics: ServiceMetrics;
   log: Logger;
@@ -44,7 +44,7 @@ export function serveGateway(config: Pick<Config, 'gateway' | 'probes'>, p: Gate
   const g = config.gateway;
   if (g.port === undefined) return null;
   const port = g.port;
-  const pools = new PoolWorkingSets({ db: p.db, events: p.poolEvents, recheck: p.recheck, authenticate: p.findByApiKey, log: p.log });
+  const pools = new PoolWorkingSets({ db: p.db, memory: (a, id) => p.owner.upstreams(a, id), events: p.poolEvents, recheck: p.owner, authenticate: p.findByApiKey, log: p.log });
   p.undo.push(() => pools.stop());
   const gateway = bind({ setting: 'GATEWAY_PORT', host: g.host, port }, () =>
     startGateway({

@@ -29,7 +29,8 @@ import { bind } from './bind';
 import { serveGateway } from './gateway';
 import { ownerPoolEvents } from './pool-events';
 import type { PoolRecheckPort } from '../pools/ports';
-import type { GatewayAddress } from '../http/context';
+import type { WorkingSetsOptions } from '../gateway/working-sets';
+import type { GatewayAddress, WebhooksPort } from '../http/context';
 import type { ProbeBackend } from './probe-backend';
 import type { PublicUrls } from './public-urls';
 import type { Storage } from './storage';
@@ -50,8 +51,10 @@ export interface ListenerParts {
   judgeKey: string;
   /** Who can reach the judge (/health). */
   judgeReach: JudgeReach | null;
-  /** The pools' re-check (the rounds, compose/pool-rounds.ts): where the gateway's failed upstreams go. */
-  recheck: PoolRecheckPort;
+  /** The pools' owner (compose/pool-owner.ts): where the gateway's failed upstreams go, and the working sets it holds in memory. */
+  owner: PoolRecheckPort & { upstreams: NonNullable<WorkingSetsOptions['memory']> };
+  /** The webhooks routes (compose/webhooks.ts). */
+  webhooks?: WebhooksPort;
   log: Logger;
   undo: StopStep[];
 }
@@ -89,7 +92,7 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
     findByApiKey: shared.findByApiKey,
     db: p.storage.database.db,
     poolEvents: p.backend.poolEvents,
-    recheck: p.recheck,
+    owner: p.owner,
     usage: shared.gatewayUsage,
     metrics: p.metrics,
     log: p.log,
@@ -129,6 +132,7 @@ function listenPublic(config: Config, p: ListenerParts, shared: Shared, gateway:
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
     pools: p.pools,
+    ...(p.webhooks !== undefined ? { webhooks: p.webhooks } : {}),
     poolEvents: p.backend.poolEvents,
     gateway,
     judgeKey: p.judgeKey,

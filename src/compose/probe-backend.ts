@@ -11,6 +11,7 @@
  * the embedded one starts loading its threads then, while the database
  * opens), and opened (the returned OpenBackend) once storage is open.
  */
+import type { RemotePoolReads, ServedPools } from '../pools/ports';
 import type { RefundedOrphan } from '../accounts/orphans';
 import type { Config } from '../config';
 import type { RegionsPort } from '../http/context';
@@ -58,6 +59,11 @@ export interface ProbeBackend {
    * this node answers for `runs` on pc.control.<node> and asks the others there); null: one process.
    */
   jobControl: (runs: ControlledRuns) => RemoteJobControl | null;
+  /**
+   * Once the pools' owner exists: the pools other API nodes own (a cluster: this node answers
+   * for `pools` on pc.pools.<node> and asks the others there); null: one process owns them all.
+   */
+  poolReads: (pools: ServedPools) => RemotePoolReads | null;
 }
 
 export interface BackendContext {

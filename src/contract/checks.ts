@@ -133,6 +133,12 @@ export const CheckMetadata = t.Object(
     invalid_lines: t.Array(InvalidLine, { maxItems: 20, description: 'The first 20 invalid lines (the result file has all of them in `invalid_lines`)' }),
     processing_time: t.String({ pattern: SECONDS_PATTERN }),
     job_id: t.String(),
+    retried_checker_lag: t.Optional(
+      int0({
+        description:
+          'Present only when not 0: probes that timed out while the checker itself was late reading them, tried again instead of judged (each proxy charged once)',
+      }),
+    ),
     warnings: t.Optional(
       t.Array(CodeMessage, {
         description:

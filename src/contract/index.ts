@@ -4,7 +4,8 @@
  * through Static<> the types of the server, the CLI and the dashboard (which
  * imports these modules for their types only: .dependency-cruiser.cjs).
  * Small files by area: checks, jobs, pools, service (regions, health,
- * judge), me, ws (the WebSocket messages), errors; bounds.ts holds the
+ * judge), me, ws (the WebSocket messages), webhooks (with the events an
+ * endpoint receives), errors; bounds.ts holds the
  * request bounds the validators enforce.
  */
 import * as checks from './checks';
@@ -13,6 +14,7 @@ import * as jobs from './jobs';
 import * as me from './me';
 import * as pools from './pools';
 import * as service from './service';
+import * as webhooks from './webhooks';
 import * as ws from './ws';
 
 /** The document's `components.schemas`, by name. */
@@ -63,5 +65,15 @@ export const componentSchemas = {
   PoolCreateBody: pools.PoolCreateBody,
   PoolPatchBody: pools.PoolPatchBody,
   PoolTooManyRequests: pools.PoolTooManyRequests,
+  Webhook: webhooks.Webhook,
+  WebhookCreated: webhooks.WebhookCreated,
+  WebhookList: webhooks.WebhookList,
+  WebhookSecret: webhooks.WebhookSecret,
+  WebhookTestSent: webhooks.WebhookTestSent,
+  WebhookDelivery: webhooks.WebhookDelivery,
+  WebhookDeliveryList: webhooks.WebhookDeliveryList,
+  WebhookCreateBody: webhooks.WebhookCreateBody,
+  WebhookPatchBody: webhooks.WebhookPatchBody,
+  WebhookTooManyRequests: webhooks.WebhookTooManyRequests,
 } as const;
 export type ComponentName = keyof typeof componentSchemas;

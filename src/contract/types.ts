@@ -8,3 +8,4 @@
 export type { CheckJobBody } from './jobs';
 export type { PoolBody, PoolProxyBody } from './pools';
 export type { ProgressMessageBody } from './ws';
+export type { WebhookBody, WebhookDeliveryBody } from './webhooks';

@@ -1,7 +1,8 @@
 /**
  * PoolWorkingSets: the gateway's pool side over the real pools (GatewayPools,
- * ./ports.ts): a pool's working proxies read from the store
- * (src/pools/working-set.ts, one statement) and cached, and the failures the
+ * ./ports.ts): a pool's working proxies from its owner's memory (`memory`,
+ * the pool owner of this process) or, for a pool owned elsewhere, read from
+ * the store (src/pools/working-set.ts, one statement), and cached, and the failures the
  * gateway reports turned into re-checks (PoolRecheckPort), coalesced.
  *
  * Cache (per account and pool; at most `maxPools` entries, the least recently
@@ -30,7 +31,7 @@ import { systemClock, type Clock } from '../clock';
 import type { Logger } from '../log';
 import type { PoolWatcher } from '../pools/events-hub';
 import type { PoolRecheckPort } from '../pools/ports';
-import { sameUpstreams, upstreamsOf, workingUpstreamsStatement } from '../pools/working-set';
+import { sameUpstreams, upstreamsOf, workingUpstreamsStatement, type PoolUpstream } from '../pools/working-set';
 import type { ProxyAddress } from '../proxy/types';
 import type { GatewayAccount, GatewayPools } from './ports';
 import { SUSPECT_MS, type Upstream, type WorkingSet } from './upstream-choice';
@@ -41,6 +42,8 @@ export const RECHECK_COALESCE_MS = 100;
 
 export interface WorkingSetsOptions {
   db: Db;
+  /** A pool's working proxies from its owner's memory (src/jobs/pool-owner.ts); undefined: not owned here, read from `db`. */
+  memory?: (accountId: string, poolId: string) => Promise<PoolUpstream[] | undefined>;
   /** The pool events feed (src/pools/events-hub.ts PoolEventsFeed, or the cluster's). */
   events: { watch(accountId: string, fn: PoolWatcher): () => void };
   recheck: PoolRecheckPort;
@@ -68,6 +71,7 @@ const entryKey = (accountId: string, poolId: string): string => `${accountId}|${
 
 export class PoolWorkingSets implements GatewayPools {
   readonly #db: Db;
+  readonly #memory: WorkingSetsOptions['memory'];
   readonly #events: WorkingSetsOptions['events'];
   readonly #recheck: PoolRecheckPort;
   readonly #authenticate: GatewayPools['authenticate'];
@@ -92,6 +96,7 @@ export class PoolWorkingSets implements GatewayPools {
 
   constructor(o: WorkingSetsOptions) {
     this.#db = o.db;
+    this.#memory = o.memory;
     this.#events = o.events;
     this.#recheck = o.recheck;
     this.#authenticate = o.authenticate;
@@ -181,7 +186,7 @@ export class PoolWorkingSets implements GatewayPools {
       let upstreams: Upstream[] | null;
       try {
         this.reads++;
-        upstreams = upstreamsOf(rowsOf<Record<string, unknown>>(await this.#db.execute(workingUpstreamsStatement(e.accountId, e.poolId))));
+        upstreams = (await this.#memory?.(e.accountId, e.poolId)) ?? upstreamsOf(rowsOf<Record<string, unknown>>(await this.#db.execute(workingUpstreamsStatement(e.accountId, e.poolId))));
       } catch (err) {
         if (e.set === null) throw err;
         this.#log.warn('gateway: reading a pool\'s working proxies failed; serving the last ones read', { pool: e.poolId, err });

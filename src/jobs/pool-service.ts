@@ -13,8 +13,14 @@
  * once: told by PoolSources through `sourced()`), `deleted`. A listener that throws is logged and
  * does not undo the change or keep the others from hearing of it.
  *
- * Nothing here charges: pools are charged per round by the scheduling side
- * (src/pools/round.ts), never when they are created or changed.
+ * Reads: with an owner in this process (useOwner: src/jobs/pool-owner.ts),
+ * a pool it owns is counted and paged from its memory, others from the
+ * durable copy (store.ts OwnerReads). A PATCH answers once the owner applied
+ * it (`applied`), so its pool object counts what the PATCH did; a DELETE once
+ * the owner gave back what it had reserved for the pool.
+ *
+ * Nothing here charges: pools are charged by their owner as checks are made
+ * durable (src/jobs/pool-durable.ts), never when they are created or changed.
  */
 import type { Db } from '../../db/client';
 import type { Logger } from '../log';
@@ -49,6 +55,7 @@ export class PoolService {
   readonly #now: () => number;
   readonly #random: (n: number) => Uint8Array;
   readonly #listeners = new Set<PoolChangeListener>();
+  #owner: (store.OwnerReads & { applied(poolId: string): Promise<void> }) | undefined;
 
   constructor(o: PoolServiceOptions) {
     this.limits = Object.freeze({ ...o.limits });
@@ -56,6 +63,11 @@ export class PoolService {
     this.#log = o.log;
     this.#now = o.now ?? Date.now;
     this.#random = o.randomBytes ?? ((n) => crypto.getRandomValues(new Uint8Array(n)));
+  }
+
+  /** Reads of the pools the owner of this process holds come from its memory. */
+  useOwner(owner: store.OwnerReads & { applied(poolId: string): Promise<void> }): void {
+    this.#owner = owner;
   }
 
   /** Hears of every committed change; the returned function stops it. */
@@ -82,17 +94,20 @@ export class PoolService {
   }
 
   list(accountId: string): Promise<PoolObject[]> {
-    return store.listPools(this.#db, accountId, this.#now());
+    return store.listPools(this.#db, accountId, this.#now(), this.#owner);
   }
 
   get(accountId: string, poolId: string): Promise<PoolObject | null> {
-    return store.getPool(this.#db, accountId, poolId, this.#now());
+    return store.getPool(this.#db, accountId, poolId, this.#now(), this.#owner);
   }
 
   async update(accountId: string, poolId: string, patch: PoolPatch): Promise<store.PoolUpdated | null> {
     const u = await store.updatePool(this.#db, accountId, poolId, patch, this.limits, this.#now());
-    if (u !== null) this.#tell({ kind: 'updated', accountId, poolId, previousState: u.previousState, state: u.pool.state, added: u.added, removed: u.removed });
-    return u;
+    if (u === null) return null;
+    this.#tell({ kind: 'updated', accountId, poolId, previousState: u.previousState, state: u.pool.state, added: u.added, removed: u.removed });
+    if (this.#owner === undefined) return u;
+    await this.#owner.applied(poolId);
+    return { ...u, pool: (await this.get(accountId, poolId)) ?? u.pool };
   }
 
   /** A pool's list URL added `added` proxies (committed by PoolSources): told to the listeners. */
@@ -102,14 +117,17 @@ export class PoolService {
 
   async delete(accountId: string, poolId: string): Promise<boolean> {
     const gone = await store.deletePool(this.#db, accountId, poolId);
-    if (gone) this.#tell({ kind: 'deleted', accountId, poolId });
-    return gone;
+    if (!gone) return false;
+    this.#tell({ kind: 'deleted', accountId, poolId });
+    // the owner's reservation settled (its rest refunded) before the answer
+    await this.#owner?.applied(poolId);
+    return true;
   }
 
   /** One page of the pool's proxies, read at `nowMs` (uptime and latency are read from the history then). */
   async proxies(accountId: string, poolId: string, query: PoolProxiesQuery): Promise<(store.PoolProxiesListing & { nowMs: number }) | null> {
     const nowMs = this.#now();
-    const listing = await store.proxiesPage(this.#db, accountId, poolId, query);
+    const listing = await store.proxiesPage(this.#db, accountId, poolId, query, this.#owner);
     return listing === null ? null : { ...listing, nowMs };
   }
 }

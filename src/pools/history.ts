@@ -173,6 +173,20 @@ function count(h: Uint8Array, v: DataView, r: Ring, k: number, newestK: number, 
 /** The history after one more check at `atMs` (a new array; `history` is not changed). */
 export function foldHistory(history: Uint8Array | null | undefined, check: HistoryCheck, atMs: number): Uint8Array {
   const h = valid(history) ? history.slice() : emptyHistory();
+  foldHistoryInto(h, check, atMs);
+  return h;
+}
+
+/**
+ * One more check at `atMs` folded into `h` itself (HISTORY_BYTES bytes, e.g.
+ * a pool owner's slot of its history arrays: no allocation); bytes that are
+ * not a valid history are made the empty one first.
+ */
+export function foldHistoryInto(h: Uint8Array, check: HistoryCheck, atMs: number): void {
+  if (h[0] !== HISTORY_VERSION) {
+    h.fill(0);
+    h[0] = HISTORY_VERSION;
+  }
   const v = view(h);
   const p = periodOf(atMs);
   let newest = v.getUint32(1);
@@ -191,7 +205,6 @@ export function foldHistory(history: Uint8Array | null | undefined, check: Histo
     const mean = v.getUint16(off);
     v.setUint16(off, passes === 1 ? code : Math.round(mean + (code - mean) / passes));
   }
-  return h;
 }
 
 /**

@@ -12,6 +12,9 @@
  *   insertPoolStatement        a new pool row
  *   poolObjectsStatement       an account's pools (or one of them) with their
  *                              stats (proxies-sql.ts poolStatsColumns), oldest first
+ *   poolRowsWithRoundsStatement  the same without the proxies' stats (an owner
+ *                              counts them in memory)
+ *   allPoolRowsStatement / poolRowStatement  pools rows for their owner
  *   poolTypeStatement          an owned pool's type (the proxies listing's shape)
  *   updatePoolStatement        PATCH's settings and state; answers the state
  *                              before and the settings after, no row when the
@@ -55,9 +58,34 @@ export function insertPoolStatement(id: string, accountId: string, s: PoolSettin
 export function poolObjectsStatement(accountId: string, poolId: string | null, nowMs: number): SQL {
   const one = poolId === null ? sql`` : sql` AND p.id = ${poolId}`;
   return sql`SELECT ${POOL_COLUMNS}, p.id AS pool_id, ${poolStatsColumns(nowMs)}
-    FROM pools p LEFT JOIN pool_proxies pp ON pp.pool_id = p.id
+    FROM pools p LEFT JOIN pool_proxy_rows pp ON pp.pool_id = p.id
     WHERE p.account_id = ${accountId}::uuid${one}
     GROUP BY p.id
+    ORDER BY p.created_at, p.id`;
+}
+
+/** Every pool's row (POOL_COLUMNS), oldest first: an owner's start. */
+export function allPoolRowsStatement(): SQL {
+  return sql`SELECT ${POOL_COLUMNS} FROM pools p ORDER BY p.created_at, p.id`;
+}
+
+/** One pool's row (POOL_COLUMNS), whoever owns it. */
+export function poolRowStatement(poolId: string): SQL {
+  return sql`SELECT ${POOL_COLUMNS} FROM pools p WHERE p.id = ${poolId}`;
+}
+
+/**
+ * The account's pools (all, or `poolId` only) without their proxies' stats:
+ * each a pools row, `checks_last_24h` (pool_rounds) and `owned` (for the
+ * pools an owner counts in memory); oldest first.
+ */
+export function poolRowsWithRoundsStatement(accountId: string, poolId: string | null, nowMs: number): SQL {
+  const one = poolId === null ? sql`` : sql` AND p.id = ${poolId}`;
+  return sql`SELECT ${POOL_COLUMNS}, p.id AS pool_id,
+      (SELECT COALESCE(sum(r.checked), 0) FROM pool_rounds r
+        WHERE r.pool_id = p.id AND r.started_at > ${iso(nowMs - 86_400_000)}::timestamptz)::float8 AS checks_last_24h
+    FROM pools p
+    WHERE p.account_id = ${accountId}::uuid${one}
     ORDER BY p.created_at, p.id`;
 }
 
@@ -100,13 +128,13 @@ export function updatePoolStatement(accountId: string, poolId: string, c: PoolSe
 export function clampDueStatement(poolId: string, nowMs: number, intervalS: number): SQL {
   const now = iso(nowMs);
   const until = iso(nowMs + intervalS * 1000);
-  return sql`UPDATE pool_proxies p
+  return sql`UPDATE pool_proxy_state s
     SET next_check_at = ${now}::timestamptz + floor(o.rank * ${intervalS * 1000}::float8 / o.n) * interval '1 millisecond'
     FROM (
       SELECT id, (row_number() OVER (ORDER BY next_check_at, id) - 1)::float8 AS rank, (count(*) OVER ())::float8 AS n
-      FROM pool_proxies WHERE pool_id = ${poolId} AND next_check_at > ${until}::timestamptz
+      FROM pool_proxy_rows WHERE pool_id = ${poolId} AND next_check_at > ${until}::timestamptz
     ) o
-    WHERE p.id = o.id`;
+    WHERE s.proxy_id = o.id`;
 }
 
 export function deletePoolStatement(accountId: string, poolId: string): SQL {

@@ -8,11 +8,17 @@
  *   on this node and, in a cluster, on every API node; the gateway's working
  *   sets refresh from the same stream.
  * - PoolRecheckPort: a proxy of a pool failed in use (the gateway) and should
- *   be checked again at once: the rounds make it due now (coalesced; a proxy
- *   no longer in the pool is ignored).
+ *   be checked again at once: the pool's owner makes it due now (a proxy no
+ *   longer in the pool is ignored).
+ * - ServedPools / RemotePoolReads: in a cluster, the reads and re-checks of a
+ *   pool another node owns, asked of that node (src/cluster/pool-reads.ts).
  */
 import type { ProxyAddress } from '../proxy/types';
 import type { PoolEvent } from './events';
+import type { ProxiesPage } from './proxies-sql';
+import type { PoolProxiesQuery } from './query';
+import type { PoolStats } from './shape';
+import type { PoolUpstream } from './working-set';
 
 export interface PoolEventsPort {
   publish(accountId: string, event: PoolEvent): void;
@@ -34,4 +40,28 @@ export function alsoTo(first: PoolEventsPort, second?: PoolEventsPort): PoolEven
       second.publish(accountId, event);
     },
   };
+}
+
+/** A pool's stats as its owner holds them (the pool object's but checks_last_24h, pool_rounds'). */
+export type OwnedPoolStats = Omit<PoolStats, 'checksLast24h'>;
+
+/** What a node's owner answers about the pools it holds (src/jobs/pool-owner.ts): null / false when it does not hold the pool. */
+export interface ServedPools {
+  localStats(poolId: string): OwnedPoolStats | null;
+  localPage(poolId: string, query: PoolProxiesQuery): ProxiesPage | null;
+  localRecheck(poolId: string, proxies: readonly ProxyAddress[]): boolean;
+  /** The account's pool's working proxies (undefined: not held here, or another account's). */
+  memory(accountId: string, poolId: string): PoolUpstream[] | undefined;
+}
+
+/**
+ * Another node's owner asked about a pool it holds (a cluster: src/cluster/pool-reads.ts
+ * over NATS request/reply): null when it does not hold it or does not answer
+ * (then the durable copy answers).
+ */
+export interface RemotePoolReads {
+  stats(node: string, poolId: string): Promise<OwnedPoolStats | null>;
+  page(node: string, poolId: string, query: PoolProxiesQuery): Promise<ProxiesPage | null>;
+  recheck(node: string, poolId: string, proxies: readonly ProxyAddress[]): void;
+  upstreams(node: string, accountId: string, poolId: string): Promise<PoolUpstream[] | null>;
 }

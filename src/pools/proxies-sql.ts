@@ -2,7 +2,9 @@
  * SQL builders for pools (pg-boss `plans.ts` style, as src/accounts/quota-sql.ts):
  * pure functions from input to ONE statement, every value a parameter, no
  * I/O. The caller executes them (`db.execute`) and reads the rows with
- * shape.ts rowFromSql. They name the tables of db/schema.ts (pools, pool_proxies, pool_rounds).
+ * shape.ts rowFromSql. They name the tables of db/schema.ts (pools, pool_proxies, pool_rounds)
+ * and read whole proxy rows from the view pool_proxy_rows (pool_proxies joined to
+ * pool_proxy_state, migration 0006); the owner's writes are flush-sql.ts's.
  *
  * Batches: lists travel as one array parameter per column, unnested in SQL
  * (`unnest($1::bigint[], $2::text[], ...)`), so a batch of any size is one
@@ -17,8 +19,8 @@
  *                          cursor, ORDER BY the sort key and id, limit + 1
  *                          rows (the extra one says a next page exists);
  *                          pageOf turns the rows into a page and next_cursor
- *   dueProxiesStatement    a round's proxies: due by now, most overdue first
- *   applyResultsStatement  a round's folded rows (fold.ts) in one UPDATE
+ *   dueProxiesStatement    the proxies due by now, most overdue first (tests
+ *                          seed verdicts through it)
  *   insertProxiesStatement add addresses (an address already in the pool is
  *                          left as it is); answers how many were added
  *   insertProxiesUpToStatement  the same, at most `room` new ones (a source's
@@ -31,7 +33,6 @@
  *                          checks in the last 24 hours (pool_rounds)
  *   poolCountsStatement    the counts alone (the events' `counts`)
  *   accountUsageStatement  pools and pooled proxies of an account (the limits)
- *   startRoundStatement / finishRoundStatement   the round's number and row
  *
  * Sort keys (query.ts): latency COALESCE(latency_p50_ms, 2147483647) ascending;
  * uptime COALESCE(uptime_h24_ppm, -1) descending; checked
@@ -139,9 +140,9 @@ export function proxiesPageStatement(poolId: string, q: PoolProxiesQuery): SQL {
     where.push(s.desc ? sql`(${s.expr}, id) < ${after}` : sql`(${s.expr}, id) > ${after}`);
   }
   const dir = sql.raw(s.desc ? 'DESC' : 'ASC');
-  return sql`SELECT ${q.format === 'txt' ? ADDRESS_COLUMNS : ROW_COLUMNS}, ${s.text} AS sort_key FROM pool_proxies
+  return sql`SELECT ${q.format === 'txt' ? ADDRESS_COLUMNS : ROW_COLUMNS}, ${s.text} AS sort_key FROM pool_proxy_rows
     WHERE ${sql.join(where, sql` AND `)}
-    ORDER BY ${s.expr} ${dir}, pool_proxies.id ${dir}
+    ORDER BY ${s.expr} ${dir}, pool_proxy_rows.id ${dir}
     LIMIT ${q.limit + 1}`;
 }
 
@@ -161,57 +162,14 @@ export function pageOf(raw: readonly Record<string, unknown>[], q: PoolProxiesQu
   return { rows, nextCursor };
 }
 
-// ---- rounds --------------------------------------------------------------------------------
+// ---- due proxies ---------------------------------------------------------------------------
 
 /** Up to `limit` proxies due by `nowMs`, most overdue first (ties by id). */
 export function dueProxiesStatement(poolId: string, nowMs: number, limit: number): SQL {
-  return sql`SELECT ${ROW_COLUMNS} FROM pool_proxies
+  return sql`SELECT ${ROW_COLUMNS} FROM pool_proxy_rows
     WHERE pool_id = ${poolId} AND next_check_at <= ${iso(nowMs)}::timestamptz
-    ORDER BY next_check_at, pool_proxies.id
+    ORDER BY next_check_at, pool_proxy_rows.id
     LIMIT ${limit}`;
-}
-
-const hex = (b: Uint8Array | null): string | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
-const isoOrNull = (d: Date | null): string | null => (d === null ? null : d.toISOString());
-
-/** Write folded rows (fold.ts) of one pool: every mutable column, in ONE statement. */
-export function applyResultsStatement(poolId: string, rows: readonly PoolProxyRow[]): SQL {
-  const col = (f: (r: PoolProxyRow) => string | number | boolean | null) => arr(rows.map(f));
-  return sql`UPDATE pool_proxies p SET
-      status = v.status, failures = v.failures, checks = v.checks, type = v.type, protocols = v.protocols,
-      anonymity = v.anonymity, https = v.https, origin = v.origin, country = v.country, country_name = v.country_name,
-      location = v.location, isp = v.isp, asn = v.asn, status_code = v.status_code, response_time_ms = v.response_time_ms,
-      error_code = v.error_code, error_message = v.error_message, latency_p50_ms = v.latency_p50_ms,
-      uptime_h24_ppm = v.uptime_h24_ppm, history = decode(v.history, 'hex'), last_checked_at = v.last_checked_at,
-      last_change_at = v.last_change_at, next_check_at = v.next_check_at
-    FROM unnest(
-      ${col((r) => r.id)}::bigint[], ${col((r) => r.status)}::text[], ${col((r) => r.failures)}::int[], ${col((r) => r.checks)}::int[],
-      ${col((r) => r.type)}::text[], ${col((r) => r.protocols)}::smallint[], ${col((r) => r.anonymity)}::text[], ${col((r) => r.https)}::boolean[],
-      ${col((r) => r.origin)}::text[], ${col((r) => r.country)}::text[], ${col((r) => r.countryName)}::text[], ${col((r) => r.location)}::text[],
-      ${col((r) => r.isp)}::text[], ${col((r) => r.asn)}::int[], ${col((r) => r.statusCode)}::int[], ${col((r) => r.responseTimeMs)}::float8[],
-      ${col((r) => r.errorCode)}::text[], ${col((r) => r.errorMessage)}::text[], ${col((r) => r.latencyP50Ms)}::int[], ${col((r) => r.uptimeH24Ppm)}::int[],
-      ${col((r) => hex(r.history))}::text[], ${col((r) => isoOrNull(r.lastCheckedAt))}::timestamptz[], ${col((r) => isoOrNull(r.lastChangeAt))}::timestamptz[],
-      ${col((r) => r.nextCheckAt.toISOString())}::timestamptz[]
-    ) AS v(id, status, failures, checks, type, protocols, anonymity, https, origin, country, country_name, location, isp, asn,
-           status_code, response_time_ms, error_code, error_message, latency_p50_ms, uptime_h24_ppm, history,
-           last_checked_at, last_change_at, next_check_at)
-    WHERE p.id = v.id AND p.pool_id = ${poolId}`;
-}
-
-/** The pool's round number goes up by one, its last round time is now: one row, `seq`. */
-export function startRoundStatement(poolId: string, planned: number, nowMs: number): SQL {
-  const now = iso(nowMs);
-  return sql`WITH up AS (
-      UPDATE pools SET round_seq = round_seq + 1, last_round_at = ${now}::timestamptz WHERE id = ${poolId} RETURNING round_seq
-    ), ins AS (
-      INSERT INTO pool_rounds (pool_id, seq, started_at, planned) SELECT ${poolId}, round_seq, ${now}::timestamptz, ${planned} FROM up RETURNING seq
-    )
-    SELECT seq::float8 AS seq FROM ins`;
-}
-
-export function finishRoundStatement(poolId: string, seq: number, tally: { checked: number; working: number; charged: number }, nowMs: number): SQL {
-  return sql`UPDATE pool_rounds SET finished_at = ${iso(nowMs)}::timestamptz, checked = ${tally.checked}, working = ${tally.working}, charged = ${tally.charged}
-    WHERE pool_id = ${poolId} AND seq = ${seq}`;
 }
 
 // ---- membership --------------------------------------------------------------------------
@@ -249,10 +207,13 @@ function insertCte(poolId: string, poolType: CheckType, nowMs: number, from: SQL
   const now = iso(nowMs);
   const type: ProxyType | null = poolType === 'auto' ? null : poolType;
   return sql`ins AS (
-      INSERT INTO pool_proxies (pool_id, host, port, username, password, format, type, first_seen_at, next_check_at)
-      SELECT ${poolId}, v.host, v.port, v.username, v.password, v.format, ${type}::text, ${now}::timestamptz, ${now}::timestamptz
+      INSERT INTO pool_proxies (pool_id, host, port, username, password, format, type, first_seen_at)
+      SELECT ${poolId}, v.host, v.port, v.username, v.password, v.format, ${type}::text, ${now}::timestamptz
       FROM ${from}
       ON CONFLICT (pool_id, host, port, username, password) DO NOTHING
+      RETURNING id
+    ), ins_state AS (
+      INSERT INTO pool_proxy_state (proxy_id, next_check_at) SELECT id, ${now}::timestamptz FROM ins
       RETURNING 1
     )`;
 }
@@ -273,13 +234,13 @@ export function removeProxiesStatement(poolId: string, proxies: readonly Pick<Pa
 /** After a restart or take-over: the i-th most overdue of n due at now + floor(i * interval / n) ms. */
 export function spreadOverdueStatement(poolId: string, nowMs: number, intervalS: number): SQL {
   const now = iso(nowMs);
-  return sql`UPDATE pool_proxies p
+  return sql`UPDATE pool_proxy_state s
     SET next_check_at = ${now}::timestamptz + floor(o.rank * ${intervalS * 1000}::float8 / o.n) * interval '1 millisecond'
     FROM (
       SELECT id, (row_number() OVER (ORDER BY next_check_at, id) - 1)::float8 AS rank, (count(*) OVER ())::float8 AS n
-      FROM pool_proxies WHERE pool_id = ${poolId} AND next_check_at < ${now}::timestamptz
+      FROM pool_proxy_rows WHERE pool_id = ${poolId} AND next_check_at < ${now}::timestamptz
     ) o
-    WHERE p.id = o.id`;
+    WHERE s.proxy_id = o.id`;
 }
 
 // ---- the pool object and the limits ------------------------------------------------------------
@@ -305,7 +266,7 @@ export function poolStatsColumns(nowMs: number): SQL {
 /** Per pool of `poolIds`: pool_id and poolStatsColumns. */
 export function poolStatsStatement(poolIds: readonly string[], nowMs: number): SQL {
   return sql`SELECT p.id AS pool_id, ${poolStatsColumns(nowMs)}
-    FROM pools p LEFT JOIN pool_proxies pp ON pp.pool_id = p.id
+    FROM pools p LEFT JOIN pool_proxy_rows pp ON pp.pool_id = p.id
     WHERE p.id = ANY(${arr(poolIds)}::text[])
     GROUP BY p.id`;
 }
@@ -316,7 +277,7 @@ export function poolCountsStatement(poolId: string): SQL {
       (count(*) FILTER (WHERE status = 'working'))::float8 AS working,
       (count(*) FILTER (WHERE status = 'failed'))::float8 AS failed,
       (count(*) FILTER (WHERE status = 'unchecked'))::float8 AS unchecked
-    FROM pool_proxies WHERE pool_id = ${poolId}`;
+    FROM pool_proxy_rows WHERE pool_id = ${poolId}`;
 }
 
 /** A row of poolStatsStatement -> the counts and the rest of shape.ts PoolStats. */

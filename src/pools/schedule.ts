@@ -87,3 +87,20 @@ export function spreadOverdue(dueMs: readonly number[], nowMs: number, intervalS
 export function checksPerDay(intervalS: number, failures: number): number {
   return DAY_S / (backoffS(intervalS, failures) * (1 - JITTER / 2));
 }
+
+/**
+ * A shorter interval (PATCH interval_s): the due times later than
+ * now + interval spread over [now, now + interval), the i-th of n (by due
+ * time, then input order) at now + floor(i * interval / n), as
+ * pools-sql.ts clampDueStatement does on the durable copy. Same order as
+ * the input; the others unchanged.
+ */
+export function clampDue(dueMs: readonly number[], nowMs: number, intervalS: number): number[] {
+  const spanMs = intervalS * 1000;
+  const late: number[] = [];
+  for (let i = 0; i < dueMs.length; i++) if ((dueMs[i] as number) > nowMs + spanMs) late.push(i);
+  late.sort((a, b) => (dueMs[a] as number) - (dueMs[b] as number) || a - b);
+  const out = dueMs.slice();
+  for (let rank = 0; rank < late.length; rank++) out[late[rank] as number] = nowMs + Math.floor((rank * spanMs) / late.length);
+  return out;
+}

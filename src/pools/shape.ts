@@ -51,7 +51,7 @@ export function protocolsOfMask(mask: number): ProxyType[] {
 
 // ---- rows ---------------------------------------------------------------------------------
 
-/** One `pool_proxies` row (rowFromSql makes it from either driver's raw row). */
+/** One whole pooled proxy: a `pool_proxy_rows` row (pool_proxies + pool_proxy_state; rowFromSql makes it from either driver's raw row). */
 export interface PoolProxyRow {
   id: number;
   host: string;
@@ -167,7 +167,8 @@ export function rowFromSql(r: Record<string, unknown>): PoolProxyRow {
     isp: toStr(r.isp),
     asn: toNum(r.asn),
     statusCode: toNum(r.status_code),
-    responseTimeMs: toNum(r.response_time_ms),
+    // a `real` column: as a float4 (the owner's memory holds the same float32)
+    responseTimeMs: r.response_time_ms === null || r.response_time_ms === undefined ? null : Math.fround(Number(r.response_time_ms)),
     errorCode: toStr(r.error_code),
     errorMessage: toStr(r.error_message),
     latencyP50Ms: toNum(r.latency_p50_ms),

@@ -26,11 +26,11 @@
  * proxy at once); a shorter interval brings due times later than one new
  * interval within it (pools-sql.ts clampDueStatement).
  *
- * Writes of the scheduling side (a round's results, its row) are here too
- * (applyResults, startRound, finishRound, dueProxies; and rounds-sql.ts's:
- * runnablePools, nextDue, claimDue, pauseForChecks, resumeForChecks,
- * spreadAllOverdue, recheck, poolCounts): one statement each, but
- * resumeForChecks (the resume and the spread in one transaction).
+ * The owner's side (src/jobs/pool-actor.ts) reads its pools here (allPoolRows,
+ * poolRow) and pauses / resumes a pool for insufficient checks (rounds-sql.ts;
+ * resumeForChecks spreads the overdue of the durable copy in the same
+ * transaction); its lease, loads and fenced flushes are jobs/pool-durable.ts's.
+ * dueProxies and applyResults (unfenced) serve tests that seed verdicts.
  *
  * A pool's list URLs (sources-sql.ts; the PoolSources service,
  * src/jobs/pool-sources.ts): dueSources, nextSourceDue, claimSource,
@@ -47,38 +47,32 @@ import {
   deletePoolStatement,
   insertPoolStatement,
   lockAccountPoolsStatement,
+  allPoolRowsStatement,
   poolObjectsStatement,
+  poolRowStatement,
+  poolRowsWithRoundsStatement,
   poolTypeStatement,
   updatePoolStatement,
 } from './pools-sql';
 import {
   accountUsageStatement,
-  applyResultsStatement,
   dueProxiesStatement,
-  finishRoundStatement,
   insertProxiesStatement,
   insertProxiesUpToStatement,
   pageOf,
   poolCountsStatement,
   proxiesPageStatement,
   removeProxiesStatement,
+  poolStatsStatement,
   spreadOverdueStatement,
-  startRoundStatement,
   statsOf,
   type ProxiesPage,
 } from './proxies-sql';
 import type { PoolProxiesQuery } from './query';
-import {
-  claimDueStatement,
-  nextDueStatement,
-  pauseForChecksStatement,
-  recheckStatement,
-  resumeForChecksStatement,
-  runnablePoolsStatement,
-  spreadAllOverdueStatement,
-} from './rounds-sql';
-import type { ProxyAddress } from '../proxy/types';
-import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow, type PoolRow, type SourceFetchOutcome } from './shape';
+import { stateUpdateStatement, verdictFieldsStatement } from './flush-sql';
+import { pauseForChecksStatement, resumeForChecksStatement } from './rounds-sql';
+import { batchesOfRows } from './table-batch';
+import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow, type PoolRow, type PoolStats, type SourceFetchOutcome } from './shape';
 import { claimSourceStatement, dueSourcesStatement, nextSourceDueStatement, recordSourceStatement } from './sources-sql';
 import { EMPTY_COUNTS, type PoolCounts, type PoolCreate, type PoolPatch, type PoolState } from './types';
 
@@ -134,14 +128,40 @@ export async function createPool(db: Db, accountId: string, id: string, req: Poo
   });
 }
 
+/**
+ * What a pool's owner knows of its proxies (src/jobs/pool-owner.ts: this
+ * process's, or in a cluster the node holding the lease, asked over NATS):
+ * the pool object's stats but checks_last_24h (pool_rounds), and pages;
+ * null when no owner answers (then the durable copy answers).
+ */
+export interface OwnerReads {
+  stats(poolId: string): Promise<Omit<PoolStats, 'checksLast24h'> | null>;
+  page(poolId: string, query: PoolProxiesQuery): Promise<ProxiesPage | null>;
+}
+
+/** The account's pools (or one of them): the stats from the owner's memory where it has them, else from the durable copy. */
+async function readPools(db: DbOrTx, accountId: string, poolId: string | null, nowMs: number, owner: OwnerReads | undefined): Promise<PoolObject[]> {
+  if (owner === undefined) return (await run(db, poolObjectsStatement(accountId, poolId, nowMs))).map(objectOf);
+  const rows = await run(db, poolRowsWithRoundsStatement(accountId, poolId, nowMs));
+  const memory = new Map(await Promise.all(rows.map(async (r) => [String(r.id), await owner.stats(String(r.id))] as const)));
+  const missing = [...memory].filter(([, m]) => m === null).map(([id]) => id);
+  const durable = new Map(missing.length === 0 ? [] : (await run(db, poolStatsStatement(missing, nowMs))).map((r) => [String(r.pool_id), statsOf(r)]));
+  return rows.map((r) => {
+    const id = String(r.id);
+    const m = memory.get(id);
+    const stats: PoolStats = m ? { ...m, checksLast24h: Number(r.checks_last_24h ?? 0) } : (durable.get(id) ?? { counts: { ...EMPTY_COUNTS }, nextDueAt: null, checksLast24h: 0, checksPerDay: 0 });
+    return poolObject(poolRowFromSql(r), stats);
+  });
+}
+
 /** The account's pools, oldest first. */
-export async function listPools(db: Db, accountId: string, nowMs: number): Promise<PoolObject[]> {
-  return (await run(db, poolObjectsStatement(accountId, null, nowMs))).map(objectOf);
+export async function listPools(db: Db, accountId: string, nowMs: number, owner?: OwnerReads): Promise<PoolObject[]> {
+  return readPools(db, accountId, null, nowMs, owner);
 }
 
 /** The account's pool `poolId`, or null (none, or another account's). */
-export function getPool(db: Db, accountId: string, poolId: string, nowMs: number): Promise<PoolObject | null> {
-  return readPool(db, accountId, poolId, nowMs);
+export async function getPool(db: Db, accountId: string, poolId: string, nowMs: number, owner?: OwnerReads): Promise<PoolObject | null> {
+  return (await readPools(db, accountId, poolId, nowMs, owner))[0] ?? null;
 }
 
 export interface PoolUpdated {
@@ -195,58 +215,43 @@ export interface PoolProxiesListing {
   page: ProxiesPage;
 }
 
-/** One page of the account's pool `poolId`, or null when the pool is not the account's. */
-export async function proxiesPage(db: Db, accountId: string, poolId: string, query: PoolProxiesQuery): Promise<PoolProxiesListing | null> {
+/** One page of the account's pool `poolId` (from its owner's memory when it has one here), or null when the pool is not the account's. */
+export async function proxiesPage(db: Db, accountId: string, poolId: string, query: PoolProxiesQuery, owner?: OwnerReads): Promise<PoolProxiesListing | null> {
   const [p] = await run(db, poolTypeStatement(accountId, poolId));
   if (p === undefined) return null;
+  const type = String(p.type) as CheckType;
+  const memory = (await owner?.page(poolId, query)) ?? null;
+  if (memory !== null) return { type, page: memory };
   const raw = await run(db, proxiesPageStatement(poolId, query));
-  return { type: String(p.type) as CheckType, page: pageOf(raw, query) };
+  return { type, page: pageOf(raw, query) };
 }
 
-// ---- the scheduling side's writes (one statement each) ---------------------------------------
+// ---- the owner's side (src/jobs/pool-actor.ts; its fenced flushes are jobs/pool-durable.ts's) ----------
 
 /** Up to `limit` proxies of `poolId` due by `nowMs`, most overdue first. */
 export async function dueProxies(db: DbOrTx, poolId: string, nowMs: number, limit: number): Promise<PoolProxyRow[]> {
   return (await run(db, dueProxiesStatement(poolId, nowMs, limit))).map(rowFromSql);
 }
 
-/** Folded rows (fold.ts) of one pool, written in one statement. */
-export async function applyResults(db: DbOrTx, poolId: string, rows: readonly PoolProxyRow[]): Promise<void> {
-  if (rows.length > 0) await run(db, applyResultsStatement(poolId, rows));
+/** Whole rows of one pool written as they are, in one transaction, unfenced: a pool no owner holds (tests seeding verdicts). */
+export async function applyResults(db: Db, poolId: string, rows: readonly PoolProxyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const { state, verdicts } = batchesOfRows(rows);
+  await db.transaction(async (tx) => {
+    await run(tx, stateUpdateStatement(poolId, null, state));
+    await run(tx, verdictFieldsStatement(poolId, null, verdicts));
+  });
 }
 
-/** A new round of `poolId`: its number (pools.round_seq + 1) and row. */
-export async function startRound(db: DbOrTx, poolId: string, planned: number, nowMs: number): Promise<number> {
-  const [r] = await run(db, startRoundStatement(poolId, planned, nowMs));
-  if (r === undefined) throw new Error(`startRound: no pool ${poolId}`);
-  return Number(r.seq);
+/** Every pool's row (an owner's start), oldest first. */
+export async function allPoolRows(db: DbOrTx): Promise<PoolRow[]> {
+  return (await run(db, allPoolRowsStatement())).map(poolRowFromSql);
 }
 
-export async function finishRound(db: DbOrTx, poolId: string, seq: number, tally: { checked: number; working: number; charged: number }, nowMs: number): Promise<void> {
-  await run(db, finishRoundStatement(poolId, seq, tally, nowMs));
-}
-
-/** A pool a round may run for, with its proxies due now (at most the cap asked). */
-export interface RunnablePool {
-  pool: PoolRow;
-  due: number;
-}
-
-/** Up to `limit` runnable pools (rounds-sql.ts) with a proxy due by `nowMs`, most overdue first, but those in `exclude`. */
-export async function runnablePools(db: DbOrTx, nowMs: number, limit: number, cap: number, exclude: readonly string[]): Promise<RunnablePool[]> {
-  return (await run(db, runnablePoolsStatement(nowMs, limit, cap, exclude))).map((r) => ({ pool: poolRowFromSql(r), due: Number(r.due) }));
-}
-
-/** The earliest due time (epoch ms) of a runnable pool's proxy, or null. */
-export async function nextDue(db: DbOrTx): Promise<number | null> {
-  const [r] = await run(db, nextDueStatement());
-  const v = r?.next_due;
-  return v === null || v === undefined ? null : (v instanceof Date ? v : new Date(String(v))).getTime();
-}
-
-/** Claims up to `limit` of the pool's most overdue proxies until `untilMs` (rounds-sql.ts claimDueStatement). */
-export async function claimDue(db: DbOrTx, poolId: string, nowMs: number, limit: number, untilMs: number): Promise<PoolProxyRow[]> {
-  return (await run(db, claimDueStatement(poolId, nowMs, limit, untilMs))).map(rowFromSql);
+/** One pool's row, or null when it is gone. */
+export async function poolRow(db: DbOrTx, poolId: string): Promise<PoolRow | null> {
+  const [r] = await run(db, poolRowStatement(poolId));
+  return r === undefined ? null : poolRowFromSql(r);
 }
 
 /** true when the active pool became paused for insufficient checks. */
@@ -262,18 +267,6 @@ export async function resumeForChecks(db: Db, poolId: string, nowMs: number): Pr
     await run(tx, spreadOverdueStatement(poolId, nowMs, Number(r.interval_s)));
     return true;
   });
-}
-
-/** Every pool's overdue proxies spread over its interval (a start). */
-export async function spreadAllOverdue(db: DbOrTx, nowMs: number): Promise<void> {
-  await run(db, spreadAllOverdueStatement(nowMs));
-}
-
-/** The pool's `proxies` due now (those of another pool, or not in it, ignored); how many were made due. */
-export async function recheck(db: DbOrTx, poolId: string, proxies: readonly ProxyAddress[], nowMs: number): Promise<number> {
-  if (proxies.length === 0) return 0;
-  const [r] = await run(db, recheckStatement(poolId, proxies, nowMs));
-  return Number(r?.due ?? 0);
 }
 
 /** The pool's counts now (all 0 when it is gone). */

@@ -39,12 +39,29 @@ export interface PoolUpstream {
 
 export function workingUpstreamsStatement(accountId: string, poolId: string): SQL {
   return sql`SELECT p.id AS pool_id, pp.id, pp.host, pp.port, pp.username, pp.password, pp.type, pp.protocols, pp.country
-    FROM pools p LEFT JOIN pool_proxies pp ON pp.pool_id = p.id AND pp.status = 'working'
+    FROM pools p LEFT JOIN pool_proxy_rows pp ON pp.pool_id = p.id AND pp.status = 'working'
     WHERE p.id = ${poolId} AND p.account_id = ${accountId}::uuid
     ORDER BY pp.id`;
 }
 
 const PROXY_TYPE_SET = new Set<string>(['http', 'socks4', 'socks5']);
+
+/** One working proxy's fields -> its upstream; null without a protocol (never passed). */
+export function upstreamOfRow(r: { host: string; port: number; username: string; password: string; type: string | null; protocols: number; country: string | null }): PoolUpstream | null {
+  const type = r.type ?? '';
+  if (!PROXY_TYPE_SET.has(type)) return null;
+  const address = addressOf(r);
+  const mask = protocolsOfMask(r.protocols);
+  return {
+    key: proxyKey(address),
+    host: address.host,
+    port: address.port,
+    ...(address.username === undefined ? {} : { username: address.username, password: address.password ?? '' }),
+    type: type as ProxyType,
+    protocols: mask.length > 0 ? mask : [type as ProxyType],
+    country: r.country,
+  };
+}
 
 /** The statement's raw rows -> upstreams; null when the pool is not the account's. A row without a type is skipped. */
 export function upstreamsOf(raw: readonly Record<string, unknown>[]): PoolUpstream[] | null {
@@ -52,20 +69,16 @@ export function upstreamsOf(raw: readonly Record<string, unknown>[]): PoolUpstre
   const out: PoolUpstream[] = [];
   for (const r of raw) {
     if (r.id === null || r.id === undefined || r.host === null || r.host === undefined) continue;
-    const type = String(r.type ?? '');
-    if (!PROXY_TYPE_SET.has(type)) continue;
-    const address = addressOf({ host: String(r.host), port: Number(r.port), username: String(r.username ?? ''), password: String(r.password ?? '') });
-    const mask = protocolsOfMask(Number(r.protocols ?? 0));
-    const protocols = mask.length > 0 ? mask : [type as ProxyType];
-    out.push({
-      key: proxyKey(address),
-      host: address.host,
-      port: address.port,
-      ...(address.username === undefined ? {} : { username: address.username, password: address.password ?? '' }),
-      type: type as ProxyType,
-      protocols,
+    const u = upstreamOfRow({
+      host: String(r.host),
+      port: Number(r.port),
+      username: String(r.username ?? ''),
+      password: String(r.password ?? ''),
+      type: r.type === null || r.type === undefined ? null : String(r.type),
+      protocols: Number(r.protocols ?? 0),
       country: r.country === null || r.country === undefined ? null : String(r.country),
     });
+    if (u !== null) out.push(u);
   }
   return out;
 }

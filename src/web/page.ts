@@ -2,10 +2,12 @@
  * The dashboard's one HTML page (served at /app): the header and navigation,
  * a banner for a judge that proxies elsewhere cannot reach (filled from
  * /health), and the five views (sign-in, with how to get a key; new check
- * with live progress; results; pools; account) as static, labelled markup. The script (/app/app.js, built from
+ * with live progress; results; pools; webhooks: webhooks-markup.ts; account) as static, labelled markup. The script (/app/app.js, built from
  * src/web/client) shows one view at a time, wires the forms and fills in the
  * data. No inline script or style: the page is served with a strict CSP.
  */
+
+import { WEBHOOKS_NAV, WEBHOOKS_VIEW } from './webhooks-markup';
 
 export const DASHBOARD_TITLE = 'Proxy checker';
 
@@ -31,6 +33,7 @@ export function dashboardPage(version: string): string {
       <li><a href="#/check" data-route="check">New check</a></li>
       <li><a href="#/results" data-route="results">Results</a></li>
       <li><a href="#/pools" data-route="pools">Pools</a></li>
+      ${WEBHOOKS_NAV}
       <li><a href="#/account" data-route="account">Account</a></li>
       <li><button id="signout" type="button" class="linklike">Sign out</button></li>
     </ul>
@@ -274,6 +277,8 @@ export function dashboardPage(version: string): string {
     </form>
   </section>
 </section>
+
+${WEBHOOKS_VIEW}
 
 <section id="view-account" class="view" aria-labelledby="account-h" hidden>
   <h1 id="account-h" tabindex="-1">Account</h1>

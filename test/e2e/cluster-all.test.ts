@@ -57,7 +57,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: ROLE=all in one
     await nats?.stop();
   }, 30_000);
 
-  test('a pool\'s rounds run through the region\'s agent: verdicts in, charged per proxy checked', async () => {
+  test('a pool\'s checks run through the region\'s agent: verdicts in, charged per proxy checked', async () => {
     await until('the agent in /regions', async () => (await call(`${node.url}/regions`)).body.regions.find((r: { code: string }) => r.code === 'us1').agents === 1, 15_000);
     const bearer = { Authorization: `Bearer ${node.key}` };
     const before = (await call(`${node.url}/me`, { headers: bearer })).body.user.checks as number;
@@ -65,12 +65,14 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: ROLE=all in one
     const made = await call(`${node.url}/pools`, { method: 'POST', headers: bearer, json: { name: 'cluster', proxies, region: 'us1', interval_s: 600, timeout: 1000, https: false } });
     expect(made.status, made.text).toBe(201);
     const id = made.body.id as string;
-    await until('the first round', async () => (await call(`${node.url}/pools/${id}`, { headers: bearer })).body.counts.unchecked === 0, 15_000);
+    await until('the first checks', async () => (await call(`${node.url}/pools/${id}`, { headers: bearer })).body.counts.unchecked === 0, 15_000);
     const pool = (await call(`${node.url}/pools/${id}`, { headers: bearer })).body;
     expect(pool.counts).toEqual({ total: 2, working: 1, failed: 1, unchecked: 0 });
-    expect(before - ((await call(`${node.url}/me`, { headers: bearer })).body.user.checks as number)).toBe(2);
+    // charged as they are made durable: the owner's first flush (POOL_FLUSH_S) settles both
+    await until('the first durable batch', async () => (await call(`${node.url}/pools/${id}`, { headers: bearer })).body.last_round_at !== null, 20_000);
     expect((await call(`${node.url}/pools/${id}`, { method: 'DELETE', headers: bearer })).status).toBe(204);
-  }, 30_000);
+    expect(before - ((await call(`${node.url}/me`, { headers: bearer })).body.user.checks as number)).toBe(2);
+  }, 45_000);
 
   test('its agent is live, a check through it completes, SIGTERM exits 0 and deletes its heartbeat', async () => {
     const agentReady = await node.waitForLog((l) => l.msg === 'ready' && l.role === 'agent', 15_000);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket, TCPSocketListener } from 'bun';
 import { count, sql } from 'drizzle-orm';
-import { openDatabase, PGLITE_SETTINGS, type Database } from '../../db/client';
+import { openDatabase, PGLITE_SETTINGS, PGLITE_WAL_SETTINGS, type Database } from '../../db/client';
 import { ensureTemplate, readTemplate } from '../../db/pglite-template';
 import { accounts } from '../../db/schema';
 import { createAccount, findAccountByEmail } from '../../src/accounts/accounts';
@@ -120,6 +120,8 @@ describe('embedded PGlite in DATA_DIR', () => {
     const d = await openDatabase({ dataDir });
     try {
       for (const [name, value] of Object.entries(PGLITE_SETTINGS)) expect(await show(d, name)).toBe(value);
+      // and the WAL sized for an embedded database (a steady pool's flushes: issue 29), the defaults' 1 GB no more
+      for (const [name, value] of Object.entries(PGLITE_WAL_SETTINGS)) expect(await show(d, name)).toBe(value);
       // What they are for: PGlite's shared memory is resident for the process's lifetime (145MB with the defaults).
       expect(Number.parseInt((await show(d, 'shared_memory_size')) ?? '', 10)).toBeLessThanOrEqual(32);
     } finally {

@@ -1,12 +1,13 @@
 /**
  * The pools' SQL builders (src/pools/proxies-sql.ts) against a real database
  * on the driver the environment selects (PGlite in memory, or PostgreSQL with
- * DATABASE_URL), over the tables of db/schema.ts (migration 0005). Covers: add/remove, the due scan, one-statement result
+ * DATABASE_URL), over the tables of db/schema.ts (migrations 0005, 0006). Covers: add/remove, the due scan, batch
  * writes that read back exactly, the spread after a restart equal to the pure
- * function, the stats equal to the schedule's formula, the index each sort
- * uses, and a fast-check property: paging with cursors through random pools
- * and queries lists exactly the rows a model filters and sorts, once each,
- * also when rows are inserted between pages.
+ * function, the stats equal to the schedule's formula, and a fast-check
+ * property: paging with cursors through random pools and queries lists
+ * exactly the rows a model filters and sorts, once each, also when rows are
+ * inserted between pages; and the owner's memory (src/pools/proxy-page.ts over
+ * the rows loaded into a ProxyTable) gives the same pages and the same cursors.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql, type SQL } from 'drizzle-orm';
@@ -18,22 +19,23 @@ import { foldCheck } from '../../src/pools/fold';
 import { uptime } from '../../src/pools/history';
 import {
   accountUsageStatement,
-  applyResultsStatement,
   dueProxiesStatement,
-  finishRoundStatement,
   insertProxiesStatement,
   pageOf,
   poolStatsStatement,
   proxiesPageStatement,
   removeProxiesStatement,
   spreadOverdueStatement,
-  startRoundStatement,
   statsOf,
 } from '../../src/pools/proxies-sql';
 import { DEFAULT_PROXIES_QUERY, type PoolProxiesQuery } from '../../src/pools/query';
 import { decodeCursor } from '../../src/pools/cursor';
 import { checksPerDay, spreadOverdue } from '../../src/pools/schedule';
 import { rowFromSql, type PoolProxyRow } from '../../src/pools/shape';
+import { loadProxiesStatement, recordBatchStatement, stateUpdateStatement, verdictFieldsStatement } from '../../src/pools/flush-sql';
+import { memoryPage } from '../../src/pools/proxy-page';
+import { ProxyTable } from '../../src/pools/proxy-table';
+import { batchesOfRows } from '../../src/pools/table-batch';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
 
 let tdb: TestDatabase;
@@ -47,6 +49,20 @@ async function newPool(type = 'http', intervalS = 300): Promise<string> {
   const id = `pool${String(++poolSeq).padStart(8, '0')}`;
   await run(sql`INSERT INTO pools (id, account_id, name, type, region, interval_s, timeout_ms) VALUES (${id}, ${accountId}::uuid, 'p', ${type}, 'us1', ${intervalS}, 5000)`);
   return id;
+}
+
+/** Whole rows written as they are (unfenced: no owner), state and verdict fields. */
+async function write(pool: string, rows: readonly PoolProxyRow[]): Promise<void> {
+  const { state, verdicts } = batchesOfRows(rows);
+  await run(stateUpdateStatement(pool, null, state));
+  await run(verdictFieldsStatement(pool, null, verdicts));
+}
+
+/** The pool as its owner holds it: every row loaded into a table. */
+async function tableOf(pool: string): Promise<ProxyTable> {
+  const t = new ProxyTable();
+  for (const r of (await run(loadProxiesStatement(pool, 0, 100_000))).map(rowFromSql)) t.add(r);
+  return t;
 }
 
 const parsed = (lines: string[]): ParsedProxy[] => lines.map((l) => parseProxyLine(l) as ParsedProxy);
@@ -109,7 +125,7 @@ describe('writing a round', () => {
       foldCheck(due[2] as PoolProxyRow, { status: 'failed', statusCode: null, responseTimeMs: 1, anonymity: null, origin: null, error: { code: 'checker_overloaded', message: 'EMFILE' } }, null, ctx),
     ];
     expect(folded.map((f) => f.event)).toEqual([null, null, null]);
-    await run(applyResultsStatement(pool, folded.map((f) => f.row)));
+    await write(pool, folded.map((f) => f.row));
     const back = (await run(proxiesPageStatement(pool, { ...DEFAULT_PROXIES_QUERY, status: 'all', sort: 'checked' }))).map(rowFromSql);
     for (const f of folded) {
       const b = back.find((r) => r.id === f.row.id) as PoolProxyRow;
@@ -126,10 +142,10 @@ describe('after a restart', () => {
     const rows = (await run(dueProxiesStatement(pool, NOW, 100))).map(rowFromSql);
     // scatter their due times around now, some overdue, some not
     const scattered = rows.map((r, i) => ({ ...r, nextCheckAt: new Date(NOW + (i % 3 === 0 ? 5000 * i : -7000 * i)) }));
-    await run(applyResultsStatement(pool, scattered));
+    await write(pool, scattered);
     const later = NOW + 1000;
     await run(spreadOverdueStatement(pool, later, 120));
-    const after = (await run(sql`SELECT id::float8 AS id, next_check_at FROM pool_proxies WHERE pool_id = ${pool} ORDER BY id`)).map((r) => ({
+    const after = (await run(sql`SELECT id::float8 AS id, next_check_at FROM pool_proxy_rows WHERE pool_id = ${pool} ORDER BY id`)).map((r) => ({
       id: Number(r.id),
       at: new Date(r.next_check_at as string).getTime(),
     }));
@@ -150,11 +166,9 @@ describe('the pool object stats', () => {
       { status: 'failed', failures: 12 },
       { status: 'unchecked', failures: 0 },
     ] as const;
-    await run(applyResultsStatement(pool, rows.map((r, i) => ({ ...r, ...states[i], nextCheckAt: new Date(NOW + 1000 * (i + 1)) }))));
-    const seq = Number((await run(startRoundStatement(pool, 4, NOW - 3_600_000)))[0]?.seq);
-    await run(finishRoundStatement(pool, seq, { checked: 4, working: 1, charged: 4 }, NOW - 3_590_000));
-    const old = Number((await run(startRoundStatement(pool, 9, NOW - 2 * 86_400_000)))[0]?.seq);
-    await run(finishRoundStatement(pool, old, { checked: 9, working: 9, charged: 9 }, NOW - 2 * 86_400_000));
+    await write(pool, rows.map((r, i) => ({ ...r, ...states[i], nextCheckAt: new Date(NOW + 1000 * (i + 1)) })));
+    const seq = Number((await run(recordBatchStatement(pool, null, { checked: 4, working: 1, charged: 4 }, NOW - 3_600_000, NOW - 3_590_000)))[0]?.seq);
+    await run(recordBatchStatement(pool, null, { checked: 9, working: 9, charged: 9 }, NOW - 2 * 86_400_000, NOW - 2 * 86_400_000));
     expect(seq).toBe(1);
     const stats = (await run(poolStatsStatement([pool, empty], NOW))).map(statsOf);
     const s = stats.find((x) => x.poolId === pool);
@@ -167,27 +181,6 @@ describe('the pool object stats', () => {
 });
 
 describe('the proxies query', () => {
-  test('each sort seeks its own index', async () => {
-    const pool = await newPool();
-    await tdb.db.transaction(async (tx) => {
-      await tx.execute(sql`SET LOCAL enable_seqscan = off`);
-      await tx.execute(sql`SET LOCAL enable_bitmapscan = off`);
-      for (const [sort, index] of [
-        ['latency', 'pool_proxies_latency_idx'],
-        ['uptime', 'pool_proxies_uptime_idx'],
-        ['checked', 'pool_proxies_checked_idx'],
-      ] as const) {
-        const cursor = { sort, id: 5, key: sort === 'checked' ? '2026-06-01T12:00:00.000000' : '100' };
-        const q: PoolProxiesQuery = { ...DEFAULT_PROXIES_QUERY, sort, cursor };
-        const plan = rowsOf<Record<string, string>>(await tx.execute(sql`EXPLAIN ${proxiesPageStatement(pool, q)}`))
-          .map((r) => Object.values(r)[0])
-          .join('\n');
-        expect(plan).toContain(index);
-        expect(plan).not.toContain('Sort');
-      }
-    });
-  });
-
   // ---- the property: pages through random pools match a model -----------------------------------
 
   interface Spec {
@@ -246,7 +239,7 @@ describe('the proxies query', () => {
 
   async function fill(pool: string, specs: readonly Spec[], from: number): Promise<(Spec & { id: number; type: string | null })[]> {
     await run(insertProxiesStatement(pool, 'auto', parsed(specs.map((_, i) => `10.1.${Math.floor((from + i) / 250)}.${((from + i) % 250) + 1}:80`)), NOW));
-    const rows = (await run(sql`SELECT ${sql.raw('id::float8 AS id, host, port, username, password, format, status, failures, checks, type, protocols, anonymity, https, origin, country, country_name, location, isp, asn, status_code, response_time_ms, error_code, error_message, latency_p50_ms, uptime_h24_ppm, history, first_seen_at, last_checked_at, last_change_at, next_check_at')} FROM pool_proxies WHERE pool_id = ${pool} ORDER BY id OFFSET ${from}`)).map(rowFromSql);
+    const rows = (await run(sql`SELECT ${sql.raw('id::float8 AS id, host, port, username, password, format, status, failures, checks, type, protocols, anonymity, https, origin, country, country_name, location, isp, asn, status_code, response_time_ms, error_code, error_message, latency_p50_ms, uptime_h24_ppm, history, first_seen_at, last_checked_at, last_change_at, next_check_at')} FROM pool_proxy_rows WHERE pool_id = ${pool} ORDER BY id OFFSET ${from}`)).map(rowFromSql);
     const written = rows.map((r, i) => {
       const s = specs[i] as Spec;
       return {
@@ -262,7 +255,7 @@ describe('the proxies query', () => {
         type: s.protocols & 4 ? ('socks5' as const) : null,
       };
     });
-    await run(applyResultsStatement(pool, written));
+    await write(pool, written);
     return written.map((w, i) => ({ ...(specs[i] as Spec), id: w.id, type: w.type }));
   }
 
@@ -278,6 +271,11 @@ describe('the proxies query', () => {
         do {
           const query: PoolProxiesQuery = { ...q, cursor: cursor === null ? null : decodeCursor(cursor) };
           const page = pageOf(await run(proxiesPageStatement(pool, query)), query);
+          // the owner's memory pages the same rows with the same cursor (a cursor survives an owner change)
+          const table = await tableOf(pool);
+          const memory = memoryPage(table, query);
+          expect(memory.slots.map((x) => table.id[x])).toEqual(page.rows.map((r) => r.id));
+          expect(memory.nextCursor).toBe(page.nextCursor);
           expect(page.rows.length).toBeLessThanOrEqual(q.limit);
           for (const r of page.rows) expect(r.host).toMatch(/^10\.1\./);
           seen.push(...page.rows.map((r) => r.id));
@@ -310,6 +308,9 @@ describe('the proxies query', () => {
       const c = decodeCursor(first.nextCursor as string);
       expect(c?.sort).toBe(sort);
       const second = pageOf(await run(proxiesPageStatement(pool, { ...q, cursor: c })), q);
+      const table = await tableOf(pool);
+      expect(memoryPage(table, q).nextCursor).toBe(first.nextCursor);
+      expect(memoryPage(table, { ...q, cursor: c }).slots.map((x) => table.id[x])).toEqual(second.rows.map((r) => r.id));
       expect([...first.rows, ...second.rows].map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
       expect(second.nextCursor).toBeNull();
     }

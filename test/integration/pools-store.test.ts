@@ -8,6 +8,7 @@
  * requests (real connections on PostgreSQL: the account's pool lock makes
  * them pass one at a time).
  */
+import { recordBatchStatement } from '../../src/pools/flush-sql';
 import { afterAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client';
@@ -22,11 +23,9 @@ import {
   createPool,
   deletePool,
   dueProxies,
-  finishRound,
   getPool,
   listPools,
   proxiesPage,
-  startRound,
   updatePool,
 } from '../../src/pools/store';
 import type { PoolCreate, PoolSettings } from '../../src/pools/types';
@@ -170,7 +169,7 @@ for (const [name, open] of DRIVERS) {
       const later = NOW + 3_600_000;
       const resumed = await updatePool(db, a, id, { state: 'active' }, LIMITS, later);
       expect([resumed!.previousState, resumed!.pool.state, resumed!.pool.paused_reason]).toEqual(['paused', 'active', null]);
-      const due = rowsOf<{ ms: number }>(await db.execute(sql`SELECT floor(extract(epoch FROM next_check_at) * 1000)::float8 AS ms FROM pool_proxies WHERE pool_id = ${id} ORDER BY next_check_at, id`)).map((r) => Number(r.ms) - later);
+      const due = rowsOf<{ ms: number }>(await db.execute(sql`SELECT floor(extract(epoch FROM next_check_at) * 1000)::float8 AS ms FROM pool_proxy_rows WHERE pool_id = ${id} ORDER BY next_check_at, id`)).map((r) => Number(r.ms) - later);
       expect(due).toEqual([0, 75_000, 150_000, 225_000, 300_000, 375_000, 450_000, 525_000]);
     });
 
@@ -178,12 +177,12 @@ for (const [name, open] of DRIVERS) {
       const a = await account();
       const id = newId();
       await createPool(db, a, id, create(addresses(4)), LIMITS, NOW);
-      await db.execute(sql`UPDATE pool_proxies SET next_check_at = ${new Date(NOW + 3_000_000).toISOString()}::timestamptz WHERE pool_id = ${id}`);
+      await db.execute(sql`UPDATE pool_proxy_state SET next_check_at = ${new Date(NOW + 3_000_000).toISOString()}::timestamptz WHERE proxy_id IN (SELECT id FROM pool_proxies WHERE pool_id = ${id})`);
       await updatePool(db, a, id, { intervalS: 7200 }, LIMITS, NOW);
-      expect(await count(sql`SELECT count(*)::float8 AS n FROM pool_proxies WHERE pool_id = ${id} AND next_check_at = ${new Date(NOW + 3_000_000).toISOString()}::timestamptz`)).toBe(4);
+      expect(await count(sql`SELECT count(*)::float8 AS n FROM pool_proxy_rows WHERE pool_id = ${id} AND next_check_at = ${new Date(NOW + 3_000_000).toISOString()}::timestamptz`)).toBe(4);
       const u = await updatePool(db, a, id, { intervalS: 600 }, LIMITS, NOW);
       expect(u!.pool.interval_s).toBe(600);
-      const due = rowsOf<{ ms: number }>(await db.execute(sql`SELECT floor(extract(epoch FROM next_check_at) * 1000)::float8 AS ms FROM pool_proxies WHERE pool_id = ${id} ORDER BY 1`)).map((r) => Number(r.ms) - NOW);
+      const due = rowsOf<{ ms: number }>(await db.execute(sql`SELECT floor(extract(epoch FROM next_check_at) * 1000)::float8 AS ms FROM pool_proxy_rows WHERE pool_id = ${id} ORDER BY 1`)).map((r) => Number(r.ms) - NOW);
       expect(due).toEqual([0, 150_000, 300_000, 450_000]);
     });
 
@@ -191,7 +190,7 @@ for (const [name, open] of DRIVERS) {
       const a = await account();
       const id = newId();
       await createPool(db, a, id, create(addresses(5)), LIMITS, NOW);
-      await startRound(db, id, 5, NOW);
+      await db.execute(recordBatchStatement(id, null, { checked: 5, working: 0, charged: 5 }, NOW, NOW));
       expect(await deletePool(db, await account(), id)).toBe(false);
       expect(await deletePool(db, a, id)).toBe(true);
       expect(await deletePool(db, a, id)).toBe(false);
@@ -200,7 +199,7 @@ for (const [name, open] of DRIVERS) {
       expect(await count(sql`SELECT count(*)::float8 AS n FROM pool_rounds WHERE pool_id = ${id}`)).toBe(0);
     });
 
-    test('the proxies listing; a round written by the scheduling side shows in it and in the pool object', async () => {
+    test('the proxies listing; a batch written by an owner shows in it and in the pool object', async () => {
       const a = await account();
       const id = newId();
       await createPool(db, a, id, create(parsed(['1.1.1.1:80', '2.2.2.2:80', '3.3.3.3:80'])), LIMITS, NOW);
@@ -213,20 +212,19 @@ for (const [name, open] of DRIVERS) {
 
       const due = await dueProxies(db, id, NOW, 10);
       expect(due).toHaveLength(3);
-      const seq = await startRound(db, id, 3, NOW);
-      expect(seq).toBe(1);
       const ctx = { poolType: 'http' as const, intervalS: 600, nowMs: NOW, random: () => 0 };
       const ok = { status: 'working' as const, statusCode: 200, responseTimeMs: 80, anonymity: 'elite' as const, origin: '1.1.1.1', error: null };
       const bad = { status: 'failed' as const, statusCode: null, responseTimeMs: 5000, anonymity: null, origin: null, error: { code: 'timeout' as const, message: 'no answer' } };
       await applyResults(db, id, [foldCheck(due[0]!, ok, null, ctx).row, foldCheck(due[1]!, bad, null, ctx).row, foldCheck(due[2]!, ok, null, ctx).row]);
-      await finishRound(db, id, seq, { checked: 3, working: 2, charged: 3 }, NOW + 5000);
+      const [batch] = rowsOf<{ seq: number }>(await db.execute(recordBatchStatement(id, null, { checked: 3, working: 2, charged: 3 }, NOW, NOW + 5000)));
+      expect(batch?.seq).toBe(1);
       const working = await proxiesPage(db, a, id, DEFAULT_PROXIES_QUERY);
       expect(working!.page.rows.map((r) => [r.host, r.status, r.latencyP50Ms])).toEqual([
         ['1.1.1.1', 'working', 80],
         ['3.3.3.3', 'working', 80],
       ]);
       const pool = await getPool(db, a, id, NOW + 5000);
-      expect(pool).toMatchObject({ counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, checks_last_24h: 3, last_round_at: new Date(NOW).toISOString() });
+      expect(pool).toMatchObject({ counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, checks_last_24h: 3, last_round_at: new Date(NOW + 5000).toISOString() });
       expect(pool!.next_due_at).toBe(new Date(NOW + 600_000).toISOString());
     });
 

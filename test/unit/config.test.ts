@@ -68,6 +68,8 @@ describe('defaults', () => {
         tlsCaFile: undefined,
         socketDriver: 'native',
         poolRounds: true,
+        poolFlushS: 10,
+        adaptiveLimit: true,
       },
       judge: {
         url: undefined,
@@ -160,6 +162,7 @@ describe('integer variables', () => {
     ['RATE_LIMIT_PER_S', 'limits.rateLimitPerS', 1, 1_000_000],
     ['WS_MAX_PER_ACCOUNT', 'limits.wsMaxPerAccount', 1, 1_000_000],
     ['POOL_MIN_INTERVAL_S', 'limits.poolMinIntervalS', 1, 86_400],
+    ['POOL_FLUSH_S', 'probes.poolFlushS', 1, 3600],
     ['MAX_POOLS_PER_ACCOUNT', 'limits.maxPoolsPerAccount', 1, 100_000],
     ['MAX_PROXIES_PER_POOL', 'limits.maxProxiesPerPool', 1, 10_000_000],
     ['NODE_LEASE_MS', 'storage.nodeLeaseMs', 300, 3_600_000],

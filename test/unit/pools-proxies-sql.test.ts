@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'bun:test';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
-import { applyResultsStatement, insertProxiesStatement, pageOf, proxiesPageStatement, removeProxiesStatement } from '../../src/pools/proxies-sql';
+import { insertProxiesStatement, pageOf, proxiesPageStatement, removeProxiesStatement } from '../../src/pools/proxies-sql';
 import { DEFAULT_PROXIES_QUERY } from '../../src/pools/query';
 import { decodeCursor } from '../../src/pools/cursor';
 
@@ -18,7 +18,7 @@ describe('proxiesPageStatement', () => {
     const q = dialect.sqlToQuery(proxiesPageStatement('abcdefghij', DEFAULT_PROXIES_QUERY));
     expect(q.sql).not.toContain(';');
     expect(q.sql).toContain('status = $2');
-    expect(q.sql).toMatch(/ORDER BY COALESCE\(latency_p50_ms, 2147483647\) ASC, pool_proxies\.id ASC\s+LIMIT \$3/);
+    expect(q.sql).toMatch(/ORDER BY COALESCE\(latency_p50_ms, 2147483647\) ASC, pool_proxy_rows\.id ASC\s+LIMIT \$3/);
     expect(q.params).toEqual(['abcdefghij', 'working', 101]);
   });
 
@@ -42,7 +42,7 @@ describe('proxiesPageStatement', () => {
     expect(q.params.filter((p) => p === evil).length).toBe(2);
     expect(q.params).toEqual(expect.arrayContaining(['elite', 'socks5', 4, true, 300, 950000, '950000', 7]));
     expect(q.sql).toMatch(/\(COALESCE\(uptime_h24_ppm, -1\), id\) < \(\$\d+::int, \$\d+::bigint\)/);
-    expect(q.sql).toContain('DESC, pool_proxies.id DESC');
+    expect(q.sql).toContain('DESC, pool_proxy_rows.id DESC');
   });
 
   test('txt reads the address columns only; json every column', () => {
@@ -85,21 +85,5 @@ describe('batches', () => {
     expect(q.sql).not.toContain('NULL}');
     expect(q.params).toContain('{"a\\",NULL}"}');
     expect(q.params).toContain('{"b\\\\\'"}');
-  });
-
-  test('the result write carries every mutable column, nulls as NULL', () => {
-    const q = dialect.sqlToQuery(
-      applyResultsStatement('p', [
-        {
-          id: 3, host: 'h', port: 1, username: '', password: '', format: 'standard', status: 'failed', failures: 2, checks: 9, type: null, protocols: 0,
-          anonymity: null, https: null, origin: null, country: null, countryName: null, location: null, isp: null, asn: null, statusCode: null,
-          responseTimeMs: 12.5, errorCode: 'timeout', errorMessage: 'm', latencyP50Ms: null, uptimeH24Ppm: 0, history: Uint8Array.from([1, 255]),
-          firstSeenAt: new Date(0), lastCheckedAt: new Date(1000), lastChangeAt: null, nextCheckAt: new Date(2000),
-        },
-      ]),
-    );
-    expect(q.params).toEqual(expect.arrayContaining(['{3}', '{"failed"}', '{null}', '{12.5}', '{"01ff"}', '{"1970-01-01T00:00:02.000Z"}']));
-    expect(q.sql).toContain("history = decode(v.history, 'hex')");
-    expect(q.sql).toContain('WHERE p.id = v.id AND p.pool_id = $');
   });
 });

@@ -3,7 +3,7 @@
  * sign-in with an API key (checked with GET /me, then kept in sessionStorage
  * or, when remembered, localStorage; in memory when storage is off), a hash
  * router over the views (#/check, #/results, #/pools and #/pools/<id>,
- * #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
+ * #/webhooks, #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
  * GET /health is read once at start (service-info.ts): one machine or a
  * cluster (the region hint and card), the banner for a judge that
  * proxies elsewhere cannot reach, and where the gateway listens (a pool's
@@ -20,10 +20,11 @@ import { errorText } from './format';
 import { keptJob } from './job-follow';
 import { setupPoolsView } from './pools-view';
 import { setupResultsView } from './results-view';
+import { setupWebhooksView } from './webhooks-view';
 import { gatewayOf, judgeBanner, serviceInfo } from './service-info';
 import { latestResultLink } from './format';
 
-const ROUTES = Object.freeze({ check: 'New check', results: 'Results', pools: 'Pools', account: 'Account' } as const);
+const ROUTES = Object.freeze({ check: 'New check', results: 'Results', pools: 'Pools', webhooks: 'Webhooks', account: 'Account' } as const);
 type Route = keyof typeof ROUTES | 'signin';
 const LAST_RESULT = 'proxycheck.lastResult';
 
@@ -40,6 +41,7 @@ function boot(): void {
     check: byId('view-check'),
     results: byId('view-results'),
     pools: byId('view-pools'),
+    webhooks: byId('view-webhooks'),
     account: byId('view-account'),
   };
 
@@ -86,6 +88,7 @@ function boot(): void {
   });
 
   const pools = setupPoolsView({ key, onUnauthorized: () => signOut('Your API key was refused. Sign in again.') });
+  const webhooks = setupWebhooksView({ key, onUnauthorized: () => signOut('Your API key was refused. Sign in again.') });
 
   void apiGet('/health').then((h) => {
     const info = serviceInfo(h.body);
@@ -118,6 +121,8 @@ function boot(): void {
     if (name === 'account') void account.load();
     if (name === 'pools') void pools.load(rest[0] ?? null);
     else pools.leave();
+    if (name === 'webhooks') void webhooks.load();
+    else webhooks.leave();
     if (name === 'results') results.redraw();
     if (name === 'results' && !restored && !results.hasResult()) {
       restored = true;

@@ -1,0 +1,811 @@
+/**
+ * PoolActor: one pool's owner (DECISIONS "Pools are actors"). It holds the
+ * pool's lease (pool-durable.ts), its proxies in compact arrays
+ * (src/pools/proxy-table.ts) and its schedule in a due-time heap
+ * (src/pools/due-heap.ts), and feeds due proxies to the SAME probe execution
+ * as /check (ProbeExecution, priority `background`: only what the region's
+ * checks leave) continuously: no rounds, no barrier. Each result folds in
+ * place (src/pools/table-fold.ts) on the main thread; nothing touches the
+ * database on the way.
+ *
+ * Charging: checks are reserved ahead through the ledger under the lease's
+ * run id (a reservation covers many checks; a proxy is only granted to the
+ * probes while reserved units are left). Every `flushMs` (POOL_FLUSH_S) the
+ * dirty proxies are written in chunks of FLUSH_CHUNK, each chunk one fenced
+ * transaction that also settles exactly the checks it makes durable; the
+ * actor yields between chunks (a /check's statements go between them). A
+ * flush is a durable batch: `round.completed` (at most one per flush) with
+ * the batch's tally, and its record (a pool_rounds row and a completed scan
+ * for /me usage) with its last chunk (a crash between chunks leaves the
+ * earlier chunks settled and charged, and uncounted in those records). A check the checker did not
+ * perform (`checker_overloaded`, cut short) and a proxy refused before any
+ * connection (blocked_target) are never charged.
+ *
+ * Reads come from memory: counts, the next due time, checks per day, pages
+ * (src/pools/proxy-page.ts), the gateway's working set.
+ *
+ * ## States (src/state-machine.ts)
+ *
+ *   created ──start()──> running ⇄ starved     (the balance cannot pay: pool.paused
+ *      │                   ⇅                    insufficient_checks; tried again every
+ *      │                 idle                   WAIT_RECHECK_MS, then pool.resumed)
+ *      │                   (paused by its owner: nothing probed, reads served)
+ *      └─────────> any of them ──stop() / deleted()──> stopping ──> stopped
+ *                  any of them ──a flush found another token──> lost (nothing more
+ *                                written or charged; what it reserved since is given back)
+ *
+ * A slot's own states (slotState): HEAP (scheduled), READY (due, waiting for a
+ * grant), FLIGHT (probing), DEAD (removed from the pool).
+ */
+import type { Db } from '../../db/client';
+import type { Clock } from '../clock';
+import { errorCode } from '../errors';
+import type { Logger } from '../log';
+import type { ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
+import { DueHeap } from '../pools/due-heap';
+import { pausedEvent, proxyEvent, resumedEvent, roundCompletedEvent } from '../pools/events';
+import { emptyStateBatch, emptyVerdictBatch } from '../pools/flush-sql';
+import type { PoolEventsPort } from '../pools/ports';
+import { memoryPage } from '../pools/proxy-page';
+import { ProxyTable } from '../pools/proxy-table';
+import type { PoolProxiesQuery } from '../pools/query';
+import { checksPerDay, clampDue, spreadOverdue, type Random } from '../pools/schedule';
+import { addressOf, type PoolProxyRow, type PoolRow } from '../pools/shape';
+import type { ProxiesPage } from '../pools/proxies-sql';
+import { pauseForChecks, resumeForChecks } from '../pools/store';
+import { foldNotTried, foldSlot } from '../pools/table-fold';
+import { pushStateSlot, pushVerdictSlot } from '../pools/table-batch';
+import type { PoolCounts } from '../pools/types';
+import { upstreamOfRow, type PoolUpstream } from '../pools/working-set';
+import type { ProxyAddress } from '../proxy/types';
+import { StateMachine, transitionTable } from '../state-machine';
+import { flushChunk, loadPoolRows, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
+import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
+import { originGeo, probeSettingsFor } from './probe-setup';
+import { refusedResult, splitRefused } from './refused-targets';
+import { probeTarget } from './shards';
+
+/** Proxies per flush statement (one transaction each). */
+export const FLUSH_CHUNK = 1000;
+/** A pool that could not pay tries again after this long. */
+export const WAIT_RECHECK_MS = 5000;
+/** Most units one reservation takes. */
+export const MAX_RESERVATION = 10_000;
+/** The timer looks at the heap at least this often (a region coming back, a late clock). */
+export const MAX_SLEEP_MS = 5000;
+
+const HEAP = 0;
+const READY = 1;
+const FLIGHT = 2;
+const DEAD = 3;
+
+export type ActorState = 'created' | 'running' | 'starved' | 'idle' | 'stopping' | 'stopped' | 'lost';
+const TRANSITIONS = transitionTable<ActorState>({
+  created: ['running', 'starved', 'idle', 'stopping', 'lost'],
+  running: ['starved', 'idle', 'stopping', 'lost'],
+  starved: ['running', 'idle', 'stopping', 'lost'],
+  idle: ['running', 'starved', 'stopping', 'lost'],
+  stopping: ['stopped'],
+  stopped: [],
+  lost: ['stopping'],
+});
+
+export interface PoolActorDeps {
+  db: Db;
+  execution: ProbeExecution;
+  settings: SettingsFactory;
+  geo: GeoPort;
+  events: PoolEventsPort;
+  clock: Clock;
+  random: Random;
+  log: Pick<Logger, 'warn' | 'error'>;
+  nodeId: string;
+  /** POOL_FLUSH_S in ms. */
+  flushMs: number;
+  leaseMs: number;
+  /** Take the lease whoever holds it (embedded: the process owns every pool). */
+  force: boolean;
+  /** ALLOW_PRIVATE_TARGETS (known before the judge starts: the probes' settings are made only once it has); absent: the settings' own. */
+  allowPrivateTargets?: boolean;
+  /** false: no agent serves the region now (a cluster): nothing is probed meanwhile. */
+  regionAvailable?: (region: string) => boolean;
+  /** Told of each durable batch, pause and resume (metrics). */
+  onOutcome?: (outcome: 'paused' | 'resumed' | { working: number; failed: number }) => void;
+  /** Told when the lease was lost (the owner forgets the actor). */
+  onLost?: () => void;
+}
+
+interface Tally {
+  checked: number;
+  working: number;
+  failed: number;
+  not_tried: number;
+}
+
+const zeroTally = (): Tally => ({ checked: 0, working: 0, failed: 0, not_tried: 0 });
+
+export class PoolActor {
+  readonly #d: PoolActorDeps;
+  #pool: PoolRow;
+  readonly #machine = new StateMachine<ActorState>('pool actor', TRANSITIONS, 'created');
+  readonly #t = new ProxyTable(64);
+  #heap = new DueHeap(this.#t.nextCheck, 64);
+  #slotState = new Uint8Array(64);
+  /** Charged checks folded since the slot's last flush. */
+  #unsettled = new Uint16Array(64);
+  #dirty = new Uint8Array(64);
+  #verdictDirty = new Uint8Array(64);
+  #dirtyList: number[] = [];
+  #ready: number[] = [];
+  #readyHead = 0;
+  readonly #flight = new Set<number>();
+  readonly #counts: PoolCounts = { total: 0, working: 0, failed: 0, unchecked: 0 };
+  /** Live proxies per consecutive-failure count (checks per day). */
+  readonly #failures = new Map<number, number>();
+  /** The probes' settings, made at first use (the judge starts after the owner) and again after a change. */
+  #settingsMade: ProbeSettings | null = null;
+  #lease: PoolLease | null = null;
+  #exec: ExecutionHandle | null = null;
+  #abort = new AbortController();
+  #demanded = 0;
+  #reserved = 0;
+  #settled = 0;
+  #pendingCharged = 0;
+  #reserving: Promise<void> | null = null;
+  #unlimited = false;
+  #tally = zeroTally();
+  #batchStartedMs = 0;
+  #timer: { at: number; cancel: () => void } | null = null;
+  #flushTimer: (() => void) | null = null;
+  #flushing: Promise<void> | null = null;
+  #waitUntil = 0;
+  #shards = new Set<Promise<void>>();
+  readonly #cancelled = new WeakSet<ExecutionHandle>();
+
+  constructor(deps: PoolActorDeps, pool: PoolRow) {
+    this.#d = deps;
+    this.#pool = pool;
+  }
+
+  get #settings(): ProbeSettings {
+    return (this.#settingsMade ??= probeSettingsFor(this.#d.settings, this.#pool.type, this.#pool.timeoutMs, this.#pool.https));
+  }
+
+  get state(): ActorState {
+    return this.#machine.state;
+  }
+
+  get poolId(): string {
+    return this.#pool.id;
+  }
+
+  get accountId(): string {
+    return this.#pool.accountId;
+  }
+
+  /** Probes out now. */
+  get inFlight(): number {
+    return this.#flight.size;
+  }
+
+  /** The lease this actor holds (null before start or once lost). */
+  get lease(): PoolLease | null {
+    return this.#lease;
+  }
+
+  /**
+   * Takes the lease (false: another node holds it), loads the pool, starts
+   * probing and flushing. `spread`: what is overdue is spread over the
+   * interval first (a restart or a take-over: no burst); a new pool's
+   * proxies are due at once.
+   */
+  async start(spread: boolean): Promise<boolean> {
+    const p = this.#pool;
+    const nowMs = this.#d.clock.now();
+    this.#lease = await takeLease(this.#d.db, { poolId: p.id, accountId: p.accountId, nodeId: this.#d.nodeId, nowMs, leaseMs: this.#d.leaseMs, force: this.#d.force });
+    if (this.#lease === null) return false;
+    await loadPoolRows(this.#d.db, p.id, 0, (rows) => this.#append(rows));
+    if (spread) this.#spreadOverdue(this.#d.clock.now());
+    this.#batchStartedMs = this.#d.clock.now();
+    const next: ActorState = p.state === 'active' ? 'running' : p.pausedReason === 'insufficient_checks' ? 'starved' : 'idle';
+    this.#machine.move('created', next);
+    this.#scheduleFlush();
+    this.#pump();
+    return true;
+  }
+
+  // ---- membership and settings -------------------------------------------------------------------
+
+  #append(rows: readonly PoolProxyRow[]): void {
+    for (const row of rows) {
+      const slot = this.#t.add(row);
+      this.#ensure(this.#t.capacity);
+      this.#slotState[slot] = HEAP;
+      this.#heap.push(slot);
+      this.#countIn(slot, 1);
+    }
+  }
+
+  /** The per-slot arrays and the heap sized for `cap` slots. */
+  #ensure(cap: number): void {
+    if (this.#slotState.length >= cap) return;
+    const grow = <A extends Uint8Array | Uint16Array>(a: A, make: (n: number) => A): A => {
+      const b = make(cap);
+      b.set(a as never);
+      return b;
+    };
+    this.#slotState = grow(this.#slotState, (n) => new Uint8Array(n));
+    this.#unsettled = grow(this.#unsettled, (n) => new Uint16Array(n));
+    this.#dirty = grow(this.#dirty, (n) => new Uint8Array(n));
+    this.#verdictDirty = grow(this.#verdictDirty, (n) => new Uint8Array(n));
+    this.#heap.resize(this.#t.nextCheck, cap);
+  }
+
+  /** Slot counted in (+1) or out (-1) of the counts and the failures histogram. */
+  #countIn(slot: number, sign: 1 | -1): void {
+    const status = this.#t.statusOf(slot);
+    this.#counts.total += sign;
+    this.#counts[status] += sign;
+    const f = this.#t.failures[slot]!;
+    this.#failures.set(f, (this.#failures.get(f) ?? 0) + sign);
+  }
+
+  #markDirty(slot: number): void {
+    if (this.#dirty[slot] === 1) return;
+    this.#dirty[slot] = 1;
+    this.#dirtyList.push(slot);
+  }
+
+  /** The pool's row changed (PATCH): settings, and the owner's pause or resume. */
+  configure(pool: PoolRow): void {
+    const before = this.#pool;
+    this.#pool = pool;
+    this.#settingsMade = null;
+    const nowMs = this.#d.clock.now();
+    if (pool.intervalS < before.intervalS) this.#rewriteDue((due) => clampDue(due, nowMs, pool.intervalS));
+    const s = this.state;
+    if (s === 'stopping' || s === 'stopped' || s === 'lost') return;
+    if (pool.state === 'paused' && pool.pausedReason === 'owner' && s !== 'idle') {
+      this.#machine.move(['running', 'starved'], 'idle');
+      this.#closeExec();
+    } else if (pool.state === 'active' && s !== 'running') {
+      this.#spreadOverdue(nowMs);
+      this.#machine.move(['idle', 'starved'], 'running');
+      this.#waitUntil = 0;
+    }
+    this.#pump();
+  }
+
+  /** Members were added or removed (PATCH, a list URL): the new ones loaded, the gone ones dropped. */
+  async reconcile(): Promise<void> {
+    const ids = await poolProxyIds(this.#d.db, this.#pool.id);
+    const t = this.#t;
+    let j = 0;
+    for (let s = 0; s < t.size; s++) {
+      if (this.#slotState[s] === DEAD) continue;
+      while (j < ids.length && ids[j]! < t.id[s]!) j++;
+      if (j < ids.length && ids[j] === t.id[s]) continue;
+      this.#kill(s);
+    }
+    const last = t.size === 0 ? 0 : t.id[t.size - 1]!;
+    await loadPoolRows(this.#d.db, this.#pool.id, last, (rows) => this.#append(rows));
+    this.#pump();
+  }
+
+  #kill(slot: number): void {
+    const st = this.#slotState[slot];
+    if (st === HEAP) this.#heap.remove(slot);
+    if (st === FLIGHT) this.#flight.delete(slot);
+    this.#slotState[slot] = DEAD;
+    this.#t.live[slot] = 0;
+    this.#countIn(slot, -1);
+    // its unflushed charged checks stay charged only once durable: they never will be
+    this.#pendingCharged -= this.#unsettled[slot]!;
+    this.#unsettled[slot] = 0;
+  }
+
+  /** New due times for the scheduled slots (`f` of their due times, same order), each marked dirty. */
+  #rewriteDue(f: (due: number[]) => number[]): void {
+    const slots: number[] = [];
+    for (let s = 0; s < this.#t.size; s++) if (this.#slotState[s] === HEAP) slots.push(s);
+    const due = slots.map((s) => this.#t.nextCheck[s]!);
+    const next = f(due);
+    slots.forEach((s, i) => {
+      if (next[i] === due[i]) return;
+      this.#t.nextCheck[s] = next[i]!;
+      this.#heap.update(s);
+      this.#markDirty(s);
+    });
+  }
+
+  /** The overdue spread over the interval (a start, a resume: no burst; schedule.ts spreadOverdue). */
+  #spreadOverdue(nowMs: number): void {
+    this.#rewriteDue((due) => spreadOverdue(due, nowMs, this.#pool.intervalS));
+  }
+
+  /** The gateway's failed upstreams: due now. */
+  recheck(proxies: readonly ProxyAddress[]): void {
+    if (proxies.length === 0) return;
+    const wanted = new Set(proxies.map((a) => `${a.host}\u0000${a.port}\u0000${a.username ?? ''}\u0000${a.password ?? ''}`));
+    const hosts = new Set(proxies.map((a) => a.host));
+    const t = this.#t;
+    const nowMs = this.#d.clock.now();
+    for (let s = 0; s < t.size; s++) {
+      if (this.#slotState[s] !== HEAP || !hosts.has(t.host[s]!)) continue;
+      if (!wanted.has(`${t.host[s]}\u0000${t.port[s]}\u0000${t.username[s]}\u0000${t.password[s]}`) || t.nextCheck[s]! <= nowMs) continue;
+      t.nextCheck[s] = nowMs;
+      this.#heap.update(s);
+      this.#markDirty(s);
+    }
+    this.#pump();
+  }
+
+  // ---- feeding the probes -------------------------------------------------------------------------
+
+  /** Moves what is due to the ready queue, reserves when short, asks the execution for slots, sets the timer. Never throws. */
+  #pump(): void {
+    try {
+      this.#pumpOnce();
+    } catch (err) {
+      this.#d.log.error('a pool actor step failed; tried again', { pool: this.#pool.id, err });
+      this.#timer?.cancel();
+      this.#timer = { at: this.#d.clock.now() + MAX_SLEEP_MS, cancel: this.#d.clock.after(MAX_SLEEP_MS, () => ((this.#timer = null), this.#pump()), { unref: true }) };
+    }
+  }
+
+  #pumpOnce(): void {
+    const s = this.state;
+    if (s !== 'running' && s !== 'starved') return;
+    const nowMs = this.#d.clock.now();
+    const guarded = !(this.#d.allowPrivateTargets ?? this.#settings.allowPrivateTargets);
+    while (this.#heap.size > 0 && this.#heap.peekDue() <= nowMs) {
+      const slot = this.#heap.pop();
+      // refused before any connection whatever happens (as /check): a verdict now, never probed nor charged
+      if (guarded && splitRefused([{ host: this.#t.host[slot]! }], false).refused.length > 0) {
+        this.#foldBlocked(slot);
+        continue;
+      }
+      this.#slotState[slot] = READY;
+      this.#ready.push(slot);
+    }
+    if (s === 'starved') {
+      if (nowMs >= this.#waitUntil && this.#readyCount() > 0) this.#reserve(true);
+      return this.#sleep(nowMs);
+    }
+    if (this.#d.regionAvailable?.(this.#pool.region) === false) return this.#sleep(nowMs);
+    const want = this.#readyCount() - this.#demanded;
+    const credit = this.#credit();
+    const ask = Math.min(want, credit);
+    if (ask > 0) {
+      // counted first: a grant may come inside open() / addDemand()
+      this.#demanded += ask;
+      try {
+        if (this.#exec === null) this.#open(ask);
+        else this.#exec.addDemand(ask);
+      } catch (err) {
+        // no capacity in the region now (a cluster's agents gone): looked at again at the next timer
+        this.#d.log.warn('a pool could not ask for probes; tried again', { pool: this.#pool.id, err: errorCode(err) });
+        this.#closeExec();
+      }
+    }
+    if (want > credit) this.#reserve(false);
+    this.#sleep(nowMs);
+  }
+
+  #readyCount(): number {
+    return this.#ready.length - this.#readyHead;
+  }
+
+  /** Units reserved and not yet spoken for. */
+  #credit(): number {
+    return this.#reserved - this.#settled - this.#pendingCharged - this.#flight.size - this.#demanded;
+  }
+
+  #sleep(nowMs: number): void {
+    const due = this.#heap.peekDue();
+    const at = Math.min(due, nowMs + MAX_SLEEP_MS, this.state === 'starved' ? Math.max(this.#waitUntil, nowMs + 50) : Infinity);
+    if (this.#timer !== null && this.#timer.at <= at && this.#timer.at > nowMs) return;
+    this.#timer?.cancel();
+    const delay = Math.max(20, at - nowMs);
+    this.#timer = { at: nowMs + delay, cancel: this.#d.clock.after(delay, () => ((this.#timer = null), this.#pump()), { unref: true }) };
+  }
+
+  /**
+   * More units: the checks the next flush window needs (at most
+   * MAX_RESERVATION), else exactly what is due now; when not even that can
+   * be paid, the pool pauses (insufficient_checks) and tries again later.
+   */
+  #reserve(resuming: boolean): void {
+    if (this.#reserving !== null || this.#lease === null) return;
+    const lease = this.#lease;
+    const need = Math.max(1, this.#readyCount() - this.#credit());
+    const live = this.#counts.total;
+    const ahead = Math.min(MAX_RESERVATION, Math.max(need, Math.ceil((2 * live * this.#d.flushMs) / (this.#pool.intervalS * 1000))));
+    this.#reserving = (async () => {
+      const nowMs = this.#d.clock.now();
+      let r = await reserveChecks(this.#d.db, lease, ahead, nowMs);
+      let units = ahead;
+      if (!r.ok && need < ahead) {
+        r = await reserveChecks(this.#d.db, lease, need, nowMs);
+        units = need;
+      }
+      if (r.ok) {
+        this.#reserved += units;
+        this.#unlimited = r.unlimited;
+        if (resuming && this.state === 'starved') await this.#resume();
+      } else if (!resuming && this.state === 'running') await this.#pause({ required: need, available: r.available });
+      else this.#waitUntil = this.#d.clock.now() + WAIT_RECHECK_MS;
+    })()
+      .catch((err: unknown) => {
+        this.#d.log.error('reserving checks for a pool failed; tried again', { pool: this.#pool.id, err });
+        this.#waitUntil = this.#d.clock.now() + WAIT_RECHECK_MS;
+      })
+      .finally(() => {
+        this.#reserving = null;
+        this.#pump();
+      });
+  }
+
+  async #pause(short: { required: number; available: number }): Promise<void> {
+    this.#machine.move('running', 'starved');
+    this.#waitUntil = this.#d.clock.now() + WAIT_RECHECK_MS;
+    const nowMs = this.#d.clock.now();
+    if (!(await pauseForChecks(this.#d.db, this.#pool.id, nowMs))) return;
+    this.#pool = { ...this.#pool, state: 'paused', pausedReason: 'insufficient_checks' };
+    this.#d.events.publish(this.#pool.accountId, pausedEvent(this.#pool.id, nowMs, this.#counts, 'insufficient_checks', short));
+    this.#d.onOutcome?.('paused');
+  }
+
+  async #resume(): Promise<void> {
+    const nowMs = this.#d.clock.now();
+    await resumeForChecks(this.#d.db, this.#pool.id, nowMs);
+    this.#pool = { ...this.#pool, state: 'active', pausedReason: null };
+    if (this.state !== 'starved') return;
+    this.#machine.move('starved', 'running');
+    this.#spreadOverdue(nowMs);
+    this.#d.events.publish(this.#pool.accountId, resumedEvent(this.#pool.id, nowMs, this.#counts));
+    this.#d.onOutcome?.('resumed');
+  }
+
+  #open(demand: number): void {
+    const lease = this.#lease!;
+    const exec = this.#d.execution.open({
+      runId: lease.runId,
+      region: this.#pool.region,
+      demand,
+      priority: 'background',
+      onGrant: (n, exec) => this.#granted(n, exec),
+      onError: (err) => {
+        this.#d.log.warn('starting a shard of a pool failed', { pool: this.#pool.id, err });
+        this.#closeExec();
+      },
+    });
+    // a grant inside open() may have given it back already
+    if (!this.#cancelled.has(exec)) this.#exec = exec;
+  }
+
+  /** Drops what the execution has not granted yet (the ready slots stay ready). */
+  #closeExec(exec: ExecutionHandle | null = this.#exec): void {
+    if (exec !== null) {
+      exec.cancel();
+      this.#cancelled.add(exec);
+    }
+    if (this.#exec === exec) this.#exec = null;
+    this.#demanded = 0;
+  }
+
+  #takeReady(): number {
+    while (this.#readyHead < this.#ready.length) {
+      const slot = this.#ready[this.#readyHead++]!;
+      if (this.#slotState[slot] === READY) return slot;
+    }
+    this.#ready = [];
+    this.#readyHead = 0;
+    return -1;
+  }
+
+  #granted(n: number, exec: ExecutionHandle): void {
+    this.#demanded = Math.max(0, this.#demanded - n);
+    const slots: number[] = [];
+    while (slots.length < n) {
+      let slot = this.#takeReady();
+      // a slot removed meanwhile: the grant is filled from the next due (checked a little early)
+      if (slot < 0 && this.#heap.size > 0) slot = this.#heap.pop();
+      if (slot < 0) break;
+      slots.push(slot);
+    }
+    if (this.#readyHead > 4096 && this.#readyHead * 2 > this.#ready.length) {
+      this.#ready = this.#ready.slice(this.#readyHead);
+      this.#readyHead = 0;
+    }
+    const tasks: ProbeTask[] = slots.map((slot) => {
+      this.#slotState[slot] = FLIGHT;
+      this.#flight.add(slot);
+      return { index: slot, proxy: probeTarget(addressOf({ host: this.#t.host[slot]!, port: this.#t.port[slot]!, username: this.#t.username[slot]!, password: this.#t.password[slot]! })) };
+    });
+    if (slots.length < n) {
+      // fewer than granted (members removed since the demand): no more demand on this handle, and the
+      // grant's other slots go back with this shard's end (a repeat of its tasks: their results are
+      // dropped, the proxy no longer in flight); a pool left empty keeps them until the region's next start
+      this.#closeExec(exec);
+      for (let k = 0; tasks.length > 0 && tasks.length < n; k++) tasks.push(tasks[k]!);
+    }
+    if (tasks.length === 0) return;
+    const run = exec
+      .run({ kind: 'probe', tasks, settings: this.#settings }, (b: ResultBatch) => this.#results(b as ProbeResult[]), this.#abort.signal)
+      .catch((err: unknown) => {
+        if (!this.#abort.signal.aborted) this.#d.log.warn('a shard of a pool failed', { pool: this.#pool.id, err: errorCode(err) });
+      })
+      .finally(() => {
+        this.#shards.delete(run);
+        this.#unreported(slots);
+      });
+    this.#shards.add(run);
+  }
+
+  /** Slots of an ended shard that got no result: not tried, due again soon. */
+  #unreported(slots: readonly number[]): void {
+    const ctx = { intervalS: this.#pool.intervalS, nowMs: this.#d.clock.now(), random: this.#d.random };
+    let any = false;
+    for (const slot of slots) {
+      if (this.#slotState[slot] !== FLIGHT) continue;
+      this.#flight.delete(slot);
+      foldNotTried(this.#t, slot, ctx);
+      this.#tally.not_tried++;
+      this.#back(slot);
+      any = true;
+    }
+    if (any) this.#pump();
+  }
+
+  #back(slot: number): void {
+    this.#slotState[slot] = HEAP;
+    this.#heap.push(slot);
+    this.#markDirty(slot);
+  }
+
+  #foldBlocked(slot: number): void {
+    const r = refusedResult({ host: this.#t.host[slot]! });
+    this.#fold(slot, r, false);
+  }
+
+  #results(batch: readonly ProbeResult[]): void {
+    for (const r of batch) {
+      const slot = r.index;
+      if (this.#slotState[slot] !== FLIGHT) continue;
+      this.#flight.delete(slot);
+      this.#fold(slot, r, true);
+    }
+    this.#pump();
+  }
+
+  /** One result folded in place; `charged`: a check performed (a blocked proxy's is not). */
+  #fold(slot: number, r: ProbeResult, charged: boolean): void {
+    const t = this.#t;
+    const nowMs = this.#d.clock.now();
+    const from = t.statusOf(slot);
+    const failuresBefore = t.failures[slot]!;
+    const f = foldSlot(t, slot, r, r.status === 'working' ? originGeo(this.#d.geo, r) : null, { poolType: this.#pool.type, intervalS: this.#pool.intervalS, nowMs, random: this.#d.random });
+    if (f.outcome === 'not_tried') this.#tally.not_tried++;
+    else {
+      this.#tally.checked++;
+      if (f.outcome === 'working') this.#tally.working++;
+      else this.#tally.failed++;
+      if (charged) {
+        this.#unsettled[slot] = this.#unsettled[slot]! + 1;
+        this.#pendingCharged++;
+      }
+      const to = t.statusOf(slot);
+      if (to !== from) {
+        this.#counts[from]--;
+        this.#counts[to]++;
+      }
+      const failures = t.failures[slot]!;
+      if (failures !== failuresBefore) {
+        this.#failures.set(failuresBefore, (this.#failures.get(failuresBefore) ?? 0) - 1);
+        this.#failures.set(failures, (this.#failures.get(failures) ?? 0) + 1);
+      }
+      if (f.verdictChanged) this.#verdictDirty[slot] = 1;
+      if (f.event !== null) {
+        const detail = { ...(r.responseTimeMs !== null && r.responseTimeMs !== undefined ? { responseTimeMs: r.responseTimeMs } : {}), error: r.error };
+        this.#d.events.publish(this.#pool.accountId, proxyEvent(this.#pool.id, f.event, nowMs, addressOf(t.rowOf(slot)), this.#counts, detail));
+      }
+    }
+    this.#back(slot);
+  }
+
+  // ---- flushing ------------------------------------------------------------------------------------
+
+  #scheduleFlush(): void {
+    this.#flushTimer = this.#d.clock.after(this.#d.flushMs, () => void this.flush().finally(() => this.#live() && this.#scheduleFlush()), { unref: true });
+  }
+
+  #live(): boolean {
+    const s = this.state;
+    return s === 'running' || s === 'starved' || s === 'idle';
+  }
+
+  /** Writes every dirty proxy now (fenced chunks), settles their checks, publishes round.completed. */
+  flush(): Promise<void> {
+    if (this.#flushing !== null) return this.#flushing;
+    if (this.#lease === null || this.state === 'lost' || this.state === 'stopped') return Promise.resolve();
+    this.#flushing = this.#flush(this.#lease).finally(() => {
+      this.#flushing = null;
+    });
+    return this.#flushing;
+  }
+
+  async #flush(lease: PoolLease): Promise<void> {
+    const list = this.#dirtyList;
+    this.#dirtyList = [];
+    const tally = this.#tally;
+    this.#tally = zeroTally();
+    const startedMs = this.#batchStartedMs;
+    this.#batchStartedMs = this.#d.clock.now();
+    let settledAll = 0;
+    let workingAll = 0;
+    // at least one chunk: an empty one still renews the lease
+    for (let i = 0; i === 0 || i < list.length; i += FLUSH_CHUNK) {
+      const slots = list.slice(i, i + FLUSH_CHUNK);
+      const state = emptyStateBatch();
+      const verdicts = emptyVerdictBatch();
+      let settled = 0;
+      let working = 0;
+      const taken: number[] = [];
+      for (const s of slots) {
+        this.#dirty[s] = 0;
+        if (this.#slotState[s] === DEAD) continue;
+        pushStateSlot(state, this.#t, s);
+        if (this.#verdictDirty[s] === 1) {
+          this.#verdictDirty[s] = 0;
+          pushVerdictSlot(verdicts, this.#t, s);
+        }
+        const u = this.#unsettled[s]!;
+        taken.push(u);
+        settled += u;
+        if (u > 0 && this.#t.status[s] === 1) working++;
+        this.#unsettled[s] = 0;
+      }
+      const nowMs = this.#d.clock.now();
+      // the batch's record (a pool_rounds row, a scan for /me usage) once per flush, with its last chunk
+      const last = i + FLUSH_CHUNK >= list.length;
+      const checked = settledAll + settled;
+      try {
+        await flushChunk(this.#d.db, lease, {
+          state,
+          verdicts,
+          settled,
+          leaseUntilMs: nowMs + this.#d.leaseMs,
+          batch: last && checked > 0 ? { tally: { checked, working: workingAll + working, charged: this.#unlimited ? 0 : checked }, startedMs, nowMs } : null,
+        });
+      } catch (err) {
+        // nothing of this chunk is durable: its slots dirty again, their checks unsettled, the rest too
+        this.#restore(slots, taken, verdicts.id);
+        for (const s of list.slice(i + FLUSH_CHUNK)) this.#markDirty(s);
+        this.#tally.checked += tally.checked;
+        this.#tally.working += tally.working;
+        this.#tally.failed += tally.failed;
+        this.#tally.not_tried += tally.not_tried;
+        if (err instanceof PoolLeaseLostError) return this.#lost(lease);
+        this.#d.log.error('a pool flush failed; tried again at the next one', { pool: this.#pool.id, err });
+        return;
+      }
+      this.#settled += settled;
+      this.#pendingCharged -= settled;
+      settledAll += settled;
+      workingAll += working;
+      await new Promise<void>((r) => setImmediate(r));
+    }
+    if (tally.checked + tally.not_tried === 0) return;
+    const nowMs = this.#d.clock.now();
+    this.#d.events.publish(this.#pool.accountId, roundCompletedEvent(this.#pool.id, nowMs, this.#counts, { ...tally, charged: this.#unlimited ? 0 : settledAll }));
+    this.#d.onOutcome?.({ working: tally.working, failed: tally.failed });
+  }
+
+  #restore(slots: readonly number[], taken: readonly number[], verdictIds: readonly number[]): void {
+    const ids = new Set(verdictIds);
+    let k = 0;
+    for (const s of slots) {
+      if (this.#slotState[s] === DEAD) continue;
+      this.#unsettled[s] = this.#unsettled[s]! + (taken[k++] ?? 0);
+      if (ids.has(this.#t.id[s]!)) this.#verdictDirty[s] = 1;
+      this.#markDirty(s);
+    }
+  }
+
+  /** Another owner holds the lease: nothing more is written or charged; what this one reserved beyond its durable checks goes back. */
+  async #lost(lease: PoolLease): Promise<void> {
+    if (!this.#live()) return;
+    this.#d.log.warn('a pool\'s lease was taken over: this node stops owning it', { pool: this.#pool.id, token: lease.token });
+    this.#machine.move(['running', 'starved', 'idle'], 'lost');
+    this.#halt();
+    this.#lease = null;
+    await refundLost(this.#d.db, lease, this.#settled, this.#d.clock.now()).catch((err: unknown) => this.#d.log.error('giving back a lost pool lease\'s reservation failed', { pool: this.#pool.id, err }));
+    this.#d.onLost?.();
+  }
+
+  /** No more probing, timers or grants; running shards cut short. */
+  #halt(): void {
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#flushTimer?.();
+    this.#flushTimer = null;
+    this.#closeExec();
+    this.#abort.abort();
+  }
+
+  // ---- the end -------------------------------------------------------------------------------------
+
+  /** The service stops: probing cut short (at most `graceMs` for the shards), a last flush, the lease released with the rest of its reservation. */
+  async stop(graceMs: number): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'stopping') return;
+    const lost = this.state === 'lost';
+    this.#machine.move(['created', 'running', 'starved', 'idle', 'lost'], 'stopping');
+    this.#halt();
+    await bounded(Promise.all([...this.#shards, this.#reserving]), this.#d.clock, graceMs);
+    const lease = this.#lease;
+    if (!lost && lease !== null) {
+      await this.#flushing;
+      await this.#flush(lease).catch((err: unknown) => this.#d.log.error('the last flush of a pool failed', { pool: this.#pool.id, err }));
+      if (this.#lease !== null) await releaseLease(this.#d.db, lease, this.#d.clock.now()).catch((err: unknown) => this.#d.log.error('releasing a pool lease failed', { pool: this.#pool.id, err }));
+    }
+    this.#machine.move('stopping', 'stopped');
+  }
+
+  /** The pool was deleted: nothing flushed (its rows are gone), the reservation's rest given back. */
+  async deleted(): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'stopping') return;
+    this.#machine.move(['created', 'running', 'starved', 'idle', 'lost'], 'stopping');
+    this.#halt();
+    const lease = this.#lease;
+    if (lease !== null) await releaseLease(this.#d.db, lease, this.#d.clock.now()).catch((err: unknown) => this.#d.log.error('releasing a deleted pool\'s lease failed', { pool: this.#pool.id, err }));
+    this.#machine.move('stopping', 'stopped');
+  }
+
+  // ---- reads from memory ---------------------------------------------------------------------------
+
+  counts(): PoolCounts {
+    return { ...this.#counts };
+  }
+
+  /** The pool object's schedule fields: the earliest due time of a live proxy, checks per day. */
+  schedule(): { nextDueAt: Date | null; checksPerDay: number } {
+    let due = this.#heap.peekDue();
+    for (const s of this.#flight) due = Math.min(due, this.#t.nextCheck[s]!);
+    for (let i = this.#readyHead; i < this.#ready.length; i++) {
+      const s = this.#ready[i]!;
+      if (this.#slotState[s] === READY) due = Math.min(due, this.#t.nextCheck[s]!);
+    }
+    let cpd = 0;
+    for (const [f, n] of this.#failures) if (n > 0) cpd += n * checksPerDay(this.#pool.intervalS, f);
+    return { nextDueAt: Number.isFinite(due) ? new Date(due) : null, checksPerDay: cpd };
+  }
+
+  page(q: PoolProxiesQuery): ProxiesPage {
+    const p = memoryPage(this.#t, q);
+    return { rows: p.slots.map((s) => this.#t.rowOf(s)), nextCursor: p.nextCursor };
+  }
+
+  /** The working proxies as gateway upstreams, in id order. */
+  upstreams(): PoolUpstream[] {
+    const out: PoolUpstream[] = [];
+    const t = this.#t;
+    for (let s = 0; s < t.size; s++) {
+      if (t.live[s] !== 1 || t.status[s] !== 1) continue;
+      const u = upstreamOfRow({ host: t.host[s]!, port: t.port[s]!, username: t.username[s]!, password: t.password[s]!, type: t.typeOf(s), protocols: t.protocols[s]!, country: t.texts.text(t.country[s]!) });
+      if (u !== null) out.push(u);
+    }
+    return out;
+  }
+}
+
+/** Resolves when `p` settles or after `ms`, whichever is first. */
+function bounded(p: Promise<unknown>, clock: Clock, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const cancel = clock.after(ms, resolve, { unref: true });
+    p.then(
+      () => (cancel(), resolve()),
+      () => (cancel(), resolve()),
+    );
+  });
+}

@@ -1,0 +1,260 @@
+/**
+ * SQL builders of a pool's owner (src/jobs/pool-actor.ts, through store.ts):
+ * its lease, its loads and its fenced flushes (DECISIONS "Pools are actors").
+ * Pure functions from input to ONE statement, every value a parameter, no I/O
+ * (as proxies-sql.ts; lists travel as one array parameter per column).
+ *
+ *   takeLeaseStatement      the pool's lease row, read and locked (FOR UPDATE)
+ *                           before a take-over replaces it (store.takeLease)
+ *   putLeaseStatement       the lease given to a node with a new, larger token
+ *                           (its reservation's run id `pool:<id>:<token>`)
+ *   settleLeaseStatement    the fence of every flush transaction, its first
+ *                           statement: the row is locked, renewed and its
+ *                           `settled` moved by the checks this chunk makes
+ *                           durable, only while the token is the owner's
+ *                           (no row: the lease is lost, nothing else runs)
+ *   stateUpdateStatement    the narrow state rows of a chunk (HOT updates)
+ *   verdictFieldsStatement  the rarely-changing fields of the rows whose last
+ *                           passing check changed them (type, geo, ...)
+ *   recordBatchStatement    a durable batch: the pool's round_seq + 1, its
+ *                           last_round_at, a pool_rounds row, a completed scan
+ *                           row (usage)
+ *   releaseLeaseStatement   the lease given up (a clean stop, a move, a deleted
+ *                           pool): expired, its row and token kept
+ *   deleteLeaseStatement    a deleted pool's lease row dropped
+ *   lockAccountStatement / outstandingStatement   units reserved under a run
+ *                           id and not refunded, read under the account's lock
+ *   loadProxiesStatement    a pool's rows in id order after `afterId` (an
+ *                           owner loads its pool in chunks)
+ *   proxyIdsStatement       a pool's ids (members removed meanwhile)
+ *   leasesOfGonePoolsStatement  lease rows whose pool was deleted
+ *   leaseHolderStatement    the node holding a pool's lease now (a cluster's
+ *                           reads asked of it)
+ *   renewOwnerStatement / dropOwnerStatement / liveOwnersStatement / leasesStatement
+ *                           a cluster's placement: the nodes whose owner runs
+ *                           (pool_owners) and every lease's holder
+ *
+ * Each fenced statement repeats the token condition (FENCE), so even a
+ * statement sent on its own by a stale owner changes nothing.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import { arr, iso, ROW_COLUMNS } from './proxies-sql';
+
+/** The run id of an owner's reservation: unique per lease (token), never a client's jobId (those have no ":"). */
+export function leaseRunId(poolId: string, token: number): string {
+  return `pool:${poolId}:${token}`;
+}
+
+/** The token condition; null: none (a write of a pool no owner holds: tests seeding verdicts, store.ts applyResults). */
+const fence = (poolId: string, token: number | null): SQL =>
+  token === null ? sql`true` : sql`EXISTS (SELECT 1 FROM pool_leases l WHERE l.pool_id = ${poolId} AND l.token = ${token}::bigint)`;
+
+/** One row (node_id, token, expires_at, run_id, settled) when the pool has a lease row; locks it. */
+export function takeLeaseStatement(poolId: string): SQL {
+  return sql`SELECT node_id, token::float8 AS token, expires_at, run_id, settled::float8 AS settled FROM pool_leases WHERE pool_id = ${poolId} FOR UPDATE`;
+}
+
+/** The lease of `poolId` is `nodeId`'s with `token` until `expiresMs`, nothing settled yet. */
+export function putLeaseStatement(poolId: string, nodeId: string, token: number, expiresMs: number): SQL {
+  return sql`INSERT INTO pool_leases (pool_id, node_id, token, expires_at, run_id, settled)
+    VALUES (${poolId}, ${nodeId}, ${token}::bigint, ${iso(expiresMs)}::timestamptz, ${leaseRunId(poolId, token)}, 0)
+    ON CONFLICT (pool_id) DO UPDATE SET node_id = EXCLUDED.node_id, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at,
+      run_id = EXCLUDED.run_id, settled = 0`;
+}
+
+/** The fence: one row (`settled` after) when `token` still holds the lease, renewed until `expiresMs`. */
+export function settleLeaseStatement(poolId: string, token: number, settled: number, expiresMs: number): SQL {
+  return sql`UPDATE pool_leases SET settled = settled + ${settled}::bigint, expires_at = ${iso(expiresMs)}::timestamptz
+    WHERE pool_id = ${poolId} AND token = ${token}::bigint
+    RETURNING settled::float8 AS settled`;
+}
+
+/** The narrow state of a chunk of a pool's proxies, column by column (same index = same proxy). */
+export interface StateBatch {
+  id: number[];
+  status: string[];
+  failures: number[];
+  checks: number[];
+  statusCode: (number | null)[];
+  responseTimeMs: (number | null)[];
+  errorCode: (string | null)[];
+  errorMessage: (string | null)[];
+  latencyP50Ms: (number | null)[];
+  uptimeH24Ppm: (number | null)[];
+  /** Hex of the history bytes (null: none). */
+  history: (string | null)[];
+  lastCheckedAt: (string | null)[];
+  lastChangeAt: (string | null)[];
+  nextCheckAt: string[];
+}
+
+export function emptyStateBatch(): StateBatch {
+  return {
+    id: [],
+    status: [],
+    failures: [],
+    checks: [],
+    statusCode: [],
+    responseTimeMs: [],
+    errorCode: [],
+    errorMessage: [],
+    latencyP50Ms: [],
+    uptimeH24Ppm: [],
+    history: [],
+    lastCheckedAt: [],
+    lastChangeAt: [],
+    nextCheckAt: [],
+  };
+}
+
+/** The state rows of `b`, fenced by `token`. */
+export function stateUpdateStatement(poolId: string, token: number | null, b: StateBatch): SQL {
+  return sql`UPDATE pool_proxy_state s SET
+      status = v.status, failures = v.failures, checks = v.checks, status_code = v.status_code,
+      response_time_ms = v.response_time_ms, error_code = v.error_code, error_message = v.error_message,
+      latency_p50_ms = v.latency_p50_ms, uptime_h24_ppm = v.uptime_h24_ppm, history = decode(v.history, 'hex'),
+      last_checked_at = v.last_checked_at, last_change_at = v.last_change_at, next_check_at = v.next_check_at
+    FROM unnest(
+      ${arr(b.id)}::bigint[], ${arr(b.status)}::text[], ${arr(b.failures)}::int[], ${arr(b.checks)}::int[],
+      ${arr(b.statusCode)}::int[], ${arr(b.responseTimeMs)}::float8[], ${arr(b.errorCode)}::text[], ${arr(b.errorMessage)}::text[],
+      ${arr(b.latencyP50Ms)}::int[], ${arr(b.uptimeH24Ppm)}::int[], ${arr(b.history)}::text[],
+      ${arr(b.lastCheckedAt)}::timestamptz[], ${arr(b.lastChangeAt)}::timestamptz[], ${arr(b.nextCheckAt)}::timestamptz[]
+    ) AS v(id, status, failures, checks, status_code, response_time_ms, error_code, error_message, latency_p50_ms,
+           uptime_h24_ppm, history, last_checked_at, last_change_at, next_check_at)
+    WHERE s.proxy_id = v.id AND ${fence(poolId, token)}`;
+}
+
+/** The fields of the last passing check, column by column. */
+export interface VerdictBatch {
+  id: number[];
+  type: (string | null)[];
+  protocols: number[];
+  anonymity: (string | null)[];
+  https: (boolean | null)[];
+  origin: (string | null)[];
+  country: (string | null)[];
+  countryName: (string | null)[];
+  location: (string | null)[];
+  isp: (string | null)[];
+  asn: (number | null)[];
+}
+
+export function emptyVerdictBatch(): VerdictBatch {
+  return { id: [], type: [], protocols: [], anonymity: [], https: [], origin: [], country: [], countryName: [], location: [], isp: [], asn: [] };
+}
+
+/** The verdict fields of `b` (rows of `poolId` only), fenced by `token`. */
+export function verdictFieldsStatement(poolId: string, token: number | null, b: VerdictBatch): SQL {
+  return sql`UPDATE pool_proxies p SET
+      type = v.type, protocols = v.protocols, anonymity = v.anonymity, https = v.https, origin = v.origin,
+      country = v.country, country_name = v.country_name, location = v.location, isp = v.isp, asn = v.asn
+    FROM unnest(
+      ${arr(b.id)}::bigint[], ${arr(b.type)}::text[], ${arr(b.protocols)}::smallint[], ${arr(b.anonymity)}::text[],
+      ${arr(b.https)}::boolean[], ${arr(b.origin)}::text[], ${arr(b.country)}::text[], ${arr(b.countryName)}::text[],
+      ${arr(b.location)}::text[], ${arr(b.isp)}::text[], ${arr(b.asn)}::int[]
+    ) AS v(id, type, protocols, anonymity, https, origin, country, country_name, location, isp, asn)
+    WHERE p.id = v.id AND p.pool_id = ${poolId} AND ${fence(poolId, token)}`;
+}
+
+export interface BatchTally {
+  checked: number;
+  working: number;
+  charged: number;
+}
+
+/**
+ * A durable batch of `poolId` (fenced): round_seq + 1, last_round_at, its
+ * pool_rounds row, and a completed scan row under `pool:<id>:b<seq>` (what
+ * /me counts in usage_last_30_days, never in its history: accounts/overview-sql.ts);
+ * one row (`seq`).
+ */
+export function recordBatchStatement(poolId: string, token: number | null, tally: BatchTally, startedMs: number, nowMs: number): SQL {
+  const now = iso(nowMs);
+  const started = iso(startedMs);
+  return sql`WITH up AS (
+      UPDATE pools SET round_seq = round_seq + 1, last_round_at = ${now}::timestamptz
+      WHERE id = ${poolId} AND ${fence(poolId, token)} RETURNING id, account_id, type, region, timeout_ms, round_seq
+    ), ins AS (
+      INSERT INTO pool_rounds (pool_id, seq, started_at, finished_at, planned, checked, working, charged)
+      SELECT ${poolId}, round_seq, ${started}::timestamptz, ${now}::timestamptz, ${tally.checked}, ${tally.checked}, ${tally.working}, ${tally.charged}
+      FROM up RETURNING seq
+    ), sc AS (
+      INSERT INTO scans (account_id, job_id, proxy_type, region, timeout_ms, total_submitted, total_checked, total_working, charged, status, created_at, finished_at)
+      SELECT account_id, 'pool:' || id || ':b' || round_seq, type, region, timeout_ms, ${tally.checked}, ${tally.checked}, ${tally.working}, ${tally.charged},
+             'completed', ${started}::timestamptz, ${now}::timestamptz
+      FROM up RETURNING 1
+    )
+    SELECT seq::float8 AS seq FROM ins`;
+}
+
+/**
+ * The lease of `poolId` given up when `token` holds it: expired at once, the
+ * row kept (the next owner's token is this one + 1: a run id is never reused);
+ * one row (run_id, settled) when it held it.
+ */
+export function releaseLeaseStatement(poolId: string, token: number): SQL {
+  return sql`UPDATE pool_leases SET expires_at = to_timestamp(0) WHERE pool_id = ${poolId} AND token = ${token}::bigint RETURNING run_id, settled::float8 AS settled`;
+}
+
+/** A deleted pool's lease row dropped; one row (run_id, settled) when it was there with `token`. */
+export function deleteLeaseStatement(poolId: string, token: number): SQL {
+  return sql`DELETE FROM pool_leases WHERE pool_id = ${poolId} AND token = ${token}::bigint RETURNING run_id, settled::float8 AS settled`;
+}
+
+/** The account row locked (refunds of one run id are serialised: the outstanding units are read after it). */
+export function lockAccountStatement(accountId: string): SQL {
+  return sql`SELECT id FROM accounts WHERE id = ${accountId}::uuid FOR UPDATE`;
+}
+
+/** One row, `outstanding`: units reserved under `runId` minus those refunded. */
+export function outstandingStatement(accountId: string, runId: string): SQL {
+  return sql`SELECT (COALESCE(sum(units) FILTER (WHERE reason = 'reserve'), 0) - COALESCE(sum(units) FILTER (WHERE reason = 'refund'), 0))::float8 AS outstanding
+    FROM quota_ledger WHERE account_id = ${accountId}::uuid AND job_id = ${runId}`;
+}
+
+/** This node's pool owner runs until `expiresMs` (renewed every half lease). */
+export function renewOwnerStatement(nodeId: string, expiresMs: number): SQL {
+  return sql`INSERT INTO pool_owners (node_id, expires_at) VALUES (${nodeId}, ${iso(expiresMs)}::timestamptz)
+    ON CONFLICT (node_id) DO UPDATE SET expires_at = EXCLUDED.expires_at`;
+}
+
+/** This node's pool owner stopped. */
+export function dropOwnerStatement(nodeId: string): SQL {
+  return sql`DELETE FROM pool_owners WHERE node_id = ${nodeId}`;
+}
+
+/** The nodes whose pool owner runs now (by the database's clock), by id. */
+export function liveOwnersStatement(): SQL {
+  return sql`SELECT node_id FROM pool_owners WHERE expires_at > now() ORDER BY node_id`;
+}
+
+/** Every lease: pool_id, node_id, and `expired_ms` (how long ago it expired; negative while live). */
+export function leasesStatement(): SQL {
+  return sql`SELECT pool_id, node_id, (extract(epoch FROM now() - expires_at) * 1000)::float8 AS expired_ms FROM pool_leases`;
+}
+
+/** One row (`node_id`) when a node holds the pool's lease now (by the database's clock). */
+export function leaseHolderStatement(poolId: string): SQL {
+  return sql`SELECT node_id FROM pool_leases WHERE pool_id = ${poolId} AND expires_at > now()`;
+}
+
+/** One row (`account_id`) of the account a run id's ledger rows belong to. */
+export function runAccountStatement(runId: string): SQL {
+  return sql`SELECT account_id FROM quota_ledger WHERE job_id = ${runId} LIMIT 1`;
+}
+
+/** Up to `limit` whole rows of `poolId` with an id above `afterId`, in id order. */
+export function loadProxiesStatement(poolId: string, afterId: number, limit: number): SQL {
+  return sql`SELECT ${ROW_COLUMNS} FROM pool_proxy_rows WHERE pool_id = ${poolId} AND id > ${afterId}::bigint ORDER BY id LIMIT ${limit}`;
+}
+
+/** Every id of `poolId`'s proxies, ascending. */
+export function proxyIdsStatement(poolId: string): SQL {
+  return sql`SELECT id::float8 AS id FROM pool_proxies WHERE pool_id = ${poolId} ORDER BY id`;
+}
+
+/** Lease rows (pool_id, token, run_id, settled) whose pool is gone. */
+export function leasesOfGonePoolsStatement(): SQL {
+  return sql`SELECT l.pool_id, l.token::float8 AS token, l.run_id, l.settled::float8 AS settled FROM pool_leases l
+    WHERE NOT EXISTS (SELECT 1 FROM pools p WHERE p.id = l.pool_id)`;
+}

@@ -1,0 +1,94 @@
+/**
+ * Pool reads between API nodes (src/cluster/pool-reads.ts) on a real
+ * nats-server: node A serves the pools it owns (a ServedPools over a table
+ * loaded like an owner's), node B asks A: the stats, a page (the rows with
+ * their history and dates, the cursor), the gateway's working set (the
+ * account's only) and a re-check reach A and come back
+ * as A has them; a pool A does not own, a node that does not exist, and a
+ * node that does not answer in time are null (the asker reads the durable
+ * copy then).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { poolReadsClient, servePoolReads } from '../../src/cluster/pool-reads';
+import { poolReadsSubject } from '../../src/cluster/pool-reads-wire';
+import { memoryLogger } from '../../src/log';
+import { decodeCursor } from '../../src/pools/cursor';
+import type { ServedPools } from '../../src/pools/ports';
+import { memoryPage } from '../../src/pools/proxy-page';
+import { ProxyTable } from '../../src/pools/proxy-table';
+import { DEFAULT_PROXIES_QUERY } from '../../src/pools/query';
+import type { PoolProxyRow } from '../../src/pools/shape';
+import type { ProxyAddress } from '../../src/proxy/types';
+import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
+
+const row = (id: number, latency: number): PoolProxyRow => ({
+  id, host: `10.0.0.${id}`, port: 80, username: '', password: '', format: 'standard', status: 'working', failures: 0, checks: id,
+  type: 'http', protocols: 1, anonymity: 'elite', https: true, origin: '203.0.113.1', country: 'DE', countryName: 'Germany', location: null, isp: null,
+  asn: null, statusCode: 200, responseTimeMs: Math.fround(latency + 0.25), errorCode: null, errorMessage: null, latencyP50Ms: latency, uptimeH24Ppm: 1_000_000,
+  history: new Uint8Array(153).fill(id), firstSeenAt: new Date(1_000), lastCheckedAt: new Date(2_000 + id), lastChangeAt: new Date(1_500), nextCheckAt: new Date(9_000 + id),
+});
+
+describe.skipIf(!HAVE_NATS_SERVER)('pool reads on a real nats-server', () => {
+  let server: NatsServer;
+  let ncA: NatsConnection;
+  let ncB: NatsConnection;
+  let served: Subscription;
+  const log = memoryLogger('warn');
+  const table = new ProxyTable();
+  for (const r of [row(1, 30), row(2, 10), row(3, 20)]) table.add(r);
+  const rechecked: ProxyAddress[][] = [];
+  const pools: ServedPools = {
+    localStats: (pool) => (pool === 'owned' ? { counts: { total: 3, working: 3, failed: 0, unchecked: 0 }, nextDueAt: new Date(9_001), checksPerDay: 288 } : null),
+    localPage: (pool, q) => {
+      if (pool !== 'owned') return null;
+      const p = memoryPage(table, q);
+      return { rows: p.slots.map((s) => table.rowOf(s)), nextCursor: p.nextCursor };
+    },
+    localRecheck: (pool, proxies) => (pool === 'owned' ? (rechecked.push([...proxies]), true) : false),
+    memory: (account, pool) => (pool === 'owned' && account === 'acct' ? [{ key: 'k1', host: '10.0.0.2', port: 80, type: 'http', protocols: ['http'], country: 'DE' }, { key: 'k2', host: '10.0.0.3', port: 81, username: 'u', password: 'p', type: 'socks5', protocols: ['socks5', 'socks4'], country: null }] : undefined),
+  };
+
+  beforeAll(async () => {
+    server = await startNatsServer();
+    ncA = await connect({ servers: server.url });
+    ncB = await connect({ servers: server.url });
+    served = servePoolReads(ncA, 'node-a', pools, log);
+    await ncA.flush();
+  });
+  afterAll(async () => {
+    served?.unsubscribe();
+    await ncA?.close();
+    await ncB?.close();
+    await server?.stop();
+  });
+
+  test('B asks A: stats, pages with their cursor, a re-check; as A has them', async () => {
+    const b = poolReadsClient(ncB, log);
+    expect(await b.stats('node-a', 'owned')).toEqual({ counts: { total: 3, working: 3, failed: 0, unchecked: 0 }, nextDueAt: new Date(9_001), checksPerDay: 288 });
+    const q = { ...DEFAULT_PROXIES_QUERY, limit: 2 };
+    const first = await b.page('node-a', 'owned', q);
+    expect(first!.rows).toEqual([table.rowOf(1), table.rowOf(2)]);
+    expect(first!.nextCursor).not.toBeNull();
+    const second = await b.page('node-a', 'owned', { ...q, cursor: decodeCursor(first!.nextCursor!) });
+    expect(second).toEqual({ rows: [table.rowOf(0)], nextCursor: null });
+    b.recheck('node-a', 'owned', [{ host: '10.0.0.1', port: 80 }]);
+    for (let i = 0; i < 100 && rechecked.length === 0; i++) await Bun.sleep(10);
+    expect(rechecked).toEqual([[{ host: '10.0.0.1', port: 80 }]]);
+    expect(await b.upstreams('node-a', 'acct', 'owned')).toEqual(pools.memory('acct', 'owned')!);
+    expect(await b.upstreams('node-a', 'another-acct', 'owned')).toBeNull();
+  });
+
+  test('a pool A does not own, a node nobody serves, a node that does not answer in time: null', async () => {
+    const b = poolReadsClient(ncB, log, 300);
+    expect(await b.stats('node-a', 'elsewhere')).toBeNull();
+    expect(await b.page('node-a', 'elsewhere', DEFAULT_PROXIES_QUERY)).toBeNull();
+    expect(await b.stats('node-gone', 'owned')).toBeNull();
+    const mute = ncA.subscribe(poolReadsSubject('node-mute'), { callback: () => {} });
+    await ncA.flush();
+    const t0 = Date.now();
+    expect(await b.stats('node-mute', 'owned')).toBeNull();
+    expect(Date.now() - t0).toBeLessThan(2000);
+    mute.unsubscribe();
+  });
+});

@@ -1,0 +1,87 @@
+/**
+ * The owner's table (src/pools/proxy-table.ts) and its in-place fold
+ * (src/pools/table-fold.ts): a row goes in and comes out the same; folding a
+ * result into a slot gives exactly the row fold.ts foldCheck gives (verdict,
+ * history, schedule, the fields of the last passing check), for any sequence
+ * of results (fast-check, a fixed random source and a fake clock), and says
+ * when the wide row's verdict fields changed.
+ */
+import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { foldCheck, type PoolProbeResult } from '../../src/pools/fold';
+import { ProxyTable } from '../../src/pools/proxy-table';
+import type { PoolProxyRow } from '../../src/pools/shape';
+import type { ProxyType } from '../../src/proxy/types';
+import { foldSlot } from '../../src/pools/table-fold';
+
+const NOW = Date.UTC(2026, 5, 1, 12);
+
+const fresh = (id: number, host = `10.0.0.${id}`): PoolProxyRow => ({
+  id, host, port: 8080, username: id % 2 === 0 ? 'u' : '', password: id % 2 === 0 ? 'p:w' : '', format: 'standard', status: 'unchecked', failures: 0, checks: 0,
+  type: null, protocols: 0, anonymity: null, https: null, origin: null, country: null, countryName: null, location: null, isp: null, asn: null,
+  statusCode: null, responseTimeMs: null, errorCode: null, errorMessage: null, latencyP50Ms: null, uptimeH24Ppm: null, history: null,
+  firstSeenAt: new Date(NOW - 1000), lastCheckedAt: null, lastChangeAt: null, nextCheckAt: new Date(NOW),
+});
+
+const plain = (r: PoolProxyRow) => ({ ...r, history: r.history === null ? null : [...r.history] });
+
+const resultArb: fc.Arbitrary<PoolProbeResult & { geo: boolean }> = fc.oneof(
+  fc.record({
+    status: fc.constant('working' as const),
+    statusCode: fc.constantFrom(200, 204),
+    responseTimeMs: fc.float({ min: 1, max: 9000, noNaN: true }),
+    anonymity: fc.constantFrom('elite' as const, 'anonymous' as const, 'transparent' as const),
+    origin: fc.constantFrom('203.0.113.1', '203.0.113.2'),
+    error: fc.constant(null),
+    protocols: fc.constantFrom<ProxyType[]>(['http'], ['socks5', 'socks4']),
+    https: fc.constantFrom(true, false, undefined),
+    geo: fc.boolean(),
+  }) as fc.Arbitrary<PoolProbeResult & { geo: boolean }>,
+  fc.record({
+    status: fc.constant('failed' as const),
+    statusCode: fc.constant(null),
+    responseTimeMs: fc.constant(5000),
+    anonymity: fc.constant(null),
+    origin: fc.constant(null),
+    error: fc.constantFrom({ code: 'timeout', message: 'no answer' }, { code: 'checker_overloaded', message: 'EMFILE' }),
+    geo: fc.constant(false),
+  }) as fc.Arbitrary<PoolProbeResult & { geo: boolean }>,
+);
+
+describe('ProxyTable', () => {
+  test('a row in, the same row out; the table grows past its capacity', () => {
+    const t = new ProxyTable(1);
+    const rows = [fresh(1), { ...fresh(2), status: 'working' as const, type: 'socks5' as const, protocols: 6, anonymity: 'elite' as const, https: true, country: 'DE', asn: 3320, responseTimeMs: Math.fround(12.5), history: new Uint8Array(153).fill(1) }, fresh(3)];
+    for (const r of rows) t.add(r);
+    expect(t.size).toBe(3);
+    expect(rows.map((_, i) => plain(t.rowOf(i)))).toEqual(rows.map(plain));
+  });
+});
+
+describe('foldSlot', () => {
+  test('property: the slot after any results equals foldCheck\'s rows, for an http and an auto pool', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('http' as const, 'auto' as const), fc.array(resultArb, { minLength: 1, maxLength: 12 }), (poolType, results) => {
+        const t = new ProxyTable(2);
+        const slot = t.add(fresh(7));
+        let row = fresh(7);
+        let at = NOW;
+        for (const r of results) {
+          at += 97_000;
+          const geo = r.geo ? { country: 'FR', country_name: 'France', location: 'Paris', isp: 'x', asn: 12, coordinates: null } : null;
+          const ctx = { poolType, intervalS: 300, nowMs: at, random: () => 0.25 };
+          const before = plain(row);
+          const want = foldCheck(row, r, geo, ctx);
+          const got = foldSlot(t, slot, r, geo, ctx);
+          expect([got.outcome, got.event]).toEqual([want.outcome, want.event]);
+          row = { ...want.row, responseTimeMs: want.row.responseTimeMs === null ? null : Math.fround(want.row.responseTimeMs) };
+          expect(plain(t.rowOf(slot))).toEqual(plain(row));
+          const verdictKeys = ['type', 'protocols', 'anonymity', 'https', 'origin', 'country', 'countryName', 'location', 'isp', 'asn'] as const;
+          const changed = verdictKeys.some((k) => JSON.stringify(before[k]) !== JSON.stringify(row[k]));
+          expect(got.verdictChanged).toBe(changed);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
