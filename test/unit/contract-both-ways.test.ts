@@ -6,7 +6,8 @@
  *
  * The generator reads JSON Schema as the contract emits it: objects with
  * `required`, integers with minimum/maximum, booleans, strings with a
- * pattern or maxLength, enums as anyOf of consts, arrays with min/maxItems.
+ * pattern or maxLength, enums as anyOf of consts, other anyOf (a value or
+ * null), arrays with min/maxItems (uniqueItems: given per field).
  * What the schema cannot say is given per field (`given`): the proxies
  * (valid addresses), the region (one the service accepts), URLs.
  */
@@ -15,6 +16,7 @@ import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
 import { validateCheckJson, validateCheckJsonOrdered, validateCheckRaw } from '../../src/http/check-request';
 import { validateProxiesQuery } from '../../src/http/pool-proxies-query';
+import { validateWebhookCreate, validateWebhookPatch } from '../../src/http/webhook-request';
 import { validatePoolCreate, validatePoolPatch } from '../../src/http/pool-request';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 import { ACCEPTED_REGIONS } from '../../src/regions';
@@ -37,6 +39,8 @@ const given: Record<string, fc.Arbitrary<unknown>> = {
   remove: fc.array(PROXY, { maxLength: 3 }),
   region: fc.constantFrom(...ACCEPTED_REGIONS),
   url: fc.constantFrom('http://example.com/', 'https://example.com/list.txt?x=1'),
+  // `events` of a webhook: each once (the schema's uniqueItems)
+  events: fc.uniqueArray(fc.constantFrom('pool.proxies_changed', 'pool.paused', 'pool.resumed', 'check.completed'), { minLength: 1 }),
   text: PROXY,
 };
 
@@ -46,6 +50,8 @@ function arb(s: Schema, name: string): fc.Arbitrary<unknown> {
   if (given[name] !== undefined) return given[name];
   const values = consts(s);
   if (values !== null) return fc.constantFrom(...values);
+  if (Array.isArray(s.anyOf)) return fc.oneof(...s.anyOf.map((x: Schema) => arb(x, name)));
+  if (s.type === 'null') return fc.constant(null);
   if (s.type === 'integer') return fc.integer({ min: s.minimum ?? -1e6, max: s.maximum ?? 1e6 });
   if (s.type === 'number') return fc.double({ min: s.minimum ?? -1e6, max: s.maximum ?? 1e6, noNaN: true });
   if (s.type === 'boolean') return fc.boolean();
@@ -84,6 +90,15 @@ function outside(s: Schema, valid: Record<string, unknown>): [string, Record<str
       out.push([`${k} outside its pattern`, { ...valid, [k]: miss }]);
     }
     if (p.type === 'array') out.push([`${k} not an array`, { ...valid, [k]: 'x' }]);
+    const arr: Schema | undefined = p.type === 'array' ? p : p.anyOf?.find((x: Schema) => x.type === 'array');
+    if (arr !== undefined) {
+      const item = fc.sample(arb(arr.items, `${k}[]`), { numRuns: 1, seed: 31 })[0];
+      if (arr.minItems > 0) out.push([`${k} under minItems`, { ...valid, [k]: [] }]);
+      if (arr.maxItems !== undefined && !arr.uniqueItems) out.push([`${k} over maxItems`, { ...valid, [k]: Array.from({ length: arr.maxItems + 1 }, () => item) }]);
+      if (arr.uniqueItems) out.push([`${k} with an item twice`, { ...valid, [k]: [item, item] }]);
+      if (consts(arr.items) !== null) out.push([`${k} with an item outside its enum`, { ...valid, [k]: ['none-of-these'] }]);
+      if (arr.items.pattern !== undefined) out.push([`${k} with an item outside its pattern`, { ...valid, [k]: ['!'] }]);
+    }
   }
   return out;
 }
@@ -104,6 +119,8 @@ const routes: [string, string, (body: unknown) => unknown][] = [
   ['POST /check', 'CheckBody', (b) => validateCheckJson(b, checkOpts)],
   ['POST /pools', 'PoolCreateBody', (b) => validatePoolCreate(b, poolOpts)],
   ['PATCH /pools/{id}', 'PoolPatchBody', (b) => validatePoolPatch(b, poolOpts)],
+  ['POST /webhooks', 'WebhookCreateBody', (b) => validateWebhookCreate(b, { allowPrivateTargets: false })],
+  ['PATCH /webhooks/{id}', 'WebhookPatchBody', (b) => validateWebhookPatch(b, { allowPrivateTargets: false })],
 ];
 
 /** A query object as the URL carries it (numbers in decimal; the document's query schemas describe the values). */
@@ -132,7 +149,7 @@ describe('the contract both ways (the served schemas against the validators)', (
     });
 
     test(`${route}: just outside each bound, enum or required field of ${name} is a 400`, () => {
-      const valid = fc.sample(objectArb(schemas[name]!).filter((b) => 'proxies' in b || (name === 'PoolPatchBody' && Object.keys(b).length > 0)), { numRuns: 1, seed: 31 })[0]!;
+      const valid = fc.sample(objectArb(schemas[name]!).filter((b) => 'proxies' in b || 'url' in b || (name === 'PoolPatchBody' && Object.keys(b).length > 0)), { numRuns: 1, seed: 31 })[0]!;
       const cases = outside(schemas[name]!, valid);
       expect(cases.length).toBeGreaterThan(3);
       for (const [what, body] of cases) expect(`${what}: ${statusOf(() => validate(body))}`).toBe(`${what}: 400`);
