@@ -9,6 +9,7 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { componentSchemas } from '../../src/contract';
+import { buildClient } from '../../src/web/bundle';
 import { servedOpenApiDocument } from '../helpers/served-doc';
 
 const ROOT = join(import.meta.dir, '../..');
@@ -34,6 +35,13 @@ describe('the dashboard takes the contract as types only', () => {
     }
     expect(seen).toBeGreaterThan(0);
   });
+
+  test('the dashboard bundle carries no schema: none of the contract\'s descriptions, no TypeBox', async () => {
+    const { js } = await buildClient();
+    expect(js).not.toContain('A working proxy is checked again within this many seconds');
+    expect(js).not.toContain('The signing secret (Standard Webhooks)');
+    expect(js).not.toContain('TypeBox');
+  }, 60_000);
 });
 
 describe('one source', () => {
