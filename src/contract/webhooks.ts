@@ -6,11 +6,18 @@
  */
 import { Type as t, type Static, type TSchema } from '@sinclair/typebox';
 import { POOL_ID_PATTERN } from '../pools/pool-id';
-import { MAX_DELIVERIES_LISTED, TEST_EVENT, WEBHOOK_EVENTS, WEBHOOK_URL_MAX } from '../webhooks/types';
 import { closed, CodeMessage, dateTime, dateTimeOrNull, errorBody, int0, oneOf, orNull, ProxyAddress } from './common';
 import { TooManyRequests } from './errors';
 import { PAUSED_REASONS, PoolCounts } from './pools';
 
+/** The events an endpoint may ask for. */
+export const WEBHOOK_EVENTS = Object.freeze(['pool.proxies_changed', 'pool.paused', 'pool.resumed', 'check.completed'] as const);
+/** The event POST /webhooks/{id}/test sends (to that endpoint only, whatever it subscribed to). */
+export const TEST_EVENT = 'webhook.test';
+/** The longest URL an endpoint may have. */
+export const WEBHOOK_URL_MAX = 2048;
+/** GET /webhooks/{id}/deliveries: the newest this many. */
+export const MAX_DELIVERIES_LISTED = 100;
 /** Pools one endpoint may follow by id. */
 export const MAX_WEBHOOK_POOLS = 100;
 export const WEBHOOK_ID_PATTERN = '^wh_[a-z0-9]{20}$';
