@@ -148,6 +148,7 @@ export const CheckMetadata = t.Object(
   },
   closed,
 );
+export type CheckMetadataBody = Static<typeof CheckMetadata>;
 
 export const ResultUrls = t.Object({ json: t.String(), csv: t.String(), txt: t.String() }, closed);
 
