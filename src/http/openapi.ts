@@ -1,8 +1,11 @@
 /**
- * OpenAPI content: the document header (info, both auth schemes, shared
- * schemas, the WebSocket channel) and one operation object per route, with
- * example bodies for every answer. Route files attach these as `detail`; the
- * @elysiajs/openapi plugin assembles them at /docs/json.
+ * OpenAPI content: the document header (info, both auth schemes, the
+ * WebSocket channel) and one operation object per route: descriptions,
+ * example bodies for every answer, and which of the contract's schemas each
+ * answers with. The schemas themselves (components.schemas, the routes'
+ * parameters through parametersOf) are the contract's (src/contract): none is
+ * written here. Route files attach these as `detail`; the @elysiajs/openapi
+ * plugin assembles them at /docs/json.
  */
 import type { DocumentDecoration } from 'elysia';
 import { JOB_ID_RULE } from '../job-id';
