@@ -7,6 +7,8 @@
  * data. No inline script or style: the page is served with a strict CSP.
  */
 
+import { poolsViewHtml } from './client/pools-view';
+
 export const DASHBOARD_TITLE = 'Proxy checker';
 
 export function dashboardPage(version: string): string {
@@ -198,82 +200,7 @@ export function dashboardPage(version: string): string {
   </div>
 </section>
 
-<section id="view-pools" class="view" aria-labelledby="pools-h" hidden>
-  <h1 id="pools-h" tabindex="-1">Pools</h1>
-  <p class="hint">A pool is a list of proxies this service keeps checked on a schedule: working ones every interval, failing ones less often. Each proxy checked costs one check.</p>
-  <p id="pools-error" class="error" role="alert"></p>
-  <ul id="pool-warnings" class="banner" role="status" hidden></ul>
-  <section class="panel" aria-labelledby="pools-list-h">
-    <h2 id="pools-list-h">Your pools</h2>
-    <p id="pools-empty" class="hint" hidden>No pools yet: create one below from a list of proxies.</p>
-    <div class="table-wrap" role="region" aria-labelledby="pools-list-h" tabindex="0">
-      <table id="pools-table"><thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Proxies</th><th scope="col">Working</th><th scope="col">Failed</th><th scope="col">Unchecked</th><th scope="col">Interval</th><th scope="col">Next check</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>
-    </div>
-  </section>
-
-  <section id="pool-detail" class="panel" aria-labelledby="pool-h" hidden>
-    <h2 id="pool-h"></h2>
-    <dl id="pool-cards" class="cards"></dl>
-    <details id="pool-gateway" class="pool-gateway" hidden>
-      <summary>Gateway: one proxy address that rotates over this pool's working proxies</summary>
-      <p class="hint">Point a scraper at either URL (your API key is the password; <code>proxycheck pool gateway &lt;id&gt;</code> prints the same).</p>
-      <p><span class="downloads-label">HTTP</span> <code id="pool-gw-http" class="mono"></code></p>
-      <p><span class="downloads-label">SOCKS5</span> <code id="pool-gw-socks5" class="mono"></code></p>
-    </details>
-    <section id="pool-chart" aria-label="Working proxies over time" hidden></section>
-    <section id="pool-live" class="pool-live" aria-labelledby="pool-live-h">
-      <h3 id="pool-live-h">Live events <span id="pool-live-state" class="hint" role="status"></span></h3>
-      <p id="pool-live-empty" class="hint">Nothing yet: proxies going up or down, finished rounds and pauses show here as they happen.</p>
-      <ol id="pool-events" class="pool-events"></ol>
-    </section>
-    <div class="downloads" role="group" aria-labelledby="pd-h">
-      <span id="pd-h" class="downloads-label">Download <span class="hint">(with the filters below)</span></span>
-      <button type="button" id="pd-txt" class="secondary">TXT <span class="visually-hidden">(addresses)</span></button>
-      <button type="button" id="pd-csv" class="secondary">CSV</button>
-      <button type="button" id="pd-json" class="secondary">JSON</button>
-    </div>
-    <div class="filters pool-filters" role="search" aria-label="Filter the pool's proxies">
-      <div class="field"><label for="pf-status">Status</label><select id="pf-status"><option value="working">Working now</option><option value="failed">Failed</option><option value="unchecked">Not checked yet</option><option value="">All</option></select></div>
-      <div class="field"><label for="pf-country">Country</label><input id="pf-country" type="text" maxlength="2" autocomplete="off" spellcheck="false" placeholder="DE" aria-describedby="pf-country-hint"><p id="pf-country-hint" class="visually-hidden">Two-letter country code</p></div>
-      <div class="field"><label for="pf-anon">Anonymity</label><select id="pf-anon"><option value="">All</option><option value="elite">Elite</option><option value="anonymous">Anonymous</option><option value="transparent">Transparent</option></select></div>
-      <div class="field"><label for="pf-type">Protocol</label><select id="pf-type"><option value="">All</option><option value="http">HTTP</option><option value="socks4">SOCKS4</option><option value="socks5">SOCKS5</option></select></div>
-      <div class="field"><label for="pf-https">HTTPS</label><select id="pf-https"><option value="">All</option><option value="true">Yes</option><option value="false">No</option></select></div>
-      <div class="field"><label for="pf-sort">Sort</label><select id="pf-sort"><option value="latency">Fastest first</option><option value="uptime">Highest uptime first</option><option value="checked">Checked last first</option></select></div>
-    </div>
-    <p id="pp-count" class="hint" aria-live="polite"></p>
-    <div class="table-wrap" role="region" aria-labelledby="pool-h" tabindex="0">
-      <table id="pool-proxies"><thead><tr><th scope="col">Proxy</th><th scope="col">Status</th><th scope="col">Protocol</th><th scope="col">Uptime 24 h</th><th scope="col">Uptime 7 d</th><th scope="col">Latency</th><th scope="col">Last change</th><th scope="col">Country</th><th scope="col">Anonymity</th><th scope="col">Error</th></tr></thead><tbody></tbody></table>
-    </div>
-    <div class="pager">
-      <button type="button" id="pp-prev" class="secondary">Previous<span class="visually-hidden"> page</span></button>
-      <button type="button" id="pp-next" class="secondary">Next<span class="visually-hidden"> page</span></button>
-    </div>
-  </section>
-
-  <section class="panel" aria-labelledby="pool-new-h">
-    <h2 id="pool-new-h">New pool</h2>
-    <form id="pool-form" novalidate>
-      <div class="field">
-        <label for="pool-name">Name</label>
-        <input id="pool-name" name="name" type="text" maxlength="100" autocomplete="off" required>
-      </div>
-      <div class="field">
-        <label for="pool-proxies-text">Proxies</label>
-        <p id="pool-proxies-hint" class="hint">One per line: <code>host:port</code>, <code>user:pass@host:port</code> or <code>host:port:user:pass</code>.</p>
-        <textarea id="pool-proxies-text" name="proxies" rows="6" spellcheck="false" autocomplete="off" aria-describedby="pool-proxies-hint"></textarea>
-      </div>
-      <div class="row">
-        <div class="field"><label for="pool-type">Type</label><select id="pool-type"><option value="http">HTTP</option><option value="socks4">SOCKS4</option><option value="socks5">SOCKS5</option><option value="auto">Auto (try all three)</option></select></div>
-        <div class="field"><label for="pool-region">Region</label><select id="pool-region"><option value="us1">Washington DC, USA (us1)</option></select></div>
-        <div class="field"><label for="pool-interval">Check every (s)</label><input id="pool-interval" type="number" inputmode="numeric" min="60" max="86400" step="60" value="600" aria-describedby="pool-interval-hint"><p id="pool-interval-hint" class="hint">Working proxies, in seconds</p></div>
-        <div class="field"><label for="pool-timeout">Timeout (ms)</label><input id="pool-timeout" type="number" inputmode="numeric" min="1000" max="20000" step="500" value="5000"></div>
-      </div>
-      <p id="pool-form-error" class="error" role="alert"></p>
-      <p id="pool-created" class="hint" role="status"></p>
-      <button type="submit" class="primary" id="pool-create">Create pool</button>
-    </form>
-  </section>
-</section>
+${poolsViewHtml()}
 
 <section id="view-account" class="view" aria-labelledby="account-h" hidden>
   <h1 id="account-h" tabindex="-1">Account</h1>
