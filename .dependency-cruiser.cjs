@@ -5,7 +5,8 @@
  *   http    src/http/**, src/web/** server side, src/admin/routes.ts, src/admin/app.ts
  *   jobs    src/jobs/**, src/cluster/** (the cluster's adapters of the job ports), src/admin/** services (commands, args, lock, throttle)
  *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/workers/** (probe execution),
- *           src/pools/** (pools of proxies kept checked), src/gateway/** but codec/ (the gateway's upstream choice)
+ *           src/pools/** (pools of proxies kept checked), src/gateway/** but codec/ (the gateway's upstream choice),
+ *           src/webhooks/** (endpoints, the outbox, the delivery loop)
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
  *           src/gateway/codec/** (the gateway's front codecs),
@@ -42,7 +43,7 @@ const LAYERS = [
   { name: 'entry', path: ['^src/(main|run-process|runtime-settings|server|agent|stop-steps|help)\\.ts$', '^src/compose/', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
   { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/(routes|app)\\.ts$'] },
   { name: 'jobs', path: ['^src/jobs/', '^src/cluster/', '^src/admin/(?!(cli|routes|app)\\.ts$)'] },
-  { name: 'domain', path: ['^src/(accounts|results|judge|metrics|pools)/', '^src/probe/workers/', '^src/gateway/(?!codec/)'] },
+  { name: 'domain', path: ['^src/(accounts|results|judge|metrics|pools|webhooks)/', '^src/probe/workers/', '^src/gateway/(?!codec/)'] },
   { name: 'probe', path: ['^src/probe/(?!(codec|workers)/|types\\.ts$)'] },
   {
     name: 'leaves',
@@ -114,6 +115,7 @@ module.exports = {
           '^src/gateway/codec/',
           '^src/gateway/(upstream-choice|username|usage|urls|front-session|admit|retry-policy)\\.ts$',
           '^src/pools/(?!store\\.ts$)[^/]+\\.ts$',
+          '^src/webhooks/(types|schedule|seal|delivery-states|payloads|outbox-sql)\\.ts$',
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',

@@ -121,6 +121,8 @@ export interface ProbesConfig {
   socketDriver: 'native' | 'node';
   /** POOL_ROUNDS: this node runs the pools' rounds (src/jobs/pool-rounds.ts); false: its pools are not checked here. */
   poolRounds: boolean;
+  /** ADAPTIVE_LIMIT: probes in flight follow the checker's own lag (src/jobs/lag-limiter.ts); false: only the static caps. */
+  adaptiveLimit: boolean;
 }
 
 export interface JudgeConfig {
@@ -273,6 +275,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
       allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS')!,
       tlsCaFile: read('TLS_CA_FILE'),
       socketDriver: read('PROBE_SOCKET_DRIVER')!,
+      adaptiveLimit: read('ADAPTIVE_LIMIT')!,
       poolRounds: read('POOL_ROUNDS')!,
     },
     judge: readJudge(read, judgeUrl, judgeKey),

@@ -22,6 +22,7 @@ import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudge
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
 import { openStorage, sweepOrphansEvery } from './compose/storage';
+import { startWebhooks, type WebhookSchedule } from './compose/webhooks';
 import { openGeo } from './geo/geo';
 import { judgeWarnings } from './jobs/judge-warnings';
 import type { CheckRequest } from './jobs/request';
@@ -67,6 +68,8 @@ export interface StartOptions {
   database?: Database;
   /** Also told every pool event the backend's hub is told (tests record them). */
   poolEvents?: PoolEventsPort;
+  /** The webhooks' retry schedule and poll interval (tests shorten them). */
+  webhookSchedule?: WebhookSchedule;
 }
 
 export async function startService(rawConfig: Config, opts: StartOptions): Promise<RunningService> {
@@ -96,9 +99,10 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const geoDb = await geo;
     const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
     const { pools } = startPools(config, { storage, log, undo });
-    const events = alsoTo(backend.poolEvents, opts.poolEvents);
+    const webhooks = startWebhooks(config, { storage, secret, pools, metrics, log, undo, ...(opts.webhookSchedule !== undefined ? { schedule: opts.webhookSchedule } : {}) });
+    const events = alsoTo(alsoTo(backend.poolEvents, webhooks.poolEvents), opts.poolEvents);
     const { rounds } = await startPoolRounds(config, { storage, backend, base, pools, judge, geo: geoDb, events, metrics, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, pools, recheck: rounds, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, pools, recheck: rounds, jobs, webhooks: webhooks.service, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });

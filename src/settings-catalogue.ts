@@ -185,7 +185,7 @@ export const SETTINGS = {
   // ---- storage ----
   DATA_DIR: s({ group: 'storage', tier: 'set', shown: './data', meaning: 'the embedded database, result files, generated secrets, the judge\'s certificate', read: path }),
   DATABASE_URL: s({ group: 'storage', tier: 'set', shown: 'embedded PGlite in DATA_DIR', meaning: 'postgres://... to use PostgreSQL (a cluster needs it)', read: url(['postgres:', 'postgresql:']) }),
-  RESULT_SECRET: s({ group: 'storage', tier: 'tuning', shown: 'generated into DATA_DIR/result-secret', meaning: 'the HMAC key of result links (>= 16 characters); the same on every API node of a cluster', read: secret }),
+  RESULT_SECRET: s({ group: 'storage', tier: 'tuning', shown: 'generated into DATA_DIR/result-secret', meaning: 'the HMAC key of result links (>= 16 characters) and the key webhook secrets are sealed with; the same on every API node of a cluster', read: secret }),
   RESULT_RETENTION_DAYS: s({ group: 'storage', tier: 'tuning', shown: '7', meaning: 'result files are deleted after this many days', default: 7, read: int(1, 3650) }),
   RESULT_MAX_BYTES: s({ group: 'storage', tier: 'tuning', shown: '10737418240 (10 GiB)', meaning: 'disk cap on result files, the oldest deleted first (0: no cap)', default: DEFAULT_RESULT_MAX_BYTES, read: int(0, 2 ** 50) }),
   BOOTSTRAP_CHECKS: s({ group: 'storage', tier: 'tuning', shown: '1000', meaning: 'checks of the demo account made on the first start', default: 1000, read: int(0, 1_000_000_000) }),
@@ -252,6 +252,14 @@ export const SETTINGS = {
     meaning: '`node` forces node:net / node:tls sockets for probes instead of the Bun-native link',
     default: 'native' as 'native' | 'node',
     read: oneOf(['native', 'node'] as const),
+  }),
+  ADAPTIVE_LIMIT: s({
+    group: 'probes',
+    tier: 'tuning',
+    shown: 'true',
+    meaning: 'probes in flight follow the checker\'s own lag (fewer while its threads run late, back up as they catch up); false: only SLOTS_PER_ENDPOINT and MAX_IN_FLIGHT bound them',
+    default: true,
+    read: bool,
   }),
   // ---- judge ----
   JUDGE_URL: s({ group: 'judge', tier: 'tuning', shown: 'this server\'s /judge', meaning: 'where probes are sent through the proxy', read: url(['http:', 'https:']) }),

@@ -8,6 +8,7 @@
  */
 import type { PoolObject, PoolProxyObject } from '../pools/shape';
 import type { PoolEvent } from '../pools/events';
+import type { DeliveryObject, WebhookObject } from '../webhooks/types';
 import type { AcceptedBody } from '../http/async-check';
 import type { CheckJobView } from '../jobs/ports';
 import { CliError, EXIT } from './exit-codes';
@@ -118,6 +119,9 @@ export interface PoolProxiesPage {
 export type { PoolObject, PoolProxyObject };
 /** One message of `/ws?pool=` (src/pools/events.ts PoolEvent). */
 export type PoolEventBody = PoolEvent;
+
+export type WebhookBody = WebhookObject;
+export type WebhookDeliveryBody = DeliveryObject;
 
 export interface ProgressMessage {
   jobId: string;
@@ -325,6 +329,28 @@ export class ApiClient {
 
   async deletePool(id: string, signal?: AbortSignal): Promise<void> {
     await this.#request('DELETE', `/pools/${encodeURIComponent(id)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  // ---- webhooks ----------------------------------------------------------------
+
+  createWebhook(body: Record<string, unknown>, signal?: AbortSignal): Promise<WebhookBody & { secret: string }> {
+    return this.#request('POST', '/webhooks', { auth: true, body, ...(signal ? { signal } : {}) });
+  }
+
+  async webhooks(signal?: AbortSignal): Promise<WebhookBody[]> {
+    return (await this.#request<{ webhooks: WebhookBody[] }>('GET', '/webhooks', { auth: true, ...(signal ? { signal } : {}) })).webhooks;
+  }
+
+  testWebhook(id: string, signal?: AbortSignal): Promise<{ id: string; event: string }> {
+    return this.#request('POST', `/webhooks/${encodeURIComponent(id)}/test`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  async webhookDeliveries(id: string, signal?: AbortSignal): Promise<WebhookDeliveryBody[]> {
+    return (await this.#request<{ deliveries: WebhookDeliveryBody[] }>('GET', `/webhooks/${encodeURIComponent(id)}/deliveries`, { auth: true, ...(signal ? { signal } : {}) })).deliveries;
+  }
+
+  async deleteWebhook(id: string, signal?: AbortSignal): Promise<void> {
+    await this.#request('DELETE', `/webhooks/${encodeURIComponent(id)}`, { auth: true, ...(signal ? { signal } : {}) });
   }
 
   /** One page of the pool's proxies in `query.format` (txt, csv or json), as text; the next cursor from X-Next-Cursor or next_cursor. */

@@ -10,7 +10,7 @@
  * <jobId>`, `wait <jobId>` (with --out, --format, --only-working) and
  * `cancel <jobId>` name a check job (docs/API.md "Checks that outlive their
  * connection"). `pool`: its actions and their options are
- * pool-args.ts's.
+ * pool-args.ts's; `webhook`'s are webhook-args.ts's.
  *
  * ClearProxy's CLI habits are accepted: `check` takes several inputs, each a
  * file, `-` (standard input, once) or an inline address (`check
@@ -38,11 +38,12 @@ import { isJobId, JOB_ID_RULE } from '../job-id';
 import { CHECK_TYPES, type CheckType } from '../proxy/types';
 import { usageError } from './exit-codes';
 import { parsePoolArgs, POOL_OPTIONS, POOL_USAGE, type PoolCommand } from './pool-args';
+import { parseWebhookArgs, WEBHOOK_OPTIONS, WEBHOOK_USAGE, type WebhookCommand } from './webhook-args';
 import { fmtInt } from './progress-bar';
 
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'pool', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
+export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'pool', 'webhook', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
 export type CommandName = (typeof COMMANDS)[number];
 
 /**
@@ -119,6 +120,7 @@ export type Command =
   | { name: 'status'; jobId: string }
   | { name: 'cancel'; jobId: string }
   | PoolCommand
+  | WebhookCommand
   | { name: 'me'; links: boolean }
   | { name: 'regions' }
   | { name: 'health' }
@@ -143,6 +145,7 @@ commands:
   pool <action>     pools of proxies kept checked: create, list, show, add, remove, pause, resume,
                     delete, working (the proxies working now, one per line), watch (live events),
                     gateway (the proxy URL that rotates over the pool)
+  webhook <action>  events pushed to your URL (signed): add, list, test, deliveries, rm
   me                balance, plan, 30-day usage chart, recent checks
   regions           the regions a check can run from
   health            service status
@@ -209,6 +212,7 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
 
   --links   print the signed download link of each recent check`,
   pool: POOL_USAGE,
+  webhook: WEBHOOK_USAGE,
   regions: 'usage: proxycheck regions',
   health: 'usage: proxycheck health',
   login: LOGIN_USAGE,
@@ -300,6 +304,9 @@ const OPTIONS = {
   anonymity: { type: 'string' },
   limit: { type: 'string' },
   session: { type: 'string' },
+  // webhook add (webhook-args.ts)
+  events: { type: 'string' },
+  pools: { type: 'string' },
 } as const;
 
 const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'scheme', 'job-id', 'async'] as const;
@@ -337,6 +344,13 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const cmd = (name === 'set-key' ? 'login' : name) as Exclude<CommandName, 'set-key'>;
   if (v.help) return { global, command: { name: 'help', topic: cmd } };
 
+  const webhookOnly = WEBHOOK_OPTIONS.find((o) => v[o] !== undefined);
+  if (cmd === 'webhook') {
+    const stray = [...CHECK_ONLY, ...Object.keys(POOL_OPTIONS), 'links'].find((o) => v[o as keyof typeof v] !== undefined);
+    if (stray !== undefined) throw usageError(`--${stray} is not an option of "webhook"`);
+    return { global, command: parseWebhookArgs(rest, v) };
+  }
+  if (webhookOnly !== undefined) throw usageError(`--${webhookOnly} is an option of "webhook add", not of "${cmd}"`);
   if (cmd === 'pool') {
     const stray = CHECK_ONLY.find((o) => v[o] !== undefined && !(o in POOL_OPTIONS));
     if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "pool"`);

@@ -1,6 +1,7 @@
 /**
  * The CLI's commands other than `check` (src/cli/check-command.ts), the
- * job commands (src/cli/job-commands.ts) and `pool` (src/cli/pool-command.ts):
+ * job commands (src/cli/job-commands.ts), `pool` (src/cli/pool-command.ts) and
+ * `webhook` (src/cli/webhook-command.ts):
  * `me`, `regions`, `health`, `login`, `help`, `--version`, and `runCommand`,
  * the dispatcher main.ts calls. Each returns its exit code or throws a CliError.
  */
@@ -10,6 +11,7 @@ import { COMMAND_USAGE, USAGE, type Command, type GlobalOptions } from './args';
 import { runCheck } from './check-command';
 import { runCancel, runStatus, runWait } from './job-commands';
 import { runPool } from './pool-command';
+import { runWebhook } from './webhook-command';
 import { configPath, normaliseBaseUrl, readConfigFile, resolveSettings, writeConfigFile, type CliSettings, DEFAULT_URL } from './config-file';
 import { EXIT, usageError } from './exit-codes';
 import { terminalTraits, type CliIo } from './io';
@@ -49,6 +51,8 @@ export async function runCommand(command: Command, g: GlobalOptions, io: CliIo):
       return runCancel(command.jobId, g, client, io);
     case 'pool':
       return runPool(command, g, client, io);
+    case 'webhook':
+      return runWebhook(command, g, client, io);
     case 'me': {
       const me = await client.me(io.signal);
       if (g.json) json(io, me);

@@ -29,7 +29,7 @@ import { bind } from './bind';
 import { serveGateway } from './gateway';
 import { ownerPoolEvents } from './pool-events';
 import type { PoolRecheckPort } from '../pools/ports';
-import type { GatewayAddress } from '../http/context';
+import type { GatewayAddress, WebhooksPort } from '../http/context';
 import type { ProbeBackend } from './probe-backend';
 import type { PublicUrls } from './public-urls';
 import type { Storage } from './storage';
@@ -52,6 +52,8 @@ export interface ListenerParts {
   judgeReach: JudgeReach | null;
   /** The pools' re-check (the rounds, compose/pool-rounds.ts): where the gateway's failed upstreams go. */
   recheck: PoolRecheckPort;
+  /** The webhooks routes (compose/webhooks.ts). */
+  webhooks?: WebhooksPort;
   log: Logger;
   undo: StopStep[];
 }
@@ -129,6 +131,7 @@ function listenPublic(config: Config, p: ListenerParts, shared: Shared, gateway:
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
     pools: p.pools,
+    ...(p.webhooks !== undefined ? { webhooks: p.webhooks } : {}),
     poolEvents: p.backend.poolEvents,
     gateway,
     judgeKey: p.judgeKey,

@@ -177,6 +177,11 @@ export const schemas = {
       },
       processing_time: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}s$' },
       job_id: { type: 'string' },
+      retried_checker_lag: {
+        ...int0,
+        description:
+          'Present only when not 0: probes that timed out while the checker itself was late reading them, tried again instead of judged (each proxy charged once)',
+      },
       warnings: {
         type: 'array',
         description:

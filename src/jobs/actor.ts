@@ -400,7 +400,7 @@ export class JobActor {
     let fresh = 0;
     for (const r of batch) {
       if (this.#seen[r.index] !== 0) continue; // a result is folded once, whatever happens
-      if (r.error?.code === 'checker_overloaded' && this.#retryOurs(r.index)) continue; // ours: tried again later
+      if (r.error?.code === 'checker_overloaded' && this.#retryOurs(r.index, r.error.checkerLagMs !== undefined)) continue; // ours: tried again later
       this.#seen[r.index] = 1;
       this.#probed++;
       if (this.#sampleSets === null) {
@@ -463,15 +463,32 @@ export class JobActor {
     return this.#deps.now().getTime();
   }
 
-  /** A probe the checker could not run: true when it is tried again later. Warns once per job. */
-  #retryOurs(index: number): boolean {
+  /**
+   * A probe the checker could not run (`lag`: it timed out while its thread
+   * was late, src/probe/codec/checker-lag.ts; else a local resource ran
+   * out): true when it is tried again later, counted per reason. Warns once
+   * per job.
+   */
+  #retryOurs(index: number, lag: boolean): boolean {
     if (this.#retries.waiting === 0 && this.#retries.notTried === 0 && !this.#warnedOverload) {
       this.#warnedOverload = true;
-      this.#deps.log.warn('the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again', { jobId: this.jobId });
+      this.#deps.log.warn(
+        lag
+          ? 'the checker ran late reading its sockets (CPU saturated); probes that timed out then are tried again'
+          : 'the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again',
+        { jobId: this.jobId },
+      );
     }
-    return this.#retries.retry(index);
+    const again = this.#retries.retry(index);
+    if (again) {
+      if (lag) this.#retriedLag++;
+      this.#deps.counters?.probesRetried?.(lag ? 'checker_lag' : 'local_resources', 1);
+    }
+    return again;
   }
   #warnedOverload = false;
+  /** Probes tried again because they timed out while the checker was late (metadata.retried_checker_lag). */
+  #retriedLag = 0;
 
   /**
    * Units reserved and not performed: what a completed job gives back. A unit
@@ -498,7 +515,7 @@ export class JobActor {
   }
 
   #metadata(): JobMetadata {
-    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt, this.#refused.length, this.#warnings);
+    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt, this.#refused.length, this.#warnings, this.#retriedLag);
   }
 
   #publish(final: { resultUrl: string | null } | null = null): void {

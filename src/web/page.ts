@@ -2,9 +2,9 @@
  * The dashboard's one HTML page (served at /app), composed of the
  * components' markup: the frame (client/shell.ts: header, navigation, the
  * banner for a judge that proxies elsewhere cannot reach, filled from
- * /health) and the five views, each the fragment of its own module (sign-in
+ * /health) and the six views, each the fragment of its own module (sign-in
  * with how to get a key; new check with live progress; results; pools;
- * account). Each component owns its markup and exports its ids; the script
+ * webhooks; account). Each component owns its markup and exports its ids; the script
  * (/app/app.js, built from src/web/client) shows one view at a time, wires
  * the forms and fills in the data. No inline script or style: the page is
  * served with a strict CSP.
@@ -15,11 +15,12 @@ import { poolsViewHtml } from './client/pools-view';
 import { resultsViewHtml } from './client/results-view';
 import { DASHBOARD_TITLE, shellHeaderHtml, shellMainOpenHtml } from './client/shell';
 import { signinViewHtml } from './client/signin-view';
+import { webhooksViewHtml } from './client/webhooks-view';
 
 export { DASHBOARD_TITLE };
 
 /** The views in the order they sit in <main>. */
-const VIEWS: readonly (() => string)[] = [signinViewHtml, checkViewHtml, resultsViewHtml, poolsViewHtml, accountViewHtml];
+const VIEWS: readonly (() => string)[] = [signinViewHtml, checkViewHtml, resultsViewHtml, poolsViewHtml, webhooksViewHtml, accountViewHtml];
 
 /** From the doctype to the skip link: the head loads the stylesheet and the script of this version. */
 function pageHead(version: string): string {

@@ -68,6 +68,7 @@ describe('defaults', () => {
         tlsCaFile: undefined,
         socketDriver: 'native',
         poolRounds: true,
+        adaptiveLimit: true,
       },
       judge: {
         url: undefined,

@@ -17,6 +17,10 @@ import { RESULTS_TABLE_IDS, resultsTableHtml } from '../../src/web/client/result
 import { RESULTS_VIEW_IDS, resultsViewHtml } from '../../src/web/client/results-view';
 import { SHELL_IDS, shellHeaderHtml, shellMainOpenHtml } from '../../src/web/client/shell';
 import { SIGNIN_IDS, signinViewHtml } from '../../src/web/client/signin-view';
+import { WEBHOOK_DELIVERIES_IDS, webhookDeliveriesHtml } from '../../src/web/client/webhook-deliveries';
+import { WEBHOOK_FORM_IDS, webhookFormHtml } from '../../src/web/client/webhook-form';
+import { WEBHOOKS_LIST_IDS, webhooksListHtml } from '../../src/web/client/webhooks-list';
+import { WEBHOOKS_VIEW_IDS, webhooksViewHtml } from '../../src/web/client/webhooks-view';
 import { POOL_CARDS_IDS, poolCardsHtml } from '../../src/web/client/pool-cards';
 import { POOL_DOWNLOADS_IDS, poolDownloadsHtml } from '../../src/web/client/pool-downloads';
 import { POOL_FORM_IDS, poolFormHtml } from '../../src/web/client/pool-form';
@@ -38,6 +42,10 @@ const COMPONENTS: [string, Readonly<Record<string, string>>, () => string][] = [
   ['results-charts', RESULTS_CHARTS_IDS, resultsChartsHtml],
   ['results-custom', RESULTS_CUSTOM_IDS, resultsCustomHtml],
   ['results-table', RESULTS_TABLE_IDS, resultsTableHtml],
+  ['webhooks-view', WEBHOOKS_VIEW_IDS, webhooksViewHtml],
+  ['webhooks-list', WEBHOOKS_LIST_IDS, webhooksListHtml],
+  ['webhook-deliveries', WEBHOOK_DELIVERIES_IDS, webhookDeliveriesHtml],
+  ['webhook-form', WEBHOOK_FORM_IDS, webhookFormHtml],
   ['account-view', ACCOUNT_IDS, accountViewHtml],
   ['pools-view', POOLS_VIEW_IDS, poolsViewHtml],
   ['pools-list', POOLS_LIST_IDS, poolsListHtml],

@@ -22,6 +22,13 @@
  * before DNS in the thread's one deadline queue (timer-wheel.ts: no timer per
  * probe) and fires at `timeoutMs`: `connect_timeout` while the TCP connection
  * is not up yet, `timeout` after. `finish` cancels it and destroys the link.
+ *
+ * A timeout that was the thread's, not the proxy's: each exchange adds up
+ * how late its thread was (setLatenessSource: the probe lane's lag meter)
+ * at each of its reads (the connect, the first bytes of each answer, the
+ * TLS handshake) and when the budget ran out; at or above the threshold of
+ * ../codec/checker-lag.ts the failure is checker_overloaded (checkerLagMs),
+ * not a timeout. Without a source (the main thread's exchanges) it is 0.
  */
 import { isIP } from 'node:net';
 import { errorText } from '../../errors';
@@ -46,9 +53,10 @@ import { probeDeadlines, type TimerEntry } from './timer-wheel';
 import { dialNode } from './node-socket';
 import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
-import { keepSession, sessionFor, sessionKey } from './tls-sessions';
+import { countHandshake, keepSession, sessionFor, sessionKey } from './tls-sessions';
 import { fdsExhausted } from './fd-check';
 import { blockedTargetMessage, isBlockedAddress } from '../codec/ssrf';
+import { checkerLagError, isCheckerTimeout } from '../codec/checker-lag';
 import { interceptedError } from '../codec/cert-pin';
 import { socksAnswerError, socksAnswerOf } from '../codec/socks-answer';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
@@ -78,6 +86,22 @@ export function socketDriver(): SocketDriver {
   return plainDial === dialBun ? 'native' : 'node';
 }
 
+/** How late this thread is now, ms (the lane's lag meter); 0 without one. */
+let lateness: () => number = () => 0;
+/** How late the checker is when a deadline fires: this thread, or the one that answers as the judge. */
+let deadlineLateness: () => number = () => 0;
+
+/**
+ * The thread's lateness for its exchanges (the probe lane sets its lag
+ * meter's): `atRead` at each read, `atDeadline` (default the same) when a
+ * budget runs out (the lane adds the main thread's, where the built-in
+ * judge answers).
+ */
+export function setLatenessSource(atRead: () => number, atDeadline: () => number = atRead): void {
+  lateness = atRead;
+  deadlineLateness = atDeadline;
+}
+
 class Exchange implements LinkEvents, TimerEntry {
   state: State = ExchangeState.IDLE;
   dueAt = 0;
@@ -99,6 +123,10 @@ class Exchange implements LinkEvents, TimerEntry {
   private readonly sessionKey: string | null;
   /** pinned TLS: the peer is proven (the pin compared, or a resumed session): its session may be kept */
   private peerProven = false;
+  /** How late the thread was at this exchange's reads, added up (ms; see the header). */
+  private late = 0;
+  /** The state whose first bytes were counted in `late` (a state's later chunks come in the same busy stretch). */
+  private lateCounted: State = ExchangeState.IDLE;
   /** via http: the first bytes of the proxy's answer (at most 2), to tell a SOCKS server's (codec/socks-answer.ts) */
   private answerHead: number[] | null = null;
 
@@ -158,6 +186,7 @@ class Exchange implements LinkEvents, TimerEntry {
 
   connected(): void {
     if (this.state !== ExchangeState.CONNECTING) return;
+    this.late += lateness();
     this.local = this.link?.localAddress() ?? null; // once per exchange, while the socket is surely up
     this.enter(stateAfterConnect(this.spec.via, this.spec.tls));
   }
@@ -211,6 +240,10 @@ class Exchange implements LinkEvents, TimerEntry {
   }
 
   data(chunk: Buffer): void {
+    if (this.lateCounted !== this.state) {
+      this.lateCounted = this.state;
+      this.late += lateness();
+    }
     if ((this.answerHead === null || this.answerHead.length < 2) && this.spec.via === 'http' && chunk.length > 0) this.noteAnswerHead(chunk);
     switch (this.state) {
       case ExchangeState.RESPONSE: {
@@ -240,11 +273,14 @@ class Exchange implements LinkEvents, TimerEntry {
 
   secured(): void {
     if (this.state !== ExchangeState.TLS) return;
+    this.late += lateness();
     const pin = this.spec.tlsPin;
     const link = this.link as Link;
     // pinned (the judge's TLS listener): exactly that certificate, whoever signed it; a resumed
     // session proves the server that issued it, whose certificate was compared (tls-sessions.ts)
-    if (pin !== undefined && !link.sessionReused()) {
+    const reused = pin !== undefined && link.sessionReused();
+    if (pin !== undefined) countHandshake(reused);
+    if (pin !== undefined && !reused) {
       const cert = link.peerCertificate();
       if (cert === null) return this.fail(probeError('tls_failed', 'TLS handshake gave no peer certificate'));
       if (cert.fingerprint !== pin) return this.fail(interceptedError(cert));
@@ -304,7 +340,13 @@ class Exchange implements LinkEvents, TimerEntry {
   private timedOut(): void {
     const state = this.state;
     if (state === ExchangeState.DONE) return;
-    this.fail(deadlineError(state, this.spec.timeoutMs), state <= ExchangeState.CONNECTING ? null : this.statusSoFar());
+    this.fail(this.ours(deadlineError(state, this.spec.timeoutMs)), state <= ExchangeState.CONNECTING ? null : this.statusSoFar());
+  }
+
+  /** A timeout while the thread was late by the threshold or more (../codec/checker-lag.ts) is the checker's. */
+  private ours(error: ProbeError): ProbeError {
+    const late = this.late + deadlineLateness();
+    return isCheckerTimeout(error, late, this.spec.timeoutMs) ? checkerLagError(error, late) : error;
   }
 
   /** The status of the answer head read so far: the response's, else the CONNECT answer's (kept through TLS); null when none. */
@@ -318,7 +360,7 @@ class Exchange implements LinkEvents, TimerEntry {
     // saturated the deadline can fire late, and an answer that came in after
     // the budget must not count (a proxy slower than the timeout is not working).
     if (performance.now() - this.startedAt > this.spec.timeoutMs) {
-      this.fail(probeError('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`), p.statusCode || null);
+      this.fail(this.ours(probeError('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`)), p.statusCode || null);
       return;
     }
     this.finish(null, p.statusCode, p.headers, p.body(), p.bodyTruncated);

@@ -3,7 +3,7 @@
  * sign-in with an API key (signin-view.ts; then kept in sessionStorage
  * or, when remembered, localStorage; in memory when storage is off), a hash
  * router over the views (#/check, #/results, #/pools and #/pools/<id>,
- * #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
+ * #/webhooks, #/account; sign-in whenever no key is known) that moves focus to each view's heading, and sign-out.
  * GET /health is read once at start (service-info.ts): one machine or a
  * cluster (the region hint and card), the banner for a judge that
  * proxies elsewhere cannot reach, and where the gateway listens (a pool's
@@ -24,8 +24,9 @@ import { RESULTS_VIEW_IDS, setupResultsView } from './results-view';
 import { gatewayOf, judgeBanner, serviceInfo } from './service-info';
 import { SHELL_IDS } from './shell';
 import { mountSignin, SIGNIN_IDS } from './signin-view';
+import { setupWebhooksView, WEBHOOKS_VIEW_IDS } from './webhooks-view';
 
-const ROUTES = Object.freeze({ check: 'New check', results: 'Results', pools: 'Pools', account: 'Account' } as const);
+const ROUTES = Object.freeze({ check: 'New check', results: 'Results', pools: 'Pools', webhooks: 'Webhooks', account: 'Account' } as const);
 type Route = keyof typeof ROUTES | 'signin';
 const LAST_RESULT = 'proxycheck.lastResult';
 const REFUSED = 'Your API key was refused. Sign in again.';
@@ -61,12 +62,14 @@ class App {
     check: byId(CHECK_VIEW_IDS.view),
     results: byId(RESULTS_VIEW_IDS.view),
     pools: byId(POOLS_VIEW_IDS.view),
+    webhooks: byId(WEBHOOKS_VIEW_IDS.view),
     account: byId(ACCOUNT_IDS.view),
   };
   readonly results = setupResultsView();
   readonly check = setupCheckView({ key: this.key, onUnauthorized: () => this.signOut(REFUSED), onResult: (res) => this.open(res.result_url, () => this.results.showResponse(res)) });
   readonly account = setupAccountView({ key: this.key, onUnauthorized: () => this.signOut(REFUSED), onOpen: (link) => this.open(link, () => this.results.showLink(link)) });
   readonly pools = setupPoolsView({ key: this.key, onUnauthorized: () => this.signOut(REFUSED) });
+  readonly webhooks = setupWebhooksView({ key: this.key, onUnauthorized: () => this.signOut(REFUSED) });
   readonly signin = mountSignin((k, remember) => this.signedIn(k, remember));
 
   /** Shows a result (`show`) in the Results view and remembers its link. */
@@ -143,6 +146,8 @@ class App {
     if (name === 'account') void this.account.load();
     if (name === 'pools') void this.pools.load(rest[0] ?? null);
     else this.pools.leave();
+    if (name === 'webhooks') void this.webhooks.load();
+    else this.webhooks.leave();
     if (name === 'results') this.results.redraw();
     if (name === 'results' && !this.restored && !this.results.hasResult()) this.restoreResult();
     if (focus) this.views[name].querySelector('h1')?.focus();

@@ -15,6 +15,7 @@ export function shellHeaderHtml(): string {
       <li><a href="#/check" data-route="check">New check</a></li>
       <li><a href="#/results" data-route="results">Results</a></li>
       <li><a href="#/pools" data-route="pools">Pools</a></li>
+      <li><a href="#/webhooks" data-route="webhooks">Webhooks</a></li>
       <li><a href="#/account" data-route="account">Account</a></li>
       <li><button id="signout" type="button" class="linklike">Sign out</button></li>
     </ul>
