@@ -59,9 +59,9 @@ export function mountPoolLive(hooks: PoolLiveHooks): { follow(poolId: string, ke
   };
 
   return {
-    /** Follows `poolId` (the same pool keeps its feed; another one starts afresh). */
+    /** Follows `poolId`: the same pool keeps a feed that is connecting or live; otherwise a new feed at once (a pending reopen is cut short). */
     follow(poolId, key) {
-      if (feed?.poolId === poolId && feed.live.state !== 'closed') return;
+      if (feed?.poolId === poolId && (feed.live.state === 'connecting' || feed.live.state === 'live')) return;
       stop();
       items = [];
       list.innerHTML = '';
