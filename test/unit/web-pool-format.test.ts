@@ -37,12 +37,20 @@ const proxy: PoolProxyView = {
   type: 'http',
   anonymity: null,
   https: null,
+  origin: null,
   country: 'DE',
   country_name: 'Germany',
+  location: null,
+  isp: null,
+  asn: null,
+  responseTime: null,
   latency_p50_ms: 1234,
   uptime: { h1: 0, h24: 0.9613, d7: null },
+  checks: 12,
+  first_seen_at: at(-86_400_000),
   last_checked_at: at(-5000),
   last_change_at: at(-7_200_000),
+  next_check_at: at(60_000),
 };
 
 describe('texts', () => {
