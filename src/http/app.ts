@@ -24,7 +24,8 @@ import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
 import { poolRoutes } from './routes/pools';
 import { webhookRoutes } from './routes/webhooks';
-import { LargeBodyGate } from './body';
+import { LargeBodyGate, releaseBody } from './body';
+import { refusal } from './refusals';
 import { checkJobRoutes } from './routes/checks';
 import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
@@ -64,13 +65,15 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   // one gate for every body over 1 MiB (limits.maxLargeBodies at once), whichever route reads it
   const bodies = new LargeBodyGate(deps.limits.maxLargeBodies);
   // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
-  let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })
+  let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log), normalize: false })
     .onRequest(({ request, set }) => {
       // every response carries the request id (Elysia merges `set.headers` into returned Responses and the 101 upgrade)
       set.headers[REQUEST_ID_HEADER] = markStart(request, log);
     })
     .onError(({ code, error, request, path }) => {
-      const err = toApiError(code, error, requestLog(request, log), { method: request.method, path });
+      releaseBody(request); // a body's slot held past the parse hook (body.ts readHeldBody)
+      // the one mapping of a route's schema refusing a request onto the contract's fixed 400 bodies (refusals.ts)
+      const err = code === 'VALIDATION' ? refusal(request, error) : toApiError(code, error, requestLog(request, log), { method: request.method, path });
       markStatus(request, err.status);
       return apiErrorResponse(err, requestIdOf(request));
     })

@@ -12,7 +12,7 @@ import { JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 import type { TObject } from '@sinclair/typebox';
 import { componentSchemas, type ComponentName } from '../contract';
-import { CheckQuery, CheckRawQuery, ResultParams, ResultQuery } from '../contract/checks';
+import { CheckHeaders, CheckRawQuery, ResultParams, ResultQuery } from '../contract/checks';
 import { JobIdParams } from '../contract/jobs';
 import { WsQuery } from '../contract/ws';
 
@@ -214,15 +214,8 @@ const asyncAccepted = {
   },
   content: { 'application/json': { schema: ref('CheckAccepted'), example: acceptedExample } },
 };
-/** The header that asks for an asynchronous check; `async` is in the routes' query schemas. */
-const preferParameter = {
-  name: 'Prefer',
-  in: 'header' as const,
-  required: false,
-  schema: { type: 'string' as const },
-  example: 'respond-async',
-  description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection',
-};
+/** The header that asks for an asynchronous check (POST /check declares it: contract/checks.ts CheckHeaders). */
+const preferParameter = { ...parametersOf(CheckHeaders, 'query')[0], name: 'Prefer', in: 'header' as const };
 const checkJobExample = {
   jobId: 'my-job-1',
   status: 'completed',
@@ -319,23 +312,6 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
     security,
-    parameters: [preferParameter, ...parametersOf(CheckQuery, 'query')],
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: ref('CheckBody'),
-          example: {
-            proxies: ['203.0.113.7:8080', 'user:pass@198.51.100.2:3128', '192.0.2.10:1080:user:pass'],
-            type: 'http',
-            region: 'us1',
-            timeout: 2000,
-            jobId: 'my-job-1',
-            customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200], requiredText: 'Example Domain', caseSensitive: false }],
-          },
-        },
-      },
-    },
     responses: {
       '200': keyed200('CheckResponse', checkResponseExample, 'Check response'),
       '202': asyncAccepted,
@@ -351,7 +327,6 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
     security,
     parameters: [...parametersOf(CheckRawQuery, 'query'), preferParameter],
-    requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
     responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
   },
   checkJob: {

@@ -1,0 +1,50 @@
+/**
+ * src/http/refusals.ts: a request part a route's schema refused is answered
+ * with its ordered checks' own 400; without them (or should they accept it),
+ * with `Invalid request` naming the field Elysia reports.
+ */
+import { describe, expect, test } from 'bun:test';
+import { ApiError, invalidTimeout } from '../../src/http/api-errors';
+import { orderedChecksOf, refusal } from '../../src/http/refusals';
+
+const request = () => new Request('http://127.0.0.1/x', { method: 'POST' });
+
+describe('refusal', () => {
+  test('the ordered checks of the refused part give the answer, with the value Elysia checked', () => {
+    const r = request();
+    const seen: unknown[] = [];
+    orderedChecksOf(r, {
+      body: (v) => {
+        seen.push(v);
+        throw invalidTimeout(1000, 20000);
+      },
+      query: () => {
+        throw new Error('not this part');
+      },
+    });
+    const err = refusal(r, { type: 'body', value: { timeout: 'x' } });
+    expect(err.status).toBe(400);
+    expect(err.body).toEqual({ error: 'Invalid timeout', message: 'timeout must be an integer number of milliseconds from 1000 to 20000', min: 1000, max: 20000 });
+    expect(seen).toEqual([{ timeout: 'x' }]);
+  });
+
+  test('no ordered checks for the part, or checks that accept it: Invalid request naming the field', () => {
+    const r = request();
+    orderedChecksOf(r, { body: () => 'accepted' });
+    const accepted = refusal(r, { type: 'body', value: {}, valueError: { path: '/customUrls/0/url', message: 'Expected string' } });
+    expect(accepted.body).toEqual({ error: 'Invalid request', message: 'customUrls.0.url: Expected string' });
+    const none = refusal(request(), { type: 'params', value: {} });
+    expect(none).toBeInstanceOf(ApiError);
+    expect(none.body).toEqual({ error: 'Invalid request', message: 'params: invalid' });
+  });
+
+  test('an error that is not the contract\'s is not hidden as a 400', () => {
+    const r = request();
+    orderedChecksOf(r, {
+      body: () => {
+        throw new TypeError('bug');
+      },
+    });
+    expect(() => refusal(r, { type: 'body', value: {} })).toThrow('bug');
+  });
+});
