@@ -25,7 +25,7 @@ import { checkRoutes } from './routes/check';
 import { poolRoutes } from './routes/pools';
 import { webhookRoutes } from './routes/webhooks';
 import { LargeBodyGate, releaseBody } from './body';
-import { refusal } from './refusals';
+import { checking, refusal, settled } from './refusals';
 import { checkJobRoutes } from './routes/checks';
 import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
@@ -73,9 +73,14 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
     .onError(({ code, error, request, path }) => {
       releaseBody(request); // a body's slot held past the parse hook (body.ts readHeldBody)
       // the one mapping of a route's schema refusing a request onto the contract's fixed 400 bodies (refusals.ts)
-      const err = code === 'VALIDATION' ? refusal(request, error) : toApiError(code, error, requestLog(request, log), { method: request.method, path });
+      const refused = code === 'VALIDATION' ? error : checking(request) && error instanceof TypeError ? { type: 'request', value: undefined } : null;
+      const err = refused !== null ? refusal(request, refused) : toApiError(code, error, requestLog(request, log), { method: request.method, path });
       markStatus(request, err.status);
       return apiErrorResponse(err, requestIdOf(request));
+    })
+    // past the routes' schemas (refusals.ts): an error from here on is the handler's
+    .onBeforeHandle({ as: 'global' }, ({ request }) => {
+      settled(request);
     })
     // a route that returns a Response object: its own status is the one answered (`set.status` never sees it)
     .onAfterHandle({ as: 'global' }, ({ request, responseValue }) => {

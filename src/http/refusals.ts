@@ -13,7 +13,22 @@
  * it (they never should: the schemas are the contract's), the answer is the
  * generic `Invalid request` naming the field Elysia reports.
  */
+import type { TObject } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { ApiError, invalidRequest } from './api-errors';
+
+/**
+ * The contract's "null is absent" for a parsed JSON body, before its schema
+ * (which says absent) sees it: a top-level member that is null is dropped
+ * unless its schema takes null (webhooks' `pools: null`, "all pools").
+ * Anything but an object is returned as it is.
+ */
+export function nullsAsAbsent(schema: TObject, body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const o = body as Record<string, unknown>;
+  if (!Object.values(o).includes(null)) return o;
+  return Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== null || (Object.hasOwn(schema.properties, k) && Value.Check(schema.properties[k]!, null))));
+}
 
 /**
  * The parts a route's schema covers; each function throws the contract's
@@ -38,12 +53,32 @@ interface RefusedPart {
   valueError?: { path?: string; message?: string };
 }
 
-/** The contract's 400 for a part the route's schema refused (app.ts onError, code VALIDATION). */
+/** Called once the route's schemas have accepted the request (app.ts, beforeHandle): its errors from now on are the handler's. */
+export function settled(request: Request): void {
+  byRequest.delete(request);
+}
+
+/**
+ * Whether `request` is between its parse hook and its handler: the time
+ * Elysia checks its schemas. Elysia's validation error can fail to be built
+ * for a hostile value (in development mode it formats the value as text: a
+ * JSON member named `toString` makes that a TypeError), which reaches
+ * onError as an unknown error; app.ts answers it as a refusal too.
+ */
+export function checking(request: Request): boolean {
+  return byRequest.has(request);
+}
+
+/**
+ * The contract's 400 for a part the route's schema refused (app.ts onError,
+ * code VALIDATION; a part not known: each part's checks in turn).
+ */
 export function refusal(request: Request, error: RefusedPart): ApiError {
-  const check = byRequest.get(request)?.[error.type as keyof OrderedChecks];
-  if (check !== undefined) {
+  const checks = byRequest.get(request) ?? {};
+  const parts = error.type in checks ? [checks[error.type as keyof OrderedChecks]] : Object.values(checks);
+  for (const check of parts) {
     try {
-      check(error.value);
+      check?.(error.value);
     } catch (e) {
       if (e instanceof ApiError) return e;
       throw e;

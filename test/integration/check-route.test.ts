@@ -170,3 +170,13 @@ describe('POST /check: the route declares its body (the contract\'s schema, chec
     expect(ran).toHaveLength(0);
   });
 });
+
+describe('a hostile value where the schema refuses it (Elysia cannot build its validation error: a member named toString)', () => {
+  test('still the ordered checks\' exact 400, never a 500', async () => {
+    const r = await post('/check', JSON.stringify({ proxies: ['1.2.3.4:80'], region: { toString: 0 } }), 'application/json');
+    expect(r).toEqual({ status: 400, body: { error: 'Invalid request', message: 'region: expected a string' } });
+    const t = await post('/check', JSON.stringify({ proxies: { valueOf: 1, toString: 0 } }), 'application/json');
+    expect(t).toEqual({ status: 400, body: { error: 'Invalid request', message: 'proxies: expected an array of strings' } });
+    expect(ran).toHaveLength(0);
+  });
+});

@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { ApiError, invalidTimeout } from '../../src/http/api-errors';
-import { orderedChecksOf, refusal } from '../../src/http/refusals';
+import { Type as t } from '@sinclair/typebox';
+import { nullsAsAbsent, orderedChecksOf, refusal } from '../../src/http/refusals';
 
 const request = () => new Request('http://127.0.0.1/x', { method: 'POST' });
 
@@ -46,5 +47,15 @@ describe('refusal', () => {
       },
     });
     expect(() => refusal(r, { type: 'body', value: {} })).toThrow('bug');
+  });
+});
+
+describe('nullsAsAbsent', () => {
+  const schema = t.Object({ url: t.Optional(t.String()), pools: t.Optional(t.Union([t.Array(t.String()), t.Null()])) });
+  test('a null member is dropped unless its schema takes null; names of Object.prototype are no members', () => {
+    expect(nullsAsAbsent(schema, { url: null, pools: null, other: null, valueOf: null, constructor: null })).toEqual({ pools: null });
+    const same = { url: 'x' };
+    expect(nullsAsAbsent(schema, same)).toBe(same);
+    for (const v of [null, [null], 'x', 3]) expect(nullsAsAbsent(schema, v)).toEqual(v);
   });
 });
