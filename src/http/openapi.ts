@@ -13,7 +13,6 @@ import { VERSION } from '../version';
 import type { TObject } from '@sinclair/typebox';
 import { componentSchemas, type ComponentName } from '../contract';
 import { CheckHeaders, CheckRawQuery, ResultParams, ResultQuery } from '../contract/checks';
-import { JobIdParams } from '../contract/jobs';
 import { WsQuery } from '../contract/ws';
 
 /** A reference to one of the contract's schemas (src/contract). */
@@ -335,7 +334,6 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
     security,
-    parameters: parametersOf(JobIdParams, 'path'),
     responses: {
       '200': keyed200('CheckJob', checkJobExample, 'The job'),
       '400': E400JobId,
@@ -352,7 +350,6 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
     security,
-    parameters: parametersOf(JobIdParams, 'path'),
     responses: {
       '204': { description: 'Cancelled; the checks not performed are refunded', headers: rateLimitHeaders },
       '400': E400JobId,

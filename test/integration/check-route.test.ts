@@ -180,3 +180,14 @@ describe('a hostile value where the schema refuses it (Elysia cannot build its v
     expect(ran).toHaveLength(0);
   });
 });
+
+describe('GET and DELETE /checks/{jobId} declare their path parameter', () => {
+  test('the key first (401), then a jobId the schema refuses: 400 Invalid jobId', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      expect((await app.handle(new Request(`${BASE}/checks/x`, { method }))).status).toBe(401);
+      const r = await app.handle(new Request(`${BASE}/checks/x`, { method, headers: { 'x-api-key': KEY } }));
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toBe('Invalid jobId');
+    }
+  });
+});
