@@ -80,6 +80,9 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
     }
   };
   return new Elysia({ name: 'check-routes', normalize: false })
+    // by name, so the document's request body is a $ref to the contract's CheckBody (src/contract/index.ts; the document's
+    // component wins over the model's, and says `proxies` holds strings), while Elysia checks the body as read
+    .model({ CheckBody: CheckBodyAsRead })
     .post('/check', async ({ request, server, body: json }) => answer(request, server, validated(request, () => checkRequestOfBody(json, limits))), {
       // the parse hook keeps the contract's order ahead of the schema: 401, 503, 415, 413 (503 for a large body), 400 malformed JSON
       parse: [
@@ -94,7 +97,7 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
         },
         'json',
       ],
-      body: CheckBodyAsRead,
+      body: 'CheckBody',
       query: CheckQuery,
       headers: CheckHeaders,
       detail: docs.check,

@@ -106,6 +106,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
   const byId = { params: WebhookIdParams };
 
   return new Elysia({ name: 'webhook-routes', normalize: false })
+    .model({ WebhookCreateBody, WebhookPatchBody }) // by name: the document's request bodies are $refs to the contract's
     .post(
       '/webhooks',
       async ({ request }) => {
@@ -116,7 +117,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (made === 'limit') throw tooManyWebhooks(port().maxPerAccount);
         return jsonResponse(201, { ...made.webhook, secret: made.secret }, { location: `/webhooks/${made.webhook.id}` });
       },
-      { parse: jsonParse(WebhookCreateBody, create), body: WebhookCreateBody, detail: webhookDocs.create },
+      { parse: jsonParse(WebhookCreateBody, create), body: 'WebhookCreateBody', detail: webhookDocs.create },
     )
     .get('/webhooks', async ({ request }) => jsonResponse(200, { webhooks: await port().list(owner(request).id) }), { transform: keyed, detail: webhookDocs.list })
     .get(
@@ -140,7 +141,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (w === null) throw webhookNotFound();
         return jsonResponse(200, w);
       },
-      { parse: jsonParse(WebhookPatchBody, patchOf), ...byId, body: WebhookPatchBody, detail: webhookDocs.update },
+      { parse: jsonParse(WebhookPatchBody, patchOf), ...byId, body: 'WebhookPatchBody', detail: webhookDocs.update },
     )
     .delete(
       '/webhooks/:id',
