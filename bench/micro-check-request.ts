@@ -31,7 +31,8 @@ import { readBodyText } from '../src/http/body';
 import { bench, do_not_optimize, group, run, summary } from 'mitata';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
-import { checkRequestOfBody, validateCheckJson, validateCheckJsonOrdered, validateCheckRaw, withoutNulls } from '../src/http/check-request';
+import { checkRequestOfBody, validateCheckJson, validateCheckJsonOrdered, validateCheckRaw } from '../src/http/check-request';
+import { nullsAsAbsent } from '../src/http/refusals';
 import { CheckBodyAsRead } from '../src/contract/checks';
 import { checkRoutes } from '../src/http/routes/check';
 import type { AppDeps } from '../src/http/context';
@@ -96,7 +97,7 @@ async function validationBench(): Promise<void> {
   const routeBody = TypeCompiler.Compile(CheckBodyAsRead);
   const defaults = Value.Default(CheckBodyAsRead, {}) as object;
   const route = () => {
-    const b = Object.assign({ ...defaults }, withoutNulls(body, limits.maxCustomUrls));
+    const b = Object.assign({ ...defaults }, nullsAsAbsent(CheckBodyAsRead, body));
     if (!routeBody.Check(b)) throw new Error('refused');
     return checkRequestOfBody(b, limits);
   };

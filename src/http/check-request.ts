@@ -248,25 +248,6 @@ export function checkRequestOfBody(body: CheckBodyType, opts: CheckRequestOption
   });
 }
 
-/**
- * The contract's "null is absent" in a parsed POST /check body, before its
- * schema (which says absent) sees it: members that are null dropped, at the
- * top and in each custom URL rule (at most `maxRules` of them are looked at:
- * more is a 413 whatever they hold). Anything else is returned as it is.
- */
-export function withoutNulls(body: unknown, maxRules: number): unknown {
-  if (!isObject(body)) return body;
-  const out = dropNulls(body);
-  const rules = out.customUrls;
-  if (Array.isArray(rules) && rules.length <= maxRules) out.customUrls = rules.map((r: unknown) => (isObject(r) ? dropNulls(r) : r));
-  return out;
-}
-
-function dropNulls(o: Record<string, unknown>): Record<string, unknown> {
-  if (!Object.values(o).includes(null)) return o;
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
-}
-
 /** POST /check by the ordered checks alone (steps 1-8 above): every body the compiled schema refuses. */
 export function validateCheckJsonOrdered(body: unknown, opts: CheckRequestOptions): CheckRequest {
   // 1. shape

@@ -13,21 +13,37 @@
  * it (they never should: the schemas are the contract's), the answer is the
  * generic `Invalid request` naming the field Elysia reports.
  */
-import type { TObject } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ApiError, invalidRequest } from './api-errors';
 
 /**
  * The contract's "null is absent" for a parsed JSON body, before its schema
- * (which says absent) sees it: a top-level member that is null is dropped
- * unless its schema takes null (webhooks' `pools: null`, "all pools").
- * Anything but an object is returned as it is.
+ * (which says absent) sees it: a member that is null is dropped unless its
+ * schema takes null (webhooks' `pools: null`, "all pools"), at the top and
+ * in the objects the schema nests (a custom URL rule, a pool's source).
+ * The value is copied only where something is dropped; anything that is not
+ * the object (or array of objects) its schema says is returned as it is.
  */
-export function nullsAsAbsent(schema: TObject, body: unknown): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
-  const o = body as Record<string, unknown>;
-  if (!Object.values(o).includes(null)) return o;
-  return Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== null || (Object.hasOwn(schema.properties, k) && Value.Check(schema.properties[k]!, null))));
+export function nullsAsAbsent(schema: TSchema, value: unknown): unknown {
+  if (schema.type === 'object' && schema.properties !== undefined && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const properties = schema.properties as Record<string, TSchema>;
+    let out = value as Record<string, unknown>;
+    for (const [k, v] of Object.entries(out)) {
+      if (!Object.hasOwn(properties, k)) continue;
+      const inner = v === null ? (Value.Check(properties[k]!, null) ? null : undefined) : nullsAsAbsent(properties[k]!, v);
+      if (inner === v) continue;
+      if (out === value) out = { ...out };
+      if (inner === undefined) delete out[k];
+      else out[k] = inner;
+    }
+    return out;
+  }
+  if (schema.type === 'array' && (schema.items as TSchema | undefined)?.type === 'object' && Array.isArray(value)) {
+    const items = value.map((v) => nullsAsAbsent(schema.items as TSchema, v));
+    return items.some((v, i) => v !== value[i]) ? items : value;
+  }
+  return value;
 }
 
 /**

@@ -52,10 +52,18 @@ describe('refusal', () => {
 
 describe('nullsAsAbsent', () => {
   const schema = t.Object({ url: t.Optional(t.String()), pools: t.Optional(t.Union([t.Array(t.String()), t.Null()])) });
-  test('a null member is dropped unless its schema takes null; names of Object.prototype are no members', () => {
-    expect(nullsAsAbsent(schema, { url: null, pools: null, other: null, valueOf: null, constructor: null })).toEqual({ pools: null });
+  test('a null member is dropped unless its schema takes null; members the schema does not name (Object.prototype\'s too) are left as they are', () => {
+    expect(nullsAsAbsent(schema, { url: null, pools: null, other: null, valueOf: null })).toEqual({ pools: null, other: null, valueOf: null });
     const same = { url: 'x' };
     expect(nullsAsAbsent(schema, same)).toBe(same);
     for (const v of [null, [null], 'x', 3]) expect(nullsAsAbsent(schema, v)).toEqual(v);
+  });
+
+  test('in the objects the schema nests too (a custom URL rule); a list of strings is left as it is', () => {
+    const nested = t.Object({ proxies: t.Array(t.Unknown()), customUrls: t.Optional(t.Array(t.Object({ url: t.String(), requiredText: t.Optional(t.String()) }))) });
+    const proxies = ['1.2.3.4:80', null];
+    const out = nullsAsAbsent(nested, { proxies, customUrls: [{ url: 'http://a/', requiredText: null }, 'x', null] }) as Record<string, unknown>;
+    expect(out).toEqual({ proxies: ['1.2.3.4:80', null], customUrls: [{ url: 'http://a/' }, 'x', null] });
+    expect(out.proxies).toBe(proxies);
   });
 });

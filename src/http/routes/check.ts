@@ -33,12 +33,12 @@ import { ACCEPTED_REGIONS } from '../../regions';
 import { setRateLimitHeaders } from '../account-rate-limit';
 import { authenticate } from '../auth';
 import { isJsonContentType, LargeBodyGate, parseJsonBody, readHeldBody, releaseBody } from '../body';
-import { checkRequestOfBody, validateCheckJsonOrdered, validateCheckRaw, withoutNulls } from '../check-request';
+import { checkRequestOfBody, validateCheckJsonOrdered, validateCheckRaw } from '../check-request';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { markAccount, requestLog } from '../request-log';
 import { acceptedResponse, asyncAsk } from '../async-check';
-import { orderedChecksOf } from '../refusals';
+import { nullsAsAbsent, orderedChecksOf } from '../refusals';
 import { CheckBodyAsRead, CheckHeaders, CheckQuery, CheckRawBody } from '../../contract/checks';
 import { docs } from '../openapi';
 
@@ -90,10 +90,10 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
           await begin(request, set);
           if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
           const text = await readHeldBody(request, body);
-          const json = withoutNulls(parseJsonBody(text), limits.maxCustomUrls);
+          const json = parseJsonBody(text);
           // the body as read (Elysia merges the schema's defaults into what it checks)
           orderedChecksOf(request, { body: () => validateCheckJsonOrdered(json, limits) });
-          return json;
+          return nullsAsAbsent(CheckBodyAsRead, json);
         },
         'json',
       ],

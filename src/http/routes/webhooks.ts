@@ -29,7 +29,7 @@
  * exact 400. The handler runs those checks on the body as parsed.
  */
 import { Elysia } from 'elysia';
-import type { TObject } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
 import { invalidRequest, serviceUnavailable, tooManyWebhooks, unsupportedMediaType, webhookNotFound } from '../api-errors';
 import { setRateLimitHeaders } from '../account-rate-limit';
 import { authenticate } from '../auth';
@@ -70,7 +70,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
     orderedChecksOf(request, { params: () => webhookId(params?.id) });
   };
   /** The parse hook of POST / PATCH: keyed, then 415, 413 (503 for a large body) and malformed JSON; a refused body's 400 is `validate`'s. */
-  const jsonParse = (schema: TObject, validate: (json: unknown) => unknown) => [
+  const jsonParse = (schema: TSchema, validate: (json: unknown) => unknown) => [
     async (c: HookContext) => {
       await keyed(c);
       if (!isJsonContentType(c.request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
