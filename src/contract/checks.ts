@@ -69,13 +69,24 @@ export const CheckBody = t.Object({
 export type CheckBodyType = Static<typeof CheckBody>;
 
 /**
+ * A custom URL rule as the routes read it: its `url` any string, which
+ * check-request.ts httpUrl checks (an http or https URL WHATWG parses; the
+ * `uri` format would refuse some it takes, a non-ASCII path for one).
+ */
+export const customUrlAsRead = () => t.Object({ ...CustomUrl.properties, url: t.String({ maxLength: CUSTOM_URL_MAX_LENGTH }) });
+
+/**
  * POST /check's body as the route reads it (its declared `body`): CheckBody
  * whose `proxies` entries are left to the parser, which counts an entry that
  * is no string as an invalid line (the contract's rule); so the schema costs
- * the same for 10 proxies as for 100 000.
+ * the same for 10 proxies as for 100 000. Its rules' URLs: customUrlAsRead.
  */
 export const CheckBodyAsRead = t.Object(
-  { ...CheckBody.properties, proxies: t.Array(t.Unsafe<string>(t.Unknown()), { description: CheckBody.properties.proxies.description }) },
+  {
+    ...CheckBody.properties,
+    proxies: t.Array(t.Unsafe<string>(t.Unknown()), { description: CheckBody.properties.proxies.description }),
+    customUrls: t.Optional(t.Array(customUrlAsRead(), { description: CheckBody.properties.customUrls.description })),
+  },
   { description: CheckBody.description, examples: CheckBody.examples },
 );
 

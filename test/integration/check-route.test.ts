@@ -160,6 +160,12 @@ describe('POST /check: the route declares its body (the contract\'s schema, chec
     ]);
   });
 
+  test('a custom URL the ordered checks take is taken, whatever the uri format says (a non-ASCII path)', async () => {
+    const r = await post('/check', JSON.stringify({ proxies: ['1.2.3.4:80'], customUrls: [{ url: 'http://a.example/ü' }] }), 'application/json');
+    expect(r.status).toBe(200);
+    expect(ran[0]!.customUrls.map((u) => u.url)).toEqual(['http://a.example/ü']);
+  });
+
   test('the contract\'s order holds ahead of the schema: 401, then 415, then the 400', async () => {
     const bad = JSON.stringify({ proxies: 'x', timeout: 'fast' });
     expect((await send(bad, { 'content-type': 'text/plain' })).status).toBe(401);
