@@ -29,67 +29,28 @@
  * exact 400. The handler runs those checks on the body as parsed.
  */
 import { Elysia } from 'elysia';
-import type { TSchema } from '@sinclair/typebox';
-import { invalidRequest, serviceUnavailable, tooManyWebhooks, unsupportedMediaType, webhookNotFound } from '../api-errors';
-import { setRateLimitHeaders } from '../account-rate-limit';
-import { authenticate } from '../auth';
-import { isJsonContentType, LargeBodyGate, parseJsonBody, readHeldBody, releaseBody } from '../body';
+import { invalidRequest, serviceUnavailable, tooManyWebhooks, webhookNotFound } from '../api-errors';
+import { LargeBodyGate } from '../body';
 import type { AppDeps, WebhooksPort } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount } from '../request-log';
-import { nullsAsAbsent, orderedChecksOf } from '../refusals';
+import { keyedHooks } from '../keyed-hooks';
 import { validateWebhookCreate, validateWebhookPatch, type WebhookRequestOptions } from '../webhook-request';
 import { webhookDocs } from '../openapi-webhooks';
 import { isWebhookId } from '../../webhooks/seal';
 import { TEST_EVENT } from '../../webhooks/types';
 import { WebhookCreateBody, WebhookIdParams, WebhookPatchBody } from '../../contract/webhooks';
 
-type Account = Awaited<ReturnType<typeof authenticate>>;
-type HookContext = { request: Request; set: { headers: Record<string, unknown> }; params?: Record<string, string | undefined> };
-
 export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.limits.maxLargeBodies)) {
   const opts: WebhookRequestOptions = { allowPrivateTargets: deps.webhooks?.allowPrivateTargets ?? false };
-  const body = { maxBytes: deps.limits.maxBodyBytes, gate: bodies };
   const port = (): WebhooksPort => {
     if (deps.webhooks === undefined) throw serviceUnavailable('Webhooks are not available on this server');
     return deps.webhooks;
   };
-  const accounts = new WeakMap<Request, Account>();
-  const owner = (request: Request): Account => accounts.get(request)!;
   const webhookId = (id: string | undefined): string => {
     if (id === undefined || !isWebhookId(id)) throw webhookNotFound();
     return id;
   };
-  /** Before Elysia checks the route's schemas: the key (401, 429), and an id that cannot be a webhook's is the 404 of an unknown one. */
-  const keyed = async ({ request, set, params }: HookContext) => {
-    const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
-    markAccount(request, account.id);
-    setRateLimitHeaders(set, account);
-    accounts.set(request, account);
-    if (params !== undefined) webhookId(params.id);
-    orderedChecksOf(request, { params: () => webhookId(params?.id) });
-  };
-  /** The parse hook of POST / PATCH: keyed, then 415, 413 (503 for a large body) and malformed JSON; a refused body's 400 is `validate`'s. */
-  const jsonParse = (schema: TSchema, validate: (json: unknown) => unknown) => [
-    async (c: HookContext) => {
-      await keyed(c);
-      if (!isJsonContentType(c.request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
-      const json = parseJsonBody(await readHeldBody(c.request, body));
-      parsed.set(c.request, json);
-      orderedChecksOf(c.request, { params: () => webhookId(c.params?.id), body: () => validate(json) });
-      return nullsAsAbsent(schema, json);
-    },
-    'json' as const,
-  ];
-  const parsed = new WeakMap<Request, unknown>();
-  /** The body as parsed through the ordered checks (what a schema cannot say); the large body's slot given back after them. */
-  const validated = <T>(request: Request, validate: (json: unknown) => T): T => {
-    try {
-      return validate(parsed.get(request));
-    } finally {
-      releaseBody(request);
-    }
-  };
+  const { keyed, jsonParse, validated, owner } = keyedHooks(deps, { maxBytes: deps.limits.maxBodyBytes, gate: bodies }, webhookId);
   /** The checks that need the database or DNS: the pools are the account's, the URL's name is not private. */
   const checkTargets = async (accountId: string, url: string | undefined, pools: string[] | null | undefined): Promise<void> => {
     if (pools !== undefined && pools !== null) {
