@@ -12,7 +12,7 @@ import { JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 import type { TObject } from '@sinclair/typebox';
 import { componentSchemas, type ComponentName } from '../contract';
-import { CheckHeaders, CheckRawQuery, ResultParams, ResultQuery } from '../contract/checks';
+import { CheckHeaders, CheckRawQuery } from '../contract/checks';
 import { WsQuery } from '../contract/ws';
 
 /** A reference to one of the contract's schemas (src/contract). */
@@ -255,7 +255,7 @@ const meExample = {
   usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
 };
 
-export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw' | 'checkJob' | 'cancelCheckJob', DocumentDecoration> = {
+export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw' | 'checkJob' | 'cancelCheckJob' | 'result', DocumentDecoration> = {
   regions: {
     tags: ['Service'],
     summary: 'List regions',
@@ -369,14 +369,37 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       },
     },
   },
+  result: {
+    operationId: 'getResultByName',
+    tags: ['Checks'],
+    summary: 'Download a result file (signed link)',
+    description:
+      'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
+    responses: {
+      '200': {
+        description: 'The result, in the form the extension names',
+        content: {
+          'application/json': { schema: ref('ResultFile') },
+          'text/csv': {
+            schema: { type: 'string' },
+            example:
+              'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
+          },
+          'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
+        },
+      },
+      '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
+      '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
+      '405': E405('/result/{name}', 'GET'),
+      '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
+    },
+  },
 };
 
 /**
- * Operations the plugin cannot describe from the routes themselves, merged
- * over the generated paths (documentation.paths): the WebSocket route (the
- * plugin would list it under a non-OpenAPI method "ws"), the result
- * downloads (the route is hidden from the generator: it would replace these
- * query parameters with its own path parameter). The admin API is not here:
+ * The operation the plugin cannot describe from its route, merged over the
+ * generated paths (documentation.paths): the WebSocket route (the plugin
+ * would list it under a non-OpenAPI method "ws"). The admin API is not here:
  * it has its own listener (src/admin/app.ts; docs/API.md "Operators").
  */
 const paths = {
@@ -397,34 +420,7 @@ const paths = {
       },
     },
   },
-  '/result/{name}': {
-    get: {
-      operationId: 'getResultByName',
-      tags: ['Checks'],
-      summary: 'Download a result file (signed link)',
-      description:
-        'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
-      parameters: [...parametersOf(ResultParams, 'path'), ...parametersOf(ResultQuery, 'query')],
-      responses: {
-        '200': {
-          description: 'The result, in the form the extension names',
-          content: {
-            'application/json': { schema: ref('ResultFile') },
-            'text/csv': {
-              schema: { type: 'string' },
-              example:
-                'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
-            },
-            'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
-          },
-        },
-        '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
-        '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
-        '405': E405('/result/{name}', 'GET'),
-        '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
-      },
-    },
-  },
+
 };
 
 

@@ -13,9 +13,16 @@
  * it (they never should: the schemas are the contract's), the answer is the
  * generic `Invalid request` naming the field Elysia reports.
  */
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ApiError, invalidRequest } from './api-errors';
+
+/**
+ * A route's declared query: Elysia refuses a query member its schema does
+ * not name (its `additionalProperties: false` for queries) where the
+ * contract ignores it, so the route declares the schema open.
+ */
+export const openQuery = <T extends TObject>(schema: T): T => Type.Object(schema.properties, { ...schema, additionalProperties: true }) as unknown as T;
 
 /**
  * The contract's "null is absent" for a parsed JSON body, before its schema

@@ -197,3 +197,12 @@ describe('GET and DELETE /checks/{jobId} declare their path parameter', () => {
     }
   });
 });
+
+describe('declared queries stay open: a parameter the contract does not name is ignored, as before', () => {
+  test('POST /check?foo=1&async=false', async () => {
+    const r = await post('/check?foo=1&async=false', JSON.stringify({ proxies: ['1.2.3.4:80'] }), 'application/json');
+    expect(r.status).toBe(200);
+    expect(ran).toHaveLength(1);
+    expect((await post('/check?async=maybe', JSON.stringify({ proxies: ['1.2.3.4:80'] }), 'application/json')).status).toBe(400);
+  });
+});

@@ -38,7 +38,7 @@ import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { markAccount, requestLog } from '../request-log';
 import { acceptedResponse, asyncAsk } from '../async-check';
-import { nullsAsAbsent, orderedChecksOf } from '../refusals';
+import { nullsAsAbsent, openQuery, orderedChecksOf } from '../refusals';
 import { CheckBodyAsRead, CheckHeaders, CheckQuery, CheckRawBody } from '../../contract/checks';
 import { docs } from '../openapi';
 
@@ -98,7 +98,7 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
         'json',
       ],
       body: 'CheckBody',
-      query: CheckQuery,
+      query: openQuery(CheckQuery),
       headers: CheckHeaders,
       detail: docs.check,
     })
