@@ -13,16 +13,27 @@
  * it (they never should: the schemas are the contract's), the answer is the
  * generic `Invalid request` naming the field Elysia reports.
  */
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ApiError, invalidRequest } from './api-errors';
 
 /**
- * A route's declared query: Elysia refuses a query member its schema does
- * not name (its `additionalProperties: false` for queries) where the
- * contract ignores it, so the route declares the schema open.
+ * A schema as a route declares it (a body, a query): Elysia refuses an
+ * object member its schema does not name (it takes an object schema that
+ * says nothing of `additionalProperties` as closed), where the contract
+ * ignores one, so every such object of the copy says it is open.
  */
-export const openQuery = <T extends TObject>(schema: T): T => Type.Object(schema.properties, { ...schema, additionalProperties: true }) as unknown as T;
+export function open<T extends TSchema>(schema: T): T {
+  const walk = (s: unknown): unknown => {
+    if (Array.isArray(s)) return s.map(walk);
+    if (typeof s !== 'object' || s === null) return s;
+    const out: Record<string | symbol, unknown> = {};
+    for (const k of Reflect.ownKeys(s)) out[k] = walk((s as Record<string | symbol, unknown>)[k]);
+    if (out.type === 'object' && out.additionalProperties === undefined) out.additionalProperties = true;
+    return out;
+  };
+  return walk(schema) as T;
+}
 
 /**
  * The contract's "null is absent" for a parsed JSON body, before its schema

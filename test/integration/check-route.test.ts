@@ -153,7 +153,7 @@ describe('POST /check: the route declares its body (the contract\'s schema, chec
   });
 
   test('null is the same as absent, and an entry that is not a string is an invalid line (not a 400)', async () => {
-    const r = await post('/check', JSON.stringify({ proxies: ['1.2.3.4:80', 7, null], timeout: null, type: null, customUrls: [{ url: 'http://a.example/', requiredText: null }] }), 'application/json');
+    const r = await post('/check', JSON.stringify({ proxies: ['1.2.3.4:80', 7, null], unknown: { x: null }, timeout: null, type: null, customUrls: [{ url: 'http://a.example/', requiredText: null }] }), 'application/json');
     expect(r.status).toBe(200);
     expect(ran.map((q) => [q.proxies.length, q.totalInvalid, q.timeoutMs, q.type, q.customUrls])).toEqual([
       [1, 2, 2000, 'http', [{ url: 'http://a.example/', requiredStatusCodes: [200], caseSensitive: false }]],

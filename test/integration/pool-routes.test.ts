@@ -83,3 +83,8 @@ describe('the pool routes declare their schemas', () => {
     expect(patched[0]).toMatchObject({ state: 'paused', add: { totalInvalid: 1 } });
   });
 });
+
+test('a member the contract does not name is ignored (POST and PATCH)', async () => {
+  expect((await call('POST', '/pools', { json: { name: 'p', proxies: ['1.2.3.4:80'], colour: 'blue' } })).status).toBe(201);
+  expect((await call('PATCH', `/pools/${POOL}`, { json: { state: 'active', colour: 'blue' } })).status).toBe(200);
+});

@@ -6,7 +6,8 @@
 import { describe, expect, test } from 'bun:test';
 import { ApiError, invalidTimeout } from '../../src/http/api-errors';
 import { Type as t } from '@sinclair/typebox';
-import { nullsAsAbsent, orderedChecksOf, refusal } from '../../src/http/refusals';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { nullsAsAbsent, open, orderedChecksOf, refusal } from '../../src/http/refusals';
 
 const request = () => new Request('http://127.0.0.1/x', { method: 'POST' });
 
@@ -65,5 +66,19 @@ describe('nullsAsAbsent', () => {
     const out = nullsAsAbsent(nested, { proxies, customUrls: [{ url: 'http://a/', requiredText: null }, 'x', null] }) as Record<string, unknown>;
     expect(out).toEqual({ proxies: ['1.2.3.4:80', null], customUrls: [{ url: 'http://a/' }, 'x', null] });
     expect(out.proxies).toBe(proxies);
+  });
+});
+
+describe('open', () => {
+  test('every object of the copy takes members its schema does not name (Elysia would refuse them); the schema itself is untouched', () => {
+    const closedByElysia = t.Object({ a: t.Optional(t.Array(t.Object({ b: t.String() }))), c: t.Object({ d: t.Integer() }, { additionalProperties: false }) });
+    const o = open(closedByElysia);
+    expect(o.additionalProperties).toBe(true);
+    expect((o.properties.a as any).items.additionalProperties).toBe(true);
+    expect(o.properties.c.additionalProperties).toBe(false); // said explicitly: kept
+    expect(closedByElysia.additionalProperties).toBeUndefined();
+    const check = TypeCompiler.Compile(o);
+    expect(check.Check({ a: [{ b: 'x', more: 1 }], c: { d: 1 }, more: 2 })).toBe(true);
+    expect(check.Check({ a: [{ b: 1 }], c: { d: 1 } })).toBe(false);
   });
 });

@@ -38,7 +38,7 @@ import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { markAccount, requestLog } from '../request-log';
 import { acceptedResponse, asyncAsk } from '../async-check';
-import { nullsAsAbsent, openQuery, orderedChecksOf } from '../refusals';
+import { nullsAsAbsent, open, orderedChecksOf } from '../refusals';
 import { CheckBodyAsRead, CheckHeaders, CheckQuery, CheckRawBody } from '../../contract/checks';
 import { docs } from '../openapi';
 
@@ -82,7 +82,7 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
   return new Elysia({ name: 'check-routes', normalize: false })
     // by name, so the document's request body is a $ref to the contract's CheckBody (src/contract/index.ts; the document's
     // component wins over the model's, and says `proxies` holds strings), while Elysia checks the body as read
-    .model({ CheckBody: CheckBodyAsRead })
+    .model({ CheckBody: open(CheckBodyAsRead) })
     .post('/check', async ({ request, server, body: json }) => answer(request, server, validated(request, () => checkRequestOfBody(json, limits))), {
       // the parse hook keeps the contract's order ahead of the schema: 401, 503, 415, 413 (503 for a large body), 400 malformed JSON
       parse: [
@@ -98,7 +98,7 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
         'json',
       ],
       body: 'CheckBody',
-      query: openQuery(CheckQuery),
+      query: open(CheckQuery),
       headers: CheckHeaders,
       detail: docs.check,
     })

@@ -58,6 +58,7 @@ import { LargeBodyGate } from '../body';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { keyedHooks } from '../keyed-hooks';
+import { open } from '../refusals';
 import { schemesWarnings, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
 import { validateProxiesQuery } from '../pool-proxies-query';
 import { poolDocs } from '../openapi-pools';
@@ -138,7 +139,8 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
   const create = (json: unknown) => validatePoolCreate(json, options());
   const patchOf = (json: unknown) => validatePoolPatch(json, options());
   // by name: the document's request bodies are $refs to the contract's components, what Elysia checks is the bodies as read
-  const models = poolBodiesAsRead(deps.pools.limits.minIntervalS);
+  const read = poolBodiesAsRead(deps.pools.limits.minIntervalS);
+  const models = { PoolCreateBody: open(read.PoolCreateBody), PoolPatchBody: open(read.PoolPatchBody) };
   const byId = { params: PoolIdParams };
 
   return new Elysia({ name: 'pool-routes', normalize: false })

@@ -24,7 +24,7 @@ import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
 import type { AppDeps } from '../context';
 import { docs } from '../openapi';
-import { openQuery, orderedChecksOf } from '../refusals';
+import { open, orderedChecksOf } from '../refusals';
 import { ResultParams, ResultQuery } from '../../contract/checks';
 
 /** A valid link whose file is gone: retention (by age or by the disk cap) is the likely reason, and its settings say how long files stay. */
@@ -95,7 +95,7 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
       },
       params: ResultParams,
       // `expires` as the query carries it, its digits (Elysia does not read the contract's integer from a query string)
-      query: openQuery(t.Object({ ...ResultQuery.properties, expires: t.String({ pattern: '^[1-9][0-9]{0,11}$', description: 'Unix seconds' }) })),
+      query: open(t.Object({ ...ResultQuery.properties, expires: t.String({ pattern: '^[1-9][0-9]{0,11}$', description: 'Unix seconds' }) })),
       detail: docs.result,
     },
   );

@@ -34,6 +34,7 @@ import { LargeBodyGate } from '../body';
 import type { AppDeps, WebhooksPort } from '../context';
 import { jsonResponse } from '../errors';
 import { keyedHooks } from '../keyed-hooks';
+import { open } from '../refusals';
 import { validateWebhookCreate, validateWebhookPatch, type WebhookRequestOptions } from '../webhook-request';
 import { webhookDocs } from '../openapi-webhooks';
 import { isWebhookId } from '../../webhooks/seal';
@@ -67,7 +68,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
   const byId = { params: WebhookIdParams };
 
   return new Elysia({ name: 'webhook-routes', normalize: false })
-    .model({ WebhookCreateBody, WebhookPatchBody }) // by name: the document's request bodies are $refs to the contract's
+    .model({ WebhookCreateBody: open(WebhookCreateBody), WebhookPatchBody: open(WebhookPatchBody) }) // by name: the document's request bodies are $refs to the contract's
     .post(
       '/webhooks',
       async ({ request }) => {
