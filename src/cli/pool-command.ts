@@ -148,7 +148,7 @@ async function gateway(c: Extract<PoolCommand, { action: 'gateway' }>, g: Global
     throw new CliError(EXIT.CLIENT, ENTRY_ERROR_CODES.CLI_NO_GATEWAY, `${client.url} runs no gateway (its operator turns it on with GATEWAY_PORT).`);
   }
   const host = at.host ?? new URL(client.url).hostname.replace(/^\[|\]$/g, '');
-  const urls = gatewayUrls(host, at.port, { poolId: c.id, country: c.country ?? null, type: c.type ?? null, session: c.session ?? null, rotate: 'round_robin' }, key);
+  const urls = gatewayUrls(host, at.port, { poolId: c.id, country: c.country ?? null, type: c.type ?? null, target: null, session: c.session ?? null, rotate: 'round_robin' }, key);
   if (g.json) json(io, urls);
   else io.stdout.write(`${urls.http}\n${urls.socks5}\n`);
   return EXIT.OK;

@@ -18,7 +18,8 @@
  *   3. region (400 Invalid region)   4. type (400 Invalid proxy type; auto accepted)
  *   5. interval_s: an integer from POOL_MIN_INTERVAL_S to 86 400 (default 600)
  *   6. timeout (400 Invalid timeout; default 5000)   7. https a boolean (default true)
- *   8. customUrls: count (413 Too many custom URLs), then each rule as /check
+ *   8. customUrls: count (413 Too many custom URLs), then each rule as /check,
+ *      and its optional name (1..32 of [a-z0-9-], unique in the list)
  *   9. sources: at most MAX_SOURCES, each {url (http/https), every_s 300..86 400,
  *      default 3600}
  *  10. proxies and text parsed (as /check and /check-raw read them), merged
@@ -26,7 +27,7 @@
  *      found; more unique ones than a pool holds: 413 Too many proxies
  *
  * PATCH: any of name, interval_s, timeout, https, state ("active" |
- * "paused"), add and remove (arrays of addresses), each checked as in POST;
+ * "paused"), customUrls (replaces the list: [] removes every target), add and remove (arrays of addresses), each checked as in POST;
  * a body with none of them is 400 (a misspelt field is not silently a
  * no-op). `add` with entries but no valid one: 400 No valid proxies found;
  * `remove` counts its invalid entries and goes on.
@@ -61,6 +62,7 @@ import {
   SOURCE_MIN_EVERY_S,
   type PoolLimits,
 } from '../pools/limits';
+import { isTargetName, nameTargets, TARGET_NAME_MAX, type PoolTarget } from '../pools/targets';
 import type { AddressList, PoolCreate, PoolPatch, PoolSource, PoolState } from '../pools/types';
 
 export type { AddressList, PoolCreate, PoolPatch } from '../pools/types';
@@ -73,7 +75,7 @@ export interface PoolRequestOptions {
   defaultRegion?: string;
 }
 
-const PATCH_FIELDS = Object.freeze(['name', 'interval_s', 'timeout', 'https', 'state', 'add', 'remove'] as const);
+const PATCH_FIELDS = Object.freeze(['name', 'interval_s', 'timeout', 'https', 'state', 'customUrls', 'add', 'remove'] as const);
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function checkName(v: unknown): string {
@@ -113,9 +115,22 @@ function optionalArray(v: unknown, path: string, what: string): readonly unknown
   return v;
 }
 
-function checkCustomUrls(rules: readonly unknown[], opts: PoolRequestOptions): CustomUrlRule[] {
+/** Each rule as /check reads it, plus its `name` (targets.ts: 1..32 of [a-z0-9-], unique; default from the host). */
+function checkCustomUrls(rules: readonly unknown[], opts: PoolRequestOptions): PoolTarget[] {
   if (rules.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
-  return rules.map((r, i) => customUrlRule(r, `customUrls[${i}]`));
+  const seen = new Set<string>();
+  return nameTargets(
+    rules.map((r, i): CustomUrlRule & { name?: string } => {
+      const path = `customUrls[${i}]`;
+      const rule = customUrlRule(r, path);
+      const name = (r as Record<string, unknown>).name;
+      if (isAbsent(name)) return rule;
+      if (!isTargetName(name)) throw invalidRequest(`${path}.name: expected 1 to ${TARGET_NAME_MAX} of a-z, 0-9 and -`);
+      if (seen.has(name)) throw invalidRequest(`${path}.name: "${name}" given twice`);
+      seen.add(name);
+      return { ...rule, name };
+    }),
+  );
 }
 
 function checkSources(sources: readonly unknown[]): PoolSource[] {
@@ -209,6 +224,7 @@ export function validatePoolPatch(body: unknown, opts: PoolRequestOptions): Pool
   if (!isAbsent(body.timeout)) patch.timeoutMs = checkTimeout(body.timeout);
   if (!isAbsent(body.https)) patch.https = checkBoolean(body.https, 'https');
   if (!isAbsent(body.state)) patch.state = checkState(body.state);
+  if (!isAbsent(body.customUrls)) patch.customUrls = checkCustomUrls(optionalArray(body.customUrls, 'customUrls', 'objects')!, opts);
   if (add !== undefined) {
     const list = parseAddresses([add], opts.limits.maxProxiesPerPool);
     if (list.proxies.length === 0 && add.length > 0) throw noValidProxies();

@@ -96,6 +96,7 @@ export function poolTypeStatement(accountId: string, poolId: string): SQL {
 
 export interface PoolSettingsChange {
   name?: string;
+  customUrls?: PoolSettings['customUrls'];
   intervalS?: number;
   timeoutMs?: number;
   https?: boolean;
@@ -114,6 +115,7 @@ export function updatePoolStatement(accountId: string, poolId: string, c: PoolSe
   if (c.intervalS !== undefined) sets.push(sql`interval_s = ${c.intervalS}`);
   if (c.timeoutMs !== undefined) sets.push(sql`timeout_ms = ${c.timeoutMs}`);
   if (c.https !== undefined) sets.push(sql`https = ${c.https}`);
+  if (c.customUrls !== undefined) sets.push(sql`custom_urls = ${JSON.stringify(c.customUrls)}::jsonb`);
   if (c.state === 'paused') sets.push(sql`state = 'paused', paused_reason = 'owner'`);
   if (c.state === 'active') sets.push(sql`state = 'active', paused_reason = NULL`);
   return sql`WITH old AS (

@@ -51,6 +51,8 @@ export interface PoolProxiesQuery {
   limit: number;
   cursor: PageCursor | null;
   format: ProxyFormat;
+  /** Only working proxies whose last check of this target passed (a name of the pool's: the route checks). */
+  target?: string | null;
 }
 
 export const DEFAULT_PROXIES_QUERY: Readonly<PoolProxiesQuery> = Object.freeze({

@@ -26,6 +26,8 @@ import type { Anonymity, CustomUrlRule } from '../probe/types';
 import type { AddressFormat, CheckType, ProxyAddress, ProxyType } from '../proxy/types';
 import { formatResponseTime } from '../results/format';
 import { latencyP50, uptime, type Uptime } from './history';
+import { hourlyUptime, type TargetState } from './target-columns';
+import { nameTargets, type PoolTarget } from './targets';
 import type { PausedReason, PoolCounts, PoolSettings, PoolState, ProxyStatus } from './types';
 
 // ---- protocols as a bit mask (the `protocols` column) ----------------------------------------
@@ -84,6 +86,8 @@ export interface PoolProxyRow {
   lastCheckedAt: Date | null;
   lastChangeAt: Date | null;
   nextCheckAt: Date;
+  /** Per target of the pool (by name; null: not checked yet); absent when the pool has none. */
+  targets?: Record<string, TargetState | null>;
 }
 
 /** One `pools` row: its settings and its state. */
@@ -127,6 +131,8 @@ export interface PoolStats {
   nextDueAt: Date | null;
   checksLast24h: number;
   checksPerDay: number;
+  /** Working proxies passing each target (by name); absent: none known (the durable copy's count is not kept). */
+  targetCounts?: Record<string, number>;
 }
 
 // ---- from a driver's raw row ---------------------------------------------------------------
@@ -197,7 +203,7 @@ export function poolRowFromSql(r: Record<string, unknown>): PoolRow {
     intervalS: Number(r.interval_s),
     timeoutMs: Number(r.timeout_ms),
     https: r.https === true || r.https === 't',
-    customUrls: Array.isArray(rules) ? (rules as CustomUrlRule[]) : [],
+    customUrls: Array.isArray(rules) ? nameTargets(rules as (CustomUrlRule & { name?: string })[]) : [],
     sources: sourceList.map((x) => ({ url: String(x.url), everyS: Number(x.every_s) })),
     sourceStates: sourceList.map((x) => ({ nextFetchAt: toStr(x.next_fetch_at), lastFetch: isObject(x.last_fetch) ? (x.last_fetch as unknown as SourceFetchOutcome) : null })),
     state: (toStr(r.state) ?? 'active') as PoolState,
@@ -239,6 +245,17 @@ export interface PoolProxyObject {
   last_checked_at: string | null;
   last_change_at: string | null;
   next_check_at: string;
+  /** Per target (DECISIONS "Targets in pools"); only in a pool with customUrls. */
+  targets?: Record<string, PoolProxyTargetObject>;
+}
+
+/** A pool proxy's state of one target: its last check (never checked: ok false, the rest null). */
+export interface PoolProxyTargetObject {
+  ok: boolean;
+  status: number | null;
+  responseTime: string | null;
+  last_checked_at: string | null;
+  uptime_h24: number | null;
 }
 
 export interface PoolObject {
@@ -252,12 +269,12 @@ export interface PoolObject {
   state: PoolState;
   paused_reason: PausedReason | null;
   created_at: string;
-  counts: PoolCounts;
+  counts: PoolCounts & { targets?: Record<string, number> };
   last_round_at: string | null;
   next_due_at: string | null;
   checks_last_24h: number;
   checks_per_day: number;
-  customUrls: CustomUrlRule[];
+  customUrls: PoolTarget[];
   sources: PoolSourceObject[];
 }
 
@@ -308,7 +325,23 @@ export function poolProxyObject(row: PoolProxyRow, poolType: CheckType, nowMs: n
   };
   if (row.status === 'failed') o.error = { code: row.errorCode ?? 'bad_response', message: row.errorMessage ?? '' };
   if (auto) o.protocols = protocolsOfMask(row.protocols);
+  if (row.targets !== undefined) {
+    o.targets = {};
+    for (const [name, t] of Object.entries(row.targets)) o.targets[name] = targetObject(t, nowMs);
+  }
   return o;
+}
+
+/** One target's state as the pool proxy object shows it at `nowMs`. */
+export function targetObject(t: TargetState | null, nowMs: number): PoolProxyTargetObject {
+  if (t === null) return { ok: false, status: null, responseTime: null, last_checked_at: null, uptime_h24: null };
+  return {
+    ok: t.ok,
+    status: t.status,
+    responseTime: t.responseTimeMs === null ? null : formatResponseTime(t.responseTimeMs),
+    last_checked_at: iso(t.lastCheckedAt),
+    uptime_h24: hourlyUptime(t.hours, t.hourAt, nowMs),
+  };
 }
 
 /** The pool object of a row and its stats. */
@@ -324,7 +357,7 @@ export function poolObject(row: PoolRow, stats: PoolStats): PoolObject {
     state: row.state,
     paused_reason: row.state === 'paused' ? row.pausedReason : null,
     created_at: row.createdAt.toISOString(),
-    counts: { ...stats.counts },
+    counts: row.customUrls.length === 0 ? { ...stats.counts } : { ...stats.counts, targets: Object.fromEntries(row.customUrls.map((t) => [t.name, stats.targetCounts?.[t.name] ?? 0])) },
     last_round_at: iso(row.lastRoundAt),
     next_due_at: row.state === 'active' ? iso(stats.nextDueAt) : null,
     checks_last_24h: stats.checksLast24h,

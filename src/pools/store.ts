@@ -182,6 +182,7 @@ export async function updatePool(db: Db, accountId: string, poolId: string, patc
       ...(patch.intervalS !== undefined ? { intervalS: patch.intervalS } : {}),
       ...(patch.timeoutMs !== undefined ? { timeoutMs: patch.timeoutMs } : {}),
       ...(patch.https !== undefined ? { https: patch.https } : {}),
+      ...(patch.customUrls !== undefined ? { customUrls: patch.customUrls } : {}),
       ...(patch.state !== undefined ? { state: patch.state } : {}),
     };
     const [u] = await run(tx, updatePoolStatement(accountId, poolId, change, nowMs));

@@ -52,7 +52,7 @@ describe('POST /pools', () => {
       OPTS,
     );
     expect(p.settings).toMatchObject({ type: 'auto', region: 'de1', intervalS: 60, timeoutMs: 20000, https: false });
-    expect(p.settings.customUrls).toEqual([{ url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }]);
+    expect(p.settings.customUrls).toEqual([{ name: 'example-com', url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }]);
     expect(p.settings.sources).toEqual([{ url: 'https://lists.example/a.txt', everyS: 300 }, { url: 'http://lists.example/b', everyS: 3600 }]);
     expect(p.proxies.map((x) => x.host)).toEqual(['1.1.1.1', '2.2.2.2']);
     expect(p.totalDuplicates).toBe(1);

@@ -39,7 +39,7 @@ describe('pools-sql', () => {
         intervalS: 300,
         timeoutMs: 3000,
         https: false,
-        customUrls: [{ url: 'https://a.example/', requiredStatusCodes: [200], caseSensitive: false }],
+        customUrls: [{ name: 'a-example', url: 'https://a.example/', requiredStatusCodes: [200], caseSensitive: false }],
         sources: [{ url: 'https://l.example/', everyS: 900 }],
       }, NOW),
     );
