@@ -367,6 +367,33 @@ export const poolProxyState = pgTable(
 );
 
 /**
+ * A pooled proxy's state of each of its pool's targets (DECISIONS "Targets
+ * in pools"; src/pools/target-columns.ts): whether the last fetch of the
+ * target through it passed, the status seen, its response time and time,
+ * and the hourly counters of its 24-hour uptime (`hour_at` the newest
+ * hour, `hours` 48 bytes: checks then passes). A row only once the target
+ * was fetched through the proxy; written by the owner's flushes with the
+ * proxy's state row, HOT like it (fillfactor 50, migration 0008), and
+ * deleted for names the pool no longer has when its customUrls change.
+ */
+export const poolProxyTargets = pgTable(
+  'pool_proxy_targets',
+  {
+    proxyId: bigint('proxy_id', { mode: 'number' })
+      .notNull()
+      .references(() => poolProxies.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    ok: boolean('ok').notNull(),
+    status: integer('status'),
+    responseTimeMs: real('response_time_ms'),
+    lastCheckedAt: at('last_checked_at'),
+    hourAt: integer('hour_at').notNull(),
+    hours: bytea('hours').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.proxyId, t.name] })],
+);
+
+/**
  * The API nodes whose pool owner runs (POOL_ROUNDS, a cluster): each renews
  * its row every half of a pool lease; the live ones are the candidates of
  * the pools' placement (src/pools/placement.ts: rendezvous hashing), so a

@@ -66,11 +66,13 @@ import type { ProxiesPage } from '../pools/proxies-sql';
 import { pauseForChecks, resumeForChecks } from '../pools/store';
 import { foldNotTried, foldSlot } from '../pools/table-fold';
 import { pushStateSlot, pushVerdictSlot } from '../pools/table-batch';
+import type { TargetState } from '../pools/target-columns';
+import { emptyTargetBatch, pushTargetSlot } from '../pools/targets-sql';
 import type { PoolCounts } from '../pools/types';
 import { upstreamOfRow, type PoolUpstream } from '../pools/working-set';
 import type { ProxyAddress } from '../proxy/types';
 import { StateMachine, transitionTable } from '../state-machine';
-import { flushChunk, loadPoolRows, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
+import { flushChunk, loadPoolRows, loadPoolTargets, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
 import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
 import { originGeo, probeSettingsFor } from './probe-setup';
 import { refusedResult, splitRefused } from './refused-targets';
@@ -232,7 +234,8 @@ export class PoolActor {
     const nowMs = this.#d.clock.now();
     this.#lease = await takeLease(this.#d.db, { poolId: p.id, accountId: p.accountId, nodeId: this.#d.nodeId, nowMs, leaseMs: this.#d.leaseMs, force: this.#d.force });
     if (this.#lease === null) return false;
-    await loadPoolRows(this.#d.db, p.id, 0, (rows) => this.#append(rows));
+    const last = await loadPoolRows(this.#d.db, p.id, 0, (rows) => this.#append(rows));
+    await loadPoolTargets(this.#d.db, p.id, 0, last, (id, name, st) => this.#loadTarget(id, name, st));
     if (spread) this.#spreadOverdue(this.#d.clock.now());
     this.#batchStartedMs = this.#d.clock.now();
     const next: ActorState = p.state === 'active' ? 'running' : p.pausedReason === 'insufficient_checks' ? 'starved' : 'idle';
@@ -251,6 +254,23 @@ export class PoolActor {
       this.#slotState[slot] = HEAP;
       this.#heap.push(slot);
       this.#countIn(slot, 1);
+    }
+  }
+
+  /** A durable target row into the slot of its proxy (ids ascend with the slots). */
+  #loadTarget(proxyId: number, name: string, st: TargetState): void {
+    const t = this.#t;
+    let lo = 0;
+    let hi = t.size - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const id = t.id[mid]!;
+      if (id === proxyId) {
+        t.target(name)?.set(mid, st);
+        return;
+      }
+      if (id < proxyId) lo = mid + 1;
+      else hi = mid - 1;
     }
   }
 
@@ -321,7 +341,8 @@ export class PoolActor {
       this.#kill(s);
     }
     const last = t.size === 0 ? 0 : t.id[t.size - 1]!;
-    await loadPoolRows(this.#d.db, this.#pool.id, last, (rows) => this.#append(rows));
+    const upTo = await loadPoolRows(this.#d.db, this.#pool.id, last, (rows) => this.#append(rows));
+    await loadPoolTargets(this.#d.db, this.#pool.id, last, upTo, (id, name, st) => this.#loadTarget(id, name, st));
     this.#pump();
   }
 
@@ -796,6 +817,7 @@ export class PoolActor {
       const slots = list.slice(i, i + FLUSH_CHUNK);
       const state = emptyStateBatch();
       const verdicts = emptyVerdictBatch();
+      const targets = emptyTargetBatch();
       let settled = 0;
       let working = 0;
       const taken: number[] = [];
@@ -806,6 +828,10 @@ export class PoolActor {
         if (this.#verdictDirty[s] === 1) {
           this.#verdictDirty[s] = 0;
           pushVerdictSlot(verdicts, this.#t, s);
+        }
+        if (this.#targetDirty[s] === 1) {
+          this.#targetDirty[s] = 0;
+          pushTargetSlot(targets, this.#t, s);
         }
         const u = this.#unsettled[s]!;
         taken.push(u);
@@ -821,13 +847,14 @@ export class PoolActor {
         await flushChunk(this.#d.db, lease, {
           state,
           verdicts,
+          targets,
           settled,
           leaseUntilMs: nowMs + this.#d.leaseMs,
           batch: last && checked > 0 ? { tally: { checked, working: workingAll + working, charged: this.#unlimited ? 0 : checked }, startedMs, nowMs } : null,
         });
       } catch (err) {
         // nothing of this chunk is durable: its slots dirty again, their checks unsettled, the rest too
-        this.#restore(slots, taken, verdicts.id);
+        this.#restore(slots, taken, verdicts.id, targets.id);
         for (const s of list.slice(i + FLUSH_CHUNK)) this.#markDirty(s);
         this.#tally.checked += tally.checked;
         this.#tally.working += tally.working;
@@ -849,13 +876,15 @@ export class PoolActor {
     this.#d.onOutcome?.({ working: tally.working, failed: tally.failed });
   }
 
-  #restore(slots: readonly number[], taken: readonly number[], verdictIds: readonly number[]): void {
+  #restore(slots: readonly number[], taken: readonly number[], verdictIds: readonly number[], targetIds: readonly number[]): void {
     const ids = new Set(verdictIds);
+    const targetSet = new Set(targetIds);
     let k = 0;
     for (const s of slots) {
       if (this.#slotState[s] === DEAD) continue;
       this.#unsettled[s] = this.#unsettled[s]! + (taken[k++] ?? 0);
       if (ids.has(this.#t.id[s]!)) this.#verdictDirty[s] = 1;
+      if (targetSet.has(this.#t.id[s]!)) this.#targetDirty[s] = 1;
       this.#markDirty(s);
     }
   }

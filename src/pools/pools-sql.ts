@@ -15,7 +15,7 @@
  *   poolRowsWithRoundsStatement  the same without the proxies' stats (an owner
  *                              counts them in memory)
  *   allPoolRowsStatement / poolRowStatement  pools rows for their owner
- *   poolTypeStatement          an owned pool's type (the proxies listing's shape)
+ *   poolTypeStatement          an owned pool's type and targets (the proxies listing's shape)
  *   updatePoolStatement        PATCH's settings and state; answers the state
  *                              before and the settings after, no row when the
  *                              pool is not the account's
@@ -91,7 +91,7 @@ export function poolRowsWithRoundsStatement(accountId: string, poolId: string | 
 
 /** One row `{type}` when `poolId` is the account's. */
 export function poolTypeStatement(accountId: string, poolId: string): SQL {
-  return sql`SELECT type FROM pools WHERE id = ${poolId} AND account_id = ${accountId}::uuid`;
+  return sql`SELECT type, custom_urls FROM pools WHERE id = ${poolId} AND account_id = ${accountId}::uuid`;
 }
 
 export interface PoolSettingsChange {

@@ -121,6 +121,10 @@ function filters(poolId: string, q: PoolProxiesQuery): SQL[] {
   if (q.https !== null) where.push(sql`https = ${q.https}`);
   if (q.maxLatencyMs !== null) where.push(sql`latency_p50_ms <= ${q.maxLatencyMs}::int`);
   if (q.minUptime !== null) where.push(sql`uptime_h24_ppm >= ${Math.ceil(q.minUptime * 1_000_000 - 1e-6)}::int`);
+  // a pool target (migration 0008): working, and its last fetch of the target passed
+  if (q.target != null) {
+    where.push(sql`status = 'working' AND EXISTS (SELECT 1 FROM pool_proxy_targets t WHERE t.proxy_id = pool_proxy_rows.id AND t.name = ${q.target} AND t.ok)`);
+  }
   return where;
 }
 

@@ -41,7 +41,7 @@ export interface PoolUpstream {
 
 export function workingUpstreamsStatement(accountId: string, poolId: string): SQL {
   return sql`SELECT p.id AS pool_id, pp.id, pp.host, pp.port, pp.username, pp.password, pp.type, pp.protocols, pp.country,
-      (SELECT array_agg(t.name ORDER BY t.name) FROM pool_proxy_targets t WHERE t.pool_id = pp.pool_id AND t.proxy_id = pp.id AND t.ok) AS targets
+      (SELECT array_agg(t.name ORDER BY t.name) FROM pool_proxy_targets t WHERE t.proxy_id = pp.id AND t.ok) AS targets
     FROM pools p LEFT JOIN pool_proxy_rows pp ON pp.pool_id = p.id AND pp.status = 'working'
     WHERE p.id = ${poolId} AND p.account_id = ${accountId}::uuid
     ORDER BY pp.id`;

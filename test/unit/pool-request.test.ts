@@ -113,6 +113,30 @@ describe('POST /pools', () => {
   });
 });
 
+describe('targets (customUrls names)', () => {
+  const create = (customUrls: unknown) => validatePoolCreate({ name: 'x', proxies: ['1.1.1.1:80'], customUrls }, OPTS);
+  test('names given or made from the host, unique', () => {
+    expect(create([{ url: 'https://Shop.example/' }, { url: 'https://shop.example/b' }]).settings.customUrls.map((r) => r.name)).toEqual(['shop-example', 'shop-example-2']);
+    expect(create([{ url: 'https://Shop.example/' }, { url: 'http://127.0.0.1:9/', name: 'local' }]).settings.customUrls.map((r) => r.name)).toEqual(['shop-example', 'local']);
+  });
+  test('bad names: 400 with the field path', () => {
+    expect(msg(() => create([{ url: 'https://a.example/', name: 'Shop' }]))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+    expect(msg(() => create([{ url: 'https://a.example/', name: '' }]))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+    expect(msg(() => create([{ url: 'https://a.example/', name: 'a'.repeat(33) }]))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+    expect(msg(() => create([{ url: 'https://a.example/', name: 7 }]))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+    expect(msg(() => create([{ url: 'https://a.example/', name: 'a' }, { url: 'https://b.example/', name: 'a' }]))).toEqual(bad('customUrls[1].name: "a" given twice'));
+  });
+  test('PATCH customUrls replaces the list ([] removes every target); each rule checked as in POST', () => {
+    expect(validatePoolPatch({ customUrls: [] }, OPTS)).toEqual({ customUrls: [] });
+    expect(validatePoolPatch({ customUrls: [{ url: 'https://a.example/', name: 'shop', requiredText: 'ok' }] }, OPTS).customUrls).toEqual([
+      { name: 'shop', url: 'https://a.example/', requiredStatusCodes: [200], requiredText: 'ok', caseSensitive: false },
+    ]);
+    expect(msg(() => validatePoolPatch({ customUrls: {} }, OPTS))).toEqual(bad('customUrls: expected an array of objects'));
+    expect(msg(() => validatePoolPatch({ customUrls: [{ url: 'ftp://a.example/' }] }, OPTS)).status).toBe(400);
+    expect(msg(() => validatePoolPatch({ customUrls: [{ url: 'https://a.example/', name: 'A' }] }, OPTS))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+  });
+});
+
 describe('PATCH /pools/{id}', () => {
   test('any of the fields; add and remove parsed', () => {
     expect(validatePoolPatch({ name: 'n', interval_s: 120, timeout: 3000, https: false, state: 'paused' }, OPTS)).toEqual({
@@ -129,7 +153,7 @@ describe('PATCH /pools/{id}', () => {
   });
 
   test('nothing to change, bad values, bad lists', () => {
-    expect(msg(() => validatePoolPatch({}, OPTS))).toEqual(bad('body: expected at least one of name, interval_s, timeout, https, state, add, remove'));
+    expect(msg(() => validatePoolPatch({}, OPTS))).toEqual(bad('body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove'));
     expect(msg(() => validatePoolPatch({ intervalS: 60 }, OPTS)).status).toBe(400);
     expect(msg(() => validatePoolPatch({ state: 'stopped' }, OPTS))).toEqual(bad('state: expected "active" or "paused"'));
     expect(msg(() => validatePoolPatch({ add: 'x' }, OPTS))).toEqual(bad('add: expected an array of strings'));

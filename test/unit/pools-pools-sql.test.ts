@@ -46,7 +46,7 @@ describe('pools-sql', () => {
     expect(i.sql).not.toContain('DROP');
     expect(i.params).toEqual([
       'abcdefghij', ACCOUNT, evil, 'auto', 'de1', 300, 3000, false,
-      '[{"url":"https://a.example/","requiredStatusCodes":[200],"caseSensitive":false}]', '[{"url":"https://l.example/","every_s":900}]',
+      '[{"name":"a-example","url":"https://a.example/","requiredStatusCodes":[200],"caseSensitive":false}]', '[{"url":"https://l.example/","every_s":900}]',
       new Date(NOW).toISOString(), new Date(NOW).toISOString(),
     ]);
   });

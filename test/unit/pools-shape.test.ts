@@ -174,7 +174,7 @@ describe('pool object', () => {
       state: 'active',
       paused_reason: null,
       created_at: new Date(NOW - 86_400_000).toISOString(),
-      counts: { total: 3, working: 1, failed: 1, unchecked: 1 },
+      counts: { total: 3, working: 1, failed: 1, unchecked: 1, targets: { 'example-com': 0 } },
       last_round_at: new Date(NOW - 10_000).toISOString(),
       next_due_at: new Date(NOW + 1000).toISOString(),
       checks_last_24h: 40,

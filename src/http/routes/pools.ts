@@ -35,7 +35,7 @@
  * document paths of openapi-pools.ts (poolPaths).
  */
 import { Elysia } from 'elysia';
-import { poolNotFound, unsupportedMediaType } from '../api-errors';
+import { invalidRequest, poolNotFound, unsupportedMediaType } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
 import { setRateLimitHeaders } from '../account-rate-limit';
 import { authenticate } from '../auth';
@@ -144,6 +144,9 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const query = validateProxiesQuery(new URL(request.url).searchParams);
         const listing = await deps.pools.proxies(account.id, id, query);
         if (listing === null) throw poolNotFound();
+        if (listing.unknownTarget === true) {
+          throw invalidRequest(`target: the pool has no target "${query.target}" (${listing.targets.length === 0 ? 'it has none' : `its targets: ${listing.targets.join(', ')}`})`);
+        }
         const { rows, nextCursor } = listing.page;
         if (query.format === 'json') {
           return jsonResponse(200, { proxies: rows.map((r) => poolProxyObject(r, listing.type, listing.nowMs)), next_cursor: nextCursor });
