@@ -5,7 +5,8 @@
  *   http    src/http/**, src/web/** server side, src/admin/routes.ts, src/admin/app.ts
  *   jobs    src/jobs/**, src/cluster/** (the cluster's adapters of the job ports), src/admin/** services (commands, args, lock, throttle)
  *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/workers/** (probe execution),
- *           src/pools/** (pools of proxies kept checked), src/gateway/** but codec/ (the gateway's upstream choice)
+ *           src/pools/** (pools of proxies kept checked), src/gateway/** but codec/ (the gateway's upstream choice),
+ *           src/webhooks/** (endpoints, the outbox, the delivery loop)
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
  *   leaves  src/probe/codec/**, src/probe/types.ts (the probe's data model), src/proxy/**, src/geo/**,
  *           src/gateway/codec/** (the gateway's front codecs),
@@ -15,7 +16,8 @@
  *
  * A module may import its own layer and the layers below it, never one above.
  * Besides: no cycles; the browser code (src/web/client/**) imports only
- * itself; probe code and workers never see db, http, jobs or accounts; leaves
+ * itself and the pure modules it shares with the service (BROWSER_SHARED,
+ * free of node modules); probe code and workers never see db, http, jobs or accounts; leaves
  * never see db; pure modules do no I/O; production code never imports tests or
  * tooling; every module of src, workers and db belongs to a layer.
  *
@@ -41,7 +43,7 @@ const LAYERS = [
   { name: 'entry', path: ['^src/(main|run-process|runtime-settings|server|agent|stop-steps|help)\\.ts$', '^src/compose/', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
   { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/(routes|app)\\.ts$'] },
   { name: 'jobs', path: ['^src/jobs/', '^src/cluster/', '^src/admin/(?!(cli|routes|app)\\.ts$)'] },
-  { name: 'domain', path: ['^src/(accounts|results|judge|metrics|pools)/', '^src/probe/workers/', '^src/gateway/(?!codec/)'] },
+  { name: 'domain', path: ['^src/(accounts|results|judge|metrics|pools|webhooks)/', '^src/probe/workers/', '^src/gateway/(?!codec/)'] },
   { name: 'probe', path: ['^src/probe/(?!(codec|workers)/|types\\.ts$)'] },
   {
     name: 'leaves',
@@ -58,6 +60,8 @@ const LAYERS = [
 ];
 
 const WEB_CLIENT = '^src/web/client/';
+/** Pure modules the dashboard shares with the service (the list parser, the gateway's URLs): no node modules in them. */
+const BROWSER_SHARED = ['^src/proxy/', '^src/gateway/(urls|username)\\.ts$', '^src/pools/pool-id\\.ts$'];
 const ALL_LAYERS = LAYERS.flatMap((l) => l.path);
 
 /** upward-from-<layer>: that layer imports a layer above it. */
@@ -109,8 +113,9 @@ module.exports = {
         path: [
           '^src/probe/codec/',
           '^src/gateway/codec/',
-          '^src/gateway/(upstream-choice|username|usage|urls)\\.ts$',
+          '^src/gateway/(upstream-choice|username|usage|urls|front-session|admit|retry-policy)\\.ts$',
           '^src/pools/(?!store\\.ts$)[^/]+\\.ts$',
+          '^src/webhooks/(types|schedule|seal|delivery-states|payloads|outbox-sql)\\.ts$',
           '^src/proxy/',
           '^src/accounts/[^/]+-sql\\.ts$',
           '^src/results/(format|record|summary|custom-url-summary|samples|pg-store-sql)\\.ts$',
@@ -121,10 +126,18 @@ module.exports = {
     },
     {
       name: 'web-client-browser-only',
-      comment: 'The dashboard browser code (src/web/client) imports only itself (and npm packages): no server code, no node modules.',
+      comment:
+        'The dashboard browser code (src/web/client) imports only itself, npm packages and the pure modules it shares with the service (BROWSER_SHARED: the list parser, the gateway URLs): no server code, no node modules.',
       severity: 'error',
       from: { path: WEB_CLIENT },
-      to: { pathNot: [WEB_CLIENT, '(^|/)node_modules/'] },
+      to: { pathNot: [WEB_CLIENT, '(^|/)node_modules/', ...BROWSER_SHARED] },
+    },
+    {
+      name: 'browser-shared-no-node',
+      comment: 'The modules the dashboard shares with the service (BROWSER_SHARED) run in the browser too: no node modules, and nothing outside BROWSER_SHARED.',
+      severity: 'error',
+      from: { path: BROWSER_SHARED },
+      to: { pathNot: [...BROWSER_SHARED, '(^|/)node_modules/'] },
     },
     {
       name: 'no-tooling-in-production',

@@ -283,12 +283,14 @@ if (role === 'target') {
   process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
 } else if (role === 'gateway') {
   const pools = JSON.parse(flag('pools', '{}')) as Record<string, Upstream[]>;
+  // one WorkingSet object per pool, as the real pool side returns it until it changes (the chooser caches per object)
+  const sets = new Map(Object.entries(pools).map(([poolId, upstreams]) => [poolId, { poolId, upstreams }]));
   const gw = startGateway({
     host: '127.0.0.1',
     port: 0,
     pools: {
       authenticate: async (key) => (key === KEY ? { id: 'bench' } : null),
-      workingSet: async (_account, poolId) => (pools[poolId] === undefined ? null : { poolId, upstreams: pools[poolId] }),
+      workingSet: async (_account, poolId) => sets.get(poolId) ?? null,
       reportFailure: () => {},
     },
     throttle: new FailureThrottle(),

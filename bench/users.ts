@@ -120,6 +120,8 @@ interface Measure {
   /** user / sys split (the service: its main process, all threads; the baseline: the prober alone) */
   userMs?: number;
   sysMs?: number;
+  /** the service's metadata.retried_checker_lag (issue 30) */
+  retriedLag?: number;
 }
 
 interface Variant {
@@ -210,7 +212,7 @@ const IDLE_MS = quick ? 3000 : 10_000;
 const idleCpu = new Map<string, number[]>();
 
 function fromRun(label: string, https: boolean, r: RunResult): Measure {
-  return { variant: label, https, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error, userMs: r.cpuUserMs, sysMs: r.cpuSysMs };
+  return { variant: label, https, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error, userMs: r.cpuUserMs, sysMs: r.cpuSysMs, retriedLag: r.retriedCheckerLag };
 }
 
 // ---- the run ----
@@ -287,7 +289,7 @@ async function main(): Promise<void> {
             measures.push(m);
             log(
               `  round ${r + 1} ${label.padEnd(8)} https ${settingName(https).padEnd(3)} wall ${(m.wallMs / 1000).toFixed(2)} s, CPU ${(m.cpuMs / 1000).toFixed(2)} s = ${m.usPerCheck.toFixed(0)} µs/check, ` +
-                `${m.userMs !== undefined ? `user ${(m.userMs / 1000).toFixed(2)} s / sys ${(m.sysMs! / 1000).toFixed(2)} s, ` : ''}${accText(m.accuracy)}, response time - own delay p50/p90/p99 ${overheadText(m.accuracy)} ms (p99 per fifth of the list ${overheadByFifthText(m.accuracy)})${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
+                `${m.userMs !== undefined ? `user ${(m.userMs / 1000).toFixed(2)} s / sys ${(m.sysMs! / 1000).toFixed(2)} s, ` : ''}${accText(m.accuracy)}, response time - own delay p50/p90/p99 ${overheadText(m.accuracy)} ms (p99 per fifth of the list ${overheadByFifthText(m.accuracy)})${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.retriedLag !== undefined ? `, retried for lag ${m.retriedLag}` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
             );
           }
           for (const https of SETTINGS) {

@@ -2,7 +2,8 @@
  * Drizzle schema: accounts, API keys (hashes only), the quota ledger, scans
  * (history), the API nodes' leases, the cluster's result documents
  * (result_files + result_chunks, src/results/pg-store.ts) and pools of
- * proxies kept checked (pools, pool_proxies, pool_rounds: src/pools/). The SQL
+ * proxies kept checked (pools, pool_proxies, pool_rounds: src/pools/) and
+ * webhooks (webhooks, webhook_messages, webhook_deliveries: src/webhooks/). The SQL
  * in db/migrations is generated from this file with `npm run db:generate`
  * (drizzle-kit) and applied at start-up by db/client.ts.
  *
@@ -446,9 +447,101 @@ export const poolRounds = pgTable(
   (t) => [primaryKey({ columns: [t.poolId, t.seq] }), index('pool_rounds_pool_started_idx').on(t.poolId, t.startedAt)],
 );
 
+/**
+ * Webhooks (DECISIONS "Webhooks"; src/webhooks/): an account's endpoints,
+ * the outbox of messages and one delivery per (message, endpoint).
+ *
+ * `secret_sealed` is the signing secret sealed with a key derived from
+ * RESULT_SECRET (src/webhooks/seal.ts: AES-256-GCM): a dump of the database
+ * alone does not hand it out. `pools` null: all of the account's pools,
+ * future ones too. `last_success_at` / `failing_since` drive the disable rule
+ * (3 days of attempts with no success).
+ */
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    events: text('events').array().notNull(),
+    pools: text('pools').array(),
+    /** 'enabled' | 'disabled' */
+    state: text('state').notNull().default('enabled'),
+    disabledReason: text('disabled_reason'),
+    secretSealed: text('secret_sealed').notNull(),
+    createdAt: at('created_at').notNull().defaultNow(),
+    updatedAt: at('updated_at').notNull().defaultNow(),
+    lastSuccessAt: at('last_success_at'),
+    failingSince: at('failing_since'),
+  },
+  (t) => [index('webhooks_account_created_idx').on(t.accountId, t.createdAt), check('webhooks_state_valid', sql`${t.state} IN ('enabled', 'disabled')`)],
+);
+
+/** The outbox: one row per event message; `id` is the `webhook-id` every attempt of it carries. */
+export const webhookMessages = pgTable(
+  'webhook_messages',
+  {
+    id: text('id').primaryKey(),
+    accountId: uuid('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    payload: jsonb('payload').notNull(),
+    createdAt: at('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('webhook_messages_created_idx').on(t.createdAt)],
+);
+
+/**
+ * One message to one endpoint: its state, its attempts (`[{at, status,
+ * error, duration_ms}]`, newest last), when it is due, and who holds it
+ * (`claimed_by` until `claim_until`: a node that dies mid-attempt loses it
+ * at the claim's expiry, and another node sends it).
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    messageId: text('message_id')
+      .notNull()
+      .references(() => webhookMessages.id, { onDelete: 'cascade' }),
+    webhookId: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    /** 'pending' | 'delivered' | 'failed' */
+    state: text('state').notNull().default('pending'),
+    attempts: jsonb('attempts').notNull().default(sql`'[]'::jsonb`),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    nextAttemptAt: at('next_attempt_at').notNull().defaultNow(),
+    claimedBy: text('claimed_by'),
+    claimUntil: at('claim_until'),
+    createdAt: at('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('webhook_deliveries_message_webhook_uq').on(t.messageId, t.webhookId),
+    index('webhook_deliveries_pending_idx').on(t.webhookId, t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
+    index('webhook_deliveries_webhook_created_idx').on(t.webhookId, t.createdAt.desc()),
+    check('webhook_deliveries_state_valid', sql`${t.state} IN ('pending', 'delivered', 'failed')`),
+  ],
+);
+
+/**
+ * The runs of checks submitted async (`Prefer: respond-async`), marked at
+ * their reservation: whoever closes the scan (the job's settlement, or the
+ * orphan sweep when its node died) writes check.completed and removes the
+ * mark in the same transaction (src/webhooks/outbox-sql.ts).
+ */
+export const webhookAsyncRuns = pgTable('webhook_async_runs', {
+  runId: text('run_id').primaryKey(),
+  createdAt: at('created_at').notNull().defaultNow(),
+});
+
 export type AccountRow = typeof accounts.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type LedgerRow = typeof quotaLedger.$inferSelect;
 export type ScanRow = typeof scans.$inferSelect;
 export type NodeRow = typeof nodes.$inferSelect;
 export type PoolRowDb = typeof pools.$inferSelect;
+export type WebhookRowDb = typeof webhooks.$inferSelect;

@@ -123,6 +123,8 @@ export interface ProbesConfig {
   poolRounds: boolean;
   /** POOL_FLUSH_S: a pool owner's flush period in seconds (src/jobs/pool-actor.ts). */
   poolFlushS: number;
+  /** ADAPTIVE_LIMIT: probes in flight follow the checker's own lag (src/jobs/lag-limiter.ts); false: only the static caps. */
+  adaptiveLimit: boolean;
 }
 
 export interface JudgeConfig {
@@ -145,7 +147,7 @@ export interface JudgeConfig {
   tlsUrl: string | undefined;
   /** JUDGE_TLS_FINGERPRINT, normalised (codec/cert-pin.ts: `AB:CD:...`). */
   tlsFingerprint: string | undefined;
-  /** The built-in judge's TLS listener port (0 = a free port), bound on HOST. */
+  /** The built-in judge's TLS listener port (0 = a free port), bound on HOST: JUDGE_TLS_PORT, else PORT + 443 (judgeTlsPortOf). */
   tlsPort: number;
   checkerIps: string[];
   calibrationIntervalMs: number;
@@ -233,6 +235,19 @@ export function reachableHost(host: string): string {
   return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 }
 
+/**
+ * Who can reach a listener bound to `host`, in words for the ready line:
+ * "all interfaces" for the wildcards (HOST's default, 0.0.0.0: other
+ * machines too, firewall permitting), "this machine only" for loopback, else
+ * "<host> only".
+ */
+export function listenScope(host: string): string {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === '0.0.0.0' || h === '::' || h === '') return 'all interfaces';
+  if (h === 'localhost' || h === '::1' || /^127\./.test(h)) return 'this machine only';
+  return `${host} only`;
+}
+
 export function parseConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const ctx: ReadContext = { cwd };
   const read = <N extends SettingName>(name: N) => readSetting(env, name, ctx);
@@ -262,6 +277,7 @@ export function parseConfig(env: Env = process.env, cwd: string = process.cwd())
       allowPrivateTargets: read('ALLOW_PRIVATE_TARGETS')!,
       tlsCaFile: read('TLS_CA_FILE'),
       socketDriver: read('PROBE_SOCKET_DRIVER')!,
+      adaptiveLimit: read('ADAPTIVE_LIMIT')!,
       poolRounds: read('POOL_ROUNDS')!,
       poolFlushS: read('POOL_FLUSH_S')!,
     },
@@ -319,6 +335,18 @@ function readLimits(read: Read): LimitsConfig {
   };
 }
 
+/**
+ * JUDGE_TLS_PORT's default, stable from one start to the next: PORT + 443
+ * (3443 by default; PORT - 443 where that would pass 65535); PORT 0 (a free
+ * port): a free port too.
+ */
+export const JUDGE_TLS_PORT_OFFSET = 443;
+
+export function judgeTlsPortOf(port: number): number {
+  if (port === 0) return 0;
+  return port + JUDGE_TLS_PORT_OFFSET <= 65535 ? port + JUDGE_TLS_PORT_OFFSET : port - JUDGE_TLS_PORT_OFFSET;
+}
+
 function readJudge(read: Read, url: string | undefined, key: string | undefined): JudgeConfig {
   const tlsUrl = read('JUDGE_TLS_URL');
   const tlsFingerprint = read('JUDGE_TLS_FINGERPRINT');
@@ -332,7 +360,7 @@ function readJudge(read: Read, url: string | undefined, key: string | undefined)
     tls: read('JUDGE_TLS')!,
     tlsUrl,
     tlsFingerprint,
-    tlsPort: read('JUDGE_TLS_PORT')!,
+    tlsPort: read('JUDGE_TLS_PORT') ?? judgeTlsPortOf(read('PORT')!),
     checkerIps: read('CHECKER_IPS')!,
     calibrationIntervalMs: TUNING.calibrationIntervalMs,
   };

@@ -198,6 +198,8 @@ export const ENTRY_ERROR_CODES = Object.freeze({
   // the admin command (src/admin/cli.ts)
   ADMIN_SERVER_UNREACHABLE: 'admin_server_unreachable',
   ADMIN_REQUEST_REFUSED: 'admin_request_refused',
+  /** DATA_DIR holds no database, or DATABASE_URL does not answer or holds none of the service's tables (the admin command never creates one) */
+  ADMIN_NO_DATABASE: 'admin_no_database',
   /** the data dir is held by a process that publishes no admin URL */
   DATA_DIR_BUSY: 'data_dir_busy',
 

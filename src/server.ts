@@ -12,7 +12,7 @@
  */
 import type { Database } from '../db/client';
 import type { BootstrapResult } from './accounts/bootstrap';
-import { withBoundPort, type Config, type StorageConfig } from './config';
+import { listenScope, withBoundPort, type Config, type StorageConfig } from './config';
 import { chooseBackend } from './compose/choose-backend';
 import { startChecks } from './compose/checks';
 import { startListeners } from './compose/listeners';
@@ -22,6 +22,7 @@ import { judgeBase, judgeKeys, logJudgePlace, placeJudge, ProbeJudge, serveJudge
 import { linkSigner, PublicUrls } from './compose/public-urls';
 import { serviceSecrets } from './compose/service-secrets';
 import { openStorage, sweepOrphansEvery } from './compose/storage';
+import { startWebhooks, type WebhookSchedule } from './compose/webhooks';
 import { openGeo } from './geo/geo';
 import { judgeWarnings } from './jobs/judge-warnings';
 import type { CheckRequest } from './jobs/request';
@@ -48,7 +49,7 @@ export interface RunningService {
   /** This API node's id (NODE_ID or generated per start). */
   nodeId: string;
   checks: CheckService;
-  /** Pool events (the rounds publish here; /ws?pool= and the gateway follow it). */
+  /** Pool events (the pools' owners publish here; /ws?pool= and the gateway follow it). */
   poolEvents: PoolEventsPort;
   /** The pools' owner (compose/pool-owner.ts): the PoolRecheckPort the gateway takes. */
   poolOwner: PoolOwner;
@@ -67,6 +68,8 @@ export interface StartOptions {
   database?: Database;
   /** Also told every pool event the backend's hub is told (tests record them). */
   poolEvents?: PoolEventsPort;
+  /** The webhooks' retry schedule and poll interval (tests shorten them). */
+  webhookSchedule?: WebhookSchedule;
 }
 
 export async function startService(rawConfig: Config, opts: StartOptions): Promise<RunningService> {
@@ -96,9 +99,10 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const geoDb = await geo;
     const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
     const { pools } = startPools(config, { storage, log, undo });
-    const events = alsoTo(backend.poolEvents, opts.poolEvents);
+    const webhooks = startWebhooks(config, { storage, secret, pools, metrics, log, undo, ...(opts.webhookSchedule !== undefined ? { schedule: opts.webhookSchedule } : {}) });
+    const events = alsoTo(alsoTo(backend.poolEvents, webhooks.poolEvents), opts.poolEvents);
     const poolOwner = await startPoolOwner(config, { storage, backend, base, pools, judge, geo: geoDb, events, metrics, log, undo });
-    const listeners = startListeners(config, { storage, backend, checks, pools, owner: poolOwner, jobs, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
+    const listeners = startListeners(config, { storage, backend, checks, pools, owner: poolOwner, jobs, webhooks: webhooks.service, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);
     storage.lock?.update({ adminUrl: listeners.adminUrl });
@@ -108,6 +112,8 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
       url: running.url,
       node: running.nodeId,
       port: running.port,
+      // where the listeners are bound (HOST: all interfaces by default), the judge's TLS port included
+      listens: listenScope(config.http.host),
       adminUrl: running.adminUrl,
       ...(running.gatewayPort !== null ? { gatewayPort: running.gatewayPort } : {}),
       driver: storage.database.driver,

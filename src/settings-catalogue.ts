@@ -185,7 +185,7 @@ export const SETTINGS = {
   // ---- storage ----
   DATA_DIR: s({ group: 'storage', tier: 'set', shown: './data', meaning: 'the embedded database, result files, generated secrets, the judge\'s certificate', read: path }),
   DATABASE_URL: s({ group: 'storage', tier: 'set', shown: 'embedded PGlite in DATA_DIR', meaning: 'postgres://... to use PostgreSQL (a cluster needs it)', read: url(['postgres:', 'postgresql:']) }),
-  RESULT_SECRET: s({ group: 'storage', tier: 'tuning', shown: 'generated into DATA_DIR/result-secret', meaning: 'the HMAC key of result links (>= 16 characters); the same on every API node of a cluster', read: secret }),
+  RESULT_SECRET: s({ group: 'storage', tier: 'tuning', shown: 'generated into DATA_DIR/result-secret', meaning: 'the HMAC key of result links (>= 16 characters) and the key webhook secrets are sealed with; the same on every API node of a cluster', read: secret }),
   RESULT_RETENTION_DAYS: s({ group: 'storage', tier: 'tuning', shown: '7', meaning: 'result files are deleted after this many days', default: 7, read: int(1, 3650) }),
   RESULT_MAX_BYTES: s({ group: 'storage', tier: 'tuning', shown: '10737418240 (10 GiB)', meaning: 'disk cap on result files, the oldest deleted first (0: no cap)', default: DEFAULT_RESULT_MAX_BYTES, read: int(0, 2 ** 50) }),
   BOOTSTRAP_CHECKS: s({ group: 'storage', tier: 'tuning', shown: '1000', meaning: 'checks of the demo account made on the first start', default: 1000, read: int(0, 1_000_000_000) }),
@@ -254,6 +254,14 @@ export const SETTINGS = {
     default: 'native' as 'native' | 'node',
     read: oneOf(['native', 'node'] as const),
   }),
+  ADAPTIVE_LIMIT: s({
+    group: 'probes',
+    tier: 'tuning',
+    shown: 'true',
+    meaning: 'probes in flight follow the checker\'s own lag (fewer while its threads run late, back up as they catch up); false: only SLOTS_PER_ENDPOINT and MAX_IN_FLIGHT bound them',
+    default: true,
+    read: bool,
+  }),
   // ---- judge ----
   JUDGE_URL: s({ group: 'judge', tier: 'tuning', shown: 'this server\'s /judge', meaning: 'where probes are sent through the proxy', read: url(['http:', 'https:']) }),
   JUDGE_KEY: s({
@@ -273,7 +281,13 @@ export const SETTINGS = {
   }),
   JUDGE_TLS_URL: s({ group: 'judge', tier: 'tuning', shown: '(the built-in judge\'s TLS listener)', meaning: 'an external judge\'s TLS listener (https://), with JUDGE_TLS_FINGERPRINT', read: url(['https:']) }),
   JUDGE_TLS_FINGERPRINT: s({ group: 'judge', tier: 'tuning', shown: '(none)', meaning: 'the SHA-256 fingerprint JUDGE_TLS_URL presents (pinned)', read: fingerprint }),
-  JUDGE_TLS_PORT: s({ group: 'judge', tier: 'tuning', shown: '0 (a free port)', meaning: 'the built-in judge\'s TLS listener\'s port, on HOST', default: 0, read: int(0, 65535) }),
+  JUDGE_TLS_PORT: s({
+    group: 'judge',
+    tier: 'tuning',
+    shown: 'PORT + 443 (3443; PORT - 443 above 65092; a free port when PORT is 0)',
+    meaning: 'the built-in judge\'s TLS listener\'s port, on HOST: proxies must reach it as they reach PORT (0: a free port)',
+    read: int(0, 65535),
+  }),
   CHECKER_IPS: s({ group: 'judge', tier: 'tuning', shown: '(none)', meaning: 'extra addresses of this checker (comma-separated) for the transparency test', default: [], read: ipList }),
   // ---- process ----
   LOG_LEVEL: s({ group: 'process', tier: 'tuning', shown: 'info', meaning: 'debug, info, warn, error or silent', default: 'info' as LogLevel, read: oneOf(LOG_LEVELS) }),

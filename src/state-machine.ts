@@ -17,9 +17,11 @@
  *   src/results/writer.ts         a result writer (both stores: one machine, a publish step)
  *   src/cluster/agent-runner.ts   a region agent: created -> running -> draining -> stopped
  *   src/probe/workers/lane.ts     a shard in its lane: running -> cancelled -> done
+ *   src/gateway/connection.ts     a gateway client connection (its phases carry their data)
+ *   src/gateway/upstream-leg.ts   one upstream try of a gateway connection
  *
  * Not on it: the byte-level parsers (src/probe/net/exchange-states.ts,
- * src/probe/codec/http-response.ts). Their "state" is the position in a
+ * src/probe/codec/http-response.ts, tunnel-client.ts). Their "state" is the position in a
  * protocol exchange, moved several times per probe on the hot path, a small
  * integer compared in a switch; their pure tables have tests of their own.
  */

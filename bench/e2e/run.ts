@@ -41,6 +41,8 @@ export interface RunResult {
   error: string | null;
   wallMs: number;
   processingTime: string | null;
+  /** metadata.retried_checker_lag (issue 30): probes tried again because they timed out while the service was late */
+  retriedCheckerLag?: number;
   bound: Bound;
   /** wall / formula bound and wall / tight bound */
   ratio: number;
@@ -127,7 +129,7 @@ export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Pro
   const me1 = cpuMs(process.pid).total;
   const peak = peakRssMiB(svc.pid);
   if (side !== null) await side;
-  const body = reply.body as { summary?: { total_working: number }; metadata?: { processing_time: string }; result_url?: string } | string;
+  const body = reply.body as { summary?: { total_working: number }; metadata?: { processing_time: string; retried_checker_lag?: number }; result_url?: string } | string;
   const ok = reply.status === 200 && typeof body === 'object';
   let accuracy: Accuracy | null = null;
   let error: string | null = ok ? null : `HTTP ${reply.status}: ${JSON.stringify(body).slice(0, 300)}`;
@@ -151,6 +153,7 @@ export async function runList(svc: Service, ctx: RunContext, spec: RunSpec): Pro
     error,
     wallMs: reply.wallMs,
     processingTime: ok ? (body.metadata?.processing_time ?? null) : null,
+    retriedCheckerLag: ok ? (body.metadata?.retried_checker_lag ?? 0) : 0,
     bound,
     ratio: reply.wallMs / bound.formulaMs,
     ratioTight: reply.wallMs / bound.tightMs,

@@ -13,12 +13,14 @@
  * and the job's own settlement (jobs/ledger.ts closes the same way), cannot
  * both refund: the second waits for the first's row lock and then finds the
  * scan closed. Both take the scan's row lock first and the account's second,
- * so they cannot deadlock each other.
+ * so they cannot deadlock each other. A run submitted async gets its
+ * check.completed webhook message in the same transaction.
  */
 import { rowsOf, type Db } from '../../db/client';
 import type { Logger } from '../log';
 import { closeOrphanStatement, findOrphansStatement, type OrphanRule } from './orphans-sql';
 import { refundQuotaTx } from './quota';
+import { enqueueCheckCompleted } from '../webhooks/store';
 
 export { OrphanScope, type OrphanRule } from './orphans-sql';
 
@@ -54,6 +56,8 @@ export async function refundOrphan(db: Db, scanId: number, rule: OrphanRule, now
     );
     if (closed === undefined) return null;
     const r = await refundQuotaTx(tx, { accountId: closed.account_id, runId: closed.job_id, units: 'all', now });
+    // an async check's end is told to its webhooks (nothing for a run not marked async)
+    await enqueueCheckCompleted(tx, closed.job_id, null, now.getTime());
     return { accountId: closed.account_id, runId: closed.job_id, nodeId: closed.node_id, units: r.refunded };
   });
 }

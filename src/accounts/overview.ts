@@ -11,7 +11,7 @@ import { getAccount } from './accounts';
 import { decodeOverviewRow, overviewStatement, type OverviewRow } from './overview-sql';
 import { AccountError } from './errors';
 import { DOMAIN_ERROR_CODES } from '../error-codes';
-import { checkUserInfo, subscriptionDetail, type CheckUserInfo, type SubscriptionDetail } from './plan';
+import { checkUserInfo, isUnlimitedActive, subscriptionDetail, type CheckUserInfo, type SubscriptionDetail } from './plan';
 
 export const HISTORY_LIMIT = 30;
 export const USAGE_DAYS = 30;
@@ -91,6 +91,18 @@ export async function getAccountOverview(db: Db, accountId: string, now: Date, s
     history_count: o.historyCount,
     usage_last_30_days: fillUsage(days, o.usage),
   };
+}
+
+/** What an account has to spend: its checks left (root + temporary) and whether its plan is unlimited now; null: no such account. */
+export interface AccountBalance {
+  checks: number;
+  unlimited: boolean;
+}
+
+export async function getAccountBalance(db: Db, accountId: string, now: Date): Promise<AccountBalance | null> {
+  const account = await getAccount(db, accountId);
+  if (account === null) return null;
+  return { checks: account.rootBalance + account.tempBalance, unlimited: isUnlimitedActive(account, now) };
 }
 
 /** `metadata.user` of a check response, read fresh (after the reservation). */

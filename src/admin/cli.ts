@@ -13,6 +13,10 @@
  *     PGlite allows one process per data dir.
  *  3. embedded mode, no live holder -> takes the lock, opens PGlite itself,
  *     runs the command, releases the lock.
+ * It never creates a database (src/admin/database-found.ts): a DATA_DIR
+ * without one (and no live server), a DATABASE_URL that does not answer or
+ * holds none of the service's tables, is exit 1 with a message naming what it
+ * looked at and how to point it at the server's.
  * Prints the result as one JSON line on stdout. Errors: one line on stderr;
  * exit code 2 for usage errors (bad argv, bad env, 400), 1 for everything else.
  */
@@ -22,6 +26,7 @@ import { errorText, ServiceError } from '../errors';
 import { DOMAIN_ERROR_CODES, ENTRY_ERROR_CODES } from '../error-codes';
 import { resolveSecrets } from '../secrets';
 import { parseArgv, toAdminBody, UsageError, USAGE, type AdminRequest } from './args';
+import { embeddedDatabaseExists, emptyDatabaseMessage, noEmbeddedDatabaseMessage, probePostgres, unreachableDatabaseMessage } from './database-found';
 import { acquireDataDirLock, LockError, readLiveLock } from './lock';
 
 export const EXIT_OK = 0;
@@ -40,6 +45,13 @@ class CliFailure extends ServiceError {
     this.name = 'CliFailure';
     this.exitCode = exitCode;
   }
+}
+
+/** PostgreSQL: the database must answer and hold the service's tables (never created here). */
+async function requirePostgres(url: string): Promise<void> {
+  const found = await probePostgres(url);
+  if (found.state === 'unreachable') throw new CliFailure(ENTRY_ERROR_CODES.ADMIN_NO_DATABASE, unreachableDatabaseMessage(url, found.why), EXIT_FAILURE);
+  if (found.state === 'empty') throw new CliFailure(ENTRY_ERROR_CODES.ADMIN_NO_DATABASE, emptyDatabaseMessage(url), EXIT_FAILURE);
 }
 
 async function runDirect(config: Config, req: AdminRequest): Promise<unknown> {
@@ -106,12 +118,15 @@ async function runViaAdminApi(adminUrl: string, adminToken: string, req: AdminRe
   return body;
 }
 
-async function runEmbedded(config: Config, req: AdminRequest): Promise<unknown> {
+async function runEmbedded(config: Config, req: AdminRequest, dataDirSet: boolean): Promise<unknown> {
   const deadline = Date.now() + WAIT_FOR_ADMIN_URL_MS;
   for (;;) {
     const live = await readLiveLock(config.storage.dataDir);
     if (live?.adminUrl !== undefined) return runViaServer(config, live.adminUrl, req);
     if (live === null) {
+      if (!embeddedDatabaseExists(config.storage.dataDir)) {
+        throw new CliFailure(ENTRY_ERROR_CODES.ADMIN_NO_DATABASE, noEmbeddedDatabaseMessage(config.storage.dataDir, dataDirSet, process.cwd()), EXIT_FAILURE);
+      }
       let lock;
       try {
         lock = await acquireDataDirLock(config.storage.dataDir);
@@ -150,7 +165,13 @@ export async function main(argv: readonly string[], env: Record<string, string |
     if (target !== null) result = await runViaAdminApi(target.adminUrl, target.adminToken, req);
     else {
       const config = parseConfig(env);
-      result = config.storage.databaseUrl !== undefined ? await runDirect(config, req) : await runEmbedded(config, req);
+      const databaseUrl = config.storage.databaseUrl;
+      if (databaseUrl !== undefined) {
+        await requirePostgres(databaseUrl);
+        result = await runDirect(config, req);
+      } else {
+        result = await runEmbedded(config, req, (env.DATA_DIR ?? '').trim() !== '');
+      }
     }
     process.stdout.write(JSON.stringify(result) + '\n');
     return EXIT_OK;

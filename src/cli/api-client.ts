@@ -8,6 +8,7 @@
  */
 import type { PoolObject, PoolProxyObject } from '../pools/shape';
 import type { PoolEvent } from '../pools/events';
+import type { DeliveryObject, WebhookObject } from '../webhooks/types';
 import type { AcceptedBody } from '../http/async-check';
 import type { CheckJobView } from '../jobs/ports';
 import { CliError, EXIT } from './exit-codes';
@@ -39,8 +40,12 @@ export interface CheckResponseBody {
     total_checked: number;
     total_invalid?: number;
     total_duplicates?: number;
+    /** proxies refused before any connection (private, loopback or reserved targets) */
+    total_blocked?: number;
     processing_time?: string;
     job_id?: string;
+    /** the check's warnings (the judge out of reach, ...) */
+    warnings?: ({ code?: string; message?: string } | string)[];
   };
   result_url: string | null;
   result_urls?: { json: string; csv: string; txt: string } | null;
@@ -79,6 +84,10 @@ export interface RegionsBody {
 
 export interface HealthBody {
   status: string;
+  /** Who can reach the built-in judge (absent: the operator chose its address). */
+  judge_reachable?: string;
+  /** A cluster only: the live region agents (one machine: absent, it probes for every region). */
+  agents?: unknown[];
   /** Where the gateway listens (absent: no gateway); host null: the API's host. */
   gateway?: { host: string | null; port: number };
   version?: string;
@@ -89,7 +98,17 @@ export interface HealthBody {
 }
 
 /** POST /pools and PATCH /pools/{id}: the pool and what the request's addresses did. */
-export type PoolChangedBody = PoolObject & { submitted: { added: number; removed: number; total_invalid: number; total_duplicates: number } };
+export type PoolChangedBody = PoolObject & {
+  submitted: { added: number; removed: number; total_invalid: number; total_duplicates: number };
+  /** `balance_runs_out`: the account's pools cost more a day than its balance (DECISIONS "Mixed lists ...") */
+  warnings?: PoolWarning[];
+};
+
+export interface PoolWarning {
+  code: string;
+  message?: string;
+  hours_left?: number;
+}
 
 /** One page of GET /pools/{id}/proxies as it came: the body text, and the next page's cursor (null on the last). */
 export interface PoolProxiesPage {
@@ -100,6 +119,9 @@ export interface PoolProxiesPage {
 export type { PoolObject, PoolProxyObject };
 /** One message of `/ws?pool=` (src/pools/events.ts PoolEvent). */
 export type PoolEventBody = PoolEvent;
+
+export type WebhookBody = WebhookObject;
+export type WebhookDeliveryBody = DeliveryObject;
 
 export interface ProgressMessage {
   jobId: string;
@@ -166,6 +188,9 @@ export function httpError(status: number, body: unknown, what: string): CliError
   return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_SERVER_ERROR, `${what} failed on the server (HTTP ${status}${detail ? `, ${detail}` : ''}). Try again later.`);
 }
 
+/** How to point the CLI at the service's address (the end of a "Cannot reach" error). */
+export const WHERE_HINT = 'Another address (the service\'s PORT or host)? Pass --url http://HOST:PORT, set PROXYCHECK_URL, or save it with `proxycheck login --url http://HOST:PORT`';
+
 /** The CliError for a request that got no HTTP answer. */
 export function networkError(err: unknown, baseUrl: string, what: string): CliError {
   if (err instanceof CliError) return err;
@@ -173,13 +198,12 @@ export function networkError(err: unknown, baseUrl: string, what: string): CliEr
   if (e?.name === 'AbortError' || e?.name === 'TimeoutError') {
     return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_TIMEOUT, `${what}: no answer from ${baseUrl} in time.`, { cause: err });
   }
-  const reason =
-    e?.code === 'ConnectionRefused' || e?.code === 'ECONNREFUSED'
-      ? 'connection refused (is the service running?)'
-      : e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN'
-        ? 'host not found'
-        : (e?.message ?? String(err));
-  return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_NETWORK, `Cannot reach ${baseUrl} (${what}): ${reason}`, { cause: err });
+  const refused = e?.code === 'ConnectionRefused' || e?.code === 'ECONNREFUSED';
+  const unknownHost = e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN';
+  const reason = refused ? 'connection refused (is the service running?)' : unknownHost ? 'host not found' : (e?.message ?? String(err));
+  // the service may be elsewhere (another PORT, another host): say how to name it
+  const elsewhere = refused || unknownHost ? `. ${WHERE_HINT}` : '';
+  return new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_NETWORK, `Cannot reach ${baseUrl} (${what}): ${reason}${elsewhere}`, { cause: err });
 }
 
 async function readBody(res: Response): Promise<unknown> {
@@ -273,6 +297,14 @@ export class ApiClient {
     return { status: res.status, body: body as HealthBody };
   }
 
+  /** True when /health answers without region agents: one machine probes for every region. False for a cluster, or when /health cannot be read. */
+  oneMachine(signal?: AbortSignal): Promise<boolean> {
+    return this.health(signal).then(
+      (h) => !Array.isArray(h.body.agents),
+      () => false,
+    );
+  }
+
   check(body: Record<string, unknown>, signal?: AbortSignal): Promise<CheckResponseBody> {
     return this.#request('POST', '/check', { auth: true, body, noDeadline: true, ...(signal ? { signal } : {}) });
   }
@@ -297,6 +329,28 @@ export class ApiClient {
 
   async deletePool(id: string, signal?: AbortSignal): Promise<void> {
     await this.#request('DELETE', `/pools/${encodeURIComponent(id)}`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  // ---- webhooks ----------------------------------------------------------------
+
+  createWebhook(body: Record<string, unknown>, signal?: AbortSignal): Promise<WebhookBody & { secret: string }> {
+    return this.#request('POST', '/webhooks', { auth: true, body, ...(signal ? { signal } : {}) });
+  }
+
+  async webhooks(signal?: AbortSignal): Promise<WebhookBody[]> {
+    return (await this.#request<{ webhooks: WebhookBody[] }>('GET', '/webhooks', { auth: true, ...(signal ? { signal } : {}) })).webhooks;
+  }
+
+  testWebhook(id: string, signal?: AbortSignal): Promise<{ id: string; event: string }> {
+    return this.#request('POST', `/webhooks/${encodeURIComponent(id)}/test`, { auth: true, ...(signal ? { signal } : {}) });
+  }
+
+  async webhookDeliveries(id: string, signal?: AbortSignal): Promise<WebhookDeliveryBody[]> {
+    return (await this.#request<{ deliveries: WebhookDeliveryBody[] }>('GET', `/webhooks/${encodeURIComponent(id)}/deliveries`, { auth: true, ...(signal ? { signal } : {}) })).deliveries;
+  }
+
+  async deleteWebhook(id: string, signal?: AbortSignal): Promise<void> {
+    await this.#request('DELETE', `/webhooks/${encodeURIComponent(id)}`, { auth: true, ...(signal ? { signal } : {}) });
   }
 
   /** One page of the pool's proxies in `query.format` (txt, csv or json), as text; the next cursor from X-Next-Cursor or next_cursor. */

@@ -6,11 +6,11 @@
  * --url, --json, --no-color, --help, --version. `check` options: --type
  * (http, socks4, socks5 or auto), --region, --timeout, --samples (1..10),
  * --no-https, --custom-url (repeatable), --case-sensitive, --out, --format,
- * --only-working, --simple, --job-id, --async. `me`: --links. `status
+ * --only-working, --simple, --scheme, --job-id, --async. `me`: --links. `status
  * <jobId>`, `wait <jobId>` (with --out, --format, --only-working) and
  * `cancel <jobId>` name a check job (docs/API.md "Checks that outlive their
  * connection"). `pool`: its actions and their options are
- * pool-args.ts's.
+ * pool-args.ts's; `webhook`'s are webhook-args.ts's.
  *
  * ClearProxy's CLI habits are accepted: `check` takes several inputs, each a
  * file, `-` (standard input, once) or an inline address (`check
@@ -18,7 +18,10 @@
  * src/cli/io.ts: an existing file wins); `--simple` = only the working
  * proxies' addresses, one per line (the txt form), on standard output
  * unless --out says where; `set-key` is `login`, and both take the key as
- * an argument too (`set-key pc_...`).
+ * an argument too (`set-key pc_...`). `--scheme` (with the txt form:
+ * --simple, or --out/--format txt) writes each line as
+ * `<protocol>://[user:pass@]host:port` (src/results/export.ts, as the
+ * service's `.txt?scheme=true`).
  *
  * `--custom-url URL[,codes][,text]`: codes are HTTP statuses joined by `|`
  * or `+` (e.g. `200|204`); everything after the codes' comma is the required
@@ -35,11 +38,12 @@ import { isJobId, JOB_ID_RULE } from '../job-id';
 import { CHECK_TYPES, type CheckType } from '../proxy/types';
 import { usageError } from './exit-codes';
 import { parsePoolArgs, POOL_OPTIONS, POOL_USAGE, type PoolCommand } from './pool-args';
+import { parseWebhookArgs, WEBHOOK_OPTIONS, WEBHOOK_USAGE, type WebhookCommand } from './webhook-args';
 import { fmtInt } from './progress-bar';
 
 export const OUTPUT_FORMATS = Object.freeze(['json', 'csv', 'txt'] as const);
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'pool', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
+export const COMMANDS = Object.freeze(['check', 'status', 'wait', 'cancel', 'pool', 'webhook', 'me', 'regions', 'health', 'login', 'set-key', 'help'] as const);
 export type CommandName = (typeof COMMANDS)[number];
 
 /**
@@ -93,6 +97,8 @@ export interface CheckCommand {
   onlyWorking: boolean;
   /** --simple: the output is the working proxies' addresses only (format txt; standard output without --out). */
   simple: boolean;
+  /** --scheme: the txt lines carry the protocol, `socks5://host:port` (as `.txt?scheme=true`). */
+  scheme: boolean;
   jobId?: string;
   /** Submit (Prefer: respond-async), print the job id and return. */
   async: boolean;
@@ -105,6 +111,7 @@ export interface WaitCommand {
   out?: string;
   format: OutputFormat;
   onlyWorking: boolean;
+  scheme: boolean;
 }
 
 export type Command =
@@ -113,6 +120,7 @@ export type Command =
   | { name: 'status'; jobId: string }
   | { name: 'cancel'; jobId: string }
   | PoolCommand
+  | WebhookCommand
   | { name: 'me'; links: boolean }
   | { name: 'regions' }
   | { name: 'health' }
@@ -137,6 +145,7 @@ commands:
   pool <action>     pools of proxies kept checked: create, list, show, add, remove, pause, resume,
                     delete, working (the proxies working now, one per line), watch (live events),
                     gateway (the proxy URL that rotates over the pool)
+  webhook <action>  events pushed to your URL (signed): add, list, test, deliveries, rm
   me                balance, plan, 30-day usage chart, recent checks
   regions           the regions a check can run from
   health            service status
@@ -179,6 +188,8 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
   --only-working                   keep only working proxies in --out
   --simple                         only the working proxies, one per line as submitted, on standard
                                    output (or in --out); the summary goes to standard error
+  --scheme                         with --simple (or txt): each line with its protocol,
+                                   socks5://host:port, http://user:pass@host:port
   --job-id ID                      progress channel id (default: random)
   --async                          submit and return at once: prints the job id (see \`proxycheck wait\`)
 
@@ -189,7 +200,7 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
 
   the job's state (running, completed, failed, cancelled), checked / total, working;
   a completed job's summary and result links`,
-  wait: `usage: proxycheck wait <jobId> [--out FILE|-] [--format json|csv|txt] [--only-working]
+  wait: `usage: proxycheck wait <jobId> [--out FILE|-] [--format json|csv|txt] [--only-working] [--scheme]
 
   follows the job with a live bar (the WebSocket; polling when it drops) until it ends,
   then prints the summary and the links, and saves the result with --out, as check does.
@@ -201,6 +212,7 @@ export const COMMAND_USAGE: Record<CommandName, string> = {
 
   --links   print the signed download link of each recent check`,
   pool: POOL_USAGE,
+  webhook: WEBHOOK_USAGE,
   regions: 'usage: proxycheck regions',
   health: 'usage: proxycheck health',
   login: LOGIN_USAGE,
@@ -281,6 +293,7 @@ const OPTIONS = {
   format: { type: 'string' },
   'only-working': { type: 'boolean' },
   simple: { type: 'boolean' },
+  scheme: { type: 'boolean' },
   'job-id': { type: 'string' },
   async: { type: 'boolean' },
   links: { type: 'boolean' },
@@ -291,11 +304,20 @@ const OPTIONS = {
   anonymity: { type: 'string' },
   limit: { type: 'string' },
   session: { type: 'string' },
+  // webhook add (webhook-args.ts)
+  events: { type: 'string' },
+  pools: { type: 'string' },
 } as const;
 
-const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'job-id', 'async'] as const;
+const CHECK_ONLY = ['type', 'region', 'timeout', 'samples', 'no-https', 'custom-url', 'case-sensitive', 'out', 'format', 'only-working', 'simple', 'scheme', 'job-id', 'async'] as const;
 /** The options of CHECK_ONLY that `wait` takes too (where the result goes). */
-const RESULT_OPTIONS: readonly string[] = ['out', 'format', 'only-working'];
+const RESULT_OPTIONS: readonly string[] = ['out', 'format', 'only-working', 'scheme'];
+
+/** --scheme applies to the txt form only. */
+function schemeFor(scheme: boolean | undefined, format: OutputFormat): boolean {
+  if (scheme && format !== 'txt') throw usageError(`--scheme writes the protocol into text lines: use it with --simple or --format txt, not ${format}`);
+  return scheme ?? false;
+}
 
 export function parseCommandLine(argv: readonly string[]): Invocation {
   let parsed;
@@ -322,6 +344,13 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   const cmd = (name === 'set-key' ? 'login' : name) as Exclude<CommandName, 'set-key'>;
   if (v.help) return { global, command: { name: 'help', topic: cmd } };
 
+  const webhookOnly = WEBHOOK_OPTIONS.find((o) => v[o] !== undefined);
+  if (cmd === 'webhook') {
+    const stray = [...CHECK_ONLY, ...Object.keys(POOL_OPTIONS), 'links'].find((o) => v[o as keyof typeof v] !== undefined);
+    if (stray !== undefined) throw usageError(`--${stray} is not an option of "webhook"`);
+    return { global, command: parseWebhookArgs(rest, v) };
+  }
+  if (webhookOnly !== undefined) throw usageError(`--${webhookOnly} is an option of "webhook add", not of "${cmd}"`);
   if (cmd === 'pool') {
     const stray = CHECK_ONLY.find((o) => v[o] !== undefined && !(o in POOL_OPTIONS));
     if (stray !== undefined) throw usageError(`--${stray} is an option of "check", not of "pool"`);
@@ -346,7 +375,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     const jobId = rest[0]!;
     if (!isJobId(jobId)) throw usageError(`the job id must be ${JOB_ID_RULE}; got "${jobId}"`);
     if (cmd !== 'wait') return { global, command: { name: cmd, jobId } };
-    const wait: WaitCommand = { name: 'wait', jobId, format: outputFormat(v.format, v.out), onlyWorking: v['only-working'] ?? false };
+    const format = outputFormat(v.format, v.out);
+    const wait: WaitCommand = { name: 'wait', jobId, format, onlyWorking: v['only-working'] ?? false, scheme: schemeFor(v.scheme, format) };
     if (v.out !== undefined) {
       if (v.out === '') throw usageError('--out is empty');
       wait.out = v.out;
@@ -376,13 +406,15 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (simple && v.format !== undefined && v.format !== 'txt') {
     throw usageError(`--simple writes the working proxies as text, one per line; --format ${v.format} says otherwise`);
   }
+  const format = simple ? 'txt' : outputFormat(v.format, v.out);
   const command: CheckCommand = {
     name: 'check',
     sources: rest,
     customUrls: (v['custom-url'] ?? []).map((s) => parseCustomUrl(s, v['case-sensitive'] ?? false)),
-    format: simple ? 'txt' : outputFormat(v.format, v.out),
+    format,
     onlyWorking: simple || (v['only-working'] ?? false),
     simple,
+    scheme: schemeFor(v.scheme, format),
     async: v.async ?? false,
   };
   if (v.type !== undefined) {

@@ -10,7 +10,12 @@
  *      the same TTY) and its exit code passed on.
  * Ctrl-C reaches the child through the terminal's process group; the
  * launcher passes a SIGINT of its own on only if the child has not ended
- * 500 ms later, and exits with the child's code (130).
+ * 500 ms later, and exits with the child's code (130). SIGTERM and SIGHUP
+ * are passed on at once. The child is told this launcher's pid
+ * (PROXYCHECK_LAUNCHER_PID) and ends when it is gone (a SIGKILL cannot be
+ * passed on); run by npm (`npx proxycheck`: npm_command is set), the
+ * launcher ends the child when its own parent is gone (npm killed by its
+ * pid: its shell dies without passing the signal on).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -28,7 +33,13 @@ if (process.versions.bun !== undefined) {
   const root = join(here, '..', '..');
   const candidates = [join(root, 'node_modules', '.bin', 'bun'), join(root, 'node_modules', 'bun', 'bin', 'bun.exe')];
   const bun = candidates.find((p) => existsSync(p)) ?? 'bun';
-  const child = spawn(bun, [main, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(bun, [main, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, PROXYCHECK_LAUNCHER_PID: String(process.pid) } });
+  if (process.env.npm_command) {
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) child.kill('SIGTERM');
+    }, 250).unref();
+  }
   // Ctrl-C in a terminal reaches the whole process group, the child included;
   // a SIGINT sent to this launcher alone is passed on if the child is still
   // running half a second later (so the child never sees one Ctrl-C twice).

@@ -18,11 +18,20 @@
  * carry them (--type auto, --samples N), and the lying proxies (tampered,
  * tls_intercepted) when any. A plain check prints nothing more than before.
  * A result file that cannot be read there is a note on stderr, not a failure.
+ * The summary's region says `probed from this machine` when /health shows
+ * one machine (no region agents), and the hints of check-hints.ts follow
+ * the details (private targets and ALLOW_PRIVATE_TARGETS, SOCKS servers met
+ * by an http check, the check's warnings).
+ *
+ * The progress socket is opened before anything is printed: it refuses a
+ * wrong key, which is then asked with GET /checks/{jobId} (401: the auth
+ * error, exit 3, before "Checking ..."; 404: the key is fine).
  *
  * --out: json/csv/txt are the result link of that extension, streamed to the
  * file (or to stdout for `--out -`; the summary then goes to stderr). With
- * --only-working the .json link is read and filtered/converted here
- * (src/results/export.ts), since working proxies come first in it.
+ * --only-working, or --scheme (txt lines `<protocol>://...`), the .json link
+ * is read and filtered/converted here (src/results/export.ts, as the
+ * service's own downloads), since working proxies come first in it.
  *
  * Ctrl-C: the request and the socket are dropped, the terminal restored, and
  * the CLI exits 130; the server may still finish the check (it is then in
@@ -44,6 +53,7 @@ import { ENTRY_ERROR_CODES } from '../error-codes';
 import { convertResult, readResultParts } from '../results/export';
 import { ApiClient, type CheckResponseBody, type JobBody } from './api-client';
 import { ASYNC_THRESHOLD, type CheckCommand, type GlobalOptions } from './args';
+import { checkHints } from './check-hints';
 import type { CliSettings } from './config-file';
 import { CliError, EXIT, usageError } from './exit-codes';
 import { describeInputs, readInputs, terminalTraits, type CliIo, type OutStream } from './io';
@@ -57,7 +67,7 @@ import { renderCustomUrls, renderSummary, type CustomUrlRow } from './tables';
 export { ASYNC_THRESHOLD };
 
 /** Where the result goes (check, and wait). */
-export type ResultOutput = Pick<CheckCommand, 'out' | 'format' | 'onlyWorking'>;
+export type ResultOutput = Pick<CheckCommand, 'out' | 'format' | 'onlyWorking' | 'scheme'>;
 
 export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: CliSettings, io: CliIo): Promise<number> {
   if (settings.key === undefined) {
@@ -88,18 +98,20 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   }
 
   const followAsync = lines.length * (cmd.samples ?? 1) > ASYNC_THRESHOLD;
-  if (!g.json) {
-    const how = followAsync ? '; submitted asynchronously: the job goes on if this connection drops' : '';
-    io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${origin} on ${settings.url} (job ${jobId}${how})\n`);
-  }
   const bar = new LiveBar(io, { quiet: g.json, noColor: g.color === false });
   let follow: Awaited<ReturnType<typeof openFollow>> = null;
   let submitted = false;
   let response: CheckResponseBody;
   try {
-    bar.start();
+    // the socket first: it refuses a wrong key, which is then told before anything else is printed
     follow = await openFollow(client, jobId, (m) => bar.update(m));
-    if (follow === null && !g.json) io.stderr.write('(live progress unavailable: the WebSocket did not open; waiting for the result)\n');
+    if (follow === null) await keyAccepted(client, jobId, io);
+    if (!g.json) {
+      const how = followAsync ? '; submitted asynchronously: the job goes on if this connection drops' : '';
+      io.stderr.write(`Checking ${fmtInt(lines.length)} ${lines.length === 1 ? 'entry' : 'entries'} from ${origin} on ${settings.url} (job ${jobId}${how})\n`);
+      if (follow === null) io.stderr.write('(live progress unavailable: the WebSocket did not open; waiting for the result)\n');
+    }
+    bar.start();
     if (followAsync) {
       await client.submitCheck(body, io.signal);
       submitted = true;
@@ -123,6 +135,19 @@ export async function runCheck(cmd: CheckCommand, g: GlobalOptions, settings: Cl
   return showResult(response, cmd, g, client, io);
 }
 
+/**
+ * Throws the 401's CliError when the service refuses the key (asked with
+ * GET /checks/{jobId} of the job not yet submitted: a 404 says the key is
+ * fine); anything else is left to the check itself.
+ */
+async function keyAccepted(client: ApiClient, jobId: string, io: CliIo): Promise<void> {
+  try {
+    await client.job(jobId, io.signal);
+  } catch (err) {
+    if (io.signal.aborted || (err instanceof CliError && err.exitCode === EXIT.AUTH)) throw err;
+  }
+}
+
 /** The check response of a job that ended, or the CliError of one that did not complete (exit 6). */
 export function resultOf(job: JobBody): CheckResponseBody {
   if (job.status === 'completed' && job.result !== undefined) return job.result;
@@ -141,16 +166,19 @@ export async function showResult(response: CheckResponseBody, cmd: ResultOutput,
     io.stdout.write(`${JSON.stringify(response, null, 2)}\n`);
   } else {
     const color = terminalTraits(human, io.env, g.color === false).color;
-    human.write(`\n${renderSummary(response, { color })}\n`);
+    human.write(`\n${renderSummary(response, { color, oneMachine: await client.oneMachine(io.signal) })}\n`);
     const jsonUrl = response.result_urls?.json ?? response.result_url;
+    let scan: Awaited<ReturnType<typeof scanResult>> = null;
     if (jsonUrl) {
-      const scan = await scanResult(client, jsonUrl, io);
+      scan = await scanResult(client, jsonUrl, io);
       if (scan !== null) {
         if (scan.customRows.length > 0) human.write(`\n${renderCustomUrls(scan.customRows)}\n`);
         const details = renderProxyDetails(scan.digest, { color });
         if (details !== '') human.write(`\n${details}\n`);
       }
     }
+    const hints = checkHints(response, scan === null ? null : scan.digest);
+    if (hints.length > 0) human.write(`\n${hints.join('\n')}\n`);
     const urls = response.result_urls ?? (response.result_url ? { json: response.result_url, csv: null, txt: null } : null);
     if (urls !== null) {
       human.write('\nFull result (links valid 12 hours, no key needed):\n');
@@ -202,10 +230,11 @@ async function saveResult(client: ApiClient, r: CheckResponseBody, cmd: ResultOu
   const jsonUrl = r.result_urls?.json ?? r.result_url;
   if (!jsonUrl) throw new CliError(EXIT.NETWORK, ENTRY_ERROR_CODES.CLI_NO_RESULT, 'The server returned no result link; nothing to save.');
   const byFormat = { json: jsonUrl, csv: r.result_urls?.csv, txt: r.result_urls?.txt };
-  const convertHere = (cmd.onlyWorking && cmd.format !== 'txt') || byFormat[cmd.format] === undefined;
+  const convertHere = (cmd.onlyWorking && cmd.format !== 'txt') || byFormat[cmd.format] === undefined || cmd.scheme;
   const res = await client.download(convertHere ? jsonUrl : byFormat[cmd.format]!, io.signal);
+  // --scheme: the txt lines with their protocol, as the service's `.txt?scheme=true` writes them
   const source: AsyncIterable<Uint8Array | string> = convertHere
-    ? convertResult(cmd.format, chunksOf(res), { onlyWorking: cmd.onlyWorking })
+    ? convertResult(cmd.format, chunksOf(res), { onlyWorking: cmd.onlyWorking, ...(cmd.scheme ? { scheme: true } : {}) })
     : chunksOf(res);
 
   let lines = 0;

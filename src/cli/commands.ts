@@ -1,6 +1,7 @@
 /**
  * The CLI's commands other than `check` (src/cli/check-command.ts), the
- * job commands (src/cli/job-commands.ts) and `pool` (src/cli/pool-command.ts):
+ * job commands (src/cli/job-commands.ts), `pool` (src/cli/pool-command.ts) and
+ * `webhook` (src/cli/webhook-command.ts):
  * `me`, `regions`, `health`, `login`, `help`, `--version`, and `runCommand`,
  * the dispatcher main.ts calls. Each returns its exit code or throws a CliError.
  */
@@ -10,6 +11,7 @@ import { COMMAND_USAGE, USAGE, type Command, type GlobalOptions } from './args';
 import { runCheck } from './check-command';
 import { runCancel, runStatus, runWait } from './job-commands';
 import { runPool } from './pool-command';
+import { runWebhook } from './webhook-command';
 import { configPath, normaliseBaseUrl, readConfigFile, resolveSettings, writeConfigFile, type CliSettings, DEFAULT_URL } from './config-file';
 import { EXIT, usageError } from './exit-codes';
 import { terminalTraits, type CliIo } from './io';
@@ -49,6 +51,8 @@ export async function runCommand(command: Command, g: GlobalOptions, io: CliIo):
       return runCancel(command.jobId, g, client, io);
     case 'pool':
       return runPool(command, g, client, io);
+    case 'webhook':
+      return runWebhook(command, g, client, io);
     case 'me': {
       const me = await client.me(io.signal);
       if (g.json) json(io, me);
@@ -58,7 +62,7 @@ export async function runCommand(command: Command, g: GlobalOptions, io: CliIo):
     case 'regions': {
       const r = await client.regions(io.signal);
       if (g.json) json(io, r);
-      else io.stdout.write(`${renderRegions(r)}\n`);
+      else io.stdout.write(`${renderRegions(r, await client.oneMachine(io.signal))}\n`);
       return EXIT.OK;
     }
     case 'health': {
@@ -77,20 +81,25 @@ export async function runCommand(command: Command, g: GlobalOptions, io: CliIo):
 /**
  * `login` (alias `set-key`): the key from its argument or --key, then
  * PROXYCHECK_API_KEY, then standard input; the URL
- * from --url, PROXYCHECK_URL, the existing file or the default. Verified with
+ * from --url, PROXYCHECK_URL, the existing file, else asked on a terminal
+ * (Enter keeps the default shown) or the default. Verified with
  * GET /me before anything is written.
  */
 async function login(g: GlobalOptions, io: CliIo): Promise<number> {
   const path = configPath(io.env, io.home);
   const existing = await readConfigFile(path).catch(() => null); // a broken file is replaced
   const resolved = resolveSettings(g, io.env, existing === null ? null : { ...(existing.url !== undefined ? { url: existing.url } : {}) });
+  let url = resolved.url;
+  if (resolved.urlSource === 'default' && io.stdin.isTTY) {
+    const typed = (await io.stdin.readLine(`Service URL [${DEFAULT_URL}]: `, false)).trim();
+    if (typed !== '') url = normaliseBaseUrl(/^[a-z][a-z0-9+.-]*:\/\//i.test(typed) ? typed : `http://${typed}`, 'the URL');
+  }
   let key = resolved.key;
   if (key === undefined) {
-    const line = await io.stdin.readLine(io.stdin.isTTY ? `API key for ${resolved.url}: ` : '', io.stdin.isTTY);
+    const line = await io.stdin.readLine(io.stdin.isTTY ? `API key for ${url}: ` : '', io.stdin.isTTY);
     key = line.trim();
     if (key === '') throw usageError('no API key given (pass it as the argument, or type it when asked)');
   }
-  const url = normaliseBaseUrl(resolved.url ?? DEFAULT_URL, '--url');
   const me = await new ApiClient({ url, key }).me(io.signal);
   await writeConfigFile(path, { url, key });
   if (g.json) json(io, { url, email: me.user.email, config: path });

@@ -22,6 +22,8 @@ export const EXIT = Object.freeze({
   NETWORK: 6,
   /** Ctrl-C. */
   INTERRUPTED: 130,
+  /** The process that started it is gone (its launcher, or the npm that ran it, was killed): 128 + SIGTERM. */
+  ORPHANED: 143,
 } as const);
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

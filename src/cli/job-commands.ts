@@ -29,7 +29,7 @@ export async function runStatus(jobId: string, g: GlobalOptions, client: ApiClie
   io.stdout.write(`${renderJob(job, new Date(io.now()))}\n`);
   if (job.result !== undefined) {
     const color = terminalTraits(io.stdout, io.env, g.color === false).color;
-    io.stdout.write(`\n${renderSummary(job.result, { color })}\n`);
+    io.stdout.write(`\n${renderSummary(job.result, { color, oneMachine: await client.oneMachine(io.signal) })}\n`);
     const urls = job.result.result_urls;
     if (urls) io.stdout.write(`\nFull result (links valid 12 hours, no key needed):\n  JSON  ${urls.json}\n  CSV   ${urls.csv}\n  TXT   ${urls.txt}\n`);
   }

@@ -4,6 +4,12 @@
  * the process, runs the command, prints a CliError's message on stderr and
  * exits with its code (src/cli/exit-codes.ts). Ctrl-C aborts the running
  * command (exit 130); a second Ctrl-C exits at once.
+ *
+ * Started by the Node launcher (src/cli/bin.mjs sets PROXYCHECK_LAUNCHER_PID)
+ * or by npm (`npm run cli`: npm_command is set), it ends (exit 143) when
+ * that parent is gone: a launcher killed with SIGKILL, or npm killed by its
+ * pid (its shell dies without passing the signal on), leaves no CLI running.
+ * Run by hand (a shell, nohup) it never watches its parent.
  */
 import { homedir } from 'node:os';
 import { parseCommandLine, USAGE } from './args';
@@ -29,10 +35,10 @@ function outStream(s: NodeJS.WriteStream): OutStream {
 /** One line from stdin; with `hidden` on a TTY the typed characters are not echoed. */
 function readLine(prompt: string, hidden: boolean, signal: AbortSignal): Promise<string> {
   const stdin = process.stdin;
-  if (prompt !== '') process.stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let buf = '';
     const raw = hidden && stdin.isTTY;
+    // echo off before the prompt shows: a key pasted the moment it appears is not echoed
     const done = (err: unknown, value?: string) => {
       stdin.off('data', onData);
       stdin.off('end', onEnd);
@@ -57,6 +63,7 @@ function readLine(prompt: string, hidden: boolean, signal: AbortSignal): Promise
     };
     signal.addEventListener('abort', onAbort, { once: true });
     if (raw) stdin.setRawMode(true);
+    if (prompt !== '') process.stderr.write(prompt);
     stdin.on('data', onData);
     stdin.on('end', onEnd);
     stdin.resume();
@@ -74,7 +81,29 @@ function flush(): Promise<void> {
   });
 }
 
+/** How often the CLI looks whether the process that started it is still there. */
+export const PARENT_POLL_MS = 250;
+
+/** The parent pid to outlive no longer (null: run by hand, nothing watched). Pure. */
+export function watchedParent(env: Record<string, string | undefined>, ppid: number): number | null {
+  const launcher = Number(env.PROXYCHECK_LAUNCHER_PID);
+  if (Number.isSafeInteger(launcher) && launcher > 1) return launcher;
+  return env.npm_command !== undefined && env.npm_command !== '' && ppid > 1 ? ppid : null;
+}
+
+function exitWithParent(): void {
+  const parent = watchedParent(process.env, process.ppid);
+  if (parent === null) return;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    if (process.stderr.isTTY) process.stderr.write('\x1b[?25h');
+    process.exit(EXIT.ORPHANED);
+  }, PARENT_POLL_MS);
+  timer.unref();
+}
+
 export async function cliMain(argv: readonly string[]): Promise<number> {
+  exitWithParent();
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {

@@ -9,7 +9,7 @@
  *   pool add <id> <input>...        pool remove <id> <input>...
  *   pool pause <id>                 pool resume <id>
  *   pool delete <id>
- *   pool working <id> [--country CC --anonymity A --type T --format txt|csv|json --limit N]
+ *   pool working <id> [--country CC --anonymity A --type T --format txt|csv|json --limit N --scheme]
  *   pool watch <id>                 pool gateway <id> [--country CC --type T --session TOKEN]
  *
  * Inputs are check's: files (one proxy per line), - for standard input
@@ -39,6 +39,7 @@ export const POOL_OPTIONS: Readonly<Record<string, readonly PoolAction[]>> = Obj
   anonymity: ['working'],
   format: ['working'],
   limit: ['working'],
+  scheme: ['working'],
 });
 
 /** The most proxies one `pool working` prints (all of an account's pools hold at most this many by default). */
@@ -50,10 +51,13 @@ export type PoolCommand =
   | { name: 'pool'; action: 'show' | 'pause' | 'resume' | 'delete' | 'watch'; id: string }
   | { name: 'pool'; action: 'gateway'; id: string; country?: string; type?: ProxyType; session?: string }
   | { name: 'pool'; action: 'add' | 'remove'; id: string; sources: string[] }
-  | { name: 'pool'; action: 'working'; id: string; country?: string; anonymity?: Anonymity; type?: ProxyType; format: ProxyFormat; limit?: number };
+  | { name: 'pool'; action: 'working'; id: string; country?: string; anonymity?: Anonymity; type?: ProxyType; format: ProxyFormat; limit?: number; scheme?: true };
 
 /** Option values as node's parseArgs gives them (only the pool ones are read). */
-export type PoolOptionValues = Partial<Record<'type' | 'region' | 'interval' | 'timeout' | 'country' | 'anonymity' | 'format' | 'limit' | 'session', string>> & { 'no-https'?: boolean };
+export type PoolOptionValues = Partial<Record<'type' | 'region' | 'interval' | 'timeout' | 'country' | 'anonymity' | 'format' | 'limit' | 'session', string>> & {
+  'no-https'?: boolean;
+  scheme?: boolean;
+};
 
 function intIn(name: string, raw: string, min: number, max: number): number {
   if (!/^[0-9]+$/.test(raw)) throw usageError(`--${name} must be a whole number, ${min}..${max}; got "${raw}"`);
@@ -156,6 +160,10 @@ export function parsePoolArgs(words: readonly string[], v: PoolOptionValues): Po
         c.format = v.format as ProxyFormat;
       }
       if (v.limit !== undefined) c.limit = intIn('limit', v.limit, 1, WORKING_LIMIT_MAX);
+      if (v.scheme) {
+        if (c.format !== 'txt') throw usageError(`--scheme writes the protocol into text lines (txt), not ${c.format}`);
+        c.scheme = true;
+      }
       return c;
     }
   }
@@ -186,6 +194,8 @@ export const POOL_USAGE = `usage: proxycheck pool <action> [arguments] [options]
       --type http|socks4|socks5        only proxies that passed as this protocol
       --format txt|csv|json            default txt (csv: every field; json: the API's objects)
       --limit N                        at most N proxies (default: all)
+      --scheme                         each line with its protocol: socks5://host:port,
+                                       http://user:pass@host:port
   pool watch <id>                 follow the pool's events live, one line each (up, down, round,
                                   paused, resumed) until Ctrl-C or the pool is deleted
   pool gateway <id>               the proxy URLs that rotate over the pool's working proxies

@@ -20,21 +20,22 @@
  *
  * `pool working` is what a scraper's cron job calls: the proxies working
  * now on standard output and nothing else (txt: one address per line as it
- * was given, credentials kept; csv: one header row; json, also with --json:
- * `{"proxies": [...]}`), every page followed through the cursor up to
- * --limit (pages of at most 10 000).
+ * was given, credentials kept; --scheme: `scheme=true`, each line
+ * `<protocol>://[user:pass@]host:port`; csv: one header row; json, also
+ * with --json: `{"proxies": [...]}`), every page followed through the
+ * cursor up to --limit (pages of at most 10 000).
  */
 import { ENTRY_ERROR_CODES } from '../error-codes';
 import { gatewayUrls } from '../gateway/urls';
 import { MAX_PAGE_LIMIT } from '../pools/limits';
-import type { ApiClient, PoolProxyObject } from './api-client';
+import type { ApiClient, PoolEventBody, PoolProxyObject } from './api-client';
 import type { GlobalOptions } from './args';
 import { CliError, EXIT } from './exit-codes';
 import { pause } from './job-follow';
-import { renderPoolEvent } from './pool-events-render';
+import { FOLD_MS, RoundFold } from './pool-events-render';
 import { readInputs, type CliIo } from './io';
 import type { PoolCommand } from './pool-args';
-import { renderAdded, renderCreated, renderPool, renderPools } from './pool-tables';
+import { renderAdded, renderCreated, renderPool, renderPools, withWarnings } from './pool-tables';
 
 const json = (io: CliIo, v: unknown) => io.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
@@ -51,7 +52,7 @@ export async function runPool(command: PoolCommand, g: GlobalOptions, client: Ap
       if (command.https === false) body.https = false;
       const p = await client.createPool(body, signal);
       if (g.json) json(io, p);
-      else io.stdout.write(`${renderCreated(p)}\n`);
+      else io.stdout.write(`${withWarnings(renderCreated(p), p)}\n`);
       return EXIT.OK;
     }
     case 'list': {
@@ -71,14 +72,14 @@ export async function runPool(command: PoolCommand, g: GlobalOptions, client: Ap
       const { lines } = await readInputs(command.sources, io);
       const p = await client.updatePool(command.id, { [command.action]: lines }, signal);
       if (g.json) json(io, p);
-      else io.stdout.write(`${renderAdded(p, command.action)}\n`);
+      else io.stdout.write(`${withWarnings(renderAdded(p, command.action), p)}\n`);
       return EXIT.OK;
     }
     case 'pause':
     case 'resume': {
       const p = await client.updatePool(command.id, { state: command.action === 'pause' ? 'paused' : 'active' }, signal);
       if (g.json) json(io, p);
-      else io.stdout.write(command.action === 'pause' ? `Paused pool ${p.id}: nothing is checked or charged until \`proxycheck pool resume ${p.id}\`.\n` : `Resumed pool ${p.id}.\n`);
+      else io.stdout.write(`${withWarnings(command.action === 'pause' ? `Paused pool ${p.id}: nothing is checked or charged until \`proxycheck pool resume ${p.id}\`.` : `Resumed pool ${p.id}.`, p)}\n`);
       return EXIT.OK;
     }
     case 'delete': {
@@ -102,8 +103,24 @@ export const WATCH_REOPEN_MS = 2_000;
 async function watch(id: string, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {
   const pool = await client.pool(id, io.signal);
   if (!g.json) io.stderr.write(`Watching pool ${pool.id} (${pool.name}): ${pool.counts.working} of ${pool.counts.total} working. Ctrl-C to stop.\n`);
+  // one-proxy rounds folded into a line every FOLD_MS (--json: every event as it came)
+  const fold = new RoundFold();
+  const print = (lines: readonly string[]) => {
+    for (const l of lines) io.stdout.write(`${l}\n`);
+  };
+  const flusher = g.json ? undefined : setInterval(() => print([fold.flush()].filter((l) => l !== null)), FOLD_MS);
+  try {
+    return await watchEvents(id, g, client, io, (e) => (g.json ? print([JSON.stringify(e)]) : print(fold.add(e))));
+  } finally {
+    clearInterval(flusher);
+    const held = fold.flush();
+    if (held !== null) print([held]);
+  }
+}
+
+async function watchEvents(id: string, g: GlobalOptions, client: ApiClient, io: CliIo, onEvent: (e: PoolEventBody) => void): Promise<number> {
   for (;;) {
-    const channel = await client.poolEvents(id, (e) => io.stdout.write(`${g.json ? JSON.stringify(e) : renderPoolEvent(e)}\n`));
+    const channel = await client.poolEvents(id, onEvent);
     if (channel === null) {
       await pause(WATCH_REOPEN_MS, io.signal);
       await stillThere(id, client, io);
@@ -157,6 +174,7 @@ async function gateway(c: Extract<PoolCommand, { action: 'gateway' }>, g: Global
 async function working(c: Extract<PoolCommand, { action: 'working' }>, g: GlobalOptions, client: ApiClient, io: CliIo): Promise<number> {
   const format = g.json ? 'json' : c.format;
   const base = new URLSearchParams({ status: 'working', format });
+  if (c.scheme === true && format === 'txt') base.set('scheme', 'true');
   if (c.country !== undefined) base.set('country', c.country);
   if (c.anonymity !== undefined) base.set('anonymity', c.anonymity);
   if (c.type !== undefined) base.set('type', c.type);

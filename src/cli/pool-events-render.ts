@@ -10,6 +10,12 @@
  *   2026-11-26 12:02:00  paused   by its owner                                        working 3/3
  *   2026-11-26 12:02:00  paused   insufficient checks (needs 3, has 1)                working 3/3
  *   2026-11-26 12:03:00  resumed                                                     working 3/3
+ *   2026-11-26 12:04:10  rounds   7 rounds of one proxy: 7 checked: 6 working, 1 failed, 7 charged   working 3/3
+ *
+ * RoundFold folds the rounds of one proxy (a pool's proxies fall due one by
+ * one, so a quiet pool makes a round a proxy): they are held, and one
+ * `rounds` line tells them when another event comes or the watcher's timer
+ * (FOLD_MS) flushes them; a single held round prints as its own line.
  */
 import type { PoolEvent } from '../pools/events';
 import type { ProxyAddressObject } from '../pools/shape';
@@ -57,4 +63,36 @@ function detail(e: PoolEvent): string {
 export function renderPoolEvent(e: PoolEvent): string {
   const head = `${when(e.at)}  ${(WORD[e.event] ?? e.event).padEnd(8)} ${detail(e)}`;
   return `${head.padEnd(80)}  working ${e.counts.working}/${e.counts.total}`;
+}
+
+/** How long `pool watch` holds rounds of one proxy before it prints them as one line. */
+export const FOLD_MS = 10_000;
+
+/** Folds consecutive one-proxy rounds into one line (pure, apart from the state it holds). */
+export class RoundFold {
+  #held: PoolEvent[] = [];
+
+  /** The lines to print now for event `e` (held rounds first, then `e`'s own unless it is held). */
+  add(e: PoolEvent): string[] {
+    if (e.event === 'round.completed' && e.round !== undefined && e.round.checked + e.round.not_tried <= 1) {
+      this.#held.push(e);
+      return [];
+    }
+    const out = this.flush();
+    return [...(out === null ? [] : [out]), renderPoolEvent(e)];
+  }
+
+  /** The held rounds as one line (null when none are held). */
+  flush(): string | null {
+    const held = this.#held;
+    this.#held = [];
+    if (held.length === 0) return null;
+    if (held.length === 1) return renderPoolEvent(held[0]!);
+    const last = held.at(-1)!;
+    const t = { checked: 0, working: 0, failed: 0, not_tried: 0, charged: 0 };
+    for (const e of held) for (const k of Object.keys(t) as (keyof typeof t)[]) t[k] += e.round?.[k] ?? 0;
+    const detail = `${held.length} rounds of one proxy: ${t.checked} checked: ${t.working} working, ${t.failed} failed${t.not_tried > 0 ? `, ${t.not_tried} not tried` : ''}, ${t.charged} charged`;
+    const head = `${when(last.at)}  ${'rounds'.padEnd(8)} ${detail}`;
+    return `${head.padEnd(80)}  working ${last.counts.working}/${last.counts.total}`;
+  }
 }

@@ -2,9 +2,11 @@
  * The pool commands' text renderings, pure (data and the clock in, string
  * out): `pool list` (a table of the account's pools), `pool show` (one
  * pool), and the one-line reports of create, add/remove, pause/resume and
- * delete. The API's objects are src/pools/shape.ts's.
+ * delete, each followed by the answer's `warnings` (`balance_runs_out`:
+ * the pools cost more a day than the balance). The API's objects are
+ * src/pools/shape.ts's.
  */
-import type { PoolChangedBody, PoolObject } from './api-client';
+import type { PoolChangedBody, PoolObject, PoolWarning } from './api-client';
 import { fmtInt } from './progress-bar';
 import { fmtUptime, table } from './tables';
 
@@ -79,4 +81,21 @@ export function renderAdded(p: PoolChangedBody, action: 'add' | 'remove'): strin
   const verb = action === 'add' ? 'Added' : 'Removed';
   const prep = action === 'add' ? 'to' : 'from';
   return `${verb} ${plural(n, 'proxy', 'proxies')} ${prep} pool ${p.id}${skipped(p.submitted)}; it holds ${plural(p.counts.total, 'proxy', 'proxies')} now.`;
+}
+
+/** One `Warning: ...` line per warning of a create / PATCH answer ('' without any). */
+export function renderPoolWarnings(warnings: readonly PoolWarning[] | undefined): string {
+  const lines = (warnings ?? []).map((w) => {
+    // the message says it all; without one, the code and the hours left
+    if (typeof w.message === 'string' && w.message !== '') return `Warning: ${w.message}`;
+    const hours = typeof w.hours_left === 'number' ? ` (the balance lasts about ${fmtUptime(Math.max(0, w.hours_left) * 3600)} more)` : '';
+    return `Warning: ${w.code}${hours}`;
+  });
+  return lines.join('\n');
+}
+
+/** The answer's report with its warnings under it. */
+export function withWarnings(report: string, p: Pick<PoolChangedBody, 'warnings'>): string {
+  const w = renderPoolWarnings(p.warnings);
+  return w === '' ? report : `${report}\n${w}`;
 }

@@ -12,6 +12,7 @@
  *   `tls_intercepted` (the proxy changed what it relayed, or presented its
  *   own certificate): the count by code and the first few with what they did.
  */
+import { isSocksAnswer } from './check-hints';
 import { fmtInt } from './progress-bar';
 import { table, type Align } from './tables';
 
@@ -22,8 +23,10 @@ export const isLying = (code: unknown): boolean => typeof code === 'string' && L
 
 /** A result record as far as this view reads it (the file may hold more). */
 export interface RecordView {
-  proxy: { host: string; port: number; hasAuth?: boolean; username?: string };
+  proxy: { host: string; port: number; hasAuth?: boolean; username?: string; password?: string };
   status: string;
+  /** the protocol it was checked (auto: passed) as, when the record says */
+  type?: unknown;
   responseTime?: string | null;
   protocols?: unknown;
   https?: unknown;
@@ -46,6 +49,8 @@ export class ProxyDigest {
   readonly columns: DigestColumns = { protocols: false, https: false, samples: false };
   total = 0;
   lyingCount = 0;
+  /** failed `bad_response` records whose message says the proxy answered like a SOCKS server (check-hints.ts) */
+  socksLike = 0;
 
   constructor(
     readonly rowLimit = 20,
@@ -59,6 +64,7 @@ export class ProxyDigest {
     if (typeof r.https === 'boolean' || r.https === null) this.columns.https = true;
     if (r.samples !== undefined && r.samples !== null && typeof r.samples === 'object') this.columns.samples = true;
     const code = r.error?.code;
+    if (isSocksAnswer(code, r.error?.message)) this.socksLike++;
     if (isLying(code)) {
       this.lyingCount++;
       this.lyingByCode[code as string] = (this.lyingByCode[code as string] ?? 0) + 1;

@@ -39,6 +39,8 @@ export function topEntries(counts: Record<string, number>, n: number): [string, 
 
 export interface SummaryOptions {
   color: boolean;
+  /** The service runs on one machine (no region agents in /health): every region probes from it. */
+  oneMachine?: boolean;
   /** Rows per top-N table. Default 5. */
   top?: number;
 }
@@ -53,7 +55,8 @@ export function renderSummary(r: CheckResponseBody, o: SummaryOptions): string {
   const working = s.total_working;
   const top = o.top ?? 5;
   const out: string[] = [];
-  const where = [m.proxy_type, m.region_used && `${m.region_used}${m.region_name ? ` (${m.region_name})` : ''}`, m.timeout_used && `timeout ${m.timeout_used}`]
+  const place = o.oneMachine ? ' (probed from this machine)' : m.region_name ? ` (${m.region_name})` : '';
+  const where = [m.proxy_type, m.region_used && `${m.region_used}${place}`, m.timeout_used && `timeout ${m.timeout_used}`]
     .filter(Boolean)
     .join(', ');
   out.push(`Checked ${fmtInt(total)} ${total === 1 ? 'proxy' : 'proxies'}${where ? ` [${where}]` : ''} in ${m.processing_time ?? '?'}`);
@@ -242,9 +245,12 @@ export function renderMe(me: MeBody, opts: { links: boolean; ascii: boolean; now
   return out.join('\n');
 }
 
-export function renderRegions(r: RegionsBody): string {
+/** `oneMachine`: the service runs on one machine (no region agents in /health), so every region probes from it. */
+export function renderRegions(r: RegionsBody, oneMachine = false): string {
   const rows = r.regions.map((x) => [x.code, x.name, String(x.endpoints), x.code === r.default ? 'default' : x.code === 'test1' ? 'not for checks' : '']);
-  return table([['code', 'name', 'endpoints', 'note'], ...rows], ['l', 'l', 'r', 'l'], { header: true });
+  const t = table([['code', 'name', 'endpoints', 'note'], ...rows], ['l', 'l', 'r', 'l'], { header: true });
+  if (!oneMachine) return t;
+  return `${t}\n\nThis service runs on one machine: every region probes from this machine, whatever its name\n(a cluster has region agents where the names say).`;
 }
 
 /** 3d 4h, 2h 5m, 4m 2s, 9s */
@@ -259,6 +265,21 @@ export function fmtUptime(seconds: number): string {
   return `${s}s`;
 }
 
+/** Where the gateway listens ("off" without one); host null: the API's host. */
+export function gatewayText(gateway: HealthBody['gateway'], apiUrl: string): string {
+  if (gateway === undefined || gateway === null) return 'off (the operator turns it on with GATEWAY_PORT)';
+  let host = gateway.host;
+  if (host === null) {
+    try {
+      host = new URL(apiUrl).hostname;
+    } catch {
+      host = '?';
+    }
+  }
+  const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `${h}:${gateway.port} (\`proxycheck pool gateway <id>\` prints a pool's proxy URLs)`;
+}
+
 export function renderHealth(h: HealthBody, url: string): string {
   const rows = [
     ['service', url],
@@ -266,7 +287,9 @@ export function renderHealth(h: HealthBody, url: string): string {
     ['version', h.version ?? '?'],
     ['uptime', typeof h.uptime === 'number' ? fmtUptime(h.uptime) : '?'],
     ['database', h.database ?? '?'],
-    ['regions', typeof h.regions === 'number' ? String(h.regions) : '?'],
+    ['regions', `${typeof h.regions === 'number' ? String(h.regions) : '?'}${Array.isArray(h.agents) ? `, ${h.agents.length} live region agents` : ', all probed from this machine'}`],
+    ['judge', h.judge_reachable !== undefined ? `reachable from ${h.judge_reachable}` : 'at the address its operator set'],
+    ['gateway', gatewayText(h.gateway, url)],
   ];
   return table(rows, ['l', 'l'], { indent: '' });
 }

@@ -40,7 +40,7 @@ export interface ChecksParts {
   undo: StopStep[];
 }
 
-/** What the checks are built on, for whatever else probes the same way (the pools' rounds: pool-rounds.ts). */
+/** What the checks are built on, for whatever else probes the same way (the pools' owner: pool-owner.ts). */
 export interface ChecksBase {
   execution: ProbeExecution;
   ledger: LedgerPort;

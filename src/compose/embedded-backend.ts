@@ -2,7 +2,8 @@
  * The embedded probe backend: one process probes every region with its own
  * worker threads (src/probe/workers/probe-workers.ts), under a process-wide cap from the
  * open-file limit (MAX_IN_FLIGHT, src/limits.ts) that, with the built-in
- * judge, the descriptor guard follows (src/fd-guard.ts); result files in
+ * judge, the descriptor guard follows (src/fd-guard.ts), and below that an
+ * adaptive limit from the checker's own lag (ADAPTIVE_LIMIT, src/jobs/lag-limiter.ts); result files in
  * DATA_DIR; progress and pool events from this process's hubs.
  */
 import type { Config } from '../config';
@@ -14,6 +15,7 @@ import { ProbeWorkers } from '../probe/workers/probe-workers';
 import { regionCapacity } from '../regions';
 import { openDirResultStore } from '../results/dir-store';
 import type { StopStep } from '../stop-steps';
+import { LagLimiter } from '../jobs/lag-limiter';
 import { isOwnJudge, judgeGuard, startGuard } from './own-judge';
 import type { BackendContext, OpenBackend, ProbeBackend } from './probe-backend';
 
@@ -42,19 +44,31 @@ async function openEmbedded(workers: ProbeWorkers, { config, log, undo }: Backen
   const maxInFlight = config.probes.maxInFlight ?? maxInFlightFor(openFiles, isOwnJudge(config.judge) ? 'guarded' : 'elsewhere');
   const guard = judgeGuard(config.judge, openFiles, maxInFlight);
   const capacity = (code: string) => regionCapacity(code, config.probes.slotsPerEndpoint);
+  const limiter = config.probes.adaptiveLimit ? new LagLimiter({ max: maxInFlight }) : null;
   return {
     workers,
     capacity,
     // the guard samples every 25 ms only while probes are in flight: the scheduler's first grant after none wakes it
-    schedulerOptions: { globalCapacity: maxInFlight, onBusy: () => guard?.wake() },
+    schedulerOptions: {
+      globalCapacity: maxInFlight,
+      onBusy: () => {
+        guard?.wake();
+        limiter?.wake();
+      },
+    },
     maxInFlight,
     execution: (local) => local,
-    follow: (scheduler) =>
+    follow: (scheduler) => {
       startGuard(
         guard,
         { probesInFlight: () => scheduler.totalInFlight, setCapacity: (n) => scheduler.setGlobalCapacity(n), setStartBudget: (n) => scheduler.setStartBudget(n) },
         { log, undo, cap: maxInFlight },
-      ),
+      );
+      if (limiter !== null) {
+        limiter.start(scheduler, workers);
+        undo.push(() => limiter.stop());
+      }
+    },
     hub,
     poolEvents,
     results,

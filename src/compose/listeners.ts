@@ -13,7 +13,7 @@
  */
 import { findAccountByApiKey } from '../accounts/accounts';
 import { KeyCache } from '../accounts/key-cache';
-import { getAccountOverview } from '../accounts/overview';
+import { getAccountBalance, getAccountOverview } from '../accounts/overview';
 import { createAdminApp } from '../admin/app';
 import { reachableHost, type Config } from '../config';
 import { createApp } from '../http/app';
@@ -30,7 +30,7 @@ import { serveGateway } from './gateway';
 import { ownerPoolEvents } from './pool-events';
 import type { PoolRecheckPort } from '../pools/ports';
 import type { WorkingSetsOptions } from '../gateway/working-sets';
-import type { GatewayAddress } from '../http/context';
+import type { GatewayAddress, WebhooksPort } from '../http/context';
 import type { ProbeBackend } from './probe-backend';
 import type { PublicUrls } from './public-urls';
 import type { Storage } from './storage';
@@ -53,6 +53,8 @@ export interface ListenerParts {
   judgeReach: JudgeReach | null;
   /** The pools' owner (compose/pool-owner.ts): where the gateway's failed upstreams go, and the working sets it holds in memory. */
   owner: PoolRecheckPort & { upstreams: NonNullable<WorkingSetsOptions['memory']> };
+  /** The webhooks routes (compose/webhooks.ts). */
+  webhooks?: WebhooksPort;
   log: Logger;
   undo: StopStep[];
 }
@@ -121,6 +123,7 @@ function listenPublic(config: Config, p: ListenerParts, shared: Shared, gateway:
         ...(await getAccountOverview(database.db, accountId, now, (ref, createdAt) => (now.getTime() - createdAt.getTime() > retentionMs ? null : p.results.signLink(ref)))),
         gateway: shared.gatewayUsage.of(accountId),
       }),
+      balance: (accountId, now) => getAccountBalance(database.db, accountId, now),
     },
     checks: p.checks,
     jobs: p.jobs,
@@ -129,6 +132,7 @@ function listenPublic(config: Config, p: ListenerParts, shared: Shared, gateway:
     results: { secret: p.results.secret, store: p.backend.results },
     progress: p.backend.hub,
     pools: p.pools,
+    ...(p.webhooks !== undefined ? { webhooks: p.webhooks } : {}),
     poolEvents: p.backend.poolEvents,
     gateway,
     judgeKey: p.judgeKey,

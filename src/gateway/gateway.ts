@@ -11,7 +11,7 @@
  *   no timer.
  * - At most `maxConnections` client connections at once (the process's
  *   descriptors: each relayed connection holds two); one more is closed at
- *   once. Per key, `maxConnectionsPerKey` (connection.ts, from admission on).
+ *   once. Per key, `maxConnectionsPerKey` (admit.ts KeySlots, from admission on).
  * - Bun.listen's error (a port in use: EADDRINUSE) is thrown as it is; the
  *   start step (src/compose/gateway.ts) makes it the one start error every
  *   listener has (compose/bind.ts, `port_in_use`, naming GATEWAY_PORT).
@@ -22,6 +22,7 @@ import { monotonicClock, type Clock } from '../clock';
 import type { Logger } from '../log';
 import { dnsCache, type DnsAnswer } from '../probe/net/dns-cache';
 import type { Random } from '../pools/schedule';
+import { KeySlots } from './admit';
 import { ClientConnection, type GatewayContext } from './connection';
 import { NO_COUNTERS, type FailureGate, type GatewayCounters, type GatewayPools } from './ports';
 import { UpstreamChooser } from './upstream-choice';
@@ -80,13 +81,12 @@ export function startGateway(opts: GatewayOptions): RunningGateway {
     counters: opts.counters ?? NO_COUNTERS,
     log: opts.log,
     allowPrivateTargets: opts.allowPrivateTargets,
-    maxConnectionsPerKey: opts.maxConnectionsPerKey,
+    slots: new KeySlots(opts.maxConnectionsPerKey),
     handshakeTimeoutMs: opts.handshakeTimeoutMs ?? 10_000,
     connectTimeoutMs: opts.connectTimeoutMs,
     idleTimeoutMs: opts.idleTimeoutMs,
     clock,
     resolve: opts.resolve ?? ((h) => dnsCache.resolve(h)),
-    keySlots: new Map(),
     closed(conn) {
       connections.delete(conn);
       if (connections.size === 0 && cancelTick !== null) {

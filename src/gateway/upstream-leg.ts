@@ -14,12 +14,14 @@
  *            origin-form head goes through the tunnel); then the answer's
  *            head is read here (`response`), the body relayed as it comes.
  *
- * States:
- *   CONNECTING ─open─> HANDSHAKE ─ready─> (tunnel) RELAY
- *                 │                    └> (forward) RESPONSE ─head─> RELAY
- *                 └─(forward, http upstream)──────> RESPONSE
- *   any but RELAY ─error, EOF, bad answer─> FAILED (`failed` once, socket gone)
- *   RELAY: data / end / close go to the connection.
+ * Phases (`phase`, LEG_PHASES below):
+ *   connecting ─open─> handshake ─ready─> (tunnel) relay
+ *                 │                    └> (forward) response ─head─> relay
+ *                 └─(forward, http upstream)──────> response
+ *   connecting / handshake / response ─error, EOF, bad answer, deadline─> failed
+ *     (`legFailed` once, the socket gone)
+ *   relay: data / end / close go to the connection; ─close─> closed
+ *   any but failed ─destroy─> closed (no event follows)
  * A failure says whether the request may have reached the target
  * (`sent`: a forward request written and not refused with 407), so the
  * connection retries only what is safe to send again.
@@ -29,11 +31,12 @@
  * it costs a descriptor (the kernel gives up on a black-holed SYN within
  * about two minutes).
  */
-import type { Socket, SocketHandler } from 'bun';
+import type { SocketHandler } from 'bun';
 import { HttpResponseParser, ResponseState } from '../probe/codec/http-response';
 import { isUpstreamFailure } from './codec/response-head';
 import { SOCKS5_REP } from './codec/socks5-server';
-import { UpstreamHandshake, type Blame } from './codec/upstream-handshake';
+import { UpstreamHandshake, type Blame, type HandshakeStep } from './codec/upstream-handshake';
+import { transition, transitionTable } from '../state-machine';
 import type { Upstream } from './upstream-choice';
 import { Writer, type Sock } from './writer';
 
@@ -61,10 +64,38 @@ export interface LegEvents {
   legEnded(leg: UpstreamLeg, closed: boolean): void;
 }
 
-export const LegState = Object.freeze({ CONNECTING: 0, HANDSHAKE: 1, RESPONSE: 2, RELAY: 3, FAILED: 4, CLOSED: 5 } as const);
-export type LegStateValue = (typeof LegState)[keyof typeof LegState];
+/**
+ * The leg's phases, each with what it needs (moved through src/state-machine.ts):
+ * `sent` is true exactly in `response` (the forwarded request was written).
+ */
+export type LegPhase =
+  | { name: 'connecting' }
+  | { name: 'handshake'; handshake: UpstreamHandshake }
+  | { name: 'response'; parser: HttpResponseParser }
+  | { name: 'relay' }
+  | { name: 'failed' }
+  | { name: 'closed' };
+export type LegPhaseName = LegPhase['name'];
 
-type LegSocket = Socket<UpstreamLeg>;
+export const LEG_PHASES = transitionTable<LegPhaseName>({
+  connecting: ['handshake', 'response', 'failed', 'closed'],
+  handshake: ['relay', 'response', 'failed', 'closed'],
+  response: ['relay', 'failed', 'closed'],
+  relay: ['closed'],
+  failed: [],
+  closed: [],
+});
+
+const RELAY: LegPhase = Object.freeze({ name: 'relay' });
+const FAILED: LegPhase = Object.freeze({ name: 'failed' });
+const CLOSED: LegPhase = Object.freeze({ name: 'closed' });
+const EMPTY = Buffer.alloc(0);
+
+/** The upstream's socket as a leg drives it (a Bun socket; a fake in unit tests). */
+export type LegSock = Sock & { setNoDelay(on?: boolean): unknown };
+
+/** Starts the connect to `leg.upstream`: then `opened`, or `errored` / `ended` (default: Bun.connect). */
+export type LegConnect = (leg: UpstreamLeg) => void;
 
 const HANDLERS: SocketHandler<UpstreamLeg> = {
   open(s) {
@@ -90,8 +121,16 @@ const HANDLERS: SocketHandler<UpstreamLeg> = {
   },
 };
 
+/** Bun.connect with the leg's handlers; a connect that throws at once fails the leg on the next microtask. */
+export const bunConnect: LegConnect = (leg) => {
+  try {
+    Bun.connect<UpstreamLeg>({ hostname: leg.upstream.host, port: leg.upstream.port, socket: HANDLERS, data: leg, allowHalfOpen: true }).catch(() => {});
+  } catch (e) {
+    queueMicrotask(() => leg.errored(e as Error));
+  }
+};
+
 export class UpstreamLeg {
-  state: LegStateValue = LegState.CONNECTING;
   readonly upstream: Upstream;
   readonly kind: LegKind;
   /** Set once open: what the connection writes to the upstream. */
@@ -99,28 +138,28 @@ export class UpstreamLeg {
   socket: Sock | null = null;
   readonly #ev: LegEvents;
   readonly #target: { host: string; port: number };
-  #handshake: UpstreamHandshake | null = null;
-  #response: HttpResponseParser | null = null;
-  #sent = false;
+  readonly #connect: LegConnect;
+  #phase: LegPhase = { name: 'connecting' };
 
-  constructor(ev: LegEvents, upstream: Upstream, kind: LegKind, target: { host: string; port: number }) {
+  constructor(ev: LegEvents, upstream: Upstream, kind: LegKind, target: { host: string; port: number }, connect: LegConnect = bunConnect) {
     this.#ev = ev;
+    this.#connect = connect;
     this.upstream = upstream;
     this.kind = kind;
     this.#target = target;
   }
 
-  /** Starts the connect; failures arrive as `legFailed`. */
-  dial(): void {
-    try {
-      Bun.connect<UpstreamLeg>({ hostname: this.upstream.host, port: this.upstream.port, socket: HANDLERS, data: this, allowHalfOpen: true }).catch(() => {});
-    } catch (e) {
-      queueMicrotask(() => this.#fail('upstream', `cannot connect: ${(e as Error).message}`, false));
-    }
+  get phase(): LegPhaseName {
+    return this.#phase.name;
   }
 
-  opened(s: LegSocket): void {
-    if (this.state !== LegState.CONNECTING) {
+  /** Starts the connect; failures arrive as `legFailed`. */
+  dial(): void {
+    this.#connect(this);
+  }
+
+  opened(s: LegSock): void {
+    if (this.#phase.name !== 'connecting') {
       s.terminate(); // given up on before it opened
       return;
     }
@@ -128,68 +167,68 @@ export class UpstreamLeg {
     this.socket = s;
     this.writer = new Writer(s);
     if (this.kind === 'forward' && this.upstream.type === 'http') {
-      this.#forward(Buffer.alloc(0));
+      this.#forward(EMPTY);
       return;
     }
-    this.state = LegState.HANDSHAKE;
-    this.#handshake = new UpstreamHandshake(this.upstream, this.#target);
-    this.#step(this.#handshake.start());
+    const handshake = new UpstreamHandshake(this.upstream, this.#target);
+    this.#enter('connecting', { name: 'handshake', handshake });
+    this.#step(handshake.start());
   }
 
   received(chunk: Buffer): void {
-    switch (this.state) {
-      case LegState.RELAY:
+    const p = this.#phase;
+    switch (p.name) {
+      case 'relay':
         this.#ev.legData(this, chunk);
         return;
-      case LegState.HANDSHAKE:
-        this.#step((this.#handshake as UpstreamHandshake).push(chunk));
+      case 'handshake':
+        this.#step(p.handshake.push(chunk));
         return;
-      case LegState.RESPONSE:
-        this.#responseBytes(chunk);
+      case 'response':
+        this.#responseBytes(p.parser, chunk);
         return;
     }
   }
 
   ended(closed: boolean): void {
-    if (this.state === LegState.RELAY) {
-      if (closed) this.state = LegState.CLOSED;
-      this.#ev.legEnded(this, closed);
-      return;
+    const p = this.#phase;
+    switch (p.name) {
+      case 'relay':
+        if (closed) this.#enter('relay', CLOSED);
+        this.#ev.legEnded(this, closed);
+        return;
+      case 'handshake':
+        this.#step(p.handshake.end());
+        return;
+      case 'response':
+        p.parser.end();
+        this.#fail(`the upstream closed before its answer (${p.parser.error ?? 'no head'})`);
+        return;
+      case 'connecting':
+        this.#fail('the connection closed while connecting');
     }
-    if (this.state === LegState.HANDSHAKE) {
-      this.#step((this.#handshake as UpstreamHandshake).end());
-      return;
-    }
-    if (this.state === LegState.RESPONSE) {
-      const p = this.#response as HttpResponseParser;
-      p.end();
-      this.#fail('upstream', `the upstream closed before its answer (${p.error ?? 'no head'})`, this.#sent);
-      return;
-    }
-    if (this.state === LegState.CONNECTING) this.#fail('upstream', 'the connection closed while connecting', false);
   }
 
   errored(err: Error): void {
-    if (this.state === LegState.RELAY) {
-      this.state = LegState.CLOSED;
+    if (this.#phase.name === 'relay') {
+      this.#enter('relay', CLOSED);
       this.#ev.legEnded(this, true);
       return;
     }
     const code = (err as { code?: unknown }).code;
-    this.#fail('upstream', `socket error (${typeof code === 'string' ? code : err.message})`, this.#sent);
+    this.#fail(`socket error (${typeof code === 'string' ? code : err.message})`);
   }
 
   /** The connection's deadline for this try ran out. */
   timedOut(): void {
-    if (this.state === LegState.RELAY || this.state >= LegState.FAILED) return;
-    this.#fail('upstream', 'the upstream did not answer in time', this.#sent);
+    if (this.#phase.name === 'relay') return;
+    this.#fail('the upstream did not answer in time');
   }
 
   /** Close (idempotent); no event follows. `graceful`: a normal close (what was written still goes out), else a reset. */
   destroy(graceful = false): void {
-    if (this.state !== LegState.FAILED) this.state = LegState.CLOSED;
-    this.#handshake = null;
-    this.#response = null;
+    const name = this.#phase.name;
+    if (name !== 'failed' && name !== 'closed') this.#enter(name, CLOSED);
     this.writer?.kill();
     const s = this.socket;
     this.socket = null;
@@ -197,7 +236,12 @@ export class UpstreamLeg {
     else s?.terminate();
   }
 
-  #step(step: ReturnType<UpstreamHandshake['push']>): void {
+  #enter(from: LegPhaseName, next: LegPhase): void {
+    transition('gateway upstream leg', LEG_PHASES, this.#phase.name, from, next.name);
+    this.#phase = next;
+  }
+
+  #step(step: HandshakeStep): void {
     switch (step.kind) {
       case 'need_more':
         return;
@@ -208,9 +252,8 @@ export class UpstreamLeg {
         this.#failWith({ blame: step.blame, reason: step.reason, rep: step.rep, sent: false });
         return;
       case 'ready':
-        this.#handshake = null;
         if (this.kind === 'tunnel') {
-          this.state = LegState.RELAY;
+          this.#enter('handshake', RELAY);
           this.#ev.legReady(this, step.rest);
           return;
         }
@@ -220,39 +263,38 @@ export class UpstreamLeg {
 
   /** Forward: the connection writes its request now (synchronously, in legReady); then the answer is read. */
   #forward(early: Buffer): void {
-    this.state = LegState.RESPONSE;
-    this.#response = new HttpResponseParser({ bodyCap: 0, headOnly: true });
-    this.#ev.legReady(this, Buffer.alloc(0));
-    this.#sent = true;
-    if (early.length > 0 && this.state === LegState.RESPONSE) this.#responseBytes(early);
+    const parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
+    this.#enter(this.#phase.name, { name: 'response', parser });
+    this.#ev.legReady(this, EMPTY);
+    if (early.length > 0 && this.#phase.name === 'response') this.#responseBytes(parser, early);
   }
 
-  #responseBytes(chunk: Buffer): void {
-    const p = this.#response as HttpResponseParser;
+  #responseBytes(p: HttpResponseParser, chunk: Buffer): void {
     const st = p.push(chunk);
     if (st === ResponseState.ERROR) {
-      this.#fail('upstream', `invalid answer (${p.error})`, this.#sent);
+      this.#fail(`invalid answer (${p.error})`);
       return;
     }
     if (st !== ResponseState.DONE) return;
     if (isUpstreamFailure(p.statusCode)) {
       // 407: our credentials for the upstream were refused; the request went nowhere
-      this.#fail('upstream', `the upstream answered ${p.statusCode}`, false);
+      this.#failWith({ blame: 'upstream', reason: `the upstream answered ${p.statusCode}`, rep: SOCKS5_REP.GENERAL_FAILURE, sent: false });
       return;
     }
-    this.state = LegState.RELAY;
-    this.#response = null;
-    this.#ev.legResponse(this, p.statusCode, p.headers, p.rest ?? Buffer.alloc(0));
+    this.#enter('response', RELAY);
+    this.#ev.legResponse(this, p.statusCode, p.headers, p.rest ?? EMPTY);
   }
 
-  #fail(blame: Blame, reason: string, sent: boolean): void {
-    this.#failWith({ blame, reason, rep: SOCKS5_REP.GENERAL_FAILURE, sent });
+  /** The upstream's own failure; `sent` when a forwarded request was written (the phase is `response`). */
+  #fail(reason: string): void {
+    this.#failWith({ blame: 'upstream', reason, rep: SOCKS5_REP.GENERAL_FAILURE, sent: this.#phase.name === 'response' });
   }
 
   #failWith(f: LegFailure): void {
-    if (this.state >= LegState.FAILED) return;
+    const name = this.#phase.name;
+    if (name === 'failed' || name === 'closed' || name === 'relay') return;
+    this.#enter(name, FAILED);
     this.destroy();
-    this.state = LegState.FAILED;
     this.#ev.legFailed(this, f);
   }
 }

@@ -25,6 +25,7 @@ export type RateLimitedAccount = AuthenticatedAccount & { rateLimit?: Record<str
 export function rateLimitedAccounts(accounts: AccountsPort, limiter: RateLimiter): AccountsPort {
   return {
     overview: (accountId, now) => accounts.overview(accountId, now),
+    ...(accounts.balance !== undefined ? { balance: accounts.balance.bind(accounts) } : {}),
     async findByApiKey(key): Promise<RateLimitedAccount | null> {
       const account = await accounts.findByApiKey(key);
       if (account === null) return null;

@@ -110,6 +110,9 @@ export const notFound = (message = 'The requested resource does not exist') =>
 /** A pool id that is not the account's (another account's pool reads the same: 404, never 403). */
 export const poolNotFound = () => notFound('No pool with this id in this account');
 
+/** A webhook id that is not the account's (another account's reads the same: 404, never 403). */
+export const webhookNotFound = () => notFound('No webhook with this id in this account');
+
 export const methodNotAllowed = (path: string, allow: readonly string[]) =>
   new ApiError(
     405,
@@ -193,6 +196,10 @@ export const tooManyRequests = (
  */
 export const tooManyPools = (max: number) =>
   new ApiError(429, { error: 'Too many requests', message: `At most ${max} pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another`, limit: max });
+
+/** 429 without Retry-After: the account has as many webhooks as it may (DECISIONS "Webhooks": 10). */
+export const tooManyWebhooks = (max: number) =>
+  new ApiError(429, { error: 'Too many requests', message: `At most ${max} webhooks per account; delete one to add another`, limit: max });
 
 // ---- 500 / 503 -------------------------------------------------------------
 

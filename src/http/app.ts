@@ -23,6 +23,7 @@ import { publicRoutes } from './routes/public';
 import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
 import { poolRoutes } from './routes/pools';
+import { webhookRoutes } from './routes/webhooks';
 import { LargeBodyGate } from './body';
 import { checkJobRoutes } from './routes/checks';
 import { docsRoutes } from './routes/docs';
@@ -43,6 +44,11 @@ export const ROUTE_METHODS: ReadonlyArray<readonly [string, readonly string[]]> 
   ['/pools', ['GET', 'POST']],
   ['/pools/:id', ['GET', 'PATCH', 'DELETE']],
   ['/pools/:id/proxies', ['GET']],
+  ['/webhooks', ['GET', 'POST']],
+  ['/webhooks/:id', ['GET', 'PATCH', 'DELETE']],
+  ['/webhooks/:id/test', ['POST']],
+  ['/webhooks/:id/rotate-secret', ['POST']],
+  ['/webhooks/:id/deliveries', ['GET']],
   ['/', ['GET']],
   ['/app', ['GET']],
 ] as const);
@@ -85,6 +91,7 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
     .use(checkRoutes(api, bodies))
     .use(checkJobRoutes(api))
     .use(poolRoutes(api, bodies))
+    .use(webhookRoutes(api, bodies))
     .use(resultRoutes(deps))
     .use(wsRoutes(deps))
     .use(docsRoutes(deps))

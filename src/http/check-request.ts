@@ -41,6 +41,9 @@
  *   query; absent (or null) takes the server's default
  *   (CheckRequestOptions.defaultHttps: JUDGE_TLS, on).
  * - Non-string elements of `proxies` count as invalid proxies, not as a shape error.
+ * - A line's scheme names its own protocol, checked whatever `type` says
+ *   (DECISIONS "Mixed lists"; ParsedProxy.protocol); `type` is for the
+ *   lines without one. A default timeout is the `type`'s.
  * - Custom URL rule: url is required, an absolute http:// or https:// URL with a
  *   host (no spaces or control chars, nothing WHATWG would silently repair like
  *   "http:///x"), at most 2048 chars, kept as given; requiredStatusCodes defaults to
@@ -186,10 +189,8 @@ function httpsOfJson(v: unknown, opts: CheckRequestOptions): boolean {
 }
 
 /** Step 4c: `https` in the query, `true` or `false`; absent: the server's default. */
-function httpsOfQuery(v: string | undefined, opts: CheckRequestOptions): boolean {
-  if (v === undefined) return opts.defaultHttps ?? true;
-  if (v !== 'true' && v !== 'false') throw invalidRequest('https: expected true or false');
-  return v === 'true';
+function httpsOfQuery(query: URLSearchParams, opts: CheckRequestOptions): boolean {
+  return booleanQueryValue(query, 'https') ?? opts.defaultHttps ?? true;
 }
 
 function checkJobId(jobId: string | undefined): string | null {
@@ -199,8 +200,8 @@ function checkJobId(jobId: string | undefined): string | null {
 }
 
 /** Steps 7-8: parse, then "none valid" and "too many unique". */
-function parseProxies(input: string | readonly unknown[], opts: CheckRequestOptions) {
-  const list = parseProxyList(input, { maxUnique: opts.maxProxies });
+function parseProxies(input: string | readonly unknown[], type: CheckType, opts: CheckRequestOptions) {
+  const list = parseProxyList(input, { maxUnique: opts.maxProxies, type });
   if (list.proxies.length === 0) throw noValidProxies();
   if (list.limitExceeded) throw tooManyProxies(opts.maxProxies);
   return list;
@@ -236,7 +237,7 @@ export function validateCheckJson(body: unknown, opts: CheckRequestOptions): Che
   const customUrls = rules.map((r, i) => customUrlRule(r, `customUrls[${i}]`));
 
   // 7-8
-  return build('check', parseProxies(proxies, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls });
+  return build('check', parseProxies(proxies, t, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls });
 }
 
 type RequestOptions = Pick<CheckRequest, 'region' | 'type' | 'timeoutMs' | 'samples' | 'https' | 'jobId' | 'customUrls'>;
@@ -270,6 +271,14 @@ export function singleQueryValue(query: URLSearchParams, name: string): string |
   return values[0];
 }
 
+/** A query parameter that is `true` or `false` (once): its value, undefined when absent; anything else is 400 naming it. */
+export function booleanQueryValue(query: URLSearchParams, name: string): boolean | undefined {
+  const v = singleQueryValue(query, name);
+  if (v === undefined) return undefined;
+  if (v !== 'true' && v !== 'false') throw invalidRequest(`${name}: expected true or false`);
+  return v === 'true';
+}
+
 /** POST /check-raw: the body as text, the query parameters region, type, timeout, samples, https, jobId (all of them, repeats included). */
 export function validateCheckRaw(text: string, query: URLSearchParams, opts: CheckRequestOptions): CheckRequest {
   // 1. shape
@@ -277,7 +286,6 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
   const type = singleQueryValue(query, 'type');
   const timeout = singleQueryValue(query, 'timeout');
   const samplesText = singleQueryValue(query, 'samples');
-  const httpsText = singleQueryValue(query, 'https');
   const jobId = singleQueryValue(query, 'jobId');
 
   // 2-5 (no custom URLs on this route)
@@ -289,9 +297,9 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
     timeoutMs = checkTimeoutValue(Number(timeout));
   }
   const samples = samplesText === undefined ? DEFAULT_SAMPLES : checkSamples(/^[0-9]+$/.test(samplesText) ? Number(samplesText) : NaN);
-  const https = httpsOfQuery(httpsText, opts);
+  const https = httpsOfQuery(query, opts);
   const id = checkJobId(jobId);
 
   // 7-8
-  return build('check-raw', parseProxies(text, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls: [] });
+  return build('check-raw', parseProxies(text, t, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls: [] });
 }

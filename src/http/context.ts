@@ -15,6 +15,7 @@ import type { PoolObject } from '../pools/shape';
 import type { PoolCreated, PoolProxiesListing, PoolUpdated } from '../pools/store';
 import type { PoolCreate, PoolPatch } from '../pools/types';
 import type { PoolEventsFeed } from '../pools/events-hub';
+import type { DeliveryObject, WebhookCreate, WebhookObject, WebhookPatch } from '../webhooks/types';
 
 export type { ChecksPort } from '../jobs/ports';
 
@@ -22,6 +23,8 @@ export interface AccountsPort {
   findByApiKey(key: string): Promise<AuthenticatedAccount | null>;
   /** The GET /me body (DECISIONS' first shape). */
   overview(accountId: string, now: Date): Promise<unknown>;
+  /** The account's checks left and whether its plan is unlimited (the pool answers' balance_runs_out); absent: no such warning. */
+  balance?(accountId: string, now: Date): Promise<{ checks: number; unlimited: boolean } | null>;
 }
 
 export interface ResultsPort {
@@ -45,6 +48,28 @@ export interface PoolsPort {
   delete(accountId: string, poolId: string): Promise<boolean>;
   /** One page of the pool's proxies and the time it was read at (uptime and latency are read from the history then). */
   proxies(accountId: string, poolId: string, query: PoolProxiesQuery): Promise<(PoolProxiesListing & { nowMs: number }) | null>;
+}
+
+/**
+ * Webhook endpoints (src/webhooks/service.ts): every call takes the owner's
+ * account id, and another account's endpoint is absent (null/false).
+ */
+export interface WebhooksPort {
+  readonly maxPerAccount: number;
+  /** ALLOW_PRIVATE_TARGETS: the URL rule's guard is off. */
+  readonly allowPrivateTargets: boolean;
+  create(accountId: string, req: WebhookCreate): Promise<{ webhook: WebhookObject; secret: string } | 'limit'>;
+  list(accountId: string): Promise<WebhookObject[]>;
+  get(accountId: string, id: string): Promise<WebhookObject | null>;
+  update(accountId: string, id: string, patch: WebhookPatch): Promise<WebhookObject | null>;
+  delete(accountId: string, id: string): Promise<boolean>;
+  test(accountId: string, id: string): Promise<boolean>;
+  rotateSecret(accountId: string, id: string): Promise<string | null>;
+  deliveries(accountId: string, id: string): Promise<DeliveryObject[] | null>;
+  /** The ids among `ids` that are not pools of the account. */
+  foreignPools(accountId: string, ids: readonly string[]): Promise<string[]>;
+  /** Why the URL may not be sent to (the SSRF guard, its name resolved now); null when it may. */
+  refusedTarget(url: string): Promise<string | null>;
 }
 
 /** Who probes from each region now: this process (embedded), or a cluster's live agents (src/cluster/registry.ts). */
@@ -84,6 +109,8 @@ export interface AppDeps {
   pools: PoolsPort;
   /** A pool's events to its owner's `GET /ws?pool={id}` (src/pools/events-hub.ts; in a cluster, of every node). */
   poolEvents: Pick<PoolEventsFeed, 'subscribe'>;
+  /** Webhooks (/webhooks...); absent: the routes answer 503 (an app built without them, tests). */
+  webhooks?: WebhooksPort;
   /** Where the gateway listens (/health `gateway`; bound before the app is made); absent or null: no gateway. */
   gateway?: GatewayAddress | null;
   /** Who probes from each region: one embedded process (agents 1, capacity endpoints x SLOTS_PER_ENDPOINT), or a cluster's live agents. */

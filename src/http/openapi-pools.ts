@@ -57,6 +57,22 @@ const submitted = {
   },
 };
 
+const warnings = {
+  type: 'array',
+  description:
+    'What the owner should know of the pool as changed: [], schemes_ignored (addresses named another protocol than the pool\'s type by their scheme: a pool checks every proxy as its type), balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
+  items: {
+    type: 'object',
+    required: ['code', 'message'],
+    additionalProperties: false,
+    properties: {
+      code: { enum: ['schemes_ignored', 'balance_runs_out'] },
+      message: { type: 'string' },
+      hours_left: { type: 'number', minimum: 0, description: 'balance_runs_out only: hours until the checks run out at this schedule, rounded down to a tenth' },
+    },
+  },
+};
+
 export const poolSchemas = {
   PoolSource: {
     type: 'object',
@@ -87,9 +103,9 @@ export const poolSchemas = {
   PoolChanged: {
     type: 'object',
     description: 'The pool, and what the request\'s addresses did',
-    required: [...POOL_REQUIRED, 'submitted'],
+    required: [...POOL_REQUIRED, 'submitted', 'warnings'],
     additionalProperties: false,
-    properties: { ...poolProperties, submitted },
+    properties: { ...poolProperties, submitted, warnings },
   },
   PoolList: { type: 'object', required: ['pools'], additionalProperties: false, properties: { pools: { type: 'array', items: ref('Pool') } } },
   PoolProxy: {
@@ -288,7 +304,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
       },
     },
     responses: {
-      '201': { ...keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE }, 'The new pool'), headers: { ...rateLimitHeaders, Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
+      '201': { ...keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }, 'The new pool'), headers: { ...rateLimitHeaders, Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
       '400': E400(BAD),
       '401': E401,
       '405': E405('/pools', 'GET, POST'),
@@ -324,7 +340,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     parameters: [idParam],
     requestBody: { required: true, content: { 'application/json': { schema: ref('PoolPatchBody'), example: { state: 'paused' } } } },
     responses: {
-      '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 } }, 'The pool after the change'),
+      '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }, 'The pool after the change'),
       '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, add, remove' }, none: BAD.none }),
       '401': E401,
       '404': E404,
@@ -348,7 +364,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     operationId: 'listPoolProxies',
     tags: ['Pools'],
     summary: 'The pool\'s proxies: working now, filtered, sorted, paged; json, txt or csv',
-    description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else; \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. On txt and csv pages the next page's cursor is the \`X-Next-Cursor\` header (absent on the last page).`,
+    description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else (\`scheme=true\`: \`<protocol>://[user:pass@]host:port\`); \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. txt and csv without \`limit\` list every match, streamed; with \`limit\`, one page whose next cursor is the \`X-Next-Cursor\` header (absent on the last page). json pages: 100 by default, 10 000 at most.`,
     security,
     parameters: [
       idParam,
@@ -363,11 +379,12 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
       { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 100 } },
       { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'next_cursor (or X-Next-Cursor) of the previous page, with the same sort' },
       { name: 'format', in: 'query', schema: { enum: ['json', 'txt', 'csv'], default: 'json' } },
+      { name: 'scheme', in: 'query', schema: { enum: ['true', 'false'], default: 'false' }, description: 'txt: each line as <protocol>://[user:pass@]host:port (the pool\'s type, or the protocol an auto pool found)' },
     ],
     responses: {
       '200': {
         description: 'One page',
-        headers: { ...rateLimitHeaders, 'X-Next-Cursor': { description: 'txt and csv: the next page\'s cursor (absent on the last page)', schema: { type: 'string' as const } } },
+        headers: { ...rateLimitHeaders, 'X-Next-Cursor': { description: 'txt and csv with `limit`: the next page\'s cursor (absent on the last page, and without `limit`: every match is there)', schema: { type: 'string' as const } } },
         content: {
           'application/json': { schema: ref('PoolProxyPage'), example: { proxies: [PROXY_EXAMPLE], next_cursor: null } },
           'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },

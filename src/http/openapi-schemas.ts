@@ -76,7 +76,11 @@ export const schemas = {
     type: 'object',
     required: ['proxies'],
     properties: {
-      proxies: { type: 'array', items: { type: 'string' }, description: 'host:port, user:pass@host:port or host:port:user:pass' },
+      proxies: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'host:port, user:pass@host:port or host:port:user:pass; a leading http://, https://, socks4://, socks4a://, socks5:// or socks5h:// names that proxy\'s protocol, checked whatever `type` says (a mixed list)',
+      },
       jobId: { type: 'string', pattern: JOB_ID_PATTERN },
       region: { type: 'string', default: 'us1' },
       type: {
@@ -173,6 +177,11 @@ export const schemas = {
       },
       processing_time: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}s$' },
       job_id: { type: 'string' },
+      retried_checker_lag: {
+        ...int0,
+        description:
+          'Present only when not 0: probes that timed out while the checker itself was late reading them, tried again instead of judged (each proxy charged once)',
+      },
       warnings: {
         type: 'array',
         description:
@@ -272,7 +281,8 @@ export const schemas = {
       },
       type: {
         enum: ['http', 'socks4', 'socks5', null],
-        description: '`type: "auto"` checks only: the first of socks5, socks4, http that passed; null when none did',
+        description:
+          '`type: "auto"` checks only: the first of socks5, socks4, http that passed; null when none did. A check of one type over a mixed list (lines with a scheme naming another protocol): every record, the protocol it was checked as',
       },
       protocols: {
         type: 'array',

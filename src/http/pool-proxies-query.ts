@@ -17,9 +17,14 @@
  *   format          json | txt | csv                             (400 Invalid request)
  *   target          a target name: 1..32 of [a-z0-9-]             (400 Invalid request;
  *                   a name the pool does not have: the route's 400)
+ *   scheme          true | false: txt lines as <protocol>://...  (400 Invalid request)
+ *
+ * `txt` and `csv` without `limit` list every match (`all`, streamed page
+ * after page of MAX_PAGE_LIMIT); `json` keeps its pages (DECISIONS "Mixed
+ * lists").
  */
 import { invalidRequest, invalidType } from './api-errors';
-import { singleQueryValue } from './check-request';
+import { booleanQueryValue, singleQueryValue } from './check-request';
 import { PROXY_TYPES, type ProxyType } from '../proxy/types';
 import { decodeCursor } from '../pools/cursor';
 import { MAX_PAGE_LIMIT } from '../pools/limits';
@@ -89,6 +94,12 @@ export function validateProxiesQuery(query: URLSearchParams): PoolProxiesQuery {
   }
 
   q.format = oneOf(query, 'format', PROXY_FORMATS) ?? q.format;
+  const scheme = booleanQueryValue(query, 'scheme');
+  if (scheme !== undefined) q.scheme = scheme;
+  if (q.format !== 'json' && limit === undefined) {
+    q.all = true;
+    q.limit = MAX_PAGE_LIMIT;
+  }
 
   const target = singleQueryValue(query, 'target');
   if (target !== undefined) {

@@ -33,7 +33,13 @@
  * `remove` counts its invalid entries and goes on.
  *
  * Choices: absent and null both mean "not given" (as /check); unknown fields
- * are ignored; names are counted in code points.
+ * are ignored; names are counted in code points. A line's scheme is read and
+ * dropped (ParseListOptions.ignoreSchemes): a pool checks every proxy as its
+ * `type` (a mixed list wants `type: "auto"`), so the same address under two
+ * schemes is one pool proxy; the schemes named are counted (`schemes`), and
+ * the answer warns `schemes_ignored` of those naming another protocol than
+ * the pool's (schemesWarnings). Not yet DECISIONS "Mixed lists" (a pool
+ * proxy has no protocol of its own to keep one in).
  */
 import {
   checkRegion,
@@ -50,6 +56,7 @@ import {
 import { invalidRequest, invalidTimeout, noValidProxies, tooManyCustomUrls, tooManyPoolProxies } from './api-errors';
 import type { CustomUrlRule } from '../probe/types';
 import { parseProxyList, type ParsedProxy } from '../proxy/parse';
+import { PROXY_TYPES, type CheckType, type ProxyType } from '../proxy/types';
 import { ProxySet } from '../proxy/dedupe';
 import {
   DEFAULT_INTERVAL_S,
@@ -66,6 +73,12 @@ import { isTargetName, nameTargets, TARGET_NAME_MAX, type PoolTarget } from '../
 import type { AddressList, PoolCreate, PoolPatch, PoolSource, PoolState } from '../pools/types';
 
 export type { AddressList, PoolCreate, PoolPatch } from '../pools/types';
+
+/** The addresses' lines whose scheme named each protocol (ParsedList.schemes): a pool keeps none (schemesWarnings). */
+export type SchemeCounts = Record<ProxyType, number>;
+/** What the routes get: the request, and the schemes its addresses named. */
+export type CheckedPoolCreate = PoolCreate & { schemes: SchemeCounts };
+export type CheckedPoolPatch = PoolPatch & { schemes: SchemeCounts };
 
 export interface PoolRequestOptions {
   limits: PoolLimits;
@@ -153,26 +166,52 @@ function checkSources(sources: readonly unknown[]): PoolSource[] {
  * de-duplicate across them. `limitExceeded` when more unique proxies than
  * `max` were seen (parsing stops there).
  */
-function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: number): AddressList & { limitExceeded: boolean } {
+function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: number): AddressList & { limitExceeded: boolean; schemes: SchemeCounts } {
   let totalInvalid = 0;
   let totalDuplicates = 0;
+  const schemes: SchemeCounts = { http: 0, socks4: 0, socks5: 0 };
+  const count = (s: SchemeCounts) => {
+    for (const t of PROXY_TYPES) schemes[t] += s[t];
+  };
   if (inputs.length === 1) {
-    const l = parseProxyList(inputs[0] as string | readonly unknown[], { maxUnique: max });
-    return { proxies: l.proxies, totalInvalid: l.invalid, totalDuplicates: l.duplicates, limitExceeded: l.limitExceeded };
+    const l = parseProxyList(inputs[0] as string | readonly unknown[], { maxUnique: max, ignoreSchemes: true });
+    return { proxies: l.proxies, totalInvalid: l.invalid, totalDuplicates: l.duplicates, limitExceeded: l.limitExceeded, schemes: l.schemes };
   }
   const merged = new ProxySet<ParsedProxy>();
   for (const input of inputs) {
-    const l = parseProxyList(input, { maxUnique: max });
+    const l = parseProxyList(input, { maxUnique: max, ignoreSchemes: true });
     totalInvalid += l.invalid;
     totalDuplicates += l.duplicates;
+    count(l.schemes);
     for (const p of l.proxies) if (!merged.add(p)) totalDuplicates++;
-    if (l.limitExceeded || merged.size > max) return { proxies: merged.values(), totalInvalid, totalDuplicates, limitExceeded: true };
+    if (l.limitExceeded || merged.size > max) return { proxies: merged.values(), totalInvalid, totalDuplicates, limitExceeded: true, schemes };
   }
-  return { proxies: merged.values(), totalInvalid, totalDuplicates, limitExceeded: false };
+  return { proxies: merged.values(), totalInvalid, totalDuplicates, limitExceeded: false, schemes };
+}
+
+/**
+ * `schemes_ignored` when some addresses named a protocol other than the
+ * pool's type by their scheme: a pool checks every proxy as its `type` (an
+ * auto pool finds each one's protocol itself: no warning). Pure.
+ */
+export function schemesWarnings(schemes: SchemeCounts, poolType: CheckType): { code: 'schemes_ignored'; message: string }[] {
+  if (poolType === 'auto') return [];
+  const other = PROXY_TYPES.filter((t) => t !== poolType && schemes[t] > 0);
+  const n = other.reduce((a, t) => a + schemes[t], 0);
+  if (n === 0) return [];
+  const named = other.map((t) => `${t}://`).join(', ');
+  return [
+    {
+      code: 'schemes_ignored',
+      message:
+        `${n} ${n === 1 ? 'address names' : 'addresses name'} another protocol than this pool's type by ${n === 1 ? 'its' : 'their'} scheme (${named}): ` +
+        `a pool checks every proxy as its type, ${poolType}. For a list that mixes protocols, create the pool with type auto.`,
+    },
+  ];
 }
 
 /** POST /pools: `body` is the already-parsed JSON. */
-export function validatePoolCreate(body: unknown, opts: PoolRequestOptions): PoolCreate {
+export function validatePoolCreate(body: unknown, opts: PoolRequestOptions): CheckedPoolCreate {
   // 1. shape
   if (!isObject(body)) throw invalidRequest('body: expected a JSON object');
   if (isAbsent(body.name)) throw invalidRequest('name: required');
@@ -208,17 +247,18 @@ export function validatePoolCreate(body: unknown, opts: PoolRequestOptions): Poo
     proxies: list.proxies,
     totalInvalid: list.totalInvalid,
     totalDuplicates: list.totalDuplicates,
+    schemes: list.schemes,
   };
 }
 
 /** PATCH /pools/{id}: `body` is the already-parsed JSON. */
-export function validatePoolPatch(body: unknown, opts: PoolRequestOptions): PoolPatch {
+export function validatePoolPatch(body: unknown, opts: PoolRequestOptions): CheckedPoolPatch {
   if (!isObject(body)) throw invalidRequest('body: expected a JSON object');
   if (!PATCH_FIELDS.some((f) => !isAbsent(body[f]))) throw invalidRequest(`body: expected at least one of ${PATCH_FIELDS.join(', ')}`);
   const add = optionalArray(body.add, 'add', 'strings');
   const remove = optionalArray(body.remove, 'remove', 'strings');
 
-  const patch: PoolPatch = {};
+  const patch: CheckedPoolPatch = { schemes: { http: 0, socks4: 0, socks5: 0 } };
   if (!isAbsent(body.name)) patch.name = checkName(body.name);
   if (!isAbsent(body.interval_s)) patch.intervalS = checkInterval(body.interval_s, opts.limits);
   if (!isAbsent(body.timeout)) patch.timeoutMs = checkTimeout(body.timeout);
@@ -230,6 +270,7 @@ export function validatePoolPatch(body: unknown, opts: PoolRequestOptions): Pool
     if (list.proxies.length === 0 && add.length > 0) throw noValidProxies();
     if (list.limitExceeded) throw tooManyPoolProxies(opts.limits.maxProxiesPerPool, 'pool');
     patch.add = { proxies: list.proxies, totalInvalid: list.totalInvalid, totalDuplicates: list.totalDuplicates };
+    patch.schemes = list.schemes;
   }
   if (remove !== undefined) {
     const list = parseAddresses([remove], Number.POSITIVE_INFINITY);

@@ -42,7 +42,7 @@ import { JOB_ERROR_CODES } from '../error-codes';
 import { StateMachine } from '../state-machine';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../probe/types';
 import { autoType } from '../probe/codec/auto-verdict';
-import { PROXY_TYPES } from '../proxy/types';
+import { PROXY_TYPES, type ProxyType } from '../proxy/types';
 import { resultUrls } from '../results/export';
 import { buildProxyRecord, type ProxyRecord } from '../results/record';
 import { invalidLinesJson } from '../results/result-json';
@@ -58,9 +58,9 @@ import { PROGRESS_PHASES, type WorkPhase } from './progress';
 import type { ExecutionHandle, ResultBatch, Shard } from './ports';
 import { jobMetadata, progressStateOf } from './job-report';
 import { ProbeRetries } from './retries';
-import { SampleSets } from './samples';
+import { proxyOfTask, SampleSets } from './samples';
 import { refusedResult, splitRefused } from './refused-targets';
-import { probeShard, probeShardOf, urlShards } from './shards';
+import { probeShard, probeShardOf, splitBySettings, urlShards } from './shards';
 import { originGeo, probeSettingsFor } from './probe-setup';
 import { UrlStage } from './url-stage';
 import type { JobWarning } from './judge-warnings';
@@ -115,6 +115,14 @@ export class JobActor {
   /** The job asked for `type: "auto"`: records and summary carry the protocols. */
   readonly #auto: boolean;
   /**
+   * Some proxy of the list named its own protocol (ParsedProxy.protocol,
+   * DECISIONS "Mixed lists"): its probes go out with that protocol's
+   * settings, and (a job of one type) every record says its `type`.
+   */
+  readonly #mixed: boolean;
+  /** buildProxyRecord's `auto`: true (auto), the job's type (a mixed list), or false. */
+  readonly #recordType: boolean | ProxyType;
+  /**
    * Auto jobs with custom URLs: each working proxy's `type` (1 + its index in
    * PROXY_TYPES; 0 unknown), so its custom URLs go through that protocol.
    */
@@ -131,11 +139,23 @@ export class JobActor {
     return (this.#settingsOnce ??= this.#deps.settings(this.#req.type, this.#req.timeoutMs));
   }
   #settingsOnce: ProbeSettings | null = null;
-  /** Auto jobs: the settings of each protocol (for custom URLs), made once per job. */
+  /** The settings of each protocol (auto jobs' custom URLs, a mixed list's proxies), made once per job. */
   #protocolSettingsOnce: ProbeSettings[] | null = null;
+  #protocolSettings(type: ProxyType): ProbeSettings {
+    const all = (this.#protocolSettingsOnce ??= PROXY_TYPES.map((t) => (t === this.#settings.type ? this.#settings : { ...this.#settings, type: t })));
+    return all[PROXY_TYPES.indexOf(type)]!;
+  }
+  /** What proxy `index` is probed with: its own protocol's settings (a mixed list), else the job's. */
+  readonly #probeSettings = (index: number): ProbeSettings => {
+    const own = this.#req.proxies[index]!.protocol;
+    return own === undefined ? this.#settings : this.#protocolSettings(own);
+  };
+  /** What proxy `index`'s custom URLs go through: its own protocol, else (auto) the one detected, else the job's. */
   readonly #urlSettings = (index: number): ProbeSettings => {
-    const all = (this.#protocolSettingsOnce ??= PROXY_TYPES.map((type) => ({ ...this.#settings, type })));
-    return all[(this.#detected?.[index] ?? 0) - 1] ?? this.#settings;
+    const own = this.#req.proxies[index]!.protocol;
+    if (own !== undefined) return this.#protocolSettings(own);
+    const detected = this.#detected?.[index] ?? 0;
+    return detected === 0 ? this.#settings : this.#protocolSettings(PROXY_TYPES[detected - 1]!);
   };
   #probeStartedAt: number | null = null;
   #failedIn: WorkPhase = PROGRESS_PHASES.VALIDATING;
@@ -161,6 +181,8 @@ export class JobActor {
     this.#seen = new Uint8Array(this.#tasks);
     this.#sampleSets = req.samples > 1 ? new SampleSets(req.samples) : null;
     this.#auto = req.type === 'auto';
+    this.#mixed = req.proxies.some((p) => p.protocol !== undefined) || refused.some((p) => p.protocol !== undefined);
+    this.#recordType = this.#auto ? true : this.#mixed ? (req.type as ProxyType) : false;
     // summary.https from the start when the check runs (a cluster's API node knows no TLS judge: its agents do)
     this.#summary = new SummaryFold({ protocols: this.#auto, rotating: this.#sampleSets !== null, https: this.#settings.tlsJudge !== undefined });
     this.#detected = this.#auto && req.customUrls.length > 0 ? new Uint8Array(req.proxies.length) : null;
@@ -234,7 +256,7 @@ export class JobActor {
 
       this.#resultId = this.#deps.newResultId();
       this.#writer = await this.#deps.openWriter(this.#resultId);
-      for (const p of this.#refused) await this.#writeRecord(buildProxyRecord(p, refusedResult(p), null, this.#auto));
+      for (const p of this.#refused) await this.#writeRecord(buildProxyRecord(p, refusedResult(p), null, this.#recordType));
 
       this.#moveTo([JOB_STATES.RESERVING], JOB_STATES.PROBING);
       this.#probeStartedAt = this.#clock();
@@ -319,7 +341,9 @@ export class JobActor {
       again.length === 0
         ? probeShard(this.#req.proxies, from, this.#next, this.#settings, samples)
         : probeShardOf(this.#req.proxies, [...again, ...Array.from({ length: this.#next - from }, (_, k) => from + k)], this.#settings, samples);
-    this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] }));
+    const onBatch = (batch: ResultBatch) => this.#mailbox.post({ kind: 'probe_results', batch: batch as ProbeResult[] });
+    if (!this.#mixed) return this.#runShard(exec, shard, onBatch);
+    for (const part of splitBySettings(shard, (t) => this.#probeSettings(proxyOfTask(t, samples)))) this.#runShard(exec, part, onBatch);
   }
 
   #validateUrls(): Promise<void> {
@@ -335,7 +359,7 @@ export class JobActor {
   #dispatchUrls(n: number, exec: ExecutionHandle): void {
     const from = this.#next;
     this.#next = Math.min(this.#urls!.total, from + n);
-    const settings = this.#detected === null ? this.#settings : this.#urlSettings;
+    const settings = this.#detected === null && !this.#mixed ? this.#settings : this.#urlSettings;
     for (const { shard, urlIndex } of urlShards(this.#req.proxies, this.#working, this.#req.customUrls, from, this.#next, settings)) {
       this.#runShard(exec, shard, (batch) => this.#mailbox.post({ kind: 'url_results', batch: batch as CustomUrlResult[], urlIndex }));
     }
@@ -376,7 +400,7 @@ export class JobActor {
     let fresh = 0;
     for (const r of batch) {
       if (this.#seen[r.index] !== 0) continue; // a result is folded once, whatever happens
-      if (r.error?.code === 'checker_overloaded' && this.#retryOurs(r.index)) continue; // ours: tried again later
+      if (r.error?.code === 'checker_overloaded' && this.#retryOurs(r.index, r.error.checkerLagMs !== undefined)) continue; // ours: tried again later
       this.#seen[r.index] = 1;
       this.#probed++;
       if (this.#sampleSets === null) {
@@ -398,10 +422,10 @@ export class JobActor {
   /** The record of proxy `index` from its probe result (the first passing sample's, for a sampled job). */
   async #addRecord(index: number, r: ProbeResult, samples: SamplesBlock | null): Promise<void> {
     const info = originGeo(this.#deps.geo, r);
-    const record = buildProxyRecord(this.#req.proxies[index]!, r, info, this.#auto, samples);
+    const record = buildProxyRecord(this.#req.proxies[index]!, r, info, this.#recordType, samples);
     if (r.status === 'working') {
       this.#working.push(index);
-      if (this.#detected !== null) this.#detected[index] = PROXY_TYPES.indexOf(autoType(r.protocols ?? []) ?? 'http') + 1;
+      if (this.#detected !== null) this.#detected[index] = PROXY_TYPES.indexOf(autoType(record.protocols ?? []) ?? 'http') + 1;
     }
     await this.#writeRecord(record);
   }
@@ -439,15 +463,32 @@ export class JobActor {
     return this.#deps.now().getTime();
   }
 
-  /** A probe the checker could not run: true when it is tried again later. Warns once per job. */
-  #retryOurs(index: number): boolean {
+  /**
+   * A probe the checker could not run (`lag`: it timed out while its thread
+   * was late, src/probe/codec/checker-lag.ts; else a local resource ran
+   * out): true when it is tried again later, counted per reason. Warns once
+   * per job.
+   */
+  #retryOurs(index: number, lag: boolean): boolean {
     if (this.#retries.waiting === 0 && this.#retries.notTried === 0 && !this.#warnedOverload) {
       this.#warnedOverload = true;
-      this.#deps.log.warn('the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again', { jobId: this.jobId });
+      this.#deps.log.warn(
+        lag
+          ? 'the checker ran late reading its sockets (CPU saturated); probes that timed out then are tried again'
+          : 'the checker ran out of local resources (open-file limit, MAX_IN_FLIGHT); probes are tried again',
+        { jobId: this.jobId },
+      );
     }
-    return this.#retries.retry(index);
+    const again = this.#retries.retry(index);
+    if (again) {
+      if (lag) this.#retriedLag++;
+      this.#deps.counters?.probesRetried?.(lag ? 'checker_lag' : 'local_resources', 1);
+    }
+    return again;
   }
   #warnedOverload = false;
+  /** Probes tried again because they timed out while the checker was late (metadata.retried_checker_lag). */
+  #retriedLag = 0;
 
   /**
    * Units reserved and not performed: what a completed job gives back. A unit
@@ -474,7 +515,7 @@ export class JobActor {
   }
 
   #metadata(): JobMetadata {
-    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt, this.#refused.length, this.#warnings);
+    return jobMetadata(this.jobId, this.#req, this.#checked, this.#clock() - this.#startedAt, this.#refused.length, this.#warnings, this.#retriedLag);
   }
 
   #publish(final: { resultUrl: string | null } | null = null): void {

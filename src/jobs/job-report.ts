@@ -11,7 +11,7 @@ import type { ProgressPhase, ProgressState } from './progress';
 import type { CheckRequest } from './request';
 
 /** `blocked`: proxies refused before any connection (refused-targets.ts); `warnings`: the check's (judge-warnings.ts). */
-export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number, blocked = 0, warnings: readonly JobWarning[] = []): JobMetadata {
+export function jobMetadata(jobId: string, req: CheckRequest, checked: number, elapsedMs: number, blocked = 0, warnings: readonly JobWarning[] = [], retriedCheckerLag = 0): JobMetadata {
   return {
     region_used: req.region,
     region_name: regionName(req.region) ?? req.region,
@@ -25,6 +25,7 @@ export function jobMetadata(jobId: string, req: CheckRequest, checked: number, e
     processing_time: formatProcessingTime(elapsedMs),
     job_id: jobId,
     ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
+    ...(retriedCheckerLag > 0 ? { retried_checker_lag: retriedCheckerLag } : {}),
   };
 }
 

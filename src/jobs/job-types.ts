@@ -32,6 +32,8 @@ export interface JobMetadata {
   job_id: string;
   /** What the check should know about its own results (judge-warnings.ts); present only when there is one. */
   warnings?: JobWarning[];
+  /** Probes tried again because they timed out while the checker itself was late (issue 30); present only when there was one. */
+  retried_checker_lag?: number;
 }
 
 export interface CheckResponse {

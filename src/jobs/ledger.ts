@@ -11,6 +11,11 @@
  * refund only when that hit the row, in one transaction: the orphan sweep of
  * another node (src/accounts/orphans.ts) closes the same way, so a job is
  * settled once, by its node or by a sweep, never both.
+ *
+ * An async check's run is marked after its reservation (`markAsync`); its
+ * settlement (`webhook` given) writes its check.completed outbox row
+ * (src/webhooks/store.ts) in the same transaction, only when it closed the
+ * scan (the orphan sweep does the same for a dead node's marked run).
  */
 import type { Db } from '../../db/client';
 import { getCheckUserInfo } from '../accounts/overview';
@@ -19,6 +24,7 @@ import { refundQuotaTx, reserveQuota } from '../accounts/quota';
 import { failScan, finishScan } from '../accounts/scans';
 import { isServiceError } from '../errors';
 import { DOMAIN_ERROR_CODES } from '../error-codes';
+import { enqueueCheckCompleted, markAsyncRun } from '../webhooks/store';
 import { JobAlreadyRunningError } from './job-errors';
 import type { LedgerPort } from './ports';
 
@@ -51,16 +57,16 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
     },
     async complete(i) {
       const scan = { runId: i.runId, totalChecked: i.checked, totalWorking: i.working, resultRef: i.resultRef, result: i.response, now: i.now };
-      // The normal path: everything was checked, nothing to refund, one statement.
-      if (i.refund === 0) {
+      // The normal path: everything was checked, nothing to refund, no webhook to tell: one statement.
+      if (i.refund === 0 && i.webhook === undefined) {
         await finishScan(db, scan);
         return;
       }
       await db.transaction(async (tx) => {
-        // the scan first: a settlement repeated after a lost answer finds it closed and refunds nothing twice
-        if ((await finishScan(tx, scan)) !== null && i.refund > 0) {
-          await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
-        }
+        // the scan first: a settlement repeated after a lost answer finds it closed and refunds (and tells) nothing twice
+        if ((await finishScan(tx, scan)) === null) return;
+        if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
+        if (i.webhook !== undefined) await enqueueCheckCompleted(tx, i.runId, i.webhook.resultUrl, i.now.getTime());
       });
     },
     async fail(i) {
@@ -74,9 +80,12 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
           totalWorking: i.working,
           now: i.now,
         });
-        if (closed !== null && i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
+        if (closed === null) return;
+        if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
+        if (i.webhook !== undefined) await enqueueCheckCompleted(tx, i.runId, null, i.now.getTime());
       });
     },
     userInfo: (accountId, now) => getCheckUserInfo(db, accountId, now),
+    markAsync: (runId) => markAsyncRun(db, runId),
   };
 }

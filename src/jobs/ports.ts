@@ -23,6 +23,17 @@ export type ReserveOutcome =
   | { ok: true; unlimited: boolean; user: CheckUserInfo }
   | { ok: false; required: number; available: number };
 
+/**
+ * A settlement that also tells the account's webhooks (an async check:
+ * check.completed, DECISIONS "Webhooks"): the outbox row is written in the
+ * settlement's transaction, only when it closed the scan (a repeated
+ * settlement tells nothing twice).
+ */
+export interface WebhookNotice {
+  /** The result link of a completed check (null when it failed). */
+  resultUrl: string | null;
+}
+
 /** Quota ledger + history, in the database. */
 export interface LedgerPort {
   /**
@@ -49,14 +60,16 @@ export interface LedgerPort {
    * Close the scan as completed; refund `refund` units that were reserved but
    * not checked. `response`: the check response, kept with the scan (GET /checks/{jobId}). `resultRef`: the result file (null: none, a pool round).
    */
-  complete(i: { accountId: string; runId: string; checked: number; working: number; resultRef: string | null; refund: number; response?: unknown; now: Date }): Promise<void>;
+  complete(i: { accountId: string; runId: string; checked: number; working: number; resultRef: string | null; refund: number; response?: unknown; now: Date; webhook?: WebhookNotice }): Promise<void>;
   /**
    * Close the scan as failed (or cancelled: the client went away) and refund
    * `refund` units. `error` is a stable code (job-errors.ts), never free text.
    */
-  fail(i: { accountId: string; runId: string; checked: number; working: number; refund: number; error: string; cancelled: boolean; now: Date }): Promise<void>;
+  fail(i: { accountId: string; runId: string; checked: number; working: number; refund: number; error: string; cancelled: boolean; now: Date; webhook?: WebhookNotice }): Promise<void>;
   /** `metadata.user` of the check response, read after settlement. */
   userInfo(accountId: string, now: Date): Promise<CheckUserInfo>;
+  /** Marks a reserved run as submitted async: its end (settlement or orphan sweep) writes check.completed (WebhookNotice). */
+  markAsync?(runId: string): Promise<void>;
 }
 
 export type ResultBatch = ProbeResult[] | CustomUrlResult[];
@@ -159,6 +172,8 @@ export interface JobCounters {
   probeResults(n: number): void;
   /** A job reached its final state. */
   jobEnded(state: 'completed' | 'failed'): void;
+  /** `n` probes of a job tried again, not judged: they timed out while the checker was late, or a local resource ran out. */
+  probesRetried?(reason: 'checker_lag' | 'local_resources', n: number): void;
 }
 
 /** What the job layer offers: run a check for an owner (src/jobs/service.ts). */

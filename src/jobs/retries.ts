@@ -1,6 +1,7 @@
 /**
  * Probes the checker itself failed to run (`checker_overloaded`: this process
- * ran out of file descriptors, buffers or ports) are our fault, not the
+ * ran out of file descriptors, buffers or ports, or the probe timed out while
+ * its lane was late: src/probe/codec/checker-lag.ts) are our fault, not the
  * proxy's: they are tried again, a little later, up to `max` times each, and
  * a probe that never got its try is reported but never charged (`notTried`).
  *

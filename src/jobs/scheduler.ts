@@ -58,6 +58,13 @@
  * Option `onBusy` is told on the grant that ends a time with nothing in
  * flight (the guard then samples at its busy cadence again).
  *
+ * `setLoadLimit(n)` (src/jobs/lag-limiter.ts: the adaptive limit, learned
+ * from the checker's own lag, adaptive-limit.ts) is a second bound of the
+ * same kind: the cap in force is min(global capacity, load limit), and
+ * everything said here of the global capacity (no revocation, passes when
+ * it rises, its headroom and reserves) holds for that minimum. A scheduler
+ * without a global capacity gets one while a load limit is set.
+ *
  * ## Headroom for newcomers (option `jobShare`, default 1: none)
  *
  * With jobShare < 1, `H = capacity - floor(capacity x jobShare)`.
@@ -355,7 +362,12 @@ export class RegionScheduler {
   private readonly minGrant: number;
   private readonly onDispatchError: (err: unknown, runId: string) => void;
   private seq = 0;
+  /** The cap in force across all regions: min(the descriptors' cap, the load limit). */
   private globalCapacity: number;
+  /** The cap from the open-file limit (option globalCapacity, setGlobalCapacity: the descriptor guard). */
+  private fdCapacity: number;
+  /** The adaptive load limit (setLoadLimit: src/jobs/lag-limiter.ts); unlimited until set. */
+  private loadCap = Number.POSITIVE_INFINITY;
   private readonly jobShare: number;
   private readonly backgroundShare: number;
   private readonly backgroundCapacityFor: ((region: string) => number) | null;
@@ -385,7 +397,8 @@ export class RegionScheduler {
     this.minGrant = Math.min(minGrant, maxGrant);
     const g = options.globalCapacity ?? Number.POSITIVE_INFINITY;
     if (!(g >= 1)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `globalCapacity must be >= 1, got ${g}`);
-    this.globalCapacity = Number.isFinite(g) ? Math.floor(g) : g;
+    this.fdCapacity = Number.isFinite(g) ? Math.floor(g) : g;
+    this.globalCapacity = this.fdCapacity;
     const share = options.jobShare ?? 1;
     if (!(share > 0 && share <= 1)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `jobShare must be in (0, 1], got ${share}`);
     this.jobShare = share;
@@ -440,11 +453,37 @@ export class RegionScheduler {
    * finite globalCapacity.
    */
   setGlobalCapacity(n: number): void {
-    if (!(n >= 1) || !Number.isFinite(n) || this.globalCapacity === Number.POSITIVE_INFINITY) {
+    if (!(n >= 1) || !Number.isFinite(n) || this.fdCapacity === Number.POSITIVE_INFINITY) {
       throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `globalCapacity must be a finite number >= 1 on a scheduler that has one, got ${n}`);
     }
-    const rose = Math.floor(n) > this.globalCapacity;
-    this.globalCapacity = Math.floor(n);
+    this.fdCapacity = Math.floor(n);
+    this.applyGlobal();
+  }
+
+  /**
+   * The adaptive load limit (src/jobs/lag-limiter.ts, from the checker's own
+   * lag): probes in flight across all regions stay under min(it, the
+   * global capacity). It composes like the global capacity (header:
+   * "Global capacity"): lowering revokes nothing, raising runs a pass of
+   * every region that waits; headroom, reserves and fairness apply to the
+   * cap in force. Infinity lifts it.
+   */
+  setLoadLimit(n: number): void {
+    if (!(n >= 1)) throw new ServiceError(JOB_ERROR_CODES.SCHEDULER_BAD_OPTION, `load limit must be >= 1, got ${n}`);
+    this.loadCap = Number.isFinite(n) ? Math.floor(n) : n;
+    this.applyGlobal();
+  }
+
+  /** The load limit in force (Infinity when none was set). */
+  get loadLimit(): number {
+    return this.loadCap;
+  }
+
+  /** The cap in force from its two parts; a pass of every waiting region when it rose. */
+  private applyGlobal(): void {
+    const next = Math.min(this.fdCapacity, this.loadCap);
+    const rose = next > this.globalCapacity;
+    this.globalCapacity = next;
     if (rose) this.pumpRegions(null);
   }
 

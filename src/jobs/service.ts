@@ -12,7 +12,8 @@
  * refunded). `submit` answers once the reservation is answered (402, 409 and
  * 503 come from it as for `run`) and lets the job run on with no connection
  * attached; its end is read from its scan (GET /checks/{jobId},
- * check-jobs.ts). Both count against the per-account limits the same way
+ * check-jobs.ts), and its settlement writes check.completed for the
+ * account's webhooks (LedgerPort WebhookNotice). Both count against the per-account limits the same way
  * and both are cancelled by stop(). `cancelRun` stops a run of this node for
  * its client (DELETE /checks/{jobId}: `client_cancelled`, the same refund as
  * a closed connection) and resolves once the job has settled.
@@ -51,7 +52,7 @@ import { JOB_ERROR_CODES } from '../error-codes';
 import { waitWithGrace, type Clock } from '../clock';
 import type { Logger } from '../log';
 import { StateMachine, transitionTable } from '../state-machine';
-import type { ChecksPort, LocalRun, ProgressPort } from './ports';
+import type { ChecksPort, LedgerPort, LocalRun, ProgressPort } from './ports';
 import type { CheckRequest, JobOwner } from './request';
 
 export const SERVICE_STATES = Object.freeze({ RUNNING: 'running', DRAINING: 'draining', STOPPED: 'stopped' } as const);
@@ -161,7 +162,7 @@ export class CheckService implements ChecksPort {
    * as `run`). The job then runs to its end whatever happens to the caller.
    */
   async submit(account: JobOwner, request: CheckRequest, requestLog?: Logger): Promise<{ jobId: string }> {
-    const { jobId, actor, result } = this.#start(account, request, requestLog);
+    const { jobId, actor, result } = this.#start(account, request, requestLog, true);
     result.catch(() => {}); // its end is the scan's (logged by #settle when unexpected)
     // a job that fails before its reservation rejects `reserved` first: answer with run()'s mapped error
     await Promise.race([actor.reserved.catch(() => result), result]);
@@ -169,7 +170,7 @@ export class CheckService implements ChecksPort {
   }
 
   /** Registers and starts one job; `result` settles with its end (errors mapped as `run` documents). */
-  #start(account: JobOwner, request: CheckRequest, requestLog?: Logger): { jobId: string; actor: JobActor; result: Promise<CheckResponse> } {
+  #start(account: JobOwner, request: CheckRequest, requestLog?: Logger, async = false): { jobId: string; actor: JobActor; result: Promise<CheckResponse> } {
     this.assertAccepting();
     const jobId = request.jobId ?? generateJobId();
     if (this.#running.has(jobId)) throw new JobAlreadyRunningError(jobId);
@@ -179,6 +180,8 @@ export class CheckService implements ChecksPort {
     const log = requestLog ?? rest.log;
     const actor = new JobActor(jobId, account.id, request, {
       ...rest,
+      // an async check tells the account's webhooks when it ends (check.completed, in its settlement's transaction)
+      ledger: async ? tellingWebhooks(rest.ledger) : rest.ledger,
       log,
       publish: (state, final) => hub.publish(account.id, state, final),
     });
@@ -251,4 +254,18 @@ export class CheckService implements ChecksPort {
     })();
     return this.#stopping;
   }
+}
+
+/** The ledger of an async check: its settlement also writes check.completed (LedgerPort WebhookNotice). */
+function tellingWebhooks(ledger: LedgerPort): LedgerPort {
+  return {
+    ...ledger,
+    reserve: async (i) => {
+      const r = await ledger.reserve(i);
+      if (r.ok) await ledger.markAsync?.(i.runId);
+      return r;
+    },
+    complete: (i) => ledger.complete({ ...i, webhook: { resultUrl: (i.response as { result_url?: string } | undefined)?.result_url ?? null } }),
+    fail: (i) => ledger.fail({ ...i, webhook: { resultUrl: null } }),
+  };
 }

@@ -32,6 +32,24 @@ export function probeShardOf(proxies: readonly ProxyAddress[], indexes: readonly
   return { kind: 'probe', tasks, settings };
 }
 
+/**
+ * `shard` split by the settings of each of its tasks (`settingsOf(task
+ * index)`): a mixed list's proxies are probed with the settings of their own
+ * protocol (DECISIONS "Mixed lists"). One shard per settings object, in the
+ * order first met; `shard` itself when all of its tasks keep its settings.
+ */
+export function splitBySettings(shard: Shard, settingsOf: (task: number) => ProbeSettings): Shard[] {
+  const groups = new Map<ProbeSettings, ProbeTask[]>();
+  for (const t of shard.tasks) {
+    const s = settingsOf(t.index);
+    let tasks = groups.get(s);
+    if (tasks === undefined) groups.set(s, (tasks = []));
+    tasks.push(t);
+  }
+  if (groups.size <= 1 && (groups.size === 0 || groups.has(shard.settings))) return [shard];
+  return [...groups].map(([settings, tasks]) => ({ ...shard, tasks, settings }));
+}
+
 /** The custom-URL shards of pairs [from, end), each with the job's index of its rule. */
 export function urlShards(
   proxies: readonly ProxyAddress[],

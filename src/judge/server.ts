@@ -32,6 +32,19 @@ import { extractNonce, renderJudgeBody, type JudgeEcho } from '../probe/codec/ju
 import { signJudgeBody } from '../probe/codec/integrity';
 
 const HEAD_MAX = 16 * 1024;
+
+/**
+ * TLS handshakes the judge's TLS listeners of this process completed, full
+ * (a certificate sent and signed) or resumed (a ticket: issue 30, /metrics
+ * proxycheck_tls_handshakes_total{side="judge"}). Process-wide: a process
+ * serves one TLS judge (tests may start several; they read differences).
+ */
+export const judgeTlsHandshakes = { full: 0, resumed: 0 };
+
+function countJudgeHandshake(resumed: boolean): void {
+  if (resumed) judgeTlsHandshakes.resumed++;
+  else judgeTlsHandshakes.full++;
+}
 const IDLE_MS = 10_000;
 
 /** The judge's body for an echo: signed when there is a key. */
@@ -191,6 +204,7 @@ async function startOnBun(host: string, port: number, key: string | undefined, t
         ? {
             handshake(s: Bun.Socket<JudgeRequest>, success: boolean) {
               if (!success) s.terminate();
+              else countJudgeHandshake(s.isSessionReused());
             },
           }
         : {}),
@@ -223,7 +237,12 @@ function startOnNodeNet(host: string, port: number, key: string | undefined, tls
     handleJudgeSocket(s, key, idleMs);
   };
   const server: Server =
-    tls === undefined ? createServer(onSocket) : createTlsServer({ key: tls.key, cert: tls.cert }, onSocket);
+    tls === undefined
+      ? createServer(onSocket)
+      : createTlsServer({ key: tls.key, cert: tls.cert }, (s) => {
+          countJudgeHandshake(s.isSessionReused());
+          onSocket(s);
+        });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -18,6 +18,13 @@
  *   proxycheck_probe_shards_queued                gauge    probe workers: shards waiting for a lane
  *   proxycheck_probe_shards_running               gauge    probe workers: shards sent to lanes and not yet ended
  *   proxycheck_probe_results_total                counter  probe results folded into jobs (rate() = results per second)
+ *   proxycheck_probes_load_limit                  gauge    the adaptive in-flight limit from the checker's own lag
+ *                                                          (src/jobs/lag-limiter.ts); MAX_IN_FLIGHT when off or unset
+ *   proxycheck_probes_retried_total{reason}       counter  probes of jobs tried again instead of judged: reason checker_lag (timed
+ *                                                          out while the checker was late) | local_resources (descriptors, ports)
+ *   proxycheck_probes_checker_lag_total           counter  probes the lanes found timed out while they were late (jobs and pools)
+ *   proxycheck_tls_handshakes_total{side,kind}    counter  pinned TLS handshakes of the https check: side client (the probe
+ *                                                          lanes) | judge (this process's TLS judge), kind full | resumed
  *   proxycheck_jobs_running                       gauge    check jobs running now
  *   proxycheck_jobs_finished_total{state}         counter  jobs that ended: state completed | failed
  *   proxycheck_ws_subscribers                     gauge    progress hub: open /ws subscriptions
@@ -37,11 +44,15 @@
  *   proxycheck_pool_rounds_total{outcome}         counter  pools: rounds that ended, outcome checked | paused (the balance
  *                                                          could not pay) | resumed (it could again)
  *   proxycheck_pool_checks_total{result}          counter  pools: proxies the rounds checked, result working | failed
+ *   proxycheck_webhook_attempts_in_flight         gauge    webhooks: delivery attempts this node has in flight now
+ *   proxycheck_webhook_attempts_total{outcome}    counter  webhooks: attempts recorded, outcome delivered | retry (a retry
+ *                                                          is due) | failed (the schedule ran out)
  * (The gateway's counts per account are /me `gateway`, src/gateway/usage.ts; they have no label here.)
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { processMetricsRegistry } from './process-metrics';
 import { readGauges } from './read-gauge';
+import { judgeTlsHandshakes } from '../judge/server';
 
 /** What the gauges read at scrape time (structural: the scheduler, probe workers, service, hub and lease as they are). */
 export interface MetricSources {
@@ -49,12 +60,19 @@ export interface MetricSources {
   regions: readonly string[];
   scheduler: {
     readonly totalInFlight: number;
+    /** The adaptive load limit (Infinity when none is set). */
+    readonly loadLimit?: number;
     snapshot(region: string): { capacity: number; inFlight: number; jobs: readonly { pending: number }[] };
   };
   /** MAX_IN_FLIGHT (the scheduler's global capacity). */
   maxInFlight: number;
   /** The probe workers (ProbeWorkers, or a cluster's NatsWorkers: no threads). */
-  workers: { readonly threads: number; readonly stats: { queued: number; running: number } };
+  workers: {
+    readonly threads: number;
+    readonly stats: { queued: number; running: number };
+    /** The lanes' counts (ProbeWorkers; absent for a cluster's NatsWorkers: 0). */
+    readonly laneCounts?: { readonly lagRetries: number; readonly tlsFull: number; readonly tlsResumed: number };
+  };
   /** Check jobs running now (CheckService.runningJobs). */
   runningJobs: () => number;
   hub: { readonly subscribers: number };
@@ -80,6 +98,10 @@ export const METRIC_NAMES = Object.freeze({
   probeShardsQueued: 'proxycheck_probe_shards_queued',
   probeShardsRunning: 'proxycheck_probe_shards_running',
   probeResults: 'proxycheck_probe_results_total',
+  probesLoadLimit: 'proxycheck_probes_load_limit',
+  probesRetried: 'proxycheck_probes_retried_total',
+  probesCheckerLag: 'proxycheck_probes_checker_lag_total',
+  tlsHandshakes: 'proxycheck_tls_handshakes_total',
   jobsRunning: 'proxycheck_jobs_running',
   jobsFinished: 'proxycheck_jobs_finished_total',
   wsSubscribers: 'proxycheck_ws_subscribers',
@@ -96,6 +118,8 @@ export const METRIC_NAMES = Object.freeze({
   poolRoundsRunning: 'proxycheck_pool_rounds_running',
   poolRounds: 'proxycheck_pool_rounds_total',
   poolChecks: 'proxycheck_pool_checks_total',
+  webhookAttemptsInFlight: 'proxycheck_webhook_attempts_in_flight',
+  webhookAttempts: 'proxycheck_webhook_attempts_total',
 } as const);
 
 export interface ServiceMetricsOptions {
@@ -109,6 +133,7 @@ export class ServiceMetrics {
   readonly contentType: string = Registry.PROMETHEUS_CONTENT_TYPE;
   readonly #withProcess: boolean;
   readonly #probeResults: Counter;
+  readonly #probesRetried: Counter<'reason'>;
   readonly #jobsFinished: Counter<'state'>;
   readonly #shardsRedelivered: Counter;
   readonly #duplicateResults: Counter;
@@ -117,6 +142,8 @@ export class ServiceMetrics {
   readonly #gatewayRefused: Counter<'reason'>;
   readonly #gatewayUpstreamFailures: Counter;
   readonly #poolRounds: Counter<'outcome'>;
+  readonly #webhookAttempts: Counter<'outcome'>;
+  #webhooks: { readonly inFlight: number } | null = null;
   readonly #poolChecks: Counter<'result'>;
   /** The gateway once it listens (watchGateway); until then (or without one) 0 connections are open. */
   #gateway: GatewaySource | null = null;
@@ -129,6 +156,13 @@ export class ServiceMetrics {
     const registers = [this.registry];
     const N = METRIC_NAMES;
     this.#probeResults = new Counter({ name: N.probeResults, help: 'Probe results folded into jobs.', registers });
+    this.#probesRetried = new Counter({
+      name: N.probesRetried,
+      help: 'Probes of jobs tried again instead of judged: checker_lag (timed out while the checker was late), local_resources (descriptors, ports).',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of ['checker_lag', 'local_resources']) this.#probesRetried.inc({ reason }, 0);
     this.#jobsFinished = new Counter({ name: N.jobsFinished, help: 'Check jobs that ended, by final state.', labelNames: ['state'], registers });
     for (const state of ['completed', 'failed']) this.#jobsFinished.inc({ state }, 0);
     this.#shardsRedelivered = new Counter({
@@ -154,6 +188,9 @@ export class ServiceMetrics {
     readGauges(this.registry)(N.poolRoundsRunning, "Pool rounds running on this node now.", () => this.#rounds?.runningRounds ?? 0);
     this.#poolRounds = new Counter({ name: N.poolRounds, help: 'Pool rounds that ended: checked, paused (the balance could not pay) or resumed.', labelNames: ['outcome'], registers });
     for (const outcome of ['checked', 'paused', 'resumed']) this.#poolRounds.inc({ outcome }, 0);
+    readGauges(this.registry)(N.webhookAttemptsInFlight, 'Webhook delivery attempts this node has in flight now.', () => this.#webhooks?.inFlight ?? 0);
+    this.#webhookAttempts = new Counter({ name: N.webhookAttempts, help: 'Webhook delivery attempts recorded: delivered, retry (another is due) or failed (the schedule ran out).', labelNames: ['outcome'], registers });
+    for (const outcome of ['delivered', 'retry', 'failed']) this.#webhookAttempts.inc({ outcome }, 0);
     this.#poolChecks = new Counter({ name: N.poolChecks, help: 'Proxies the pools\' rounds checked, by result.', labelNames: ['result'], registers });
     for (const result of ['working', 'failed']) this.#poolChecks.inc({ result }, 0);
   }
@@ -179,6 +216,34 @@ export class ServiceMetrics {
     const N = METRIC_NAMES;
     gauge(N.probesInFlight, 'Probes granted a slot and not yet finished, all regions together.', () => sources.scheduler.totalInFlight);
     gauge(N.probesInFlightMax, 'The process-wide cap on probes in flight (MAX_IN_FLIGHT).', () => sources.maxInFlight);
+    gauge(N.probesLoadLimit, "The adaptive in-flight limit from the checker's own lag (MAX_IN_FLIGHT when off).", () => {
+      const l = sources.scheduler.loadLimit;
+      return l !== undefined && Number.isFinite(l) ? Math.min(l, sources.maxInFlight) : sources.maxInFlight;
+    });
+    const lanes = () => sources.workers.laneCounts;
+    new Counter({
+      name: N.probesCheckerLag,
+      help: 'Probes the lanes found timed out while they were late: not judged (checker_overloaded), tried again by jobs, not tried by pools.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(lanes()?.lagRetries ?? 0);
+      },
+    });
+    new Counter({
+      name: N.tlsHandshakes,
+      help: 'Pinned TLS handshakes of the https check, by side (client: the probe lanes; judge: this process\'s TLS judge) and kind (full, resumed).',
+      labelNames: ['side', 'kind'],
+      registers,
+      collect() {
+        this.reset();
+        const c = lanes();
+        this.inc({ side: 'client', kind: 'full' }, c?.tlsFull ?? 0);
+        this.inc({ side: 'client', kind: 'resumed' }, c?.tlsResumed ?? 0);
+        this.inc({ side: 'judge', kind: 'full' }, judgeTlsHandshakes.full);
+        this.inc({ side: 'judge', kind: 'resumed' }, judgeTlsHandshakes.resumed);
+      },
+    });
     perRegion(N.regionProbesInFlight, 'Probes in flight in the region.', (s) => s.inFlight);
     perRegion(N.regionProbeSlots, "The region's probe slots (endpoints x SLOTS_PER_ENDPOINT).", (s) => s.capacity);
     perRegion(N.regionProbesWaiting, 'Probes of running jobs waiting for a slot in the region.', (s) =>
@@ -221,6 +286,16 @@ export class ServiceMetrics {
     this.#rounds = rounds;
   }
 
+  /** The webhooks' delivery loop (its attempts in flight, read at scrape time). */
+  watchWebhooks(loop: { readonly inFlight: number }): void {
+    this.#webhooks = loop;
+  }
+
+  /** A webhook attempt recorded: delivered, a retry due, or the delivery failed for good. */
+  webhookAttempt(outcome: 'delivered' | 'retry' | 'failed'): void {
+    this.#webhookAttempts.inc({ outcome });
+  }
+
   /** A pool round ended: `checked` with what it found, or a pause / resume of its pool. */
   poolRound(outcome: 'checked' | 'paused' | 'resumed', found: { working: number; failed: number } = { working: 0, failed: 0 }): void {
     this.#poolRounds.inc({ outcome });
@@ -231,6 +306,11 @@ export class ServiceMetrics {
   /** JobCounters (src/jobs/ports.ts): once per batch. */
   probeResults(n: number): void {
     if (n > 0) this.#probeResults.inc(n);
+  }
+
+  /** JobCounters: probes of a job tried again instead of judged. */
+  probesRetried(reason: 'checker_lag' | 'local_resources', n: number): void {
+    if (n > 0) this.#probesRetried.inc({ reason }, n);
   }
 
   /** JobCounters: once per job. */

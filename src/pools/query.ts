@@ -15,6 +15,11 @@
  *   order is total and a page ends at a definite row.
  * - limit: 1..10 000, default 100; cursor: where the previous page ended
  *   (cursor.ts); format: `json` (default), `txt`, `csv` (render.ts).
+ * - all (DECISIONS "Mixed lists"): `txt` or `csv` without `limit` lists
+ *   every match: the HTTP route fetches pages of `limit` (then 10 000) one
+ *   after the other, from `cursor`, and streams them. A store reads one
+ *   page as ever and never looks at it.
+ * - scheme: `txt` lines as `<protocol>://[user:pass@]host:port` (render.ts).
  */
 import type { Anonymity } from '../probe/types';
 import type { ProxyType } from '../proxy/types';
@@ -51,6 +56,10 @@ export interface PoolProxiesQuery {
   limit: number;
   cursor: PageCursor | null;
   format: ProxyFormat;
+  /** txt/csv without `limit`: every match, page after page (the route's loop); absent: false. */
+  all?: boolean;
+  /** txt lines carry `<protocol>://`; absent: false. */
+  scheme?: boolean;
   /** Only working proxies whose last check of this target passed (a name of the pool's: the route checks). */
   target?: string | null;
 }

@@ -7,19 +7,47 @@
  * by src/proxy/format.ts like the result downloads' .txt (normalised and
  * lossless: the list parser reads every line back to the same proxy).
  *
+ * txt with `scheme=true` (DECISIONS "Mixed lists"): each line carries the
+ * protocol the proxy works as, `<protocol>://[user:pass@]host:port`
+ * (formatProxyUrl): the pool's type, or for an auto pool the protocol its
+ * last passing check found (rowProtocol); a proxy of an auto pool never yet
+ * found working keeps its plain line.
+ *
  * csv: RFC 4180 like the result downloads (src/results/export.ts: its
  * csvCell quotes, guards formula-looking text cells and writes numbers as
  * they are), CRLF line ends, a header row (poolCsvHeader) and then one row
  * per pool proxy object (poolCsvRow), columns POOL_CSV_COLUMNS; `protocols`
  * joined by a space; null values are empty cells.
  */
-import { formatProxy } from '../proxy/format';
-import { csvCell, responseTimeMs } from '../results/export';
-import { addressOf, type PoolProxyObject, type PoolProxyRow } from './shape';
+import { formatProxy, formatProxyUrl } from '../proxy/format';
+import type { CheckType, ProxyType } from '../proxy/types';
+import { asProxyType, csvCell, responseTimeMs } from '../results/export';
+import { addressOf, poolProxyObject, type PoolProxyObject, type PoolProxyRow } from './shape';
 
-/** A row's address in its submitted form, with its line end. */
-export function txtLine(row: Pick<PoolProxyRow, 'host' | 'port' | 'username' | 'password' | 'format'>): string {
-  return `${formatProxy(addressOf(row), row.format)}\n`;
+/** A row's address in its submitted form, with its line end; with a protocol, `<protocol>://` and the URL form. */
+export function txtLine(row: Pick<PoolProxyRow, 'host' | 'port' | 'username' | 'password' | 'format'>, protocol: ProxyType | null = null): string {
+  return `${protocol === null ? formatProxy(addressOf(row), row.format) : formatProxyUrl(addressOf(row), protocol)}\n`;
+}
+
+/** The protocol a row's proxy works as: the pool's type, or (auto) the one its last passing check found; null: not known. */
+export function rowProtocol(row: Pick<PoolProxyRow, 'type'>, poolType: CheckType): ProxyType | null {
+  return poolType === 'auto' ? asProxyType(row.type) : poolType;
+}
+
+/** How a listing's rows are written as text: the query's format and `scheme`, the pool's type, the listing's clock. */
+export interface TextPageOptions {
+  format: 'txt' | 'csv';
+  scheme: boolean;
+  poolType: CheckType;
+  nowMs: number;
+}
+
+/** The text of a page of rows (no csv header: poolCsvHeader goes once before the first). */
+export function textRows(rows: readonly PoolProxyRow[], o: TextPageOptions): string {
+  let out = '';
+  if (o.format === 'txt') for (const r of rows) out += txtLine(r, o.scheme ? rowProtocol(r, o.poolType) : null);
+  else for (const r of rows) out += poolCsvRow(poolProxyObject(r, o.poolType, o.nowMs));
+  return out;
 }
 
 export const POOL_CSV_COLUMNS = Object.freeze([

@@ -239,7 +239,7 @@ export interface PoolProxiesListing {
   type: CheckType;
   page: ProxiesPage;
   /** The pool's target names; `query.target` not among them: the page is empty and `unknownTarget` true (the route's 400). */
-  targets: string[];
+  targets?: string[];
   unknownTarget?: true;
 }
 

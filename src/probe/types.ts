@@ -35,6 +35,12 @@ export interface ProbeError {
   message: string;
   /** tls_intercepted only: the certificate the tunnel presented instead of the judge's. */
   certificate?: PresentedCertificate;
+  /**
+   * checker_overloaded only: the probe timed out while its thread was this
+   * many ms late reading it (src/probe/codec/checker-lag.ts); absent when the checker
+   * ran out of a resource instead. Not written to result records.
+   */
+  checkerLagMs?: number;
 }
 
 /** A TLS peer certificate as a record names it (codec/cert-pin.ts). */

@@ -2,6 +2,9 @@
  * Identity of a proxy for de-duplication (DECISIONS "Input": same host, port,
  * user, password = one proxy, checked and charged once). Pure.
  *
+ * - A proxy's own protocol (its line's scheme, ProxyAddress.protocol) is part
+ *   of it: "socks5://h:1" and "http://h:1" are two proxies (DECISIONS "Mixed
+ *   lists").
  * - proxyKey: an unambiguous string key (a normalised host never contains a
  *   space, the port is decimal, the username is length-prefixed).
  * - ProxySet: the same identity in an open-addressing hash table over the
@@ -11,11 +14,27 @@
  * proxy (the parser always yields both fields together).
  */
 import { ipv4At } from './host';
-import type { ProxyAddress } from './types';
+import { PROXY_TYPES, type ProxyAddress, type ProxyType } from './types';
 
 export function proxyKey(p: ProxyAddress): string {
-  if (p.username === undefined) return `${p.host} ${p.port}`;
-  return `${p.host} ${p.port} ${p.username.length} ${p.username}${p.password ?? ''}`;
+  // a host never holds a "/": the protocol's prefix cannot be confused with one
+  const pre = p.protocol === undefined ? '' : `${p.protocol}/`;
+  if (p.username === undefined) return `${pre}${p.host} ${p.port}`;
+  return `${pre}${p.host} ${p.port} ${p.username.length} ${p.username}${p.password ?? ''}`;
+}
+
+/**
+ * What proxyHash mixes in for a proxy's own protocol (ProxyAddress.protocol):
+ * above every UTF-16 code unit, so it never reads as one more char of a
+ * password. 0: no protocol of its own, nothing mixed in.
+ */
+export function protocolMix(protocol: ProxyType | undefined): number {
+  return protocol === undefined ? 0 : 0x10000 + PROXY_TYPES.indexOf(protocol) + 1;
+}
+
+/** The last step of proxyHash: the protocol mixed in (protocolMix, 0 = none), then hashFinal. */
+export function hashWithProtocol(h: number, mix: number): number {
+  return hashFinal(mix === 0 ? h : hashInt(h, mix));
 }
 
 // Building blocks of proxyHash, exported so the list parser can hash the fields
@@ -64,13 +83,14 @@ export function proxyHash(p: ProxyAddress, v4 = ipv4At(p.host, 0, p.host.length)
     h = hashChars(h, p.username);
     h = hashChars(h, p.password ?? '');
   }
-  return hashFinal(h);
+  return hashWithProtocol(h, protocolMix(p.protocol));
 }
 
 export function sameProxy(a: ProxyAddress, b: ProxyAddress): boolean {
   return (
     a.port === b.port &&
     a.host === b.host &&
+    a.protocol === b.protocol &&
     a.username === b.username &&
     (a.username === undefined || (a.password ?? '') === (b.password ?? ''))
   );

@@ -18,7 +18,7 @@
  * proxies at all (the parser rejects them in every form); they are still
  * formatted without throwing (unpaired surrogates become U+FFFD in url_auth).
  */
-import type { AddressFormat, ProxyAddress } from './types';
+import type { AddressFormat, ProxyAddress, ProxyType } from './types';
 
 const USERINFO_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=]*$/;
 const REDUNDANT_ESCAPE = /%(?:24|26|2B|2C|3B|3D)/g;
@@ -48,4 +48,14 @@ export function formatProxy(p: ProxyAddress, format: AddressFormat): string {
     return `${hostPort}:${p.username}:${password}`;
   }
   return `${encodeCredential(p.username)}:${encodeCredential(password)}@${hostPort}`;
+}
+
+/**
+ * The line of a text list that carries the protocol (`scheme=true`, DECISIONS
+ * "Mixed lists"): `<protocol>://[user:pass@]host:port`, credentials in the
+ * URL form (percent-encoded as above). The list parser reads it back to `p`
+ * with `protocol` as its own.
+ */
+export function formatProxyUrl(p: ProxyAddress, protocol: ProxyType): string {
+  return `${protocol}://${formatProxy(p, 'url_auth')}`;
 }

@@ -4,6 +4,7 @@
  * scan never runs into the next line.
  */
 import { COLON, DOT, HYPHEN, isDigit } from './host';
+import type { ProxyType } from './types';
 
 export const SLASH = 47;
 export const CR = 13;
@@ -80,6 +81,18 @@ export function schemeEnd(s: string, a: number, b: number): number {
       (len === 6 || (s.charCodeAt(a + 6) | 0x20) === (v === 52 ? 97 /* a */ : 104 /* h */));
   }
   return ok ? i + 3 : a;
+}
+
+/**
+ * The protocol a scheme names (DECISIONS "Mixed lists"), for a line s[a, ...)
+ * that schemeEnd found a supported scheme at: http and https -> http,
+ * socks4 and socks4a -> socks4, socks5 and socks5h -> socks5. Every supported
+ * name starts with "h" or "s", and a SOCKS name has its version digit 6th (a
+ * Kelvin sign is one code unit, so the offsets hold for it too).
+ */
+export function schemeProtocol(s: string, a: number): ProxyType {
+  if ((s.charCodeAt(a) | 0x20) === 104 /* h */) return 'http';
+  return s.charCodeAt(a + 5) === 52 /* 4 */ ? 'socks4' : 'socks5';
 }
 
 function isSchemeName(lower: string): boolean {

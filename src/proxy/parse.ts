@@ -17,7 +17,11 @@
  *   colon_auth   host:port:user:pass       (pass = everything after the 3rd colon;
  *                                           NOT percent-decoded)
  * with an optional leading scheme http:// https:// socks4:// socks4a:// socks5://
- * socks5h:// (any case), which is stripped (the request's `type` decides).
+ * socks5h:// (any case): it names the proxy's own protocol (`protocol`: http,
+ * socks4, socks5; DECISIONS "Mixed lists"), which the check uses whatever the
+ * request's `type`; a line without one takes the request's `type`. Given that
+ * type (ParseListOptions.type), a scheme naming it is dropped: it adds
+ * nothing, and "http://h:1" and "h:1" stay one proxy of an http check.
  *
  * Choices (documented in docs/API.md):
  * - Form detection is structural: a line that STARTS with a valid `host:port:` is
@@ -38,10 +42,10 @@
  *   Credential length is not limited here (SOCKS5's 255-byte limit is the probe's).
  * - ignored (not invalid): blank lines and lines whose first non-blank char is "#".
  *   Lines are split at "\n", "\r\n" and a lone "\r".
- * - duplicates: same host (normalised), port, username and password (see dedupe.ts);
- *   the first occurrence is kept.
+ * - duplicates: same host (normalised), port, username, password and own
+ *   protocol (see dedupe.ts); the first occurrence is kept.
  */
-import { HASH_SEED, ProxySet, hashChars, hashFinal, hashInt } from './dedupe';
+import { HASH_SEED, ProxySet, hashChars, hashInt, hashWithProtocol, protocolMix } from './dedupe';
 import { COLON, DOT, HOST_INVALID, HOST_NAME_UPPER, canonicalIPv6, hostKindAt, ipv4At, isDigit } from './host';
 import {
   AT,
@@ -58,9 +62,10 @@ import {
   isTrimSpace,
   portAt,
   schemeEnd,
+  schemeProtocol,
 } from './line-scan';
 import { INVALID_REASON, InvalidLines, type InvalidReason } from './invalid-lines';
-import type { AddressFormat, ProxyAddress } from './types';
+import type { AddressFormat, CheckType, ProxyAddress, ProxyType } from './types';
 
 export interface ParsedProxy extends ProxyAddress {
   format: AddressFormat;
@@ -81,11 +86,28 @@ export interface ParsedList {
   ignored: number;
   /** True when parsing stopped early because unique proxies exceeded `maxUnique`. */
   limitExceeded: boolean;
+  /**
+   * Valid lines (unique or duplicate) whose scheme named each protocol, kept
+   * or not (`type`, ignoreSchemes): what a pool, which keeps none, warns of.
+   */
+  schemes: Record<ProxyType, number>;
 }
 
 export interface ParseListOptions {
   /** Stop as soon as there are more than this many unique proxies (the 413 check). */
   maxUnique?: number;
+  /**
+   * The request's (or pool's) `type`: a line whose scheme names this very
+   * protocol gets no `protocol` of its own (it would be checked so anyway).
+   * Absent: every scheme is kept.
+   */
+  type?: CheckType;
+  /**
+   * Strip schemes as the parser did before lines had protocols of their own:
+   * no `protocol`, and the same address under two schemes is one proxy. For
+   * lists whose proxies cannot keep a protocol of their own (pools, today).
+   */
+  ignoreSchemes?: boolean;
 }
 
 /** hostKindAt of the scanned host (its IPv4 value, HOST_NAME, HOST_NAME_UPPER) or HOST_V6. */
@@ -97,6 +119,16 @@ let v6Host = '';
 let v6Hash = 0;
 /** proxyHash of the proxy parseSpan returned last (the ProxySet key, computed from the text). */
 let lineHash = 0;
+/** The `type` the list is parsed for (ParseListOptions.type); set by parseProxyList for its run. */
+let listType: CheckType | undefined;
+/** ParseListOptions.ignoreSchemes of the run. */
+let ignoreSchemes = false;
+/** The own protocol of the line parseSpan is on (undefined: none) and its protocolMix. */
+let lineProtocol: ProxyType | undefined;
+/** The protocol the line's scheme named, kept or not (undefined: no scheme). */
+let lineScheme: ProxyType | undefined;
+let lineMix = 0;
+
 /** Why parseSpan returned null last (invalid-lines.ts INVALID_REASON); set only on that path. */
 let failReason: InvalidReason = INVALID_REASON.UNRECOGNISED;
 
@@ -227,6 +259,9 @@ function hashCredential(h: number, value: string, s: string, a: number, b: numbe
 function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
   const from = schemeEnd(s, a, b);
   if (from === b) return fail(INVALID_REASON.UNRECOGNISED);
+  lineScheme = from === a ? undefined : schemeProtocol(s, a);
+  lineProtocol = ignoreSchemes || lineScheme === listType ? undefined : lineScheme;
+  lineMix = protocolMix(lineProtocol);
 
   // 1. standard / colon form: the line starts with host:port
   const hEnd = scanHost(s, from, b);
@@ -235,8 +270,8 @@ function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
     const port = portAt(s, hEnd + 1, p);
     if (port > 0) {
       if (p === b || (p === b - 1 && s.charCodeAt(p) === SLASH)) {
-        lineHash = hashFinal(hashInt(hostHash(s), port));
-        return { host: hostText(s), port, format: 'standard', raw: s.slice(a, b) };
+        lineHash = hashWithProtocol(hashInt(hostHash(s), port), lineMix);
+        return own({ host: hostText(s), port, format: 'standard', raw: s.slice(a, b) });
       }
       if (s.charCodeAt(p) === COLON) {
         let uEnd = p + 1;
@@ -248,8 +283,8 @@ function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
         const username = s.slice(p + 1, uEnd);
         const password = s.slice(uEnd + 1, b);
         const h = hashInt(hashInt(hostHash(s), port), username.length + 1);
-        lineHash = hashFinal(hashChars(hashChars(h, s, p + 1, uEnd), s, uEnd + 1, b));
-        return { host, port, username, password, format: 'colon_auth', raw: s.slice(a, b) };
+        lineHash = hashWithProtocol(hashChars(hashChars(h, s, p + 1, uEnd), s, uEnd + 1, b), lineMix);
+        return own({ host, port, username, password, format: 'colon_auth', raw: s.slice(a, b) });
       }
     }
   }
@@ -275,8 +310,14 @@ function parseSpan(s: string, a: number, b: number): ParsedProxy | null {
   if (password === null) return fail(INVALID_REASON.BAD_CREDENTIALS);
   const host = hostText(s);
   const h = hashCredential(hashInt(hashInt(hostHash(s), urlPort), username.length + 1), username, s, from, c);
-  lineHash = hashFinal(c < at ? hashCredential(h, password, s, c + 1, at) : h);
-  return { host, port: urlPort, username, password, format: 'url_auth', raw: s.slice(a, b) };
+  lineHash = hashWithProtocol(c < at ? hashCredential(h, password, s, c + 1, at) : h, lineMix);
+  return own({ host, port: urlPort, username, password, format: 'url_auth', raw: s.slice(a, b) });
+}
+
+/** p with the line's own protocol (lineProtocol), when it has one. */
+function own(p: ParsedProxy): ParsedProxy {
+  if (lineProtocol !== undefined) p.protocol = lineProtocol;
+  return p;
 }
 
 function fail(reason: InvalidReason): null {
@@ -327,8 +368,10 @@ export function isIgnorableLine(line: string): boolean {
  * Parse one line. Returns null for an invalid line AND for a blank/comment line
  * (use isIgnorableLine to tell them apart).
  */
-export function parseProxyLine(line: string): ParsedProxy | null {
+export function parseProxyLine(line: string, type?: CheckType): ParsedProxy | null {
   if (!trimSpan(line, 0, line.length)) return null;
+  listType = type;
+  ignoreSchemes = false;
   return parseSpan(line, spanStart, spanEnd);
 }
 
@@ -342,6 +385,8 @@ export function parseProxyLine(line: string): ParsedProxy | null {
  */
 export function parseProxyList(input: string | readonly unknown[], opts: ParseListOptions = {}): ParsedList {
   const max = opts.maxUnique ?? Number.POSITIVE_INFINITY;
+  listType = opts.type;
+  ignoreSchemes = opts.ignoreSchemes === true;
   // Size the table for the likely count (a host:port line is ~16 chars) so it rarely grows.
   const guess = typeof input === 'string' ? Math.ceil(input.length / 16) : input.length;
   const seen = new ProxySet<ParsedProxy>(Math.min(guess, max + 1, 1 << 20));
@@ -350,6 +395,7 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
   let ignored = 0;
   let limitExceeded = false;
   let lineNo = 0;
+  const schemes: Record<ProxyType, number> = { http: 0, socks4: 0, socks5: 0 };
 
   /** One line s[a, b), number `lineNo`; false once the unique limit is exceeded. */
   const take = (s: string, a: number, b: number): boolean => {
@@ -360,7 +406,10 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
     const p = parseSpan(s, spanStart, spanEnd);
     if (p === null) {
       invalidLines.add(lineNo, failReason, s, spanStart, spanEnd);
-    } else if (!seen.addHashed(p, lineHash)) {
+      return true;
+    }
+    if (lineScheme !== undefined) schemes[lineScheme]++;
+    if (!seen.addHashed(p, lineHash)) {
       duplicates++;
     } else if (seen.size > max) {
       limitExceeded = true;
@@ -392,7 +441,7 @@ export function parseProxyList(input: string | readonly unknown[], opts: ParseLi
       else if (!take(el, 0, el.length)) break;
     }
   }
-  return { proxies: seen.values(), invalid: invalidLines.count, invalidLines, duplicates, ignored, limitExceeded };
+  return { proxies: seen.values(), invalid: invalidLines.count, invalidLines, duplicates, ignored, limitExceeded, schemes };
 }
 
 /** What a non-string element of a JSON array is shown as: its JSON for a scalar, `[…]` / `{…}` for the rest. */

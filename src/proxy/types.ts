@@ -23,6 +23,15 @@ export interface ProxyAddress {
   /** Present only for authenticated proxies (percent-decoded). */
   username?: string;
   password?: string;
+  /**
+   * The proxy's own protocol, from its line's scheme (`socks5://...`,
+   * DECISIONS "Mixed lists"): it is checked as that whatever the request's
+   * `type`. Absent: the request's (or pool's) `type` decides. A parse given
+   * the request's type leaves it out when the scheme names that very type
+   * (parse.ts ParseListOptions.type), so "http://h:1" and "h:1" in an http
+   * check are one proxy. Part of the proxy's identity (dedupe.ts).
+   */
+  protocol?: ProxyType;
 }
 
 /** The three input shapes DECISIONS accepts; kept so `.txt` downloads echo the caller's form. */

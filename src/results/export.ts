@@ -38,9 +38,15 @@
  * before it existed) use `user:pass@host:port` when they carry credentials.
  * The file lists working proxies first, so the conversion stops reading at
  * the first failed record.
+ *
+ * With `scheme` (`?scheme=true`, DECISIONS "Mixed lists") each line carries
+ * the protocol the proxy worked as, `<protocol>://[user:pass@]host:port`
+ * (src/proxy/format.ts formatProxyUrl): the record's `type` (auto checks,
+ * mixed lists), else the check's `metadata.proxy_type`. A record whose
+ * protocol is not known either way keeps its plain line.
  */
-import { formatProxy } from '../proxy/format';
-import type { AddressFormat } from '../proxy/types';
+import { formatProxy, formatProxyUrl } from '../proxy/format';
+import { PROXY_TYPES, type AddressFormat, type ProxyType } from '../proxy/types';
 import type { ProxyRecord } from './record';
 import { DOCUMENT_END, headInfo, readResultParts, recordPrefix, recordsEnd, type Chunks, type ResultPart } from './result-json';
 
@@ -196,16 +202,25 @@ function rowCells(r: ProxyRecord): string[] {
 
 const FORMATS: readonly string[] = ['standard', 'url_auth', 'colon_auth'];
 
-/** The proxy of a record in its submitted form (no line end). */
-export function txtLine(r: ProxyRecord): string {
+/** The proxy of a record in its submitted form (no line end); with a protocol, `<protocol>://` and the URL form. */
+export function txtLine(r: ProxyRecord, protocol: ProxyType | null = null): string {
   const p = r.proxy;
   const hasCreds = p.username !== undefined;
+  const address = hasCreds ? { host: p.host, port: p.port, username: p.username, password: p.password ?? '' } : { host: p.host, port: p.port };
+  if (protocol !== null) return formatProxyUrl(address, protocol);
   const format: AddressFormat =
     p.format !== undefined && FORMATS.includes(p.format) ? p.format : hasCreds ? 'url_auth' : 'standard';
-  return formatProxy(
-    hasCreds ? { host: p.host, port: p.port, username: p.username, password: p.password ?? '' } : { host: p.host, port: p.port },
-    format,
-  );
+  return formatProxy(address, format);
+}
+
+/** `v` when it names a protocol (http, socks4, socks5), else null. */
+export function asProxyType(v: unknown): ProxyType | null {
+  return typeof v === 'string' && (PROXY_TYPES as readonly string[]).includes(v) ? (v as ProxyType) : null;
+}
+
+/** The protocol a record worked as: its `type`, else the check's type (`metadata.proxy_type`), else null. */
+export function recordProtocol(r: ProxyRecord, checkType: string | null): ProxyType | null {
+  return asProxyType(r.type) ?? asProxyType(checkType);
 }
 
 // ---- streaming converters ----------------------------------------------------
@@ -213,6 +228,8 @@ export function txtLine(r: ProxyRecord): string {
 export interface ExportOptions {
   /** Keep working proxies only (they come first, so reading stops at the first failed one). */
   onlyWorking?: boolean;
+  /** TXT: each line as `<protocol>://[user:pass@]host:port` (recordProtocol). */
+  scheme?: boolean;
 }
 
 async function* batched(pieces: AsyncIterable<string>): AsyncGenerator<string> {
@@ -259,11 +276,25 @@ export function toCsv(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<
   );
 }
 
-/** The TXT text of a result file (working proxies, submitted form), in batches. */
-export function toTxt(source: Chunks): AsyncGenerator<string> {
+/** The TXT text of a result file (working proxies, submitted form; with `scheme`, their protocol first), in batches. */
+export function toTxt(source: Chunks, opts: ExportOptions = {}): AsyncGenerator<string> {
+  if (opts.scheme !== true) {
+    return batched(
+      (async function* () {
+        for await (const r of workingRecords(readResultParts(source), true)) yield `${txtLine(r)}\n`;
+      })(),
+    );
+  }
   return batched(
     (async function* () {
-      for await (const r of workingRecords(readResultParts(source), true)) yield `${txtLine(r)}\n`;
+      let checkType: string | null = null;
+      for await (const part of readResultParts(source)) {
+        if (part.kind === 'head') checkType = headInfo(part.text).proxyType;
+        else if (part.kind === 'record') {
+          if (part.record.status !== 'working') return;
+          yield `${txtLine(part.record, recordProtocol(part.record, checkType))}\n`;
+        }
+      }
     })(),
   );
 }
@@ -304,7 +335,7 @@ export function convertResult(format: DownloadFormat, source: Chunks, opts: Expo
     case 'csv':
       return toCsv(source, opts);
     case 'txt':
-      return toTxt(source);
+      return toTxt(source, opts);
     case 'json':
       return toJson(source, opts);
   }

@@ -17,7 +17,12 @@
  * Auto jobs only (`type: "auto"`, src/probe/auto.ts), after `coordinates`:
  * `type` (the first of socks5, socks4, http that passed, null when none did)
  * and `protocols` (every protocol that passed the full judge check, in that
- * order; [] when none did). Records of other jobs have neither key.
+ * order; [] when none did). A proxy of an auto job whose line named its
+ * protocol (`socks5://...`, DECISIONS "Mixed lists") was checked as that
+ * one only: `protocols` is [it] when it works. Jobs of one type whose list
+ * named a protocol on some line (a mixed list) give every record `type`: the
+ * protocol it was checked as (its line's, else the job's), no `protocols`.
+ * Records of other jobs have neither key.
  *
  * Sampled jobs only (`samples` > 1, src/results/samples.ts), after those:
  * `samples` {count, succeeded, success_rate, exit_ips, unique_exit_ips,
@@ -68,7 +73,8 @@ export function buildProxyRecord(
   proxy: ProxyAddress & { format?: AddressFormat },
   probe: ProbeResult,
   geo: RecordGeo | null,
-  auto = false,
+  /** true: an auto job; a protocol: a job of that type over a mixed list (see above); false: neither. */
+  auto: boolean | ProxyType = false,
   samples: SamplesBlock | null = null,
 ): ProxyRecord {
   const hasAuth = proxy.username !== undefined || proxy.password !== undefined;
@@ -94,10 +100,12 @@ export function buildProxyRecord(
     asn: g?.asn ?? null,
     coordinates: g?.coordinates ? { lat: g.coordinates.lat, lon: g.coordinates.lon } : null,
   };
-  if (auto) {
-    const protocols = working && probe.protocols !== undefined ? [...probe.protocols] : [];
+  if (auto === true) {
+    const protocols = !working ? [] : probe.protocols !== undefined ? [...probe.protocols] : proxy.protocol !== undefined ? [proxy.protocol] : [];
     record.type = autoType(protocols);
     record.protocols = protocols;
+  } else if (auto !== false) {
+    record.type = proxy.protocol ?? auto;
   }
   if (samples !== null) record.samples = samples;
   if (working && probe.https !== undefined) record.https = probe.https;

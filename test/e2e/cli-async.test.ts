@@ -100,6 +100,9 @@ describe('check --async, status, wait, cancel', () => {
     const done = await cli(['status', 'cli-async-1']);
     expect(done.stdout).toContain('Job cli-async-1: completed');
     expect(done.stdout).toMatch(/checked\s+5 \/ 5/);
+    // one machine: its summary says where the probes came from, as check's does
+    expect(done.stdout).toContain('Checked 5 proxies [http, us1 (probed from this machine), timeout 2000ms]');
+    expect(w.stdout).toContain('Checked 5 proxies [http, us1 (probed from this machine), timeout 2000ms]');
     const json = await cli(['--json', 'status', 'cli-async-1']);
     expect(JSON.parse(json.stdout)).toMatchObject({ jobId: 'cli-async-1', status: 'completed', result: { summary: { total_working: 3 } } });
   }, 30_000);
@@ -150,9 +153,15 @@ describe(`a plain check of more than ${ASYNC_THRESHOLD} entries`, () => {
 
   test('Ctrl-C while following leaves the job running; wait takes it up again', async () => {
     const list = listFile('big2.txt', [...refusing(ASYNC_THRESHOLD, 91), ...holes(10, 83)]);
+    const accepted = () => t.logs.filter((l) => l.msg === 'request' && l.path === '/check' && l.status === 202).length;
+    const acceptedBefore = accepted();
     const child = spawnCli(['check', list, '--timeout', '5000', '--job-id', 'cli-ctrl-c']);
     const stderr = new Response(child.stderr).text();
     await until('the job to run', async () => (await job('cli-ctrl-c'))?.status === 'running', 15_000);
+    // the scan row says running before the 202 reaches the CLI: interrupted in between, the CLI
+    // rightly cannot tell that the job was accepted; wait for the answer to be sent, and a moment
+    await until('the 202 to be sent', async () => accepted() > acceptedBefore, 15_000);
+    await Bun.sleep(300);
     child.kill('SIGINT');
     expect(await child.exited).toBe(130);
     expect(await stderr).toContain('Job cli-ctrl-c goes on on the server');

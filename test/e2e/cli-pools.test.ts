@@ -2,7 +2,7 @@
  * `proxycheck pool ...` as a subprocess against the real service on
  * 127.0.0.1: create from a file, addresses and standard input, list, show,
  * add, remove, pause, resume, working (txt only on standard output, as a
- * cron job wants it; filters; csv; json), delete; --json; the exit codes of
+ * cron job wants it; filters; --scheme; csv; json), delete; --json; the exit codes of
  * bad command lines (2), no key (3) and a pool that is not the account's
  * (5), and the help text.
  */
@@ -20,7 +20,8 @@ let dir: string;
 let file: string;
 
 beforeAll(async () => {
-  t = await startTestService({ POOL_MIN_INTERVAL_S: '10', POOL_ROUNDS: 'false' /* verdicts seeded, none checked */ });
+  // a balance that covers the pools' schedule: no balance_runs_out warning under the reports
+  t = await startTestService({ POOL_MIN_INTERVAL_S: '10', POOL_ROUNDS: 'false' /* verdicts seeded, none checked */, BOOTSTRAP_CHECKS: '100000' });
   dir = mkdtempSync(join(tmpdir(), 'pc-cli-pools-'));
   file = join(dir, 'list.txt');
   writeFileSync(file, '# my proxies\n127.0.0.1:8001\nalice:s3cret@127.0.0.2:8002\n127.0.0.3:8003:bob:pw\nnot a proxy\n127.0.0.1:8001\n');
@@ -98,6 +99,9 @@ describe('a pool from the command line', () => {
     expect((await cli(['pool', 'working', id, '--country', 'de'])).stdout).toBe('127.0.0.1:8001\n');
     expect((await cli(['pool', 'working', id, '--limit', '2'])).stdout).toBe('127.0.0.1:8001\nalice:s3cret@127.0.0.2:8002\n');
     expect((await cli(['pool', 'working', id, '--type', 'socks5'])).stdout).toBe('');
+    // --scheme: each with its protocol, credentials in the URL form (what a scraper reads without being told)
+    expect(await cli(['pool', 'working', id, '--scheme'])).toEqual({ code: 0, stdout: 'http://127.0.0.1:8001\nhttp://alice:s3cret@127.0.0.2:8002\nhttp://127.0.0.4:8004\n', stderr: '' });
+    expect((await cli(['pool', 'working', id, '--scheme', '--limit', '1'])).stdout).toBe('http://127.0.0.1:8001\n');
     const csv = (await cli(['pool', 'working', id, '--format', 'csv'])).stdout.split('\r\n');
     expect(csv[0]).toBe(POOL_CSV_COLUMNS.join(','));
     expect(csv.slice(1, 4).map((l) => l.split(',').slice(0, 6).join(','))).toEqual([

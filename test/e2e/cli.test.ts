@@ -76,7 +76,7 @@ describe('check (not a TTY)', () => {
     expect(r.stderr).toMatch(/^Checking 4 entries from .*list\.txt on http:\/\/127\.0\.0\.1:\d+ \(job cli-[A-Za-z0-9_-]+\)$/m);
     expect(r.stderr).toMatch(/^progress 100\.0% {2}3\/3 checked {2}2 working {2}done in \d+:\d\d$/m);
     expect(r.stderr).not.toContain('\x1b[');
-    expect(r.stdout).toContain('Checked 3 proxies [http, us1 (Washington DC, USA), timeout 1000ms] in ');
+    expect(r.stdout).toContain('Checked 3 proxies [http, us1 (probed from this machine), timeout 1000ms] in ');
     expect(r.stdout).toContain('Working: 2 / 3 (66.7%)   skipped: 1 invalid');
     expect(r.stdout).toMatch(/^  elite +1  50\.0%$/m);
     expect(r.stdout).toMatch(/^  anonymous +1  50\.0%$/m);
@@ -171,7 +171,7 @@ describe('check (not a TTY)', () => {
     const after = JSON.parse((await cli(['--json', 'me'])).stdout).user.checks as number;
     expect(before - after).toBe(12); // the body carried samples: 4 proxies x 3
     const o = r.stdout;
-    expect(o).toContain('Checked 4 proxies [auto, us1 (Washington DC, USA), timeout 1000ms] in ');
+    expect(o).toContain('Checked 4 proxies [auto, us1 (probed from this machine), timeout 1000ms] in ');
     expect(o).toContain('Working: 2 / 4 (50.0%)');
     expect(o).toContain('Rotating: 1 / 2 working');
     expect(o).toMatch(/^ {2}Protocols +proxies +share$/m);

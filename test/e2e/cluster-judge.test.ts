@@ -55,7 +55,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('agents started before th
       expect(await a.waitForLog((l) => l.msg === 'ready', 1000)).toMatchObject({ exitIps: [] });
       await a.waitForLog((l) => String(l.msg).startsWith('judge calibration failed'), 1000);
     }
-    const api = await bed.spawn(store, { env: { ...cluster(), ...SECRETS, ROLE: 'api', PORT: String(port) } });
+    const api = await bed.spawn(store, { env: { ...cluster(), ...SECRETS, ROLE: 'api', PORT: String(port), JUDGE_TLS_PORT: '0' } });
     const exits = async () => {
       const h = (await call(`${api.url}/health`)).body as { agents?: { agent: string; exitIps: string[] }[] };
       return ['early-1', 'early-2'].map((id) => h.agents?.find((a) => a.agent === id)?.exitIps ?? []);

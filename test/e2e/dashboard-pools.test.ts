@@ -5,7 +5,8 @@
  * cards and proxies over verdicts written as the rounds will write them
  * (test/helpers/pool-seed.ts): status, uptime 24 h / 7 d, latency, last
  * change; the filters, sort and pages; the TXT / CSV / JSON downloads of
- * the listing (every page); pause, resume and delete (two clicks); a phone
+ * the listing (every page); the protocol column; the gateway's URLs; the
+ * warnings of a PATCH answer; pause, resume and delete (two clicks); a phone
  * width; no console error, every request to the service itself.
  *
  * Without /usr/bin/chromium the file registers one test that says so
@@ -52,7 +53,8 @@ if (!haveChromium()) {
     const cells = (i: number) => page.$$eval(`#pool-proxies tbody tr td:nth-child(${i})`, (tds) => tds.map((td) => td.textContent ?? ''));
 
     beforeAll(async () => {
-      t = await startTestService({ POOL_MIN_INTERVAL_S: '60', POOL_ROUNDS: 'false' /* verdicts seeded, none checked */ });
+      // a balance that covers the pools' schedules: a warning shows only where the test makes one
+      t = await startTestService({ POOL_MIN_INTERVAL_S: '60', POOL_ROUNDS: 'false' /* verdicts seeded, none checked */, GATEWAY_PORT: '0', BOOTSTRAP_CHECKS: '1000000' });
       browser = await launchChromium({ width: 1280, height: 900 });
       browser.ctx.setDefaultTimeout(8000);
       page = browser.ctx.pages()[0] ?? (await browser.ctx.newPage());
@@ -137,9 +139,11 @@ if (!haveChromium()) {
       await see(page.locator('#pool-cards .card').first().locator('dd')).toHaveText('51 of 58');
       await see(page.locator('#pool-cards')).toContainText('Failed5');
       await see(proxyRows()).toHaveCount(50);
-      const latency = (await cells(5)).map((s) => Number.parseInt(s, 10));
+      const latency = (await cells(6)).map((s) => Number.parseInt(s, 10));
       expect(latency).toEqual([...latency].sort((a, b) => a - b));
       expect(new Set(await cells(2))).toEqual(new Set(['working']));
+      // the protocol column: what each passed as
+      expect(new Set(await cells(3))).toEqual(new Set(['http']));
       await see(page.locator('#pp-count')).toHaveText('Proxies 1 to 50 (more on the next page)');
       await shot('pools');
       await page.click('#pp-next');
@@ -154,7 +158,7 @@ if (!haveChromium()) {
       await page.selectOption('#pf-sort', 'uptime');
       await drawn();
       await see(proxyRows()).toHaveCount(50);
-      const h24 = (await cells(3)).map((s) => Number.parseFloat(s));
+      const h24 = (await cells(4)).map((s) => Number.parseFloat(s));
       expect(h24).toEqual([...h24].sort((a, b) => b - a));
       expect(h24[0]).toBe(100);
       expect(h24.at(-1)).toBeLessThan(100);
@@ -163,7 +167,7 @@ if (!haveChromium()) {
       await drawn();
       await see(proxyRows()).toHaveCount(5);
       await see(proxyRows().first().locator('td.err')).toContainText('timeout');
-      expect(new Set(await cells(6))).toEqual(new Set(['12 h ago']));
+      expect(new Set(await cells(7))).toEqual(new Set(['12 h ago']));
       // country and anonymity filters
       await page.selectOption('#pf-status', 'working');
       await page.fill('#pf-country', 'de');
@@ -172,8 +176,8 @@ if (!haveChromium()) {
       await drawn();
       const rows = await proxyRows().count();
       expect(rows).toBeGreaterThan(0);
-      expect(new Set(await cells(7))).toEqual(new Set(['Germany']));
-      expect(new Set(await cells(8))).toEqual(new Set(['elite']));
+      expect(new Set(await cells(8))).toEqual(new Set(['Germany']));
+      expect(new Set(await cells(9))).toEqual(new Set(['elite']));
       expect(problems).toEqual([]);
     });
 
@@ -218,6 +222,35 @@ if (!haveChromium()) {
       await see(page.locator('#pool-events li')).toHaveCount(2);
       await see(page.locator('#pool-events li').first()).toContainText('Resumed');
       await shot('pool-live');
+      expect(problems).toEqual([]);
+    });
+
+    test("the pool's gateway URLs, as `proxycheck pool gateway` prints them", async () => {
+      const health = (await (await fetch(`${t.url}/health`)).json()) as { gateway: { host: string | null; port: number } };
+      await see(page.locator('#pool-gateway')).toBeVisible();
+      await page.click('#pool-gateway summary');
+      const host = health.gateway.host ?? '127.0.0.1';
+      await see(page.locator('#pool-gw-http')).toHaveText(`http://pool-${poolId}:${t.key}@${host}:${health.gateway.port}`);
+      await see(page.locator('#pool-gw-socks5')).toHaveText(`socks5://pool-${poolId}:${t.key}@${host}:${health.gateway.port}`);
+      await page.click('#pool-gateway summary');
+    });
+
+    test("a create or PATCH answer's warnings (balance_runs_out) show in a banner until the next change", async () => {
+      const warning = { code: 'balance_runs_out', message: 'These pools cost about 7,500 checks a day; the balance of 1,000 lasts about 3 hours.', hours_left: 3.2 };
+      // the answer as the service gives it when the schedule costs more than the balance
+      await page.route(`**/pools/${poolId}`, async (route) => {
+        if (route.request().method() !== 'PATCH') return route.fallback();
+        const res = await route.fetch();
+        await route.fulfill({ response: res, json: { ...((await res.json()) as object), warnings: [warning] } });
+      });
+      const row = page.locator(`#pools-table tr[data-pool="${poolId}"]`);
+      await row.locator('button[data-act="pause"]').click();
+      await see(page.locator('#pool-warnings')).toBeVisible();
+      await see(page.locator('#pool-warnings li')).toHaveText(warning.message);
+      await page.unroute(`**/pools/${poolId}`);
+      await row.locator('button[data-act="resume"]').click();
+      await see(row.locator('.badge')).toHaveText('Active');
+      await page.locator('#pool-warnings').waitFor({ state: 'hidden' });
       expect(problems).toEqual([]);
     });
 

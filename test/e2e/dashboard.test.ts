@@ -12,8 +12,9 @@
  * failure-reasons chart and the error column's messages, the banner for a
  * judge only this machine reaches, how to get a key on the sign-in page, dark
  * mode, basic accessibility (labels, focus ring, skip link, keyboard
- * sign-out), and a reload mid-check that reattaches to the running
- * (asynchronous) check. Every
+ * sign-out), the latest result shown again after a new sign-in, the error
+ * column on a 1366 px screen, the form's count of valid unique proxies, and
+ * a reload mid-check that reattaches to the running (asynchronous) check. Every
  * request the page makes must go to the service itself (no CDN).
  *
  * Without /usr/bin/chromium the file registers one test that says so and
@@ -150,7 +151,7 @@ if (!haveChromium()) {
       ].join('\n');
       totalChecked = 3 + BLACK_HOLES + 1;
       await page.fill('#proxies', list);
-      await see(page.locator('#proxies-count')).toHaveText(`${totalChecked + 2} proxies`);
+      await see(page.locator('#proxies-count')).toHaveText(`${totalChecked} proxies (1 invalid, 1 duplicate skipped)`);
       await page.selectOption('#region', 'de1');
       await page.fill('#timeout', '1000');
       await page.click('#cu-add');
@@ -240,6 +241,22 @@ if (!haveChromium()) {
       await see(page.locator('#r-table tbody')).toHaveText('No proxy matches these filters.');
       await page.fill('#f-text', '');
       await see(rowsOf(page)).toHaveCount(totalChecked);
+    });
+
+    test("the Error column fits a laptop's 1366 px screen: its messages wrap, nothing to scroll sideways", async () => {
+      await page.setViewportSize({ width: 1366, height: 768 });
+      try {
+        await page.waitForTimeout(200);
+        const fit = await page.evaluate(() => {
+          const wrap = document.querySelector('#r-table').closest('.table-wrap');
+          const cell = document.querySelector('#r-table tbody td.err');
+          return { scroll: wrap.scrollWidth - wrap.clientWidth, cellRight: cell.getBoundingClientRect().right, wrapRight: wrap.getBoundingClientRect().right };
+        });
+        expect(fit.scroll).toBeLessThanOrEqual(0);
+        expect(fit.cellRight).toBeLessThanOrEqual(fit.wrapRight);
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
     });
 
     test('downloads: CSV, TXT and JSON from the same signed link', async () => {
@@ -528,6 +545,19 @@ if (!haveChromium()) {
       expect(stored).toEqual([null, null]);
       expect(foreign).toEqual([]);
       expect(problems).toEqual([]);
+    });
+
+    test('signed in again, the Results tab shows the latest check of the history (not "No results yet")', async () => {
+      await page.fill('#key', t.key);
+      await page.click('#signin-submit');
+      await page.locator('#check-h').waitFor();
+      await page.click('a[data-route="results"]');
+      await see(page.locator('#results-body')).toBeVisible();
+      expect(await page.locator('#results-empty').isHidden()).toBe(true);
+      expect(await rowsOf(page).count()).toBeGreaterThan(0);
+      expect(problems).toEqual([]);
+      await page.click('#signout'); // signed out again, as the next test starts
+      await page.locator('#signin-h').waitFor();
     });
 
     test('a check the balance cannot cover shows the 402 message and leaves the form usable', async () => {

@@ -77,7 +77,7 @@ describe('result downloads', () => {
       `127.0.0.1:${elite.port}`,
       `127.0.0.1:${auth.port}:alice:s3:cret@`, // colon form (password after the 3rd colon)
       `HTTP://alice:s3%3Acret%40@127.0.0.1:${auth.port}/`, // url form, same proxy: a duplicate
-      `socks5://alice:s3%3Acret%40@localhost:${auth.port}`, // url form on a host name
+      `https://alice:s3%3Acret%40@localhost:${auth.port}`, // url form on a host name (https:// names http, the check's type)
       `127.0.0.1:${refused}`,
     ];
     const r = await call(`${t.url}/check`, {

@@ -24,6 +24,8 @@ import { startInterceptingHttpProxy, type InterceptingProxy } from '../fixtures/
 import { injectScript, startTamperingProxy } from '../fixtures/tampering-proxy';
 import { startTestService, type TestService } from '../helpers/service';
 import { checkedCall as call, checkedFetch } from '../helpers/openapi-check';
+import { sampleValue } from '../helpers/prometheus';
+import { METRIC_NAMES } from '../../src/metrics/service-metrics';
 
 let t: TestService;
 let dataDir: string;
@@ -97,6 +99,31 @@ describe('https detection', () => {
     expect(rows.find((row) => row.startsWith(`127.0.0.1,${http.port},`))!.endsWith(',true')).toBe(true);
     expect(rows.find((row) => row.startsWith(`127.0.0.1,${noConnect.port},`))!.endsWith(',false')).toBe(true);
   }, 30_000);
+
+  test('TLS resumption in the service: the https checks of a job resume, both sides count it in /metrics', async () => {
+    const proxies = await Promise.all(Array.from({ length: 6 }, () => startHttpProxy()));
+    try {
+      const handshakes = async () => {
+        const text = await (await fetch(`${t.adminUrl}/metrics`)).text();
+        const v = (side: string, kind: string) => sampleValue(text, METRIC_NAMES.tlsHandshakes, { side, kind }) ?? 0;
+        return { client: { full: v('client', 'full'), resumed: v('client', 'resumed') }, judge: { full: v('judge', 'full'), resumed: v('judge', 'resumed') } };
+      };
+      const before = await handshakes();
+      const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: proxies.map(addr), type: 'http', timeout: 2000 } });
+      expect(r.body.summary).toMatchObject({ total_working: 6, https: 6 });
+      // the lanes report with their results: the counts are in by the time the check answered
+      const after = await handshakes();
+      const client = { full: after.client.full - before.client.full, resumed: after.client.resumed - before.client.resumed };
+      const judge = { full: after.judge.full - before.judge.full, resumed: after.judge.resumed - before.judge.resumed };
+      expect(client.full + client.resumed).toBe(6);
+      // a thread resumes the start check's session or its own: at most one full handshake per probe thread
+      expect(client.full).toBeLessThanOrEqual(1);
+      expect(judge.resumed).toBeGreaterThanOrEqual(client.resumed);
+      expect(judge.full + judge.resumed).toBeGreaterThanOrEqual(6);
+    } finally {
+      await Promise.all(proxies.map((p) => p.close()));
+    }
+  });
 
   test('POST /check (socks5): the SOCKS tunnel to the TLS judge gives https true', async () => {
     const r = await call(`${t.url}/check`, { method: 'POST', headers: bearer(), json: { proxies: [addr(socks)], type: 'socks5', timeout: 2000 } });

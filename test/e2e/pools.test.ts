@@ -98,7 +98,9 @@ describe('the life of a pool', () => {
       sources: [{ url: `${lists}/empty.txt`, every_s: 900 }],
       submitted: { added: 3, removed: 0, total_invalid: 1, total_duplicates: 2 },
     });
-    const { submitted: _, ...created } = r.body;
+    // 3 proxies every 30 s cost 8 640 checks a day: warned when the account has fewer
+    expect(r.body.warnings.map((w: { code: string }) => w.code)).toEqual(before < 8640 ? ['balance_runs_out'] : []);
+    const { submitted: _, warnings: _w, ...created } = r.body;
     // its source is fetched at once (an empty list: nothing added); the rest is as created
     const pool = await fetched(id);
     expect(pool.sources).toEqual([
@@ -425,5 +427,70 @@ describe('the request rate', () => {
     expect(r.body.error).toBe('Too many requests');
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(r.headers.get('ratelimit-remaining')).toBe('0');
+  });
+});
+
+describe('a pool that costs more a day than the account has (DECISIONS "Mixed lists")', () => {
+  test('POST and PATCH say balance_runs_out with hours_left; a paused pool or a longer interval does not', async () => {
+    // the other account has 10 checks; 5 proxies every 60 s cost 7 200 a day
+    const made = await post({ name: 'too dear', proxies: ['127.0.0.1:1', '127.0.0.1:2', '127.0.0.1:3', '127.0.0.1:4', '127.0.0.1:5'], interval_s: 60 }, other());
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.warnings).toEqual([{ code: 'balance_runs_out', hours_left: 0, message: expect.stringContaining('up to 7,200 checks a day, and the account has 10 left') }]);
+    expect(made.body.warnings[0].message).toContain('They run out within the hour');
+    const id = String(made.body.id);
+    const paused = await patch(id, { state: 'paused' }, other());
+    expect(paused.body.warnings).toEqual([]);
+    const cheap = await patch(id, { state: 'active', interval_s: 86_400 }, other());
+    expect(cheap.body.warnings).toEqual([]); // 5 a day
+    const more = await patch(id, { interval_s: 3600 }, other()); // 120 a day against 10
+    // at most 10 checks left (a round may have spent some): at most 10 x 24 / 120 = 2 hours
+    expect(more.body.warnings).toEqual([{ code: 'balance_runs_out', hours_left: expect.any(Number), message: expect.stringContaining('up to 120 checks a day') }]);
+    expect(more.body.warnings[0].hours_left).toBeLessThanOrEqual(2);
+    expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
+  });
+  test('addresses whose scheme names another protocol than the pool type: schemes_ignored (none for an auto pool)', async () => {
+    const http = await post({ name: 'mixed http', proxies: ['socks5://127.0.0.1:9', 'http://127.0.0.1:10', '127.0.0.1:11'], interval_s: 86_400 }, other());
+    expect(http.status, http.text).toBe(201);
+    expect(http.body.warnings).toContainEqual({ code: 'schemes_ignored', message: expect.stringContaining('(socks5://): a pool checks every proxy as its type, http') });
+    const added = await patch(String(http.body.id), { add: ['socks4://127.0.0.1:12'] }, other());
+    expect(added.body.warnings.map((w: { code: string }) => w.code)).toContain('schemes_ignored');
+    const auto = await post({ name: 'mixed auto', type: 'auto', proxies: ['socks5://127.0.0.1:9', 'http://127.0.0.1:10'], interval_s: 86_400 }, other());
+    expect(auto.body.warnings.map((w: { code: string }) => w.code)).not.toContain('schemes_ignored');
+    for (const id of [http.body.id, auto.body.id]) expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
+  });
+});
+
+describe('the cron one-liner (DECISIONS "Mixed lists"): txt and csv without limit are every match', () => {
+  let s: TestService;
+  beforeAll(async () => {
+    s = await startTestService({ RATE_LIMIT_PER_S: '100000', POOL_ROUNDS: 'false' });
+  }, 60_000);
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  test('150 of 150 in txt and csv; json still pages (100, next_cursor); limit still one page', async () => {
+    const t = s; // this block's service (the file's has a pool cap of 50)
+    const key = () => ({ 'x-api-key': s.key });
+    const get = (path: string) => call(`${s.url}${path}`, { headers: key() });
+    const proxies = Array.from({ length: 150 }, (_, i) => `127.0.${Math.floor(i / 200)}.${(i % 200) + 1}:${8000 + i}`);
+    const made = await call(`${s.url}/pools`, { method: 'POST', headers: key(), json: { name: 'cron', proxies, interval_s: 86_400 } });
+    expect(made.status, made.text).toBe(201);
+    const id = String(made.body.id);
+    const txt = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=txt`, { headers: key() });
+    expect(txt.headers.get('x-next-cursor')).toBeNull();
+    expect((await txt.text()).split('\n').filter(Boolean).sort()).toEqual([...proxies].sort());
+    const csv = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=csv`, { headers: key() });
+    expect((await csv.text()).split('\r\n').filter(Boolean).length).toBe(151);
+    const json = await get(`/pools/${id}/proxies?status=all`);
+    expect(json.body.proxies.length).toBe(100);
+    expect(json.body.next_cursor).not.toBeNull();
+    const page = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=txt&limit=100`, { headers: key() });
+    expect((await page.text()).split('\n').filter(Boolean).length).toBe(100);
+    expect(page.headers.get('x-next-cursor')).not.toBeNull();
+    // scheme=true: the pool's type before each line
+    const schemed = await checkedFetch(`${t.url}/pools/${id}/proxies?status=all&format=txt&scheme=true&limit=2`, { headers: key() });
+    expect((await schemed.text()).split('\n').filter(Boolean).every((l) => l.startsWith('http://127.0.0.'))).toBe(true);
+    expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: key() })).status).toBe(204);
   });
 });

@@ -129,13 +129,22 @@ describe("README's quick start against `npm start`", () => {
     url = `http://127.0.0.1:${readyLine.port}`;
     key = /pc_[A-Za-z0-9]+/.exec(serverOut)?.[0] ?? '';
 
-    const elite = await startHttpProxy();
     const anonymous = await startHttpProxy({ addHeaders: () => [['Via', '1.1 fake']] });
     const socks = await startSocksProxy();
-    fakes.push(elite, anonymous, socks);
+    fakes.push(anonymous, socks);
     const refused = await refusedPort();
-    // the shape of the README's list: 2 anonymous, 1 elite, a SOCKS server asked for http, a closed port, a duplicate, an invalid line
-    list = [elite, anonymous].map((s) => `127.0.0.1:${s.port}`).concat(`user:secret@127.0.0.1:${anonymous.port}`, `127.0.0.1:${socks.port}`, `127.0.0.1:${refused}`, `127.0.0.1:${elite.port}`, 'not-a-proxy').join('\n');
+    // the shape of the README's list, a mixed one (issue 34): an HTTP proxy adding Via (2 anonymous, one
+    // with credentials), a SOCKS server written socks5:// (elite, found with no flag) and the same asked
+    // for http without it, a closed port, a duplicate (socks5h:// names socks5 too), an invalid line
+    list = [
+      `127.0.0.1:${anonymous.port}`,
+      `user:secret@127.0.0.1:${anonymous.port}`,
+      `socks5://127.0.0.1:${socks.port}`,
+      `127.0.0.1:${socks.port}`,
+      `127.0.0.1:${refused}`,
+      `socks5h://127.0.0.1:${socks.port}`,
+      'not-a-proxy',
+    ].join('\n');
     writeFileSync(join(dir, 'proxies.txt'), `${list}\n`);
   }, 60_000);
 
@@ -173,6 +182,9 @@ describe("README's quick start against `npm start`", () => {
     const logged = serverOut.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const line of shown.trim().split('\n')) {
       const want = JSON.parse(line) as Record<string, unknown>;
+      // the judge's warning: the README's run listened on every address of a machine with no
+      // public one; this one listens on loopback only, where the judge's reach is no news
+      if (want.level === 'warn' && 'judgeReachable' in want) continue;
       const got = logged.find((l) => readmeShape(String(l.msg)) === readmeShape(String(want.msg)));
       expect(got === undefined ? `no log line like: ${String(want.msg)}` : '').toBe('');
       // every field the README shows is there (the service may log more), but

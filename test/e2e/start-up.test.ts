@@ -72,7 +72,8 @@ describe('processes', () => {
       ['ADMIN_PORT', adminPort],
       ['JUDGE_TLS_PORT', String(tlsPort)],
     ] as const) {
-      const env = serviceEnv(await bed.store(), { [setting]: port });
+      // PORT's own judge TLS port would be PORT + 443, an ephemeral port another process may hold: a free one
+      const env = serviceEnv(await bed.store(), { JUDGE_TLS_PORT: '0', [setting]: port });
       const second = await run([], env);
       expect(second.code, setting).toBe(1);
       const lines = second.stderr.split('\n').filter((l) => l.startsWith('start failed:'));

@@ -123,6 +123,21 @@ export class OpenApiResponseChecker {
     return (result.errors ?? []).map((e) => `${where}: ${e.instancePath || '(body)'} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
   }
 
+  /**
+   * Everything wrong with a webhook delivery's body (`{type, timestamp,
+   * data}`) against the document's OpenAPI 3.1 `webhooks` entry of its type;
+   * empty when it matches.
+   */
+  webhookProblems(body: unknown): string[] {
+    const type = (body as { type?: unknown })?.type;
+    const hooks = (this.api.definition as { webhooks?: Record<string, { post?: { requestBody?: { content?: Record<string, { schema?: unknown }> } } }> }).webhooks;
+    const schema = typeof type === 'string' ? hooks?.[type]?.post?.requestBody?.content?.['application/json']?.schema : undefined;
+    if (schema === undefined) return [`webhook ${String(type)}: no such event in the document's webhooks`];
+    const validate = this.api.validator.getAjv(ValidationContext.RequestBody).compile(schema as object);
+    validate(body);
+    return (validate.errors ?? []).map((e) => `webhook ${type}: ${e.instancePath || '(body)'} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
+  }
+
   private componentSchema(name: string): unknown {
     const schema = (this.api.definition.components?.schemas as Record<string, unknown> | undefined)?.[name];
     if (schema === undefined) throw new Error(`components.schemas.${name} is missing from the OpenAPI document`);

@@ -4,10 +4,13 @@
  *   DATABASE_URL, or an embedded DATA_DIR nobody holds);
  * - through a running server's admin HTTP API when a live process holds the
  *   data-dir lock (embedded mode), including a server still starting up;
- * - bad input -> one line on stderr and a non-zero exit.
+ * - bad input -> one line on stderr and a non-zero exit;
+ * - no database where it looks (a DATA_DIR without one, the default ./data
+ *   of another directory, a DATABASE_URL that does not answer or holds none
+ *   of the service's tables): exit 1 naming what it looked at, nothing created.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Elysia } from 'elysia';
@@ -15,7 +18,7 @@ import { findAccountByEmail } from '../../src/accounts/accounts';
 import { acquireDataDirLock, readLiveLock } from '../../src/admin/lock';
 import { adminRoutes } from '../../src/admin/routes';
 import { readOrCreateSecret } from '../../src/secrets';
-import { freshDatabase, seedPgliteDataDir, type TestDatabase } from '../helpers/db';
+import { createServerDatabase, freshDatabase, seedPgliteDataDir, testDatabaseUrl, type TestDatabase } from '../helpers/db';
 
 const REPO = join(import.meta.dir, '../..');
 const root = mkdtempSync(join(tmpdir(), 'admin-cli-test-'));
@@ -37,8 +40,8 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
-async function cli(args: string[], env: Record<string, string>) {
-  const p = Bun.spawn([process.execPath, 'src/admin/cli.ts', ...args], { cwd: REPO, env, stdout: 'pipe', stderr: 'pipe' });
+async function cli(args: string[], env: Record<string, string>, cwd = REPO) {
+  const p = Bun.spawn([process.execPath, join(REPO, 'src/admin/cli.ts'), ...args], { cwd, env, stdout: 'pipe', stderr: 'pipe' });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { code, stdout, stderr };
 }
@@ -239,5 +242,55 @@ describe('admin CLI with ADMIN_URL (any API node of a cluster)', () => {
     const gone = await cli(['show', '--email', 'via-url@example.test'], urlEnv({ ADMIN_URL: 'http://127.0.0.1:1' }));
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('the server at http://127.0.0.1:1 did not answer');
+  }, 30_000);
+});
+
+describe('admin CLI never creates a database', () => {
+  test('a DATA_DIR without one: exit 1 naming it, nothing made there', async () => {
+    const missing = join(root, 'no-such-data');
+    const r = await cli(['list-accounts'], { ...baseEnv(), DATA_DIR: missing });
+    expect([r.code, r.stdout]).toEqual([1, '']);
+    expect(r.stderr).toStartWith(`admin: no database in DATA_DIR ${missing}; the admin command never creates one.`);
+    expect(r.stderr).toContain('DATA_DIR=/path/to/the/server/data npm run admin -- ...');
+    expect(r.stderr).toContain('DATABASE_URL');
+    expect(r.stderr).toContain('ADMIN_URL with ADMIN_TOKEN');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(missing)).toBe(false);
+    // an existing but empty data dir: the same, and it stays empty
+    const empty = join(root, 'empty-data');
+    mkdirSync(empty);
+    const e = await cli(['create-account', '--email', 'nobody@example.test'], { ...baseEnv(), DATA_DIR: empty });
+    expect(e.code).toBe(1);
+    expect(e.stderr).toContain(`no database in DATA_DIR ${empty};`);
+    expect(readdirSync(empty)).toEqual([]);
+  }, 30_000);
+
+  test('no DATA_DIR, run in another directory: names the default ./data there, makes none', async () => {
+    const elsewhere = mkdtempSync(join(root, 'cwd-'));
+    const r = await cli(['list-accounts'], baseEnv(), elsewhere);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`no database in DATA_DIR ${join(elsewhere, 'data')} (DATA_DIR is not set: the default ./data of the directory this runs in)`);
+    expect(readdirSync(elsewhere)).toEqual([]);
+  }, 30_000);
+
+  test('a DATABASE_URL nobody answers: exit 1 naming it without its password', async () => {
+    const r = await cli(['list-accounts'], { ...baseEnv(), DATABASE_URL: 'postgres://pc:secret@127.0.0.1:1/pc' });
+    expect([r.code, r.stdout]).toEqual([1, '']);
+    expect(r.stderr).toStartWith('admin: cannot reach the PostgreSQL database DATABASE_URL=postgres://pc:***@127.0.0.1:1/pc: ');
+    expect(r.stderr).not.toContain('secret');
+    expect(r.stderr).toContain("Set DATABASE_URL to the server's own value");
+  }, 30_000);
+
+  test.skipIf(testDatabaseUrl() === undefined)('a DATABASE_URL without the service\'s tables: exit 1, no table created', async () => {
+    const empty = await createServerDatabase(testDatabaseUrl()!, 'admin_empty');
+    try {
+      const r = await cli(['list-accounts'], { ...baseEnv(), DATABASE_URL: empty.url });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("holds none of the service's tables; the admin command never creates them");
+      const again = await cli(['list-accounts'], { ...baseEnv(), DATABASE_URL: empty.url });
+      expect(again.stderr).toContain("holds none of the service's tables");
+    } finally {
+      await empty.drop();
+    }
   }, 30_000);
 });

@@ -538,4 +538,36 @@ describe('JobActor: failures that explain themselves', () => {
     expect(doc.metadata).toEqual(res.metadata);
     expect(Object.keys(doc)).toEqual(['summary', 'metadata', 'proxies', 'invalid_lines']);
   });
+
+  test('a mixed list (DECISIONS "Mixed lists"): each proxy probed and its custom URLs fetched through its own protocol; every record says its type', async () => {
+    const l = ledger();
+    const seen: [string, string, number[]][] = [];
+    const p = workers((shard) => {
+      seen.push([shard.kind, shard.settings.type, shard.tasks.map((t) => t.index)]);
+      return 'answer';
+    });
+    const d = deps(l.port, p, 64);
+    const list = parseProxyList(['socks5://10.2.0.1:1080', '10.2.0.2:8080', 'socks4://10.2.0.3:1080', 'http://10.2.0.4:3128', 'socks5h://10.2.0.1:1080'], { type: 'http' });
+    expect(list.duplicates).toBe(1);
+    const req = request(0, { proxies: list.proxies, customUrls: [{ url: 'http://a.example/', requiredStatusCodes: [200], caseSensitive: false }] });
+    const res = await new JobActor('job-mixed', 'acc', req, d).run();
+    expect(res.metadata.total_checked).toBe(4);
+    // one grant: its shard split by settings, each task once, with its own protocol
+    const probes = seen.filter(([k]) => k === 'probe');
+    expect(probes.flatMap(([, type, tasks]) => tasks.map((t) => [t, type])).sort()).toEqual([[0, 'socks5'], [1, 'http'], [2, 'socks4'], [3, 'http']]);
+    const urls = seen.filter(([k]) => k === 'custom_url');
+    expect(urls.flatMap(([, type, tasks]) => tasks.map((t) => [t, type])).sort()).toEqual([[0, 'socks5'], [1, 'http'], [2, 'socks4'], [3, 'http']]);
+    const doc = (await Bun.file(join(dir, 'results', res.result_url!.split('/').pop()!)).json()) as any;
+    expect(doc.proxies.map((r: any) => [r.proxy.host, r.type]).sort()).toEqual([['10.2.0.1', 'socks5'], ['10.2.0.2', 'http'], ['10.2.0.3', 'socks4'], ['10.2.0.4', 'http']]);
+    expect(doc.proxies.every((r: any) => !('protocols' in r))).toBe(true);
+  });
+
+  test('a list without schemes: one shard per grant, records without type (as the contract)', async () => {
+    const seen: string[] = [];
+    const d = deps(ledger().port, workers((shard) => (seen.push(shard.settings.type), 'answer')), 64);
+    const res = await new JobActor('job-plain', 'acc', request(10), d).run();
+    expect(seen).toEqual(['http']);
+    const doc = (await Bun.file(join(dir, 'results', res.result_url!.split('/').pop()!)).json()) as any;
+    expect(doc.proxies.every((r: any) => !('type' in r))).toBe(true);
+  });
 });

@@ -11,7 +11,8 @@ import { runProbe } from '../../src/probe/probe';
 import { runAutoProbe } from '../../src/probe/auto';
 import { withHttps } from '../../src/probe/https-check';
 import { withoutHttpsCheck } from '../../src/probe/settings';
-import { startJudgeServer, type JudgeServer } from '../../src/judge/server';
+import { judgeTlsHandshakes, startJudgeServer, type JudgeServer } from '../../src/judge/server';
+import { clearSessions, takeHandshakes } from '../../src/probe/net/tls-sessions';
 import { parseJudgeUrl } from '../../src/judge/calibrate';
 import { fingerprintOfDer, pemCertificateDer } from '../../src/probe/codec/cert-pin';
 import { startHttpProxy, startSocksProxy } from '../fixtures/fake-proxies';
@@ -66,6 +67,17 @@ describe('working proxies get https', () => {
     const r = await probe(servers.http!.port, 'http');
     expect(r).toMatchObject({ status: 'working', error: null, https: true, statusCode: 200 });
     expect(r.anonymity).not.toBeNull();
+  });
+
+  test('resumption: a second https check through the same proxy resumes, and both sides count it (full, then resumed)', async () => {
+    clearSessions();
+    takeHandshakes();
+    const judgeBefore = { ...judgeTlsHandshakes };
+    expect(await probe(servers.http!.port, 'http')).toMatchObject({ status: 'working', https: true });
+    expect(await probe(servers.http!.port, 'http')).toMatchObject({ status: 'working', https: true });
+    expect(takeHandshakes()).toEqual({ full: 1, resumed: 1 });
+    expect(takeHandshakes()).toEqual({ full: 0, resumed: 0 }); // taken
+    expect({ full: judgeTlsHandshakes.full - judgeBefore.full, resumed: judgeTlsHandshakes.resumed - judgeBefore.resumed }).toEqual({ full: 1, resumed: 1 });
   });
 
   test('an http proxy that refuses CONNECT: still working, https false', async () => {

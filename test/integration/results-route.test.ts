@@ -15,7 +15,7 @@ import type { StoredResult } from '../../src/results/store';
 import { fakeAppDeps } from '../helpers/app-deps';
 
 const secret = 'route-secret-0123456789abcdef';
-const DOC = '{"summary":{},"metadata":{},"proxies":[\n{"proxy":{"host":"192.0.2.9","port":8080,"hasAuth":false,"format":"standard"},"status":"working","responseTime":"1.00 ms"}\n]}\n';
+const DOC = '{"summary":{},"metadata":{"proxy_type":"http"},"proxies":[\n{"proxy":{"host":"192.0.2.9","port":8080,"hasAuth":false,"format":"standard"},"status":"working","responseTime":"1.00 ms"},\n{"proxy":{"host":"192.0.2.9","port":1080,"hasAuth":false,"format":"standard"},"status":"working","responseTime":"1.00 ms","type":"socks5"}\n]}\n';
 const stored = newResultId();
 const opened: string[] = [];
 
@@ -73,7 +73,25 @@ describe('GET /result/<id>.<ext>', () => {
   test('.csv and .txt are converted from the stored stream', async () => {
     const csv = await (await get(link(stored, 'csv'))).text();
     expect(csv.split('\r\n')[1]!.startsWith('192.0.2.9,8080,false,,,working,,1,')).toBe(true);
-    expect(await (await get(link(stored, 'txt'))).text()).toBe('192.0.2.9:8080\n');
+    expect(await (await get(link(stored, 'txt'))).text()).toBe('192.0.2.9:8080\n192.0.2.9:1080\n');
+  });
+
+  test('.txt?scheme=true: each line <protocol>://host:port (the record type, else the check type); false as without', async () => {
+    expect(await (await get(`${link(stored, 'txt')}&scheme=true`)).text()).toBe('http://192.0.2.9:8080\nsocks5://192.0.2.9:1080\n');
+    expect(await (await get(`${link(stored, 'txt')}&scheme=false`)).text()).toBe('192.0.2.9:8080\n192.0.2.9:1080\n');
+  });
+
+  test('a bad scheme is a 400 naming it (after the token: a bad link is still 403)', async () => {
+    for (const bad of ['yes', '1', '', 'TRUE']) {
+      const res = await get(`${link(stored, 'txt')}&scheme=${bad}`);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: 'Invalid request', message: 'scheme: expected true or false' });
+    }
+    const twice = await get(`${link(stored, 'txt')}&scheme=true&scheme=true`);
+    expect(twice.status).toBe(400);
+    const bad = new URL(`${link(stored, 'txt')}&scheme=yes`);
+    bad.searchParams.set('token', '0'.repeat(64));
+    expect((await get(bad.toString())).status).toBe(403);
   });
 
   test('an empty secret is refused when the routes are built', () => {

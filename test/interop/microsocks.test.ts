@@ -8,6 +8,7 @@
  * it come from the same address our probe reports.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { SOCKS_ANSWER_MESSAGES } from '../../src/probe/codec/socks-answer';
 import {
   findBinary,
   missingPackages,
@@ -98,8 +99,10 @@ if (missing.length > 0) {
       expect(verdictOf(await probeThrough('socks4', open, judge, undefined, 1_000))).toEqual(failed('bad_response'));
     });
 
-    test('http probe to the SOCKS port -> failed bad_response, never working', async () => {
-      expect(verdictOf(await probeThrough('http', open, judge, undefined, 1_000))).toEqual(failed('bad_response'));
+    test('http probe to the SOCKS port -> failed bad_response, never working; the message says it answered like SOCKS5', async () => {
+      const r = await probeThrough('http', open, judge, undefined, 1_000);
+      expect(verdictOf(r)).toEqual(failed('bad_response'));
+      expect(r.error?.message).toBe(SOCKS_ANSWER_MESSAGES.socks5);
     });
 
     const cases: [string, 'socks4' | 'socks5', () => RunningDaemon, 'http' | 'https', Creds | undefined, boolean][] = [

@@ -1,6 +1,6 @@
 /** Tests for src/cli/api-client.ts (pure parts): HTTP answers and network failures -> CliError with the right exit code and message. */
 import { describe, expect, test } from 'bun:test';
-import { httpError, networkError } from '../../src/cli/api-client';
+import { httpError, networkError, WHERE_HINT } from '../../src/cli/api-client';
 import { CliError, EXIT } from '../../src/cli/exit-codes';
 
 describe('httpError', () => {
@@ -39,9 +39,13 @@ describe('httpError', () => {
 describe('networkError', () => {
   test('refused, not found, timeout, other; CliErrors pass through', () => {
     expect(networkError(Object.assign(new Error('Unable to connect'), { code: 'ConnectionRefused' }), 'http://h:1', 'GET /me').message).toBe(
-      'Cannot reach http://h:1 (GET /me): connection refused (is the service running?)',
+      `Cannot reach http://h:1 (GET /me): connection refused (is the service running?). ${WHERE_HINT}`,
     );
-    expect(networkError(Object.assign(new Error('x'), { code: 'ENOTFOUND' }), 'http://h', 'GET /me').message).toContain('host not found');
+    // the service on another port or host: how to name it
+    expect(WHERE_HINT).toContain('--url http://HOST:PORT');
+    expect(WHERE_HINT).toContain('PROXYCHECK_URL');
+    expect(networkError(Object.assign(new Error('x'), { code: 'ENOTFOUND' }), 'http://h', 'GET /me').message).toContain(`host not found. ${WHERE_HINT}`);
+    expect(networkError(new Error('boom'), 'http://h', 'x').message).not.toContain(WHERE_HINT);
     const t = networkError(new DOMException('timed out', 'TimeoutError'), 'http://h', 'GET /me');
     expect(t.code).toBe('cli_timeout');
     expect(t.exitCode).toBe(EXIT.NETWORK);

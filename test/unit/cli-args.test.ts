@@ -35,6 +35,7 @@ describe('parseCommandLine', () => {
       format: 'csv',
       onlyWorking: true,
       simple: false,
+      scheme: false,
       jobId: 'my_job-1',
       async: false,
     });
@@ -65,7 +66,7 @@ describe('parseCommandLine', () => {
   });
 
   test('check from stdin with defaults', () => {
-    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', sources: ['-'], customUrls: [], format: 'json', onlyWorking: false, simple: false, async: false });
+    expect(parseCommandLine(['check', '-']).command).toEqual({ name: 'check', sources: ['-'], customUrls: [], format: 'json', onlyWorking: false, simple: false, scheme: false, async: false });
   });
 
   test("ClearProxy's habits: several inputs (files, -, inline addresses), --simple, set-key KEY", () => {
@@ -75,6 +76,13 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine(['check', 'l', '--simple', '--out', 'w.json']).command).toMatchObject({ simple: true, format: 'txt', out: 'w.json' });
     expect(parseCommandLine(['check', 'l', '--simple', '--format', 'txt', '--out', 'w.txt']).command).toMatchObject({ format: 'txt', out: 'w.txt' });
     expect(parseCommandLine(['--json', 'check', 'l', '--simple', '--out', 'w.txt']).command).toMatchObject({ simple: true, out: 'w.txt' });
+    // --scheme: the txt form only (--simple, --format txt, an --out .txt), wait too
+    expect(parseCommandLine(['check', 'l', '--simple', '--scheme']).command).toMatchObject({ simple: true, scheme: true, format: 'txt' });
+    expect(parseCommandLine(['check', 'l', '--out', 'w.txt', '--scheme']).command).toMatchObject({ scheme: true, format: 'txt' });
+    expect(parseCommandLine(['wait', 'job-1', '--out', '-', '--format', 'txt', '--scheme']).command).toMatchObject({ scheme: true });
+    expect(() => parseCommandLine(['check', 'l', '--scheme'])).toThrow('--scheme writes the protocol into text lines: use it with --simple or --format txt, not json');
+    expect(() => parseCommandLine(['check', 'l', '--out', 'a.csv', '--scheme'])).toThrow('not csv');
+    expect(() => parseCommandLine(['me', '--scheme'])).toThrow('--scheme is an option of "check" and "pool", not of "me"');
     expect(usage(['check', 'l', '--simple', '--format', 'csv', '--out', 'x']).message).toBe('--simple writes the working proxies as text, one per line; --format csv says otherwise');
     expect(usage(['--json', 'check', 'l', '--simple']).message).toMatch(/give --simple an --out FILE/);
     expect(usage(['me', '--simple']).message).toMatch(/--simple is an option of "check"/);
@@ -94,7 +102,7 @@ describe('parseCommandLine', () => {
     expect(usage(['check', 'l', '--async', '--out', 'r.json']).message).toMatch(/proxycheck wait <jobId> --out FILE/);
     expect(parseCommandLine(['status', 'job-1']).command).toEqual({ name: 'status', jobId: 'job-1' });
     expect(parseCommandLine(['cancel', 'job-1']).command).toEqual({ name: 'cancel', jobId: 'job-1' });
-    expect(parseCommandLine(['wait', 'job-1', '--out', 'r.csv', '--only-working']).command).toEqual({ name: 'wait', jobId: 'job-1', out: 'r.csv', format: 'csv', onlyWorking: true });
+    expect(parseCommandLine(['wait', 'job-1', '--out', 'r.csv', '--only-working']).command).toEqual({ name: 'wait', jobId: 'job-1', out: 'r.csv', format: 'csv', onlyWorking: true, scheme: false });
     expect(usage(['status']).message).toBe('status needs one job id (got 0)');
     expect(usage(['wait', 'a-1', 'b-2']).message).toBe('wait needs one job id (got 2)');
     expect(usage(['cancel', 'no!']).message).toMatch(/^the job id must be /);

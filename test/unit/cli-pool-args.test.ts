@@ -52,6 +52,7 @@ describe('pool actions', () => {
       format: 'csv',
       limit: 50,
     });
+    expect(cmd('pool', 'working', ID, '--scheme')).toEqual({ name: 'pool', action: 'working', id: ID, format: 'txt', scheme: true });
   });
 
   test('every option belongs to at least one action; every action is parsed', () => {
@@ -95,6 +96,8 @@ describe('usage errors (exit 2)', () => {
     [['pool', 'create', 'x', 'a', '--region', ' '], '--region is empty'],
     [['pool', 'working', ID, '--anonymity', 'high'], '--anonymity must be one of elite, anonymous, transparent'],
     [['pool', 'working', ID, '--limit', '0'], '--limit must be 1..1000000000'],
+    [['pool', 'working', ID, '--format', 'csv', '--scheme'], '--scheme writes the protocol into text lines (txt), not csv'],
+    [['pool', 'show', ID, '--scheme'], '--scheme is an option of "pool working", not of "pool show"'],
     [['pool', 'show', ID, '--country', 'DE'], '--country is an option of "pool working" and "pool gateway", not of "pool show"'],
     [['pool', 'working', ID, '--region', 'us1'], '--region is an option of "pool create", not of "pool working"'],
     [['pool', 'list', '--out', 'x.txt'], '--out is an option of "check", not of "pool"'],

@@ -1,6 +1,6 @@
 /** `proxycheck pool watch` lines (src/cli/pool-events-render.ts): one per event kind, the proxy without its password, the working count last. */
 import { describe, expect, test } from 'bun:test';
-import { proxyText, renderPoolEvent } from '../../src/cli/pool-events-render';
+import { proxyText, renderPoolEvent, RoundFold } from '../../src/cli/pool-events-render';
 import { pausedEvent, proxyEvent, resumedEvent, roundCompletedEvent } from '../../src/pools/events';
 
 const AT = Date.UTC(2026, 10, 26, 12, 0, 5, 250);
@@ -30,5 +30,29 @@ describe('renderPoolEvent', () => {
     const line = renderPoolEvent(proxyEvent('poolaaaaaa1', 'proxy.up', AT, { host: '10.0.0.1', port: 1, username: 'u', password: 'hunter2' }, COUNTS, {}));
     expect(line).not.toContain('hunter2');
     expect(proxyText({ host: '2001:db8::1', port: 1080, hasAuth: false })).toBe('[2001:db8::1]:1080');
+  });
+});
+
+describe('RoundFold (pool watch)', () => {
+  const one = (at: number, working: number) => roundCompletedEvent('poolaaaaaa1', at, COUNTS, { checked: 1, working, failed: 1 - working, not_tried: 0, charged: 1 });
+
+  test('one-proxy rounds are held and told as one line; another event flushes them first', () => {
+    const f = new RoundFold();
+    expect(f.add(one(AT, 1))).toEqual([]);
+    expect(f.add(one(AT + 1000, 1))).toEqual([]);
+    expect(f.add(one(AT + 2000, 0))).toEqual([]);
+    const up = proxyEvent('poolaaaaaa1', 'proxy.up', AT + 3000, { host: '10.0.0.1', port: 8080 }, COUNTS, { responseTimeMs: 5 });
+    const lines = f.add(up).map(norm);
+    expect(lines).toEqual(['2026-11-26 12:00:07 rounds 3 rounds of one proxy: 3 checked: 2 working, 1 failed, 3 charged working 2/3', '2026-11-26 12:00:08 up 10.0.0.1:8080 5.00 ms working 2/3']);
+    expect(f.flush()).toBeNull();
+  });
+
+  test('a bigger round prints at once; a single held round prints as itself on flush', () => {
+    const f = new RoundFold();
+    const big = roundCompletedEvent('poolaaaaaa1', AT, COUNTS, { checked: 3, working: 2, failed: 1, not_tried: 0, charged: 3 });
+    expect(f.add(big)).toEqual([renderPoolEvent(big)]);
+    expect(f.add(one(AT, 1))).toEqual([]);
+    expect(f.flush()).toBe(renderPoolEvent(one(AT, 1)));
+    expect(f.flush()).toBeNull();
   });
 });

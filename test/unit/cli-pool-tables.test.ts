@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import type { PoolChangedBody, PoolObject } from '../../src/cli/api-client';
 import { poolObjectFixture } from '../helpers/pool-object';
-import { dueText, renderAdded, renderCreated, renderPool, renderPools, stateText } from '../../src/cli/pool-tables';
+import { dueText, renderAdded, renderCreated, renderPool, renderPoolWarnings, renderPools, stateText, withWarnings } from '../../src/cli/pool-tables';
 
 const NOW = Date.UTC(2026, 10, 22, 10);
 const pool: PoolObject = poolObjectFixture(NOW);
@@ -52,5 +52,16 @@ describe('pool renderings', () => {
     );
     expect(renderAdded(changed({ added: 1 }), 'add')).toBe('Added 1 proxy to pool k3v9q2m7x1c8b5n4z6w0; it holds 1,200 proxies now.');
     expect(renderAdded(changed({ removed: 3, total_duplicates: 2 }), 'remove')).toBe('Removed 3 proxies from pool k3v9q2m7x1c8b5n4z6w0 (skipped: 2 duplicates); it holds 1,200 proxies now.');
+  });
+});
+
+describe('the warnings of a create / PATCH answer', () => {
+  test('balance_runs_out: its message; without one the code and the hours left; none: nothing added', () => {
+    const message = 'The pools cost about 7,500 checks a day; the balance of 1,000 lasts about 3 hours.';
+    expect(renderPoolWarnings([{ code: 'balance_runs_out', message, hours_left: 3.2 }])).toBe(`Warning: ${message}`);
+    expect(renderPoolWarnings([{ code: 'balance_runs_out', hours_left: 26 }])).toBe('Warning: balance_runs_out (the balance lasts about 1d 2h more)');
+    expect(renderPoolWarnings(undefined)).toBe('');
+    expect(withWarnings('Resumed pool x.', {})).toBe('Resumed pool x.');
+    expect(withWarnings('Resumed pool x.', { warnings: [{ code: 'balance_runs_out', message: 'm' }] })).toBe('Resumed pool x.\nWarning: m');
   });
 });

@@ -95,6 +95,8 @@ describe('renderSummary', () => {
     const plain = renderSummary(response, { color: false });
     expect(plain).not.toContain('Rotating');
     expect(plain).not.toContain('Protocols');
+    // one machine: the region is a name, its probes come from this machine
+    expect(renderSummary(response, { color: false, oneMachine: true }).split('\n')[0]).toBe('Checked 1,000 proxies [http, us1 (probed from this machine), timeout 2000ms] in 3.21s');
     // rotating 0 is still said (a sampled check where nothing rotates)
     expect(renderSummary({ ...response, summary: { ...response.summary, rotating: 0 } }, { color: false })).toContain('Rotating: 0 / 600 working');
   });
@@ -196,12 +198,28 @@ describe('regions and health', () => {
       '  us1    Washington DC, USA         16  default',
       '  test1  TEST - DO NOT USE           6  not for checks',
     ]);
+    const one = renderRegions({ regions: [{ code: 'us1', name: 'Washington DC, USA', endpoints: 16 }], default: 'us1' }, true);
+    expect(one).toContain('\n\nThis service runs on one machine: every region probes from this machine, whatever its name');
   });
 
   test('health and uptime', () => {
-    expect(renderHealth({ status: 'ok', version: '0.1.0', uptime: 3725, regions: 19, database: 'ok' }, 'http://h')).toBe(
-      ['service   http://h', 'status    ok', 'version   0.1.0', 'uptime    1h 2m', 'database  ok', 'regions   19'].join('\n'),
+    expect(renderHealth({ status: 'ok', version: '0.1.0', uptime: 3725, regions: 19, database: 'ok', judge_reachable: 'this machine only', gateway: { host: null, port: 47002 } }, 'http://h:3000')).toBe(
+      [
+        'service   http://h:3000',
+        'status    ok',
+        'version   0.1.0',
+        'uptime    1h 2m',
+        'database  ok',
+        'regions   19, all probed from this machine',
+        'judge     reachable from this machine only',
+        "gateway   h:47002 (`proxycheck pool gateway <id>` prints a pool's proxy URLs)",
+      ].join('\n'),
     );
+    const cluster = renderHealth({ status: 'ok', regions: 19, agents: [{}, {}], gateway: { host: '10.0.0.5', port: 8000 } }, 'http://h');
+    expect(cluster).toContain('regions   19, 2 live region agents');
+    expect(cluster).toContain('judge     at the address its operator set');
+    expect(cluster).toContain('gateway   10.0.0.5:8000');
+    expect(renderHealth({ status: 'ok' }, 'http://h')).toContain('gateway   off (the operator turns it on with GATEWAY_PORT)');
     expect(fmtUptime(9)).toBe('9s');
     expect(fmtUptime(125)).toBe('2m 5s');
     expect(fmtUptime(90000)).toBe('1d 1h');

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { ConfigError, parseConfig, reachableHost, TUNING, type Config } from '../../src/config';
+import { ConfigError, listenScope, parseConfig, reachableHost, TUNING, type Config } from '../../src/config';
 import { SETTING_NAMES, SETTINGS } from '../../src/settings-catalogue';
 
 const CWD = '/srv/app';
@@ -69,6 +69,7 @@ describe('defaults', () => {
         socketDriver: 'native',
         poolRounds: true,
         poolFlushS: 10,
+        adaptiveLimit: true,
       },
       judge: {
         url: undefined,
@@ -76,7 +77,7 @@ describe('defaults', () => {
         tls: true,
         tlsUrl: undefined,
         tlsFingerprint: undefined,
-        tlsPort: 0,
+        tlsPort: 3443, // PORT + 443
         checkerIps: [],
         calibrationIntervalMs: 300_000,
       },
@@ -349,6 +350,24 @@ describe('the TLS judge', () => {
     }
   });
 
+  test('JUDGE_TLS_PORT unset: PORT + 443, stable from one start to the next (3443 by default); PORT 0: a free port', () => {
+    expect(parseConfig({}, CWD).judge.tlsPort).toBe(3443);
+    expect(parseConfig({ PORT: '8080' }, CWD).judge.tlsPort).toBe(8523);
+    expect(parseConfig({ PORT: '0' }, CWD).judge.tlsPort).toBe(0);
+    expect(parseConfig({ PORT: '65092' }, CWD).judge.tlsPort).toBe(65535);
+    expect(parseConfig({ PORT: '65093' }, CWD).judge.tlsPort).toBe(64650);
+    expect(parseConfig({ PORT: '65093', JUDGE_TLS_PORT: '4443' }, CWD).judge.tlsPort).toBe(4443);
+  });
+
+  test('listenScope: who reaches a listener bound to HOST, for the ready line', () => {
+    expect(listenScope('0.0.0.0')).toBe('all interfaces');
+    expect(listenScope('::')).toBe('all interfaces');
+    expect(listenScope('127.0.0.1')).toBe('this machine only');
+    expect(listenScope('[::1]')).toBe('this machine only');
+    expect(listenScope('localhost')).toBe('this machine only');
+    expect(listenScope('192.0.2.7')).toBe('192.0.2.7 only');
+  });
+
   test('JUDGE_TLS_URL must be https; the fingerprint must be 32 bytes of hex', () => {
     expect(errorOf({ JUDGE_TLS_URL: 'http://j.example/', JUDGE_TLS_FINGERPRINT: FP }).message).toContain('JUDGE_TLS_URL must use https:');
     for (const bad of ['ab'.repeat(31), 'zz'.repeat(32), `${FP}00`, 'AB:CD']) {
@@ -358,6 +377,7 @@ describe('the TLS judge', () => {
 
   test('JUDGE_TLS_PORT 0..65535 (0: a free port); the https check on by default, JUDGE_TLS=false turns the default off', () => {
     expect(parseConfig({ JUDGE_TLS_PORT: '8443' }, CWD).judge.tlsPort).toBe(8443);
+    expect(parseConfig({ JUDGE_TLS_PORT: '0', PORT: '3000' }, CWD).judge.tlsPort).toBe(0);
     expect(errorOf({ JUDGE_TLS_PORT: '70000' }).message).toContain('JUDGE_TLS_PORT');
     expect(parseConfig({}, CWD).judge.tls).toBe(true);
     expect(parseConfig({ JUDGE_TLS: 'false' }, CWD).judge.tls).toBe(false);

@@ -131,6 +131,17 @@ describe('the dependency rule on small trees', () => {
   }, 30_000);
 });
 
+describe('the browser code and the address parser', () => {
+  test('the dashboard may import src/proxy, which may import no node module', async () => {
+    const dir = tree({
+      'src/web/client/count.ts': "import { parse } from '../../proxy/parse';\nexport const n = parse('x');\n",
+      'src/proxy/parse.ts': "import { createHash } from 'node:crypto';\nexport const parse = (s: string) => createHash('sha1').update(s).digest('hex').length;\n",
+    });
+    const r = await cruise(dir, ['src']);
+    expect(lines(r)).toEqual(['browser-shared-no-node: src/proxy/parse.ts → crypto']);
+  }, 30_000);
+});
+
 describe('the dependency rule on this repository', () => {
   // Fails until the jobs refactor removes src/jobs' imports of src/http
   // (actor.ts, service.ts: CheckRequest, AuthenticatedAccount, ChecksPort/AppDeps, ApiError).

@@ -25,6 +25,7 @@ import {
   toCsv,
   toJson,
   toTxt,
+  convertResult,
   txtLine,
 } from '../../src/results/export';
 import type { ProxyRecord } from '../../src/results/record';
@@ -302,6 +303,25 @@ describe('converters', () => {
     // records after the first failed one are not read: a corrupt line there does not matter
     const tail = `${fileText(records).replace(/\n\]\}\n$/, '')},\n{corrupt\n]}\n`;
     expect(await join(toTxt([tail]))).toBe('198.51.100.1:8080:u:p\n198.51.100.1:3128\n');
+  });
+
+  test('toTxt with scheme (DECISIONS "Mixed lists"): <protocol>:// from the record type, else the check type; URL form', async () => {
+    const mixed = [
+      working({ type: 'socks5' }, { hasAuth: true, username: 'u', password: 'p:w', format: 'colon_auth' }),
+      working({ type: 'http' }, { port: 3128 }),
+      working({}, { port: 3129 }),
+      { ...failed(9), type: 'socks4' as const },
+    ];
+    const withType = fileText(mixed).replace('"metadata":{"job_id":"j"}', '"metadata":{"job_id":"j","proxy_type":"socks4"}');
+    expect(await join(toTxt([withType], { scheme: true }))).toBe('socks5://u:p%3Aw@198.51.100.1:8080\nhttp://198.51.100.1:3128\nsocks4://198.51.100.1:3129\n');
+    // no check type in the head: a record without its own keeps its plain line
+    expect(await join(toTxt([fileText(mixed)], { scheme: true }))).toBe('socks5://u:p%3Aw@198.51.100.1:8080\nhttp://198.51.100.1:3128\n198.51.100.1:3129\n');
+    // an auto check's head type names no protocol: each record's own
+    const auto = fileText(mixed.slice(0, 2)).replace('"metadata":{"job_id":"j"}', '"metadata":{"job_id":"j","proxy_type":"auto"}');
+    expect(await join(toTxt([auto], { scheme: true }))).toBe('socks5://u:p%3Aw@198.51.100.1:8080\nhttp://198.51.100.1:3128\n');
+    // without scheme: as ever
+    expect(await join(toTxt([withType]))).toBe('198.51.100.1:8080:u:p:w\n198.51.100.1:3128\n198.51.100.1:3129\n');
+    expect(await join(convertResult('txt', [withType], { scheme: true }))).toContain('socks5://');
   });
 
   test('toJson: identical document; onlyWorking keeps head and tail', async () => {

@@ -37,6 +37,8 @@ import {
   tooManyLargeBodies,
   tooManyPoolProxies,
   tooManyPools,
+  tooManyWebhooks,
+  webhookNotFound,
   tooManyProxies,
   tooManyRequests,
   unsupportedMediaType,
@@ -103,6 +105,8 @@ describe('ApiError', () => {
       tooManyProxies: () => tooManyProxies(1),
       tooManyPoolProxies: () => tooManyPoolProxies(1, 'pool'),
       tooManyPools: () => tooManyPools(1),
+      tooManyWebhooks: () => tooManyWebhooks(10),
+      webhookNotFound: () => webhookNotFound(),
       payloadTooLarge: () => payloadTooLarge(1),
       tooManyCustomUrls: () => tooManyCustomUrls(1),
       unsupportedMediaType: () => unsupportedMediaType('application/json'),
@@ -328,6 +332,8 @@ describe('413 / 415 / 429', () => {
     });
     expectError(tooManyPools(20), 429, { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 });
     expect(tooManyPools(20).headers).toEqual({});
+    expectError(tooManyWebhooks(10), 429, { error: 'Too many requests', message: 'At most 10 webhooks per account; delete one to add another', limit: 10 });
+    expectError(webhookNotFound(), 404, { error: 'Not found', message: 'No webhook with this id in this account' });
   });
 
   test('Too many proxies, Payload too large, Too many custom URLs: each with max', () => {

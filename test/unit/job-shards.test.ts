@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import type { CustomUrlRule, ProbeSettings } from '../../src/probe/types';
-import { probeShard, probeShardOf, probeTarget, urlShards } from '../../src/jobs/shards';
+import { probeShard, probeShardOf, probeTarget, splitBySettings, urlShards } from '../../src/jobs/shards';
 
 const settings = { type: 'http' } as ProbeSettings;
 const proxies = Array.from({ length: 20 }, (_, i) => ({ host: `10.0.0.${i}`, port: 8000 + i, ...(i % 5 === 0 ? { username: 'u', password: 'p' } : {}) }));
@@ -28,6 +28,21 @@ describe('shards', () => {
     const again = probeShardOf(proxies, [59, 0, 13], settings, 3);
     expect(again.tasks.map((t) => [t.index, t.proxy.port])).toEqual([[59, 8019], [0, 8000], [13, 8004]]);
     expect(again.tasks[1]!.proxy).toEqual({ host: '10.0.0.0', port: 8000, username: 'u', password: 'p' });
+  });
+
+  test('splitBySettings: one shard per settings object, every task once, in the order first met', () => {
+    const socks5 = { type: 'socks5' } as ProbeSettings;
+    const socks4 = { type: 'socks4' } as ProbeSettings;
+    const shard = probeShard(proxies, 0, 10, settings);
+    expect(splitBySettings(shard, () => settings)).toEqual([shard]);
+    expect(splitBySettings(shard, () => settings)[0]).toBe(shard);
+    const parts = splitBySettings(shard, (t) => (t % 3 === 0 ? socks5 : t % 3 === 1 ? settings : socks4));
+    expect(parts.map((p) => p.settings)).toEqual([socks5, settings, socks4]);
+    expect(parts.map((p) => p.tasks.map((t) => t.index))).toEqual([[0, 3, 6, 9], [1, 4, 7], [2, 5, 8]]);
+    const all = splitBySettings(shard, () => socks5);
+    expect(all.length).toBe(1);
+    expect(all[0]!.settings).toBe(socks5);
+    expect(all[0]!.tasks).toEqual(shard.tasks);
   });
 
   test('urlShards: every pair exactly once across any split of the grants, one rule per shard', () => {

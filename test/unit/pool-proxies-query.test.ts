@@ -63,7 +63,24 @@ describe('proxies query', () => {
   });
 
   test('target: a name (whether the pool has it is the route\'s 400)', () => {
-    expect(v('target=shop-example&format=txt')).toEqual({ ...DEFAULT_PROXIES_QUERY, target: 'shop-example', format: 'txt' });
+    expect(v('target=shop-example')).toEqual({ ...DEFAULT_PROXIES_QUERY, target: 'shop-example' });
+    expect(v('target=a-b&format=txt&scheme=true')).toMatchObject({ target: 'a-b', format: 'txt', scheme: true, all: true });
+  });
+
+  test('txt and csv without limit list every match, in pages of 10 000; json keeps its pages (DECISIONS "Mixed lists")', () => {
+    expect(v('format=txt')).toMatchObject({ all: true, limit: 10000 });
+    expect(v('format=csv&status=all')).toMatchObject({ all: true, limit: 10000 });
+    expect(v('format=txt&limit=5')).toMatchObject({ limit: 5 });
+    expect('all' in v('format=txt&limit=5')).toBe(false);
+    expect('all' in v('format=json')).toBe(false);
+    expect(v('').limit).toBe(100);
+  });
+
+  test('scheme: true or false, else 400 naming it', () => {
+    expect(v('format=txt&scheme=true').scheme).toBe(true);
+    expect(v('format=txt&scheme=false').scheme).toBe(false);
+    for (const bad of ['1', 'yes', '', 'True']) expect(message(`format=txt&scheme=${bad}`)).toBe('scheme: expected true or false');
+    expect(message('scheme=true&scheme=false')).toBe('scheme: expected a single value, given 2 times');
   });
 
   test('type: the contract body of a bad proxy type', () => {
@@ -76,8 +93,8 @@ describe('proxies query', () => {
   });
 
   test('property: any query string gives a valid query or a 400, nothing else', () => {
-    const names = fc.constantFrom('status', 'country', 'anonymity', 'type', 'https', 'max_latency_ms', 'min_uptime', 'sort', 'limit', 'cursor', 'format', 'x');
-    const values = fc.oneof(fc.string(), fc.constantFrom('all', 'DE', 'elite', 'http', 'true', '100', '0.5', 'checked', 'csv'), fc.constantFrom(...PROXY_SORTS).map((s) => encodeCursor({ sort: s, key: s === 'checked' ? '2026-01-01T00:00:00.000000' : '5', id: 3 })));
+    const names = fc.constantFrom('status', 'country', 'anonymity', 'type', 'https', 'max_latency_ms', 'min_uptime', 'sort', 'limit', 'cursor', 'format', 'scheme', 'x');
+    const values = fc.oneof(fc.string(), fc.constantFrom('all', 'DE', 'elite', 'http', 'true', 'false', '100', '0.5', 'checked', 'csv', 'txt'), fc.constantFrom(...PROXY_SORTS).map((s) => encodeCursor({ sort: s, key: s === 'checked' ? '2026-01-01T00:00:00.000000' : '5', id: 3 })));
     fc.assert(
       fc.property(fc.array(fc.tuple(names, values), { maxLength: 8 }), (pairs) => {
         const qs = new URLSearchParams(pairs);
@@ -88,6 +105,10 @@ describe('proxies query', () => {
           if (q.cursor !== null) expect(q.cursor.sort).toBe(q.sort);
           if (q.minUptime !== null) expect(q.minUptime >= 0 && q.minUptime <= 1).toBe(true);
           if (q.country !== null) expect(q.country).toMatch(/^[A-Z]{2}$/);
+          // txt and csv without limit: every match (pages of 10 000); json never
+          if (q.all === true) expect([q.format !== 'json', q.limit, qs.has('limit')]).toEqual([true, 10000, false]);
+          if (q.format !== 'json' && !qs.has('limit')) expect(q.all).toBe(true);
+          if (q.scheme !== undefined) expect(qs.get('scheme')).toBe(String(q.scheme));
         } catch (e) {
           if (!(e instanceof ApiError) || e.status !== 400) throw e;
         }

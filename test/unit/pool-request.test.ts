@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
-import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
+import { schemesWarnings, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 
 const OPTS: PoolRequestOptions = {
@@ -127,7 +127,7 @@ describe('targets (customUrls names)', () => {
     expect(msg(() => create([{ url: 'https://a.example/', name: 'a' }, { url: 'https://b.example/', name: 'a' }]))).toEqual(bad('customUrls[1].name: "a" given twice'));
   });
   test('PATCH customUrls replaces the list ([] removes every target); each rule checked as in POST', () => {
-    expect(validatePoolPatch({ customUrls: [] }, OPTS)).toEqual({ customUrls: [] });
+    expect(validatePoolPatch({ customUrls: [] }, OPTS)).toEqual({ customUrls: [], schemes: { http: 0, socks4: 0, socks5: 0 } });
     expect(validatePoolPatch({ customUrls: [{ url: 'https://a.example/', name: 'shop', requiredText: 'ok' }] }, OPTS).customUrls).toEqual([
       { name: 'shop', url: 'https://a.example/', requiredStatusCodes: [200], requiredText: 'ok', caseSensitive: false },
     ]);
@@ -145,6 +145,7 @@ describe('PATCH /pools/{id}', () => {
       timeoutMs: 3000,
       https: false,
       state: 'paused',
+      schemes: { http: 0, socks4: 0, socks5: 0 },
     });
     const p = validatePoolPatch({ add: ['1.1.1.1:1', 'junk', '1.1.1.1:1'], remove: ['2.2.2.2:2', 'junk'] }, OPTS);
     expect(p.add).toMatchObject({ totalInvalid: 1, totalDuplicates: 1 });
@@ -187,5 +188,27 @@ describe('fuzzing', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('schemes in a pool\'s lists (DECISIONS "Mixed lists"; a pool keeps no protocol per proxy)', () => {
+  test('read and dropped: the same address under two schemes is one pool proxy; the schemes named are counted', () => {
+    const c = validatePoolCreate({ name: 'x', proxies: ['socks5://1.1.1.1:1', 'http://1.1.1.1:1', '2.2.2.2:2'], text: 'socks4://3.3.3.3:3\nsocks5h://1.1.1.1:1\n' }, OPTS);
+    expect(c.proxies.map((p) => [p.host, 'protocol' in p])).toEqual([['1.1.1.1', false], ['2.2.2.2', false], ['3.3.3.3', false]]);
+    expect(c.totalDuplicates).toBe(2);
+    expect(c.schemes).toEqual({ http: 1, socks4: 1, socks5: 2 });
+    expect(validatePoolPatch({ add: ['socks5://1.1.1.1:1'] }, OPTS).schemes).toEqual({ http: 0, socks4: 0, socks5: 1 });
+  });
+
+  test('schemesWarnings: those naming another protocol than the pool type; none for auto or for the pool\'s own', () => {
+    expect(schemesWarnings({ http: 3, socks4: 1, socks5: 2 }, 'http')).toEqual([
+      {
+        code: 'schemes_ignored',
+        message: "3 addresses name another protocol than this pool's type by their scheme (socks4://, socks5://): a pool checks every proxy as its type, http. For a list that mixes protocols, create the pool with type auto.",
+      },
+    ]);
+    expect(schemesWarnings({ http: 0, socks4: 0, socks5: 1 }, 'socks4')[0]!.message).toStartWith('1 address names another protocol than this pool\'s type by its scheme (socks5://)');
+    expect(schemesWarnings({ http: 3, socks4: 1, socks5: 2 }, 'auto')).toEqual([]);
+    expect(schemesWarnings({ http: 4, socks4: 0, socks5: 0 }, 'http')).toEqual([]);
   });
 });

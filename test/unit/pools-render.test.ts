@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { parseProxyLine } from '../../src/proxy/parse';
-import { POOL_CSV_COLUMNS, poolCsvHeader, poolCsvRow, txtLine } from '../../src/pools/render';
+import { POOL_CSV_COLUMNS, poolCsvHeader, poolCsvRow, rowProtocol, txtLine } from '../../src/pools/render';
 import type { PoolProxyObject } from '../../src/pools/shape';
 
 describe('txt', () => {
@@ -29,6 +29,21 @@ describe('txt', () => {
         },
       ),
     );
+  });
+});
+
+describe('txt with scheme=true (DECISIONS "Mixed lists")', () => {
+  test('<protocol>://[user:pass@]host:port, credentials in the URL form whatever the submitted one', () => {
+    expect(txtLine({ host: '1.2.3.4', port: 1080, username: '', password: '', format: 'standard' }, 'socks5')).toBe('socks5://1.2.3.4:1080\n');
+    expect(txtLine({ host: '::1', port: 80, username: 'u', password: 'p:q', format: 'colon_auth' }, 'http')).toBe('http://u:p%3Aq@[::1]:80\n');
+    expect(parseProxyLine('socks4://u:p%3Aq@[::1]:80')).toMatchObject({ host: '::1', port: 80, username: 'u', password: 'p:q', protocol: 'socks4' });
+  });
+
+  test('rowProtocol: the pool type, or (auto) what the last passing check found; null when not known', () => {
+    expect(rowProtocol({ type: null }, 'socks4')).toBe('socks4');
+    expect(rowProtocol({ type: 'http' }, 'socks5')).toBe('socks5');
+    expect(rowProtocol({ type: 'socks5' }, 'auto')).toBe('socks5');
+    expect(rowProtocol({ type: null }, 'auto')).toBeNull();
   });
 });
 

@@ -27,6 +27,17 @@ describe('identity', () => {
     expect(proxyKey(a)).not.toBe(proxyKey(b));
     expect(sameProxy(a, b)).toBe(false);
   });
+  test('a proxy\'s own protocol is part of it (DECISIONS "Mixed lists")', () => {
+    const a: ProxyAddress = { host: 'h', port: 1 };
+    const s5: ProxyAddress = { ...a, protocol: 'socks5' };
+    expect(sameProxy(a, s5)).toBe(false);
+    expect(sameProxy(s5, { ...a, protocol: 'socks4' })).toBe(false);
+    expect(sameProxy(s5, { ...s5 })).toBe(true);
+    expect(proxyKey(s5)).toBe('socks5/h 1');
+    expect(proxyKey(a)).toBe('h 1');
+    expect(proxyHash(s5)).toBe(proxyHash({ ...s5 }));
+    expect(proxyHash(s5)).not.toBe(proxyHash(a));
+  });
 });
 
 const proxyArb: fc.Arbitrary<ProxyAddress> = fc.record(
@@ -35,6 +46,7 @@ const proxyArb: fc.Arbitrary<ProxyAddress> = fc.record(
     port: fc.integer({ min: 1, max: 3 }),
     username: fc.constantFrom('u', 'v', 'uv'),
     password: fc.constantFrom('', 'p', 'vp'),
+    protocol: fc.constantFrom('http' as const, 'socks5' as const),
   },
   { requiredKeys: ['host', 'port'] },
 );

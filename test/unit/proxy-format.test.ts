@@ -1,7 +1,7 @@
 /** Tests for src/proxy/format.ts: output forms and parse(format(x)) == x. */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { colonRepresentable, formatHost, formatProxy } from '../../src/proxy/format';
+import { colonRepresentable, formatHost, formatProxy, formatProxyUrl } from '../../src/proxy/format';
 import { canonicalIPv6 } from '../../src/proxy/host';
 import { parseProxyLine } from '../../src/proxy/parse';
 import type { AddressFormat, ProxyAddress } from '../../src/proxy/types';
@@ -90,6 +90,19 @@ describe('parse(format(x)) == x', () => {
       fc.property(proxyArb, fc.constantFrom('http://', 'SOCKS5h://'), (p, scheme) => {
         const back = parseProxyLine(`${scheme}${formatProxy(p, 'url_auth')}/`);
         expect(identity(back as ProxyAddress)).toEqual(identity(p));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('formatProxyUrl: <protocol>://[user:pass@]host:port reads back to the proxy with that protocol as its own', () => {
+    expect(formatProxyUrl({ host: '1.2.3.4', port: 1080 }, 'socks5')).toBe('socks5://1.2.3.4:1080');
+    expect(formatProxyUrl({ host: '::1', port: 80, username: 'u@x', password: 'p:w' }, 'http')).toBe('http://u%40x:p%3Aw@[::1]:80');
+    fc.assert(
+      fc.property(proxyArb, fc.constantFrom('http' as const, 'socks4' as const, 'socks5' as const), (p, protocol) => {
+        const back = parseProxyLine(formatProxyUrl(p, protocol));
+        expect(identity(back as ProxyAddress)).toEqual(identity(p));
+        expect(back?.protocol).toBe(protocol);
       }),
       { numRuns: 500 },
     );

@@ -6,7 +6,7 @@ import { formatProxy } from '../../src/proxy/format';
 import { canonicalIPv6 } from '../../src/proxy/host';
 import { INVALID_REASONS } from '../../src/proxy/invalid-lines';
 import { isIgnorableLine, parseProxyLine, parseProxyList, type ParsedProxy } from '../../src/proxy/parse';
-import type { ProxyAddress } from '../../src/proxy/types';
+import type { ProxyAddress, ProxyType } from '../../src/proxy/types';
 
 type Expect = Omit<ParsedProxy, 'raw'>;
 const std = (host: string, port: number): Expect => ({ host, port, format: 'standard' });
@@ -24,6 +24,8 @@ const colon = (host: string, port: number, username: string, password: string): 
   password,
   format: 'colon_auth',
 });
+/** e with the own protocol its line's scheme names. */
+const as = (protocol: ProxyType, e: Expect): Expect => ({ ...e, protocol });
 
 const VALID: [string, Expect][] = [
   // standard
@@ -37,22 +39,22 @@ const VALID: [string, Expect][] = [
   ['1.2.3.4:08080', std('1.2.3.4', 8080)],
   ['1.2.3.4:80/', std('1.2.3.4', 80)],
   // schemes, any case
-  ['http://1.2.3.4:80', std('1.2.3.4', 80)],
-  ['https://1.2.3.4:80/', std('1.2.3.4', 80)],
-  ['socks4://1.2.3.4:80', std('1.2.3.4', 80)],
-  ['socks4a://h.io:80', std('h.io', 80)],
-  ['SOCKS5://1.2.3.4:1080', std('1.2.3.4', 1080)],
-  ['Socks5h://h.io:1080', std('h.io', 1080)],
+  ['http://1.2.3.4:80', as('http', std('1.2.3.4', 80))],
+  ['https://1.2.3.4:80/', as('http', std('1.2.3.4', 80))],
+  ['socks4://1.2.3.4:80', as('socks4', std('1.2.3.4', 80))],
+  ['socks4a://h.io:80', as('socks4', std('h.io', 80))],
+  ['SOCKS5://1.2.3.4:1080', as('socks5', std('1.2.3.4', 1080))],
+  ['Socks5h://h.io:1080', as('socks5', std('h.io', 1080))],
   // IPv6
   ['[2001:db8::1]:8080', std('2001:db8::1', 8080)],
   ['[2001:DB8:0:0:0:0:0:1]:8080', std('2001:db8::1', 8080)],
   ['[::1]:80', std('::1', 80)],
   ['[::]:80', std('::', 80)],
   ['[::ffff:1.2.3.4]:80', std('::ffff:102:304', 80)],
-  ['http://[fe80::a:b]:80/', std('fe80::a:b', 80)],
+  ['http://[fe80::a:b]:80/', as('http', std('fe80::a:b', 80))],
   // URL auth
   ['user:pass@1.2.3.4:8080', url('1.2.3.4', 8080, 'user', 'pass')],
-  ['http://user:pass@h.io:80/', url('h.io', 80, 'user', 'pass')],
+  ['http://user:pass@h.io:80/', as('http', url('h.io', 80, 'user', 'pass'))],
   ['user:p@ss@1.2.3.4:80', url('1.2.3.4', 80, 'user', 'p@ss')],
   ['us%40er:p%3Ass%25@1.2.3.4:80', url('1.2.3.4', 80, 'us@er', 'p:ss%')],
   ['user:pa:ss@1.2.3.4:80', url('1.2.3.4', 80, 'user', 'pa:ss')],
@@ -60,7 +62,7 @@ const VALID: [string, Expect][] = [
   ['user@1.2.3.4:80', url('1.2.3.4', 80, 'user', '')],
   ['%C3%BCser:p%E2%82%ACss@h.io:80', url('h.io', 80, 'üser', 'p€ss')],
   ['user:pass@[::1]:80', url('::1', 80, 'user', 'pass')],
-  ['socks5://u:p@[2001:db8::2]:1080', url('2001:db8::2', 1080, 'u', 'p')],
+  ['socks5://u:p@[2001:db8::2]:1080', as('socks5', url('2001:db8::2', 1080, 'u', 'p'))],
   ['üser:päss@h.io:80', url('h.io', 80, 'üser', 'päss')],
   // colon auth
   ['1.2.3.4:8080:user:pass', colon('1.2.3.4', 8080, 'user', 'pass')],
@@ -69,7 +71,7 @@ const VALID: [string, Expect][] = [
   ['1.2.3.4:8080:user:', colon('1.2.3.4', 8080, 'user', '')],
   ['1.2.3.4:8080:us%41er:p%zz', colon('1.2.3.4', 8080, 'us%41er', 'p%zz')],
   ['[::1]:80:user:pass', colon('::1', 80, 'user', 'pass')],
-  ['socks5://H.io:80:user:pass/', colon('h.io', 80, 'user', 'pass/')],
+  ['socks5://H.io:80:user:pass/', as('socks5', colon('h.io', 80, 'user', 'pass/'))],
   // structural detection: starts with host:port: -> colon form
   ['a:1:b@h.io:80', colon('a', 1, 'b@h.io', '80')],
   // surrounding whitespace
@@ -78,7 +80,7 @@ const VALID: [string, Expect][] = [
   ['\uFEFF1.2.3.4:80', std('1.2.3.4', 80)],
   ['\u3000\u00a01.2.3.4:80\u2028', std('1.2.3.4', 80)],
   // the scheme is compared as String#toLowerCase sees it: the Kelvin sign is a "k"
-  ['soc\u212As5://1.2.3.4:80', std('1.2.3.4', 80)],
+  ['soc\u212As5://1.2.3.4:80', as('socks5', std('1.2.3.4', 80))],
   // IPv4-looking names that are not a strict quad take the general path
   ['1.2.3.4a.com:80', std('1.2.3.4a.com', 80)],
   ['1a.example:80', std('1a.example', 80)],
@@ -306,7 +308,7 @@ describe('parseProxyList', () => {
       '1.2.3.4:80',
       '',
       'garbage',
-      'http://1.2.3.4:80/', // same as line 2 after stripping
+      'http://1.2.3.4:80/', // same as line 2 in an http check (the scheme names the request's type)
       'u:p@h.io:80',
       'h.io:80:u:p', // same proxy as the line above, other form
       'u:q@h.io:80', // other password: not a duplicate
@@ -317,7 +319,7 @@ describe('parseProxyList', () => {
       '[2001:db8:0::1]:80',
       '   ',
     ].join('\r\n');
-    const r = parseProxyList(`${text}\rlast.io:1\n`);
+    const r = parseProxyList(`${text}\rlast.io:1\n`, { type: 'http' });
     expect(r.proxies.map((p) => p.raw)).toEqual([
       '1.2.3.4:80',
       'u:p@h.io:80',
@@ -394,7 +396,7 @@ const spellingProxy: fc.Arbitrary<ProxyAddress> = fc
   )
   .map(([host, port, creds]) => (creds === null ? { host, port } : { host, port, username: creds[0], password: creds[1] }));
 
-/** Every way the parser accepts to write p: forms, host case, IPv6 spelling, escapes, schemes. */
+/** Every way the parser accepts to write p: forms, host case, IPv6 spelling, escapes, schemes of http. */
 function spellings(p: ProxyAddress): string[] {
   const hosts = [p.host, p.host.toUpperCase()];
   if (p.host.includes(':')) hosts.push(new URL(`http://[${p.host}]/`).hostname.slice(1, -1), expandIPv6(p.host));
@@ -404,7 +406,7 @@ function spellings(p: ProxyAddress): string[] {
     const q = { ...p, host };
     const hp = formatProxy({ host, port: p.port }, 'standard');
     if (p.username === undefined) {
-      out.push(hp, `socks5://${hp}/`, `  ${hp}  `);
+      out.push(hp, `https://${hp}/`, `  ${hp}  `);
       continue;
     }
     const pw = p.password ?? '';
@@ -432,12 +434,13 @@ describe('one proxy written every way is one proxy', () => {
         const lines = spellings(p);
         for (const l of lines) expect(parseProxyLine(l)).not.toBeNull();
         const shuffled = lines.map((l, i) => [((i + 1) * (seed | 1)) % 1009, l] as const).sort((a, b) => a[0] - b[0]).map((x) => x[1]);
-        const r = parseProxyList(shuffled.join('\n'));
+        // the spellings' schemes (https, HTTP) name the list's type: they add nothing
+        const r = parseProxyList(shuffled.join('\n'), { type: 'http' });
         expect(r.proxies.length).toBe(1);
         expect(r.duplicates).toBe(lines.length - 1);
         // and the parser's identity is ProxySet's (proxyHash over the parsed fields)
         const set = new ProxySet();
-        for (const l of lines) set.add(parseProxyLine(l) as ParsedProxy);
+        for (const l of lines) set.add(parseProxyLine(l, 'http') as ParsedProxy);
         expect(set.size).toBe(1);
       }),
       { numRuns: 500 },
@@ -451,6 +454,86 @@ describe('one proxy written every way is one proxy', () => {
         expect(r.proxies.length).toBe(ps.length);
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+// ---- a line's scheme is its protocol (DECISIONS "Mixed lists") ------------------
+
+const SCHEME_PROTOCOL: [string, ProxyType][] = [
+  ['http', 'http'],
+  ['https', 'http'],
+  ['socks4', 'socks4'],
+  ['socks4a', 'socks4'],
+  ['socks5', 'socks5'],
+  ['socks5h', 'socks5'],
+];
+
+describe('schemes name the protocol', () => {
+  test('each scheme names its protocol, whatever the letter case and form', () => {
+    for (const [scheme, protocol] of SCHEME_PROTOCOL) {
+      for (const rest of ['1.2.3.4:80', 'u:p@h.io:80', 'h.io:80:u:p', '[::1]:80/']) {
+        expect(parseProxyLine(`${scheme}://${rest}`)?.protocol).toBe(protocol);
+        expect(parseProxyLine(`${scheme.toUpperCase()}://${rest}`)?.protocol).toBe(protocol);
+      }
+    }
+    expect(parseProxyLine('1.2.3.4:80')).not.toHaveProperty('protocol');
+  });
+
+  test('a scheme naming the list type adds nothing; another one stays', () => {
+    expect(parseProxyLine('socks5://1.2.3.4:80', 'socks5')).not.toHaveProperty('protocol');
+    expect(parseProxyLine('socks5h://1.2.3.4:80', 'socks5')).not.toHaveProperty('protocol');
+    expect(parseProxyLine('socks5://1.2.3.4:80', 'http')?.protocol).toBe('socks5');
+    expect(parseProxyLine('http://1.2.3.4:80', 'auto')?.protocol).toBe('http');
+    expect(parseProxyLine('socks4://1.2.3.4:80', 'socks5')?.protocol).toBe('socks4');
+  });
+
+  test('the same host:port under two protocols is two proxies; under two names of one protocol, one', () => {
+    const r = parseProxyList(['socks5://1.2.3.4:80', 'http://1.2.3.4:80', '1.2.3.4:80', 'socks5h://1.2.3.4:80', 'https://1.2.3.4:80', 'socks4://1.2.3.4:80'], { type: 'http' });
+    expect(r.proxies.map((p) => [p.raw, p.protocol])).toEqual([
+      ['socks5://1.2.3.4:80', 'socks5'],
+      ['http://1.2.3.4:80', undefined],
+      ['socks4://1.2.3.4:80', 'socks4'],
+    ]);
+    expect(r.duplicates).toBe(3);
+    const auto = parseProxyList(['1.2.3.4:80', 'http://1.2.3.4:80', 'socks5://u:p@1.2.3.4:80', 'socks5://1.2.3.4:80:u:p'], { type: 'auto' });
+    expect(auto.proxies.map((p) => p.protocol)).toEqual([undefined, 'http', 'socks5']);
+    expect(auto.duplicates).toBe(1);
+  });
+
+  test('ignoreSchemes: schemes stripped as before (pools): no protocol, one proxy whatever the scheme', () => {
+    const r = parseProxyList(['socks5://1.2.3.4:80', 'http://1.2.3.4:80', '1.2.3.4:80'], { ignoreSchemes: true });
+    expect(r.proxies.map((p) => [p.raw, 'protocol' in p])).toEqual([['socks5://1.2.3.4:80', false]]);
+    expect(r.duplicates).toBe(2);
+    // the schemes named are counted all the same: valid lines, duplicates included, invalid ones not
+    expect(r.schemes).toEqual({ http: 1, socks4: 0, socks5: 1 });
+    expect(parseProxyList(['socks4a://h.io:1', 'SOCKS4://h.io:2', 'https://x', 'socks5://bad host:1'], { type: 'socks4' }).schemes).toEqual({ http: 0, socks4: 2, socks5: 0 });
+    // the next run without it keeps them again (the option is per run)
+    expect(parseProxyList(['socks5://1.2.3.4:80']).proxies[0]!.protocol).toBe('socks5');
+  });
+
+  test('property: identity is (protocol, host, port, credentials) and agrees with ProxySet over the parsed fields', () => {
+    const schemeName = fc.constantFrom('', ...SCHEME_PROTOCOL.map(([s]) => s));
+    const listType = fc.constantFrom(undefined, 'http', 'socks4', 'socks5', 'auto') as fc.Arbitrary<'http' | 'socks4' | 'socks5' | 'auto' | undefined>;
+    fc.assert(
+      fc.property(fc.array(fc.tuple(schemeName, spellingProxy), { maxLength: 20 }), listType, (entries, type) => {
+        const lines = entries.map(([scheme, p]) => (scheme === '' ? '' : `${scheme}://`) + formatProxy(p, 'url_auth'));
+        const r = parseProxyList(lines, { type });
+        const own = (scheme: string) => {
+          const protocol = SCHEME_PROTOCOL.find(([n]) => n === scheme)?.[1];
+          return protocol === type ? undefined : protocol;
+        };
+        const keys = new Set(entries.map(([scheme, p]) => JSON.stringify([own(scheme) ?? null, p.host, p.port, p.username ?? null, p.username === undefined ? null : (p.password ?? '')])));
+        expect(r.proxies.length).toBe(keys.size);
+        expect(r.proxies.length + r.duplicates).toBe(lines.length);
+        const set = new ProxySet();
+        for (const l of lines) set.add(parseProxyLine(l, type) as ParsedProxy);
+        expect(set.size).toBe(keys.size);
+        for (const p of r.proxies) {
+          if (p.protocol !== undefined) expect(p.protocol).not.toBe(type);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 });

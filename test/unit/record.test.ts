@@ -134,6 +134,20 @@ describe('buildProxyRecord, auto jobs (type and protocols)', () => {
     expect('protocols' in r).toBe(false);
   });
 
+  test('a mixed list (DECISIONS "Mixed lists"): a proxy of an auto job with its own protocol works as that one only', () => {
+    const r = buildProxyRecord({ host: '198.51.100.1', port: 1080, protocol: 'socks4' }, working, geo, true);
+    expect(r).toMatchObject({ type: 'socks4', protocols: ['socks4'] });
+    expect(buildProxyRecord({ host: '198.51.100.1', port: 1080, protocol: 'socks4' }, failed, geo, true)).toMatchObject({ type: null, protocols: [] });
+  });
+
+  test('a mixed list in a job of one type: every record says the protocol it was checked as, no protocols', () => {
+    const own = buildProxyRecord({ host: '198.51.100.1', port: 1080, protocol: 'socks5' }, working, geo, 'http');
+    expect(own.type).toBe('socks5');
+    expect('protocols' in own).toBe(false);
+    expect(buildProxyRecord({ host: '198.51.100.1', port: 8080 }, failed, geo, 'http')).toMatchObject({ type: 'http' });
+    expect(Object.keys(buildProxyRecord({ host: '198.51.100.1', port: 8080 }, failed, geo, 'http')).slice(-2)).toEqual(['type', 'error']);
+  });
+
   test('the record owns its protocols array', () => {
     const protocols: ('socks5' | 'socks4' | 'http')[] = ['socks4'];
     const r = buildProxyRecord({ host: '198.51.100.1', port: 1080 }, { ...working, protocols }, geo, true);

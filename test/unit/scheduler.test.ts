@@ -416,6 +416,77 @@ describe('global capacity', () => {
   });
 });
 
+describe('load limit (the adaptive limit: setLoadLimit)', () => {
+  test('in flight never exceeds min(global capacity, load limit) while both move; lowering revokes nothing, raising grants at once, everything finishes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ region: fc.constantFrom('us1', 'sg1'), n: fc.integer({ min: 1, max: 300 }) }), { minLength: 1, maxLength: 6 }),
+        fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }),
+        fc.array(fc.record({ limit: fc.integer({ min: 1, max: 300 }), release: fc.nat() }), { maxLength: 100 }),
+        (arrivals, globalCapacity, steps) => {
+          const s = new RegionScheduler(capacityFor, { maxGrant: 16, minGrant: 4, ...(globalCapacity !== undefined ? { globalCapacity } : {}) });
+          const jobs = arrivals.map((a, i) => addJob(s, `j${i}`, a.region, a.n));
+          let cap = globalCapacity ?? Infinity;
+          for (const step of steps) {
+            const before = s.totalInFlight;
+            s.setLoadLimit(step.limit);
+            expect(s.loadLimit).toBe(step.limit);
+            cap = Math.min(globalCapacity ?? Infinity, step.limit);
+            expect(s.totalInFlight).toBeGreaterThanOrEqual(before); // nothing revoked
+            // after the call no region could be granted more under the cap (I3 under the cap in force)
+            if (s.totalInFlight < cap - 16) expect(jobs.every((j) => j.handle.pending === 0 || s.inFlight(j.handle.region) >= capacityFor(j.handle.region) - 16)).toBe(true);
+            const busy = jobs.filter((j) => j.handle.inFlight > 0);
+            if (busy.length > 0) {
+              const j = busy[step.release % busy.length]!;
+              const inFlightBefore = s.totalInFlight;
+              j.handle.release(1);
+              // a release under the cap in force grants again only up to it
+              if (inFlightBefore <= cap) expect(s.totalInFlight).toBeLessThanOrEqual(cap);
+            }
+          }
+          s.setLoadLimit(Infinity);
+          for (let guard = 0; guard < 100_000; guard++) {
+            const busy = jobs.find((j) => j.handle.inFlight > 0);
+            if (busy === undefined) break;
+            busy.handle.release(busy.handle.inFlight);
+          }
+          for (const j of jobs) expect(j.granted).toBe(j.demand);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('composes with the descriptors\' cap: the lower one binds, raising the limit back restores the cap', () => {
+    const s = new RegionScheduler(capacityFor, { maxGrant: 16, minGrant: 1, globalCapacity: 64 });
+    s.setLoadLimit(32);
+    const big = addJob(s, 'big', 'us1', 1000);
+    expect(s.totalInFlight).toBe(32);
+    s.setGlobalCapacity(48); // the guard lowers its cap: the limit still binds
+    big.handle.release(16);
+    expect(s.totalInFlight).toBe(32);
+    s.setLoadLimit(1000); // raised above the cap: the cap binds again, granted at once
+    expect(s.totalInFlight).toBe(48);
+    s.setLoadLimit(8); // lowered: nothing revoked, releases are not granted again
+    big.handle.release(16);
+    expect(s.totalInFlight).toBe(32);
+    big.handle.release(30); // 2 left: granted again up to the limit
+    expect(s.totalInFlight).toBe(8);
+  });
+
+  test('a scheduler without a global capacity: the limit binds across regions, and a newcomer still starts beside a big job', () => {
+    const s = new RegionScheduler(capacityFor, { maxGrant: 16, minGrant: 1, jobShare: 0.75 });
+    s.setLoadLimit(64);
+    const big = addJob(s, 'big', 'us1', 1000);
+    expect(s.totalInFlight).toBe(48); // the last quarter of the cap in force is the newcomers' headroom
+    const small = addJob(s, 'small', 'sg1', 10);
+    expect(small.granted).toBe(10);
+    expect(() => s.setLoadLimit(0)).toThrow(ServiceError);
+    big.handle.release(48);
+    small.handle.release(10);
+  });
+});
+
 describe('headroom for newcomers (jobShare)', () => {
   const hold = (s: RegionScheduler, id: string, region: string, demand: number) => {
     let granted = 0;

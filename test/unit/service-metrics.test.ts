@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { METRIC_NAMES, ServiceMetrics, type MetricSources } from '../../src/metrics/service-metrics';
+import { judgeTlsHandshakes } from '../../src/judge/server';
 import { metricTypes, sampleValue } from '../helpers/prometheus';
 
 function fakeSources() {
@@ -178,6 +179,48 @@ describe('ServiceMetrics', () => {
     expect(sampleValue(text, N.poolRounds, { outcome: 'resumed' })).toBe(1);
     expect(sampleValue(text, N.poolChecks, { result: 'working' })).toBe(8);
     expect(sampleValue(text, N.poolChecks, { result: 'failed' })).toBe(3);
+  });
+
+  test('issue 30: the load limit (MAX_IN_FLIGHT while none), retries by reason, lag retries and TLS handshakes per side and kind, read from their sources', async () => {
+    const { sources } = fakeSources();
+    const lanes = { lagRetries: 0, tlsFull: 0, tlsResumed: 0 };
+    let limit = Number.POSITIVE_INFINITY;
+    const withLanes: MetricSources = {
+      ...sources,
+      scheduler: {
+        get totalInFlight() {
+          return 0;
+        },
+        get loadLimit() {
+          return limit;
+        },
+        snapshot: sources.scheduler.snapshot,
+      },
+      workers: { threads: 2, stats: { queued: 0, running: 0 }, laneCounts: lanes },
+    };
+    const m = new ServiceMetrics({ processMetrics: false }).watch(withLanes);
+    let text = await m.render();
+    expect(sampleValue(text, N.probesLoadLimit)).toBe(150);
+    expect(sampleValue(text, N.probesRetried, { reason: 'checker_lag' })).toBe(0);
+    expect(sampleValue(text, N.probesRetried, { reason: 'local_resources' })).toBe(0);
+    expect(sampleValue(text, N.probesCheckerLag)).toBe(0);
+    const judge0 = { ...judgeTlsHandshakes };
+    expect(sampleValue(text, N.tlsHandshakes, { side: 'client', kind: 'full' })).toBe(0);
+    limit = 90;
+    Object.assign(lanes, { lagRetries: 3, tlsFull: 2, tlsResumed: 40 });
+    m.probesRetried('checker_lag', 2);
+    m.probesRetried('local_resources', 1);
+    judgeTlsHandshakes.resumed += 5;
+    text = await m.render();
+    expect(sampleValue(text, N.probesLoadLimit)).toBe(90);
+    expect(sampleValue(text, N.probesRetried, { reason: 'checker_lag' })).toBe(2);
+    expect(sampleValue(text, N.probesRetried, { reason: 'local_resources' })).toBe(1);
+    expect(sampleValue(text, N.probesCheckerLag)).toBe(3);
+    expect(sampleValue(text, N.tlsHandshakes, { side: 'client', kind: 'full' })).toBe(2);
+    expect(sampleValue(text, N.tlsHandshakes, { side: 'client', kind: 'resumed' })).toBe(40);
+    expect(sampleValue(text, N.tlsHandshakes, { side: 'judge', kind: 'full' })).toBe(judge0.full);
+    expect(sampleValue(text, N.tlsHandshakes, { side: 'judge', kind: 'resumed' })).toBe(judge0.resumed + 5);
+    judgeTlsHandshakes.resumed -= 5;
   });
 
   test('two instances in one process share no counter', async () => {

@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { JOB_ID } from '../../src/job-id';
-import { buildCustomUrls, errorText, formatEta, formatTime, jobIdFrom, parseProxyList, parseSamples, parseStatusCodes, resultLinks, sameOriginResultUrl } from '../../src/web/client/format';
+import { buildCustomUrls, errorText, formatEta, formatTime, jobIdFrom, latestResultLink, parseProxyList, parseSamples, parseStatusCodes, proxyCountText, resultLinks, sameOriginResultUrl } from '../../src/web/client/format';
 
 describe('parseProxyList', () => {
   test('trims, drops blanks and comments, any line ending', () => {
@@ -102,5 +102,30 @@ describe('parseSamples', () => {
     expect(parseSamples(' 10 ')).toBe(10);
     expect(parseSamples('')).toBe(1);
     for (const bad of ['0', '11', '2.5', '-1', 'x', '1e1']) expect(parseSamples(bad)).toEqual({ error: 'Samples per proxy must be a whole number from 1 to 10.' });
+  });
+});
+
+describe('proxyCountText', () => {
+  test('the valid unique proxies, as the service counts them, and what is skipped', () => {
+    const list = ['# mine', '127.0.0.1:8001', 'http://127.0.0.1:8001', 'user:pw@127.0.0.2:8002', '127.0.0.3:8003:bob:pw', '[2001:db8::1]:1080', '127.0.0.4:8004', 'not a proxy', ''].join('\n');
+    expect(proxyCountText(list, 'http')).toBe('5 proxies (1 invalid, 1 duplicate skipped)');
+    expect(proxyCountText('1.2.3.4:80\n1.2.3.4:80\n1.2.3.4:80')).toBe('1 proxy (2 duplicates skipped)');
+    expect(proxyCountText('')).toBe('0 proxies');
+  });
+});
+
+describe('latestResultLink', () => {
+  test("the newest history entry that still has its link; none: null", () => {
+    const me = {
+      history: [
+        { id: 3, scanned_at: '2026-11-28T10:00:00.000Z', result_url: null },
+        { id: 2, scanned_at: '2026-11-28T09:00:00.000Z', result_url: 'http://h/result/b.json?token=t' },
+        { id: 1, scanned_at: '2026-11-27T09:00:00.000Z', result_url: 'http://h/result/a.json?token=t' },
+      ],
+    };
+    expect(latestResultLink(me)).toBe('http://h/result/b.json?token=t');
+    expect(latestResultLink({ history: [] })).toBeNull();
+    expect(latestResultLink({})).toBeNull();
+    expect(latestResultLink(null)).toBeNull();
   });
 });

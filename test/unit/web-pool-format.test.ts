@@ -13,7 +13,10 @@ import {
   intervalText,
   poolCards,
   poolCreateBody,
+  poolGatewayUrls,
   poolRowHtml,
+  poolWarningTexts,
+  protocolText,
   proxiesQuery,
   proxyRowHtml,
   relativeTime,
@@ -105,6 +108,7 @@ describe('markup is escaped', () => {
   test('a proxy row: address without the password, uptimes, latency, error with its message', () => {
     const html = proxyRowHtml(proxy, NOW);
     expect(html).toContain('<td class="mono">u&lt;1&gt;@203.0.113.7:8080</td>');
+    expect(html).toContain('<span class="badge bad">failed</span></td><td>http</td>');
     expect(html).toContain('<td class="num">96.1%</td><td class="num">—</td><td class="num">1,234 ms</td>');
     expect(html).toContain('<td>2 h ago</td><td>Germany</td>');
     expect(html).toContain('<code>timeout</code> <span class="err-msg" title="no &quot;answer&quot;">no &quot;answer&quot;</span>');
@@ -119,6 +123,32 @@ describe('markup is escaped', () => {
       ['Next check', 'in 4 min'],
       ['Checks per day', '150,000'],
     ]);
+  });
+});
+
+describe('protocol, warnings, gateway', () => {
+  test('the protocol column: what a working proxy passed as, else its type, else a dash', () => {
+    expect(protocolText({ status: 'working', type: 'socks5', protocols: ['socks5', 'socks4'] })).toBe('socks5 socks4');
+    expect(protocolText({ status: 'working', type: 'http' })).toBe('http');
+    expect(protocolText({ status: 'failed', type: 'http', protocols: [] })).toBe('http');
+    expect(protocolText({ status: 'unchecked', type: null })).toBe('—');
+  });
+
+  test("a create / PATCH answer's warnings: the message, else the code and the hours left", () => {
+    expect(poolWarningTexts({ warnings: [{ code: 'balance_runs_out', message: 'The balance lasts about 3 hours.', hours_left: 3.2 }] })).toEqual(['The balance lasts about 3 hours.']);
+    expect(poolWarningTexts({ warnings: [{ code: 'balance_runs_out', hours_left: 26.4 }, 'x', null] })).toEqual(['balance_runs_out: about 26 hours of checks left']);
+    expect(poolWarningTexts({ id: 'p' })).toEqual([]);
+    expect(poolWarningTexts(null)).toEqual([]);
+  });
+
+  test("the gateway's URLs for a pool: its host, else the page's; none without a gateway", () => {
+    expect(poolGatewayUrls({ host: null, port: 8000 }, 'example.test', 'abcdefghij', 'pc_k')).toEqual({
+      http: 'http://pool-abcdefghij:pc_k@example.test:8000',
+      socks5: 'socks5://pool-abcdefghij:pc_k@example.test:8000',
+    });
+    expect(poolGatewayUrls({ host: '10.0.0.5', port: 8000 }, 'example.test', 'abcdefghij', 'pc_k')?.http).toBe('http://pool-abcdefghij:pc_k@10.0.0.5:8000');
+    expect(poolGatewayUrls({ host: null, port: 8000 }, '[::1]', 'abcdefghij', 'pc_k')?.socks5).toBe('socks5://pool-abcdefghij:pc_k@[::1]:8000');
+    expect(poolGatewayUrls(null, 'example.test', 'abcdefghij', 'pc_k')).toBeNull();
   });
 });
 

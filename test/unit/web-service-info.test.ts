@@ -1,6 +1,6 @@
 /** Tests for src/web/client/service-info.ts: one machine or a cluster, the judge banner, the region card, a check's warnings. */
 import { describe, expect, test } from 'bun:test';
-import { checkWarnings, judgeBanner, regionCard, serviceInfo, UNKNOWN_SERVICE } from '../../src/web/client/service-info';
+import { checkWarnings, gatewayOf, judgeBanner, regionCard, serviceInfo, UNKNOWN_SERVICE } from '../../src/web/client/service-info';
 
 describe('serviceInfo', () => {
   test("one process: no agents in /health; a cluster's API node lists them", () => {
@@ -19,6 +19,17 @@ describe('serviceInfo', () => {
     expect(judgeBanner(serviceInfo({ judge_reachable: 'public' }))).toBeNull();
     expect(judgeBanner(serviceInfo({ judge_reachable: true }))).toBeNull();
     expect(judgeBanner(serviceInfo({}))).toBeNull();
+  });
+});
+
+describe('gatewayOf', () => {
+  test("/health's gateway (host null: the API's host), else null", () => {
+    expect(gatewayOf({ gateway: { host: null, port: 47002 } })).toEqual({ host: null, port: 47002 });
+    expect(gatewayOf({ gateway: { host: '10.0.0.5', port: 8000 } })).toEqual({ host: '10.0.0.5', port: 8000 });
+    expect(gatewayOf({ status: 'ok' })).toBeNull();
+    expect(gatewayOf({ gateway: { host: null, port: 0 } })).toBeNull();
+    expect(gatewayOf({ gateway: 'x' })).toBeNull();
+    expect(gatewayOf(null)).toBeNull();
   });
 });
 

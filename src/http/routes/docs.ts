@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import type { AppDeps } from '../context';
 import { documentation } from '../openapi';
 import { withPools } from '../openapi-pools';
+import { withWebhooks } from '../openapi-webhooks';
 import { notFound } from '../api-errors';
 
 const require = createRequire(import.meta.url);
@@ -43,7 +44,7 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });`;
 
 export function docsRoutes(deps: AppDeps) {
-  const doc = withPools({ ...documentation, info: { ...documentation.info, version: deps.version } });
+  const doc = withWebhooks(withPools({ ...documentation, info: { ...documentation.info, version: deps.version } }));
   return new Elysia({ name: 'docs-routes' })
     .use(openapi({ provider: null, path: '/docs', specPath: '/docs/json', documentation: doc as never }))
     .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })

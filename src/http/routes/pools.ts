@@ -20,6 +20,14 @@
  * 413 proxies per pool / per account; src/pools/store.ts) -> the answer.
  * Nothing here charges: pools are charged per round checked.
  *
+ * `warnings` (POST and PATCH, DECISIONS "Mixed lists"): [], or any of
+ * `{code: "schemes_ignored", message}` when the request's addresses named
+ * another protocol than the pool's type by their scheme (a pool checks
+ * every proxy as its type: pool-request.ts schemesWarnings) and
+ * `{code: "balance_runs_out", message, hours_left}` when the pool's schedule
+ * (proxies x 86 400 / interval_s a day) costs more than the account's
+ * checks left (src/pools/balance-warning.ts).
+ *
  * `submitted` (POST and PATCH): what the request's addresses did, counted as
  * /check counts them: `added` (new to the pool), `removed`, `total_invalid`
  * (entries that are no address; PATCH: of `add` and `remove` together),
@@ -27,9 +35,13 @@
  *
  * The proxies listing: `format=json` (default) is `{proxies, next_cursor}`;
  * `txt` is one address per line as it was given (credentials kept) and
- * nothing else, `csv` a header row and a row per proxy (src/pools/render.ts);
- * both carry the next page's cursor in `X-Next-Cursor` (absent on the last
- * page), so a scraper can page through them too.
+ * nothing else (`scheme=true`: `<protocol>://` first), `csv` a header row
+ * and a row per proxy (src/pools/render.ts). Without `limit` these two list
+ * every match (DECISIONS "Mixed lists"): pages of 10 000 fetched one after
+ * the other and streamed, each row once (a row whose sort key changed
+ * between two pages is not written twice); with `limit`, one page, whose
+ * next cursor is in `X-Next-Cursor` (absent on the last page), so a scraper
+ * can page through them too.
  *
  * The routes are hidden from the OpenAPI generator: their operations are the
  * document paths of openapi-pools.ts (poolPaths).
@@ -42,12 +54,56 @@ import { authenticate } from '../auth';
 import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '../body';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
-import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
+import { schemesWarnings, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
 import { validateProxiesQuery } from '../pool-proxies-query';
 import { markAccount } from '../request-log';
 import { isPoolId } from '../../pools/pool-id';
-import { poolCsvHeader, poolCsvRow, txtLine } from '../../pools/render';
-import { poolProxyObject } from '../../pools/shape';
+import { poolCsvHeader, textRows, type TextPageOptions } from '../../pools/render';
+import { poolProxyObject, type PoolObject } from '../../pools/shape';
+import { balanceWarnings, type BalanceWarning } from '../../pools/balance-warning';
+import { decodeCursor } from '../../pools/cursor';
+import type { PoolProxiesListing } from '../../pools/store';
+
+type ProxiesPage = PoolProxiesListing['page'];
+
+/**
+ * Every page of a txt/csv listing from `first` on, as a stream: the next page
+ * is fetched only when the reader wants more; a row already written (its
+ * sort key changed between pages) is not written again; a pool deleted
+ * meanwhile ends the text where it is.
+ */
+function allPages(
+  head: string,
+  first: ProxiesPage,
+  more: (cursor: string) => Promise<{ page: ProxiesPage } | null>,
+  opts: TextPageOptions,
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const written = new Set<number>();
+  let page: ProxiesPage | null = first;
+  let pending = head;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        if (page === null) {
+          if (pending !== '') controller.enqueue(encoder.encode(pending));
+          controller.close();
+          return;
+        }
+        const fresh = page.rows.filter((r) => !written.has(r.id));
+        for (const r of fresh) written.add(r.id);
+        const text = pending + textRows(fresh, opts);
+        pending = '';
+        const next: string | null = page.nextCursor;
+        page = next === null ? null : ((await more(next))?.page ?? null);
+        if (text !== '') {
+          controller.enqueue(encoder.encode(text));
+          return;
+        }
+      }
+    },
+  });
+}
 
 /** The header that carries `next_cursor` on txt and csv pages. */
 export const NEXT_CURSOR_HEADER = 'X-Next-Cursor';
@@ -74,6 +130,12 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
     if (id === undefined || !isPoolId(id)) throw poolNotFound();
     return id;
   };
+  /** balance_runs_out when the pool's schedule costs more a day than the account has (balance-warning.ts). */
+  const warningsOf = async (accountId: string, pool: PoolObject): Promise<BalanceWarning[]> => {
+    const b = await deps.accounts.balance?.(accountId, deps.now());
+    if (b === undefined || b === null) return [];
+    return balanceWarnings({ proxies: pool.counts.total, intervalS: pool.interval_s, balance: b.checks, unlimited: b.unlimited, paused: pool.state === 'paused' });
+  };
   const jsonBody = async <T>(request: Request, validate: (json: unknown) => T): Promise<T> => {
     if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
     return withBodyText(request, body, (text) => validate(parseJsonBody(text)));
@@ -87,7 +149,8 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const req = await jsonBody(request, (json) => validatePoolCreate(json, options()));
         const made = await deps.pools.create(account.id, req);
         const submitted: Submitted = { added: made.added, removed: 0, total_invalid: req.totalInvalid, total_duplicates: req.totalDuplicates };
-        return jsonResponse(201, { ...made.pool, submitted }, { location: `/pools/${made.pool.id}` });
+        const warnings = [...schemesWarnings(req.schemes, made.pool.type), ...(await warningsOf(account.id, made.pool))];
+        return jsonResponse(201, { ...made.pool, submitted, warnings }, { location: `/pools/${made.pool.id}` });
       },
       { parse: 'none', detail: { hide: true } },
     )
@@ -123,7 +186,8 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
           total_invalid: (patch.add?.totalInvalid ?? 0) + (patch.remove?.totalInvalid ?? 0),
           total_duplicates: (patch.add?.totalDuplicates ?? 0) + (patch.remove?.totalDuplicates ?? 0),
         };
-        return jsonResponse(200, { ...u.pool, submitted });
+        const warnings = [...schemesWarnings(patch.schemes, u.pool.type), ...(await warningsOf(account.id, u.pool))];
+        return jsonResponse(200, { ...u.pool, submitted, warnings });
       },
       { parse: 'none', detail: { hide: true } },
     )
@@ -145,16 +209,21 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const listing = await deps.pools.proxies(account.id, id, query);
         if (listing === null) throw poolNotFound();
         if (listing.unknownTarget === true) {
-          throw invalidRequest(`target: the pool has no target "${query.target}" (${listing.targets.length === 0 ? 'it has none' : `its targets: ${listing.targets.join(', ')}`})`);
+          throw invalidRequest(`target: the pool has no target "${query.target}" (${(listing.targets ?? []).length === 0 ? 'it has none' : `its targets: ${(listing.targets ?? []).join(', ')}`})`);
         }
         const { rows, nextCursor } = listing.page;
         if (query.format === 'json') {
           return jsonResponse(200, { proxies: rows.map((r) => poolProxyObject(r, listing.type, listing.nowMs)), next_cursor: nextCursor });
         }
-        const text = query.format === 'txt' ? rows.map(txtLine).join('') : poolCsvHeader() + rows.map((r) => poolCsvRow(poolProxyObject(r, listing.type, listing.nowMs))).join('');
+        const opts: TextPageOptions = { format: query.format, scheme: query.scheme === true, poolType: listing.type, nowMs: listing.nowMs };
+        const head = query.format === 'csv' ? poolCsvHeader() : '';
         const headers: Record<string, string> = { 'content-type': TEXT_TYPES[query.format] };
-        if (nextCursor !== null) headers[NEXT_CURSOR_HEADER] = nextCursor;
-        return new Response(text, { status: 200, headers });
+        if (query.all !== true) {
+          if (nextCursor !== null) headers[NEXT_CURSOR_HEADER] = nextCursor;
+          return new Response(head + textRows(rows, opts), { status: 200, headers });
+        }
+        const more = (cursor: string) => deps.pools.proxies(account.id, id, { ...query, cursor: decodeCursor(cursor) });
+        return new Response(allPages(head, listing.page, more, opts), { status: 200, headers });
       },
       { detail: { hide: true } },
     );

@@ -9,13 +9,17 @@
  * proxy) and `.txt` (working proxies, one per line, in the submitted form)
  * are converted from its stream, one record at a time
  * (src/results/export.ts), so a 100 000-proxy result never sits in memory;
- * they are sent as attachments. Results come from the result store
+ * they are sent as attachments. `scheme=true` (`true` or `false`, else 400;
+ * DECISIONS "Mixed lists") makes each `.txt` line
+ * `<protocol>://[user:pass@]host:port`; the other forms ignore it.
+ * Results come from the result store
  * (src/results/store.ts); this route knows no file layout.
  */
 import { Elysia } from 'elysia';
 import { ServiceError } from '../../errors';
 import { HTTP_ERROR_CODES } from '../../error-codes';
 import { forbidden, linkExpired, notFound } from '../api-errors';
+import { booleanQueryValue } from '../check-request';
 import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
 import type { AppDeps } from '../context';
@@ -62,6 +66,7 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
       });
       if (verdict === 'bad_token') throw forbidden('The result link token is not valid');
       if (verdict === 'expired') throw linkExpired();
+      const scheme = booleanQueryValue(q, 'scheme') ?? false;
       const result = await store.open(parsed.resultId);
       if (result === null) throw notFound(RESULT_GONE_MESSAGE);
       const name = `${parsed.resultId}.${parsed.ext}`;
@@ -72,7 +77,7 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
         'x-content-type-options': 'nosniff',
       };
       if (parsed.ext === 'json') return new Response(result.stream(), { headers });
-      return new Response(textStream(convertResult(parsed.ext, result.stream())), { headers });
+      return new Response(textStream(convertResult(parsed.ext, result.stream(), { scheme })), { headers });
     },
     { detail: { hide: true } },
   );

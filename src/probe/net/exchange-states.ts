@@ -29,20 +29,19 @@
  *   TLS -> RESPONSE -> DONE
  *   any state -> DONE on a failure (socket error, close, deadline, bad bytes)
  *
+ * The handshake states (HTTP_CONNECT .. SOCKS5_REPLY) are the stages of the
+ * client-side tunnel machine (../codec/tunnel-client.ts, shared with the
+ * gateway), which the exchange drives; `stateOfTunnelStage` names the stage
+ * it waits in and `tunnelError` maps its failures to probe error codes.
+ *
  * The numeric order matters: every state <= CONNECTING is "not connected yet"
  * (connect_timeout / connect_failed rather than timeout / bad_response).
  */
 import { LOCAL_EXHAUSTION_CODES, type ProbeError, type ProbeErrorCode } from '../types';
 import type { ResponseErrorCode } from '../codec/http-response';
 import type { Via } from './exchange-types';
-import {
-  parseSocks4Reply,
-  parseSocks5AuthReply,
-  parseSocks5ConnectReply,
-  parseSocks5MethodReply,
-  SOCKS5_USER_PASS,
-  type SocksReply,
-} from '../codec/socks-codec';
+import { SOCKS5_USER_PASS, type SocksReply } from '../codec/socks-codec';
+import { readTunnelReply, type SocksStage, type TunnelFailure, type TunnelStage } from '../codec/tunnel-client';
 
 export const ExchangeState = Object.freeze({
   IDLE: 0,
@@ -96,18 +95,37 @@ export function stateAfterConnect(via: Via, tls: boolean): State {
   }
 }
 
-/** The reply the exchange waits for in a SOCKS state, parsed from what came so far. */
-export function readSocksReply(state: State, buf: Buffer, withAuth: boolean): SocksReply {
-  switch (state) {
-    case ExchangeState.SOCKS4_REPLY:
-      return parseSocks4Reply(buf);
-    case ExchangeState.SOCKS5_METHOD:
-      return parseSocks5MethodReply(buf, withAuth);
-    case ExchangeState.SOCKS5_AUTH:
-      return parseSocks5AuthReply(buf);
+/** The exchange's state while the tunnel machine (../codec/tunnel-client.ts) waits in `stage` (for the messages and the deadline's code). */
+export function stateOfTunnelStage(stage: TunnelStage): State {
+  switch (stage) {
+    case 'http_connect':
+      return ExchangeState.HTTP_CONNECT;
+    case 'socks4_reply':
+      return ExchangeState.SOCKS4_REPLY;
+    case 'socks5_method':
+      return ExchangeState.SOCKS5_METHOD;
+    case 'socks5_auth':
+      return ExchangeState.SOCKS5_AUTH;
+    case 'start':
+      return ExchangeState.CONNECTING;
     default:
-      return parseSocks5ConnectReply(buf);
+      return ExchangeState.SOCKS5_REPLY;
   }
+}
+
+const SOCKS_STAGES: Partial<Record<State, SocksStage>> = {
+  [ExchangeState.SOCKS4_REPLY]: 'socks4_reply',
+  [ExchangeState.SOCKS5_METHOD]: 'socks5_method',
+  [ExchangeState.SOCKS5_AUTH]: 'socks5_auth',
+};
+
+/**
+ * The reply the exchange waits for in a SOCKS state, parsed from what came so
+ * far: the tunnel machine's reader under the exchange's state names (the
+ * exchange itself reads replies through the machine; this is the state table's view).
+ */
+export function readSocksReply(state: State, buf: Buffer, withAuth: boolean): SocksReply {
+  return readTunnelReply(SOCKS_STAGES[state] ?? 'socks5_reply', buf, withAuth);
 }
 
 /**
@@ -135,6 +153,30 @@ export function socksExtraBytesError(state: State): ProbeError {
 }
 
 // ---- failures per event and state ----
+
+/**
+ * The probe error for a failure of the tunnel machine (../codec/tunnel-client.ts):
+ * the reply parsers' codes as they are; an unframable target `socks_rejected`,
+ * unframable credentials `auth_required`; a CONNECT status as connectAnswerError.
+ */
+export function tunnelError(f: TunnelFailure): ProbeError {
+  switch (f.kind) {
+    case 'invalid_answer':
+    case 'bad_response':
+      return probeError('bad_response', f.message);
+    case 'status':
+      return connectAnswerError(f.detail, false) ?? probeError('bad_response', f.message);
+    case 'socks_rejected':
+    case 'auth_required':
+      return probeError(f.kind, f.message);
+    case 'unencodable':
+      return probeError(f.stage === 'socks5_auth' ? 'auth_required' : 'socks_rejected', f.message);
+    case 'early_bytes':
+      return socksExtraBytesError(stateOfTunnelStage(f.stage));
+    case 'closed':
+      return closedError(stateOfTunnelStage(f.stage), null);
+  }
+}
 
 /** The proxy's complete answer to CONNECT: null when the tunnel is up (go to TLS), else the failure. */
 export function connectAnswerError(statusCode: number, earlyData: boolean): ProbeError | null {

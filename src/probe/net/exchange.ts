@@ -22,6 +22,13 @@
  * before DNS in the thread's one deadline queue (timer-wheel.ts: no timer per
  * probe) and fires at `timeoutMs`: `connect_timeout` while the TCP connection
  * is not up yet, `timeout` after. `finish` cancels it and destroys the link.
+ *
+ * A timeout that was the thread's, not the proxy's: each exchange adds up
+ * how late its thread was (setLatenessSource: the probe lane's lag meter)
+ * at each of its reads (the connect, the first bytes of each answer, the
+ * TLS handshake) and when the budget ran out; at or above the threshold of
+ * ../codec/checker-lag.ts the failure is checker_overloaded (checkerLagMs),
+ * not a timeout. Without a source (the main thread's exchanges) it is 0.
  */
 import { isIP } from 'node:net';
 import { errorText } from '../../errors';
@@ -34,24 +41,27 @@ import {
   ExchangeState,
   internalError,
   probeError,
-  readSocksReply,
   socketError,
   socksExtraBytesError,
   stateAfterConnect,
   stateAfterSocksReply,
+  stateOfTunnelStage,
+  tunnelError,
   type ExchangeStateValue as State,
 } from './exchange-states';
 import { probeDeadlines, type TimerEntry } from './timer-wheel';
 import { dialNode } from './node-socket';
 import { dialBun, nativeLinkAvailable } from './bun-socket';
 import { dnsCache, type DnsAnswer } from './dns-cache';
-import { keepSession, sessionFor, sessionKey } from './tls-sessions';
+import { countHandshake, keepSession, sessionFor, sessionKey } from './tls-sessions';
 import { fdsExhausted } from './fd-check';
 import { blockedTargetMessage, isBlockedAddress } from '../codec/ssrf';
+import { checkerLagError, isCheckerTimeout } from '../codec/checker-lag';
 import { interceptedError } from '../codec/cert-pin';
+import { socksAnswerError, socksAnswerOf } from '../codec/socks-answer';
 import { HttpResponseParser, ResponseState } from '../codec/http-response';
-import { basicAuth, buildConnectRequest, buildGetRequest } from '../codec/http-request';
-import { buildSocks4Connect, buildSocks5Auth, buildSocks5Connect, buildSocks5Greeting } from '../codec/socks-codec';
+import { basicAuth, buildGetRequest } from '../codec/http-request';
+import { TunnelClient, type TunnelStep } from '../codec/tunnel-client';
 
 export { ExchangeState } from './exchange-states';
 export type { ExchangeOutcome, ExchangeSpec, Via } from './exchange-types';
@@ -76,6 +86,22 @@ export function socketDriver(): SocketDriver {
   return plainDial === dialBun ? 'native' : 'node';
 }
 
+/** How late this thread is now, ms (the lane's lag meter); 0 without one. */
+let lateness: () => number = () => 0;
+/** How late the checker is when a deadline fires: this thread, or the one that answers as the judge. */
+let deadlineLateness: () => number = () => 0;
+
+/**
+ * The thread's lateness for its exchanges (the probe lane sets its lag
+ * meter's): `atRead` at each read, `atDeadline` (default the same) when a
+ * budget runs out (the lane adds the main thread's, where the built-in
+ * judge answers).
+ */
+export function setLatenessSource(atRead: () => number, atDeadline: () => number = atRead): void {
+  lateness = atRead;
+  deadlineLateness = atDeadline;
+}
+
 class Exchange implements LinkEvents, TimerEntry {
   state: State = ExchangeState.IDLE;
   dueAt = 0;
@@ -90,12 +116,19 @@ class Exchange implements LinkEvents, TimerEntry {
   private local: string | null = null;
   private link: Link | null = null;
   private parser: HttpResponseParser | null = null;
-  private pending: Buffer | null = null;
+  /** the tunnel machine, from the proxy's handshake (HTTP_CONNECT .. SOCKS5_REPLY) to the end */
+  private tunnel: TunnelClient | null = null;
   private proxyAuthorization: string | null = null;
   /** pinned TLS: the session store's key of the target (tls-sessions.ts) */
   private readonly sessionKey: string | null;
   /** pinned TLS: the peer is proven (the pin compared, or a resumed session): its session may be kept */
   private peerProven = false;
+  /** How late the thread was at this exchange's reads, added up (ms; see the header). */
+  private late = 0;
+  /** The state whose first bytes were counted in `late` (a state's later chunks come in the same busy stretch). */
+  private lateCounted: State = ExchangeState.IDLE;
+  /** via http: the first bytes of the proxy's answer (at most 2), to tell a SOCKS server's (codec/socks-answer.ts) */
+  private answerHead: number[] | null = null;
 
   constructor(spec: ExchangeSpec, done: (o: ExchangeOutcome) => void) {
     this.spec = spec;
@@ -153,6 +186,7 @@ class Exchange implements LinkEvents, TimerEntry {
 
   connected(): void {
     if (this.state !== ExchangeState.CONNECTING) return;
+    this.late += lateness();
     this.local = this.link?.localAddress() ?? null; // once per exchange, while the socket is surely up
     this.enter(stateAfterConnect(this.spec.via, this.spec.tls));
   }
@@ -168,25 +202,49 @@ class Exchange implements LinkEvents, TimerEntry {
         const key = this.sessionKey;
         return link.startTls({ host: sp.host, ca: sp.tlsCa, pinned: key !== null, session: key === null ? undefined : (sessionFor(key) ?? asBuffer(sp.tlsSession)) });
       }
-      case ExchangeState.HTTP_CONNECT:
-        this.parser = new HttpResponseParser({ bodyCap: 0, headOnly: true });
-        return link.write(buildConnectRequest(sp.host, sp.port, this.proxyAuthorization));
-      case ExchangeState.SOCKS5_METHOD:
-        return link.write(buildSocks5Greeting(sp.proxy.username !== undefined));
     }
-    // SOCKS4_REPLY, SOCKS5_AUTH, SOCKS5_REPLY: the builders refuse what the protocol cannot carry
-    let req: Buffer;
-    try {
-      if (next === ExchangeState.SOCKS4_REPLY) req = buildSocks4Connect(sp.host, sp.port, sp.proxy.username ?? '');
-      else if (next === ExchangeState.SOCKS5_AUTH) req = buildSocks5Auth(sp.proxy.username ?? '', sp.proxy.password ?? '');
-      else req = buildSocks5Connect(sp.host, sp.port);
-    } catch (e) {
-      return this.fail(probeError(next === ExchangeState.SOCKS5_AUTH ? 'auth_required' : 'socks_rejected', (e as Error).message));
+    // HTTP_CONNECT, SOCKS4_REPLY, SOCKS5_METHOD: the proxy's handshake (the tunnel machine)
+    const p = sp.proxy;
+    const via = sp.via === 'direct' ? 'http' : sp.via; // never direct here: stateAfterConnect sends it to TLS or the request
+    this.tunnel = new TunnelClient({ type: via, username: p.username, password: p.password }, { host: sp.host, port: sp.port }, this.proxyAuthorization);
+    this.tunnelStep(this.tunnel.start());
+  }
+
+  /** Does what the tunnel machine's step says: write, wait, fail, or go on once the tunnel is up. */
+  private tunnelStep(step: TunnelStep): void {
+    const t = this.tunnel as TunnelClient;
+    switch (step.kind) {
+      case 'need_more':
+        return;
+      case 'send':
+        this.state = stateOfTunnelStage(t.stage);
+        (this.link as Link).write(step.bytes);
+        return;
+      case 'fail': {
+        const f = step.failure;
+        return this.fail(tunnelError(f), f.kind === 'status' ? f.detail : null);
+      }
+      case 'ready': {
+        const state = this.state;
+        const early = step.rest.length > 0;
+        if (state === ExchangeState.HTTP_CONNECT) {
+          const err = connectAnswerError(step.status, early);
+          return err === null ? this.enter(ExchangeState.TLS) : this.fail(err, step.status);
+        }
+        const next = stateAfterSocksReply(state, 0, early, this.spec.tls);
+        if (next === ExchangeState.DONE) return this.fail(socksExtraBytesError(state));
+        this.enter(next);
+        if (early) this.data(step.rest); // the tunnel is up to an http target: the start of its answer
+      }
     }
-    link.write(req);
   }
 
   data(chunk: Buffer): void {
+    if (this.lateCounted !== this.state) {
+      this.lateCounted = this.state;
+      this.late += lateness();
+    }
+    if ((this.answerHead === null || this.answerHead.length < 2) && this.spec.via === 'http' && chunk.length > 0) this.noteAnswerHead(chunk);
     switch (this.state) {
       case ExchangeState.RESPONSE: {
         const p = this.parser as HttpResponseParser;
@@ -195,47 +253,17 @@ class Exchange implements LinkEvents, TimerEntry {
         else if (st === ResponseState.ERROR) this.fail(probeError('bad_response', `invalid HTTP response (${p.error})`), p.statusCode || null);
         return;
       }
-      case ExchangeState.HTTP_CONNECT: {
-        const p = this.parser as HttpResponseParser;
-        const st = p.push(chunk);
-        if (st === ResponseState.ERROR) this.fail(probeError('bad_response', `invalid answer to CONNECT (${p.error})`));
-        else if (st === ResponseState.DONE) {
-          const err = connectAnswerError(p.statusCode, p.rest !== null && p.rest.length > 0);
-          if (err === null) this.enter(ExchangeState.TLS);
-          else this.fail(err, p.statusCode);
-        }
-        return;
-      }
+      case ExchangeState.HTTP_CONNECT:
       case ExchangeState.SOCKS4_REPLY:
       case ExchangeState.SOCKS5_METHOD:
       case ExchangeState.SOCKS5_AUTH:
       case ExchangeState.SOCKS5_REPLY:
-        this.pending = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
-        this.socksStep(this.pending);
+        this.tunnelStep((this.tunnel as TunnelClient).push(chunk));
         return;
       default:
         // bytes while connecting or during TLS (the raw socket is detached then): not ours to read
         return;
     }
-  }
-
-  private socksStep(buf: Buffer): void {
-    const state = this.state;
-    const r = readSocksReply(state, buf, this.spec.proxy.username !== undefined);
-    if (r.kind === 'incomplete') return;
-    if (r.kind === 'fail') {
-      this.fail(probeError(r.code, r.message));
-      return;
-    }
-    const rest = buf.length > r.consumed ? buf.subarray(r.consumed) : null;
-    this.pending = null;
-    const next = stateAfterSocksReply(state, r.value, rest !== null, this.spec.tls);
-    if (next === ExchangeState.DONE) {
-      this.fail(socksExtraBytesError(state));
-      return;
-    }
-    this.enter(next);
-    if (rest !== null) this.data(rest); // the tunnel is up to an http target: the start of its answer
   }
 
   /** An unexpected exception in our own code: fail the exchange rather than the process. */
@@ -245,11 +273,14 @@ class Exchange implements LinkEvents, TimerEntry {
 
   secured(): void {
     if (this.state !== ExchangeState.TLS) return;
+    this.late += lateness();
     const pin = this.spec.tlsPin;
     const link = this.link as Link;
     // pinned (the judge's TLS listener): exactly that certificate, whoever signed it; a resumed
     // session proves the server that issued it, whose certificate was compared (tls-sessions.ts)
-    if (pin !== undefined && !link.sessionReused()) {
+    const reused = pin !== undefined && link.sessionReused();
+    if (pin !== undefined) countHandshake(reused);
+    if (pin !== undefined && !reused) {
       const cert = link.peerCertificate();
       if (cert === null) return this.fail(probeError('tls_failed', 'TLS handshake gave no peer certificate'));
       if (cert.fingerprint !== pin) return this.fail(interceptedError(cert));
@@ -291,7 +322,7 @@ class Exchange implements LinkEvents, TimerEntry {
     const state = this.state;
     if (state === ExchangeState.DONE) return;
     // the status of an answer head read so far (not the CONNECT answer's once TLS started)
-    const statusCode = state === ExchangeState.CONNECTING || state === ExchangeState.TLS ? null : this.parser?.statusCode || null;
+    const statusCode = state === ExchangeState.CONNECTING || state === ExchangeState.TLS ? null : this.statusSoFar();
     // Bun reports a socket it could not create (EMFILE) as ECONNREFUSED: check before blaming the proxy (fd-check.ts)
     const exhausted = state === ExchangeState.CONNECTING && (err as { code?: unknown }).code === 'ECONNREFUSED' ? fdsExhausted() : null;
     this.fail(socketError(state, exhausted === null ? err : Object.assign(new Error(exhausted), { code: exhausted })), statusCode);
@@ -309,7 +340,18 @@ class Exchange implements LinkEvents, TimerEntry {
   private timedOut(): void {
     const state = this.state;
     if (state === ExchangeState.DONE) return;
-    this.fail(deadlineError(state, this.spec.timeoutMs), state <= ExchangeState.CONNECTING ? null : this.parser?.statusCode || null);
+    this.fail(this.ours(deadlineError(state, this.spec.timeoutMs)), state <= ExchangeState.CONNECTING ? null : this.statusSoFar());
+  }
+
+  /** A timeout while the thread was late by the threshold or more (../codec/checker-lag.ts) is the checker's. */
+  private ours(error: ProbeError): ProbeError {
+    const late = this.late + deadlineLateness();
+    return isCheckerTimeout(error, late, this.spec.timeoutMs) ? checkerLagError(error, late) : error;
+  }
+
+  /** The status of the answer head read so far: the response's, else the CONNECT answer's (kept through TLS); null when none. */
+  private statusSoFar(): number | null {
+    return (this.parser ?? this.tunnel)?.statusCode || null;
   }
 
   private complete(): void {
@@ -318,13 +360,25 @@ class Exchange implements LinkEvents, TimerEntry {
     // saturated the deadline can fire late, and an answer that came in after
     // the budget must not count (a proxy slower than the timeout is not working).
     if (performance.now() - this.startedAt > this.spec.timeoutMs) {
-      this.fail(probeError('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`), p.statusCode || null);
+      this.fail(this.ours(probeError('timeout', `the answer came after the ${this.spec.timeoutMs} ms budget`)), p.statusCode || null);
       return;
     }
     this.finish(null, p.statusCode, p.headers, p.body(), p.bodyTruncated);
   }
 
+  /** Keeps the first 2 bytes the proxy answered with (via http: RESPONSE or HTTP_CONNECT). */
+  private noteAnswerHead(chunk: Buffer): void {
+    if (this.state !== ExchangeState.RESPONSE && this.state !== ExchangeState.HTTP_CONNECT) return;
+    const head = (this.answerHead ??= []);
+    for (let i = 0; i < chunk.length && head.length < 2; i++) head.push(chunk[i]!);
+  }
+
   private fail(error: ProbeError, statusCode: number | null = null): void {
+    // an http check's answer that was no HTTP: a SOCKS server's says so
+    if (error.code === 'bad_response' && this.answerHead !== null) {
+      const socks = socksAnswerOf(this.answerHead);
+      if (socks !== null) error = socksAnswerError(socks);
+    }
     this.finish(error, statusCode, EMPTY_HEADERS, null, false);
   }
 
@@ -349,7 +403,7 @@ class Exchange implements LinkEvents, TimerEntry {
       link.destroy();
     }
     this.parser = null;
-    this.pending = null;
+    this.tunnel = null;
     this.done({
       error,
       statusCode,

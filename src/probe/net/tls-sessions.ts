@@ -17,6 +17,11 @@
  * targets (a thread talks to one TLS judge: the bound is for a pin that
  * changes), the oldest dropped first. Module state: one store per thread,
  * each lane resumes its own sessions.
+ *
+ * It also counts the thread's pinned handshakes, full or resumed
+ * (countHandshake from the exchange, takeHandshakes by the lane with each
+ * batch: /metrics proxycheck_tls_handshakes_total{side="client"}), to see
+ * that resumption really happens under load.
  */
 
 /** Targets remembered per thread. */
@@ -38,6 +43,24 @@ export function sessionFor(key: string): Buffer | undefined {
 export function keepSession(key: string, session: Buffer): void {
   if (!sessions.has(key) && sessions.size >= MAX_TARGETS) sessions.delete(sessions.keys().next().value as string);
   sessions.set(key, session);
+}
+
+/** This thread's pinned TLS handshakes since the last takeHandshakes(): full (the certificate compared) or resumed. */
+let full = 0;
+let resumed = 0;
+
+/** A pinned TLS handshake completed (src/probe/net/exchange.ts), resumed or full. */
+export function countHandshake(wasResumed: boolean): void {
+  if (wasResumed) resumed++;
+  else full++;
+}
+
+/** The handshakes counted since the last call, and starts counting again (the lane sends them with its results: /metrics). */
+export function takeHandshakes(): { full: number; resumed: number } {
+  const out = { full, resumed };
+  full = 0;
+  resumed = 0;
+  return out;
 }
 
 /** Forgets every session of this thread (tests; a pin that must not be resumed). */

@@ -25,7 +25,7 @@ import { errorText, ServiceError } from '../../errors';
 import { DOMAIN_ERROR_CODES } from '../../error-codes';
 import { LaneSettings } from './lane-settings';
 import { packTasks, type PackedTasks } from './packed-tasks';
-import { LANE_SETTINGS_CACHE, type PackedShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './lane-protocol';
+import { LANE_SETTINGS_CACHE, type LaneStats, type PackedShard, type LaneToMain, type MainToLane, type Shard, type WorkerTask } from './lane-protocol';
 import type { CustomUrlResult, ProbeResult, ProbeSettings } from '../types';
 
 export interface ShardOutcome {
@@ -96,11 +96,13 @@ export class LaneEnds {
    * @param runner  piscina (a lane is a task that runs as long as its thread)
    * @param threads lanes to open, one per thread
    * @param onFreed shards settled or a lane was replaced: the front may dispatch more
+   * @param onStats a lane's own load since its last batch (lane-protocol.ts LaneStats)
    */
   constructor(
     private readonly runner: LaneRunner,
     threads: number,
     private readonly onFreed: () => void,
+    private readonly onStats: (s: LaneStats) => void = () => {},
   ) {
     for (let i = 0; i < threads; i++) this.lanes.push(this.openLane(i));
   }
@@ -204,6 +206,7 @@ export class LaneEnds {
 
   private onBatch(lane: LaneEnd, m: LaneToMain): void {
     if (lane.dead) return;
+    if (m.stats !== undefined) this.onStats(m.stats);
     for (const part of m.parts) {
       const entry = lane.live.get(part.id);
       if (entry === undefined || entry.callbackError !== null) continue;

@@ -57,8 +57,12 @@ export type PackedShard = {
 /** What piscina hands the worker. */
 export type WorkerTask = { kind: 'ping' } | { kind: 'lane'; port: MessagePort };
 
-/** What every thread gets at its start (piscina's workerData): the pool's choice of socket link. */
-export type LaneWorkerData = { socketDriver: SocketDriver };
+/**
+ * What every thread gets at its start (piscina's workerData): the pool's
+ * choice of socket link, and the main thread's lag meter's share
+ * (lag-meter.ts newLagShare: its lateness counts at a probe's deadline).
+ */
+export type LaneWorkerData = { socketDriver: SocketDriver; mainLag?: Float64Array };
 
 export type PingReply = { pong: true; threadId: number; socketDriver: SocketDriver };
 
@@ -78,7 +82,18 @@ export type LaneToMain = {
   t: 'batch';
   parts: { id: number; batch: ProbeResult[] | CustomUrlResult[] }[];
   done: ShardDone[];
+  /** What the lane saw since its last batch (absent from lanes that do not report). */
+  stats?: LaneStats;
 };
+
+/**
+ * A lane's own load since its last batch: its worst lag (lag-meter.ts
+ * takePeak: the adaptive limit's input, src/jobs/lag-limiter.ts), the probes
+ * it turned from a timeout into checker_overloaded for that lag
+ * (src/probe/codec/checker-lag.ts), and its pinned TLS handshakes, full or resumed
+ * (src/probe/net/tls-sessions.ts: /metrics).
+ */
+export type LaneStats = { lagMs: number; lagRetries: number; tlsFull: number; tlsResumed: number };
 
 /**
  * Lane-side batching: one message carries the results of every shard of the

@@ -35,6 +35,16 @@
  * answer: it starts at most STARTS_PER_TURN probes per turn, first starts and
  * replacements alike (src/probe/workers/lane-starts.ts), so under CPU saturation
  * probes wait unstarted instead of in-flight; waiting jobs take turns.
+ *
+ * And a proxy must not be blamed for the lane's own lag: while it has
+ * shards the lane measures it (lag-meter.ts) and hands its lateness to the
+ * thread's exchanges, so a probe that timed out while its thread was late
+ * reading it (src/probe/codec/checker-lag.ts: by >= 5 % of the timeout,
+ * added up over its reads) ends `checker_overloaded` with `checkerLagMs`,
+ * which its job tries again instead of judging. Each batch carries the
+ * lane's LaneStats (its worst lag since the last batch: the adaptive
+ * limit's input, src/jobs/lag-limiter.ts; those probes; its pinned TLS
+ * handshakes).
  */
 import { receiveMessageOnPort, threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { errorText } from '../../errors';
@@ -55,13 +65,17 @@ import {
 import { unpackTasks } from './packed-tasks';
 import { LaneStarts, type StartableRun } from './lane-starts';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask, ProtocolSettings } from '../types';
-import { setSocketDriver, socketDriver } from '../net/exchange';
+import { setLatenessSource, setSocketDriver, socketDriver } from '../net/exchange';
+import { takeHandshakes } from '../net/tls-sessions';
+import { LagMeter, sharedLateness } from './lag-meter';
 
 type AnyResult = ProbeResult | CustomUrlResult;
 
 // the workers' choice of socket link (PROBE_SOCKET_DRIVER), for every probe of this thread
 const started = workerData as Partial<LaneWorkerData> | null | undefined;
 if (started?.socketDriver !== undefined) setSocketDriver(started.socketDriver);
+/** The main thread's lag meter, shared (lane-protocol.ts LaneWorkerData), when the workers' front has one. */
+const mainLag = started?.mainLag instanceof Float64Array ? started.mainLag : null;
 
 /** Probes a lane starts per turn of its event loop at most, replacements included (src/probe/workers/lane-starts.ts). */
 const STARTS_PER_TURN = 32;
@@ -140,6 +154,7 @@ class ShardRun implements StartableRun {
     return n;
   }
 
+
   private start(i: number): Promise<AnyResult> {
     if (this.shard.kind === 'probe') return this.auto ? runAutoProbe(this.tasks[i]!, this.settings) : runProbe(this.tasks[i]!, this.settings as ProtocolSettings);
     const t = this.tasks[Math.floor(i / this.perTask)]!;
@@ -165,12 +180,19 @@ class Lane {
   private sincePoll = 0;
   private done: ShardDone[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  /** This thread's lag while it has shards (lag-meter.ts); its lateness goes to the thread's exchanges. */
+  readonly meter = new LagMeter();
+  /** Probes that ended checker_overloaded for this thread's lateness since the last batch. */
+  private lagRetries = 0;
   /** Paces starts: at most STARTS_PER_TURN per turn of the event loop. */
   private readonly starts = new LaneStarts<ShardRun>(STARTS_PER_TURN, (fn) => setImmediate(fn), (run) => {
     if (run.ended) this.end(run); // nothing more to start: cancelled while queued, or all started and finished
   });
 
-  constructor(private readonly port: MessagePort) {}
+  constructor(private readonly port: MessagePort) {
+    const own = () => this.meter.lateness();
+    setLatenessSource(own, mainLag === null ? own : () => Math.max(own(), sharedLateness(mainLag)));
+  }
 
   /**
    * Takes the messages waiting on the port now instead of at the next turn of
@@ -193,6 +215,7 @@ class Lane {
         if (settings === undefined) throw new Error(`lane: shard ${shard.id} refers to unknown settings ${shard.settingsId}`);
         const run = new ShardRun(shard, settings, this);
         this.running.set(shard.id, run);
+        this.meter.busy(true);
         if (run.ended) this.end(run); // an empty shard
         else this.starts.add(run);
       }
@@ -207,6 +230,7 @@ class Lane {
   }
 
   onResult(run: ShardRun, r: AnyResult): void {
+    if (r.error?.checkerLagMs !== undefined) this.lagRetries++;
     run.inFlight--;
     run.finished++;
     const list = this.pending.get(run.shard.id);
@@ -225,6 +249,7 @@ class Lane {
     const cancelled = run.machine.state === CANCELLED;
     run.machine.move([RUNNING, CANCELLED], DONE);
     this.running.delete(run.shard.id);
+    if (this.running.size === 0) this.meter.busy(false);
     this.done.push({ id: run.shard.id, started: run.next, finished: run.finished, cancelled });
     if (this.running.size === 0 || this.pendingCount >= RESULT_BATCH_MAX) this.flush();
     else this.flushTimer ??= setTimeout(this.flush, FLUSH_MS);
@@ -238,7 +263,9 @@ class Lane {
     if (this.pendingCount === 0 && this.done.length === 0) return;
     const parts: LaneToMain['parts'] = [];
     for (const [id, batch] of this.pending) parts.push({ id, batch: batch as ProbeResult[] | CustomUrlResult[] });
-    const msg: LaneToMain = { t: 'batch', parts, done: this.done };
+    const tls = takeHandshakes();
+    const msg: LaneToMain = { t: 'batch', parts, done: this.done, stats: { lagMs: this.meter.takePeak(), lagRetries: this.lagRetries, tlsFull: tls.full, tlsResumed: tls.resumed } };
+    this.lagRetries = 0;
     this.pending = new Map();
     this.pendingCount = 0;
     this.done = [];

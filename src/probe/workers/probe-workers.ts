@@ -38,7 +38,8 @@ import { Piscina } from 'piscina';
 import { errorText, ServiceError } from '../../errors';
 import { DOMAIN_ERROR_CODES } from '../../error-codes';
 import { LaneEnds, releaseAbort, type OnResults, type ShardCall, type ShardOutcome } from './lane-ends';
-import { expectedResults, type LaneWorkerData, type PingReply, type Shard, type WorkerTask } from './lane-protocol';
+import { expectedResults, type LaneStats, type LaneWorkerData, type PingReply, type Shard, type WorkerTask } from './lane-protocol';
+import { newLagShare } from './lag-meter';
 import type { SocketDriver } from '../net/exchange';
 import type { CustomUrlResult, ProbeResult } from '../types';
 
@@ -75,10 +76,34 @@ export class ProbeWorkers {
     perWorker: number,
     /** the socket link the threads said they use at start (PROBE_SOCKET_DRIVER; `node` where the native one is unavailable) */
     readonly socketDriver: SocketDriver,
+    /** the main thread's lag as the lanes read it (lag-meter.ts newLagShare): the main thread's meter writes it (src/jobs/lag-limiter.ts) */
+    readonly mainLag: Float64Array,
   ) {
     this.threads = threads;
     this.maxRunning = threads * perWorker;
-    this.lanes = new LaneEnds(piscina, threads, () => this.pump());
+    this.lanes = new LaneEnds(piscina, threads, () => this.pump(), (s) => this.noteStats(s));
+  }
+
+  /** The lanes' worst lag since the last takeLag (ms). */
+  private lagPeak = 0;
+  /** Counts over the workers' life (/metrics): probes a lane turned into checker_overloaded for its lag, and the lanes' pinned TLS handshakes. */
+  readonly laneCounts = { lagRetries: 0, tlsFull: 0, tlsResumed: 0 };
+
+  /**
+   * The worst lag any lane reported since the last call, in ms (0 when none
+   * did): the adaptive limit's input (src/jobs/lag-limiter.ts).
+   */
+  takeLag(): number {
+    const p = this.lagPeak;
+    this.lagPeak = 0;
+    return p;
+  }
+
+  private noteStats(s: LaneStats): void {
+    if (s.lagMs > this.lagPeak) this.lagPeak = s.lagMs;
+    this.laneCounts.lagRetries += s.lagRetries;
+    this.laneCounts.tlsFull += s.tlsFull;
+    this.laneCounts.tlsResumed += s.tlsResumed;
   }
 
   static async start(opts: ProbeWorkersOptions = {}): Promise<ProbeWorkers> {
@@ -88,6 +113,8 @@ export class ProbeWorkers {
     // 4096 per thread covers the largest region capacity with 64-probe grants.
     const perWorker = Math.max(1, opts.concurrentTasksPerWorker ?? 4096);
     const filename = opts.filename ?? DEFAULT_WORKER_FILE;
+    // the main thread's lag, written by its meter (src/jobs/lag-limiter.ts), read by every lane at a deadline
+    const mainLag = newLagShare();
     const piscina = new Piscina({
       filename,
       minThreads: threads,
@@ -96,7 +123,7 @@ export class ProbeWorkers {
       concurrentTasksPerWorker: 2,
       maxQueue: threads * 2,
       // read by each thread as it starts, replacements of dead threads included (lane.ts)
-      workerData: { socketDriver: opts.socketDriver ?? 'native' } satisfies LaneWorkerData,
+      workerData: { socketDriver: opts.socketDriver ?? 'native', mainLag } satisfies LaneWorkerData,
     });
     let loadError: unknown = null;
     let failStart: ((e: unknown) => void) | null = null;
@@ -134,7 +161,7 @@ export class ProbeWorkers {
       if (timer) clearTimeout(timer);
       failStart = null;
     }
-    return new ProbeWorkers(piscina, threads, perWorker, drivers[0] ?? 'native');
+    return new ProbeWorkers(piscina, threads, perWorker, drivers[0] ?? 'native', mainLag);
   }
 
   /** Shards waiting for a slot / running now. */

@@ -2,6 +2,7 @@
  * The "Account" view, from GET /me: e-mail, balance (root + temporary), plan,
  * a 30-day usage column chart and the recent checks with their download
  * links and a "View" button that opens the result in the results view.
+ * It owns its markup (accountViewHtml) and exports its ids.
  */
 import { apiGet } from './api';
 import { win, type ButtonEl, type Elem, type TableEl } from './browser';
@@ -22,6 +23,61 @@ interface Me {
   usage_last_30_days?: { day: string; total_checked: number }[];
 }
 
+export const ACCOUNT_IDS = Object.freeze({ view: 'view-account', error: 'account-error', body: 'account-body', cards: 'a-cards', usage: 'a-usage', history: 'a-history' });
+
+export function accountViewHtml(): string {
+  return `<section id="view-account" class="view" aria-labelledby="account-h" hidden>
+  <h1 id="account-h" tabindex="-1">Account</h1>
+  <p id="account-error" class="error" role="alert"></p>
+  <div id="account-body" aria-busy="true">
+    <dl id="a-cards" class="cards"></dl>
+    <section class="panel" aria-labelledby="usage-h">
+      <h2 id="usage-h">Checks per day, last 30 days</h2>
+      <div id="a-usage"></div>
+    </section>
+    <section class="panel" aria-labelledby="history-h">
+      <h2 id="history-h">Recent checks</h2>
+      <div class="table-wrap" role="region" aria-labelledby="history-h" tabindex="0">
+        <table id="a-history"><thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Checked</th><th scope="col">Working</th><th scope="col">Result</th></tr></thead><tbody></tbody></table>
+      </div>
+    </section>
+  </div>
+</section>`;
+}
+
+type HistoryRow = NonNullable<Me['history']>[number];
+
+/** A row of the recent checks: when, type, counts, and View plus its downloads (or "expired"). */
+function historyRowHtml(h: HistoryRow): string {
+  const links = resultLinks(h.result_url);
+  const when = formatTime(h.scanned_at);
+  const result =
+    links === null
+      ? '<span class="muted">expired</span>'
+      : `<button type="button" class="secondary small" data-link="${escapeXml(links.json)}" aria-label="View the check of ${escapeXml(when)}">View</button> ` +
+        (['json', 'csv', 'txt'] as const)
+          .map((ext) => `<a href="${escapeXml(links[ext])}" download aria-label="${ext.toUpperCase()} of the check of ${escapeXml(when)}">${ext.toUpperCase()}</a>`)
+          .join(' ');
+  return (
+    `<tr><td>${escapeXml(when)}</td><td>${escapeXml(String(h.proxy_type).toUpperCase())}</td>` +
+    `<td class="num">${formatCount(h.total_checked)}</td><td class="num">${formatCount(h.total_working)}</td><td class="links">${result}</td></tr>`
+  );
+}
+
+/** The account's cards. */
+function accountCardsHtml(me: Me): string {
+  const u = me.user ?? {};
+  const b = u.breakdown ?? {};
+  const items: [string, string][] = [
+    ['Signed in as', u.email ?? '—'],
+    ['Balance', `${formatCount(u.checks ?? 0)} checks`],
+    ['Of which', `${formatCount(b.root_balance ?? 0)} base + ${formatCount(b.temp_balance ?? 0)} temporary`],
+    ['Plan', planText(u.subscription_detail)],
+    ['Checks run', formatCount(me.history_count ?? 0)],
+  ];
+  return items.map(([k, v]) => `<div class="card"><dt>${escapeXml(k)}</dt><dd>${escapeXml(v)}</dd></div>`).join('');
+}
+
 export function planText(sub: { UnlimitedPro?: boolean; unlimited_expired_at?: string } | undefined): string {
   if (sub?.UnlimitedPro) return sub.unlimited_expired_at ? `UnlimitedPro until ${formatTime(sub.unlimited_expired_at)}` : 'UnlimitedPro';
   if (sub?.unlimited_expired_at) return `Pay per check (UnlimitedPro ended ${formatTime(sub.unlimited_expired_at)})`;
@@ -29,11 +85,11 @@ export function planText(sub: { UnlimitedPro?: boolean; unlimited_expired_at?: s
 }
 
 export function setupAccountView(deps: { key: () => string | null; onUnauthorized: () => void; onOpen: (link: string) => void }) {
-  const err = byId('account-error');
-  const body = byId('account-body');
-  const cards = byId('a-cards');
-  const usage = byId('a-usage');
-  const history = byId<TableEl>('a-history');
+  const err = byId(ACCOUNT_IDS.error);
+  const body = byId(ACCOUNT_IDS.body);
+  const cards = byId(ACCOUNT_IDS.cards);
+  const usage = byId(ACCOUNT_IDS.usage);
+  const history = byId<TableEl>(ACCOUNT_IDS.history);
   const tbody = history.tBodies[0]!;
 
   let days: { day: string; value: number }[] | null = null;
@@ -74,41 +130,13 @@ export function setupAccountView(deps: { key: () => string | null; onUnauthorize
         return null;
       }
       const me = r.body as Me;
-      const u = me.user ?? {};
-      const b = u.breakdown ?? {};
-      const items: [string, string][] = [
-        ['Signed in as', u.email ?? '—'],
-        ['Balance', `${formatCount(u.checks ?? 0)} checks`],
-        ['Of which', `${formatCount(b.root_balance ?? 0)} base + ${formatCount(b.temp_balance ?? 0)} temporary`],
-        ['Plan', planText(u.subscription_detail)],
-        ['Checks run', formatCount(me.history_count ?? 0)],
-      ];
-      cards.innerHTML = items.map(([k, v]) => `<div class="card"><dt>${escapeXml(k)}</dt><dd>${escapeXml(v)}</dd></div>`).join('');
+      cards.innerHTML = accountCardsHtml(me);
       const wrap = history.closest('.table-wrap');
       if (wrap) wrap.scrollLeft = 0;
       days = (me.usage_last_30_days ?? []).map((d) => ({ day: d.day, value: d.total_checked }));
       drawUsage();
       const rows = me.history ?? [];
-      tbody.innerHTML =
-        rows.length === 0
-          ? '<tr><td colspan="5" class="muted">No checks yet.</td></tr>'
-          : rows
-              .map((h) => {
-                const links = resultLinks(h.result_url);
-                const when = formatTime(h.scanned_at);
-                const result =
-                  links === null
-                    ? '<span class="muted">expired</span>'
-                    : `<button type="button" class="secondary small" data-link="${escapeXml(links.json)}" aria-label="View the check of ${escapeXml(when)}">View</button> ` +
-                      (['json', 'csv', 'txt'] as const)
-                        .map((ext) => `<a href="${escapeXml(links[ext])}" download aria-label="${ext.toUpperCase()} of the check of ${escapeXml(when)}">${ext.toUpperCase()}</a>`)
-                        .join(' ');
-                return (
-                  `<tr><td>${escapeXml(when)}</td><td>${escapeXml(String(h.proxy_type).toUpperCase())}</td>` +
-                  `<td class="num">${formatCount(h.total_checked)}</td><td class="num">${formatCount(h.total_working)}</td><td class="links">${result}</td></tr>`
-                );
-              })
-              .join('');
+      tbody.innerHTML = rows.length === 0 ? '<tr><td colspan="5" class="muted">No checks yet.</td></tr>' : rows.map(historyRowHtml).join('');
       return me;
     },
   };

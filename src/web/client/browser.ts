@@ -93,6 +93,7 @@ interface Loc {
   hash: string;
   readonly origin: string;
   readonly host: string;
+  readonly hostname: string;
   readonly protocol: string;
 }
 

@@ -1,9 +1,44 @@
 /**
  * Pure helpers of the dashboard's check flow: the pasted/uploaded list ->
- * proxy strings, the samples field, custom-URL rows -> the API's rule objects (with messages for
+ * proxy strings and the count of its valid unique proxies, the samples field, custom-URL rows -> the API's rule objects (with messages for
  * bad rows), job ids, ETA text, the download links of a result and the
  * same-origin form of a result link.
  */
+import { parseProxyList as parseAddresses } from '../../proxy/parse';
+import type { CheckType } from '../../proxy/types';
+import { formatCount } from './svg';
+
+/**
+ * What the form says of a pasted list: the valid unique proxies the check
+ * will count and charge, read with the service's own parser
+ * (src/proxy/parse.ts, pure) for the form's `type` (a line's scheme naming
+ * that type adds nothing: `http://h:1` and `h:1` are one proxy of an http
+ * check), and the lines it will skip: "5 proxies (1 invalid, 1 duplicate
+ * skipped)".
+ */
+export function proxyCountText(text: string, type?: CheckType): string {
+  const list = parseAddresses(text, type !== undefined ? { type } : {});
+  const n = list.proxies.length;
+  const skipped: string[] = [];
+  if (list.invalid > 0) skipped.push(`${formatCount(list.invalid)} invalid`);
+  if (list.duplicates > 0) skipped.push(`${formatCount(list.duplicates)} duplicate${list.duplicates === 1 ? '' : 's'}`);
+  return `${formatCount(n)} ${n === 1 ? 'proxy' : 'proxies'}${skipped.length > 0 ? ` (${skipped.join(', ')} skipped)` : ''}`;
+}
+
+/** The newest check of GET /me's history whose result link has not expired, or null. */
+export function latestResultLink(me: unknown): string | null {
+  const history = typeof me === 'object' && me !== null ? (me as Record<string, unknown>).history : undefined;
+  if (!Array.isArray(history)) return null;
+  let best: { at: string; link: string } | null = null;
+  for (const h of history) {
+    if (typeof h !== 'object' || h === null) continue;
+    const { result_url: link, scanned_at: at } = h as Record<string, unknown>;
+    if (typeof link !== 'string' || link === '') continue;
+    const when = typeof at === 'string' ? at : '';
+    if (best === null || when > best.at) best = { at: when, link };
+  }
+  return best?.link ?? null;
+}
 
 /** Lines of a pasted or uploaded list: trimmed, blanks and `#` comments dropped (the server validates the rest). */
 export function parseProxyList(text: string): string[] {

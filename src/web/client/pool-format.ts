@@ -3,10 +3,14 @@
  * the create form's values -> the POST /pools body (or a message naming the
  * field), the proxies listing's filters -> its query string, the rows of the
  * pools table and of a pool's proxies table as escaped markup, the summary
- * cards, and the small texts (state, interval, uptime, "5 min ago"). The
- * shapes are the API's (docs/API.md "Pools"), declared here as the page
- * reads them (the browser bundle imports nothing of the server).
+ * cards, the warnings of a create / PATCH answer (`balance_runs_out`), the
+ * gateway's URLs for a pool (src/gateway/urls.ts, shared with the CLI), and
+ * the small texts (state, interval, uptime, "5 min ago"). The shapes are
+ * the API's (docs/API.md "Pools"), declared here as the page reads them
+ * (the browser bundle imports only the pure modules it shares with the
+ * service).
  */
+import { gatewayUrls, type GatewayUrls } from '../../gateway/urls';
 import { parseProxyList } from './format';
 import { escapeXml, formatCount } from './svg';
 
@@ -166,17 +170,43 @@ function addressText(p: PoolProxyView['proxy']): string {
   return p.hasAuth && p.username !== undefined ? `${p.username}@${p.host}:${p.port}` : `${p.host}:${p.port}`;
 }
 
+/** The protocols a proxy passed as ("socks5 socks4"), its type, or "—" when not known yet. */
+export function protocolText(p: Pick<PoolProxyView, 'type' | 'protocols' | 'status'>): string {
+  if (p.status === 'working' && p.protocols !== undefined && p.protocols.length > 0) return p.protocols.join(' ');
+  return p.type ?? '—';
+}
+
 export function proxyRowHtml(p: PoolProxyView, nowMs: number): string {
   const status = `<span class="badge ${STATUS_BADGE[p.status] ?? 'muted'}">${escapeXml(p.status)}</span>`;
   const country = p.country === null ? '<span class="muted">—</span>' : escapeXml(p.country_name ?? p.country);
   const error = p.error === undefined ? '' : `<code>${escapeXml(p.error.code)}</code> <span class="err-msg" title="${escapeXml(p.error.message)}">${escapeXml(p.error.message)}</span>`;
   return (
-    `<tr><td class="mono">${escapeXml(addressText(p.proxy))}</td><td>${status}</td>` +
+    `<tr><td class="mono">${escapeXml(addressText(p.proxy))}</td><td>${status}</td><td>${escapeXml(protocolText(p))}</td>` +
     `<td class="num">${uptimeText(p.uptime.h24)}</td><td class="num">${uptimeText(p.uptime.d7)}</td>` +
     `<td class="num">${p.latency_p50_ms === null ? '—' : `${formatCount(p.latency_p50_ms)} ms`}</td>` +
     `<td>${escapeXml(relativeTime(p.last_change_at, nowMs))}</td><td>${country}</td>` +
     `<td>${escapeXml(p.anonymity ?? '—')}</td><td class="err">${error}</td></tr>`
   );
+}
+
+/** The warnings of a POST /pools or PATCH answer as lines (`balance_runs_out`: its message, else the code and the hours left). */
+export function poolWarningTexts(body: unknown): string[] {
+  const w = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).warnings : undefined;
+  if (!Array.isArray(w)) return [];
+  const out: string[] = [];
+  for (const item of w) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { code, message, hours_left: hours } = item as Record<string, unknown>;
+    if (typeof message === 'string' && message !== '') out.push(message);
+    else if (typeof code === 'string') out.push(typeof hours === 'number' ? `${code}: about ${formatCount(Math.round(hours))} hours of checks left` : code);
+  }
+  return out;
+}
+
+/** The gateway's URLs for pool `poolId` (host null: the page's own host), or null without a gateway. */
+export function poolGatewayUrls(gateway: { host: string | null; port: number } | null, pageHost: string, poolId: string, key: string): GatewayUrls | null {
+  if (gateway === null) return null;
+  return gatewayUrls(gateway.host ?? pageHost.replace(/^\[|\]$/g, ''), gateway.port, poolId, key);
 }
 
 /** The pool's summary cards: [label, value]. */

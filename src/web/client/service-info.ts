@@ -7,7 +7,8 @@
  * judge (/health `judge_reachable`, e.g. "this machine only"): when they
  * cannot, a banner says that every proxy elsewhere will fail and what the
  * operator sets. A check's own `metadata.warnings` (strings, or objects with
- * a message) are shown with its results.
+ * a message) are shown with its results. Where the gateway listens
+ * (/health `gateway`) puts its URLs on a pool's page.
  */
 
 export interface ServiceInfo {
@@ -28,6 +29,15 @@ export function serviceInfo(health: unknown): ServiceInfo {
     cluster: Array.isArray(h.agents),
     judgeReach: typeof reach === 'string' && /\bonly\b/i.test(reach) ? reach : null,
   };
+}
+
+/** Where the gateway listens (/health `gateway`; host null: the API's own host), or null when the service runs none. */
+export function gatewayOf(health: unknown): { host: string | null; port: number } | null {
+  const g = typeof health === 'object' && health !== null ? (health as Record<string, unknown>).gateway : undefined;
+  if (typeof g !== 'object' || g === null) return null;
+  const { host, port } = g as Record<string, unknown>;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return null;
+  return { host: typeof host === 'string' && host !== '' ? host : null, port };
 }
 
 /** The banner text when proxies elsewhere cannot reach the judge, else null. */
