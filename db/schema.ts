@@ -323,9 +323,11 @@ export const poolProxies = pgTable(
     isp: text('isp'),
     asn: integer('asn'),
     firstSeenAt: at('first_seen_at').notNull().defaultNow(),
+    /** The protocol its line's scheme named (DECISIONS "Mixed lists": checked as that); '' none: the pool's type. Part of its identity. */
+    protocol: text('protocol').notNull().default(''),
   },
   (t) => [
-    uniqueIndex('pool_proxies_address_uq').on(t.poolId, t.host, t.port, t.username, t.password),
+    uniqueIndex('pool_proxies_address_uq').on(t.poolId, t.host, t.port, t.username, t.password, t.protocol),
     check('pool_proxies_port_valid', sql`${t.port} BETWEEN 1 AND 65535`),
   ],
 );

@@ -33,15 +33,35 @@ const poolProperties = {
     type: 'object',
     required: ['total', 'working', 'failed', 'unchecked'],
     additionalProperties: false,
-    properties: { total: int0, working: int0, failed: int0, unchecked: int0 },
+    properties: {
+      total: int0,
+      working: int0,
+      failed: int0,
+      unchecked: int0,
+      targets: { type: 'object', additionalProperties: int0, description: 'Pools with customUrls: working proxies whose last fetch of each target (by name) passed' },
+    },
   },
   last_round_at: dateTimeOrNull,
   next_due_at: { ...dateTimeOrNull, description: 'When the next proxy falls due; null while paused or empty' },
   checks_last_24h: int0,
   checks_per_day: { ...int0, description: 'What the schedule costs per day at the proxies\' states now (working every interval_s, failing ones backing off)' },
-  customUrls: { type: 'array', items: ref('CustomUrl') },
+  customUrls: { type: 'array', items: ref('PoolTarget'), description: 'The pool\'s targets: fetched through each proxy that passed the judge check' },
   sources: { type: 'array', items: ref('PoolSource') },
 };
+
+const TARGET_NAME = { type: 'string', pattern: '^[a-z0-9-]{1,32}$', description: '1..32 of a-z, 0-9, -; default: the URL\'s host (other characters -), made unique with -2, -3' };
+const targetRule = (named: boolean) => ({
+  type: 'object',
+  required: named ? ['name', 'url', 'requiredStatusCodes', 'caseSensitive'] : ['url'],
+  ...(named ? { additionalProperties: false } : {}),
+  properties: {
+    name: TARGET_NAME,
+    url: { type: 'string', format: 'uri', maxLength: 2048, description: 'Absolute http:// or https:// URL' },
+    requiredStatusCodes: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 }, minItems: 1, maxItems: 100, default: [200] },
+    requiredText: { type: 'string', maxLength: 1024 },
+    caseSensitive: { type: 'boolean', default: false },
+  },
+});
 const POOL_REQUIRED = Object.keys(poolProperties);
 
 const submitted = {
@@ -60,13 +80,13 @@ const submitted = {
 const warnings = {
   type: 'array',
   description:
-    'What the owner should know of the pool as changed: [], schemes_ignored (addresses named another protocol than the pool\'s type by their scheme: a pool checks every proxy as its type), balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
+    'What the owner should know of the pool as changed: [], balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
   items: {
     type: 'object',
     required: ['code', 'message'],
     additionalProperties: false,
     properties: {
-      code: { enum: ['schemes_ignored', 'balance_runs_out'] },
+      code: { enum: ['balance_runs_out'] },
       message: { type: 'string' },
       hours_left: { type: 'number', minimum: 0, description: 'balance_runs_out only: hours until the checks run out at this schedule, rounded down to a tenth' },
     },
@@ -108,6 +128,21 @@ export const poolSchemas = {
     properties: { ...poolProperties, submitted, warnings },
   },
   PoolList: { type: 'object', required: ['pools'], additionalProperties: false, properties: { pools: { type: 'array', items: ref('Pool') } } },
+  PoolTarget: targetRule(true),
+  PoolTargetInput: targetRule(false),
+  PoolProxyTarget: {
+    type: 'object',
+    description: 'A pool proxy\'s last fetch of one target (never fetched: ok false, the rest null)',
+    required: ['ok', 'status', 'responseTime', 'last_checked_at', 'uptime_h24'],
+    additionalProperties: false,
+    properties: {
+      ok: { type: 'boolean' },
+      status: { type: ['integer', 'null'], description: 'The HTTP status seen; null: none came back' },
+      responseTime: { type: ['string', 'null'], pattern: '^[0-9]+\\.[0-9]{2} ms$' },
+      last_checked_at: dateTimeOrNull,
+      uptime_h24: { ...fraction, description: 'Fraction of its fetches that passed in the last 24 hours' },
+    },
+  },
   PoolProxy: {
     type: 'object',
     required: [
@@ -154,6 +189,7 @@ export const poolSchemas = {
       last_checked_at: dateTimeOrNull,
       last_change_at: dateTimeOrNull,
       next_check_at: dateTime,
+      targets: { type: 'object', additionalProperties: ref('PoolProxyTarget'), description: 'Pools with customUrls: per target, by name' },
     },
   },
   PoolProxyPage: {
@@ -175,7 +211,7 @@ export const poolSchemas = {
       interval_s: { type: 'integer', minimum: 60, maximum: MAX_INTERVAL_S, default: 600, description: 'From POOL_MIN_INTERVAL_S (default 60)' },
       timeout: { type: 'integer', minimum: 1000, maximum: 20000, default: 5000 },
       https: { type: 'boolean', default: true },
-      customUrls: { type: 'array', items: ref('CustomUrl'), description: 'At most MAX_CUSTOM_URLS (default 10)' },
+      customUrls: { type: 'array', items: ref('PoolTargetInput'), description: 'The pool\'s targets, at most MAX_CUSTOM_URLS (default 10); name optional' },
       sources: {
         type: 'array',
         maxItems: MAX_SOURCES,
@@ -193,6 +229,7 @@ export const poolSchemas = {
       timeout: { type: 'integer', minimum: 1000, maximum: 20000 },
       https: { type: 'boolean' },
       state: { enum: ['active', 'paused'], description: 'paused: by the owner (stays paused); active: runs again' },
+      customUrls: { type: 'array', items: ref('PoolTargetInput'), description: 'Replaces the targets (from each proxy\'s next check); [] removes them' },
       add: { type: 'array', items: { type: 'string' } },
       remove: { type: 'array', items: { type: 'string' } },
     },
@@ -335,13 +372,13 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     tags: ['Pools'],
     summary: 'Change a pool: settings, pause or resume, add or remove proxies',
     description:
-      'Any of `name, interval_s, timeout, https, state, add, remove`, applied in one transaction: settings and state, then `remove`, then `add` (a request may make room and fill it), then the limits (over one: nothing of the request stays). `state: "paused"` pauses it for its owner; `"active"` resumes it (overdue proxies are spread over one interval). A shorter `interval_s` brings due times within the new interval.',
+      'Any of `name, interval_s, timeout, https, state, customUrls, add, remove`, applied in one transaction: settings and state, then `remove`, then `add` (a request may make room and fill it), then the limits (over one: nothing of the request stays). `state: "paused"` pauses it for its owner; `"active"` resumes it (overdue proxies are spread over one interval). A shorter `interval_s` brings due times within the new interval.',
     security,
     parameters: [idParam],
     requestBody: { required: true, content: { 'application/json': { schema: ref('PoolPatchBody'), example: { state: 'paused' } } } },
     responses: {
       '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }, 'The pool after the change'),
-      '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, add, remove' }, none: BAD.none }),
+      '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove' }, none: BAD.none }),
       '401': E401,
       '404': E404,
       '405': E405('/pools/{id}', 'GET, PATCH, DELETE'),

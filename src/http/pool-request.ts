@@ -33,13 +33,13 @@
  * `remove` counts its invalid entries and goes on.
  *
  * Choices: absent and null both mean "not given" (as /check); unknown fields
- * are ignored; names are counted in code points. A line's scheme is read and
- * dropped (ParseListOptions.ignoreSchemes): a pool checks every proxy as its
- * `type` (a mixed list wants `type: "auto"`), so the same address under two
- * schemes is one pool proxy; the schemes named are counted (`schemes`), and
- * the answer warns `schemes_ignored` of those naming another protocol than
- * the pool's (schemesWarnings). Not yet DECISIONS "Mixed lists" (a pool
- * proxy has no protocol of its own to keep one in).
+ * are ignored; names are counted in code points. A line's scheme is the
+ * proxy's own protocol (DECISIONS "Mixed lists"): `socks5://h:p` is checked
+ * as socks5 whatever the pool's type, and is another pool proxy than `h:p`
+ * (identity as /check's dedupe); a scheme naming the pool's own type is no
+ * protocol of its own (POST parses with the pool's type; PATCH's add and
+ * remove, which do not know it, are normalised so by the store's SQL,
+ * proxies-sql.ts). The schemes named are counted (`schemes`).
  */
 import {
   checkRegion,
@@ -166,7 +166,7 @@ function checkSources(sources: readonly unknown[]): PoolSource[] {
  * de-duplicate across them. `limitExceeded` when more unique proxies than
  * `max` were seen (parsing stops there).
  */
-function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: number): AddressList & { limitExceeded: boolean; schemes: SchemeCounts } {
+function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: number, type?: CheckType): AddressList & { limitExceeded: boolean; schemes: SchemeCounts } {
   let totalInvalid = 0;
   let totalDuplicates = 0;
   const schemes: SchemeCounts = { http: 0, socks4: 0, socks5: 0 };
@@ -174,12 +174,12 @@ function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: n
     for (const t of PROXY_TYPES) schemes[t] += s[t];
   };
   if (inputs.length === 1) {
-    const l = parseProxyList(inputs[0] as string | readonly unknown[], { maxUnique: max, ignoreSchemes: true });
+    const l = parseProxyList(inputs[0] as string | readonly unknown[], { maxUnique: max, ...(type === undefined ? {} : { type }) });
     return { proxies: l.proxies, totalInvalid: l.invalid, totalDuplicates: l.duplicates, limitExceeded: l.limitExceeded, schemes: l.schemes };
   }
   const merged = new ProxySet<ParsedProxy>();
   for (const input of inputs) {
-    const l = parseProxyList(input, { maxUnique: max, ignoreSchemes: true });
+    const l = parseProxyList(input, { maxUnique: max, ...(type === undefined ? {} : { type }) });
     totalInvalid += l.invalid;
     totalDuplicates += l.duplicates;
     count(l.schemes);
@@ -187,27 +187,6 @@ function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: n
     if (l.limitExceeded || merged.size > max) return { proxies: merged.values(), totalInvalid, totalDuplicates, limitExceeded: true, schemes };
   }
   return { proxies: merged.values(), totalInvalid, totalDuplicates, limitExceeded: false, schemes };
-}
-
-/**
- * `schemes_ignored` when some addresses named a protocol other than the
- * pool's type by their scheme: a pool checks every proxy as its `type` (an
- * auto pool finds each one's protocol itself: no warning). Pure.
- */
-export function schemesWarnings(schemes: SchemeCounts, poolType: CheckType): { code: 'schemes_ignored'; message: string }[] {
-  if (poolType === 'auto') return [];
-  const other = PROXY_TYPES.filter((t) => t !== poolType && schemes[t] > 0);
-  const n = other.reduce((a, t) => a + schemes[t], 0);
-  if (n === 0) return [];
-  const named = other.map((t) => `${t}://`).join(', ');
-  return [
-    {
-      code: 'schemes_ignored',
-      message:
-        `${n} ${n === 1 ? 'address names' : 'addresses name'} another protocol than this pool's type by ${n === 1 ? 'its' : 'their'} scheme (${named}): ` +
-        `a pool checks every proxy as its type, ${poolType}. For a list that mixes protocols, create the pool with type auto.`,
-    },
-  ];
 }
 
 /** POST /pools: `body` is the already-parsed JSON. */
@@ -239,7 +218,7 @@ export function validatePoolCreate(body: unknown, opts: PoolRequestOptions): Che
   const inputs: (string | readonly unknown[])[] = [];
   if (proxies !== undefined) inputs.push(proxies);
   if (text !== undefined) inputs.push(text);
-  const list = parseAddresses(inputs, opts.limits.maxProxiesPerPool);
+  const list = parseAddresses(inputs, opts.limits.maxProxiesPerPool, t);
   if (list.proxies.length === 0 && followed.length === 0) throw noValidProxies();
   if (list.limitExceeded) throw tooManyPoolProxies(opts.limits.maxProxiesPerPool, 'pool');
   return {

@@ -76,7 +76,7 @@ import { flushChunk, loadPoolRows, loadPoolTargets, poolProxyIds, refundLost, re
 import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
 import { originGeo, probeSettingsFor } from './probe-setup';
 import { refusedResult, splitRefused } from './refused-targets';
-import { probeTarget } from './shards';
+import { probeTarget, splitBySettings } from './shards';
 
 /** Proxies per flush statement (one transaction each). */
 export const FLUSH_CHUNK = 1000;
@@ -189,6 +189,8 @@ export class PoolActor {
   #pairsLeft = new Uint8Array(64);
   /** The custom-URL settings per protocol (made at first use, again after a change). */
   #urlSettings = new Map<ProxyType, ProbeSettings>();
+  /** The judge check's settings of the protocols proxies named by their scheme (made at first use, again after a change). */
+  #ownSettings = new Map<ProxyType, ProbeSettings>();
   #targetDirty = new Uint8Array(64);
 
   constructor(deps: PoolActorDeps, pool: PoolRow) {
@@ -312,6 +314,7 @@ export class PoolActor {
     this.#pool = pool;
     this.#settingsMade = null;
     this.#urlSettings.clear();
+    this.#ownSettings.clear();
     // from each proxy's next check: a kept name keeps its states, a new one starts unchecked
     this.#t.setTargets(pool.customUrls.map((r) => r.name));
     const nowMs = this.#d.clock.now();
@@ -598,16 +601,29 @@ export class PoolActor {
     // no probe to fill the grant's other slots with: the pairs' first shard carries the repeats
     if (pairs.length > 0) this.#runPairs(pairs, exec, tasks.length === 0 ? n : 0);
     if (tasks.length === 0) return;
-    const run = exec
-      .run({ kind: 'probe', tasks, settings: this.#settings }, (b: ResultBatch) => this.#results(b as ProbeResult[]), this.#abort.signal)
-      .catch((err: unknown) => {
-        if (!this.#abort.signal.aborted) this.#d.log.warn('a shard of a pool failed', { pool: this.#pool.id, err: errorCode(err) });
-      })
-      .finally(() => {
-        this.#shards.delete(run);
-        this.#unreported(slots);
-      });
-    this.#shards.add(run);
+    // a proxy with its own protocol (its line's scheme) is probed with that protocol's settings: a shard per protocol
+    for (const shard of splitBySettings({ kind: 'probe', tasks, settings: this.#settings }, (slot) => this.#probeSettings(slot))) {
+      const own = [...new Set(shard.tasks.map((t) => t.index))];
+      const run = exec
+        .run(shard, (b: ResultBatch) => this.#results(b as ProbeResult[]), this.#abort.signal)
+        .catch((err: unknown) => {
+          if (!this.#abort.signal.aborted) this.#d.log.warn('a shard of a pool failed', { pool: this.#pool.id, err: errorCode(err) });
+        })
+        .finally(() => {
+          this.#shards.delete(run);
+          this.#unreported(own);
+        });
+      this.#shards.add(run);
+    }
+  }
+
+  /** The probe settings of a slot: its own protocol's (DECISIONS "Mixed lists"), else the pool's. */
+  #probeSettings(slot: number): ProbeSettings {
+    const own = this.#t.protocolOf(slot);
+    if (own === null || own === this.#pool.type) return this.#settings;
+    let s = this.#ownSettings.get(own);
+    if (s === undefined) this.#ownSettings.set(own, (s = probeSettingsFor(this.#d.settings, own, this.#pool.timeoutMs, this.#pool.https)));
+    return s;
   }
 
   /** Up to `n` waiting pairs of live slots. */
@@ -744,7 +760,7 @@ export class PoolActor {
     const nowMs = this.#d.clock.now();
     const from = t.statusOf(slot);
     const failuresBefore = t.failures[slot]!;
-    const f = foldSlot(t, slot, r, r.status === 'working' ? originGeo(this.#d.geo, r) : null, { poolType: this.#pool.type, intervalS: this.#pool.intervalS, nowMs, random: this.#d.random });
+    const f = foldSlot(t, slot, r, r.status === 'working' ? originGeo(this.#d.geo, r) : null, { poolType: t.protocolOf(slot) ?? this.#pool.type, intervalS: this.#pool.intervalS, nowMs, random: this.#d.random });
     if (f.outcome === 'not_tried') this.#tally.not_tried++;
     else {
       this.#tally.checked++;

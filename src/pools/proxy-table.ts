@@ -99,6 +99,8 @@ export class ProxyTable {
   lastChecked!: Float64Array;
   lastChange!: Float64Array;
   nextCheck!: Float64Array;
+  /** Its own protocol (TYPES code; 0: none, the pool's type). */
+  protocol!: Uint8Array;
   /** One per target of the pool, in its customUrls order (setTargets). */
   targets: TargetColumns[] = [];
 
@@ -141,6 +143,7 @@ export class ProxyTable {
     this.lastChecked = grow(this.lastChecked, (n) => new Float64Array(n), NaN);
     this.lastChange = grow(this.lastChange, (n) => new Float64Array(n), NaN);
     this.nextCheck = grow(this.nextCheck, (n) => new Float64Array(n), NaN);
+    this.protocol = grow(this.protocol, (n) => new Uint8Array(n));
     for (const c of this.targets) c.grow(cap);
   }
 
@@ -174,6 +177,7 @@ export class ProxyTable {
     this.password[slot] = row.password;
     this.port[slot] = row.port;
     this.format[slot] = codeIn(FORMATS, row.format);
+    this.protocol[slot] = codeIn(TYPES, row.protocol ?? null);
     this.firstSeen[slot] = row.firstSeenAt.getTime();
     this.set(slot, row);
     return slot;
@@ -216,6 +220,11 @@ export class ProxyTable {
 
   statusOf(slot: number): ProxyStatus {
     return STATUS_OF[this.status[slot]!] ?? 'unchecked';
+  }
+
+  /** Its own protocol, or null (the pool's type). */
+  protocolOf(slot: number): ProxyType | null {
+    return TYPES[this.protocol[slot]!] ?? null;
   }
 
   typeOf(slot: number): ProxyType | null {
@@ -265,6 +274,7 @@ export class ProxyTable {
       lastCheckedAt: dateOf(this.lastChecked[slot]!),
       lastChangeAt: dateOf(this.lastChange[slot]!),
       nextCheckAt: new Date(this.nextCheck[slot]!),
+      ...(this.protocol[slot] === 0 ? {} : { protocol: this.protocolOf(slot) }),
       ...(this.targets.length === 0 ? {} : { targets: Object.fromEntries(this.targets.map((c) => [c.name, c.get(slot)])) }),
     };
   }

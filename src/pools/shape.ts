@@ -86,6 +86,8 @@ export interface PoolProxyRow {
   lastCheckedAt: Date | null;
   lastChangeAt: Date | null;
   nextCheckAt: Date;
+  /** Its own protocol from its line's scheme (DECISIONS "Mixed lists": checked as that); null/absent: the pool's type. */
+  protocol?: ProxyType | null;
   /** Per target of the pool (by name; null: not checked yet); absent when the pool has none. */
   targets?: Record<string, TargetState | null>;
 }
@@ -183,6 +185,7 @@ export function rowFromSql(r: Record<string, unknown>): PoolProxyRow {
     lastCheckedAt: toDate(r.last_checked_at),
     lastChangeAt: toDate(r.last_change_at),
     nextCheckAt: toDate(r.next_check_at) ?? new Date(0),
+    ...(r.protocol === null || r.protocol === undefined || r.protocol === '' ? {} : { protocol: String(r.protocol) as ProxyType }),
   };
 }
 
@@ -300,7 +303,9 @@ export function addressObject(a: ProxyAddress): ProxyAddressObject {
 }
 
 /** The pool proxy object of a row at `nowMs`; `poolType` decides whether `protocols` is there. */
-export function poolProxyObject(row: PoolProxyRow, poolType: CheckType, nowMs: number): PoolProxyObject {
+export function poolProxyObject(row: PoolProxyRow, pool: CheckType, nowMs: number): PoolProxyObject {
+  // a proxy with its own protocol is checked as that, whatever the pool's type
+  const poolType: CheckType = row.protocol ?? pool;
   const auto = poolType === 'auto';
   const o: PoolProxyObject = {
     proxy: addressObject(addressOf(row)),

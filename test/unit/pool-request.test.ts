@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
-import { schemesWarnings, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
+import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 
 const OPTS: PoolRequestOptions = {
@@ -191,24 +191,20 @@ describe('fuzzing', () => {
   });
 });
 
-describe('schemes in a pool\'s lists (DECISIONS "Mixed lists"; a pool keeps no protocol per proxy)', () => {
-  test('read and dropped: the same address under two schemes is one pool proxy; the schemes named are counted', () => {
-    const c = validatePoolCreate({ name: 'x', proxies: ['socks5://1.1.1.1:1', 'http://1.1.1.1:1', '2.2.2.2:2'], text: 'socks4://3.3.3.3:3\nsocks5h://1.1.1.1:1\n' }, OPTS);
-    expect(c.proxies.map((p) => [p.host, 'protocol' in p])).toEqual([['1.1.1.1', false], ['2.2.2.2', false], ['3.3.3.3', false]]);
+describe('schemes in a pool\'s lists (DECISIONS "Mixed lists": a pool proxy keeps its own protocol)', () => {
+  test('a scheme is the proxy\'s protocol and part of its identity; the pool\'s own type is none; the schemes named are counted', () => {
+    const c = validatePoolCreate({ name: 'x', proxies: ['socks5://1.1.1.1:1', 'http://1.1.1.1:1'], text: '1.1.1.1:1\nsocks5h://1.1.1.1:1\nsocks4://3.3.3.3:3\n' }, OPTS);
+    expect(c.proxies.map((p) => [p.host, p.protocol ?? null])).toEqual([
+      ['1.1.1.1', 'socks5'],
+      ['1.1.1.1', null],
+      ['3.3.3.3', 'socks4'],
+    ]);
     expect(c.totalDuplicates).toBe(2);
     expect(c.schemes).toEqual({ http: 1, socks4: 1, socks5: 2 });
-    expect(validatePoolPatch({ add: ['socks5://1.1.1.1:1'] }, OPTS).schemes).toEqual({ http: 0, socks4: 0, socks5: 1 });
-  });
-
-  test('schemesWarnings: those naming another protocol than the pool type; none for auto or for the pool\'s own', () => {
-    expect(schemesWarnings({ http: 3, socks4: 1, socks5: 2 }, 'http')).toEqual([
-      {
-        code: 'schemes_ignored',
-        message: "3 addresses name another protocol than this pool's type by their scheme (socks4://, socks5://): a pool checks every proxy as its type, http. For a list that mixes protocols, create the pool with type auto.",
-      },
-    ]);
-    expect(schemesWarnings({ http: 0, socks4: 0, socks5: 1 }, 'socks4')[0]!.message).toStartWith('1 address names another protocol than this pool\'s type by its scheme (socks5://)');
-    expect(schemesWarnings({ http: 3, socks4: 1, socks5: 2 }, 'auto')).toEqual([]);
-    expect(schemesWarnings({ http: 4, socks4: 0, socks5: 0 }, 'http')).toEqual([]);
+    // PATCH does not know the pool's type: every scheme kept (the store's SQL folds the pool's own into none)
+    const p = validatePoolPatch({ add: ['socks5://1.1.1.1:1', 'http://2.2.2.2:2'] }, OPTS);
+    expect(p.add!.proxies.map((x) => x.protocol)).toEqual(['socks5', 'http']);
+    expect(p.schemes).toEqual({ http: 1, socks4: 0, socks5: 1 });
+    expect(validatePoolCreate({ name: 'a', type: 'auto', proxies: ['socks4://1.1.1.1:1'] }, OPTS).proxies[0]!.protocol).toBe('socks4');
   });
 });
