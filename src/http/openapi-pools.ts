@@ -416,6 +416,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
       { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 100 } },
       { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'next_cursor (or X-Next-Cursor) of the previous page, with the same sort' },
       { name: 'format', in: 'query', schema: { enum: ['json', 'txt', 'csv'], default: 'json' } },
+      { name: 'target', in: 'query', schema: { type: 'string', pattern: '^[a-z0-9-]{1,32}$' }, description: 'Only working proxies whose last fetch of this target (a customUrls name of the pool) passed; a name the pool does not have: 400' },
       { name: 'scheme', in: 'query', schema: { enum: ['true', 'false'], default: 'false' }, description: 'txt: each line as <protocol>://[user:pass@]host:port (the pool\'s type, or the protocol an auto pool found)' },
     ],
     responses: {
