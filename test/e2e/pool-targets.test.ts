@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import type { FakeServer } from '../fixtures/fake-servers';
+import { runCli } from '../helpers/cli';
 import { curl } from '../helpers/gateway';
 import { call, startTestService, type TestService } from '../helpers/service';
 
@@ -150,6 +151,25 @@ describe('targets in pools', () => {
       const list = (await get(`/pools/${id}/proxies?target=shop`)).body.proxies as ProxyObject[];
       return list.length === 1 && list[0]!.proxy.port === elite.port ? true : null;
     });
+  }, 60_000);
+
+  test('the CLI: pool create --target NAME=URL,text=..., pool working --target NAME, pool show', async () => {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: t.dataDir, XDG_CONFIG_HOME: `${t.dataDir}/cfg`, PROXYCHECK_URL: t.url, PROXYCHECK_API_KEY: t.key };
+    const created = await runCli(['--json', 'pool', 'create', 'cli', `127.0.0.1:${elite.port}`, `127.0.0.1:${transparent.port}`, '--interval', '1', '--target', `shop=${siteUrl}/,text=welcome,status=200`], { env });
+    expect(created.code, created.stderr).toBe(0);
+    const pool = JSON.parse(created.stdout) as { id: string; customUrls: unknown[] };
+    expect(pool.customUrls).toEqual([{ name: 'shop', url: `${siteUrl}/`, requiredStatusCodes: [200], requiredText: 'welcome', caseSensitive: false }]);
+    const lines = await until('the CLI lists the passing proxy', async () => {
+      const r = await runCli(['pool', 'working', pool.id, '--target', 'shop'], { env });
+      return r.code === 0 && r.stdout !== '' ? r.stdout : null;
+    });
+    expect(lines).toBe(`127.0.0.1:${elite.port}\n`);
+    const show = await runCli(['pool', 'show', pool.id], { env });
+    expect(show.stdout).toContain(`target      shop: ${siteUrl}/ (200, "welcome"): 1 working pass it`);
+    const unknown = await runCli(['pool', 'working', pool.id, '--target', 'nope'], { env });
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('the pool has no target "nope"');
+    expect((await call(`${t.url}/pools/${pool.id}`, { method: 'DELETE', headers: headers() })).status).toBe(204);
   }, 60_000);
 
   test('bad input: a clear 400 for each new field', async () => {
