@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import type { FakeServer } from '../fixtures/fake-servers';
+import { haveChromium, launchChromium, see } from '../helpers/browser';
 import { runCli } from '../helpers/cli';
 import { curl } from '../helpers/gateway';
 import { call, startTestService, type TestService } from '../helpers/service';
@@ -170,6 +171,31 @@ describe('targets in pools', () => {
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('the pool has no target "nope"');
     expect((await call(`${t.url}/pools/${pool.id}`, { method: 'DELETE', headers: headers() })).status).toBe(204);
+  }, 60_000);
+
+  test.skipIf(!haveChromium())('the dashboard: a column per target and the Target filter in the pool\'s proxies table', async () => {
+    const browser = await launchChromium({ width: 1280, height: 900 });
+    try {
+      browser.ctx.setDefaultTimeout(8000);
+      const page = browser.ctx.pages()[0] ?? (await browser.ctx.newPage());
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(e.message));
+      await page.goto(`${t.url}/app#/pools/${id}`);
+      await page.fill('#key', t.key);
+      await page.click('#signin-submit');
+      await see(page.locator('#pool-proxies thead th', { hasText: 'Target shop' })).toHaveCount(1);
+      expect(await page.$$eval('#pf-target option', (os) => os.map((o) => o.textContent))).toEqual(['Any', 'shop']);
+      await page.selectOption('#pf-status', '');
+      await see(page.locator('#pool-proxies tbody tr')).toHaveCount(2);
+      await see(page.locator('#pool-proxies tbody .badge', { hasText: 'passes 200' })).toHaveCount(1);
+      await see(page.locator('#pool-proxies tbody .badge', { hasText: 'fails 403' })).toHaveCount(1);
+      await page.selectOption('#pf-target', 'shop');
+      await see(page.locator('#pool-proxies tbody tr')).toHaveCount(1);
+      await see(page.locator('#pool-proxies tbody tr td.mono')).toHaveText(`127.0.0.1:${elite.port}`);
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   }, 60_000);
 
   test('bad input: a clear 400 for each new field', async () => {
