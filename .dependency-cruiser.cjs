@@ -5,6 +5,7 @@
  *   http    src/http/**, src/web/** server side, src/admin/routes.ts, src/admin/app.ts
  *   jobs    src/jobs/**, src/cluster/** (the cluster's adapters of the job ports), src/admin/** services (commands, args, lock, throttle)
  *   domain  src/accounts/**, src/results/**, src/judge/**, src/metrics/**, src/probe/workers/** (probe execution),
+ *           src/contract/** (the API's schemas, one per shape: the document's and the types of server, CLI and dashboard),
  *           src/pools/** (pools of proxies kept checked), src/gateway/** but codec/ (the gateway's upstream choice),
  *           src/webhooks/** (endpoints, the outbox, the delivery loop)
  *   probe   src/probe/*.ts (but types.ts), src/probe/net/**
@@ -17,7 +18,8 @@
  * A module may import its own layer and the layers below it, never one above.
  * Besides: no cycles; the browser code (src/web/client/**) imports only
  * itself and the pure modules it shares with the service (BROWSER_SHARED,
- * free of node modules); probe code and workers never see db, http, jobs or accounts; leaves
+ * free of node modules), and the API contract's types (src/contract/types.ts,
+ * `import type` only: nothing of it reaches the bundle); probe code and workers never see db, http, jobs or accounts; leaves
  * never see db; pure modules do no I/O; production code never imports tests or
  * tooling; every module of src, workers and db belongs to a layer.
  *
@@ -43,7 +45,7 @@ const LAYERS = [
   { name: 'entry', path: ['^src/(main|run-process|runtime-settings|server|agent|stop-steps|help)\\.ts$', '^src/compose/', '^src/cli/', '^src/admin/cli\\.ts$', '^workers/'] },
   { name: 'http', path: ['^src/http/', '^src/web/(?!client/)', '^src/admin/(routes|app)\\.ts$'] },
   { name: 'jobs', path: ['^src/jobs/', '^src/cluster/', '^src/admin/(?!(cli|routes|app)\\.ts$)'] },
-  { name: 'domain', path: ['^src/(accounts|results|judge|metrics|pools|webhooks)/', '^src/probe/workers/', '^src/gateway/(?!codec/)'] },
+  { name: 'domain', path: ['^src/(accounts|results|judge|metrics|pools|webhooks|contract)/', '^src/probe/workers/', '^src/gateway/(?!codec/)'] },
   { name: 'probe', path: ['^src/probe/(?!(codec|workers)/|types\\.ts$)'] },
   {
     name: 'leaves',
@@ -60,6 +62,8 @@ const LAYERS = [
 ];
 
 const WEB_CLIENT = '^src/web/client/';
+/** The API contract's types for the dashboard: a module of `export type` only (test/unit/contract-types.test.ts keeps it so, and the dashboard's imports of it `import type`). */
+const CONTRACT = '^src/contract/types\\.ts$';
 /** Pure modules the dashboard shares with the service (the list parser, the gateway's URLs): no node modules in them. */
 const BROWSER_SHARED = ['^src/proxy/', '^src/gateway/(urls|username)\\.ts$', '^src/pools/pool-id\\.ts$'];
 const ALL_LAYERS = LAYERS.flatMap((l) => l.path);
@@ -127,10 +131,10 @@ module.exports = {
     {
       name: 'web-client-browser-only',
       comment:
-        'The dashboard browser code (src/web/client) imports only itself, npm packages and the pure modules it shares with the service (BROWSER_SHARED: the list parser, the gateway URLs): no server code, no node modules.',
+        'The dashboard browser code (src/web/client) imports only itself, npm packages, the pure modules it shares with the service (BROWSER_SHARED: the list parser, the gateway URLs) and the contract\'s types (src/contract/types.ts): no server code, no node modules.',
       severity: 'error',
       from: { path: WEB_CLIENT },
-      to: { pathNot: [WEB_CLIENT, '(^|/)node_modules/', ...BROWSER_SHARED] },
+      to: { pathNot: [WEB_CLIENT, '(^|/)node_modules/', ...BROWSER_SHARED, CONTRACT] },
     },
     {
       name: 'browser-shared-no-node',

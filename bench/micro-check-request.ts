@@ -14,11 +14,20 @@
  *       (the key lookup resolves at once, checks.run stamps the time and
  *       returns): fetch() sent -> checks.run called.
  *
- *   bun bench/micro-check-request.ts [--runs=N]
+ * 3. `--validation`: request validation alone on the largest inputs, before
+ *    and after the contract's compiled schema (issue 31): a 100 000-proxy
+ *    POST /check body (validateCheckJsonOrdered, the ordered checks alone as
+ *    before, against validateCheckJson, the compiled schema first) and a
+ *    16 MiB /check-raw body (validateCheckRaw; its path has no schema step).
+ *    mitata's table, then the two run interleaved (before, after, before...)
+ *    in this one process: on a shared machine that is the fair comparison.
+ *
+ *   bun bench/micro-check-request.ts [--runs=N] [--validation]
  */
 import { Elysia } from 'elysia';
 import { readBodyText } from '../src/http/body';
-import { validateCheckRaw } from '../src/http/check-request';
+import { bench, do_not_optimize, group, run, summary } from 'mitata';
+import { validateCheckJson, validateCheckJsonOrdered, validateCheckRaw } from '../src/http/check-request';
 import { checkRoutes } from '../src/http/routes/check';
 import type { AppDeps } from '../src/http/context';
 import { parseProxyList } from '../src/proxy/parse';
@@ -69,6 +78,41 @@ function chunkedRequest(bytes: Uint8Array, url = 'http://127.0.0.1/check-raw'): 
 console.log(`${LINES} lines per body, median of ${RUNS} runs (after 3 warm-up runs)\n`);
 
 // ---- 1. in-process steps ------------------------------------------------------
+async function validationBench(): Promise<void> {
+  const body = JSON.parse(JSON.stringify({ proxies: Array.from({ length: LINES }, (_, i) => `${loop(i)}:${10000 + (i % 50000)}`), type: 'http', timeout: 5000, region: 'us1' }));
+  let raw = '';
+  for (let i = 0; raw.length < MAX_BODY - 64; i++) raw += `${loop(i)}:${10000 + (i % 50000)}\n`;
+  const rawLimits = { ...limits, maxProxies: 2_000_000 };
+  const query = new URLSearchParams('type=socks5&timeout=3000');
+  const before = () => validateCheckJsonOrdered(body, limits);
+  const after = () => validateCheckJson(body, limits);
+  if (JSON.stringify(before()) !== JSON.stringify(after())) throw new Error('the two paths disagree');
+  console.log(`/check body: ${LINES} proxies; /check-raw body: ${(raw.length / 1048576).toFixed(2)} MiB, ${validateCheckRaw(raw, query, rawLimits).proxies.length} proxies`);
+  group('POST /check, 100 000 proxies', () => {
+    summary(() => {
+      bench('before: the ordered checks alone', () => do_not_optimize(before()));
+      bench('after: the compiled schema, then the checks it cannot make', () => do_not_optimize(after()));
+    });
+  });
+  group('POST /check-raw, 16 MiB', () => {
+    bench('validateCheckRaw (no schema step on this path)', () => do_not_optimize(validateCheckRaw(raw, query, rawLimits)));
+  });
+  await run();
+  const xs = { before: [] as number[], after: [] as number[] };
+  for (let i = 0; i < 3; i++) (before(), after()); // warm-up
+  for (let i = 0; i < RUNS * 2; i++) {
+    const [name, f] = i % 2 === 0 ? (['before', before] as const) : (['after', after] as const);
+    const t0 = performance.now();
+    do_not_optimize(f());
+    xs[name].push(performance.now() - t0);
+  }
+  console.log(`\ninterleaved, ${RUNS} runs each: before ${ms(median(xs.before))} median (${ms(Math.min(...xs.before))} min), after ${ms(median(xs.after))} median (${ms(Math.min(...xs.after))} min)`);
+}
+if (process.argv.includes('--validation')) {
+  await validationBench();
+  process.exit(0);
+}
+
 for (const [name, text] of Object.entries(BODIES)) {
   const bytes = new TextEncoder().encode(text);
   const list = parseProxyList(text, { maxUnique: LINES });

@@ -6,109 +6,58 @@
  *   5xx and network failures -> 6.
  * `httpError` (status + body -> CliError) is pure.
  */
-import type { PoolObject, PoolProxyObject } from '../pools/shape';
 import type { PoolEvent } from '../pools/events';
-import type { DeliveryObject, WebhookObject } from '../webhooks/types';
-import type { AcceptedBody } from '../http/async-check';
-import type { CheckJobView } from '../jobs/ports';
 import { CliError, EXIT } from './exit-codes';
 import { ENTRY_ERROR_CODES } from '../error-codes';
 
-// ---- API shapes the CLI reads (seed-api.md, DECISIONS.md) ---------------------
+// ---- API shapes the CLI reads: the contract's (src/contract) ---------------------
 
-export interface CheckSummaryBody {
-  total_working: number;
-  countries: Record<string, number>;
-  anonymity_levels: { elite: number; anonymous: number; transparent: number };
-  top_isps: Record<string, number>;
-  /** type auto only: working proxies that passed each protocol */
-  protocols?: { http?: number; socks4?: number; socks5?: number };
-  /** samples > 1 only: proxies whose samples left through more than one exit address */
-  rotating?: number;
-  /** failed proxies per `error.code` (when the service sends it) */
-  errors?: Record<string, number>;
-}
+import type { CheckResponseBody as ServiceCheckResponse } from '../contract/checks';
+import type { CheckAcceptedBody as AcceptedBody, CheckJobBody as ServiceJob } from '../contract/jobs';
+import type { MeBody as ServiceMe } from '../contract/me';
+import type { HealthBody as ServiceHealth, RegionListBody as ServiceRegions } from '../contract/service';
+import type { PoolBody as PoolObject, PoolChangedBody as ServicePoolChanged, PoolProxyBody as PoolProxyObject, PoolWarningBody } from '../contract/pools';
+import type { ProgressMessageBody as ProgressMessage } from '../contract/ws';
 
+/**
+ * An answer as the CLI reads it: the contract's shape with the fields below
+ * `keep` optional. The CLI also talks to other servers of the ClearProxy
+ * contract and to older versions of this one, which leave out this
+ * service's additions (`errors`, `total_blocked`, `agents`, ...): it renders
+ * what came.
+ */
+type Lenient<T> = T extends readonly (infer U)[] ? Lenient<U>[] : T extends object ? (string extends keyof T ? T : { [K in keyof T]?: Lenient<T[K]> }) : T;
+
+export type CheckSummaryBody = Pick<ServiceCheckResponse['summary'], 'total_working' | 'countries' | 'anonymity_levels' | 'top_isps'> &
+  Lenient<Omit<ServiceCheckResponse['summary'], 'total_working' | 'countries' | 'anonymity_levels' | 'top_isps'>>;
 export interface CheckResponseBody {
   summary: CheckSummaryBody;
-  metadata: {
-    user?: { email?: string; checks_used?: number; remaining_checks?: number; subscription_detail?: SubscriptionDetail };
-    region_used?: string;
-    region_name?: string;
+  /** `warnings`: a ClearProxy-compatible server may send plain strings */
+  metadata: Lenient<Omit<ServiceCheckResponse['metadata'], 'warnings' | 'proxy_type'>> & Pick<ServiceCheckResponse['metadata'], 'total_checked'> & {
     proxy_type?: string;
-    timeout_used?: string;
-    total_checked: number;
-    total_invalid?: number;
-    total_duplicates?: number;
-    /** proxies refused before any connection (private, loopback or reserved targets) */
-    total_blocked?: number;
-    processing_time?: string;
-    job_id?: string;
-    /** the check's warnings (the judge out of reach, ...) */
-    warnings?: ({ code?: string; message?: string } | string)[];
+    warnings?: (Lenient<NonNullable<ServiceCheckResponse['metadata']['warnings']>[number]> | string)[];
   };
-  result_url: string | null;
-  result_urls?: { json: string; csv: string; txt: string } | null;
+  result_url: ServiceCheckResponse['result_url'];
+  result_urls?: ServiceCheckResponse['result_urls'];
 }
+export type RegionsBody = Pick<ServiceRegions, 'default'> & { regions: (Pick<ServiceRegions['regions'][number], 'code' | 'name' | 'endpoints'> & Lenient<ServiceRegions['regions'][number]>)[] };
+export type HealthBody = Lenient<Omit<ServiceHealth, 'gateway'>> & Pick<ServiceHealth, 'status' | 'gateway'>;
+export type PoolWarning = Lenient<PoolWarningBody> & { code: string };
+export type PoolChangedBody = Omit<ServicePoolChanged, 'warnings'> & { warnings?: PoolWarning[] };
 
-/** The 202 of an asynchronous check (the service's own type). */
-export type { AcceptedBody };
-
-/** GET /checks/{jobId}: the service's CheckJobView, its `result` read as the check response. */
-export type JobBody = Omit<CheckJobView, 'result'> & { result?: CheckResponseBody };
-
-export interface SubscriptionDetail {
-  UnlimitedPro: boolean;
-  unlimited_expired_at?: string;
-}
-
-export interface MeBody {
-  user: {
-    id?: string;
-    email: string;
-    checks?: number;
-    remaining_checks?: number;
-    checks_used?: number;
-    breakdown?: { root_balance: number; temp_balance: number };
-    subscription_detail?: SubscriptionDetail;
-  };
-  history: { id: number; total_checked: number; total_working: number; result_url: string | null; proxy_type: string; scanned_at: string }[];
+/**
+ * GET /me as the CLI reads it: this service's answer (the contract's Me), or
+ * the ClearProxy contract's second shape of `user` (seed-api: checks_used and
+ * remaining_checks, no id, no history_count), so the CLI reads both.
+ */
+export type MeBody = Omit<ServiceMe, 'user' | 'history_count'> & {
   history_count?: number;
-  usage_last_30_days: { day: string; total_checked: number }[];
-}
-
-export interface RegionsBody {
-  regions: { code: string; name: string; endpoints: number }[];
-  default: string;
-}
-
-export interface HealthBody {
-  status: string;
-  /** Who can reach the built-in judge (absent: the operator chose its address). */
-  judge_reachable?: string;
-  /** A cluster only: the live region agents (one machine: absent, it probes for every region). */
-  agents?: unknown[];
-  /** Where the gateway listens (absent: no gateway); host null: the API's host. */
-  gateway?: { host: string | null; port: number };
-  version?: string;
-  uptime?: number;
-  timestamp?: string;
-  regions?: number;
-  database?: string;
-}
-
-/** POST /pools and PATCH /pools/{id}: the pool and what the request's addresses did. */
-export type PoolChangedBody = PoolObject & {
-  submitted: { added: number; removed: number; total_invalid: number; total_duplicates: number };
-  /** `balance_runs_out`: the account's pools cost more a day than its balance (DECISIONS "Mixed lists ...") */
-  warnings?: PoolWarning[];
+  user: Partial<ServiceMe['user']> & Pick<ServiceMe['user'], 'email'> & { checks_used?: number; remaining_checks?: number };
 };
 
-export interface PoolWarning {
-  code: string;
-  message?: string;
-  hours_left?: number;
-}
+export type { AcceptedBody, PoolObject, PoolProxyObject, ProgressMessage };
+/** GET /checks/{jobId}: the contract's CheckJob, its `result` read as the check response. */
+export type JobBody = Omit<ServiceJob, 'result'> & { result?: CheckResponseBody };
 
 /** One page of GET /pools/{id}/proxies as it came: the body text, and the next page's cursor (null on the last). */
 export interface PoolProxiesPage {
@@ -116,24 +65,11 @@ export interface PoolProxiesPage {
   nextCursor: string | null;
 }
 
-export type { PoolObject, PoolProxyObject };
 /** One message of `/ws?pool=` (src/pools/events.ts PoolEvent). */
 export type PoolEventBody = PoolEvent;
 
-export type WebhookBody = WebhookObject;
-export type WebhookDeliveryBody = DeliveryObject;
-
-export interface ProgressMessage {
-  jobId: string;
-  status: 'in_progress' | 'completed' | 'failed';
-  currentStep: string;
-  stepsCompleted: number;
-  progress: number;
-  eta: number | null;
-  details: { message: string; batches_done: number; working_so_far: number; checked: number; total: number };
-  timestamp: string;
-  result_url?: string;
-}
+import type { WebhookBody, WebhookDeliveryBody } from '../contract/webhooks';
+export type { WebhookBody, WebhookDeliveryBody };
 
 // ---- errors ------------------------------------------------------------------
 

@@ -15,6 +15,7 @@
  * and `{jobId, status: "running", status_url, progress_url}` with absolute
  * URLs from BASE_URL (progress_url: the /ws?jobId= WebSocket).
  */
+import type { CheckAcceptedBody } from '../contract/jobs';
 import { invalidRequest } from './api-errors';
 import { jsonResponse } from './errors';
 
@@ -43,12 +44,8 @@ export function asyncAsk(headers: Headers, query: URLSearchParams): AsyncAsk {
   return prefersRespondAsync(headers.get('prefer')) ? 'prefer' : null;
 }
 
-export interface AcceptedBody {
-  jobId: string;
-  status: 'running';
-  status_url: string;
-  progress_url: string;
-}
+/** The 202's body: the contract's CheckAccepted (src/contract/jobs.ts). */
+export type AcceptedBody = CheckAcceptedBody;
 
 /** Where a job's resource and its progress live, from BASE_URL (no trailing slash needed). */
 export function jobUrls(baseUrl: string, jobId: string): { location: string; statusUrl: string; progressUrl: string } {

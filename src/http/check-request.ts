@@ -51,6 +51,9 @@
  *   requiredText optional, at most 1024 chars; caseSensitive defaults to false.
  *   /check-raw takes no custom URLs.
  */
+import { Type } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { CheckBody } from '../contract/checks';
 import { JOB_ID } from '../job-id';
 import { invalidJobId, invalidRegion, invalidRequest, invalidTimeout, invalidType, noValidProxies, tooManyCustomUrls, tooManyProxies } from './api-errors';
 import type { CustomUrlRule } from '../probe/types';
@@ -75,17 +78,21 @@ export interface CheckRequestOptions extends Limits {
 }
 
 
-export const TIMEOUT_MIN_MS = 1000;
-export const TIMEOUT_MAX_MS = 20000;
-export const DEFAULT_REGION = 'us1';
+/** The bounds are the contract's (src/contract/bounds.ts): the schemas state them, this module enforces them. */
+export {
+  CUSTOM_URL_MAX_LENGTH, DEFAULT_REGION, DEFAULT_SAMPLES, MAX_STATUS_CODES, REQUIRED_TEXT_MAX_LENGTH, SAMPLES_MAX, SAMPLES_MIN, TIMEOUT_MAX_MS, TIMEOUT_MIN_MS,
+} from '../contract/bounds';
+import {
+  CUSTOM_URL_MAX_LENGTH, DEFAULT_REGION, DEFAULT_SAMPLES, MAX_STATUS_CODES, REQUIRED_TEXT_MAX_LENGTH, SAMPLES_MAX, SAMPLES_MIN, TIMEOUT_MAX_MS, TIMEOUT_MIN_MS,
+} from '../contract/bounds';
 export const DEFAULT_TYPE: CheckType = 'http';
-export const CUSTOM_URL_MAX_LENGTH = 2048;
-export const REQUIRED_TEXT_MAX_LENGTH = 1024;
-export const MAX_STATUS_CODES = 100;
-/** `samples` (an extension): probes per proxy, each on a fresh connection. */
-export const SAMPLES_MIN = 1;
-export const SAMPLES_MAX = 10;
-export const DEFAULT_SAMPLES = 1;
+
+/**
+ * The contract's POST /check body, compiled once; `proxies`' entries are left
+ * to the parser, which counts an entry that is no string as an invalid line
+ * (the contract's rule), so the check costs the same for 10 proxies as for 100 000.
+ */
+const CHECK_BODY = TypeCompiler.Compile(Type.Object({ ...CheckBody.properties, proxies: Type.Array(Type.Unknown()) }));
 
 /**
  * DECISIONS defaults: /check 2000 ms; /check-raw 5000 ms for http, 3000 ms for
@@ -207,8 +214,37 @@ function parseProxies(input: string | readonly unknown[], type: CheckType, opts:
   return list;
 }
 
-/** POST /check: `body` is the already-parsed JSON. */
+/**
+ * POST /check: `body` is the already-parsed JSON. The contract's compiled
+ * schema (src/contract/checks.ts CheckBody) first: a body of the right shape
+ * needs only the checks a schema cannot make (an accepted region, the
+ * custom URL count and each rule's URL, the list itself). Any other body goes
+ * through the ordered checks (validateCheckJsonOrdered), the one place its
+ * failure becomes the contract's exact 400 (the first failure in the order
+ * above); they also take what the contract lets pass that the schema does not
+ * say: `null` for an absent field.
+ */
 export function validateCheckJson(body: unknown, opts: CheckRequestOptions): CheckRequest {
+  if (!CHECK_BODY.Check(body)) return validateCheckJsonOrdered(body, opts);
+  // 2 (3-5 hold by the schema), 6, 6b, 7-8: the order of the ordered checks
+  const r = checkRegion(body.region, opts);
+  const t = body.type ?? DEFAULT_TYPE;
+  const rules = body.customUrls ?? [];
+  if (rules.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
+  const customUrls = rules.map((rule, i) => customUrlRule(rule, `customUrls[${i}]`));
+  return build('check', parseProxies(body.proxies, t, opts), {
+    region: r,
+    type: t,
+    timeoutMs: body.timeout ?? defaultTimeoutMs('check', t),
+    samples: body.samples ?? DEFAULT_SAMPLES,
+    https: body.https ?? opts.defaultHttps ?? true,
+    jobId: body.jobId ?? null,
+    customUrls,
+  });
+}
+
+/** POST /check by the ordered checks alone (steps 1-8 above): every body the compiled schema refuses. */
+export function validateCheckJsonOrdered(body: unknown, opts: CheckRequestOptions): CheckRequest {
   // 1. shape
   if (!isObject(body)) throw invalidRequest('body: expected a JSON object');
   const proxies = body.proxies;

@@ -1,91 +1,14 @@
 /**
  * The OpenAPI content of the webhooks (src/http/routes/webhooks.ts): one
  * operation per route with example bodies (document paths: webhookPaths),
- * the component schemas (closed, so the e2e suite's response checks catch
- * drift), the Webhooks tag, the events your URL receives (OpenAPI 3.1
- * `webhooks`, closed too: test/e2e/webhooks.test.ts checks real deliveries
- * against them), and withWebhooks(), which docs.ts applies to the document
- * after withPools().
+ * the Webhooks tag, the events your URL receives (OpenAPI 3.1 `webhooks`;
+ * their payloads, like every schema, are the contract's: src/contract/webhooks.ts),
+ * and withWebhooks(), which docs.ts applies to the document after withPools().
  */
 import type { DocumentDecoration } from 'elysia';
-import { MAX_DELIVERIES_LISTED, MAX_WEBHOOKS_PER_ACCOUNT, WEBHOOK_EVENTS, WEBHOOK_URL_MAX } from '../webhooks/types';
-import { E401, E405, E429, E500, err, keyed200, rateLimitHeaders, security } from './openapi';
-import { errorBody, int0, ref } from './openapi-schemas';
-import { MAX_WEBHOOK_POOLS } from './webhook-request';
-
-const dateTime = { type: 'string', format: 'date-time' };
-const dateTimeOrNull = { type: ['string', 'null'], format: 'date-time' };
-const WEBHOOK_ID_PATTERN = '^wh_[a-z0-9]{20}$';
-const events = { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...WEBHOOK_EVENTS] } };
-const pools = { type: ['array', 'null'], maxItems: MAX_WEBHOOK_POOLS, items: { type: 'string', pattern: '^[a-z0-9]{10,32}$' }, description: 'null: all of the account\'s pools, future ones too' };
-
-const webhookProperties = {
-  id: { type: 'string', pattern: WEBHOOK_ID_PATTERN },
-  url: { type: 'string', format: 'uri', maxLength: WEBHOOK_URL_MAX },
-  events,
-  pools,
-  state: { enum: ['enabled', 'disabled'] },
-  disabled_reason: { type: ['string', 'null'], description: 'Why it is disabled (3 days of attempts without a success, or its owner); null while enabled' },
-  created_at: dateTime,
-  last_success_at: { ...dateTimeOrNull, description: 'When it last answered a delivery with a 2xx (to the minute)' },
-};
-const secret = { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$', description: 'The signing secret (Standard Webhooks); shown only here' };
-
-export const webhookSchemas = {
-  Webhook: { type: 'object', required: Object.keys(webhookProperties), additionalProperties: false, properties: webhookProperties },
-  WebhookCreated: {
-    type: 'object',
-    required: [...Object.keys(webhookProperties), 'secret'],
-    additionalProperties: false,
-    properties: { ...webhookProperties, secret },
-  },
-  WebhookList: { type: 'object', required: ['webhooks'], additionalProperties: false, properties: { webhooks: { type: 'array', items: ref('Webhook') } } },
-  WebhookSecret: { type: 'object', required: ['id', 'secret'], additionalProperties: false, properties: { id: webhookProperties.id, secret } },
-  WebhookTestSent: { type: 'object', required: ['id', 'event'], additionalProperties: false, properties: { id: webhookProperties.id, event: { const: 'webhook.test' } } },
-  WebhookDelivery: {
-    type: 'object',
-    required: ['id', 'event', 'created_at', 'attempts', 'state', 'next_attempt_at'],
-    additionalProperties: false,
-    properties: {
-      id: { type: 'string', description: 'The message id: the webhook-id header of every attempt' },
-      event: { enum: [...WEBHOOK_EVENTS, 'webhook.test'] },
-      created_at: dateTime,
-      attempts: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['at', 'status', 'error', 'duration_ms'],
-          additionalProperties: false,
-          properties: {
-            at: dateTime,
-            status: { type: ['integer', 'null'], description: 'The HTTP status answered; null when none came' },
-            error: { type: ['string', 'null'], description: 'null on a 2xx; else what went wrong (HTTP 500, timeout, connect_failed, blocked_target, redirect not followed, ...)' },
-            duration_ms: int0,
-          },
-        },
-      },
-      state: { enum: ['pending', 'delivered', 'failed'] },
-      next_attempt_at: { ...dateTimeOrNull, description: 'When it is tried next (pending only)' },
-    },
-  },
-  WebhookDeliveryList: {
-    type: 'object',
-    required: ['deliveries'],
-    additionalProperties: false,
-    properties: { deliveries: { type: 'array', maxItems: MAX_DELIVERIES_LISTED, items: ref('WebhookDelivery') } },
-  },
-  WebhookCreateBody: {
-    type: 'object',
-    required: ['url'],
-    properties: { url: { type: 'string', maxLength: WEBHOOK_URL_MAX }, events: { ...events, description: 'Default: the three pool events' }, pools },
-  },
-  WebhookPatchBody: {
-    type: 'object',
-    minProperties: 1,
-    properties: { url: { type: 'string', maxLength: WEBHOOK_URL_MAX }, events, pools, state: { enum: ['enabled', 'disabled'] } },
-  },
-  WebhookTooManyRequests: { oneOf: [ref('TooManyRequests'), errorBody({ const: 'Too many requests' }, { limit: int0 }, ['limit'])] },
-};
+import { MAX_DELIVERIES_LISTED, MAX_WEBHOOKS_PER_ACCOUNT } from '../webhooks/types';
+import { WebhookIdParams, webhookPayloads } from '../contract/webhooks';
+import { E401, E405, E429, E500, err, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
 
 const WEBHOOK_EXAMPLE = {
   id: 'wh_k3v9q2m7x1c8b5n4z6w0',
@@ -110,7 +33,7 @@ const DELIVERY_EXAMPLE = {
   next_attempt_at: null,
 };
 
-const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' as const, pattern: WEBHOOK_ID_PATTERN }, description: 'The webhook\'s id' };
+const idParam = parametersOf(WebhookIdParams, 'path');
 const E404 = err({ error: 'Not found', message: 'No webhook with this id in this account' }, 'No webhook with this id in this account (another account\'s answers the same)', 'NotFound');
 const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
 const E413 = err({ error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 }, 'Body over MAX_BODY_BYTES', 'TooLarge');
@@ -176,7 +99,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     tags: ['Webhooks'],
     summary: 'One webhook',
     security,
-    parameters: [idParam],
+    parameters: idParam,
     responses: { '200': keyed200('Webhook', WEBHOOK_EXAMPLE, 'The webhook'), ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
   },
   update: {
@@ -185,7 +108,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     summary: 'Change a webhook: url, events, pools, or enable / disable it',
     description: '`state: "enabled"` after it was disabled clears `disabled_reason`; its waiting deliveries go out again.',
     security,
-    parameters: [idParam],
+    parameters: idParam,
     requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookPatchBody'), example: { state: 'enabled' } } } },
     responses: {
       '200': keyed200('Webhook', WEBHOOK_EXAMPLE, 'The webhook after the change'),
@@ -201,7 +124,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     tags: ['Webhooks'],
     summary: 'Delete a webhook (its deliveries go with it)',
     security,
-    parameters: [idParam],
+    parameters: idParam,
     responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
   },
   test: {
@@ -210,7 +133,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     summary: 'Send a webhook.test event now',
     description: 'Written to the outbox and sent at once, retried like any message; see GET /webhooks/{id}/deliveries.',
     security,
-    parameters: [idParam],
+    parameters: idParam,
     responses: { '202': keyed200('WebhookTestSent', { id: WEBHOOK_EXAMPLE.id, event: 'webhook.test' }, 'Queued'), ...one('/webhooks/{id}/test', 'POST') },
   },
   rotate: {
@@ -218,7 +141,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     tags: ['Webhooks'],
     summary: 'A new signing secret; the old one stops signing at once',
     security,
-    parameters: [idParam],
+    parameters: idParam,
     responses: { '200': keyed200('WebhookSecret', { id: WEBHOOK_EXAMPLE.id, secret: SECRET_EXAMPLE }, 'The new secret (shown only here)'), ...one('/webhooks/{id}/rotate-secret', 'POST') },
   },
   deliveries: {
@@ -226,7 +149,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     tags: ['Webhooks'],
     summary: `The webhook's deliveries, newest first (at most ${MAX_DELIVERIES_LISTED}), with their attempts`,
     security,
-    parameters: [idParam],
+    parameters: idParam,
     responses: { '200': keyed200('WebhookDeliveryList', { deliveries: [DELIVERY_EXAMPLE] }, 'Newest first'), ...one('/webhooks/{id}/deliveries', 'GET') },
   },
 };
@@ -242,16 +165,7 @@ export const webhookPaths = {
   '/webhooks/{id}/deliveries': { get: ops.deliveries },
 };
 
-const proxyRef = { type: 'object', additionalProperties: false, required: ['host', 'port', 'hasAuth'], properties: { host: { type: 'string' }, port: { type: 'integer' }, hasAuth: { type: 'boolean' }, username: { type: 'string' }, password: { type: 'string' } } };
-// counts stay open: the pools may add to them (targets)
-const countsSchema = { type: 'object', required: ['total', 'working', 'failed', 'unchecked'], properties: { total: int0, working: int0, failed: int0, unchecked: int0 } };
-const envelope = (type: string, data: Record<string, unknown>) => ({
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'timestamp', 'data'],
-  properties: { type: { const: type }, timestamp: { ...dateTime, description: 'When the event happened' }, data },
-});
-const delivery = (type: string, summary: string, data: Record<string, unknown>, example: unknown): Record<string, unknown> => ({
+const delivery = (type: keyof typeof webhookPayloads, summary: string, example: unknown): Record<string, unknown> => ({
   post: {
     operationId: `webhook_${type.replace('.', '_')}`,
     tags: ['Webhooks'],
@@ -263,7 +177,7 @@ const delivery = (type: string, summary: string, data: Record<string, unknown>, 
       { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' } },
       { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' } },
     ],
-    requestBody: { required: true, content: { 'application/json': { schema: envelope(type, data), example } } },
+    requestBody: { required: true, content: { 'application/json': { schema: webhookPayloads[type], example } } },
     responses: { '2XX': { description: 'Delivered' } },
   },
 });
@@ -274,29 +188,17 @@ export const webhookEvents = {
     'pool.proxies_changed',
     "A batch of a pool's proxies went up or down (at most 1 000 a message)",
     {
-      type: 'object',
-      additionalProperties: false,
-      required: ['pool', 'up', 'down', 'counts', 'part'],
-      properties: {
-        pool: { type: 'string' },
-        up: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['proxy', 'at'], properties: { proxy: proxyRef, at: dateTime } } },
-        down: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['proxy', 'at', 'error'], properties: { proxy: proxyRef, at: dateTime, error: { type: ['object', 'null'], additionalProperties: false, required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } } } },
-        counts: countsSchema,
-        part: { type: 'object', additionalProperties: false, required: ['index', 'of'], properties: { index: { type: 'integer', minimum: 1 }, of: { type: 'integer', minimum: 1 } } },
-      },
-    },
-    {
       type: 'pool.proxies_changed',
       timestamp: '2026-11-22T10:10:00.000Z',
       data: { pool: 'k3v9q2m7x1c8b5n4z6w0', up: [], down: [{ proxy: { host: '203.0.113.7', port: 8080, hasAuth: false }, at: '2026-11-22T10:09:58.000Z', error: { code: 'timeout', message: 'timeout: no answer within 5000 ms' } }], counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, part: { index: 1, of: 1 } },
     },
   ),
-  'pool.paused': delivery('pool.paused', 'A pool stopped (its owner, or a round the balance could not pay)', { type: 'object', additionalProperties: false, required: ['pool', 'at', 'counts', 'reason'], properties: { pool: { type: 'string' }, at: dateTime, counts: countsSchema, reason: { enum: ['owner', 'insufficient_checks'] }, required: int0, available: int0 } }, {
+  'pool.paused': delivery('pool.paused', 'A pool stopped (its owner, or a round the balance could not pay)', {
     type: 'pool.paused',
     timestamp: '2026-11-22T10:12:00.000Z',
     data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:12:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, reason: 'owner' },
   }),
-  'pool.resumed': delivery('pool.resumed', 'A pool runs again', { type: 'object', additionalProperties: false, required: ['pool', 'at', 'counts'], properties: { pool: { type: 'string' }, at: dateTime, counts: countsSchema } }, {
+  'pool.resumed': delivery('pool.resumed', 'A pool runs again', {
     type: 'pool.resumed',
     timestamp: '2026-11-22T10:20:00.000Z',
     data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:20:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 } },
@@ -304,30 +206,21 @@ export const webhookEvents = {
   'check.completed': delivery(
     'check.completed',
     'A check submitted async ended',
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['jobId', 'status', 'total_checked', 'total_working', 'result_url'],
-      properties: { jobId: { type: 'string' }, status: { enum: ['completed', 'failed', 'cancelled'] }, total_checked: int0, total_working: int0, result_url: { type: ['string', 'null'], description: 'Signed for 12 hours from the end; null unless completed' } },
-    },
     { type: 'check.completed', timestamp: '2026-11-22T10:00:12.000Z', data: { jobId: 'my-job-1', status: 'completed', total_checked: 3, total_working: 2, result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000' } },
   ),
-  'webhook.test': delivery('webhook.test', 'POST /webhooks/{id}/test', { type: 'object', additionalProperties: false, required: ['webhook', 'at'], properties: { webhook: { type: 'string' }, at: dateTime } }, {
+  'webhook.test': delivery('webhook.test', 'POST /webhooks/{id}/test', {
     type: 'webhook.test',
     timestamp: '2026-11-22T10:00:00.000Z',
     data: { webhook: 'wh_k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:00:00.000Z' },
   }),
 };
 
-/** The document with the webhooks' paths, schemas, tag and events (`webhooks`). */
-export function withWebhooks<
-  D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } & Record<string, unknown> },
->(doc: D): D {
+/** The document with the webhooks' paths, tag and events (`webhooks`); their schemas are the contract's (src/contract/webhooks.ts). */
+export function withWebhooks<D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown> }>(doc: D): D {
   return {
     ...doc,
     tags: [...doc.tags, WEBHOOKS_TAG],
     paths: { ...doc.paths, ...webhookPaths },
     webhooks: webhookEvents,
-    components: { ...doc.components, schemas: { ...doc.components.schemas, ...webhookSchemas } },
   };
 }

@@ -1,15 +1,40 @@
 /**
- * OpenAPI content: the document header (info, both auth schemes, shared
- * schemas, the WebSocket channel) and one operation object per route, with
- * example bodies for every answer. Route files attach these as `detail`; the
- * @elysiajs/openapi plugin assembles them at /docs/json.
+ * OpenAPI content: the document header (info, both auth schemes, the
+ * WebSocket channel) and one operation object per route: descriptions,
+ * example bodies for every answer, and which of the contract's schemas each
+ * answers with. The schemas themselves (components.schemas, the routes'
+ * parameters through parametersOf) are the contract's (src/contract): none is
+ * written here. Route files attach these as `detail`; the @elysiajs/openapi
+ * plugin assembles them at /docs/json.
  */
 import type { DocumentDecoration } from 'elysia';
-import { JOB_ID_PATTERN, JOB_ID_RULE } from '../job-id';
+import { JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
-import { ref, schemas } from './openapi-schemas';
+import type { TObject } from '@sinclair/typebox';
+import { componentSchemas, type ComponentName } from '../contract';
+import { CheckQuery, CheckRawQuery, ResultParams, ResultQuery } from '../contract/checks';
+import { JobIdParams } from '../contract/jobs';
+import { WsQuery } from '../contract/ws';
 
-export const err = (example: Record<string, unknown>, description: string, schema: string = 'Error') => ({
+/** A reference to one of the contract's schemas (src/contract). */
+export const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The document's parameters of a route from the contract's query or path schema: one per property, its description beside its schema. */
+export function parametersOf(schema: TObject, where: 'query' | 'path') {
+  return Object.entries(schema.properties).map(([name, property]) => {
+    const { description, examples, ...rest } = JSON.parse(JSON.stringify(property)) as { description?: string; examples?: unknown[] };
+    return {
+      name,
+      in: where,
+      required: schema.required?.includes(name) ?? false,
+      schema: rest,
+      ...(description === undefined ? {} : { description }),
+      ...(examples === undefined ? {} : { example: examples[0] }),
+    };
+  });
+}
+
+export const err = (example: Record<string, unknown>, description: string, schema: ComponentName = 'Error') => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
@@ -64,12 +89,12 @@ export const E429 = {
   ),
   headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
-export const json = (schema: string, example: unknown, description: string) => ({
+export const json = (schema: ComponentName, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
 });
 /** A keyed route's 200: the RateLimit fields too. */
-export const keyed200 = (schema: string, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
+export const keyed200 = (schema: ComponentName, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
 export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 const checkResponseExample = {
@@ -189,23 +214,15 @@ const asyncAccepted = {
   },
   content: { 'application/json': { schema: ref('CheckAccepted'), example: acceptedExample } },
 };
-const asyncParameters = [
-  {
-    name: 'Prefer',
-    in: 'header' as const,
-    required: false,
-    schema: { type: 'string' as const },
-    example: 'respond-async',
-    description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection',
-  },
-  {
-    name: 'async',
-    in: 'query' as const,
-    required: false,
-    schema: { type: 'string' as const, enum: ['true', 'false'] },
-    description: '`true`: the same as `Prefer: respond-async`; `false`: the synchronous answer whatever Prefer says',
-  },
-];
+/** The header that asks for an asynchronous check; `async` is in the routes' query schemas. */
+const preferParameter = {
+  name: 'Prefer',
+  in: 'header' as const,
+  required: false,
+  schema: { type: 'string' as const },
+  example: 'respond-async',
+  description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection',
+};
 const checkJobExample = {
   jobId: 'my-job-1',
   status: 'completed',
@@ -214,7 +231,6 @@ const checkJobExample = {
   progress: { checked: 3, total: 3, working_so_far: 2 },
   result: checkResponseExample,
 };
-const jobIdParameter = { name: 'jobId', in: 'path' as const, required: true, schema: { type: 'string' as const, pattern: JOB_ID_PATTERN } };
 const jobNotFoundExample = err(
   { error: 'Not found', message: 'No job my-job-1 for this API key (jobs are kept as long as their result files)' },
   'No job of this id for this key (another account\'s job too), or one past the result retention',
@@ -303,7 +319,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
     security,
-    parameters: asyncParameters,
+    parameters: [preferParameter, ...parametersOf(CheckQuery, 'query')],
     requestBody: {
       required: true,
       content: {
@@ -334,25 +350,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
     security,
-    parameters: [
-      { name: 'region', in: 'query', schema: { type: 'string', default: 'us1' } },
-      { name: 'type', in: 'query', schema: { type: 'string', enum: ['http', 'socks4', 'socks5', 'auto'], default: 'http' } },
-      { name: 'timeout', in: 'query', schema: { type: 'integer', minimum: 1000, maximum: 20000 } },
-      {
-        name: 'samples',
-        in: 'query',
-        schema: { type: 'integer', minimum: 1, maximum: 10, default: 1 },
-        description: 'An extension: probes per proxy, each on a fresh connection; one check charged per sample',
-      },
-      {
-        name: 'https',
-        in: 'query',
-        schema: { type: 'string', enum: ['true', 'false'], default: 'true' },
-        description: 'An extension: the https check of working proxies (tunnel + TLS to the judge, pinned); default the server\'s JUDGE_TLS (true)',
-      },
-      { name: 'jobId', in: 'query', schema: { type: 'string', pattern: JOB_ID_PATTERN } },
-      ...asyncParameters,
-    ],
+    parameters: [...parametersOf(CheckRawQuery, 'query'), preferParameter],
     requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
     responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
   },
@@ -362,7 +360,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
     security,
-    parameters: [jobIdParameter],
+    parameters: parametersOf(JobIdParams, 'path'),
     responses: {
       '200': keyed200('CheckJob', checkJobExample, 'The job'),
       '400': E400JobId,
@@ -379,7 +377,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
     security,
-    parameters: [jobIdParameter],
+    parameters: parametersOf(JobIdParams, 'path'),
     responses: {
       '204': { description: 'Cancelled; the checks not performed are refunded', headers: rateLimitHeaders },
       '400': E400JobId,
@@ -418,11 +416,7 @@ const paths = {
       description:
         'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (a quarter of `WS_MAX_PER_ACCOUNT`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).' +
         ' With `pool` instead of `jobId`: the events of the key\'s pool (`{pool, event, at, proxy?, counts}`, event one of proxy.up, proxy.down, round.completed, pool.paused, pool.resumed; docs/API.md "GET /ws?pool={id}"), one JSON text message each; a key is required (401 without), a pool that is not the key\'s account\'s is 404 (unknown, malformed and another account\'s alike); closed with 1000 `pool deleted` when the pool is deleted, 1013 over the caps or for a slow reader.',
-      parameters: [
-        { name: 'jobId', in: 'query', required: false, schema: { type: 'string', pattern: JOB_ID_PATTERN }, description: 'The job to follow (required unless `pool` is given)' },
-        { name: 'pool', in: 'query', required: false, schema: { type: 'string' }, description: "A pool's id: follow its events instead (key required)" },
-        { name: 'apiKey', in: 'query', required: false, schema: { type: 'string' }, description: 'Optional key (also accepted as X-API-Key or Authorization: Bearer)' },
-      ],
+      parameters: parametersOf(WsQuery, 'query'),
       responses: {
         '101': { description: 'Switching Protocols: the WebSocket is open; messages follow the ProgressMessage schema' },
         '400': err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'jobId missing or malformed', 'InvalidJobId'),
@@ -438,11 +432,7 @@ const paths = {
       summary: 'Download a result file (signed link)',
       description:
         'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
-      parameters: [
-        { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{22}\\.(json|csv|txt)$' }, example: '3q2-7wEAAABh1nLpAAAAAA.json' },
-        { name: 'token', in: 'query', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
-        { name: 'expires', in: 'query', required: true, schema: { type: 'integer' }, description: 'Unix seconds' },
-      ],
+      parameters: [...parametersOf(ResultParams, 'path'), ...parametersOf(ResultQuery, 'query')],
       responses: {
         '200': {
           description: 'The result, in the form the extension names',
@@ -502,6 +492,6 @@ export const documentation = {
       ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       BearerAuth: { type: 'http', scheme: 'bearer' },
     },
-    schemas,
+    schemas: componentSchemas,
   },
 };

@@ -1,6 +1,6 @@
 /**
  * Validation of the query string of GET /pools/{id}/proxies (DECISIONS
- * "Pools") into the typed query of src/pools/query.ts. Pure: throws ApiError
+ * "Pools"; its schema: src/contract/pools.ts PoolProxiesQuery) into the typed query of src/pools/query.ts. Pure: throws ApiError
  * only. Every parameter is optional and may be given once (twice: 400, as on
  * /check-raw); unknown parameters are ignored.
  *
@@ -29,11 +29,11 @@ import { PROXY_TYPES, type ProxyType } from '../proxy/types';
 import { decodeCursor } from '../pools/cursor';
 import { MAX_PAGE_LIMIT } from '../pools/limits';
 import { isTargetName, TARGET_NAME_MAX } from '../pools/targets';
+import { MAX_LATENCY_QUERY_MS, MIN_UPTIME_PATTERN } from '../contract/pools';
 import { ANONYMITIES, DEFAULT_PROXIES_QUERY, PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES, type PoolProxiesQuery } from '../pools/query';
 
-const INT4_MAX = 2_147_483_647;
 const DIGITS = /^[0-9]{1,10}$/;
-const FRACTION = /^(?:0|1)?(?:\.[0-9]{1,9})?$/;
+const FRACTION = new RegExp(MIN_UPTIME_PATTERN);
 
 function oneOf<T extends string>(query: URLSearchParams, name: string, allowed: readonly T[]): T | undefined {
   const v = singleQueryValue(query, name);
@@ -64,14 +64,14 @@ export function validateProxiesQuery(query: URLSearchParams): PoolProxiesQuery {
 
   const maxLatency = singleQueryValue(query, 'max_latency_ms');
   if (maxLatency !== undefined) {
-    if (!DIGITS.test(maxLatency) || Number(maxLatency) > INT4_MAX) throw invalidRequest('max_latency_ms: expected a whole number of milliseconds');
+    if (!DIGITS.test(maxLatency) || Number(maxLatency) > MAX_LATENCY_QUERY_MS) throw invalidRequest('max_latency_ms: expected a whole number of milliseconds');
     q.maxLatencyMs = Number(maxLatency);
   }
 
   const minUptime = singleQueryValue(query, 'min_uptime');
   if (minUptime !== undefined) {
     const n = Number(minUptime);
-    if (minUptime === '' || minUptime === '.' || !FRACTION.test(minUptime) || !(n >= 0 && n <= 1)) {
+    if (!FRACTION.test(minUptime)) {
       throw invalidRequest('min_uptime: expected a number from 0 to 1');
     }
     q.minUptime = n;

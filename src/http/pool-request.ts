@@ -71,6 +71,7 @@ import {
 } from '../pools/limits';
 import { isTargetName, nameTargets, TARGET_NAME_MAX, type PoolTarget } from '../pools/targets';
 import type { AddressList, PoolCreate, PoolPatch, PoolSource, PoolState } from '../pools/types';
+import { POOL_NAME_PATTERN } from '../contract/pools';
 
 export type { AddressList, PoolCreate, PoolPatch } from '../pools/types';
 
@@ -89,12 +90,13 @@ export interface PoolRequestOptions {
 }
 
 const PATCH_FIELDS = Object.freeze(['name', 'interval_s', 'timeout', 'https', 'state', 'customUrls', 'add', 'remove'] as const);
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/** Not blank, no control characters: the contract's pattern (src/contract/pools.ts). */
+const NAME = new RegExp(POOL_NAME_PATTERN, 'u');
 
 function checkName(v: unknown): string {
   if (typeof v !== 'string') throw invalidRequest('name: expected a string');
   const chars = [...v].length;
-  if (chars < 1 || chars > POOL_NAME_MAX || CONTROL.test(v) || v.trim() === '') {
+  if (chars < 1 || chars > POOL_NAME_MAX || !NAME.test(v)) {
     throw invalidRequest(`name: expected 1 to ${POOL_NAME_MAX} characters, not blank, no control characters`);
   }
   return v;

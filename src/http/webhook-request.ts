@@ -28,8 +28,9 @@ import { blockedTargetMessage, isBlockedAddress } from '../probe/codec/ssrf';
 import { isPoolId } from '../pools/pool-id';
 import { DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS, WEBHOOK_URL_MAX, type WebhookCreate, type WebhookEvent, type WebhookPatch } from '../webhooks/types';
 
-/** Pool ids one endpoint may list. */
-export const MAX_WEBHOOK_POOLS = 100;
+/** Pool ids one endpoint may list: the contract's bound. */
+export { MAX_WEBHOOK_POOLS } from '../contract/webhooks';
+import { MAX_WEBHOOK_POOLS } from '../contract/webhooks';
 
 export interface WebhookRequestOptions {
   allowPrivateTargets: boolean;

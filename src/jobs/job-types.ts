@@ -3,10 +3,8 @@
  * what it needs (its ports). Its states are in job-states.ts, its errors in
  * job-errors.ts.
  */
-import type { CheckUserInfo } from '../accounts/plan';
+import type { CheckMetadataBody, CheckResponseBody } from '../contract/checks';
 import type { Logger } from '../log';
-import type { InvalidLine } from '../proxy/invalid-lines';
-import type { CheckSummary } from '../results/summary';
 import type { ResultWriter } from '../results/writer';
 import type { JobWarning } from './judge-warnings';
 import type { ProgressState } from './progress';
@@ -15,34 +13,11 @@ import type { GeoPort, JobCounters, LedgerPort, ProbeExecution, SettingsFactory 
 
 export { JOB_STATES, PHASE_OF, type JobState } from './job-states';
 
-/** The metadata block shared by the check response and the result file. */
-export interface JobMetadata {
-  region_used: string;
-  region_name: string;
-  proxy_type: string;
-  timeout_used: string;
-  total_checked: number;
-  total_invalid: number;
-  total_duplicates: number;
-  /** Proxies refused before any connection (refused-targets.ts): not checked, not charged. */
-  total_blocked: number;
-  /** The first INVALID_LINES_SHOWN invalid lines (the result file's `invalid_lines` has all). */
-  invalid_lines: InvalidLine[];
-  processing_time: string;
-  job_id: string;
-  /** What the check should know about its own results (judge-warnings.ts); present only when there is one. */
-  warnings?: JobWarning[];
-  /** Probes tried again because they timed out while the checker itself was late (issue 30); present only when there was one. */
-  retried_checker_lag?: number;
-}
+/** The metadata block shared by the check response and the result file (the contract's CheckMetadata but `user`). */
+export type JobMetadata = Omit<CheckMetadataBody, 'user'>;
 
-export interface CheckResponse {
-  summary: CheckSummary;
-  metadata: { user: CheckUserInfo } & JobMetadata;
-  result_url: string | null;
-  /** Addition (issue 6): the same signed link for each download form. */
-  result_urls: { json: string; csv: string; txt: string } | null;
-}
+/** The check response: the contract's (src/contract/checks.ts CheckResponse). */
+export type CheckResponse = CheckResponseBody;
 
 export interface JobDeps {
   ledger: LedgerPort;

@@ -15,6 +15,7 @@ import type { CheckType } from '../proxy/types';
 import type { ProgressState } from './progress';
 import type { CheckRequest, JobOwner } from './request';
 import type { PriorityClass } from './scheduler';
+import type { CheckJobBody } from '../contract/jobs';
 
 export type { Shard } from '../probe/workers/lane-protocol';
 
@@ -212,16 +213,10 @@ export interface RemoteJobControl {
 }
 
 /** GET /checks/{jobId}: a job as its owner sees it (docs/API.md "Checks that outlive their connection"). */
-export interface CheckJobView {
-  jobId: string;
-  status: 'running' | 'completed' | 'failed' | 'cancelled';
-  created_at: string;
-  finished_at?: string;
-  progress: { checked: number; total: number; working_so_far: number };
-  error?: string;
-  /** A completed job's check response, its links signed afresh. */
+export type CheckJobView = Omit<CheckJobBody, 'result'> & {
+  /** A completed job's check response (as stored), its links signed afresh. */
   result?: unknown;
-}
+};
 
 export type CancelOutcome =
   | { ok: true }

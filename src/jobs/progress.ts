@@ -25,6 +25,7 @@
  * throttle; later offers are ignored. The clock and timer are injected.
  */
 import { systemClock, type Clock } from '../clock';
+import type { ProgressMessageBody } from '../contract/ws';
 
 export const PROGRESS_PHASES = Object.freeze({
   VALIDATING: 'validating',
@@ -68,24 +69,8 @@ export interface ProgressState {
   message?: string;
 }
 
-export interface ProgressMessage {
-  jobId: string;
-  status: ProgressStatus;
-  currentStep: string;
-  stepsCompleted: number;
-  progress: number;
-  eta: number | null;
-  details: {
-    message: string;
-    batches_done: number;
-    working_so_far: number;
-    checked: number;
-    total: number;
-  };
-  timestamp: string;
-  /** Final `completed` message only, added by the caller for authenticated subscribers. */
-  result_url?: string;
-}
+/** The message of /ws: the contract's (src/contract/ws.ts). */
+export type ProgressMessage = ProgressMessageBody;
 
 /** Proxies per progress batch: at most 50 batches, at least 50 proxies each. */
 export function progressBatchSize(total: number): number {

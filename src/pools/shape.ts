@@ -25,10 +25,11 @@
 import type { Anonymity, CustomUrlRule } from '../probe/types';
 import type { AddressFormat, CheckType, ProxyAddress, ProxyType } from '../proxy/types';
 import { formatResponseTime } from '../results/format';
-import { latencyP50, uptime, type Uptime } from './history';
+import { latencyP50, uptime } from './history';
 import { hourlyUptime, type TargetState } from './target-columns';
-import { nameTargets, type PoolTarget } from './targets';
+import { nameTargets } from './targets';
 import type { PausedReason, PoolCounts, PoolSettings, PoolState, ProxyStatus } from './types';
+import type { PoolBody, PoolProxyBody, PoolSourceBody } from '../contract/pools';
 
 // ---- protocols as a bit mask (the `protocols` column) ----------------------------------------
 
@@ -218,76 +219,14 @@ export function poolRowFromSql(r: Record<string, unknown>): PoolRow {
 
 // ---- API objects ---------------------------------------------------------------------------
 
-export interface ProxyAddressObject {
-  host: string;
-  port: number;
-  hasAuth: boolean;
-  username?: string;
-  password?: string;
-}
-
-export interface PoolProxyObject {
-  proxy: ProxyAddressObject;
-  status: ProxyStatus;
-  error?: { code: string; message: string };
-  type: ProxyType | null;
-  protocols?: ProxyType[];
-  anonymity: Anonymity | null;
-  https: boolean | null;
-  origin: string | null;
-  country: string | null;
-  country_name: string | null;
-  location: string | null;
-  isp: string | null;
-  asn: number | null;
-  responseTime: string | null;
-  latency_p50_ms: number | null;
-  uptime: Uptime;
-  checks: number;
-  first_seen_at: string;
-  last_checked_at: string | null;
-  last_change_at: string | null;
-  next_check_at: string;
-  /** Per target (DECISIONS "Targets in pools"); only in a pool with customUrls. */
-  targets?: Record<string, PoolProxyTargetObject>;
-}
-
-/** A pool proxy's state of one target: its last check (never checked: ok false, the rest null). */
-export interface PoolProxyTargetObject {
-  ok: boolean;
-  status: number | null;
-  responseTime: string | null;
-  last_checked_at: string | null;
-  uptime_h24: number | null;
-}
-
-export interface PoolObject {
-  id: string;
-  name: string;
-  type: CheckType;
-  region: string;
-  interval_s: number;
-  timeout: number;
-  https: boolean;
-  state: PoolState;
-  paused_reason: PausedReason | null;
-  created_at: string;
-  counts: PoolCounts & { targets?: Record<string, number> };
-  last_round_at: string | null;
-  next_due_at: string | null;
-  checks_last_24h: number;
-  checks_per_day: number;
-  customUrls: PoolTarget[];
-  sources: PoolSourceObject[];
-}
-
+/** The API objects are the contract's (src/contract/pools.ts): these build them. */
+export type ProxyAddressObject = PoolProxyBody['proxy'];
+export type PoolProxyObject = PoolProxyBody;
+export type PoolObject = PoolBody;
+/** A pool proxy's state of one target (the contract's PoolProxyTarget). */
+export type PoolProxyTargetObject = NonNullable<PoolProxyBody['targets']>[string];
 /** A followed list URL as the pool object shows it: as given, when it is next fetched, and how its last fetch went. */
-export interface PoolSourceObject {
-  url: string;
-  every_s: number;
-  next_fetch_at: string | null;
-  last_fetch: SourceFetchOutcome | null;
-}
+export type PoolSourceObject = PoolSourceBody;
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 

@@ -34,30 +34,15 @@
  * Only the counters live in memory (one map entry per distinct country/ISP).
  */
 import type { ProxyRecord } from './record';
+import type { SummaryBody } from '../contract/checks';
 
 export const UNKNOWN = 'Unknown';
 export const TOP_ISPS = 10;
 
-export interface CheckSummary {
-  total_working: number;
-  countries: Record<string, number>;
-  anonymity_levels: { elite: number; anonymous: number; transparent: number };
-  top_isps: Record<string, number>;
-  /** failed proxies per error code, most frequent first */
-  errors: Record<string, number>;
-  /** auto jobs only */
-  protocols?: ProtocolCounts;
-  /** sampled jobs only */
-  rotating?: number;
-  /** checks that ran the https check only: working proxies with `https: true` */
-  https?: number;
-}
-
-export interface ProtocolCounts {
-  http: number;
-  socks4: number;
-  socks5: number;
-}
+/** The summary of a check: the contract's (src/contract/checks.ts Summary); SummaryFold builds it. */
+export type CheckSummary = SummaryBody;
+/** `type: "auto"` checks: working proxies per protocol passed. */
+export type ProtocolCounts = NonNullable<SummaryBody['protocols']>;
 
 type SummaryInput = Pick<ProxyRecord, 'status' | 'country_name' | 'anonymity' | 'isp'> & Pick<Partial<ProxyRecord>, 'protocols' | 'samples' | 'https' | 'error'>;
 

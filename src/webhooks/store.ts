@@ -28,7 +28,7 @@ import {
   type NewMessage,
 } from './outbox-sql';
 import { shouldDisable, DISABLED_REASON } from './schedule';
-import { MAX_DELIVERIES_LISTED, type Attempt, type DeliveryObject, type DeliveryState, type WebhookEvent, type WebhookObject, type WebhookPatch, type WebhookState } from './types';
+import { MAX_DELIVERIES_LISTED, type Attempt, type DeliveryObject, type DeliveryState, type MessageType, type WebhookEvent, type WebhookObject, type WebhookPatch, type WebhookState } from './types';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type DbOrTx = Db | Tx;
@@ -245,7 +245,7 @@ export async function listDeliveries(db: DbOrTx, accountId: string, webhookId: s
     .limit(MAX_DELIVERIES_LISTED);
   return rows.map((r) => ({
     id: r.id,
-    event: r.event,
+    event: r.event as MessageType, // written by the outbox from a MessageType
     created_at: r.createdAt.toISOString(),
     attempts: r.attempts as Attempt[],
     state: r.state as DeliveryState,

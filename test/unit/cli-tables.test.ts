@@ -164,8 +164,8 @@ describe('renderMe', () => {
   const me: MeBody = {
     user: { id: 'u-1', email: 'a@b.c', checks: 997, breakdown: { root_balance: 990, temp_balance: 7 }, subscription_detail: { UnlimitedPro: true, unlimited_expired_at: '2027-01-01T00:00:00.000Z' } },
     history: [
-      { id: 2, total_checked: 3, total_working: 2, result_url: 'http://x/result/a.json?token=t&expires=1', proxy_type: 'http', scanned_at: '2026-11-22T10:00:00.000Z' },
-      { id: 1, total_checked: 4, total_working: 0, result_url: null, proxy_type: 'socks5', scanned_at: '2026-11-01T09:30:00.000Z' },
+      { id: 2, total_checked: 3, total_working: 2, result_url: 'http://x/result/a.json?token=t&expires=1', proxy_type: 'http', scanned_at: '2026-11-22T10:00:00.000Z', status: 'completed', error: null },
+      { id: 1, total_checked: 4, total_working: 0, result_url: null, proxy_type: 'socks5', scanned_at: '2026-11-01T09:30:00.000Z', status: 'completed', error: null },
     ],
     history_count: 2,
     usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '2026-11-22', total_checked: 7 }],

@@ -39,12 +39,20 @@ const proxy: PoolProxyView = {
   type: 'http',
   anonymity: null,
   https: null,
+  origin: null,
   country: 'DE',
   country_name: 'Germany',
+  location: null,
+  isp: null,
+  asn: null,
+  responseTime: null,
   latency_p50_ms: 1234,
   uptime: { h1: 0, h24: 0.9613, d7: null },
+  checks: 12,
+  first_seen_at: at(-86_400_000),
   last_checked_at: at(-5000),
   last_change_at: at(-7_200_000),
+  next_check_at: at(60_000),
 };
 
 describe('texts', () => {
@@ -116,7 +124,8 @@ describe('markup is escaped', () => {
     expect(html).toContain('<code>timeout</code> <span class="err-msg" title="no &quot;answer&quot;">no &quot;answer&quot;</span>');
   });
   test('targets: a column per target of the pool (passes / fails with the status seen, — not fetched yet); the filter in the query', () => {
-    const html = proxyRowHtml({ ...proxy, targets: { shop: { ok: true, status: 200 }, 'a<b': { ok: false, status: 403 } } }, NOW, ['shop', 'a<b', 'news']);
+    const seen = { responseTime: '12.00 ms', last_checked_at: null, uptime_h24: null };
+    const html = proxyRowHtml({ ...proxy, targets: { shop: { ok: true, status: 200, ...seen }, 'a<b': { ok: false, status: 403, ...seen } } }, NOW, ['shop', 'a<b', 'news']);
     expect(html).toContain('<td><span class="badge ok">passes 200</span></td><td><span class="badge bad">fails 403</span></td><td class="muted">—</td><td class="err">');
     expect(proxyRowHtml(proxy, NOW)).not.toContain('passes');
     expect(targetCellHtml({ ok: false, status: null })).toBe('<td><span class="badge bad">fails</span></td>');

@@ -15,27 +15,19 @@
  */
 import { apiGet, openProgress } from './api';
 import { win } from './browser';
+import type { CheckJobBody, ProgressMessageBody } from '../../contract/types';
 
 const RUNNING_JOB = 'proxycheck.runningJob';
 export const POLL_MS = 2000;
 export const SOCKET_POLL_MS = 15_000;
 
-export interface JobBody {
-  jobId: string;
-  status: 'running' | 'completed' | 'failed' | 'cancelled';
-  progress: { checked: number; total: number; working_so_far: number };
-  error?: string;
-  result?: Record<string, unknown>;
-}
+/** GET /checks/{jobId} (the contract's CheckJob, src/contract/jobs.ts), as far as this module reads it. */
+export type JobBody = Pick<CheckJobBody, 'jobId' | 'status' | 'progress' | 'error'> & { result?: Record<string, unknown> };
 
 export type FollowEnd = { kind: 'ended'; job: JobBody } | { kind: 'unauthorized' } | { kind: 'gone' };
 
-export interface ProgressLike {
-  status?: string;
-  progress?: number;
-  eta?: number | null;
-  details?: { message?: string; working_so_far?: number; checked?: number; total?: number };
-}
+/** A progress message of /ws (src/contract/ws.ts), as far as the views read it. */
+export type ProgressLike = Partial<Pick<ProgressMessageBody, 'status' | 'progress' | 'eta'>> & { details?: Partial<ProgressMessageBody['details']> };
 
 /** Pure: a GET's progress as a progress message (the ETA is unknown from it). */
 export function jobProgress(job: Pick<JobBody, 'status' | 'progress'>): ProgressLike {

@@ -13,44 +13,11 @@
 import { gatewayUrls, type GatewayUrls } from '../../gateway/urls';
 import { parseProxyList } from './format';
 import { escapeXml, formatCount } from './svg';
+import type { PoolBody, PoolProxyBody } from '../../contract/types';
 
-export interface PoolView {
-  id: string;
-  name: string;
-  type: string;
-  region: string;
-  interval_s: number;
-  timeout: number;
-  https: boolean;
-  state: 'active' | 'paused';
-  paused_reason: 'insufficient_checks' | 'owner' | null;
-  created_at: string;
-  counts: { total: number; working: number; failed: number; unchecked: number };
-  last_round_at: string | null;
-  next_due_at: string | null;
-  checks_last_24h: number;
-  checks_per_day: number;
-  /** The pool's targets (its customUrls by name). */
-  customUrls?: { name: string; url: string }[];
-}
-
-export interface PoolProxyView {
-  proxy: { host: string; port: number; hasAuth: boolean; username?: string };
-  status: 'working' | 'failed' | 'unchecked';
-  error?: { code: string; message: string };
-  type: string | null;
-  protocols?: string[];
-  anonymity: string | null;
-  https: boolean | null;
-  country: string | null;
-  country_name: string | null;
-  latency_p50_ms: number | null;
-  uptime: { h1: number | null; h24: number | null; d7: number | null };
-  last_checked_at: string | null;
-  last_change_at: string | null;
-  /** Pools with targets: each one's last fetch through the proxy. */
-  targets?: Record<string, { ok: boolean; status: number | null }>;
-}
+/** The pool object and the pool proxy object: the contract's (src/contract/pools.ts), types only. */
+export type PoolView = PoolBody;
+export type PoolProxyView = PoolProxyBody;
 
 // ---- texts ----------------------------------------------------------------------------------
 

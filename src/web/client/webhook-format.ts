@@ -4,31 +4,12 @@
  * and the form's body. No DOM, no I/O.
  */
 import { escapeXml } from './svg';
+import type { WebhookBody, WebhookDeliveryBody } from '../../contract/types';
 
-export interface WebhookView {
-  id: string;
-  url: string;
-  events: string[];
-  state: 'enabled' | 'disabled';
-  disabled_reason: string | null;
-  last_success_at: string | null;
-}
-
-export interface AttemptView {
-  at: string;
-  status: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
-export interface DeliveryView {
-  id: string;
-  event: string;
-  created_at: string;
-  attempts: AttemptView[];
-  state: 'pending' | 'delivered' | 'failed';
-  next_attempt_at: string | null;
-}
+/** A webhook and its deliveries as the API answers them (the contract's, src/contract/webhooks.ts), as far as this view reads them. */
+export type WebhookView = Pick<WebhookBody, 'id' | 'url' | 'events' | 'state' | 'disabled_reason' | 'last_success_at'>;
+export type DeliveryView = WebhookDeliveryBody;
+export type AttemptView = WebhookDeliveryBody['attempts'][number];
 
 const STATE_BADGE: Record<string, string> = { enabled: 'ok', delivered: 'ok', pending: 'muted', failed: 'bad', disabled: 'bad' };
 const when = (iso: string | null): string => (iso === null ? '—' : escapeXml(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')));
