@@ -38,6 +38,10 @@
  *      npm run bench:pools
  * A quick run: --proxies 10000 --window-s 60 --interval-s 60 (the service's
  * POOL_MIN_INTERVAL_S is lowered to the interval when it is below 60).
+ * --targets N (issue 33): the pool gets N customUrls on a local site (its
+ * own server on 127.0.0.1, counting requests): the first pass and the
+ * steady state also say the site's requests per working pool check (N
+ * when every working proxy fetches each target and no failed one does).
  * --profile DIR: the service under --cpu-prof-md (its whole life, the
  * one-shot /check-raw included), the profile written into DIR at its stop.
  */
@@ -60,6 +64,20 @@ import { MIX_A, SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
 import { BENCH_KEY, checkRaw, startService, type Service } from './e2e/service';
 import { benchVerdict } from './pool-verdicts';
 
+/** The pool's targets' site: answers `ok` to every GET, counts them. */
+function startSite(): { url: string; readonly requests: number; stop: () => void } {
+  let requests = 0;
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () => {
+      requests++;
+      return new Response('ok\n');
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, get requests() { return requests; }, stop: () => void server.stop(true) };
+}
+
 const { values } = parseArgs({
   options: {
     proxies: { type: 'string', default: '100000' },
@@ -68,8 +86,10 @@ const { values } = parseArgs({
     'p2-runs': { type: 'string', default: '10' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     profile: { type: 'string' },
+    targets: { type: 'string', default: '0' },
   },
 });
+const TARGETS = Number(values.targets);
 const PROXIES = Number(values.proxies);
 const INTERVAL_S = Number(values['interval-s']);
 const WINDOW_S = Number(values['window-s']);
@@ -184,6 +204,7 @@ async function main(): Promise<void> {
     log(`P2 idle: ${p2Idle.map((x) => x.toFixed(0)).join(', ')} ms`);
 
     // P1: the pool
+    const site = startSite();
     resetPeakRss(svc.pid);
     let rssMax = rssMiB(svc.pid);
     const rssTimer = setInterval(() => (rssMax = Math.max(rssMax, rssMiB(svc!.pid))), 500);
@@ -191,21 +212,28 @@ async function main(): Promise<void> {
     const made = await fetch(`${svc.url}/pools`, {
       method: 'POST',
       headers: { ...headers, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'bench rounds', text, interval_s: INTERVAL_S, timeout: TIMEOUT_MS, region: 'us1' }),
+      body: JSON.stringify({
+        name: 'bench rounds',
+        text,
+        interval_s: INTERVAL_S,
+        timeout: TIMEOUT_MS,
+        region: 'us1',
+        customUrls: Array.from({ length: TARGETS }, (_, i) => ({ name: `t${i + 1}`, url: `${site.url}/t${i + 1}`, requiredText: 'ok' })),
+      }),
     });
     const createMs = performance.now() - t0;
     const created = (await made.json()) as PoolObject;
     if (made.status !== 201) throw new Error(`POST /pools: ${made.status} ${JSON.stringify(created)}`);
     log(`POST /pools: ${created.counts.total} proxies in ${createMs.toFixed(0)} ms`);
     // the rounds as they end (round.completed events): how many, their size, the time between two ends
-    const rounds: { at: number; checked: number; notTried: number; unchecked: number; working: number }[] = [];
+    const rounds: { at: number; checked: number; workingChecks: number; notTried: number; unchecked: number; working: number }[] = [];
     const ws = new WebSocket(`${svc.url.replace('http', 'ws')}/ws?pool=${created.id}&apiKey=${BENCH_KEY}`);
     let firstPassEnd: (() => void) | null = null;
     const firstPass = new Promise<void>((resolve) => (firstPassEnd = resolve));
     ws.onmessage = (m) => {
-      const e = JSON.parse(String(m.data)) as { event: string; round?: { checked: number; not_tried: number }; counts: PoolObject['counts'] };
+      const e = JSON.parse(String(m.data)) as { event: string; round?: { checked: number; working: number; not_tried: number }; counts: PoolObject['counts'] };
       if (e.event !== 'round.completed' || !e.round) return;
-      rounds.push({ at: performance.now(), checked: e.round.checked, notTried: e.round.not_tried, unchecked: e.counts.unchecked, working: e.counts.working });
+      rounds.push({ at: performance.now(), checked: e.round.checked, workingChecks: e.round.working, notTried: e.round.not_tried, unchecked: e.counts.unchecked, working: e.counts.working });
       if (e.counts.unchecked === 0) firstPassEnd?.();
     };
     const checkedIn = (from: number, to: number) => rounds.filter((r) => r.at >= from && r.at < to).reduce((a, r) => a + r.checked, 0);
@@ -228,6 +256,8 @@ async function main(): Promise<void> {
     const c1 = treeCpuMs(svc.pid);
     const p = await getPool(svc, created.id);
     if (p.counts.unchecked !== 0) throw new Error('first pass not done within an hour');
+    if (TARGETS > 0) say(`targets: ${TARGETS}; the site's requests in the first pass ${site.requests} = ${(site.requests / Math.max(1, p.counts.working)).toFixed(2)} per working proxy (${p.counts.working} working, ${p.counts.failed} failed)`);
+    const siteAtWindow = () => site.requests;
     say(`first pass (from POST /pools to no proxy unchecked): ${PROXIES} proxies (${p.checks_last_24h} charged checks) in ${(firstMs / 1000).toFixed(1)} s = ${((PROXIES * 1000) / firstMs).toFixed(0)} checks/s; CPU (after the POST's answer) ${((c1 - c0) / 1000).toFixed(1)} s = ${(((c1 - c0) * 1000) / PROXIES).toFixed(0)} µs per pool check; ${p.counts.working} working, ${p.counts.failed} failed; POST /pools ${createMs.toFixed(0)} ms; ${roundsText(t0, performance.now() + 1)}`);
 
     // the steady state: checks counted from the events; the lag (the pool's next_due_at behind now) read every LAG_EVERY_MS
@@ -243,6 +273,7 @@ async function main(): Promise<void> {
     }
     const w0 = performance.now();
     const cw0 = treeCpuMs(svc.pid);
+    const sw0 = siteAtWindow();
     const p2Busy: number[] = [];
     let maxLagS = 0;
     const lagSamples: number[] = [];
@@ -287,6 +318,11 @@ async function main(): Promise<void> {
         `CPU ${((cw1 - cw0) / 1000).toFixed(1)} s = ${cpuPerCheck.toFixed(0)} µs per pool check (${cpuNetIdle.toFixed(0)} µs net of the idle ${idleCpuPerS.toFixed(1)} ms/s)`,
     );
     say(`steady state's rounds: ${roundsText(w0, performance.now() + 1)}`);
+    if (TARGETS > 0) {
+      const wWorking = rounds.filter((r) => r.at >= w0).reduce((a, r) => a + r.workingChecks, 0);
+      say(`targets in the steady state: the site's requests ${site.requests - sw0} = ${((site.requests - sw0) / Math.max(1, wWorking)).toFixed(2)} per working pool check (${wWorking} working of ${winChecks} checks)`);
+    }
+    site.stop();
     ws.close();
     say(`peak RSS during P1 ${peak.toFixed(0)} MiB, idle ${idleRss.toFixed(0)} MiB: +${(peak - idleRss).toFixed(0)} MiB (target <= 150)`);
     say(`P2: 10-proxy /check median idle ${median(p2Idle).toFixed(1)} ms, during the steady state ${median(p2Busy).toFixed(1)} ms = ${(median(p2Busy) / median(p2Idle)).toFixed(2)}x (target <= 1.1); idle ${p2Idle.map((x) => x.toFixed(0)).join(', ')}; busy ${p2Busy.map((x) => x.toFixed(0)).join(', ')}`);

@@ -323,9 +323,11 @@ export const poolProxies = pgTable(
     isp: text('isp'),
     asn: integer('asn'),
     firstSeenAt: at('first_seen_at').notNull().defaultNow(),
+    /** The protocol its line's scheme named (DECISIONS "Mixed lists": checked as that); '' none: the pool's type. Part of its identity. */
+    protocol: text('protocol').notNull().default(''),
   },
   (t) => [
-    uniqueIndex('pool_proxies_address_uq').on(t.poolId, t.host, t.port, t.username, t.password),
+    uniqueIndex('pool_proxies_address_uq').on(t.poolId, t.host, t.port, t.username, t.password, t.protocol),
     check('pool_proxies_port_valid', sql`${t.port} BETWEEN 1 AND 65535`),
   ],
 );
@@ -365,6 +367,33 @@ export const poolProxyState = pgTable(
     nextCheckAt: at('next_check_at').notNull().defaultNow(),
   },
   (t) => [check('pool_proxy_state_status_valid', sql`${t.status} IN ('unchecked', 'working', 'failed')`)],
+);
+
+/**
+ * A pooled proxy's state of each of its pool's targets (DECISIONS "Targets
+ * in pools"; src/pools/target-columns.ts): whether the last fetch of the
+ * target through it passed, the status seen, its response time and time,
+ * and the hourly counters of its 24-hour uptime (`hour_at` the newest
+ * hour, `hours` 48 bytes: checks then passes). A row only once the target
+ * was fetched through the proxy; written by the owner's flushes with the
+ * proxy's state row, HOT like it (fillfactor 50, migration 0008), and
+ * deleted for names the pool no longer has when its customUrls change.
+ */
+export const poolProxyTargets = pgTable(
+  'pool_proxy_targets',
+  {
+    proxyId: bigint('proxy_id', { mode: 'number' })
+      .notNull()
+      .references(() => poolProxies.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    ok: boolean('ok').notNull(),
+    status: integer('status'),
+    responseTimeMs: real('response_time_ms'),
+    lastCheckedAt: at('last_checked_at'),
+    hourAt: integer('hour_at').notNull(),
+    hours: bytea('hours').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.proxyId, t.name] })],
 );
 
 /**

@@ -304,6 +304,7 @@ const OPTIONS = {
   anonymity: { type: 'string' },
   limit: { type: 'string' },
   session: { type: 'string' },
+  target: { type: 'string', multiple: true },
   // webhook add (webhook-args.ts)
   events: { type: 'string' },
   pools: { type: 'string' },

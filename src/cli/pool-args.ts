@@ -3,14 +3,15 @@
  * (args.ts parses the command line and hands the `pool` command's words and
  * option values here). Pure: a typed PoolCommand, or a usage CliError.
  *
- *   pool create <name> <input>... [--type --region --interval S --timeout MS --no-https]
+ *   pool create <name> <input>... [--type --region --interval S --timeout MS --no-https
+ *                                  --target NAME=URL[,text=TEXT][,status=200|204]...]
  *   pool list
  *   pool show <id>
  *   pool add <id> <input>...        pool remove <id> <input>...
  *   pool pause <id>                 pool resume <id>
  *   pool delete <id>
- *   pool working <id> [--country CC --anonymity A --type T --format txt|csv|json --limit N --scheme]
- *   pool watch <id>                 pool gateway <id> [--country CC --type T --session TOKEN]
+ *   pool working <id> [--country CC --anonymity A --type T --target NAME --format txt|csv|json --limit N --scheme]
+ *   pool watch <id>                 pool gateway <id> [--country CC --type T --target NAME --session TOKEN]
  *
  * Inputs are check's: files (one proxy per line), - for standard input
  * (once), or addresses. Each action takes only its own options (another's
@@ -18,6 +19,7 @@
  */
 import { CHECK_TYPES, PROXY_TYPES, type CheckType, type ProxyType } from '../proxy/types';
 import { isPoolId } from '../pools/pool-id';
+import { isTargetName, TARGET_NAME_MAX } from '../pools/targets';
 import { ANONYMITIES, PROXY_FORMATS, type ProxyFormat } from '../pools/query';
 import type { Anonymity } from '../probe/types';
 import { usageError } from './exit-codes';
@@ -40,23 +42,82 @@ export const POOL_OPTIONS: Readonly<Record<string, readonly PoolAction[]>> = Obj
   format: ['working'],
   limit: ['working'],
   scheme: ['working'],
+  target: ['create', 'working', 'gateway'],
 });
+
+/** One `--target NAME=URL[,text=TEXT][,status=CODES]` of pool create: a pool target (the API's customUrls entry). */
+export interface TargetSpec {
+  name: string;
+  url: string;
+  requiredText?: string;
+  requiredStatusCodes?: number[];
+}
+
+const TARGET_CODES = /^[0-9]{3}(?:[|+][0-9]{3})*$/;
+
+function targetName(raw: string): string {
+  if (!isTargetName(raw)) throw usageError(`--target: the name must be 1 to ${TARGET_NAME_MAX} of a-z, 0-9 and -; got "${raw}"`);
+  return raw;
+}
+
+/**
+ * `NAME=URL[,text=TEXT][,status=CODES]`: the URL runs to the first `,text=`
+ * or `,status=`; the text to `,status=` or the end (it may hold commas);
+ * CODES are status codes joined by | or +.
+ */
+export function parseTargetSpec(spec: string): TargetSpec {
+  const eq = spec.indexOf('=');
+  if (eq <= 0) throw usageError(`--target must be NAME=URL[,text=TEXT][,status=CODES]; got "${spec}"`);
+  const out: TargetSpec = { name: targetName(spec.slice(0, eq)), url: '' };
+  let rest = spec.slice(eq + 1);
+  const statusAt = rest.indexOf(',status=');
+  if (statusAt >= 0) {
+    const codes = rest.slice(statusAt + 8);
+    rest = rest.slice(0, statusAt);
+    if (!TARGET_CODES.test(codes)) throw usageError(`--target ${out.name}: status= must be HTTP status codes joined by | (like 200|204); got "${codes}"`);
+    out.requiredStatusCodes = codes.split(/[|+]/).map(Number);
+    const bad = out.requiredStatusCodes.find((c) => c < 100 || c > 599);
+    if (bad !== undefined) throw usageError(`--target ${out.name}: ${bad} is not an HTTP status code (100..599)`);
+  }
+  const textAt = rest.indexOf(',text=');
+  if (textAt >= 0) {
+    out.requiredText = rest.slice(textAt + 6);
+    rest = rest.slice(0, textAt);
+    if (out.requiredText === '') throw usageError(`--target ${out.name}: text= is empty`);
+  }
+  let u: URL;
+  try {
+    u = new URL(rest);
+  } catch {
+    throw usageError(`--target ${out.name}: "${rest}" is not an absolute URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw usageError(`--target ${out.name}: only http and https URLs, not ${u.protocol}`);
+  out.url = rest;
+  return out;
+}
+
+function oneTarget(v: readonly string[] | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (v.length > 1) throw usageError('--target is given once here (one target name)');
+  return targetName(v[0]!);
+}
 
 /** The most proxies one `pool working` prints (all of an account's pools hold at most this many by default). */
 export const WORKING_LIMIT_MAX = 1_000_000_000;
 
 export type PoolCommand =
-  | { name: 'pool'; action: 'create'; poolName: string; sources: string[]; type?: CheckType; region?: string; intervalS?: number; timeoutMs?: number; https?: false }
+  | { name: 'pool'; action: 'create'; poolName: string; sources: string[]; type?: CheckType; region?: string; intervalS?: number; timeoutMs?: number; https?: false; targets?: TargetSpec[] }
   | { name: 'pool'; action: 'list' }
   | { name: 'pool'; action: 'show' | 'pause' | 'resume' | 'delete' | 'watch'; id: string }
-  | { name: 'pool'; action: 'gateway'; id: string; country?: string; type?: ProxyType; session?: string }
+  | { name: 'pool'; action: 'gateway'; id: string; country?: string; type?: ProxyType; target?: string; session?: string }
   | { name: 'pool'; action: 'add' | 'remove'; id: string; sources: string[] }
-  | { name: 'pool'; action: 'working'; id: string; country?: string; anonymity?: Anonymity; type?: ProxyType; format: ProxyFormat; limit?: number; scheme?: true };
+  | { name: 'pool'; action: 'working'; id: string; country?: string; anonymity?: Anonymity; type?: ProxyType; target?: string; format: ProxyFormat; limit?: number; scheme?: true };
 
 /** Option values as node's parseArgs gives them (only the pool ones are read). */
 export type PoolOptionValues = Partial<Record<'type' | 'region' | 'interval' | 'timeout' | 'country' | 'anonymity' | 'format' | 'limit' | 'session', string>> & {
   'no-https'?: boolean;
   scheme?: boolean;
+  target?: string[];
 };
 
 function intIn(name: string, raw: string, min: number, max: number): number {
@@ -120,6 +181,12 @@ export function parsePoolArgs(words: readonly string[], v: PoolOptionValues): Po
       if (v.interval !== undefined) c.intervalS = intIn('interval', v.interval, 1, 86_400);
       if (v.timeout !== undefined) c.timeoutMs = intIn('timeout', v.timeout, 1000, 20_000);
       if (v['no-https']) c.https = false;
+      if (v.target !== undefined) {
+        c.targets = v.target.map(parseTargetSpec);
+        const names = c.targets.map((t) => t.name);
+        const twice = names.find((n, i) => names.indexOf(n) !== i);
+        if (twice !== undefined) throw usageError(`--target ${twice} is given twice`);
+      }
       return c;
     }
     case 'list':
@@ -140,6 +207,8 @@ export function parsePoolArgs(words: readonly string[], v: PoolOptionValues): Po
       const c: PoolCommand & { action: 'gateway' } = { name: 'pool', action: 'gateway', id: poolId(a, rest[0]) };
       if (v.country !== undefined) c.country = country(v.country);
       if (v.type !== undefined) c.type = proxyType(v.type);
+      const gt = oneTarget(v.target);
+      if (gt !== undefined) c.target = gt;
       if (v.session !== undefined) {
         if (!SESSION.test(v.session)) throw usageError(`--session must be 1 to 32 letters or digits; got "${v.session}"`);
         c.session = v.session;
@@ -155,6 +224,8 @@ export function parsePoolArgs(words: readonly string[], v: PoolOptionValues): Po
         c.anonymity = v.anonymity as Anonymity;
       }
       if (v.type !== undefined) c.type = proxyType(v.type);
+      const wt = oneTarget(v.target);
+      if (wt !== undefined) c.target = wt;
       if (v.format !== undefined) {
         if (!(PROXY_FORMATS as readonly string[]).includes(v.format)) throw usageError(`--format must be one of ${PROXY_FORMATS.join(', ')}; got "${v.format}"`);
         c.format = v.format as ProxyFormat;
@@ -182,6 +253,9 @@ export const POOL_USAGE = `usage: proxycheck pool <action> [arguments] [options]
                                        (default 600; the server's minimum is POOL_MIN_INTERVAL_S, 60)
       --timeout MS                     per-check budget, 1000..20000 (default 5000)
       --no-https                       skip the https check of working proxies
+      --target NAME=URL[,text=TEXT][,status=200|204]
+                                       a site the working proxies are tried against too
+                                       (again: more sites); TEXT must be in its body
   pool list                       the account's pools: state, counts, interval
   pool show <id>                  one pool
   pool add <id> <input>...        add proxies (due at once); pool remove <id> <input>... removes them
@@ -192,6 +266,7 @@ export const POOL_USAGE = `usage: proxycheck pool <action> [arguments] [options]
       --country CC                     only exits in this country (e.g. DE)
       --anonymity elite|anonymous|transparent
       --type http|socks4|socks5        only proxies that passed as this protocol
+      --target NAME                    only proxies that passed the pool's target NAME
       --format txt|csv|json            default txt (csv: every field; json: the API's objects)
       --limit N                        at most N proxies (default: all)
       --scheme                         each line with its protocol: socks5://host:port,
@@ -202,6 +277,7 @@ export const POOL_USAGE = `usage: proxycheck pool <action> [arguments] [options]
                                   (http:// and socks5://, your key as the password)
       --country CC                     only exits in this country
       --type http|socks4|socks5        only upstreams that speak this protocol
+      --target NAME                    only upstreams that passed the pool's target NAME
       --session TOKEN                  the same upstream for TOKEN while it works (at most 30 min)
 
   --json prints the API's JSON (for pool working: the proxies as JSON, like --format json;

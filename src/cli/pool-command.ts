@@ -50,6 +50,7 @@ export async function runPool(command: PoolCommand, g: GlobalOptions, client: Ap
       if (command.intervalS !== undefined) body.interval_s = command.intervalS;
       if (command.timeoutMs !== undefined) body.timeout = command.timeoutMs;
       if (command.https === false) body.https = false;
+      if (command.targets !== undefined) body.customUrls = command.targets;
       const p = await client.createPool(body, signal);
       if (g.json) json(io, p);
       else io.stdout.write(`${withWarnings(renderCreated(p), p)}\n`);
@@ -165,7 +166,7 @@ async function gateway(c: Extract<PoolCommand, { action: 'gateway' }>, g: Global
     throw new CliError(EXIT.CLIENT, ENTRY_ERROR_CODES.CLI_NO_GATEWAY, `${client.url} runs no gateway (its operator turns it on with GATEWAY_PORT).`);
   }
   const host = at.host ?? new URL(client.url).hostname.replace(/^\[|\]$/g, '');
-  const urls = gatewayUrls(host, at.port, { poolId: c.id, country: c.country ?? null, type: c.type ?? null, session: c.session ?? null, rotate: 'round_robin' }, key);
+  const urls = gatewayUrls(host, at.port, { poolId: c.id, country: c.country ?? null, type: c.type ?? null, target: c.target ?? null, session: c.session ?? null, rotate: 'round_robin' }, key);
   if (g.json) json(io, urls);
   else io.stdout.write(`${urls.http}\n${urls.socks5}\n`);
   return EXIT.OK;
@@ -178,6 +179,7 @@ async function working(c: Extract<PoolCommand, { action: 'working' }>, g: Global
   if (c.country !== undefined) base.set('country', c.country);
   if (c.anonymity !== undefined) base.set('anonymity', c.anonymity);
   if (c.type !== undefined) base.set('type', c.type);
+  if (c.target !== undefined) base.set('target', c.target);
   let left = c.limit ?? Number.POSITIVE_INFINITY;
   let cursor: string | null = null;
   let first = true;

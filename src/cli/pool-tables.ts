@@ -57,7 +57,10 @@ export function renderPool(p: PoolObject, nowMs: number): string {
     ['created', p.created_at],
   ];
   for (const s of p.sources) rows.push(['source', `${s.url} (fetched every ${fmtUptime(s.every_s)})`]);
-  for (const u of p.customUrls) rows.push(['custom URL', `${u.url} (${u.requiredStatusCodes.join('|')}${u.requiredText !== undefined ? `, "${u.requiredText}"` : ''})`]);
+  for (const u of p.customUrls) {
+    const passing = c.targets?.[u.name];
+    rows.push(['target', `${u.name}: ${u.url} (${u.requiredStatusCodes.join('|')}${u.requiredText !== undefined ? `, "${u.requiredText}"` : ''})${passing !== undefined ? `: ${fmtInt(passing)} working pass it` : ''}`]);
+  }
   return table(rows, ['l', 'l'], { indent: '' });
 }
 

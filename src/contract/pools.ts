@@ -24,9 +24,31 @@ export const POOL_STATES = ['active', 'paused'] as const;
 export const PAUSED_REASONS = ['insufficient_checks', 'owner'] as const;
 export const POOL_PROXY_STATUSES = ['working', 'failed', 'unchecked'] as const;
 
-/** A custom URL rule as the pool object shows it back: its defaults filled in. */
+/** A pool target's name (DECISIONS "Targets in pools"; src/pools/targets.ts). */
+export const TARGET_NAME_PATTERN = '^[a-z0-9-]{1,32}$';
+const targetName = (o: { description?: string } = {}) => t.String({ pattern: TARGET_NAME_PATTERN, ...o });
+
+/** A custom URL rule (a target) as the pool object shows it back: its name and defaults filled in. */
 export const CustomUrlRuleObject = t.Object(
-  { url: t.String(), requiredStatusCodes: t.Array(t.Integer()), requiredText: t.Optional(t.String()), caseSensitive: t.Boolean() },
+  { name: targetName(), url: t.String(), requiredStatusCodes: t.Array(t.Integer()), requiredText: t.Optional(t.String()), caseSensitive: t.Boolean() },
+  closed,
+);
+
+/** A target in POST / PATCH: /check's rule and an optional name. */
+export const PoolTargetInput = t.Composite([
+  CustomUrl,
+  t.Object({ name: t.Optional(targetName({ description: 'Default: the URL\'s host, lower-cased, other characters -, made unique with -2, -3' })) }),
+]);
+
+/** A pool proxy's last fetch of one target (never fetched through it: ok false, the rest null). */
+export const PoolProxyTarget = t.Object(
+  {
+    ok: t.Boolean(),
+    status: orNull(t.Integer(), { description: 'The HTTP status seen; null: none came back' }),
+    responseTime: orNull(t.String({ pattern: RESPONSE_TIME_PATTERN })),
+    last_checked_at: dateTimeOrNull(),
+    uptime_h24: orNull(t.Number({ minimum: 0, maximum: 1 }), { description: 'Fraction of its fetches that passed in the last 24 hours' }),
+  },
   closed,
 );
 
@@ -55,7 +77,16 @@ export const PoolSource = t.Object(
 );
 export type PoolSourceBody = Static<typeof PoolSource>;
 
-export const PoolCounts = t.Object({ total: int0(), working: int0(), failed: int0(), unchecked: int0() }, closed);
+export const PoolCounts = t.Object(
+  {
+    total: int0(),
+    working: int0(),
+    failed: int0(),
+    unchecked: int0(),
+    targets: t.Optional(t.Record(t.String(), int0(), { description: 'Pools with customUrls: working proxies whose last fetch of each target (by name) passed' })),
+  },
+  closed,
+);
 
 const poolProperties = {
   id: t.String({ pattern: POOL_ID_PATTERN }),
@@ -91,7 +122,7 @@ export const Submitted = t.Object(
 );
 export type SubmittedBody = Static<typeof Submitted>;
 
-export const POOL_WARNING_CODES = ['schemes_ignored', 'balance_runs_out'] as const;
+export const POOL_WARNING_CODES = ['balance_runs_out'] as const;
 export const PoolWarning = t.Object(
   {
     code: oneOf(POOL_WARNING_CODES),
@@ -108,7 +139,7 @@ export const PoolChanged = t.Object(
     submitted: Submitted,
     warnings: t.Array(PoolWarning, {
       description:
-        'What the owner should know of the pool as changed: [], schemes_ignored (addresses named another protocol than the pool\'s type by their scheme: a pool checks every proxy as its type), balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
+        'What the owner should know of the pool as changed: [], balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
     }),
   },
   { ...closed, description: 'The pool, and what the request\'s addresses did' },
@@ -122,7 +153,7 @@ export const PoolProxy = t.Object(
     proxy: ProxyAddress,
     status: oneOf(POOL_PROXY_STATUSES),
     error: t.Optional(t.Object(CodeMessage.properties, { ...closed, description: 'While failed: the last check\'s error' })),
-    type: orNull(proxyType(), { description: 'The pool\'s type; an auto pool: the first of socks5, socks4, http that passed (null until one did)' }),
+    type: orNull(proxyType(), { description: 'Its own protocol (its line\'s scheme), else the pool\'s type; an auto pool: the first of socks5, socks4, http that passed (null until one did)' }),
     protocols: t.Optional(t.Array(oneOf(AUTO_ORDER), { uniqueItems: true, description: 'Auto pools only: every protocol that passed the last passing check' })),
     anonymity: anonymity(),
     https: orNull(t.Boolean()),
@@ -138,6 +169,7 @@ export const PoolProxy = t.Object(
     last_checked_at: dateTimeOrNull(),
     last_change_at: dateTimeOrNull(),
     next_check_at: dateTime(),
+    targets: t.Optional(t.Record(t.String(), PoolProxyTarget, { description: 'Pools with customUrls: each target\'s last fetch through the proxy, by name' })),
   },
   closed,
 );
@@ -160,7 +192,7 @@ export const PoolCreateBody = t.Object(
     ),
     timeout: t.Optional(timeoutMs({ default: DEFAULT_POOL_TIMEOUT_MS })),
     https: t.Optional(t.Boolean({ default: true })),
-    customUrls: t.Optional(t.Array(CustomUrl, { description: 'At most MAX_CUSTOM_URLS (default 10)' })),
+    customUrls: t.Optional(t.Array(PoolTargetInput, { description: 'The pool\'s targets, at most MAX_CUSTOM_URLS (default 10); names given unique in the list' })),
     sources: t.Optional(
       t.Array(t.Object({ url: t.String({ format: 'uri' }), every_s: t.Optional(everyS()) }), {
         maxItems: MAX_SOURCES,
@@ -182,6 +214,7 @@ export const PoolPatchBody = t.Object(
     timeout: t.Optional(timeoutMs()),
     https: t.Optional(t.Boolean()),
     state: t.Optional(oneOf(POOL_STATES, { description: 'paused: by the owner (stays paused); active: runs again' })),
+    customUrls: t.Optional(t.Array(PoolTargetInput, { description: 'Replaces the targets (from each proxy\'s next check); [] removes them; names given unique in the list' })),
     add: t.Optional(t.Array(t.String())),
     remove: t.Optional(t.Array(t.String())),
   },
@@ -201,16 +234,18 @@ export function poolBodiesAsRead(minIntervalS: number) {
   const interval = () => t.Optional(t.Integer({ minimum: minIntervalS, maximum: MAX_INTERVAL_S }));
   const list = () => t.Optional(t.Array(t.Unknown()));
   const source = t.Object({ ...PoolCreateBody.properties.sources.items.properties, url: t.String() });
+  // a target: /check's rule as read, its name left to pool-request.ts too
+  const targets = () => t.Optional(t.Array(t.Object({ ...customUrlAsRead().properties, name: t.Optional(t.String()) })));
   return {
     PoolCreateBody: t.Object({
       ...PoolCreateBody.properties,
       name: t.String(),
       proxies: list(),
       interval_s: interval(),
-      customUrls: t.Optional(t.Array(customUrlAsRead())),
+      customUrls: targets(),
       sources: t.Optional(t.Array(source, { maxItems: MAX_SOURCES })),
     }),
-    PoolPatchBody: t.Object({ ...PoolPatchBody.properties, name: t.Optional(t.String()), interval_s: interval(), add: list(), remove: list() }),
+    PoolPatchBody: t.Object({ ...PoolPatchBody.properties, name: t.Optional(t.String()), interval_s: interval(), customUrls: targets(), add: list(), remove: list() }),
   };
 }
 
@@ -240,4 +275,5 @@ export const PoolProxiesQuery = t.Object({
   scheme: t.Optional(
     queryBoolean({ default: 'false', description: 'txt: each line as <protocol>://[user:pass@]host:port (the pool\'s type, or the protocol an auto pool found)' }),
   ),
+  target: t.Optional(targetName({ description: 'Only working proxies whose last fetch of this target (a customUrls name of the pool) passed; a name the pool does not have: 400' })),
 });

@@ -52,6 +52,8 @@ export interface WorkingSet {
 export interface UpstreamWant {
   country: string | null;
   type: ProxyType | null;
+  /** Only upstreams whose last fetch of this pool target passed (`-target-<name>`); absent: any. */
+  target?: string | null;
   session: string | null;
   rotate: Rotation;
 }
@@ -66,13 +68,14 @@ interface Matches {
   byKey: Map<string, Upstream>;
 }
 
-export function matchesWant(u: Upstream, want: Pick<UpstreamWant, 'country' | 'type'>): boolean {
+export function matchesWant(u: Upstream, want: Pick<UpstreamWant, 'country' | 'type' | 'target'>): boolean {
   if (want.country !== null && u.country !== want.country) return false;
+  if (want.target != null && !(u.targets ?? []).includes(want.target)) return false;
   if (want.type !== null && u.type !== want.type && !u.protocols.includes(want.type)) return false;
   return true;
 }
 
-const filterKey = (want: Pick<UpstreamWant, 'country' | 'type'>): string => `${want.country ?? ''}|${want.type ?? ''}`;
+const filterKey = (want: Pick<UpstreamWant, 'country' | 'type' | 'target'>): string => `${want.country ?? ''}|${want.type ?? ''}|${want.target ?? ''}`;
 
 export class UpstreamChooser {
   readonly #random: Random;
@@ -149,7 +152,7 @@ export class UpstreamChooser {
     const k = filterKey(want);
     let m = perSet.get(k);
     if (m === undefined) {
-      const list = want.country === null && want.type === null ? working.upstreams : working.upstreams.filter((u) => matchesWant(u, want));
+      const list = want.country === null && want.type === null && want.target == null ? working.upstreams : working.upstreams.filter((u) => matchesWant(u, want));
       m = { list, byKey: new Map(list.map((u) => [u.key, u])) };
       perSet.set(k, m);
     }

@@ -132,11 +132,11 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
     tags: ['Pools'],
     summary: 'Change a pool: settings, pause or resume, add or remove proxies',
     description:
-      'Any of `name, interval_s, timeout, https, state, add, remove`, applied in one transaction: settings and state, then `remove`, then `add` (a request may make room and fill it), then the limits (over one: nothing of the request stays). `state: "paused"` pauses it for its owner; `"active"` resumes it (overdue proxies are spread over one interval). A shorter `interval_s` brings due times within the new interval.',
+      'Any of `name, interval_s, timeout, https, state, customUrls, add, remove`, applied in one transaction: settings and state, then `remove`, then `add` (a request may make room and fill it), then the limits (over one: nothing of the request stays). `state: "paused"` pauses it for its owner; `"active"` resumes it (overdue proxies are spread over one interval). A shorter `interval_s` brings due times within the new interval.',
     security,
     responses: {
       '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }, 'The pool after the change'),
-      '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, add, remove' }, none: BAD.none }),
+      '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove' }, none: BAD.none }),
       '401': E401,
       '404': E404,
       '405': E405('/pools/{id}', 'GET, PATCH, DELETE'),

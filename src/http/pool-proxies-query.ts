@@ -15,6 +15,8 @@
  *   limit           ASCII digits, 1..10 000                      (400 Invalid request)
  *   cursor          a next_cursor of this listing with the same sort (400 Invalid request)
  *   format          json | txt | csv                             (400 Invalid request)
+ *   target          a target name: 1..32 of [a-z0-9-]             (400 Invalid request;
+ *                   a name the pool does not have: the route's 400)
  *   scheme          true | false: txt lines as <protocol>://...  (400 Invalid request)
  *
  * `txt` and `csv` without `limit` list every match (`all`, streamed page
@@ -26,6 +28,7 @@ import { booleanQueryValue, singleQueryValue } from './check-request';
 import { PROXY_TYPES, type ProxyType } from '../proxy/types';
 import { decodeCursor } from '../pools/cursor';
 import { MAX_PAGE_LIMIT } from '../pools/limits';
+import { isTargetName, TARGET_NAME_MAX } from '../pools/targets';
 import { MAX_LATENCY_QUERY_MS, MIN_UPTIME_PATTERN } from '../contract/pools';
 import { ANONYMITIES, DEFAULT_PROXIES_QUERY, PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES, type PoolProxiesQuery } from '../pools/query';
 
@@ -96,6 +99,12 @@ export function validateProxiesQuery(query: URLSearchParams): PoolProxiesQuery {
   if (q.format !== 'json' && limit === undefined) {
     q.all = true;
     q.limit = MAX_PAGE_LIMIT;
+  }
+
+  const target = singleQueryValue(query, 'target');
+  if (target !== undefined) {
+    if (!isTargetName(target)) throw invalidRequest(`target: expected a target name (1 to ${TARGET_NAME_MAX} of a-z, 0-9 and -)`);
+    q.target = target;
   }
   return q;
 }

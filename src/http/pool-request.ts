@@ -18,7 +18,8 @@
  *   3. region (400 Invalid region)   4. type (400 Invalid proxy type; auto accepted)
  *   5. interval_s: an integer from POOL_MIN_INTERVAL_S to 86 400 (default 600)
  *   6. timeout (400 Invalid timeout; default 5000)   7. https a boolean (default true)
- *   8. customUrls: count (413 Too many custom URLs), then each rule as /check
+ *   8. customUrls: count (413 Too many custom URLs), then each rule as /check,
+ *      and its optional name (1..32 of [a-z0-9-], unique in the list)
  *   9. sources: at most MAX_SOURCES, each {url (http/https), every_s 300..86 400,
  *      default 3600}
  *  10. proxies and text parsed (as /check and /check-raw read them), merged
@@ -26,19 +27,19 @@
  *      found; more unique ones than a pool holds: 413 Too many proxies
  *
  * PATCH: any of name, interval_s, timeout, https, state ("active" |
- * "paused"), add and remove (arrays of addresses), each checked as in POST;
+ * "paused"), customUrls (replaces the list: [] removes every target), add and remove (arrays of addresses), each checked as in POST;
  * a body with none of them is 400 (a misspelt field is not silently a
  * no-op). `add` with entries but no valid one: 400 No valid proxies found;
  * `remove` counts its invalid entries and goes on.
  *
  * Choices: absent and null both mean "not given" (as /check); unknown fields
- * are ignored; names are counted in code points. A line's scheme is read and
- * dropped (ParseListOptions.ignoreSchemes): a pool checks every proxy as its
- * `type` (a mixed list wants `type: "auto"`), so the same address under two
- * schemes is one pool proxy; the schemes named are counted (`schemes`), and
- * the answer warns `schemes_ignored` of those naming another protocol than
- * the pool's (schemesWarnings). Not yet DECISIONS "Mixed lists" (a pool
- * proxy has no protocol of its own to keep one in).
+ * are ignored; names are counted in code points. A line's scheme is the
+ * proxy's own protocol (DECISIONS "Mixed lists"): `socks5://h:p` is checked
+ * as socks5 whatever the pool's type, and is another pool proxy than `h:p`
+ * (identity as /check's dedupe); a scheme naming the pool's own type is no
+ * protocol of its own (POST parses with the pool's type; PATCH's add and
+ * remove, which do not know it, are normalised so by the store's SQL,
+ * proxies-sql.ts). The schemes named are counted (`schemes`).
  */
 import {
   checkRegion,
@@ -68,6 +69,7 @@ import {
   SOURCE_MIN_EVERY_S,
   type PoolLimits,
 } from '../pools/limits';
+import { isTargetName, nameTargets, TARGET_NAME_MAX, type PoolTarget } from '../pools/targets';
 import type { AddressList, PoolCreate, PoolPatch, PoolSource, PoolState } from '../pools/types';
 import { POOL_NAME_PATTERN } from '../contract/pools';
 
@@ -87,7 +89,7 @@ export interface PoolRequestOptions {
   defaultRegion?: string;
 }
 
-const PATCH_FIELDS = Object.freeze(['name', 'interval_s', 'timeout', 'https', 'state', 'add', 'remove'] as const);
+const PATCH_FIELDS = Object.freeze(['name', 'interval_s', 'timeout', 'https', 'state', 'customUrls', 'add', 'remove'] as const);
 /** Not blank, no control characters: the contract's pattern (src/contract/pools.ts). */
 const NAME = new RegExp(POOL_NAME_PATTERN, 'u');
 
@@ -128,9 +130,22 @@ function optionalArray(v: unknown, path: string, what: string): readonly unknown
   return v;
 }
 
-function checkCustomUrls(rules: readonly unknown[], opts: PoolRequestOptions): CustomUrlRule[] {
+/** Each rule as /check reads it, plus its `name` (targets.ts: 1..32 of [a-z0-9-], unique; default from the host). */
+function checkCustomUrls(rules: readonly unknown[], opts: PoolRequestOptions): PoolTarget[] {
   if (rules.length > opts.maxCustomUrls) throw tooManyCustomUrls(opts.maxCustomUrls);
-  return rules.map((r, i) => customUrlRule(r, `customUrls[${i}]`));
+  const seen = new Set<string>();
+  return nameTargets(
+    rules.map((r, i): CustomUrlRule & { name?: string } => {
+      const path = `customUrls[${i}]`;
+      const rule = customUrlRule(r, path);
+      const name = (r as Record<string, unknown>).name;
+      if (isAbsent(name)) return rule;
+      if (!isTargetName(name)) throw invalidRequest(`${path}.name: expected 1 to ${TARGET_NAME_MAX} of a-z, 0-9 and -`);
+      if (seen.has(name)) throw invalidRequest(`${path}.name: "${name}" given twice`);
+      seen.add(name);
+      return { ...rule, name };
+    }),
+  );
 }
 
 function checkSources(sources: readonly unknown[]): PoolSource[] {
@@ -153,7 +168,7 @@ function checkSources(sources: readonly unknown[]): PoolSource[] {
  * de-duplicate across them. `limitExceeded` when more unique proxies than
  * `max` were seen (parsing stops there).
  */
-function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: number): AddressList & { limitExceeded: boolean; schemes: SchemeCounts } {
+function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: number, type?: CheckType): AddressList & { limitExceeded: boolean; schemes: SchemeCounts } {
   let totalInvalid = 0;
   let totalDuplicates = 0;
   const schemes: SchemeCounts = { http: 0, socks4: 0, socks5: 0 };
@@ -161,12 +176,12 @@ function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: n
     for (const t of PROXY_TYPES) schemes[t] += s[t];
   };
   if (inputs.length === 1) {
-    const l = parseProxyList(inputs[0] as string | readonly unknown[], { maxUnique: max, ignoreSchemes: true });
+    const l = parseProxyList(inputs[0] as string | readonly unknown[], { maxUnique: max, ...(type === undefined ? {} : { type }) });
     return { proxies: l.proxies, totalInvalid: l.invalid, totalDuplicates: l.duplicates, limitExceeded: l.limitExceeded, schemes: l.schemes };
   }
   const merged = new ProxySet<ParsedProxy>();
   for (const input of inputs) {
-    const l = parseProxyList(input, { maxUnique: max, ignoreSchemes: true });
+    const l = parseProxyList(input, { maxUnique: max, ...(type === undefined ? {} : { type }) });
     totalInvalid += l.invalid;
     totalDuplicates += l.duplicates;
     count(l.schemes);
@@ -174,27 +189,6 @@ function parseAddresses(inputs: readonly (string | readonly unknown[])[], max: n
     if (l.limitExceeded || merged.size > max) return { proxies: merged.values(), totalInvalid, totalDuplicates, limitExceeded: true, schemes };
   }
   return { proxies: merged.values(), totalInvalid, totalDuplicates, limitExceeded: false, schemes };
-}
-
-/**
- * `schemes_ignored` when some addresses named a protocol other than the
- * pool's type by their scheme: a pool checks every proxy as its `type` (an
- * auto pool finds each one's protocol itself: no warning). Pure.
- */
-export function schemesWarnings(schemes: SchemeCounts, poolType: CheckType): { code: 'schemes_ignored'; message: string }[] {
-  if (poolType === 'auto') return [];
-  const other = PROXY_TYPES.filter((t) => t !== poolType && schemes[t] > 0);
-  const n = other.reduce((a, t) => a + schemes[t], 0);
-  if (n === 0) return [];
-  const named = other.map((t) => `${t}://`).join(', ');
-  return [
-    {
-      code: 'schemes_ignored',
-      message:
-        `${n} ${n === 1 ? 'address names' : 'addresses name'} another protocol than this pool's type by ${n === 1 ? 'its' : 'their'} scheme (${named}): ` +
-        `a pool checks every proxy as its type, ${poolType}. For a list that mixes protocols, create the pool with type auto.`,
-    },
-  ];
 }
 
 /** POST /pools: `body` is the already-parsed JSON. */
@@ -226,7 +220,7 @@ export function validatePoolCreate(body: unknown, opts: PoolRequestOptions): Che
   const inputs: (string | readonly unknown[])[] = [];
   if (proxies !== undefined) inputs.push(proxies);
   if (text !== undefined) inputs.push(text);
-  const list = parseAddresses(inputs, opts.limits.maxProxiesPerPool);
+  const list = parseAddresses(inputs, opts.limits.maxProxiesPerPool, t);
   if (list.proxies.length === 0 && followed.length === 0) throw noValidProxies();
   if (list.limitExceeded) throw tooManyPoolProxies(opts.limits.maxProxiesPerPool, 'pool');
   return {
@@ -251,6 +245,7 @@ export function validatePoolPatch(body: unknown, opts: PoolRequestOptions): Chec
   if (!isAbsent(body.timeout)) patch.timeoutMs = checkTimeout(body.timeout);
   if (!isAbsent(body.https)) patch.https = checkBoolean(body.https, 'https');
   if (!isAbsent(body.state)) patch.state = checkState(body.state);
+  if (!isAbsent(body.customUrls)) patch.customUrls = checkCustomUrls(optionalArray(body.customUrls, 'customUrls', 'objects')!, opts);
   if (add !== undefined) {
     const list = parseAddresses([add], opts.limits.maxProxiesPerPool);
     if (list.proxies.length === 0 && add.length > 0) throw noValidProxies();

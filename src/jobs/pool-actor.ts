@@ -35,13 +35,24 @@
  *                                written or charged; what it reserved since is given back)
  *
  * A slot's own states (slotState): HEAP (scheduled), READY (due, waiting for a
- * grant), FLIGHT (probing), DEAD (removed from the pool).
+ * grant), FLIGHT (probing), TARGETS (passed the judge check; its pool's
+ * targets being fetched through it), DEAD (removed from the pool).
+ *
+ * Targets (DECISIONS "Targets in pools"): a proxy whose check passed the
+ * judge gets one (proxy, target) pair per customUrls entry, fetched as
+ * /check's custom-URL stage fetches them (runCustomUrl: same timeout, no
+ * redirects, body up to 1 MiB) through its own protocol's settings; pairs
+ * are asked of the execution beside the probes but never reserved nor
+ * charged; the proxy is due again once its pairs are in. A failed proxy
+ * makes no pair. Each target's state per proxy is a TargetColumns of the
+ * table (pools/target-columns.ts), flushed with the proxy's state row.
  */
 import type { Db } from '../../db/client';
 import type { Clock } from '../clock';
 import { errorCode } from '../errors';
 import type { Logger } from '../log';
-import type { ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
+import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
+import type { ProxyType } from '../proxy/types';
 import { DueHeap } from '../pools/due-heap';
 import { pausedEvent, proxyEvent, resumedEvent, roundCompletedEvent } from '../pools/events';
 import { emptyStateBatch, emptyVerdictBatch } from '../pools/flush-sql';
@@ -55,15 +66,17 @@ import type { ProxiesPage } from '../pools/proxies-sql';
 import { pauseForChecks, resumeForChecks } from '../pools/store';
 import { foldNotTried, foldSlot } from '../pools/table-fold';
 import { pushStateSlot, pushVerdictSlot } from '../pools/table-batch';
+import type { TargetState } from '../pools/target-columns';
+import { emptyTargetBatch, pushTargetSlot } from '../pools/targets-sql';
 import type { PoolCounts } from '../pools/types';
 import { upstreamOfRow, type PoolUpstream } from '../pools/working-set';
 import type { ProxyAddress } from '../proxy/types';
 import { StateMachine, transitionTable } from '../state-machine';
-import { flushChunk, loadPoolRows, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
+import { flushChunk, loadPoolRows, loadPoolTargets, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
 import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
 import { originGeo, probeSettingsFor } from './probe-setup';
 import { refusedResult, splitRefused } from './refused-targets';
-import { probeTarget } from './shards';
+import { probeTarget, splitBySettings } from './shards';
 
 /** Proxies per flush statement (one transaction each). */
 export const FLUSH_CHUNK = 1000;
@@ -78,6 +91,13 @@ const HEAP = 0;
 const READY = 1;
 const FLIGHT = 2;
 const DEAD = 3;
+const TARGETS = 4;
+
+/** One (proxy, target) fetch waiting for a probe slot. */
+interface Pair {
+  slot: number;
+  name: string;
+}
 
 export type ActorState = 'created' | 'running' | 'starved' | 'idle' | 'stopping' | 'stopped' | 'lost';
 const TRANSITIONS = transitionTable<ActorState>({
@@ -161,10 +181,22 @@ export class PoolActor {
   #waitUntil = 0;
   #shards = new Set<Promise<void>>();
   readonly #cancelled = new WeakSet<ExecutionHandle>();
+  /** Pairs of proxies in TARGETS waiting for a slot, and how many of them are asked of the execution. */
+  #pairs: Pair[] = [];
+  #pairsHead = 0;
+  #pairsDemanded = 0;
+  /** Pairs not yet reported per slot in TARGETS. */
+  #pairsLeft = new Uint8Array(64);
+  /** The custom-URL settings per protocol (made at first use, again after a change). */
+  #urlSettings = new Map<ProxyType, ProbeSettings>();
+  /** The judge check's settings of the protocols proxies named by their scheme (made at first use, again after a change). */
+  #ownSettings = new Map<ProxyType, ProbeSettings>();
+  #targetDirty = new Uint8Array(64);
 
   constructor(deps: PoolActorDeps, pool: PoolRow) {
     this.#d = deps;
     this.#pool = pool;
+    this.#t.setTargets(pool.customUrls.map((r) => r.name));
   }
 
   get #settings(): ProbeSettings {
@@ -204,7 +236,8 @@ export class PoolActor {
     const nowMs = this.#d.clock.now();
     this.#lease = await takeLease(this.#d.db, { poolId: p.id, accountId: p.accountId, nodeId: this.#d.nodeId, nowMs, leaseMs: this.#d.leaseMs, force: this.#d.force });
     if (this.#lease === null) return false;
-    await loadPoolRows(this.#d.db, p.id, 0, (rows) => this.#append(rows));
+    const last = await loadPoolRows(this.#d.db, p.id, 0, (rows) => this.#append(rows));
+    await loadPoolTargets(this.#d.db, p.id, 0, last, (id, name, st) => this.#loadTarget(id, name, st));
     if (spread) this.#spreadOverdue(this.#d.clock.now());
     this.#batchStartedMs = this.#d.clock.now();
     const next: ActorState = p.state === 'active' ? 'running' : p.pausedReason === 'insufficient_checks' ? 'starved' : 'idle';
@@ -226,6 +259,23 @@ export class PoolActor {
     }
   }
 
+  /** A durable target row into the slot of its proxy (ids ascend with the slots). */
+  #loadTarget(proxyId: number, name: string, st: TargetState): void {
+    const t = this.#t;
+    let lo = 0;
+    let hi = t.size - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const id = t.id[mid]!;
+      if (id === proxyId) {
+        t.target(name)?.set(mid, st);
+        return;
+      }
+      if (id < proxyId) lo = mid + 1;
+      else hi = mid - 1;
+    }
+  }
+
   /** The per-slot arrays and the heap sized for `cap` slots. */
   #ensure(cap: number): void {
     if (this.#slotState.length >= cap) return;
@@ -238,6 +288,8 @@ export class PoolActor {
     this.#unsettled = grow(this.#unsettled, (n) => new Uint16Array(n));
     this.#dirty = grow(this.#dirty, (n) => new Uint8Array(n));
     this.#verdictDirty = grow(this.#verdictDirty, (n) => new Uint8Array(n));
+    this.#pairsLeft = grow(this.#pairsLeft, (n) => new Uint8Array(n));
+    this.#targetDirty = grow(this.#targetDirty, (n) => new Uint8Array(n));
     this.#heap.resize(this.#t.nextCheck, cap);
   }
 
@@ -261,6 +313,10 @@ export class PoolActor {
     const before = this.#pool;
     this.#pool = pool;
     this.#settingsMade = null;
+    this.#urlSettings.clear();
+    this.#ownSettings.clear();
+    // from each proxy's next check: a kept name keeps its states, a new one starts unchecked
+    this.#t.setTargets(pool.customUrls.map((r) => r.name));
     const nowMs = this.#d.clock.now();
     if (pool.intervalS < before.intervalS) this.#rewriteDue((due) => clampDue(due, nowMs, pool.intervalS));
     const s = this.state;
@@ -288,7 +344,8 @@ export class PoolActor {
       this.#kill(s);
     }
     const last = t.size === 0 ? 0 : t.id[t.size - 1]!;
-    await loadPoolRows(this.#d.db, this.#pool.id, last, (rows) => this.#append(rows));
+    const upTo = await loadPoolRows(this.#d.db, this.#pool.id, last, (rows) => this.#append(rows));
+    await loadPoolTargets(this.#d.db, this.#pool.id, last, upTo, (id, name, st) => this.#loadTarget(id, name, st));
     this.#pump();
   }
 
@@ -296,6 +353,7 @@ export class PoolActor {
     const st = this.#slotState[slot];
     if (st === HEAP) this.#heap.remove(slot);
     if (st === FLIGHT) this.#flight.delete(slot);
+    // a slot in TARGETS: its pairs are skipped when taken, their results dropped
     this.#slotState[slot] = DEAD;
     this.#t.live[slot] = 0;
     this.#countIn(slot, -1);
@@ -375,10 +433,14 @@ export class PoolActor {
     if (this.#d.regionAvailable?.(this.#pool.region) === false) return this.#sleep(nowMs);
     const want = this.#readyCount() - this.#demanded;
     const credit = this.#credit();
-    const ask = Math.min(want, credit);
+    // pairs are never charged: asked whatever the credit
+    const pairsAsk = Math.max(0, this.#pairs.length - this.#pairsHead - this.#pairsDemanded);
+    const probeAsk = Math.max(0, Math.min(want, credit));
+    const ask = probeAsk + pairsAsk;
     if (ask > 0) {
       // counted first: a grant may come inside open() / addDemand()
-      this.#demanded += ask;
+      this.#demanded += probeAsk;
+      this.#pairsDemanded += pairsAsk;
       try {
         if (this.#exec === null) this.#open(ask);
         else this.#exec.addDemand(ask);
@@ -492,6 +554,7 @@ export class PoolActor {
     }
     if (this.#exec === exec) this.#exec = null;
     this.#demanded = 0;
+    this.#pairsDemanded = 0;
   }
 
   #takeReady(): number {
@@ -504,8 +567,13 @@ export class PoolActor {
     return -1;
   }
 
-  #granted(n: number, exec: ExecutionHandle): void {
-    this.#demanded = Math.max(0, this.#demanded - n);
+  #granted(granted: number, exec: ExecutionHandle): void {
+    const forPairs = Math.min(granted, this.#pairsDemanded);
+    this.#pairsDemanded -= forPairs;
+    this.#demanded = Math.max(0, this.#demanded - (granted - forPairs));
+    const pairs = this.#takePairs(granted);
+    const n = granted - pairs.length;
+    if (n === 0) return this.#runPairs(pairs, exec, 0);
     const slots: number[] = [];
     while (slots.length < n) {
       let slot = this.#takeReady();
@@ -530,17 +598,124 @@ export class PoolActor {
       this.#closeExec(exec);
       for (let k = 0; tasks.length > 0 && tasks.length < n; k++) tasks.push(tasks[k]!);
     }
+    // no probe to fill the grant's other slots with: the pairs' first shard carries the repeats
+    if (pairs.length > 0) this.#runPairs(pairs, exec, tasks.length === 0 ? n : 0);
     if (tasks.length === 0) return;
-    const run = exec
-      .run({ kind: 'probe', tasks, settings: this.#settings }, (b: ResultBatch) => this.#results(b as ProbeResult[]), this.#abort.signal)
-      .catch((err: unknown) => {
-        if (!this.#abort.signal.aborted) this.#d.log.warn('a shard of a pool failed', { pool: this.#pool.id, err: errorCode(err) });
-      })
-      .finally(() => {
-        this.#shards.delete(run);
-        this.#unreported(slots);
-      });
-    this.#shards.add(run);
+    // a proxy with its own protocol (its line's scheme) is probed with that protocol's settings: a shard per protocol
+    for (const shard of splitBySettings({ kind: 'probe', tasks, settings: this.#settings }, (slot) => this.#probeSettings(slot))) {
+      const own = [...new Set(shard.tasks.map((t) => t.index))];
+      const run = exec
+        .run(shard, (b: ResultBatch) => this.#results(b as ProbeResult[]), this.#abort.signal)
+        .catch((err: unknown) => {
+          if (!this.#abort.signal.aborted) this.#d.log.warn('a shard of a pool failed', { pool: this.#pool.id, err: errorCode(err) });
+        })
+        .finally(() => {
+          this.#shards.delete(run);
+          this.#unreported(own);
+        });
+      this.#shards.add(run);
+    }
+  }
+
+  /** The probe settings of a slot: its own protocol's (DECISIONS "Mixed lists"), else the pool's. */
+  #probeSettings(slot: number): ProbeSettings {
+    const own = this.#t.protocolOf(slot);
+    if (own === null || own === this.#pool.type) return this.#settings;
+    let s = this.#ownSettings.get(own);
+    if (s === undefined) this.#ownSettings.set(own, (s = probeSettingsFor(this.#d.settings, own, this.#pool.timeoutMs, this.#pool.https)));
+    return s;
+  }
+
+  /** Up to `n` waiting pairs of live slots. */
+  #takePairs(n: number): Pair[] {
+    const out: Pair[] = [];
+    while (out.length < n && this.#pairsHead < this.#pairs.length) {
+      const p = this.#pairs[this.#pairsHead++]!;
+      if (this.#slotState[p.slot] === TARGETS) out.push(p);
+    }
+    if (this.#pairsHead === this.#pairs.length) {
+      this.#pairs = [];
+      this.#pairsHead = 0;
+    } else if (this.#pairsHead > 4096 && this.#pairsHead * 2 > this.#pairs.length) {
+      this.#pairs = this.#pairs.slice(this.#pairsHead);
+      this.#pairsHead = 0;
+    }
+    return out;
+  }
+
+  /** The settings a target is fetched with through a proxy of `type` (as /check's custom-URL stage). */
+  #settingsFor(type: ProxyType): ProbeSettings {
+    let s = this.#urlSettings.get(type);
+    if (s === undefined) this.#urlSettings.set(type, (s = probeSettingsFor(this.#d.settings, type, this.#pool.timeoutMs, false)));
+    return s;
+  }
+
+  /**
+   * The pairs as shards, one per (target, protocol); `pad` more tasks
+   * (repeats: a grant larger than what is left, its slots going back with
+   * the shard) ride on the first one.
+   */
+  #runPairs(pairs: readonly Pair[], exec: ExecutionHandle, pad: number): void {
+    const groups = new Map<string, { name: string; type: ProxyType; tasks: ProbeTask[] }>();
+    for (const p of pairs) {
+      const type = this.#t.typeOf(p.slot) ?? (this.#pool.type === 'auto' ? 'http' : this.#pool.type);
+      const key = `${p.name}\u0000${type}`;
+      let g = groups.get(key);
+      if (g === undefined) groups.set(key, (g = { name: p.name, type, tasks: [] }));
+      g.tasks.push({ index: p.slot, proxy: probeTarget(addressOf({ host: this.#t.host[p.slot]!, port: this.#t.port[p.slot]!, username: this.#t.username[p.slot]!, password: this.#t.password[p.slot]! })) });
+    }
+    if (pad > 0) {
+      if (!this.#cancelled.has(exec)) this.#closeExec(exec);
+      const first = groups.values().next().value!;
+      for (let k = 0; k < pad; k++) first.tasks.push(first.tasks[k % first.tasks.length]!);
+    }
+    for (const g of groups.values()) {
+      const rule = this.#pool.customUrls.find((r) => r.name === g.name);
+      const reported = new Set<number>();
+      const slots = [...new Set(g.tasks.map((t) => t.index))];
+      if (rule === undefined) {
+        // the target was removed since the pair was queued: nothing to fetch
+        for (const slot of slots) this.#pairDone(slot);
+        continue;
+      }
+      const run = exec
+        .run({ kind: 'custom_url', tasks: g.tasks, rules: [rule], settings: this.#settingsFor(g.type) }, (b: ResultBatch) => this.#pairResults(g.name, b as CustomUrlResult[], reported), this.#abort.signal)
+        .catch((err: unknown) => {
+          if (!this.#abort.signal.aborted) this.#d.log.warn('a target shard of a pool failed', { pool: this.#pool.id, err: errorCode(err) });
+        })
+        .finally(() => {
+          this.#shards.delete(run);
+          // pairs with no result: the target's state unchanged, the proxy due again
+          for (const slot of slots) if (!reported.has(slot)) (reported.add(slot), this.#pairDone(slot));
+          this.#pump();
+        });
+      this.#shards.add(run);
+    }
+  }
+
+  #pairResults(name: string, batch: readonly CustomUrlResult[], reported: Set<number>): void {
+    const nowMs = this.#d.clock.now();
+    for (const r of batch) {
+      const slot = r.index;
+      if (reported.has(slot)) continue;
+      reported.add(slot);
+      if (this.#slotState[slot] !== TARGETS) continue;
+      const col = this.#t.target(name);
+      if (col !== undefined) {
+        col.fold(slot, r.success, r.statusCode, r.responseTimeMs, nowMs);
+        this.#targetDirty[slot] = 1;
+      }
+      this.#pairDone(slot);
+    }
+    this.#pump();
+  }
+
+  /** One pair of a slot in TARGETS is in: the last one puts the proxy back on the heap. */
+  #pairDone(slot: number): void {
+    if (this.#slotState[slot] !== TARGETS) return;
+    const left = this.#pairsLeft[slot]! - 1;
+    this.#pairsLeft[slot] = Math.max(0, left);
+    if (left <= 0) this.#back(slot);
   }
 
   /** Slots of an ended shard that got no result: not tried, due again soon. */
@@ -585,7 +760,7 @@ export class PoolActor {
     const nowMs = this.#d.clock.now();
     const from = t.statusOf(slot);
     const failuresBefore = t.failures[slot]!;
-    const f = foldSlot(t, slot, r, r.status === 'working' ? originGeo(this.#d.geo, r) : null, { poolType: this.#pool.type, intervalS: this.#pool.intervalS, nowMs, random: this.#d.random });
+    const f = foldSlot(t, slot, r, r.status === 'working' ? originGeo(this.#d.geo, r) : null, { poolType: t.protocolOf(slot) ?? this.#pool.type, intervalS: this.#pool.intervalS, nowMs, random: this.#d.random });
     if (f.outcome === 'not_tried') this.#tally.not_tried++;
     else {
       this.#tally.checked++;
@@ -609,6 +784,15 @@ export class PoolActor {
       if (f.event !== null) {
         const detail = { ...(r.responseTimeMs !== null && r.responseTimeMs !== undefined ? { responseTimeMs: r.responseTimeMs } : {}), error: r.error };
         this.#d.events.publish(this.#pool.accountId, proxyEvent(this.#pool.id, f.event, nowMs, addressOf(t.rowOf(slot)), this.#counts, detail));
+      }
+      // passed the judge check: its targets are fetched through it before it is due again
+      const targets = this.#pool.customUrls;
+      if (f.outcome === 'working' && targets.length > 0 && this.#live()) {
+        this.#slotState[slot] = TARGETS;
+        this.#pairsLeft[slot] = targets.length;
+        this.#markDirty(slot);
+        for (const rule of targets) this.#pairs.push({ slot, name: rule.name });
+        return;
       }
     }
     this.#back(slot);
@@ -649,6 +833,7 @@ export class PoolActor {
       const slots = list.slice(i, i + FLUSH_CHUNK);
       const state = emptyStateBatch();
       const verdicts = emptyVerdictBatch();
+      const targets = emptyTargetBatch();
       let settled = 0;
       let working = 0;
       const taken: number[] = [];
@@ -659,6 +844,10 @@ export class PoolActor {
         if (this.#verdictDirty[s] === 1) {
           this.#verdictDirty[s] = 0;
           pushVerdictSlot(verdicts, this.#t, s);
+        }
+        if (this.#targetDirty[s] === 1) {
+          this.#targetDirty[s] = 0;
+          pushTargetSlot(targets, this.#t, s);
         }
         const u = this.#unsettled[s]!;
         taken.push(u);
@@ -674,13 +863,14 @@ export class PoolActor {
         await flushChunk(this.#d.db, lease, {
           state,
           verdicts,
+          targets,
           settled,
           leaseUntilMs: nowMs + this.#d.leaseMs,
           batch: last && checked > 0 ? { tally: { checked, working: workingAll + working, charged: this.#unlimited ? 0 : checked }, startedMs, nowMs } : null,
         });
       } catch (err) {
         // nothing of this chunk is durable: its slots dirty again, their checks unsettled, the rest too
-        this.#restore(slots, taken, verdicts.id);
+        this.#restore(slots, taken, verdicts.id, targets.id);
         for (const s of list.slice(i + FLUSH_CHUNK)) this.#markDirty(s);
         this.#tally.checked += tally.checked;
         this.#tally.working += tally.working;
@@ -702,13 +892,15 @@ export class PoolActor {
     this.#d.onOutcome?.({ working: tally.working, failed: tally.failed });
   }
 
-  #restore(slots: readonly number[], taken: readonly number[], verdictIds: readonly number[]): void {
+  #restore(slots: readonly number[], taken: readonly number[], verdictIds: readonly number[], targetIds: readonly number[]): void {
     const ids = new Set(verdictIds);
+    const targetSet = new Set(targetIds);
     let k = 0;
     for (const s of slots) {
       if (this.#slotState[s] === DEAD) continue;
       this.#unsettled[s] = this.#unsettled[s]! + (taken[k++] ?? 0);
       if (ids.has(this.#t.id[s]!)) this.#verdictDirty[s] = 1;
+      if (targetSet.has(this.#t.id[s]!)) this.#targetDirty[s] = 1;
       this.#markDirty(s);
     }
   }
@@ -768,6 +960,18 @@ export class PoolActor {
     return { ...this.#counts };
   }
 
+  /** Working proxies passing each target (counts.targets); {} without targets. */
+  targetCounts(): Record<string, number> {
+    const t = this.#t;
+    const out: Record<string, number> = {};
+    for (const c of t.targets) {
+      let n = 0;
+      for (let s = 0; s < t.size; s++) if (t.live[s] === 1 && t.status[s] === 1 && c.passed(s)) n++;
+      out[c.name] = n;
+    }
+    return out;
+  }
+
   /** The pool object's schedule fields: the earliest due time of a live proxy, checks per day. */
   schedule(): { nextDueAt: Date | null; checksPerDay: number } {
     let due = this.#heap.peekDue();
@@ -792,7 +996,8 @@ export class PoolActor {
     const t = this.#t;
     for (let s = 0; s < t.size; s++) {
       if (t.live[s] !== 1 || t.status[s] !== 1) continue;
-      const u = upstreamOfRow({ host: t.host[s]!, port: t.port[s]!, username: t.username[s]!, password: t.password[s]!, type: t.typeOf(s), protocols: t.protocols[s]!, country: t.texts.text(t.country[s]!) });
+      const targets = t.targets.filter((c) => c.passed(s)).map((c) => c.name);
+      const u = upstreamOfRow({ host: t.host[s]!, port: t.port[s]!, username: t.username[s]!, password: t.password[s]!, type: t.typeOf(s), protocols: t.protocols[s]!, country: t.texts.text(t.country[s]!), targets });
       if (u !== null) out.push(u);
     }
     return out;

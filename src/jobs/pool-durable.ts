@@ -45,6 +45,8 @@ import {
   type VerdictBatch,
 } from '../pools/flush-sql';
 import { rowFromSql, type PoolProxyRow } from '../pools/shape';
+import type { TargetState } from '../pools/target-columns';
+import { loadTargetsStatement, targetRowFromSql, targetUpsertStatement, type TargetBatch } from '../pools/targets-sql';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 type Row = Record<string, unknown>;
@@ -102,6 +104,8 @@ export async function reserveChecks(db: Db, lease: PoolLease, units: number, now
 export interface FlushChunk {
   state: StateBatch;
   verdicts: VerdictBatch;
+  /** The chunk's proxies' target states (pool_proxy_targets); absent: none changed. */
+  targets?: TargetBatch;
   /** Checks this chunk makes durable (charged ones: blocked and not-tried are not). */
   settled: number;
   leaseUntilMs: number;
@@ -116,6 +120,7 @@ export async function flushChunk(db: Db, lease: PoolLease, c: FlushChunk): Promi
     if (held === undefined) throw new PoolLeaseLostError(lease.poolId);
     if (c.state.id.length > 0) await rows(tx, stateUpdateStatement(lease.poolId, lease.token, c.state));
     if (c.verdicts.id.length > 0) await rows(tx, verdictFieldsStatement(lease.poolId, lease.token, c.verdicts));
+    if (c.targets !== undefined && c.targets.id.length > 0) await rows(tx, targetUpsertStatement(lease.poolId, lease.token, c.targets));
     if (c.batch !== null) await rows(tx, recordBatchStatement(lease.poolId, lease.token, c.batch.tally, c.batch.startedMs, c.batch.nowMs));
   });
 }
@@ -167,6 +172,15 @@ export async function loadPoolRows(db: Db, poolId: string, afterId: number, each
       last = chunk[chunk.length - 1]!.id;
     }
     if (chunk.length < LOAD_CHUNK) return last;
+  }
+}
+
+/** The pool's target rows of proxies with an id in (afterId, upToId], each handed to `each`. */
+export async function loadPoolTargets(db: Db, poolId: string, afterId: number, upToId: number, each: (proxyId: number, name: string, state: TargetState) => void): Promise<void> {
+  if (upToId <= afterId) return;
+  for (const raw of await rows(db, loadTargetsStatement(poolId, afterId, upToId))) {
+    const t = targetRowFromSql(raw);
+    each(t.proxyId, t.name, t.state);
   }
 }
 

@@ -301,7 +301,7 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
 
   localStats(poolId: string): OwnedPoolStats | null {
     const a = this.#loaded(poolId);
-    return a === undefined ? null : { counts: a.counts(), ...a.schedule() };
+    return a === undefined ? null : { counts: a.counts(), ...a.schedule(), targetCounts: a.targetCounts() };
   }
 
   localPage(poolId: string, query: PoolProxiesQuery): ProxiesPage | null {

@@ -46,7 +46,7 @@ export function leaseRunId(poolId: string, token: number): string {
 }
 
 /** The token condition; null: none (a write of a pool no owner holds: tests seeding verdicts, store.ts applyResults). */
-const fence = (poolId: string, token: number | null): SQL =>
+export const fence = (poolId: string, token: number | null): SQL =>
   token === null ? sql`true` : sql`EXISTS (SELECT 1 FROM pool_leases l WHERE l.pool_id = ${poolId} AND l.token = ${token}::bigint)`;
 
 /** One row (node_id, token, expires_at, run_id, settled) when the pool has a lease row; locks it. */

@@ -15,7 +15,7 @@
  *   poolRowsWithRoundsStatement  the same without the proxies' stats (an owner
  *                              counts them in memory)
  *   allPoolRowsStatement / poolRowStatement  pools rows for their owner
- *   poolTypeStatement          an owned pool's type (the proxies listing's shape)
+ *   poolTypeStatement          an owned pool's type and targets (the proxies listing's shape)
  *   updatePoolStatement        PATCH's settings and state; answers the state
  *                              before and the settings after, no row when the
  *                              pool is not the account's
@@ -91,11 +91,12 @@ export function poolRowsWithRoundsStatement(accountId: string, poolId: string | 
 
 /** One row `{type}` when `poolId` is the account's. */
 export function poolTypeStatement(accountId: string, poolId: string): SQL {
-  return sql`SELECT type FROM pools WHERE id = ${poolId} AND account_id = ${accountId}::uuid`;
+  return sql`SELECT type, custom_urls FROM pools WHERE id = ${poolId} AND account_id = ${accountId}::uuid`;
 }
 
 export interface PoolSettingsChange {
   name?: string;
+  customUrls?: PoolSettings['customUrls'];
   intervalS?: number;
   timeoutMs?: number;
   https?: boolean;
@@ -114,6 +115,7 @@ export function updatePoolStatement(accountId: string, poolId: string, c: PoolSe
   if (c.intervalS !== undefined) sets.push(sql`interval_s = ${c.intervalS}`);
   if (c.timeoutMs !== undefined) sets.push(sql`timeout_ms = ${c.timeoutMs}`);
   if (c.https !== undefined) sets.push(sql`https = ${c.https}`);
+  if (c.customUrls !== undefined) sets.push(sql`custom_urls = ${JSON.stringify(c.customUrls)}::jsonb`);
   if (c.state === 'paused') sets.push(sql`state = 'paused', paused_reason = 'owner'`);
   if (c.state === 'active') sets.push(sql`state = 'active', paused_reason = NULL`);
   return sql`WITH old AS (

@@ -65,11 +65,11 @@ import type { PoolCounts } from './types';
 export const ROW_COLUMNS = sql.raw(
   'id, host, port, username, password, format, status, failures, checks, type, protocols, anonymity, https, origin, ' +
     'country, country_name, location, isp, asn, status_code, response_time_ms, error_code, error_message, ' +
-    'latency_p50_ms, uptime_h24_ppm, history, first_seen_at, last_checked_at, last_change_at, next_check_at',
+    'latency_p50_ms, uptime_h24_ppm, history, first_seen_at, last_checked_at, last_change_at, next_check_at, protocol',
 );
 
 /** What `format=txt` needs: the address and its form (and the keyset's id). */
-const ADDRESS_COLUMNS = sql.raw('id, host, port, username, password, format');
+const ADDRESS_COLUMNS = sql.raw('id, host, port, username, password, format, protocol');
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -121,6 +121,10 @@ function filters(poolId: string, q: PoolProxiesQuery): SQL[] {
   if (q.https !== null) where.push(sql`https = ${q.https}`);
   if (q.maxLatencyMs !== null) where.push(sql`latency_p50_ms <= ${q.maxLatencyMs}::int`);
   if (q.minUptime !== null) where.push(sql`uptime_h24_ppm >= ${Math.ceil(q.minUptime * 1_000_000 - 1e-6)}::int`);
+  // a pool target (migration 0008): working, and its last fetch of the target passed
+  if (q.target != null) {
+    where.push(sql`status = 'working' AND EXISTS (SELECT 1 FROM pool_proxy_targets t WHERE t.proxy_id = pool_proxy_rows.id AND t.name = ${q.target} AND t.ok)`);
+  }
   return where;
 }
 
@@ -176,7 +180,7 @@ export function dueProxiesStatement(poolId: string, nowMs: number, limit: number
 
 /** Add parsed addresses at `nowMs`, due at once; `poolType` is every row's type until a check says more (null for auto). One row, `added`. */
 export function insertProxiesStatement(poolId: string, poolType: CheckType, proxies: readonly ParsedProxy[], nowMs: number): SQL {
-  return sql`WITH ${insertCte(poolId, poolType, nowMs, sql`${unnestOf(proxies)} AS v(host, port, username, password, format)`)}
+  return sql`WITH ${insertCte(poolId, poolType, nowMs, sql`${unnestOf(proxies, poolType)} AS v(host, port, username, password, format, protocol)`)}
     SELECT count(*)::float8 AS added FROM ins`;
 }
 
@@ -187,19 +191,28 @@ export function insertProxiesStatement(poolId: string, poolType: CheckType, prox
  * room). Exact only under the account's pool lock (no other insert between).
  */
 export function insertProxiesUpToStatement(poolId: string, poolType: CheckType, proxies: readonly ParsedProxy[], nowMs: number, room: number): SQL {
-  const absent = sql`NOT EXISTS (SELECT 1 FROM pool_proxies e WHERE e.pool_id = ${poolId} AND e.host = v.host AND e.port = v.port AND e.username = v.username AND e.password = v.password)`;
-  const from = sql`${unnestOf(proxies)} WITH ORDINALITY AS v(host, port, username, password, format, ord)
+  const absent = sql`NOT EXISTS (SELECT 1 FROM pool_proxies e WHERE e.pool_id = ${poolId} AND e.host = v.host AND e.port = v.port AND e.username = v.username AND e.password = v.password AND e.protocol = v.protocol)`;
+  const from = sql`${unnestOf(proxies, poolType)} WITH ORDINALITY AS v(host, port, username, password, format, protocol, ord)
       WHERE ${absent} ORDER BY v.ord LIMIT ${Math.max(0, Math.floor(room))}`;
   return sql`WITH ${insertCte(poolId, poolType, nowMs, from)}
     SELECT (SELECT count(*) FROM ins)::float8 AS added,
-      (SELECT count(*) FROM ${unnestOf(proxies)} AS v(host, port, username, password, format) WHERE ${absent})::float8 AS fresh`;
+      (SELECT count(*) FROM ${unnestOf(proxies, poolType)} AS v(host, port, username, password, format, protocol) WHERE ${absent})::float8 AS fresh`;
 }
 
-/** The addresses as one unnest of five array parameters (host, port, username, password, format). */
-function unnestOf(proxies: readonly ParsedProxy[]): SQL {
+/**
+ * A proxy's own protocol as stored (DECISIONS "Mixed lists"): '' for none,
+ * and for a scheme naming the pool's own type (checked so anyway: the same
+ * proxy as the line without it, as /check's dedupe has it).
+ */
+export function storedProtocol(p: Pick<ParsedProxy, 'protocol'>, poolType: CheckType): string {
+  return p.protocol === undefined || p.protocol === poolType ? '' : p.protocol;
+}
+
+/** The addresses as one unnest of six array parameters (host, port, username, password, format, protocol). */
+function unnestOf(proxies: readonly ParsedProxy[], poolType: CheckType): SQL {
   return sql`unnest(${arr(proxies.map((p) => p.host))}::text[], ${arr(proxies.map((p) => p.port))}::int[],
                   ${arr(proxies.map((p) => p.username ?? ''))}::text[], ${arr(proxies.map((p) => p.password ?? ''))}::text[],
-                  ${arr(proxies.map((p) => p.format))}::text[])`;
+                  ${arr(proxies.map((p) => p.format))}::text[], ${arr(proxies.map((p) => storedProtocol(p, poolType)))}::text[])`;
 }
 
 /** `ins AS (INSERT ... RETURNING 1)` of the rows `from` yields as `v`. */
@@ -207,10 +220,10 @@ function insertCte(poolId: string, poolType: CheckType, nowMs: number, from: SQL
   const now = iso(nowMs);
   const type: ProxyType | null = poolType === 'auto' ? null : poolType;
   return sql`ins AS (
-      INSERT INTO pool_proxies (pool_id, host, port, username, password, format, type, first_seen_at)
-      SELECT ${poolId}, v.host, v.port, v.username, v.password, v.format, ${type}::text, ${now}::timestamptz
+      INSERT INTO pool_proxies (pool_id, host, port, username, password, format, type, protocol, first_seen_at)
+      SELECT ${poolId}, v.host, v.port, v.username, v.password, v.format, COALESCE(NULLIF(v.protocol, ''), ${type}::text), v.protocol, ${now}::timestamptz
       FROM ${from}
-      ON CONFLICT (pool_id, host, port, username, password) DO NOTHING
+      ON CONFLICT (pool_id, host, port, username, password, protocol) DO NOTHING
       RETURNING id
     ), ins_state AS (
       INSERT INTO pool_proxy_state (proxy_id, next_check_at) SELECT id, ${now}::timestamptz FROM ins
@@ -219,13 +232,16 @@ function insertCte(poolId: string, poolType: CheckType, nowMs: number, from: SQL
 }
 
 /** Remove addresses (those not in the pool are ignored). One row, `removed`. */
-export function removeProxiesStatement(poolId: string, proxies: readonly Pick<ParsedProxy, 'host' | 'port' | 'username' | 'password'>[]): SQL {
+export function removeProxiesStatement(poolId: string, proxies: readonly Pick<ParsedProxy, 'host' | 'port' | 'username' | 'password' | 'protocol'>[]): SQL {
+  // the pool's own type named by a scheme is no protocol of its own (storedProtocol, read from the pool's row)
   return sql`WITH del AS (
       DELETE FROM pool_proxies p
       USING unnest(${arr(proxies.map((p) => p.host))}::text[], ${arr(proxies.map((p) => p.port))}::int[],
-                   ${arr(proxies.map((p) => p.username ?? ''))}::text[], ${arr(proxies.map((p) => p.password ?? ''))}::text[])
-            AS v(host, port, username, password)
-      WHERE p.pool_id = ${poolId} AND p.host = v.host AND p.port = v.port AND p.username = v.username AND p.password = v.password
+                   ${arr(proxies.map((p) => p.username ?? ''))}::text[], ${arr(proxies.map((p) => p.password ?? ''))}::text[],
+                   ${arr(proxies.map((p) => p.protocol ?? ''))}::text[])
+            AS v(host, port, username, password, protocol), pools o
+      WHERE o.id = ${poolId} AND p.pool_id = ${poolId} AND p.host = v.host AND p.port = v.port AND p.username = v.username AND p.password = v.password
+        AND p.protocol = CASE WHEN v.protocol = o.type THEN '' ELSE v.protocol END
       RETURNING 1
     )
     SELECT count(*)::float8 AS removed FROM del`;

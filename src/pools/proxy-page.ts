@@ -52,6 +52,7 @@ export function matches(t: ProxyTable, slot: number, q: PoolProxiesQuery, countr
   if (q.anonymity !== null && t.anonymityOf(slot) !== q.anonymity) return false;
   if (q.type !== null && t.typeOf(slot) !== q.type && (t.protocols[slot]! & protocolBit(q.type)) === 0) return false;
   if (q.https !== null && t.httpsOf(slot) !== q.https) return false;
+  if (q.target != null && (t.status[slot] !== STATUS_CODE.working || t.target(q.target)?.passed(slot) !== true)) return false;
   if (q.maxLatencyMs !== null) {
     const l = t.latency[slot]!;
     if (l === -1 || l > q.maxLatencyMs) return false;

@@ -20,6 +20,7 @@ import type { Anonymity } from '../probe/types';
 import type { AddressFormat, ProxyType } from '../proxy/types';
 import { HISTORY_BYTES } from './history';
 import type { PoolProxyRow } from './shape';
+import { TargetColumns } from './target-columns';
 import type { ProxyStatus } from './types';
 
 export const STATUS_CODE: Readonly<Record<ProxyStatus, number>> = Object.freeze({ unchecked: 0, working: 1, failed: 2 });
@@ -98,6 +99,10 @@ export class ProxyTable {
   lastChecked!: Float64Array;
   lastChange!: Float64Array;
   nextCheck!: Float64Array;
+  /** Its own protocol (TYPES code; 0: none, the pool's type). */
+  protocol!: Uint8Array;
+  /** One per target of the pool, in its customUrls order (setTargets). */
+  targets: TargetColumns[] = [];
 
   constructor(capacity = 64) {
     this.capacity = Math.max(1, capacity);
@@ -138,6 +143,19 @@ export class ProxyTable {
     this.lastChecked = grow(this.lastChecked, (n) => new Float64Array(n), NaN);
     this.lastChange = grow(this.lastChange, (n) => new Float64Array(n), NaN);
     this.nextCheck = grow(this.nextCheck, (n) => new Float64Array(n), NaN);
+    this.protocol = grow(this.protocol, (n) => new Uint8Array(n));
+    for (const c of this.targets) c.grow(cap);
+  }
+
+  /** The pool's targets are now `names`: a name kept keeps its states, a new one starts unchecked, a gone one is dropped. */
+  setTargets(names: readonly string[]): void {
+    const old = new Map(this.targets.map((c) => [c.name, c]));
+    this.targets = names.map((n) => old.get(n) ?? new TargetColumns(n, this.capacity));
+  }
+
+  /** The column of target `name`, or undefined. */
+  target(name: string): TargetColumns | undefined {
+    return this.targets.find((c) => c.name === name);
   }
 
   /** Slot `slot`'s history bytes (a view: folding into it changes the table). */
@@ -159,6 +177,7 @@ export class ProxyTable {
     this.password[slot] = row.password;
     this.port[slot] = row.port;
     this.format[slot] = codeIn(FORMATS, row.format);
+    this.protocol[slot] = codeIn(TYPES, row.protocol ?? null);
     this.firstSeen[slot] = row.firstSeenAt.getTime();
     this.set(slot, row);
     return slot;
@@ -196,10 +215,16 @@ export class ProxyTable {
     this.lastChecked[slot] = row.lastCheckedAt?.getTime() ?? NaN;
     this.lastChange[slot] = row.lastChangeAt?.getTime() ?? NaN;
     this.nextCheck[slot] = row.nextCheckAt.getTime();
+    for (const c of this.targets) c.set(slot, row.targets?.[c.name] ?? null);
   }
 
   statusOf(slot: number): ProxyStatus {
     return STATUS_OF[this.status[slot]!] ?? 'unchecked';
+  }
+
+  /** Its own protocol, or null (the pool's type). */
+  protocolOf(slot: number): ProxyType | null {
+    return TYPES[this.protocol[slot]!] ?? null;
   }
 
   typeOf(slot: number): ProxyType | null {
@@ -249,6 +274,8 @@ export class ProxyTable {
       lastCheckedAt: dateOf(this.lastChecked[slot]!),
       lastChangeAt: dateOf(this.lastChange[slot]!),
       nextCheckAt: new Date(this.nextCheck[slot]!),
+      ...(this.protocol[slot] === 0 ? {} : { protocol: this.protocolOf(slot) }),
+      ...(this.targets.length === 0 ? {} : { targets: Object.fromEntries(this.targets.map((c) => [c.name, c.get(slot)])) }),
     };
   }
 }

@@ -60,6 +60,8 @@ export interface PoolProxiesQuery {
   all?: boolean;
   /** txt lines carry `<protocol>://`; absent: false. */
   scheme?: boolean;
+  /** Only working proxies whose last check of this target passed (a name of the pool's: the route checks). */
+  target?: string | null;
 }
 
 export const DEFAULT_PROXIES_QUERY: Readonly<PoolProxiesQuery> = Object.freeze({

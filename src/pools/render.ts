@@ -9,7 +9,7 @@
  *
  * txt with `scheme=true` (DECISIONS "Mixed lists"): each line carries the
  * protocol the proxy works as, `<protocol>://[user:pass@]host:port`
- * (formatProxyUrl): the pool's type, or for an auto pool the protocol its
+ * (formatProxyUrl): its own protocol (its line's scheme), else the pool's type, or for an auto pool the protocol its
  * last passing check found (rowProtocol); a proxy of an auto pool never yet
  * found working keeps its plain line.
  *
@@ -30,7 +30,8 @@ export function txtLine(row: Pick<PoolProxyRow, 'host' | 'port' | 'username' | '
 }
 
 /** The protocol a row's proxy works as: the pool's type, or (auto) the one its last passing check found; null: not known. */
-export function rowProtocol(row: Pick<PoolProxyRow, 'type'>, poolType: CheckType): ProxyType | null {
+export function rowProtocol(row: Pick<PoolProxyRow, 'type' | 'protocol'>, poolType: CheckType): ProxyType | null {
+  if (row.protocol != null) return row.protocol;
   return poolType === 'auto' ? asProxyType(row.type) : poolType;
 }
 

@@ -26,6 +26,8 @@ import type { Anonymity, CustomUrlRule } from '../probe/types';
 import type { AddressFormat, CheckType, ProxyAddress, ProxyType } from '../proxy/types';
 import { formatResponseTime } from '../results/format';
 import { latencyP50, uptime } from './history';
+import { hourlyUptime, type TargetState } from './target-columns';
+import { nameTargets } from './targets';
 import type { PausedReason, PoolCounts, PoolSettings, PoolState, ProxyStatus } from './types';
 import type { PoolBody, PoolProxyBody, PoolSourceBody } from '../contract/pools';
 
@@ -85,6 +87,10 @@ export interface PoolProxyRow {
   lastCheckedAt: Date | null;
   lastChangeAt: Date | null;
   nextCheckAt: Date;
+  /** Its own protocol from its line's scheme (DECISIONS "Mixed lists": checked as that); null/absent: the pool's type. */
+  protocol?: ProxyType | null;
+  /** Per target of the pool (by name; null: not checked yet); absent when the pool has none. */
+  targets?: Record<string, TargetState | null>;
 }
 
 /** One `pools` row: its settings and its state. */
@@ -128,6 +134,8 @@ export interface PoolStats {
   nextDueAt: Date | null;
   checksLast24h: number;
   checksPerDay: number;
+  /** Working proxies passing each target (by name); absent: none known (the durable copy's count is not kept). */
+  targetCounts?: Record<string, number>;
 }
 
 // ---- from a driver's raw row ---------------------------------------------------------------
@@ -178,6 +186,7 @@ export function rowFromSql(r: Record<string, unknown>): PoolProxyRow {
     lastCheckedAt: toDate(r.last_checked_at),
     lastChangeAt: toDate(r.last_change_at),
     nextCheckAt: toDate(r.next_check_at) ?? new Date(0),
+    ...(r.protocol === null || r.protocol === undefined || r.protocol === '' ? {} : { protocol: String(r.protocol) as ProxyType }),
   };
 }
 
@@ -198,7 +207,7 @@ export function poolRowFromSql(r: Record<string, unknown>): PoolRow {
     intervalS: Number(r.interval_s),
     timeoutMs: Number(r.timeout_ms),
     https: r.https === true || r.https === 't',
-    customUrls: Array.isArray(rules) ? (rules as CustomUrlRule[]) : [],
+    customUrls: Array.isArray(rules) ? nameTargets(rules as (CustomUrlRule & { name?: string })[]) : [],
     sources: sourceList.map((x) => ({ url: String(x.url), everyS: Number(x.every_s) })),
     sourceStates: sourceList.map((x) => ({ nextFetchAt: toStr(x.next_fetch_at), lastFetch: isObject(x.last_fetch) ? (x.last_fetch as unknown as SourceFetchOutcome) : null })),
     state: (toStr(r.state) ?? 'active') as PoolState,
@@ -214,6 +223,8 @@ export function poolRowFromSql(r: Record<string, unknown>): PoolRow {
 export type ProxyAddressObject = PoolProxyBody['proxy'];
 export type PoolProxyObject = PoolProxyBody;
 export type PoolObject = PoolBody;
+/** A pool proxy's state of one target (the contract's PoolProxyTarget). */
+export type PoolProxyTargetObject = NonNullable<PoolProxyBody['targets']>[string];
 /** A followed list URL as the pool object shows it: as given, when it is next fetched, and how its last fetch went. */
 export type PoolSourceObject = PoolSourceBody;
 
@@ -231,7 +242,9 @@ export function addressObject(a: ProxyAddress): ProxyAddressObject {
 }
 
 /** The pool proxy object of a row at `nowMs`; `poolType` decides whether `protocols` is there. */
-export function poolProxyObject(row: PoolProxyRow, poolType: CheckType, nowMs: number): PoolProxyObject {
+export function poolProxyObject(row: PoolProxyRow, pool: CheckType, nowMs: number): PoolProxyObject {
+  // a proxy with its own protocol is checked as that, whatever the pool's type
+  const poolType: CheckType = row.protocol ?? pool;
   const auto = poolType === 'auto';
   const o: PoolProxyObject = {
     proxy: addressObject(addressOf(row)),
@@ -256,7 +269,23 @@ export function poolProxyObject(row: PoolProxyRow, poolType: CheckType, nowMs: n
   };
   if (row.status === 'failed') o.error = { code: row.errorCode ?? 'bad_response', message: row.errorMessage ?? '' };
   if (auto) o.protocols = protocolsOfMask(row.protocols);
+  if (row.targets !== undefined) {
+    o.targets = {};
+    for (const [name, t] of Object.entries(row.targets)) o.targets[name] = targetObject(t, nowMs);
+  }
   return o;
+}
+
+/** One target's state as the pool proxy object shows it at `nowMs`. */
+export function targetObject(t: TargetState | null, nowMs: number): PoolProxyTargetObject {
+  if (t === null) return { ok: false, status: null, responseTime: null, last_checked_at: null, uptime_h24: null };
+  return {
+    ok: t.ok,
+    status: t.status,
+    responseTime: t.responseTimeMs === null ? null : formatResponseTime(t.responseTimeMs),
+    last_checked_at: iso(t.lastCheckedAt),
+    uptime_h24: hourlyUptime(t.hours, t.hourAt, nowMs),
+  };
 }
 
 /** The pool object of a row and its stats. */
@@ -272,7 +301,7 @@ export function poolObject(row: PoolRow, stats: PoolStats): PoolObject {
     state: row.state,
     paused_reason: row.state === 'paused' ? row.pausedReason : null,
     created_at: row.createdAt.toISOString(),
-    counts: { ...stats.counts },
+    counts: row.customUrls.length === 0 ? { ...stats.counts } : { ...stats.counts, targets: Object.fromEntries(row.customUrls.map((t) => [t.name, stats.targetCounts?.[t.name] ?? 0])) },
     last_round_at: iso(row.lastRoundAt),
     next_due_at: row.state === 'active' ? iso(stats.nextDueAt) : null,
     checks_last_24h: stats.checksLast24h,

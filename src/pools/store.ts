@@ -72,6 +72,8 @@ import type { PoolProxiesQuery } from './query';
 import { stateUpdateStatement, verdictFieldsStatement } from './flush-sql';
 import { pauseForChecksStatement, resumeForChecksStatement } from './rounds-sql';
 import { batchesOfRows } from './table-batch';
+import type { TargetState } from './target-columns';
+import { dropTargetsStatement, targetCountsStatement, targetRowFromSql, targetsOfStatement } from './targets-sql';
 import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow, type PoolRow, type PoolStats, type SourceFetchOutcome } from './shape';
 import { claimSourceStatement, dueSourcesStatement, nextSourceDueStatement, recordSourceStatement } from './sources-sql';
 import { EMPTY_COUNTS, type PoolCounts, type PoolCreate, type PoolPatch, type PoolState } from './types';
@@ -141,17 +143,38 @@ export interface OwnerReads {
 
 /** The account's pools (or one of them): the stats from the owner's memory where it has them, else from the durable copy. */
 async function readPools(db: DbOrTx, accountId: string, poolId: string | null, nowMs: number, owner: OwnerReads | undefined): Promise<PoolObject[]> {
-  if (owner === undefined) return (await run(db, poolObjectsStatement(accountId, poolId, nowMs))).map(objectOf);
+  if (owner === undefined) {
+    const objects = (await run(db, poolObjectsStatement(accountId, poolId, nowMs))).map(objectOf);
+    const withTargets = objects.filter((o) => o.customUrls.length > 0);
+    if (withTargets.length > 0) {
+      const counts = await durableTargetCounts(db, withTargets.map((o) => o.id));
+      for (const o of withTargets) o.counts.targets = Object.fromEntries(o.customUrls.map((t) => [t.name, counts.get(o.id)?.[t.name] ?? 0]));
+    }
+    return objects;
+  }
   const rows = await run(db, poolRowsWithRoundsStatement(accountId, poolId, nowMs));
   const memory = new Map(await Promise.all(rows.map(async (r) => [String(r.id), await owner.stats(String(r.id))] as const)));
   const missing = [...memory].filter(([, m]) => m === null).map(([id]) => id);
   const durable = new Map(missing.length === 0 ? [] : (await run(db, poolStatsStatement(missing, nowMs))).map((r) => [String(r.pool_id), statsOf(r)]));
+  const targetCounts = missing.length === 0 ? new Map<string, Record<string, number>>() : await durableTargetCounts(db, missing);
   return rows.map((r) => {
     const id = String(r.id);
     const m = memory.get(id);
-    const stats: PoolStats = m ? { ...m, checksLast24h: Number(r.checks_last_24h ?? 0) } : (durable.get(id) ?? { counts: { ...EMPTY_COUNTS }, nextDueAt: null, checksLast24h: 0, checksPerDay: 0 });
+    const stats: PoolStats = m
+      ? { ...m, checksLast24h: Number(r.checks_last_24h ?? 0) }
+      : { ...(durable.get(id) ?? { counts: { ...EMPTY_COUNTS }, nextDueAt: null, checksLast24h: 0, checksPerDay: 0 }), targetCounts: targetCounts.get(id) ?? {} };
     return poolObject(poolRowFromSql(r), stats);
   });
+}
+
+/** Working proxies passing each target, per pool, from the durable copy. */
+async function durableTargetCounts(db: DbOrTx, poolIds: readonly string[]): Promise<Map<string, Record<string, number>>> {
+  const out = new Map<string, Record<string, number>>();
+  for (const r of await run(db, targetCountsStatement(poolIds))) {
+    const id = String(r.pool_id);
+    out.set(id, { ...out.get(id), [String(r.name)]: Number(r.n) });
+  }
+  return out;
 }
 
 /** The account's pools, oldest first. */
@@ -182,6 +205,7 @@ export async function updatePool(db: Db, accountId: string, poolId: string, patc
       ...(patch.intervalS !== undefined ? { intervalS: patch.intervalS } : {}),
       ...(patch.timeoutMs !== undefined ? { timeoutMs: patch.timeoutMs } : {}),
       ...(patch.https !== undefined ? { https: patch.https } : {}),
+      ...(patch.customUrls !== undefined ? { customUrls: patch.customUrls } : {}),
       ...(patch.state !== undefined ? { state: patch.state } : {}),
     };
     const [u] = await run(tx, updatePoolStatement(accountId, poolId, change, nowMs));
@@ -192,6 +216,7 @@ export async function updatePool(db: Db, accountId: string, poolId: string, patc
     if (previousState === 'paused' && u.state === 'active') await run(tx, spreadOverdueStatement(poolId, nowMs, intervalS));
     else if (intervalS < Number(u.old_interval_s)) await run(tx, clampDueStatement(poolId, nowMs, intervalS));
 
+    if (patch.customUrls !== undefined) await run(tx, dropTargetsStatement(poolId, patch.customUrls.map((t) => t.name)));
     const removed = patch.remove === undefined ? 0 : await inBatches(patch.remove.proxies, (b) => run(tx, removeProxiesStatement(poolId, b)), 'removed');
     let added = 0;
     if (adding) {
@@ -213,6 +238,9 @@ export interface PoolProxiesListing {
   /** The pool's type (decides whether pool proxy objects carry `protocols`). */
   type: CheckType;
   page: ProxiesPage;
+  /** The pool's target names; `query.target` not among them: the page is empty and `unknownTarget` true (the route's 400). */
+  targets?: string[];
+  unknownTarget?: true;
 }
 
 /** One page of the account's pool `poolId` (from its owner's memory when it has one here), or null when the pool is not the account's. */
@@ -220,10 +248,28 @@ export async function proxiesPage(db: Db, accountId: string, poolId: string, que
   const [p] = await run(db, poolTypeStatement(accountId, poolId));
   if (p === undefined) return null;
   const type = String(p.type) as CheckType;
+  const targets = poolRowFromSql({ ...p, custom_urls: p.custom_urls }).customUrls.map((t) => t.name);
+  if (query.target != null && !targets.includes(query.target)) return { type, targets, page: { rows: [], nextCursor: null }, unknownTarget: true };
   const memory = (await owner?.page(poolId, query)) ?? null;
-  if (memory !== null) return { type, page: memory };
-  const raw = await run(db, proxiesPageStatement(poolId, query));
-  return { type, page: pageOf(raw, query) };
+  if (memory !== null) return { type, targets, page: memory };
+  const page = pageOf(await run(db, proxiesPageStatement(poolId, query)), query);
+  if (targets.length > 0 && query.format !== 'txt') await withTargets(db, page.rows, targets);
+  return { type, targets, page };
+}
+
+/** Each row's `targets` from the durable copy (a name never fetched through the proxy: null). */
+async function withTargets(db: DbOrTx, rows: PoolProxyRow[], names: readonly string[]): Promise<void> {
+  const byId = new Map<number, Record<string, TargetState | null>>();
+  for (const r of rows) {
+    r.targets = Object.fromEntries(names.map((n) => [n, null]));
+    byId.set(r.id, r.targets);
+  }
+  if (rows.length === 0) return;
+  for (const raw of await run(db, targetsOfStatement(rows.map((r) => r.id)))) {
+    const t = targetRowFromSql(raw);
+    const rec = byId.get(t.proxyId);
+    if (rec !== undefined && t.name in rec) rec[t.name] = t.state;
+  }
 }
 
 // ---- the owner's side (src/jobs/pool-actor.ts; its fenced flushes are jobs/pool-durable.ts's) ----------

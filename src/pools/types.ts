@@ -7,9 +7,9 @@
  * Vocabulary: a "pool" is always the user's kept set of proxies; a pool's
  * "round" is one batch of its due proxies checked (and charged) together.
  */
-import type { CustomUrlRule } from '../probe/types';
 import type { ParsedProxy } from '../proxy/parse';
 import type { CheckType } from '../proxy/types';
+import type { PoolTarget } from './targets';
 
 /** A pooled proxy's verdict: `unchecked` until its first check is in. */
 export const PROXY_STATUSES = Object.freeze(['working', 'failed', 'unchecked'] as const);
@@ -36,7 +36,7 @@ export interface PoolSettings {
   intervalS: number;
   timeoutMs: number;
   https: boolean;
-  customUrls: CustomUrlRule[];
+  customUrls: PoolTarget[];
   sources: PoolSource[];
 }
 
@@ -69,6 +69,8 @@ export interface PoolPatch {
   timeoutMs?: number;
   https?: boolean;
   state?: PoolState;
+  /** Replaces the pool's targets (each proxy's next check uses them). */
+  customUrls?: PoolTarget[];
   add?: AddressList;
   remove?: AddressList;
 }

@@ -35,10 +35,13 @@ export interface PoolUpstream {
   /** Every protocol it passed with (auto pools); [type] otherwise. */
   protocols: readonly ProxyType[];
   country: string | null;
+  /** The pool's targets its last fetch of passed (DECISIONS "Targets in pools": `-target-<name>`); absent: none. */
+  targets?: readonly string[];
 }
 
 export function workingUpstreamsStatement(accountId: string, poolId: string): SQL {
-  return sql`SELECT p.id AS pool_id, pp.id, pp.host, pp.port, pp.username, pp.password, pp.type, pp.protocols, pp.country
+  return sql`SELECT p.id AS pool_id, pp.id, pp.host, pp.port, pp.username, pp.password, pp.type, pp.protocols, pp.country,
+      (SELECT array_agg(t.name ORDER BY t.name) FROM pool_proxy_targets t WHERE t.proxy_id = pp.id AND t.ok) AS targets
     FROM pools p LEFT JOIN pool_proxy_rows pp ON pp.pool_id = p.id AND pp.status = 'working'
     WHERE p.id = ${poolId} AND p.account_id = ${accountId}::uuid
     ORDER BY pp.id`;
@@ -47,7 +50,7 @@ export function workingUpstreamsStatement(accountId: string, poolId: string): SQ
 const PROXY_TYPE_SET = new Set<string>(['http', 'socks4', 'socks5']);
 
 /** One working proxy's fields -> its upstream; null without a protocol (never passed). */
-export function upstreamOfRow(r: { host: string; port: number; username: string; password: string; type: string | null; protocols: number; country: string | null }): PoolUpstream | null {
+export function upstreamOfRow(r: { host: string; port: number; username: string; password: string; type: string | null; protocols: number; country: string | null; targets?: readonly string[] | null }): PoolUpstream | null {
   const type = r.type ?? '';
   if (!PROXY_TYPE_SET.has(type)) return null;
   const address = addressOf(r);
@@ -60,7 +63,15 @@ export function upstreamOfRow(r: { host: string; port: number; username: string;
     type: type as ProxyType,
     protocols: mask.length > 0 ? mask : [type as ProxyType],
     country: r.country,
+    ...(r.targets !== undefined && r.targets !== null && r.targets.length > 0 ? { targets: r.targets } : {}),
   };
+}
+
+/** A text[] as either driver gives it (an array, or PostgreSQL's text form {a,b}). */
+function targetNames(v: unknown): string[] | null {
+  if (Array.isArray(v)) return v.map(String);
+  if (typeof v === 'string' && v.startsWith('{') && v.endsWith('}')) return v.length === 2 ? [] : v.slice(1, -1).split(',');
+  return null;
 }
 
 /** The statement's raw rows -> upstreams; null when the pool is not the account's. A row without a type is skipped. */
@@ -77,6 +88,7 @@ export function upstreamsOf(raw: readonly Record<string, unknown>[]): PoolUpstre
       type: r.type === null || r.type === undefined ? null : String(r.type),
       protocols: Number(r.protocols ?? 0),
       country: r.country === null || r.country === undefined ? null : String(r.country),
+      targets: targetNames(r.targets),
     });
     if (u !== null) out.push(u);
   }
@@ -89,7 +101,7 @@ export function sameUpstreams(a: readonly PoolUpstream[], b: readonly PoolUpstre
   for (let i = 0; i < a.length; i++) {
     const x = a[i] as PoolUpstream;
     const y = b[i] as PoolUpstream;
-    if (x.key !== y.key || x.type !== y.type || x.country !== y.country || x.protocols.join() !== y.protocols.join()) return false;
+    if (x.key !== y.key || x.type !== y.type || x.country !== y.country || x.protocols.join() !== y.protocols.join() || (x.targets ?? []).join() !== (y.targets ?? []).join()) return false;
   }
   return true;
 }

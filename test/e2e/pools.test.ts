@@ -345,8 +345,8 @@ describe('bad input: every route answers a clear 4xx, nothing charged', () => {
     const broken = await call(`${t.url}/pools/${id}`, { method: 'PATCH', headers: { ...key(), 'content-type': 'application/json' }, body: 'nope' });
     expect([broken.status, broken.body]).toEqual([400, bad('body: malformed JSON')]);
     const cases: [unknown, unknown][] = [
-      [{}, bad('body: expected at least one of name, interval_s, timeout, https, state, add, remove')],
-      [{ nmae: 'typo' }, bad('body: expected at least one of name, interval_s, timeout, https, state, add, remove')],
+      [{}, bad('body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove')],
+      [{ nmae: 'typo' }, bad('body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove')],
       [{ state: 'stopped' }, bad('state: expected "active" or "paused"')],
       [{ add: 'x' }, bad('add: expected an array of strings')],
       [{ remove: {} }, bad('remove: expected an array of strings')],
@@ -448,15 +448,15 @@ describe('a pool that costs more a day than the account has (DECISIONS "Mixed li
     expect(more.body.warnings[0].hours_left).toBeLessThanOrEqual(2);
     expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
   });
-  test('addresses whose scheme names another protocol than the pool type: schemes_ignored (none for an auto pool)', async () => {
-    const http = await post({ name: 'mixed http', proxies: ['socks5://127.0.0.1:9', 'http://127.0.0.1:10', '127.0.0.1:11'], interval_s: 86_400 }, other());
+  test('a scheme is the proxy\'s own protocol (DECISIONS "Mixed lists"): kept, part of its identity, no warning', async () => {
+    const http = await post({ name: 'mixed http', proxies: ['socks5://127.0.0.1:9', 'http://127.0.0.1:9', '127.0.0.1:9'], interval_s: 86_400 }, other());
     expect(http.status, http.text).toBe(201);
-    expect(http.body.warnings).toContainEqual({ code: 'schemes_ignored', message: expect.stringContaining('(socks5://): a pool checks every proxy as its type, http') });
-    const added = await patch(String(http.body.id), { add: ['socks4://127.0.0.1:12'] }, other());
-    expect(added.body.warnings.map((w: { code: string }) => w.code)).toContain('schemes_ignored');
-    const auto = await post({ name: 'mixed auto', type: 'auto', proxies: ['socks5://127.0.0.1:9', 'http://127.0.0.1:10'], interval_s: 86_400 }, other());
-    expect(auto.body.warnings.map((w: { code: string }) => w.code)).not.toContain('schemes_ignored');
-    for (const id of [http.body.id, auto.body.id]) expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
+    // socks5://h:p is its own proxy; http:// in an http pool is the plain line's
+    expect(http.body.submitted).toMatchObject({ added: 2, total_duplicates: 1 });
+    expect(http.body.warnings.map((w: { code: string }) => w.code)).not.toContain('schemes_ignored');
+    const added = await patch(String(http.body.id), { add: ['socks4://127.0.0.1:9', 'http://127.0.0.1:9'] }, other());
+    expect(added.body.submitted).toMatchObject({ added: 1 });
+    for (const id of [http.body.id]) expect((await call(`${t.url}/pools/${id}`, { method: 'DELETE', headers: other() })).status).toBe(204);
   });
 });
 

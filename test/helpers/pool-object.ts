@@ -22,7 +22,7 @@ export function poolObjectFixture(nowMs: number, over: Partial<PoolObject> = {})
     next_due_at: new Date(nowMs + 250_000).toISOString(),
     checks_last_24h: 150_000,
     checks_per_day: 180_000,
-    customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200, 204], requiredText: 'Example', caseSensitive: false }],
+    customUrls: [{ name: 'example-com', url: 'https://example.com/', requiredStatusCodes: [200, 204], requiredText: 'Example', caseSensitive: false }],
     sources: [{ url: 'https://lists.example/p.txt', every_s: 3600, next_fetch_at: null, last_fetch: null }],
     ...over,
   };

@@ -112,7 +112,7 @@ for (const [name, open] of DRIVERS) {
         create([], {
           name: 'auto with sources',
           type: 'auto',
-          customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200, 204], requiredText: 'Example', caseSensitive: false }],
+          customUrls: [{ name: 'example-com', url: 'https://example.com/', requiredStatusCodes: [200, 204], requiredText: 'Example', caseSensitive: false }],
           sources: [{ url: 'https://lists.example/p.txt', everyS: 900 }],
         }),
         LIMITS,

@@ -55,6 +55,30 @@ describe('pool actions', () => {
     expect(cmd('pool', 'working', ID, '--scheme')).toEqual({ name: 'pool', action: 'working', id: ID, format: 'txt', scheme: true });
   });
 
+  test('--target: create takes NAME=URL[,text=...][,status=...] (again for more); working and gateway one NAME', () => {
+    expect(
+      cmd('pool', 'create', 'x', 'a.txt', '--target', 'shop=https://shop.example/p?q=1,text=Add to cart, now,status=200|204', '--target', 'api=http://api.example/'),
+    ).toMatchObject({
+      targets: [
+        { name: 'shop', url: 'https://shop.example/p?q=1', requiredText: 'Add to cart, now', requiredStatusCodes: [200, 204] },
+        { name: 'api', url: 'http://api.example/' },
+      ],
+    });
+    expect(cmd('pool', 'working', ID, '--target', 'shop')).toEqual({ name: 'pool', action: 'working', id: ID, format: 'txt', target: 'shop' });
+    expect(cmd('pool', 'gateway', ID, '--target', 'shop-2')).toEqual({ name: 'pool', action: 'gateway', id: ID, target: 'shop-2' });
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'https://shop.example/')).toBe('--target must be NAME=URL[,text=TEXT][,status=CODES]; got "https://shop.example/"');
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'shop')).toBe('--target must be NAME=URL[,text=TEXT][,status=CODES]; got "shop"');
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'Shop=https://s.example/')).toBe('--target: the name must be 1 to 32 of a-z, 0-9 and -; got "Shop"');
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'shop=ftp://s.example/')).toBe('--target shop: only http and https URLs, not ftp:');
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'shop=nothing')).toBe('--target shop: "nothing" is not an absolute URL');
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'shop=https://s.example/,status=abc')).toBe('--target shop: status= must be HTTP status codes joined by | (like 200|204); got "abc"');
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'shop=https://s.example/,status=999')).toBe('--target shop: 999 is not an HTTP status code (100..599)');
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'shop=https://s.example/,text=')).toBe('--target shop: text= is empty');
+    expect(usage('pool', 'create', 'x', 'a.txt', '--target', 'a=https://a.example/', '--target', 'a=https://b.example/')).toBe('--target a is given twice');
+    expect(usage('pool', 'working', ID, '--target', 'a', '--target', 'b')).toBe('--target is given once here (one target name)');
+    expect(usage('pool', 'list', '--target', 'a')).toBe('--target is an option of "pool create" and "pool working" and "pool gateway", not of "pool list"');
+  });
+
   test('every option belongs to at least one action; every action is parsed', () => {
     for (const actions of Object.values(POOL_OPTIONS)) for (const a of actions) expect(POOL_ACTIONS).toContain(a);
     expect(POOL_ACTIONS).toEqual(['create', 'list', 'show', 'add', 'remove', 'pause', 'resume', 'delete', 'working', 'watch', 'gateway']);

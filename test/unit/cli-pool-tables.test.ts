@@ -42,7 +42,7 @@ describe('pool renderings', () => {
       'next check  in 4m 10s',
       'created     2026-11-20T10:00:00.000Z',
       'source      https://lists.example/p.txt (fetched every 1h 0m)',
-      'custom URL  https://example.com/ (200|204, "Example")',
+      'target      example-com: https://example.com/ (200|204, "Example")',
     ]);
   });
 

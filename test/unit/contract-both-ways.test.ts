@@ -142,6 +142,9 @@ describe('the contract both ways (the served schemas against the validators)', (
           // what the schemas' descriptions say: PATCH needs one field at least; POST one of proxies, text, sources (a non-empty one)
           fc.pre(Object.keys(body).length > 0);
           if (name === 'PoolCreateBody') fc.pre('proxies' in body || 'text' in body || (Array.isArray(body.sources) && body.sources.length > 0));
+          // the pools' targets: names given are unique in the list (as the description says)
+          const named = Array.isArray(body.customUrls) ? (body.customUrls as { name?: string }[]).map((u) => u?.name).filter((n) => n !== undefined) : [];
+          fc.pre(new Set(named).size === named.length);
           expect(statusOf(() => validate(body))).toBe(200);
         }),
         { numRuns: 300 },

@@ -58,6 +58,13 @@ describe('proxies query', () => {
     expect(message(`cursor=${encodeCursor({ sort: 'checked', key: '2026-01-01T00:00:00.000000', id: 1 })}`)).toBe('cursor: belongs to sort=checked, not sort=latency');
     expect(message('format=xml')).toBe('format: expected one of json, txt, csv');
     expect(message('status=all&status=working')).toBe('status: expected a single value, given 2 times');
+    for (const t of ['Shop', '', 'a_b', 'a'.repeat(33)]) expect(message(`target=${t}`)).toBe('target: expected a target name (1 to 32 of a-z, 0-9 and -)');
+    expect(message('target=a&target=b')).toBe('target: expected a single value, given 2 times');
+  });
+
+  test('target: a name (whether the pool has it is the route\'s 400)', () => {
+    expect(v('target=shop-example')).toEqual({ ...DEFAULT_PROXIES_QUERY, target: 'shop-example' });
+    expect(v('target=a-b&format=txt&scheme=true')).toMatchObject({ target: 'a-b', format: 'txt', scheme: true, all: true });
   });
 
   test('txt and csv without limit list every match, in pages of 10 000; json keeps its pages (DECISIONS "Mixed lists")', () => {

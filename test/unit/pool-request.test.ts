@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError } from '../../src/http/api-errors';
-import { schemesWarnings, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
+import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../../src/http/pool-request';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 
 const OPTS: PoolRequestOptions = {
@@ -52,7 +52,7 @@ describe('POST /pools', () => {
       OPTS,
     );
     expect(p.settings).toMatchObject({ type: 'auto', region: 'de1', intervalS: 60, timeoutMs: 20000, https: false });
-    expect(p.settings.customUrls).toEqual([{ url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }]);
+    expect(p.settings.customUrls).toEqual([{ name: 'example-com', url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }]);
     expect(p.settings.sources).toEqual([{ url: 'https://lists.example/a.txt', everyS: 300 }, { url: 'http://lists.example/b', everyS: 3600 }]);
     expect(p.proxies.map((x) => x.host)).toEqual(['1.1.1.1', '2.2.2.2']);
     expect(p.totalDuplicates).toBe(1);
@@ -113,6 +113,30 @@ describe('POST /pools', () => {
   });
 });
 
+describe('targets (customUrls names)', () => {
+  const create = (customUrls: unknown) => validatePoolCreate({ name: 'x', proxies: ['1.1.1.1:80'], customUrls }, OPTS);
+  test('names given or made from the host, unique', () => {
+    expect(create([{ url: 'https://Shop.example/' }, { url: 'https://shop.example/b' }]).settings.customUrls.map((r) => r.name)).toEqual(['shop-example', 'shop-example-2']);
+    expect(create([{ url: 'https://Shop.example/' }, { url: 'http://127.0.0.1:9/', name: 'local' }]).settings.customUrls.map((r) => r.name)).toEqual(['shop-example', 'local']);
+  });
+  test('bad names: 400 with the field path', () => {
+    expect(msg(() => create([{ url: 'https://a.example/', name: 'Shop' }]))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+    expect(msg(() => create([{ url: 'https://a.example/', name: '' }]))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+    expect(msg(() => create([{ url: 'https://a.example/', name: 'a'.repeat(33) }]))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+    expect(msg(() => create([{ url: 'https://a.example/', name: 7 }]))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+    expect(msg(() => create([{ url: 'https://a.example/', name: 'a' }, { url: 'https://b.example/', name: 'a' }]))).toEqual(bad('customUrls[1].name: "a" given twice'));
+  });
+  test('PATCH customUrls replaces the list ([] removes every target); each rule checked as in POST', () => {
+    expect(validatePoolPatch({ customUrls: [] }, OPTS)).toEqual({ customUrls: [], schemes: { http: 0, socks4: 0, socks5: 0 } });
+    expect(validatePoolPatch({ customUrls: [{ url: 'https://a.example/', name: 'shop', requiredText: 'ok' }] }, OPTS).customUrls).toEqual([
+      { name: 'shop', url: 'https://a.example/', requiredStatusCodes: [200], requiredText: 'ok', caseSensitive: false },
+    ]);
+    expect(msg(() => validatePoolPatch({ customUrls: {} }, OPTS))).toEqual(bad('customUrls: expected an array of objects'));
+    expect(msg(() => validatePoolPatch({ customUrls: [{ url: 'ftp://a.example/' }] }, OPTS)).status).toBe(400);
+    expect(msg(() => validatePoolPatch({ customUrls: [{ url: 'https://a.example/', name: 'A' }] }, OPTS))).toEqual(bad('customUrls[0].name: expected 1 to 32 of a-z, 0-9 and -'));
+  });
+});
+
 describe('PATCH /pools/{id}', () => {
   test('any of the fields; add and remove parsed', () => {
     expect(validatePoolPatch({ name: 'n', interval_s: 120, timeout: 3000, https: false, state: 'paused' }, OPTS)).toEqual({
@@ -130,7 +154,7 @@ describe('PATCH /pools/{id}', () => {
   });
 
   test('nothing to change, bad values, bad lists', () => {
-    expect(msg(() => validatePoolPatch({}, OPTS))).toEqual(bad('body: expected at least one of name, interval_s, timeout, https, state, add, remove'));
+    expect(msg(() => validatePoolPatch({}, OPTS))).toEqual(bad('body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove'));
     expect(msg(() => validatePoolPatch({ intervalS: 60 }, OPTS)).status).toBe(400);
     expect(msg(() => validatePoolPatch({ state: 'stopped' }, OPTS))).toEqual(bad('state: expected "active" or "paused"'));
     expect(msg(() => validatePoolPatch({ add: 'x' }, OPTS))).toEqual(bad('add: expected an array of strings'));
@@ -167,24 +191,20 @@ describe('fuzzing', () => {
   });
 });
 
-describe('schemes in a pool\'s lists (DECISIONS "Mixed lists"; a pool keeps no protocol per proxy)', () => {
-  test('read and dropped: the same address under two schemes is one pool proxy; the schemes named are counted', () => {
-    const c = validatePoolCreate({ name: 'x', proxies: ['socks5://1.1.1.1:1', 'http://1.1.1.1:1', '2.2.2.2:2'], text: 'socks4://3.3.3.3:3\nsocks5h://1.1.1.1:1\n' }, OPTS);
-    expect(c.proxies.map((p) => [p.host, 'protocol' in p])).toEqual([['1.1.1.1', false], ['2.2.2.2', false], ['3.3.3.3', false]]);
+describe('schemes in a pool\'s lists (DECISIONS "Mixed lists": a pool proxy keeps its own protocol)', () => {
+  test('a scheme is the proxy\'s protocol and part of its identity; the pool\'s own type is none; the schemes named are counted', () => {
+    const c = validatePoolCreate({ name: 'x', proxies: ['socks5://1.1.1.1:1', 'http://1.1.1.1:1'], text: '1.1.1.1:1\nsocks5h://1.1.1.1:1\nsocks4://3.3.3.3:3\n' }, OPTS);
+    expect(c.proxies.map((p) => [p.host, p.protocol ?? null])).toEqual([
+      ['1.1.1.1', 'socks5'],
+      ['1.1.1.1', null],
+      ['3.3.3.3', 'socks4'],
+    ]);
     expect(c.totalDuplicates).toBe(2);
     expect(c.schemes).toEqual({ http: 1, socks4: 1, socks5: 2 });
-    expect(validatePoolPatch({ add: ['socks5://1.1.1.1:1'] }, OPTS).schemes).toEqual({ http: 0, socks4: 0, socks5: 1 });
-  });
-
-  test('schemesWarnings: those naming another protocol than the pool type; none for auto or for the pool\'s own', () => {
-    expect(schemesWarnings({ http: 3, socks4: 1, socks5: 2 }, 'http')).toEqual([
-      {
-        code: 'schemes_ignored',
-        message: "3 addresses name another protocol than this pool's type by their scheme (socks4://, socks5://): a pool checks every proxy as its type, http. For a list that mixes protocols, create the pool with type auto.",
-      },
-    ]);
-    expect(schemesWarnings({ http: 0, socks4: 0, socks5: 1 }, 'socks4')[0]!.message).toStartWith('1 address names another protocol than this pool\'s type by its scheme (socks5://)');
-    expect(schemesWarnings({ http: 3, socks4: 1, socks5: 2 }, 'auto')).toEqual([]);
-    expect(schemesWarnings({ http: 4, socks4: 0, socks5: 0 }, 'http')).toEqual([]);
+    // PATCH does not know the pool's type: every scheme kept (the store's SQL folds the pool's own into none)
+    const p = validatePoolPatch({ add: ['socks5://1.1.1.1:1', 'http://2.2.2.2:2'] }, OPTS);
+    expect(p.add!.proxies.map((x) => x.protocol)).toEqual(['socks5', 'http']);
+    expect(p.schemes).toEqual({ http: 1, socks4: 0, socks5: 1 });
+    expect(validatePoolCreate({ name: 'a', type: 'auto', proxies: ['socks4://1.1.1.1:1'] }, OPTS).proxies[0]!.protocol).toBe('socks4');
   });
 });

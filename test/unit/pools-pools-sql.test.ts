@@ -39,14 +39,14 @@ describe('pools-sql', () => {
         intervalS: 300,
         timeoutMs: 3000,
         https: false,
-        customUrls: [{ url: 'https://a.example/', requiredStatusCodes: [200], caseSensitive: false }],
+        customUrls: [{ name: 'a-example', url: 'https://a.example/', requiredStatusCodes: [200], caseSensitive: false }],
         sources: [{ url: 'https://l.example/', everyS: 900 }],
       }, NOW),
     );
     expect(i.sql).not.toContain('DROP');
     expect(i.params).toEqual([
       'abcdefghij', ACCOUNT, evil, 'auto', 'de1', 300, 3000, false,
-      '[{"url":"https://a.example/","requiredStatusCodes":[200],"caseSensitive":false}]', '[{"url":"https://l.example/","every_s":900}]',
+      '[{"name":"a-example","url":"https://a.example/","requiredStatusCodes":[200],"caseSensitive":false}]', '[{"url":"https://l.example/","every_s":900}]',
       new Date(NOW).toISOString(), new Date(NOW).toISOString(),
     ]);
   });

@@ -47,7 +47,7 @@ describe('proxiesPageStatement', () => {
 
   test('txt reads the address columns only; json every column', () => {
     const txt = dialect.sqlToQuery(proxiesPageStatement('p', { ...DEFAULT_PROXIES_QUERY, format: 'txt' })).sql;
-    expect(txt).toContain('SELECT id, host, port, username, password, format, COALESCE');
+    expect(txt).toContain('SELECT id, host, port, username, password, format, protocol, COALESCE');
     expect(txt).not.toContain('history');
     expect(dialect.sqlToQuery(proxiesPageStatement('p', DEFAULT_PROXIES_QUERY)).sql).toContain('history');
   });

@@ -152,7 +152,7 @@ describe('pool object', () => {
     intervalS: 300,
     timeoutMs: 5000,
     https: true,
-    customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }],
+    customUrls: [{ name: 'example-com', url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }],
     sources: [{ url: 'https://lists.example/x.txt', everyS: 3600 }],
     sourceStates: [{ nextFetchAt: null, lastFetch: null }],
     state: 'active',
@@ -174,12 +174,12 @@ describe('pool object', () => {
       state: 'active',
       paused_reason: null,
       created_at: new Date(NOW - 86_400_000).toISOString(),
-      counts: { total: 3, working: 1, failed: 1, unchecked: 1 },
+      counts: { total: 3, working: 1, failed: 1, unchecked: 1, targets: { 'example-com': 0 } },
       last_round_at: new Date(NOW - 10_000).toISOString(),
       next_due_at: new Date(NOW + 1000).toISOString(),
       checks_last_24h: 40,
       checks_per_day: 912,
-      customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }],
+      customUrls: [{ name: 'example-com', url: 'https://example.com/', requiredStatusCodes: [200], caseSensitive: false }],
       sources: [{ url: 'https://lists.example/x.txt', every_s: 3600, next_fetch_at: null, last_fetch: null }],
     });
   });

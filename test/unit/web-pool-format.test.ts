@@ -19,6 +19,8 @@ import {
   protocolText,
   proxiesQuery,
   proxyRowHtml,
+  targetCellHtml,
+  targetHeadHtml,
   relativeTime,
   stateText,
   uptimeText,
@@ -120,6 +122,15 @@ describe('markup is escaped', () => {
     expect(html).toContain('<td class="num">96.1%</td><td class="num">—</td><td class="num">1,234 ms</td>');
     expect(html).toContain('<td>2 h ago</td><td>Germany</td>');
     expect(html).toContain('<code>timeout</code> <span class="err-msg" title="no &quot;answer&quot;">no &quot;answer&quot;</span>');
+  });
+  test('targets: a column per target of the pool (passes / fails with the status seen, — not fetched yet); the filter in the query', () => {
+    const seen = { responseTime: '12.00 ms', last_checked_at: null, uptime_h24: null };
+    const html = proxyRowHtml({ ...proxy, targets: { shop: { ok: true, status: 200, ...seen }, 'a<b': { ok: false, status: 403, ...seen } } }, NOW, ['shop', 'a<b', 'news']);
+    expect(html).toContain('<td><span class="badge ok">passes 200</span></td><td><span class="badge bad">fails 403</span></td><td class="muted">—</td><td class="err">');
+    expect(proxyRowHtml(proxy, NOW)).not.toContain('passes');
+    expect(targetCellHtml({ ok: false, status: null })).toBe('<td><span class="badge bad">fails</span></td>');
+    expect(targetHeadHtml(['shop', 'a<b'])).toBe('<th scope="col">Target shop</th><th scope="col">Target a&lt;b</th>');
+    expect(proxiesQuery({ status: 'working', country: '', anonymity: '', type: '', https: '', sort: '', target: 'shop' }, { format: 'json', limit: 50 })).toBe('status=working&target=shop&limit=50&format=json');
   });
   test('cards', () => {
     expect(poolCards(pool, NOW)).toEqual([

@@ -20,10 +20,7 @@
  * 413 proxies per pool / per account; src/pools/store.ts) -> the answer.
  * Nothing here charges: pools are charged per round checked.
  *
- * `warnings` (POST and PATCH, DECISIONS "Mixed lists"): [], or any of
- * `{code: "schemes_ignored", message}` when the request's addresses named
- * another protocol than the pool's type by their scheme (a pool checks
- * every proxy as its type: pool-request.ts schemesWarnings) and
+ * `warnings` (POST and PATCH, DECISIONS "Mixed lists"): [], or
  * `{code: "balance_runs_out", message, hours_left}` when the pool's schedule
  * (proxies x 86 400 / interval_s a day) costs more than the account's
  * checks left (src/pools/balance-warning.ts).
@@ -52,14 +49,14 @@
  * plugin (its query is pool-proxies-query.ts's, documented by poolPaths).
  */
 import { Elysia } from 'elysia';
-import { poolNotFound } from '../api-errors';
+import { invalidRequest, poolNotFound } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
 import { LargeBodyGate } from '../body';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { keyedHooks } from '../keyed-hooks';
 import { open } from '../refusals';
-import { schemesWarnings, validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
+import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
 import { validateProxiesQuery } from '../pool-proxies-query';
 import { poolDocs } from '../openapi-pools';
 import { isPoolId } from '../../pools/pool-id';
@@ -152,7 +149,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const req = validated(request, create);
         const made = await deps.pools.create(account.id, req);
         const submitted: Submitted = { added: made.added, removed: 0, total_invalid: req.totalInvalid, total_duplicates: req.totalDuplicates };
-        const warnings = [...schemesWarnings(req.schemes, made.pool.type), ...(await warningsOf(account.id, made.pool))];
+        const warnings = await warningsOf(account.id, made.pool);
         return jsonResponse(201, { ...made.pool, submitted, warnings }, { location: `/pools/${made.pool.id}` });
       },
       { parse: jsonParse(models.PoolCreateBody, create), body: 'PoolCreateBody', detail: poolDocs.create },
@@ -180,7 +177,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
           total_invalid: (patch.add?.totalInvalid ?? 0) + (patch.remove?.totalInvalid ?? 0),
           total_duplicates: (patch.add?.totalDuplicates ?? 0) + (patch.remove?.totalDuplicates ?? 0),
         };
-        const warnings = [...schemesWarnings(patch.schemes, u.pool.type), ...(await warningsOf(account.id, u.pool))];
+        const warnings = await warningsOf(account.id, u.pool);
         return jsonResponse(200, { ...u.pool, submitted, warnings });
       },
       { parse: jsonParse(models.PoolPatchBody, patchOf), ...byId, body: 'PoolPatchBody', detail: poolDocs.update },
@@ -201,6 +198,9 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const query = validateProxiesQuery(new URL(request.url).searchParams);
         const listing = await deps.pools.proxies(account.id, id, query);
         if (listing === null) throw poolNotFound();
+        if (listing.unknownTarget === true) {
+          throw invalidRequest(`target: the pool has no target "${query.target}" (${(listing.targets ?? []).length === 0 ? 'it has none' : `its targets: ${(listing.targets ?? []).join(', ')}`})`);
+        }
         const { rows, nextCursor } = listing.page;
         if (query.format === 'json') {
           return jsonResponse(200, { proxies: rows.map((r) => poolProxyObject(r, listing.type, listing.nowMs)), next_cursor: nextCursor });

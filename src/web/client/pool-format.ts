@@ -92,6 +92,8 @@ export interface ProxyFilters {
   type: string;
   https: string;
   sort: string;
+  /** A target's name ('' or absent: not filtered). */
+  target?: string;
 }
 
 /** The query of GET /pools/{id}/proxies for these filters ('' = not filtered). */
@@ -104,6 +106,7 @@ export function proxiesQuery(f: ProxyFilters, o: { format: 'json' | 'txt' | 'csv
   if (f.type !== '') q.set('type', f.type);
   if (f.https !== '') q.set('https', f.https);
   if (f.sort !== '') q.set('sort', f.sort);
+  if (f.target !== undefined && f.target !== '') q.set('target', f.target);
   q.set('limit', String(o.limit));
   if (o.cursor) q.set('cursor', o.cursor);
   q.set('format', o.format);
@@ -147,7 +150,19 @@ export function protocolText(p: Pick<PoolProxyView, 'type' | 'protocols' | 'stat
   return p.type ?? '—';
 }
 
-export function proxyRowHtml(p: PoolProxyView, nowMs: number): string {
+/** A proxy's cell of one target: passed (with the status seen), failed (with it), or not fetched yet. */
+export function targetCellHtml(t: { ok: boolean; status: number | null } | null | undefined): string {
+  if (t === undefined || t === null) return '<td class="muted">—</td>';
+  const status = t.status === null ? '' : ` ${t.status}`;
+  return t.ok ? `<td><span class="badge ok">passes${status}</span></td>` : `<td><span class="badge bad">fails${status}</span></td>`;
+}
+
+/** The header cells of the pool's targets, one per name. */
+export function targetHeadHtml(names: readonly string[]): string {
+  return names.map((n) => `<th scope="col">Target ${escapeXml(n)}</th>`).join('');
+}
+
+export function proxyRowHtml(p: PoolProxyView, nowMs: number, targets: readonly string[] = []): string {
   const status = `<span class="badge ${STATUS_BADGE[p.status] ?? 'muted'}">${escapeXml(p.status)}</span>`;
   const country = p.country === null ? '<span class="muted">—</span>' : escapeXml(p.country_name ?? p.country);
   const error = p.error === undefined ? '' : `<code>${escapeXml(p.error.code)}</code> <span class="err-msg" title="${escapeXml(p.error.message)}">${escapeXml(p.error.message)}</span>`;
@@ -156,7 +171,7 @@ export function proxyRowHtml(p: PoolProxyView, nowMs: number): string {
     `<td class="num">${uptimeText(p.uptime.h24)}</td><td class="num">${uptimeText(p.uptime.d7)}</td>` +
     `<td class="num">${p.latency_p50_ms === null ? '—' : `${formatCount(p.latency_p50_ms)} ms`}</td>` +
     `<td>${escapeXml(relativeTime(p.last_change_at, nowMs))}</td><td>${country}</td>` +
-    `<td>${escapeXml(p.anonymity ?? '—')}</td><td class="err">${error}</td></tr>`
+    `<td>${escapeXml(p.anonymity ?? '—')}</td>${targets.map((n) => targetCellHtml(p.targets?.[n])).join('')}<td class="err">${error}</td></tr>`
   );
 }
 

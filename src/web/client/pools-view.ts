@@ -135,7 +135,7 @@ class PoolsPage {
     this.cards.renderGateway(this.open, this.gateway, this.ctx.peekKey());
     show(this.detail, true);
     this.live.follow(this.open.id, this.ctx.peekKey());
-    await this.proxies.show(this.open.id);
+    await this.proxies.show(this.open.id, (this.open.customUrls ?? []).map((t) => t.name));
   }
 
   /** A list action the user confirmed; false when the service refused it. */
