@@ -7,7 +7,7 @@
  */
 import type { DocumentDecoration } from 'elysia';
 import { POOL_CSV_COLUMNS } from '../pools/render';
-import { E401, E405, E429, E500, err, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
+import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
 import { PoolIdParams, PoolProxiesQuery } from '../contract/pools';
 
 const POOL_EXAMPLE = {
@@ -53,19 +53,13 @@ const PROXY_EXAMPLE = {
 };
 
 const E404 = err({ error: 'Not found', message: 'No pool with this id in this account' }, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
-const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
-const E503 = err(
-  { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
-  'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
-  'ServiceUnavailable',
-);
 const E400 = (examples: Record<string, unknown>) => ({
   description: 'Invalid input',
-  content: { 'application/json': { schema: ref('BadRequest'), examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: v }])) } },
+  content: { 'application/json': { schema: ref('BadRequest'), examples: examplesOf(examples) } },
 });
 const E413 = (examples: Record<string, unknown>) => ({
   description: 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs',
-  content: { 'application/json': { schema: ref('TooLarge'), examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: v }])) } },
+  content: { 'application/json': { schema: ref('TooLarge'), examples: examplesOf(examples) } },
 });
 const E429_POOLS = {
   ...E429,
@@ -110,7 +104,7 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
       '415': E415,
       '429': E429_POOLS,
       '500': E500,
-      '503': E503,
+      '503': E503_BODIES,
     },
   },
   list: {
@@ -144,7 +138,7 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
       '415': E415,
       '429': E429,
       '500': E500,
-      '503': E503,
+      '503': E503_BODIES,
     },
   },
   delete: {

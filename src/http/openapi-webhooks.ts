@@ -9,7 +9,7 @@
 import type { DocumentDecoration } from 'elysia';
 import { MAX_DELIVERIES_LISTED, MAX_WEBHOOKS_PER_ACCOUNT } from '../webhooks/types';
 import { webhookPayloads } from '../contract/webhooks';
-import { E401, E405, E429, E500, err, keyed200, rateLimitHeaders, ref, security } from './openapi';
+import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, rateLimitHeaders, ref, security } from './openapi';
 
 const WEBHOOK_EXAMPLE = {
   id: 'wh_k3v9q2m7x1c8b5n4z6w0',
@@ -35,12 +35,10 @@ const DELIVERY_EXAMPLE = {
 };
 
 const E404 = err({ error: 'Not found', message: 'No webhook with this id in this account' }, 'No webhook with this id in this account (another account\'s answers the same)', 'NotFound');
-const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
 const E413 = err({ error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 }, 'Body over MAX_BODY_BYTES', 'TooLarge');
-const E503 = err({ error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' }, 'Every slot for request bodies over 1 MiB is taken: `Retry-After: 1`', 'ServiceUnavailable');
 const E400 = (examples: Record<string, unknown>) => ({
   description: 'Invalid input',
-  content: { 'application/json': { schema: ref('BadRequest'), examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: { error: 'Invalid request', message: v } }])) } },
+  content: { 'application/json': { schema: ref('BadRequest'), examples: examplesOf(Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { error: 'Invalid request', message: v }]))) } },
 });
 const BAD = {
   url: 'url: expected an http or https URL',
@@ -80,7 +78,7 @@ export const webhookDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete'
       '415': E415,
       '429': E429_WEBHOOKS,
       '500': E500,
-      '503': E503,
+      '503': E503_BODIES,
     },
   },
   list: {
@@ -109,7 +107,7 @@ export const webhookDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete'
       ...one('/webhooks/{id}', 'GET, PATCH, DELETE'),
       '413': E413,
       '415': E415,
-      '503': E503,
+      '503': E503_BODIES,
     },
   },
   delete: {

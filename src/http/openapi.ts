@@ -88,6 +88,15 @@ export const E429 = {
   ),
   headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
+/** Named examples (`{name: value}`) as an OpenAPI media type's `examples`. */
+export const examplesOf = (named: Record<string, unknown>) => Object.fromEntries(Object.entries(named).map(([k, v]) => [k, { value: v }]));
+/** The JSON routes' 415, and their 503 when every slot for bodies over 1 MiB is taken (body.ts). */
+export const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
+export const E503_BODIES = err(
+  { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
+  'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
+  'ServiceUnavailable',
+);
 export const json = (schema: ComponentName, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
@@ -316,7 +325,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       '202': asyncAccepted,
       ...checkErrors,
       '405': E405('/check', 'POST'),
-      '415': err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType'),
+      '415': E415,
     },
   },
   checkRaw: {
