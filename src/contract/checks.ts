@@ -53,12 +53,56 @@ export const CheckBody = t.Object({
     }),
   ),
   customUrls: t.Optional(t.Array(CustomUrl, { description: 'At most MAX_CUSTOM_URLS (default 10; more: 413 Too many custom URLs)' })),
+}, {
+  description: 'A member that is null is the same as one left out',
+  examples: [
+    {
+      proxies: ['203.0.113.7:8080', 'user:pass@198.51.100.2:3128', '192.0.2.10:1080:user:pass'],
+      type: 'http',
+      region: 'us1',
+      timeout: 2000,
+      jobId: 'my-job-1',
+      customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200], requiredText: 'Example Domain', caseSensitive: false }],
+    },
+  ],
 });
 export type CheckBodyType = Static<typeof CheckBody>;
+
+/**
+ * A custom URL rule as the routes read it: its `url` any string, which
+ * check-request.ts httpUrl checks (an http or https URL WHATWG parses; the
+ * `uri` format would refuse some it takes, a non-ASCII path for one).
+ */
+export const customUrlAsRead = () => t.Object({ ...CustomUrl.properties, url: t.String({ maxLength: CUSTOM_URL_MAX_LENGTH }) });
+
+/**
+ * POST /check's body as the route reads it (its declared `body`): CheckBody
+ * whose `proxies` entries are left to the parser, which counts an entry that
+ * is no string as an invalid line (the contract's rule); so the schema costs
+ * the same for 10 proxies as for 100 000. Its rules' URLs: customUrlAsRead.
+ */
+export const CheckBodyAsRead = t.Object(
+  {
+    ...CheckBody.properties,
+    proxies: t.Array(t.Unsafe<string>(t.Unknown()), { description: CheckBody.properties.proxies.description }),
+    customUrls: t.Optional(t.Array(customUrlAsRead(), { description: CheckBody.properties.customUrls.description })),
+  },
+  { description: CheckBody.description, examples: CheckBody.examples },
+);
 
 /** `async` on POST /check and /check-raw (docs/API.md "Checks that outlive their connection"). */
 const asyncParameter = () =>
   queryBoolean({ description: '`true`: the same as `Prefer: respond-async`; `false`: the synchronous answer whatever Prefer says' });
+
+/** The header of POST /check and /check-raw that asks for an asynchronous check (header names are case-insensitive; Elysia names them in lower case). */
+export const CheckHeaders = t.Object({
+  prefer: t.Optional(
+    t.String({ description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection', examples: ['respond-async'] }),
+  ),
+});
+
+/** POST /check-raw's body: the list as text, one proxy per line (read as text whatever its Content-Type). */
+export const CheckRawBody = t.String({ examples: ['203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n'] });
 
 /** POST /check's query. */
 export const CheckQuery = t.Object({ async: t.Optional(asyncParameter()) });

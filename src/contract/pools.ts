@@ -11,7 +11,7 @@ import { DEFAULT_INTERVAL_S, DEFAULT_PAGE_LIMIT, DEFAULT_POOL_LIMITS, DEFAULT_PO
 import { POOL_ID_PATTERN } from '../pools/pool-id';
 import { ANONYMITIES, PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES } from '../pools/query';
 import { DEFAULT_REGION } from './bounds';
-import { anonymity, CustomUrl, timeoutMs } from './checks';
+import { anonymity, CustomUrl, customUrlAsRead, timeoutMs } from './checks';
 import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, dateTimeOrNull, errorBody, exitFields, int0, oneOf, orNull, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN } from './common';
 import { TooManyRequests } from './errors';
 
@@ -200,7 +200,10 @@ export const PoolCreateBody = t.Object(
       }),
     ),
   },
-  { description: 'At least one of proxies, text, sources' },
+  {
+    description: 'At least one of proxies, text, sources',
+    examples: [{ name: 'scraper list', proxies: ['203.0.113.7:8080', 'user:pass@198.51.100.2:3128', '192.0.2.10:1080:user:pass'], type: 'http', interval_s: 600 }],
+  },
 );
 export type PoolCreate = Static<typeof PoolCreateBody>;
 
@@ -215,9 +218,36 @@ export const PoolPatchBody = t.Object(
     add: t.Optional(t.Array(t.String())),
     remove: t.Optional(t.Array(t.String())),
   },
-  { description: 'At least one field' },
+  { description: 'At least one field', examples: [{ state: 'paused' }] },
 );
 export type PoolPatch = Static<typeof PoolPatchBody>;
+
+/**
+ * The pool bodies as the routes read them (their declared `body`s): the
+ * shapes above, with what pool-request.ts checks itself left open: the
+ * address lists' entries (one that is no string is an invalid line), a
+ * name's length (counted in code points) and pattern, the URLs (httpUrl:
+ * the uri format refuses some it takes) and `interval_s` from this server's
+ * POOL_MIN_INTERVAL_S (`minIntervalS`; the document states the default).
+ */
+export function poolBodiesAsRead(minIntervalS: number) {
+  const interval = () => t.Optional(t.Integer({ minimum: minIntervalS, maximum: MAX_INTERVAL_S }));
+  const list = () => t.Optional(t.Array(t.Unknown()));
+  const source = t.Object({ ...PoolCreateBody.properties.sources.items.properties, url: t.String() });
+  // a target: /check's rule as read, its name left to pool-request.ts too
+  const targets = () => t.Optional(t.Array(t.Object({ ...customUrlAsRead().properties, name: t.Optional(t.String()) })));
+  return {
+    PoolCreateBody: t.Object({
+      ...PoolCreateBody.properties,
+      name: t.String(),
+      proxies: list(),
+      interval_s: interval(),
+      customUrls: targets(),
+      sources: t.Optional(t.Array(source, { maxItems: MAX_SOURCES })),
+    }),
+    PoolPatchBody: t.Object({ ...PoolPatchBody.properties, name: t.Optional(t.String()), interval_s: interval(), customUrls: targets(), add: list(), remove: list() }),
+  };
+}
 
 export const PoolTooManyRequests = t.Union([TooManyRequests, errorBody(t.Literal('Too many requests'), { limit: int0() })]);
 

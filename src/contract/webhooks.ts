@@ -70,14 +70,17 @@ export const WebhookDelivery = t.Object(
 export type WebhookDeliveryBody = Static<typeof WebhookDelivery>;
 export const WebhookDeliveryList = t.Object({ deliveries: t.Array(WebhookDelivery, { maxItems: MAX_DELIVERIES_LISTED }) }, closed);
 
-export const WebhookCreateBody = t.Object({
-  url: t.String({ maxLength: WEBHOOK_URL_MAX }),
-  events: t.Optional(t.Array(oneOf(WEBHOOK_EVENTS), { minItems: 1, uniqueItems: true, description: 'Default: the three pool events' })),
-  pools: t.Optional(pools()),
-});
+export const WebhookCreateBody = t.Object(
+  {
+    url: t.String({ maxLength: WEBHOOK_URL_MAX }),
+    events: t.Optional(t.Array(oneOf(WEBHOOK_EVENTS), { minItems: 1, uniqueItems: true, description: 'Default: the three pool events' })),
+    pools: t.Optional(pools()),
+  },
+  { examples: [{ url: 'https://hooks.example.com/proxycheck', events: ['pool.proxies_changed', 'check.completed'] }] },
+);
 export const WebhookPatchBody = t.Object(
   { url: t.Optional(t.String({ maxLength: WEBHOOK_URL_MAX })), events: t.Optional(events()), pools: t.Optional(pools()), state: t.Optional(oneOf(WEBHOOK_STATES)) },
-  { minProperties: 1 },
+  { minProperties: 1, examples: [{ state: 'enabled' }] },
 );
 export const WebhookTooManyRequests = t.Union([TooManyRequests, errorBody(t.Literal('Too many requests'), { limit: int0() })]);
 export const WebhookIdParams = t.Object({ id: t.String({ pattern: WEBHOOK_ID_PATTERN, description: 'The webhook\'s id' }) });

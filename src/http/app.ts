@@ -24,7 +24,8 @@ import { meRoutes } from './routes/me';
 import { checkRoutes } from './routes/check';
 import { poolRoutes } from './routes/pools';
 import { webhookRoutes } from './routes/webhooks';
-import { LargeBodyGate } from './body';
+import { LargeBodyGate, releaseBody } from './body';
+import { checking, refusal, settled } from './refusals';
 import { checkJobRoutes } from './routes/checks';
 import { docsRoutes } from './routes/docs';
 import { resultRoutes } from './routes/results';
@@ -64,15 +65,22 @@ export function createApp(deps: AppDeps, extra: ExtraRoutes[] = []) {
   // one gate for every body over 1 MiB (limits.maxLargeBodies at once), whichever route reads it
   const bodies = new LargeBodyGate(deps.limits.maxLargeBodies);
   // production mode and a JSON 500 for errors Bun itself catches (serve-options.ts)
-  let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log) })
+  let app = new Elysia({ name: 'proxycheck', serve: serveOptions(log), normalize: false })
     .onRequest(({ request, set }) => {
       // every response carries the request id (Elysia merges `set.headers` into returned Responses and the 101 upgrade)
       set.headers[REQUEST_ID_HEADER] = markStart(request, log);
     })
     .onError(({ code, error, request, path }) => {
-      const err = toApiError(code, error, requestLog(request, log), { method: request.method, path });
+      releaseBody(request); // a body's slot held past the parse hook (body.ts readHeldBody)
+      // the one mapping of a route's schema refusing a request onto the contract's fixed 400 bodies (refusals.ts)
+      const refused = code === 'VALIDATION' ? error : checking(request) && error instanceof TypeError ? { type: 'request', value: undefined } : null;
+      const err = refused !== null ? refusal(request, refused) : toApiError(code, error, requestLog(request, log), { method: request.method, path });
       markStatus(request, err.status);
       return apiErrorResponse(err, requestIdOf(request));
+    })
+    // past the routes' schemas (refusals.ts): an error from here on is the handler's
+    .onBeforeHandle({ as: 'global' }, ({ request }) => {
+      settled(request);
     })
     // a route that returns a Response object: its own status is the one answered (`set.status` never sees it)
     .onAfterHandle({ as: 'global' }, ({ request, responseValue }) => {

@@ -116,6 +116,34 @@ export async function withBodyText<T>(
   }
 }
 
+const heldSlots = new WeakMap<Request, () => void>();
+
+/**
+ * For a route's parse hook (the schema is checked after it, the handler's
+ * ordered checks after that): reads the body like withBodyText, but the slot
+ * of a large body stays held, for `request`, until releaseBody(request)
+ * (the handler once it has validated it, or the app's onError).
+ */
+export async function readHeldBody(request: Request, limits: { maxBytes: number; gate: LargeBodyGate }): Promise<string> {
+  try {
+    return await readBodyText(request, limits.maxBytes, {
+      bytes: limits.gate.largeBytes,
+      onLarge: () => {
+        heldSlots.set(request, limits.gate.enter());
+      },
+    });
+  } catch (err) {
+    releaseBody(request);
+    throw err;
+  }
+}
+
+/** Gives back the slot readHeldBody took for `request`, if any (once). */
+export function releaseBody(request: Request): void {
+  heldSlots.get(request)?.();
+  heldSlots.delete(request);
+}
+
 /** application/json or any application/*+json, parameters ignored. */
 export function isJsonContentType(contentType: string | null): boolean {
   if (contentType === null) return false;

@@ -51,9 +51,8 @@
  *   requiredText optional, at most 1024 chars; caseSensitive defaults to false.
  *   /check-raw takes no custom URLs.
  */
-import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { CheckBody } from '../contract/checks';
+import { CheckBodyAsRead, type CheckBodyType } from '../contract/checks';
 import { JOB_ID } from '../job-id';
 import { invalidJobId, invalidRegion, invalidRequest, invalidTimeout, invalidType, noValidProxies, tooManyCustomUrls, tooManyProxies } from './api-errors';
 import type { CustomUrlRule } from '../probe/types';
@@ -88,11 +87,10 @@ import {
 export const DEFAULT_TYPE: CheckType = 'http';
 
 /**
- * The contract's POST /check body, compiled once; `proxies`' entries are left
- * to the parser, which counts an entry that is no string as an invalid line
- * (the contract's rule), so the check costs the same for 10 proxies as for 100 000.
+ * The contract's POST /check body as the route reads it, compiled once
+ * (contract/checks.ts CheckBodyAsRead: `proxies`' entries are the parser's).
  */
-const CHECK_BODY = TypeCompiler.Compile(Type.Object({ ...CheckBody.properties, proxies: Type.Array(Type.Unknown()) }));
+const CHECK_BODY = TypeCompiler.Compile(CheckBodyAsRead);
 
 /**
  * DECISIONS defaults: /check 2000 ms; /check-raw 5000 ms for http, 3000 ms for
@@ -225,8 +223,15 @@ function parseProxies(input: string | readonly unknown[], type: CheckType, opts:
  * say: `null` for an absent field.
  */
 export function validateCheckJson(body: unknown, opts: CheckRequestOptions): CheckRequest {
-  if (!CHECK_BODY.Check(body)) return validateCheckJsonOrdered(body, opts);
-  // 2 (3-5 hold by the schema), 6, 6b, 7-8: the order of the ordered checks
+  return CHECK_BODY.Check(body) ? checkRequestOfBody(body, opts) : validateCheckJsonOrdered(body, opts);
+}
+
+/**
+ * POST /check for a body the compiled schema has accepted (the route's
+ * declared `body`, or validateCheckJson): only the checks a schema cannot
+ * make. 2 (3-5 hold by the schema), 6, 6b, 7-8: the order of the ordered checks.
+ */
+export function checkRequestOfBody(body: CheckBodyType, opts: CheckRequestOptions): CheckRequest {
   const r = checkRegion(body.region, opts);
   const t = body.type ?? DEFAULT_TYPE;
   const rules = body.customUrls ?? [];
@@ -317,6 +322,13 @@ export function booleanQueryValue(query: URLSearchParams, name: string): boolean
 
 /** POST /check-raw: the body as text, the query parameters region, type, timeout, samples, https, jobId (all of them, repeats included). */
 export function validateCheckRaw(text: string, query: URLSearchParams, opts: CheckRequestOptions): CheckRequest {
+  const o = checkRawQuery(query, opts);
+  // 7-8
+  return build('check-raw', parseProxies(text, o.type, opts), o);
+}
+
+/** POST /check-raw's query alone, steps 1-5 (no custom URLs on this route): the request's options, or the first failure's 400. */
+export function checkRawQuery(query: URLSearchParams, opts: CheckRequestOptions): RequestOptions {
   // 1. shape
   const region = singleQueryValue(query, 'region');
   const type = singleQueryValue(query, 'type');
@@ -324,7 +336,7 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
   const samplesText = singleQueryValue(query, 'samples');
   const jobId = singleQueryValue(query, 'jobId');
 
-  // 2-5 (no custom URLs on this route)
+  // 2-5
   const r = checkRegion(region, opts);
   const t = checkType(type);
   let timeoutMs = defaultTimeoutMs('check-raw', t);
@@ -334,8 +346,5 @@ export function validateCheckRaw(text: string, query: URLSearchParams, opts: Che
   }
   const samples = samplesText === undefined ? DEFAULT_SAMPLES : checkSamples(/^[0-9]+$/.test(samplesText) ? Number(samplesText) : NaN);
   const https = httpsOfQuery(query, opts);
-  const id = checkJobId(jobId);
-
-  // 7-8
-  return build('check-raw', parseProxies(text, t, opts), { region: r, type: t, timeoutMs, samples, https, jobId: id, customUrls: [] });
+  return { region: r, type: t, timeoutMs, samples, https, jobId: checkJobId(jobId), customUrls: [] };
 }

@@ -98,8 +98,12 @@ export function toApiError(code: string | number, error: unknown, log: Logger, c
   switch (code) {
     case 'NOT_FOUND':
       return notFound(`No route ${ctx.method} ${ctx.path}`);
-    case 'PARSE':
+    case 'PARSE': {
+      // a route's own parse hook (the key and the 415 / 413 gates before its schema: refusals.ts) threw: Elysia wraps it
+      const cause = error instanceof Error ? error.cause : undefined;
+      if (cause instanceof Error && !(cause instanceof SyntaxError)) return toApiError('UNKNOWN', cause, log, ctx);
       return invalidRequest('body: malformed request body');
+    }
     case 'VALIDATION':
       // Schemas are not used for validation (pure validators are), but never leak one if it happens.
       return invalidRequest('request: invalid input');

@@ -1,12 +1,13 @@
 /**
- * The OpenAPI content of the pools (src/http/routes/pools.ts): one operation
- * object per route with example bodies (as document paths: poolPaths), the
- * Pools tag, and withPools(), which docs.ts applies to the document of
- * openapi.ts. The shapes are the contract's (src/contract/pools.ts).
+ * The OpenAPI content of the pools (src/http/routes/pools.ts): each route's
+ * `detail` (poolDocs: descriptions, answers with examples; the plugin writes
+ * the path parameter and the bodies from the routes' schemas), the Pools
+ * tag, and withPools(), which docs.ts applies to the document of openapi.ts
+ * (the proxies listing's path: poolPaths). The shapes are the contract's (src/contract/pools.ts).
  */
 import type { DocumentDecoration } from 'elysia';
 import { POOL_CSV_COLUMNS } from '../pools/render';
-import { E401, E405, E429, E500, err, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
+import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
 import { PoolIdParams, PoolProxiesQuery } from '../contract/pools';
 
 const POOL_EXAMPLE = {
@@ -51,21 +52,14 @@ const PROXY_EXAMPLE = {
   next_check_at: '2026-11-22T10:19:41.000Z',
 };
 
-const idParam = parametersOf(PoolIdParams, 'path');
 const E404 = err({ error: 'Not found', message: 'No pool with this id in this account' }, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
-const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
-const E503 = err(
-  { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
-  'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
-  'ServiceUnavailable',
-);
 const E400 = (examples: Record<string, unknown>) => ({
   description: 'Invalid input',
-  content: { 'application/json': { schema: ref('BadRequest'), examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: v }])) } },
+  content: { 'application/json': { schema: ref('BadRequest'), examples: examplesOf(examples) } },
 });
 const E413 = (examples: Record<string, unknown>) => ({
   description: 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs',
-  content: { 'application/json': { schema: ref('TooLarge'), examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: v }])) } },
+  content: { 'application/json': { schema: ref('TooLarge'), examples: examplesOf(examples) } },
 });
 const E429_POOLS = {
   ...E429,
@@ -93,7 +87,7 @@ const BAD = {
   type: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] },
 };
 
-const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', DocumentDecoration> = {
+export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', DocumentDecoration> = {
   create: {
     operationId: 'createPool',
     tags: ['Pools'],
@@ -101,15 +95,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     description:
       'A pool is re-checked on a schedule: new proxies at once, working ones every `interval_s`, failing ones backing off (doubling, at most a day), each round charged one check per proxy checked. Creating a pool charges nothing. `sources` are list URLs fetched every `every_s` seconds; their addresses join the pool. Invalid and duplicate entries are counted in `submitted` as /check counts them.',
     security,
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: ref('PoolCreateBody'),
-          example: { name: 'scraper list', proxies: ['203.0.113.7:8080', 'user:pass@198.51.100.2:3128', '192.0.2.10:1080:user:pass'], type: 'http', interval_s: 600 },
-        },
-      },
-    },
     responses: {
       '201': { ...keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }, 'The new pool'), headers: { ...rateLimitHeaders, Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
       '400': E400(BAD),
@@ -119,7 +104,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
       '415': E415,
       '429': E429_POOLS,
       '500': E500,
-      '503': E503,
+      '503': E503_BODIES,
     },
   },
   list: {
@@ -134,7 +119,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     tags: ['Pools'],
     summary: 'One pool',
     security,
-    parameters: idParam,
     responses: { '200': keyed200('Pool', POOL_EXAMPLE, 'The pool'), '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
   },
   update: {
@@ -144,8 +128,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     description:
       'Any of `name, interval_s, timeout, https, state, customUrls, add, remove`, applied in one transaction: settings and state, then `remove`, then `add` (a request may make room and fill it), then the limits (over one: nothing of the request stays). `state: "paused"` pauses it for its owner; `"active"` resumes it (overdue proxies are spread over one interval). A shorter `interval_s` brings due times within the new interval.',
     security,
-    parameters: idParam,
-    requestBody: { required: true, content: { 'application/json': { schema: ref('PoolPatchBody'), example: { state: 'paused' } } } },
     responses: {
       '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }, 'The pool after the change'),
       '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove' }, none: BAD.none }),
@@ -156,7 +138,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
       '415': E415,
       '429': E429,
       '500': E500,
-      '503': E503,
+      '503': E503_BODIES,
     },
   },
   delete: {
@@ -164,7 +146,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     tags: ['Pools'],
     summary: 'Delete a pool (its proxies and history go with it)',
     security,
-    parameters: idParam,
     responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
   },
   proxies: {
@@ -173,7 +154,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
     summary: 'The pool\'s proxies: working now, filtered, sorted, paged; json, txt or csv',
     description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else (\`scheme=true\`: \`<protocol>://[user:pass@]host:port\`); \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. txt and csv without \`limit\` list every match, streamed; with \`limit\`, one page whose next cursor is the \`X-Next-Cursor\` header (absent on the last page). json pages: 100 by default, 10 000 at most.`,
     security,
-    parameters: [...idParam, ...parametersOf(PoolProxiesQuery, 'query')],
+    parameters: [...parametersOf(PoolIdParams, 'path'), ...parametersOf(PoolProxiesQuery, 'query')],
     responses: {
       '200': {
         description: 'One page',
@@ -197,17 +178,15 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', D
 export const POOLS_TAG = { name: 'Pools', description: 'Proxies kept checked on a schedule: working now, uptime, latency (charged one check per proxy checked per round)' };
 
 /**
- * The operations as document paths. The routes are hidden from the plugin's
- * generator (it would replace these path and query parameters with a bare
- * `id`), as /result/{name} is in openapi.ts.
+ * The proxies listing as a document path: the plugin writes the other pool
+ * routes' operations from their schemas, but it would write this one's
+ * query with its enums as bare `enum`s (their descriptions dropped), so the
+ * route is hidden and its parameters are the contract's PoolProxiesQuery,
+ * as parametersOf gives them (POST /check-raw's query is written the same way).
  */
-export const poolPaths = {
-  '/pools': { post: ops.create, get: ops.list },
-  '/pools/{id}': { get: ops.get, patch: ops.update, delete: ops.delete },
-  '/pools/{id}/proxies': { get: ops.proxies },
-};
+export const poolPaths = { '/pools/{id}/proxies': { get: poolDocs.proxies } };
 
-/** The document of openapi.ts with the pools' paths and tag (their schemas are the contract's, src/contract/pools.ts). */
+/** The document of openapi.ts with the pools' tag and the proxies listing's path (their schemas are the contract's, src/contract/pools.ts). */
 export function withPools<D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown> }>(doc: D): D {
   return {
     ...doc,

@@ -1,14 +1,15 @@
 /**
- * The OpenAPI content of the webhooks (src/http/routes/webhooks.ts): one
- * operation per route with example bodies (document paths: webhookPaths),
+ * The OpenAPI content of the webhooks (src/http/routes/webhooks.ts): each
+ * route's `detail` (webhookDocs: descriptions, answers with examples; its
+ * path parameter and body the plugin writes from the route's schemas),
  * the Webhooks tag, the events your URL receives (OpenAPI 3.1 `webhooks`;
  * their payloads, like every schema, are the contract's: src/contract/webhooks.ts),
  * and withWebhooks(), which docs.ts applies to the document after withPools().
  */
 import type { DocumentDecoration } from 'elysia';
 import { MAX_DELIVERIES_LISTED, MAX_WEBHOOKS_PER_ACCOUNT } from '../webhooks/types';
-import { WebhookIdParams, webhookPayloads } from '../contract/webhooks';
-import { E401, E405, E429, E500, err, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
+import { webhookPayloads } from '../contract/webhooks';
+import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, rateLimitHeaders, ref, security } from './openapi';
 
 const WEBHOOK_EXAMPLE = {
   id: 'wh_k3v9q2m7x1c8b5n4z6w0',
@@ -33,14 +34,11 @@ const DELIVERY_EXAMPLE = {
   next_attempt_at: null,
 };
 
-const idParam = parametersOf(WebhookIdParams, 'path');
 const E404 = err({ error: 'Not found', message: 'No webhook with this id in this account' }, 'No webhook with this id in this account (another account\'s answers the same)', 'NotFound');
-const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
 const E413 = err({ error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 }, 'Body over MAX_BODY_BYTES', 'TooLarge');
-const E503 = err({ error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' }, 'Every slot for request bodies over 1 MiB is taken: `Retry-After: 1`', 'ServiceUnavailable');
 const E400 = (examples: Record<string, unknown>) => ({
   description: 'Invalid input',
-  content: { 'application/json': { schema: ref('BadRequest'), examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { value: { error: 'Invalid request', message: v } }])) } },
+  content: { 'application/json': { schema: ref('BadRequest'), examples: examplesOf(Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { error: 'Invalid request', message: v }]))) } },
 });
 const BAD = {
   url: 'url: expected an http or https URL',
@@ -63,7 +61,7 @@ const E429_WEBHOOKS = {
 };
 const one = (path: string, methods: string) => ({ '401': E401, '404': E404, '405': E405(path, methods), '429': E429, '500': E500 });
 
-const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'rotate' | 'deliveries', DocumentDecoration> = {
+export const webhookDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'rotate' | 'deliveries', DocumentDecoration> = {
   create: {
     operationId: 'createWebhook',
     tags: ['Webhooks'],
@@ -71,10 +69,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     description:
       'Each delivery is `POST url` with `{type, timestamp, data}` and the headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256>`). Verify it with any Standard Webhooks library and the `secret`, which is shown only in this answer (and by rotate-secret). Retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (+-10 %); a webhook with no success for 3 days of attempts is disabled.',
     security,
-    requestBody: {
-      required: true,
-      content: { 'application/json': { schema: ref('WebhookCreateBody'), example: { url: 'https://hooks.example.com/proxycheck', events: ['pool.proxies_changed', 'check.completed'] } } },
-    },
     responses: {
       '201': { ...keyed200('WebhookCreated', { ...WEBHOOK_EXAMPLE, last_success_at: null, secret: SECRET_EXAMPLE }, 'The new webhook and its secret (shown only here)'), headers: { ...rateLimitHeaders, Location: { description: '/webhooks/{id}', schema: { type: 'string' as const } } } },
       '400': E400(BAD),
@@ -84,7 +78,7 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
       '415': E415,
       '429': E429_WEBHOOKS,
       '500': E500,
-      '503': E503,
+      '503': E503_BODIES,
     },
   },
   list: {
@@ -99,7 +93,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     tags: ['Webhooks'],
     summary: 'One webhook',
     security,
-    parameters: idParam,
     responses: { '200': keyed200('Webhook', WEBHOOK_EXAMPLE, 'The webhook'), ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
   },
   update: {
@@ -108,15 +101,13 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     summary: 'Change a webhook: url, events, pools, or enable / disable it',
     description: '`state: "enabled"` after it was disabled clears `disabled_reason`; its waiting deliveries go out again.',
     security,
-    parameters: idParam,
-    requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookPatchBody'), example: { state: 'enabled' } } } },
     responses: {
       '200': keyed200('Webhook', WEBHOOK_EXAMPLE, 'The webhook after the change'),
       '400': E400({ none: 'body: expected at least one of url, events, pools, state', ...BAD }),
       ...one('/webhooks/{id}', 'GET, PATCH, DELETE'),
       '413': E413,
       '415': E415,
-      '503': E503,
+      '503': E503_BODIES,
     },
   },
   delete: {
@@ -124,7 +115,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     tags: ['Webhooks'],
     summary: 'Delete a webhook (its deliveries go with it)',
     security,
-    parameters: idParam,
     responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
   },
   test: {
@@ -133,7 +123,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     summary: 'Send a webhook.test event now',
     description: 'Written to the outbox and sent at once, retried like any message; see GET /webhooks/{id}/deliveries.',
     security,
-    parameters: idParam,
     responses: { '202': keyed200('WebhookTestSent', { id: WEBHOOK_EXAMPLE.id, event: 'webhook.test' }, 'Queued'), ...one('/webhooks/{id}/test', 'POST') },
   },
   rotate: {
@@ -141,7 +130,6 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     tags: ['Webhooks'],
     summary: 'A new signing secret; the old one stops signing at once',
     security,
-    parameters: idParam,
     responses: { '200': keyed200('WebhookSecret', { id: WEBHOOK_EXAMPLE.id, secret: SECRET_EXAMPLE }, 'The new secret (shown only here)'), ...one('/webhooks/{id}/rotate-secret', 'POST') },
   },
   deliveries: {
@@ -149,21 +137,11 @@ const ops: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'ro
     tags: ['Webhooks'],
     summary: `The webhook's deliveries, newest first (at most ${MAX_DELIVERIES_LISTED}), with their attempts`,
     security,
-    parameters: idParam,
     responses: { '200': keyed200('WebhookDeliveryList', { deliveries: [DELIVERY_EXAMPLE] }, 'Newest first'), ...one('/webhooks/{id}/deliveries', 'GET') },
   },
 };
 
 export const WEBHOOKS_TAG = { name: 'Webhooks', description: 'Pool changes and finished async checks pushed to your URL, signed with Standard Webhooks' };
-
-/** The operations as document paths (the routes are hidden from the plugin's generator, as the pools' are). */
-export const webhookPaths = {
-  '/webhooks': { post: ops.create, get: ops.list },
-  '/webhooks/{id}': { get: ops.get, patch: ops.update, delete: ops.delete },
-  '/webhooks/{id}/test': { post: ops.test },
-  '/webhooks/{id}/rotate-secret': { post: ops.rotate },
-  '/webhooks/{id}/deliveries': { get: ops.deliveries },
-};
 
 const delivery = (type: keyof typeof webhookPayloads, summary: string, example: unknown): Record<string, unknown> => ({
   post: {
@@ -215,12 +193,11 @@ export const webhookEvents = {
   }),
 };
 
-/** The document with the webhooks' paths, tag and events (`webhooks`); their schemas are the contract's (src/contract/webhooks.ts). */
+/** The document with the webhooks' tag and events (`webhooks`; the routes' operations are generated from them, with webhookDocs as their `detail`); their schemas are the contract's (src/contract/webhooks.ts). */
 export function withWebhooks<D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown> }>(doc: D): D {
   return {
     ...doc,
     tags: [...doc.tags, WEBHOOKS_TAG],
-    paths: { ...doc.paths, ...webhookPaths },
     webhooks: webhookEvents,
   };
 }

@@ -12,8 +12,7 @@ import { JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 import type { TObject } from '@sinclair/typebox';
 import { componentSchemas, type ComponentName } from '../contract';
-import { CheckQuery, CheckRawQuery, ResultParams, ResultQuery } from '../contract/checks';
-import { JobIdParams } from '../contract/jobs';
+import { CheckHeaders, CheckRawQuery } from '../contract/checks';
 import { WsQuery } from '../contract/ws';
 
 /** A reference to one of the contract's schemas (src/contract). */
@@ -89,6 +88,15 @@ export const E429 = {
   ),
   headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
 };
+/** Named examples (`{name: value}`) as an OpenAPI media type's `examples`. */
+export const examplesOf = (named: Record<string, unknown>) => Object.fromEntries(Object.entries(named).map(([k, v]) => [k, { value: v }]));
+/** The JSON routes' 415, and their 503 when every slot for bodies over 1 MiB is taken (body.ts). */
+export const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
+export const E503_BODIES = err(
+  { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
+  'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
+  'ServiceUnavailable',
+);
 export const json = (schema: ComponentName, example: unknown, description: string) => ({
   description,
   content: { 'application/json': { schema: ref(schema), example } },
@@ -214,15 +222,8 @@ const asyncAccepted = {
   },
   content: { 'application/json': { schema: ref('CheckAccepted'), example: acceptedExample } },
 };
-/** The header that asks for an asynchronous check; `async` is in the routes' query schemas. */
-const preferParameter = {
-  name: 'Prefer',
-  in: 'header' as const,
-  required: false,
-  schema: { type: 'string' as const },
-  example: 'respond-async',
-  description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection',
-};
+/** The header that asks for an asynchronous check (POST /check declares it: contract/checks.ts CheckHeaders). */
+const preferParameter = { ...parametersOf(CheckHeaders, 'query')[0], name: 'Prefer', in: 'header' as const };
 const checkJobExample = {
   jobId: 'my-job-1',
   status: 'completed',
@@ -263,7 +264,7 @@ const meExample = {
   usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
 };
 
-export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw' | 'checkJob' | 'cancelCheckJob', DocumentDecoration> = {
+export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw' | 'checkJob' | 'cancelCheckJob' | 'result', DocumentDecoration> = {
   regions: {
     tags: ['Service'],
     summary: 'List regions',
@@ -319,29 +320,12 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
     security,
-    parameters: [preferParameter, ...parametersOf(CheckQuery, 'query')],
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: ref('CheckBody'),
-          example: {
-            proxies: ['203.0.113.7:8080', 'user:pass@198.51.100.2:3128', '192.0.2.10:1080:user:pass'],
-            type: 'http',
-            region: 'us1',
-            timeout: 2000,
-            jobId: 'my-job-1',
-            customUrls: [{ url: 'https://example.com/', requiredStatusCodes: [200], requiredText: 'Example Domain', caseSensitive: false }],
-          },
-        },
-      },
-    },
     responses: {
       '200': keyed200('CheckResponse', checkResponseExample, 'Check response'),
       '202': asyncAccepted,
       ...checkErrors,
       '405': E405('/check', 'POST'),
-      '415': err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType'),
+      '415': E415,
     },
   },
   checkRaw: {
@@ -351,7 +335,6 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
     security,
     parameters: [...parametersOf(CheckRawQuery, 'query'), preferParameter],
-    requestBody: { required: true, content: { 'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' } } },
     responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
   },
   checkJob: {
@@ -360,7 +343,6 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
     security,
-    parameters: parametersOf(JobIdParams, 'path'),
     responses: {
       '200': keyed200('CheckJob', checkJobExample, 'The job'),
       '400': E400JobId,
@@ -377,7 +359,6 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
     security,
-    parameters: parametersOf(JobIdParams, 'path'),
     responses: {
       '204': { description: 'Cancelled; the checks not performed are refunded', headers: rateLimitHeaders },
       '400': E400JobId,
@@ -397,14 +378,37 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       },
     },
   },
+  result: {
+    operationId: 'getResultByName',
+    tags: ['Checks'],
+    summary: 'Download a result file (signed link)',
+    description:
+      'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
+    responses: {
+      '200': {
+        description: 'The result, in the form the extension names',
+        content: {
+          'application/json': { schema: ref('ResultFile') },
+          'text/csv': {
+            schema: { type: 'string' },
+            example:
+              'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
+          },
+          'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
+        },
+      },
+      '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
+      '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
+      '405': E405('/result/{name}', 'GET'),
+      '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
+    },
+  },
 };
 
 /**
- * Operations the plugin cannot describe from the routes themselves, merged
- * over the generated paths (documentation.paths): the WebSocket route (the
- * plugin would list it under a non-OpenAPI method "ws"), the result
- * downloads (the route is hidden from the generator: it would replace these
- * query parameters with its own path parameter). The admin API is not here:
+ * The operation the plugin cannot describe from its route, merged over the
+ * generated paths (documentation.paths): the WebSocket route (the plugin
+ * would list it under a non-OpenAPI method "ws"). The admin API is not here:
  * it has its own listener (src/admin/app.ts; docs/API.md "Operators").
  */
 const paths = {
@@ -425,34 +429,7 @@ const paths = {
       },
     },
   },
-  '/result/{name}': {
-    get: {
-      operationId: 'getResultByName',
-      tags: ['Checks'],
-      summary: 'Download a result file (signed link)',
-      description:
-        'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
-      parameters: [...parametersOf(ResultParams, 'path'), ...parametersOf(ResultQuery, 'query')],
-      responses: {
-        '200': {
-          description: 'The result, in the form the extension names',
-          content: {
-            'application/json': { schema: ref('ResultFile') },
-            'text/csv': {
-              schema: { type: 'string' },
-              example:
-                'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
-            },
-            'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
-          },
-        },
-        '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
-        '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
-        '405': E405('/result/{name}', 'GET'),
-        '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
-      },
-    },
-  },
+
 };
 
 

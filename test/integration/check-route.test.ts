@@ -129,3 +129,80 @@ describe('large bodies: limits.maxLargeBodies at once', () => {
     expect(ran).toHaveLength(3);
   });
 });
+
+describe('POST /check: the route declares its body (the contract\'s schema, checked by Elysia before the handler)', () => {
+  const send = (body: string, headers: Record<string, string>) => app.handle(new Request(BASE + '/check', { method: 'POST', body, headers }));
+
+  test('a body the schema refuses is answered with the ordered checks\' exact 400, and no check runs', async () => {
+    const cases: [unknown, Record<string, unknown>][] = [
+      [{ proxies: ['1.2.3.4:80'], timeout: 'fast' }, { error: 'Invalid timeout', message: 'timeout must be an integer number of milliseconds from 1000 to 20000', min: 1000, max: 20000 }],
+      [{ proxies: ['1.2.3.4:80'], timeout: 999 }, { error: 'Invalid timeout', message: 'timeout must be an integer number of milliseconds from 1000 to 20000', min: 1000, max: 20000 }],
+      [{ proxies: ['1.2.3.4:80'], type: 'socks6' }, { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] }],
+      [{ proxies: 'x' }, { error: 'Invalid request', message: 'proxies: expected an array of strings' }],
+      [[], { error: 'Invalid request', message: 'body: expected a JSON object' }],
+      [null, { error: 'Invalid request', message: 'body: expected a JSON object' }],
+      ['proxies', { error: 'Invalid request', message: 'body: expected a JSON object' }],
+      [{ proxies: ['1.2.3.4:80'], samples: 11 }, { error: 'Invalid request', message: 'samples: expected an integer from 1 to 10' }],
+      [{ proxies: ['1.2.3.4:80'], customUrls: [{ url: 'http://a.example/', caseSensitive: 'yes' }] }, { error: 'Invalid request', message: 'customUrls[0].caseSensitive: expected a boolean' }],
+    ];
+    for (const [body, answer] of cases) {
+      const r = await post('/check', JSON.stringify(body), 'application/json');
+      expect(r).toEqual({ status: 400, body: answer });
+    }
+    expect(ran).toHaveLength(0);
+  });
+
+  test('null is the same as absent, and an entry that is not a string is an invalid line (not a 400)', async () => {
+    const r = await post('/check', JSON.stringify({ proxies: ['1.2.3.4:80', 7, null], unknown: { x: null }, timeout: null, type: null, customUrls: [{ url: 'http://a.example/', requiredText: null }] }), 'application/json');
+    expect(r.status).toBe(200);
+    expect(ran.map((q) => [q.proxies.length, q.totalInvalid, q.timeoutMs, q.type, q.customUrls])).toEqual([
+      [1, 2, 2000, 'http', [{ url: 'http://a.example/', requiredStatusCodes: [200], caseSensitive: false }]],
+    ]);
+  });
+
+  test('a custom URL the ordered checks take is taken, whatever the uri format says (a non-ASCII path)', async () => {
+    const r = await post('/check', JSON.stringify({ proxies: ['1.2.3.4:80'], customUrls: [{ url: 'http://a.example/ü' }] }), 'application/json');
+    expect(r.status).toBe(200);
+    expect(ran[0]!.customUrls.map((u) => u.url)).toEqual(['http://a.example/ü']);
+  });
+
+  test('the contract\'s order holds ahead of the schema: 401, then 415, then the 400', async () => {
+    const bad = JSON.stringify({ proxies: 'x', timeout: 'fast' });
+    expect((await send(bad, { 'content-type': 'text/plain' })).status).toBe(401);
+    expect((await send(bad, { 'x-api-key': 'pc_wrong', 'content-type': 'application/json' })).status).toBe(401);
+    expect((await send(bad, { 'x-api-key': KEY, 'content-type': 'text/plain' })).status).toBe(415);
+    expect((await send('{"proxies": [', { 'x-api-key': KEY, 'content-type': 'application/json' })).status).toBe(400);
+    expect((await send(bad, { 'x-api-key': KEY, 'content-type': 'application/json', prefer: 'respond-async' })).status).toBe(400);
+    expect(ran).toHaveLength(0);
+  });
+});
+
+describe('a hostile value where the schema refuses it (Elysia cannot build its validation error: a member named toString)', () => {
+  test('still the ordered checks\' exact 400, never a 500', async () => {
+    const r = await post('/check', JSON.stringify({ proxies: ['1.2.3.4:80'], region: { toString: 0 } }), 'application/json');
+    expect(r).toEqual({ status: 400, body: { error: 'Invalid request', message: 'region: expected a string' } });
+    const t = await post('/check', JSON.stringify({ proxies: { valueOf: 1, toString: 0 } }), 'application/json');
+    expect(t).toEqual({ status: 400, body: { error: 'Invalid request', message: 'proxies: expected an array of strings' } });
+    expect(ran).toHaveLength(0);
+  });
+});
+
+describe('GET and DELETE /checks/{jobId} declare their path parameter', () => {
+  test('the key first (401), then a jobId the schema refuses: 400 Invalid jobId', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      expect((await app.handle(new Request(`${BASE}/checks/x`, { method }))).status).toBe(401);
+      const r = await app.handle(new Request(`${BASE}/checks/x`, { method, headers: { 'x-api-key': KEY } }));
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: string }).error).toBe('Invalid jobId');
+    }
+  });
+});
+
+describe('declared queries stay open: a parameter the contract does not name is ignored, as before', () => {
+  test('POST /check?foo=1&async=false', async () => {
+    const r = await post('/check?foo=1&async=false', JSON.stringify({ proxies: ['1.2.3.4:80'] }), 'application/json');
+    expect(r.status).toBe(200);
+    expect(ran).toHaveLength(1);
+    expect((await post('/check?async=maybe', JSON.stringify({ proxies: ['1.2.3.4:80'] }), 'application/json')).status).toBe(400);
+  });
+});

@@ -43,6 +43,19 @@ const link = (resultId: string, ext: ResultExt, expiresAt = Math.floor(Date.now(
 const get = (url: string) => app.handle(new Request(url));
 
 describe('GET /result/<id>.<ext>', () => {
+  test('the route declares its path parameter and query; what they refuse is answered in the link\'s order: 404 name, 403 token', async () => {
+    const good = new URL(link(stored, 'json'));
+    const without = new URL(good);
+    without.searchParams.delete('token');
+    expect((await get(without.toString())).status).toBe(403);
+    const letters = new URL(good);
+    letters.searchParams.set('expires', 'soon');
+    expect((await get(letters.toString())).status).toBe(403);
+    const name = new URL(without.toString().replace(`${stored}.json`, 'not-a-result.json'));
+    expect((await get(name.toString())).status).toBe(404);
+    expect((await get(`${good.toString()}&unknown=1`)).status).toBe(200);
+  });
+
   test('a bad or expired token never reaches the store', async () => {
     opened.length = 0;
     const bad = new URL(link(stored, 'json'));

@@ -148,5 +148,22 @@ for (const [name, open] of DRIVERS) {
       expect(wrong.headers.get('allow')).toBe('GET, PATCH, DELETE');
       expect((await req('GET', `/webhooks/${id}/test`, { key: 'theirs' })).status).toBe(405);
     });
+
+    test('the routes declare their schemas, the contract\'s order holds ahead of them: 401, then 404 for an id that cannot be a webhook\'s, then 415 / the body\'s exact 400; null is absent', async () => {
+      const id = (await req('GET', '/webhooks', { key: 'theirs' })).body.webhooks[0].id as string;
+      const nf = { status: 404, body: { error: 'Not found', message: 'No webhook with this id in this account' } };
+      expect((await req('GET', '/webhooks/not-an-id')).status).toBe(401);
+      expect((await req('PATCH', '/webhooks/not-an-id', { json: { events: 'x' } })).status).toBe(401);
+      expect(await req('PATCH', '/webhooks/not-an-id', { key: 'theirs', body: 'x', type: 'text/plain' })).toMatchObject(nf);
+      expect(await req('DELETE', '/webhooks/not-an-id', { key: 'theirs' })).toMatchObject(nf);
+      expect((await req('PATCH', `/webhooks/${id}`, { key: 'theirs', body: 'x', type: 'text/plain' })).status).toBe(415);
+      expect(await req('PATCH', `/webhooks/${id}`, { key: 'theirs', json: {} })).toMatchObject({ status: 400, body: bad('body: expected at least one of url, events, pools, state') });
+      expect(await req('PATCH', `/webhooks/${id}`, { key: 'theirs', json: { events: 'x' } })).toMatchObject({ status: 400 });
+      expect(await req('POST', '/webhooks', { key: 'theirs', json: [] })).toMatchObject({ status: 400, body: bad('body: expected a JSON object') });
+      const changed = await req('PATCH', `/webhooks/${id}`, { key: 'theirs', json: { url: null, events: null, state: 'disabled' } });
+      expect(changed).toMatchObject({ status: 200, body: { state: 'disabled' } });
+      expect((await req('PATCH', `/webhooks/${id}`, { key: 'theirs', json: { pools: null, state: 'enabled' } })).body).toMatchObject({ pools: null, state: 'enabled' });
+      expect((await req('PATCH', `/webhooks/${id}`, { key: 'theirs', json: { state: 'enabled', colour: 'blue' } })).status).toBe(200); // a member the contract does not name is ignored
+    });
   });
 }

@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { ApiError, payloadTooLarge, tooManyLargeBodies } from '../../src/http/api-errors';
-import { LARGE_BODY_RETRY_AFTER_S, LargeBodyGate, readBodyText, withBodyText } from '../../src/http/body';
+import { LARGE_BODY_RETRY_AFTER_S, LargeBodyGate, readBodyText, readHeldBody, releaseBody, withBodyText } from '../../src/http/body';
 
 const URL_ = 'http://127.0.0.1/check-raw';
 
@@ -220,6 +220,30 @@ describe('withBodyText: large bodies take a slot', () => {
     const gate = new LargeBodyGate(1, 100);
     const { stream } = streamOf([enc('x'.repeat(150)), enc('x'.repeat(150))]);
     expect((await rejection(withBodyText(post(stream), { maxBytes: 200, gate }, () => 0))).status).toBe(413);
+    expect(gate.busy).toBe(0);
+  });
+});
+
+describe('readHeldBody: the slot of a large body is held for the request until releaseBody', () => {
+  const post = (body: string) => new Request(URL_, { method: 'POST', body });
+
+  test('held after the read, given back once by releaseBody; a small body takes none', async () => {
+    const gate = new LargeBodyGate(1, 10);
+    const r = post('x'.repeat(11));
+    expect(await readHeldBody(r, { maxBytes: 100, gate })).toBe('x'.repeat(11));
+    expect(gate.busy).toBe(1);
+    expect(() => gate.enter()).toThrow(ApiError);
+    releaseBody(r);
+    releaseBody(r);
+    expect(gate.busy).toBe(0);
+    await readHeldBody(post('small'), { maxBytes: 100, gate });
+    expect(gate.busy).toBe(0);
+  });
+
+  test('a body refused while it is read (413) gives its slot back at once', async () => {
+    const gate = new LargeBodyGate(1, 10);
+    const r = new Request(URL_, { method: 'POST', body: streamOf([new Uint8Array(20), new Uint8Array(200)]).stream, duplex: 'half' } as RequestInit);
+    await expect(readHeldBody(r, { maxBytes: 100, gate })).rejects.toEqual(payloadTooLarge(100));
     expect(gate.busy).toBe(0);
   });
 });

@@ -17,31 +17,40 @@ import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { docs } from '../openapi';
 import { markAccount } from '../request-log';
+import { orderedChecksOf } from '../refusals';
+import { JobIdParams } from '../../contract/jobs';
 
+type Account = Awaited<ReturnType<typeof authenticate>>;
+
+/** The routes declare their path parameter (the contract's JobIdParams); the key is looked up first (the transform hook), a jobId the schema refuses is 400 Invalid jobId (refusals.ts). */
 export function checkJobRoutes(deps: AppDeps) {
-  const begin = async (request: Request, set: { headers: Record<string, unknown> }, jobId: string) => {
+  const accounts = new WeakMap<Request, Account>();
+  const keyed = async ({ request, set, params }: { request: Request; set: { headers: Record<string, unknown> }; params: Record<string, string | undefined> }) => {
     const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
     markAccount(request, account.id);
     setRateLimitHeaders(set, account);
-    if (!isJobId(jobId)) throw invalidJobId();
-    return account;
+    accounts.set(request, account);
+    orderedChecksOf(request, {
+      params: () => {
+        if (!isJobId(params.jobId ?? '')) throw invalidJobId();
+      },
+    });
   };
-  return new Elysia({ name: 'check-job-routes' })
+  const owner = (request: Request): Account => accounts.get(request)!;
+  return new Elysia({ name: 'check-job-routes', normalize: false })
     .get(
       '/checks/:jobId',
-      async ({ request, params, set }) => {
-        const account = await begin(request, set, params.jobId);
-        const view = await deps.jobs.status(account.id, params.jobId, deps.now());
+      async ({ request, params }) => {
+        const view = await deps.jobs.status(owner(request).id, params.jobId, deps.now());
         if (view === null) throw jobNotFound(params.jobId);
         return jsonResponse(200, view);
       },
-      { detail: docs.checkJob },
+      { transform: keyed, params: JobIdParams, detail: docs.checkJob },
     )
     .delete(
       '/checks/:jobId',
-      async ({ request, params, set }) => {
-        const account = await begin(request, set, params.jobId);
-        const out = await deps.jobs.cancel(account.id, params.jobId, deps.now());
+      async ({ request, params }) => {
+        const out = await deps.jobs.cancel(owner(request).id, params.jobId, deps.now());
         if (out.ok) {
           return new Response(null, { status: 204 });
         }
@@ -49,6 +58,6 @@ export function checkJobRoutes(deps: AppDeps) {
         if (out.reason === 'ended') throw jobNotRunning(params.jobId, out.status);
         throw jobNodeUnreachable();
       },
-      { detail: docs.cancelCheckJob },
+      { transform: keyed, params: JobIdParams, detail: docs.cancelCheckJob },
     );
 }

@@ -40,26 +40,32 @@
  * next cursor is in `X-Next-Cursor` (absent on the last page), so a scraper
  * can page through them too.
  *
- * The routes are hidden from the OpenAPI generator: their operations are the
- * document paths of openapi-pools.ts (poolPaths).
+ * The routes declare their schemas (src/contract/pools.ts: the `id` path
+ * parameter, the POST and PATCH bodies as read: poolBodiesAsRead, with this
+ * server's POOL_MIN_INTERVAL_S), and the OpenAPI plugin writes those parts
+ * of their operations (openapi-pools.ts poolDocs the rest); the key and the
+ * gates before them are keyed-hooks.ts's, a refused id is the 404, a refused
+ * body pool-request.ts's exact 400. GET .../proxies is hidden from the
+ * plugin (its query is pool-proxies-query.ts's, documented by poolPaths).
  */
 import { Elysia } from 'elysia';
-import { invalidRequest, poolNotFound, unsupportedMediaType } from '../api-errors';
+import { invalidRequest, poolNotFound } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
-import { setRateLimitHeaders } from '../account-rate-limit';
-import { authenticate } from '../auth';
-import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '../body';
+import { LargeBodyGate } from '../body';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
+import { keyedHooks } from '../keyed-hooks';
+import { open } from '../refusals';
 import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
 import { validateProxiesQuery } from '../pool-proxies-query';
-import { markAccount } from '../request-log';
+import { poolDocs } from '../openapi-pools';
 import { isPoolId } from '../../pools/pool-id';
 import { poolCsvHeader, textRows, type TextPageOptions } from '../../pools/render';
 import { poolProxyObject, type PoolObject } from '../../pools/shape';
 import { balanceWarnings, type BalanceWarning } from '../../pools/balance-warning';
 import { decodeCursor } from '../../pools/cursor';
 import type { PoolProxiesListing } from '../../pools/store';
+import { PoolIdParams, poolBodiesAsRead } from '../../contract/pools';
 
 type ProxiesPage = PoolProxiesListing['page'];
 
@@ -115,67 +121,55 @@ interface Submitted {
 }
 
 export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.limits.maxLargeBodies)) {
-  const body = { maxBytes: deps.limits.maxBodyBytes, gate: bodies };
   const options = (): PoolRequestOptions => ({ limits: deps.pools.limits, maxCustomUrls: deps.limits.maxCustomUrls, acceptedRegions: ACCEPTED_REGIONS });
-  const owner = async (request: Request, set: { headers: Record<string, unknown> }) => {
-    const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
-    markAccount(request, account.id);
-    setRateLimitHeaders(set, account); // on every answer from here on, errors included
-    return account;
-  };
   const poolId = (id: string | undefined): string => {
     if (id === undefined || !isPoolId(id)) throw poolNotFound();
     return id;
   };
+  const { keyed, jsonParse, validated, owner } = keyedHooks(deps, { maxBytes: deps.limits.maxBodyBytes, gate: bodies }, poolId);
   /** balance_runs_out when the pool's schedule costs more a day than the account has (balance-warning.ts). */
   const warningsOf = async (accountId: string, pool: PoolObject): Promise<BalanceWarning[]> => {
     const b = await deps.accounts.balance?.(accountId, deps.now());
     if (b === undefined || b === null) return [];
     return balanceWarnings({ proxies: pool.counts.total, intervalS: pool.interval_s, balance: b.checks, unlimited: b.unlimited, paused: pool.state === 'paused' });
   };
-  const jsonBody = async <T>(request: Request, validate: (json: unknown) => T): Promise<T> => {
-    if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
-    return withBodyText(request, body, (text) => validate(parseJsonBody(text)));
-  };
+  const create = (json: unknown) => validatePoolCreate(json, options());
+  const patchOf = (json: unknown) => validatePoolPatch(json, options());
+  // by name: the document's request bodies are $refs to the contract's components, what Elysia checks is the bodies as read
+  const read = poolBodiesAsRead(deps.pools.limits.minIntervalS);
+  const models = { PoolCreateBody: open(read.PoolCreateBody), PoolPatchBody: open(read.PoolPatchBody) };
+  const byId = { params: PoolIdParams };
 
-  return new Elysia({ name: 'pool-routes' })
+  return new Elysia({ name: 'pool-routes', normalize: false })
+    .model(models)
     .post(
       '/pools',
-      async ({ request, set }) => {
-        const account = await owner(request, set);
-        const req = await jsonBody(request, (json) => validatePoolCreate(json, options()));
+      async ({ request }) => {
+        const account = owner(request);
+        const req = validated(request, create);
         const made = await deps.pools.create(account.id, req);
         const submitted: Submitted = { added: made.added, removed: 0, total_invalid: req.totalInvalid, total_duplicates: req.totalDuplicates };
         const warnings = await warningsOf(account.id, made.pool);
         return jsonResponse(201, { ...made.pool, submitted, warnings }, { location: `/pools/${made.pool.id}` });
       },
-      { parse: 'none', detail: { hide: true } },
+      { parse: jsonParse(models.PoolCreateBody, create), body: 'PoolCreateBody', detail: poolDocs.create },
     )
-    .get(
-      '/pools',
-      async ({ request, set }) => {
-        const account = await owner(request, set);
-        return jsonResponse(200, { pools: await deps.pools.list(account.id) });
-      },
-      { detail: { hide: true } },
-    )
+    .get('/pools', async ({ request }) => jsonResponse(200, { pools: await deps.pools.list(owner(request).id) }), { transform: keyed, detail: poolDocs.list })
     .get(
       '/pools/:id',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        const pool = await deps.pools.get(account.id, poolId(params.id));
+      async ({ request, params }) => {
+        const pool = await deps.pools.get(owner(request).id, params.id);
         if (pool === null) throw poolNotFound();
         return jsonResponse(200, pool);
       },
-      { detail: { hide: true } },
+      { transform: keyed, ...byId, detail: poolDocs.get },
     )
     .patch(
       '/pools/:id',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        const id = poolId(params.id);
-        const patch = await jsonBody(request, (json) => validatePoolPatch(json, options()));
-        const u = await deps.pools.update(account.id, id, patch);
+      async ({ request, params }) => {
+        const account = owner(request);
+        const patch = validated(request, patchOf);
+        const u = await deps.pools.update(account.id, params.id, patch);
         if (u === null) throw poolNotFound();
         const submitted: Submitted = {
           added: u.added,
@@ -186,22 +180,21 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const warnings = await warningsOf(account.id, u.pool);
         return jsonResponse(200, { ...u.pool, submitted, warnings });
       },
-      { parse: 'none', detail: { hide: true } },
+      { parse: jsonParse(models.PoolPatchBody, patchOf), ...byId, body: 'PoolPatchBody', detail: poolDocs.update },
     )
     .delete(
       '/pools/:id',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        if (!(await deps.pools.delete(account.id, poolId(params.id)))) throw poolNotFound();
+      async ({ request, params }) => {
+        if (!(await deps.pools.delete(owner(request).id, params.id))) throw poolNotFound();
         return new Response(null, { status: 204 });
       },
-      { parse: 'none', detail: { hide: true } },
+      { parse: 'none', transform: keyed, ...byId, detail: poolDocs.delete },
     )
     .get(
       '/pools/:id/proxies',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        const id = poolId(params.id);
+      async ({ request, params }) => {
+        const account = owner(request);
+        const id = params.id;
         const query = validateProxiesQuery(new URL(request.url).searchParams);
         const listing = await deps.pools.proxies(account.id, id, query);
         if (listing === null) throw poolNotFound();
@@ -222,6 +215,6 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const more = (cursor: string) => deps.pools.proxies(account.id, id, { ...query, cursor: decodeCursor(cursor) });
         return new Response(allPages(head, listing.page, more, opts), { status: 200, headers });
       },
-      { detail: { hide: true } },
+      { transform: keyed, ...byId, detail: { hide: true } },
     );
 }

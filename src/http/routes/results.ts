@@ -15,7 +15,7 @@
  * Results come from the result store
  * (src/results/store.ts); this route knows no file layout.
  */
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import { ServiceError } from '../../errors';
 import { HTTP_ERROR_CODES } from '../../error-codes';
 import { forbidden, linkExpired, notFound } from '../api-errors';
@@ -23,6 +23,9 @@ import { booleanQueryValue } from '../check-request';
 import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
 import type { AppDeps } from '../context';
+import { docs } from '../openapi';
+import { open, orderedChecksOf } from '../refusals';
+import { ResultParams, ResultQuery } from '../../contract/checks';
 
 /** A valid link whose file is gone: retention (by age or by the disk cap) is the likely reason, and its settings say how long files stay. */
 export const RESULT_GONE_MESSAGE = 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)';
@@ -51,21 +54,27 @@ function textStream(gen: AsyncGenerator<string>): ReadableStream<Uint8Array> {
 export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
   const { secret, store } = deps.results;
   if (secret === '') throw new ServiceError(HTTP_ERROR_CODES.RESULT_SECRET_MISSING, 'result routes need a non-empty result-link secret');
-  return new Elysia({ name: 'result-routes' }).get(
+  /** The link's checks in their order: the name (404), the token (403), its expiry (410). */
+  const checkLink = (request: Request, name: string) => {
+    const parsed = parseResultName(name);
+    if (parsed === null) throw notFound('No such result');
+    const q = new URL(request.url).searchParams;
+    const verdict = verifyResultLink({
+      resultId: parsed.resultId,
+      token: q.get('token'),
+      expires: q.get('expires'),
+      secret,
+      now: Math.floor(deps.now().getTime() / 1000),
+    });
+    if (verdict === 'bad_token') throw forbidden('The result link token is not valid');
+    if (verdict === 'expired') throw linkExpired();
+    return { parsed, q };
+  };
+  // the route declares its path parameter and query (the contract's); one they refuse is answered by checkLink (refusals.ts)
+  return new Elysia({ name: 'result-routes', normalize: false }).get(
     '/result/:name',
     async ({ params, request }) => {
-      const parsed = parseResultName(params.name);
-      if (parsed === null) throw notFound('No such result');
-      const q = new URL(request.url).searchParams;
-      const verdict = verifyResultLink({
-        resultId: parsed.resultId,
-        token: q.get('token'),
-        expires: q.get('expires'),
-        secret,
-        now: Math.floor(deps.now().getTime() / 1000),
-      });
-      if (verdict === 'bad_token') throw forbidden('The result link token is not valid');
-      if (verdict === 'expired') throw linkExpired();
+      const { parsed, q } = checkLink(request, params.name);
       const scheme = booleanQueryValue(q, 'scheme') ?? false;
       const result = await store.open(parsed.resultId);
       if (result === null) throw notFound(RESULT_GONE_MESSAGE);
@@ -79,6 +88,15 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
       if (parsed.ext === 'json') return new Response(result.stream(), { headers });
       return new Response(textStream(convertResult(parsed.ext, result.stream(), { scheme })), { headers });
     },
-    { detail: { hide: true } },
+    {
+      transform: ({ request, params }) => {
+        const refused = () => checkLink(request, params.name ?? '');
+        orderedChecksOf(request, { params: refused, query: refused });
+      },
+      params: ResultParams,
+      // `expires` as the query carries it, its digits (Elysia does not read the contract's integer from a query string)
+      query: open(t.Object({ ...ResultQuery.properties, expires: t.String({ pattern: '^[1-9][0-9]{0,11}$', description: 'Unix seconds' }) })),
+      detail: docs.result,
+    },
   );
 }

@@ -19,42 +19,39 @@
  * for a URL whose name resolves to a private address (unless
  * ALLOW_PRIVATE_TARGETS) -> 429 with `limit` past 10 endpoints -> the answer.
  *
- * Hidden from the OpenAPI generator: their operations are the document
- * paths of openapi-webhooks.ts.
+ * The routes declare their schemas (src/contract/webhooks.ts: the `id` path
+ * parameter, the POST and PATCH bodies; the OpenAPI plugin writes those parts
+ * of their operations, openapi-webhooks.ts the rest). The key is looked up
+ * before Elysia checks them: in the parse hook of a route with a body (with
+ * the 404 of an id that cannot be a webhook's, 415, 413, malformed JSON), in
+ * the transform hook of the others. A part the schema refuses is answered by
+ * the ordered checks (refusals.ts): an id, 404; a body, webhook-request.ts's
+ * exact 400. The handler runs those checks on the body as parsed.
  */
 import { Elysia } from 'elysia';
-import { invalidRequest, serviceUnavailable, tooManyWebhooks, unsupportedMediaType, webhookNotFound } from '../api-errors';
-import { setRateLimitHeaders } from '../account-rate-limit';
-import { authenticate } from '../auth';
-import { isJsonContentType, LargeBodyGate, parseJsonBody, withBodyText } from '../body';
+import { invalidRequest, serviceUnavailable, tooManyWebhooks, webhookNotFound } from '../api-errors';
+import { LargeBodyGate } from '../body';
 import type { AppDeps, WebhooksPort } from '../context';
 import { jsonResponse } from '../errors';
-import { markAccount } from '../request-log';
+import { keyedHooks } from '../keyed-hooks';
+import { open } from '../refusals';
 import { validateWebhookCreate, validateWebhookPatch, type WebhookRequestOptions } from '../webhook-request';
+import { webhookDocs } from '../openapi-webhooks';
 import { isWebhookId } from '../../webhooks/seal';
 import { TEST_EVENT } from '../../webhooks/types';
+import { WebhookCreateBody, WebhookIdParams, WebhookPatchBody } from '../../contract/webhooks';
 
 export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyGate(deps.limits.maxLargeBodies)) {
   const opts: WebhookRequestOptions = { allowPrivateTargets: deps.webhooks?.allowPrivateTargets ?? false };
-  const body = { maxBytes: deps.limits.maxBodyBytes, gate: bodies };
   const port = (): WebhooksPort => {
     if (deps.webhooks === undefined) throw serviceUnavailable('Webhooks are not available on this server');
     return deps.webhooks;
-  };
-  const owner = async (request: Request, set: { headers: Record<string, unknown> }) => {
-    const account = await authenticate(request.headers, (k) => deps.accounts.findByApiKey(k));
-    markAccount(request, account.id);
-    setRateLimitHeaders(set, account);
-    return account;
   };
   const webhookId = (id: string | undefined): string => {
     if (id === undefined || !isWebhookId(id)) throw webhookNotFound();
     return id;
   };
-  const jsonBody = async <T>(request: Request, validate: (json: unknown) => T): Promise<T> => {
-    if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType('application/json');
-    return withBodyText(request, body, (text) => validate(parseJsonBody(text)));
-  };
+  const { keyed, jsonParse, validated, owner } = keyedHooks(deps, { maxBytes: deps.limits.maxBodyBytes, gate: bodies }, webhookId);
   /** The checks that need the database or DNS: the pools are the account's, the URL's name is not private. */
   const checkTargets = async (accountId: string, url: string | undefined, pools: string[] | null | undefined): Promise<void> => {
     if (pools !== undefined && pools !== null) {
@@ -66,90 +63,80 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
       if (refused !== null) throw invalidRequest(`url: ${refused}`);
     }
   };
+  const create = (json: unknown) => validateWebhookCreate(json, opts);
+  const patchOf = (json: unknown) => validateWebhookPatch(json, opts);
+  const byId = { params: WebhookIdParams };
 
-  return new Elysia({ name: 'webhook-routes' })
+  return new Elysia({ name: 'webhook-routes', normalize: false })
+    .model({ WebhookCreateBody: open(WebhookCreateBody), WebhookPatchBody: open(WebhookPatchBody) }) // by name: the document's request bodies are $refs to the contract's
     .post(
       '/webhooks',
-      async ({ request, set }) => {
-        const account = await owner(request, set);
-        const req = await jsonBody(request, (json) => validateWebhookCreate(json, opts));
+      async ({ request }) => {
+        const account = owner(request);
+        const req = validated(request, create);
         await checkTargets(account.id, req.url, req.pools);
         const made = await port().create(account.id, req);
         if (made === 'limit') throw tooManyWebhooks(port().maxPerAccount);
         return jsonResponse(201, { ...made.webhook, secret: made.secret }, { location: `/webhooks/${made.webhook.id}` });
       },
-      { parse: 'none', detail: { hide: true } },
+      { parse: jsonParse(WebhookCreateBody, create), body: 'WebhookCreateBody', detail: webhookDocs.create },
     )
-    .get(
-      '/webhooks',
-      async ({ request, set }) => {
-        const account = await owner(request, set);
-        return jsonResponse(200, { webhooks: await port().list(account.id) });
-      },
-      { detail: { hide: true } },
-    )
+    .get('/webhooks', async ({ request }) => jsonResponse(200, { webhooks: await port().list(owner(request).id) }), { transform: keyed, detail: webhookDocs.list })
     .get(
       '/webhooks/:id',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        const w = await port().get(account.id, webhookId(params.id));
+      async ({ request, params }) => {
+        const w = await port().get(owner(request).id, params.id);
         if (w === null) throw webhookNotFound();
         return jsonResponse(200, w);
       },
-      { detail: { hide: true } },
+      { transform: keyed, ...byId, detail: webhookDocs.get },
     )
     .patch(
       '/webhooks/:id',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        const id = webhookId(params.id);
-        const patch = await jsonBody(request, (json) => validateWebhookPatch(json, opts));
+      async ({ request, params }) => {
+        const account = owner(request);
+        const id = params.id;
+        const patch = validated(request, patchOf);
         if ((await port().get(account.id, id)) === null) throw webhookNotFound();
         await checkTargets(account.id, patch.url, patch.pools);
         const w = await port().update(account.id, id, patch);
         if (w === null) throw webhookNotFound();
         return jsonResponse(200, w);
       },
-      { parse: 'none', detail: { hide: true } },
+      { parse: jsonParse(WebhookPatchBody, patchOf), ...byId, body: 'WebhookPatchBody', detail: webhookDocs.update },
     )
     .delete(
       '/webhooks/:id',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        if (!(await port().delete(account.id, webhookId(params.id)))) throw webhookNotFound();
+      async ({ request, params }) => {
+        if (!(await port().delete(owner(request).id, params.id))) throw webhookNotFound();
         return new Response(null, { status: 204 });
       },
-      { parse: 'none', detail: { hide: true } },
+      { parse: 'none', transform: keyed, ...byId, detail: webhookDocs.delete },
     )
     .post(
       '/webhooks/:id/test',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        const id = webhookId(params.id);
-        if (!(await port().test(account.id, id))) throw webhookNotFound();
-        return jsonResponse(202, { id, event: TEST_EVENT });
+      async ({ request, params }) => {
+        if (!(await port().test(owner(request).id, params.id))) throw webhookNotFound();
+        return jsonResponse(202, { id: params.id, event: TEST_EVENT });
       },
-      { parse: 'none', detail: { hide: true } },
+      { parse: 'none', transform: keyed, ...byId, detail: webhookDocs.test },
     )
     .post(
       '/webhooks/:id/rotate-secret',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        const id = webhookId(params.id);
-        const secret = await port().rotateSecret(account.id, id);
+      async ({ request, params }) => {
+        const secret = await port().rotateSecret(owner(request).id, params.id);
         if (secret === null) throw webhookNotFound();
-        return jsonResponse(200, { id, secret });
+        return jsonResponse(200, { id: params.id, secret });
       },
-      { parse: 'none', detail: { hide: true } },
+      { parse: 'none', transform: keyed, ...byId, detail: webhookDocs.rotate },
     )
     .get(
       '/webhooks/:id/deliveries',
-      async ({ request, params, set }) => {
-        const account = await owner(request, set);
-        const list = await port().deliveries(account.id, webhookId(params.id));
+      async ({ request, params }) => {
+        const list = await port().deliveries(owner(request).id, params.id);
         if (list === null) throw webhookNotFound();
         return jsonResponse(200, { deliveries: list });
       },
-      { detail: { hide: true } },
+      { transform: keyed, ...byId, detail: webhookDocs.deliveries },
     );
 }
