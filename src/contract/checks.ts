@@ -11,7 +11,7 @@ import {
   CUSTOM_URL_MAX_LENGTH, DEFAULT_REGION, DEFAULT_SAMPLES, MAX_STATUS_CODES, REQUIRED_TEXT_MAX_LENGTH, SAMPLES_MAX, SAMPLES_MIN, TIMEOUT_MAX_MS, TIMEOUT_MIN_MS,
 } from './bounds';
 import {
-  AUTO_ORDER, checkType, closed, CodeMessage, counts, exitFields, int0, oneOf, orNull, PERCENT_PATTERN, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN, SECONDS_PATTERN,
+  AUTO_ORDER, checkType, closed, CodeMessage, counts, exitFields, int0, oneOf, orNull, PERCENT_PATTERN, queryOneOf, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN, SECONDS_PATTERN,
 } from './common';
 
 export const CustomUrl = t.Object({
@@ -94,9 +94,9 @@ export const CheckBodyAsRead = t.Object(
 const asyncParameter = () =>
   queryBoolean({ description: '`true`: the same as `Prefer: respond-async`; `false`: the synchronous answer whatever Prefer says' });
 
-/** The header of POST /check and /check-raw that asks for an asynchronous check (header names are case-insensitive; Elysia names them in lower case). */
+/** The header of POST /check and /check-raw that asks for an asynchronous check (named as RFC 7240 writes it; names are case-insensitive: async-check.ts reads it). */
 export const CheckHeaders = t.Object({
-  prefer: t.Optional(
+  Prefer: t.Optional(
     t.String({ description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection', examples: ['respond-async'] }),
   ),
 });
@@ -110,7 +110,7 @@ export const CheckQuery = t.Object({ async: t.Optional(asyncParameter()) });
 /** POST /check-raw's query (the body is the list as text). */
 export const CheckRawQuery = t.Object({
   region: t.Optional(t.String({ default: DEFAULT_REGION })),
-  type: t.Optional(checkType({ default: 'http' })),
+  type: t.Optional(queryOneOf(CHECK_TYPES, { default: 'http' })),
   timeout: t.Optional(timeoutMs({ description: 'Default 5000 (http, auto) or 3000 (socks4, socks5)' })),
   samples: t.Optional(
     t.Integer({ minimum: SAMPLES_MIN, maximum: SAMPLES_MAX, default: DEFAULT_SAMPLES, description: 'An extension: probes per proxy, each on a fresh connection; one check charged per sample' }),

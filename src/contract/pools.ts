@@ -12,7 +12,8 @@ import { POOL_ID_PATTERN } from '../pools/pool-id';
 import { ANONYMITIES, PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES } from '../pools/query';
 import { DEFAULT_REGION } from './bounds';
 import { anonymity, CustomUrl, customUrlAsRead, timeoutMs } from './checks';
-import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, dateTimeOrNull, errorBody, exitFields, int0, oneOf, orNull, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN } from './common';
+import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, dateTimeOrNull, errorBody, exitFields, int0, oneOf, orNull, ProxyAddress, proxyType, queryBoolean, queryOneOf, RESPONSE_TIME_PATTERN } from './common';
+import { PROXY_TYPES } from '../proxy/types';
 import { TooManyRequests } from './errors';
 
 /** A pool's name: not blank, no control characters (pool-request.ts checks it with this pattern). */
@@ -261,17 +262,17 @@ export const MAX_LATENCY_QUERY_MS = 2_147_483_647;
 
 /** GET /pools/{id}/proxies (src/http/pool-proxies-query.ts checks it). */
 export const PoolProxiesQuery = t.Object({
-  status: t.Optional(oneOf(QUERY_STATUSES, { default: 'working' })),
+  status: t.Optional(queryOneOf(QUERY_STATUSES, { default: 'working' })),
   country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166 alpha-2' })),
-  anonymity: t.Optional(oneOf(ANONYMITIES)),
-  type: t.Optional(proxyType({ description: 'The proxy\'s type, or one of the protocols it passed' })),
+  anonymity: t.Optional(queryOneOf(ANONYMITIES)),
+  type: t.Optional(queryOneOf(PROXY_TYPES, { description: 'The proxy\'s type, or one of the protocols it passed' })),
   https: t.Optional(queryBoolean()),
   max_latency_ms: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LATENCY_QUERY_MS, description: 'On latency_p50_ms' })),
   min_uptime: t.Optional(t.String({ pattern: MIN_UPTIME_PATTERN, description: 'A number from 0 to 1 (at most 9 decimals), on uptime.h24' })),
-  sort: t.Optional(oneOf(PROXY_SORTS, { default: 'latency', description: 'latency: fastest first; uptime: highest first; checked: most recently checked first' })),
+  sort: t.Optional(queryOneOf(PROXY_SORTS, { default: 'latency', description: 'latency: fastest first; uptime: highest first; checked: most recently checked first' })),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })),
   cursor: t.Optional(t.String({ description: 'next_cursor (or X-Next-Cursor) of the previous page, with the same sort' })),
-  format: t.Optional(oneOf(PROXY_FORMATS, { default: 'json' })),
+  format: t.Optional(queryOneOf(PROXY_FORMATS, { default: 'json' })),
   scheme: t.Optional(
     queryBoolean({ default: 'false', description: 'txt: each line as <protocol>://[user:pass@]host:port (the pool\'s type, or the protocol an auto pool found)' }),
   ),

@@ -2,13 +2,12 @@
  * The OpenAPI content of the pools (src/http/routes/pools.ts): each route's
  * `detail` (poolDocs: descriptions, answers with examples; the plugin writes
  * the path parameter and the bodies from the routes' schemas), the Pools
- * tag, and withPools(), which docs.ts applies to the document of openapi.ts
- * (the proxies listing's path: poolPaths). The shapes are the contract's (src/contract/pools.ts).
+ * tag, and withPools(), which docs.ts applies to the document of openapi.ts.
+ * The shapes are the contract's (src/contract/pools.ts).
  */
 import type { DocumentDecoration } from 'elysia';
 import { POOL_CSV_COLUMNS } from '../pools/render';
-import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
-import { PoolIdParams, PoolProxiesQuery } from '../contract/pools';
+import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, rateLimitHeaders, ref, security } from './openapi';
 
 const POOL_EXAMPLE = {
   id: 'k3v9q2m7x1c8b5n4z6w0',
@@ -154,7 +153,6 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
     summary: 'The pool\'s proxies: working now, filtered, sorted, paged; json, txt or csv',
     description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else (\`scheme=true\`: \`<protocol>://[user:pass@]host:port\`); \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. txt and csv without \`limit\` list every match, streamed; with \`limit\`, one page whose next cursor is the \`X-Next-Cursor\` header (absent on the last page). json pages: 100 by default, 10 000 at most.`,
     security,
-    parameters: [...parametersOf(PoolIdParams, 'path'), ...parametersOf(PoolProxiesQuery, 'query')],
     responses: {
       '200': {
         description: 'One page',
@@ -177,20 +175,10 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
 
 export const POOLS_TAG = { name: 'Pools', description: 'Proxies kept checked on a schedule: working now, uptime, latency (charged one check per proxy checked per round)' };
 
-/**
- * The proxies listing as a document path: the plugin writes the other pool
- * routes' operations from their schemas, but it would write this one's
- * query with its enums as bare `enum`s (their descriptions dropped), so the
- * route is hidden and its parameters are the contract's PoolProxiesQuery,
- * as parametersOf gives them (POST /check-raw's query is written the same way).
- */
-export const poolPaths = { '/pools/{id}/proxies': { get: poolDocs.proxies } };
-
-/** The document of openapi.ts with the pools' tag and the proxies listing's path (their schemas are the contract's, src/contract/pools.ts). */
+/** The document of openapi.ts with the pools' tag (the routes' schemas are the contract's, src/contract/pools.ts). */
 export function withPools<D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown> }>(doc: D): D {
   return {
     ...doc,
     tags: [...doc.tags, POOLS_TAG],
-    paths: { ...doc.paths, ...poolPaths },
   };
 }

@@ -3,34 +3,36 @@
  * WebSocket channel) and one operation object per route: descriptions,
  * example bodies for every answer, and which of the contract's schemas each
  * answers with. The schemas themselves (components.schemas, the routes'
- * parameters through parametersOf) are the contract's (src/contract): none is
+ * parameters: parameterDescriptions) are the contract's (src/contract): none is
  * written here. Route files attach these as `detail`; the @elysiajs/openapi
  * plugin assembles them at /docs/json.
  */
 import type { DocumentDecoration } from 'elysia';
 import { JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
-import type { TObject } from '@sinclair/typebox';
 import { componentSchemas, type ComponentName } from '../contract';
-import { CheckHeaders, CheckRawQuery } from '../contract/checks';
 import { WsQuery } from '../contract/ws';
 
 /** A reference to one of the contract's schemas (src/contract). */
 export const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
 
-/** The document's parameters of a route from the contract's query or path schema: one per property, its description beside its schema. */
-export function parametersOf(schema: TObject, where: 'query' | 'path') {
-  return Object.entries(schema.properties).map(([name, property]) => {
-    const { description, examples, ...rest } = JSON.parse(JSON.stringify(property)) as { description?: string; examples?: unknown[] };
-    return {
-      name,
-      in: where,
-      required: schema.required?.includes(name) ?? false,
-      schema: rest,
-      ...(description === undefined ? {} : { description }),
-      ...(examples === undefined ? {} : { example: examples[0] }),
-    };
-  });
+type Parameter = { description?: string; example?: unknown; schema?: { description?: string; examples?: unknown[] } };
+/**
+ * The plugin writes a route's declared parameters (path, query, header) with
+ * the contract's description and examples inside their schema, where
+ * OpenAPI readers (Swagger UI) show the parameter's own: moved there, in
+ * place (the plugin serves the document it built once).
+ */
+export function parameterDescriptions(doc: { paths?: Record<string, Record<string, { parameters?: Parameter[] }>> }): void {
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const p of Object.values(item).flatMap((op) => op.parameters ?? [])) {
+      const { description, examples, ...schema } = p.schema ?? {};
+      if (description === undefined && examples === undefined) continue;
+      p.schema = schema;
+      if (description !== undefined) p.description ??= description;
+      if (examples !== undefined) p.example ??= examples[0];
+    }
+  }
 }
 
 export const err = (example: Record<string, unknown>, description: string, schema: ComponentName = 'Error') => ({
@@ -222,8 +224,6 @@ const asyncAccepted = {
   },
   content: { 'application/json': { schema: ref('CheckAccepted'), example: acceptedExample } },
 };
-/** The header that asks for an asynchronous check (POST /check declares it: contract/checks.ts CheckHeaders). */
-const preferParameter = { ...parametersOf(CheckHeaders, 'query')[0], name: 'Prefer', in: 'header' as const };
 const checkJobExample = {
   jobId: 'my-job-1',
   status: 'completed',
@@ -334,7 +334,6 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
     security,
-    parameters: [...parametersOf(CheckRawQuery, 'query'), preferParameter],
     responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
   },
   checkJob: {
@@ -420,7 +419,8 @@ const paths = {
       description:
         'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (a quarter of `WS_MAX_PER_ACCOUNT`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).' +
         ' With `pool` instead of `jobId`: the events of the key\'s pool (`{pool, event, at, proxy?, counts}`, event one of proxy.up, proxy.down, round.completed, pool.paused, pool.resumed; docs/API.md "GET /ws?pool={id}"), one JSON text message each; a key is required (401 without), a pool that is not the key\'s account\'s is 404 (unknown, malformed and another account\'s alike); closed with 1000 `pool deleted` when the pool is deleted, 1013 over the caps or for a slow reader.',
-      parameters: parametersOf(WsQuery, 'query'),
+      // the route's query (the plugin does not describe the ws route); parameterDescriptions lifts their descriptions as for the others
+      parameters: Object.entries(WsQuery.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
       responses: {
         '101': { description: 'Switching Protocols: the WebSocket is open; messages follow the ProgressMessage schema' },
         '400': err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'jobId missing or malformed', 'InvalidJobId'),

@@ -45,8 +45,8 @@
  * server's POOL_MIN_INTERVAL_S), and the OpenAPI plugin writes those parts
  * of their operations (openapi-pools.ts poolDocs the rest); the key and the
  * gates before them are keyed-hooks.ts's, a refused id is the 404, a refused
- * body pool-request.ts's exact 400. GET .../proxies is hidden from the
- * plugin (its query is pool-proxies-query.ts's, documented by poolPaths).
+ * body pool-request.ts's exact 400. GET .../proxies declares its query for
+ * the document only (pool-proxies-query.ts checks it).
  */
 import { Elysia } from 'elysia';
 import { invalidRequest, poolNotFound } from '../api-errors';
@@ -55,7 +55,7 @@ import { LargeBodyGate } from '../body';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { keyedHooks } from '../keyed-hooks';
-import { open } from '../refusals';
+import { documentedOnly, open } from '../refusals';
 import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
 import { validateProxiesQuery } from '../pool-proxies-query';
 import { poolDocs } from '../openapi-pools';
@@ -65,7 +65,7 @@ import { poolProxyObject, type PoolObject } from '../../pools/shape';
 import { balanceWarnings, type BalanceWarning } from '../../pools/balance-warning';
 import { decodeCursor } from '../../pools/cursor';
 import type { PoolProxiesListing } from '../../pools/store';
-import { PoolIdParams, poolBodiesAsRead } from '../../contract/pools';
+import { PoolIdParams, PoolProxiesQuery, poolBodiesAsRead } from '../../contract/pools';
 
 type ProxiesPage = PoolProxiesListing['page'];
 
@@ -215,6 +215,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const more = (cursor: string) => deps.pools.proxies(account.id, id, { ...query, cursor: decodeCursor(cursor) });
         return new Response(allPages(head, listing.page, more, opts), { status: 200, headers });
       },
-      { transform: keyed, ...byId, detail: { hide: true } },
+      // its query is checked by validateProxiesQuery alone (its exact 400s), declared for the document
+      { transform: keyed, ...byId, query: documentedOnly(PoolProxiesQuery), detail: poolDocs.proxies },
     );
 }
