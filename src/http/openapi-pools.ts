@@ -5,9 +5,9 @@
  * tag, and withPools(), which docs.ts applies to the document of openapi.ts.
  * The shapes are the contract's (src/contract/pools.ts).
  */
-import type { DocumentDecoration } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { POOL_CSV_COLUMNS } from '../pools/render';
-import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, rateLimitHeaders, ref, security } from './openapi';
+import { answer, E401, E405, E415, E429, E500, E503_BODIES, err, keyed200, keyed204, operations, rateLimitHeaders, security, too } from './openapi';
 
 const POOL_EXAMPLE = {
   id: 'k3v9q2m7x1c8b5n4z6w0',
@@ -52,28 +52,15 @@ const PROXY_EXAMPLE = {
 };
 
 const E404 = err({ error: 'Not found', message: 'No pool with this id in this account' }, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
-const E400 = (examples: Record<string, unknown>) => ({
-  description: 'Invalid input',
-  content: { 'application/json': { schema: ref('BadRequest'), examples: examplesOf(examples) } },
-});
-const E413 = (examples: Record<string, unknown>) => ({
-  description: 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs',
-  content: { 'application/json': { schema: ref('TooLarge'), examples: examplesOf(examples) } },
-});
-const E429_POOLS = {
-  ...E429,
-  description: 'Over the account\'s request rate (Retry-After), or (POST) the account owns as many pools as it may (MAX_POOLS_PER_ACCOUNT; `limit`, no Retry-After: delete one)',
-  content: {
-    'application/json': {
-      schema: ref('PoolTooManyRequests'),
-      examples: {
-        rate: { value: { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' } },
-        pools: { value: { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 } },
-      },
-    },
-  },
-  headers: { 'Retry-After': { description: 'Seconds to wait (the request rate only)', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
-};
+const E400 = (examples: Record<string, unknown>) => answer('BadRequest', 'Invalid input', { examples });
+const E413 = (examples: Record<string, unknown>) =>
+  answer('TooLarge', 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs', { examples });
+const E429_POOLS = too(
+  'Over the account\'s request rate (Retry-After), or (POST) the account owns as many pools as it may (MAX_POOLS_PER_ACCOUNT; `limit`, no Retry-After: delete one)',
+  'PoolTooManyRequests',
+  { pools: { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 } },
+  'Seconds to wait (the request rate only)',
+);
 const TOO_MANY = {
   pool: { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100000 },
   account: { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)", max: 200000 },
@@ -86,7 +73,7 @@ const BAD = {
   type: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] },
 };
 
-export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', DocumentDecoration> = {
+export const poolDocs = operations({
   create: {
     operationId: 'createPool',
     tags: ['Pools'],
@@ -95,7 +82,7 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
       'A pool is re-checked on a schedule: new proxies at once, working ones every `interval_s`, failing ones backing off (doubling, at most a day), each round charged one check per proxy checked. Creating a pool charges nothing. `sources` are list URLs fetched every `every_s` seconds; their addresses join the pool. Invalid and duplicate entries are counted in `submitted` as /check counts them.',
     security,
     responses: {
-      '201': { ...keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }, 'The new pool'), headers: { ...rateLimitHeaders, Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
+      '201': keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }, 'The new pool', { Location: t.String({ description: '/pools/{id}' }) }),
       '400': E400(BAD),
       '401': E401,
       '405': E405('/pools', 'GET, POST'),
@@ -145,7 +132,7 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
     tags: ['Pools'],
     summary: 'Delete a pool (its proxies and history go with it)',
     security,
-    responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
+    responses: { '204': keyed204('Deleted'), '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
   },
   proxies: {
     operationId: 'listPoolProxies',
@@ -154,15 +141,14 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
     description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else (\`scheme=true\`: \`<protocol>://[user:pass@]host:port\`); \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. txt and csv without \`limit\` list every match, streamed; with \`limit\`, one page whose next cursor is the \`X-Next-Cursor\` header (absent on the last page). json pages: 100 by default, 10 000 at most.`,
     security,
     responses: {
-      '200': {
-        description: 'One page',
-        headers: { ...rateLimitHeaders, 'X-Next-Cursor': { description: 'txt and csv with `limit`: the next page\'s cursor (absent on the last page, and without `limit`: every match is there)', schema: { type: 'string' as const } } },
+      '200': answer('PoolProxyPage', 'One page', {
+        example: { proxies: [PROXY_EXAMPLE], next_cursor: null },
+        headers: { ...rateLimitHeaders, 'X-Next-Cursor': t.String({ description: 'txt and csv with `limit`: the next page\'s cursor (absent on the last page, and without `limit`: every match is there)' }) },
         content: {
-          'application/json': { schema: ref('PoolProxyPage'), example: { proxies: [PROXY_EXAMPLE], next_cursor: null } },
           'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
           'text/csv': { schema: { type: 'string' }, example: `${POOL_CSV_COLUMNS.join(',')}\r\n203.0.113.7,8080,false,,,working,…\r\n` },
         },
-      },
+      }),
       '400': E400({ shape: { error: 'Invalid request', message: 'limit: expected an integer from 1 to 10000' }, type: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] } }),
       '401': E401,
       '404': E404,
@@ -171,7 +157,7 @@ export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 
       '500': E500,
     },
   },
-};
+});
 
 export const POOLS_TAG = { name: 'Pools', description: 'Proxies kept checked on a schedule: working now, uptime, latency (charged one check per proxy checked per round)' };
 

@@ -6,10 +6,10 @@
  * their payloads, like every schema, are the contract's: src/contract/webhooks.ts),
  * and withWebhooks(), which docs.ts applies to the document after withPools().
  */
-import type { DocumentDecoration } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { MAX_DELIVERIES_LISTED, MAX_WEBHOOKS_PER_ACCOUNT } from '../webhooks/types';
 import { webhookPayloads } from '../contract/webhooks';
-import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, rateLimitHeaders, ref, security } from './openapi';
+import { answer, E401, E405, E415, E429, E500, E503_BODIES, err, keyed200, keyed204, operations, security, too } from './openapi';
 
 const WEBHOOK_EXAMPLE = {
   id: 'wh_k3v9q2m7x1c8b5n4z6w0',
@@ -36,32 +36,22 @@ const DELIVERY_EXAMPLE = {
 
 const E404 = err({ error: 'Not found', message: 'No webhook with this id in this account' }, 'No webhook with this id in this account (another account\'s answers the same)', 'NotFound');
 const E413 = err({ error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 }, 'Body over MAX_BODY_BYTES', 'TooLarge');
-const E400 = (examples: Record<string, unknown>) => ({
-  description: 'Invalid input',
-  content: { 'application/json': { schema: ref('BadRequest'), examples: examplesOf(Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { error: 'Invalid request', message: v }]))) } },
-});
+const E400 = (examples: Record<string, string>) =>
+  answer('BadRequest', 'Invalid input', { examples: Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { error: 'Invalid request', message: v }])) });
 const BAD = {
   url: 'url: expected an http or https URL',
   private: 'url: 10.0.0.5 is in a private, loopback or reserved range; refused unless the server sets ALLOW_PRIVATE_TARGETS=true',
   event: 'events[0]: unknown event "proxy.up"; expected one of pool.proxies_changed, pool.paused, pool.resumed, check.completed',
   pool: 'pools[0]: no pool k3v9q2m7x1c8b5n4z6w0 in this account',
 };
-const E429_WEBHOOKS = {
-  ...E429,
-  description: `Over the account's request rate (Retry-After), or (POST) the account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks (\`limit\`, no Retry-After: delete one)`,
-  content: {
-    'application/json': {
-      schema: ref('WebhookTooManyRequests'),
-      examples: {
-        rate: { value: { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' } },
-        webhooks: { value: { error: 'Too many requests', message: `At most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account; delete one to add another`, limit: MAX_WEBHOOKS_PER_ACCOUNT } },
-      },
-    },
-  },
-};
+const E429_WEBHOOKS = too(
+  `Over the account's request rate (Retry-After), or (POST) the account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks (\`limit\`, no Retry-After: delete one)`,
+  'WebhookTooManyRequests',
+  { webhooks: { error: 'Too many requests', message: `At most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account; delete one to add another`, limit: MAX_WEBHOOKS_PER_ACCOUNT } },
+);
 const one = (path: string, methods: string) => ({ '401': E401, '404': E404, '405': E405(path, methods), '429': E429, '500': E500 });
 
-export const webhookDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'rotate' | 'deliveries', DocumentDecoration> = {
+export const webhookDocs = operations({
   create: {
     operationId: 'createWebhook',
     tags: ['Webhooks'],
@@ -70,7 +60,7 @@ export const webhookDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete'
       'Each delivery is `POST url` with `{type, timestamp, data}` and the headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256>`). Verify it with any Standard Webhooks library and the `secret`, which is shown only in this answer (and by rotate-secret). Retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (+-10 %); a webhook with no success for 3 days of attempts is disabled.',
     security,
     responses: {
-      '201': { ...keyed200('WebhookCreated', { ...WEBHOOK_EXAMPLE, last_success_at: null, secret: SECRET_EXAMPLE }, 'The new webhook and its secret (shown only here)'), headers: { ...rateLimitHeaders, Location: { description: '/webhooks/{id}', schema: { type: 'string' as const } } } },
+      '201': keyed200('WebhookCreated', { ...WEBHOOK_EXAMPLE, last_success_at: null, secret: SECRET_EXAMPLE }, 'The new webhook and its secret (shown only here)', { Location: t.String({ description: '/webhooks/{id}' }) }),
       '400': E400(BAD),
       '401': E401,
       '405': E405('/webhooks', 'GET, POST'),
@@ -115,7 +105,7 @@ export const webhookDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete'
     tags: ['Webhooks'],
     summary: 'Delete a webhook (its deliveries go with it)',
     security,
-    responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
+    responses: { '204': keyed204('Deleted'), ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
   },
   test: {
     operationId: 'testWebhook',
@@ -139,7 +129,7 @@ export const webhookDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete'
     security,
     responses: { '200': keyed200('WebhookDeliveryList', { deliveries: [DELIVERY_EXAMPLE] }, 'Newest first'), ...one('/webhooks/{id}/deliveries', 'GET') },
   },
-};
+});
 
 export const WEBHOOKS_TAG = { name: 'Webhooks', description: 'Pool changes and finished async checks pushed to your URL, signed with Standard Webhooks' };
 

@@ -3,11 +3,13 @@
  * WebSocket channel) and one operation object per route: descriptions,
  * example bodies for every answer, and which of the contract's schemas each
  * answers with. The schemas themselves (components.schemas, the routes'
- * parameters: parameterDescriptions) are the contract's (src/contract): none is
+ * parameters) are the contract's (src/contract): none is
  * written here. Route files attach these as `detail`; the @elysiajs/openapi
  * plugin assembles them at /docs/json.
  */
 import type { DocumentDecoration } from 'elysia';
+import { withHeaders } from '@elysiajs/openapi';
+import { Type as t, type TSchema } from '@sinclair/typebox';
 import { JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 import { componentSchemas, type ComponentName } from '../contract';
@@ -16,82 +18,98 @@ import { WsQuery } from '../contract/ws';
 /** A reference to one of the contract's schemas (src/contract). */
 export const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
 
-type Parameter = { description?: string; example?: unknown; schema?: { description?: string; examples?: unknown[] } };
+type Named = Record<string, unknown>;
+/** An answer's extras: one example or named ones, headers (TypeBox, their descriptions on them), more media types (`{type: {schema, example}}`). */
+type AnswerOptions = { example?: unknown; examples?: Named; headers?: Record<string, TSchema>; content?: Named };
 /**
- * The plugin writes a route's declared parameters (path, query, header) with
- * the contract's description and examples inside their schema, where
- * OpenAPI readers (Swagger UI) show the parameter's own: moved there, in
- * place (the plugin serves the document it built once).
+ * One answer a route declares (its `response` at a status): the contract's
+ * schema by reference (several: oneOf; none: no body), this route's
+ * description, examples and headers. Elysia does not check it (noValidate:
+ * the handlers answer Response objects, which it would not check anyway);
+ * the plugin writes it into the document and servedDocument() moves the
+ * examples (`x-` members) where OpenAPI puts them.
  */
-export function parameterDescriptions(doc: { paths?: Record<string, Record<string, { parameters?: Parameter[] }>> }): void {
-  for (const item of Object.values(doc.paths ?? {})) {
-    for (const p of Object.values(item).flatMap((op) => op.parameters ?? [])) {
-      const { description, examples, ...schema } = p.schema ?? {};
-      if (description === undefined && examples === undefined) continue;
-      p.schema = schema;
-      if (description !== undefined) p.description ??= description;
-      if (examples !== undefined) p.example ??= examples[0];
+export function answer(schema: ComponentName | ComponentName[] | null, description: string, opts: AnswerOptions = {}): TSchema {
+  const body = schema === null ? {} : Array.isArray(schema) ? { oneOf: schema.map(ref) } : ref(schema);
+  const extras = { 'x-example': opts.example, 'x-examples': opts.examples, 'x-content': opts.content };
+  const answered = t.Any({ ...body, description, noValidate: true, ...JSON.parse(JSON.stringify(extras)) });
+  return opts.headers === undefined ? answered : withHeaders(answered, opts.headers);
+}
+/** A route's `detail` (the operation: tags, summary, description, security) and `response` (status -> answer). */
+export type Operation = Omit<DocumentDecoration, 'responses'> & { responses: Record<string, TSchema> };
+export const operation = ({ responses, ...detail }: Operation): { detail: DocumentDecoration; response: Record<string, TSchema> } => ({ detail, response: responses });
+/** operation() of each. */
+export const operations = <K extends string>(ops: Record<K, Operation>) => Object.fromEntries(Object.entries<Operation>(ops).map(([k, v]) => [k, operation(v)])) as Record<K, ReturnType<typeof operation>>;
+
+type Media = { schema?: Named; example?: unknown; examples?: Named };
+type Parameter = { description?: string; example?: unknown; schema?: { description?: string; examples?: unknown[] } };
+type DocOperation = { parameters?: Parameter[]; responses?: Record<string, { headers?: Record<string, Parameter>; content?: Record<string, Media> }> };
+/**
+ * The generated document as served, in place (the plugin serves the one it
+ * built once): the description and example of each parameter and response
+ * header moved from its schema onto it, where OpenAPI readers (Swagger UI)
+ * show them; each answer's examples and more media types (answer()) onto its
+ * media type; an answer with no body left without content.
+ */
+export function servedDocument(doc: { paths?: Record<string, Record<string, DocOperation>> }): void {
+  const lift = (p: Parameter) => {
+    const { description, examples, ...schema } = p.schema ?? {};
+    if (description === undefined && examples === undefined) return;
+    p.schema = schema;
+    if (description !== undefined) p.description ??= description;
+    if (examples !== undefined) p.example ??= examples[0];
+  };
+  for (const op of Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item))) {
+    (op.parameters ?? []).forEach(lift);
+    for (const [status, response] of Object.entries(op.responses ?? {})) {
+      Object.values(response.headers ?? {}).forEach(lift);
+      const media = response.content?.['application/json'];
+      if (media?.schema?.noValidate !== true) continue;
+      const { description: _, noValidate: __, 'x-example': example, 'x-examples': examples, 'x-content': more, ...schema } = media.schema;
+      const content: Record<string, Media> = Object.keys(schema).length === 0 ? {} : { 'application/json': { schema, example, ...(examples === undefined ? {} : { examples: examplesOf(examples as Named) }) } };
+      op.responses![status] = { ...response, content: { ...content, ...(more as Record<string, Media>) } };
+      if (Object.keys(op.responses![status]!.content!).length === 0) delete op.responses![status]!.content;
     }
   }
 }
 
-export const err = (example: Record<string, unknown>, description: string, schema: ComponentName = 'Error') => ({
-  description,
-  content: { 'application/json': { schema: ref(schema), example } },
-});
+/** Named examples (`{name: value}`) as an OpenAPI media type's `examples`. */
+export const examplesOf = (named: Named) => Object.fromEntries(Object.entries(named).map(([k, v]) => [k, { value: v }]));
+export const err = (example: Named, description: string, schema: ComponentName = 'Error') => answer(schema, description, { example });
 
-export const E401 = {
-  description: 'API key missing or invalid',
-  content: {
-    'application/json': {
-      schema: ref('Unauthorized'),
-      examples: {
-        missing: {
-          value: {
-            error: 'API key is required',
-            message: 'Please provide your API key in the X-API-Key header or the Authorization header (Bearer <key>)',
-          },
-        },
-        invalid: { value: { error: 'Invalid API key', message: 'The provided API key is not valid' } },
-      },
-    },
+export const E401 = answer('Unauthorized', 'API key missing or invalid', {
+  examples: {
+    missing: { error: 'API key is required', message: 'Please provide your API key in the X-API-Key header or the Authorization header (Bearer <key>)' },
+    invalid: { error: 'Invalid API key', message: 'The provided API key is not valid' },
   },
-};
-export const requestIdHeader = {
-  'X-Request-Id': {
-    description: 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID',
-    schema: { type: 'string' as const, maxLength: 128 },
-  },
-};
-export const E500 = {
-  ...err(
-    { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
-    'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request',
-    'InternalError',
-  ),
-  headers: requestIdHeader,
-};
-const allowHeader = { Allow: { description: 'The methods the route accepts', schema: { type: 'string' as const } } };
-export const E405 = (path: string, methods: string) => ({
-  ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
-  headers: allowHeader,
 });
+export const requestIdHeader = {
+  'X-Request-Id': t.String({
+    maxLength: 128,
+    description: 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID',
+  }),
+};
+export const E500 = answer('InternalError', 'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request', {
+  example: { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
+  headers: requestIdHeader,
+});
+export const E405 = (path: string, methods: string) =>
+  answer('MethodNotAllowed', 'Wrong method (the Allow header lists the accepted ones)', {
+    example: { message: `The ${path} route accepts ${methods} only` },
+    headers: { Allow: t.String({ description: 'The methods the route accepts' }) },
+  });
 /** The IETF httpapi draft's RateLimit fields, on every answer of a keyed route once the key is known (docs/API.md "Per-account limits"). */
 export const rateLimitHeaders = {
-  'RateLimit-Limit': { description: 'Requests an account may make at once after a quiet spell (twice RATE_LIMIT_PER_S)', schema: { type: 'integer' as const, minimum: 1 } },
-  'RateLimit-Remaining': { description: 'Requests left now (0 on a 429)', schema: { type: 'integer' as const, minimum: 0 } },
-  'RateLimit-Reset': { description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)', schema: { type: 'integer' as const, minimum: 0 } },
+  'RateLimit-Limit': t.Integer({ minimum: 1, description: 'Requests an account may make at once after a quiet spell (twice RATE_LIMIT_PER_S)' }),
+  'RateLimit-Remaining': t.Integer({ minimum: 0, description: 'Requests left now (0 on a 429)' }),
+  'RateLimit-Reset': t.Integer({ minimum: 0, description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)' }),
 };
-export const E429 = {
-  ...err(
-    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server setting RATE_LIMIT_PER_S; bursts are twice it); retry in 1 s' },
-    'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
-    'TooManyRequests',
-  ),
-  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
-};
-/** Named examples (`{name: value}`) as an OpenAPI media type's `examples`. */
-export const examplesOf = (named: Record<string, unknown>) => Object.fromEntries(Object.entries(named).map(([k, v]) => [k, { value: v }]));
+export const retryAfter = (description = 'Seconds to wait before retrying') => ({ 'Retry-After': t.Integer({ minimum: 1, description }) });
+const RATE = { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server setting RATE_LIMIT_PER_S; bursts are twice it); retry in 1 s' };
+/** A keyed route's 429 (its description and body when it has another limit too). */
+export const too = (description: string, schema: ComponentName = 'TooManyRequests', more: Named = {}, retry?: string) =>
+  answer(schema, description, { ...(Object.keys(more).length === 0 ? { example: RATE } : { examples: { rate: RATE, ...more } }), headers: { ...retryAfter(retry), ...rateLimitHeaders } });
+export const E429 = too('Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved');
 /** The JSON routes' 415, and their 503 when every slot for bodies over 1 MiB is taken (body.ts). */
 export const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
 export const E503_BODIES = err(
@@ -99,12 +117,12 @@ export const E503_BODIES = err(
   'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
   'ServiceUnavailable',
 );
-export const json = (schema: ComponentName, example: unknown, description: string) => ({
-  description,
-  content: { 'application/json': { schema: ref(schema), example } },
-});
-/** A keyed route's 200: the RateLimit fields too. */
-export const keyed200 = (schema: ComponentName, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
+export const json = (schema: ComponentName, example: unknown, description: string) => answer(schema, description, { example });
+/** A keyed route's 200 (201, 202): the RateLimit fields too, and more headers. */
+export const keyed200 = (schema: ComponentName, example: unknown, description: string, headers: Record<string, TSchema> = {}) =>
+  answer(schema, description, { example, headers: { ...rateLimitHeaders, ...headers } });
+/** A keyed route's 204. */
+export const keyed204 = (description: string) => answer(null, description, { headers: rateLimitHeaders });
 export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 const checkResponseExample = {
@@ -143,68 +161,47 @@ const checkResponseExample = {
 };
 
 const checkErrors = {
-  '400': {
-    description: 'Invalid input',
-    content: {
-      'application/json': {
-        schema: ref('BadRequest'),
-        examples: {
-          region: { value: { error: 'Invalid region', message: 'Region must be one of: sg1, …', available_regions: ['sg1', '…'] } },
-          type: { value: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] } },
-          timeout: { value: { error: 'Invalid timeout', message: 'timeout must be an integer number of milliseconds from 1000 to 20000', min: 1000, max: 20000 } },
-          none: { value: { error: 'No valid proxies found', message: 'Please provide at least one proxy in a supported format: …' } },
-          jobId: { value: { error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` } },
-          shape: { value: { error: 'Invalid request', message: 'proxies: expected an array of strings' } },
-        },
-      },
+  '400': answer('BadRequest', 'Invalid input', {
+    examples: {
+      region: { error: 'Invalid region', message: 'Region must be one of: sg1, …', available_regions: ['sg1', '…'] },
+      type: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] },
+      timeout: { error: 'Invalid timeout', message: 'timeout must be an integer number of milliseconds from 1000 to 20000', min: 1000, max: 20000 },
+      none: { error: 'No valid proxies found', message: 'Please provide at least one proxy in a supported format: …' },
+      jobId: { error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` },
+      shape: { error: 'Invalid request', message: 'proxies: expected an array of strings' },
     },
-  },
+  }),
   '401': E401,
   '402': err(
     { error: 'Insufficient Checks', message: 'You need 500 checks but only have 120 remaining.', required: 500, available: 120, shortfall: 380 },
     'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)',
     'InsufficientChecks',
   ),
-  '409': {
-    description: 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)',
-    content: {
-      'application/json': {
-        schema: { oneOf: [ref('JobAlreadyRunning'), ref('JobCancelled')] },
-        examples: {
-          running: { value: { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' } },
-          cancelled: { value: { error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' } },
-        },
-      },
+  '409': answer(['JobAlreadyRunning', 'JobCancelled'], 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)', {
+    examples: {
+      running: { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' },
+      cancelled: { error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' },
     },
-  },
-  '413': {
-    description: 'Over a limit (proxies, body size, custom URLs)',
-    content: {
-      'application/json': {
-        schema: ref('TooLarge'),
-        examples: {
-          proxies: { value: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request (server setting MAX_PROXIES)', max: 100000 } },
-          body: { value: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 } },
-          customUrls: { value: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 10 } },
-        },
-      },
+  }),
+  '413': answer('TooLarge', 'Over a limit (proxies, body size, custom URLs)', {
+    examples: {
+      proxies: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request (server setting MAX_PROXIES)', max: 100000 },
+      body: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 },
+      customUrls: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 10 },
     },
-  },
+  }),
   '429': E429,
   '500': E500,
-  '503': {
-    description:
-      'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
-    content: {
-      'application/json': {
-        schema: { oneOf: [ref('ServiceUnavailable'), ref('RegionUnavailable')] },
-        examples: {
-          shutdown: { value: { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' } },
-          region: { value: { error: 'Region unavailable', message: 'No probe agent is serving region de1 right now; retry later or pick another region', region: 'de1' } },
-        },
+  '503': answer(
+    ['ServiceUnavailable', 'RegionUnavailable'],
+    'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
+    {
+      examples: {
+        shutdown: { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' },
+        region: { error: 'Region unavailable', message: 'No probe agent is serving region de1 right now; retry later or pick another region', region: 'de1' },
       },
     },
-  },
+  ),
 };
 
 /** The 202 of an asynchronous check, and what asks for it (docs/API.md "Checks that outlive their connection"). */
@@ -214,16 +211,12 @@ const acceptedExample = {
   status_url: 'http://127.0.0.1:3000/checks/my-job-1',
   progress_url: 'ws://127.0.0.1:3000/ws?jobId=my-job-1',
 };
-const asyncAccepted = {
-  description:
-    'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
-  headers: {
-    ...rateLimitHeaders,
-    Location: { description: '/checks/{jobId}', schema: { type: 'string' as const } },
-    'Preference-Applied': { description: '`respond-async` when the Prefer header asked for it', schema: { type: 'string' as const } },
-  },
-  content: { 'application/json': { schema: ref('CheckAccepted'), example: acceptedExample } },
-};
+const asyncAccepted = keyed200(
+  'CheckAccepted',
+  acceptedExample,
+  'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
+  { Location: t.String({ description: '/checks/{jobId}' }), 'Preference-Applied': t.String({ description: '`respond-async` when the Prefer header asked for it' }) },
+);
 const checkJobExample = {
   jobId: 'my-job-1',
   status: 'completed',
@@ -264,7 +257,8 @@ const meExample = {
   usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
 };
 
-export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw' | 'checkJob' | 'cancelCheckJob' | 'result', DocumentDecoration> = {
+/** Each route's `detail` and `response`, spread into its options. */
+export const docs = operations({
   regions: {
     tags: ['Service'],
     summary: 'List regions',
@@ -359,7 +353,7 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
     security,
     responses: {
-      '204': { description: 'Cancelled; the checks not performed are refunded', headers: rateLimitHeaders },
+      '204': keyed204('Cancelled; the checks not performed are refunded'),
       '400': E400JobId,
       '401': E401,
       '404': jobNotFoundExample,
@@ -371,10 +365,10 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
       ),
       '429': E429,
       '500': E500,
-      '503': {
-        ...err({ error: 'Service unavailable', message: 'The server running this job does not answer; retry in a moment' }, 'The API node running the job does not answer (a cluster); nothing changed', 'ServiceUnavailable'),
-        headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } } },
-      },
+      '503': answer('ServiceUnavailable', 'The API node running the job does not answer (a cluster); nothing changed', {
+        example: { error: 'Service unavailable', message: 'The server running this job does not answer; retry in a moment' },
+        headers: retryAfter(),
+      }),
     },
   },
   result: {
@@ -384,10 +378,8 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
     description:
       'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
     responses: {
-      '200': {
-        description: 'The result, in the form the extension names',
+      '200': answer('ResultFile', 'The result, in the form the extension names', {
         content: {
-          'application/json': { schema: ref('ResultFile') },
           'text/csv': {
             schema: { type: 'string' },
             example:
@@ -395,13 +387,20 @@ export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'che
           },
           'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
         },
-      },
+      }),
       '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
       '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
       '405': E405('/result/{name}', 'GET'),
       '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
     },
   },
+});
+
+/** An answer as the plugin writes a declared one into the document (for /ws, a route it does not describe). */
+const responseOf = (a: TSchema) => {
+  const { headers, ...schema } = a as TSchema & { headers?: Record<string, TSchema> };
+  const headed = headers === undefined ? {} : { headers: Object.fromEntries(Object.entries(headers).map(([k, h]) => [k, { schema: h }])) };
+  return { description: schema.description as string, ...headed, content: { 'application/json': { schema } } };
 };
 
 /**
@@ -419,13 +418,13 @@ const paths = {
       description:
         'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (a quarter of `WS_MAX_PER_ACCOUNT`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).' +
         ' With `pool` instead of `jobId`: the events of the key\'s pool (`{pool, event, at, proxy?, counts}`, event one of proxy.up, proxy.down, round.completed, pool.paused, pool.resumed; docs/API.md "GET /ws?pool={id}"), one JSON text message each; a key is required (401 without), a pool that is not the key\'s account\'s is 404 (unknown, malformed and another account\'s alike); closed with 1000 `pool deleted` when the pool is deleted, 1013 over the caps or for a slow reader.',
-      // the route's query (the plugin does not describe the ws route); parameterDescriptions lifts their descriptions as for the others
+      // the route's query (the plugin does not describe the ws route); servedDocument lifts their descriptions as for the others
       parameters: Object.entries(WsQuery.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
       responses: {
         '101': { description: 'Switching Protocols: the WebSocket is open; messages follow the ProgressMessage schema' },
-        '400': err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'jobId missing or malformed', 'InvalidJobId'),
-        '401': E401,
-        '404': err({ error: 'Not found', message: 'No pool with this id in this account' }, '`pool`: not a pool of the key\'s account'),
+        '400': responseOf(err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'jobId missing or malformed', 'InvalidJobId')),
+        '401': responseOf(E401),
+        '404': responseOf(err({ error: 'Not found', message: 'No pool with this id in this account' }, '`pool`: not a pool of the key\'s account')),
       },
     },
   },

@@ -102,7 +102,7 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
       query: open(CheckQuery),
       // the Prefer header is read by async-check.ts (any value is a string; an unknown preference is ignored)
       headers: documentedOnly(CheckHeaders),
-      detail: docs.check,
+      ...docs.check,
     })
     .post(
       '/check-raw',
@@ -123,7 +123,7 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
         query: documentedOnly(CheckRawQuery),
         headers: documentedOnly(CheckHeaders),
         body: CheckRawBody,
-        detail: docs.checkRaw,
+        ...docs.checkRaw,
       },
     );
 }

@@ -152,9 +152,9 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const warnings = await warningsOf(account.id, made.pool);
         return jsonResponse(201, { ...made.pool, submitted, warnings }, { location: `/pools/${made.pool.id}` });
       },
-      { parse: jsonParse(models.PoolCreateBody, create), body: 'PoolCreateBody', detail: poolDocs.create },
+      { parse: jsonParse(models.PoolCreateBody, create), body: 'PoolCreateBody', ...poolDocs.create },
     )
-    .get('/pools', async ({ request }) => jsonResponse(200, { pools: await deps.pools.list(owner(request).id) }), { transform: keyed, detail: poolDocs.list })
+    .get('/pools', async ({ request }) => jsonResponse(200, { pools: await deps.pools.list(owner(request).id) }), { transform: keyed, ...poolDocs.list })
     .get(
       '/pools/:id',
       async ({ request, params }) => {
@@ -162,7 +162,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         if (pool === null) throw poolNotFound();
         return jsonResponse(200, pool);
       },
-      { transform: keyed, ...byId, detail: poolDocs.get },
+      { transform: keyed, ...byId, ...poolDocs.get },
     )
     .patch(
       '/pools/:id',
@@ -180,7 +180,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const warnings = await warningsOf(account.id, u.pool);
         return jsonResponse(200, { ...u.pool, submitted, warnings });
       },
-      { parse: jsonParse(models.PoolPatchBody, patchOf), ...byId, body: 'PoolPatchBody', detail: poolDocs.update },
+      { parse: jsonParse(models.PoolPatchBody, patchOf), ...byId, body: 'PoolPatchBody', ...poolDocs.update },
     )
     .delete(
       '/pools/:id',
@@ -188,7 +188,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         if (!(await deps.pools.delete(owner(request).id, params.id))) throw poolNotFound();
         return new Response(null, { status: 204 });
       },
-      { parse: 'none', transform: keyed, ...byId, detail: poolDocs.delete },
+      { parse: 'none', transform: keyed, ...byId, ...poolDocs.delete },
     )
     .get(
       '/pools/:id/proxies',
@@ -216,6 +216,6 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         return new Response(allPages(head, listing.page, more, opts), { status: 200, headers });
       },
       // its query is checked by validateProxiesQuery alone (its exact 400s), declared for the document
-      { transform: keyed, ...byId, query: documentedOnly(PoolProxiesQuery), detail: poolDocs.proxies },
+      { transform: keyed, ...byId, query: documentedOnly(PoolProxiesQuery), ...poolDocs.proxies },
     );
 }

@@ -96,7 +96,7 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
       params: ResultParams,
       // its query (the contract's: `expires` an integer) for the document only: checkLink reads it from the URL (Elysia would not take a query string's digits for an integer)
       query: documentedOnly(ResultQuery),
-      detail: docs.result,
+      ...docs.result,
     },
   );
 }
