@@ -1,6 +1,6 @@
 /**
  * The OpenAPI content of the pools (src/http/routes/pools.ts): each route's
- * `detail` (poolDocs: descriptions, answers with examples; the plugin writes
+ * `detail` and `response` (poolDocs: descriptions, answers with examples; the plugin writes
  * the path parameter and the bodies from the routes' schemas), the Pools
  * tag, and withPools(), which docs.ts applies to the document of openapi.ts.
  * The shapes are the contract's (src/contract/pools.ts).

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI content of the webhooks (src/http/routes/webhooks.ts): each
- * route's `detail` (webhookDocs: descriptions, answers with examples; its
+ * route's `detail` and `response` (webhookDocs: descriptions, answers with examples; its
  * path parameter and body the plugin writes from the route's schemas),
  * the Webhooks tag, the events your URL receives (OpenAPI 3.1 `webhooks`;
  * their payloads, like every schema, are the contract's: src/contract/webhooks.ts),

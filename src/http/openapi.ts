@@ -1,11 +1,13 @@
 /**
  * OpenAPI content: the document header (info, both auth schemes, the
- * WebSocket channel) and one operation object per route: descriptions,
- * example bodies for every answer, and which of the contract's schemas each
- * answers with. The schemas themselves (components.schemas, the routes'
- * parameters) are the contract's (src/contract): none is
- * written here. Route files attach these as `detail`; the @elysiajs/openapi
- * plugin assembles them at /docs/json.
+ * WebSocket channel), and per route its operation (tags, summary,
+ * description) and its answers (answer(): which of the contract's schemas
+ * each status answers with, its description, examples and headers). The
+ * schemas themselves are the contract's (src/contract): none is written
+ * here. Route files spread `docs.<route>` into their options (`detail` and
+ * `response`); the @elysiajs/openapi plugin assembles the document at
+ * /docs/json and servedDocument() puts its examples and descriptions where
+ * OpenAPI readers show them.
  */
 import type { DocumentDecoration } from 'elysia';
 import { withHeaders } from '@elysiajs/openapi';
