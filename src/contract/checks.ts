@@ -14,6 +14,42 @@ import {
   AUTO_ORDER, checkType, closed, CodeMessage, counts, exitFields, int0, oneOf, orNull, PERCENT_PATTERN, queryOneOf, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN, SECONDS_PATTERN,
 } from './common';
 
+/** The examples the document shows on these schemas (OpenAPI `examples`). */
+export const CHECK_RESPONSE_EXAMPLE = {
+  summary: {
+    total_working: 2,
+    countries: { 'United States': 1, Germany: 1 },
+    anonymity_levels: { elite: 1, anonymous: 1, transparent: 0 },
+    top_isps: { 'Example ISP': 1, 'Other AS': 1 },
+    errors: { connect_timeout: 1, blocked_target: 1 },
+  },
+  metadata: {
+    user: {
+      email: 'demo@localhost',
+      checks_used: 3,
+      remaining_checks: 997,
+      subscription_detail: { UnlimitedPro: false },
+    },
+    region_used: 'us1',
+    region_name: 'Washington DC, USA',
+    proxy_type: 'http',
+    timeout_used: '2000ms',
+    total_checked: 3,
+    total_invalid: 1,
+    total_duplicates: 0,
+    total_blocked: 1,
+    invalid_lines: [{ line: 5, text: '203.0.113.7:99999', reason: 'port is not a number from 1 to 65535' }],
+    processing_time: '2.01s',
+    job_id: 'my-job-1',
+  },
+  result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
+  result_urls: {
+    json: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
+    csv: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.csv?token=5f0c…&expires=1790000000',
+    txt: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.txt?token=5f0c…&expires=1790000000',
+  },
+};
+
 export const CustomUrl = t.Object({
   url: t.String({ format: 'uri', maxLength: CUSTOM_URL_MAX_LENGTH, description: 'Absolute http:// or https:// URL' }),
   requiredStatusCodes: t.Optional(t.Array(t.Integer({ minimum: 100, maximum: 599 }), { minItems: 1, maxItems: MAX_STATUS_CODES, default: [200] })),
@@ -198,7 +234,7 @@ export const ResultUrls = t.Object({ json: t.String(), csv: t.String(), txt: t.S
 
 export const CheckResponse = t.Object(
   { summary: Summary, metadata: CheckMetadata, result_url: orNull(t.String()), result_urls: orNull(ResultUrls) },
-  closed,
+  { ...closed, examples: [CHECK_RESPONSE_EXAMPLE] },
 );
 export type CheckResponseBody = Static<typeof CheckResponse>;
 

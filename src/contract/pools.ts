@@ -16,6 +16,49 @@ import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, dateTimeOrNull, e
 import { PROXY_TYPES } from '../proxy/types';
 import { TooManyRequests } from './errors';
 
+/** The examples the document shows on these schemas (OpenAPI `examples`). */
+export const POOL_EXAMPLE = {
+  id: 'k3v9q2m7x1c8b5n4z6w0',
+  name: 'scraper list',
+  type: 'http',
+  region: 'us1',
+  interval_s: 600,
+  timeout: 5000,
+  https: true,
+  state: 'active',
+  paused_reason: null,
+  created_at: '2026-11-22T10:00:00.000Z',
+  counts: { total: 3, working: 2, failed: 1, unchecked: 0 },
+  last_round_at: '2026-11-22T10:10:00.000Z',
+  next_due_at: '2026-11-22T10:19:41.000Z',
+  checks_last_24h: 6,
+  checks_per_day: 439,
+  customUrls: [],
+  sources: [],
+};
+export const SUBMITTED_EXAMPLE = { added: 3, removed: 0, total_invalid: 1, total_duplicates: 1 };
+export const PROXY_EXAMPLE = {
+  proxy: { host: '203.0.113.7', port: 8080, hasAuth: false },
+  status: 'working',
+  type: 'http',
+  anonymity: 'elite',
+  https: true,
+  origin: '203.0.113.7',
+  country: 'DE',
+  country_name: 'Germany',
+  location: 'Frankfurt am Main',
+  isp: 'Example ISP',
+  asn: 64500,
+  responseTime: '123.45 ms',
+  latency_p50_ms: 118,
+  uptime: { h1: 1, h24: 0.96, d7: 0.91 },
+  checks: 1008,
+  first_seen_at: '2026-11-15T10:00:00.000Z',
+  last_checked_at: '2026-11-22T10:10:00.000Z',
+  last_change_at: '2026-11-22T06:40:00.000Z',
+  next_check_at: '2026-11-22T10:19:41.000Z',
+};
+
 /** A pool's name: not blank, no control characters (pool-request.ts checks it with this pattern). */
 export const POOL_NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$';
 const name = () => t.String({ minLength: 1, maxLength: POOL_NAME_MAX, pattern: POOL_NAME_PATTERN });
@@ -109,7 +152,7 @@ const poolProperties = {
   sources: t.Array(PoolSource),
 };
 
-export const Pool = t.Object(poolProperties, closed);
+export const Pool = t.Object(poolProperties, { ...closed, examples: [POOL_EXAMPLE] });
 export type PoolBody = Static<typeof Pool>;
 
 export const Submitted = t.Object(
@@ -143,11 +186,11 @@ export const PoolChanged = t.Object(
         'What the owner should know of the pool as changed: [], balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
     }),
   },
-  { ...closed, description: 'The pool, and what the request\'s addresses did' },
+  { ...closed, description: 'The pool, and what the request\'s addresses did', examples: [{ ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }] },
 );
 export type PoolChangedBody = Static<typeof PoolChanged>;
 
-export const PoolList = t.Object({ pools: t.Array(Pool) }, closed);
+export const PoolList = t.Object({ pools: t.Array(Pool) }, { ...closed, examples: [{ pools: [POOL_EXAMPLE] }] });
 
 export const PoolProxy = t.Object(
   {
@@ -172,13 +215,13 @@ export const PoolProxy = t.Object(
     next_check_at: dateTime(),
     targets: t.Optional(t.Record(t.String(), PoolProxyTarget, { description: 'Pools with customUrls: each target\'s last fetch through the proxy, by name' })),
   },
-  closed,
+  { ...closed, examples: [PROXY_EXAMPLE] },
 );
 export type PoolProxyBody = Static<typeof PoolProxy>;
 
 export const PoolProxyPage = t.Object(
   { proxies: t.Array(PoolProxy), next_cursor: orNull(t.String(), { description: 'The `cursor` of the next page; null on the last' }) },
-  closed,
+  { ...closed, examples: [{ proxies: [PROXY_EXAMPLE], next_cursor: null }] },
 );
 
 export const PoolCreateBody = t.Object(

@@ -7,49 +7,8 @@
  */
 import { Type as t } from '@sinclair/typebox';
 import { POOL_CSV_COLUMNS } from '../pools/render';
+import { POOL_EXAMPLE } from '../contract/pools';
 import { answer, E401, E405, E415, E429, E500, E503_BODIES, err, keyed200, keyed204, operations, rateLimitHeaders, security, too } from './openapi';
-
-const POOL_EXAMPLE = {
-  id: 'k3v9q2m7x1c8b5n4z6w0',
-  name: 'scraper list',
-  type: 'http',
-  region: 'us1',
-  interval_s: 600,
-  timeout: 5000,
-  https: true,
-  state: 'active',
-  paused_reason: null,
-  created_at: '2026-11-22T10:00:00.000Z',
-  counts: { total: 3, working: 2, failed: 1, unchecked: 0 },
-  last_round_at: '2026-11-22T10:10:00.000Z',
-  next_due_at: '2026-11-22T10:19:41.000Z',
-  checks_last_24h: 6,
-  checks_per_day: 439,
-  customUrls: [],
-  sources: [],
-};
-const SUBMITTED_EXAMPLE = { added: 3, removed: 0, total_invalid: 1, total_duplicates: 1 };
-const PROXY_EXAMPLE = {
-  proxy: { host: '203.0.113.7', port: 8080, hasAuth: false },
-  status: 'working',
-  type: 'http',
-  anonymity: 'elite',
-  https: true,
-  origin: '203.0.113.7',
-  country: 'DE',
-  country_name: 'Germany',
-  location: 'Frankfurt am Main',
-  isp: 'Example ISP',
-  asn: 64500,
-  responseTime: '123.45 ms',
-  latency_p50_ms: 118,
-  uptime: { h1: 1, h24: 0.96, d7: 0.91 },
-  checks: 1008,
-  first_seen_at: '2026-11-15T10:00:00.000Z',
-  last_checked_at: '2026-11-22T10:10:00.000Z',
-  last_change_at: '2026-11-22T06:40:00.000Z',
-  next_check_at: '2026-11-22T10:19:41.000Z',
-};
 
 const E404 = err({ error: 'Not found', message: 'No pool with this id in this account' }, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
 const E400 = (examples: Record<string, unknown>) => answer('BadRequest', 'Invalid input', { examples });
@@ -82,7 +41,7 @@ export const poolDocs = operations({
       'A pool is re-checked on a schedule: new proxies at once, working ones every `interval_s`, failing ones backing off (doubling, at most a day), each round charged one check per proxy checked. Creating a pool charges nothing. `sources` are list URLs fetched every `every_s` seconds; their addresses join the pool. Invalid and duplicate entries are counted in `submitted` as /check counts them.',
     security,
     responses: {
-      '201': keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }, 'The new pool', { Location: t.String({ description: '/pools/{id}' }) }),
+      '201': keyed200('PoolChanged', 'The new pool', { Location: t.String({ description: '/pools/{id}' }) }),
       '400': E400(BAD),
       '401': E401,
       '405': E405('/pools', 'GET, POST'),
@@ -98,14 +57,14 @@ export const poolDocs = operations({
     tags: ['Pools'],
     summary: 'The account\'s pools',
     security,
-    responses: { '200': keyed200('PoolList', { pools: [POOL_EXAMPLE] }, 'Oldest first'), '401': E401, '405': E405('/pools', 'GET, POST'), '429': E429, '500': E500 },
+    responses: { '200': keyed200('PoolList', 'Oldest first'), '401': E401, '405': E405('/pools', 'GET, POST'), '429': E429, '500': E500 },
   },
   get: {
     operationId: 'getPool',
     tags: ['Pools'],
     summary: 'One pool',
     security,
-    responses: { '200': keyed200('Pool', POOL_EXAMPLE, 'The pool'), '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
+    responses: { '200': keyed200('Pool', 'The pool'), '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
   },
   update: {
     operationId: 'updatePool',
@@ -115,7 +74,7 @@ export const poolDocs = operations({
       'Any of `name, interval_s, timeout, https, state, customUrls, add, remove`, applied in one transaction: settings and state, then `remove`, then `add` (a request may make room and fill it), then the limits (over one: nothing of the request stays). `state: "paused"` pauses it for its owner; `"active"` resumes it (overdue proxies are spread over one interval). A shorter `interval_s` brings due times within the new interval.',
     security,
     responses: {
-      '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }, 'The pool after the change'),
+      '200': keyed200('PoolChanged', 'The pool after the change', {}, { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }),
       '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove' }, none: BAD.none }),
       '401': E401,
       '404': E404,
@@ -142,7 +101,6 @@ export const poolDocs = operations({
     security,
     responses: {
       '200': answer('PoolProxyPage', 'One page', {
-        example: { proxies: [PROXY_EXAMPLE], next_cursor: null },
         headers: { ...rateLimitHeaders, 'X-Next-Cursor': t.String({ description: 'txt and csv with `limit`: the next page\'s cursor (absent on the last page, and without `limit`: every match is there)' }) },
         content: {
           'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },

@@ -15,6 +15,7 @@ import { Type as t, type TSchema } from '@sinclair/typebox';
 import { JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 import { componentSchemas, type ComponentName } from '../contract';
+import { HEALTH_EXAMPLE } from '../contract/service';
 import { WsQuery } from '../contract/ws';
 
 /** A reference to one of the contract's schemas (src/contract). */
@@ -119,48 +120,14 @@ export const E503_BODIES = err(
   'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
   'ServiceUnavailable',
 );
-export const json = (schema: ComponentName, example: unknown, description: string) => answer(schema, description, { example });
+/** An answer whose example is its component's (the contract's `examples`), or this one. */
+export const json = (schema: ComponentName, description: string, example?: unknown) => answer(schema, description, { example });
 /** A keyed route's 200 (201, 202): the RateLimit fields too, and more headers. */
-export const keyed200 = (schema: ComponentName, example: unknown, description: string, headers: Record<string, TSchema> = {}) =>
+export const keyed200 = (schema: ComponentName, description: string, headers: Record<string, TSchema> = {}, example?: unknown) =>
   answer(schema, description, { example, headers: { ...rateLimitHeaders, ...headers } });
 /** A keyed route's 204. */
 export const keyed204 = (description: string) => answer(null, description, { headers: rateLimitHeaders });
 export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
-
-const checkResponseExample = {
-  summary: {
-    total_working: 2,
-    countries: { 'United States': 1, Germany: 1 },
-    anonymity_levels: { elite: 1, anonymous: 1, transparent: 0 },
-    top_isps: { 'Example ISP': 1, 'Other AS': 1 },
-    errors: { connect_timeout: 1, blocked_target: 1 },
-  },
-  metadata: {
-    user: {
-      email: 'demo@localhost',
-      checks_used: 3,
-      remaining_checks: 997,
-      subscription_detail: { UnlimitedPro: false },
-    },
-    region_used: 'us1',
-    region_name: 'Washington DC, USA',
-    proxy_type: 'http',
-    timeout_used: '2000ms',
-    total_checked: 3,
-    total_invalid: 1,
-    total_duplicates: 0,
-    total_blocked: 1,
-    invalid_lines: [{ line: 5, text: '203.0.113.7:99999', reason: 'port is not a number from 1 to 65535' }],
-    processing_time: '2.01s',
-    job_id: 'my-job-1',
-  },
-  result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
-  result_urls: {
-    json: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
-    csv: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.csv?token=5f0c…&expires=1790000000',
-    txt: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.txt?token=5f0c…&expires=1790000000',
-  },
-};
 
 const checkErrors = {
   '400': answer('BadRequest', 'Invalid input', {
@@ -207,57 +174,17 @@ const checkErrors = {
 };
 
 /** The 202 of an asynchronous check, and what asks for it (docs/API.md "Checks that outlive their connection"). */
-const acceptedExample = {
-  jobId: 'my-job-1',
-  status: 'running',
-  status_url: 'http://127.0.0.1:3000/checks/my-job-1',
-  progress_url: 'ws://127.0.0.1:3000/ws?jobId=my-job-1',
-};
 const asyncAccepted = keyed200(
   'CheckAccepted',
-  acceptedExample,
   'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
   { Location: t.String({ description: '/checks/{jobId}' }), 'Preference-Applied': t.String({ description: '`respond-async` when the Prefer header asked for it' }) },
 );
-const checkJobExample = {
-  jobId: 'my-job-1',
-  status: 'completed',
-  created_at: '2026-11-22T10:00:00.000Z',
-  finished_at: '2026-11-22T10:00:02.010Z',
-  progress: { checked: 3, total: 3, working_so_far: 2 },
-  result: checkResponseExample,
-};
 const jobNotFoundExample = err(
   { error: 'Not found', message: 'No job my-job-1 for this API key (jobs are kept as long as their result files)' },
   'No job of this id for this key (another account\'s job too), or one past the result retention',
   'NotFound',
 );
 const E400JobId = err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'Not a jobId', 'InvalidJobId');
-
-const healthExample = { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' };
-const meExample = {
-  user: {
-    id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f',
-    email: 'demo@localhost',
-    checks: 997,
-    breakdown: { root_balance: 997, temp_balance: 0 },
-    subscription_detail: { UnlimitedPro: false },
-  },
-  history: [
-    {
-      id: 1,
-      total_checked: 3,
-      total_working: 2,
-      result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
-      proxy_type: 'http',
-      scanned_at: '2026-11-22T10:00:00.000Z',
-      status: 'completed',
-      error: null,
-    },
-  ],
-  history_count: 1,
-  usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
-};
 
 /** Each route's `detail` and `response`, spread into its options. */
 export const docs = operations({
@@ -267,11 +194,7 @@ export const docs = operations({
     description:
       'The region catalogue. `test1` is listed but not accepted by the check routes. `agents` and `capacity` say who probes from the region now: in a cluster, its live agents and their probe slots together (0 and 0: a check to it answers 503 `Region unavailable`); in one embedded process, 1 (the process) and endpoints x SLOTS_PER_ENDPOINT.',
     responses: {
-      '200': json(
-        'RegionList',
-        { regions: [{ code: 'sg1', name: 'Singapore', endpoints: 16, agents: 2, capacity: 18000 }, { code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6, agents: 0, capacity: 0 }], default: 'us1' },
-        'Regions',
-      ),
+      '200': json('RegionList', 'Regions'),
       '405': E405('/regions', 'GET'),
     },
   },
@@ -279,8 +202,8 @@ export const docs = operations({
     tags: ['Service'],
     summary: 'Service health',
     responses: {
-      '200': json('Health', healthExample, 'Healthy'),
-      '503': json('Health', { ...healthExample, status: 'degraded', database: 'down' }, 'Database not answering'),
+      '200': json('Health', 'Healthy'),
+      '503': json('Health', 'Database not answering', { ...HEALTH_EXAMPLE, status: 'degraded', database: 'down' }),
       '405': E405('/health', 'GET'),
     },
   },
@@ -290,11 +213,7 @@ export const docs = operations({
     description:
       'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON (ASCII only), signed: `sig`, the last member, is an HMAC over the exact body bytes before it, so a proxy that changes the answer is `tampered`. Probes are sent here through the proxy under test (`JUDGE_URL`).',
     responses: {
-      '200': json(
-        'JudgeEcho',
-        { judge: 'proxycheck/1', nonce: 'b3c1…', remoteAddress: '203.0.113.7', requestLine: 'GET /judge?n=b3c1… HTTP/1.1', headers: [['host', 'judge.example:3000'], ['via', '1.1 proxy']], sig: 'v1:189:5d0c7a2f9e41b8c36a0d2e7f14b9c85e3a6f0d21c7b4e98a2f5d6c0b13e7a94f' },
-        'Echo',
-      ),
+      '200': json('JudgeEcho', 'Echo'),
       '405': E405('/judge', 'GET'),
     },
   },
@@ -303,7 +222,7 @@ export const docs = operations({
     summary: 'Account, quota, history and usage',
     security,
     responses: {
-      '200': keyed200('Me', meExample, 'Account information'),
+      '200': keyed200('Me', 'Account information'),
       '401': E401,
       '405': E405('/me', 'GET'),
       '429': E429,
@@ -317,7 +236,7 @@ export const docs = operations({
       'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
     security,
     responses: {
-      '200': keyed200('CheckResponse', checkResponseExample, 'Check response'),
+      '200': keyed200('CheckResponse', 'Check response'),
       '202': asyncAccepted,
       ...checkErrors,
       '405': E405('/check', 'POST'),
@@ -330,7 +249,7 @@ export const docs = operations({
     description:
       'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
     security,
-    responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
+    responses: { '200': keyed200('CheckResponse', 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
   },
   checkJob: {
     tags: ['Checks'],
@@ -339,7 +258,7 @@ export const docs = operations({
       'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
     security,
     responses: {
-      '200': keyed200('CheckJob', checkJobExample, 'The job'),
+      '200': keyed200('CheckJob', 'The job'),
       '400': E400JobId,
       '401': E401,
       '404': jobNotFoundExample,
