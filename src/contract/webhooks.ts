@@ -112,8 +112,9 @@ export const WebhookIdParams = t.Object({ id: t.String({ pattern: WEBHOOK_ID_PAT
 // ---- what an endpoint's URL receives ------------------------------------------------------
 
 /** `{type, timestamp, data}`: every message. */
-const envelope = <D extends TSchema>(type: string, data: D) =>
-  t.Object({ type: t.Literal(type), timestamp: dateTime({ description: 'When the event happened' }), data }, closed);
+/** An event's payload (`example`: the document's). */
+const envelope = <D extends TSchema>(type: string, data: D, example: unknown) =>
+  t.Object({ type: t.Literal(type), timestamp: dateTime({ description: 'When the event happened' }), data }, { ...closed, examples: [example] });
 // counts stay open: the pools may add to them
 const counts = () => t.Object(PoolCounts.properties);
 
@@ -130,6 +131,11 @@ export const webhookPayloads = {
       },
       closed,
     ),
+    {
+      type: 'pool.proxies_changed',
+      timestamp: '2026-11-22T10:10:00.000Z',
+      data: { pool: 'k3v9q2m7x1c8b5n4z6w0', up: [], down: [{ proxy: { host: '203.0.113.7', port: 8080, hasAuth: false }, at: '2026-11-22T10:09:58.000Z', error: { code: 'timeout', message: 'timeout: no answer within 5000 ms' } }], counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, part: { index: 1, of: 1 } },
+    },
   ),
   'pool.paused': envelope(
     'pool.paused',
@@ -137,8 +143,17 @@ export const webhookPayloads = {
       { pool: t.String(), at: dateTime(), counts: counts(), reason: oneOf(PAUSED_REASONS), required: t.Optional(int0()), available: t.Optional(int0()) },
       closed,
     ),
+    {
+      type: 'pool.paused',
+      timestamp: '2026-11-22T10:12:00.000Z',
+      data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:12:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, reason: 'owner' },
+    },
   ),
-  'pool.resumed': envelope('pool.resumed', t.Object({ pool: t.String(), at: dateTime(), counts: counts() }, closed)),
+  'pool.resumed': envelope('pool.resumed', t.Object({ pool: t.String(), at: dateTime(), counts: counts() }, closed), {
+    type: 'pool.resumed',
+    timestamp: '2026-11-22T10:20:00.000Z',
+    data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:20:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 } },
+  }),
   'check.completed': envelope(
     'check.completed',
     t.Object(
@@ -151,6 +166,11 @@ export const webhookPayloads = {
       },
       closed,
     ),
+    { type: 'check.completed', timestamp: '2026-11-22T10:00:12.000Z', data: { jobId: 'my-job-1', status: 'completed', total_checked: 3, total_working: 2, result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000' } },
   ),
-  'webhook.test': envelope('webhook.test', t.Object({ webhook: t.String(), at: dateTime() }, closed)),
+  'webhook.test': envelope('webhook.test', t.Object({ webhook: t.String(), at: dateTime() }, closed), {
+    type: 'webhook.test',
+    timestamp: '2026-11-22T10:00:00.000Z',
+    data: { webhook: 'wh_k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:00:00.000Z' },
+  }),
 } as const;

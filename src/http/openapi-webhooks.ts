@@ -110,7 +110,7 @@ export const webhookDocs = operations({
 
 export const WEBHOOKS_TAG = { name: 'Webhooks', description: 'Pool changes and finished async checks pushed to your URL, signed with Standard Webhooks' };
 
-const delivery = (type: keyof typeof webhookPayloads, summary: string, example: unknown): Record<string, unknown> => ({
+const delivery = (type: keyof typeof webhookPayloads, summary: string): Record<string, unknown> => ({
   post: {
     operationId: `webhook_${type.replace('.', '_')}`,
     tags: ['Webhooks'],
@@ -122,42 +122,18 @@ const delivery = (type: keyof typeof webhookPayloads, summary: string, example: 
       { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' } },
       { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' } },
     ],
-    requestBody: { required: true, content: { 'application/json': { schema: webhookPayloads[type], example } } },
+    requestBody: { required: true, content: { 'application/json': { schema: webhookPayloads[type] } } },
     responses: { '2XX': { description: 'Delivered' } },
   },
 });
 
 /** The events as OpenAPI 3.1 `webhooks`: what your URL receives. */
 export const webhookEvents = {
-  'pool.proxies_changed': delivery(
-    'pool.proxies_changed',
-    "A batch of a pool's proxies went up or down (at most 1 000 a message)",
-    {
-      type: 'pool.proxies_changed',
-      timestamp: '2026-11-22T10:10:00.000Z',
-      data: { pool: 'k3v9q2m7x1c8b5n4z6w0', up: [], down: [{ proxy: { host: '203.0.113.7', port: 8080, hasAuth: false }, at: '2026-11-22T10:09:58.000Z', error: { code: 'timeout', message: 'timeout: no answer within 5000 ms' } }], counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, part: { index: 1, of: 1 } },
-    },
-  ),
-  'pool.paused': delivery('pool.paused', 'A pool stopped (its owner, or a round the balance could not pay)', {
-    type: 'pool.paused',
-    timestamp: '2026-11-22T10:12:00.000Z',
-    data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:12:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, reason: 'owner' },
-  }),
-  'pool.resumed': delivery('pool.resumed', 'A pool runs again', {
-    type: 'pool.resumed',
-    timestamp: '2026-11-22T10:20:00.000Z',
-    data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:20:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 } },
-  }),
-  'check.completed': delivery(
-    'check.completed',
-    'A check submitted async ended',
-    { type: 'check.completed', timestamp: '2026-11-22T10:00:12.000Z', data: { jobId: 'my-job-1', status: 'completed', total_checked: 3, total_working: 2, result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000' } },
-  ),
-  'webhook.test': delivery('webhook.test', 'POST /webhooks/{id}/test', {
-    type: 'webhook.test',
-    timestamp: '2026-11-22T10:00:00.000Z',
-    data: { webhook: 'wh_k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:00:00.000Z' },
-  }),
+  'pool.proxies_changed': delivery('pool.proxies_changed', "A batch of a pool's proxies went up or down (at most 1 000 a message)"),
+  'pool.paused': delivery('pool.paused', 'A pool stopped (its owner, or a round the balance could not pay)'),
+  'pool.resumed': delivery('pool.resumed', 'A pool runs again'),
+  'check.completed': delivery('check.completed', 'A check submitted async ended'),
+  'webhook.test': delivery('webhook.test', 'POST /webhooks/{id}/test'),
 };
 
 /** The document with the webhooks' tag and events (`webhooks`; the routes' operations are generated from them, with webhookDocs as their `detail`); their schemas are the contract's (src/contract/webhooks.ts). */
