@@ -12,11 +12,11 @@
 import type { DocumentDecoration } from 'elysia';
 import { withHeaders } from '@elysiajs/openapi';
 import { Type as t, type TSchema } from '@sinclair/typebox';
-import { JOB_ID_RULE } from '../job-id';
 import { VERSION } from '../version';
 import { componentSchemas, type ComponentName } from '../contract';
 import { HEALTH_EXAMPLE } from '../contract/service';
 import { WsQuery } from '../contract/ws';
+import { errorExamples as X, type ErrorExample } from '../contract/error-examples';
 
 /** A reference to one of the contract's schemas (src/contract). */
 export const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
@@ -41,8 +41,12 @@ export function answer(schema: ComponentName | ComponentName[] | null, descripti
 /** A route's `detail` (the operation: tags, summary, description, security) and `response` (status -> answer). */
 export type Operation = Omit<DocumentDecoration, 'responses'> & { responses: Record<string, TSchema> };
 export const operation = ({ responses, ...detail }: Operation): { detail: DocumentDecoration; response: Record<string, TSchema> } => ({ detail, response: responses });
-/** operation() of each. */
-export const operations = <K extends string>(ops: Record<K, Operation>) => Object.fromEntries(Object.entries<Operation>(ops).map(([k, v]) => [k, operation(v)])) as Record<K, ReturnType<typeof operation>>;
+/** operation() of each; `tag`: each under that tag. */
+export const operations = <K extends string>(ops: Record<K, Operation>, tag?: string) =>
+  Object.fromEntries(Object.entries<Operation>(ops).map(([k, v]) => [k, operation(tag === undefined ? v : { tags: [tag], ...v })])) as Record<K, ReturnType<typeof operation>>;
+/** operation() of each keyed route (a key needed: `security`) under `tag`. */
+export const keyedOperations = <K extends string>(tag: string, ops: Record<K, Operation>) =>
+  operations(Object.fromEntries(Object.entries<Operation>(ops).map(([k, v]) => [k, { ...v, security }])) as Record<K, Operation>, tag);
 
 type Media = { schema?: Named; example?: unknown; examples?: Named };
 type Parameter = { description?: string; example?: unknown; schema?: { description?: string; examples?: unknown[] } };
@@ -80,12 +84,9 @@ export function servedDocument(doc: { paths?: Record<string, Record<string, DocO
 export const examplesOf = (named: Named) => Object.fromEntries(Object.entries(named).map(([k, v]) => [k, { value: v }]));
 export const err = (example: Named, description: string, schema: ComponentName = 'Error') => answer(schema, description, { example });
 
-export const E401 = answer('Unauthorized', 'API key missing or invalid', {
-  examples: {
-    missing: { error: 'API key is required', message: 'Please provide your API key in the X-API-Key header or the Authorization header (Bearer <key>)' },
-    invalid: { error: 'Invalid API key', message: 'The provided API key is not valid' },
-  },
-});
+/** The contract's error examples (src/contract/error-examples.ts) of these names, as answer()'s named examples. */
+export const pick = (...names: ErrorExample[]) => Object.fromEntries(names.map((n) => [n, X[n]]));
+export const E401 = answer('Unauthorized', 'API key missing or invalid', { examples: { missing: X.missingKey, invalid: X.invalidKey } });
 export const requestIdHeader = {
   'X-Request-Id': t.String({
     maxLength: 128,
@@ -93,7 +94,7 @@ export const requestIdHeader = {
   }),
 };
 export const E500 = answer('InternalError', 'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request', {
-  example: { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
+  example: X.internal,
   headers: requestIdHeader,
 });
 export const E405 = (path: string, methods: string) =>
@@ -108,18 +109,13 @@ export const rateLimitHeaders = {
   'RateLimit-Reset': t.Integer({ minimum: 0, description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)' }),
 };
 export const retryAfter = (description = 'Seconds to wait before retrying') => ({ 'Retry-After': t.Integer({ minimum: 1, description }) });
-const RATE = { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server setting RATE_LIMIT_PER_S; bursts are twice it); retry in 1 s' };
 /** A keyed route's 429 (its description and body when it has another limit too). */
 export const too = (description: string, schema: ComponentName = 'TooManyRequests', more: Named = {}, retry?: string) =>
-  answer(schema, description, { ...(Object.keys(more).length === 0 ? { example: RATE } : { examples: { rate: RATE, ...more } }), headers: { ...retryAfter(retry), ...rateLimitHeaders } });
+  answer(schema, description, { ...(Object.keys(more).length === 0 ? { example: X.rate } : { examples: { rate: X.rate, ...more } }), headers: { ...retryAfter(retry), ...rateLimitHeaders } });
 export const E429 = too('Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved');
 /** The JSON routes' 415, and their 503 when every slot for bodies over 1 MiB is taken (body.ts). */
-export const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
-export const E503_BODIES = err(
-  { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
-  'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
-  'ServiceUnavailable',
-);
+export const E415 = err(X.notJson, 'Not JSON', 'UnsupportedMediaType');
+export const E503_BODIES = err(X.bodySlots, 'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`', 'ServiceUnavailable');
 /** An answer whose example is its component's (the contract's `examples`), or this one. */
 export const json = (schema: ComponentName, description: string, example?: unknown) => answer(schema, description, { example });
 /** A keyed route's 200 (201, 202): the RateLimit fields too, and more headers. */
@@ -128,48 +124,23 @@ export const keyed200 = (schema: ComponentName, description: string, headers: Re
 /** A keyed route's 204. */
 export const keyed204 = (description: string) => answer(null, description, { headers: rateLimitHeaders });
 export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
+/** The answers every keyed route shares: 401, its 405, 429, 500 (and a 404 when it names one thing). */
+export const keyedErrors = (path: string, methods: string, e404?: TSchema) => ({ '401': E401, ...(e404 && { '404': e404 }), '405': E405(path, methods), '429': E429, '500': E500 });
 
 const checkErrors = {
-  '400': answer('BadRequest', 'Invalid input', {
-    examples: {
-      region: { error: 'Invalid region', message: 'Region must be one of: sg1, …', available_regions: ['sg1', '…'] },
-      type: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] },
-      timeout: { error: 'Invalid timeout', message: 'timeout must be an integer number of milliseconds from 1000 to 20000', min: 1000, max: 20000 },
-      none: { error: 'No valid proxies found', message: 'Please provide at least one proxy in a supported format: …' },
-      jobId: { error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` },
-      shape: { error: 'Invalid request', message: 'proxies: expected an array of strings' },
-    },
-  }),
+  '400': answer('BadRequest', 'Invalid input', { examples: { ...pick('region', 'type', 'timeout', 'none', 'jobId'), shape: X.checkShape } }),
   '401': E401,
-  '402': err(
-    { error: 'Insufficient Checks', message: 'You need 500 checks but only have 120 remaining.', required: 500, available: 120, shortfall: 380 },
-    'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)',
-    'InsufficientChecks',
-  ),
+  '402': err(X.insufficient, 'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)', 'InsufficientChecks'),
   '409': answer(['JobAlreadyRunning', 'JobCancelled'], 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)', {
-    examples: {
-      running: { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' },
-      cancelled: { error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' },
-    },
+    examples: { running: X.jobRunning, cancelled: X.jobCancelled },
   }),
-  '413': answer('TooLarge', 'Over a limit (proxies, body size, custom URLs)', {
-    examples: {
-      proxies: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request (server setting MAX_PROXIES)', max: 100000 },
-      body: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 },
-      customUrls: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 10 },
-    },
-  }),
+  '413': answer('TooLarge', 'Over a limit (proxies, body size, custom URLs)', { examples: pick('proxies', 'body', 'customUrls') }),
   '429': E429,
   '500': E500,
   '503': answer(
     ['ServiceUnavailable', 'RegionUnavailable'],
     'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
-    {
-      examples: {
-        shutdown: { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' },
-        region: { error: 'Region unavailable', message: 'No probe agent is serving region de1 right now; retry later or pick another region', region: 'de1' },
-      },
-    },
+    { examples: { shutdown: X.shutdown, region: X.regionDown } },
   ),
 };
 
@@ -179,143 +150,112 @@ const asyncAccepted = keyed200(
   'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
   { Location: t.String({ description: '/checks/{jobId}' }), 'Preference-Applied': t.String({ description: '`respond-async` when the Prefer header asked for it' }) },
 );
-const jobNotFoundExample = err(
-  { error: 'Not found', message: 'No job my-job-1 for this API key (jobs are kept as long as their result files)' },
-  'No job of this id for this key (another account\'s job too), or one past the result retention',
-  'NotFound',
-);
-const E400JobId = err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'Not a jobId', 'InvalidJobId');
+const jobNotFoundExample = err(X.noJob, 'No job of this id for this key (another account\'s job too), or one past the result retention', 'NotFound');
+const E400JobId = err(X.jobId, 'Not a jobId', 'InvalidJobId');
 
 /** Each route's `detail` and `response`, spread into its options. */
-export const docs = operations({
-  regions: {
-    tags: ['Service'],
-    summary: 'List regions',
-    description:
-      'The region catalogue. `test1` is listed but not accepted by the check routes. `agents` and `capacity` say who probes from the region now: in a cluster, its live agents and their probe slots together (0 and 0: a check to it answers 503 `Region unavailable`); in one embedded process, 1 (the process) and endpoints x SLOTS_PER_ENDPOINT.',
-    responses: {
-      '200': json('RegionList', 'Regions'),
-      '405': E405('/regions', 'GET'),
+export const docs = {
+  ...operations({
+    regions: {
+      summary: 'List regions',
+      description:
+        'The region catalogue. `test1` is listed but not accepted by the check routes. `agents` and `capacity` say who probes from the region now: in a cluster, its live agents and their probe slots together (0 and 0: a check to it answers 503 `Region unavailable`); in one embedded process, 1 (the process) and endpoints x SLOTS_PER_ENDPOINT.',
+      responses: {
+        '200': json('RegionList', 'Regions'),
+        '405': E405('/regions', 'GET'),
+      },
     },
-  },
-  health: {
-    tags: ['Service'],
-    summary: 'Service health',
-    responses: {
-      '200': json('Health', 'Healthy'),
-      '503': json('Health', 'Database not answering', { ...HEALTH_EXAMPLE, status: 'degraded', database: 'down' }),
-      '405': E405('/health', 'GET'),
+    health: {
+      summary: 'Service health',
+      responses: {
+        '200': json('Health', 'Healthy'),
+        '503': json('Health', 'Database not answering', { ...HEALTH_EXAMPLE, status: 'degraded', database: 'down' }),
+        '405': E405('/health', 'GET'),
+      },
     },
-  },
-  judge: {
-    tags: ['Service'],
-    summary: 'Proxy judge',
-    description:
-      'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON (ASCII only), signed: `sig`, the last member, is an HMAC over the exact body bytes before it, so a proxy that changes the answer is `tampered`. Probes are sent here through the proxy under test (`JUDGE_URL`).',
-    responses: {
-      '200': json('JudgeEcho', 'Echo'),
-      '405': E405('/judge', 'GET'),
+    judge: {
+      summary: 'Proxy judge',
+      description:
+        'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON (ASCII only), signed: `sig`, the last member, is an HMAC over the exact body bytes before it, so a proxy that changes the answer is `tampered`. Probes are sent here through the proxy under test (`JUDGE_URL`).',
+      responses: {
+        '200': json('JudgeEcho', 'Echo'),
+        '405': E405('/judge', 'GET'),
+      },
     },
-  },
-  me: {
-    tags: ['Account'],
-    summary: 'Account, quota, history and usage',
-    security,
-    responses: {
-      '200': keyed200('Me', 'Account information'),
-      '401': E401,
-      '405': E405('/me', 'GET'),
-      '429': E429,
-      '500': E500,
+  }, 'Service'),
+  ...keyedOperations('Account', {
+    me: {
+      summary: 'Account, quota, history and usage',
+      responses: { '200': keyed200('Me', 'Account information'), ...keyedErrors('/me', 'GET') },
     },
-  },
-  check: {
-    tags: ['Checks'],
-    summary: 'Check proxies (JSON body)',
-    description:
-      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
-    security,
-    responses: {
-      '200': keyed200('CheckResponse', 'Check response'),
-      '202': asyncAccepted,
-      ...checkErrors,
-      '405': E405('/check', 'POST'),
-      '415': E415,
+  }),
+  ...keyedOperations('Checks', {
+    check: {
+      summary: 'Check proxies (JSON body)',
+      description:
+        'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
+      responses: {
+        '200': keyed200('CheckResponse', 'Check response'),
+        '202': asyncAccepted,
+        ...checkErrors,
+        '405': E405('/check', 'POST'),
+        '415': E415,
+      },
     },
-  },
-  checkRaw: {
-    tags: ['Checks'],
-    summary: 'Check proxies (plain-text body, one per line)',
-    description:
-      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
-    security,
-    responses: { '200': keyed200('CheckResponse', 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
-  },
-  checkJob: {
-    tags: ['Checks'],
-    summary: 'A check job: state, progress, and its response once completed',
-    description:
-      'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
-    security,
-    responses: {
-      '200': keyed200('CheckJob', 'The job'),
-      '400': E400JobId,
-      '401': E401,
-      '404': jobNotFoundExample,
-      '405': E405('/checks/{jobId}', 'GET, DELETE'),
-      '429': E429,
-      '500': E500,
+    checkRaw: {
+      summary: 'Check proxies (plain-text body, one per line)',
+      description:
+        'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
+      responses: { '200': keyed200('CheckResponse', 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
     },
-  },
-  cancelCheckJob: {
-    tags: ['Checks'],
-    summary: 'Cancel a running check job',
-    description:
-      'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
-    security,
-    responses: {
-      '204': keyed204('Cancelled; the checks not performed are refunded'),
-      '400': E400JobId,
-      '401': E401,
-      '404': jobNotFoundExample,
-      '405': E405('/checks/{jobId}', 'GET, DELETE'),
-      '409': err(
-        { error: 'Job not running', message: 'Job my-job-1 has already ended (completed); there is nothing to cancel', jobId: 'my-job-1', status: 'completed' },
-        'The job has already ended',
-        'JobNotRunning',
-      ),
-      '429': E429,
-      '500': E500,
-      '503': answer('ServiceUnavailable', 'The API node running the job does not answer (a cluster); nothing changed', {
-        example: { error: 'Service unavailable', message: 'The server running this job does not answer; retry in a moment' },
-        headers: retryAfter(),
-      }),
+    checkJob: {
+      summary: 'A check job: state, progress, and its response once completed',
+      description:
+        'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
+      responses: {
+        '200': keyed200('CheckJob', 'The job'),
+        '400': E400JobId,
+        ...keyedErrors('/checks/{jobId}', 'GET, DELETE', jobNotFoundExample),
+      },
     },
-  },
-  result: {
-    operationId: 'getResultByName',
-    tags: ['Checks'],
-    summary: 'Download a result file (signed link)',
-    description:
-      'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
-    responses: {
-      '200': answer('ResultFile', 'The result, in the form the extension names', {
-        content: {
-          'text/csv': {
-            schema: { type: 'string' },
-            example:
-              'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
+    cancelCheckJob: {
+      summary: 'Cancel a running check job',
+      description:
+        'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
+      responses: {
+        '204': keyed204('Cancelled; the checks not performed are refunded'),
+        '400': E400JobId,
+        ...keyedErrors('/checks/{jobId}', 'GET, DELETE', jobNotFoundExample),
+        '409': err(X.jobEnded, 'The job has already ended', 'JobNotRunning'),
+        '503': answer('ServiceUnavailable', 'The API node running the job does not answer (a cluster); nothing changed', { example: X.nodeDown, headers: retryAfter() }),
+      },
+    },
+  }),
+  ...operations({
+    result: {
+      operationId: 'getResultByName',
+      summary: 'Download a result file (signed link)',
+      description:
+        'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
+      responses: {
+        '200': answer('ResultFile', 'The result, in the form the extension names', {
+          content: {
+            'text/csv': {
+              schema: { type: 'string' },
+              example:
+                'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
+            },
+            'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
           },
-          'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
-        },
-      }),
-      '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
-      '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
-      '405': E405('/result/{name}', 'GET'),
-      '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
+        }),
+        '403': err(X.badToken, 'Missing or bad token', 'Forbidden'),
+        '404': err(X.noResult, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
+        '405': E405('/result/{name}', 'GET'),
+        '410': err(X.linkExpired, 'The link has expired', 'LinkExpired'),
+      },
     },
-  },
-});
+  }, 'Checks'),
+};
 
 /** An answer as the plugin writes a declared one into the document (for /ws, a route it does not describe). */
 const responseOf = (a: TSchema) => {
@@ -343,13 +283,12 @@ const paths = {
       parameters: Object.entries(WsQuery.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
       responses: {
         '101': { description: 'Switching Protocols: the WebSocket is open; messages follow the ProgressMessage schema' },
-        '400': responseOf(err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'jobId missing or malformed', 'InvalidJobId')),
+        '400': responseOf(err(X.jobId, 'jobId missing or malformed', 'InvalidJobId')),
         '401': responseOf(E401),
-        '404': responseOf(err({ error: 'Not found', message: 'No pool with this id in this account' }, '`pool`: not a pool of the key\'s account')),
+        '404': responseOf(err(X.noPool, '`pool`: not a pool of the key\'s account')),
       },
     },
   },
-
 };
 
 
