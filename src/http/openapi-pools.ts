@@ -9,19 +9,11 @@ import { Type as t } from '@sinclair/typebox';
 import { POOL_CSV_COLUMNS } from '../pools/render';
 import { POOL_EXAMPLE } from '../contract/pools';
 import { errorExamples as X } from '../contract/error-examples';
-import { answer, E405, E415, E429, E500, E503_BODIES, err, keyed200, keyed204, keyedErrors, keyedOperations, pick, rateLimitHeaders, too } from './openapi';
+import { answer, bodyErrors, E400, err, keyed200, keyed204, keyedErrors, keyedOperations, pick, rateLimitHeaders, text, too, TXT_LIST } from './openapi';
 
 const E404 = err(X.noPool, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
-const E400 = (examples: Record<string, unknown>) => answer('BadRequest', 'Invalid input', { examples });
-const E413 = (examples: Record<string, unknown>) =>
-  answer('TooLarge', 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs', { examples });
-const E429_POOLS = too(
-  'Over the account\'s request rate (Retry-After), or (POST) the account owns as many pools as it may (MAX_POOLS_PER_ACCOUNT; `limit`, no Retry-After: delete one)',
-  'PoolTooManyRequests',
-  pick('pools'),
-  'Seconds to wait (the request rate only)',
-);
-const TOO_MANY = { pool: X.poolProxies, account: X.accountProxies, body: X.body };
+const E413 = answer('TooLarge', 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs', { examples: { pool: X.poolProxies, account: X.accountProxies, body: X.body } });
+const E429_POOLS = too('Over the account\'s request rate (Retry-After), or (POST) the account owns as many pools as it may (MAX_POOLS_PER_ACCOUNT; `limit`, no Retry-After: delete one)', 'PoolTooManyRequests', pick('pools'), 'Seconds to wait (the request rate only)');
 const ONE = ['/pools/{id}', 'GET, PATCH, DELETE', E404] as const;
 
 export const poolDocs = keyedOperations('Pools', {
@@ -34,10 +26,8 @@ export const poolDocs = keyedOperations('Pools', {
       '201': keyed200('PoolChanged', 'The new pool', { Location: t.String({ description: '/pools/{id}' }) }),
       '400': E400({ shape: X.poolShape, ...pick('none', 'region', 'type') }),
       ...keyedErrors('/pools', 'GET, POST'),
-      '413': E413(TOO_MANY),
-      '415': E415,
+      ...bodyErrors(E413),
       '429': E429_POOLS,
-      '503': E503_BODIES,
     },
   },
   list: {
@@ -59,9 +49,7 @@ export const poolDocs = keyedOperations('Pools', {
       '200': keyed200('PoolChanged', 'The pool after the change', {}, { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }),
       '400': E400({ shape: X.poolPatchShape, none: X.none }),
       ...keyedErrors(...ONE),
-      '413': E413(TOO_MANY),
-      '415': E415,
-      '503': E503_BODIES,
+      ...bodyErrors(E413),
     },
   },
   delete: {
@@ -77,8 +65,8 @@ export const poolDocs = keyedOperations('Pools', {
       '200': answer('PoolProxyPage', 'One page', {
         headers: { ...rateLimitHeaders, 'X-Next-Cursor': t.String({ description: 'txt and csv with `limit`: the next page\'s cursor (absent on the last page, and without `limit`: every match is there)' }) },
         content: {
-          'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
-          'text/csv': { schema: { type: 'string' }, example: `${POOL_CSV_COLUMNS.join(',')}\r\n203.0.113.7,8080,false,,,working,…\r\n` },
+          'text/plain': text(TXT_LIST),
+          'text/csv': text(`${POOL_CSV_COLUMNS.join(',')}\r\n203.0.113.7,8080,false,,,working,…\r\n`),
         },
       }),
       '400': E400({ shape: X.pageShape, type: X.type }),
@@ -91,8 +79,5 @@ export const POOLS_TAG = { name: 'Pools', description: 'Proxies kept checked on 
 
 /** The document of openapi.ts with the pools' tag (the routes' schemas are the contract's, src/contract/pools.ts). */
 export function withPools<D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown> }>(doc: D): D {
-  return {
-    ...doc,
-    tags: [...doc.tags, POOLS_TAG],
-  };
+  return { ...doc, tags: [...doc.tags, POOLS_TAG] };
 }

@@ -10,17 +10,12 @@ import { Type as t } from '@sinclair/typebox';
 import { MAX_DELIVERIES_LISTED, MAX_WEBHOOKS_PER_ACCOUNT } from '../webhooks/types';
 import { errorExamples as X } from '../contract/error-examples';
 import { webhookPayloads } from '../contract/webhooks';
-import { answer, E415, E503_BODIES, err, keyed200, keyed204, keyedErrors, keyedOperations, pick, too } from './openapi';
+import { bodyErrors, E400, err, keyed200, keyed204, keyedErrors, keyedOperations, pick, too } from './openapi';
 
 const E404 = err(X.noWebhook, 'No webhook with this id in this account (another account\'s answers the same)', 'NotFound');
 const E413 = err(X.body, 'Body over MAX_BODY_BYTES', 'TooLarge');
-const E400 = (examples: Record<string, unknown>) => answer('BadRequest', 'Invalid input', { examples });
 const BAD = pick('url', 'private', 'event', 'pool');
-const E429_WEBHOOKS = too(
-  `Over the account's request rate (Retry-After), or (POST) the account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks (\`limit\`, no Retry-After: delete one)`,
-  'WebhookTooManyRequests',
-  pick('webhooks'),
-);
+const E429_WEBHOOKS = too(`Over the account's request rate (Retry-After), or (POST) the account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks (\`limit\`, no Retry-After: delete one)`, 'WebhookTooManyRequests', pick('webhooks'));
 const one = (path: string, methods: string) => keyedErrors(path, methods, E404);
 
 export const webhookDocs = keyedOperations('Webhooks', {
@@ -33,10 +28,8 @@ export const webhookDocs = keyedOperations('Webhooks', {
       '201': keyed200('WebhookCreated', 'The new webhook and its secret (shown only here)', { Location: t.String({ description: '/webhooks/{id}' }) }),
       '400': E400(BAD),
       ...keyedErrors('/webhooks', 'GET, POST'),
-      '413': E413,
-      '415': E415,
+      ...bodyErrors(E413),
       '429': E429_WEBHOOKS,
-      '503': E503_BODIES,
     },
   },
   list: {
@@ -57,9 +50,7 @@ export const webhookDocs = keyedOperations('Webhooks', {
       '200': keyed200('Webhook', 'The webhook after the change'),
       '400': E400({ none: X.webhookPatchShape, ...BAD }),
       ...one('/webhooks/{id}', 'GET, PATCH, DELETE'),
-      '413': E413,
-      '415': E415,
-      '503': E503_BODIES,
+      ...bodyErrors(E413),
     },
   },
   delete: {
@@ -94,11 +85,7 @@ const delivery = (type: keyof typeof webhookPayloads, summary: string): Record<s
     summary,
     description:
       'Sent to your URL (`POST`) with the headers `webhook-id` (the same on every retry of this message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256(secret, id.timestamp.body)>`, Standard Webhooks). Answer 2xx within 15 s; anything else is retried.',
-    parameters: [
-      { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } },
-      { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' } },
-      { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' } },
-    ],
+    parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({ name, in: 'header', required: true, schema: { type: 'string' } })),
     requestBody: { required: true, content: { 'application/json': { schema: webhookPayloads[type] } } },
     responses: { '2XX': { description: 'Delivered' } },
   },
@@ -115,9 +102,5 @@ export const webhookEvents = {
 
 /** The document with the webhooks' tag and events (`webhooks`; the routes' operations are generated from them, with webhookDocs as their `detail`); their schemas are the contract's (src/contract/webhooks.ts). */
 export function withWebhooks<D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown> }>(doc: D): D {
-  return {
-    ...doc,
-    tags: [...doc.tags, WEBHOOKS_TAG],
-    webhooks: webhookEvents,
-  };
+  return { ...doc, tags: [...doc.tags, WEBHOOKS_TAG], webhooks: webhookEvents };
 }

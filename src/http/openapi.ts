@@ -87,16 +87,9 @@ export const err = (example: Named, description: string, schema: ComponentName =
 /** The contract's error examples (src/contract/error-examples.ts) of these names, as answer()'s named examples. */
 export const pick = (...names: ErrorExample[]) => Object.fromEntries(names.map((n) => [n, X[n]]));
 export const E401 = answer('Unauthorized', 'API key missing or invalid', { examples: { missing: X.missingKey, invalid: X.invalidKey } });
-export const requestIdHeader = {
-  'X-Request-Id': t.String({
-    maxLength: 128,
-    description: 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID',
-  }),
-};
-export const E500 = answer('InternalError', 'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request', {
-  example: X.internal,
-  headers: requestIdHeader,
-});
+const requestId = 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID';
+export const requestIdHeader = { 'X-Request-Id': t.String({ maxLength: 128, description: requestId }) };
+export const E500 = answer('InternalError', 'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request', { example: X.internal, headers: requestIdHeader });
 export const E405 = (path: string, methods: string) =>
   answer('MethodNotAllowed', 'Wrong method (the Allow header lists the accepted ones)', {
     example: { message: `The ${path} route accepts ${methods} only` },
@@ -114,13 +107,20 @@ export const too = (description: string, schema: ComponentName = 'TooManyRequest
   answer(schema, description, { ...(Object.keys(more).length === 0 ? { example: X.rate } : { examples: { rate: X.rate, ...more } }), headers: { ...retryAfter(retry), ...rateLimitHeaders } });
 export const E429 = too('Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved');
 /** The JSON routes' 415, and their 503 when every slot for bodies over 1 MiB is taken (body.ts). */
+/** A 400 with these named examples. */
+export const E400 = (examples: Named) => answer('BadRequest', 'Invalid input', { examples });
 export const E415 = err(X.notJson, 'Not JSON', 'UnsupportedMediaType');
 export const E503_BODIES = err(X.bodySlots, 'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`', 'ServiceUnavailable');
+/** What a route that reads a JSON body adds: its 413, 415 and the 503 of E503_BODIES. */
+export const bodyErrors = (e413: TSchema) => ({ '413': e413, '415': E415, '503': E503_BODIES });
 /** An answer whose example is its component's (the contract's `examples`), or this one. */
 export const json = (schema: ComponentName, description: string, example?: unknown) => answer(schema, description, { example });
 /** A keyed route's 200 (201, 202): the RateLimit fields too, and more headers. */
 export const keyed200 = (schema: ComponentName, description: string, headers: Record<string, TSchema> = {}, example?: unknown) =>
   answer(schema, description, { example, headers: { ...rateLimitHeaders, ...headers } });
+/** A text media type with its example (the result files and pool proxies as csv or txt), and a txt list's example. */
+export const text = (example: string) => ({ schema: { type: 'string' }, example });
+export const TXT_LIST = '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n';
 /** A keyed route's 204. */
 export const keyed204 = (description: string) => answer(null, description, { headers: rateLimitHeaders });
 export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
@@ -128,20 +128,14 @@ export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { Bea
 export const keyedErrors = (path: string, methods: string, e404?: TSchema) => ({ '401': E401, ...(e404 && { '404': e404 }), '405': E405(path, methods), '429': E429, '500': E500 });
 
 const checkErrors = {
-  '400': answer('BadRequest', 'Invalid input', { examples: { ...pick('region', 'type', 'timeout', 'none', 'jobId'), shape: X.checkShape } }),
+  '400': E400({ ...pick('region', 'type', 'timeout', 'none', 'jobId'), shape: X.checkShape }),
   '401': E401,
   '402': err(X.insufficient, 'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)', 'InsufficientChecks'),
-  '409': answer(['JobAlreadyRunning', 'JobCancelled'], 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)', {
-    examples: { running: X.jobRunning, cancelled: X.jobCancelled },
-  }),
+  '409': answer(['JobAlreadyRunning', 'JobCancelled'], 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)', { examples: { running: X.jobRunning, cancelled: X.jobCancelled } }),
   '413': answer('TooLarge', 'Over a limit (proxies, body size, custom URLs)', { examples: pick('proxies', 'body', 'customUrls') }),
   '429': E429,
   '500': E500,
-  '503': answer(
-    ['ServiceUnavailable', 'RegionUnavailable'],
-    'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
-    { examples: { shutdown: X.shutdown, region: X.regionDown } },
-  ),
+  '503': answer(['ServiceUnavailable', 'RegionUnavailable'], 'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged', { examples: { shutdown: X.shutdown, region: X.regionDown } }),
 };
 
 /** The 202 of an asynchronous check, and what asks for it (docs/API.md "Checks that outlive their connection"). */
@@ -160,10 +154,7 @@ export const docs = {
       summary: 'List regions',
       description:
         'The region catalogue. `test1` is listed but not accepted by the check routes. `agents` and `capacity` say who probes from the region now: in a cluster, its live agents and their probe slots together (0 and 0: a check to it answers 503 `Region unavailable`); in one embedded process, 1 (the process) and endpoints x SLOTS_PER_ENDPOINT.',
-      responses: {
-        '200': json('RegionList', 'Regions'),
-        '405': E405('/regions', 'GET'),
-      },
+      responses: { '200': json('RegionList', 'Regions'), '405': E405('/regions', 'GET') },
     },
     health: {
       summary: 'Service health',
@@ -177,10 +168,7 @@ export const docs = {
       summary: 'Proxy judge',
       description:
         'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON (ASCII only), signed: `sig`, the last member, is an HMAC over the exact body bytes before it, so a proxy that changes the answer is `tampered`. Probes are sent here through the proxy under test (`JUDGE_URL`).',
-      responses: {
-        '200': json('JudgeEcho', 'Echo'),
-        '405': E405('/judge', 'GET'),
-      },
+      responses: { '200': json('JudgeEcho', 'Echo'), '405': E405('/judge', 'GET') },
     },
   }, 'Service'),
   ...keyedOperations('Account', {
@@ -194,13 +182,7 @@ export const docs = {
       summary: 'Check proxies (JSON body)',
       description:
         'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
-      responses: {
-        '200': keyed200('CheckResponse', 'Check response'),
-        '202': asyncAccepted,
-        ...checkErrors,
-        '405': E405('/check', 'POST'),
-        '415': E415,
-      },
+      responses: { '200': keyed200('CheckResponse', 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check', 'POST'), '415': E415 },
     },
     checkRaw: {
       summary: 'Check proxies (plain-text body, one per line)',
@@ -212,11 +194,7 @@ export const docs = {
       summary: 'A check job: state, progress, and its response once completed',
       description:
         'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
-      responses: {
-        '200': keyed200('CheckJob', 'The job'),
-        '400': E400JobId,
-        ...keyedErrors('/checks/{jobId}', 'GET, DELETE', jobNotFoundExample),
-      },
+      responses: { '200': keyed200('CheckJob', 'The job'), '400': E400JobId, ...keyedErrors('/checks/{jobId}', 'GET, DELETE', jobNotFoundExample) },
     },
     cancelCheckJob: {
       summary: 'Cancel a running check job',
@@ -240,12 +218,10 @@ export const docs = {
       responses: {
         '200': answer('ResultFile', 'The result, in the form the extension names', {
           content: {
-            'text/csv': {
-              schema: { type: 'string' },
-              example:
-                'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
-            },
-            'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
+            'text/csv': text(
+              'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
+            ),
+            'text/plain': text(TXT_LIST),
           },
         }),
         '403': err(X.badToken, 'Missing or bad token', 'Forbidden'),
