@@ -573,7 +573,7 @@ export class PoolActor {
     this.#demanded = Math.max(0, this.#demanded - (granted - forPairs));
     const pairs = this.#takePairs(granted);
     const n = granted - pairs.length;
-    if (n === 0) return this.#runPairs(pairs, exec, 0);
+    if (n === 0) return this.#runPairs(pairs, exec);
     const slots: number[] = [];
     while (slots.length < n) {
       let slot = this.#takeReady();
@@ -592,14 +592,12 @@ export class PoolActor {
       return { index: slot, proxy: probeTarget(addressOf({ host: this.#t.host[slot]!, port: this.#t.port[slot]!, username: this.#t.username[slot]!, password: this.#t.password[slot]! })) };
     });
     if (slots.length < n) {
-      // fewer than granted (members removed since the demand): no more demand on this handle, and the
-      // grant's other slots go back with this shard's end (a repeat of its tasks: their results are
-      // dropped, the proxy no longer in flight); a pool left empty keeps them until the region's next start
+      // fewer than granted (members removed since the demand, a pool emptied): no more demand on this
+      // handle, and the grant's other slots go back to the scheduler now
       this.#closeExec(exec);
-      for (let k = 0; tasks.length > 0 && tasks.length < n; k++) tasks.push(tasks[k]!);
+      exec.release(n - slots.length);
     }
-    // no probe to fill the grant's other slots with: the pairs' first shard carries the repeats
-    if (pairs.length > 0) this.#runPairs(pairs, exec, tasks.length === 0 ? n : 0);
+    if (pairs.length > 0) this.#runPairs(pairs, exec);
     if (tasks.length === 0) return;
     // a proxy with its own protocol (its line's scheme) is probed with that protocol's settings: a shard per protocol
     for (const shard of splitBySettings({ kind: 'probe', tasks, settings: this.#settings }, (slot) => this.#probeSettings(slot))) {
@@ -650,12 +648,8 @@ export class PoolActor {
     return s;
   }
 
-  /**
-   * The pairs as shards, one per (target, protocol); `pad` more tasks
-   * (repeats: a grant larger than what is left, its slots going back with
-   * the shard) ride on the first one.
-   */
-  #runPairs(pairs: readonly Pair[], exec: ExecutionHandle, pad: number): void {
+  /** The pairs as shards, one per (target, protocol). */
+  #runPairs(pairs: readonly Pair[], exec: ExecutionHandle): void {
     const groups = new Map<string, { name: string; type: ProxyType; tasks: ProbeTask[] }>();
     for (const p of pairs) {
       const type = this.#t.typeOf(p.slot) ?? (this.#pool.type === 'auto' ? 'http' : this.#pool.type);
@@ -663,11 +657,6 @@ export class PoolActor {
       let g = groups.get(key);
       if (g === undefined) groups.set(key, (g = { name: p.name, type, tasks: [] }));
       g.tasks.push({ index: p.slot, proxy: probeTarget(addressOf({ host: this.#t.host[p.slot]!, port: this.#t.port[p.slot]!, username: this.#t.username[p.slot]!, password: this.#t.password[p.slot]! })) });
-    }
-    if (pad > 0) {
-      if (!this.#cancelled.has(exec)) this.#closeExec(exec);
-      const first = groups.values().next().value!;
-      for (let k = 0; k < pad; k++) first.tasks.push(first.tasks[k % first.tasks.length]!);
     }
     for (const g of groups.values()) {
       const rule = this.#pool.customUrls.find((r) => r.name === g.name);

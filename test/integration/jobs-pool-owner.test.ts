@@ -14,6 +14,7 @@
  * - a proxy refused before any connection: failed blocked_target, not charged;
  * - the owner's pause (nothing probed) and resume; a source's addresses
  *   (`sourced`) checked at once; a deleted pool's reservation given back;
+ * - a pool emptied while its slots are granted: the slots given back at once;
  * - a balance that cannot pay: pool.paused insufficient_checks, nothing
  *   charged; a top-up: pool.resumed;
  * - fencing: another node takes the lease; the old owner's next flush writes
@@ -44,6 +45,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/db';
 class TableExecution implements ProbeExecution {
   readonly opened: ExecutionJob[] = [];
   probes = 0;
+  released = 0;
   constructor(public verdict: (host: string) => 'working' | 'failed' | 'hang') {}
   open(job: ExecutionJob): ExecutionHandle {
     this.opened.push(job);
@@ -51,6 +53,9 @@ class TableExecution implements ProbeExecution {
     const handle: ExecutionHandle = {
       run: (shard: Shard, onBatch: (b: ResultBatch) => void, signal: AbortSignal) => this.#run(shard, onBatch, signal),
       addDemand: (n) => queueMicrotask(() => !cancelled && job.onGrant(n, handle)),
+      release: (n) => {
+        this.released += n;
+      },
       cancel: () => {
         cancelled = true;
       },
@@ -73,6 +78,40 @@ class TableExecution implements ProbeExecution {
     await Bun.sleep(10);
     if (out.length > 0 && !signal.aborted) onBatch(out);
     if (out.length < shard.tasks.length && !signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+}
+
+/** Grants only when told (`grant()`: every demand so far); counts the slots given back. */
+class GatedExecution implements ProbeExecution {
+  demand = 0;
+  released = 0;
+  probes = 0;
+  #pending: { job: ExecutionJob; handle: ExecutionHandle }[] = [];
+  open(job: ExecutionJob): ExecutionHandle {
+    const handle: ExecutionHandle = {
+      run: async (shard) => {
+        this.probes += shard.tasks.length;
+      },
+      addDemand: (n) => {
+        this.demand += n;
+        this.#pending.push({ job, handle });
+      },
+      release: (n) => {
+        this.released += n;
+      },
+      cancel: () => {},
+    };
+    this.demand += job.demand;
+    this.#pending.push({ job, handle });
+    return handle;
+  }
+  grant(): number {
+    const n = this.demand;
+    const last = this.#pending.at(-1);
+    this.demand = 0;
+    this.#pending = [];
+    if (last !== undefined && n > 0) last.job.onGrant(n, last.handle);
+    return n;
   }
 }
 
@@ -265,6 +304,24 @@ describe('PoolOwner', () => {
     expect(rowsOf(await tdb.db.execute(sql`SELECT 1 FROM pool_leases WHERE pool_id = ${pool.id} AND expires_at > now()`))).toEqual([]);
     const rows = await ledger(pool.id);
     expect(rows.at(-1)!.reason).toBe('refund');
+    await r.stop();
+  }, 20_000);
+
+  test('a pool emptied while its slots are granted gives them back (no slot leak), probing nothing', async () => {
+    const pools = service();
+    const exec = new GatedExecution();
+    const acc = await account();
+    const r = await owner(exec, new Recorder(), pools);
+    const lines = ['10.11.0.1:80', '10.11.0.2:80'];
+    const { pool } = await create(pools, acc, lines);
+    await until('slots asked for', () => exec.demand === 2);
+    await pools.update(acc, pool.id, { remove: { proxies: parsed(lines), totalInvalid: 0, totalDuplicates: 0 } });
+    await r.applied(pool.id);
+    expect(r.localStats(pool.id)!.counts.total).toBe(0);
+    expect(exec.grant()).toBe(2); // the scheduler grants what was asked before the pool was emptied
+    await Bun.sleep(20);
+    expect(exec.probes).toBe(0);
+    expect(exec.released).toBe(2);
     await r.stop();
   }, 20_000);
 
