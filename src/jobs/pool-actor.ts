@@ -16,8 +16,9 @@
  * actor yields between chunks (a /check's statements go between them). A
  * flush is a durable batch: `round.completed` (at most one per flush) with
  * the batch's tally, and its record (a pool_rounds row and a completed scan
- * for /me usage) with its last chunk (a crash between chunks leaves the
- * earlier chunks settled and charged, and uncounted in those records). A check the checker did not
+ * for /me usage) made by its first chunk that settles and added to by each
+ * later one, in the chunk's transaction (a crash between chunks leaves the
+ * record equal to what was settled and charged). A check the checker did not
  * perform (`checker_overloaded`, cut short) and a proxy refused before any
  * connection (blocked_target) are never charged.
  *
@@ -816,7 +817,7 @@ export class PoolActor {
     const startedMs = this.#batchStartedMs;
     this.#batchStartedMs = this.#d.clock.now();
     let settledAll = 0;
-    let workingAll = 0;
+    let seq: number | null = null;
     // at least one chunk: an empty one still renews the lease
     for (let i = 0; i === 0 || i < list.length; i += FLUSH_CHUNK) {
       const slots = list.slice(i, i + FLUSH_CHUNK);
@@ -845,18 +846,18 @@ export class PoolActor {
         this.#unsettled[s] = 0;
       }
       const nowMs = this.#d.clock.now();
-      // the batch's record (a pool_rounds row, a scan for /me usage) once per flush, with its last chunk
-      const last = i + FLUSH_CHUNK >= list.length;
-      const checked = settledAll + settled;
+      // the batch's record (one pool_rounds row, one scan for /me usage per flush) grows with each
+      // chunk that settles, in its transaction: a flush cut between chunks leaves usage == charged
       try {
-        await flushChunk(this.#d.db, lease, {
+        const recorded = await flushChunk(this.#d.db, lease, {
           state,
           verdicts,
           targets,
           settled,
           leaseUntilMs: nowMs + this.#d.leaseMs,
-          batch: last && checked > 0 ? { tally: { checked, working: workingAll + working, charged: this.#unlimited ? 0 : checked }, startedMs, nowMs } : null,
+          batch: settled > 0 ? { tally: { checked: settled, working, charged: this.#unlimited ? 0 : settled }, startedMs, nowMs, seq } : null,
         });
+        if (recorded !== null) seq = recorded;
       } catch (err) {
         // nothing of this chunk is durable: its slots dirty again, their checks unsettled, the rest too
         this.#restore(slots, taken, verdicts.id, targets.id);
@@ -872,7 +873,6 @@ export class PoolActor {
       this.#settled += settled;
       this.#pendingCharged -= settled;
       settledAll += settled;
-      workingAll += working;
       await new Promise<void>((r) => setImmediate(r));
     }
     if (tally.checked + tally.not_tried === 0) return;

@@ -33,6 +33,7 @@ import {
   outstandingStatement,
   proxyIdsStatement,
   putLeaseStatement,
+  addToBatchStatement,
   recordBatchStatement,
   releaseLeaseStatement,
   runAccountStatement,
@@ -109,19 +110,30 @@ export interface FlushChunk {
   /** Checks this chunk makes durable (charged ones: blocked and not-tried are not). */
   settled: number;
   leaseUntilMs: number;
-  /** The batch's record (the flush's last chunk): a pool_rounds row and last_round_at. */
-  batch: { tally: BatchTally; startedMs: number; nowMs: number } | null;
+  /**
+   * This chunk's part of the batch's record (a pool_rounds row, a usage scan, last_round_at): `seq`
+   * null makes the record (the flush's first chunk that settles), else the chunk's checks are added
+   * to batch `seq`'s; null: nothing to record (the chunk settles nothing).
+   */
+  batch: { tally: BatchTally; startedMs: number; nowMs: number; seq: number | null } | null;
 }
 
-/** One fenced transaction: the lease (fence, renewal, settlement), the state rows, the changed verdict fields, the batch. PoolLeaseLostError: nothing written. */
-export async function flushChunk(db: Db, lease: PoolLease, c: FlushChunk): Promise<void> {
-  await db.transaction(async (tx) => {
+/**
+ * One fenced transaction: the lease (fence, renewal, settlement), the state rows, the changed verdict
+ * fields, the chunk's part of the batch's record. Resolves to the batch's seq (null: no record).
+ * PoolLeaseLostError: nothing written.
+ */
+export async function flushChunk(db: Db, lease: PoolLease, c: FlushChunk): Promise<number | null> {
+  return db.transaction(async (tx) => {
     const [held] = await rows(tx, settleLeaseStatement(lease.poolId, lease.token, c.settled, c.leaseUntilMs));
     if (held === undefined) throw new PoolLeaseLostError(lease.poolId);
     if (c.state.id.length > 0) await rows(tx, stateUpdateStatement(lease.poolId, lease.token, c.state));
     if (c.verdicts.id.length > 0) await rows(tx, verdictFieldsStatement(lease.poolId, lease.token, c.verdicts));
     if (c.targets !== undefined && c.targets.id.length > 0) await rows(tx, targetUpsertStatement(lease.poolId, lease.token, c.targets));
-    if (c.batch !== null) await rows(tx, recordBatchStatement(lease.poolId, lease.token, c.batch.tally, c.batch.startedMs, c.batch.nowMs));
+    if (c.batch === null) return null;
+    const b = c.batch;
+    const [rec] = await rows(tx, b.seq === null ? recordBatchStatement(lease.poolId, lease.token, b.tally, b.startedMs, b.nowMs) : addToBatchStatement(lease.poolId, lease.token, b.seq, b.tally, b.nowMs));
+    return rec === undefined ? null : Number(rec.seq);
   });
 }
 
