@@ -81,7 +81,7 @@ export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise
       else p.metrics.poolRound('checked', outcome);
     },
   });
-  p.metrics.watchPoolRounds(owner);
+  p.metrics.watchPoolOwner(owner);
   p.undo.push(() => owner.stop());
   // a cluster: what other nodes own is asked of them, what this one owns answered (a node with POOL_ROUNDS=false too)
   const remote = p.backend.poolReads(owner);

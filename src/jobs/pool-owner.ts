@@ -101,8 +101,8 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
     return this.#machine.state;
   }
 
-  /** Pools with probes out now (the rounds gauge of /metrics). */
-  get runningRounds(): number {
+  /** Pools with probes out now (/metrics' proxycheck_pool_rounds_running: the name of when pools checked in rounds). */
+  get probingPools(): number {
     let n = 0;
     for (const a of this.#actors.values()) if (a.inFlight > 0) n++;
     return n;

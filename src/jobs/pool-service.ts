@@ -5,7 +5,7 @@
  * (src/pools/pool-id.ts from crypto random bytes), and the changes it made,
  * told to every listener after they are committed.
  *
- * `onChange` is where the scheduling side plugs in (the rounds, the events of
+ * `onChange` is where the scheduling side plugs in (the pool owner, the events of
  * `GET /ws?pool=`): `created` (a new pool, its proxies due at once),
  * `updated` (settings, state or members changed; `previousState` and `state`
  * say whether the owner paused or resumed it, `added` how many proxies are

@@ -9,7 +9,7 @@
  * pool object shows it (`sources[].last_fetch`, `next_fetch_at`). Addresses
  * that left the list stay in the pool until their owner removes them. New
  * addresses are told to the pool service (`sourced`: a `sourced` change),
- * so the rounds check them at once rather than at their next tick.
+ * so the pool's actor checks them at once rather than at its next look.
  *
  * Fetches go through src/jobs/source-fetch.ts (SSRF guard per hop, size cap,
  * deadline), `concurrency` at a time. A failed fetch records its code and is

@@ -2,7 +2,7 @@
  * The seams between the pools' parts, so each can be built and tested alone
  * and the composition root (src/compose/) plugs them together:
  *
- * - PoolEventsPort: where the rounds (src/jobs/pool-rounds.ts) and the pool
+ * - PoolEventsPort: where the pool actors (src/jobs/pool-actor.ts) and the pool
  *   service publish a pool's events (src/pools/events.ts builders). The hub
  *   behind it fans them out to the owner's `GET /ws?pool={id}` subscribers,
  *   on this node and, in a cluster, on every API node; the gateway's working
