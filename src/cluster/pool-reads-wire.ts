@@ -11,6 +11,8 @@
  *                   {v, op: "page", pool, query}           (the validated proxies query)
  *                   {v, op: "recheck", pool, proxies}      (the gateway's failed upstreams)
  *                   {v, op: "upstreams", pool, account}    (the gateway's working set)
+ *                   {v, op: "changed", pool, note}         (a change made on the asker: applied
+ *                                                          by the owner before it answers)
  *   PoolReadReply   {v, found: false}                      (the node does not own the pool now)
  *                   {v, found: true, stats: {counts, next_due_ms, checks_per_day}}
  *                   {v, found: true, page: {rows, next_cursor}}   (rows: pool proxy rows, times
@@ -19,7 +21,7 @@
  *                                                          `targets` with their hours in base64)
  *                   {v, found: true, upstreams}            (the working proxies, in id order,
  *                                                          each with the targets it passed)
- *                   {v, found: true}                       (recheck)
+ *                   {v, found: true}                       (recheck, changed)
  *
  * No responder and no reply in time are the asker's "no owner": it answers
  * from the durable copy. Decoders return null for anything the encoders do
@@ -32,6 +34,7 @@ import { PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES, type PoolProxiesQuery } fro
 import type { PoolProxyRow, PoolStats } from '../pools/shape';
 import type { PoolUpstream } from '../pools/working-set';
 import type { PoolCounts, ProxyStatus } from '../pools/types';
+import { POOL_CHANGE_NOTES, type PoolChangeNote } from '../pools/ports';
 import { TARGET_HOUR_BYTES, type TargetState } from '../pools/target-columns';
 import { isSubjectToken } from './protocol';
 
@@ -44,7 +47,8 @@ export type PoolReadRequest =
   | { v: 1; op: 'stats'; pool: string }
   | { v: 1; op: 'page'; pool: string; query: PoolProxiesQuery }
   | { v: 1; op: 'recheck'; pool: string; proxies: ProxyAddress[] }
-  | { v: 1; op: 'upstreams'; pool: string; account: string };
+  | { v: 1; op: 'upstreams'; pool: string; account: string }
+  | { v: 1; op: 'changed'; pool: string; note: PoolChangeNote };
 
 export type PoolReadStats = Omit<PoolStats, 'checksLast24h'>;
 
@@ -164,6 +168,7 @@ export function decodePoolReadRequest(bytes: Uint8Array): PoolReadRequest | null
     return query === null ? null : { v: 1, op: 'page', pool: m.pool, query };
   }
   if (m.op === 'upstreams') return isPool(m.account) ? { v: 1, op: 'upstreams', pool: m.pool, account: m.account } : null;
+  if (m.op === 'changed') return oneOf(POOL_CHANGE_NOTES, m.note) ? { v: 1, op: 'changed', pool: m.pool, note: m.note } : null;
   if (m.op === 'recheck' && Array.isArray(m.proxies) && m.proxies.length <= 10_000) {
     const proxies = m.proxies.map(addressFromWire);
     return proxies.every((p) => p !== null) ? { v: 1, op: 'recheck', pool: m.pool, proxies: proxies as ProxyAddress[] } : null;

@@ -45,8 +45,18 @@ export function alsoTo(first: PoolEventsPort, second?: PoolEventsPort): PoolEven
 /** A pool's stats as its owner holds them (the pool object's but checks_last_24h, pool_rounds'). */
 export type OwnedPoolStats = Omit<PoolStats, 'checksLast24h'>;
 
+/**
+ * A change of a pool made through another node's PoolService, for the node that owns the pool to
+ * apply at once: `settings` (the row changed: settings, the owner's pause or resume), `members`
+ * (the row and its members), `sourced` (members added from a list URL), `deleted`.
+ */
+export type PoolChangeNote = 'settings' | 'members' | 'sourced' | 'deleted';
+export const POOL_CHANGE_NOTES: readonly PoolChangeNote[] = Object.freeze(['settings', 'members', 'sourced', 'deleted']);
+
 /** What a node's owner answers about the pools it holds (src/jobs/pool-owner.ts): null / false when it does not hold the pool. */
 export interface ServedPools {
+  /** Applies a change heard on another node; resolves once applied (false: the pool is not held here). */
+  localChanged(poolId: string, note: PoolChangeNote): Promise<boolean>;
   localStats(poolId: string): OwnedPoolStats | null;
   localPage(poolId: string, query: PoolProxiesQuery): ProxiesPage | null;
   localRecheck(poolId: string, proxies: readonly ProxyAddress[]): boolean;
@@ -64,4 +74,6 @@ export interface RemotePoolReads {
   page(node: string, poolId: string, query: PoolProxiesQuery): Promise<ProxiesPage | null>;
   recheck(node: string, poolId: string, proxies: readonly ProxyAddress[]): void;
   upstreams(node: string, accountId: string, poolId: string): Promise<PoolUpstream[] | null>;
+  /** The node applied the change (false: it does not hold the pool, or did not answer). */
+  changed(node: string, poolId: string, note: PoolChangeNote): Promise<boolean>;
 }

@@ -19,6 +19,8 @@
  *   charged; a top-up: pool.resumed;
  * - fencing: another node takes the lease; the old owner's next flush writes
  *   and charges nothing, and it stops owning the pool;
+ * - a cluster: a change made on a node that does not own the pool is applied
+ *   by its owner at once (told, not seen at its next look);
  * - a cluster's placement: two owners share the pools by rendezvous hashing,
  *   never both holding one; one stops and the other takes its pools back;
  *   charged == durable checks.
@@ -368,6 +370,49 @@ describe('PoolOwner', () => {
     expect(r.localStats(pool.id)).toBeNull();
     await r.stop();
   }, 20_000);
+
+  test('a cluster: a PATCH, pause, resume or delete made on a node that does not own the pool reaches its owner at once', async () => {
+    const own = await freshDatabase(); // these owners take every pool of their database
+    try {
+      const acc = (await createAccount(own.db, { email: 'told@example.com', checks: 10_000 })).id;
+      const node = (id: string, pools: PoolService) => {
+        const o = new PoolOwner({ db: own.db, execution: new TableExecution(() => 'working'), settings: settingsOf, geo: { lookup: () => null as never }, events: new Recorder(), log, pools, nodeId: id, embedded: false, leaseMs: 60_000, flushMs: 300, stopGraceMs: 1000 });
+        pools.useOwner(o);
+        return o;
+      };
+      const poolsA = new PoolService({ db: own.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
+      const poolsB = new PoolService({ db: own.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
+      const a = node('node-a', poolsA);
+      await a.start();
+      const { pool } = await poolsA.create(acc, { settings: { name: 'told', type: 'http', region: 'us1', intervalS: 600, timeoutMs: 1000, https: false, customUrls: [], sources: [] }, proxies: parsed(['10.12.0.1:80', '10.12.0.2:80']), totalInvalid: 0, totalDuplicates: 0 });
+      await a.applied(pool.id);
+      expect(a.actor(pool.id)?.state).toBe('running');
+      const b = node('node-b', poolsB);
+      // B asks A directly (what src/cluster/pool-reads.ts carries over NATS)
+      b.useRemote({
+        stats: async (n, p) => (n === 'node-a' ? a.localStats(p) : null),
+        page: async (n, p, q) => (n === 'node-a' ? a.localPage(p, q) : null),
+        recheck: (n, p, proxies) => void (n === 'node-a' && a.localRecheck(p, proxies)),
+        upstreams: async () => null,
+        changed: (n, p, note) => (n === 'node-a' ? a.localChanged(p, note) : Promise.resolve(false)),
+      });
+      await b.start();
+      // the next looks are a half lease (30 s) away: what follows is A told by B, nothing else
+      expect(b.actor(pool.id)).toBeUndefined();
+      await poolsB.update(acc, pool.id, { state: 'paused' });
+      expect(a.actor(pool.id)?.state).toBe('idle');
+      await poolsB.update(acc, pool.id, { state: 'active', intervalS: 300, add: { proxies: parsed(['10.12.0.3:80']), totalInvalid: 0, totalDuplicates: 0 } });
+      expect(a.actor(pool.id)?.state).toBe('running');
+      expect(a.localStats(pool.id)!.counts.total).toBe(3);
+      expect((await poolsB.get(acc, pool.id))!.counts.total).toBe(3); // B reads A's memory
+      expect(await poolsB.delete(acc, pool.id)).toBe(true);
+      expect(a.actor(pool.id)).toBeUndefined();
+      expect(rowsOf(await own.db.execute(sql`SELECT 1 FROM pool_leases WHERE pool_id = ${pool.id} AND expires_at > now()`))).toEqual([]);
+      await Promise.all([a.stop(), b.stop()]);
+    } finally {
+      await own.cleanup();
+    }
+  }, 30_000);
 
   test('a cluster: pools placed by rendezvous over the live owners; a node that joins takes its share, one that stops gives its pools back', async () => {
     const own = await freshDatabase(); // these owners take every pool of their database

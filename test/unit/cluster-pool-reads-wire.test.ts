@@ -31,6 +31,8 @@ describe('pool reads wire', () => {
       { v: 1, op: 'page', pool: 'p1', query: { ...DEFAULT_PROXIES_QUERY, sort: 'checked', cursor: { sort: 'checked', key: '2026-06-01T12:00:00.123000', id: 5 }, country: 'DE' } },
       { v: 1, op: 'recheck', pool: 'p1', proxies: [{ host: 'a', port: 1 }, { host: 'b', port: 2, username: 'u', password: '' }] },
       { v: 1, op: 'upstreams', pool: 'p1', account: 'acct' },
+      { v: 1, op: 'changed', pool: 'p1', note: 'settings' },
+      { v: 1, op: 'changed', pool: 'p1', note: 'deleted' },
     ] as const;
     for (const r of reqs) expect(decodePoolReadRequest(encodePoolRead(r as never))).toEqual(r as never);
   });
@@ -71,6 +73,8 @@ describe('pool reads wire', () => {
       { v: 1, op: 'page', pool: 'p', query: { ...DEFAULT_PROXIES_QUERY, limit: 0 } },
       { v: 1, op: 'page', pool: 'p', query: { ...DEFAULT_PROXIES_QUERY, cursor: { sort: 'latency', key: 'DROP', id: 1 } } },
       { v: 1, op: 'recheck', pool: 'p', proxies: [{ host: 'a' }] },
+      { v: 1, op: 'changed', pool: 'p', note: 'renamed' },
+      { v: 1, op: 'changed', pool: 'p' },
     ];
     for (const b of bad) expect(decodePoolReadRequest(te.encode(JSON.stringify(b)))).toBeNull();
     expect(decodePoolReadReply(te.encode(JSON.stringify({ v: 1, found: true, page: { rows: [{ ...row, id: 'x' }], next_cursor: null } })))).toBeNull();
