@@ -53,6 +53,7 @@ import type { Clock } from '../clock';
 import { errorCode } from '../errors';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
+import { proxyKey } from '../proxy/dedupe';
 import type { ProxyType } from '../proxy/types';
 import { DueHeap } from '../pools/due-heap';
 import { pausedEvent, proxyEvent, resumedEvent, roundCompletedEvent } from '../pools/events';
@@ -382,16 +383,16 @@ export class PoolActor {
     this.#rewriteDue((due) => spreadOverdue(due, nowMs, this.#pool.intervalS));
   }
 
-  /** The gateway's failed upstreams: due now. */
+  /** The gateway's failed upstreams (already coalesced by the gateway, working-sets.ts): due now. Matched by the pool's identity of an address (proxyKey), as the upstreams' keys. */
   recheck(proxies: readonly ProxyAddress[]): void {
     if (proxies.length === 0) return;
-    const wanted = new Set(proxies.map((a) => `${a.host}\u0000${a.port}\u0000${a.username ?? ''}\u0000${a.password ?? ''}`));
+    const wanted = new Set(proxies.map((a) => proxyKey(addressOf({ host: a.host, port: a.port, username: a.username ?? '', password: a.password ?? '' }))));
     const hosts = new Set(proxies.map((a) => a.host));
     const t = this.#t;
     const nowMs = this.#d.clock.now();
     for (let s = 0; s < t.size; s++) {
       if (this.#slotState[s] !== HEAP || !hosts.has(t.host[s]!)) continue;
-      if (!wanted.has(`${t.host[s]}\u0000${t.port[s]}\u0000${t.username[s]}\u0000${t.password[s]}`) || t.nextCheck[s]! <= nowMs) continue;
+      if (!wanted.has(proxyKey(addressOf({ host: t.host[s]!, port: t.port[s]!, username: t.username[s]!, password: t.password[s]! }))) || t.nextCheck[s]! <= nowMs) continue;
       t.nextCheck[s] = nowMs;
       this.#heap.update(s);
       this.#markDirty(s);
