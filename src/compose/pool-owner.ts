@@ -28,11 +28,12 @@
 import { sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import type { Geo } from '../geo/geo';
+import type { PoolTx } from '../jobs/pool-durable';
 import { PoolOwner } from '../jobs/pool-owner';
 import type { PoolService } from '../jobs/pool-service';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
-import { NO_POOL_EVENTS, type PoolEventsPort } from '../pools/ports';
+import { NO_POOL_EVENTS, type PoolBatchOutbox, type PoolEventsPort } from '../pools/ports';
 import type { StopStep } from '../stop-steps';
 import type { ChecksBase } from './checks';
 import type { ProbeJudge } from './own-judge';
@@ -49,6 +50,8 @@ export interface PoolOwnerParts {
   judge: ProbeJudge;
   geo: Geo;
   events?: PoolEventsPort;
+  /** The webhooks' outbox: pool.proxies_changed written in the flushes' transactions (webhooks/outbox.ts flushWriter). */
+  outbox?: { flushWriter(): PoolBatchOutbox<PoolTx> };
   metrics: ServiceMetrics;
   log: Logger;
   undo: StopStep[];
@@ -67,6 +70,7 @@ export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise
     allowPrivateTargets: config.probes.allowPrivateTargets,
     geo: p.geo,
     events: p.events ?? NO_POOL_EVENTS,
+    ...(p.outbox !== undefined ? { outbox: p.outbox.flushWriter() } : {}),
     ...(p.backend.regionAvailable !== undefined ? { regionAvailable: p.backend.regionAvailable } : {}),
     pools: p.pools,
     nodeId: p.storage.nodeId,

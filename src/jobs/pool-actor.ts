@@ -22,6 +22,11 @@
  * perform (`checker_overloaded`, cut short) and a proxy refused before any
  * connection (blocked_target) are never charged.
  *
+ * With an outbox (the webhooks'), each proxy.up / proxy.down waits with its
+ * slot and goes out as pool.proxies_changed messages written in the
+ * transaction of the chunk that makes the slot durable: a crash loses the
+ * unflushed verdicts and their messages together, never one without the other.
+ *
  * Reads come from memory: counts, the next due time, checks per day, pages
  * (src/pools/proxy-page.ts), the gateway's working set.
  *
@@ -58,7 +63,8 @@ import type { ProxyType } from '../proxy/types';
 import { DueHeap } from '../pools/due-heap';
 import { pausedEvent, proxyEvent, resumedEvent, roundCompletedEvent } from '../pools/events';
 import { emptyStateBatch, emptyVerdictBatch } from '../pools/flush-sql';
-import type { PoolEventsPort } from '../pools/ports';
+import type { PoolEvent } from '../pools/events';
+import type { PoolBatchOutbox, PoolEventsPort } from '../pools/ports';
 import { memoryPage } from '../pools/proxy-page';
 import { ProxyTable } from '../pools/proxy-table';
 import type { PoolProxiesQuery } from '../pools/query';
@@ -74,7 +80,7 @@ import type { PoolCounts } from '../pools/types';
 import { upstreamOfRow, type PoolUpstream } from '../pools/working-set';
 import type { ProxyAddress } from '../proxy/types';
 import { StateMachine, transitionTable } from '../state-machine';
-import { flushChunk, loadPoolRows, loadPoolTargets, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
+import { flushChunk, type PoolTx, loadPoolRows, loadPoolTargets, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
 import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
 import { originGeo, probeSettingsFor } from './probe-setup';
 import { refusedResult, splitRefused } from './refused-targets';
@@ -135,6 +141,8 @@ export interface PoolActorDeps {
   onOutcome?: (outcome: 'paused' | 'resumed' | { working: number; failed: number }) => void;
   /** Told when the lease was lost (the owner forgets the actor). */
   onLost?: () => void;
+  /** The webhooks' pool.proxies_changed, written in the transaction of the chunk that makes the proxies durable; absent: none. */
+  outbox?: PoolBatchOutbox<PoolTx>;
 }
 
 interface Tally {
@@ -194,6 +202,8 @@ export class PoolActor {
   /** The judge check's settings of the protocols proxies named by their scheme (made at first use, again after a change). */
   #ownSettings = new Map<ProxyType, ProbeSettings>();
   #targetDirty = new Uint8Array(64);
+  /** proxy.up / proxy.down per slot since its last flush (only with an outbox): they go out with the slot's chunk. */
+  readonly #slotEvents = new Map<number, PoolEvent[]>();
 
   constructor(deps: PoolActorDeps, pool: PoolRow) {
     this.#d = deps;
@@ -362,6 +372,7 @@ export class PoolActor {
     // its unflushed charged checks stay charged only once durable: they never will be
     this.#pendingCharged -= this.#unsettled[slot]!;
     this.#unsettled[slot] = 0;
+    this.#slotEvents.delete(slot);
   }
 
   /** New due times for the scheduled slots (`f` of their due times, same order), each marked dirty. */
@@ -774,7 +785,13 @@ export class PoolActor {
       if (f.verdictChanged) this.#verdictDirty[slot] = 1;
       if (f.event !== null) {
         const detail = { ...(r.responseTimeMs !== null && r.responseTimeMs !== undefined ? { responseTimeMs: r.responseTimeMs } : {}), error: r.error };
-        this.#d.events.publish(this.#pool.accountId, proxyEvent(this.#pool.id, f.event, nowMs, addressOf(t.rowOf(slot)), this.#counts, detail));
+        const event = proxyEvent(this.#pool.id, f.event, nowMs, addressOf(t.rowOf(slot)), this.#counts, detail);
+        this.#d.events.publish(this.#pool.accountId, event);
+        if (this.#d.outbox !== undefined) {
+          const list = this.#slotEvents.get(slot);
+          if (list === undefined) this.#slotEvents.set(slot, [event]);
+          else list.push(event);
+        }
       }
       // passed the judge check: its targets are fetched through it before it is due again
       const targets = this.#pool.customUrls;
@@ -828,8 +845,15 @@ export class PoolActor {
       let settled = 0;
       let working = 0;
       const taken: number[] = [];
+      const events: PoolEvent[] = [];
+      const eventSlots: [number, PoolEvent[]][] = [];
       for (const s of slots) {
         this.#dirty[s] = 0;
+        const evs = this.#slotEvents.get(s);
+        if (evs !== undefined) {
+          this.#slotEvents.delete(s);
+          if (this.#slotState[s] !== DEAD) (events.push(...evs), eventSlots.push([s, evs]));
+        }
         if (this.#slotState[s] === DEAD) continue;
         pushStateSlot(state, this.#t, s);
         if (this.#verdictDirty[s] === 1) {
@@ -849,8 +873,12 @@ export class PoolActor {
       const nowMs = this.#d.clock.now();
       // the batch's record (one pool_rounds row, one scan for /me usage per flush) grows with each
       // chunk that settles, in its transaction: a flush cut between chunks leaves usage == charged
+      const outbox = this.#d.outbox;
+      let messages = 0;
+      const counts = { ...this.#counts };
       try {
         const recorded = await flushChunk(this.#d.db, lease, {
+          ...(outbox !== undefined && events.length > 0 ? { alsoInTx: async (tx) => (messages = await outbox.write(tx, this.#pool.accountId, this.#pool.id, events, counts)) } : {}),
           state,
           verdicts,
           targets,
@@ -859,8 +887,10 @@ export class PoolActor {
           batch: settled > 0 ? { tally: { checked: settled, working, charged: this.#unlimited ? 0 : settled }, startedMs, nowMs, seq } : null,
         });
         if (recorded !== null) seq = recorded;
+        if (messages > 0) outbox?.written();
       } catch (err) {
-        // nothing of this chunk is durable: its slots dirty again, their checks unsettled, the rest too
+        // nothing of this chunk is durable: its slots dirty again, their checks unsettled and events unsent, the rest too
+        for (const [s, evs] of eventSlots) this.#slotEvents.set(s, [...evs, ...(this.#slotEvents.get(s) ?? [])]);
         this.#restore(slots, taken, verdicts.id, targets.id);
         for (const s of list.slice(i + FLUSH_CHUNK)) this.#markDirty(s);
         this.#tally.checked += tally.checked;

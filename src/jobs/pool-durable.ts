@@ -50,6 +50,8 @@ import type { TargetState } from '../pools/target-columns';
 import { loadTargetsStatement, targetRowFromSql, targetUpsertStatement, type TargetBatch } from '../pools/targets-sql';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** A transaction of the database (a flush chunk's). */
+export type PoolTx = Tx;
 type Row = Record<string, unknown>;
 
 const rows = async (db: Db | Tx, q: Parameters<Db['execute']>[0]): Promise<Row[]> => rowsOf<Row>(await db.execute(q));
@@ -116,6 +118,8 @@ export interface FlushChunk {
    * to batch `seq`'s; null: nothing to record (the chunk settles nothing).
    */
   batch: { tally: BatchTally; startedMs: number; nowMs: number; seq: number | null } | null;
+  /** Written last in the same transaction (the chunk's webhook messages); resolves to what it wrote. */
+  alsoInTx?: (tx: Tx) => Promise<number>;
 }
 
 /**
@@ -130,10 +134,14 @@ export async function flushChunk(db: Db, lease: PoolLease, c: FlushChunk): Promi
     if (c.state.id.length > 0) await rows(tx, stateUpdateStatement(lease.poolId, lease.token, c.state));
     if (c.verdicts.id.length > 0) await rows(tx, verdictFieldsStatement(lease.poolId, lease.token, c.verdicts));
     if (c.targets !== undefined && c.targets.id.length > 0) await rows(tx, targetUpsertStatement(lease.poolId, lease.token, c.targets));
-    if (c.batch === null) return null;
+    let seq: number | null = null;
     const b = c.batch;
-    const [rec] = await rows(tx, b.seq === null ? recordBatchStatement(lease.poolId, lease.token, b.tally, b.startedMs, b.nowMs) : addToBatchStatement(lease.poolId, lease.token, b.seq, b.tally, b.nowMs));
-    return rec === undefined ? null : Number(rec.seq);
+    if (b !== null) {
+      const [rec] = await rows(tx, b.seq === null ? recordBatchStatement(lease.poolId, lease.token, b.tally, b.startedMs, b.nowMs) : addToBatchStatement(lease.poolId, lease.token, b.seq, b.tally, b.nowMs));
+      seq = rec === undefined ? null : Number(rec.seq);
+    }
+    if (c.alsoInTx !== undefined) await c.alsoInTx(tx);
+    return seq;
   });
 }
 

@@ -14,6 +14,7 @@
  *   pool another node owns, asked of that node (src/cluster/pool-reads.ts).
  */
 import type { ProxyAddress } from '../proxy/types';
+import type { PoolCounts } from './types';
 import type { PoolEvent } from './events';
 import type { ProxiesPage } from './proxies-sql';
 import type { PoolProxiesQuery } from './query';
@@ -26,6 +27,20 @@ export interface PoolEventsPort {
 
 export interface PoolRecheckPort {
   recheck(poolId: string, proxies: readonly ProxyAddress[]): void;
+}
+
+/**
+ * Where a pool's durable proxy.up / proxy.down become webhook messages
+ * (src/webhooks/outbox.ts flushWriter): written by the pool actor in the
+ * transaction of the flush chunk that makes those proxies durable (DECISIONS
+ * "Webhooks": a message is written with the change that causes it).
+ * `write` returns the deliveries written; `written()` after the commit (the
+ * delivery loop looks at once). `Tx`: the database's transaction (this
+ * layer does no I/O).
+ */
+export interface PoolBatchOutbox<Tx = unknown> {
+  write(tx: Tx, accountId: string, poolId: string, events: readonly PoolEvent[], counts: PoolCounts): Promise<number>;
+  written(): void;
 }
 
 /** Publishes nowhere: a service or test with no subscribers. */

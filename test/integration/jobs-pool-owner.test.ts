@@ -14,6 +14,8 @@
  * - a proxy refused before any connection: failed blocked_target, not charged;
  * - the owner's pause (nothing probed) and resume; a source's addresses
  *   (`sourced`) checked at once; a deleted pool's reservation given back;
+ * - with an outbox: a proxy event's webhook messages written in the
+ *   transaction of the chunk that makes it durable (a failed write: neither);
  * - a pool emptied while its slots are granted: the slots given back at once;
  * - a balance that cannot pay: pool.paused insufficient_checks, nothing
  *   charged; a top-up: pool.resumed;
@@ -29,7 +31,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client';
 import { createAccount, topUp } from '../../src/accounts/accounts';
-import { takeLease } from '../../src/jobs/pool-durable';
+import { takeLease, type PoolTx } from '../../src/jobs/pool-durable';
+import type { PoolBatchOutbox } from '../../src/pools/ports';
 import { PoolOwner } from '../../src/jobs/pool-owner';
 import { PoolService } from '../../src/jobs/pool-service';
 import type { ExecutionHandle, ExecutionJob, ProbeExecution, ResultBatch, Shard } from '../../src/jobs/ports';
@@ -155,7 +158,7 @@ describe('PoolOwner', () => {
 
   const account = async (checks = 1000) => (await createAccount(tdb.db, { email: `owner${++accounts}@example.com`, checks })).id;
   const service = () => new PoolService({ db: tdb.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
-  const owner = async (execution: ProbeExecution, events: Recorder, pools: PoolService, o: { settings?: typeof settingsOf; nodeId?: string; embedded?: boolean; flushMs?: number } = {}) => {
+  const owner = async (execution: ProbeExecution, events: Recorder, pools: PoolService, o: { settings?: typeof settingsOf; nodeId?: string; embedded?: boolean; flushMs?: number; outbox?: PoolBatchOutbox<PoolTx> } = {}) => {
     const r = new PoolOwner({
       db: tdb.db,
       execution,
@@ -168,6 +171,7 @@ describe('PoolOwner', () => {
       embedded: o.embedded ?? true,
       flushMs: o.flushMs ?? 300,
       stopGraceMs: 2000,
+      ...(o.outbox !== undefined ? { outbox: o.outbox } : {}),
     });
     pools.useOwner(r);
     made.push(r);
@@ -325,6 +329,46 @@ describe('PoolOwner', () => {
     expect(exec.probes).toBe(0);
     expect(exec.released).toBe(2);
     await r.stop();
+  }, 20_000);
+
+  test('with an outbox: a proxy.down is written in the transaction of the chunk that makes it durable; a failed write rolls the chunk back, the next flush writes both', async () => {
+    const pools = service();
+    const exec = new TableExecution(() => 'working');
+    const acc = await account();
+    const written: string[][] = [];
+    let fail = true;
+    let pokes = 0;
+    const outbox: PoolBatchOutbox<PoolTx> = {
+      write: async (tx, _account, _pool, events) => {
+        await tx.execute(sql`SELECT 1`); // in the chunk's transaction
+        if (fail) {
+          fail = false;
+          throw new Error('the outbox failed');
+        }
+        written.push(events.map((e) => `${e.event} ${e.proxy!.host}`));
+        return events.length;
+      },
+      written: () => void pokes++,
+    };
+    const events = new Recorder();
+    const r = await owner(exec, events, pools, { flushMs: 60_000, outbox });
+    const { pool } = await create(pools, acc, ['10.13.0.1:80', '10.13.0.2:80']);
+    await until('working', () => r.localStats(pool.id)?.counts.working === 2);
+    await r.flushAll();
+    expect(written).toEqual([]); // first verdicts: no event, nothing written
+    exec.verdict = (h) => (h === '10.13.0.1' ? 'failed' : 'working');
+    r.recheck(pool.id, [{ host: '10.13.0.1', port: 80 }]);
+    await until('proxy.down', () => events.of(pool.id, 'proxy.down').length === 1);
+    await r.flushAll(); // the outbox throws: nothing of the chunk is durable
+    expect((await durable(pool.id)).map((p) => p.status)).toEqual(['working', 'working']);
+    expect([written, pokes]).toEqual([[], 0]);
+    await r.flushAll();
+    expect((await durable(pool.id)).map((p) => p.status)).toEqual(['failed', 'working']);
+    expect([written, pokes]).toEqual([[['proxy.down 10.13.0.1']], 1]);
+    await r.flushAll();
+    expect(written).toHaveLength(1); // once
+    await r.stop();
+    expect(await charged(pool.id)).toBe(await durableChecks(pool.id));
   }, 20_000);
 
   test('a balance that cannot pay pauses the pool (insufficient_checks, nothing charged); a top-up resumes it', async () => {
