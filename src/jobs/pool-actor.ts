@@ -82,6 +82,7 @@ import type { ProxyAddress } from '../proxy/types';
 import { StateMachine, transitionTable } from '../state-machine';
 import { flushChunk, type PoolTx, loadPoolRows, loadPoolTargets, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
 import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
+import { DueTimer } from './pool-due-timer';
 import { originGeo, probeSettingsFor } from './probe-setup';
 import { refusedResult, splitRefused } from './refused-targets';
 import { probeTarget, splitBySettings } from './shards';
@@ -185,7 +186,8 @@ export class PoolActor {
   #unlimited = false;
   #tally = zeroTally();
   #batchStartedMs = 0;
-  #timer: { at: number; cancel: () => void } | null = null;
+  /** Fires #pump at the heap's earliest due time (at least every MAX_SLEEP_MS). */
+  #timer: DueTimer;
   #flushTimer: (() => void) | null = null;
   #flushing: Promise<void> | null = null;
   #waitUntil = 0;
@@ -208,6 +210,7 @@ export class PoolActor {
   constructor(deps: PoolActorDeps, pool: PoolRow) {
     this.#d = deps;
     this.#pool = pool;
+    this.#timer = new DueTimer(deps.clock, () => this.#pump(), { minDelayMs: 20, maxDelayMs: MAX_SLEEP_MS });
     this.#t.setTargets(pool.customUrls.map((r) => r.name));
   }
 
@@ -419,8 +422,8 @@ export class PoolActor {
       this.#pumpOnce();
     } catch (err) {
       this.#d.log.error('a pool actor step failed; tried again', { pool: this.#pool.id, err });
-      this.#timer?.cancel();
-      this.#timer = { at: this.#d.clock.now() + MAX_SLEEP_MS, cancel: this.#d.clock.after(MAX_SLEEP_MS, () => ((this.#timer = null), this.#pump()), { unref: true }) };
+      this.#timer.cancel();
+      this.#timer.arm(Infinity);
     }
   }
 
@@ -478,11 +481,7 @@ export class PoolActor {
 
   #sleep(nowMs: number): void {
     const due = this.#heap.peekDue();
-    const at = Math.min(due, nowMs + MAX_SLEEP_MS, this.state === 'starved' ? Math.max(this.#waitUntil, nowMs + 50) : Infinity);
-    if (this.#timer !== null && this.#timer.at <= at && this.#timer.at > nowMs) return;
-    this.#timer?.cancel();
-    const delay = Math.max(20, at - nowMs);
-    this.#timer = { at: nowMs + delay, cancel: this.#d.clock.after(delay, () => ((this.#timer = null), this.#pump()), { unref: true }) };
+    this.#timer.arm(Math.min(due, this.state === 'starved' ? Math.max(this.#waitUntil, nowMs + 50) : Infinity), nowMs);
   }
 
   /**
@@ -938,8 +937,7 @@ export class PoolActor {
 
   /** No more probing, timers or grants; running shards cut short. */
   #halt(): void {
-    this.#timer?.cancel();
-    this.#timer = null;
+    this.#timer.cancel();
     this.#flushTimer?.();
     this.#flushTimer = null;
     this.#closeExec();
