@@ -63,6 +63,8 @@ const VACUUM = sql.raw('VACUUM pool_proxy_state, pool_proxies, pool_leases, pool
 export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise<PoolOwner> {
   const database = p.storage.database;
   const db = database.db;
+  // the owner's pause and resume (a PATCH) go where the actors' events go: the hub, the webhooks
+  p.pools.publishTo(p.events ?? NO_POOL_EVENTS);
   const owner = new PoolOwner({
     db,
     execution: p.base.execution,
