@@ -101,7 +101,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const { pools } = startPools(config, { storage, log, undo });
     const webhooks = startWebhooks(config, { storage, secret, pools, metrics, log, undo, ...(opts.webhookSchedule !== undefined ? { schedule: opts.webhookSchedule } : {}) });
     const events = alsoTo(alsoTo(backend.poolEvents, webhooks.poolEvents), opts.poolEvents);
-    const poolOwner = await startPoolOwner(config, { storage, backend, base, pools, judge, geo: geoDb, events, metrics, log, undo });
+    const poolOwner = await startPoolOwner(config, { storage, backend, base, pools, judge, geo: geoDb, events, outbox: webhooks.outbox, metrics, log, undo });
     const listeners = startListeners(config, { storage, backend, checks, pools, owner: poolOwner, jobs, webhooks: webhooks.service, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });
     await judge.start(judgeBase(place, urls.base), { calibrate: backend.calibrates, undo });
     sweepResults(config.storage, backend.results, log, undo);

@@ -13,7 +13,8 @@
  *   src/jobs/job-states.ts        a check job (JobActor)
  *   src/jobs/service.ts           CheckService: running -> draining -> stopped
  *   src/jobs/scheduler.ts         a job at the region scheduler: active -> cancelled
- *   src/jobs/pool-rounds.ts       the pools' rounds: created -> running -> stopping -> stopped
+ *   src/jobs/pool-actor.ts        a pool's owner: created -> running <-> starved <-> idle -> stopping -> stopped (or lost)
+ *   src/jobs/pool-owner.ts        a node's pool owner (its actors, its leases)
  *   src/results/writer.ts         a result writer (both stores: one machine, a publish step)
  *   src/cluster/agent-runner.ts   a region agent: created -> running -> draining -> stopped
  *   src/probe/workers/lane.ts     a shard in its lane: running -> cancelled -> done

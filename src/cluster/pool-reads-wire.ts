@@ -11,12 +11,17 @@
  *                   {v, op: "page", pool, query}           (the validated proxies query)
  *                   {v, op: "recheck", pool, proxies}      (the gateway's failed upstreams)
  *                   {v, op: "upstreams", pool, account}    (the gateway's working set)
+ *                   {v, op: "changed", pool, note}         (a change made on the asker: applied
+ *                                                          by the owner before it answers)
  *   PoolReadReply   {v, found: false}                      (the node does not own the pool now)
  *                   {v, found: true, stats: {counts, next_due_ms, checks_per_day}}
  *                   {v, found: true, page: {rows, next_cursor}}   (rows: pool proxy rows, times
- *                                                          in epoch ms, history in base64)
- *                   {v, found: true, upstreams}            (the working proxies, in id order)
- *                   {v, found: true}                       (recheck)
+ *                                                          in epoch ms, history in base64,
+ *                                                          a proxy's own `protocol` and its
+ *                                                          `targets` with their hours in base64)
+ *                   {v, found: true, upstreams}            (the working proxies, in id order,
+ *                                                          each with the targets it passed)
+ *                   {v, found: true}                       (recheck, changed)
  *
  * No responder and no reply in time are the asker's "no owner": it answers
  * from the durable copy. Decoders return null for anything the encoders do
@@ -29,6 +34,8 @@ import { PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES, type PoolProxiesQuery } fro
 import type { PoolProxyRow, PoolStats } from '../pools/shape';
 import type { PoolUpstream } from '../pools/working-set';
 import type { PoolCounts, ProxyStatus } from '../pools/types';
+import { POOL_CHANGE_NOTES, type PoolChangeNote } from '../pools/ports';
+import { TARGET_HOUR_BYTES, type TargetState } from '../pools/target-columns';
 import { isSubjectToken } from './protocol';
 
 export const POOL_READS_WIRE_VERSION = 1;
@@ -40,7 +47,8 @@ export type PoolReadRequest =
   | { v: 1; op: 'stats'; pool: string }
   | { v: 1; op: 'page'; pool: string; query: PoolProxiesQuery }
   | { v: 1; op: 'recheck'; pool: string; proxies: ProxyAddress[] }
-  | { v: 1; op: 'upstreams'; pool: string; account: string };
+  | { v: 1; op: 'upstreams'; pool: string; account: string }
+  | { v: 1; op: 'changed'; pool: string; note: PoolChangeNote };
 
 export type PoolReadStats = Omit<PoolStats, 'checksLast24h'>;
 
@@ -64,9 +72,16 @@ type Json = Record<string, unknown>;
 
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime());
 
+function targetToWire(t: TargetState | null): Json | null {
+  if (t === null) return null;
+  return { ...t, lastCheckedAt: ms(t.lastCheckedAt), hours: Buffer.from(t.hours.buffer, t.hours.byteOffset, t.hours.byteLength).toString('base64') };
+}
+
 function rowToWire(r: PoolProxyRow): Json {
+  const { targets, ...rest } = r;
   return {
-    ...r,
+    ...rest,
+    ...(targets === undefined ? {} : { targets: Object.fromEntries(Object.entries(targets).map(([name, t]) => [name, targetToWire(t)])) }),
     history: r.history === null ? null : Buffer.from(r.history.buffer, r.history.byteOffset, r.history.byteLength).toString('base64'),
     firstSeenAt: r.firstSeenAt.getTime(),
     lastCheckedAt: ms(r.lastCheckedAt),
@@ -102,6 +117,8 @@ const strOrNull = (v: unknown): v is string | null => v === null || isStr(v);
 const numOrNull = (v: unknown): v is number | null => v === null || isNum(v);
 const oneOf = <T extends string>(list: readonly T[], v: unknown): v is T => isStr(v) && (list as readonly string[]).includes(v);
 const isPool = (v: unknown): v is string => isStr(v) && v.length > 0 && v.length <= 64;
+/** A pool target's name as src/pools/targets.ts makes them (1..32 of [a-z0-9-]). */
+const isTargetName = (v: unknown): v is string => isStr(v) && /^[a-z0-9-]{1,32}$/.test(v);
 
 function queryFromWire(q: unknown): PoolProxiesQuery | null {
   if (!isObj(q)) return null;
@@ -109,6 +126,8 @@ function queryFromWire(q: unknown): PoolProxiesQuery | null {
   if (!isInt(q.limit) || q.limit < 1 || q.limit > 10_000) return null;
   if (!strOrNull(q.country) || !strOrNull(q.anonymity) || !strOrNull(q.type)) return null;
   if (!(q.https === null || typeof q.https === 'boolean') || !numOrNull(q.maxLatencyMs) || !numOrNull(q.minUptime)) return null;
+  if (!(q.target === undefined || q.target === null || isTargetName(q.target))) return null;
+  if (!(q.all === undefined || typeof q.all === 'boolean') || !(q.scheme === undefined || typeof q.scheme === 'boolean')) return null;
   let cursor: PoolProxiesQuery['cursor'] = null;
   if (q.cursor !== null) {
     const c = q.cursor;
@@ -127,6 +146,9 @@ function queryFromWire(q: unknown): PoolProxiesQuery | null {
     limit: q.limit,
     cursor,
     format: q.format,
+    ...(q.all === undefined ? {} : { all: q.all }),
+    ...(q.scheme === undefined ? {} : { scheme: q.scheme }),
+    ...(q.target === undefined ? {} : { target: q.target }),
   };
 }
 
@@ -146,6 +168,7 @@ export function decodePoolReadRequest(bytes: Uint8Array): PoolReadRequest | null
     return query === null ? null : { v: 1, op: 'page', pool: m.pool, query };
   }
   if (m.op === 'upstreams') return isPool(m.account) ? { v: 1, op: 'upstreams', pool: m.pool, account: m.account } : null;
+  if (m.op === 'changed') return oneOf(POOL_CHANGE_NOTES, m.note) ? { v: 1, op: 'changed', pool: m.pool, note: m.note } : null;
   if (m.op === 'recheck' && Array.isArray(m.proxies) && m.proxies.length <= 10_000) {
     const proxies = m.proxies.map(addressFromWire);
     return proxies.every((p) => p !== null) ? { v: 1, op: 'recheck', pool: m.pool, proxies: proxies as ProxyAddress[] } : null;
@@ -154,6 +177,28 @@ export function decodePoolReadRequest(bytes: Uint8Array): PoolReadRequest | null
 }
 
 const date = (v: unknown): Date | null => (isNum(v) ? new Date(v) : null);
+const PROXY_TYPES: readonly ProxyType[] = ['http', 'socks4', 'socks5'];
+
+function targetFromWire(t: unknown): TargetState | null | undefined {
+  if (t === null) return null;
+  if (!isObj(t) || typeof t.ok !== 'boolean' || !numOrNull(t.status) || !numOrNull(t.responseTimeMs) || !numOrNull(t.lastCheckedAt) || !isInt(t.hourAt) || !isStr(t.hours)) return undefined;
+  const hours = Uint8Array.from(Buffer.from(t.hours, 'base64'));
+  if (hours.length !== TARGET_HOUR_BYTES) return undefined;
+  return { ok: t.ok, status: t.status, responseTimeMs: t.responseTimeMs, lastCheckedAt: date(t.lastCheckedAt), hourAt: t.hourAt, hours };
+}
+
+/** A row's `targets` (absent stays absent); undefined when it is malformed. */
+function targetsFromWire(v: unknown): Record<string, TargetState | null> | null | undefined {
+  if (v === undefined) return null;
+  if (!isObj(v)) return undefined;
+  const out: Record<string, TargetState | null> = {};
+  for (const [name, t] of Object.entries(v)) {
+    const s = targetFromWire(t);
+    if (s === undefined || !isTargetName(name)) return undefined;
+    out[name] = s;
+  }
+  return out;
+}
 
 function rowFromWire(r: unknown): PoolProxyRow | null {
   if (!isObj(r) || !isInt(r.id) || !isStr(r.host) || !isInt(r.port) || !isStr(r.username) || !isStr(r.password) || !isStr(r.format) || !isStr(r.status)) return null;
@@ -161,6 +206,9 @@ function rowFromWire(r: unknown): PoolProxyRow | null {
   if (![r.origin, r.country, r.countryName, r.location, r.isp, r.errorCode, r.errorMessage].every(strOrNull)) return null;
   if (![r.asn, r.statusCode, r.responseTimeMs, r.latencyP50Ms, r.uptimeH24Ppm, r.lastCheckedAt, r.lastChangeAt].every(numOrNull)) return null;
   if (!isNum(r.firstSeenAt) || !isNum(r.nextCheckAt) || !strOrNull(r.history)) return null;
+  if (!(r.protocol === undefined || r.protocol === null || oneOf(PROXY_TYPES, r.protocol))) return null;
+  const targets = targetsFromWire(r.targets);
+  if (targets === undefined) return null;
   return {
     id: r.id,
     host: r.host,
@@ -192,15 +240,19 @@ function rowFromWire(r: unknown): PoolProxyRow | null {
     lastCheckedAt: date(r.lastCheckedAt),
     lastChangeAt: date(r.lastChangeAt),
     nextCheckAt: new Date(r.nextCheckAt),
+    ...(r.protocol === undefined ? {} : { protocol: r.protocol }),
+    ...(targets === null ? {} : { targets }),
   };
 }
-
-const PROXY_TYPES: readonly ProxyType[] = ['http', 'socks4', 'socks5'];
 
 function upstreamFromWire(u: unknown): PoolUpstream | null {
   if (!isObj(u) || !isStr(u.key) || !isStr(u.host) || !isInt(u.port) || !oneOf(PROXY_TYPES, u.type) || !strOrNull(u.country)) return null;
   if (!Array.isArray(u.protocols) || !u.protocols.every((p) => oneOf(PROXY_TYPES, p))) return null;
-  const base = { key: u.key, host: u.host, port: u.port, type: u.type, protocols: u.protocols as ProxyType[], country: u.country };
+  if (!(u.targets === undefined || (Array.isArray(u.targets) && u.targets.every(isTargetName)))) return null;
+  const base = {
+    key: u.key, host: u.host, port: u.port, type: u.type, protocols: u.protocols as ProxyType[], country: u.country,
+    ...(u.targets === undefined ? {} : { targets: u.targets as string[] }),
+  };
   if (u.username === undefined) return base;
   return isStr(u.username) && isStr(u.password) ? { ...base, username: u.username, password: u.password } : null;
 }

@@ -1,7 +1,8 @@
 /**
  * Pool reads over NATS (I/O; the wire is ./pool-reads-wire.ts): each API
  * node answers on `pc.pools.<its node id>` for the pools its owner holds
- * (stats, a page of proxies, the working set, a re-check), and asks the node that holds a
+ * (stats, a page of proxies, the working set, a re-check, a change made on
+ * another node: applied before the reply), and asks the node that holds a
  * pool's lease about it. A malformed request gets no reply; no responder, no
  * reply in time or a reply that does not decode are null: the asker answers
  * from the durable copy.
@@ -15,8 +16,9 @@ import { decodePoolReadReply, decodePoolReadRequest, encodePoolRead, poolReadsSu
 /** A read from memory: 2 s is a node that does not answer. */
 export const POOL_READ_TIMEOUT_MS = 2_000;
 
-function answer(req: PoolReadRequest, pools: ServedPools): PoolReadReply {
+async function answer(req: PoolReadRequest, pools: ServedPools): Promise<PoolReadReply> {
   const none: PoolReadReply = { v: POOL_READS_WIRE_VERSION, found: false };
+  if (req.op === 'changed') return (await pools.localChanged(req.pool, req.note)) ? { v: POOL_READS_WIRE_VERSION, found: true } : none;
   if (req.op === 'stats') {
     const stats = pools.localStats(req.pool);
     return stats === null ? none : { v: POOL_READS_WIRE_VERSION, found: true, stats };
@@ -44,7 +46,10 @@ export function servePoolReads(nc: NatsConnection, nodeId: string, pools: Served
         log.warn('dropped a malformed pool read request', { subject: msg.subject });
         return;
       }
-      msg.respond(encodePoolRead(answer(req, pools)));
+      void answer(req, pools).then(
+        (reply) => msg.respond(encodePoolRead(reply)),
+        (err: unknown) => log.warn('a pool read request failed', { op: req.op, pool: req.pool, err }),
+      );
     },
   });
 }
@@ -73,6 +78,10 @@ export function poolReadsClient(nc: NatsConnection, log: Pick<Logger, 'warn'>, t
     async upstreams(node, account, pool) {
       const r = await ask(node, { v: POOL_READS_WIRE_VERSION, op: 'upstreams', pool, account });
       return r !== null && 'upstreams' in r ? r.upstreams : null;
+    },
+    async changed(node, pool, note) {
+      const r = await ask(node, { v: POOL_READS_WIRE_VERSION, op: 'changed', pool, note });
+      return r !== null && r.found;
     },
     recheck(node, pool, proxies) {
       void ask(node, { v: POOL_READS_WIRE_VERSION, op: 'recheck', pool, proxies: [...proxies] });

@@ -27,7 +27,7 @@ import { VERSION } from '../version';
 import { GatewayUsage } from '../gateway/usage';
 import { bind } from './bind';
 import { serveGateway } from './gateway';
-import { ownerPoolEvents } from './pool-events';
+import { closeDeletedPools } from './pool-events';
 import type { PoolRecheckPort } from '../pools/ports';
 import type { WorkingSetsOptions } from '../gateway/working-sets';
 import type { GatewayAddress, WebhooksPort } from '../http/context';
@@ -87,7 +87,7 @@ export function startListeners(config: Config, p: ListenerParts): Listening {
     gatewayUsage: new GatewayUsage(),
   };
   const { pools } = p;
-  p.undo.push(pools.onChange(ownerPoolEvents({ feed: p.backend.poolEvents, get: (a, id) => pools.get(a, id), log: p.log })));
+  p.undo.push(pools.onChange(closeDeletedPools(p.backend.poolEvents)));
   const gatewayPort = serveGateway(config, {
     findByApiKey: shared.findByApiKey,
     db: p.storage.database.db,

@@ -28,11 +28,12 @@
 import { sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import type { Geo } from '../geo/geo';
+import type { PoolTx } from '../jobs/pool-durable';
 import { PoolOwner } from '../jobs/pool-owner';
 import type { PoolService } from '../jobs/pool-service';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
-import { NO_POOL_EVENTS, type PoolEventsPort } from '../pools/ports';
+import { NO_POOL_EVENTS, type PoolBatchOutbox, type PoolEventsPort } from '../pools/ports';
 import type { StopStep } from '../stop-steps';
 import type { ChecksBase } from './checks';
 import type { ProbeJudge } from './own-judge';
@@ -49,6 +50,8 @@ export interface PoolOwnerParts {
   judge: ProbeJudge;
   geo: Geo;
   events?: PoolEventsPort;
+  /** The webhooks' outbox: pool.proxies_changed written in the flushes' transactions (webhooks/outbox.ts flushWriter). */
+  outbox?: { flushWriter(): PoolBatchOutbox<PoolTx> };
   metrics: ServiceMetrics;
   log: Logger;
   undo: StopStep[];
@@ -60,6 +63,8 @@ const VACUUM = sql.raw('VACUUM pool_proxy_state, pool_proxies, pool_leases, pool
 export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise<PoolOwner> {
   const database = p.storage.database;
   const db = database.db;
+  // the owner's pause and resume (a PATCH) go where the actors' events go: the hub, the webhooks
+  p.pools.publishTo(p.events ?? NO_POOL_EVENTS);
   const owner = new PoolOwner({
     db,
     execution: p.base.execution,
@@ -67,6 +72,7 @@ export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise
     allowPrivateTargets: config.probes.allowPrivateTargets,
     geo: p.geo,
     events: p.events ?? NO_POOL_EVENTS,
+    ...(p.outbox !== undefined ? { outbox: p.outbox.flushWriter() } : {}),
     ...(p.backend.regionAvailable !== undefined ? { regionAvailable: p.backend.regionAvailable } : {}),
     pools: p.pools,
     nodeId: p.storage.nodeId,
@@ -81,7 +87,7 @@ export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise
       else p.metrics.poolRound('checked', outcome);
     },
   });
-  p.metrics.watchPoolRounds(owner);
+  p.metrics.watchPoolOwner(owner);
   p.undo.push(() => owner.stop());
   // a cluster: what other nodes own is asked of them, what this one owns answered (a node with POOL_ROUNDS=false too)
   const remote = p.backend.poolReads(owner);

@@ -6,9 +6,9 @@
  * - Sealing key: derived from RESULT_SECRET (src/webhooks/seal.ts), which a
  *   cluster's API nodes share: any node signs any endpoint's messages.
  * - Pool events: `poolEvents` is the PoolEventsPort the rounds publish to
- *   beside the events hub (src/server.ts); the owner's pause and resume come
- *   from the PoolService's changes (the same builder as the WebSocket's,
- *   pool-events.ts ownerPoolEvents).
+ *   beside the events hub (src/server.ts), and the PoolService publishes the
+ *   owner's pause and resume to the same port (src/jobs/pool-service.ts
+ *   publishTo).
  * - check.completed is written where an async check's scan is closed
  *   (src/jobs/ledger.ts, src/accounts/orphans.ts).
  *
@@ -27,7 +27,6 @@ import { DeliveryLoop } from '../webhooks/delivery-loop';
 import { WebhookOutbox } from '../webhooks/outbox';
 import { sealingKey } from '../webhooks/seal';
 import { WebhookService } from '../webhooks/service';
-import { ownerPoolEvents } from './pool-events';
 import type { Storage } from './storage';
 
 /** Recorded attempts between two VACUUMs of the deliveries on PGlite. */
@@ -72,11 +71,8 @@ export function startWebhooks(
   const outbox = new WebhookOutbox({ db, log: p.log, onWritten: poke });
   const service = new WebhookService({ db, key, allowPrivateTargets, onWritten: poke });
   const poolEvents = outbox.poolEvents();
-  const { pools } = p;
-  const unhook = pools.onChange(ownerPoolEvents({ feed: { publish: (a, e) => poolEvents.publish(a, e), closePool: () => {} }, get: (a, id) => pools.get(a, id), log: p.log }));
   loop.start();
   p.undo.push(async () => {
-    unhook();
     await outbox.drain();
     await loop.stop();
   });

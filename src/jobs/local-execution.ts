@@ -81,6 +81,10 @@ class LocalJob implements ExecutionHandle {
     this.#entry.addDemand(n);
   }
 
+  release(n: number): void {
+    if (n > 0) this.#releaseSoon(n);
+  }
+
   cancel(): void {
     this.#entry.cancel();
     if (this.#ended) return;

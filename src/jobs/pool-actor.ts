@@ -16,10 +16,16 @@
  * actor yields between chunks (a /check's statements go between them). A
  * flush is a durable batch: `round.completed` (at most one per flush) with
  * the batch's tally, and its record (a pool_rounds row and a completed scan
- * for /me usage) with its last chunk (a crash between chunks leaves the
- * earlier chunks settled and charged, and uncounted in those records). A check the checker did not
+ * for /me usage) made by its first chunk that settles and added to by each
+ * later one, in the chunk's transaction (a crash between chunks leaves the
+ * record equal to what was settled and charged). A check the checker did not
  * perform (`checker_overloaded`, cut short) and a proxy refused before any
  * connection (blocked_target) are never charged.
+ *
+ * With an outbox (the webhooks'), each proxy.up / proxy.down waits with its
+ * slot and goes out as pool.proxies_changed messages written in the
+ * transaction of the chunk that makes the slot durable: a crash loses the
+ * unflushed verdicts and their messages together, never one without the other.
  *
  * Reads come from memory: counts, the next due time, checks per day, pages
  * (src/pools/proxy-page.ts), the gateway's working set.
@@ -52,11 +58,13 @@ import type { Clock } from '../clock';
 import { errorCode } from '../errors';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
+import { proxyKey } from '../proxy/dedupe';
 import type { ProxyType } from '../proxy/types';
 import { DueHeap } from '../pools/due-heap';
 import { pausedEvent, proxyEvent, resumedEvent, roundCompletedEvent } from '../pools/events';
 import { emptyStateBatch, emptyVerdictBatch } from '../pools/flush-sql';
-import type { PoolEventsPort } from '../pools/ports';
+import type { PoolEvent } from '../pools/events';
+import type { PoolBatchOutbox, PoolEventsPort } from '../pools/ports';
 import { memoryPage } from '../pools/proxy-page';
 import { ProxyTable } from '../pools/proxy-table';
 import type { PoolProxiesQuery } from '../pools/query';
@@ -72,8 +80,9 @@ import type { PoolCounts } from '../pools/types';
 import { upstreamOfRow, type PoolUpstream } from '../pools/working-set';
 import type { ProxyAddress } from '../proxy/types';
 import { StateMachine, transitionTable } from '../state-machine';
-import { flushChunk, loadPoolRows, loadPoolTargets, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
+import { flushChunk, type PoolTx, loadPoolRows, loadPoolTargets, poolProxyIds, refundLost, releaseLease, reserveChecks, takeLease, PoolLeaseLostError, type PoolLease } from './pool-durable';
 import type { ExecutionHandle, GeoPort, ProbeExecution, ResultBatch, SettingsFactory } from './ports';
+import { DueTimer } from './pool-due-timer';
 import { originGeo, probeSettingsFor } from './probe-setup';
 import { refusedResult, splitRefused } from './refused-targets';
 import { probeTarget, splitBySettings } from './shards';
@@ -133,6 +142,8 @@ export interface PoolActorDeps {
   onOutcome?: (outcome: 'paused' | 'resumed' | { working: number; failed: number }) => void;
   /** Told when the lease was lost (the owner forgets the actor). */
   onLost?: () => void;
+  /** The webhooks' pool.proxies_changed, written in the transaction of the chunk that makes the proxies durable; absent: none. */
+  outbox?: PoolBatchOutbox<PoolTx>;
 }
 
 interface Tally {
@@ -175,7 +186,8 @@ export class PoolActor {
   #unlimited = false;
   #tally = zeroTally();
   #batchStartedMs = 0;
-  #timer: { at: number; cancel: () => void } | null = null;
+  /** Fires #pump at the heap's earliest due time (at least every MAX_SLEEP_MS). */
+  #timer: DueTimer;
   #flushTimer: (() => void) | null = null;
   #flushing: Promise<void> | null = null;
   #waitUntil = 0;
@@ -192,10 +204,13 @@ export class PoolActor {
   /** The judge check's settings of the protocols proxies named by their scheme (made at first use, again after a change). */
   #ownSettings = new Map<ProxyType, ProbeSettings>();
   #targetDirty = new Uint8Array(64);
+  /** proxy.up / proxy.down per slot since its last flush (only with an outbox): they go out with the slot's chunk. */
+  readonly #slotEvents = new Map<number, PoolEvent[]>();
 
   constructor(deps: PoolActorDeps, pool: PoolRow) {
     this.#d = deps;
     this.#pool = pool;
+    this.#timer = new DueTimer(deps.clock, () => this.#pump(), { minDelayMs: 20, maxDelayMs: MAX_SLEEP_MS });
     this.#t.setTargets(pool.customUrls.map((r) => r.name));
   }
 
@@ -360,6 +375,7 @@ export class PoolActor {
     // its unflushed charged checks stay charged only once durable: they never will be
     this.#pendingCharged -= this.#unsettled[slot]!;
     this.#unsettled[slot] = 0;
+    this.#slotEvents.delete(slot);
   }
 
   /** New due times for the scheduled slots (`f` of their due times, same order), each marked dirty. */
@@ -381,16 +397,16 @@ export class PoolActor {
     this.#rewriteDue((due) => spreadOverdue(due, nowMs, this.#pool.intervalS));
   }
 
-  /** The gateway's failed upstreams: due now. */
+  /** The gateway's failed upstreams (already coalesced by the gateway, working-sets.ts): due now. Matched by the pool's identity of an address (proxyKey), as the upstreams' keys. */
   recheck(proxies: readonly ProxyAddress[]): void {
     if (proxies.length === 0) return;
-    const wanted = new Set(proxies.map((a) => `${a.host}\u0000${a.port}\u0000${a.username ?? ''}\u0000${a.password ?? ''}`));
+    const wanted = new Set(proxies.map((a) => proxyKey(addressOf({ host: a.host, port: a.port, username: a.username ?? '', password: a.password ?? '' }))));
     const hosts = new Set(proxies.map((a) => a.host));
     const t = this.#t;
     const nowMs = this.#d.clock.now();
     for (let s = 0; s < t.size; s++) {
       if (this.#slotState[s] !== HEAP || !hosts.has(t.host[s]!)) continue;
-      if (!wanted.has(`${t.host[s]}\u0000${t.port[s]}\u0000${t.username[s]}\u0000${t.password[s]}`) || t.nextCheck[s]! <= nowMs) continue;
+      if (!wanted.has(proxyKey(addressOf({ host: t.host[s]!, port: t.port[s]!, username: t.username[s]!, password: t.password[s]! }))) || t.nextCheck[s]! <= nowMs) continue;
       t.nextCheck[s] = nowMs;
       this.#heap.update(s);
       this.#markDirty(s);
@@ -406,8 +422,8 @@ export class PoolActor {
       this.#pumpOnce();
     } catch (err) {
       this.#d.log.error('a pool actor step failed; tried again', { pool: this.#pool.id, err });
-      this.#timer?.cancel();
-      this.#timer = { at: this.#d.clock.now() + MAX_SLEEP_MS, cancel: this.#d.clock.after(MAX_SLEEP_MS, () => ((this.#timer = null), this.#pump()), { unref: true }) };
+      this.#timer.cancel();
+      this.#timer.arm(Infinity);
     }
   }
 
@@ -465,11 +481,7 @@ export class PoolActor {
 
   #sleep(nowMs: number): void {
     const due = this.#heap.peekDue();
-    const at = Math.min(due, nowMs + MAX_SLEEP_MS, this.state === 'starved' ? Math.max(this.#waitUntil, nowMs + 50) : Infinity);
-    if (this.#timer !== null && this.#timer.at <= at && this.#timer.at > nowMs) return;
-    this.#timer?.cancel();
-    const delay = Math.max(20, at - nowMs);
-    this.#timer = { at: nowMs + delay, cancel: this.#d.clock.after(delay, () => ((this.#timer = null), this.#pump()), { unref: true }) };
+    this.#timer.arm(Math.min(due, this.state === 'starved' ? Math.max(this.#waitUntil, nowMs + 50) : Infinity), nowMs);
   }
 
   /**
@@ -573,7 +585,7 @@ export class PoolActor {
     this.#demanded = Math.max(0, this.#demanded - (granted - forPairs));
     const pairs = this.#takePairs(granted);
     const n = granted - pairs.length;
-    if (n === 0) return this.#runPairs(pairs, exec, 0);
+    if (n === 0) return this.#runPairs(pairs, exec);
     const slots: number[] = [];
     while (slots.length < n) {
       let slot = this.#takeReady();
@@ -592,14 +604,12 @@ export class PoolActor {
       return { index: slot, proxy: probeTarget(addressOf({ host: this.#t.host[slot]!, port: this.#t.port[slot]!, username: this.#t.username[slot]!, password: this.#t.password[slot]! })) };
     });
     if (slots.length < n) {
-      // fewer than granted (members removed since the demand): no more demand on this handle, and the
-      // grant's other slots go back with this shard's end (a repeat of its tasks: their results are
-      // dropped, the proxy no longer in flight); a pool left empty keeps them until the region's next start
+      // fewer than granted (members removed since the demand, a pool emptied): no more demand on this
+      // handle, and the grant's other slots go back to the scheduler now
       this.#closeExec(exec);
-      for (let k = 0; tasks.length > 0 && tasks.length < n; k++) tasks.push(tasks[k]!);
+      exec.release(n - slots.length);
     }
-    // no probe to fill the grant's other slots with: the pairs' first shard carries the repeats
-    if (pairs.length > 0) this.#runPairs(pairs, exec, tasks.length === 0 ? n : 0);
+    if (pairs.length > 0) this.#runPairs(pairs, exec);
     if (tasks.length === 0) return;
     // a proxy with its own protocol (its line's scheme) is probed with that protocol's settings: a shard per protocol
     for (const shard of splitBySettings({ kind: 'probe', tasks, settings: this.#settings }, (slot) => this.#probeSettings(slot))) {
@@ -650,12 +660,8 @@ export class PoolActor {
     return s;
   }
 
-  /**
-   * The pairs as shards, one per (target, protocol); `pad` more tasks
-   * (repeats: a grant larger than what is left, its slots going back with
-   * the shard) ride on the first one.
-   */
-  #runPairs(pairs: readonly Pair[], exec: ExecutionHandle, pad: number): void {
+  /** The pairs as shards, one per (target, protocol). */
+  #runPairs(pairs: readonly Pair[], exec: ExecutionHandle): void {
     const groups = new Map<string, { name: string; type: ProxyType; tasks: ProbeTask[] }>();
     for (const p of pairs) {
       const type = this.#t.typeOf(p.slot) ?? (this.#pool.type === 'auto' ? 'http' : this.#pool.type);
@@ -663,11 +669,6 @@ export class PoolActor {
       let g = groups.get(key);
       if (g === undefined) groups.set(key, (g = { name: p.name, type, tasks: [] }));
       g.tasks.push({ index: p.slot, proxy: probeTarget(addressOf({ host: this.#t.host[p.slot]!, port: this.#t.port[p.slot]!, username: this.#t.username[p.slot]!, password: this.#t.password[p.slot]! })) });
-    }
-    if (pad > 0) {
-      if (!this.#cancelled.has(exec)) this.#closeExec(exec);
-      const first = groups.values().next().value!;
-      for (let k = 0; k < pad; k++) first.tasks.push(first.tasks[k % first.tasks.length]!);
     }
     for (const g of groups.values()) {
       const rule = this.#pool.customUrls.find((r) => r.name === g.name);
@@ -783,7 +784,13 @@ export class PoolActor {
       if (f.verdictChanged) this.#verdictDirty[slot] = 1;
       if (f.event !== null) {
         const detail = { ...(r.responseTimeMs !== null && r.responseTimeMs !== undefined ? { responseTimeMs: r.responseTimeMs } : {}), error: r.error };
-        this.#d.events.publish(this.#pool.accountId, proxyEvent(this.#pool.id, f.event, nowMs, addressOf(t.rowOf(slot)), this.#counts, detail));
+        const event = proxyEvent(this.#pool.id, f.event, nowMs, addressOf(t.rowOf(slot)), this.#counts, detail);
+        this.#d.events.publish(this.#pool.accountId, event);
+        if (this.#d.outbox !== undefined) {
+          const list = this.#slotEvents.get(slot);
+          if (list === undefined) this.#slotEvents.set(slot, [event]);
+          else list.push(event);
+        }
       }
       // passed the judge check: its targets are fetched through it before it is due again
       const targets = this.#pool.customUrls;
@@ -827,7 +834,7 @@ export class PoolActor {
     const startedMs = this.#batchStartedMs;
     this.#batchStartedMs = this.#d.clock.now();
     let settledAll = 0;
-    let workingAll = 0;
+    let seq: number | null = null;
     // at least one chunk: an empty one still renews the lease
     for (let i = 0; i === 0 || i < list.length; i += FLUSH_CHUNK) {
       const slots = list.slice(i, i + FLUSH_CHUNK);
@@ -837,8 +844,15 @@ export class PoolActor {
       let settled = 0;
       let working = 0;
       const taken: number[] = [];
+      const events: PoolEvent[] = [];
+      const eventSlots: [number, PoolEvent[]][] = [];
       for (const s of slots) {
         this.#dirty[s] = 0;
+        const evs = this.#slotEvents.get(s);
+        if (evs !== undefined) {
+          this.#slotEvents.delete(s);
+          if (this.#slotState[s] !== DEAD) (events.push(...evs), eventSlots.push([s, evs]));
+        }
         if (this.#slotState[s] === DEAD) continue;
         pushStateSlot(state, this.#t, s);
         if (this.#verdictDirty[s] === 1) {
@@ -856,20 +870,26 @@ export class PoolActor {
         this.#unsettled[s] = 0;
       }
       const nowMs = this.#d.clock.now();
-      // the batch's record (a pool_rounds row, a scan for /me usage) once per flush, with its last chunk
-      const last = i + FLUSH_CHUNK >= list.length;
-      const checked = settledAll + settled;
+      // the batch's record (one pool_rounds row, one scan for /me usage per flush) grows with each
+      // chunk that settles, in its transaction: a flush cut between chunks leaves usage == charged
+      const outbox = this.#d.outbox;
+      let messages = 0;
+      const counts = { ...this.#counts };
       try {
-        await flushChunk(this.#d.db, lease, {
+        const recorded = await flushChunk(this.#d.db, lease, {
+          ...(outbox !== undefined && events.length > 0 ? { alsoInTx: async (tx) => (messages = await outbox.write(tx, this.#pool.accountId, this.#pool.id, events, counts)) } : {}),
           state,
           verdicts,
           targets,
           settled,
           leaseUntilMs: nowMs + this.#d.leaseMs,
-          batch: last && checked > 0 ? { tally: { checked, working: workingAll + working, charged: this.#unlimited ? 0 : checked }, startedMs, nowMs } : null,
+          batch: settled > 0 ? { tally: { checked: settled, working, charged: this.#unlimited ? 0 : settled }, startedMs, nowMs, seq } : null,
         });
+        if (recorded !== null) seq = recorded;
+        if (messages > 0) outbox?.written();
       } catch (err) {
-        // nothing of this chunk is durable: its slots dirty again, their checks unsettled, the rest too
+        // nothing of this chunk is durable: its slots dirty again, their checks unsettled and events unsent, the rest too
+        for (const [s, evs] of eventSlots) this.#slotEvents.set(s, [...evs, ...(this.#slotEvents.get(s) ?? [])]);
         this.#restore(slots, taken, verdicts.id, targets.id);
         for (const s of list.slice(i + FLUSH_CHUNK)) this.#markDirty(s);
         this.#tally.checked += tally.checked;
@@ -883,7 +903,6 @@ export class PoolActor {
       this.#settled += settled;
       this.#pendingCharged -= settled;
       settledAll += settled;
-      workingAll += working;
       await new Promise<void>((r) => setImmediate(r));
     }
     if (tally.checked + tally.not_tried === 0) return;
@@ -918,8 +937,7 @@ export class PoolActor {
 
   /** No more probing, timers or grants; running shards cut short. */
   #halt(): void {
-    this.#timer?.cancel();
-    this.#timer = null;
+    this.#timer.cancel();
     this.#flushTimer?.();
     this.#flushTimer = null;
     this.#closeExec();

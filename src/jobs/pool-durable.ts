@@ -33,6 +33,7 @@ import {
   outstandingStatement,
   proxyIdsStatement,
   putLeaseStatement,
+  addToBatchStatement,
   recordBatchStatement,
   releaseLeaseStatement,
   runAccountStatement,
@@ -49,6 +50,8 @@ import type { TargetState } from '../pools/target-columns';
 import { loadTargetsStatement, targetRowFromSql, targetUpsertStatement, type TargetBatch } from '../pools/targets-sql';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** A transaction of the database (a flush chunk's). */
+export type PoolTx = Tx;
 type Row = Record<string, unknown>;
 
 const rows = async (db: Db | Tx, q: Parameters<Db['execute']>[0]): Promise<Row[]> => rowsOf<Row>(await db.execute(q));
@@ -109,19 +112,36 @@ export interface FlushChunk {
   /** Checks this chunk makes durable (charged ones: blocked and not-tried are not). */
   settled: number;
   leaseUntilMs: number;
-  /** The batch's record (the flush's last chunk): a pool_rounds row and last_round_at. */
-  batch: { tally: BatchTally; startedMs: number; nowMs: number } | null;
+  /**
+   * This chunk's part of the batch's record (a pool_rounds row, a usage scan, last_round_at): `seq`
+   * null makes the record (the flush's first chunk that settles), else the chunk's checks are added
+   * to batch `seq`'s; null: nothing to record (the chunk settles nothing).
+   */
+  batch: { tally: BatchTally; startedMs: number; nowMs: number; seq: number | null } | null;
+  /** Written last in the same transaction (the chunk's webhook messages); resolves to what it wrote. */
+  alsoInTx?: (tx: Tx) => Promise<number>;
 }
 
-/** One fenced transaction: the lease (fence, renewal, settlement), the state rows, the changed verdict fields, the batch. PoolLeaseLostError: nothing written. */
-export async function flushChunk(db: Db, lease: PoolLease, c: FlushChunk): Promise<void> {
-  await db.transaction(async (tx) => {
+/**
+ * One fenced transaction: the lease (fence, renewal, settlement), the state rows, the changed verdict
+ * fields, the chunk's part of the batch's record. Resolves to the batch's seq (null: no record).
+ * PoolLeaseLostError: nothing written.
+ */
+export async function flushChunk(db: Db, lease: PoolLease, c: FlushChunk): Promise<number | null> {
+  return db.transaction(async (tx) => {
     const [held] = await rows(tx, settleLeaseStatement(lease.poolId, lease.token, c.settled, c.leaseUntilMs));
     if (held === undefined) throw new PoolLeaseLostError(lease.poolId);
     if (c.state.id.length > 0) await rows(tx, stateUpdateStatement(lease.poolId, lease.token, c.state));
     if (c.verdicts.id.length > 0) await rows(tx, verdictFieldsStatement(lease.poolId, lease.token, c.verdicts));
     if (c.targets !== undefined && c.targets.id.length > 0) await rows(tx, targetUpsertStatement(lease.poolId, lease.token, c.targets));
-    if (c.batch !== null) await rows(tx, recordBatchStatement(lease.poolId, lease.token, c.batch.tally, c.batch.startedMs, c.batch.nowMs));
+    let seq: number | null = null;
+    const b = c.batch;
+    if (b !== null) {
+      const [rec] = await rows(tx, b.seq === null ? recordBatchStatement(lease.poolId, lease.token, b.tally, b.startedMs, b.nowMs) : addToBatchStatement(lease.poolId, lease.token, b.seq, b.tally, b.nowMs));
+      seq = rec === undefined ? null : Number(rec.seq);
+    }
+    if (c.alsoInTx !== undefined) await c.alsoInTx(tx);
+    return seq;
   });
 }
 

@@ -17,6 +17,12 @@
  * PoolService answers a PATCH after it, so the pool object it returns counts
  * from memory).
  *
+ * A change heard for a pool another node holds (a cluster: the PATCH, pause,
+ * resume or delete came to this node) is told to that node at once
+ * (`changed` over src/cluster/pool-reads.ts), which applies it before it
+ * answers; no answer: this node adopts the pool when it can, else the
+ * holder sees it at its next look (#place re-reads the pools it holds).
+ *
  * It is the PoolRecheckPort (the gateway's failed upstreams: due now in the
  * owning actor; the gateway coalesces them) and the reads port of the pool
  * store (store.ts OwnerReads: stats and pages from memory) and of the
@@ -36,7 +42,7 @@
 import type { Clock } from '../clock';
 import { systemClock } from '../clock';
 import type { Logger } from '../log';
-import type { OwnedPoolStats, PoolRecheckPort, RemotePoolReads, ServedPools } from '../pools/ports';
+import type { OwnedPoolStats, PoolChangeNote, PoolRecheckPort, RemotePoolReads, ServedPools } from '../pools/ports';
 import type { PoolProxiesQuery } from '../pools/query';
 import type { ProxiesPage } from '../pools/proxies-sql';
 import type { PoolRow } from '../pools/shape';
@@ -101,8 +107,8 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
     return this.#machine.state;
   }
 
-  /** Pools with probes out now (the rounds gauge of /metrics). */
-  get runningRounds(): number {
+  /** Pools with probes out now (/metrics' proxycheck_pool_rounds_running: the name of when pools checked in rounds). */
+  get probingPools(): number {
     let n = 0;
     for (const a of this.#actors.values()) if (a.inFlight > 0) n++;
     return n;
@@ -238,19 +244,48 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
   #heard(c: PoolChange): void {
     if (this.state !== 'running') return;
     const id = c.poolId;
+    const note: PoolChangeNote | null = c.kind === 'created' ? null : c.kind === 'updated' ? (c.added + c.removed > 0 ? 'members' : 'settings') : c.kind;
     this.#on(id, async () => {
-      const actor = this.#actors.get(id);
-      if (c.kind === 'deleted') {
+      if (note !== null && !this.#actors.has(id)) {
+        // held by another node (a cluster): told at once, applied there before the change is answered
+        const node = await this.#holder(id);
+        if (node !== null && (await this.#remote!.changed(node, id, note))) return;
+      }
+      if (note === 'deleted') {
+        const actor = this.#actors.get(id);
         this.#actors.delete(id);
         await actor?.deleted();
         return;
       }
       const row = await store.poolRow(this.#o.db, id);
       if (row === null) return;
-      if (actor === undefined) return this.#adopt(row, false);
-      if (c.kind === 'updated') actor.configure(row);
-      if (c.kind === 'sourced' || (c.kind === 'updated' && c.added + c.removed > 0)) await actor.reconcile();
+      if (!this.#actors.has(id)) return this.#adopt(row, false);
+      await this.#apply(id, note, row);
     });
+  }
+
+  /** A change applied to the actor of a pool held here: its row re-read (settings), its members reconciled. */
+  async #apply(id: string, note: PoolChangeNote | null, row: PoolRow): Promise<void> {
+    const actor = this.#actors.get(id);
+    if (actor === undefined) return;
+    if (note === 'settings' || note === 'members') actor.configure(row);
+    if (note === 'sourced' || note === 'members') await actor.reconcile();
+  }
+
+  /** A change made through another node's PoolService (src/cluster/pool-reads.ts): applied after this pool's earlier changes. */
+  async localChanged(poolId: string, note: PoolChangeNote): Promise<boolean> {
+    if (this.state !== 'running' || !this.#actors.has(poolId)) return false;
+    this.#on(poolId, async () => {
+      if (note === 'deleted') {
+        const actor = this.#actors.get(poolId);
+        this.#actors.delete(poolId);
+        return actor?.deleted();
+      }
+      const row = await store.poolRow(this.#o.db, poolId);
+      if (row !== null) await this.#apply(poolId, note, row);
+    });
+    await this.applied(poolId);
+    return true;
   }
 
   /** A cluster: the pools other nodes own are asked of them (src/cluster/pool-reads.ts). */

@@ -5,7 +5,7 @@
  * (src/pools/pool-id.ts from crypto random bytes), and the changes it made,
  * told to every listener after they are committed.
  *
- * `onChange` is where the scheduling side plugs in (the rounds, the events of
+ * `onChange` is where the scheduling side plugs in (the pool owner, the events of
  * `GET /ws?pool=`): `created` (a new pool, its proxies due at once),
  * `updated` (settings, state or members changed; `previousState` and `state`
  * say whether the owner paused or resumed it, `added` how many proxies are
@@ -19,12 +19,19 @@
  * it (`applied`), so its pool object counts what the PATCH did; a DELETE once
  * the owner gave back what it had reserved for the pool.
  *
+ * Events: the owner's pause and resume (a PATCH of `state`) are published
+ * here (`publishTo`: the events hub, the webhooks' outbox) once the PATCH is
+ * applied, with the pool's counts then; the pauses for insufficient_checks
+ * and their resumes are the pool actor's.
+ *
  * Nothing here charges: pools are charged by their owner as checks are made
  * durable (src/jobs/pool-durable.ts), never when they are created or changed.
  */
 import type { Db } from '../../db/client';
 import type { Logger } from '../log';
 import type { PoolLimits } from '../pools/limits';
+import { ownerStateEvent } from '../pools/owner-events';
+import { NO_POOL_EVENTS, type PoolEventsPort } from '../pools/ports';
 import { newPoolId } from '../pools/pool-id';
 import type { PoolProxiesQuery } from '../pools/query';
 import type { PoolObject } from '../pools/shape';
@@ -56,6 +63,7 @@ export class PoolService {
   readonly #random: (n: number) => Uint8Array;
   readonly #listeners = new Set<PoolChangeListener>();
   #owner: (store.OwnerReads & { applied(poolId: string): Promise<void> }) | undefined;
+  #events: PoolEventsPort = NO_POOL_EVENTS;
 
   constructor(o: PoolServiceOptions) {
     this.limits = Object.freeze({ ...o.limits });
@@ -68,6 +76,11 @@ export class PoolService {
   /** Reads of the pools the owner of this process holds come from its memory. */
   useOwner(owner: store.OwnerReads & { applied(poolId: string): Promise<void> }): void {
     this.#owner = owner;
+  }
+
+  /** Where the owner's pause and resume of a pool (a PATCH of `state`) are published: pool.paused (reason `owner`) / pool.resumed, with the counts after it. */
+  publishTo(events: PoolEventsPort): void {
+    this.#events = events;
   }
 
   /** Hears of every committed change; the returned function stops it. */
@@ -105,9 +118,14 @@ export class PoolService {
     const u = await store.updatePool(this.#db, accountId, poolId, patch, this.limits, this.#now());
     if (u === null) return null;
     this.#tell({ kind: 'updated', accountId, poolId, previousState: u.previousState, state: u.pool.state, added: u.added, removed: u.removed });
-    if (this.#owner === undefined) return u;
-    await this.#owner.applied(poolId);
-    return { ...u, pool: (await this.get(accountId, poolId)) ?? u.pool };
+    let out = u;
+    if (this.#owner !== undefined) {
+      await this.#owner.applied(poolId);
+      out = { ...u, pool: (await this.get(accountId, poolId)) ?? u.pool };
+    }
+    const event = ownerStateEvent(poolId, u.previousState, out.pool.state, out.pool.counts, this.#now());
+    if (event !== null) this.#events.publish(accountId, event);
+    return out;
   }
 
   /** A pool's list URL added `added` proxies (committed by PoolSources): told to the listeners. */

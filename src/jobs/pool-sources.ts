@@ -9,7 +9,7 @@
  * pool object shows it (`sources[].last_fetch`, `next_fetch_at`). Addresses
  * that left the list stay in the pool until their owner removes them. New
  * addresses are told to the pool service (`sourced`: a `sourced` change),
- * so the rounds check them at once rather than at their next tick.
+ * so the pool's actor checks them at once rather than at its next look.
  *
  * Fetches go through src/jobs/source-fetch.ts (SSRF guard per hop, size cap,
  * deadline), `concurrency` at a time. A failed fetch records its code and is
@@ -40,6 +40,7 @@
  */
 import type { Db } from '../../db/client';
 import { systemClock, type Clock } from '../clock';
+import { DueTimer } from './pool-due-timer';
 import { errorCode } from '../errors';
 import type { Logger } from '../log';
 import { SOURCE_MIN_EVERY_S, type PoolLimits } from '../pools/limits';
@@ -81,7 +82,8 @@ export class PoolSources {
   readonly #clock: Clock;
   readonly #machine = new StateMachine<SourcesState>('pool sources', POOL_SOURCES_TRANSITIONS, 'created');
   readonly #aborts = new Set<AbortController>();
-  #cancelTimer: () => void = () => {};
+  /** The next pass at the earliest due source (at most pollMs away: pool-due-timer.ts, the pools' one due-time loop). */
+  readonly #timer: DueTimer;
   #again = false;
   #pass: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
@@ -90,6 +92,8 @@ export class PoolSources {
   constructor(o: PoolSourcesOptions) {
     this.#o = o;
     this.#clock = o.clock ?? systemClock;
+    const pollMs = o.pollMs ?? DEFAULT_SOURCES_POLL_MS;
+    this.#timer = new DueTimer(this.#clock, () => this.wake(), { minDelayMs: Math.min(1000, pollMs), maxDelayMs: pollMs });
     this.#unsubscribe = o.changes?.onChange((c) => {
       if (c.kind !== 'deleted' && c.kind !== 'sourced') this.wake(); // 'sourced' is its own
     }) ?? (() => {});
@@ -114,7 +118,7 @@ export class PoolSources {
       return;
     }
     if (m.state !== 'idle') return;
-    this.#cancelTimer();
+    this.#timer.cancel();
     m.move('idle', 'passing');
     this.#pass = this.#run();
   }
@@ -132,18 +136,16 @@ export class PoolSources {
       } catch (err) {
         this.#o.log.warn('pool sources: a pass failed; tried again at the next one', { err });
       }
-      let delay = this.#o.pollMs ?? DEFAULT_SOURCES_POLL_MS;
+      let next = Infinity;
       try {
-        const now = this.#clock.now();
-        const next = await store.nextSourceDue(this.#o.db, now);
-        if (next !== null) delay = Math.min(delay, Math.max(1000, next - now));
+        next = (await store.nextSourceDue(this.#o.db, this.#clock.now())) ?? Infinity;
       } catch (err) {
         this.#o.log.warn('pool sources: the next due time could not be read', { err });
       }
       if (this.#machine.state !== 'passing') return;
       if (this.#again) continue; // woken during the pass: another one at once
       this.#machine.move('passing', 'idle');
-      this.#cancelTimer = this.#clock.after(delay, () => this.wake(), { unref: true });
+      this.#timer.arm(next);
       return;
     }
   }
@@ -211,7 +213,7 @@ export class PoolSources {
   stop(): Promise<void> {
     return (this.#stopping ??= (async () => {
       this.#unsubscribe();
-      this.#cancelTimer();
+      this.#timer.cancel();
       if (this.#machine.state !== 'stopped') this.#machine.move(['created', 'idle', 'passing'], 'stopped');
       for (const a of this.#aborts) a.abort();
       await this.#pass;

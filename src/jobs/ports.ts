@@ -132,6 +132,8 @@ export interface ExecutionHandle {
   run(shard: Shard, onBatch: (batch: ResultBatch) => void, signal: AbortSignal): Promise<void>;
   /** More probes to run (the custom-URL stage). */
   addDemand(n: number): void;
+  /** Gives back `n` granted slots no shard will use (a pool emptied after its grant). */
+  release(n: number): void;
   /** Drop what has not started; idempotent. The job's end. */
   cancel(): void;
 }

@@ -40,10 +40,11 @@
  *   proxycheck_gateway_refused_total{reason}      counter  gateway: clients answered with an error: auth (407 / SOCKS5 auth failure)
  *                                                          or an X-Gateway-Error code
  *   proxycheck_gateway_upstream_failures_total    counter  gateway: upstream tries that failed and were reported to their pool
- *   proxycheck_pool_rounds_running                gauge    pools: rounds running on this node now (0 with POOL_ROUNDS=false)
- *   proxycheck_pool_rounds_total{outcome}         counter  pools: rounds that ended, outcome checked | paused (the balance
- *                                                          could not pay) | resumed (it could again)
- *   proxycheck_pool_checks_total{result}          counter  pools: proxies the rounds checked, result working | failed
+ *   proxycheck_pool_rounds_running                gauge    pools: pools with probes out on this node now (0 with POOL_ROUNDS=false;
+ *                                                          the names are from when pools checked in rounds)
+ *   proxycheck_pool_rounds_total{outcome}         counter  pools: durable batches (checked), pauses (the balance could not
+ *                                                          pay) and resumes (it could again)
+ *   proxycheck_pool_checks_total{result}          counter  pools: proxies checked in durable batches, result working | failed
  *   proxycheck_webhook_attempts_in_flight         gauge    webhooks: delivery attempts this node has in flight now
  *   proxycheck_webhook_attempts_total{outcome}    counter  webhooks: attempts recorded, outcome delivered | retry (a retry
  *                                                          is due) | failed (the schedule ran out)
@@ -147,8 +148,8 @@ export class ServiceMetrics {
   readonly #poolChecks: Counter<'result'>;
   /** The gateway once it listens (watchGateway); until then (or without one) 0 connections are open. */
   #gateway: GatewaySource | null = null;
-  /** The pools' rounds once they exist (watchPoolRounds). */
-  #rounds: { readonly runningRounds: number } | null = null;
+  /** The pools' owner once it exists (watchPoolOwner). */
+  #poolOwner: { readonly probingPools: number } | null = null;
 
   constructor(opts: ServiceMetricsOptions = {}) {
     this.#withProcess = opts.processMetrics ?? true;
@@ -185,13 +186,13 @@ export class ServiceMetrics {
       registers,
     });
     this.#gatewayUpstreamFailures = new Counter({ name: N.gatewayUpstreamFailures, help: 'Gateway upstream tries that failed and were reported to their pool.', registers });
-    readGauges(this.registry)(N.poolRoundsRunning, "Pool rounds running on this node now.", () => this.#rounds?.runningRounds ?? 0);
-    this.#poolRounds = new Counter({ name: N.poolRounds, help: 'Pool rounds that ended: checked, paused (the balance could not pay) or resumed.', labelNames: ['outcome'], registers });
+    readGauges(this.registry)(N.poolRoundsRunning, 'Pools with probes out on this node now.', () => this.#poolOwner?.probingPools ?? 0);
+    this.#poolRounds = new Counter({ name: N.poolRounds, help: 'Pool batches made durable (checked), and pools paused (the balance could not pay) or resumed.', labelNames: ['outcome'], registers });
     for (const outcome of ['checked', 'paused', 'resumed']) this.#poolRounds.inc({ outcome }, 0);
     readGauges(this.registry)(N.webhookAttemptsInFlight, 'Webhook delivery attempts this node has in flight now.', () => this.#webhooks?.inFlight ?? 0);
     this.#webhookAttempts = new Counter({ name: N.webhookAttempts, help: 'Webhook delivery attempts recorded: delivered, retry (another is due) or failed (the schedule ran out).', labelNames: ['outcome'], registers });
     for (const outcome of ['delivered', 'retry', 'failed']) this.#webhookAttempts.inc({ outcome }, 0);
-    this.#poolChecks = new Counter({ name: N.poolChecks, help: 'Proxies the pools\' rounds checked, by result.', labelNames: ['result'], registers });
+    this.#poolChecks = new Counter({ name: N.poolChecks, help: 'Proxies the pools checked, by result (counted when made durable).', labelNames: ['result'], registers });
     for (const result of ['working', 'failed']) this.#poolChecks.inc({ result }, 0);
   }
 
@@ -281,9 +282,9 @@ export class ServiceMetrics {
     this.#gateway = gateway;
   }
 
-  /** The pools' rounds (their running count, read at scrape time): a step of its own, they start after the checks. */
-  watchPoolRounds(rounds: { readonly runningRounds: number }): void {
-    this.#rounds = rounds;
+  /** The pools' owner (its pools with probes out, read at scrape time): a step of its own, it starts after the checks. */
+  watchPoolOwner(owner: { readonly probingPools: number }): void {
+    this.#poolOwner = owner;
   }
 
   /** The webhooks' delivery loop (its attempts in flight, read at scrape time). */
@@ -296,7 +297,7 @@ export class ServiceMetrics {
     this.#webhookAttempts.inc({ outcome });
   }
 
-  /** A pool round ended: `checked` with what it found, or a pause / resume of its pool. */
+  /** A pool's batch made durable: `checked` with what it found; or a pause / resume of its pool. */
   poolRound(outcome: 'checked' | 'paused' | 'resumed', found: { working: number; failed: number } = { working: 0, failed: 0 }): void {
     this.#poolRounds.inc({ outcome });
     if (found.working > 0) this.#poolChecks.inc({ result: 'working' }, found.working);

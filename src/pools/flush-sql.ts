@@ -18,7 +18,10 @@
  *                           passing check changed them (type, geo, ...)
  *   recordBatchStatement    a durable batch: the pool's round_seq + 1, its
  *                           last_round_at, a pool_rounds row, a completed scan
- *                           row (usage)
+ *                           row (usage), with the flush's first chunk that settles
+ *   addToBatchStatement     a later chunk's checks added to that batch's rows
+ *                           (each chunk records what it settles: /me usage ==
+ *                           charged whenever a flush stops between chunks)
  *   releaseLeaseStatement   the lease given up (a clean stop, a move, a deleted
  *                           pool): expired, its row and token kept
  *   deleteLeaseStatement    a deleted pool's lease row dropped
@@ -185,6 +188,27 @@ export function recordBatchStatement(poolId: string, token: number | null, tally
       FROM up RETURNING 1
     )
     SELECT seq::float8 AS seq FROM ins`;
+}
+
+/**
+ * A later chunk of batch `seq` of `poolId` (fenced): its checks added to the
+ * batch's pool_rounds row and scan row, last_round_at and finished_at moved
+ * to `nowMs`; one row when the batch was there.
+ */
+export function addToBatchStatement(poolId: string, token: number | null, seq: number, tally: BatchTally, nowMs: number): SQL {
+  const now = iso(nowMs);
+  return sql`WITH up AS (
+      UPDATE pools SET last_round_at = ${now}::timestamptz WHERE id = ${poolId} AND ${fence(poolId, token)} RETURNING id
+    ), r AS (
+      UPDATE pool_rounds SET planned = planned + ${tally.checked}, checked = checked + ${tally.checked}, working = working + ${tally.working},
+        charged = charged + ${tally.charged}, finished_at = ${now}::timestamptz
+      WHERE pool_id = (SELECT id FROM up) AND seq = ${seq} RETURNING seq
+    ), sc AS (
+      UPDATE scans SET total_submitted = total_submitted + ${tally.checked}, total_checked = total_checked + ${tally.checked},
+        total_working = total_working + ${tally.working}, charged = charged + ${tally.charged}, finished_at = ${now}::timestamptz
+      WHERE job_id = ${`pool:${poolId}:b${seq}`} AND EXISTS (SELECT 1 FROM up) RETURNING 1
+    )
+    SELECT seq::float8 AS seq FROM r`;
 }
 
 /**

@@ -2,7 +2,7 @@
  * The event an owner's PATCH of a pool's state makes (pure): paused by its
  * owner -> `pool.paused` with reason `owner`; active again -> `pool.resumed`;
  * no change of state -> none. The pauses for `insufficient_checks` and the
- * resumes after a top-up are the rounds' (src/jobs/pool-rounds.ts), never this.
+ * resumes after a top-up are the pool actor's (src/jobs/pool-actor.ts), never this.
  */
 import { pausedEvent, resumedEvent, type PoolEvent } from './events';
 import type { PoolCounts, PoolState } from './types';

@@ -2,7 +2,7 @@
  * The seams between the pools' parts, so each can be built and tested alone
  * and the composition root (src/compose/) plugs them together:
  *
- * - PoolEventsPort: where the rounds (src/jobs/pool-rounds.ts) and the pool
+ * - PoolEventsPort: where the pool actors (src/jobs/pool-actor.ts) and the pool
  *   service publish a pool's events (src/pools/events.ts builders). The hub
  *   behind it fans them out to the owner's `GET /ws?pool={id}` subscribers,
  *   on this node and, in a cluster, on every API node; the gateway's working
@@ -14,6 +14,7 @@
  *   pool another node owns, asked of that node (src/cluster/pool-reads.ts).
  */
 import type { ProxyAddress } from '../proxy/types';
+import type { PoolCounts } from './types';
 import type { PoolEvent } from './events';
 import type { ProxiesPage } from './proxies-sql';
 import type { PoolProxiesQuery } from './query';
@@ -26,6 +27,20 @@ export interface PoolEventsPort {
 
 export interface PoolRecheckPort {
   recheck(poolId: string, proxies: readonly ProxyAddress[]): void;
+}
+
+/**
+ * Where a pool's durable proxy.up / proxy.down become webhook messages
+ * (src/webhooks/outbox.ts flushWriter): written by the pool actor in the
+ * transaction of the flush chunk that makes those proxies durable (DECISIONS
+ * "Webhooks": a message is written with the change that causes it).
+ * `write` returns the deliveries written; `written()` after the commit (the
+ * delivery loop looks at once). `Tx`: the database's transaction (this
+ * layer does no I/O).
+ */
+export interface PoolBatchOutbox<Tx = unknown> {
+  write(tx: Tx, accountId: string, poolId: string, events: readonly PoolEvent[], counts: PoolCounts): Promise<number>;
+  written(): void;
 }
 
 /** Publishes nowhere: a service or test with no subscribers. */
@@ -45,8 +60,18 @@ export function alsoTo(first: PoolEventsPort, second?: PoolEventsPort): PoolEven
 /** A pool's stats as its owner holds them (the pool object's but checks_last_24h, pool_rounds'). */
 export type OwnedPoolStats = Omit<PoolStats, 'checksLast24h'>;
 
+/**
+ * A change of a pool made through another node's PoolService, for the node that owns the pool to
+ * apply at once: `settings` (the row changed: settings, the owner's pause or resume), `members`
+ * (the row and its members), `sourced` (members added from a list URL), `deleted`.
+ */
+export type PoolChangeNote = 'settings' | 'members' | 'sourced' | 'deleted';
+export const POOL_CHANGE_NOTES: readonly PoolChangeNote[] = Object.freeze(['settings', 'members', 'sourced', 'deleted']);
+
 /** What a node's owner answers about the pools it holds (src/jobs/pool-owner.ts): null / false when it does not hold the pool. */
 export interface ServedPools {
+  /** Applies a change heard on another node; resolves once applied (false: the pool is not held here). */
+  localChanged(poolId: string, note: PoolChangeNote): Promise<boolean>;
   localStats(poolId: string): OwnedPoolStats | null;
   localPage(poolId: string, query: PoolProxiesQuery): ProxiesPage | null;
   localRecheck(poolId: string, proxies: readonly ProxyAddress[]): boolean;
@@ -64,4 +89,6 @@ export interface RemotePoolReads {
   page(node: string, poolId: string, query: PoolProxiesQuery): Promise<ProxiesPage | null>;
   recheck(node: string, poolId: string, proxies: readonly ProxyAddress[]): void;
   upstreams(node: string, accountId: string, poolId: string): Promise<PoolUpstream[] | null>;
+  /** The node applied the change (false: it does not hold the pool, or did not answer). */
+  changed(node: string, poolId: string, note: PoolChangeNote): Promise<boolean>;
 }

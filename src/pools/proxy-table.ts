@@ -10,7 +10,11 @@
  * (slot i at i * HISTORY_BYTES), the address and the two free-text fields
  * (origin, error message) as plain strings, and the low-cardinality texts
  * (country, country name, location, isp, error code) as codes of one
- * Interner. About 330 bytes a proxy with its address (bench/pool-rounds.ts).
+ * Interner. Per capacity slot: 249 bytes of typed arrays and 5 string
+ * references (40 bytes), 289 in all (test/unit/pools-table-fold.test.ts
+ * counts them), plus the host's string, an origin that differs from the host
+ * (one equal to it is the host's own string) and a failed proxy's error
+ * message; capacity grows by half, so at most a third of it is idle.
  *
  * Slots are appended in id order (a pool loads in id order and new members
  * have larger ids); a removed member's slot is marked dead (`live` 0) and
@@ -28,6 +32,11 @@ export const STATUS_OF: readonly ProxyStatus[] = Object.freeze(['unchecked', 'wo
 const TYPES: readonly (ProxyType | null)[] = [null, 'http', 'socks4', 'socks5'];
 const ANONYMITIES: readonly (Anonymity | null)[] = [null, 'elite', 'anonymous', 'transparent'];
 const FORMATS: readonly AddressFormat[] = ['standard', 'url_auth', 'colon_auth'];
+
+/** The asn column's null. */
+export const NO_ASN = 0xffff_ffff;
+/** Capacity grows by half (not doubling): at most a third of the slots idle after a growth. */
+const GROWTH = 1.5;
 
 const codeIn = <T>(list: readonly T[], v: T): number => Math.max(0, list.indexOf(v));
 
@@ -86,15 +95,17 @@ export class ProxyTable {
   countryName!: Int32Array;
   location!: Int32Array;
   isp!: Int32Array;
-  asn!: Float64Array;
-  statusCode!: Int32Array;
+  /** NO_ASN for null (ASNs are 32-bit; 4294967295 is reserved, never one of a network). */
+  asn!: Uint32Array;
+  /** -1 for null (HTTP status codes are 3 digits). */
+  statusCode!: Int16Array;
   responseTime!: Float32Array;
   errorCode!: Int32Array;
   errorMessage: (string | null)[] = [];
   latency!: Int32Array;
   uptime!: Int32Array;
+  /** HISTORY_BYTES per slot; a slot whose first (version) byte is 0 has none. */
   history!: Uint8Array;
-  hasHistory!: Uint8Array;
   firstSeen!: Float64Array;
   lastChecked!: Float64Array;
   lastChange!: Float64Array;
@@ -110,7 +121,7 @@ export class ProxyTable {
   }
 
   #allocate(cap: number, copy: boolean): void {
-    const grow = <A extends Float64Array | Float32Array | Int32Array | Uint16Array | Uint8Array>(old: A | undefined, make: (n: number) => A, fill?: number): A => {
+    const grow = <A extends Float64Array | Float32Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Uint8Array>(old: A | undefined, make: (n: number) => A, fill?: number): A => {
       const a = make(cap);
       if (fill !== undefined) a.fill(fill);
       if (copy && old !== undefined) a.set(old.subarray(0, Math.min(old.length, a.length)) as never);
@@ -131,14 +142,13 @@ export class ProxyTable {
     this.countryName = grow(this.countryName, (n) => new Int32Array(n), -1);
     this.location = grow(this.location, (n) => new Int32Array(n), -1);
     this.isp = grow(this.isp, (n) => new Int32Array(n), -1);
-    this.asn = grow(this.asn, (n) => new Float64Array(n), NaN);
-    this.statusCode = grow(this.statusCode, (n) => new Int32Array(n), -1);
+    this.asn = grow(this.asn, (n) => new Uint32Array(n), NO_ASN);
+    this.statusCode = grow(this.statusCode, (n) => new Int16Array(n), -1);
     this.responseTime = grow(this.responseTime, (n) => new Float32Array(n), NaN);
     this.errorCode = grow(this.errorCode, (n) => new Int32Array(n), -1);
     this.latency = grow(this.latency, (n) => new Int32Array(n), -1);
     this.uptime = grow(this.uptime, (n) => new Int32Array(n), -1);
     this.history = grow(this.history, (n) => new Uint8Array(n * HISTORY_BYTES));
-    this.hasHistory = grow(this.hasHistory, (n) => new Uint8Array(n));
     this.firstSeen = grow(this.firstSeen, (n) => new Float64Array(n), NaN);
     this.lastChecked = grow(this.lastChecked, (n) => new Float64Array(n), NaN);
     this.lastChange = grow(this.lastChange, (n) => new Float64Array(n), NaN);
@@ -158,6 +168,22 @@ export class ProxyTable {
     return this.targets.find((c) => c.name === name);
   }
 
+  /** Whether slot `slot` has a history (its version byte is set). */
+  hasHistoryAt(slot: number): boolean {
+    return this.history[slot * HISTORY_BYTES] !== 0;
+  }
+
+  asnOf(slot: number): number | null {
+    const a = this.asn[slot]!;
+    return a === NO_ASN ? null : a;
+  }
+
+  /** The exit address, the host's own string when they are the same (no second copy). */
+  originFor(slot: number, origin: string | null): string | null {
+    const host = this.host[slot];
+    return origin !== null && origin === host ? host : origin;
+  }
+
   /** Slot `slot`'s history bytes (a view: folding into it changes the table). */
   historyOf(slot: number): Uint8Array {
     return this.history.subarray(slot * HISTORY_BYTES, (slot + 1) * HISTORY_BYTES);
@@ -166,7 +192,7 @@ export class ProxyTable {
   /** Appends a row (ids must come in ascending order); its slot. */
   add(row: PoolProxyRow): number {
     if (this.size === this.capacity) {
-      this.capacity *= 2;
+      this.capacity = Math.ceil(this.capacity * GROWTH);
       this.#allocate(this.capacity, true);
     }
     const slot = this.size++;
@@ -192,12 +218,12 @@ export class ProxyTable {
     this.protocols[slot] = row.protocols;
     this.anonymity[slot] = codeIn(ANONYMITIES, row.anonymity);
     this.https[slot] = row.https === null ? 0 : row.https ? 2 : 1;
-    this.origin[slot] = row.origin;
+    this.origin[slot] = this.originFor(slot, row.origin);
     this.country[slot] = this.texts.code(row.country);
     this.countryName[slot] = this.texts.code(row.countryName);
     this.location[slot] = this.texts.code(row.location);
     this.isp[slot] = this.texts.code(row.isp);
-    this.asn[slot] = row.asn ?? NaN;
+    this.asn[slot] = row.asn === null || row.asn < 0 || row.asn >= NO_ASN ? NO_ASN : row.asn;
     this.statusCode[slot] = row.statusCode ?? -1;
     this.responseTime[slot] = row.responseTimeMs ?? NaN;
     this.errorCode[slot] = this.texts.code(row.errorCode);
@@ -205,13 +231,8 @@ export class ProxyTable {
     this.latency[slot] = row.latencyP50Ms ?? -1;
     this.uptime[slot] = row.uptimeH24Ppm ?? -1;
     const h = this.historyOf(slot);
-    if (row.history !== null && row.history.length === HISTORY_BYTES) {
-      h.set(row.history);
-      this.hasHistory[slot] = 1;
-    } else {
-      h.fill(0);
-      this.hasHistory[slot] = 0;
-    }
+    if (row.history !== null && row.history.length === HISTORY_BYTES) h.set(row.history);
+    else h.fill(0);
     this.lastChecked[slot] = row.lastCheckedAt?.getTime() ?? NaN;
     this.lastChange[slot] = row.lastChangeAt?.getTime() ?? NaN;
     this.nextCheck[slot] = row.nextCheckAt.getTime();
@@ -262,14 +283,14 @@ export class ProxyTable {
       countryName: t.text(this.countryName[slot]!),
       location: t.text(this.location[slot]!),
       isp: t.text(this.isp[slot]!),
-      asn: nullable(this.asn[slot]!),
+      asn: this.asnOf(slot),
       statusCode: orMinus(this.statusCode[slot]!),
       responseTimeMs: nullable(this.responseTime[slot]!),
       errorCode: t.text(this.errorCode[slot]!),
       errorMessage: this.errorMessage[slot] ?? null,
       latencyP50Ms: orMinus(this.latency[slot]!),
       uptimeH24Ppm: orMinus(this.uptime[slot]!),
-      history: this.hasHistory[slot] === 1 ? this.historyOf(slot).slice() : null,
+      history: this.hasHistoryAt(slot) ? this.historyOf(slot).slice() : null,
       firstSeenAt: new Date(this.firstSeen[slot]!),
       lastCheckedAt: dateOf(this.lastChecked[slot]!),
       lastChangeAt: dateOf(this.lastChange[slot]!),

@@ -66,7 +66,7 @@ export function pushStateSlot(b: StateBatch, t: ProxyTable, slot: number): void 
   b.errorMessage.push(t.errorMessage[slot] ?? null);
   b.latencyP50Ms.push(orNull(t.latency[slot]!, -1));
   b.uptimeH24Ppm.push(orNull(t.uptime[slot]!, -1));
-  b.history.push(t.hasHistory[slot] === 1 ? hex(t.historyOf(slot)) : null);
+  b.history.push(t.hasHistoryAt(slot) ? hex(t.historyOf(slot)) : null);
   b.lastCheckedAt.push(isoOrNull(t.lastChecked[slot]!));
   b.lastChangeAt.push(isoOrNull(t.lastChange[slot]!));
   b.nextCheckAt.push(new Date(t.nextCheck[slot]!).toISOString());
@@ -83,5 +83,5 @@ export function pushVerdictSlot(b: VerdictBatch, t: ProxyTable, slot: number): v
   b.countryName.push(t.texts.text(t.countryName[slot]!));
   b.location.push(t.texts.text(t.location[slot]!));
   b.isp.push(t.texts.text(t.isp[slot]!));
-  b.asn.push(orNull(t.asn[slot]!, NaN));
+  b.asn.push(t.asnOf(slot));
 }

@@ -15,7 +15,7 @@ import type { FoldContext, PoolProbeResult } from './fold';
 import { ppm } from './fold';
 import { foldHistoryInto, latencyP50, uptime } from './history';
 import type { ProxyTable } from './proxy-table';
-import { STATUS_CODE } from './proxy-table';
+import { NO_ASN, STATUS_CODE } from './proxy-table';
 import { nextCheckAt } from './schedule';
 import { protocolBit, protocolsMask } from './shape';
 import { applyVerdict, outcomeOf, type CheckOutcome, type ProxyEventName } from './verdict';
@@ -42,9 +42,8 @@ export function foldSlot(t: ProxyTable, slot: number, probe: PoolProbeResult, ge
   const step = applyVerdict({ status: t.statusOf(slot), failures: t.failures[slot]!, lastChangeAt: Number.isNaN(lastChange) ? null : lastChange }, outcome, ctx.nowMs);
   const working = outcome === 'working';
   const h = t.historyOf(slot);
-  if (t.hasHistory[slot] !== 1) h.fill(0);
+  if (!t.hasHistoryAt(slot)) h.fill(0);
   foldHistoryInto(h, working ? { passed: true, latencyMs: probe.responseTimeMs } : { passed: false }, ctx.nowMs);
-  t.hasHistory[slot] = 1;
   t.status[slot] = STATUS_CODE[step.next.status];
   t.failures[slot] = step.next.failures;
   t.lastChange[slot] = step.next.lastChangeAt ?? NaN;
@@ -72,14 +71,14 @@ function foldVerdictFields(t: ProxyTable, slot: number, probe: PoolProbeResult, 
     protocols,
     anonymity: probe.anonymity === 'elite' ? 1 : probe.anonymity === 'anonymous' ? 2 : probe.anonymity === 'transparent' ? 3 : 0,
     https: typeof probe.https === 'boolean' ? (probe.https ? 2 : 1) : 0,
-    origin: probe.origin,
+    origin: t.originFor(slot, probe.origin),
     country: texts.code(geo?.country ?? null),
     countryName: texts.code(geo?.country_name ?? null),
     location: texts.code(geo?.location ?? null),
     isp: texts.code(geo?.isp ?? null),
-    asn: geo?.asn ?? NaN,
+    asn: geo?.asn ?? null,
   };
-  const asn = t.asn[slot]!;
+  const asn = t.asnOf(slot);
   const changed =
     t.type[slot] !== next.type ||
     t.protocols[slot] !== next.protocols ||
@@ -90,7 +89,7 @@ function foldVerdictFields(t: ProxyTable, slot: number, probe: PoolProbeResult, 
     t.countryName[slot] !== next.countryName ||
     t.location[slot] !== next.location ||
     t.isp[slot] !== next.isp ||
-    !(asn === next.asn || (Number.isNaN(asn) && Number.isNaN(next.asn)));
+    asn !== next.asn;
   if (!changed) return false;
   t.type[slot] = next.type;
   t.protocols[slot] = next.protocols;
@@ -101,6 +100,6 @@ function foldVerdictFields(t: ProxyTable, slot: number, probe: PoolProbeResult, 
   t.countryName[slot] = next.countryName;
   t.location[slot] = next.location;
   t.isp[slot] = next.isp;
-  t.asn[slot] = next.asn;
+  t.asn[slot] = next.asn === null || next.asn < 0 || next.asn >= NO_ASN ? NO_ASN : next.asn;
   return true;
 }

@@ -13,11 +13,14 @@
  *   check's scan: its settlement (src/jobs/ledger.ts) or the orphan sweep
  *   (src/accounts/orphans.ts), store.enqueueCheckCompleted.
  *
- * `poolEvents()` is the one seam with the pools today: a PoolEventsPort
- * beside the events hub (src/server.ts alsoTo) that gathers a pool's
- * proxy.up / proxy.down until its round.completed and then calls
- * poolBatch, right after the batch was made durable (not in its
- * transaction: the pools publish after they write). The owner's own pause
+ * `flushWriter()` is the pools' PoolBatchOutbox (src/pools/ports.ts): the
+ * pool actor writes a chunk's proxy.up / proxy.down as pool.proxies_changed
+ * in the transaction of the flush chunk that makes them durable. Once it is
+ * taken, `poolEvents()` (a PoolEventsPort beside the events hub, src/server.ts
+ * alsoTo) leaves those events to it and writes only pool.paused /
+ * pool.resumed; without it (a service with no pool owner) it gathers a
+ * pool's proxy.up / proxy.down until its round.completed and then calls
+ * poolBatch, right after the batch. The owner's own pause
  * and resume come from PoolService.onChange (src/compose/webhooks.ts).
  * Writes of one pool go out in order; a failed write is logged (the
  * events of that batch are lost to webhooks; the pool's state is not).
@@ -25,7 +28,7 @@
 import type { Db } from '../../db/client';
 import type { Logger } from '../log';
 import type { PoolEvent } from '../pools/events';
-import type { PoolEventsPort } from '../pools/ports';
+import type { PoolBatchOutbox, PoolEventsPort } from '../pools/ports';
 import type { PoolCounts } from '../pools/types';
 import { changeOf, poolStateData, proxiesChangedMessages, type ProxyDown, type ProxyUp } from './payloads';
 import { enqueue, type DbOrTx } from './store';
@@ -41,6 +44,8 @@ export interface OutboxDeps {
 export class WebhookOutbox {
   readonly #d: OutboxDeps;
   readonly #chains = new Map<string, Promise<void>>();
+  /** The pools write their batches' messages in their flushes (flushWriter taken). */
+  #inFlush = false;
 
   constructor(deps: OutboxDeps) {
     this.#d = deps;
@@ -52,6 +57,25 @@ export class WebhookOutbox {
     const n = await enqueue(tx, accountId, 'pool.proxies_changed', pool, data, (this.#d.now ?? Date.now)());
     if (n > 0 && tx === this.#d.db) this.#d.onWritten?.();
     return n;
+  }
+
+  /** The pools' writer of pool.proxies_changed in a flush chunk's own transaction (see the header). */
+  flushWriter(): PoolBatchOutbox<DbOrTx> {
+    this.#inFlush = true;
+    return {
+      write: async (tx, accountId, pool, events, counts) => {
+        const ups: ProxyUp[] = [];
+        const downs: ProxyDown[] = [];
+        for (const e of events) {
+          const change = changeOf(e);
+          if (change === null) continue;
+          if (change.kind === 'up') ups.push(change.up);
+          else downs.push(change.down);
+        }
+        return ups.length + downs.length === 0 ? 0 : this.poolBatch(accountId, pool, ups, downs, counts, tx);
+      },
+      written: () => this.#d.onWritten?.(),
+    };
   }
 
   /** pool.paused / pool.resumed (any other event is ignored); the deliveries written. */
@@ -88,6 +112,7 @@ export class WebhookOutbox {
     return {
       publish: (accountId, event) => {
         const change = changeOf(event);
+        if (this.#inFlush && (change !== null || event.event === 'round.completed')) return;
         if (change !== null) {
           let b = batches.get(event.pool);
           if (b === undefined) batches.set(event.pool, (b = { ups: [], downs: [] }));

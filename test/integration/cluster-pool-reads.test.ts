@@ -3,7 +3,8 @@
  * nats-server: node A serves the pools it owns (a ServedPools over a table
  * loaded like an owner's), node B asks A: the stats, a page (the rows with
  * their history and dates, the cursor), the gateway's working set (the
- * account's only) and a re-check reach A and come back
+ * account's only), a re-check and a change made on B (applied by A before
+ * it answers) reach A and come back
  * as A has them; a pool A does not own, a node that does not exist, and a
  * node that does not answer in time are null (the asker reads the durable
  * copy then).
@@ -38,7 +39,14 @@ describe.skipIf(!HAVE_NATS_SERVER)('pool reads on a real nats-server', () => {
   const table = new ProxyTable();
   for (const r of [row(1, 30), row(2, 10), row(3, 20)]) table.add(r);
   const rechecked: ProxyAddress[][] = [];
+  const changes: string[] = [];
   const pools: ServedPools = {
+    localChanged: async (pool, note) => {
+      if (pool !== 'owned') return false;
+      await Bun.sleep(50); // applied before the reply
+      changes.push(note);
+      return true;
+    },
     localStats: (pool) => (pool === 'owned' ? { counts: { total: 3, working: 3, failed: 0, unchecked: 0 }, nextDueAt: new Date(9_001), checksPerDay: 288 } : null),
     localPage: (pool, q) => {
       if (pool !== 'owned') return null;
@@ -77,6 +85,16 @@ describe.skipIf(!HAVE_NATS_SERVER)('pool reads on a real nats-server', () => {
     expect(rechecked).toEqual([[{ host: '10.0.0.1', port: 80 }]]);
     expect(await b.upstreams('node-a', 'acct', 'owned')).toEqual(pools.memory('acct', 'owned')!);
     expect(await b.upstreams('node-a', 'another-acct', 'owned')).toBeNull();
+  });
+
+  test('a change made on B reaches A at once, and B hears back once A applied it', async () => {
+    const b = poolReadsClient(ncB, log);
+    expect(await b.changed('node-a', 'owned', 'settings')).toBe(true);
+    expect(changes).toEqual(['settings']);
+    expect(await b.changed('node-a', 'owned', 'deleted')).toBe(true);
+    expect(changes).toEqual(['settings', 'deleted']);
+    expect(await b.changed('node-a', 'elsewhere', 'members')).toBe(false);
+    expect(await poolReadsClient(ncB, log, 300).changed('node-gone', 'owned', 'settings')).toBe(false);
   });
 
   test('a pool A does not own, a node nobody serves, a node that does not answer in time: null', async () => {

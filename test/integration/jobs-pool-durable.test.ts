@@ -23,6 +23,7 @@ import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 import { createPool, deletePool, dueProxies, pauseForChecks, resumeForChecks } from '../../src/pools/store';
 import { batchesOfRows } from '../../src/pools/table-batch';
 import type { PoolSettings } from '../../src/pools/types';
+import type { PoolProxyRow } from '../../src/pools/shape';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
 import { freshPglite, freshPostgres, testDatabaseUrl, type TestDatabase } from '../helpers/db';
 
@@ -55,11 +56,17 @@ for (const [name, open] of DRIVERS) {
       Number((await one<{ n: number }>(sql`SELECT COALESCE(sum(CASE WHEN reason = 'reserve' THEN units ELSE -units END), 0)::float8 AS n FROM quota_ledger WHERE job_id LIKE ${`pool:${id}:%`}`)).n);
     const checks = async (id: string) => Number((await one<{ n: number }>(sql`SELECT COALESCE(sum(checks), 0)::float8 AS n FROM pool_proxy_rows WHERE pool_id = ${id}`)).n);
     /** A chunk of every proxy of the pool, each checked once more (no fold needed: the counters are what is compared). */
-    const chunk = async (id: string, nowMs: number, country = 'DE') => {
-      const rows = (await dueProxies(db, id, NOW + 1e12, 1000)).map((r) => ({ ...r, checks: r.checks + 1, status: 'working' as const, country, lastCheckedAt: new Date(nowMs) }));
+    const chunk = async (id: string, nowMs: number, country = 'DE', seq: number | null = null, part?: (rows: PoolProxyRow[]) => PoolProxyRow[]) => {
+      const all = (await dueProxies(db, id, NOW + 1e12, 1000)).map((r) => ({ ...r, checks: r.checks + 1, status: 'working' as const, country, lastCheckedAt: new Date(nowMs) }));
+      const rows = part === undefined ? all : part(all);
       const { state, verdicts } = batchesOfRows(rows);
-      return { state, verdicts, settled: rows.length, leaseUntilMs: nowMs + 30_000, batch: { tally: { checked: rows.length, working: rows.length, charged: rows.length }, startedMs: nowMs - 1000, nowMs } };
+      return { state, verdicts, settled: rows.length, leaseUntilMs: nowMs + 30_000, batch: { tally: { checked: rows.length, working: rows.length, charged: rows.length }, startedMs: nowMs - 1000, nowMs, seq } };
     };
+    /** The pool's batch records: pool_rounds' charged and the usage scans' charged, summed. */
+    const recorded = async (id: string) => ({
+      rounds: await one<{ n: number; c: number }>(sql`SELECT count(*)::float8 AS n, COALESCE(sum(charged), 0)::float8 AS c FROM pool_rounds WHERE pool_id = ${id}`),
+      scans: await one<{ n: number; c: number }>(sql`SELECT count(*)::float8 AS n, COALESCE(sum(charged), 0)::float8 AS c FROM scans WHERE job_id LIKE ${`pool:${id}:b%`}`),
+    });
     afterAll(async () => {
       await tdb?.cleanup();
     });
@@ -96,6 +103,26 @@ for (const [name, open] of DRIVERS) {
       const c = (await takeLease(db, { poolId: p.id, accountId: p.acc, nodeId: 'node-c', nowMs: NOW + 44_000, leaseMs: 30_000, force: false }))!;
       expect(c.token).toBe(3);
       expect(await charged(p.id)).toBe(6);
+    });
+
+    test('a batch over chunks: each chunk adds what it settles to the one record, so a flush cut between chunks leaves usage == charged', async () => {
+      const p = await pool(5);
+      const lease = (await takeLease(db, { poolId: p.id, accountId: p.acc, nodeId: 'node-a', nowMs: NOW, leaseMs: 30_000, force: false }))!;
+      await reserveChecks(db, lease, 20, NOW);
+      const seq = await flushChunk(db, lease, await chunk(p.id, NOW + 1000, 'DE', null, (r) => r.slice(0, 2)));
+      expect(seq).toBe(1);
+      // the process dies here: the chunk's checks are charged and recorded, nothing more
+      expect(Number((await one<{ s: number }>(sql`SELECT settled::float8 AS s FROM pool_leases WHERE pool_id = ${p.id}`)).s)).toBe(2);
+      expect(await recorded(p.id)).toEqual({ rounds: { n: 1, c: 2 }, scans: { n: 1, c: 2 } });
+      // it did not: the next chunk of the same flush adds to the same record
+      expect(await flushChunk(db, lease, await chunk(p.id, NOW + 1100, 'DE', seq, (r) => r.slice(2)))).toBe(1);
+      expect(await recorded(p.id)).toEqual({ rounds: { n: 1, c: 5 }, scans: { n: 1, c: 5 } });
+      expect(await one(sql`SELECT checked::float8 AS checked, working::float8 AS working FROM pool_rounds WHERE pool_id = ${p.id}`)).toEqual({ checked: 5, working: 5 });
+      expect(await one(sql`SELECT total_checked::float8 AS t, finished_at FROM scans WHERE job_id = ${`pool:${p.id}:b1`}`)).toEqual({ t: 5, finished_at: expect.anything() });
+      // a stale owner's chunk adds nothing
+      await takeLease(db, { poolId: p.id, accountId: p.acc, nodeId: 'node-b', nowMs: NOW + 2000, leaseMs: 30_000, force: true });
+      await expect(flushChunk(db, lease, await chunk(p.id, NOW + 2100, 'DE', seq))).rejects.toBeInstanceOf(PoolLeaseLostError);
+      expect(await recorded(p.id)).toEqual({ rounds: { n: 1, c: 5 }, scans: { n: 1, c: 5 } });
     });
 
     test('a live lease of another node is not taken unless forced; a forced take-over refunds the rest', async () => {

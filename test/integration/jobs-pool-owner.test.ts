@@ -14,10 +14,15 @@
  * - a proxy refused before any connection: failed blocked_target, not charged;
  * - the owner's pause (nothing probed) and resume; a source's addresses
  *   (`sourced`) checked at once; a deleted pool's reservation given back;
+ * - with an outbox: a proxy event's webhook messages written in the
+ *   transaction of the chunk that makes it durable (a failed write: neither);
+ * - a pool emptied while its slots are granted: the slots given back at once;
  * - a balance that cannot pay: pool.paused insufficient_checks, nothing
  *   charged; a top-up: pool.resumed;
  * - fencing: another node takes the lease; the old owner's next flush writes
  *   and charges nothing, and it stops owning the pool;
+ * - a cluster: a change made on a node that does not own the pool is applied
+ *   by its owner at once (told, not seen at its next look);
  * - a cluster's placement: two owners share the pools by rendezvous hashing,
  *   never both holding one; one stops and the other takes its pools back;
  *   charged == durable checks.
@@ -26,7 +31,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../db/client';
 import { createAccount, topUp } from '../../src/accounts/accounts';
-import { takeLease } from '../../src/jobs/pool-durable';
+import { takeLease, type PoolTx } from '../../src/jobs/pool-durable';
+import type { PoolBatchOutbox } from '../../src/pools/ports';
 import { PoolOwner } from '../../src/jobs/pool-owner';
 import { PoolService } from '../../src/jobs/pool-service';
 import type { ExecutionHandle, ExecutionJob, ProbeExecution, ResultBatch, Shard } from '../../src/jobs/ports';
@@ -44,6 +50,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/db';
 class TableExecution implements ProbeExecution {
   readonly opened: ExecutionJob[] = [];
   probes = 0;
+  released = 0;
   constructor(public verdict: (host: string) => 'working' | 'failed' | 'hang') {}
   open(job: ExecutionJob): ExecutionHandle {
     this.opened.push(job);
@@ -51,6 +58,9 @@ class TableExecution implements ProbeExecution {
     const handle: ExecutionHandle = {
       run: (shard: Shard, onBatch: (b: ResultBatch) => void, signal: AbortSignal) => this.#run(shard, onBatch, signal),
       addDemand: (n) => queueMicrotask(() => !cancelled && job.onGrant(n, handle)),
+      release: (n) => {
+        this.released += n;
+      },
       cancel: () => {
         cancelled = true;
       },
@@ -73,6 +83,40 @@ class TableExecution implements ProbeExecution {
     await Bun.sleep(10);
     if (out.length > 0 && !signal.aborted) onBatch(out);
     if (out.length < shard.tasks.length && !signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+}
+
+/** Grants only when told (`grant()`: every demand so far); counts the slots given back. */
+class GatedExecution implements ProbeExecution {
+  demand = 0;
+  released = 0;
+  probes = 0;
+  #pending: { job: ExecutionJob; handle: ExecutionHandle }[] = [];
+  open(job: ExecutionJob): ExecutionHandle {
+    const handle: ExecutionHandle = {
+      run: async (shard) => {
+        this.probes += shard.tasks.length;
+      },
+      addDemand: (n) => {
+        this.demand += n;
+        this.#pending.push({ job, handle });
+      },
+      release: (n) => {
+        this.released += n;
+      },
+      cancel: () => {},
+    };
+    this.demand += job.demand;
+    this.#pending.push({ job, handle });
+    return handle;
+  }
+  grant(): number {
+    const n = this.demand;
+    const last = this.#pending.at(-1);
+    this.demand = 0;
+    this.#pending = [];
+    if (last !== undefined && n > 0) last.job.onGrant(n, last.handle);
+    return n;
   }
 }
 
@@ -114,7 +158,7 @@ describe('PoolOwner', () => {
 
   const account = async (checks = 1000) => (await createAccount(tdb.db, { email: `owner${++accounts}@example.com`, checks })).id;
   const service = () => new PoolService({ db: tdb.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
-  const owner = async (execution: ProbeExecution, events: Recorder, pools: PoolService, o: { settings?: typeof settingsOf; nodeId?: string; embedded?: boolean; flushMs?: number } = {}) => {
+  const owner = async (execution: ProbeExecution, events: Recorder, pools: PoolService, o: { settings?: typeof settingsOf; nodeId?: string; embedded?: boolean; flushMs?: number; outbox?: PoolBatchOutbox<PoolTx> } = {}) => {
     const r = new PoolOwner({
       db: tdb.db,
       execution,
@@ -127,6 +171,7 @@ describe('PoolOwner', () => {
       embedded: o.embedded ?? true,
       flushMs: o.flushMs ?? 300,
       stopGraceMs: 2000,
+      ...(o.outbox !== undefined ? { outbox: o.outbox } : {}),
     });
     pools.useOwner(r);
     made.push(r);
@@ -268,6 +313,64 @@ describe('PoolOwner', () => {
     await r.stop();
   }, 20_000);
 
+  test('a pool emptied while its slots are granted gives them back (no slot leak), probing nothing', async () => {
+    const pools = service();
+    const exec = new GatedExecution();
+    const acc = await account();
+    const r = await owner(exec, new Recorder(), pools);
+    const lines = ['10.11.0.1:80', '10.11.0.2:80'];
+    const { pool } = await create(pools, acc, lines);
+    await until('slots asked for', () => exec.demand === 2);
+    await pools.update(acc, pool.id, { remove: { proxies: parsed(lines), totalInvalid: 0, totalDuplicates: 0 } });
+    await r.applied(pool.id);
+    expect(r.localStats(pool.id)!.counts.total).toBe(0);
+    expect(exec.grant()).toBe(2); // the scheduler grants what was asked before the pool was emptied
+    await Bun.sleep(20);
+    expect(exec.probes).toBe(0);
+    expect(exec.released).toBe(2);
+    await r.stop();
+  }, 20_000);
+
+  test('with an outbox: a proxy.down is written in the transaction of the chunk that makes it durable; a failed write rolls the chunk back, the next flush writes both', async () => {
+    const pools = service();
+    const exec = new TableExecution(() => 'working');
+    const acc = await account();
+    const written: string[][] = [];
+    let fail = true;
+    let pokes = 0;
+    const outbox: PoolBatchOutbox<PoolTx> = {
+      write: async (tx, _account, _pool, events) => {
+        await tx.execute(sql`SELECT 1`); // in the chunk's transaction
+        if (fail) {
+          fail = false;
+          throw new Error('the outbox failed');
+        }
+        written.push(events.map((e) => `${e.event} ${e.proxy!.host}`));
+        return events.length;
+      },
+      written: () => void pokes++,
+    };
+    const events = new Recorder();
+    const r = await owner(exec, events, pools, { flushMs: 60_000, outbox });
+    const { pool } = await create(pools, acc, ['10.13.0.1:80', '10.13.0.2:80']);
+    await until('working', () => r.localStats(pool.id)?.counts.working === 2);
+    await r.flushAll();
+    expect(written).toEqual([]); // first verdicts: no event, nothing written
+    exec.verdict = (h) => (h === '10.13.0.1' ? 'failed' : 'working');
+    r.recheck(pool.id, [{ host: '10.13.0.1', port: 80 }]);
+    await until('proxy.down', () => events.of(pool.id, 'proxy.down').length === 1);
+    await r.flushAll(); // the outbox throws: nothing of the chunk is durable
+    expect((await durable(pool.id)).map((p) => p.status)).toEqual(['working', 'working']);
+    expect([written, pokes]).toEqual([[], 0]);
+    await r.flushAll();
+    expect((await durable(pool.id)).map((p) => p.status)).toEqual(['failed', 'working']);
+    expect([written, pokes]).toEqual([[['proxy.down 10.13.0.1']], 1]);
+    await r.flushAll();
+    expect(written).toHaveLength(1); // once
+    await r.stop();
+    expect(await charged(pool.id)).toBe(await durableChecks(pool.id));
+  }, 20_000);
+
   test('a balance that cannot pay pauses the pool (insufficient_checks, nothing charged); a top-up resumes it', async () => {
     const events = new Recorder();
     const pools = service();
@@ -311,6 +414,49 @@ describe('PoolOwner', () => {
     expect(r.localStats(pool.id)).toBeNull();
     await r.stop();
   }, 20_000);
+
+  test('a cluster: a PATCH, pause, resume or delete made on a node that does not own the pool reaches its owner at once', async () => {
+    const own = await freshDatabase(); // these owners take every pool of their database
+    try {
+      const acc = (await createAccount(own.db, { email: 'told@example.com', checks: 10_000 })).id;
+      const node = (id: string, pools: PoolService) => {
+        const o = new PoolOwner({ db: own.db, execution: new TableExecution(() => 'working'), settings: settingsOf, geo: { lookup: () => null as never }, events: new Recorder(), log, pools, nodeId: id, embedded: false, leaseMs: 60_000, flushMs: 300, stopGraceMs: 1000 });
+        pools.useOwner(o);
+        return o;
+      };
+      const poolsA = new PoolService({ db: own.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
+      const poolsB = new PoolService({ db: own.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
+      const a = node('node-a', poolsA);
+      await a.start();
+      const { pool } = await poolsA.create(acc, { settings: { name: 'told', type: 'http', region: 'us1', intervalS: 600, timeoutMs: 1000, https: false, customUrls: [], sources: [] }, proxies: parsed(['10.12.0.1:80', '10.12.0.2:80']), totalInvalid: 0, totalDuplicates: 0 });
+      await a.applied(pool.id);
+      expect(a.actor(pool.id)?.state).toBe('running');
+      const b = node('node-b', poolsB);
+      // B asks A directly (what src/cluster/pool-reads.ts carries over NATS)
+      b.useRemote({
+        stats: async (n, p) => (n === 'node-a' ? a.localStats(p) : null),
+        page: async (n, p, q) => (n === 'node-a' ? a.localPage(p, q) : null),
+        recheck: (n, p, proxies) => void (n === 'node-a' && a.localRecheck(p, proxies)),
+        upstreams: async () => null,
+        changed: (n, p, note) => (n === 'node-a' ? a.localChanged(p, note) : Promise.resolve(false)),
+      });
+      await b.start();
+      // the next looks are a half lease (30 s) away: what follows is A told by B, nothing else
+      expect(b.actor(pool.id)).toBeUndefined();
+      await poolsB.update(acc, pool.id, { state: 'paused' });
+      expect(a.actor(pool.id)?.state).toBe('idle');
+      await poolsB.update(acc, pool.id, { state: 'active', intervalS: 300, add: { proxies: parsed(['10.12.0.3:80']), totalInvalid: 0, totalDuplicates: 0 } });
+      expect(a.actor(pool.id)?.state).toBe('running');
+      expect(a.localStats(pool.id)!.counts.total).toBe(3);
+      expect((await poolsB.get(acc, pool.id))!.counts.total).toBe(3); // B reads A's memory
+      expect(await poolsB.delete(acc, pool.id)).toBe(true);
+      expect(a.actor(pool.id)).toBeUndefined();
+      expect(rowsOf(await own.db.execute(sql`SELECT 1 FROM pool_leases WHERE pool_id = ${pool.id} AND expires_at > now()`))).toEqual([]);
+      await Promise.all([a.stop(), b.stop()]);
+    } finally {
+      await own.cleanup();
+    }
+  }, 30_000);
 
   test('a cluster: pools placed by rendezvous over the live owners; a node that joins takes its share, one that stops gives its pools back', async () => {
     const own = await freshDatabase(); // these owners take every pool of their database

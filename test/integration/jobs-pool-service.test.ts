@@ -3,12 +3,13 @@
  * pool id rule, the configured limits applied, every committed change told
  * to the listeners (and nothing for what was refused or not found), a
  * listener that throws logged without undoing anything, the clock it reads
- * the listing at.
+ * the listing at; the owner's pause and resume published (publishTo).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createAccount } from '../../src/accounts/accounts';
 import { PoolService, type PoolChange } from '../../src/jobs/pool-service';
 import { memoryLogger } from '../../src/log';
+import type { PoolEvent } from '../../src/pools/events';
 import { PoolLimitError } from '../../src/pools/errors';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 import { isPoolId } from '../../src/pools/pool-id';
@@ -37,6 +38,24 @@ afterAll(async () => {
 });
 
 describe('PoolService', () => {
+  test("publishes the owner's pause and resume (pool.paused reason owner, pool.resumed) with the counts after the PATCH; no event for other changes", async () => {
+    const svc = new PoolService({ db: tdb.db, limits: DEFAULT_POOL_LIMITS, log: memoryLogger('warn'), now: () => NOW });
+    const published: { accountId: string; event: PoolEvent }[] = [];
+    svc.publishTo({ publish: (accountId, event) => published.push({ accountId, event }) });
+    const id = (await svc.create(account, req(['2.2.2.2:1', '2.2.2.2:2']))).pool.id;
+    await svc.update(account, id, { name: 'renamed' });
+    await svc.update(account, id, { state: 'paused' });
+    await svc.update(account, id, { state: 'paused' });
+    await svc.update(account, id, { state: 'active', add: list(['2.2.2.2:3']) });
+    const counts = (total: number) => ({ total, working: 0, failed: 0, unchecked: total });
+    expect(published).toEqual([
+      { accountId: account, event: { pool: id, event: 'pool.paused', at: new Date(NOW).toISOString(), counts: counts(2), reason: 'owner' } },
+      { accountId: account, event: { pool: id, event: 'pool.resumed', at: new Date(NOW).toISOString(), counts: counts(3) } },
+    ]);
+    await svc.delete(account, id);
+    expect(published).toHaveLength(2);
+  });
+
   test('creates, changes and deletes, telling each committed change; refused ones are not told', async () => {
     const log = memoryLogger('debug');
     const svc = new PoolService({ db: tdb.db, limits: { ...DEFAULT_POOL_LIMITS, maxProxiesPerPool: 3 }, log, now: () => NOW });

@@ -41,6 +41,7 @@ class TableExecution implements ProbeExecution {
     const handle: ExecutionHandle = {
       run: (shard: Shard, onBatch: (b: ResultBatch) => void) => this.#run(shard, onBatch),
       addDemand: (n) => queueMicrotask(() => !cancelled && job.onGrant(n, handle)),
+      release: () => {},
       cancel: () => {
         cancelled = true;
       },

@@ -179,6 +179,34 @@ for (const [name, open] of DRIVERS) {
       expect((await s.service.get(s.account, made.webhook.id))!).toMatchObject({ state: 'enabled', disabled_reason: null });
     });
 
+    test("the pools' flush writer: pool.proxies_changed written in the flush's transaction (rolled back with it); the events port then leaves ups and downs to it", async () => {
+      const s = await setup();
+      const r = receiver();
+      await endpoint(s, r);
+      const writer = s.outbox.flushWriter();
+      const port = s.outbox.poolEvents();
+      const counts = { total: 2, working: 1, failed: 1, unchecked: 0 };
+      const at = new Date().toISOString();
+      const down = { pool: 'poolbbbbbbbbbb', event: 'proxy.down', at, proxy: { host: '10.1.0.1', port: 8080, hasAuth: false }, counts, error: { code: 'timeout', message: 't' } } as const;
+      const up = { pool: 'poolbbbbbbbbbb', event: 'proxy.up', at, proxy: { host: '10.1.0.2', port: 8080, hasAuth: false }, counts } as const;
+      // the flush's transaction fails after the write: no message
+      await expect(s.db.transaction(async (tx) => {
+        expect(await writer.write(tx, s.account, 'poolbbbbbbbbbb', [down], counts)).toBe(1);
+        throw new Error('the chunk failed');
+      })).rejects.toThrow('the chunk failed');
+      // the events port no longer gathers what the writer writes
+      port.publish(s.account, down);
+      port.publish(s.account, { pool: 'poolbbbbbbbbbb', event: 'round.completed', at, counts, round: { checked: 1, working: 0, failed: 1, not_tried: 0, charged: 1 } });
+      await s.outbox.drain();
+      expect(await s.db.transaction((tx) => writer.write(tx, s.account, 'poolbbbbbbbbbb', [down, up], counts))).toBe(1);
+      writer.written();
+      await eventually(() => r.got.length === 1);
+      await Bun.sleep(200);
+      expect(r.got).toHaveLength(1);
+      expect(r.got[0]!.type).toBe('pool.proxies_changed');
+      expect([(r.got[0]!.data.down as unknown[]).length, (r.got[0]!.data.up as unknown[]).length]).toEqual([1, 1]);
+    });
+
     test('a pool whose 5 000 proxies go down in one batch: 5 pool.proxies_changed messages of 1 000', async () => {
       const s = await setup();
       const r = receiver();

@@ -1,7 +1,7 @@
 /**
  * The pool reads' wire (src/cluster/pool-reads-wire.ts) is pure: every
  * request and reply the encoder makes decodes to itself (rows with their
- * dates and history bytes included), and anything else (another version, a
+ * dates and history bytes included, a proxy's own protocol and its targets), and anything else (another version, a
  * bad query, a row of the wrong shape, junk, too many bytes) decodes to null.
  */
 import { describe, expect, test } from 'bun:test';
@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { decodePoolReadReply, decodePoolReadRequest, encodePoolRead, MAX_POOL_READ_BYTES, poolReadsSubject } from '../../src/cluster/pool-reads-wire';
 import { DEFAULT_PROXIES_QUERY } from '../../src/pools/query';
 import type { PoolProxyRow } from '../../src/pools/shape';
+import { TARGET_HOUR_BYTES, TARGET_HOURS } from '../../src/pools/target-columns';
 
 const row: PoolProxyRow = {
   id: 42, host: 'h.example', port: 8080, username: 'u', password: 'p:"w', format: 'colon_auth', status: 'failed', failures: 3, checks: 9,
@@ -30,6 +31,8 @@ describe('pool reads wire', () => {
       { v: 1, op: 'page', pool: 'p1', query: { ...DEFAULT_PROXIES_QUERY, sort: 'checked', cursor: { sort: 'checked', key: '2026-06-01T12:00:00.123000', id: 5 }, country: 'DE' } },
       { v: 1, op: 'recheck', pool: 'p1', proxies: [{ host: 'a', port: 1 }, { host: 'b', port: 2, username: 'u', password: '' }] },
       { v: 1, op: 'upstreams', pool: 'p1', account: 'acct' },
+      { v: 1, op: 'changed', pool: 'p1', note: 'settings' },
+      { v: 1, op: 'changed', pool: 'p1', note: 'deleted' },
     ] as const;
     for (const r of reqs) expect(decodePoolReadRequest(encodePoolRead(r as never))).toEqual(r as never);
   });
@@ -45,6 +48,23 @@ describe('pool reads wire', () => {
     expect(decodePoolReadReply(encodePoolRead({ v: 1, found: true, upstreams }))).toEqual({ v: 1, found: true, upstreams });
   });
 
+  test("a proxy's own protocol and its targets cross the wire (a page's rows, the upstreams, the query's target)", () => {
+    const hours = new Uint8Array(TARGET_HOUR_BYTES);
+    hours[3] = 2;
+    hours[TARGET_HOURS + 3] = 1;
+    const targets = { shop: { ok: true, status: 200, responseTimeMs: 41.5, lastCheckedAt: new Date(9_000), hourAt: 490_000, hours }, api: null };
+    const rows = [{ ...row, protocol: 'http' as const, targets }, { ...row, id: 43, protocol: null, targets: {} }];
+    expect(decodePoolReadReply(encodePoolRead({ v: 1, found: true, page: { rows, nextCursor: null } }))).toEqual({ v: 1, found: true, page: { rows, nextCursor: null } });
+    const upstreams = [{ key: 'k', host: 'h', port: 1, type: 'http' as const, protocols: ['http' as const], country: 'DE', targets: ['api', 'shop'] }];
+    expect(decodePoolReadReply(encodePoolRead({ v: 1, found: true, upstreams }))).toEqual({ v: 1, found: true, upstreams });
+    const page = { v: 1, op: 'page', pool: 'p1', query: { ...DEFAULT_PROXIES_QUERY, target: 'shop', scheme: true, all: true } } as const;
+    expect(decodePoolReadRequest(encodePoolRead(page))).toEqual(page);
+    const badRows = [{ ...row, protocol: 'ftp' }, { ...row, targets: { shop: { ...targets.shop, hours: 'AAAA' } } }, { ...row, targets: { 'Not A Name': null } }];
+    for (const r of badRows) expect(decodePoolReadReply(te.encode(JSON.stringify({ v: 1, found: true, page: { rows: [r], next_cursor: null } })))).toBeNull();
+    expect(decodePoolReadReply(te.encode(JSON.stringify({ v: 1, found: true, upstreams: [{ ...upstreams[0], targets: [1] }] })))).toBeNull();
+    expect(decodePoolReadRequest(te.encode(JSON.stringify({ ...page, query: { ...page.query, target: 'DROP TABLE' } })))).toBeNull();
+  });
+
   test('anything else is null', () => {
     const bad = [
       { v: 2, op: 'stats', pool: 'p' },
@@ -53,6 +73,8 @@ describe('pool reads wire', () => {
       { v: 1, op: 'page', pool: 'p', query: { ...DEFAULT_PROXIES_QUERY, limit: 0 } },
       { v: 1, op: 'page', pool: 'p', query: { ...DEFAULT_PROXIES_QUERY, cursor: { sort: 'latency', key: 'DROP', id: 1 } } },
       { v: 1, op: 'recheck', pool: 'p', proxies: [{ host: 'a' }] },
+      { v: 1, op: 'changed', pool: 'p', note: 'renamed' },
+      { v: 1, op: 'changed', pool: 'p' },
     ];
     for (const b of bad) expect(decodePoolReadRequest(te.encode(JSON.stringify(b)))).toBeNull();
     expect(decodePoolReadReply(te.encode(JSON.stringify({ v: 1, found: true, page: { rows: [{ ...row, id: 'x' }], next_cursor: null } })))).toBeNull();

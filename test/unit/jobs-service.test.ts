@@ -61,7 +61,7 @@ function ledger(failWith?: unknown) {
 /** Probe execution that never grants a slot: a job runs until it is cancelled. */
 const parked: ProbeExecution = {
   open(): ExecutionHandle {
-    return { run: async () => {}, addDemand() {}, cancel() {} };
+    return { run: async () => {}, addDemand() {}, release() {}, cancel() {} };
   },
 };
 

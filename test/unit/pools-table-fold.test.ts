@@ -56,6 +56,40 @@ describe('ProxyTable', () => {
     expect(t.size).toBe(3);
     expect(rows.map((_, i) => plain(t.rowOf(i)))).toEqual(rows.map(plain));
   });
+
+  test('the extremes of the narrowed columns come out as they went in (asn 32-bit, status code, origin as its host)', () => {
+    const t = new ProxyTable(4);
+    const rows = [
+      { ...fresh(1), asn: 4_294_967_294, statusCode: 599, origin: '10.0.0.1', history: new Uint8Array(153).fill(1) },
+      { ...fresh(2), asn: 0, statusCode: 100, origin: '203.0.113.7' },
+      { ...fresh(3), asn: null, statusCode: null, origin: null },
+    ];
+    for (const r of rows) t.add(r);
+    expect(rows.map((_, i) => plain(t.rowOf(i)))).toEqual(rows.map(plain));
+    expect([t.hasHistoryAt(0), t.hasHistoryAt(1)]).toEqual([true, false]);
+  });
+
+  /**
+   * Memory per pooled proxy (issue 29: service RSS over idle <= 300 B per proxy at 1 000 000).
+   * Exact for the table's own storage: every typed array's bytes per capacity slot, and 8 bytes per
+   * slot for each array of strings (a JS value each; the strings themselves come on top: the host's,
+   * an origin that is not the host's, an error message while failed; credentials '' are one string).
+   */
+  test('bytes per proxy: 249 in typed arrays + 5 string references = 289 per slot; growth leaves at most a third idle', () => {
+    const t = new ProxyTable(64);
+    for (let i = 1; i <= 1000; i++) t.add(fresh(i));
+    let typed = 0;
+    let refs = 0;
+    for (const v of Object.values(t)) {
+      if (ArrayBuffer.isView(v)) typed += v.byteLength;
+      else if (Array.isArray(v) && v !== t.targets) refs += 8;
+    }
+    expect(typed / t.capacity).toBe(249);
+    expect(refs).toBe(40);
+    expect(typed / t.capacity + refs).toBeLessThanOrEqual(300);
+    expect(t.capacity).toBeLessThanOrEqual(Math.ceil(1000 * 1.5));
+    expect(t.capacity).toBeGreaterThanOrEqual(1000);
+  });
 });
 
 describe('foldSlot', () => {

@@ -160,14 +160,13 @@ describe('ServiceMetrics', () => {
     expect(sampleValue(await new ServiceMetrics({ processMetrics: false }).watch(fakeSources().sources).render(), N.gatewayConnectionsOpen)).toBe(0);
   });
 
-  test('pool rounds: running rounds from their source at scrape time (0 before); rounds by outcome and checks by result, all present from the start', async () => {
+  test('pools: pools probing from the owner at scrape time (0 before); batches by outcome and checks by result, all present from the start', async () => {
     const m = new ServiceMetrics({ processMetrics: false }).watch(fakeSources().sources);
     let text = await m.render();
     expect(sampleValue(text, N.poolRoundsRunning)).toBe(0);
     for (const outcome of ['checked', 'paused', 'resumed']) expect(sampleValue(text, N.poolRounds, { outcome })).toBe(0);
     for (const result of ['working', 'failed']) expect(sampleValue(text, N.poolChecks, { result })).toBe(0);
-    const rounds = { runningRounds: 2 };
-    m.watchPoolRounds(rounds);
+    m.watchPoolOwner({ probingPools: 2 });
     m.poolRound('checked', { working: 7, failed: 3 });
     m.poolRound('checked', { working: 1, failed: 0 });
     m.poolRound('paused');
