@@ -11,8 +11,44 @@ import {
   CUSTOM_URL_MAX_LENGTH, DEFAULT_REGION, DEFAULT_SAMPLES, MAX_STATUS_CODES, REQUIRED_TEXT_MAX_LENGTH, SAMPLES_MAX, SAMPLES_MIN, TIMEOUT_MAX_MS, TIMEOUT_MIN_MS,
 } from './bounds';
 import {
-  AUTO_ORDER, checkType, closed, CodeMessage, counts, exitFields, int0, oneOf, orNull, PERCENT_PATTERN, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN, SECONDS_PATTERN,
+  AUTO_ORDER, checkType, closed, CodeMessage, counts, exitFields, int0, oneOf, orNull, PERCENT_PATTERN, queryOneOf, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN, SECONDS_PATTERN,
 } from './common';
+
+/** The examples the document shows on these schemas (OpenAPI `examples`). */
+export const CHECK_RESPONSE_EXAMPLE = {
+  summary: {
+    total_working: 2,
+    countries: { 'United States': 1, Germany: 1 },
+    anonymity_levels: { elite: 1, anonymous: 1, transparent: 0 },
+    top_isps: { 'Example ISP': 1, 'Other AS': 1 },
+    errors: { connect_timeout: 1, blocked_target: 1 },
+  },
+  metadata: {
+    user: {
+      email: 'demo@localhost',
+      checks_used: 3,
+      remaining_checks: 997,
+      subscription_detail: { UnlimitedPro: false },
+    },
+    region_used: 'us1',
+    region_name: 'Washington DC, USA',
+    proxy_type: 'http',
+    timeout_used: '2000ms',
+    total_checked: 3,
+    total_invalid: 1,
+    total_duplicates: 0,
+    total_blocked: 1,
+    invalid_lines: [{ line: 5, text: '203.0.113.7:99999', reason: 'port is not a number from 1 to 65535' }],
+    processing_time: '2.01s',
+    job_id: 'my-job-1',
+  },
+  result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
+  result_urls: {
+    json: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
+    csv: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.csv?token=5f0c…&expires=1790000000',
+    txt: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.txt?token=5f0c…&expires=1790000000',
+  },
+};
 
 export const CustomUrl = t.Object({
   url: t.String({ format: 'uri', maxLength: CUSTOM_URL_MAX_LENGTH, description: 'Absolute http:// or https:// URL' }),
@@ -94,9 +130,9 @@ export const CheckBodyAsRead = t.Object(
 const asyncParameter = () =>
   queryBoolean({ description: '`true`: the same as `Prefer: respond-async`; `false`: the synchronous answer whatever Prefer says' });
 
-/** The header of POST /check and /check-raw that asks for an asynchronous check (header names are case-insensitive; Elysia names them in lower case). */
+/** The header of POST /check and /check-raw that asks for an asynchronous check (named as RFC 7240 writes it; names are case-insensitive: async-check.ts reads it). */
 export const CheckHeaders = t.Object({
-  prefer: t.Optional(
+  Prefer: t.Optional(
     t.String({ description: 'RFC 7240: `respond-async` answers 202 once the checks are reserved, and the job outlives the connection', examples: ['respond-async'] }),
   ),
 });
@@ -110,7 +146,7 @@ export const CheckQuery = t.Object({ async: t.Optional(asyncParameter()) });
 /** POST /check-raw's query (the body is the list as text). */
 export const CheckRawQuery = t.Object({
   region: t.Optional(t.String({ default: DEFAULT_REGION })),
-  type: t.Optional(checkType({ default: 'http' })),
+  type: t.Optional(queryOneOf(CHECK_TYPES, { default: 'http' })),
   timeout: t.Optional(timeoutMs({ description: 'Default 5000 (http, auto) or 3000 (socks4, socks5)' })),
   samples: t.Optional(
     t.Integer({ minimum: SAMPLES_MIN, maximum: SAMPLES_MAX, default: DEFAULT_SAMPLES, description: 'An extension: probes per proxy, each on a fresh connection; one check charged per sample' }),
@@ -198,7 +234,7 @@ export const ResultUrls = t.Object({ json: t.String(), csv: t.String(), txt: t.S
 
 export const CheckResponse = t.Object(
   { summary: Summary, metadata: CheckMetadata, result_url: orNull(t.String()), result_urls: orNull(ResultUrls) },
-  closed,
+  { ...closed, examples: [CHECK_RESPONSE_EXAMPLE] },
 );
 export type CheckResponseBody = Static<typeof CheckResponse>;
 

@@ -4,7 +4,7 @@
  * constructor. TypeBox (Elysia's `t`): each schema is JSON Schema for the
  * OpenAPI document and, through Static<>, the TypeScript type of the value.
  */
-import { FormatRegistry, Type as t, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
+import { FormatRegistry, Kind, Type as t, TypeRegistry, type TLiteral, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox';
 import { CHECK_TYPES, PROXY_TYPES } from '../proxy/types';
 
 // The compiled checks (src/http/check-request.ts) know the `uri` format whatever is imported first
@@ -14,6 +14,16 @@ if (!FormatRegistry.Has('uri')) FormatRegistry.Set('uri', (v) => URL.canParse(v)
 /** One of a fixed list of strings (JSON Schema `enum`-like: an anyOf of consts). */
 export const oneOf = <const T extends readonly string[]>(values: T, opts: { description?: string; default?: T[number] } = {}): TUnion<TLiteral<T[number]>[]> =>
   t.Union(values.map((v) => t.Literal(v)), opts) as TUnion<TLiteral<T[number]>[]>;
+/**
+ * One of a fixed list of strings in a query: JSON Schema `enum` (the kind
+ * Elysia's t.UnionEnum has, checked the same way), so the OpenAPI plugin
+ * keeps its description and default, where it writes a union of consts as
+ * a bare `enum` without them.
+ */
+export const queryOneOf = <const T extends readonly string[]>(values: T, opts: { description?: string; default?: T[number] } = {}): TUnsafe<T[number]> =>
+  t.Unsafe<T[number]>({ ...opts, [Kind]: 'UnionEnum', type: 'string', enum: [...values] });
+// the same check as Elysia's (registered when it loads), for the contract's compiled checks whatever is imported first
+if (!TypeRegistry.Has('UnionEnum')) TypeRegistry.Set('UnionEnum', (schema: { enum: unknown[] }, value) => typeof value === 'string' && schema.enum.includes(value));
 /** The value or null. */
 export const orNull = <T extends TSchema>(schema: T, opts: { description?: string } = {}) => t.Union([schema, t.Null()], opts);
 
@@ -64,4 +74,4 @@ export const exitFields = () => ({
 });
 
 /** A query parameter that is `true` or `false` (the text on the wire). */
-export const queryBoolean = (opts: { description?: string; default?: 'true' | 'false' } = {}) => oneOf(['true', 'false'] as const, opts);
+export const queryBoolean = (opts: { description?: string; default?: 'true' | 'false' } = {}) => queryOneOf(['true', 'false'] as const, opts);

@@ -1,8 +1,24 @@
 /** The asynchronous checks' shapes: the 202 of POST /check(-raw) and GET /checks/{jobId}. */
 import { Type as t, type Static } from '@sinclair/typebox';
 import { JOB_ID_PATTERN } from '../job-id';
-import { CheckResponse } from './checks';
+import { CHECK_RESPONSE_EXAMPLE, CheckResponse } from './checks';
 import { closed, dateTime, int0, oneOf } from './common';
+
+/** The examples the document shows on these schemas (OpenAPI `examples`). */
+export const ACCEPTED_EXAMPLE = {
+  jobId: 'my-job-1',
+  status: 'running',
+  status_url: 'http://127.0.0.1:3000/checks/my-job-1',
+  progress_url: 'ws://127.0.0.1:3000/ws?jobId=my-job-1',
+};
+export const CHECK_JOB_EXAMPLE = {
+  jobId: 'my-job-1',
+  status: 'completed',
+  created_at: '2026-11-22T10:00:00.000Z',
+  finished_at: '2026-11-22T10:00:02.010Z',
+  progress: { checked: 3, total: 3, working_so_far: 2 },
+  result: CHECK_RESPONSE_EXAMPLE,
+};
 
 export const CheckAccepted = t.Object(
   {
@@ -11,7 +27,7 @@ export const CheckAccepted = t.Object(
     status_url: t.String({ format: 'uri', description: 'GET it for the state; DELETE it to cancel' }),
     progress_url: t.String({ format: 'uri', description: 'The WebSocket progress channel: /ws?jobId=' }),
   },
-  closed,
+  { ...closed, examples: [ACCEPTED_EXAMPLE] },
 );
 export type CheckAcceptedBody = Static<typeof CheckAccepted>;
 
@@ -34,7 +50,7 @@ export const CheckJob = t.Object(
       t.Object(CheckResponse.properties, { ...closed, description: 'completed only: the body POST /check answered (or would have), its links signed afresh' }),
     ),
   },
-  closed,
+  { ...closed, examples: [CHECK_JOB_EXAMPLE] },
 );
 export type CheckJobBody = Static<typeof CheckJob>;
 

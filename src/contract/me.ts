@@ -5,6 +5,31 @@ import { SubscriptionDetail } from './checks';
 import { closed, int0, oneOf, orNull } from './common';
 import { JOB_STATUSES } from './jobs';
 
+/** The examples the document shows on these schemas (OpenAPI `examples`). */
+export const ME_EXAMPLE = {
+  user: {
+    id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f',
+    email: 'demo@localhost',
+    checks: 997,
+    breakdown: { root_balance: 997, temp_balance: 0 },
+    subscription_detail: { UnlimitedPro: false },
+  },
+  history: [
+    {
+      id: 1,
+      total_checked: 3,
+      total_working: 2,
+      result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
+      proxy_type: 'http',
+      scanned_at: '2026-11-22T10:00:00.000Z',
+      status: 'completed',
+      error: null,
+    },
+  ],
+  history_count: 1,
+  usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
+};
+
 export const HistoryEntry = t.Object(
   {
     id: t.Integer(),
@@ -41,6 +66,6 @@ export const Me = t.Object(
       ),
     ),
   },
-  closed,
+  { ...closed, examples: [ME_EXAMPLE] },
 );
 export type MeBody = Static<typeof Me>;

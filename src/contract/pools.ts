@@ -12,8 +12,52 @@ import { POOL_ID_PATTERN } from '../pools/pool-id';
 import { ANONYMITIES, PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES } from '../pools/query';
 import { DEFAULT_REGION } from './bounds';
 import { anonymity, CustomUrl, customUrlAsRead, timeoutMs } from './checks';
-import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, dateTimeOrNull, errorBody, exitFields, int0, oneOf, orNull, ProxyAddress, proxyType, queryBoolean, RESPONSE_TIME_PATTERN } from './common';
+import { AUTO_ORDER, checkType, closed, CodeMessage, dateTime, dateTimeOrNull, errorBody, exitFields, int0, oneOf, orNull, ProxyAddress, proxyType, queryBoolean, queryOneOf, RESPONSE_TIME_PATTERN } from './common';
+import { PROXY_TYPES } from '../proxy/types';
 import { TooManyRequests } from './errors';
+
+/** The examples the document shows on these schemas (OpenAPI `examples`). */
+export const POOL_EXAMPLE = {
+  id: 'k3v9q2m7x1c8b5n4z6w0',
+  name: 'scraper list',
+  type: 'http',
+  region: 'us1',
+  interval_s: 600,
+  timeout: 5000,
+  https: true,
+  state: 'active',
+  paused_reason: null,
+  created_at: '2026-11-22T10:00:00.000Z',
+  counts: { total: 3, working: 2, failed: 1, unchecked: 0 },
+  last_round_at: '2026-11-22T10:10:00.000Z',
+  next_due_at: '2026-11-22T10:19:41.000Z',
+  checks_last_24h: 6,
+  checks_per_day: 439,
+  customUrls: [],
+  sources: [],
+};
+export const SUBMITTED_EXAMPLE = { added: 3, removed: 0, total_invalid: 1, total_duplicates: 1 };
+export const PROXY_EXAMPLE = {
+  proxy: { host: '203.0.113.7', port: 8080, hasAuth: false },
+  status: 'working',
+  type: 'http',
+  anonymity: 'elite',
+  https: true,
+  origin: '203.0.113.7',
+  country: 'DE',
+  country_name: 'Germany',
+  location: 'Frankfurt am Main',
+  isp: 'Example ISP',
+  asn: 64500,
+  responseTime: '123.45 ms',
+  latency_p50_ms: 118,
+  uptime: { h1: 1, h24: 0.96, d7: 0.91 },
+  checks: 1008,
+  first_seen_at: '2026-11-15T10:00:00.000Z',
+  last_checked_at: '2026-11-22T10:10:00.000Z',
+  last_change_at: '2026-11-22T06:40:00.000Z',
+  next_check_at: '2026-11-22T10:19:41.000Z',
+};
 
 /** A pool's name: not blank, no control characters (pool-request.ts checks it with this pattern). */
 export const POOL_NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$';
@@ -108,7 +152,7 @@ const poolProperties = {
   sources: t.Array(PoolSource),
 };
 
-export const Pool = t.Object(poolProperties, closed);
+export const Pool = t.Object(poolProperties, { ...closed, examples: [POOL_EXAMPLE] });
 export type PoolBody = Static<typeof Pool>;
 
 export const Submitted = t.Object(
@@ -142,11 +186,11 @@ export const PoolChanged = t.Object(
         'What the owner should know of the pool as changed: [], balance_runs_out (its schedule, proxies x 86 400 / interval_s checks a day, costs more than the account has)',
     }),
   },
-  { ...closed, description: 'The pool, and what the request\'s addresses did' },
+  { ...closed, description: 'The pool, and what the request\'s addresses did', examples: [{ ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }] },
 );
 export type PoolChangedBody = Static<typeof PoolChanged>;
 
-export const PoolList = t.Object({ pools: t.Array(Pool) }, closed);
+export const PoolList = t.Object({ pools: t.Array(Pool) }, { ...closed, examples: [{ pools: [POOL_EXAMPLE] }] });
 
 export const PoolProxy = t.Object(
   {
@@ -171,13 +215,13 @@ export const PoolProxy = t.Object(
     next_check_at: dateTime(),
     targets: t.Optional(t.Record(t.String(), PoolProxyTarget, { description: 'Pools with customUrls: each target\'s last fetch through the proxy, by name' })),
   },
-  closed,
+  { ...closed, examples: [PROXY_EXAMPLE] },
 );
 export type PoolProxyBody = Static<typeof PoolProxy>;
 
 export const PoolProxyPage = t.Object(
   { proxies: t.Array(PoolProxy), next_cursor: orNull(t.String(), { description: 'The `cursor` of the next page; null on the last' }) },
-  closed,
+  { ...closed, examples: [{ proxies: [PROXY_EXAMPLE], next_cursor: null }] },
 );
 
 export const PoolCreateBody = t.Object(
@@ -261,17 +305,17 @@ export const MAX_LATENCY_QUERY_MS = 2_147_483_647;
 
 /** GET /pools/{id}/proxies (src/http/pool-proxies-query.ts checks it). */
 export const PoolProxiesQuery = t.Object({
-  status: t.Optional(oneOf(QUERY_STATUSES, { default: 'working' })),
+  status: t.Optional(queryOneOf(QUERY_STATUSES, { default: 'working' })),
   country: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166 alpha-2' })),
-  anonymity: t.Optional(oneOf(ANONYMITIES)),
-  type: t.Optional(proxyType({ description: 'The proxy\'s type, or one of the protocols it passed' })),
+  anonymity: t.Optional(queryOneOf(ANONYMITIES)),
+  type: t.Optional(queryOneOf(PROXY_TYPES, { description: 'The proxy\'s type, or one of the protocols it passed' })),
   https: t.Optional(queryBoolean()),
   max_latency_ms: t.Optional(t.Integer({ minimum: 0, maximum: MAX_LATENCY_QUERY_MS, description: 'On latency_p50_ms' })),
   min_uptime: t.Optional(t.String({ pattern: MIN_UPTIME_PATTERN, description: 'A number from 0 to 1 (at most 9 decimals), on uptime.h24' })),
-  sort: t.Optional(oneOf(PROXY_SORTS, { default: 'latency', description: 'latency: fastest first; uptime: highest first; checked: most recently checked first' })),
+  sort: t.Optional(queryOneOf(PROXY_SORTS, { default: 'latency', description: 'latency: fastest first; uptime: highest first; checked: most recently checked first' })),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })),
   cursor: t.Optional(t.String({ description: 'next_cursor (or X-Next-Cursor) of the previous page, with the same sort' })),
-  format: t.Optional(oneOf(PROXY_FORMATS, { default: 'json' })),
+  format: t.Optional(queryOneOf(PROXY_FORMATS, { default: 'json' })),
   scheme: t.Optional(
     queryBoolean({ default: 'false', description: 'txt: each line as <protocol>://[user:pass@]host:port (the pool\'s type, or the protocol an auto pool found)' }),
   ),

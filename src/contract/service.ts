@@ -1,6 +1,12 @@
 /** The public service routes' shapes: GET /regions, GET /health, GET /judge. */
 import { Type as t, type Static } from '@sinclair/typebox';
 import { closed, int0, oneOf, orNull } from './common';
+import { VERSION } from '../version';
+
+/** The examples the document shows on these schemas (OpenAPI `examples`). */
+export const HEALTH_EXAMPLE = { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' };
+export const REGIONS_EXAMPLE = { regions: [{ code: 'sg1', name: 'Singapore', endpoints: 16, agents: 2, capacity: 18000 }, { code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6, agents: 0, capacity: 0 }], default: 'us1' };
+export const JUDGE_EXAMPLE = { judge: 'proxycheck/1', nonce: 'b3c1…', remoteAddress: '203.0.113.7', requestLine: 'GET /judge?n=b3c1… HTTP/1.1', headers: [['host', 'judge.example:3000'], ['via', '1.1 proxy']], sig: 'v1:189:5d0c7a2f9e41b8c36a0d2e7f14b9c85e3a6f0d21c7b4e98a2f5d6c0b13e7a94f' };
 
 export const RegionList = t.Object(
   {
@@ -18,7 +24,7 @@ export const RegionList = t.Object(
     ),
     default: t.String(),
   },
-  closed,
+  { ...closed, examples: [REGIONS_EXAMPLE] },
 );
 export type RegionListBody = Static<typeof RegionList>;
 
@@ -62,7 +68,7 @@ export const Health = t.Object(
       ),
     ),
   },
-  closed,
+  { ...closed, examples: [HEALTH_EXAMPLE] },
 );
 export type HealthBody = Static<typeof Health>;
 
@@ -79,5 +85,5 @@ export const JudgeEcho = t.Object(
         'Always the last member: `v1:<L>:<hex HMAC-SHA256(judge key, the first L bytes of the body)>`; the L bytes are everything before `,"sig":"` (nonce included)',
     }),
   },
-  closed,
+  { ...closed, examples: [JUDGE_EXAMPLE] },
 );

@@ -10,6 +10,30 @@ import { closed, CodeMessage, dateTime, dateTimeOrNull, errorBody, int0, oneOf, 
 import { TooManyRequests } from './errors';
 import { PAUSED_REASONS, PoolCounts } from './pools';
 
+/** The examples the document shows on these schemas (OpenAPI `examples`). */
+export const WEBHOOK_EXAMPLE = {
+  id: 'wh_k3v9q2m7x1c8b5n4z6w0',
+  url: 'https://hooks.example.com/proxycheck',
+  events: ['pool.proxies_changed', 'pool.paused', 'pool.resumed'],
+  pools: null,
+  state: 'enabled',
+  disabled_reason: null,
+  created_at: '2026-11-22T10:00:00.000Z',
+  last_success_at: '2026-11-22T10:10:00.000Z',
+};
+export const SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6gOSD7yTA4Y=';
+export const DELIVERY_EXAMPLE = {
+  id: 'msg_2k9d8f7g6h5j4k3l2m1n0p9q',
+  event: 'pool.proxies_changed',
+  created_at: '2026-11-22T10:10:00.000Z',
+  attempts: [
+    { at: '2026-11-22T10:10:00.120Z', status: 500, error: 'HTTP 500', duration_ms: 41 },
+    { at: '2026-11-22T10:10:05.310Z', status: 204, error: null, duration_ms: 12 },
+  ],
+  state: 'delivered',
+  next_attempt_at: null,
+};
+
 /** The events an endpoint may ask for. */
 export const WEBHOOK_EVENTS = Object.freeze(['pool.proxies_changed', 'pool.paused', 'pool.resumed', 'check.completed'] as const);
 /** The event POST /webhooks/{id}/test sends (to that endpoint only, whatever it subscribed to). */
@@ -40,12 +64,12 @@ const webhookProperties = {
   last_success_at: dateTimeOrNull({ description: 'When it last answered a delivery with a 2xx (to the minute)' }),
 };
 
-export const Webhook = t.Object(webhookProperties, closed);
+export const Webhook = t.Object(webhookProperties, { ...closed, examples: [WEBHOOK_EXAMPLE] });
 export type WebhookBody = Static<typeof Webhook>;
-export const WebhookCreated = t.Object({ ...webhookProperties, secret: secret() }, closed);
-export const WebhookList = t.Object({ webhooks: t.Array(Webhook) }, closed);
-export const WebhookSecret = t.Object({ id: webhookId(), secret: secret() }, closed);
-export const WebhookTestSent = t.Object({ id: webhookId(), event: t.Literal(TEST_EVENT) }, closed);
+export const WebhookCreated = t.Object({ ...webhookProperties, secret: secret() }, { ...closed, examples: [{ ...WEBHOOK_EXAMPLE, last_success_at: null, secret: SECRET_EXAMPLE }] });
+export const WebhookList = t.Object({ webhooks: t.Array(Webhook) }, { ...closed, examples: [{ webhooks: [WEBHOOK_EXAMPLE] }] });
+export const WebhookSecret = t.Object({ id: webhookId(), secret: secret() }, { ...closed, examples: [{ id: WEBHOOK_EXAMPLE.id, secret: SECRET_EXAMPLE }] });
+export const WebhookTestSent = t.Object({ id: webhookId(), event: t.Literal(TEST_EVENT) }, { ...closed, examples: [{ id: WEBHOOK_EXAMPLE.id, event: 'webhook.test' }] });
 
 export const WebhookAttempt = t.Object(
   {
@@ -68,7 +92,7 @@ export const WebhookDelivery = t.Object(
   closed,
 );
 export type WebhookDeliveryBody = Static<typeof WebhookDelivery>;
-export const WebhookDeliveryList = t.Object({ deliveries: t.Array(WebhookDelivery, { maxItems: MAX_DELIVERIES_LISTED }) }, closed);
+export const WebhookDeliveryList = t.Object({ deliveries: t.Array(WebhookDelivery, { maxItems: MAX_DELIVERIES_LISTED }) }, { ...closed, examples: [{ deliveries: [DELIVERY_EXAMPLE] }] });
 
 export const WebhookCreateBody = t.Object(
   {
@@ -88,8 +112,9 @@ export const WebhookIdParams = t.Object({ id: t.String({ pattern: WEBHOOK_ID_PAT
 // ---- what an endpoint's URL receives ------------------------------------------------------
 
 /** `{type, timestamp, data}`: every message. */
-const envelope = <D extends TSchema>(type: string, data: D) =>
-  t.Object({ type: t.Literal(type), timestamp: dateTime({ description: 'When the event happened' }), data }, closed);
+/** An event's payload (`example`: the document's). */
+const envelope = <D extends TSchema>(type: string, data: D, example: unknown) =>
+  t.Object({ type: t.Literal(type), timestamp: dateTime({ description: 'When the event happened' }), data }, { ...closed, examples: [example] });
 // counts stay open: the pools may add to them
 const counts = () => t.Object(PoolCounts.properties);
 
@@ -106,6 +131,11 @@ export const webhookPayloads = {
       },
       closed,
     ),
+    {
+      type: 'pool.proxies_changed',
+      timestamp: '2026-11-22T10:10:00.000Z',
+      data: { pool: 'k3v9q2m7x1c8b5n4z6w0', up: [], down: [{ proxy: { host: '203.0.113.7', port: 8080, hasAuth: false }, at: '2026-11-22T10:09:58.000Z', error: { code: 'timeout', message: 'timeout: no answer within 5000 ms' } }], counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, part: { index: 1, of: 1 } },
+    },
   ),
   'pool.paused': envelope(
     'pool.paused',
@@ -113,8 +143,17 @@ export const webhookPayloads = {
       { pool: t.String(), at: dateTime(), counts: counts(), reason: oneOf(PAUSED_REASONS), required: t.Optional(int0()), available: t.Optional(int0()) },
       closed,
     ),
+    {
+      type: 'pool.paused',
+      timestamp: '2026-11-22T10:12:00.000Z',
+      data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:12:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, reason: 'owner' },
+    },
   ),
-  'pool.resumed': envelope('pool.resumed', t.Object({ pool: t.String(), at: dateTime(), counts: counts() }, closed)),
+  'pool.resumed': envelope('pool.resumed', t.Object({ pool: t.String(), at: dateTime(), counts: counts() }, closed), {
+    type: 'pool.resumed',
+    timestamp: '2026-11-22T10:20:00.000Z',
+    data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:20:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 } },
+  }),
   'check.completed': envelope(
     'check.completed',
     t.Object(
@@ -127,6 +166,11 @@ export const webhookPayloads = {
       },
       closed,
     ),
+    { type: 'check.completed', timestamp: '2026-11-22T10:00:12.000Z', data: { jobId: 'my-job-1', status: 'completed', total_checked: 3, total_working: 2, result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000' } },
   ),
-  'webhook.test': envelope('webhook.test', t.Object({ webhook: t.String(), at: dateTime() }, closed)),
+  'webhook.test': envelope('webhook.test', t.Object({ webhook: t.String(), at: dateTime() }, closed), {
+    type: 'webhook.test',
+    timestamp: '2026-11-22T10:00:00.000Z',
+    data: { webhook: 'wh_k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:00:00.000Z' },
+  }),
 } as const;

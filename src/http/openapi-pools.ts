@@ -1,196 +1,83 @@
 /**
  * The OpenAPI content of the pools (src/http/routes/pools.ts): each route's
- * `detail` (poolDocs: descriptions, answers with examples; the plugin writes
+ * `detail` and `response` (poolDocs: descriptions, answers with examples; the plugin writes
  * the path parameter and the bodies from the routes' schemas), the Pools
- * tag, and withPools(), which docs.ts applies to the document of openapi.ts
- * (the proxies listing's path: poolPaths). The shapes are the contract's (src/contract/pools.ts).
+ * tag, and withPools(), which docs.ts applies to the document of openapi.ts.
+ * The shapes are the contract's (src/contract/pools.ts).
  */
-import type { DocumentDecoration } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { POOL_CSV_COLUMNS } from '../pools/render';
-import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, parametersOf, rateLimitHeaders, ref, security } from './openapi';
-import { PoolIdParams, PoolProxiesQuery } from '../contract/pools';
+import { POOL_EXAMPLE } from '../contract/pools';
+import { errorExamples as X } from '../contract/error-examples';
+import { answer, bodyErrors, E400, err, keyed200, keyed204, keyedErrors, keyedOperations, pick, rateLimitHeaders, text, too, TXT_LIST } from './openapi';
 
-const POOL_EXAMPLE = {
-  id: 'k3v9q2m7x1c8b5n4z6w0',
-  name: 'scraper list',
-  type: 'http',
-  region: 'us1',
-  interval_s: 600,
-  timeout: 5000,
-  https: true,
-  state: 'active',
-  paused_reason: null,
-  created_at: '2026-11-22T10:00:00.000Z',
-  counts: { total: 3, working: 2, failed: 1, unchecked: 0 },
-  last_round_at: '2026-11-22T10:10:00.000Z',
-  next_due_at: '2026-11-22T10:19:41.000Z',
-  checks_last_24h: 6,
-  checks_per_day: 439,
-  customUrls: [],
-  sources: [],
-};
-const SUBMITTED_EXAMPLE = { added: 3, removed: 0, total_invalid: 1, total_duplicates: 1 };
-const PROXY_EXAMPLE = {
-  proxy: { host: '203.0.113.7', port: 8080, hasAuth: false },
-  status: 'working',
-  type: 'http',
-  anonymity: 'elite',
-  https: true,
-  origin: '203.0.113.7',
-  country: 'DE',
-  country_name: 'Germany',
-  location: 'Frankfurt am Main',
-  isp: 'Example ISP',
-  asn: 64500,
-  responseTime: '123.45 ms',
-  latency_p50_ms: 118,
-  uptime: { h1: 1, h24: 0.96, d7: 0.91 },
-  checks: 1008,
-  first_seen_at: '2026-11-15T10:00:00.000Z',
-  last_checked_at: '2026-11-22T10:10:00.000Z',
-  last_change_at: '2026-11-22T06:40:00.000Z',
-  next_check_at: '2026-11-22T10:19:41.000Z',
-};
+const E404 = err(X.noPool, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
+const E413 = answer('TooLarge', 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs', { examples: { pool: X.poolProxies, account: X.accountProxies, body: X.body } });
+const E429_POOLS = too('Over the account\'s request rate (Retry-After), or (POST) the account owns as many pools as it may (MAX_POOLS_PER_ACCOUNT; `limit`, no Retry-After: delete one)', 'PoolTooManyRequests', pick('pools'), 'Seconds to wait (the request rate only)');
+const ONE = ['/pools/{id}', 'GET, PATCH, DELETE', E404] as const;
 
-const E404 = err({ error: 'Not found', message: 'No pool with this id in this account' }, 'No pool with this id in this account (another account\'s pool answers the same)', 'NotFound');
-const E400 = (examples: Record<string, unknown>) => ({
-  description: 'Invalid input',
-  content: { 'application/json': { schema: ref('BadRequest'), examples: examplesOf(examples) } },
-});
-const E413 = (examples: Record<string, unknown>) => ({
-  description: 'Over a limit: proxies per pool (MAX_PROXIES_PER_POOL), proxies in all of the account\'s pools (twice MAX_PROXIES_PER_POOL), body size, custom URLs',
-  content: { 'application/json': { schema: ref('TooLarge'), examples: examplesOf(examples) } },
-});
-const E429_POOLS = {
-  ...E429,
-  description: 'Over the account\'s request rate (Retry-After), or (POST) the account owns as many pools as it may (MAX_POOLS_PER_ACCOUNT; `limit`, no Retry-After: delete one)',
-  content: {
-    'application/json': {
-      schema: ref('PoolTooManyRequests'),
-      examples: {
-        rate: { value: { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' } },
-        pools: { value: { error: 'Too many requests', message: 'At most 20 pools per account (server setting MAX_POOLS_PER_ACCOUNT); delete one to create another', limit: 20 } },
-      },
-    },
-  },
-  headers: { 'Retry-After': { description: 'Seconds to wait (the request rate only)', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
-};
-const TOO_MANY = {
-  pool: { error: 'Too many proxies', message: 'At most 100000 proxies per pool (server setting MAX_PROXIES_PER_POOL)', max: 100000 },
-  account: { error: 'Too many proxies', message: "At most 200000 proxies in all of an account's pools together (twice the server setting MAX_PROXIES_PER_POOL)", max: 200000 },
-  body: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 },
-};
-const BAD = {
-  shape: { error: 'Invalid request', message: 'interval_s: expected an integer from 60 (server setting POOL_MIN_INTERVAL_S) to 86400' },
-  none: { error: 'No valid proxies found', message: 'Please provide at least one proxy in a supported format: …' },
-  region: { error: 'Invalid region', message: 'Region must be one of: sg1, …', available_regions: ['sg1', '…'] },
-  type: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] },
-};
-
-export const poolDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'proxies', DocumentDecoration> = {
+export const poolDocs = keyedOperations('Pools', {
   create: {
     operationId: 'createPool',
-    tags: ['Pools'],
     summary: 'Create a pool of proxies kept checked',
     description:
       'A pool is re-checked on a schedule: new proxies at once, working ones every `interval_s`, failing ones backing off (doubling, at most a day), each round charged one check per proxy checked. Creating a pool charges nothing. `sources` are list URLs fetched every `every_s` seconds; their addresses join the pool. Invalid and duplicate entries are counted in `submitted` as /check counts them.',
-    security,
     responses: {
-      '201': { ...keyed200('PoolChanged', { ...POOL_EXAMPLE, counts: { total: 3, working: 0, failed: 0, unchecked: 3 }, last_round_at: null, next_due_at: '2026-11-22T10:00:00.000Z', checks_last_24h: 0, submitted: SUBMITTED_EXAMPLE, warnings: [] }, 'The new pool'), headers: { ...rateLimitHeaders, Location: { description: '/pools/{id}', schema: { type: 'string' as const } } } },
-      '400': E400(BAD),
-      '401': E401,
-      '405': E405('/pools', 'GET, POST'),
-      '413': E413(TOO_MANY),
-      '415': E415,
+      '201': keyed200('PoolChanged', 'The new pool', { Location: t.String({ description: '/pools/{id}' }) }),
+      '400': E400({ shape: X.poolShape, ...pick('none', 'region', 'type') }),
+      ...keyedErrors('/pools', 'GET, POST'),
+      ...bodyErrors(E413),
       '429': E429_POOLS,
-      '500': E500,
-      '503': E503_BODIES,
     },
   },
   list: {
     operationId: 'listPools',
-    tags: ['Pools'],
     summary: 'The account\'s pools',
-    security,
-    responses: { '200': keyed200('PoolList', { pools: [POOL_EXAMPLE] }, 'Oldest first'), '401': E401, '405': E405('/pools', 'GET, POST'), '429': E429, '500': E500 },
+    responses: { '200': keyed200('PoolList', 'Oldest first'), ...keyedErrors('/pools', 'GET, POST') },
   },
   get: {
     operationId: 'getPool',
-    tags: ['Pools'],
     summary: 'One pool',
-    security,
-    responses: { '200': keyed200('Pool', POOL_EXAMPLE, 'The pool'), '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
+    responses: { '200': keyed200('Pool', 'The pool'), ...keyedErrors(...ONE) },
   },
   update: {
     operationId: 'updatePool',
-    tags: ['Pools'],
     summary: 'Change a pool: settings, pause or resume, add or remove proxies',
     description:
       'Any of `name, interval_s, timeout, https, state, customUrls, add, remove`, applied in one transaction: settings and state, then `remove`, then `add` (a request may make room and fill it), then the limits (over one: nothing of the request stays). `state: "paused"` pauses it for its owner; `"active"` resumes it (overdue proxies are spread over one interval). A shorter `interval_s` brings due times within the new interval.',
-    security,
     responses: {
-      '200': keyed200('PoolChanged', { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }, 'The pool after the change'),
-      '400': E400({ shape: { error: 'Invalid request', message: 'body: expected at least one of name, interval_s, timeout, https, state, customUrls, add, remove' }, none: BAD.none }),
-      '401': E401,
-      '404': E404,
-      '405': E405('/pools/{id}', 'GET, PATCH, DELETE'),
-      '413': E413(TOO_MANY),
-      '415': E415,
-      '429': E429,
-      '500': E500,
-      '503': E503_BODIES,
+      '200': keyed200('PoolChanged', 'The pool after the change', {}, { ...POOL_EXAMPLE, state: 'paused', paused_reason: 'owner', next_due_at: null, submitted: { added: 0, removed: 0, total_invalid: 0, total_duplicates: 0 }, warnings: [] }),
+      '400': E400({ shape: X.poolPatchShape, none: X.none }),
+      ...keyedErrors(...ONE),
+      ...bodyErrors(E413),
     },
   },
   delete: {
     operationId: 'deletePool',
-    tags: ['Pools'],
     summary: 'Delete a pool (its proxies and history go with it)',
-    security,
-    responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, '401': E401, '404': E404, '405': E405('/pools/{id}', 'GET, PATCH, DELETE'), '429': E429, '500': E500 },
+    responses: { '204': keyed204('Deleted'), ...keyedErrors(...ONE) },
   },
   proxies: {
     operationId: 'listPoolProxies',
-    tags: ['Pools'],
     summary: 'The pool\'s proxies: working now, filtered, sorted, paged; json, txt or csv',
     description: `\`format=txt\` is one address per line as it was given (credentials kept) and nothing else (\`scheme=true\`: \`<protocol>://[user:pass@]host:port\`); \`csv\` a header row (${POOL_CSV_COLUMNS.length} columns) and a row per proxy. txt and csv without \`limit\` list every match, streamed; with \`limit\`, one page whose next cursor is the \`X-Next-Cursor\` header (absent on the last page). json pages: 100 by default, 10 000 at most.`,
-    security,
-    parameters: [...parametersOf(PoolIdParams, 'path'), ...parametersOf(PoolProxiesQuery, 'query')],
     responses: {
-      '200': {
-        description: 'One page',
-        headers: { ...rateLimitHeaders, 'X-Next-Cursor': { description: 'txt and csv with `limit`: the next page\'s cursor (absent on the last page, and without `limit`: every match is there)', schema: { type: 'string' as const } } },
+      '200': answer('PoolProxyPage', 'One page', {
+        headers: { ...rateLimitHeaders, 'X-Next-Cursor': t.String({ description: 'txt and csv with `limit`: the next page\'s cursor (absent on the last page, and without `limit`: every match is there)' }) },
         content: {
-          'application/json': { schema: ref('PoolProxyPage'), example: { proxies: [PROXY_EXAMPLE], next_cursor: null } },
-          'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
-          'text/csv': { schema: { type: 'string' }, example: `${POOL_CSV_COLUMNS.join(',')}\r\n203.0.113.7,8080,false,,,working,…\r\n` },
+          'text/plain': text(TXT_LIST),
+          'text/csv': text(`${POOL_CSV_COLUMNS.join(',')}\r\n203.0.113.7,8080,false,,,working,…\r\n`),
         },
-      },
-      '400': E400({ shape: { error: 'Invalid request', message: 'limit: expected an integer from 1 to 10000' }, type: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] } }),
-      '401': E401,
-      '404': E404,
-      '405': E405('/pools/{id}/proxies', 'GET'),
-      '429': E429,
-      '500': E500,
+      }),
+      '400': E400({ shape: X.pageShape, type: X.type }),
+      ...keyedErrors('/pools/{id}/proxies', 'GET', E404),
     },
   },
-};
+});
 
 export const POOLS_TAG = { name: 'Pools', description: 'Proxies kept checked on a schedule: working now, uptime, latency (charged one check per proxy checked per round)' };
 
-/**
- * The proxies listing as a document path: the plugin writes the other pool
- * routes' operations from their schemas, but it would write this one's
- * query with its enums as bare `enum`s (their descriptions dropped), so the
- * route is hidden and its parameters are the contract's PoolProxiesQuery,
- * as parametersOf gives them (POST /check-raw's query is written the same way).
- */
-export const poolPaths = { '/pools/{id}/proxies': { get: poolDocs.proxies } };
-
-/** The document of openapi.ts with the pools' tag and the proxies listing's path (their schemas are the contract's, src/contract/pools.ts). */
+/** The document of openapi.ts with the pools' tag (the routes' schemas are the contract's, src/contract/pools.ts). */
 export function withPools<D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown> }>(doc: D): D {
-  return {
-    ...doc,
-    tags: [...doc.tags, POOLS_TAG],
-    paths: { ...doc.paths, ...poolPaths },
-  };
+  return { ...doc, tags: [...doc.tags, POOLS_TAG] };
 }

@@ -1,203 +1,106 @@
 /**
  * The OpenAPI content of the webhooks (src/http/routes/webhooks.ts): each
- * route's `detail` (webhookDocs: descriptions, answers with examples; its
+ * route's `detail` and `response` (webhookDocs: descriptions, answers with examples; its
  * path parameter and body the plugin writes from the route's schemas),
  * the Webhooks tag, the events your URL receives (OpenAPI 3.1 `webhooks`;
  * their payloads, like every schema, are the contract's: src/contract/webhooks.ts),
  * and withWebhooks(), which docs.ts applies to the document after withPools().
  */
-import type { DocumentDecoration } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { MAX_DELIVERIES_LISTED, MAX_WEBHOOKS_PER_ACCOUNT } from '../webhooks/types';
+import { errorExamples as X } from '../contract/error-examples';
 import { webhookPayloads } from '../contract/webhooks';
-import { E401, E405, E415, E429, E500, E503_BODIES, err, examplesOf, keyed200, rateLimitHeaders, ref, security } from './openapi';
+import { bodyErrors, E400, err, keyed200, keyed204, keyedErrors, keyedOperations, pick, too } from './openapi';
 
-const WEBHOOK_EXAMPLE = {
-  id: 'wh_k3v9q2m7x1c8b5n4z6w0',
-  url: 'https://hooks.example.com/proxycheck',
-  events: ['pool.proxies_changed', 'pool.paused', 'pool.resumed'],
-  pools: null,
-  state: 'enabled',
-  disabled_reason: null,
-  created_at: '2026-11-22T10:00:00.000Z',
-  last_success_at: '2026-11-22T10:10:00.000Z',
-};
-const SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6gOSD7yTA4Y=';
-const DELIVERY_EXAMPLE = {
-  id: 'msg_2k9d8f7g6h5j4k3l2m1n0p9q',
-  event: 'pool.proxies_changed',
-  created_at: '2026-11-22T10:10:00.000Z',
-  attempts: [
-    { at: '2026-11-22T10:10:00.120Z', status: 500, error: 'HTTP 500', duration_ms: 41 },
-    { at: '2026-11-22T10:10:05.310Z', status: 204, error: null, duration_ms: 12 },
-  ],
-  state: 'delivered',
-  next_attempt_at: null,
-};
+const E404 = err(X.noWebhook, 'No webhook with this id in this account (another account\'s answers the same)', 'NotFound');
+const E413 = err(X.body, 'Body over MAX_BODY_BYTES', 'TooLarge');
+const BAD = pick('url', 'private', 'event', 'pool');
+const E429_WEBHOOKS = too(`Over the account's request rate (Retry-After), or (POST) the account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks (\`limit\`, no Retry-After: delete one)`, 'WebhookTooManyRequests', pick('webhooks'));
+const one = (path: string, methods: string) => keyedErrors(path, methods, E404);
 
-const E404 = err({ error: 'Not found', message: 'No webhook with this id in this account' }, 'No webhook with this id in this account (another account\'s answers the same)', 'NotFound');
-const E413 = err({ error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 }, 'Body over MAX_BODY_BYTES', 'TooLarge');
-const E400 = (examples: Record<string, unknown>) => ({
-  description: 'Invalid input',
-  content: { 'application/json': { schema: ref('BadRequest'), examples: examplesOf(Object.fromEntries(Object.entries(examples).map(([k, v]) => [k, { error: 'Invalid request', message: v }]))) } },
-});
-const BAD = {
-  url: 'url: expected an http or https URL',
-  private: 'url: 10.0.0.5 is in a private, loopback or reserved range; refused unless the server sets ALLOW_PRIVATE_TARGETS=true',
-  event: 'events[0]: unknown event "proxy.up"; expected one of pool.proxies_changed, pool.paused, pool.resumed, check.completed',
-  pool: 'pools[0]: no pool k3v9q2m7x1c8b5n4z6w0 in this account',
-};
-const E429_WEBHOOKS = {
-  ...E429,
-  description: `Over the account's request rate (Retry-After), or (POST) the account has ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks (\`limit\`, no Retry-After: delete one)`,
-  content: {
-    'application/json': {
-      schema: ref('WebhookTooManyRequests'),
-      examples: {
-        rate: { value: { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40; retry in 1 s' } },
-        webhooks: { value: { error: 'Too many requests', message: `At most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account; delete one to add another`, limit: MAX_WEBHOOKS_PER_ACCOUNT } },
-      },
-    },
-  },
-};
-const one = (path: string, methods: string) => ({ '401': E401, '404': E404, '405': E405(path, methods), '429': E429, '500': E500 });
-
-export const webhookDocs: Record<'create' | 'list' | 'get' | 'update' | 'delete' | 'test' | 'rotate' | 'deliveries', DocumentDecoration> = {
+export const webhookDocs = keyedOperations('Webhooks', {
   create: {
     operationId: 'createWebhook',
-    tags: ['Webhooks'],
     summary: 'Add a webhook: events pushed to your URL, signed (Standard Webhooks)',
     description:
       'Each delivery is `POST url` with `{type, timestamp, data}` and the headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256>`). Verify it with any Standard Webhooks library and the `secret`, which is shown only in this answer (and by rotate-secret). Retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (+-10 %); a webhook with no success for 3 days of attempts is disabled.',
-    security,
     responses: {
-      '201': { ...keyed200('WebhookCreated', { ...WEBHOOK_EXAMPLE, last_success_at: null, secret: SECRET_EXAMPLE }, 'The new webhook and its secret (shown only here)'), headers: { ...rateLimitHeaders, Location: { description: '/webhooks/{id}', schema: { type: 'string' as const } } } },
+      '201': keyed200('WebhookCreated', 'The new webhook and its secret (shown only here)', { Location: t.String({ description: '/webhooks/{id}' }) }),
       '400': E400(BAD),
-      '401': E401,
-      '405': E405('/webhooks', 'GET, POST'),
-      '413': E413,
-      '415': E415,
+      ...keyedErrors('/webhooks', 'GET, POST'),
+      ...bodyErrors(E413),
       '429': E429_WEBHOOKS,
-      '500': E500,
-      '503': E503_BODIES,
     },
   },
   list: {
     operationId: 'listWebhooks',
-    tags: ['Webhooks'],
     summary: 'The account\'s webhooks',
-    security,
-    responses: { '200': keyed200('WebhookList', { webhooks: [WEBHOOK_EXAMPLE] }, 'Oldest first'), '401': E401, '405': E405('/webhooks', 'GET, POST'), '429': E429, '500': E500 },
+    responses: { '200': keyed200('WebhookList', 'Oldest first'), ...keyedErrors('/webhooks', 'GET, POST') },
   },
   get: {
     operationId: 'getWebhook',
-    tags: ['Webhooks'],
     summary: 'One webhook',
-    security,
-    responses: { '200': keyed200('Webhook', WEBHOOK_EXAMPLE, 'The webhook'), ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
+    responses: { '200': keyed200('Webhook', 'The webhook'), ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
   },
   update: {
     operationId: 'updateWebhook',
-    tags: ['Webhooks'],
     summary: 'Change a webhook: url, events, pools, or enable / disable it',
     description: '`state: "enabled"` after it was disabled clears `disabled_reason`; its waiting deliveries go out again.',
-    security,
     responses: {
-      '200': keyed200('Webhook', WEBHOOK_EXAMPLE, 'The webhook after the change'),
-      '400': E400({ none: 'body: expected at least one of url, events, pools, state', ...BAD }),
+      '200': keyed200('Webhook', 'The webhook after the change'),
+      '400': E400({ none: X.webhookPatchShape, ...BAD }),
       ...one('/webhooks/{id}', 'GET, PATCH, DELETE'),
-      '413': E413,
-      '415': E415,
-      '503': E503_BODIES,
+      ...bodyErrors(E413),
     },
   },
   delete: {
     operationId: 'deleteWebhook',
-    tags: ['Webhooks'],
     summary: 'Delete a webhook (its deliveries go with it)',
-    security,
-    responses: { '204': { description: 'Deleted', headers: rateLimitHeaders }, ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
+    responses: { '204': keyed204('Deleted'), ...one('/webhooks/{id}', 'GET, PATCH, DELETE') },
   },
   test: {
     operationId: 'testWebhook',
-    tags: ['Webhooks'],
     summary: 'Send a webhook.test event now',
     description: 'Written to the outbox and sent at once, retried like any message; see GET /webhooks/{id}/deliveries.',
-    security,
-    responses: { '202': keyed200('WebhookTestSent', { id: WEBHOOK_EXAMPLE.id, event: 'webhook.test' }, 'Queued'), ...one('/webhooks/{id}/test', 'POST') },
+    responses: { '202': keyed200('WebhookTestSent', 'Queued'), ...one('/webhooks/{id}/test', 'POST') },
   },
   rotate: {
     operationId: 'rotateWebhookSecret',
-    tags: ['Webhooks'],
     summary: 'A new signing secret; the old one stops signing at once',
-    security,
-    responses: { '200': keyed200('WebhookSecret', { id: WEBHOOK_EXAMPLE.id, secret: SECRET_EXAMPLE }, 'The new secret (shown only here)'), ...one('/webhooks/{id}/rotate-secret', 'POST') },
+    responses: { '200': keyed200('WebhookSecret', 'The new secret (shown only here)'), ...one('/webhooks/{id}/rotate-secret', 'POST') },
   },
   deliveries: {
     operationId: 'listWebhookDeliveries',
-    tags: ['Webhooks'],
     summary: `The webhook's deliveries, newest first (at most ${MAX_DELIVERIES_LISTED}), with their attempts`,
-    security,
-    responses: { '200': keyed200('WebhookDeliveryList', { deliveries: [DELIVERY_EXAMPLE] }, 'Newest first'), ...one('/webhooks/{id}/deliveries', 'GET') },
+    responses: { '200': keyed200('WebhookDeliveryList', 'Newest first'), ...one('/webhooks/{id}/deliveries', 'GET') },
   },
-};
+});
 
 export const WEBHOOKS_TAG = { name: 'Webhooks', description: 'Pool changes and finished async checks pushed to your URL, signed with Standard Webhooks' };
 
-const delivery = (type: keyof typeof webhookPayloads, summary: string, example: unknown): Record<string, unknown> => ({
+const delivery = (type: keyof typeof webhookPayloads, summary: string): Record<string, unknown> => ({
   post: {
     operationId: `webhook_${type.replace('.', '_')}`,
     tags: ['Webhooks'],
     summary,
     description:
       'Sent to your URL (`POST`) with the headers `webhook-id` (the same on every retry of this message), `webhook-timestamp` (Unix seconds of this attempt) and `webhook-signature` (`v1,<base64 HMAC-SHA256(secret, id.timestamp.body)>`, Standard Webhooks). Answer 2xx within 15 s; anything else is retried.',
-    parameters: [
-      { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' } },
-      { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' } },
-      { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' } },
-    ],
-    requestBody: { required: true, content: { 'application/json': { schema: webhookPayloads[type], example } } },
+    parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({ name, in: 'header', required: true, schema: { type: 'string' } })),
+    requestBody: { required: true, content: { 'application/json': { schema: webhookPayloads[type] } } },
     responses: { '2XX': { description: 'Delivered' } },
   },
 });
 
 /** The events as OpenAPI 3.1 `webhooks`: what your URL receives. */
 export const webhookEvents = {
-  'pool.proxies_changed': delivery(
-    'pool.proxies_changed',
-    "A batch of a pool's proxies went up or down (at most 1 000 a message)",
-    {
-      type: 'pool.proxies_changed',
-      timestamp: '2026-11-22T10:10:00.000Z',
-      data: { pool: 'k3v9q2m7x1c8b5n4z6w0', up: [], down: [{ proxy: { host: '203.0.113.7', port: 8080, hasAuth: false }, at: '2026-11-22T10:09:58.000Z', error: { code: 'timeout', message: 'timeout: no answer within 5000 ms' } }], counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, part: { index: 1, of: 1 } },
-    },
-  ),
-  'pool.paused': delivery('pool.paused', 'A pool stopped (its owner, or a round the balance could not pay)', {
-    type: 'pool.paused',
-    timestamp: '2026-11-22T10:12:00.000Z',
-    data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:12:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 }, reason: 'owner' },
-  }),
-  'pool.resumed': delivery('pool.resumed', 'A pool runs again', {
-    type: 'pool.resumed',
-    timestamp: '2026-11-22T10:20:00.000Z',
-    data: { pool: 'k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:20:00.000Z', counts: { total: 3, working: 2, failed: 1, unchecked: 0 } },
-  }),
-  'check.completed': delivery(
-    'check.completed',
-    'A check submitted async ended',
-    { type: 'check.completed', timestamp: '2026-11-22T10:00:12.000Z', data: { jobId: 'my-job-1', status: 'completed', total_checked: 3, total_working: 2, result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000' } },
-  ),
-  'webhook.test': delivery('webhook.test', 'POST /webhooks/{id}/test', {
-    type: 'webhook.test',
-    timestamp: '2026-11-22T10:00:00.000Z',
-    data: { webhook: 'wh_k3v9q2m7x1c8b5n4z6w0', at: '2026-11-22T10:00:00.000Z' },
-  }),
+  'pool.proxies_changed': delivery('pool.proxies_changed', "A batch of a pool's proxies went up or down (at most 1 000 a message)"),
+  'pool.paused': delivery('pool.paused', 'A pool stopped (its owner, or a round the balance could not pay)'),
+  'pool.resumed': delivery('pool.resumed', 'A pool runs again'),
+  'check.completed': delivery('check.completed', 'A check submitted async ended'),
+  'webhook.test': delivery('webhook.test', 'POST /webhooks/{id}/test'),
 };
 
 /** The document with the webhooks' tag and events (`webhooks`; the routes' operations are generated from them, with webhookDocs as their `detail`); their schemas are the contract's (src/contract/webhooks.ts). */
 export function withWebhooks<D extends { tags: { name: string; description: string }[]; paths: Record<string, unknown> }>(doc: D): D {
-  return {
-    ...doc,
-    tags: [...doc.tags, WEBHOOKS_TAG],
-    webhooks: webhookEvents,
-  };
+  return { ...doc, tags: [...doc.tags, WEBHOOKS_TAG], webhooks: webhookEvents };
 }

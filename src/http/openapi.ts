@@ -1,408 +1,243 @@
 /**
  * OpenAPI content: the document header (info, both auth schemes, the
- * WebSocket channel) and one operation object per route: descriptions,
- * example bodies for every answer, and which of the contract's schemas each
- * answers with. The schemas themselves (components.schemas, the routes'
- * parameters through parametersOf) are the contract's (src/contract): none is
- * written here. Route files attach these as `detail`; the @elysiajs/openapi
- * plugin assembles them at /docs/json.
+ * WebSocket channel), and per route its operation (tags, summary,
+ * description) and its answers (answer(): which of the contract's schemas
+ * each status answers with, its description, examples and headers). The
+ * schemas themselves are the contract's (src/contract): none is written
+ * here. Route files spread `docs.<route>` into their options (`detail` and
+ * `response`); the @elysiajs/openapi plugin assembles the document at
+ * /docs/json and servedDocument() puts its examples and descriptions where
+ * OpenAPI readers show them.
  */
 import type { DocumentDecoration } from 'elysia';
-import { JOB_ID_RULE } from '../job-id';
+import { withHeaders } from '@elysiajs/openapi';
+import { Type as t, type TSchema } from '@sinclair/typebox';
 import { VERSION } from '../version';
-import type { TObject } from '@sinclair/typebox';
 import { componentSchemas, type ComponentName } from '../contract';
-import { CheckHeaders, CheckRawQuery } from '../contract/checks';
+import { HEALTH_EXAMPLE } from '../contract/service';
 import { WsQuery } from '../contract/ws';
+import { errorExamples as X, type ErrorExample } from '../contract/error-examples';
 
 /** A reference to one of the contract's schemas (src/contract). */
 export const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
 
-/** The document's parameters of a route from the contract's query or path schema: one per property, its description beside its schema. */
-export function parametersOf(schema: TObject, where: 'query' | 'path') {
-  return Object.entries(schema.properties).map(([name, property]) => {
-    const { description, examples, ...rest } = JSON.parse(JSON.stringify(property)) as { description?: string; examples?: unknown[] };
-    return {
-      name,
-      in: where,
-      required: schema.required?.includes(name) ?? false,
-      schema: rest,
-      ...(description === undefined ? {} : { description }),
-      ...(examples === undefined ? {} : { example: examples[0] }),
-    };
-  });
+type Named = Record<string, unknown>;
+/** An answer's extras: one example or named ones, headers (TypeBox, their descriptions on them), more media types (`{type: {schema, example}}`). */
+type AnswerOptions = { example?: unknown; examples?: Named; headers?: Record<string, TSchema>; content?: Named };
+/**
+ * One answer a route declares (its `response` at a status): the contract's
+ * schema by reference (several: oneOf; none: no body), this route's
+ * description, examples and headers. Elysia does not check it (noValidate:
+ * the handlers answer Response objects, which it would not check anyway);
+ * the plugin writes it into the document and servedDocument() moves the
+ * examples (`x-` members) where OpenAPI puts them.
+ */
+export function answer(schema: ComponentName | ComponentName[] | null, description: string, opts: AnswerOptions = {}): TSchema {
+  const body = schema === null ? {} : Array.isArray(schema) ? { oneOf: schema.map(ref) } : ref(schema);
+  const extras = { 'x-example': opts.example, 'x-examples': opts.examples, 'x-content': opts.content };
+  const answered = t.Any({ ...body, description, noValidate: true, ...JSON.parse(JSON.stringify(extras)) });
+  return opts.headers === undefined ? answered : withHeaders(answered, opts.headers);
+}
+/** A route's `detail` (the operation: tags, summary, description, security) and `response` (status -> answer). */
+export type Operation = Omit<DocumentDecoration, 'responses'> & { responses: Record<string, TSchema> };
+export const operation = ({ responses, ...detail }: Operation): { detail: DocumentDecoration; response: Record<string, TSchema> } => ({ detail, response: responses });
+/** operation() of each; `tag`: each under that tag. */
+export const operations = <K extends string>(ops: Record<K, Operation>, tag?: string) =>
+  Object.fromEntries(Object.entries<Operation>(ops).map(([k, v]) => [k, operation(tag === undefined ? v : { tags: [tag], ...v })])) as Record<K, ReturnType<typeof operation>>;
+/** operation() of each keyed route (a key needed: `security`) under `tag`. */
+export const keyedOperations = <K extends string>(tag: string, ops: Record<K, Operation>) =>
+  operations(Object.fromEntries(Object.entries<Operation>(ops).map(([k, v]) => [k, { ...v, security }])) as Record<K, Operation>, tag);
+
+type Media = { schema?: Named; example?: unknown; examples?: Named };
+type Parameter = { description?: string; example?: unknown; schema?: { description?: string; examples?: unknown[] } };
+type DocOperation = { parameters?: Parameter[]; responses?: Record<string, { headers?: Record<string, Parameter>; content?: Record<string, Media> }> };
+/**
+ * The generated document as served, in place (the plugin serves the one it
+ * built once): the description and example of each parameter and response
+ * header moved from its schema onto it, where OpenAPI readers (Swagger UI)
+ * show them; each answer's examples and more media types (answer()) onto its
+ * media type; an answer with no body left without content.
+ */
+export function servedDocument(doc: { paths?: Record<string, Record<string, DocOperation>> }): void {
+  const lift = (p: Parameter) => {
+    const { description, examples, ...schema } = p.schema ?? {};
+    if (description === undefined && examples === undefined) return;
+    p.schema = schema;
+    if (description !== undefined) p.description ??= description;
+    if (examples !== undefined) p.example ??= examples[0];
+  };
+  for (const op of Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item))) {
+    (op.parameters ?? []).forEach(lift);
+    for (const [status, response] of Object.entries(op.responses ?? {})) {
+      Object.values(response.headers ?? {}).forEach(lift);
+      const media = response.content?.['application/json'];
+      if (media?.schema?.noValidate !== true) continue;
+      const { description: _, noValidate: __, 'x-example': example, 'x-examples': examples, 'x-content': more, ...schema } = media.schema;
+      const content: Record<string, Media> = Object.keys(schema).length === 0 ? {} : { 'application/json': { schema, example, ...(examples === undefined ? {} : { examples: examplesOf(examples as Named) }) } };
+      op.responses![status] = { ...response, content: { ...content, ...(more as Record<string, Media>) } };
+      if (Object.keys(op.responses![status]!.content!).length === 0) delete op.responses![status]!.content;
+    }
+  }
 }
 
-export const err = (example: Record<string, unknown>, description: string, schema: ComponentName = 'Error') => ({
-  description,
-  content: { 'application/json': { schema: ref(schema), example } },
-});
+/** Named examples (`{name: value}`) as an OpenAPI media type's `examples`. */
+export const examplesOf = (named: Named) => Object.fromEntries(Object.entries(named).map(([k, v]) => [k, { value: v }]));
+export const err = (example: Named, description: string, schema: ComponentName = 'Error') => answer(schema, description, { example });
 
-export const E401 = {
-  description: 'API key missing or invalid',
-  content: {
-    'application/json': {
-      schema: ref('Unauthorized'),
-      examples: {
-        missing: {
-          value: {
-            error: 'API key is required',
-            message: 'Please provide your API key in the X-API-Key header or the Authorization header (Bearer <key>)',
-          },
-        },
-        invalid: { value: { error: 'Invalid API key', message: 'The provided API key is not valid' } },
-      },
-    },
-  },
-};
-export const requestIdHeader = {
-  'X-Request-Id': {
-    description: 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID',
-    schema: { type: 'string' as const, maxLength: 128 },
-  },
-};
-export const E500 = {
-  ...err(
-    { error: 'Internal server error', message: 'An unexpected error occurred', request_id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f' },
-    'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request',
-    'InternalError',
-  ),
-  headers: requestIdHeader,
-};
-const allowHeader = { Allow: { description: 'The methods the route accepts', schema: { type: 'string' as const } } };
-export const E405 = (path: string, methods: string) => ({
-  ...err({ message: `The ${path} route accepts ${methods} only` }, 'Wrong method (the Allow header lists the accepted ones)', 'MethodNotAllowed'),
-  headers: allowHeader,
-});
+/** The contract's error examples (src/contract/error-examples.ts) of these names, as answer()'s named examples. */
+export const pick = (...names: ErrorExample[]) => Object.fromEntries(names.map((n) => [n, X[n]]));
+export const E401 = answer('Unauthorized', 'API key missing or invalid', { examples: { missing: X.missingKey, invalid: X.invalidKey } });
+const requestId = 'On every answer: the request\'s own X-Request-Id when it sent a sane one (1..128 of A-Z a-z 0-9 . _ : + / = -), else a generated UUID';
+export const requestIdHeader = { 'X-Request-Id': t.String({ maxLength: 128, description: requestId }) };
+export const E500 = answer('InternalError', 'Unexpected failure; `request_id` is the request\'s X-Request-Id, on every log line of the request', { example: X.internal, headers: requestIdHeader });
+export const E405 = (path: string, methods: string) =>
+  answer('MethodNotAllowed', 'Wrong method (the Allow header lists the accepted ones)', {
+    example: { message: `The ${path} route accepts ${methods} only` },
+    headers: { Allow: t.String({ description: 'The methods the route accepts' }) },
+  });
 /** The IETF httpapi draft's RateLimit fields, on every answer of a keyed route once the key is known (docs/API.md "Per-account limits"). */
 export const rateLimitHeaders = {
-  'RateLimit-Limit': { description: 'Requests an account may make at once after a quiet spell (twice RATE_LIMIT_PER_S)', schema: { type: 'integer' as const, minimum: 1 } },
-  'RateLimit-Remaining': { description: 'Requests left now (0 on a 429)', schema: { type: 'integer' as const, minimum: 0 } },
-  'RateLimit-Reset': { description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)', schema: { type: 'integer' as const, minimum: 0 } },
+  'RateLimit-Limit': t.Integer({ minimum: 1, description: 'Requests an account may make at once after a quiet spell (twice RATE_LIMIT_PER_S)' }),
+  'RateLimit-Remaining': t.Integer({ minimum: 0, description: 'Requests left now (0 on a 429)' }),
+  'RateLimit-Reset': t.Integer({ minimum: 0, description: 'Seconds until the account may make RateLimit-Limit requests again (on a 429: the same as Retry-After)' }),
 };
-export const E429 = {
-  ...err(
-    { error: 'Too many requests', message: 'Rate limit: 20 requests per second per account, bursts of 40 (server setting RATE_LIMIT_PER_S; bursts are twice it); retry in 1 s' },
-    'Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved',
-    'TooManyRequests',
-  ),
-  headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } }, ...rateLimitHeaders },
-};
-/** Named examples (`{name: value}`) as an OpenAPI media type's `examples`. */
-export const examplesOf = (named: Record<string, unknown>) => Object.fromEntries(Object.entries(named).map(([k, v]) => [k, { value: v }]));
+export const retryAfter = (description = 'Seconds to wait before retrying') => ({ 'Retry-After': t.Integer({ minimum: 1, description }) });
+/** A keyed route's 429 (its description and body when it has another limit too). */
+export const too = (description: string, schema: ComponentName = 'TooManyRequests', more: Named = {}, retry?: string) =>
+  answer(schema, description, { ...(Object.keys(more).length === 0 ? { example: X.rate } : { examples: { rate: X.rate, ...more } }), headers: { ...retryAfter(retry), ...rateLimitHeaders } });
+export const E429 = too('Over a per-account limit (requests per second; on the check routes also checks running at once and proxies in flight); nothing was reserved');
 /** The JSON routes' 415, and their 503 when every slot for bodies over 1 MiB is taken (body.ts). */
-export const E415 = err({ error: 'Unsupported media type', message: 'Content-Type must be application/json' }, 'Not JSON', 'UnsupportedMediaType');
-export const E503_BODIES = err(
-  { error: 'Service unavailable', message: 'Too many large request bodies are being read (2 at once); retry in 1 s' },
-  'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`',
-  'ServiceUnavailable',
-);
-export const json = (schema: ComponentName, example: unknown, description: string) => ({
-  description,
-  content: { 'application/json': { schema: ref(schema), example } },
-});
-/** A keyed route's 200: the RateLimit fields too. */
-export const keyed200 = (schema: ComponentName, example: unknown, description: string) => ({ ...json(schema, example, description), headers: rateLimitHeaders });
+/** A 400 with these named examples. */
+export const E400 = (examples: Named) => answer('BadRequest', 'Invalid input', { examples });
+export const E415 = err(X.notJson, 'Not JSON', 'UnsupportedMediaType');
+export const E503_BODIES = err(X.bodySlots, 'Every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`', 'ServiceUnavailable');
+/** What a route that reads a JSON body adds: its 413, 415 and the 503 of E503_BODIES. */
+export const bodyErrors = (e413: TSchema) => ({ '413': e413, '415': E415, '503': E503_BODIES });
+/** An answer whose example is its component's (the contract's `examples`), or this one. */
+export const json = (schema: ComponentName, description: string, example?: unknown) => answer(schema, description, { example });
+/** A keyed route's 200 (201, 202): the RateLimit fields too, and more headers. */
+export const keyed200 = (schema: ComponentName, description: string, headers: Record<string, TSchema> = {}, example?: unknown) =>
+  answer(schema, description, { example, headers: { ...rateLimitHeaders, ...headers } });
+/** A text media type with its example (the result files and pool proxies as csv or txt), and a txt list's example. */
+export const text = (example: string) => ({ schema: { type: 'string' }, example });
+export const TXT_LIST = '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n';
+/** A keyed route's 204. */
+export const keyed204 = (description: string) => answer(null, description, { headers: rateLimitHeaders });
 export const security: Record<string, string[]>[] = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
-
-const checkResponseExample = {
-  summary: {
-    total_working: 2,
-    countries: { 'United States': 1, Germany: 1 },
-    anonymity_levels: { elite: 1, anonymous: 1, transparent: 0 },
-    top_isps: { 'Example ISP': 1, 'Other AS': 1 },
-    errors: { connect_timeout: 1, blocked_target: 1 },
-  },
-  metadata: {
-    user: {
-      email: 'demo@localhost',
-      checks_used: 3,
-      remaining_checks: 997,
-      subscription_detail: { UnlimitedPro: false },
-    },
-    region_used: 'us1',
-    region_name: 'Washington DC, USA',
-    proxy_type: 'http',
-    timeout_used: '2000ms',
-    total_checked: 3,
-    total_invalid: 1,
-    total_duplicates: 0,
-    total_blocked: 1,
-    invalid_lines: [{ line: 5, text: '203.0.113.7:99999', reason: 'port is not a number from 1 to 65535' }],
-    processing_time: '2.01s',
-    job_id: 'my-job-1',
-  },
-  result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
-  result_urls: {
-    json: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
-    csv: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.csv?token=5f0c…&expires=1790000000',
-    txt: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.txt?token=5f0c…&expires=1790000000',
-  },
-};
+/** The answers every keyed route shares: 401, its 405, 429, 500 (and a 404 when it names one thing). */
+export const keyedErrors = (path: string, methods: string, e404?: TSchema) => ({ '401': E401, ...(e404 && { '404': e404 }), '405': E405(path, methods), '429': E429, '500': E500 });
 
 const checkErrors = {
-  '400': {
-    description: 'Invalid input',
-    content: {
-      'application/json': {
-        schema: ref('BadRequest'),
-        examples: {
-          region: { value: { error: 'Invalid region', message: 'Region must be one of: sg1, …', available_regions: ['sg1', '…'] } },
-          type: { value: { error: 'Invalid proxy type', message: 'Proxy type must be one of: http, socks4, socks5', available_types: ['http', 'socks4', 'socks5'] } },
-          timeout: { value: { error: 'Invalid timeout', message: 'timeout must be an integer number of milliseconds from 1000 to 20000', min: 1000, max: 20000 } },
-          none: { value: { error: 'No valid proxies found', message: 'Please provide at least one proxy in a supported format: …' } },
-          jobId: { value: { error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` } },
-          shape: { value: { error: 'Invalid request', message: 'proxies: expected an array of strings' } },
-        },
-      },
-    },
-  },
+  '400': E400({ ...pick('region', 'type', 'timeout', 'none', 'jobId'), shape: X.checkShape }),
   '401': E401,
-  '402': err(
-    { error: 'Insufficient Checks', message: 'You need 500 checks but only have 120 remaining.', required: 500, available: 120, shortfall: 380 },
-    'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)',
-    'InsufficientChecks',
-  ),
-  '409': {
-    description: 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)',
-    content: {
-      'application/json': {
-        schema: { oneOf: [ref('JobAlreadyRunning'), ref('JobCancelled')] },
-        examples: {
-          running: { value: { error: 'Job already running', message: 'A job with id my-job-1 is still running; wait for it to finish or use another jobId', jobId: 'my-job-1' } },
-          cancelled: { value: { error: 'Job cancelled', message: 'The job was cancelled (DELETE /checks/{jobId}); the checks not performed were refunded' } },
-        },
-      },
-    },
-  },
-  '413': {
-    description: 'Over a limit (proxies, body size, custom URLs)',
-    content: {
-      'application/json': {
-        schema: ref('TooLarge'),
-        examples: {
-          proxies: { value: { error: 'Too many proxies', message: 'At most 100000 unique proxies per request (server setting MAX_PROXIES)', max: 100000 } },
-          body: { value: { error: 'Payload too large', message: 'The request body may be at most 16777216 bytes (server setting MAX_BODY_BYTES)', max: 16777216 } },
-          customUrls: { value: { error: 'Too many custom URLs', message: 'At most 10 custom URLs per request (server setting MAX_CUSTOM_URLS)', max: 10 } },
-        },
-      },
-    },
-  },
+  '402': err(X.insufficient, 'Quota smaller than the checks the request needs: unique valid proxies x `samples` (`required` counts samples)', 'InsufficientChecks'),
+  '409': answer(['JobAlreadyRunning', 'JobCancelled'], 'jobId in use (nothing reserved); or a synchronous check cancelled meanwhile with DELETE /checks/{jobId} (the checks not performed refunded)', { examples: { running: X.jobRunning, cancelled: X.jobCancelled } }),
+  '413': answer('TooLarge', 'Over a limit (proxies, body size, custom URLs)', { examples: pick('proxies', 'body', 'customUrls') }),
   '429': E429,
   '500': E500,
-  '503': {
-    description:
-      'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged',
-    content: {
-      'application/json': {
-        schema: { oneOf: [ref('ServiceUnavailable'), ref('RegionUnavailable')] },
-        examples: {
-          shutdown: { value: { error: 'Service unavailable', message: 'The service is shutting down; retry in a moment' } },
-          region: { value: { error: 'Region unavailable', message: 'No probe agent is serving region de1 right now; retry later or pick another region', region: 'de1' } },
-        },
-      },
-    },
-  },
+  '503': answer(['ServiceUnavailable', 'RegionUnavailable'], 'Shutting down (also a check that was still running when the shutdown grace ran out; its unchecked units are refunded); or every slot for request bodies over 1 MiB (2 at once) is taken: `Retry-After: 1`, nothing charged; or (a cluster) no live agent serves the region: `Region unavailable`, nothing charged', { examples: { shutdown: X.shutdown, region: X.regionDown } }),
 };
 
 /** The 202 of an asynchronous check, and what asks for it (docs/API.md "Checks that outlive their connection"). */
-const acceptedExample = {
-  jobId: 'my-job-1',
-  status: 'running',
-  status_url: 'http://127.0.0.1:3000/checks/my-job-1',
-  progress_url: 'ws://127.0.0.1:3000/ws?jobId=my-job-1',
-};
-const asyncAccepted = {
-  description:
-    'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
-  headers: {
-    ...rateLimitHeaders,
-    Location: { description: '/checks/{jobId}', schema: { type: 'string' as const } },
-    'Preference-Applied': { description: '`respond-async` when the Prefer header asked for it', schema: { type: 'string' as const } },
-  },
-  content: { 'application/json': { schema: ref('CheckAccepted'), example: acceptedExample } },
-};
-/** The header that asks for an asynchronous check (POST /check declares it: contract/checks.ts CheckHeaders). */
-const preferParameter = { ...parametersOf(CheckHeaders, 'query')[0], name: 'Prefer', in: 'header' as const };
-const checkJobExample = {
-  jobId: 'my-job-1',
-  status: 'completed',
-  created_at: '2026-11-22T10:00:00.000Z',
-  finished_at: '2026-11-22T10:00:02.010Z',
-  progress: { checked: 3, total: 3, working_so_far: 2 },
-  result: checkResponseExample,
-};
-const jobNotFoundExample = err(
-  { error: 'Not found', message: 'No job my-job-1 for this API key (jobs are kept as long as their result files)' },
-  'No job of this id for this key (another account\'s job too), or one past the result retention',
-  'NotFound',
+const asyncAccepted = keyed200(
+  'CheckAccepted',
+  'Asynchronous check (`Prefer: respond-async` or `?async=true`): reserved and running; everything before the reservation answered as for a synchronous check. The job runs on whatever happens to this connection: follow it on `progress_url`, read it at `status_url`, cancel it with DELETE there.',
+  { Location: t.String({ description: '/checks/{jobId}' }), 'Preference-Applied': t.String({ description: '`respond-async` when the Prefer header asked for it' }) },
 );
-const E400JobId = err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'Not a jobId', 'InvalidJobId');
+const jobNotFoundExample = err(X.noJob, 'No job of this id for this key (another account\'s job too), or one past the result retention', 'NotFound');
+const E400JobId = err(X.jobId, 'Not a jobId', 'InvalidJobId');
 
-const healthExample = { status: 'ok', version: VERSION, uptime: 42, timestamp: '2026-11-22T10:00:00.000Z', regions: 19, database: 'ok' };
-const meExample = {
-  user: {
-    id: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f',
-    email: 'demo@localhost',
-    checks: 997,
-    breakdown: { root_balance: 997, temp_balance: 0 },
-    subscription_detail: { UnlimitedPro: false },
-  },
-  history: [
-    {
-      id: 1,
-      total_checked: 3,
-      total_working: 2,
-      result_url: 'http://127.0.0.1:3000/result/3q2-7wEAAABh1nLpAAAAAA.json?token=5f0c…&expires=1790000000',
-      proxy_type: 'http',
-      scanned_at: '2026-11-22T10:00:00.000Z',
-      status: 'completed',
-      error: null,
+/** Each route's `detail` and `response`, spread into its options. */
+export const docs = {
+  ...operations({
+    regions: {
+      summary: 'List regions',
+      description:
+        'The region catalogue. `test1` is listed but not accepted by the check routes. `agents` and `capacity` say who probes from the region now: in a cluster, its live agents and their probe slots together (0 and 0: a check to it answers 503 `Region unavailable`); in one embedded process, 1 (the process) and endpoints x SLOTS_PER_ENDPOINT.',
+      responses: { '200': json('RegionList', 'Regions'), '405': E405('/regions', 'GET') },
     },
-  ],
-  history_count: 1,
-  usage_last_30_days: [{ day: '2026-10-24', total_checked: 0 }, { day: '…', total_checked: 0 }, { day: '2026-11-22', total_checked: 3 }],
+    health: {
+      summary: 'Service health',
+      responses: {
+        '200': json('Health', 'Healthy'),
+        '503': json('Health', 'Database not answering', { ...HEALTH_EXAMPLE, status: 'degraded', database: 'down' }),
+        '405': E405('/health', 'GET'),
+      },
+    },
+    judge: {
+      summary: 'Proxy judge',
+      description:
+        'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON (ASCII only), signed: `sig`, the last member, is an HMAC over the exact body bytes before it, so a proxy that changes the answer is `tampered`. Probes are sent here through the proxy under test (`JUDGE_URL`).',
+      responses: { '200': json('JudgeEcho', 'Echo'), '405': E405('/judge', 'GET') },
+    },
+  }, 'Service'),
+  ...keyedOperations('Account', {
+    me: {
+      summary: 'Account, quota, history and usage',
+      responses: { '200': keyed200('Me', 'Account information'), ...keyedErrors('/me', 'GET') },
+    },
+  }),
+  ...keyedOperations('Checks', {
+    check: {
+      summary: 'Check proxies (JSON body)',
+      description:
+        'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
+      responses: { '200': keyed200('CheckResponse', 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check', 'POST'), '415': E415 },
+    },
+    checkRaw: {
+      summary: 'Check proxies (plain-text body, one per line)',
+      description:
+        'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
+      responses: { '200': keyed200('CheckResponse', 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
+    },
+    checkJob: {
+      summary: 'A check job: state, progress, and its response once completed',
+      description:
+        'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
+      responses: { '200': keyed200('CheckJob', 'The job'), '400': E400JobId, ...keyedErrors('/checks/{jobId}', 'GET, DELETE', jobNotFoundExample) },
+    },
+    cancelCheckJob: {
+      summary: 'Cancel a running check job',
+      description:
+        'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
+      responses: {
+        '204': keyed204('Cancelled; the checks not performed are refunded'),
+        '400': E400JobId,
+        ...keyedErrors('/checks/{jobId}', 'GET, DELETE', jobNotFoundExample),
+        '409': err(X.jobEnded, 'The job has already ended', 'JobNotRunning'),
+        '503': answer('ServiceUnavailable', 'The API node running the job does not answer (a cluster); nothing changed', { example: X.nodeDown, headers: retryAfter() }),
+      },
+    },
+  }),
+  ...operations({
+    result: {
+      operationId: 'getResultByName',
+      summary: 'Download a result file (signed link)',
+      description:
+        'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
+      responses: {
+        '200': answer('ResultFile', 'The result, in the form the extension names', {
+          content: {
+            'text/csv': text(
+              'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
+            ),
+            'text/plain': text(TXT_LIST),
+          },
+        }),
+        '403': err(X.badToken, 'Missing or bad token', 'Forbidden'),
+        '404': err(X.noResult, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
+        '405': E405('/result/{name}', 'GET'),
+        '410': err(X.linkExpired, 'The link has expired', 'LinkExpired'),
+      },
+    },
+  }, 'Checks'),
 };
 
-export const docs: Record<'regions' | 'health' | 'judge' | 'me' | 'check' | 'checkRaw' | 'checkJob' | 'cancelCheckJob' | 'result', DocumentDecoration> = {
-  regions: {
-    tags: ['Service'],
-    summary: 'List regions',
-    description:
-      'The region catalogue. `test1` is listed but not accepted by the check routes. `agents` and `capacity` say who probes from the region now: in a cluster, its live agents and their probe slots together (0 and 0: a check to it answers 503 `Region unavailable`); in one embedded process, 1 (the process) and endpoints x SLOTS_PER_ENDPOINT.',
-    responses: {
-      '200': json(
-        'RegionList',
-        { regions: [{ code: 'sg1', name: 'Singapore', endpoints: 16, agents: 2, capacity: 18000 }, { code: 'test1', name: 'TEST - DO NOT USE', endpoints: 6, agents: 0, capacity: 0 }], default: 'us1' },
-        'Regions',
-      ),
-      '405': E405('/regions', 'GET'),
-    },
-  },
-  health: {
-    tags: ['Service'],
-    summary: 'Service health',
-    responses: {
-      '200': json('Health', healthExample, 'Healthy'),
-      '503': json('Health', { ...healthExample, status: 'degraded', database: 'down' }, 'Database not answering'),
-      '405': E405('/health', 'GET'),
-    },
-  },
-  judge: {
-    tags: ['Service'],
-    summary: 'Proxy judge',
-    description:
-      'Echoes the request line, the request headers, the remote address and the nonce (`?n=`) of the request as JSON (ASCII only), signed: `sig`, the last member, is an HMAC over the exact body bytes before it, so a proxy that changes the answer is `tampered`. Probes are sent here through the proxy under test (`JUDGE_URL`).',
-    responses: {
-      '200': json(
-        'JudgeEcho',
-        { judge: 'proxycheck/1', nonce: 'b3c1…', remoteAddress: '203.0.113.7', requestLine: 'GET /judge?n=b3c1… HTTP/1.1', headers: [['host', 'judge.example:3000'], ['via', '1.1 proxy']], sig: 'v1:189:5d0c7a2f9e41b8c36a0d2e7f14b9c85e3a6f0d21c7b4e98a2f5d6c0b13e7a94f' },
-        'Echo',
-      ),
-      '405': E405('/judge', 'GET'),
-    },
-  },
-  me: {
-    tags: ['Account'],
-    summary: 'Account, quota, history and usage',
-    security,
-    responses: {
-      '200': keyed200('Me', meExample, 'Account information'),
-      '401': E401,
-      '405': E405('/me', 'GET'),
-      '429': E429,
-      '500': E500,
-    },
-  },
-  check: {
-    tags: ['Checks'],
-    summary: 'Check proxies (JSON body)',
-    description:
-      'Checks every unique valid proxy through the judge from the chosen region. Costs one quota unit per unique valid proxy. Defaults: region us1, type http, timeout 2000 ms. `type: "auto"` (an extension) tries each proxy as http, socks4 and socks5 within the one timeout for one check. `samples` (an extension, 1..10, default 1) probes each proxy that many times on fresh connections and costs one check per sample. `https` (an extension, default true): each working proxy is also tried through a tunnel + TLS to the judge, pinned (records get `https`; a proxy that intercepts TLS is `failed` / `tls_intercepted`); `false` skips it. Follow progress on the WebSocket `/ws?jobId=<jobId>`. With `Prefer: respond-async` or `?async=true` it answers 202 once the checks are reserved and the job outlives the connection (GET /checks/{jobId}).',
-    security,
-    responses: {
-      '200': keyed200('CheckResponse', checkResponseExample, 'Check response'),
-      '202': asyncAccepted,
-      ...checkErrors,
-      '405': E405('/check', 'POST'),
-      '415': E415,
-    },
-  },
-  checkRaw: {
-    tags: ['Checks'],
-    summary: 'Check proxies (plain-text body, one per line)',
-    description:
-      'Same as POST /check with the list as text (read as text whatever its Content-Type). Query: `region` (default us1), `type` (default http), `timeout` (default 5000 ms for http and auto, 3000 ms for socks4/socks5), `samples` (an extension, 1..10, default 1), `https` (an extension, `true` or `false`, default true: the https check), `jobId`. Custom URLs are not taken here.',
-    security,
-    parameters: [...parametersOf(CheckRawQuery, 'query'), preferParameter],
-    responses: { '200': keyed200('CheckResponse', checkResponseExample, 'Check response'), '202': asyncAccepted, ...checkErrors, '405': E405('/check-raw', 'POST') },
-  },
-  checkJob: {
-    tags: ['Checks'],
-    summary: 'A check job: state, progress, and its response once completed',
-    description:
-      'The account\'s most recent run of `jobId` (any check: asynchronous or not, the client\'s jobId or the generated one in `metadata.job_id`), from any API node. `running` with live progress; `completed` with `result`, exactly the body POST /check answered (or would have), its links signed afresh; `failed` or `cancelled` with `error` (a stable code: `interrupted` for a job cut by a crash, refunded in full). Found as long as its result file is kept (RESULT_RETENTION_DAYS).',
-    security,
-    responses: {
-      '200': keyed200('CheckJob', checkJobExample, 'The job'),
-      '400': E400JobId,
-      '401': E401,
-      '404': jobNotFoundExample,
-      '405': E405('/checks/{jobId}', 'GET, DELETE'),
-      '429': E429,
-      '500': E500,
-    },
-  },
-  cancelCheckJob: {
-    tags: ['Checks'],
-    summary: 'Cancel a running check job',
-    description:
-      'Cancels the account\'s running job `jobId` on whichever API node runs it and answers once it is settled: the checks not performed are refunded, the ones performed are charged, and the job reads `cancelled` / `client_cancelled`. A job that has ended answers 409.',
-    security,
-    responses: {
-      '204': { description: 'Cancelled; the checks not performed are refunded', headers: rateLimitHeaders },
-      '400': E400JobId,
-      '401': E401,
-      '404': jobNotFoundExample,
-      '405': E405('/checks/{jobId}', 'GET, DELETE'),
-      '409': err(
-        { error: 'Job not running', message: 'Job my-job-1 has already ended (completed); there is nothing to cancel', jobId: 'my-job-1', status: 'completed' },
-        'The job has already ended',
-        'JobNotRunning',
-      ),
-      '429': E429,
-      '500': E500,
-      '503': {
-        ...err({ error: 'Service unavailable', message: 'The server running this job does not answer; retry in a moment' }, 'The API node running the job does not answer (a cluster); nothing changed', 'ServiceUnavailable'),
-        headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' as const, minimum: 1 } } },
-      },
-    },
-  },
-  result: {
-    operationId: 'getResultByName',
-    tags: ['Checks'],
-    summary: 'Download a result file (signed link)',
-    description:
-      'The link comes from `result_url` / `result_urls` of a check response or from GET /me history; it needs no key (the token is the credential) and is valid 12 hours. `name` is `<result id>.json` (the file itself, inline), `.csv` (every field, one row per proxy, RFC 4180, attachment) or `.txt` (working proxies, one per line, in the submitted form, attachment). One token serves all three. Bad or missing token 403 (checked first), expired 410, unknown id, unknown extension or a file past retention 404.',
-    responses: {
-      '200': {
-        description: 'The result, in the form the extension names',
-        content: {
-          'application/json': { schema: ref('ResultFile') },
-          'text/csv': {
-            schema: { type: 'string' },
-            example:
-              'proxy_host,proxy_port,proxy_has_auth,proxy_username,proxy_password,status,status_code,response_time_ms,anonymity,origin,country,country_name,location,isp,asn,lat,lon,error_code,error_message\r\n203.0.113.7,8080,false,,,working,200,123.45,elite,203.0.113.7,US,United States,Ashburn,Example ISP,64500,39.04,-77.49,,\r\n',
-          },
-          'text/plain': { schema: { type: 'string' }, example: '203.0.113.7:8080\nuser:pass@198.51.100.2:3128\n' },
-        },
-      },
-      '403': err({ error: 'Forbidden', message: 'The result link token is not valid' }, 'Missing or bad token', 'Forbidden'),
-      '404': err({ error: 'Not found', message: 'No such result (it may have passed its retention period: server settings RESULT_RETENTION_DAYS and RESULT_MAX_BYTES)' }, 'Unknown result, unknown extension or a file past retention', 'NotFound'),
-      '405': E405('/result/{name}', 'GET'),
-      '410': err({ error: 'Link expired', message: 'This result link has expired; fetch a fresh one from GET /me' }, 'The link has expired', 'LinkExpired'),
-    },
-  },
+/** An answer as the plugin writes a declared one into the document (for /ws, a route it does not describe). */
+const responseOf = (a: TSchema) => {
+  const { headers, ...schema } = a as TSchema & { headers?: Record<string, TSchema> };
+  const headed = headers === undefined ? {} : { headers: Object.fromEntries(Object.entries(headers).map(([k, h]) => [k, { schema: h }])) };
+  return { description: schema.description as string, ...headed, content: { 'application/json': { schema } } };
 };
 
 /**
@@ -420,16 +255,16 @@ const paths = {
       description:
         'Upgrades to a WebSocket that receives the progress messages of the job `jobId` (schema `ProgressMessage`), server to client only, then a close with 1000. The upgrade is refused with a JSON error before it happens: 400 for a missing or malformed jobId, 401 for a missing key when `WS_REQUIRE_AUTH=true` or an invalid key. Other close codes: 1008 (the job belongs to another account than the key\'s), 1013 (too many subscriptions for this account (`WS_MAX_PER_ACCOUNT`) or, without a key, for this client address (a quarter of `WS_MAX_PER_ACCOUNT`); too many subscribers of the job / jobs waited on; or a subscriber too slow to read).' +
         ' With `pool` instead of `jobId`: the events of the key\'s pool (`{pool, event, at, proxy?, counts}`, event one of proxy.up, proxy.down, round.completed, pool.paused, pool.resumed; docs/API.md "GET /ws?pool={id}"), one JSON text message each; a key is required (401 without), a pool that is not the key\'s account\'s is 404 (unknown, malformed and another account\'s alike); closed with 1000 `pool deleted` when the pool is deleted, 1013 over the caps or for a slow reader.',
-      parameters: parametersOf(WsQuery, 'query'),
+      // the route's query (the plugin does not describe the ws route); servedDocument lifts their descriptions as for the others
+      parameters: Object.entries(WsQuery.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
       responses: {
         '101': { description: 'Switching Protocols: the WebSocket is open; messages follow the ProgressMessage schema' },
-        '400': err({ error: 'Invalid jobId', message: `jobId must be ${JOB_ID_RULE}` }, 'jobId missing or malformed', 'InvalidJobId'),
-        '401': E401,
-        '404': err({ error: 'Not found', message: 'No pool with this id in this account' }, '`pool`: not a pool of the key\'s account'),
+        '400': responseOf(err(X.jobId, 'jobId missing or malformed', 'InvalidJobId')),
+        '401': responseOf(E401),
+        '404': responseOf(err(X.noPool, '`pool`: not a pool of the key\'s account')),
       },
     },
   },
-
 };
 
 

@@ -18,6 +18,13 @@ import { Value } from '@sinclair/typebox/value';
 import { ApiError, invalidRequest } from './api-errors';
 
 /**
+ * A query or header the route checks itself (its handler's ordered checks,
+ * which answer a bad one with its exact 400): declared for the OpenAPI
+ * document, not checked by Elysia (its `noValidate`).
+ */
+export const documentedOnly = <T extends TSchema>(schema: T): T => ({ ...schema, noValidate: true });
+
+/**
  * A schema as a route declares it (a body, a query): Elysia refuses an
  * object member its schema does not name (it takes an object schema that
  * says nothing of `additionalProperties` as closed), where the contract

@@ -6,7 +6,7 @@
  *
  * The generator reads JSON Schema as the contract emits it: objects with
  * `required`, integers with minimum/maximum, booleans, strings with a
- * pattern or maxLength, enums as anyOf of consts, other anyOf (a value or
+ * pattern or maxLength, enums (`enum`, the queries'; an anyOf of consts, the bodies'), other anyOf (a value or
  * null), arrays with min/maxItems (uniqueItems: given per field).
  * What the schema cannot say is given per field (`given`): the proxies
  * (valid addresses), the region (one the service accepts), URLs.
@@ -44,7 +44,9 @@ const given: Record<string, fc.Arbitrary<unknown>> = {
   text: PROXY,
 };
 
-const consts = (s: Schema): unknown[] | null => (Array.isArray(s.anyOf) && s.anyOf.every((x: Schema) => 'const' in x) ? s.anyOf.map((x: Schema) => x.const) : null);
+/** An enum's values: JSON Schema `enum` (the queries' fields) or an anyOf of consts (the bodies'). */
+const consts = (s: Schema): unknown[] | null =>
+  Array.isArray(s.enum) ? s.enum : Array.isArray(s.anyOf) && s.anyOf.every((x: Schema) => 'const' in x) ? s.anyOf.map((x: Schema) => x.const) : null;
 
 function arb(s: Schema, name: string): fc.Arbitrary<unknown> {
   if (given[name] !== undefined) return given[name];

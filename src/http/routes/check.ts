@@ -13,8 +13,9 @@
  *
  * The routes declare their schemas (the contract's, src/contract/checks.ts):
  * POST /check its body (CheckBodyAsRead), query and Prefer header, /check-raw
- * its text body (its query is the ordered checks' alone: check-request.ts
- * checkRawQuery). Elysia checks them after the parse hook, so the hook does
+ * its text body (its query and the Prefer header are declared for the
+ * document only: the ordered checks read them, check-request.ts and
+ * async-check.ts). Elysia checks them after the parse hook, so the hook does
  * the steps the contract answers first (the key, 503, the `async` 400, 415,
  * the body read: 413 / 503, malformed JSON; the contract's null-is-absent)
  * and registers the ordered checks that give a refused body its exact 400
@@ -38,8 +39,8 @@ import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { markAccount, requestLog } from '../request-log';
 import { acceptedResponse, asyncAsk } from '../async-check';
-import { nullsAsAbsent, open, orderedChecksOf } from '../refusals';
-import { CheckBodyAsRead, CheckHeaders, CheckQuery, CheckRawBody } from '../../contract/checks';
+import { documentedOnly, nullsAsAbsent, open, orderedChecksOf } from '../refusals';
+import { CheckBodyAsRead, CheckHeaders, CheckQuery, CheckRawBody, CheckRawQuery } from '../../contract/checks';
 import { docs } from '../openapi';
 
 /** `bodies`: the app's one gate for bodies over 1 MiB (shared with the other routes that read bodies). */
@@ -99,8 +100,9 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
       ],
       body: 'CheckBody',
       query: open(CheckQuery),
-      headers: CheckHeaders,
-      detail: docs.check,
+      // the Prefer header is read by async-check.ts (any value is a string; an unknown preference is ignored)
+      headers: documentedOnly(CheckHeaders),
+      ...docs.check,
     })
     .post(
       '/check-raw',
@@ -117,9 +119,11 @@ export function checkRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBody
           },
           'text',
         ],
-        // its query is checked by the ordered checks alone (the document's parameters are parametersOf(CheckRawQuery): the plugin would write their enums as `enum`)
+        // its query is checked by the ordered checks alone (every value of a repeated parameter: validateCheckRaw), declared for the document
+        query: documentedOnly(CheckRawQuery),
+        headers: documentedOnly(CheckHeaders),
         body: CheckRawBody,
-        detail: docs.checkRaw,
+        ...docs.checkRaw,
       },
     );
 }

@@ -45,7 +45,7 @@ export function checkJobRoutes(deps: AppDeps) {
         if (view === null) throw jobNotFound(params.jobId);
         return jsonResponse(200, view);
       },
-      { transform: keyed, params: JobIdParams, detail: docs.checkJob },
+      { transform: keyed, params: JobIdParams, ...docs.checkJob },
     )
     .delete(
       '/checks/:jobId',
@@ -58,6 +58,6 @@ export function checkJobRoutes(deps: AppDeps) {
         if (out.reason === 'ended') throw jobNotRunning(params.jobId, out.status);
         throw jobNodeUnreachable();
       },
-      { transform: keyed, params: JobIdParams, detail: docs.cancelCheckJob },
+      { transform: keyed, params: JobIdParams, ...docs.cancelCheckJob },
     );
 }

@@ -8,7 +8,7 @@ import { openapi } from '@elysiajs/openapi';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { AppDeps } from '../context';
-import { documentation } from '../openapi';
+import { documentation, servedDocument } from '../openapi';
 import { withPools } from '../openapi-pools';
 import { withWebhooks } from '../openapi-webhooks';
 import { notFound } from '../api-errors';
@@ -46,6 +46,10 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/docs/json', dom_id: '#swagger
 export function docsRoutes(deps: AppDeps) {
   const doc = withWebhooks(withPools({ ...documentation, info: { ...documentation.info, version: deps.version } }));
   return new Elysia({ name: 'docs-routes' })
+    // the generated document as served: descriptions and examples where OpenAPI readers show them (servedDocument)
+    .onAfterHandle(({ path, response }) => {
+      if (path === '/docs/json') servedDocument(response as never);
+    })
     .use(openapi({ provider: null, path: '/docs', specPath: '/docs/json', documentation: doc as never }))
     .get('/docs', () => new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
     .get('/docs/init.js', () => new Response(INIT, { headers: { 'content-type': 'text/javascript; charset=utf-8' } }), { detail: { hide: true } })

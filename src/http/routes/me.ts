@@ -18,6 +18,6 @@ export function meRoutes(deps: AppDeps) {
       setRateLimitHeaders(set, account);
       return jsonResponse(200, await deps.accounts.overview(account.id, deps.now()));
     },
-    { detail: docs.me },
+    { ...docs.me },
   );
 }

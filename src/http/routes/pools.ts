@@ -45,8 +45,8 @@
  * server's POOL_MIN_INTERVAL_S), and the OpenAPI plugin writes those parts
  * of their operations (openapi-pools.ts poolDocs the rest); the key and the
  * gates before them are keyed-hooks.ts's, a refused id is the 404, a refused
- * body pool-request.ts's exact 400. GET .../proxies is hidden from the
- * plugin (its query is pool-proxies-query.ts's, documented by poolPaths).
+ * body pool-request.ts's exact 400. GET .../proxies declares its query for
+ * the document only (pool-proxies-query.ts checks it).
  */
 import { Elysia } from 'elysia';
 import { invalidRequest, poolNotFound } from '../api-errors';
@@ -55,7 +55,7 @@ import { LargeBodyGate } from '../body';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
 import { keyedHooks } from '../keyed-hooks';
-import { open } from '../refusals';
+import { documentedOnly, open } from '../refusals';
 import { validatePoolCreate, validatePoolPatch, type PoolRequestOptions } from '../pool-request';
 import { validateProxiesQuery } from '../pool-proxies-query';
 import { poolDocs } from '../openapi-pools';
@@ -65,7 +65,7 @@ import { poolProxyObject, type PoolObject } from '../../pools/shape';
 import { balanceWarnings, type BalanceWarning } from '../../pools/balance-warning';
 import { decodeCursor } from '../../pools/cursor';
 import type { PoolProxiesListing } from '../../pools/store';
-import { PoolIdParams, poolBodiesAsRead } from '../../contract/pools';
+import { PoolIdParams, PoolProxiesQuery, poolBodiesAsRead } from '../../contract/pools';
 
 type ProxiesPage = PoolProxiesListing['page'];
 
@@ -152,9 +152,9 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const warnings = await warningsOf(account.id, made.pool);
         return jsonResponse(201, { ...made.pool, submitted, warnings }, { location: `/pools/${made.pool.id}` });
       },
-      { parse: jsonParse(models.PoolCreateBody, create), body: 'PoolCreateBody', detail: poolDocs.create },
+      { parse: jsonParse(models.PoolCreateBody, create), body: 'PoolCreateBody', ...poolDocs.create },
     )
-    .get('/pools', async ({ request }) => jsonResponse(200, { pools: await deps.pools.list(owner(request).id) }), { transform: keyed, detail: poolDocs.list })
+    .get('/pools', async ({ request }) => jsonResponse(200, { pools: await deps.pools.list(owner(request).id) }), { transform: keyed, ...poolDocs.list })
     .get(
       '/pools/:id',
       async ({ request, params }) => {
@@ -162,7 +162,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         if (pool === null) throw poolNotFound();
         return jsonResponse(200, pool);
       },
-      { transform: keyed, ...byId, detail: poolDocs.get },
+      { transform: keyed, ...byId, ...poolDocs.get },
     )
     .patch(
       '/pools/:id',
@@ -180,7 +180,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const warnings = await warningsOf(account.id, u.pool);
         return jsonResponse(200, { ...u.pool, submitted, warnings });
       },
-      { parse: jsonParse(models.PoolPatchBody, patchOf), ...byId, body: 'PoolPatchBody', detail: poolDocs.update },
+      { parse: jsonParse(models.PoolPatchBody, patchOf), ...byId, body: 'PoolPatchBody', ...poolDocs.update },
     )
     .delete(
       '/pools/:id',
@@ -188,7 +188,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         if (!(await deps.pools.delete(owner(request).id, params.id))) throw poolNotFound();
         return new Response(null, { status: 204 });
       },
-      { parse: 'none', transform: keyed, ...byId, detail: poolDocs.delete },
+      { parse: 'none', transform: keyed, ...byId, ...poolDocs.delete },
     )
     .get(
       '/pools/:id/proxies',
@@ -215,6 +215,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
         const more = (cursor: string) => deps.pools.proxies(account.id, id, { ...query, cursor: decodeCursor(cursor) });
         return new Response(allPages(head, listing.page, more, opts), { status: 200, headers });
       },
-      { transform: keyed, ...byId, detail: { hide: true } },
+      // its query is checked by validateProxiesQuery alone (its exact 400s), declared for the document
+      { transform: keyed, ...byId, query: documentedOnly(PoolProxiesQuery), ...poolDocs.proxies },
     );
 }

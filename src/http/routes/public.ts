@@ -19,7 +19,7 @@ export function publicRoutes(deps: AppDeps) {
     return { ...list, regions: list.regions.map((r) => ({ ...r, ...live.region(r.code) })) };
   };
   return new Elysia({ name: 'public-routes' })
-    .get('/regions', () => jsonResponse(200, regions()), { detail: docs.regions })
+    .get('/regions', () => jsonResponse(200, regions()), { ...docs.regions })
     .get(
       '/health',
       async () => {
@@ -40,11 +40,11 @@ export function publicRoutes(deps: AppDeps) {
         };
         return jsonResponse(dbOk ? 200 : 503, body);
       },
-      { detail: docs.health },
+      { ...docs.health },
     )
     .get(
       '/judge',
       ({ request, server }) => judgeResponseFor(request, server?.requestIP(request)?.address ?? '', deps.judgeKey),
-      { detail: docs.judge },
+      { ...docs.judge },
     );
 }

@@ -15,7 +15,7 @@
  * Results come from the result store
  * (src/results/store.ts); this route knows no file layout.
  */
-import { Elysia, t } from 'elysia';
+import { Elysia } from 'elysia';
 import { ServiceError } from '../../errors';
 import { HTTP_ERROR_CODES } from '../../error-codes';
 import { forbidden, linkExpired, notFound } from '../api-errors';
@@ -24,7 +24,7 @@ import { convertResult } from '../../results/export';
 import { parseResultName, verifyResultLink, type ResultExt } from '../../results/links';
 import type { AppDeps } from '../context';
 import { docs } from '../openapi';
-import { open, orderedChecksOf } from '../refusals';
+import { documentedOnly, orderedChecksOf } from '../refusals';
 import { ResultParams, ResultQuery } from '../../contract/checks';
 
 /** A valid link whose file is gone: retention (by age or by the disk cap) is the likely reason, and its settings say how long files stay. */
@@ -70,7 +70,7 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
     if (verdict === 'expired') throw linkExpired();
     return { parsed, q };
   };
-  // the route declares its path parameter and query (the contract's); one they refuse is answered by checkLink (refusals.ts)
+  // the route declares its path parameter (a refused one is answered by checkLink: refusals.ts) and, for the document, its query
   return new Elysia({ name: 'result-routes', normalize: false }).get(
     '/result/:name',
     async ({ params, request }) => {
@@ -91,12 +91,12 @@ export function resultRoutes(deps: Pick<AppDeps, 'now' | 'results'>) {
     {
       transform: ({ request, params }) => {
         const refused = () => checkLink(request, params.name ?? '');
-        orderedChecksOf(request, { params: refused, query: refused });
+        orderedChecksOf(request, { params: refused });
       },
       params: ResultParams,
-      // `expires` as the query carries it, its digits (Elysia does not read the contract's integer from a query string)
-      query: open(t.Object({ ...ResultQuery.properties, expires: t.String({ pattern: '^[1-9][0-9]{0,11}$', description: 'Unix seconds' }) })),
-      detail: docs.result,
+      // its query (the contract's: `expires` an integer) for the document only: checkLink reads it from the URL (Elysia would not take a query string's digits for an integer)
+      query: documentedOnly(ResultQuery),
+      ...docs.result,
     },
   );
 }

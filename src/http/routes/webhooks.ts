@@ -79,9 +79,9 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (made === 'limit') throw tooManyWebhooks(port().maxPerAccount);
         return jsonResponse(201, { ...made.webhook, secret: made.secret }, { location: `/webhooks/${made.webhook.id}` });
       },
-      { parse: jsonParse(WebhookCreateBody, create), body: 'WebhookCreateBody', detail: webhookDocs.create },
+      { parse: jsonParse(WebhookCreateBody, create), body: 'WebhookCreateBody', ...webhookDocs.create },
     )
-    .get('/webhooks', async ({ request }) => jsonResponse(200, { webhooks: await port().list(owner(request).id) }), { transform: keyed, detail: webhookDocs.list })
+    .get('/webhooks', async ({ request }) => jsonResponse(200, { webhooks: await port().list(owner(request).id) }), { transform: keyed, ...webhookDocs.list })
     .get(
       '/webhooks/:id',
       async ({ request, params }) => {
@@ -89,7 +89,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (w === null) throw webhookNotFound();
         return jsonResponse(200, w);
       },
-      { transform: keyed, ...byId, detail: webhookDocs.get },
+      { transform: keyed, ...byId, ...webhookDocs.get },
     )
     .patch(
       '/webhooks/:id',
@@ -103,7 +103,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (w === null) throw webhookNotFound();
         return jsonResponse(200, w);
       },
-      { parse: jsonParse(WebhookPatchBody, patchOf), ...byId, body: 'WebhookPatchBody', detail: webhookDocs.update },
+      { parse: jsonParse(WebhookPatchBody, patchOf), ...byId, body: 'WebhookPatchBody', ...webhookDocs.update },
     )
     .delete(
       '/webhooks/:id',
@@ -111,7 +111,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (!(await port().delete(owner(request).id, params.id))) throw webhookNotFound();
         return new Response(null, { status: 204 });
       },
-      { parse: 'none', transform: keyed, ...byId, detail: webhookDocs.delete },
+      { parse: 'none', transform: keyed, ...byId, ...webhookDocs.delete },
     )
     .post(
       '/webhooks/:id/test',
@@ -119,7 +119,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (!(await port().test(owner(request).id, params.id))) throw webhookNotFound();
         return jsonResponse(202, { id: params.id, event: TEST_EVENT });
       },
-      { parse: 'none', transform: keyed, ...byId, detail: webhookDocs.test },
+      { parse: 'none', transform: keyed, ...byId, ...webhookDocs.test },
     )
     .post(
       '/webhooks/:id/rotate-secret',
@@ -128,7 +128,7 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (secret === null) throw webhookNotFound();
         return jsonResponse(200, { id: params.id, secret });
       },
-      { parse: 'none', transform: keyed, ...byId, detail: webhookDocs.rotate },
+      { parse: 'none', transform: keyed, ...byId, ...webhookDocs.rotate },
     )
     .get(
       '/webhooks/:id/deliveries',
@@ -137,6 +137,6 @@ export function webhookRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBo
         if (list === null) throw webhookNotFound();
         return jsonResponse(200, { deliveries: list });
       },
-      { transform: keyed, ...byId, detail: webhookDocs.deliveries },
+      { transform: keyed, ...byId, ...webhookDocs.deliveries },
     );
 }
