@@ -21,19 +21,43 @@
  * The machine's load average is printed with the figures (the benchmark is
  * meant for a quiet machine).
  *
- * Run: bun bench/gateway.ts [--requests 1000] [--runs 5] [--mb 100] [--tunnels 2000]
+ * Two ways to run the gateway (issue 35's targets hold "with the pool's
+ * re-checks running in the same process"):
+ *
+ *   --bare      (the default) the gateway alone: `--role gateway`,
+ *               startGateway over a pool in memory
+ *   --service   the real service as users start it (bench/e2e/service.ts:
+ *               `bun src/main.ts`, ALLOW_PRIVATE_TARGETS=true, GATEWAY_PORT=0,
+ *               read from GET /health): the gateway's pools made over the API
+ *               (squid; squid and microsocks for the tunnels) and found
+ *               working by their owner; beside them pool R of
+ *               `--recheck-proxies` (20 000) farm proxies (bench/farm, mix
+ *               A) at interval_s `--interval-s` (60), whose first pass is
+ *               awaited so its re-checks run all through the phases; the
+ *               pool checks/s during the latency phase (round.completed
+ *               events, GET /ws?pool=) and the service's CPU (its process
+ *               tree: the re-checks included) are printed
+ *
+ * Run: bun bench/gateway.ts [--bare | --service [--recheck-proxies 20000]
+ *      [--interval-s 60]] [--requests 1000] [--runs 5] [--mb 100] [--tunnels 2000]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FailureThrottle } from '../src/admin/throttle';
 import { startGateway } from '../src/gateway/gateway';
 import type { Upstream } from '../src/gateway/upstream-choice';
 import { createLogger } from '../src/log';
 import { basicAuth } from '../src/probe/codec/http-request';
-import { stopAllDaemons } from '../test/interop/daemons';
+import { stopAllDaemons, type RunningDaemon } from '../test/interop/daemons';
 import { startMicrosocks, startSquid } from '../test/interop/zoo';
+import { stopAll, treeCpuMs } from './e2e/proc';
+import { MIX_A, SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
+import { BENCH_KEY, startService } from './e2e/service';
+import { buildEntries, listText } from './farm/entries';
+import { startFarm } from './farm/launcher';
 
 function flag(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -115,13 +139,13 @@ const f2 = (n: number) => n.toFixed(2);
 const signed = (n: number) => `${n >= 0 ? '+' : ''}${f2(n)}`;
 
 /** Opens a CONNECT tunnel and keeps it; resolves once the upstream's 200 is in. */
-function openTunnel(gwPort: number, user: string, host: string, port: number): Promise<Socket | null> {
+function openTunnel(gwPort: number, user: string, key: string, host: string, port: number): Promise<Socket | null> {
   return new Promise((resolve) => {
     const s = connect({ host: '127.0.0.1', port: gwPort });
     let head = '';
     const fail = () => resolve(null);
     s.once('error', fail);
-    s.once('connect', () => s.write(`CONNECT ${host}:${port} HTTP/1.1\r\nHost: ${host}:${port}\r\nProxy-Authorization: ${basicAuth(user, KEY)}\r\n\r\n`));
+    s.once('connect', () => s.write(`CONNECT ${host}:${port} HTTP/1.1\r\nHost: ${host}:${port}\r\nProxy-Authorization: ${basicAuth(user, key)}\r\n\r\n`));
     const onData = (b: Buffer) => {
       head += b.toString('latin1');
       if (!head.includes('\r\n\r\n')) return;
@@ -152,13 +176,170 @@ function getInTunnel(s: Socket, targetPort: number): Promise<boolean> {
   });
 }
 
+/** The gateway under test: its port, the process to watch, the usernames and key to use. */
+interface Rig {
+  label: string;
+  port: number;
+  /** the process whose CPU and RSS are read: the bare gateway, or the whole service */
+  pid: number;
+  key: string;
+  poolUser: string;
+  tunnelUser: string;
+  /** CPU (ms) of what runs the gateway: the bare gateway's process, or the service's process tree */
+  cpuMs(): number;
+  /** pool R's checks made durable between the last round.completed at or before `from` and the first at or after `to` (performance.now()), and that span (ms); absent when no re-checks run */
+  rechecksAround?(from: number, to: number): { checks: number; spanMs: number } | null;
+  /** lines for the report (before the tables) */
+  notes: string[];
+  stop(): Promise<void>;
+}
+
+const up = (d: { host: string; port: number }, type: 'http' | 'socks5'): Upstream => ({ key: `${type}:${d.port}`, host: d.host, port: d.port, type, protocols: [type], country: null });
+
+async function bareRig(squid: RunningDaemon, socks: RunningDaemon): Promise<Rig> {
+  const gateway = await child(['--role', 'gateway', '--pools', JSON.stringify({ [POOL]: [up(squid, 'http')], [TUNNEL_POOL]: [up(squid, 'http'), up(socks, 'socks5')] })]);
+  const pid = gateway.proc.pid as number;
+  return {
+    label: 'the gateway alone (--bare: startGateway, its pool in memory)',
+    port: gateway.port,
+    pid,
+    key: KEY,
+    poolUser: `pool-${POOL}`,
+    tunnelUser: `pool-${TUNNEL_POOL}`,
+    cpuMs: () => procStats(pid).cpuS * 1000,
+    notes: [],
+    stop: async () => void gateway.proc.kill('SIGKILL'),
+  };
+}
+
+interface PoolCounts {
+  counts: { total: number; working: number; failed: number; unchecked: number };
+}
+
+async function serviceRig(squid: RunningDaemon, socks: RunningDaemon): Promise<Rig> {
+  const N = Number(flag('recheck-proxies', '20000'));
+  const INTERVAL_S = Number(flag('interval-s', '60'));
+  const LATENCY = { seed: 20261122, medianMs: 150, p90Ms: 800 };
+  const t0 = performance.now();
+  const farm = N > 0 ? await startFarm({ processes: 2, portsPerBehaviour: 8, refusedPorts: 16, latency: LATENCY, slowMs: SLOW_MS }) : null;
+  const dataDir = mkdtempSync(join(tmpdir(), 'pc-gateway-bench-'));
+  const svc = await startService({
+    dataDir,
+    slotsPerEndpoint: null,
+    judgeUrl: '',
+    judgeKey: '',
+    env: {
+      GATEWAY_PORT: '0',
+      // one key opens the 2 000 tunnels: the per-key cap (256) and the idle close lifted as the bare gateway has them
+      GATEWAY_MAX_CONNECTIONS: '100000',
+      GATEWAY_MAX_CLIENTS: '100000',
+      GATEWAY_IDLE_TIMEOUT_S: '120',
+      ...(INTERVAL_S < 60 ? { POOL_MIN_INTERVAL_S: String(INTERVAL_S) } : {}),
+    },
+  });
+  const stopAllOf = async () => {
+    await svc.stop();
+    await farm?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const headers = { 'X-API-Key': BENCH_KEY, 'Content-Type': 'application/json' };
+    const health = (await (await fetch(`${svc.url}/health`)).json()) as { gateway?: { port: number } };
+    const gwPort = health.gateway?.port;
+    if (gwPort === undefined) throw new Error('GET /health has no gateway');
+    const makePool = async (body: Record<string, unknown>): Promise<string> => {
+      const r = await fetch(`${svc.url}/pools`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const j = (await r.json()) as { id?: string };
+      if (r.status !== 201 || j.id === undefined) throw new Error(`POST /pools: ${r.status} ${JSON.stringify(j).slice(0, 300)}`);
+      return j.id;
+    };
+    const getPool = async (id: string): Promise<PoolCounts> => (await (await fetch(`${svc.url}/pools/${id}`, { headers })).json()) as PoolCounts;
+    const waitFor = async (what: string, id: string, ok: (p: PoolCounts) => boolean, ms: number): Promise<PoolCounts> => {
+      const until = performance.now() + ms;
+      for (;;) {
+        const p = await getPool(id);
+        if (ok(p)) return p;
+        if (performance.now() > until) throw new Error(`${what}: not within ${ms / 1000} s: ${JSON.stringify(p.counts)}`);
+        await Bun.sleep(1000);
+      }
+    };
+    const gPool = await makePool({ name: 'gateway squid', type: 'auto', proxies: [`127.0.0.1:${squid.port}`] });
+    const tPool = await makePool({ name: 'gateway tunnels', type: 'auto', proxies: [`127.0.0.1:${squid.port}`, `127.0.0.1:${socks.port}`] });
+    await waitFor('the gateway pools found working', gPool, (p) => p.counts.working === 1, 60_000);
+    await waitFor('the tunnels pool found working', tPool, (p) => p.counts.working === 2, 60_000);
+    const notes: string[] = [];
+    const rounds: { at: number; checked: number }[] = [];
+    let ws: WebSocket | null = null;
+    if (farm !== null) {
+      const entries = buildEntries({ firstId: 0, size: N, mix: MIX_A, seed: 103, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
+      const p0 = performance.now();
+      const rPool = await makePool({ name: 'gateway bench re-checks', text: listText(entries), interval_s: INTERVAL_S, timeout: TIMEOUT_MS, region: 'us1' });
+      ws = new WebSocket(`${svc.url.replace('http', 'ws')}/ws?pool=${rPool}&apiKey=${BENCH_KEY}`);
+      let firstPassEnd: (() => void) | null = null;
+      const firstPass = new Promise<void>((resolve) => (firstPassEnd = resolve));
+      ws.onmessage = (m) => {
+        const e = JSON.parse(String(m.data)) as { event: string; round?: { checked: number }; counts?: PoolCounts['counts'] };
+        if (e.event !== 'round.completed' || !e.round) return;
+        rounds.push({ at: performance.now(), checked: e.round.checked });
+        if (e.counts?.unchecked === 0) firstPassEnd?.();
+      };
+      let giveUp: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([firstPass, new Promise<void>((resolve) => (giveUp = setTimeout(resolve, 900_000)))]);
+      clearTimeout(giveUp);
+      const r = await getPool(rPool);
+      if (r.counts.unchecked !== 0) throw new Error(`pool R's first pass not done in 15 min: ${JSON.stringify(r.counts)}`);
+      notes.push(
+        `pool R: ${N} farm proxies (mix A) at interval_s ${INTERVAL_S} (nominal need ${(N / INTERVAL_S).toFixed(0)} checks/s); its first pass took ${((performance.now() - p0) / 1000).toFixed(0)} s (${r.counts.working} working, ${r.counts.failed} failed); the phases below start after it, with its re-checks running`,
+      );
+      // its first re-checks fall due from 0.9 x interval_s after the POST (the schedule's jitter shortens a delay by up to 10 %)
+      const opens = p0 + 0.9 * INTERVAL_S * 1000;
+      if (performance.now() < opens) {
+        log(`waiting ${((opens - performance.now()) / 1000).toFixed(0)} s for pool R's first re-checks`);
+        await Bun.sleep(opens - performance.now());
+      }
+    }
+    log(`service ready (pid ${svc.pid}), gateway on ${gwPort}, set up in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    return {
+      label: `the service (--service: bun src/main.ts, its pools over the API${farm !== null ? `, pool R's re-checks running` : ', no re-checks'})`,
+      port: gwPort,
+      pid: svc.pid,
+      key: BENCH_KEY,
+      poolUser: `pool-${gPool}`,
+      tunnelUser: `pool-${tPool}`,
+      cpuMs: () => treeCpuMs(svc.pid),
+      rechecksAround:
+        farm === null
+          ? undefined
+          : (from, to) => {
+              const a = rounds.findLastIndex((r) => r.at <= from);
+              const b = rounds.findIndex((r) => r.at >= to);
+              if (a < 0 || b < 0) return null;
+              return { checks: rounds.slice(a + 1, b + 1).reduce((n, r) => n + r.checked, 0), spanMs: rounds[b]!.at - rounds[a]!.at };
+            },
+      notes,
+      stop: async () => {
+        ws?.close();
+        await stopAllOf();
+      },
+    };
+  } catch (err) {
+    await stopAllOf();
+    throw err;
+  }
+}
+
+const started = performance.now();
+const log = (l: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${l}\n`);
+
 async function main(): Promise<void> {
   const REQUESTS = Number(flag('requests', '1000'));
   const RUNS = Number(flag('runs', '5'));
   const MB = Number(flag('mb', '100'));
   const TUNNELS = Number(flag('tunnels', '2000'));
+  const SERVICE = process.argv.includes('--service');
   const load0 = loadavg();
   const children: ChildProcess[] = [];
+  let rig: Rig | null = null;
   try {
     const [target, squid, socks] = await Promise.all([
       child(['--role', 'target', '--mb', String(MB)]),
@@ -166,12 +347,11 @@ async function main(): Promise<void> {
       startMicrosocks('(bench)'),
     ]);
     children.push(target.proc);
-    const up = (d: { host: string; port: number }, type: 'http' | 'socks5'): Upstream => ({ key: `${type}:${d.port}`, host: d.host, port: d.port, type, protocols: [type], country: null });
-    const gateway = await child(['--role', 'gateway', '--pools', JSON.stringify({ [POOL]: [up(squid, 'http')], [TUNNEL_POOL]: [up(squid, 'http'), up(socks, 'socks5')] })]);
-    children.push(gateway.proc);
-    const gwPid = gateway.proc.pid as number;
+    rig = SERVICE ? await serviceRig(squid, socks) : await bareRig(squid, socks);
+    const gwPid = rig.pid;
+    const gwPort = rig.port;
     const T = target.port;
-    const auth = `Proxy-Authorization: ${basicAuth(`pool-${POOL}`, KEY)}\r\n`;
+    const auth = `Proxy-Authorization: ${basicAuth(rig.poolUser, rig.key)}\r\n`;
     const absGet = (path: string, withAuth: boolean) => `GET http://127.0.0.1:${T}${path} HTTP/1.1\r\nHost: 127.0.0.1:${T}\r\n${withAuth ? auth : ''}Connection: close\r\n\r\n`;
     const originGet = (path: string) => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${T}\r\nConnection: close\r\n\r\n`;
     const connectHead = (withAuth: boolean) => `CONNECT 127.0.0.1:${T} HTTP/1.1\r\nHost: 127.0.0.1:${T}\r\n${withAuth ? auth : ''}\r\n`;
@@ -179,19 +359,22 @@ async function main(): Promise<void> {
     // warm-up: both paths, JIT and connections
     for (let i = 0; i < 50; i++) {
       await exchange(squid.port, absGet('/kb', false));
-      await exchange(gateway.port, absGet('/kb', true));
+      await exchange(gwPort, absGet('/kb', true));
     }
     const rssIdle = procStats(gwPid).rssMiB;
+    const loadLat0 = loadavg();
 
     // latency
     const lat = { direct: [] as number[], gateway: [] as number[], directT: [] as number[], gatewayT: [] as number[] };
     let failures = 0;
+    const l0 = performance.now();
+    const lc0 = rig.cpuMs();
     for (let i = 0; i < REQUESTS; i++) {
       const pair: [keyof typeof lat, () => Promise<{ ms: number; ok: boolean }>][] = [
         ['direct', () => exchange(squid.port, absGet('/kb', false))],
-        ['gateway', () => exchange(gateway.port, absGet('/kb', true))],
+        ['gateway', () => exchange(gwPort, absGet('/kb', true))],
         ['directT', () => exchange(squid.port, originGet('/kb'), connectHead(false))],
-        ['gatewayT', () => exchange(gateway.port, originGet('/kb'), connectHead(true))],
+        ['gatewayT', () => exchange(gwPort, originGet('/kb'), connectHead(true))],
       ];
       if (i % 2 === 1) pair.reverse();
       for (const [k, run] of pair) {
@@ -200,13 +383,16 @@ async function main(): Promise<void> {
         lat[k].push(r.ms);
       }
     }
+    const latMs = performance.now() - l0;
+    const latCpuMs = rig.cpuMs() - lc0;
+    const loadLat1 = loadavg();
 
     // 2 000 tunnels (before the downloads, whose garbage would hide the growth)
     const rssBefore = procStats(gwPid).rssMiB;
     const t0 = performance.now();
     const sockets: (Socket | null)[] = [];
     for (let i = 0; i < TUNNELS; i += 200) {
-      const batch = await Promise.all(Array.from({ length: Math.min(200, TUNNELS - i) }, () => openTunnel(gateway.port, `pool-${TUNNEL_POOL}`, '127.0.0.1', T)));
+      const batch = await Promise.all(Array.from({ length: Math.min(200, TUNNELS - i) }, () => openTunnel(gwPort, rig!.tunnelUser, rig!.key, '127.0.0.1', T)));
       sockets.push(...batch);
     }
     const openMs = performance.now() - t0;
@@ -219,17 +405,24 @@ async function main(): Promise<void> {
     const rssClosed = procStats(gwPid).rssMiB;
     // throughput, after one download each to warm the path
     await exchange(squid.port, absGet('/big', false));
-    await exchange(gateway.port, absGet('/big', true));
+    await exchange(gwPort, absGet('/big', true));
     const tp = { direct: [] as number[], gateway: [] as number[], cpuPerMb: [] as number[] };
     for (let r = 0; r < RUNS; r++) {
       const d = await exchange(squid.port, absGet('/big', false));
-      const c0 = procStats(gwPid).cpuS;
-      const g = await exchange(gateway.port, absGet('/big', true));
-      const c1 = procStats(gwPid).cpuS;
+      const c0 = rig.cpuMs();
+      const g = await exchange(gwPort, absGet('/big', true));
+      const c1 = rig.cpuMs();
       if (d.bytes < MB * 1e6 || g.bytes < MB * 1e6) failures++;
       tp.direct.push(d.bytes / 1e6 / (d.ms / 1000));
       tp.gateway.push(g.bytes / 1e6 / (g.ms / 1000));
-      tp.cpuPerMb.push(((c1 - c0) * 1000) / (g.bytes / 1e6));
+      tp.cpuPerMb.push((c1 - c0) / (g.bytes / 1e6));
+    }
+    let recheckTail = '';
+    if (rig.rechecksAround !== undefined) {
+      // a round.completed comes every POOL_FLUSH_S (10 s): the checks between the events around the phase
+      await Bun.sleep(Math.max(0, l0 + latMs + 11_000 - performance.now()));
+      const r = rig.rechecksAround(l0, l0 + latMs);
+      recheckTail = r === null ? `; pool R: no round.completed around it (no re-checks seen)` : `; pool R's checks between the round.completed events around it: ${r.checks} in ${f1(r.spanMs / 1000)} s = **${((r.checks * 1000) / r.spanMs).toFixed(0)} checks/s**`;
     }
 
     const load1 = loadavg();
@@ -239,8 +432,12 @@ async function main(): Promise<void> {
     const addP50T = median(lat.gatewayT) - median(lat.directT);
     const addP99T = pct(lat.gatewayT, 99) - pct(lat.directT, 99);
     const ratio = median(tp.gateway) / median(tp.direct);
+    const who = SERVICE ? 'service' : 'gateway';
     const lines = [
-      `load average ${load0.map(f2).join(' ')} at the start, ${load1.map(f2).join(' ')} at the end (${navigator.hardwareConcurrency} cores); failed requests: ${failures}`,
+      `${rig.label}`,
+      ...rig.notes,
+      `load average ${load0.map(f2).join(' ')} at the start, ${loadLat0.map(f2).join(' ')} / ${loadLat1.map(f2).join(' ')} before / after the latency phase, ${load1.map(f2).join(' ')} at the end (${navigator.hardwareConcurrency} cores); failed requests: ${failures}`,
+      `latency phase: ${f1(latMs / 1000)} s; the ${who}'s CPU in it ${f1(latCpuMs / 1000)} s = ${f1((latCpuMs / latMs) * 100)} % of a core${recheckTail}`,
       '',
       '| measure | through squid directly | through the gateway + squid | difference | target |',
       '|---|---|---|---|---|',
@@ -249,19 +446,21 @@ async function main(): Promise<void> {
       `| 1 KB GET in a CONNECT tunnel, p50 | ${f2(median(lat.directT))} ms | ${f2(median(lat.gatewayT))} ms | ${signed(addP50T)} ms | |`,
       `| 1 KB GET in a CONNECT tunnel, p99 | ${f2(pct(lat.directT, 99))} ms | ${f2(pct(lat.gatewayT, 99))} ms | ${signed(addP99T)} ms | |`,
       `| ${MB} MB download, median of ${RUNS} | ${f1(median(tp.direct))} MB/s | ${f1(median(tp.gateway))} MB/s | **${f2(ratio)} x** | >= 0.8 x |`,
-      `| gateway CPU per MB relayed | | ${f2(median(tp.cpuPerMb))} ms | | |`,
+      `| ${who} CPU per MB relayed${SERVICE ? ' (re-checks included)' : ''} | | ${f2(median(tp.cpuPerMb))} ms | | |`,
       '',
       `| ${TUNNELS} CONNECT tunnels from one client | |`,
       '|---|---|',
       `| opened (200 from the gateway) | ${open.length} / ${TUNNELS}, in ${f1(openMs / 1000)} s (batches of 200) |`,
       `| served (a 1 KB GET answered in each, all open at once) | **${served} / ${TUNNELS}**, all done ${f1(allMs / 1000)} s after the first |`,
-      `| gateway RSS: after the warm-up / after the latency runs / ${TUNNELS} open / closed again | ${f1(rssIdle)} / ${f1(rssBefore)} / ${f1(rssAll)} / ${f1(rssClosed)} MiB |`,
+      `| ${who} RSS: after the warm-up / after the latency runs / ${TUNNELS} open / closed again | ${f1(rssIdle)} / ${f1(rssBefore)} / ${f1(rssAll)} / ${f1(rssClosed)} MiB |`,
       `| RSS growth with ${TUNNELS} open | **${rssAll >= rssBefore ? '+' : ''}${f1(rssAll - rssBefore)} MiB** (${f1(((rssAll - rssBefore) * 1024) / TUNNELS)} KiB per tunnel) |`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
+    await rig?.stop();
     for (const c of children) c.kill('SIGKILL');
     await stopAllDaemons();
+    await stopAll();
   }
   process.exit(0);
 }
