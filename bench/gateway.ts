@@ -32,14 +32,20 @@
  *               (squid; squid and microsocks for the tunnels) and found
  *               working by their owner; beside them pool R of
  *               `--recheck-proxies` (20 000) farm proxies (bench/farm, mix
- *               A) at interval_s `--interval-s` (60), whose first pass is
- *               awaited so its re-checks run all through the phases; the
- *               pool checks/s during the latency phase (round.completed
- *               events, GET /ws?pool=) and the service's CPU (its process
- *               tree: the re-checks included) are printed
+ *               A, where 90 % fail and back off; `--recheck-mix working`:
+ *               all working, the schedule's full rate) at interval_s
+ *               `--interval-s` (60), whose first pass is awaited; the
+ *               latency phase then runs at least `--latency-s` (the
+ *               interval) so every wave of re-checks falls in it; pool R's
+ *               checks/s from its round.completed events (GET /ws?pool=,
+ *               one per POOL_FLUSH_S), the latency of the samples taken
+ *               while it checked >= `--busy-rate` (100) checks/s beside
+ *               all of them, and the service's CPU (its process tree: the
+ *               re-checks included) are printed
  *
  * Run: bun bench/gateway.ts [--bare | --service [--recheck-proxies 20000]
- *      [--interval-s 60]] [--requests 1000] [--runs 5] [--mb 100] [--tunnels 2000]
+ *      [--recheck-mix A|working] [--interval-s 60] [--latency-s 60] [--busy-rate 100]]
+ *      [--requests 1000] [--runs 5] [--mb 100] [--tunnels 2000]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -56,7 +62,7 @@ import { startMicrosocks, startSquid } from '../test/interop/zoo';
 import { stopAll, treeCpuMs } from './e2e/proc';
 import { MIX_A, SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
 import { BENCH_KEY, startService } from './e2e/service';
-import { buildEntries, listText } from './farm/entries';
+import { BEHAVIOURS, buildEntries, listText } from './farm/entries';
 import { startFarm } from './farm/launcher';
 
 function flag(name: string, dflt: string): string {
@@ -187,8 +193,12 @@ interface Rig {
   tunnelUser: string;
   /** CPU (ms) of what runs the gateway: the bare gateway's process, or the service's process tree */
   cpuMs(): number;
-  /** pool R's checks made durable between the last round.completed at or before `from` and the first at or after `to` (performance.now()), and that span (ms); absent when no re-checks run */
-  rechecksAround?(from: number, to: number): { checks: number; spanMs: number } | null;
+  /** pool R's check rate (checks/s) in the flush period holding time `at` (performance.now()): the checked count of the first round.completed at or after it, within one POOL_FLUSH_S; 0 when none; absent when no re-checks run */
+  recheckRateAt?(at: number): number;
+  /** pool R's round.completed events so far */
+  recheckEvents?(): { at: number; checked: number }[];
+  /** how long the latency phase runs at least (ms): a whole interval of pool R, so every wave of its re-checks falls in it */
+  latencyMinMs: number;
   /** lines for the report (before the tables) */
   notes: string[];
   stop(): Promise<void>;
@@ -207,6 +217,7 @@ async function bareRig(squid: RunningDaemon, socks: RunningDaemon): Promise<Rig>
     poolUser: `pool-${POOL}`,
     tunnelUser: `pool-${TUNNEL_POOL}`,
     cpuMs: () => procStats(pid).cpuS * 1000,
+    latencyMinMs: 0,
     notes: [],
     stop: async () => void gateway.proc.kill('SIGKILL'),
   };
@@ -271,12 +282,16 @@ async function serviceRig(squid: RunningDaemon, socks: RunningDaemon): Promise<R
     const rounds: { at: number; checked: number }[] = [];
     let ws: WebSocket | null = null;
     if (farm !== null) {
-      const entries = buildEntries({ firstId: 0, size: N, mix: MIX_A, seed: 103, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
+      // mix A: 90 % fail and back off (the owner re-checks them less often); `working`: every proxy works, the schedule's full rate
+      const mixName = flag('recheck-mix', 'A');
+      const mix = mixName === 'working' ? { [BEHAVIOURS.WORKING]: 1 } : MIX_A;
+      const entries = buildEntries({ firstId: 0, size: N, mix, seed: 103, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
       const p0 = performance.now();
       const rPool = await makePool({ name: 'gateway bench re-checks', text: listText(entries), interval_s: INTERVAL_S, timeout: TIMEOUT_MS, region: 'us1' });
       ws = new WebSocket(`${svc.url.replace('http', 'ws')}/ws?pool=${rPool}&apiKey=${BENCH_KEY}`);
       let firstPassEnd: (() => void) | null = null;
       const firstPass = new Promise<void>((resolve) => (firstPassEnd = resolve));
+      ws.onclose = (e) => log(`pool R's event feed closed (${e.code} ${e.reason})`);
       ws.onmessage = (m) => {
         const e = JSON.parse(String(m.data)) as { event: string; round?: { checked: number }; counts?: PoolCounts['counts'] };
         if (e.event !== 'round.completed' || !e.round) return;
@@ -289,7 +304,7 @@ async function serviceRig(squid: RunningDaemon, socks: RunningDaemon): Promise<R
       const r = await getPool(rPool);
       if (r.counts.unchecked !== 0) throw new Error(`pool R's first pass not done in 15 min: ${JSON.stringify(r.counts)}`);
       notes.push(
-        `pool R: ${N} farm proxies (mix A) at interval_s ${INTERVAL_S} (nominal need ${(N / INTERVAL_S).toFixed(0)} checks/s); its first pass took ${((performance.now() - p0) / 1000).toFixed(0)} s (${r.counts.working} working, ${r.counts.failed} failed); the phases below start after it, with its re-checks running`,
+        `pool R: ${N} farm proxies (mix ${mixName}) at interval_s ${INTERVAL_S} (nominal need ${(N / INTERVAL_S).toFixed(0)} checks/s); its first pass took ${((performance.now() - p0) / 1000).toFixed(0)} s (${r.counts.working} working, ${r.counts.failed} failed); the phases below start after it, with its re-checks running`,
       );
       // its first re-checks fall due from 0.9 x interval_s after the POST (the schedule's jitter shortens a delay by up to 10 %)
       const opens = p0 + 0.9 * INTERVAL_S * 1000;
@@ -307,15 +322,9 @@ async function serviceRig(squid: RunningDaemon, socks: RunningDaemon): Promise<R
       poolUser: `pool-${gPool}`,
       tunnelUser: `pool-${tPool}`,
       cpuMs: () => treeCpuMs(svc.pid),
-      rechecksAround:
-        farm === null
-          ? undefined
-          : (from, to) => {
-              const a = rounds.findLastIndex((r) => r.at <= from);
-              const b = rounds.findIndex((r) => r.at >= to);
-              if (a < 0 || b < 0) return null;
-              return { checks: rounds.slice(a + 1, b + 1).reduce((n, r) => n + r.checked, 0), spanMs: rounds[b]!.at - rounds[a]!.at };
-            },
+      recheckRateAt: farm === null ? undefined : (at) => (rounds.find((r) => r.at >= at && r.at - at <= FLUSH_MS)?.checked ?? 0) / (FLUSH_MS / 1000),
+      recheckEvents: () => rounds,
+      latencyMinMs: farm === null ? 0 : Number(flag('latency-s', String(INTERVAL_S))) * 1000,
       notes,
       stop: async () => {
         ws?.close();
@@ -329,6 +338,8 @@ async function serviceRig(squid: RunningDaemon, socks: RunningDaemon): Promise<R
 }
 
 const started = performance.now();
+/** the service's POOL_FLUSH_S (default 10): a pool's round.completed comes at most once per this period */
+const FLUSH_MS = 10_000;
 const log = (l: string) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${l}\n`);
 
 async function main(): Promise<void> {
@@ -366,10 +377,11 @@ async function main(): Promise<void> {
 
     // latency
     const lat = { direct: [] as number[], gateway: [] as number[], directT: [] as number[], gatewayT: [] as number[] };
+    const when = { direct: [] as number[], gateway: [] as number[], directT: [] as number[], gatewayT: [] as number[] };
     let failures = 0;
     const l0 = performance.now();
     const lc0 = rig.cpuMs();
-    for (let i = 0; i < REQUESTS; i++) {
+    for (let i = 0; i < REQUESTS || performance.now() - l0 < rig.latencyMinMs; i++) {
       const pair: [keyof typeof lat, () => Promise<{ ms: number; ok: boolean }>][] = [
         ['direct', () => exchange(squid.port, absGet('/kb', false))],
         ['gateway', () => exchange(gwPort, absGet('/kb', true))],
@@ -378,9 +390,11 @@ async function main(): Promise<void> {
       ];
       if (i % 2 === 1) pair.reverse();
       for (const [k, run] of pair) {
+        const at = performance.now();
         const r = await run();
         if (!r.ok) failures++;
         lat[k].push(r.ms);
+        when[k].push(at);
       }
     }
     const latMs = performance.now() - l0;
@@ -417,12 +431,24 @@ async function main(): Promise<void> {
       tp.gateway.push(g.bytes / 1e6 / (g.ms / 1000));
       tp.cpuPerMb.push((c1 - c0) / (g.bytes / 1e6));
     }
+    // with re-checks: the samples taken in flush periods where pool R checked at least `--busy-rate` checks/s (its round.completed events come within POOL_FLUSH_S)
+    const busyRows: string[] = [];
     let recheckTail = '';
-    if (rig.rechecksAround !== undefined) {
-      // a round.completed comes every POOL_FLUSH_S (10 s): the checks between the events around the phase
-      await Bun.sleep(Math.max(0, l0 + latMs + 11_000 - performance.now()));
-      const r = rig.rechecksAround(l0, l0 + latMs);
-      recheckTail = r === null ? `; pool R: no round.completed around it (no re-checks seen)` : `; pool R's checks between the round.completed events around it: ${r.checks} in ${f1(r.spanMs / 1000)} s = **${((r.checks * 1000) / r.spanMs).toFixed(0)} checks/s**`;
+    if (rig.recheckRateAt !== undefined) {
+      await Bun.sleep(Math.max(0, l0 + latMs + FLUSH_MS + 1000 - performance.now()));
+      const BUSY = Number(flag('busy-rate', '100'));
+      const busy = (k: keyof typeof lat) => lat[k].filter((_, j) => rig!.recheckRateAt!(when[k][j]!) >= BUSY);
+      const events = rig.recheckEvents!().filter((e) => e.at >= l0 && e.at <= l0 + latMs + FLUSH_MS);
+      const checks = events.reduce((n, e) => n + e.checked, 0);
+      const busyPeriods = events.filter((e) => e.checked / (FLUSH_MS / 1000) >= BUSY);
+      recheckTail = `; pool R's round.completed events in it (and one flush after): ${events.length}, ${checks} checks = ${((checks * 1000) / (latMs + FLUSH_MS)).toFixed(0)} checks/s on average, ${busyPeriods.length} flush periods at >= ${BUSY} checks/s (${busyPeriods.map((e) => (e.checked / (FLUSH_MS / 1000)).toFixed(0)).join(', ')} checks/s)`;
+      const [bd, bg, bdt, bgt] = [busy('direct'), busy('gateway'), busy('directT'), busy('gatewayT')];
+      if (bg.length > 0 && bd.length > 0)
+        busyRows.push(
+          `| the same, only the samples taken while pool R checked >= ${BUSY}/s: absolute-form p50 (${bd.length} / ${bg.length}) | ${f2(median(bd))} ms | ${f2(median(bg))} ms | **${signed(median(bg) - median(bd))} ms** | <= +1 ms |`,
+          `| ... absolute-form p99 | ${f2(pct(bd, 99))} ms | ${f2(pct(bg, 99))} ms | **${signed(pct(bg, 99) - pct(bd, 99))} ms** | <= +5 ms |`,
+          `| ... CONNECT tunnel p50 / p99 | ${f2(median(bdt))} / ${f2(pct(bdt, 99))} ms | ${f2(median(bgt))} / ${f2(pct(bgt, 99))} ms | ${signed(median(bgt) - median(bdt))} / ${signed(pct(bgt, 99) - pct(bdt, 99))} ms | |`,
+        );
     }
 
     const load1 = loadavg();
@@ -441,10 +467,11 @@ async function main(): Promise<void> {
       '',
       '| measure | through squid directly | through the gateway + squid | difference | target |',
       '|---|---|---|---|---|',
-      `| 1 KB GET, absolute-form, p50 (${REQUESTS} each) | ${f2(median(lat.direct))} ms | ${f2(median(lat.gateway))} ms | **${signed(addP50)} ms** | <= +1 ms |`,
+      `| 1 KB GET, absolute-form, p50 (${lat.gateway.length} each) | ${f2(median(lat.direct))} ms | ${f2(median(lat.gateway))} ms | **${signed(addP50)} ms** | <= +1 ms |`,
       `| 1 KB GET, absolute-form, p99 | ${f2(pct(lat.direct, 99))} ms | ${f2(pct(lat.gateway, 99))} ms | **${signed(addP99)} ms** | <= +5 ms |`,
       `| 1 KB GET in a CONNECT tunnel, p50 | ${f2(median(lat.directT))} ms | ${f2(median(lat.gatewayT))} ms | ${signed(addP50T)} ms | |`,
       `| 1 KB GET in a CONNECT tunnel, p99 | ${f2(pct(lat.directT, 99))} ms | ${f2(pct(lat.gatewayT, 99))} ms | ${signed(addP99T)} ms | |`,
+      ...busyRows,
       `| ${MB} MB download, median of ${RUNS} | ${f1(median(tp.direct))} MB/s | ${f1(median(tp.gateway))} MB/s | **${f2(ratio)} x** | >= 0.8 x |`,
       `| ${who} CPU per MB relayed${SERVICE ? ' (re-checks included)' : ''} | | ${f2(median(tp.cpuPerMb))} ms | | |`,
       '',
