@@ -442,6 +442,11 @@ async function main(): Promise<void> {
       const checks = events.reduce((n, e) => n + e.checked, 0);
       const busyPeriods = events.filter((e) => e.checked / (FLUSH_MS / 1000) >= BUSY);
       recheckTail = `; pool R's round.completed events in it (and one flush after): ${events.length}, ${checks} checks = ${((checks * 1000) / (latMs + FLUSH_MS)).toFixed(0)} checks/s on average, ${busyPeriods.length} flush periods at >= ${BUSY} checks/s (${busyPeriods.map((e) => (e.checked / (FLUSH_MS / 1000)).toFixed(0)).join(', ')} checks/s)`;
+      // where the slow ones fall: the gateway's samples over the direct p99 + 5 ms, against the flushes (a round.completed is published as a flush ends)
+      const slowAt = [...when.gateway.filter((_, j) => lat.gateway[j]! > pct(lat.direct, 99) + 5), ...when.gatewayT.filter((_, j) => lat.gatewayT[j]! > pct(lat.directT, 99) + 5)];
+      const nearFlush = (at: number) => events.some((e) => at >= e.at - 2000 && at <= e.at + 100);
+      const nearShare = Math.min(1, (events.length * 2100) / latMs);
+      recheckTail += `; the gateway's samples over the direct p99 + 5 ms: ${slowAt.length}, of which ${slowAt.filter(nearFlush).length} in the 2 s before a round.completed (the flush's end), a span holding ${f1(nearShare * 100)} % of the phase`;
       const [bd, bg, bdt, bgt] = [busy('direct'), busy('gateway'), busy('directT'), busy('gatewayT')];
       if (bg.length > 0 && bd.length > 0)
         busyRows.push(
