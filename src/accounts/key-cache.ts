@@ -6,6 +6,13 @@
  * - Two bounded LRUs: known keys, and misses (unknown or revoked keys, cached
  *   too so a flood of one bad key cannot hammer the database). A stream of
  *   random keys fills only the miss LRU: it never evicts a good key.
+ * - Refresh ahead: a hit on a known key in the second half of its life
+ *   starts a look-up in the background (single flight) and is answered from
+ *   the entry at once, so a key in steady use never waits on the database
+ *   (the gateway's connection path: a database busy with a pool's flush
+ *   would otherwise hold one connection per `ttlMs` behind it). An answer
+ *   is still never older than `ttlMs`: an expired entry is not served, and
+ *   a refresh that fails leaves the entry to expire.
  * - Concurrent look-ups of one key share one query (single flight).
  * - `clear()` (after every admin command in this process) starts a new
  *   generation: a look-up already in flight from before it neither stores its
@@ -73,17 +80,24 @@ export class KeyCache<A> {
     const now = this.#now();
     const hit = this.#known.get(h) ?? this.#misses.get(h);
     if (hit !== undefined) {
-      if (hit.until > now) return Promise.resolve(hit.value);
+      if (hit.until > now) {
+        if (hit.value !== null && hit.until - now < this.#ttlMs / 2 && !this.#inFlight.has(h)) this.#load(h, key, load).catch(() => {});
+        return Promise.resolve(hit.value);
+      }
       this.#known.delete(h);
       this.#misses.delete(h);
     }
-    const pending = this.#inFlight.get(h);
-    if (pending !== undefined) return pending;
+    return this.#inFlight.get(h) ?? this.#load(h, key, load);
+  }
+
+  /** One look-up of `key` (hash `h`), shared by the look-ups that come while it runs; its answer replaces the entry. */
+  #load(h: string, key: string, load: (key: string) => Promise<A | null>): Promise<A | null> {
     const generation = this.#generation;
     const p = load(key).then(
       (value) => {
         if (generation === this.#generation) {
           this.#inFlight.delete(h);
+          (value === null ? this.#known : this.#misses).delete(h);
           (value === null ? this.#misses : this.#known).set(h, { value, until: this.#now() + this.#ttlMs });
         }
         return value;

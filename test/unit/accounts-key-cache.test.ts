@@ -8,12 +8,74 @@ describe('KeyCache', () => {
     let loads = 0;
     const load = async (k: string) => (loads++, k === 'good' ? { id: 'a' } : null);
     expect(await c.get('good', load)).toEqual({ id: 'a' });
-    t = 1999;
+    t = 1000;
     expect(await c.get('good', load)).toEqual({ id: 'a' });
     expect(loads).toBe(1);
-    t = 2000;
+    t = 3000;
     await c.get('good', load);
     expect(loads).toBe(2);
+  });
+
+  test('refresh ahead: a hit in the second half of its life answers at once and reloads in the background; a revocation it finds takes effect', async () => {
+    let t = 0;
+    const c = new KeyCache<{ id: string }>({ ttlMs: 2000, now: () => t });
+    let revoked = false;
+    let release: () => void = () => {};
+    let loads = 0;
+    const load = (k: string) => {
+      loads++;
+      if (loads === 1) return Promise.resolve(k === 'good' ? { id: 'a' } : null);
+      return new Promise<{ id: string } | null>((resolve) => (release = () => resolve(revoked ? null : { id: 'a' })));
+    };
+    await c.get('good', load);
+    t = 1500;
+    // the database is slow (the refresh waits): the hit does not
+    let answered = false;
+    void c.get('good', load).then(() => (answered = true));
+    await Promise.resolve();
+    expect(answered).toBe(true);
+    expect(loads).toBe(2);
+    // one refresh at a time
+    expect(await c.get('good', load)).toEqual({ id: 'a' });
+    expect(loads).toBe(2);
+    release();
+    await Bun.sleep(0);
+    // the refresh's answer lives a whole TTL from its end (past the first answer's): no load until its second half
+    t = 2400;
+    expect(await c.get('good', load)).toEqual({ id: 'a' });
+    expect(loads).toBe(2);
+    // the next refresh finds the key revoked: the hit that started it still had the entry, the next one sees the revocation
+    t = 3000;
+    revoked = true;
+    expect(await c.get('good', load)).toEqual({ id: 'a' });
+    release();
+    await Bun.sleep(0);
+    expect(await c.get('good', load)).toBeNull();
+    expect(loads).toBe(3);
+  });
+
+  test('refresh ahead never serves an expired entry: past the TTL the request waits for the look-up', async () => {
+    let t = 0;
+    const c = new KeyCache<{ id: string }>({ ttlMs: 2000, now: () => t });
+    let value: { id: string } | null = { id: 'a' };
+    await c.get('good', async () => value);
+    t = 2000;
+    value = null;
+    expect(await c.get('good', async () => value)).toBeNull();
+  });
+
+  test('a refresh ahead that fails leaves the entry to expire, and is not thrown at the request', async () => {
+    let t = 0;
+    const c = new KeyCache<{ id: string }>({ ttlMs: 2000, now: () => t });
+    await c.get('good', async () => ({ id: 'a' }));
+    t = 1500;
+    expect(await c.get('good', () => Promise.reject(new Error('database down')))).toEqual({ id: 'a' });
+    await Bun.sleep(0);
+    t = 1900;
+    expect(await c.get('good', async () => ({ id: 'b' }))).toEqual({ id: 'a' });
+    await Bun.sleep(0);
+    t = 2100;
+    expect(await c.get('good', async () => ({ id: 'c' }))).toEqual({ id: 'b' });
   });
 
   test('misses are cached too, and clear() forgets everything', async () => {
