@@ -50,6 +50,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const env: Record<string, string> = {
     ...(opts.root === undefined ? START_ENV : npmStartEnv(`${opts.root}/`)),
     PORT: String(port),
+    // a free port: PORT + 443 (the default) of a port taken from the ephemeral range can be held by
+    // any outgoing connection (a bench start failed on it once)
+    JUDGE_TLS_PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: opts.dataDir,
     ALLOW_PRIVATE_TARGETS: 'true',
