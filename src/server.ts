@@ -99,7 +99,7 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const geoDb = await geo;
     const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
     const { pools } = startPools(config, { storage, log, undo });
-    const webhooks = startWebhooks(config, { storage, secret, pools, metrics, log, undo, ...(opts.webhookSchedule !== undefined ? { schedule: opts.webhookSchedule } : {}) });
+    const webhooks = startWebhooks(config, { storage, secret, metrics, log, undo, ...(opts.webhookSchedule !== undefined ? { schedule: opts.webhookSchedule } : {}) });
     const events = alsoTo(alsoTo(backend.poolEvents, webhooks.poolEvents), opts.poolEvents);
     const poolOwner = await startPoolOwner(config, { storage, backend, base, pools, judge, geo: geoDb, events, outbox: webhooks.outbox, metrics, log, undo });
     const listeners = startListeners(config, { storage, backend, checks, pools, owner: poolOwner, jobs, webhooks: webhooks.service, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });

@@ -12,13 +12,12 @@
  * - check.completed is written where an async check's scan is closed
  *   (src/jobs/ledger.ts, src/accounts/orphans.ts).
  *
- * Started after the database and the pools, before the rounds and the
- * listeners; its undo (the loop's stop: no new claims, attempts in flight
+ * Started after the database and the pools, before the pools' owner and
+ * the listeners; its undo (the loop's stop: no new claims, attempts in flight
  * aborted and given back) runs after theirs and before the database closes.
  * `schedule` (tests): a shorter retry schedule and poll interval.
  */
 import type { Config } from '../config';
-import type { PoolService } from '../jobs/pool-service';
 import type { Logger } from '../log';
 import type { ServiceMetrics } from '../metrics/service-metrics';
 import type { PoolEventsPort } from '../pools/ports';
@@ -43,13 +42,13 @@ export interface WebhooksRunning {
   service: WebhookService;
   outbox: WebhookOutbox;
   loop: DeliveryLoop;
-  /** Where the rounds' pool events go besides the hub. */
+  /** Where the pools' events go besides the hub. */
   poolEvents: PoolEventsPort;
 }
 
 export function startWebhooks(
   config: Config,
-  p: { storage: Storage; secret: string; pools: PoolService; metrics?: ServiceMetrics; log: Logger; undo: StopStep[]; schedule?: WebhookSchedule },
+  p: { storage: Storage; secret: string; metrics?: ServiceMetrics; log: Logger; undo: StopStep[]; schedule?: WebhookSchedule },
 ): WebhooksRunning {
   const db = p.storage.database.db;
   const key = sealingKey(p.secret);

@@ -1,6 +1,6 @@
 /**
- * What a check job and a pool's round set up alike (src/jobs/actor.ts,
- * src/jobs/pool-round-probe.ts), so both probe the same way:
+ * What a check job and a pool's owner set up alike (src/jobs/actor.ts,
+ * src/jobs/pool-actor.ts), so both probe the same way:
  *
  * - probeSettingsFor: the settings of every shard of a run: the judge's
  *   (SettingsFactory: judge, own addresses, the SSRF switch) for the type
