@@ -42,10 +42,25 @@
  * own server on 127.0.0.1, counting requests): the first pass and the
  * steady state also say the site's requests per working pool check (N
  * when every working proxy fetches each target and no failed one does).
+ * Issue 29's rows:
+ * --driver pglite|pg: the service on its embedded PGlite (default) or on a
+ * fresh database of the PostgreSQL server `--pg` (created and dropped); on
+ * pg every CPU figure is the service's process tree plus the PostgreSQL
+ * server's (the postmaster's tree: its live backends and the ones it reaped).
+ * During the steady window: `--txt-runs` GET /pools/{id}/proxies?status=
+ * working&format=txt spread over it (p50 / p99 wall, the bytes); the lag
+ * read every 5 s (median, p99, max); P2's p90 besides its median; the RSS at
+ * the window's end over the idle RSS, per pooled proxy (and the peak).
+ * --passes N (the bounded database): after the window the pool runs until
+ * N x proxies checks since the POST; the database's size (PGlite: the data
+ * directory; pg: pg_database_size) after the first pass and after N passes.
+ * --no-one-shot skips step 4 (a 1 000 000 run's one-shot costs minutes; the
+ * CPU ratio comes from the 100 000 runs), --no-db-time step 5.
  * --profile DIR: the service under --cpu-prof-md (its whole life, the
  * one-shot /check-raw included), the profile written into DIR at its stop.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import postgres from 'postgres';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -87,8 +102,17 @@ const { values } = parseArgs({
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     profile: { type: 'string' },
     targets: { type: 'string', default: '0' },
+    driver: { type: 'string', default: 'pglite' },
+    'txt-runs': { type: 'string', default: '40' },
+    passes: { type: 'string', default: '0' },
+    'no-one-shot': { type: 'boolean', default: false },
+    'no-db-time': { type: 'boolean', default: false },
   },
 });
+const DRIVER = values.driver;
+if (DRIVER !== 'pglite' && DRIVER !== 'pg') throw new Error(`--driver must be pglite or pg (got ${DRIVER})`);
+const TXT_RUNS = Number(values['txt-runs']);
+const PASSES = Number(values.passes);
 const TARGETS = Number(values.targets);
 const PROXIES = Number(values.proxies);
 const INTERVAL_S = Number(values['interval-s']);
@@ -101,6 +125,10 @@ const IDLE_MS = 5000;
 const started = Date.now();
 const log = (l: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${l}\n`);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' / ');
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
+};
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -122,6 +150,43 @@ async function getPool(svc: Service, id: string): Promise<PoolObject> {
   const r = await fetch(`${svc.url}/pools/${id}`, { headers });
   if (r.status !== 200) throw new Error(`GET /pools/${id}: ${r.status} ${await r.text()}`);
   return (await r.json()) as PoolObject;
+}
+
+/** The PostgreSQL server's postmaster (a `postgres` process whose parent is not one), or null. */
+function postmasterPid(): number | null {
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/comm`, 'latin1').trim() !== 'postgres') continue;
+      const ppid = readFileSync(`/proc/${d}/stat`, 'latin1').split(') ')[1]!.split(' ')[1]!;
+      if (readFileSync(`/proc/${ppid}/comm`, 'latin1').trim() !== 'postgres') return Number(d);
+    } catch {
+      continue;
+    }
+  }
+  return null;
+}
+
+/** The database's size in bytes: PGlite's data directory (du), or the PostgreSQL database's pg_database_size. */
+async function databaseBytes(dataDir: string, pgUrl: string | null): Promise<number> {
+  if (pgUrl === null) return Number(Bun.spawnSync(['du', '-sb', dataDir]).stdout.toString().split('\t')[0]);
+  const c = postgres(pgUrl, { max: 1, onnotice: () => undefined });
+  try {
+    const [r] = await c`SELECT pg_database_size(current_database())::float8 AS n`;
+    return Number(r!.n);
+  } finally {
+    await c.end({ timeout: 5 });
+  }
+}
+
+/** One GET ?status=working&format=txt: its wall (ms) and bytes. */
+async function txtRead(svc: Service, id: string): Promise<{ ms: number; bytes: number }> {
+  const t0 = performance.now();
+  const r = await fetch(`${svc.url}/pools/${id}/proxies?status=working&format=txt`, { headers });
+  const body = await r.arrayBuffer();
+  const ms = performance.now() - t0;
+  if (r.status !== 200) throw new Error(`GET txt: ${r.status}`);
+  return { ms, bytes: body.byteLength };
 }
 
 /** One 10-proxy POST /check: its wall (ms). */
@@ -184,16 +249,23 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pc-pool-rounds-'));
   const env: Record<string, string> = { LOG_LEVEL: '', ...(INTERVAL_S < 60 ? { POOL_MIN_INTERVAL_S: String(INTERVAL_S) } : {}) };
   const bunFlags = values.profile !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${values.profile}`] : [];
+  const serverDb = DRIVER === 'pg' ? await createServerDatabase(PG, 'bench_pools_service') : null;
+  if (serverDb !== null) env.DATABASE_URL = serverDb.url;
+  const postmaster = DRIVER === 'pg' ? postmasterPid() : null;
+  if (DRIVER === 'pg' && postmaster === null) throw new Error('--driver pg: no PostgreSQL server process found on this machine (its CPU is counted)');
   let svc: Service | null = await startService({ dataDir, slotsPerEndpoint: null, judgeUrl: '', judgeKey: '', env, bunFlags });
+  /** CPU (ms) of the service's process tree, plus the PostgreSQL server's on --driver pg */
+  const cpuNow = () => treeCpuMs(svc!.pid) + (postmaster !== null ? treeCpuMs(postmaster) : 0);
   try {
+    log(`driver ${DRIVER}${serverDb !== null ? ` (database ${new URL(serverDb.url).pathname.slice(1)}, CPU counted with the server's, postmaster ${postmaster})` : ''}`);
     log(`service ready in ${svc.startupMs.toFixed(0)} ms (pid ${svc.pid})`);
     const w = buildEntries({ firstId: 600_000, size: 3000, mix: { [BEHAVIOURS.INSTANT]: 2, [BEHAVIOURS.REFUSED]: 1 }, seed: 7, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
     const warm = await checkRaw(svc, listText(w), { timeoutMs: TIMEOUT_MS });
     if (warm.status !== 200) throw new Error(`warm-up: HTTP ${warm.status}`);
     await Bun.sleep(1000);
-    const idleC0 = treeCpuMs(svc.pid);
+    const idleC0 = cpuNow();
     await Bun.sleep(IDLE_MS);
-    const idleCpuPerS = ((treeCpuMs(svc.pid) - idleC0) * 1000) / IDLE_MS;
+    const idleCpuPerS = ((cpuNow() - idleC0) * 1000) / IDLE_MS;
     const idleRss = rssMiB(svc.pid);
     log(`idle: RSS ${idleRss.toFixed(0)} MiB, CPU ${idleCpuPerS.toFixed(1)} ms/s`);
 
@@ -242,7 +314,7 @@ async function main(): Promise<void> {
       const gaps = rs.slice(1).map((r, i) => r.at - rs[i]!.at);
       return `${rs.length} rounds, checked per round median ${median(rs.map((r) => r.checked)).toFixed(0)} (max ${Math.max(0, ...rs.map((r) => r.checked))}), not tried ${rs.reduce((a, r) => a + r.notTried, 0)}, time between round ends median ${(median(gaps) / 1000).toFixed(2)} s`;
     };
-    const c0 = treeCpuMs(svc.pid);
+    const c0 = cpuNow();
     // no polling during the first pass (a GET /pools/{id} counts the pool's 100 000 rows: CPU of its own); progress from the events
     const progress = setInterval(() => {
       const r = rounds.at(-1);
@@ -253,15 +325,16 @@ async function main(): Promise<void> {
     clearTimeout(giveUp);
     clearInterval(progress);
     const firstMs = performance.now() - t0;
-    const c1 = treeCpuMs(svc.pid);
+    const c1 = cpuNow();
     const p = await getPool(svc, created.id);
     if (p.counts.unchecked !== 0) throw new Error('first pass not done within an hour');
     if (TARGETS > 0) say(`targets: ${TARGETS}; the site's requests in the first pass ${site.requests} = ${(site.requests / Math.max(1, p.counts.working)).toFixed(2)} per working proxy (${p.counts.working} working, ${p.counts.failed} failed)`);
     const siteAtWindow = () => site.requests;
+    const dbFirst = PASSES > 0 ? await databaseBytes(dataDir, serverDb?.url ?? null) : 0;
     say(`first pass (from POST /pools to no proxy unchecked): ${PROXIES} proxies (${p.checks_last_24h} charged checks) in ${(firstMs / 1000).toFixed(1)} s = ${((PROXIES * 1000) / firstMs).toFixed(0)} checks/s; CPU (after the POST's answer) ${((c1 - c0) / 1000).toFixed(1)} s = ${(((c1 - c0) * 1000) / PROXIES).toFixed(0)} µs per pool check; ${p.counts.working} working, ${p.counts.failed} failed; POST /pools ${createMs.toFixed(0)} ms; ${roundsText(t0, performance.now() + 1)}`);
 
     // the steady state: checks counted from the events; the lag (the pool's next_due_at behind now) read every LAG_EVERY_MS
-    const LAG_EVERY_MS = 15_000;
+    const LAG_EVERY_MS = 5_000;
     // the window opens when the first pass's first proxies fall due again (0.9 x interval_s after the POST: the schedule's
     // jitter shortens a delay by up to 10 %), so it holds re-checks only, not the quiet between the first pass and them
     const opens = t0 + 0.9 * INTERVAL_S * 1000;
@@ -272,13 +345,16 @@ async function main(): Promise<void> {
       log(`  ${rounds.length - q0} rounds, ${rounds.slice(q0).reduce((a, r) => a + r.checked, 0)} checks while waiting`);
     }
     const w0 = performance.now();
-    const cw0 = treeCpuMs(svc.pid);
+    const cw0 = cpuNow();
     const sw0 = siteAtWindow();
     const p2Busy: number[] = [];
     let maxLagS = 0;
     const lagSamples: number[] = [];
     const gap = (WINDOW_S * 1000) / (P2_RUNS + 1);
     let nextP2 = w0 + gap;
+    const txt: { ms: number; bytes: number }[] = [];
+    const txtGap = (WINDOW_S * 1000) / (TXT_RUNS + 1);
+    let nextTxt = w0 + txtGap / 2;
     let nextLag = w0 + LAG_EVERY_MS;
     let lastLog = w0;
     let getMs = 0;
@@ -293,6 +369,10 @@ async function main(): Promise<void> {
         lagSamples.push(lag);
         maxLagS = Math.max(maxLagS, lag);
       }
+      if (txt.length < TXT_RUNS && performance.now() >= nextTxt) {
+        txt.push(await txtRead(svc, created.id));
+        nextTxt += txtGap;
+      }
       if (p2Busy.length < P2_RUNS && performance.now() >= nextP2) {
         p2Busy.push(await smallCheck(svc, small));
         nextP2 += gap;
@@ -304,14 +384,18 @@ async function main(): Promise<void> {
     }
     while (p2Busy.length < P2_RUNS) p2Busy.push(await smallCheck(svc, small));
     const windowMs = performance.now() - w0;
-    const cw1 = treeCpuMs(svc.pid);
+    const cw1 = cpuNow();
     const winChecks = checkedIn(w0, performance.now() + 1);
+    const rssEnd = rssMiB(svc.pid);
     const end = await getPool(svc, created.id);
     clearInterval(rssTimer);
     const peak = Math.max(peakRssMiB(svc.pid), rssMax);
     const rate = (winChecks * 1000) / windowMs;
     const cpuPerCheck = winChecks > 0 ? ((cw1 - cw0) * 1000) / winChecks : NaN;
     const cpuNetIdle = winChecks > 0 ? ((cw1 - cw0 - (idleCpuPerS * windowMs) / 1000) * 1000) / winChecks : NaN;
+    say(
+      `rate: ${rate.toFixed(1)}/s = ${((rate * INTERVAL_S) / PROXIES).toFixed(3)} of the schedule's need (target >= 0.97); lag p99 ${quantile(lagSamples, 0.99).toFixed(1)} s (target <= 10)`,
+    );
     say(
       `steady state (${(windowMs / 1000).toFixed(0)} s from ${((w0 - t0) / 1000).toFixed(0)} s after the POST): ${winChecks} pool checks = ${rate.toFixed(1)}/s (schedule's nominal need ${(PROXIES / INTERVAL_S).toFixed(0)}/s; ` +
         `the pool's own checks_per_day now ${end.checks_per_day} = ${(end.checks_per_day / 86400).toFixed(1)}/s); lag behind the due times (every ${LAG_EVERY_MS / 1000} s): median ${median(lagSamples).toFixed(1)} s, max ${maxLagS.toFixed(1)} s; a GET /pools/{id} ${getMs.toFixed(0)} ms; ` +
@@ -324,46 +408,67 @@ async function main(): Promise<void> {
     }
     site.stop();
     ws.close();
-    say(`peak RSS during P1 ${peak.toFixed(0)} MiB, idle ${idleRss.toFixed(0)} MiB: +${(peak - idleRss).toFixed(0)} MiB (target <= 150)`);
-    say(`P2: 10-proxy /check median idle ${median(p2Idle).toFixed(1)} ms, during the steady state ${median(p2Busy).toFixed(1)} ms = ${(median(p2Busy) / median(p2Idle)).toFixed(2)}x (target <= 1.1); idle ${p2Idle.map((x) => x.toFixed(0)).join(', ')}; busy ${p2Busy.map((x) => x.toFixed(0)).join(', ')}`);
+    say(`RSS at the window's end ${rssEnd.toFixed(0)} MiB, idle ${idleRss.toFixed(0)} MiB: +${(rssEnd - idleRss).toFixed(0)} MiB = ${(((rssEnd - idleRss) * 1048576) / PROXIES).toFixed(0)} bytes per pooled proxy (target <= 300 at 1 000 000); peak during P1 +${(peak - idleRss).toFixed(0)} MiB = ${(((peak - idleRss) * 1048576) / PROXIES).toFixed(0)} bytes per proxy`);
+    if (txt.length > 0) say(`txt (?status=working&format=txt, ${txt.length} reads over the window, ${(median(txt.map((t) => t.bytes)) / 1024).toFixed(0)} KiB each): p50 ${median(txt.map((t) => t.ms)).toFixed(1)} ms, p99 ${quantile(txt.map((t) => t.ms), 0.99).toFixed(1)} ms, max ${Math.max(...txt.map((t) => t.ms)).toFixed(1)} ms (target p99 <= 50 on the owner)`);
+    say(`P2: 10-proxy /check median idle ${median(p2Idle).toFixed(1)} ms, during the steady state ${median(p2Busy).toFixed(1)} ms = ${(median(p2Busy) / median(p2Idle)).toFixed(2)}x (target <= 1.1); p90 ${quantile(p2Busy, 0.9).toFixed(1)} against idle ${quantile(p2Idle, 0.9).toFixed(1)} ms = ${(quantile(p2Busy, 0.9) / quantile(p2Idle, 0.9)).toFixed(2)}x (target <= 1.5); idle ${p2Idle.map((x) => x.toFixed(0)).join(', ')}; busy ${p2Busy.map((x) => x.toFixed(0)).join(', ')}`);
+
+    if (PASSES > 0) {
+      const need = PASSES * PROXIES;
+      const checkedAll = () => rounds.reduce((a, r) => a + r.checked, 0);
+      log(`  bounded database: running to ${need} checks (${checkedAll()} so far)`);
+      let last = performance.now();
+      while (checkedAll() < need) {
+        await Bun.sleep(1000);
+        if (performance.now() - last > 60_000) {
+          last = performance.now();
+          log(`  ${checkedAll()} of ${need} checks, ${((checkedAll() / PROXIES) | 0)} passes, database ${((await databaseBytes(dataDir, serverDb?.url ?? null)) / 1048576).toFixed(0)} MiB`);
+        }
+      }
+      const dbEnd = await databaseBytes(dataDir, serverDb?.url ?? null);
+      say(`bounded database: after the first pass ${(dbFirst / 1048576).toFixed(1)} MiB, after ${(checkedAll() / PROXIES).toFixed(1)} passes ${(dbEnd / 1048576).toFixed(1)} MiB = ${(dbEnd / dbFirst).toFixed(2)}x (target <= 1.5)`);
+    }
 
     // the pool deleted; the one-shot /check-raw of the same list
     const del = await fetch(`${svc.url}/pools/${created.id}`, { method: 'DELETE', headers });
     await del.arrayBuffer();
     await Bun.sleep(3000);
-    const o0 = treeCpuMs(svc.pid);
-    const one = await checkRaw(svc, text, { timeoutMs: TIMEOUT_MS, region: 'us1' });
-    const o1 = treeCpuMs(svc.pid);
-    if (one.status !== 200) throw new Error(`check-raw: HTTP ${one.status}`);
-    const oneUs = ((o1 - o0) * 1000) / PROXIES;
-    say(`one-shot POST /check-raw of the same ${PROXIES}: wall ${(one.wallMs / 1000).toFixed(1)} s, CPU ${((o1 - o0) / 1000).toFixed(1)} s = ${oneUs.toFixed(0)} µs per check`);
-    say(`CPU per pool check / per one-shot check: steady state ${(cpuPerCheck / oneUs).toFixed(2)}x, first pass ${((((c1 - c0) * 1000) / PROXIES) / oneUs).toFixed(2)}x (target <= 1.1)`);
+    if (!values['no-one-shot']) {
+      const o0 = cpuNow();
+      const one = await checkRaw(svc, text, { timeoutMs: TIMEOUT_MS, region: 'us1' });
+      const o1 = cpuNow();
+      if (one.status !== 200) throw new Error(`check-raw: HTTP ${one.status}`);
+      const oneUs = ((o1 - o0) * 1000) / PROXIES;
+      say(`one-shot POST /check-raw of the same ${PROXIES}: wall ${(one.wallMs / 1000).toFixed(1)} s, CPU ${((o1 - o0) / 1000).toFixed(1)} s = ${oneUs.toFixed(0)} µs per check`);
+      say(`CPU per pool check / per one-shot check: steady state ${(cpuPerCheck / oneUs).toFixed(2)}x, first pass ${((((c1 - c0) * 1000) / PROXIES) / oneUs).toFixed(2)}x (target <= 1.25)`);
+    }
     await svc.stop();
     svc = null;
 
     // database time per 1 000 state updates, outside the service
     const addresses = entries.map((e) => `${e.host}:${e.port}`);
-    const lite = await openDatabase({ dataDir });
-    try {
-      const id = await seedPool(lite, addresses);
-      await updateTime(lite, id); // first fold: rows leave 'unchecked' (like the first pass)
-      const u = await updateTime(lite, id);
-      say(`database, PGlite (the service's data dir): applyResults of ${u.rows} rows in batches of ${WRITE_BATCH}: ${u.perThousandMs.toFixed(1)} ms per 1 000 rows (batch p50 ${u.p50BatchMs.toFixed(1)} ms, p99 ${u.p99BatchMs.toFixed(1)} ms)`);
-    } finally {
-      await lite.close();
-    }
-    if (PG !== '') {
-      const created2 = await createServerDatabase(PG, 'bench_pool_rounds');
-      const pgdb = await openDatabase({ databaseUrl: created2.url });
+    if (!values['no-db-time']) {
+      const lite = await openDatabase({ dataDir });
       try {
-        const id = await seedPool(pgdb, addresses);
-        await updateTime(pgdb, id);
-        const u = await updateTime(pgdb, id);
-        const n = rowsOf<{ n: number }>(await pgdb.db.execute(sql`SELECT count(*)::float8 AS n FROM pool_proxies WHERE pool_id = ${id}`))[0]?.n;
-        say(`database, PostgreSQL: applyResults of ${u.rows} rows (${n} in the pool) in batches of ${WRITE_BATCH}: ${u.perThousandMs.toFixed(1)} ms per 1 000 rows (batch p50 ${u.p50BatchMs.toFixed(1)} ms, p99 ${u.p99BatchMs.toFixed(1)} ms)`);
+        const id = await seedPool(lite, addresses);
+        await updateTime(lite, id); // first fold: rows leave 'unchecked' (like the first pass)
+        const u = await updateTime(lite, id);
+        say(`database, PGlite (the service's data dir): applyResults of ${u.rows} rows in batches of ${WRITE_BATCH}: ${u.perThousandMs.toFixed(1)} ms per 1 000 rows (batch p50 ${u.p50BatchMs.toFixed(1)} ms, p99 ${u.p99BatchMs.toFixed(1)} ms)`);
       } finally {
-        await pgdb.close();
-        await created2.drop();
+        await lite.close();
+      }
+      if (PG !== '') {
+        const created2 = await createServerDatabase(PG, 'bench_pool_rounds');
+        const pgdb = await openDatabase({ databaseUrl: created2.url });
+        try {
+          const id = await seedPool(pgdb, addresses);
+          await updateTime(pgdb, id);
+          const u = await updateTime(pgdb, id);
+          const n = rowsOf<{ n: number }>(await pgdb.db.execute(sql`SELECT count(*)::float8 AS n FROM pool_proxies WHERE pool_id = ${id}`))[0]?.n;
+          say(`database, PostgreSQL: applyResults of ${u.rows} rows (${n} in the pool) in batches of ${WRITE_BATCH}: ${u.perThousandMs.toFixed(1)} ms per 1 000 rows (batch p50 ${u.p50BatchMs.toFixed(1)} ms, p99 ${u.p99BatchMs.toFixed(1)} ms)`);
+        } finally {
+          await pgdb.close();
+          await created2.drop();
+        }
       }
     }
     say(`load average: start ${loadStart}, end ${load()}`);
@@ -371,6 +476,7 @@ async function main(): Promise<void> {
   } finally {
     await svc?.stop();
     await farm.stop();
+    await serverDb?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -10,7 +10,8 @@
  *   in the same rounds, alternating), --no-write (leave bench/RESULTS.md alone),
  *   --compare-env='{"VAR":"value"}' (the same service with extra environment, a third variant),
  *   --baseline-runtime=node|bun (default node), --profile (services under --cpu-prof-md),
- *   --https=both|on|off (default both: every row with the https check on, the default, and off)
+ *   --https=both|on|off (default both: every row with the https check on, the default, and off),
+ *   --pin=CPUS (the service, the prober and its judge under `taskset -c CPUS`, the farm not: --pin=0 is a 1-vCPU VPS)
  *
  * The service: `bun src/main.ts` with the environment `npm start` gives it,
  * the built-in judge (JUDGE_URL unset: the API's own /judge on the same event
@@ -44,7 +45,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BEHAVIOURS, buildEntries, listText, lowerBound, type Entry, type Mix } from './farm/entries';
@@ -68,6 +69,11 @@ const rounds = Number(value('rounds') ?? (quick ? 1 : 2));
 const compare = value('compare');
 const runtime = value('baseline-runtime') ?? 'node';
 const httpsFlag = value('https') ?? 'both';
+/** --pin=CPUS: the service, the prober and its judge pinned to those CPUs (`taskset -c`; '0' = a 1-vCPU VPS); the farm is not */
+const pin = value('pin');
+/** CPUs the service may use: the pinned set, or every one */
+const cores = pin !== undefined ? pin.split(',').length : availableParallelism();
+const pinned = (cmd: string[]) => (pin !== undefined ? ['taskset', '-c', pin, ...cmd] : cmd);
 if (!['both', 'on', 'off'].includes(httpsFlag)) throw new Error(`--https must be both, on or off (got ${httpsFlag})`);
 /** The https settings each row runs with (on: the service's default). */
 const SETTINGS: boolean[] = httpsFlag === 'both' ? [true, false] : [httpsFlag === 'on'];
@@ -122,6 +128,9 @@ interface Measure {
   sysMs?: number;
   /** the service's metadata.retried_checker_lag (issue 30) */
   retriedLag?: number;
+  /** the farm's CPU and the whole machine's during the job (the service's runs) */
+  farmMs?: number;
+  machineMs?: number;
 }
 
 interface Variant {
@@ -149,7 +158,7 @@ interface BaselineJudge {
 }
 
 async function startBaselineJudge(): Promise<BaselineJudge> {
-  const child = spawnChild('baseline-judge', [runtimeBin, join(BASE_DIR, 'judge.mjs')], { BASELINE_TLS_CERT: TEST_CERT, BASELINE_TLS_KEY: TEST_KEY });
+  const child = spawnChild('baseline-judge', pinned([runtimeBin, join(BASE_DIR, 'judge.mjs')]), { BASELINE_TLS_CERT: TEST_CERT, BASELINE_TLS_KEY: TEST_KEY });
   const r = await nextJson<{ port: number; tlsPort: number; pid: number }>(child, 15_000);
   return { host: `127.0.0.1:${r.port}`, tlsHost: `127.0.0.1:${r.tlsPort}`, pin: new X509Certificate(TEST_CERT).fingerprint256, pid: r.pid };
 }
@@ -159,7 +168,7 @@ async function runBaseline(judge: BaselineJudge, entries: Entry[], slots: number
   if (!existsSync(list)) writeFileSync(list, listText(entries));
   const j0 = cpuMs(judge.pid).total;
   const tlsArgs = https ? [judge.tlsHost, judge.pin] : [];
-  const child = spawnChild('baseline', [runtimeBin, join(BASE_DIR, 'prober.mjs'), list, judge.host, String(TIMEOUT_MS), String(slots), ...tlsArgs]);
+  const child = spawnChild('baseline', pinned([runtimeBin, join(BASE_DIR, 'prober.mjs'), list, judge.host, String(TIMEOUT_MS), String(slots), ...tlsArgs]));
   const r = await nextJson<{ wallMs: number; cpuUserMs: number; cpuSysMs: number; working: number; https: number; results: string }>(child, 900_000);
   await child.proc.exited;
   const j1 = cpuMs(judge.pid).total;
@@ -190,6 +199,7 @@ async function startUserService(v: Variant, spe: number | null, tag: string): Pr
     // npm start's own log level (info), not the e2e bench's warn
     env: { LOG_LEVEL: '', ...(v.env ?? {}) },
     ...(v.root !== undefined ? { root: v.root } : {}),
+    ...(pin !== undefined ? { pin } : {}),
     ...(flag('profile') !== undefined ? { bunFlags: ['--cpu-prof-md', `--cpu-prof-dir=${join(outDir, `profiles-${v.label}-${tag}`)}`] } : {}),
   });
   log(`  ${v.label}: ready in ${svc.startupMs.toFixed(0)} ms, RSS ${rssMiB(svc.pid).toFixed(0)} MiB (SLOTS_PER_ENDPOINT ${spe ?? 'default'})`);
@@ -212,7 +222,7 @@ const IDLE_MS = quick ? 3000 : 10_000;
 const idleCpu = new Map<string, number[]>();
 
 function fromRun(label: string, https: boolean, r: RunResult): Measure {
-  return { variant: label, https, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error, userMs: r.cpuUserMs, sysMs: r.cpuSysMs, retriedLag: r.retriedCheckerLag };
+  return { variant: label, https, wallMs: r.wallMs, cpuMs: r.treeCpuMs ?? r.cpuMs, usPerCheck: ((r.treeCpuMs ?? r.cpuMs) * 1000) / r.size, accuracy: r.accuracy, peakRssMiB: r.peakRssMiB, error: r.error, userMs: r.cpuUserMs, sysMs: r.cpuSysMs, retriedLag: r.retriedCheckerLag, farmMs: r.farmCpuMs, machineMs: r.machineCpuMs };
 }
 
 // ---- the run ----
@@ -245,6 +255,14 @@ function overheadByFifthText(a: Accuracy | null): string {
 async function main(): Promise<void> {
   log(`rows ${selected.join(' ')}, rounds ${rounds}, scale ${scale}, baseline on ${runtime}, variants ${variants.map((v) => v.label + (v.root ? ` (${v.root})` : '')).join(', ')}; out ${outDir}`);
   const farm = await startFarm({ processes: 4, portsPerBehaviour: 8, refusedPorts: 16, latency: LATENCY, slowMs: SLOW_MS });
+  if (pin !== undefined) {
+    // the farm on the CPUs the service is not pinned to (remote proxies, on a 1-vCPU VPS)
+    const all = Array.from({ length: availableParallelism() }, (_, i) => i);
+    const mine = new Set(pin.split(',').map(Number));
+    const rest = all.filter((c) => !mine.has(c));
+    if (rest.length > 0) for (const p of farm.pids) Bun.spawnSync(['taskset', '-a', '-p', '-c', rest.join(','), String(p)]);
+    log(`pinned: the service, the prober and its judge to CPU ${pin}; the farm to ${rest.join(',') || 'every CPU'}`);
+  }
   farmPorts = farm.ports;
   const judge = await startBaselineJudge();
   log(`farm pids ${farm.pids.join(',')}; baseline judge ${judge.host} (pid ${judge.pid})`);
@@ -289,7 +307,7 @@ async function main(): Promise<void> {
             measures.push(m);
             log(
               `  round ${r + 1} ${label.padEnd(8)} https ${settingName(https).padEnd(3)} wall ${(m.wallMs / 1000).toFixed(2)} s, CPU ${(m.cpuMs / 1000).toFixed(2)} s = ${m.usPerCheck.toFixed(0)} µs/check, ` +
-                `${m.userMs !== undefined ? `user ${(m.userMs / 1000).toFixed(2)} s / sys ${(m.sysMs! / 1000).toFixed(2)} s, ` : ''}${accText(m.accuracy)}, response time - own delay p50/p90/p99 ${overheadText(m.accuracy)} ms (p99 per fifth of the list ${overheadByFifthText(m.accuracy)})${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.retriedLag !== undefined ? `, retried for lag ${m.retriedLag}` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
+                `${m.userMs !== undefined ? `user ${(m.userMs / 1000).toFixed(2)} s / sys ${(m.sysMs! / 1000).toFixed(2)} s, ` : ''}${accText(m.accuracy)}, response time - own delay p50/p90/p99 ${overheadText(m.accuracy)} ms (p99 per fifth of the list ${overheadByFifthText(m.accuracy)})${m.peakRssMiB !== undefined ? `, peak RSS ${m.peakRssMiB.toFixed(0)} MiB` : ''}${m.retriedLag !== undefined ? `, retried for lag ${m.retriedLag}` : ''}${m.machineMs !== undefined ? `; floors: service CPU / ${cores} CPU ${(m.cpuMs / cores / 1000).toFixed(2)} s (wall ${((m.wallMs * cores) / m.cpuMs).toFixed(2)} x), service + farm ${(((m.cpuMs + (m.farmMs ?? 0)) / cores) / 1000).toFixed(2)} s, machine ${(m.machineMs / cores / 1000).toFixed(2)} s (farm ${((m.farmMs ?? 0) / 1000).toFixed(2)} s CPU)` : ''}${m.error ? `, ERROR ${m.error}` : ''}`,
             );
           }
           for (const https of SETTINGS) {

@@ -29,6 +29,8 @@ export interface ServiceOptions {
   bunFlags?: string[];
   /** another checkout to run (its src/main.ts and package.json's start environment): before/after comparisons */
   root?: string;
+  /** CPUs to pin the service to (`taskset -c CPUS`, e.g. '0': a 1-vCPU VPS); unset: every core */
+  pin?: string;
 }
 
 export interface Service {
@@ -72,7 +74,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     ...(JSON.parse(process.env.E2E_SERVICE_ENV ?? '{}') as Record<string, string>),
   };
   const t0 = performance.now();
-  const child = spawnChild('service', [process.execPath, GUARD, process.execPath, ...(opts.bunFlags ?? []), opts.root === undefined ? `${ROOT}src/main.ts` : `${opts.root}/src/main.ts`], env);
+  const child = spawnChild('service', [...(opts.pin !== undefined ? ['taskset', '-c', opts.pin] : []), process.execPath, GUARD, process.execPath, ...(opts.bunFlags ?? []), opts.root === undefined ? `${ROOT}src/main.ts` : `${opts.root}/src/main.ts`], env);
   const url = `http://127.0.0.1:${port}`;
   try {
     const { pid } = await nextJson<{ pid: number }>(child, 10_000);
