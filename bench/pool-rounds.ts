@@ -402,6 +402,11 @@ async function main(): Promise<void> {
         `CPU ${((cw1 - cw0) / 1000).toFixed(1)} s = ${cpuPerCheck.toFixed(0)} µs per pool check (${cpuNetIdle.toFixed(0)} µs net of the idle ${idleCpuPerS.toFixed(1)} ms/s)`,
     );
     say(`steady state's rounds: ${roundsText(w0, performance.now() + 1)}`);
+    // the schedule backs failing proxies off (interval, 2x, 4x, ...): the window's checks hold more working proxies than the list
+    const winWorking = rounds.filter((r) => r.at >= w0).reduce((a, r) => a + r.workingChecks, 0);
+    const workingShare = winChecks > 0 ? winWorking / winChecks : NaN;
+    const listShare = entries.filter((e) => e.behaviour === BEHAVIOURS.WORKING || e.behaviour === BEHAVIOURS.INSTANT).length / PROXIES;
+    say(`working share: ${(100 * workingShare).toFixed(1)} % of the window's pool checks (${winWorking}), ${(100 * listShare).toFixed(1)} % of the list`);
     if (TARGETS > 0) {
       const wWorking = rounds.filter((r) => r.at >= w0).reduce((a, r) => a + r.workingChecks, 0);
       say(`targets in the steady state: the site's requests ${site.requests - sw0} = ${((site.requests - sw0) / Math.max(1, wWorking)).toFixed(2)} per working pool check (${wWorking} working of ${winChecks} checks)`);
@@ -440,6 +445,24 @@ async function main(): Promise<void> {
       const oneUs = ((o1 - o0) * 1000) / PROXIES;
       say(`one-shot POST /check-raw of the same ${PROXIES}: wall ${(one.wallMs / 1000).toFixed(1)} s, CPU ${((o1 - o0) / 1000).toFixed(1)} s = ${oneUs.toFixed(0)} µs per check`);
       say(`CPU per pool check / per one-shot check: steady state ${(cpuPerCheck / oneUs).toFixed(2)}x, first pass ${((((c1 - c0) * 1000) / PROXIES) / oneUs).toFixed(2)}x (target <= 1.25)`);
+      // the one-shot of the window's composition: every working proxy of the list and a uniform sample of the others,
+      // so that the working share is the window's (the checks the pool made, not the list it was given)
+      if (workingShare > listShare && workingShare < 1) {
+        let seed = 17;
+        const rnd = () => ((seed = (seed * 48271) % 2147483647) - 1) / 2147483646;
+        const ok = entries.filter((e) => e.behaviour === BEHAVIOURS.WORKING || e.behaviour === BEHAVIOURS.INSTANT);
+        const bad = entries.filter((e) => !(e.behaviour === BEHAVIOURS.WORKING || e.behaviour === BEHAVIOURS.INSTANT));
+        const keep = Math.round((ok.length * (1 - workingShare)) / workingShare);
+        const sample = bad.filter(() => rnd() < keep / bad.length);
+        const comp = [...ok, ...sample];
+        await Bun.sleep(3000);
+        const q0 = cpuNow();
+        const r = await checkRaw(svc, listText(comp), { timeoutMs: TIMEOUT_MS, region: 'us1' });
+        const q1 = cpuNow();
+        if (r.status !== 200) throw new Error(`check-raw (the window's composition): HTTP ${r.status}`);
+        const compUs = ((q1 - q0) * 1000) / comp.length;
+        say(`one-shot of the window's composition (${comp.length}: ${ok.length} working, ${sample.length} others): CPU ${((q1 - q0) / 1000).toFixed(1)} s = ${compUs.toFixed(0)} µs per check; pool check / this one-shot check: ${(cpuPerCheck / compUs).toFixed(2)}x (target <= 1.25)`);
+      }
     }
     await svc.stop();
     svc = null;
