@@ -129,6 +129,7 @@ const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
 };
+const mean = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -350,6 +351,8 @@ async function main(): Promise<void> {
     const p2Busy: number[] = [];
     let maxLagS = 0;
     const lagSamples: number[] = [];
+    /** the schedule's need now (the pool's checks_per_day: every proxy at its interval, a failing one backed off), per s */
+    const needSamples: number[] = [];
     const gap = (WINDOW_S * 1000) / (P2_RUNS + 1);
     let nextP2 = w0 + gap;
     const txt: { ms: number; bytes: number }[] = [];
@@ -367,6 +370,7 @@ async function main(): Promise<void> {
         getMs = performance.now() - g;
         const lag = q.next_due_at === null ? 0 : Math.max(0, (Date.now() - Date.parse(q.next_due_at)) / 1000);
         lagSamples.push(lag);
+        needSamples.push(q.checks_per_day / 86400);
         maxLagS = Math.max(maxLagS, lag);
       }
       if (txt.length < TXT_RUNS && performance.now() >= nextTxt) {
@@ -394,7 +398,7 @@ async function main(): Promise<void> {
     const cpuPerCheck = winChecks > 0 ? ((cw1 - cw0) * 1000) / winChecks : NaN;
     const cpuNetIdle = winChecks > 0 ? ((cw1 - cw0 - (idleCpuPerS * windowMs) / 1000) * 1000) / winChecks : NaN;
     say(
-      `rate: ${rate.toFixed(1)}/s = ${((rate * INTERVAL_S) / PROXIES).toFixed(3)} of the schedule's need (target >= 0.97); lag p99 ${quantile(lagSamples, 0.99).toFixed(1)} s (target <= 10)`,
+      `rate: ${rate.toFixed(1)}/s = ${(rate / mean(needSamples)).toFixed(3)} of the schedule's need (the pool's checks_per_day over the window, mean ${mean(needSamples).toFixed(1)}/s; target >= 0.97), ${((rate * INTERVAL_S) / PROXIES).toFixed(3)} of every proxy at interval_s (${(PROXIES / INTERVAL_S).toFixed(0)}/s); lag p99 ${quantile(lagSamples, 0.99).toFixed(1)} s (target <= 10)`,
     );
     say(
       `steady state (${(windowMs / 1000).toFixed(0)} s from ${((w0 - t0) / 1000).toFixed(0)} s after the POST): ${winChecks} pool checks = ${rate.toFixed(1)}/s (schedule's nominal need ${(PROXIES / INTERVAL_S).toFixed(0)}/s; ` +
