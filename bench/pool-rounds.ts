@@ -248,7 +248,12 @@ async function main(): Promise<void> {
   const text = listText(entries);
   const small = buildEntries({ firstId: 700_000, size: 10, mix: { [BEHAVIOURS.INSTANT]: 1 }, seed: 9, latency: LATENCY, slowMs: SLOW_MS }, farm.ports).map((e) => `${e.host}:${e.port}`);
   const dataDir = mkdtempSync(join(tmpdir(), 'pc-pool-rounds-'));
-  const env: Record<string, string> = { LOG_LEVEL: '', ...(INTERVAL_S < 60 ? { POOL_MIN_INTERVAL_S: String(INTERVAL_S) } : {}) };
+  const env: Record<string, string> = {
+    LOG_LEVEL: '',
+    ...(INTERVAL_S < 60 ? { POOL_MIN_INTERVAL_S: String(INTERVAL_S) } : {}),
+    // a pool above the defaults (100 000 a pool, 16 MiB a body): the operator's settings for it (docs/API.md "Limits")
+    ...(PROXIES > 100_000 ? { MAX_PROXIES_PER_POOL: String(PROXIES), MAX_PROXIES: String(PROXIES), MAX_BODY_BYTES: String(64 * 1024 * 1024) } : {}),
+  };
   const bunFlags = values.profile !== undefined ? ['--cpu-prof-md', `--cpu-prof-dir=${values.profile}`] : [];
   const serverDb = DRIVER === 'pg' ? await createServerDatabase(PG, 'bench_pools_service') : null;
   if (serverDb !== null) env.DATABASE_URL = serverDb.url;
