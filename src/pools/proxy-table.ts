@@ -7,14 +7,17 @@
  *
  * Per proxy: the numbers in typed arrays (times as epoch ms, NaN for null;
  * codes -1 or 0 for null), the 153-byte history in one shared byte array
- * (slot i at i * HISTORY_BYTES), the address and the two free-text fields
- * (origin, error message) as plain strings, and the low-cardinality texts
- * (country, country name, location, isp, error code) as codes of one
- * Interner. Per capacity slot: 249 bytes of typed arrays and 5 string
- * references (40 bytes), 289 in all (test/unit/pools-table-fold.test.ts
- * counts them), plus the host's string, an origin that differs from the host
- * (one equal to it is the host's own string) and a failed proxy's error
- * message; capacity grows by half, so at most a third of it is idle.
+ * (slot i at i * HISTORY_BYTES), the host and origin as AddressColumns (an
+ * IPv4 literal in 4 bytes, any other address its own string in a sparse
+ * Map), credentials and error messages as TextColumns (2-byte codes of
+ * their distinct texts, capped; past the cap a slot's own string), and the
+ * low-cardinality texts (country, country name, location, isp, error code)
+ * as Int16 codes of one Interner (Int32 once it passes 32 768 texts). Per
+ * capacity slot: 249 bytes of typed arrays and no string reference
+ * (test/unit/pools-table-fold.test.ts counts them), no string per proxy
+ * of a list of IPv4 addresses (bench/micro-pool-memory.ts measures a
+ * million: bench/RESULTS.md "A million proxies in memory"). Capacity grows by half while a pool loads; the owner fits it to
+ * the size once loaded (`fit`), so idle slots come only from later growth.
  *
  * Slots are appended in id order (a pool loads in id order and new members
  * have larger ids); a removed member's slot is marked dead (`live` 0) and
