@@ -253,6 +253,8 @@ export class PoolActor {
     if (this.#lease === null) return false;
     const last = await loadPoolRows(this.#d.db, p.id, 0, (rows) => this.#append(rows));
     await loadPoolTargets(this.#d.db, p.id, 0, last, (id, name, st) => this.#loadTarget(id, name, st));
+    this.#t.fit(); // the load's size is known now: no idle slots (issue 29)
+    this.#ensure(this.#t.capacity);
     if (spread) this.#spreadOverdue(this.#d.clock.now());
     this.#batchStartedMs = this.#d.clock.now();
     const next: ActorState = p.state === 'active' ? 'running' : p.pausedReason === 'insufficient_checks' ? 'starved' : 'idle';
@@ -291,12 +293,12 @@ export class PoolActor {
     }
   }
 
-  /** The per-slot arrays and the heap sized for `cap` slots. */
+  /** The per-slot arrays and the heap sized for `cap` slots (the table's capacity: grown, or fitted after a load). */
   #ensure(cap: number): void {
-    if (this.#slotState.length >= cap) return;
+    if (this.#slotState.length === cap) return;
     const grow = <A extends Uint8Array | Uint16Array>(a: A, make: (n: number) => A): A => {
       const b = make(cap);
-      b.set(a as never);
+      b.set(a.subarray(0, Math.min(a.length, cap)) as never);
       return b;
     };
     this.#slotState = grow(this.#slotState, (n) => new Uint8Array(n));
@@ -405,8 +407,8 @@ export class PoolActor {
     const t = this.#t;
     const nowMs = this.#d.clock.now();
     for (let s = 0; s < t.size; s++) {
-      if (this.#slotState[s] !== HEAP || !hosts.has(t.host[s]!)) continue;
-      if (!wanted.has(proxyKey(addressOf({ host: t.host[s]!, port: t.port[s]!, username: t.username[s]!, password: t.password[s]! }))) || t.nextCheck[s]! <= nowMs) continue;
+      if (this.#slotState[s] !== HEAP || !hosts.has(t.hostOf(s))) continue;
+      if (!wanted.has(proxyKey(addressOf(t.addressAt(s)))) || t.nextCheck[s]! <= nowMs) continue;
       t.nextCheck[s] = nowMs;
       this.#heap.update(s);
       this.#markDirty(s);
@@ -435,7 +437,7 @@ export class PoolActor {
     while (this.#heap.size > 0 && this.#heap.peekDue() <= nowMs) {
       const slot = this.#heap.pop();
       // refused before any connection whatever happens (as /check): a verdict now, never probed nor charged
-      if (guarded && splitRefused([{ host: this.#t.host[slot]! }], false).refused.length > 0) {
+      if (guarded && splitRefused([{ host: this.#t.hostOf(slot) }], false).refused.length > 0) {
         this.#foldBlocked(slot);
         continue;
       }
@@ -601,7 +603,7 @@ export class PoolActor {
     const tasks: ProbeTask[] = slots.map((slot) => {
       this.#slotState[slot] = FLIGHT;
       this.#flight.add(slot);
-      return { index: slot, proxy: probeTarget(addressOf({ host: this.#t.host[slot]!, port: this.#t.port[slot]!, username: this.#t.username[slot]!, password: this.#t.password[slot]! })) };
+      return { index: slot, proxy: probeTarget(addressOf(this.#t.addressAt(slot))) };
     });
     if (slots.length < n) {
       // fewer than granted (members removed since the demand, a pool emptied): no more demand on this
@@ -668,7 +670,7 @@ export class PoolActor {
       const key = `${p.name}\u0000${type}`;
       let g = groups.get(key);
       if (g === undefined) groups.set(key, (g = { name: p.name, type, tasks: [] }));
-      g.tasks.push({ index: p.slot, proxy: probeTarget(addressOf({ host: this.#t.host[p.slot]!, port: this.#t.port[p.slot]!, username: this.#t.username[p.slot]!, password: this.#t.password[p.slot]! })) });
+      g.tasks.push({ index: p.slot, proxy: probeTarget(addressOf(this.#t.addressAt(p.slot))) });
     }
     for (const g of groups.values()) {
       const rule = this.#pool.customUrls.find((r) => r.name === g.name);
@@ -741,7 +743,7 @@ export class PoolActor {
   }
 
   #foldBlocked(slot: number): void {
-    const r = refusedResult({ host: this.#t.host[slot]! });
+    const r = refusedResult({ host: this.#t.hostOf(slot) });
     this.#fold(slot, r, false);
   }
 
@@ -1015,7 +1017,7 @@ export class PoolActor {
     for (let s = 0; s < t.size; s++) {
       if (t.live[s] !== 1 || t.status[s] !== 1) continue;
       const targets = t.targets.filter((c) => c.passed(s)).map((c) => c.name);
-      const u = upstreamOfRow({ host: t.host[s]!, port: t.port[s]!, username: t.username[s]!, password: t.password[s]!, type: t.typeOf(s), protocols: t.protocols[s]!, country: t.texts.text(t.country[s]!), targets });
+      const u = upstreamOfRow({ ...t.addressAt(s), type: t.typeOf(s), protocols: t.protocols[s]!, country: t.texts.text(t.country[s]!), targets });
       if (u !== null) out.push(u);
     }
     return out;

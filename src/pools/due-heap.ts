@@ -24,14 +24,17 @@ export class DueHeap {
     return this.#size;
   }
 
-  /** The due times now read from `due` (the table grew: a new array), room for `capacity` slots. */
+  /**
+   * The due times now read from `due` (the table grew or was fitted: a new array), room for exactly
+   * `capacity` slots (fewer than now only down to the slots the table holds: no slot >= capacity is in the heap).
+   */
   resize(due: Float64Array, capacity: number): void {
     this.#due = due;
-    if (capacity <= this.#pos.length) return;
+    if (capacity === this.#pos.length) return;
     const heap = new Int32Array(capacity);
     heap.set(this.#heap.subarray(0, this.#size));
     const pos = new Int32Array(capacity).fill(-1);
-    pos.set(this.#pos);
+    pos.set(this.#pos.subarray(0, Math.min(capacity, this.#pos.length)));
     this.#heap = heap;
     this.#pos = pos;
   }

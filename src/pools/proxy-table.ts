@@ -7,14 +7,17 @@
  *
  * Per proxy: the numbers in typed arrays (times as epoch ms, NaN for null;
  * codes -1 or 0 for null), the 153-byte history in one shared byte array
- * (slot i at i * HISTORY_BYTES), the address and the two free-text fields
- * (origin, error message) as plain strings, and the low-cardinality texts
- * (country, country name, location, isp, error code) as codes of one
- * Interner. Per capacity slot: 249 bytes of typed arrays and 5 string
- * references (40 bytes), 289 in all (test/unit/pools-table-fold.test.ts
- * counts them), plus the host's string, an origin that differs from the host
- * (one equal to it is the host's own string) and a failed proxy's error
- * message; capacity grows by half, so at most a third of it is idle.
+ * (slot i at i * HISTORY_BYTES), the host and origin as AddressColumns (an
+ * IPv4 literal in 4 bytes, any other address its own string in a sparse
+ * Map), credentials and error messages as TextColumns (2-byte codes of
+ * their distinct texts, capped; past the cap a slot's own string), and the
+ * low-cardinality texts (country, country name, location, isp, error code)
+ * as Int16 codes of one Interner (Int32 once it passes 32 768 texts). Per
+ * capacity slot: 249 bytes of typed arrays and no string reference
+ * (test/unit/pools-table-fold.test.ts counts them), no string per proxy
+ * of a list of IPv4 addresses (bench/micro-pool-memory.ts measures a
+ * million: bench/RESULTS.md "A million proxies in memory"). Capacity grows by half while a pool loads; the owner fits it to
+ * the size once loaded (`fit`), so idle slots come only from later growth.
  *
  * Slots are appended in id order (a pool loads in id order and new members
  * have larger ids); a removed member's slot is marked dead (`live` 0) and
@@ -25,6 +28,7 @@ import type { AddressFormat, ProxyType } from '../proxy/types';
 import { HISTORY_BYTES } from './history';
 import type { PoolProxyRow } from './shape';
 import { TargetColumns } from './target-columns';
+import { AddressColumn, TextColumn } from './text-columns';
 import type { ProxyStatus } from './types';
 
 export const STATUS_CODE: Readonly<Record<ProxyStatus, number>> = Object.freeze({ unchecked: 0, working: 1, failed: 2 });
@@ -38,18 +42,33 @@ export const NO_ASN = 0xffff_ffff;
 /** Capacity grows by half (not doubling): at most a third of the slots idle after a growth. */
 const GROWTH = 1.5;
 
+/** Interner codes an Int16Array column holds (0..32767; -1 null). */
+const INT16_CODES = 0x8000;
+/** Ids a Uint32Array holds; a larger one widens the column to Float64Array. */
+const UINT32_IDS = 0x1_0000_0000;
+
 const codeIn = <T>(list: readonly T[], v: T): number => Math.max(0, list.indexOf(v));
 
 /** Strings as small integers (-1: null), never forgotten: for texts with few distinct values. */
 export class Interner {
   readonly #codes = new Map<string, number>();
   readonly #texts: string[] = [];
+  readonly #onWide: (() => void) | undefined;
+
+  /**
+   * `onWide`: called once, before the first code that an Int16Array cannot hold is handed out (the
+   * table then replaces its code columns: take the code before reading the column to write it).
+   */
+  constructor(onWide?: () => void) {
+    this.#onWide = onWide;
+  }
 
   code(s: string | null): number {
     if (s === null) return -1;
     let c = this.#codes.get(s);
     if (c === undefined) {
       c = this.#texts.length;
+      if (c === INT16_CODES) this.#onWide?.();
       this.#texts.push(s);
       this.#codes.set(s, c);
     }
@@ -74,12 +93,14 @@ export class ProxyTable {
   /** Slots in use (dead ones included). */
   size = 0;
   capacity: number;
-  readonly texts = new Interner();
-  id!: Float64Array;
+  /** Country, country name, location, isp and error code: Int16 codes until the 32 768th text, then Int32. */
+  readonly texts = new Interner(() => this.#widenCodes());
+  /** Uint32 while every id fits (a bigserial's first 4 294 967 295), then Float64. */
+  id!: Uint32Array | Float64Array;
   live!: Uint8Array;
-  host: string[] = [];
-  username: string[] = [];
-  password: string[] = [];
+  hosts: AddressColumn;
+  usernames: TextColumn;
+  passwords: TextColumn;
   port!: Uint16Array;
   format!: Uint8Array;
   status!: Uint8Array;
@@ -90,18 +111,20 @@ export class ProxyTable {
   anonymity!: Uint8Array;
   /** 0 null, 1 false, 2 true. */
   https!: Uint8Array;
-  origin: (string | null)[] = [];
-  country!: Int32Array;
-  countryName!: Int32Array;
-  location!: Int32Array;
-  isp!: Int32Array;
+  /** The exit address (IPv4 in 4 bytes: one equal to the host costs no string). */
+  origins: AddressColumn;
+  country!: Int16Array | Int32Array;
+  countryName!: Int16Array | Int32Array;
+  location!: Int16Array | Int32Array;
+  isp!: Int16Array | Int32Array;
   /** NO_ASN for null (ASNs are 32-bit; 4294967295 is reserved, never one of a network). */
   asn!: Uint32Array;
   /** -1 for null (HTTP status codes are 3 digits). */
   statusCode!: Int16Array;
   responseTime!: Float32Array;
-  errorCode!: Int32Array;
-  errorMessage: (string | null)[] = [];
+  errorCode!: Int16Array | Int32Array;
+  /** Error messages: few distinct ones (the probes' templates), coded. */
+  errorMessages: TextColumn;
   latency!: Int32Array;
   uptime!: Int32Array;
   /** HISTORY_BYTES per slot; a slot whose first (version) byte is 0 has none. */
@@ -117,7 +140,30 @@ export class ProxyTable {
 
   constructor(capacity = 64) {
     this.capacity = Math.max(1, capacity);
+    this.hosts = new AddressColumn(this.capacity);
+    this.usernames = new TextColumn(this.capacity);
+    this.passwords = new TextColumn(this.capacity);
+    this.origins = new AddressColumn(this.capacity);
+    this.errorMessages = new TextColumn(this.capacity);
     this.#allocate(this.capacity, false);
+  }
+
+  /** Capacity = size (at least 1): no idle slot after a load whose size was not known in advance. */
+  fit(): void {
+    const cap = Math.max(1, this.size);
+    if (cap === this.capacity) return;
+    this.capacity = cap;
+    this.#allocate(cap, true);
+  }
+
+  /** The Interner's codes outgrew Int16: its five columns become Int32 (same values). */
+  #widenCodes(): void {
+    const wide = (a: Int16Array | Int32Array): Int32Array => (a instanceof Int32Array ? a : Int32Array.from(a));
+    this.country = wide(this.country);
+    this.countryName = wide(this.countryName);
+    this.location = wide(this.location);
+    this.isp = wide(this.isp);
+    this.errorCode = wide(this.errorCode);
   }
 
   #allocate(cap: number, copy: boolean): void {
@@ -127,7 +173,12 @@ export class ProxyTable {
       if (copy && old !== undefined) a.set(old.subarray(0, Math.min(old.length, a.length)) as never);
       return a;
     };
-    this.id = grow(this.id, (n) => new Float64Array(n));
+    // a column keeps its width (Int16 or Int32, Uint32 or Float64) when it grows
+    const same = <A extends Int16Array | Int32Array | Uint32Array | Float64Array>(old: A | undefined, narrow: (n: number) => A): ((n: number) => A) =>
+      old === undefined ? narrow : (n) => new (old.constructor as new (n: number) => A)(n);
+    const codes = (old: Int16Array | Int32Array | undefined) => grow(old, same<Int16Array | Int32Array>(old, (n) => new Int16Array(n)), -1);
+    if (copy) for (const c of [this.hosts, this.usernames, this.passwords, this.origins, this.errorMessages]) c.resize(cap);
+    this.id = grow(this.id, same<Uint32Array | Float64Array>(this.id, (n) => new Uint32Array(n)));
     this.live = grow(this.live, (n) => new Uint8Array(n));
     this.port = grow(this.port, (n) => new Uint16Array(n));
     this.format = grow(this.format, (n) => new Uint8Array(n));
@@ -138,14 +189,14 @@ export class ProxyTable {
     this.protocols = grow(this.protocols, (n) => new Uint8Array(n));
     this.anonymity = grow(this.anonymity, (n) => new Uint8Array(n));
     this.https = grow(this.https, (n) => new Uint8Array(n));
-    this.country = grow(this.country, (n) => new Int32Array(n), -1);
-    this.countryName = grow(this.countryName, (n) => new Int32Array(n), -1);
-    this.location = grow(this.location, (n) => new Int32Array(n), -1);
-    this.isp = grow(this.isp, (n) => new Int32Array(n), -1);
+    this.country = codes(this.country);
+    this.countryName = codes(this.countryName);
+    this.location = codes(this.location);
+    this.isp = codes(this.isp);
     this.asn = grow(this.asn, (n) => new Uint32Array(n), NO_ASN);
     this.statusCode = grow(this.statusCode, (n) => new Int16Array(n), -1);
     this.responseTime = grow(this.responseTime, (n) => new Float32Array(n), NaN);
-    this.errorCode = grow(this.errorCode, (n) => new Int32Array(n), -1);
+    this.errorCode = codes(this.errorCode);
     this.latency = grow(this.latency, (n) => new Int32Array(n), -1);
     this.uptime = grow(this.uptime, (n) => new Int32Array(n), -1);
     this.history = grow(this.history, (n) => new Uint8Array(n * HISTORY_BYTES));
@@ -155,6 +206,40 @@ export class ProxyTable {
     this.nextCheck = grow(this.nextCheck, (n) => new Float64Array(n), NaN);
     this.protocol = grow(this.protocol, (n) => new Uint8Array(n));
     for (const c of this.targets) c.grow(cap);
+  }
+
+  hostOf(slot: number): string {
+    return this.hosts.get(slot) ?? '';
+  }
+
+  /** '' when the proxy has no credentials. */
+  usernameOf(slot: number): string {
+    return this.usernames.get(slot) ?? '';
+  }
+
+  passwordOf(slot: number): string {
+    return this.passwords.get(slot) ?? '';
+  }
+
+  /** The slot's address as addressOf / probeTarget take it. */
+  addressAt(slot: number): { host: string; port: number; username: string; password: string } {
+    return { host: this.hostOf(slot), port: this.port[slot]!, username: this.usernameOf(slot), password: this.passwordOf(slot) };
+  }
+
+  originOf(slot: number): string | null {
+    return this.origins.get(slot);
+  }
+
+  setOrigin(slot: number, origin: string | null): void {
+    this.origins.set(slot, origin);
+  }
+
+  errorMessageOf(slot: number): string | null {
+    return this.errorMessages.get(slot);
+  }
+
+  setErrorMessage(slot: number, message: string | null): void {
+    this.errorMessages.set(slot, message);
   }
 
   /** The pool's targets are now `names`: a name kept keeps its states, a new one starts unchecked, a gone one is dropped. */
@@ -178,10 +263,9 @@ export class ProxyTable {
     return a === NO_ASN ? null : a;
   }
 
-  /** The exit address, the host's own string when they are the same (no second copy). */
-  originFor(slot: number, origin: string | null): string | null {
-    const host = this.host[slot];
-    return origin !== null && origin === host ? host : origin;
+  /** The exit address as the table gives it back (origins code an IPv4 one in 4 bytes, the host's or not). */
+  originFor(_slot: number, origin: string | null): string | null {
+    return origin;
   }
 
   /** Slot `slot`'s history bytes (a view: folding into it changes the table). */
@@ -195,12 +279,13 @@ export class ProxyTable {
       this.capacity = Math.ceil(this.capacity * GROWTH);
       this.#allocate(this.capacity, true);
     }
+    if (row.id >= UINT32_IDS && this.id instanceof Uint32Array) this.id = Float64Array.from(this.id);
     const slot = this.size++;
     this.id[slot] = row.id;
     this.live[slot] = 1;
-    this.host[slot] = row.host;
-    this.username[slot] = row.username;
-    this.password[slot] = row.password;
+    this.hosts.set(slot, row.host);
+    this.usernames.set(slot, row.username);
+    this.passwords.set(slot, row.password);
     this.port[slot] = row.port;
     this.format[slot] = codeIn(FORMATS, row.format);
     this.protocol[slot] = codeIn(TYPES, row.protocol ?? null);
@@ -218,16 +303,23 @@ export class ProxyTable {
     this.protocols[slot] = row.protocols;
     this.anonymity[slot] = codeIn(ANONYMITIES, row.anonymity);
     this.https[slot] = row.https === null ? 0 : row.https ? 2 : 1;
-    this.origin[slot] = this.originFor(slot, row.origin);
-    this.country[slot] = this.texts.code(row.country);
-    this.countryName[slot] = this.texts.code(row.countryName);
-    this.location[slot] = this.texts.code(row.location);
-    this.isp[slot] = this.texts.code(row.isp);
+    this.origins.set(slot, row.origin);
+    // the codes first: a new one may widen the columns (a new array), which `this.x[slot] = code(...)` would miss
+    const t = this.texts;
+    const country = t.code(row.country);
+    const countryName = t.code(row.countryName);
+    const location = t.code(row.location);
+    const isp = t.code(row.isp);
+    const errorCode = t.code(row.errorCode);
+    this.country[slot] = country;
+    this.countryName[slot] = countryName;
+    this.location[slot] = location;
+    this.isp[slot] = isp;
     this.asn[slot] = row.asn === null || row.asn < 0 || row.asn >= NO_ASN ? NO_ASN : row.asn;
     this.statusCode[slot] = row.statusCode ?? -1;
     this.responseTime[slot] = row.responseTimeMs ?? NaN;
-    this.errorCode[slot] = this.texts.code(row.errorCode);
-    this.errorMessage[slot] = row.errorMessage;
+    this.errorCode[slot] = errorCode;
+    this.errorMessages.set(slot, row.errorMessage);
     this.latency[slot] = row.latencyP50Ms ?? -1;
     this.uptime[slot] = row.uptimeH24Ppm ?? -1;
     const h = this.historyOf(slot);
@@ -266,10 +358,10 @@ export class ProxyTable {
     const t = this.texts;
     return {
       id: this.id[slot]!,
-      host: this.host[slot]!,
+      host: this.hostOf(slot),
       port: this.port[slot]!,
-      username: this.username[slot]!,
-      password: this.password[slot]!,
+      username: this.usernameOf(slot),
+      password: this.passwordOf(slot),
       format: FORMATS[this.format[slot]!] ?? 'standard',
       status: this.statusOf(slot),
       failures: this.failures[slot]!,
@@ -278,7 +370,7 @@ export class ProxyTable {
       protocols: this.protocols[slot]!,
       anonymity: this.anonymityOf(slot),
       https: this.httpsOf(slot),
-      origin: this.origin[slot] ?? null,
+      origin: this.originOf(slot),
       country: t.text(this.country[slot]!),
       countryName: t.text(this.countryName[slot]!),
       location: t.text(this.location[slot]!),
@@ -287,7 +379,7 @@ export class ProxyTable {
       statusCode: orMinus(this.statusCode[slot]!),
       responseTimeMs: nullable(this.responseTime[slot]!),
       errorCode: t.text(this.errorCode[slot]!),
-      errorMessage: this.errorMessage[slot] ?? null,
+      errorMessage: this.errorMessageOf(slot),
       latencyP50Ms: orMinus(this.latency[slot]!),
       uptimeH24Ppm: orMinus(this.uptime[slot]!),
       history: this.hasHistoryAt(slot) ? this.historyOf(slot).slice() : null,

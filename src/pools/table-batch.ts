@@ -63,7 +63,7 @@ export function pushStateSlot(b: StateBatch, t: ProxyTable, slot: number): void 
   b.statusCode.push(orNull(t.statusCode[slot]!, -1));
   b.responseTimeMs.push(orNull(t.responseTime[slot]!, NaN));
   b.errorCode.push(t.texts.text(t.errorCode[slot]!));
-  b.errorMessage.push(t.errorMessage[slot] ?? null);
+  b.errorMessage.push(t.errorMessageOf(slot));
   b.latencyP50Ms.push(orNull(t.latency[slot]!, -1));
   b.uptimeH24Ppm.push(orNull(t.uptime[slot]!, -1));
   b.history.push(t.hasHistoryAt(slot) ? hex(t.historyOf(slot)) : null);
@@ -78,7 +78,7 @@ export function pushVerdictSlot(b: VerdictBatch, t: ProxyTable, slot: number): v
   b.protocols.push(t.protocols[slot]!);
   b.anonymity.push(t.anonymityOf(slot));
   b.https.push(t.httpsOf(slot));
-  b.origin.push(t.origin[slot] ?? null);
+  b.origin.push(t.originOf(slot));
   b.country.push(t.texts.text(t.country[slot]!));
   b.countryName.push(t.texts.text(t.countryName[slot]!));
   b.location.push(t.texts.text(t.location[slot]!));

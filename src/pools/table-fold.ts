@@ -51,8 +51,9 @@ export function foldSlot(t: ProxyTable, slot: number, probe: PoolProbeResult, ge
   t.lastChecked[slot] = ctx.nowMs;
   t.statusCode[slot] = probe.statusCode ?? -1;
   t.responseTime[slot] = probe.responseTimeMs ?? NaN;
-  t.errorCode[slot] = working ? -1 : t.texts.code(probe.error?.code ?? 'bad_response');
-  t.errorMessage[slot] = working ? null : (probe.error?.message ?? 'probe failed without an error');
+  const errorCode = working ? -1 : t.texts.code(probe.error?.code ?? 'bad_response'); // before t.errorCode: a new code may widen it
+  t.errorCode[slot] = errorCode;
+  t.setErrorMessage(slot, working ? null : (probe.error?.message ?? 'probe failed without an error'));
   t.latency[slot] = latencyP50(h, ctx.nowMs) ?? -1;
   t.uptime[slot] = ppm(uptime(h, ctx.nowMs).h24) ?? -1;
   t.nextCheck[slot] = nextCheckAt(ctx.nowMs, ctx.intervalS, step.next.failures, ctx.random);
@@ -84,7 +85,7 @@ function foldVerdictFields(t: ProxyTable, slot: number, probe: PoolProbeResult, 
     t.protocols[slot] !== next.protocols ||
     t.anonymity[slot] !== next.anonymity ||
     t.https[slot] !== next.https ||
-    (t.origin[slot] ?? null) !== next.origin ||
+    t.originOf(slot) !== next.origin ||
     t.country[slot] !== next.country ||
     t.countryName[slot] !== next.countryName ||
     t.location[slot] !== next.location ||
@@ -95,7 +96,7 @@ function foldVerdictFields(t: ProxyTable, slot: number, probe: PoolProbeResult, 
   t.protocols[slot] = next.protocols;
   t.anonymity[slot] = next.anonymity;
   t.https[slot] = next.https;
-  t.origin[slot] = next.origin;
+  t.setOrigin(slot, next.origin);
   t.country[slot] = next.country;
   t.countryName[slot] = next.countryName;
   t.location[slot] = next.location;

@@ -10,6 +10,7 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { foldCheck, type PoolProbeResult } from '../../src/pools/fold';
 import { ProxyTable } from '../../src/pools/proxy-table';
+import { AddressColumn, MAX_TEXTS, TextColumn } from '../../src/pools/text-columns';
 import type { PoolProxyRow } from '../../src/pools/shape';
 import type { ProxyType } from '../../src/proxy/types';
 import { foldSlot } from '../../src/pools/table-fold';
@@ -70,25 +71,74 @@ describe('ProxyTable', () => {
   });
 
   /**
-   * Memory per pooled proxy (issue 29: service RSS over idle <= 300 B per proxy at 1 000 000).
-   * Exact for the table's own storage: every typed array's bytes per capacity slot, and 8 bytes per
-   * slot for each array of strings (a JS value each; the strings themselves come on top: the host's,
-   * an origin that is not the host's, an error message while failed; credentials '' are one string).
+   * Memory per pooled proxy (issue 29: service RSS over idle <= 300 B per proxy at 1 000 000;
+   * bench/micro-pool-memory.ts measures the heap). Exact for the table's own storage: every typed
+   * array's bytes per capacity slot, its text columns' included (an IPv4 host or origin in 4 bytes,
+   * credentials and error messages as 2-byte codes); no string per proxy in the usual case.
    */
-  test('bytes per proxy: 249 in typed arrays + 5 string references = 289 per slot; growth leaves at most a third idle', () => {
+  test('bytes per proxy: 249 in typed arrays per slot, no string reference; fit() leaves no slot idle', () => {
     const t = new ProxyTable(64);
-    for (let i = 1; i <= 1000; i++) t.add(fresh(i));
+    for (let i = 1; i <= 1000; i++) t.add({ ...fresh(i, `10.0.${i >> 8}.${i & 255}`), status: 'failed', errorCode: 'timeout', errorMessage: `no answer within ${i % 3} ms` });
+    expect(t.capacity).toBeLessThanOrEqual(Math.ceil(1000 * 1.5));
+    t.fit();
+    expect(t.capacity).toBe(1000);
     let typed = 0;
     let refs = 0;
     for (const v of Object.values(t)) {
       if (ArrayBuffer.isView(v)) typed += v.byteLength;
       else if (Array.isArray(v) && v !== t.targets) refs += 8;
+      else if (v instanceof AddressColumn || v instanceof TextColumn) {
+        for (const w of Object.values(v)) if (ArrayBuffer.isView(w)) typed += w.byteLength;
+        expect((v instanceof AddressColumn ? v.other : v.own).size).toBe(0);
+      }
     }
     expect(typed / t.capacity).toBe(249);
-    expect(refs).toBe(40);
-    expect(typed / t.capacity + refs).toBeLessThanOrEqual(300);
-    expect(t.capacity).toBeLessThanOrEqual(Math.ceil(1000 * 1.5));
-    expect(t.capacity).toBeGreaterThanOrEqual(1000);
+    expect(refs).toBe(0);
+    expect(t.errorMessages.distinct).toBe(3);
+    expect(t.rowOf(999)).toEqual(expect.objectContaining({ host: '10.0.3.232', errorMessage: 'no answer within 1 ms' }));
+  });
+
+  test('property: any row written then read back through the table is unchanged (hosts, credentials, origins, texts, ids)', () => {
+    const ipv4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((o) => o.join('.'));
+    const address = fc.oneof(ipv4, fc.constantFrom('0.0.0.0', '010.1.1.1', '1.2.3', '::1', '2001:db8::7', 'proxy.example.com', '255.255.255.255'));
+    const text = fc.option(fc.string({ maxLength: 12 }), { nil: null });
+    const rowArb = fc.record({
+      host: address,
+      username: fc.constantFrom('', 'u', 'user-7'),
+      password: fc.constantFrom('', 'p:w', 'secret'),
+      origin: fc.option(address, { nil: null }),
+      country: text,
+      isp: text,
+      errorCode: fc.option(fc.constantFrom('timeout', 'connect_refused'), { nil: null }),
+      errorMessage: text,
+      id: fc.oneof(fc.integer({ min: 1, max: 2 ** 32 - 1 }), fc.constant(2 ** 40 + 3)),
+    });
+    fc.assert(
+      fc.property(fc.array(rowArb, { minLength: 1, maxLength: 40 }), (parts) => {
+        const t = new ProxyTable(2);
+        const rows = parts.map((p, i) => ({ ...fresh(i + 1), ...p, id: p.id + i, username: p.password === '' ? '' : p.username || 'u' }));
+        rows.sort((a, b) => a.id - b.id);
+        for (const r of rows) t.add(r);
+        t.fit();
+        expect(rows.map((_, i) => plain(t.rowOf(i)))).toEqual(rows.map(plain));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('the Interner\'s columns widen to Int32 past 32 768 texts; error messages past MAX_TEXTS are kept per slot', () => {
+    const t = new ProxyTable(4);
+    const n = 40_000;
+    for (let i = 1; i <= n; i++) t.add({ ...fresh(i), isp: `isp ${i}`, errorMessage: `message ${i % 66_000}` });
+    expect(t.isp).toBeInstanceOf(Int32Array);
+    expect(t.country).toBeInstanceOf(Int32Array);
+    for (const i of [1, 32_767, 32_768, 32_769, n]) expect(t.rowOf(i - 1)).toEqual(expect.objectContaining({ isp: `isp ${i}`, errorMessage: `message ${i}` }));
+    const m = new ProxyTable(4);
+    for (let i = 1; i <= MAX_TEXTS + 10; i++) m.add({ ...fresh(i), errorMessage: `m${i}` });
+    expect(m.errorMessages.own.size).toBe(10);
+    expect(m.errorMessageOf(MAX_TEXTS + 9)).toBe(`m${MAX_TEXTS + 10}`);
+    m.setErrorMessage(MAX_TEXTS + 9, 'm1');
+    expect([m.errorMessages.own.size, m.errorMessageOf(MAX_TEXTS + 9)]).toEqual([9, 'm1']);
   });
 });
 
