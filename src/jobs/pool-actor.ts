@@ -87,8 +87,12 @@ import { originGeo, probeSettingsFor } from './probe-setup';
 import { refusedResult, splitRefused } from './refused-targets';
 import { probeTarget, splitBySettings } from './shards';
 
-/** Proxies per flush statement (one transaction each). */
-export const FLUSH_CHUNK = 1000;
+/**
+ * Proxies per flush transaction. On PGlite a chunk's transaction runs in this thread: 250 rows
+ * block it ~10 ms (1 000 did ~25-55 ms) for ~1.3x the per-row time of 1 000-row chunks
+ * (the chunk's fixed statements); bench/RESULTS.md "Flush cost per proxy (issue 29)".
+ */
+export const FLUSH_CHUNK = 250;
 /** A pool that could not pay tries again after this long. */
 export const WAIT_RECHECK_MS = 5000;
 /** Most units one reservation takes. */

@@ -41,6 +41,7 @@
  * statement sent on its own by a stale owner changes nothing.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import { HISTORY_BYTES } from './history';
 import { arr, iso, ROW_COLUMNS } from './proxies-sql';
 
 /** The run id of an owner's reservation: unique per lease (token), never a client's jobId (those have no ":"). */
@@ -72,7 +73,13 @@ export function settleLeaseStatement(poolId: string, token: number, settled: num
     RETURNING settled::float8 AS settled`;
 }
 
-/** The narrow state of a chunk of a pool's proxies, column by column (same index = same proxy). */
+/**
+ * The narrow state of a chunk of a pool's proxies, column by column (same index = same proxy).
+ * Shaped for what the database parses cheapest (issue 29, bench/flush-cost.ts): on PGlite the
+ * parameters are parsed in the service's own thread, and a timestamptz[] of text costs about twice
+ * a float8[] of epoch ms; 1 000 histories as one hex string decoded once beat a text[] of 1 000
+ * hex strings each decoded.
+ */
 export interface StateBatch {
   id: number[];
   status: string[];
@@ -84,11 +91,12 @@ export interface StateBatch {
   errorMessage: (string | null)[];
   latencyP50Ms: (number | null)[];
   uptimeH24Ppm: (number | null)[];
-  /** Hex of the history bytes (null: none). */
-  history: (string | null)[];
-  lastCheckedAt: (string | null)[];
-  lastChangeAt: (string | null)[];
-  nextCheckAt: string[];
+  /** Hex of each row's HISTORY_BYTES history, all zeros for none (its version byte 0: written as null). */
+  history: string[];
+  /** Epoch ms (null: none). */
+  lastCheckedMs: (number | null)[];
+  lastChangeMs: (number | null)[];
+  nextCheckMs: number[];
 }
 
 export function emptyStateBatch(): StateBatch {
@@ -104,26 +112,42 @@ export function emptyStateBatch(): StateBatch {
     latencyP50Ms: [],
     uptimeH24Ppm: [],
     history: [],
-    lastCheckedAt: [],
-    lastChangeAt: [],
-    nextCheckAt: [],
+    lastCheckedMs: [],
+    lastChangeMs: [],
+    nextCheckMs: [],
   };
 }
+
+/** A timestamptz of an epoch-ms float8 (exact to the ms: to_timestamp rounds to the µs). */
+const fromMs = (col: string): SQL => sql.raw(`to_timestamp(v.${col} / 1000.0)`);
+
+/**
+ * `col = poolId` as a filter the planner cannot scan by. Written as a plain
+ * equality, the planner (PGlite has no autovacuum: its statistics of
+ * pool_proxies stay those of an empty table) read the WHOLE pool through
+ * pool_proxies_address_uq and hash-joined it, ~20 ms a chunk at 20 000
+ * proxies whatever the chunk's size; as a filter the rows are found by id
+ * (the primary key) and their pool checked.
+ */
+export const inPool = (col: SQL, poolId: string): SQL => sql`(${col} = ${poolId}) IS TRUE`;
 
 /** The state rows of `b`, fenced by `token`. */
 export function stateUpdateStatement(poolId: string, token: number | null, b: StateBatch): SQL {
   return sql`UPDATE pool_proxy_state s SET
       status = v.status, failures = v.failures, checks = v.checks, status_code = v.status_code,
       response_time_ms = v.response_time_ms, error_code = v.error_code, error_message = v.error_message,
-      latency_p50_ms = v.latency_p50_ms, uptime_h24_ppm = v.uptime_h24_ppm, history = decode(v.history, 'hex'),
-      last_checked_at = v.last_checked_at, last_change_at = v.last_change_at, next_check_at = v.next_check_at
+      latency_p50_ms = v.latency_p50_ms, uptime_h24_ppm = v.uptime_h24_ppm,
+      history = CASE WHEN get_byte(h.b, (v.o::int - 1) * ${HISTORY_BYTES}) = 0 THEN NULL
+                     ELSE substring(h.b FROM (v.o::int - 1) * ${HISTORY_BYTES} + 1 FOR ${HISTORY_BYTES}) END,
+      last_checked_at = ${fromMs('last_checked_ms')}, last_change_at = ${fromMs('last_change_ms')}, next_check_at = ${fromMs('next_check_ms')}
     FROM unnest(
       ${arr(b.id)}::bigint[], ${arr(b.status)}::text[], ${arr(b.failures)}::int[], ${arr(b.checks)}::int[],
       ${arr(b.statusCode)}::int[], ${arr(b.responseTimeMs)}::float8[], ${arr(b.errorCode)}::text[], ${arr(b.errorMessage)}::text[],
-      ${arr(b.latencyP50Ms)}::int[], ${arr(b.uptimeH24Ppm)}::int[], ${arr(b.history)}::text[],
-      ${arr(b.lastCheckedAt)}::timestamptz[], ${arr(b.lastChangeAt)}::timestamptz[], ${arr(b.nextCheckAt)}::timestamptz[]
-    ) AS v(id, status, failures, checks, status_code, response_time_ms, error_code, error_message, latency_p50_ms,
-           uptime_h24_ppm, history, last_checked_at, last_change_at, next_check_at)
+      ${arr(b.latencyP50Ms)}::int[], ${arr(b.uptimeH24Ppm)}::int[],
+      ${arr(b.lastCheckedMs)}::float8[], ${arr(b.lastChangeMs)}::float8[], ${arr(b.nextCheckMs)}::float8[]
+    ) WITH ORDINALITY AS v(id, status, failures, checks, status_code, response_time_ms, error_code, error_message, latency_p50_ms,
+           uptime_h24_ppm, last_checked_ms, last_change_ms, next_check_ms, o),
+      (SELECT decode(${b.history.join('')}::text, 'hex') AS b) h
     WHERE s.proxy_id = v.id AND ${fence(poolId, token)}`;
 }
 
@@ -156,7 +180,7 @@ export function verdictFieldsStatement(poolId: string, token: number | null, b: 
       ${arr(b.https)}::boolean[], ${arr(b.origin)}::text[], ${arr(b.country)}::text[], ${arr(b.countryName)}::text[],
       ${arr(b.location)}::text[], ${arr(b.isp)}::text[], ${arr(b.asn)}::int[]
     ) AS v(id, type, protocols, anonymity, https, origin, country, country_name, location, isp, asn)
-    WHERE p.id = v.id AND p.pool_id = ${poolId} AND ${fence(poolId, token)}`;
+    WHERE p.id = v.id AND ${inPool(sql`p.pool_id`, poolId)} AND ${fence(poolId, token)}`;
 }
 
 export interface BatchTally {

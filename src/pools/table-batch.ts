@@ -4,12 +4,15 @@
  * applyResults). Pure. The values are copied when the chunk is taken, so
  * checks folded while the chunk is written change nothing of it.
  */
+import { HISTORY_BYTES } from './history';
 import { emptyStateBatch, emptyVerdictBatch, type StateBatch, type VerdictBatch } from './flush-sql';
 import type { ProxyTable } from './proxy-table';
 import type { PoolProxyRow } from './shape';
 
-const hex = (b: Uint8Array | null): string | null => (b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
-const isoOrNull = (ms: number): string | null => (Number.isNaN(ms) ? null : new Date(ms).toISOString());
+const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+/** A history that is none (null, or not HISTORY_BYTES long: the table keeps none of it either). */
+const NO_HISTORY = '00'.repeat(HISTORY_BYTES);
+const msOrNull = (ms: number): number | null => (Number.isNaN(ms) ? null : ms);
 const orNull = (v: number, none: number): number | null => (v === none || Number.isNaN(v) ? null : v);
 
 export function pushStateRow(b: StateBatch, r: PoolProxyRow): void {
@@ -23,10 +26,10 @@ export function pushStateRow(b: StateBatch, r: PoolProxyRow): void {
   b.errorMessage.push(r.errorMessage);
   b.latencyP50Ms.push(r.latencyP50Ms);
   b.uptimeH24Ppm.push(r.uptimeH24Ppm);
-  b.history.push(hex(r.history));
-  b.lastCheckedAt.push(r.lastCheckedAt?.toISOString() ?? null);
-  b.lastChangeAt.push(r.lastChangeAt?.toISOString() ?? null);
-  b.nextCheckAt.push(r.nextCheckAt.toISOString());
+  b.history.push(r.history !== null && r.history.length === HISTORY_BYTES ? hex(r.history) : NO_HISTORY);
+  b.lastCheckedMs.push(r.lastCheckedAt?.getTime() ?? null);
+  b.lastChangeMs.push(r.lastChangeAt?.getTime() ?? null);
+  b.nextCheckMs.push(r.nextCheckAt.getTime());
 }
 
 export function pushVerdictRow(b: VerdictBatch, r: PoolProxyRow): void {
@@ -66,10 +69,10 @@ export function pushStateSlot(b: StateBatch, t: ProxyTable, slot: number): void 
   b.errorMessage.push(t.errorMessageOf(slot));
   b.latencyP50Ms.push(orNull(t.latency[slot]!, -1));
   b.uptimeH24Ppm.push(orNull(t.uptime[slot]!, -1));
-  b.history.push(t.hasHistoryAt(slot) ? hex(t.historyOf(slot)) : null);
-  b.lastCheckedAt.push(isoOrNull(t.lastChecked[slot]!));
-  b.lastChangeAt.push(isoOrNull(t.lastChange[slot]!));
-  b.nextCheckAt.push(new Date(t.nextCheck[slot]!).toISOString());
+  b.history.push(t.hasHistoryAt(slot) ? hex(t.historyOf(slot)) : NO_HISTORY);
+  b.lastCheckedMs.push(msOrNull(t.lastChecked[slot]!));
+  b.lastChangeMs.push(msOrNull(t.lastChange[slot]!));
+  b.nextCheckMs.push(t.nextCheck[slot]!);
 }
 
 export function pushVerdictSlot(b: VerdictBatch, t: ProxyTable, slot: number): void {

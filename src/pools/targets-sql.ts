@@ -16,7 +16,7 @@
  * (`?target=` on the durable copy is proxies-sql.ts filters'.)
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { fence } from './flush-sql';
+import { fence, inPool } from './flush-sql';
 import { arr } from './proxies-sql';
 import type { ProxyTable } from './proxy-table';
 import type { TargetState } from './target-columns';
@@ -61,7 +61,7 @@ export function targetUpsertStatement(poolId: string, token: number | null, b: T
       ${arr(b.id)}::bigint[], ${arr(b.name)}::text[], ${arr(b.ok)}::boolean[], ${arr(b.status)}::int[],
       ${arr(b.responseTimeMs)}::float8[], ${arr(b.lastCheckedAt)}::timestamptz[], ${arr(b.hourAt)}::int[], ${arr(b.hours)}::text[]
     ) AS v(id, name, ok, status, response_time_ms, last_checked_at, hour_at, hours)
-    JOIN pool_proxies p ON p.id = v.id AND p.pool_id = ${poolId}
+    JOIN pool_proxies p ON p.id = v.id AND ${inPool(sql`p.pool_id`, poolId)}
     WHERE ${fence(poolId, token)}
     ON CONFLICT (proxy_id, name) DO UPDATE SET ok = excluded.ok, status = excluded.status, response_time_ms = excluded.response_time_ms,
       last_checked_at = excluded.last_checked_at, hour_at = excluded.hour_at, hours = excluded.hours`;

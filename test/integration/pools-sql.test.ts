@@ -32,10 +32,10 @@ import { DEFAULT_PROXIES_QUERY, type PoolProxiesQuery } from '../../src/pools/qu
 import { decodeCursor } from '../../src/pools/cursor';
 import { checksPerDay, spreadOverdue } from '../../src/pools/schedule';
 import { rowFromSql, type PoolProxyRow } from '../../src/pools/shape';
-import { loadProxiesStatement, recordBatchStatement, stateUpdateStatement, verdictFieldsStatement } from '../../src/pools/flush-sql';
+import { emptyStateBatch, emptyVerdictBatch, loadProxiesStatement, recordBatchStatement, stateUpdateStatement, verdictFieldsStatement } from '../../src/pools/flush-sql';
 import { memoryPage } from '../../src/pools/proxy-page';
 import { ProxyTable } from '../../src/pools/proxy-table';
-import { batchesOfRows } from '../../src/pools/table-batch';
+import { batchesOfRows, pushStateSlot, pushVerdictSlot } from '../../src/pools/table-batch';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
 
 let tdb: TestDatabase;
@@ -132,6 +132,33 @@ describe('writing a round', () => {
       expect({ ...b, history: b.history === null ? null : [...b.history] }).toEqual({ ...f.row, history: f.row.history === null ? null : [...f.row.history] });
     }
     expect(folded[2]?.row.status).toBe('unchecked');
+  });
+
+  test("an owner's table slots written back unchanged: no history and no check stay null, times exact to the ms; a row of another pool is left alone", async () => {
+    const pool = await newPool('http');
+    const other = await newPool('http');
+    await run(insertProxiesStatement(pool, 'http', parsed(['4.4.4.4:80', '5.5.5.5:80']), NOW));
+    await run(insertProxiesStatement(other, 'http', parsed(['6.6.6.6:80']), NOW));
+    const due = (await run(dueProxiesStatement(pool, NOW, 10))).map(rowFromSql);
+    const ctx = { poolType: 'http' as const, intervalS: 300, nowMs: NOW + 1234, random: () => 0.37 };
+    const checked = foldCheck(due[0] as PoolProxyRow, { status: 'working', statusCode: 200, responseTimeMs: 80, anonymity: 'elite', origin: '4.4.4.4', error: null, https: true }, null, ctx).row;
+    await write(pool, [checked]);
+    const t = await tableOf(pool);
+    const before = (await run(proxiesPageStatement(pool, { ...DEFAULT_PROXIES_QUERY, status: 'all' }))).map(rowFromSql);
+    const state = emptyStateBatch();
+    const verdicts = emptyVerdictBatch();
+    for (let s = 0; s < t.size; s++) (pushStateSlot(state, t, s), pushVerdictSlot(verdicts, t, s));
+    const [otherRow] = (await run(dueProxiesStatement(other, NOW, 10))).map(rowFromSql);
+    verdicts.id.push(otherRow!.id);
+    for (const k of ['type', 'anonymity', 'https', 'origin', 'country', 'countryName', 'location', 'isp', 'asn'] as const) (verdicts[k] as unknown[]).push(verdicts[k][0]);
+    verdicts.protocols.push(verdicts.protocols[0]!);
+    await run(stateUpdateStatement(pool, null, state));
+    await run(verdictFieldsStatement(pool, null, verdicts));
+    const after = (await run(proxiesPageStatement(pool, { ...DEFAULT_PROXIES_QUERY, status: 'all' }))).map(rowFromSql);
+    expect(after).toEqual(before);
+    expect(after.find((r) => r.id !== checked.id)?.history).toBeNull();
+    expect(after.find((r) => r.id === checked.id)?.lastCheckedAt?.getTime()).toBe(NOW + 1234);
+    expect((await run(dueProxiesStatement(other, NOW, 10))).map(rowFromSql)).toEqual([otherRow!]);
   });
 });
 
