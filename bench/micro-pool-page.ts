@@ -14,7 +14,7 @@
  *     piece, as the route writes them).
  *
  * Each: wall time to the whole text, p50 / p99 (nearest rank) over --runs
- * runs, and the longest synchronous stretch (before: one page; after: the
+ * runs (the two alternating), and the longest synchronous stretch (before: one page; after: the
  * snapshot or one piece), checking both texts are equal. Then one page of
  * 10 000 (memoryPage alone), the snapshot of `status=all` (every proxy: the
  * worst single stretch) and a csv piece (CSV_CHUNK rows).
@@ -153,20 +153,28 @@ async function after(t: ProxyTable): Promise<Produced> {
 const rank = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil((p / 100) * xs.length) - 1)]!;
 const ms = (x: number): string => x.toFixed(1);
 
-async function measure(name: string, t: ProxyTable, f: (t: ProxyTable) => Promise<Produced>): Promise<string> {
-  await f(t); // warm-up
-  const walls: number[] = [];
-  const longest: number[] = [];
-  let text = '';
+/** before and after, `RUNS` runs each, alternating which goes first; each one's text from its first run. */
+async function measure(t: ProxyTable): Promise<[string, string]> {
+  const fs = { before, after } as const;
+  const names = ['before', 'after'] as const;
+  const walls = { before: [] as number[], after: [] as number[] };
+  const longest = { before: [] as number[], after: [] as number[] };
+  const text = { before: '', after: '' };
+  for (const k of names) await fs[k](t); // warm-up
   for (let r = 0; r < RUNS; r++) {
-    const t0 = performance.now();
-    const out = await f(t);
-    walls.push(performance.now() - t0);
-    longest.push(out.longest);
-    if (r === 0) text = textOf(out);
+    for (const k of r % 2 === 0 ? names : ([...names].reverse() as typeof names[number][])) {
+      const t0 = performance.now();
+      const out = await fs[k](t);
+      walls[k].push(performance.now() - t0);
+      longest[k].push(out.longest);
+      if (r === 0) text[k] = textOf(out);
+    }
   }
-  console.log(`  ${name}: whole txt p50 ${ms(rank(walls, 50))} / p99 ${ms(rank(walls, 99))} ms; longest synchronous stretch p50 ${ms(rank(longest, 50))} / max ${ms(Math.max(...longest))} ms`);
-  return text;
+  for (const k of names) {
+    const label = k === 'before' ? 'before (pages of 10 000)' : 'after (one pass)        ';
+    console.log(`  ${label}: whole txt p50 ${ms(rank(walls[k], 50))} / p99 ${ms(rank(walls[k], 99))} ms; longest synchronous stretch p50 ${ms(rank(longest[k], 50))} / max ${ms(Math.max(...longest[k]))} ms`);
+  }
+  return [text.before, text.after];
 }
 
 function timeOf(f: () => unknown, runs = RUNS): string {
@@ -186,11 +194,10 @@ for (const n of SIZES) {
   const t = tableOf(n);
   const working = listingOrder(t, QUERY).scan.length;
   console.log(`${n} proxies, ${working} working (table built in ${ms(performance.now() - t0)} ms)`);
-  const a = await measure('before (pages of 10 000)', t, before);
-  const b = await measure('after (one pass)       ', t, after);
+  const [a, b] = await measure(t);
   if (a !== b) throw new Error('the two listings differ');
   console.log(`  txt: ${(b.length / 1e6).toFixed(2)} MB, ${b.split('\n').length - 1} lines, equal`);
-  console.log(`  one page of 10 000 (memoryPage): ${timeOf(() => memoryPage(t, QUERY))}`);
+  console.log(`  one page of 10 000 (memoryPage): ${timeOf(() => currentPage(t, QUERY))}${baseline === undefined ? '' : `; before: ${timeOf(() => memoryPage(t, QUERY))}`}`);
   console.log(`  snapshot of status=all (${n} slots): ${timeOf(() => listingOrder(t, { ...QUERY, status: 'all' }), 5)}`);
   const csv = new MemoryListing(t, listingOrder(t, QUERY), () => false);
   console.log(`  a csv piece (${CSV_CHUNK} rows): ${timeOf(() => csv.next(opts('csv')))}`);

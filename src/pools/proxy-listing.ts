@@ -134,13 +134,25 @@ function putText(b: Bytes, s: string): void {
   b.p = p;
 }
 
-/** `host:port` and LF with no string made for it: txtLine of a proxy without credentials (formatHost: an IPv6 host in brackets). */
+/** `host:port` and LF written from the table's columns, no string made for it: a proxy without credentials (formatHost: an IPv6 host in brackets). */
 function putHostPort(b: Bytes, host: string, port: number): void {
-  if (host.includes(':')) putText(b, `[${host}]`);
-  else putText(b, host);
-  room(b, 7);
+  const n = host.length;
+  room(b, 3 * n + 9);
   const buf = b.buf;
   let p = b.p;
+  const v6 = host.includes(':');
+  if (v6) buf[p++] = 0x5b;
+  for (let j = 0; j < n; j++) {
+    const c = host.charCodeAt(j);
+    if (c >= 0x80) {
+      // not a host the parser gives (IDN hosts are punycode), written right all the same
+      b.p = b.p + encoder.encodeInto(`${v6 ? '[' : ''}${host}`, buf.subarray(b.p)).written;
+      p = b.p;
+      break;
+    }
+    buf[p++] = c;
+  }
+  if (v6) buf[p++] = 0x5d;
   buf[p++] = 0x3a;
   for (let d = port >= 10_000 ? 10_000 : port >= 1_000 ? 1_000 : port >= 100 ? 100 : port >= 10 ? 10 : 1; d >= 1; d = (d / 10) | 0) buf[p++] = 0x30 + (((port / d) | 0) % 10);
   buf[p++] = 0x0a;

@@ -70,7 +70,8 @@ export function matches(t: ProxyTable, slot: number, q: PoolProxiesQuery, countr
  * The query's filters and keyset as one test (memoryPage and proxy-listing.ts
  * share it): a slot's sort key when it matches and comes after the cursor,
  * else NaN (keyOf's keys are never NaN). RangeError: a cursor of another
- * sort (as proxiesPageStatement).
+ * sort (as proxiesPageStatement). For one scan: it reads the table's arrays
+ * as they are when it is made.
  */
 export function selector(t: ProxyTable, q: PoolProxiesQuery): (slot: number) => number {
   if (q.cursor !== null && q.cursor.sort !== q.sort) throw new RangeError(`cursor of sort ${q.cursor.sort} used with sort ${q.sort}`);
@@ -79,7 +80,11 @@ export function selector(t: ProxyTable, q: PoolProxiesQuery): (slot: number) => 
   const ck = cursor === null ? 0 : cursorKey(cursor);
   const cid = cursor?.id ?? 0;
   const country = q.country === null ? -1 : t.texts.find(q.country);
+  // the first two tests of matches() on the arrays themselves: most slots of a large pool fail them
+  const { live, status } = t;
+  const code = q.status === 'all' ? -1 : STATUS_CODE[q.status];
   return (s) => {
+    if (live[s] !== 1 || (code !== -1 && status[s] !== code)) return NaN;
     if (!matches(t, s, q, country)) return NaN;
     const key = keyOf(t, q.sort, s);
     if (cursor === null) return key;
