@@ -9,6 +9,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
+import { queryFilterArbs } from '../helpers/pool-query-arb';
 import { decodeCursor } from '../../src/pools/cursor';
 import { CSV_CHUNK, LINE_STEP, listingOrder, MemoryListing, TXT_CHUNK } from '../../src/pools/proxy-listing';
 import { memoryPage } from '../../src/pools/proxy-page';
@@ -56,15 +57,7 @@ const specArb: fc.Arbitrary<Spec> = fc.record({
 });
 
 const queryArb = fc.record({
-  status: fc.constantFrom('working' as const, 'failed' as const, 'unchecked' as const, 'all' as const),
-  country: fc.constantFrom(null, 'DE'),
-  anonymity: fc.constantFrom(null, 'elite' as const),
-  type: fc.constantFrom(null, 'http' as const, 'socks5' as const),
-  https: fc.constantFrom(null, true),
-  maxLatencyMs: fc.constantFrom(null, 15),
-  minUptime: fc.constantFrom(null, 0.5),
-  sort: fc.constantFrom('latency' as const, 'uptime' as const, 'checked' as const),
-  limit: fc.integer({ min: 1, max: 7 }),
+  ...queryFilterArbs,
   format: fc.constantFrom('txt' as const, 'csv' as const),
   scheme: fc.boolean(),
   poolType: fc.constantFrom<CheckType>('auto', 'http'),
