@@ -14,8 +14,10 @@
  *     piece, as the route writes them).
  *
  * Each: wall time to the whole text, p50 / p99 (nearest rank) over --runs
- * runs (the two alternating), and the longest synchronous stretch (before: one page; after: the
- * snapshot or one piece), checking both texts are equal. Then one page of
+ * runs (the two alternating, a full GC before each run), the process's CPU
+ * time p50 (what the wall is on a loaded machine once the other processes'
+ * share is taken out), and the longest synchronous stretch (before: one
+ * page; after: the snapshot or one piece), checking both texts are equal. Then one page of
  * 10 000 (memoryPage alone), the snapshot of `status=all` (every proxy: the
  * worst single stretch) and a csv piece (CSV_CHUNK rows).
  *
@@ -158,21 +160,26 @@ async function measure(t: ProxyTable): Promise<[string, string]> {
   const fs = { before, after } as const;
   const names = ['before', 'after'] as const;
   const walls = { before: [] as number[], after: [] as number[] };
+  const cpu = { before: [] as number[], after: [] as number[] };
   const longest = { before: [] as number[], after: [] as number[] };
   const text = { before: '', after: '' };
   for (const k of names) await fs[k](t); // warm-up
   for (let r = 0; r < RUNS; r++) {
     for (const k of r % 2 === 0 ? names : ([...names].reverse() as typeof names[number][])) {
+      Bun.gc(true); // neither pays for the other's garbage
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       const out = await fs[k](t);
       walls[k].push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpu[k].push((c.user + c.system) / 1000);
       longest[k].push(out.longest);
       if (r === 0) text[k] = textOf(out);
     }
   }
   for (const k of names) {
     const label = k === 'before' ? 'before (pages of 10 000)' : 'after (one pass)        ';
-    console.log(`  ${label}: whole txt p50 ${ms(rank(walls[k], 50))} / p99 ${ms(rank(walls[k], 99))} ms; longest synchronous stretch p50 ${ms(rank(longest[k], 50))} / max ${ms(Math.max(...longest[k]))} ms`);
+    console.log(`  ${label}: whole txt p50 ${ms(rank(walls[k], 50))} / p99 ${ms(rank(walls[k], 99))} ms (CPU p50 ${ms(rank(cpu[k], 50))} ms); longest synchronous stretch p50 ${ms(rank(longest[k], 50))} / max ${ms(Math.max(...longest[k]))} ms`);
   }
   return [text.before, text.after];
 }

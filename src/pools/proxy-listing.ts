@@ -198,14 +198,17 @@ export class MemoryListing implements ProxyListing {
     }
     const b = this.#lines;
     const plain = !o.scheme;
-    const end = Math.min(this.#scan.length, this.#linesDone + n);
+    const { host, port, username } = t;
+    const scan = this.#scan;
+    const offsets = this.#offsets;
+    const end = Math.min(scan.length, this.#linesDone + n);
     for (let i = this.#linesDone; i < end; i++) {
-      const s = this.#scan[i]!;
-      this.#offsets[i] = b.p;
-      if (plain && t.username[s] === '') putHostPort(b, t.host[s]!, t.port[s]!);
+      const s = scan[i]!;
+      offsets[i] = b.p;
+      if (plain && username[s] === '') putHostPort(b, host[s]!, port[s]!);
       else putText(b, slotText(t, s, o));
     }
-    this.#offsets[end] = b.p;
+    offsets[end] = b.p;
     this.#linesDone = end;
   }
 
