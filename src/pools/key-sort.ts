@@ -1,9 +1,9 @@
 /**
  * A stable sort of a listing's matches by their sort keys (proxy-listing.ts):
  * an LSD radix sort over typed arrays, 11 bits a pass, as many passes as the
- * keys' range needs (latency: 2-3, uptime: 2, checked: 4-5). A comparator
- * sort of 100 000 slots took ~25 ms on the 2-core bench machine, this 2-4 ms
- * (bench/micro-pool-page.ts). Pure.
+ * keys' range needs (latency: 2-3, uptime: 2, checked: 4-5): several times
+ * faster than a comparator sort (bench/RESULTS.md "Working txt from memory
+ * (issue 29)"). Pure.
  *
  * Keys must be integers (keyOf's are: milliseconds, ppm, microseconds of a
  * whole millisecond); a key that is not makes it fall back to a comparator

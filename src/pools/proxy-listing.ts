@@ -13,9 +13,9 @@
  * The text (MemoryListing.next, each call a bounded piece of work so the
  * caller can let the event loop go between two):
  *   - txt: first the lines, LINE_STEP matches a call, written in the scan's
- *     order (the table's order: its columns and strings are read in memory
- *     order, ~2x faster than in the listing's order at 1 000 000 proxies)
- *     into one byte buffer, then copied out in the listing's order,
+ *     order into one byte buffer (the table's columns and strings are read
+ *     in memory order, not at random places: bench/RESULTS.md "Working txt
+ *     from memory (issue 29)"), then copied out in the listing's order,
  *     TXT_CHUNK lines a call. The line is the proxy's as of the snapshot
  *     (its address never changes; with `scheme=true` its protocol then).
  *   - csv: CSV_CHUNK rows a call, each read from the table as it is written.
@@ -35,7 +35,7 @@ import { poolProxyObject } from './shape';
 export const LINE_STEP = 16_384;
 /** txt lines copied out per call (~20 bytes each). */
 export const TXT_CHUNK = 16_384;
-/** csv rows per call (a row object and 28 cells each: ~10 µs). */
+/** csv rows per call (each a row object and 28 cells: fewer than txt lines for the same few ms). */
 export const CSV_CHUNK = 256;
 
 /** A listing's matches: `scan` their slots in the scan's order, `order` the positions in `scan` in the listing's order. */
