@@ -1010,7 +1010,7 @@ export class PoolActor {
     return { rows: p.slots.map((s) => this.#t.rowOf(s)), nextCursor: p.nextCursor };
   }
 
-  /** Every match of `q`, its order taken now, its rows read as they are written (proxy-listing.ts); `gone` ends it. */
+  /** Every match of `q` as an unlimited txt / csv listing, its matches and order taken now (proxy-listing.ts); `gone` ends it. */
   listing(q: PoolProxiesQuery, gone: () => boolean): ProxyListing {
     return new MemoryListing(this.#t, listingOrder(this.#t, q), gone);
   }

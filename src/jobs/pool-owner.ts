@@ -26,9 +26,10 @@
  * It is the PoolRecheckPort (the gateway's failed upstreams: due now in the
  * owning actor; the gateway coalesces them) and the reads port of the pool
  * store (store.ts OwnerReads: stats, pages and the one-pass listing from
- * memory) and of the gateway's working sets (`memory`). In a cluster (`useRemote`) what it does
- * not own is asked of the node holding the pool's lease (reads and re-checks,
- * src/cluster/pool-reads.ts), and it answers the others for what it owns
+ * memory) and of the gateway's working sets (`memory`). In a cluster
+ * (`useRemote`) what it does not own is asked of the node holding the pool's
+ * lease (reads and re-checks, src/cluster/pool-reads.ts; an unlimited
+ * listing is paged from there), and it answers the others for what it owns
  * (ServedPools: the `local*` methods).
  *
  * On PGlite (no autovacuum) it vacuums the tables the flushes rewrite every

@@ -36,11 +36,11 @@
  * and a row per proxy (src/pools/render.ts). Without `limit` these two list
  * every match (DECISIONS "Mixed lists"), streamed, each row once: from the
  * pool owner's memory when it is in this process, in one pass (its order
- * taken at the request, src/pools/proxy-listing.ts; written a bounded
- * piece at a time, the event loop let go between two);
- * otherwise pages of 10 000 fetched one after the other (the node holding
- * the pool in a cluster, or the durable copy; a row whose sort key changed
- * between two pages is not written twice). A pool deleted meanwhile ends
+ * taken at the request, src/pools/proxy-listing.ts; written a bounded piece
+ * at a time, the event loop let go between two); otherwise pages of 10 000
+ * fetched one after the other (the node holding the pool in a cluster, or
+ * the durable copy; a row whose sort key changed between two pages is not
+ * written twice). A pool deleted meanwhile ends
  * the text where it is. With `limit`, one page, whose next cursor is in
  * `X-Next-Cursor` (absent on the last page), so a scraper can page through
  * them too.
