@@ -28,7 +28,8 @@
  * unflushed verdicts and their messages together, never one without the other.
  *
  * Reads come from memory: counts, the next due time, checks per day, pages
- * (src/pools/proxy-page.ts), the gateway's working set.
+ * (src/pools/proxy-page.ts), an unlimited txt / csv listing in one pass
+ * (src/pools/proxy-listing.ts), the gateway's working set.
  *
  * ## States (src/state-machine.ts)
  *
@@ -66,6 +67,7 @@ import { emptyStateBatch, emptyVerdictBatch } from '../pools/flush-sql';
 import type { PoolEvent } from '../pools/events';
 import type { PoolBatchOutbox, PoolEventsPort } from '../pools/ports';
 import { memoryPage } from '../pools/proxy-page';
+import { listingOrder, MemoryListing, type ProxyListing } from '../pools/proxy-listing';
 import { ProxyTable } from '../pools/proxy-table';
 import type { PoolProxiesQuery } from '../pools/query';
 import { checksPerDay, clampDue, spreadOverdue, type Random } from '../pools/schedule';
@@ -1012,6 +1014,11 @@ export class PoolActor {
   page(q: PoolProxiesQuery): ProxiesPage {
     const p = memoryPage(this.#t, q);
     return { rows: p.slots.map((s) => this.#t.rowOf(s)), nextCursor: p.nextCursor };
+  }
+
+  /** Every match of `q` as an unlimited txt / csv listing, its matches and order taken now (proxy-listing.ts); `gone` ends it. */
+  listing(q: PoolProxiesQuery, gone: () => boolean): ProxyListing {
+    return new MemoryListing(this.#t, listingOrder(this.#t, q), gone);
   }
 
   /** The working proxies as gateway upstreams, in id order. */

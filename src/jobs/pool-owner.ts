@@ -25,10 +25,11 @@
  *
  * It is the PoolRecheckPort (the gateway's failed upstreams: due now in the
  * owning actor; the gateway coalesces them) and the reads port of the pool
- * store (store.ts OwnerReads: stats and pages from memory) and of the
- * gateway's working sets (`memory`). In a cluster (`useRemote`) what it does
- * not own is asked of the node holding the pool's lease (reads and re-checks,
- * src/cluster/pool-reads.ts), and it answers the others for what it owns
+ * store (store.ts OwnerReads: stats, pages and the one-pass listing from
+ * memory) and of the gateway's working sets (`memory`). In a cluster
+ * (`useRemote`) what it does not own is asked of the node holding the pool's
+ * lease (reads and re-checks, src/cluster/pool-reads.ts; an unlimited
+ * listing is paged from there), and it answers the others for what it owns
  * (ServedPools: the `local*` methods).
  *
  * On PGlite (no autovacuum) it vacuums the tables the flushes rewrite every
@@ -45,6 +46,7 @@ import type { Logger } from '../log';
 import type { OwnedPoolStats, PoolChangeNote, PoolRecheckPort, RemotePoolReads, ServedPools } from '../pools/ports';
 import type { PoolProxiesQuery } from '../pools/query';
 import type { ProxiesPage } from '../pools/proxies-sql';
+import type { ProxyListing } from '../pools/proxy-listing';
 import type { PoolRow } from '../pools/shape';
 import * as store from '../pools/store';
 import type { PoolUpstream } from '../pools/working-set';
@@ -97,6 +99,8 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
   #remote: RemotePoolReads | null = null;
   /** A cluster: pools seen without a live lease, since when (the fallback when their winner does not take them). */
   readonly #freeSince = new Map<string, number>();
+  /** Actors of pools deleted (a listing of theirs still being written ends). */
+  readonly #deleted = new WeakSet<PoolActor>();
 
   constructor(o: PoolOwnerOptions) {
     this.#o = o;
@@ -251,17 +255,21 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
         const node = await this.#holder(id);
         if (node !== null && (await this.#remote!.changed(node, id, note))) return;
       }
-      if (note === 'deleted') {
-        const actor = this.#actors.get(id);
-        this.#actors.delete(id);
-        await actor?.deleted();
-        return;
-      }
+      if (note === 'deleted') return this.#deleteActor(id);
       const row = await store.poolRow(this.#o.db, id);
       if (row === null) return;
       if (!this.#actors.has(id)) return this.#adopt(row, false);
       await this.#apply(id, note, row);
     });
+  }
+
+  /** The pool was deleted: its actor ends (its listings with it: #deleted) and gives its reservation's rest back. */
+  async #deleteActor(id: string): Promise<void> {
+    const actor = this.#actors.get(id);
+    this.#actors.delete(id);
+    if (actor === undefined) return;
+    this.#deleted.add(actor);
+    await actor.deleted();
   }
 
   /** A change applied to the actor of a pool held here: its row re-read (settings), its members reconciled. */
@@ -276,11 +284,7 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
   async localChanged(poolId: string, note: PoolChangeNote): Promise<boolean> {
     if (this.state !== 'running' || !this.#actors.has(poolId)) return false;
     this.#on(poolId, async () => {
-      if (note === 'deleted') {
-        const actor = this.#actors.get(poolId);
-        this.#actors.delete(poolId);
-        return actor?.deleted();
-      }
+      if (note === 'deleted') return this.#deleteActor(poolId);
       const row = await store.poolRow(this.#o.db, poolId);
       if (row !== null) await this.#apply(poolId, note, row);
     });
@@ -320,6 +324,18 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
     if (local !== null) return local;
     const node = await this.#holder(poolId);
     return node === null ? null : this.#remote!.page(node, poolId, query);
+  }
+
+  /**
+   * Every match of `query` from this process's memory in one pass (an
+   * unlimited txt / csv listing, src/pools/proxy-listing.ts); null when the
+   * pool is not held here (then it is paged as ever: from the node holding
+   * it, or the durable copy). It ends when the pool is deleted; a pool moved
+   * to another node meanwhile is written to its end from the snapshot.
+   */
+  listing(poolId: string, query: PoolProxiesQuery): ProxyListing | null {
+    const a = this.#loaded(poolId);
+    return a === undefined ? null : a.listing(query, () => this.#deleted.has(a));
   }
 
   /** The actor of a pool this process holds and has loaded (one still loading answers nothing yet: the durable copy does). */

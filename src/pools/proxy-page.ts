@@ -8,7 +8,9 @@
  * uptime = uptime_h24_ppm or -1, descending; checked = last_checked_at or
  * the epoch, descending; ties by id in the same direction. A page is the
  * `limit` first rows after the cursor, kept in a bounded heap (n log limit),
- * plus one more that says a next page exists.
+ * plus one more that says a next page exists. Every match at once (an
+ * unlimited txt / csv listing) is proxy-listing.ts's, with the same test of
+ * a slot (selector).
  */
 import { encodeCursor } from './cursor';
 import type { PageCursor, PoolProxiesQuery, ProxySort } from './query';
@@ -64,6 +66,34 @@ export function matches(t: ProxyTable, slot: number, q: PoolProxiesQuery, countr
   return true;
 }
 
+/**
+ * The query's filters and keyset as one test (memoryPage and proxy-listing.ts
+ * share it): a slot's sort key when it matches and comes after the cursor,
+ * else NaN (keyOf's keys are never NaN). RangeError: a cursor of another
+ * sort (as proxiesPageStatement). For one scan: it reads the table's arrays
+ * as they are when it is made.
+ */
+export function selector(t: ProxyTable, q: PoolProxiesQuery): (slot: number) => number {
+  if (q.cursor !== null && q.cursor.sort !== q.sort) throw new RangeError(`cursor of sort ${q.cursor.sort} used with sort ${q.sort}`);
+  const desc = q.sort !== 'latency';
+  const cursor = q.cursor;
+  const ck = cursor === null ? 0 : cursorKey(cursor);
+  const cid = cursor?.id ?? 0;
+  const country = q.country === null ? -1 : t.texts.find(q.country);
+  // the first two tests of matches() on the arrays themselves: most slots of a large pool fail them
+  const { live, status } = t;
+  const code = q.status === 'all' ? -1 : STATUS_CODE[q.status];
+  return (s) => {
+    if (live[s] !== 1 || (code !== -1 && status[s] !== code)) return NaN;
+    if (!matches(t, s, q, country)) return NaN;
+    const key = keyOf(t, q.sort, s);
+    if (cursor === null) return key;
+    const id = t.id[s]!;
+    const after = desc ? key < ck || (key === ck && id < cid) : key > ck || (key === ck && id > cid);
+    return after ? key : NaN;
+  };
+}
+
 export interface MemoryPage {
   /** The page's slots, in the sort's order. */
   slots: number[];
@@ -71,64 +101,65 @@ export interface MemoryPage {
   nextCursor: string | null;
 }
 
-/** One page of the table. RangeError: a cursor of another sort (as proxiesPageStatement). */
+/**
+ * One page of the table. RangeError: a cursor of another sort. The heap
+ * keeps its entries' keys beside their slots (limit + 1 of each): nothing
+ * the size of the table is allocated per page.
+ */
 export function memoryPage(t: ProxyTable, q: PoolProxiesQuery): MemoryPage {
-  if (q.cursor !== null && q.cursor.sort !== q.sort) throw new RangeError(`cursor of sort ${q.cursor.sort} used with sort ${q.sort}`);
+  const pick = selector(t, q);
   const desc = q.sort !== 'latency';
-  const keys = new Float64Array(t.size);
-  // a before b in the page's order
-  const before = (a: number, b: number): boolean => {
-    const ka = keys[a]!;
-    const kb = keys[b]!;
-    if (ka !== kb) return desc ? ka > kb : ka < kb;
-    const ia = t.id[a]!;
-    const ib = t.id[b]!;
-    return desc ? ia > ib : ia < ib;
-  };
-  const ck = q.cursor === null ? 0 : cursorKey(q.cursor);
-  const cid = q.cursor?.id ?? 0;
-  const country = q.country === null ? -1 : t.texts.find(q.country);
   const k = q.limit + 1;
-  // a max-heap in the page's order: the root is the last row kept
-  const heap: number[] = [];
-  const sink = (i: number): void => {
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= heap.length) return;
-      const r = l + 1;
-      const c = r < heap.length && before(heap[l]!, heap[r]!) ? r : l;
-      if (!before(heap[i]!, heap[c]!)) return;
-      [heap[i], heap[c]] = [heap[c]!, heap[i]!];
-      i = c;
-    }
+  // a max-heap in the page's order (the root is the last row kept): entries' slots and keys
+  const hs = new Int32Array(k);
+  const hk = new Float64Array(k);
+  let n = 0;
+  // (key a, slot a) before (key b, slot b) in the page's order
+  const earlier = (ka: number, sa: number, kb: number, sb: number): boolean => {
+    if (ka !== kb) return desc ? ka > kb : ka < kb;
+    return desc ? t.id[sa]! > t.id[sb]! : t.id[sa]! < t.id[sb]!;
+  };
+  const before = (i: number, j: number): boolean => earlier(hk[i]!, hs[i]!, hk[j]!, hs[j]!);
+  const swap = (i: number, j: number): void => {
+    const s = hs[i]!;
+    hs[i] = hs[j]!;
+    hs[j] = s;
+    const key = hk[i]!;
+    hk[i] = hk[j]!;
+    hk[j] = key;
   };
   for (let s = 0; s < t.size; s++) {
-    if (!matches(t, s, q, country)) continue;
-    const key = keyOf(t, q.sort, s);
-    if (q.cursor !== null) {
-      const id = t.id[s]!;
-      const after = desc ? key < ck || (key === ck && id < cid) : key > ck || (key === ck && id > cid);
-      if (!after) continue;
-    }
-    keys[s] = key;
-    if (heap.length < k) {
-      heap.push(s);
-      let i = heap.length - 1;
-      while (i > 0) {
+    const key = pick(s);
+    if (key !== key) continue; // NaN: not listed
+    if (n < k) {
+      hs[n] = s;
+      hk[n] = key;
+      for (let i = n++; i > 0; ) {
         const p = (i - 1) >> 1;
-        if (!before(heap[p]!, heap[i]!)) break;
-        [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+        if (!before(p, i)) break;
+        swap(i, p);
         i = p;
       }
-    } else if (before(s, heap[0]!)) {
-      heap[0] = s;
-      sink(0);
+    } else if (earlier(key, s, hk[0]!, hs[0]!)) {
+      hs[0] = s;
+      hk[0] = key;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        if (l >= n) break;
+        const r = l + 1;
+        const c = r < n && before(l, r) ? r : l;
+        if (!before(i, c)) break;
+        swap(i, c);
+        i = c;
+      }
     }
   }
-  heap.sort((a, b) => (before(a, b) ? -1 : 1));
-  const more = heap.length > q.limit;
-  const slots = more ? heap.slice(0, q.limit) : heap;
-  const last = slots[slots.length - 1];
-  const nextCursor = more && last !== undefined ? encodeCursor({ sort: q.sort, key: keyText(q.sort, keys[last]!), id: t.id[last]! }) : null;
+  // the entries in the page's order
+  const order = Array.from({ length: n }, (_, i) => i).sort((i, j) => (before(i, j) ? -1 : 1));
+  const more = n > q.limit;
+  const kept = more ? order.slice(0, q.limit) : order;
+  const slots = kept.map((i) => hs[i]!);
+  const last = kept[kept.length - 1];
+  const nextCursor = more && last !== undefined ? encodeCursor({ sort: q.sort, key: keyText(q.sort, hk[last]!), id: t.id[hs[last]!]! }) : null;
   return { slots, nextCursor };
 }

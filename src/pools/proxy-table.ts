@@ -3,7 +3,8 @@
  * struct-of-arrays indexed by a dense slot number, no object per proxy. Pure
  * data and its conversions; the owner (src/jobs/pool-actor.ts) folds checks
  * into it (table-fold.ts), pages from it (proxy-page.ts) and flushes its
- * dirty slots (flush-sql.ts).
+ * dirty slots (flush-sql.ts); an unlimited txt / csv listing reads its rows
+ * from it as it writes them (proxy-listing.ts).
  *
  * Per proxy: the numbers in typed arrays (times as epoch ms, NaN for null;
  * codes -1 or 0 for null), the 153-byte history in one shared byte array
@@ -348,6 +349,10 @@ export class ProxyTable {
     return ANONYMITIES[this.anonymity[slot]!] ?? null;
   }
 
+  formatOf(slot: number): AddressFormat {
+    return FORMATS[this.format[slot]!] ?? 'standard';
+  }
+
   httpsOf(slot: number): boolean | null {
     const h = this.https[slot];
     return h === 0 ? null : h === 2;
@@ -362,7 +367,7 @@ export class ProxyTable {
       port: this.port[slot]!,
       username: this.usernameOf(slot),
       password: this.passwordOf(slot),
-      format: FORMATS[this.format[slot]!] ?? 'standard',
+      format: this.formatOf(slot),
       status: this.statusOf(slot),
       failures: this.failures[slot]!,
       checks: this.checks[slot]!,

@@ -16,9 +16,10 @@
  * - limit: 1..10 000, default 100; cursor: where the previous page ended
  *   (cursor.ts); format: `json` (default), `txt`, `csv` (render.ts).
  * - all (DECISIONS "Mixed lists"): `txt` or `csv` without `limit` lists
- *   every match: the HTTP route fetches pages of `limit` (then 10 000) one
- *   after the other, from `cursor`, and streams them. A store reads one
- *   page as ever and never looks at it.
+ *   every match from `cursor` on: a pool this process's owner holds in one
+ *   pass of its memory (store.ts `all`, proxy-listing.ts); any other, the
+ *   HTTP route fetches pages of `limit` (then 10 000) one after the other
+ *   and streams them (a store reads one page as ever).
  * - scheme: `txt` lines as `<protocol>://[user:pass@]host:port` (render.ts).
  */
 import type { Anonymity } from '../probe/types';
@@ -56,7 +57,7 @@ export interface PoolProxiesQuery {
   limit: number;
   cursor: PageCursor | null;
   format: ProxyFormat;
-  /** txt/csv without `limit`: every match, page after page (the route's loop); absent: false. */
+  /** txt/csv without `limit`: every match (one pass of the owner's memory, or page after page); absent: false. */
   all?: boolean;
   /** txt lines carry `<protocol>://`; absent: false. */
   scheme?: boolean;

@@ -69,6 +69,7 @@ import {
   type ProxiesPage,
 } from './proxies-sql';
 import type { PoolProxiesQuery } from './query';
+import type { ProxyListing } from './proxy-listing';
 import { stateUpdateStatement, verdictFieldsStatement } from './flush-sql';
 import { pauseForChecksStatement, resumeForChecksStatement } from './rounds-sql';
 import { batchesOfRows } from './table-batch';
@@ -139,6 +140,8 @@ export async function createPool(db: Db, accountId: string, id: string, req: Poo
 export interface OwnerReads {
   stats(poolId: string): Promise<Omit<PoolStats, 'checksLast24h'> | null>;
   page(poolId: string, query: PoolProxiesQuery): Promise<ProxiesPage | null>;
+  /** `query.all`: every match in one pass from this process's memory (proxy-listing.ts); null (or absent): paged as ever. */
+  listing?(poolId: string, query: PoolProxiesQuery): ProxyListing | null;
 }
 
 /** The account's pools (or one of them): the stats from the owner's memory where it has them, else from the durable copy. */
@@ -238,18 +241,27 @@ export interface PoolProxiesListing {
   /** The pool's type (decides whether pool proxy objects carry `protocols`). */
   type: CheckType;
   page: ProxiesPage;
+  /** `query.all` answered from the owner's memory in this process: every match, read a chunk at a time (`page` is empty then). */
+  all?: ProxyListing;
   /** The pool's target names; `query.target` not among them: the page is empty and `unknownTarget` true (the route's 400). */
   targets?: string[];
   unknownTarget?: true;
 }
 
-/** One page of the account's pool `poolId` (from its owner's memory when it has one here), or null when the pool is not the account's. */
+/**
+ * One page of the account's pool `poolId` (from its owner's memory when it
+ * has one here), or null when the pool is not the account's; an unlimited
+ * txt / csv listing (`query.all`) of a pool this process's owner holds is
+ * every match at once (`all`).
+ */
 export async function proxiesPage(db: Db, accountId: string, poolId: string, query: PoolProxiesQuery, owner?: OwnerReads): Promise<PoolProxiesListing | null> {
   const [p] = await run(db, poolTypeStatement(accountId, poolId));
   if (p === undefined) return null;
   const type = String(p.type) as CheckType;
   const targets = poolRowFromSql({ ...p, custom_urls: p.custom_urls }).customUrls.map((t) => t.name);
   if (query.target != null && !targets.includes(query.target)) return { type, targets, page: { rows: [], nextCursor: null }, unknownTarget: true };
+  const all = query.all === true ? (owner?.listing?.(poolId, query) ?? null) : null;
+  if (all !== null) return { type, targets, page: { rows: [], nextCursor: null }, all };
   const memory = (await owner?.page(poolId, query)) ?? null;
   if (memory !== null) return { type, targets, page: memory };
   const page = pageOf(await run(db, proxiesPageStatement(poolId, query)), query);

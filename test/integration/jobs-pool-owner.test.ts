@@ -9,6 +9,8 @@
  *   the verdicts in memory at once (pages, counts), durable at the flush,
  *   which settles exactly them: charged == durable checks; round.completed
  *   per flush and a completed scan row per batch (usage), never a running one; events with the counts from memory;
+ * - an unlimited txt listing of a pool held here: one pass of its memory,
+ *   ended by a delete;
  * - recheck makes a proxy due now (another pool's ignored);
  * - stop() cuts probing short: a last flush, the unsettled rest refunded;
  * - a proxy refused before any connection: failed blocked_target, not charged;
@@ -41,6 +43,8 @@ import type { PoolEvent } from '../../src/pools/events';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 import { placeOwner } from '../../src/pools/placement';
 import { DEFAULT_PROXIES_QUERY } from '../../src/pools/query';
+import type { ProxyListing } from '../../src/pools/proxy-listing';
+import { textRows, type TextPageOptions } from '../../src/pools/render';
 import { addSourceProxies } from '../../src/pools/store';
 import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
@@ -224,6 +228,36 @@ describe('PoolOwner', () => {
     expect(r.state).toBe('stopped');
     expect(await charged(pool.id)).toBe(await durableChecks(pool.id));
     expect(await charged(pool.id)).toBe(3);
+  }, 20_000);
+
+  test('an unlimited txt listing of a pool held here is one pass of its memory (`all`); a delete ends it; the durable copy pages as ever', async () => {
+    const pools = service();
+    const acc = await account();
+    const r = await owner(new TableExecution((h) => (h.endsWith('.9') ? 'failed' : 'working')), new Recorder(), pools, { flushMs: 60_000 });
+    const { pool } = await create(pools, acc, ['10.5.0.1:80', 'u:p@10.5.0.2:81', '10.5.0.9:80', '10.5.0.3:82']);
+    await until('checked in memory', () => r.localStats(pool.id)?.counts.unchecked === 0);
+    const q = { ...DEFAULT_PROXIES_QUERY, format: 'txt' as const, all: true };
+    const o: TextPageOptions = { format: 'txt', scheme: false, poolType: 'http', nowMs: Date.now() };
+    const text = (l: ProxyListing): string => {
+      let out = '';
+      for (let b = l.next(o); b !== null; b = l.next(o)) out += new TextDecoder().decode(b);
+      return out;
+    };
+    const listing = (await pools.proxies(acc, pool.id, q))!;
+    expect(listing.page.rows).toEqual([]);
+    const paged = (await pools.proxies(acc, pool.id, { ...q, all: false }))!.page.rows;
+    expect(paged).toHaveLength(3);
+    expect(text(listing.all!)).toBe(textRows(paged, o));
+    // a PoolService with no owner here (the durable copy, as for a pool held nowhere): a page, no `all`
+    const durableOnly = (await service().proxies(acc, pool.id, q))!;
+    expect(durableOnly.all).toBeUndefined();
+    // deleted while it is read: it ends
+    const open = r.listing(pool.id, q)!;
+    expect(await pools.delete(acc, pool.id)).toBe(true);
+    await r.applied(pool.id);
+    expect(open.next(o)).toBeNull();
+    expect(r.listing(pool.id, q)).toBeNull();
+    await r.stop();
   }, 20_000);
 
   test('recheck: the named proxy due now; another pool\'s ignored; proxy.down with the counts from memory', async () => {

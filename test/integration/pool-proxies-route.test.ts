@@ -4,6 +4,8 @@
  * csv without `limit` return every match, streamed page after page; with
  * `limit` one page and X-Next-Cursor; JSON keeps its pages; `scheme=true`
  * writes `<protocol>://...`; a bad `scheme` is a 400 before the pool is read.
+ * From the owner's memory (the port's `all`): the same text in one fetch,
+ * its pieces streamed (empty ones skipped), a pool deleted meanwhile ends it.
  */
 import { describe, expect, test } from 'bun:test';
 import { createApp } from '../../src/http/app';
@@ -14,6 +16,9 @@ import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
 import type { PoolProxiesQuery } from '../../src/pools/query';
 import type { PoolProxyRow } from '../../src/pools/shape';
 import type { CheckType } from '../../src/proxy/types';
+import { listingOrder, MemoryListing, type ProxyListing } from '../../src/pools/proxy-listing';
+import { ProxyTable } from '../../src/pools/proxy-table';
+import { poolCsvHeader } from '../../src/pools/render';
 import { fakeAppDeps } from '../helpers/app-deps';
 
 const KEY = 'pc_pool-proxies-route-key';
@@ -66,6 +71,8 @@ let overlap = 0;
 let pagesLeft = Number.POSITIVE_INFINITY;
 /** The fake's largest page (the route asks for 10 000: a smaller page makes 150 rows several pages). */
 let pageCap = 40;
+/** The owner's memory answers `all` (a listing of ROWS, or the pieces given); null: pages. */
+let memory: ProxyListing | null = null;
 
 function deps(): AppDeps {
   return fakeAppDeps(
@@ -77,6 +84,7 @@ function deps(): AppDeps {
         proxies: async (_account, id, q) => {
           asked.push(q);
           if (id !== POOL || pagesLeft-- <= 0) return null;
+          if (memory !== null && q.all === true) return { type: poolType, page: { rows: [], nextCursor: null }, all: memory, nowMs: 1_800_000_000_000 };
           const from = q.cursor === null ? 0 : Math.max(0, ROWS.findIndex((r) => r.id === q.cursor!.id) + 1 - overlap);
           const size = Math.min(q.limit, pageCap);
           const rows = ROWS.slice(from, from + size);
@@ -94,8 +102,9 @@ const app = createApp(deps());
 const get = (query: string) => app.handle(new Request(`http://127.0.0.1/pools/${POOL}/proxies?${query}`, { headers: { 'x-api-key': KEY } }));
 const lines = (text: string) => text.split('\n').filter((l) => l !== '');
 
-function reset(o: { type?: CheckType; overlap?: number; pages?: number; cap?: number } = {}): void {
+function reset(o: { type?: CheckType; overlap?: number; pages?: number; cap?: number; memory?: ProxyListing } = {}): void {
   asked.length = 0;
+  memory = o.memory ?? null;
   pageCap = o.cap ?? 40;
   poolType = o.type ?? 'auto';
   overlap = o.overlap ?? 0;
@@ -166,6 +175,53 @@ describe('paging underneath', () => {
     const res = await get('format=txt');
     expect(res.status).toBe(200);
     expect(lines(await res.text()).length).toBe(80); // the two pages answered
+  });
+});
+
+describe('from the owner\'s memory (one pass)', () => {
+  const table = (): ProxyTable => {
+    const t = new ProxyTable(N);
+    for (const r of ROWS) t.add(r);
+    return t;
+  };
+  /** ROWS' listing for the query the port was asked (made at its first read). */
+  const ofRows = (): ProxyListing => {
+    let inner: MemoryListing | null = null;
+    return {
+      next: (o) => {
+        const t = table();
+        inner ??= new MemoryListing(t, listingOrder(t, asked.at(-1)!), () => false);
+        return inner.next(o);
+      },
+    };
+  };
+  /** A listing whose pieces are given (a string: its bytes; '' an empty piece), then its end. */
+  const pieces = (...texts: string[]): ProxyListing => {
+    let i = 0;
+    return { next: () => (i < texts.length ? new TextEncoder().encode(texts[i++]!) : null) };
+  };
+
+  test('txt, txt with scheme, csv: the text the pages make, in one fetch of the port', async () => {
+    for (const q of ['format=txt', 'format=txt&scheme=true', 'format=csv']) {
+      reset();
+      const paged = await (await get(q)).text();
+      reset({ memory: ofRows() });
+      const res = await get(q);
+      expect(res.status).toBe(200);
+      expect(res.headers.get(NEXT_CURSOR_HEADER)).toBeNull();
+      expect(await res.text()).toBe(paged);
+      expect(asked.length).toBe(1);
+    }
+  });
+
+  test('its pieces streamed in order, empty ones skipped, the csv header first', async () => {
+    reset({ memory: pieces('', '', 'a\n', '', 'b\n') });
+    expect(await (await get('format=csv')).text()).toBe(`${poolCsvHeader()}a\nb\n`);
+  });
+
+  test('a pool deleted while the listing streams (its listing ends): the text ends where it is', async () => {
+    reset({ memory: pieces('a\n', 'b\n') });
+    expect(await (await get('format=txt')).text()).toBe('a\nb\n');
   });
 });
 

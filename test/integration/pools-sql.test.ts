@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql, type SQL } from 'drizzle-orm';
 import fc from 'fast-check';
+import { queryFilterArbs } from '../helpers/pool-query-arb';
 import { rowsOf } from '../../db/client';
 import { createAccount } from '../../src/accounts/accounts';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
@@ -231,15 +232,7 @@ describe('the proxies query', () => {
     protocols: fc.integer({ min: 0, max: 7 }),
   });
   const queryArb = fc.record({
-    status: fc.constantFrom('working' as const, 'failed' as const, 'unchecked' as const, 'all' as const),
-    country: fc.constantFrom(null, 'DE'),
-    anonymity: fc.constantFrom(null, 'elite' as const),
-    type: fc.constantFrom(null, 'http' as const, 'socks5' as const),
-    https: fc.constantFrom(null, true),
-    maxLatencyMs: fc.constantFrom(null, 15),
-    minUptime: fc.constantFrom(null, 0.5),
-    sort: fc.constantFrom('latency' as const, 'uptime' as const, 'checked' as const),
-    limit: fc.integer({ min: 1, max: 7 }),
+    ...queryFilterArbs,
     format: fc.constantFrom('json' as const, 'txt' as const),
   });
 

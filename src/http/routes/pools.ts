@@ -34,11 +34,16 @@
  * `txt` is one address per line as it was given (credentials kept) and
  * nothing else (`scheme=true`: `<protocol>://` first), `csv` a header row
  * and a row per proxy (src/pools/render.ts). Without `limit` these two list
- * every match (DECISIONS "Mixed lists"): pages of 10 000 fetched one after
- * the other and streamed, each row once (a row whose sort key changed
- * between two pages is not written twice); with `limit`, one page, whose
- * next cursor is in `X-Next-Cursor` (absent on the last page), so a scraper
- * can page through them too.
+ * every match (DECISIONS "Mixed lists"), streamed, each row once: from the
+ * pool owner's memory when it is in this process, in one pass (its order
+ * taken at the request, src/pools/proxy-listing.ts; written a bounded piece
+ * at a time, the event loop let go between two); otherwise pages of 10 000
+ * fetched one after the other (the node holding the pool in a cluster, or
+ * the durable copy; a row whose sort key changed between two pages is not
+ * written twice). A pool deleted meanwhile ends
+ * the text where it is. With `limit`, one page, whose next cursor is in
+ * `X-Next-Cursor` (absent on the last page), so a scraper can page through
+ * them too.
  *
  * The routes declare their schemas (src/contract/pools.ts: the `id` path
  * parameter, the POST and PATCH bodies as read: poolBodiesAsRead, with this
@@ -65,6 +70,7 @@ import { poolProxyObject, type PoolObject } from '../../pools/shape';
 import { balanceWarnings, type BalanceWarning } from '../../pools/balance-warning';
 import { decodeCursor } from '../../pools/cursor';
 import type { PoolProxiesListing } from '../../pools/store';
+import type { ProxyListing } from '../../pools/proxy-listing';
 import { PoolIdParams, PoolProxiesQuery, poolBodiesAsRead } from '../../contract/pools';
 
 type ProxiesPage = PoolProxiesListing['page'];
@@ -103,6 +109,29 @@ function allPages(
           controller.enqueue(encoder.encode(text));
           return;
         }
+      }
+    },
+  });
+}
+
+/**
+ * A listing from the owner's memory (store.ts `all`) as a stream: each time
+ * the reader wants more, the listing's next pieces (each a bounded piece of
+ * work, src/pools/proxy-listing.ts) with a macrotask before each, until one
+ * has bytes: a listing of 1 000 000 never holds the event loop longer than
+ * one piece.
+ */
+function memoryText(head: string, all: ProxyListing, opts: TextPageOptions): ReadableStream<Uint8Array> {
+  let first = true;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (first && head !== '') controller.enqueue(new TextEncoder().encode(head));
+      for (;;) {
+        if (!first) await new Promise<void>((resolve) => setImmediate(resolve));
+        first = false;
+        const chunk = all.next(opts);
+        if (chunk === null) return controller.close();
+        if (chunk.length > 0) return controller.enqueue(chunk);
       }
     },
   });
@@ -212,6 +241,7 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
           if (nextCursor !== null) headers[NEXT_CURSOR_HEADER] = nextCursor;
           return new Response(head + textRows(rows, opts), { status: 200, headers });
         }
+        if (listing.all !== undefined) return new Response(memoryText(head, listing.all, opts), { status: 200, headers });
         const more = (cursor: string) => deps.pools.proxies(account.id, id, { ...query, cursor: decodeCursor(cursor) });
         return new Response(allPages(head, listing.page, more, opts), { status: 200, headers });
       },
