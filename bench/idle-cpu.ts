@@ -35,7 +35,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BEHAVIOURS, buildEntries, listText } from './farm/entries';
 import { startFarm } from './farm/launcher';
-import { stopAll, stopAllSync, treeCpuMs } from './e2e/proc';
+import { stopAll, stopAllSync, threadCpu, threadDelta, treeCpuMs } from './e2e/proc';
 import { SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
 import { BENCH_KEY, checkRaw, startService, type Service } from './e2e/service';
 
@@ -75,12 +75,16 @@ async function call(svc: Service, method: string, path: string, body?: unknown):
   return text === '' ? null : JSON.parse(text);
 }
 
-/** CPU ms/s of the service over `seconds`. */
-async function cpuRate(svc: Service, seconds: number): Promise<number> {
+/** CPU ms/s of the service over `seconds`; `threads`: its threads' ms/s by name (the main thread 'main'), the busiest first. */
+async function cpuRate(svc: Service, seconds: number, threads?: (byName: string) => void): Promise<number> {
   const c0 = treeCpuMs(svc.pid);
+  const th0 = threadCpu(svc.pid);
   const t0 = performance.now();
   await Bun.sleep(seconds * 1000);
-  return ((treeCpuMs(svc.pid) - c0) * 1000) / (performance.now() - t0);
+  const s = (performance.now() - t0) / 1000;
+  const d = Object.entries(threadDelta(svc.pid, th0, threadCpu(svc.pid))).sort((a, b) => b[1] - a[1]);
+  threads?.(d.slice(0, 5).map(([k, v]) => `${k} ${(v / s).toFixed(1)}`).join(', '));
+  return (treeCpuMs(svc.pid) - c0) / s;
 }
 
 interface Rep {
@@ -107,7 +111,7 @@ async function poolWindow(svc: Service, lines: string[]): Promise<{ cpu: number;
   const resumed = performance.now();
   await Bun.sleep(5000);
   const w0 = performance.now();
-  const cpu = await cpuRate(svc, WINDOW_S);
+  const cpu = await cpuRate(svc, WINDOW_S, (t) => log(`  pool threads (ms/s): ${t}`));
   // the window's checks: the batches made durable in it, plus the one after it (a batch holds the checks since the last)
   const after = await new Promise<number>((resolve) => {
     const n = ends.length;
@@ -142,7 +146,7 @@ async function main(): Promise<void> {
     if (warm.status !== 200) throw new Error(`warm-up: HTTP ${warm.status}`);
     await Bun.sleep(2000);
     for (let r = 0; r < REPS; r++) {
-      const idle = await cpuRate(svc, IDLE_S);
+      const idle = await cpuRate(svc, IDLE_S, (t) => log(`  idle threads (ms/s): ${t}`));
       const pool = await poolWindow(svc, lines);
       await Bun.sleep(3000);
       const o0 = treeCpuMs(svc.pid);
