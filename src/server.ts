@@ -91,15 +91,27 @@ export async function startService(rawConfig: Config, opts: StartOptions): Promi
     const ownTls = await serveJudgeTls(config, { key: keys.sign, port: config.judge.tlsPort, log, undo });
     const judge = new ProbeJudge({ config, keys, ownTls, log });
     const backend = await openBackend({ config, storage, metrics, log, undo });
-    sweepOrphansEvery(config.storage, storage, { log, undo, onRefunded: backend.orphanRefunded });
+    // check.completed is written by the orphan sweep and the settlements, made before the webhooks' loop (step 8b),
+    // which does not poll embedded: they poke it through this once it exists (its first look covers the time before)
+    let pokeWebhooks = (): void => {};
+    const webhookWritten = (): void => pokeWebhooks();
+    sweepOrphansEvery(config.storage, storage, {
+      log,
+      undo,
+      onRefunded: (r) => {
+        backend.orphanRefunded(r);
+        webhookWritten();
+      },
+    });
     const urls = new PublicUrls(config.http);
     const signLink = linkSigner(urls, secret);
     const own = ownAddresses(local);
     const warnings = (req: CheckRequest) => judgeWarnings({ url: judge.url, reach: place.reach }, req.proxies.map((p) => p.host), own);
     const geoDb = await geo;
-    const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo });
+    const { checks, jobs, base } = startChecks(config, { storage, backend, judge, geo: geoDb, metrics, signLink, warnings, log, undo, onWebhookWritten: webhookWritten });
     const { pools } = startPools(config, { storage, log, undo });
     const webhooks = startWebhooks(config, { storage, secret, metrics, log, undo, ...(opts.webhookSchedule !== undefined ? { schedule: opts.webhookSchedule } : {}) });
+    pokeWebhooks = () => webhooks.loop.poke();
     const events = alsoTo(alsoTo(backend.poolEvents, webhooks.poolEvents), opts.poolEvents);
     const poolOwner = await startPoolOwner(config, { storage, backend, base, pools, judge, geo: geoDb, events, outbox: webhooks.outbox, metrics, log, undo });
     const listeners = startListeners(config, { storage, backend, checks, pools, owner: poolOwner, jobs, webhooks: webhooks.service, metrics, urls, results: { secret, signLink }, judgeKey: keys.sign, judgeReach: place.reach, log, undo });

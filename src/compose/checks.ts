@@ -38,6 +38,8 @@ export interface ChecksParts {
   warnings: (request: CheckRequest) => JobWarning[];
   log: Logger;
   undo: StopStep[];
+  /** An async check's settlement wrote check.completed (the webhooks' delivery loop looks now). */
+  onWebhookWritten?: () => void;
 }
 
 /** What the checks are built on, for whatever else probes the same way (the pools' owner: pool-owner.ts). */
@@ -61,7 +63,7 @@ export function startChecks(config: Config, p: ChecksParts): { checks: CheckServ
   p.undo.push(() => settlements.stop());
   const base: ChecksBase = {
     execution: backend.execution(localExecution(scheduler, backend.workers)),
-    ledger: databaseLedger(storage.database.db, { node: storage.lease }),
+    ledger: databaseLedger(storage.database.db, { node: storage.lease, ...(p.onWebhookWritten !== undefined ? { onWebhookWritten: p.onWebhookWritten } : {}) }),
     retrySettlement: (label, attempt) => settlements.add(label, attempt),
   };
   const checks = new CheckService({

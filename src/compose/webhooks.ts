@@ -10,7 +10,9 @@
  *   owner's pause and resume to the same port (src/jobs/pool-service.ts
  *   publishTo).
  * - check.completed is written where an async check's scan is closed
- *   (src/jobs/ledger.ts, src/accounts/orphans.ts).
+ *   (src/jobs/ledger.ts, src/accounts/orphans.ts); both poke the loop
+ *   (src/server.ts `webhookWritten`: the settlements and the orphan sweep
+ *   are made before the loop).
  *
  * Started after the database and the pools, before the pools' owner and
  * the listeners; its undo (the loop's stop: no new claims, attempts in flight
@@ -34,7 +36,7 @@ const VACUUM_EVERY = 5_000;
 export interface WebhookSchedule {
   /** The retry delays (src/webhooks/schedule.ts RETRY_DELAYS_MS). */
   delaysMs?: readonly number[];
-  /** How often the loop looks for due deliveries (default 1 s). */
+  /** How often a cluster node's loop looks for due deliveries (default 1 s; embedded it does not poll). */
   pollMs?: number;
 }
 
@@ -63,7 +65,9 @@ export function startWebhooks(
     // PGlite runs no autovacuum: every claim and attempt rewrites a delivery's row
     ...(p.storage.database.driver === 'pglite' ? { vacuumEvery: VACUUM_EVERY } : {}),
     ...(p.schedule?.delaysMs !== undefined ? { delays: p.schedule.delaysMs } : {}),
-    ...(p.schedule?.pollMs !== undefined ? { pollMs: p.schedule.pollMs } : {}),
+    // embedded, every message is written by this process, which pokes the loop: no poll (an idle service runs no
+    // statement of it); a cluster node also polls, for the other nodes' messages
+    pollMs: config.cluster.natsUrl === undefined ? null : (p.schedule?.pollMs ?? 1_000),
   });
   p.metrics?.watchWebhooks(loop);
   const poke = () => loop.poke();

@@ -35,8 +35,12 @@ export interface LedgerNode {
   ensureLive(): Promise<void>;
 }
 
-export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): LedgerPort {
+export function databaseLedger(db: Db, opts: { node?: LedgerNode; onWebhookWritten?: () => void } = {}): LedgerPort {
   const { node } = opts;
+  // check.completed written (deliveries > 0): the delivery loop looks now (embedded it does not poll)
+  const told = (n: number): void => {
+    if (n > 0) opts.onWebhookWritten?.();
+  };
   return {
     async reserve(i) {
       if (node !== undefined) await node.ensureLive();
@@ -62,15 +66,16 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
         await finishScan(db, scan);
         return;
       }
-      await db.transaction(async (tx) => {
+      const n = await db.transaction(async (tx) => {
         // the scan first: a settlement repeated after a lost answer finds it closed and refunds (and tells) nothing twice
-        if ((await finishScan(tx, scan)) === null) return;
+        if ((await finishScan(tx, scan)) === null) return 0;
         if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
-        if (i.webhook !== undefined) await enqueueCheckCompleted(tx, i.runId, i.webhook.resultUrl, i.now.getTime());
+        return i.webhook !== undefined ? enqueueCheckCompleted(tx, i.runId, i.webhook.resultUrl, i.now.getTime()) : 0;
       });
+      told(n);
     },
     async fail(i) {
-      await db.transaction(async (tx) => {
+      const n = await db.transaction(async (tx) => {
         // the scan first: settling twice (a retry after a lost answer, settlements.ts) refunds once
         const closed = await failScan(tx, {
           runId: i.runId,
@@ -80,10 +85,11 @@ export function databaseLedger(db: Db, opts: { node?: LedgerNode } = {}): Ledger
           totalWorking: i.working,
           now: i.now,
         });
-        if (closed === null) return;
+        if (closed === null) return 0;
         if (i.refund > 0) await refundQuotaTx(tx, { accountId: i.accountId, runId: i.runId, units: i.refund, now: i.now });
-        if (i.webhook !== undefined) await enqueueCheckCompleted(tx, i.runId, null, i.now.getTime());
+        return i.webhook !== undefined ? enqueueCheckCompleted(tx, i.runId, null, i.now.getTime()) : 0;
       });
+      told(n);
     },
     userInfo: (accountId, now) => getCheckUserInfo(db, accountId, now),
     markAsync: (runId) => markAsyncRun(db, runId),

@@ -101,6 +101,15 @@ export const WAIT_RECHECK_MS = 5000;
 export const MAX_RESERVATION = 10_000;
 /** The timer looks at the heap at least this often (a region coming back, a late clock). */
 export const MAX_SLEEP_MS = 5000;
+/**
+ * A look takes the proxies due within this much after now too (at most 5 %
+ * of the interval: half the schedule's jitter, so a proxy is still checked
+ * within its interval): the due times of a steady pool come one by one,
+ * and each look is a demand, a grant and a shard message to a lane; taken
+ * a second at a time they go out in grants of many (issue 29: 330 due a
+ * second were ~50 shards a second of a few probes each).
+ */
+export const DUE_EARLY_MS = 1000;
 
 const HEAP = 0;
 const READY = 1;
@@ -440,7 +449,8 @@ export class PoolActor {
     if (s !== 'running' && s !== 'starved') return;
     const nowMs = this.#d.clock.now();
     const guarded = !(this.#d.allowPrivateTargets ?? this.#settings.allowPrivateTargets);
-    while (this.#heap.size > 0 && this.#heap.peekDue() <= nowMs) {
+    const horizon = nowMs + Math.min(DUE_EARLY_MS, this.#pool.intervalS * 50);
+    while (this.#heap.size > 0 && this.#heap.peekDue() <= horizon) {
       const slot = this.#heap.pop();
       // refused before any connection whatever happens (as /check): a verdict now, never probed nor charged
       if (guarded && splitRefused([{ host: this.#t.hostOf(slot) }], false).refused.length > 0) {

@@ -20,7 +20,7 @@ import type { GeoInfo } from '../geo/geo';
 import { autoType } from '../probe/codec/auto-verdict';
 import type { ProbeResult } from '../probe/types';
 import type { CheckType } from '../proxy/types';
-import { foldHistory, latencyP50, uptime } from './history';
+import { foldHistory, latencyP50, uptimeH24 } from './history';
 import { nextCheckAt, type Random } from './schedule';
 import { protocolBit, protocolsMask, type PoolProxyRow } from './shape';
 import { applyVerdict, outcomeOf, type CheckOutcome, type ProxyEventName } from './verdict';
@@ -69,7 +69,7 @@ export function foldCheck(prev: PoolProxyRow, probe: PoolProbeResult, geo: GeoIn
     errorMessage: working ? null : (probe.error?.message ?? 'probe failed without an error'),
     history,
     latencyP50Ms: latencyP50(history, ctx.nowMs),
-    uptimeH24Ppm: ppm(uptime(history, ctx.nowMs).h24),
+    uptimeH24Ppm: ppm(uptimeH24(history, ctx.nowMs)),
     nextCheckAt: new Date(nextCheckAt(ctx.nowMs, ctx.intervalS, step.next.failures, ctx.random)),
   };
   if (working) {

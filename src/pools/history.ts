@@ -235,6 +235,11 @@ export function uptime(history: Uint8Array | null | undefined, nowMs: number): U
   return { h1: ratio(history, MINUTES, nowMs), h24: ratio(history, HOURS, nowMs), d7: ratio(history, DAYS, nowMs) };
 }
 
+/** uptime(...).h24 alone (a pool's fold keeps only it: one ring read, not three). */
+export function uptimeH24(history: Uint8Array | null | undefined, nowMs: number): number | null {
+  return valid(history) ? ratio(history, HOURS, nowMs) : null;
+}
+
 /** Checks counted in the last 24 hours at `nowMs` (the hour ring's totals). */
 export function checksIn24h(history: Uint8Array | null | undefined, nowMs: number): number {
   if (!valid(history)) return 0;

@@ -13,7 +13,7 @@ import type { GeoInfo } from '../geo/geo';
 import { autoType } from '../probe/codec/auto-verdict';
 import type { FoldContext, PoolProbeResult } from './fold';
 import { ppm } from './fold';
-import { foldHistoryInto, latencyP50, uptime } from './history';
+import { foldHistoryInto, latencyP50, uptimeH24 } from './history';
 import type { ProxyTable } from './proxy-table';
 import { NO_ASN, STATUS_CODE } from './proxy-table';
 import { nextCheckAt } from './schedule';
@@ -55,7 +55,7 @@ export function foldSlot(t: ProxyTable, slot: number, probe: PoolProbeResult, ge
   t.errorCode[slot] = errorCode;
   t.setErrorMessage(slot, working ? null : (probe.error?.message ?? 'probe failed without an error'));
   t.latency[slot] = latencyP50(h, ctx.nowMs) ?? -1;
-  t.uptime[slot] = ppm(uptime(h, ctx.nowMs).h24) ?? -1;
+  t.uptime[slot] = ppm(uptimeH24(h, ctx.nowMs)) ?? -1;
   t.nextCheck[slot] = nextCheckAt(ctx.nowMs, ctx.intervalS, step.next.failures, ctx.random);
   const verdictChanged = working && foldVerdictFields(t, slot, probe, geo, ctx);
   return { outcome, event: step.event, verdictChanged };

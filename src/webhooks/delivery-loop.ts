@@ -10,8 +10,15 @@
  * still holds the claim. At most `perEndpoint` attempts per endpoint are in
  * flight on this node, at most `maxInFlight` in all.
  *
- * It looks every `pollMs` (due retries, other nodes' messages) and at once
- * when poked (a message written on this node).
+ * It looks at once when poked (a message written on this node, an endpoint
+ * enabled, an attempt ended) and, in a cluster, every `pollMs` (other
+ * nodes' messages). With `pollMs` null (embedded: every message is written
+ * by this process, which pokes) it does not poll: after each look it asks
+ * when the next pending delivery can be claimed (store.nextDueAt: a retry's
+ * time, a held claim's end) and sleeps until then, or, with nothing pending,
+ * until a poke or the hourly prune: an idle service runs no statement of it
+ * (issue 29). A look that fails is tried again after `pollMs` (1 s when
+ * null).
  *
  * States (src/state-machine.ts):
  *   created ─start─> running ─stop─> stopping ─> stopped
@@ -32,7 +39,7 @@ import { RETRY_DELAYS_MS } from './schedule';
 import { openSecret } from './seal';
 import type { DeliveryState } from './types';
 import { ATTEMPT_TIMEOUT_MS, sendAttempt, type SendInput, type SendOutcome } from './sender';
-import { claimDeliveries, pruneFinished, recordAttempt, releaseClaims, vacuumDeliveries, type ClaimedDelivery } from './store';
+import { claimDeliveries, nextDueAt, pruneFinished, recordAttempt, releaseClaims, vacuumDeliveries, type ClaimedDelivery } from './store';
 
 type LoopState = 'created' | 'running' | 'stopping' | 'stopped';
 const TABLE = transitionTable<LoopState>({ created: ['running', 'stopped'], running: ['stopping'], stopping: ['stopped'], stopped: [] });
@@ -44,6 +51,8 @@ export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 5_000;
 export const DELIVERY_RETENTION_MS = 7 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 const WARN_EVERY_MS = 60_000;
+/** With no poll: the next look after a failed one, or while due deliveries wait for room (an attempt's end pokes sooner). */
+const LOOK_AGAIN_MS = 1_000;
 
 export interface DeliveryLoopDeps {
   db: Db;
@@ -54,7 +63,8 @@ export interface DeliveryLoopDeps {
   log: Logger;
   clock?: Clock;
   random?: () => number;
-  pollMs?: number;
+  /** How often it looks while not poked (default 1 000); null: never (embedded, see the header). */
+  pollMs?: number | null;
   claimMs?: number;
   perEndpoint?: number;
   maxInFlight?: number;
@@ -124,14 +134,18 @@ export class DeliveryLoop {
   }
 
   async #tick(): Promise<void> {
+    // ms until the next look when not poked; null: none (the hourly prune only)
+    let wait: number | null = this.#d.pollMs;
     try {
       do {
         this.#again = false;
         await this.#claimAndSend();
       } while (this.#again && this.#machine.state === 'running');
       await this.#pruneWhenDue();
+      if (this.#d.pollMs === null) wait = await this.#untilDue();
     } catch (err) {
       // the database away: said once a minute, tried again every poll
+      wait = this.#d.pollMs ?? LOOK_AGAIN_MS;
       const nowMs = this.#d.clock.now();
       if (nowMs - this.#lastWarnMs >= WARN_EVERY_MS) {
         this.#lastWarnMs = nowMs;
@@ -139,8 +153,20 @@ export class DeliveryLoop {
       }
     } finally {
       this.#ticking = null;
-      if (this.#machine.state === 'running') this.#cancelTimer = this.#d.clock.after(this.#d.pollMs, () => this.poke(), { unref: true });
+      if (this.#machine.state === 'running') {
+        const untilPrune = Math.max(0, this.#lastPruneMs + PRUNE_EVERY_MS - this.#d.clock.now());
+        this.#cancelTimer = this.#d.clock.after(wait === null ? untilPrune : Math.min(wait, untilPrune), () => this.poke(), { unref: true });
+      }
     }
+  }
+
+  /** With no poll: ms until the next pending delivery can be claimed (+1: claims compare strictly), null when none is pending. */
+  async #untilDue(): Promise<number | null> {
+    const at = await nextDueAt(this.#d.db);
+    if (at === null) return null;
+    const ms = at - this.#d.clock.now();
+    // due but not claimed: no room, or its endpoint has perEndpoint in flight (their ends poke)
+    return ms >= 0 ? ms + 1 : LOOK_AGAIN_MS;
   }
 
   async #claimAndSend(): Promise<void> {

@@ -15,6 +15,9 @@
  *                           nodes never take the same one; a claim whose node
  *                           died expires and is taken again), at most
  *                           `perEndpoint` in flight per endpoint on the node
+ *   nextDueStatement        when the next pending delivery of an enabled
+ *                           endpoint can be claimed (the loop's sleep while
+ *                           no other node writes: nothing pending, no look)
  *   vacuumStatement         the deliveries' dead rows reclaimed (PGlite)
  *   recordAttemptStatement  an attempt appended and the delivery's next state,
  *                           only while this node still holds its claim
@@ -155,6 +158,17 @@ export function claimStatement(c: ClaimInput): SQL {
     FROM pick, webhook_messages m, webhooks w
     WHERE d.id = pick.id AND m.id = d.message_id AND w.id = d.webhook_id
     RETURNING d.id, d.message_id, d.webhook_id, d.attempt_count, m.type, m.payload, m.created_at, w.url, w.secret_sealed`;
+}
+
+/**
+ * When the next pending delivery of an enabled endpoint becomes claimable
+ * (its next attempt, or its claim's end when one holds it: the claim is
+ * taken again after it); one row, `at` null when none is pending.
+ */
+export function nextDueStatement(): SQL {
+  return sql`SELECT min(GREATEST(d.next_attempt_at, COALESCE(d.claim_until, d.next_attempt_at))) AS at
+    FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id AND w.state = 'enabled'
+    WHERE d.state = 'pending'`;
 }
 
 /** Reclaims the space of the deliveries' rewritten rows (PGlite runs no autovacuum). */

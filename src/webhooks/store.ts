@@ -18,6 +18,7 @@ import {
   enqueueStatement,
   enqueueTestStatement,
   markAsyncRunStatement,
+  nextDueStatement,
   pruneDeliveriesStatement,
   pruneMessagesStatement,
   recordAttemptStatement,
@@ -208,6 +209,12 @@ export async function recordAttempt(db: Db, a: AttemptRecord): Promise<{ recorde
     if (!shouldDisable(since, a.atMs)) return { recorded: true, disabled: false };
     return { recorded: true, disabled: (await run(tx, disableStatement(a.webhookId, DISABLED_REASON, a.atMs))).length > 0 };
   });
+}
+
+/** When the next pending delivery can be claimed (epoch ms; outbox-sql.ts nextDueStatement), or null when none is pending. */
+export async function nextDueAt(db: DbOrTx): Promise<number | null> {
+  const [row] = await run(db, nextDueStatement());
+  return row?.at === null || row?.at === undefined ? null : msOf(row.at);
 }
 
 /** VACUUM of the deliveries (PGlite: no autovacuum; every claim and attempt rewrites a row). */

@@ -5,7 +5,9 @@
  * A client jobId runs once at a time in the whole database (every account,
  * every API node): a second reservation of it is JobAlreadyRunningError with
  * nothing charged, and the jobId is free again once its scan has ended,
- * however it ended.
+ * however it ended. An async check's settlement that writes check.completed
+ * tells the webhooks' delivery loop (onWebhookWritten: embedded it does not
+ * poll), once, and only when a delivery was written.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
@@ -15,6 +17,8 @@ import { sweepOrphans } from '../../src/accounts/orphans';
 import { JobAlreadyRunningError } from '../../src/jobs/job-errors';
 import { databaseLedger } from '../../src/jobs/ledger';
 import { memoryLogger } from '../../src/log';
+import { sealingKey } from '../../src/webhooks/seal';
+import { WebhookService } from '../../src/webhooks/service';
 import { freshDatabase, testDatabaseUrl, type TestDatabase } from '../helpers/db';
 
 let tdb: TestDatabase;
@@ -144,5 +148,26 @@ describe('databaseLedger: one running job per client jobId, across accounts and 
     const balances = await Promise.all(accs.map((acc) => balance(acc.id)));
     expect(balances.reduce((x, y) => x + y, 0)).toBe(8 * 100 - 10);
     expect(await tdb.db.select().from(scans).where(eq(scans.clientJobId, 'cj-race'))).toHaveLength(1);
+  });
+});
+
+describe('databaseLedger: check.completed tells the delivery loop', () => {
+  test('an async run with an endpoint that wants it: told once (a repeated settlement writes nothing); without one: not told', async () => {
+    let told = 0;
+    const ledger = databaseLedger(tdb.db, { onWebhookWritten: () => told++ });
+    const hooks = new WebhookService({ db: tdb.db, key: sealingKey('ledger-secret-0123456789abcdef'), allowPrivateTargets: true });
+    const settle = async (runId: string, endpoint: boolean) => {
+      const acc = await createAccount(tdb.db, { email: `${runId}@example.com`, checks: 100 });
+      if (endpoint) expect(await hooks.create(acc.id, { url: 'http://127.0.0.1:9/hook', events: ['check.completed'], pools: null })).not.toBe('limit');
+      expect((await ledger.reserve({ accountId: acc.id, runId, clientJobId: null, units: 5, type: 'http', region: 'us1', timeoutMs: 1000, submitted: 5, now: now() })).ok).toBe(true);
+      await ledger.markAsync?.(runId);
+      const c = { accountId: acc.id, runId, checked: 5, working: 1, resultRef: 'r', refund: 0, now: now(), webhook: { resultUrl: null } };
+      await ledger.complete(c);
+      await ledger.complete(c);
+    };
+    await settle('run_told_once', true);
+    expect(told).toBe(1);
+    await settle('run_no_endpoint', false);
+    expect(told).toBe(1);
   });
 });

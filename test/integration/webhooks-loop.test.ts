@@ -6,7 +6,9 @@
  * attempt, at most `perEndpoint` attempts of one endpoint in flight, fair
  * across endpoints (a backlog holds up no other endpoint's message), and
  * stop(): safe twice, bounded, the attempt in flight aborted and its claim
- * given back untried.
+ * given back untried; with no poll (embedded, issue 29): no statement while
+ * nothing is pending, a poke finds a message, a retry is looked at on its
+ * due time.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
@@ -17,6 +19,7 @@ import { DeliveryLoop } from '../../src/webhooks/delivery-loop';
 import { sealingKey } from '../../src/webhooks/seal';
 import type { SendInput, SendOutcome } from '../../src/webhooks/sender';
 import { WebhookService } from '../../src/webhooks/service';
+import type { Db } from '../../db/client';
 import { freshPglite, type TestDatabase } from '../helpers/db';
 import { FakeClock } from '../helpers/fake-clock';
 
@@ -35,10 +38,21 @@ afterAll(async () => {
   await tdb?.cleanup();
 });
 
-async function setup(send: (i: SendInput, signal: AbortSignal) => Promise<SendOutcome>, o: { perEndpoint?: number } = {}) {
+async function setup(send: (i: SendInput, signal: AbortSignal) => Promise<SendOutcome>, o: { perEndpoint?: number; pollMs?: number | null; db?: Db } = {}) {
   const clock = new FakeClock(Date.UTC(2026, 5, 1, 12));
   const account = (await createAccount(tdb.db, { email: `loop${Math.random()}@hooks.test` })).id;
-  const loop = new DeliveryLoop({ db: tdb.db, nodeId: 'n1', key: KEY, allowPrivateTargets: true, log: memoryLogger(), clock, random: () => 0.5, pollMs: 1000, send, ...(o.perEndpoint !== undefined ? { perEndpoint: o.perEndpoint } : {}) });
+  const loop = new DeliveryLoop({
+    db: o.db ?? tdb.db,
+    nodeId: 'n1',
+    key: KEY,
+    allowPrivateTargets: true,
+    log: memoryLogger(),
+    clock,
+    random: () => 0.5,
+    pollMs: o.pollMs === undefined ? 1000 : o.pollMs,
+    send,
+    ...(o.perEndpoint !== undefined ? { perEndpoint: o.perEndpoint } : {}),
+  });
   const service = new WebhookService({ db: tdb.db, key: KEY, allowPrivateTargets: true, now: () => new Date(clock.now()) });
   const made = await service.create(account, { url: 'http://127.0.0.1:9/hook', events: ['pool.paused'], pools: null });
   if (made === 'limit') throw new Error('limit');
@@ -152,5 +166,55 @@ describe('the delivery loop on a fake clock', () => {
     const idle = new DeliveryLoop({ db: tdb.db, nodeId: 'n2', key: KEY, allowPrivateTargets: true, log: memoryLogger() });
     await idle.stop();
     expect(idle.state).toBe('stopped');
+  });
+
+  test('no poll (embedded): no statement while nothing is pending; a poke finds a message; the retry looked at on its due time', async () => {
+    await tdb.db.delete(webhookDeliveries); // the earlier tests' leftovers (the stop test's delivery is pending)
+    let statements = 0;
+    const counted = new Proxy(tdb.db, {
+      get(target, key) {
+        if (key === 'execute') return (...a: Parameters<Db['execute']>) => (statements++, target.execute(...a));
+        const v = Reflect.get(target, key) as unknown;
+        return typeof v === 'function' ? (v as (...x: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const sent: SendInput[] = [];
+    const s = await setup(
+      async (i) => {
+        sent.push(i);
+        return { status: sent.length === 1 ? 500 : 204, error: sent.length === 1 ? 'HTTP 500' : null, durationMs: 1 };
+      },
+      { pollMs: null, db: counted },
+    );
+    const settled = async () => {
+      for (let i = 0; i < 20; i++) await Bun.sleep(5);
+    };
+    s.loop.start();
+    await settled();
+    const atStart = statements; // the first look: a claim, then when the next is due (none)
+    expect(atStart).toBe(2);
+    await s.clock.advance(60_000);
+    await settled();
+    expect(statements).toBe(atStart); // a minute idle: no statement
+
+    await s.service.test(s.account, s.id); // written here: the service pokes (compose/webhooks.ts)
+    s.loop.poke();
+    await until(() => sent.length === 1);
+    const rows = async () => tdb.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, s.id));
+    for (let i = 0; i < 50 && (await rows())[0]!.attemptCount === 0; i++) await Bun.sleep(5);
+    await settled();
+    await s.clock.advance(4000);
+    await settled();
+    expect(sent).toHaveLength(1);
+    await s.clock.advance(1001);
+    await until(() => sent.length === 2);
+    for (let i = 0; i < 50 && (await rows())[0]!.state !== 'delivered'; i++) await Bun.sleep(5);
+    expect((await rows())[0]!.state).toBe('delivered');
+    await settled();
+    const afterAll = statements;
+    await s.clock.advance(120_000);
+    await settled();
+    expect(statements).toBe(afterAll); // nothing pending again: no statement
+    await s.loop.stop();
   });
 });

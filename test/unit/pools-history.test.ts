@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { HISTORY_BYTES, checksIn24h, emptyHistory, foldHistory, latencyP50, uptime, type HistoryCheck } from '../../src/pools/history';
+import { HISTORY_BYTES, checksIn24h, emptyHistory, foldHistory, latencyP50, uptime, uptimeH24, type HistoryCheck } from '../../src/pools/history';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -50,6 +50,8 @@ describe('windows', () => {
     h = foldHistory(h, pass(100), T0 + 2 * MIN);
     h = foldHistory(h, pass(100), T0 + 3 * MIN);
     expect(uptime(h, T0 + 4 * MIN)).toEqual({ h1: 0.75, h24: 0.75, d7: 0.75 });
+    expect(uptimeH24(h, T0 + 4 * MIN)).toBe(0.75);
+    expect(uptimeH24(null, T0)).toBeNull();
     expect(checksIn24h(h, T0 + 4 * MIN)).toBe(4);
     // an hour later the minute ring is empty, the others still hold them
     expect(uptime(h, T0 + HOUR + 5 * MIN)).toEqual({ h1: null, h24: 0.75, d7: 0.75 });
