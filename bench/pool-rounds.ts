@@ -74,7 +74,7 @@ import type { ParsedProxy } from '../src/proxy/parse';
 import { createServerDatabase } from '../test/helpers/db';
 import { BEHAVIOURS, buildEntries, listText } from './farm/entries';
 import { startFarm } from './farm/launcher';
-import { peakRssMiB, resetPeakRss, rssMiB, stopAll, stopAllSync, treeCpuMs } from './e2e/proc';
+import { peakRssMiB, resetPeakRss, rssMiB, stopAll, stopAllSync, threadCpu, threadDelta, treeCpuMs } from './e2e/proc';
 import { MIX_A, SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
 import { BENCH_KEY, checkRaw, startService, type Service } from './e2e/service';
 import { benchVerdict } from './pool-verdicts';
@@ -178,6 +178,15 @@ async function databaseBytes(dataDir: string, pgUrl: string | null): Promise<num
   } finally {
     await c.end({ timeout: 5 });
   }
+}
+
+/** Per-thread CPU (threadDelta) as µs per check, largest first. */
+function threadsText(d: Record<string, number>, checks: number): string {
+  return Object.entries(d)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([k, v]) => `${k} ${((v * 1000) / Math.max(1, checks)).toFixed(0)}`)
+    .join(', ');
 }
 
 /** One GET ?status=working&format=txt: its wall (ms) and bytes. */
@@ -352,6 +361,7 @@ async function main(): Promise<void> {
     }
     const w0 = performance.now();
     const cw0 = cpuNow();
+    const tw0 = threadCpu(svc.pid);
     const sw0 = siteAtWindow();
     const p2Busy: number[] = [];
     let maxLagS = 0;
@@ -394,6 +404,7 @@ async function main(): Promise<void> {
     while (p2Busy.length < P2_RUNS) p2Busy.push(await smallCheck(svc, small));
     const windowMs = performance.now() - w0;
     const cw1 = cpuNow();
+    const tw1 = threadCpu(svc.pid);
     const winChecks = checkedIn(w0, performance.now() + 1);
     const rssEnd = rssMiB(svc.pid);
     const end = await getPool(svc, created.id);
@@ -411,6 +422,7 @@ async function main(): Promise<void> {
         `CPU ${((cw1 - cw0) / 1000).toFixed(1)} s = ${cpuPerCheck.toFixed(0)} µs per pool check (${cpuNetIdle.toFixed(0)} µs net of the idle ${idleCpuPerS.toFixed(1)} ms/s)`,
     );
     say(`steady state's rounds: ${roundsText(w0, performance.now() + 1)}`);
+    say(`steady state's threads (µs per pool check): ${threadsText(threadDelta(svc.pid, tw0, tw1), winChecks)}`);
     // the schedule backs failing proxies off (interval, 2x, 4x, ...): the window's checks hold more working proxies than the list
     const winWorking = rounds.filter((r) => r.at >= w0).reduce((a, r) => a + r.workingChecks, 0);
     const workingShare = winChecks > 0 ? winWorking / winChecks : NaN;
@@ -466,8 +478,10 @@ async function main(): Promise<void> {
         const comp = [...ok, ...sample];
         await Bun.sleep(3000);
         const q0 = cpuNow();
+        const t0c = threadCpu(svc.pid);
         const r = await checkRaw(svc, listText(comp), { timeoutMs: TIMEOUT_MS, region: 'us1' });
         const q1 = cpuNow();
+        say(`  its threads (µs per check): ${threadsText(threadDelta(svc.pid, t0c, threadCpu(svc.pid)), comp.length)}`);
         if (r.status !== 200) throw new Error(`check-raw (the window's composition): HTTP ${r.status}`);
         const compUs = ((q1 - q0) * 1000) / comp.length;
         say(`one-shot of the window's composition (${comp.length}: ${ok.length} working, ${sample.length} others): CPU ${((q1 - q0) / 1000).toFixed(1)} s = ${compUs.toFixed(0)} µs per check; pool check / this one-shot check: ${(cpuPerCheck / compUs).toFixed(2)}x (target <= 1.25)`);

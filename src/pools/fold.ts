@@ -70,7 +70,7 @@ export function foldCheck(prev: PoolProxyRow, probe: PoolProbeResult, geo: GeoIn
     history,
     latencyP50Ms: latencyP50(history, ctx.nowMs),
     uptimeH24Ppm: ppm(uptimeH24(history, ctx.nowMs)),
-    nextCheckAt: new Date(nextCheckAt(ctx.nowMs, ctx.intervalS, step.next.failures, ctx.random)),
+    nextCheckAt: new Date(nextCheckAt(ctx.nowMs, ctx.intervalS, step.next.failures, ctx.random, true, prev.checks === 0)),
   };
   if (working) {
     const passed = probe.protocols ?? [];

@@ -11,7 +11,9 @@
  *   a failing one backs off, doubling from `interval_s` with each
  *   consecutive failure (interval, 2x, 4x, ...), never more than a day
  *   (backoffS).
- * - Jitter: every delay is shortened by a random 0..10 % (JITTER). It is
+ * - A proxy's first check is followed by a delay drawn from [delay / 2, delay]
+ *   (spreadFirst): the proxies checked together spread over the interval.
+ * - Jitter: every other delay is shortened by a random 0..10 % (JITTER). It is
  *   only ever shortened, so a working proxy is checked again within
  *   `interval_s` (a dead proxy is seen down within one interval + the probe
  *   timeout), and proxies added together drift apart instead of falling due
@@ -31,8 +33,15 @@ import { DAY_S } from './limits';
 
 /** Largest share of a delay that jitter takes off. */
 export const JITTER = 0.1;
-/** A check that did not happen is tried again this soon (seconds; or after the interval, when shorter). */
-export const RETRY_NOT_TRIED_S = 60;
+/**
+ * A check that did not happen is tried again this soon (seconds; or after the
+ * interval, when shorter). 10 s: the checker's own overload passes within a
+ * flush or two, and the adaptive limit (src/jobs/adaptive-limit.ts) keeps the
+ * retries from feeding it; at 60 s a new 100 000-proxy pool's first pass
+ * waited a minute on the few hundred proxies its first seconds could not try
+ * (bench/RESULTS.md "Pools are actors: the quiet runs").
+ */
+export const RETRY_NOT_TRIED_S = 10;
 /** Failures above this no longer change the back-off (2^20 intervals is far past a day). */
 export const MAX_DOUBLINGS = 20;
 
@@ -61,9 +70,23 @@ export function newProxyDueAt(nowMs: number): number {
  * failures after it (0 for a working proxy); `tried` false for a check that
  * was not performed (then `failures` is ignored).
  */
-export function nextCheckAt(nowMs: number, intervalS: number, failures: number, random: Random, tried = true): number {
+export function nextCheckAt(nowMs: number, intervalS: number, failures: number, random: Random, tried = true, first = false): number {
   const delayS = tried ? backoffS(intervalS, failures) : Math.min(intervalS, RETRY_NOT_TRIED_S);
-  return nowMs + jittered(delayS, random);
+  return nowMs + (tried && first ? spreadFirst(delayS, random) : jittered(delayS, random));
+}
+
+/**
+ * The delay after a proxy's first check: anywhere in [delay / 2, delay]
+ * (at least 1 s). A pool's proxies are first checked together (a new pool, a
+ * list added); with the 10 % jitter alone their re-checks would come due in
+ * the same few seconds of every interval, a burst the size of the pool that
+ * feeds the checker's own overload. Spread once over half an interval (a
+ * second check never sooner than that), each keeps its place from then on.
+ */
+function spreadFirst(delayS: number, random: Random): number {
+  const x = random();
+  const r = x > 0 ? Math.min(x, 1) : 1; // NaN and below 0: the whole delay
+  return Math.max(1000, Math.round(delayS * 1000 * (0.5 + r / 2)));
 }
 
 /**

@@ -56,7 +56,7 @@ export function foldSlot(t: ProxyTable, slot: number, probe: PoolProbeResult, ge
   t.setErrorMessage(slot, working ? null : (probe.error?.message ?? 'probe failed without an error'));
   t.latency[slot] = latencyP50(h, ctx.nowMs) ?? -1;
   t.uptime[slot] = ppm(uptimeH24(h, ctx.nowMs)) ?? -1;
-  t.nextCheck[slot] = nextCheckAt(ctx.nowMs, ctx.intervalS, step.next.failures, ctx.random);
+  t.nextCheck[slot] = nextCheckAt(ctx.nowMs, ctx.intervalS, step.next.failures, ctx.random, true, t.checks[slot] === 1);
   const verdictChanged = working && foldVerdictFields(t, slot, probe, geo, ctx);
   return { outcome, event: step.event, verdictChanged };
 }

@@ -174,7 +174,11 @@ if (missing.length > 0) {
       // durable batches (one per flush): the first ones add up to both checks
       const sum = (k: 'checked' | 'working' | 'failed' | 'not_tried' | 'charged') => events.of(poolId, 'round.completed').reduce((a, e) => a + e.round![k], 0);
       await until('both checks durable', () => sum('checked') >= 2, 5000);
-      expect([sum('checked'), sum('working'), sum('failed'), sum('not_tried'), sum('charged')]).toEqual([2, 2, 0, 0, 2]);
+      // (at INTERVAL_S 3 a second check of a proxy may already be in: its first re-check comes in 1.5-3 s)
+      const batches = events.of(poolId, 'round.completed'); // one snapshot: a batch may land between two sums
+      const of = (k: 'checked' | 'working' | 'failed' | 'not_tried' | 'charged') => batches.reduce((a, e) => a + e.round![k], 0);
+      expect(of('checked')).toBeGreaterThanOrEqual(2);
+      expect([of('working'), of('failed'), of('not_tried'), of('charged')]).toEqual([of('checked'), 0, 0, of('checked')]);
       const me = (await get('/me')).body;
       expect(me.user.checks).toBeLessThan(before.user.checks);
       const today = me.usage_last_30_days.at(-1);

@@ -3,7 +3,7 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { foldCheck, notTried, ppm, type PoolProbeResult } from '../../src/pools/fold';
 import { latencyP50, uptime } from '../../src/pools/history';
-import { backoffS } from '../../src/pools/schedule';
+import { RETRY_NOT_TRIED_S, backoffS } from '../../src/pools/schedule';
 import type { PoolProxyRow } from '../../src/pools/shape';
 
 const NOW = Date.UTC(2026, 5, 1, 12);
@@ -90,7 +90,7 @@ describe('foldCheck', () => {
     const f = foldCheck(fresh, { ...bad, error: { code: 'checker_overloaded', message: 'EMFILE' } }, null, ctx);
     expect(f.outcome).toBe('not_tried');
     expect({ ...f.row, nextCheckAt: null }).toEqual({ ...fresh, nextCheckAt: null });
-    expect(f.row.nextCheckAt.getTime()).toBe(NOW + 60_000);
+    expect(f.row.nextCheckAt.getTime()).toBe(NOW + RETRY_NOT_TRIED_S * 1000);
   });
 
   test('notTried (a round cut short) is what checker_overloaded folds to, for any row', () => {

@@ -30,9 +30,24 @@ describe('due times', () => {
     expect(nextCheckAt(NOW, 600, 3, () => 0.5)).toBe(NOW + 2400_000 * (1 - JITTER / 2));
   });
 
+  test("a proxy's first check: its next anywhere in [delay / 2, delay], never below 1 s (the proxies checked together spread)", () => {
+    expect(nextCheckAt(NOW, 600, 0, () => 0.25, true, true)).toBe(NOW + 375_000);
+    expect(nextCheckAt(NOW, 600, 1, () => 1, true, true)).toBe(NOW + 600_000);
+    expect(nextCheckAt(NOW, 1, 0, () => 0.0001, true, true)).toBe(NOW + 1000);
+    // not tried: the retry, never spread
+    expect(nextCheckAt(NOW, 600, 0, () => 0.25, false, true)).toBe(NOW + RETRY_NOT_TRIED_S * 1000 * (1 - JITTER * 0.25));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 86_400 }), fc.integer({ min: 0, max: 30 }), fc.double({ min: -1, max: 2, noNaN: false }), (interval, failures, x) => {
+        const d = nextCheckAt(NOW, interval, failures, () => x, true, true) - NOW;
+        const delay = backoffS(interval, failures) * 1000;
+        return d >= Math.max(1000, Math.floor(delay / 2)) && d <= Math.max(1000, delay);
+      }),
+    );
+  });
+
   test('a check that was not tried comes back soon, not after a back-off', () => {
     expect(nextCheckAt(NOW, 600, 7, () => 0, false)).toBe(NOW + RETRY_NOT_TRIED_S * 1000);
-    expect(nextCheckAt(NOW, 20, 7, () => 0, false)).toBe(NOW + 20_000);
+    expect(nextCheckAt(NOW, 5, 7, () => 0, false)).toBe(NOW + 5_000);
   });
 
   test('property: always after now, never later than the back-off, whatever the random source says', () => {
