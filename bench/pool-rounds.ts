@@ -54,6 +54,8 @@
  * --passes N (the bounded database): after the window the pool runs until
  * N x proxies checks since the POST; the database's size (PGlite: the data
  * directory; pg: pg_database_size) after the first pass and after N passes.
+ * --mix instant --https off: every proxy working at once, no https step (no
+ * back-off: every proxy is checked every interval; the bounded database's run).
  * --no-one-shot skips step 4 (a 1 000 000 run's one-shot costs minutes; the
  * CPU ratio comes from the 100 000 runs), --no-db-time step 5.
  * --profile DIR: the service under --cpu-prof-md (its whole life, the
@@ -107,12 +109,19 @@ const { values } = parseArgs({
     passes: { type: 'string', default: '0' },
     'no-one-shot': { type: 'boolean', default: false },
     'no-db-time': { type: 'boolean', default: false },
+    mix: { type: 'string', default: 'A' },
+    https: { type: 'string', default: 'on' },
   },
 });
 const DRIVER = values.driver;
 if (DRIVER !== 'pglite' && DRIVER !== 'pg') throw new Error(`--driver must be pglite or pg (got ${DRIVER})`);
 const TXT_RUNS = Number(values['txt-runs']);
 const PASSES = Number(values.passes);
+/** --mix A (the farm's mix of A, default) or instant (every proxy working, no latency: no back-off, every proxy every interval: the bounded database's run) */
+const MIX = values.mix === 'instant' ? { [BEHAVIOURS.INSTANT]: 1 } : values.mix === 'A' ? MIX_A : null;
+if (MIX === null) throw new Error(`--mix must be A or instant (got ${values.mix})`);
+/** --https off: the pool's `https: false` (the bounded database's run: its writes, not the https step's CPU) */
+const HTTPS = values.https !== 'off';
 const TARGETS = Number(values.targets);
 const PROXIES = Number(values.proxies);
 const INTERVAL_S = Number(values['interval-s']);
@@ -253,7 +262,7 @@ async function main(): Promise<void> {
   const loadStart = load();
   log(`pool of ${PROXIES} (mix of A) at interval_s ${INTERVAL_S}, window ${WINDOW_S} s, P2 ${P2_RUNS} runs; load average ${loadStart}`);
   const farm = await startFarm({ processes: 4, portsPerBehaviour: 8, refusedPorts: 16, latency: LATENCY, slowMs: SLOW_MS });
-  const entries = buildEntries({ firstId: 0, size: PROXIES, mix: MIX_A, seed: 103, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
+  const entries = buildEntries({ firstId: 0, size: PROXIES, mix: MIX, seed: 103, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
   const text = listText(entries);
   const small = buildEntries({ firstId: 700_000, size: 10, mix: { [BEHAVIOURS.INSTANT]: 1 }, seed: 9, latency: LATENCY, slowMs: SLOW_MS }, farm.ports).map((e) => `${e.host}:${e.port}`);
   const dataDir = mkdtempSync(join(tmpdir(), 'pc-pool-rounds-'));
@@ -305,6 +314,7 @@ async function main(): Promise<void> {
         interval_s: INTERVAL_S,
         timeout: TIMEOUT_MS,
         region: 'us1',
+        ...(HTTPS ? {} : { https: false }),
         customUrls: Array.from({ length: TARGETS }, (_, i) => ({ name: `t${i + 1}`, url: `${site.url}/t${i + 1}`, requiredText: 'ok' })),
       }),
     });
