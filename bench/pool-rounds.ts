@@ -118,8 +118,8 @@ if (DRIVER !== 'pglite' && DRIVER !== 'pg') throw new Error(`--driver must be pg
 const TXT_RUNS = Number(values['txt-runs']);
 const PASSES = Number(values.passes);
 /** --mix A (the farm's mix of A, default) or instant (every proxy working, no latency: no back-off, every proxy every interval: the bounded database's run) */
-const MIX = values.mix === 'instant' ? { [BEHAVIOURS.INSTANT]: 1 } : values.mix === 'A' ? MIX_A : null;
-if (MIX === null) throw new Error(`--mix must be A or instant (got ${values.mix})`);
+if (values.mix !== 'A' && values.mix !== 'instant') throw new Error(`--mix must be A or instant (got ${values.mix})`);
+const MIX = values.mix === 'instant' ? { [BEHAVIOURS.INSTANT]: 1 } : MIX_A;
 /** --https off: the pool's `https: false` (the bounded database's run: its writes, not the https step's CPU) */
 const HTTPS = values.https !== 'off';
 const TARGETS = Number(values.targets);
