@@ -260,7 +260,7 @@ async function main(): Promise<void> {
     log(l);
   };
   const loadStart = load();
-  log(`pool of ${PROXIES} (mix of A) at interval_s ${INTERVAL_S}, window ${WINDOW_S} s, P2 ${P2_RUNS} runs; load average ${loadStart}`);
+  log(`pool of ${PROXIES} (mix ${values.mix}, https ${HTTPS ? 'on' : 'off'}) at interval_s ${INTERVAL_S}, window ${WINDOW_S} s, P2 ${P2_RUNS} runs; load average ${loadStart}`);
   const farm = await startFarm({ processes: 4, portsPerBehaviour: 8, refusedPorts: 16, latency: LATENCY, slowMs: SLOW_MS });
   const entries = buildEntries({ firstId: 0, size: PROXIES, mix: MIX, seed: 103, latency: LATENCY, slowMs: SLOW_MS }, farm.ports);
   const text = listText(entries);
