@@ -155,7 +155,10 @@ export class DeliveryLoop {
       this.#ticking = null;
       if (this.#machine.state === 'running') {
         const untilPrune = Math.max(0, this.#lastPruneMs + PRUNE_EVERY_MS - this.#d.clock.now());
-        this.#cancelTimer = this.#d.clock.after(wait === null ? untilPrune : Math.min(wait, untilPrune), () => this.poke(), { unref: true });
+        // a poke that came after the last claim (during the prune or the due-time read) set #again: look at once,
+        // or its message, committed after that claim, would wait for the next poke (with no poll: maybe an hour)
+        const delay = this.#again ? 0 : wait === null ? untilPrune : Math.min(wait, untilPrune);
+        this.#cancelTimer = this.#d.clock.after(delay, () => this.poke(), { unref: true });
       }
     }
   }
