@@ -57,8 +57,13 @@ export interface PoolOwnerParts {
   undo: StopStep[];
 }
 
-/** The tables a flush rewrites, vacuumed on PGlite. */
-const VACUUM = sql.raw('VACUUM pool_proxy_state, pool_proxies, pool_leases, pool_rounds, pools');
+/**
+ * The tables a flush rewrites, vacuumed on PGlite, and analyzed: PGlite runs no
+ * autovacuum, so without it the planner keeps the statistics of empty tables
+ * for every query of these (flush-sql.ts inPool is the flushes' own guard
+ * until the first of these runs).
+ */
+const VACUUM = sql.raw('VACUUM (ANALYZE) pool_proxy_state, pool_proxies, pool_leases, pool_rounds, pools');
 
 export async function startPoolOwner(config: Config, p: PoolOwnerParts): Promise<PoolOwner> {
   const database = p.storage.database;
