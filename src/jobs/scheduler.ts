@@ -62,8 +62,17 @@
  * from the checker's own lag, adaptive-limit.ts) is a second bound of the
  * same kind: the cap in force is min(global capacity, load limit), and
  * everything said here of the global capacity (no revocation, passes when
- * it rises, its headroom and reserves) holds for that minimum. A scheduler
- * without a global capacity gets one while a load limit is set.
+ * it rises, its headroom and reserves) holds for that minimum, with one
+ * exception for checks: against the load limit L, a check's grant counts
+ * background probes only up to background's share of L (L - reserve(L),
+ * below), never the descriptors' cap. When L falls below what background
+ * work holds (nothing is revoked), a check so still starts at once, up to
+ * the checks' reserve of L, instead of waiting for background probes to end
+ * (a black hole holds its slot for a whole timeout: the 2 s outliers of a
+ * /check during a pool's re-checks, bench/RESULTS.md). The total may then
+ * exceed L by background's excess over its share, and only until those
+ * background probes end (background is not granted again while it is over).
+ * A scheduler without a global capacity gets one while a load limit is set.
  *
  * ## Headroom for newcomers (option `jobShare`, default 1: none)
  *
@@ -156,7 +165,10 @@
  *     used(R) exceed capacityFor(R), or capacityFor(R) + H for a job holding
  *     fewer than H (headroom); the global count never exceeds the global
  *     capacity (lowering a capacity revokes nothing; it only stops grants
- *     until used drops below it).
+ *     until used drops below it), except a check's grant under a lowered
+ *     load limit L: then checks in flight plus min(background in flight,
+ *     L - reserve(L)) never exceed L, and the global count never exceeds
+ *     the descriptors' cap.
  * I2  a grant never exceeds the job's pending demand and is >= 1;
  *     granted - released = inFlight for every job; release(n) with
  *     n > inFlight throws (code `scheduler_over_release`).
@@ -322,7 +334,7 @@ class Entry implements JobHandle {
     this.inFlight -= n;
     this.rs.used -= n;
     if (this.background) this.rs.bgUsed -= n;
-    this.owner.released(n);
+    this.owner.released(n, this.background);
     this.owner.settle(this);
   }
 
@@ -373,6 +385,8 @@ export class RegionScheduler {
   private readonly backgroundCapacityFor: ((region: string) => number) | null;
   /** Probes in flight in every region together. */
   private totalUsed = 0;
+  /** Background probes in flight in every region together (part of totalUsed). */
+  private totalBgUsed = 0;
   /** Background jobs listed in any region (0: every pass is the check path alone). */
   private backgroundListed = 0;
   private readonly onBusy: (() => void) | null;
@@ -556,9 +570,10 @@ export class RegionScheduler {
     return this.totalUsed;
   }
 
-  /** @internal: slots came back (before settle). */
-  released(n: number): void {
+  /** @internal: slots came back (before settle); `background`: of a background job. */
+  released(n: number, background: boolean): void {
     this.totalUsed -= n;
+    if (background) this.totalBgUsed -= n;
   }
 
   /** @internal: list or unlist the entry after a change, then run a pass of its region. */
@@ -592,7 +607,7 @@ export class RegionScheduler {
   private pumpRegions(last: RegionState | null): void {
     const bg = this.backgroundListed > 0;
     for (const rs of this.regions.values()) {
-      if (this.totalUsed >= this.globalCapacity) break;
+      if (this.checkGlobalFree() <= 0) break;
       if (rs !== last && rs.jobs.length > 0) this.pump(rs, !bg);
     }
     if (last !== null) this.pump(last, true);
@@ -646,11 +661,29 @@ export class RegionScheduler {
     return Math.min(capacity - 1, Math.max(this.headroom(capacity), capacity - Math.floor(capacity * this.backgroundShare), m));
   }
 
+  /**
+   * The global slots a check may take (header: "Global capacity"): the
+   * descriptors' cap counts every probe in flight; the load limit counts
+   * background probes only up to background's share of it (what a
+   * background grant may fill under that limit), so when the limit falls
+   * below what background work already holds, a check still starts at once
+   * instead of waiting for background probes (black holes: a whole timeout)
+   * to end.
+   */
+  private checkGlobalFree(): number {
+    const fdFree = this.fdCapacity - this.totalUsed;
+    if (this.loadCap === Number.POSITIVE_INFINITY) return fdFree;
+    const bgShare = this.loadCap - this.reserve(this.loadCap, this.effectiveMinGrant(this.loadCap));
+    const seen = this.totalUsed - this.totalBgUsed + Math.min(this.totalBgUsed, bgShare);
+    return Math.min(fdFree, this.loadCap - seen);
+  }
+
   private pass(rs: RegionState, withBackground: boolean): void {
     for (;;) {
       const cap = this.capacity(rs.name);
       const rH = this.headroom(cap);
-      if (Math.min(cap + rH - rs.used, this.globalCapacity - this.totalUsed, this.startBudget) <= 0) return;
+      const gFree = this.checkGlobalFree();
+      if (Math.min(cap + rH - rs.used, gFree, this.startBudget) <= 0) return;
       const best = leastServed(rs.jobs);
       if (best === undefined) {
         // no check waits in this region: background work may take what the checks' reserve leaves
@@ -659,7 +692,7 @@ export class RegionScheduler {
       }
       const gH = this.headroom(this.globalCapacity);
       const newcomer = best.inFlight < rH;
-      const free = Math.min(cap - rs.used + (newcomer ? rH : 0), this.globalCapacity - this.totalUsed - (best.inFlight >= gH ? gH : 0), this.startBudget);
+      const free = Math.min(cap - rs.used + (newcomer ? rH : 0), gFree - (best.inFlight >= gH ? gH : 0), this.startBudget);
       if (free <= 0) return;
       const want = Math.min(best.pending, this.maxGrant);
       const effMin = this.effectiveMinGrant(cap);
@@ -701,7 +734,10 @@ export class RegionScheduler {
     best.pending -= grant;
     best.inFlight += grant;
     rs.used += grant;
-    if (best.background) rs.bgUsed += grant;
+    if (best.background) {
+      rs.bgUsed += grant;
+      this.totalBgUsed += grant;
+    }
     const wasIdle = this.totalUsed === 0;
     this.totalUsed += grant;
     this.startBudget -= grant;
@@ -714,7 +750,10 @@ export class RegionScheduler {
       const back = Math.min(grant, best.inFlight);
       best.inFlight -= back;
       rs.used -= back;
-      if (best.background) rs.bgUsed -= back;
+      if (best.background) {
+        rs.bgUsed -= back;
+        this.totalBgUsed -= back;
+      }
       this.totalUsed -= back;
       this.startBudget += back;
       if (best.state === ACTIVE) best.machine.move(ACTIVE, CANCELLED); // dispatch may have cancelled it already

@@ -28,6 +28,15 @@ function addJob(s: RegionScheduler, id: string, region: string, pending: number,
   return job;
 }
 
+/** Release everything in flight until no job holds a slot (releases may grant the rest of the demand). */
+function drainAll(handles: readonly JobHandle[]): void {
+  for (let guard = 0; guard < 100_000; guard++) {
+    const busy = handles.find((h) => h.inFlight > 0);
+    if (busy === undefined) return;
+    busy.release(busy.inFlight);
+  }
+}
+
 /** The models' ops on a registered job (random: fast-check). */
 type ModelOp = { k: 'release'; job: number; frac: number } | { k: 'demand'; job: number; n: number } | { k: 'cancel'; job: number };
 interface Tracked {
@@ -445,11 +454,7 @@ describe('load limit (the adaptive limit: setLoadLimit)', () => {
             }
           }
           s.setLoadLimit(Infinity);
-          for (let guard = 0; guard < 100_000; guard++) {
-            const busy = jobs.find((j) => j.handle.inFlight > 0);
-            if (busy === undefined) break;
-            busy.handle.release(busy.handle.inFlight);
-          }
+          drainAll(jobs.map((j) => j.handle));
           for (const j of jobs) expect(j.granted).toBe(j.demand);
         },
       ),
@@ -730,6 +735,75 @@ describe('priority classes (check, background)', () => {
         },
       ),
       { numRuns: 400 },
+    );
+  });
+
+  test('a load limit lowered below what background holds: a check still starts at once, up to the checks\' reserve of the limit, and background is not granted again while over', () => {
+    // region 512, descriptors' cap 4096: background holds 512 - 52 = 460; the limit falls to 64,
+    // reserve(64) = max(64 - floor(64 x 0.9) = 7, 4) = 7: checks see background as 57
+    const s = new RegionScheduler(() => 512, { globalCapacity: 4096 });
+    let bgGranted = 0;
+    const round = s.register('round', 'us1', 100_000, (n) => (bgGranted += n), 'background');
+    expect(round.inFlight).toBe(460);
+    s.setLoadLimit(64);
+    const small = addJob(s, 'small', 'us1', 10);
+    expect(small.granted).toBe(7); // inside register(), before any background probe ended
+    small.handle.release(7);
+    expect(small.granted).toBe(10); // the rest at its own releases
+    const before = bgGranted;
+    round.release(100);
+    expect(bgGranted).toBe(before); // background stays over the limit until it falls below its share
+    expect(s.totalInFlight).toBe(360 + 3);
+    small.handle.release(3);
+    round.release(round.inFlight - 40); // background now under its share (57): it is granted up to it
+    expect(round.inFlight).toBe(57);
+    expect(s.totalInFlight).toBeLessThanOrEqual(64);
+  });
+
+  test('fast-check: under a moving load limit L, a check\'s grant never makes checks + min(background, L - reserve(L)) exceed L, nor anything the descriptors\' cap; a lone check beside background starts at once', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ bg: fc.boolean(), n: fc.integer({ min: 1, max: 400 }), limit: fc.integer({ min: 1, max: 600 }), release: fc.nat(), frac: fc.double({ min: 0, max: 1, noNaN: true }) }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 8, max: 700 }),
+        (steps, fd) => {
+          const s = new RegionScheduler(() => 512, { globalCapacity: fd, maxGrant: 32, minGrant: 4 });
+          const jobs: { bg: boolean; h: JobHandle; granted: number; demand: number }[] = [];
+          let L = Infinity;
+          const checksIn = () => jobs.filter((j) => !j.bg).reduce((a, j) => a + j.h.inFlight, 0);
+          const bgIn = () => jobs.filter((j) => j.bg).reduce((a, j) => a + j.h.inFlight, 0);
+          const seen = () => {
+            const m = Math.min(4, Math.max(1, Math.floor(Math.min(512, fd, L) / 8)));
+            return checksIn() + Math.min(bgIn(), L - reserveOf(L, 0, m, 0.9));
+          };
+          for (const step of steps) {
+            const checksBefore = checksIn();
+            const onlyBackground = checksBefore === 0;
+            const j = { bg: step.bg, granted: 0, demand: step.n } as { bg: boolean; h: JobHandle; granted: number; demand: number };
+            j.h = s.register(`j${jobs.length}`, 'us1', step.n, (n) => (j.granted += n), step.bg ? 'background' : 'check');
+            jobs.push(j);
+            if (!step.bg && onlyBackground && Number.isFinite(L) && L > 1 && s.totalInFlight < fd - 8 && s.inFlight('us1') < 512 - 8) {
+              // a lone check: at once, up to the checks' reserve of L (4: its first chunk), whatever background holds
+              expect(j.granted).toBeGreaterThanOrEqual(Math.min(step.n, 4, reserveOf(L, 0, Math.min(4, Math.max(1, Math.floor(Math.min(512, fd, L) / 8))), 0.9)));
+            }
+            if (checksIn() > checksBefore && Number.isFinite(L)) expect(seen()).toBeLessThanOrEqual(L);
+            expect(s.totalInFlight).toBeLessThanOrEqual(fd);
+            const busy = jobs.filter((x) => x.h.inFlight > 0);
+            if (busy.length > 0) {
+              const b = busy[step.release % busy.length]!;
+              const cBefore = checksIn();
+              b.h.release(Math.max(1, Math.floor(b.h.inFlight * step.frac)));
+              if (checksIn() > cBefore && Number.isFinite(L)) expect(seen()).toBeLessThanOrEqual(L);
+              expect(s.totalInFlight).toBeLessThanOrEqual(fd);
+            }
+            L = step.limit;
+            s.setLoadLimit(L);
+          }
+          s.setLoadLimit(Infinity);
+          drainAll(jobs.map((x) => x.h));
+          for (const x of jobs) expect(x.granted).toBe(x.demand);
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 
