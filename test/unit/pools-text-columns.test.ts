@@ -28,10 +28,11 @@ describe('columns', () => {
   );
   const op = <T>(value: fc.Arbitrary<T>) => fc.oneof(fc.record({ slot: fc.nat(19), value }), fc.record({ resize: fc.integer({ min: 1, max: 24 }) }));
 
-  test('property: an AddressColumn reads back what was written (null included), across resizes', () => {
+  /** Random writes and resizes of a 20-slot column against a Map model; every slot reads back the model's value. */
+  const readsBack = <C extends { set(slot: number, v: string | null): void; get(slot: number): string | null; resize(n: number): void }>(make: () => C, value: fc.Arbitrary<string | null>, after?: (c: C) => void) =>
     fc.assert(
-      fc.property(fc.array(op(fc.option(address, { nil: null })), { maxLength: 60 }), (ops) => {
-        const c = new AddressColumn(20);
+      fc.property(fc.array(op(value), { maxLength: 60 }), (ops) => {
+        const c = make();
         const model = new Map<number, string | null>();
         let cap = 20;
         for (const o of ops) {
@@ -45,29 +46,15 @@ describe('columns', () => {
           }
         }
         for (let s = 0; s < cap; s++) expect(c.get(s)).toBe(model.get(s) ?? null);
+        after?.(c);
       }),
     );
+
+  test('property: an AddressColumn reads back what was written (null included), across resizes', () => {
+    readsBack(() => new AddressColumn(20), fc.option(address, { nil: null }));
   });
 
   test('property: a TextColumn reads back what was written, coded or (past its cap) its own', () => {
-    fc.assert(
-      fc.property(fc.array(op(fc.option(fc.string({ maxLength: 4 }), { nil: null })), { maxLength: 60 }), (ops) => {
-        const c = new TextColumn(20);
-        const model = new Map<number, string | null>();
-        let cap = 20;
-        for (const o of ops) {
-          if ('resize' in o) {
-            cap = o.resize;
-            c.resize(cap);
-            for (const k of model.keys()) if (k >= cap) model.delete(k);
-          } else if (o.slot < cap) {
-            c.set(o.slot, o.value);
-            model.set(o.slot, o.value);
-          }
-        }
-        for (let s = 0; s < cap; s++) expect(c.get(s)).toBe(model.get(s) ?? null);
-        expect(c.own.size).toBe(0);
-      }),
-    );
+    readsBack(() => new TextColumn(20), fc.option(fc.string({ maxLength: 4 }), { nil: null }), (c) => expect(c.own.size).toBe(0));
   });
 });
