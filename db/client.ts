@@ -122,9 +122,11 @@ export const PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
 /**
  * The embedded database's WAL, sized for an embedded database (issue 29: a
  * pool's owner rewrites its state every POOL_FLUSH_S): PostgreSQL's default
- * max_wal_size (1 GB) let pg_wal grow to 800 MiB under a steady pool;
- * checkpoints every 64 MB of WAL or 2 minutes keep it near that, and
- * min_wal_size 32MB recycles no more than that. Given on the command line only
+ * max_wal_size (1 GB) let pg_wal grow to 800 MiB under a steady pool.
+ * A single-user backend never asks for a checkpoint by itself (neither by
+ * WAL volume nor by time): db/pglite-checkpoints.ts runs them, and a
+ * checkpoint keeps max_wal_size of segments and recycles no more than
+ * min_wal_size 32MB. Given on the command line only
  * (not to initdb): the template's name (db/pglite-template.ts) does not change.
  */
 export const PGLITE_WAL_SETTINGS: Readonly<Record<string, string>> = Object.freeze({

@@ -1,12 +1,14 @@
 /**
  * The service's storage, opened before anything that charges: the data-dir
  * lock (embedded only), the database (migrated), this node's lease, the
- * orphan sweep at start, the demo account; and, once the probe backend can
+ * orphan sweep at start, the demo account, the embedded database's WAL
+ * checkpoints (db/pglite-checkpoints.ts); and, once the probe backend can
  * tell the agents of a refund, the periodic orphan sweep.
  * (docs/DESIGN.md "Start and stop" has the whole order.)
  */
 import { hostname } from 'node:os';
 import { openDatabase, type Database } from '../../db/client';
+import { startWalCheckpoints } from '../../db/pglite-checkpoints';
 import { readTemplate } from '../../db/pglite-template';
 import { ensureBootstrapAccount, type BootstrapResult } from '../accounts/bootstrap';
 import { OrphanScope, sweepOrphans, type RefundedOrphan } from '../accounts/orphans';
@@ -39,6 +41,11 @@ export async function openStorage(config: Config, o: { log: Logger; undo: StopSt
   if (lock !== null) undo.push(() => lock.release());
   const database = o.database ?? (await openOwnDatabase(storage, undo));
   const db = database.db;
+  if (database.driver === 'pglite') {
+    // PGlite has no checkpointer: without these looks pg_wal grows until the process stops (db/pglite-checkpoints.ts)
+    const checkpoints = startWalCheckpoints({ db, onError: (err) => log.warn('a checkpoint of the embedded database failed; tried again at the next look', { err }) });
+    undo.push(() => checkpoints.stop());
+  }
   // This node's lease; released after its jobs settled (undone after the settlement retries, before the database closes).
   const nodeId = storage.nodeId ?? generateNodeId();
   const { lease, registration } = await NodeLease.start({
