@@ -60,6 +60,15 @@
  * CPU ratio comes from the 100 000 runs), --no-db-time step 5.
  * --profile DIR: the service under --cpu-prof-md (its whole life, the
  * one-shot /check-raw included), the profile written into DIR at its stop.
+ * --via-node (with --driver pg; issue 29's "through another node"): a
+ * cluster of two API nodes of one database on a private nats-server (random
+ * port, temporary store, test/helpers/nats-server.ts): the service A as
+ * ROLE=all (the API node that owns the pool, with the region's agent in the
+ * same process: its probes go through NATS) and B as ROLE=api with
+ * POOL_ROUNDS=false (it never owns a pool: every read of it is "another
+ * node"). Each txt read of the window is asked of A and of B back to back
+ * (the order alternating), p50 / p99 of both. The CPU figures are A's
+ * process tree (+ the PostgreSQL server's), not B's nor the nats-server's.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import postgres from 'postgres';
@@ -80,6 +89,8 @@ import { peakRssMiB, resetPeakRss, rssMiB, stopAll, stopAllSync, threadCpu, thre
 import { MIX_A, SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
 import { BENCH_KEY, checkRaw, startService, type Service } from './e2e/service';
 import { benchVerdict } from './pool-verdicts';
+import { startNatsServer, type NatsServer } from '../test/helpers/nats-server';
+import { regionsOf, SECRETS } from './cluster/topology';
 
 /** The pool's targets' site: answers `ok` to every GET, counts them. */
 function startSite(): { url: string; readonly requests: number; stop: () => void } {
@@ -111,11 +122,14 @@ const { values } = parseArgs({
     'no-db-time': { type: 'boolean', default: false },
     mix: { type: 'string', default: 'A' },
     https: { type: 'string', default: 'on' },
+    'via-node': { type: 'boolean', default: false },
   },
 });
 const DRIVER = values.driver;
 if (DRIVER !== 'pglite' && DRIVER !== 'pg') throw new Error(`--driver must be pglite or pg (got ${DRIVER})`);
 const TXT_RUNS = Number(values['txt-runs']);
+const VIA_NODE = values['via-node'] === true;
+if (VIA_NODE && DRIVER !== 'pg') throw new Error('--via-node needs --driver pg (a cluster\'s API nodes share a PostgreSQL database)');
 const PASSES = Number(values.passes);
 /** --mix A (the farm's mix of A, default) or instant (every proxy working, no latency: no back-off, every proxy every interval: the bounded database's run) */
 if (values.mix !== 'A' && values.mix !== 'instant') throw new Error(`--mix must be A or instant (got ${values.mix})`);
@@ -277,7 +291,20 @@ async function main(): Promise<void> {
   if (serverDb !== null) env.DATABASE_URL = serverDb.url;
   const postmaster = DRIVER === 'pg' ? postmasterPid() : null;
   if (DRIVER === 'pg' && postmaster === null) throw new Error('--driver pg: no PostgreSQL server process found on this machine (its CPU is counted)');
+  // --via-node: A (ROLE=all: the pool's owner and the region's agent) and B (ROLE=api, never an owner) on one nats-server
+  const nats: NatsServer | null = VIA_NODE ? await startNatsServer() : null;
+  if (nats !== null) Object.assign(env, { NATS_URL: nats.url, ROLE: 'all', REGION: 'us1', ...SECRETS });
   let svc: Service | null = await startService({ dataDir, slotsPerEndpoint: null, judgeUrl: '', judgeKey: '', env, bunFlags });
+  let other: Service | null = null;
+  if (nats !== null) {
+    const deadline = Date.now() + 30_000;
+    while ((await regionsOf(svc.url)).agents < 1) {
+      if (Date.now() > deadline) throw new Error('--via-node: no agent of us1 on A after 30 s');
+      await Bun.sleep(100);
+    }
+    other = await startService({ dataDir: mkdtempSync(join(dataDir, 'node-b-')), slotsPerEndpoint: null, judgeUrl: '', judgeKey: '', env: { ...env, ROLE: 'api', REGION: '', POOL_ROUNDS: 'false' } });
+    log(`--via-node: nats-server ${nats.url}; A (ROLE=all, the owner) pid ${svc.pid}, B (ROLE=api, POOL_ROUNDS=false) pid ${other.pid}`);
+  }
   /** CPU (ms) of the service's process tree, plus the PostgreSQL server's on --driver pg */
   const cpuNow = () => treeCpuMs(svc!.pid) + (postmaster !== null ? treeCpuMs(postmaster) : 0);
   try {
@@ -404,6 +431,8 @@ async function main(): Promise<void> {
     const gap = (WINDOW_S * 1000) / (P2_RUNS + 1);
     let nextP2 = w0 + gap;
     const txt: { ms: number; bytes: number }[] = [];
+    /** --via-node: the same reads asked of B */
+    const txtB: { ms: number; bytes: number }[] = [];
     const txtGap = (WINDOW_S * 1000) / (TXT_RUNS + 1);
     let nextTxt = w0 + txtGap / 2;
     let nextLag = w0 + LAG_EVERY_MS;
@@ -422,7 +451,15 @@ async function main(): Promise<void> {
         maxLagS = Math.max(maxLagS, lag);
       }
       if (txt.length < TXT_RUNS && performance.now() >= nextTxt) {
-        txt.push(await txtRead(svc, created.id));
+        if (other === null) txt.push(await txtRead(svc, created.id));
+        else if (txt.length % 2 === 0) {
+          // A then B, B then A: neither always reads right after the other's read
+          txt.push(await txtRead(svc, created.id));
+          txtB.push(await txtRead(other, created.id));
+        } else {
+          txtB.push(await txtRead(other, created.id));
+          txt.push(await txtRead(svc, created.id));
+        }
         nextTxt += txtGap;
       }
       if (p2Busy.length < P2_RUNS && performance.now() >= nextP2) {
@@ -472,6 +509,10 @@ async function main(): Promise<void> {
     if (wsDrops > 0) say(`the events' WebSocket was closed by the service ${wsDrops} times (a reader behind: 1013) and connected again; batches in those gaps are missing from the counts above (the durable checks_last_24h: ${end.checks_last_24h})`);
     say(`RSS at the window's end ${rssEnd.toFixed(0)} MiB, idle ${idleRss.toFixed(0)} MiB: +${(rssEnd - idleRss).toFixed(0)} MiB = ${(((rssEnd - idleRss) * 1048576) / PROXIES).toFixed(0)} bytes per pooled proxy (target <= 300 at 1 000 000); peak during P1 +${(peak - idleRss).toFixed(0)} MiB = ${(((peak - idleRss) * 1048576) / PROXIES).toFixed(0)} bytes per proxy`);
     if (txt.length > 0) say(`txt (?status=working&format=txt, ${txt.length} reads over the window, ${(median(txt.map((t) => t.bytes)) / 1024).toFixed(0)} KiB each): p50 ${median(txt.map((t) => t.ms)).toFixed(1)} ms, p99 ${quantile(txt.map((t) => t.ms), 0.99).toFixed(1)} ms, max ${Math.max(...txt.map((t) => t.ms)).toFixed(1)} ms (target p99 <= 50 on the owner)`);
+    if (txtB.length > 0) {
+      const same = txtB.every((t, i) => t.bytes === txt[i]?.bytes);
+      say(`txt through another node (B, ROLE=api, the same ${txtB.length} reads interleaved with A's): p50 ${median(txtB.map((t) => t.ms)).toFixed(1)} ms, p99 ${quantile(txtB.map((t) => t.ms), 0.99).toFixed(1)} ms, max ${Math.max(...txtB.map((t) => t.ms)).toFixed(1)} ms, ${(median(txtB.map((t) => t.bytes)) / 1024).toFixed(0)} KiB${same ? '' : ' (bytes differ from A\'s: ' + txtB.map((t, i) => `${t.bytes}/${txt[i]?.bytes}`).slice(0, 5).join(', ') + ')'} (target p99 <= 100)`);
+    }
     say(`P2: 10-proxy /check median idle ${median(p2Idle).toFixed(1)} ms, during the steady state ${median(p2Busy).toFixed(1)} ms = ${(median(p2Busy) / median(p2Idle)).toFixed(2)}x (target <= 1.1); p90 ${quantile(p2Busy, 0.9).toFixed(1)} against idle ${quantile(p2Idle, 0.9).toFixed(1)} ms = ${(quantile(p2Busy, 0.9) / quantile(p2Idle, 0.9)).toFixed(2)}x (target <= 1.5); idle ${p2Idle.map((x) => x.toFixed(0)).join(', ')}; busy ${p2Busy.map((x) => x.toFixed(0)).join(', ')}`);
 
     if (PASSES > 0) {
@@ -526,6 +567,8 @@ async function main(): Promise<void> {
         say(`one-shot of the window's composition (${comp.length}: ${ok.length} working, ${sample.length} others): CPU ${((q1 - q0) / 1000).toFixed(1)} s = ${compUs.toFixed(0)} µs per check; pool check / this one-shot check: ${(cpuPerCheck / compUs).toFixed(2)}x (target <= 1.25)`);
       }
     }
+    await other?.stop();
+    other = null;
     await svc.stop();
     svc = null;
 
@@ -559,7 +602,9 @@ async function main(): Promise<void> {
     say(`load average: start ${loadStart}, end ${load()}`);
     process.stdout.write(`\n${out.map((l) => `- ${l}`).join('\n')}\n`);
   } finally {
+    await other?.stop();
     await svc?.stop();
+    await nats?.stop();
     await farm.stop();
     await serverDb?.drop();
     rmSync(dataDir, { recursive: true, force: true });

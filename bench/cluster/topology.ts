@@ -138,7 +138,7 @@ export async function startEmbedded(o: Common & { databaseUrl: string | null; sl
   };
 }
 
-async function regionsOf(url: string): Promise<{ agents: number; capacity: number }> {
+export async function regionsOf(url: string): Promise<{ agents: number; capacity: number }> {
   const r = await fetch(`${url}/regions`);
   const b = (await r.json()) as { regions: { code: string; agents?: number; capacity?: number }[] };
   const us = b.regions.find((x) => x.code === REGION);

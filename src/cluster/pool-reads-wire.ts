@@ -13,6 +13,11 @@
  *                   {v, op: "upstreams", pool, account}    (the gateway's working set)
  *                   {v, op: "changed", pool, note}         (a change made on the asker: applied
  *                                                          by the owner before it answers)
+ *                   {v, op: "listing", pool, query, pool_type, now_ms}   (an unlimited txt / csv
+ *                                                          listing: its replies are the frames of
+ *                                                          ./pool-listing-wire.ts, not JSON)
+ *                   {v, op: "more", pool, listing, seq}    (its next chunk, number seq)
+ *                   {v, op: "close", pool, listing}        (the reader went away: no reply)
  *   PoolReadReply   {v, found: false}                      (the node does not own the pool now)
  *                   {v, found: true, stats: {counts, next_due_ms, checks_per_day}}
  *                   {v, found: true, page: {rows, next_cursor}}   (rows: pool proxy rows, times
@@ -28,15 +33,16 @@
  * not produce.
  */
 import type { Anonymity } from '../probe/types';
-import type { AddressFormat, ProxyAddress, ProxyType } from '../proxy/types';
+import { CHECK_TYPES, type AddressFormat, type ProxyAddress, type ProxyType } from '../proxy/types';
 import { validSortKey } from '../pools/cursor';
 import { PROXY_FORMATS, PROXY_SORTS, QUERY_STATUSES, type PoolProxiesQuery } from '../pools/query';
 import type { PoolProxyRow, PoolStats } from '../pools/shape';
 import type { PoolUpstream } from '../pools/working-set';
 import type { PoolCounts, ProxyStatus } from '../pools/types';
-import { POOL_CHANGE_NOTES, type PoolChangeNote } from '../pools/ports';
+import { POOL_CHANGE_NOTES, type ListingText, type PoolChangeNote } from '../pools/ports';
 import { TARGET_HOUR_BYTES, type TargetState } from '../pools/target-columns';
 import { isSubjectToken } from './protocol';
+import { isListingId } from './pool-listing-wire';
 
 export const POOL_READS_WIRE_VERSION = 1;
 export const POOL_READS_SUBJECT_PREFIX = 'pc.pools.';
@@ -48,7 +54,10 @@ export type PoolReadRequest =
   | { v: 1; op: 'page'; pool: string; query: PoolProxiesQuery }
   | { v: 1; op: 'recheck'; pool: string; proxies: ProxyAddress[] }
   | { v: 1; op: 'upstreams'; pool: string; account: string }
-  | { v: 1; op: 'changed'; pool: string; note: PoolChangeNote };
+  | { v: 1; op: 'changed'; pool: string; note: PoolChangeNote }
+  | { v: 1; op: 'listing'; pool: string; query: PoolProxiesQuery; text: ListingText }
+  | { v: 1; op: 'more'; pool: string; listing: string; seq: number }
+  | { v: 1; op: 'close'; pool: string; listing: string };
 
 export type PoolReadStats = Omit<PoolStats, 'checksLast24h'>;
 
@@ -91,6 +100,7 @@ function rowToWire(r: PoolProxyRow): Json {
 }
 
 export function encodePoolRead(m: PoolReadRequest | PoolReadReply): Uint8Array {
+  if ('op' in m && m.op === 'listing') return enc.encode(JSON.stringify({ v: m.v, op: m.op, pool: m.pool, query: m.query, pool_type: m.text.poolType, now_ms: m.text.nowMs }));
   if ('page' in m) return enc.encode(JSON.stringify({ v: m.v, found: true, page: { rows: m.page.rows.map(rowToWire), next_cursor: m.page.nextCursor } }));
   if ('stats' in m) {
     const s = m.stats;
@@ -169,6 +179,13 @@ export function decodePoolReadRequest(bytes: Uint8Array): PoolReadRequest | null
   }
   if (m.op === 'upstreams') return isPool(m.account) ? { v: 1, op: 'upstreams', pool: m.pool, account: m.account } : null;
   if (m.op === 'changed') return oneOf(POOL_CHANGE_NOTES, m.note) ? { v: 1, op: 'changed', pool: m.pool, note: m.note } : null;
+  if (m.op === 'listing') {
+    const query = queryFromWire(m.query);
+    if (query === null || query.format === 'json' || !oneOf(CHECK_TYPES, m.pool_type) || !isNum(m.now_ms)) return null;
+    return { v: 1, op: 'listing', pool: m.pool, query, text: { poolType: m.pool_type, nowMs: m.now_ms } };
+  }
+  if (m.op === 'more') return isListingId(m.listing) && isInt(m.seq) && m.seq >= 1 ? { v: 1, op: 'more', pool: m.pool, listing: m.listing, seq: m.seq } : null;
+  if (m.op === 'close') return isListingId(m.listing) ? { v: 1, op: 'close', pool: m.pool, listing: m.listing } : null;
   if (m.op === 'recheck' && Array.isArray(m.proxies) && m.proxies.length <= 10_000) {
     const proxies = m.proxies.map(addressFromWire);
     return proxies.every((p) => p !== null) ? { v: 1, op: 'recheck', pool: m.pool, proxies: proxies as ProxyAddress[] } : null;

@@ -29,8 +29,9 @@
  * memory) and of the gateway's working sets (`memory`). In a cluster
  * (`useRemote`) what it does not own is asked of the node holding the pool's
  * lease (reads and re-checks, src/cluster/pool-reads.ts; an unlimited
- * listing is paged from there), and it answers the others for what it owns
- * (ServedPools: the `local*` methods).
+ * listing is pulled from there a chunk at a time: remoteListing), and it
+ * answers the others for what it owns (ServedPools: the `local*` methods
+ * and `listing`).
  *
  * On PGlite (no autovacuum) it vacuums the tables the flushes rewrite every
  * `vacuumEveryMs` (`vacuum` given by the composition).
@@ -43,7 +44,7 @@
 import type { Clock } from '../clock';
 import { systemClock } from '../clock';
 import type { Logger } from '../log';
-import type { OwnedPoolStats, PoolChangeNote, PoolRecheckPort, RemotePoolReads, ServedPools } from '../pools/ports';
+import type { ListingStream, ListingText, OwnedPoolStats, PoolChangeNote, PoolRecheckPort, RemotePoolReads, ServedPools } from '../pools/ports';
 import type { PoolProxiesQuery } from '../pools/query';
 import type { ProxiesPage } from '../pools/proxies-sql';
 import type { ProxyListing } from '../pools/proxy-listing';
@@ -336,6 +337,17 @@ export class PoolOwner implements PoolRecheckPort, store.OwnerReads, ServedPools
   listing(poolId: string, query: PoolProxiesQuery): ProxyListing | null {
     const a = this.#loaded(poolId);
     return a === undefined ? null : a.listing(query, () => this.#deleted.has(a));
+  }
+
+  /**
+   * Every match of `query` from the memory of the node holding the pool,
+   * a chunk at a time (src/cluster/pool-reads.ts); null when this process
+   * has no remote to ask, nobody holds the pool, or its holder does not
+   * answer (then the durable copy answers).
+   */
+  async remoteListing(poolId: string, query: PoolProxiesQuery, text: ListingText): Promise<ListingStream | null> {
+    const node = await this.#holder(poolId);
+    return node === null ? null : this.#remote!.listing(node, poolId, query, text);
   }
 
   /** The actor of a pool this process holds and has loaded (one still loading answers nothing yet: the durable copy does). */

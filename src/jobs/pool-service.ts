@@ -145,7 +145,7 @@ export class PoolService {
   /** One page of the pool's proxies, read at `nowMs` (uptime and latency are read from the history then). */
   async proxies(accountId: string, poolId: string, query: PoolProxiesQuery): Promise<(store.PoolProxiesListing & { nowMs: number }) | null> {
     const nowMs = this.#now();
-    const listing = await store.proxiesPage(this.#db, accountId, poolId, query, this.#owner);
+    const listing = await store.proxiesPage(this.#db, accountId, poolId, query, this.#owner, nowMs);
     return listing === null ? null : { ...listing, nowMs };
   }
 }

@@ -11,7 +11,8 @@
  *   be checked again at once: the pool's owner makes it due now (a proxy no
  *   longer in the pool is ignored).
  * - ServedPools / RemotePoolReads: in a cluster, the reads and re-checks of a
- *   pool another node owns, asked of that node (src/cluster/pool-reads.ts).
+ *   pool another node owns, asked of that node (src/cluster/pool-reads.ts);
+ *   ListingStream: an unlimited txt / csv listing read from there.
  */
 import type { ProxyAddress } from '../proxy/types';
 import type { PoolCounts } from './types';
@@ -20,6 +21,8 @@ import type { ProxiesPage } from './proxies-sql';
 import type { PoolProxiesQuery } from './query';
 import type { PoolStats } from './shape';
 import type { PoolUpstream } from './working-set';
+import type { ProxyListing } from './proxy-listing';
+import type { TextPageOptions } from './render';
 
 export interface PoolEventsPort {
   publish(accountId: string, event: PoolEvent): void;
@@ -77,6 +80,22 @@ export interface ServedPools {
   localRecheck(poolId: string, proxies: readonly ProxyAddress[]): boolean;
   /** The account's pool's working proxies (undefined: not held here, or another account's). */
   memory(accountId: string, poolId: string): PoolUpstream[] | undefined;
+  /** An unlimited txt / csv listing from memory in one pass (null: not held here). */
+  listing(poolId: string, query: PoolProxiesQuery): ProxyListing | null;
+}
+
+/** How an owner writes a listing for another node: the asker's pool type and clock (the query says the format and scheme). */
+export type ListingText = Pick<TextPageOptions, 'poolType' | 'nowMs'>;
+
+/**
+ * An unlimited listing's text read from another node, a chunk at a time
+ * (src/cluster/pool-reads.ts): `next` resolves the next bytes, null at the
+ * end, and rejects when the owner stops answering midway (the text must not
+ * end as if whole); `close` lets the owner drop it (the reader went away).
+ */
+export interface ListingStream {
+  next(): Promise<Uint8Array | null>;
+  close(): void;
 }
 
 /**
@@ -91,4 +110,6 @@ export interface RemotePoolReads {
   upstreams(node: string, accountId: string, poolId: string): Promise<PoolUpstream[] | null>;
   /** The node applied the change (false: it does not hold the pool, or did not answer). */
   changed(node: string, poolId: string, note: PoolChangeNote): Promise<boolean>;
+  /** An unlimited txt / csv listing from the node's memory, its first chunk in hand (null: it does not hold the pool, or did not answer). */
+  listing(node: string, poolId: string, query: PoolProxiesQuery, text: ListingText): Promise<ListingStream | null>;
 }

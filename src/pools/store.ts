@@ -70,6 +70,7 @@ import {
 } from './proxies-sql';
 import type { PoolProxiesQuery } from './query';
 import type { ProxyListing } from './proxy-listing';
+import type { ListingStream, ListingText } from './ports';
 import { stateUpdateStatement, verdictFieldsStatement } from './flush-sql';
 import { pauseForChecksStatement, resumeForChecksStatement } from './rounds-sql';
 import { batchesOfRows } from './table-batch';
@@ -142,6 +143,8 @@ export interface OwnerReads {
   page(poolId: string, query: PoolProxiesQuery): Promise<ProxiesPage | null>;
   /** `query.all`: every match in one pass from this process's memory (proxy-listing.ts); null (or absent): paged as ever. */
   listing?(poolId: string, query: PoolProxiesQuery): ProxyListing | null;
+  /** `query.all` of a pool another node holds: its listing pulled from there (ports.ts ListingStream); null: the durable copy answers. */
+  remoteListing?(poolId: string, query: PoolProxiesQuery, text: ListingText): Promise<ListingStream | null>;
 }
 
 /** The account's pools (or one of them): the stats from the owner's memory where it has them, else from the durable copy. */
@@ -243,6 +246,8 @@ export interface PoolProxiesListing {
   page: ProxiesPage;
   /** `query.all` answered from the owner's memory in this process: every match, read a chunk at a time (`page` is empty then). */
   all?: ProxyListing;
+  /** `query.all` answered from the memory of the node holding the pool, its first chunk in hand (`page` is empty then). */
+  stream?: ListingStream;
   /** The pool's target names; `query.target` not among them: the page is empty and `unknownTarget` true (the route's 400). */
   targets?: string[];
   unknownTarget?: true;
@@ -252,9 +257,12 @@ export interface PoolProxiesListing {
  * One page of the account's pool `poolId` (from its owner's memory when it
  * has one here), or null when the pool is not the account's; an unlimited
  * txt / csv listing (`query.all`) of a pool this process's owner holds is
- * every match at once (`all`).
+ * every match at once (`all`), of a pool another node holds its listing
+ * pulled from there (`stream`, written as of `nowMs`); when that node does
+ * not answer, the durable copy's first page at once (the node is not asked
+ * for a page it just did not answer).
  */
-export async function proxiesPage(db: Db, accountId: string, poolId: string, query: PoolProxiesQuery, owner?: OwnerReads): Promise<PoolProxiesListing | null> {
+export async function proxiesPage(db: Db, accountId: string, poolId: string, query: PoolProxiesQuery, owner?: OwnerReads, nowMs = Date.now()): Promise<PoolProxiesListing | null> {
   const [p] = await run(db, poolTypeStatement(accountId, poolId));
   if (p === undefined) return null;
   const type = String(p.type) as CheckType;
@@ -262,7 +270,11 @@ export async function proxiesPage(db: Db, accountId: string, poolId: string, que
   if (query.target != null && !targets.includes(query.target)) return { type, targets, page: { rows: [], nextCursor: null }, unknownTarget: true };
   const all = query.all === true ? (owner?.listing?.(poolId, query) ?? null) : null;
   if (all !== null) return { type, targets, page: { rows: [], nextCursor: null }, all };
-  const memory = (await owner?.page(poolId, query)) ?? null;
+  if (query.all === true && owner?.remoteListing !== undefined) {
+    const stream = await owner.remoteListing(poolId, query, { poolType: type, nowMs });
+    if (stream !== null) return { type, targets, page: { rows: [], nextCursor: null }, stream };
+  }
+  const memory = query.all === true && owner?.remoteListing !== undefined ? null : ((await owner?.page(poolId, query)) ?? null);
   if (memory !== null) return { type, targets, page: memory };
   const page = pageOf(await run(db, proxiesPageStatement(poolId, query)), query);
   if (targets.length > 0 && query.format !== 'txt') await withTargets(db, page.rows, targets);

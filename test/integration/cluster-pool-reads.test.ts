@@ -15,10 +15,14 @@ import { poolReadsClient, servePoolReads } from '../../src/cluster/pool-reads';
 import { poolReadsSubject } from '../../src/cluster/pool-reads-wire';
 import { memoryLogger } from '../../src/log';
 import { decodeCursor } from '../../src/pools/cursor';
-import type { ServedPools } from '../../src/pools/ports';
+import type { ListingStream, ServedPools } from '../../src/pools/ports';
+import { listingOrder, MemoryListing } from '../../src/pools/proxy-listing';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { memoryPage } from '../../src/pools/proxy-page';
 import { ProxyTable } from '../../src/pools/proxy-table';
-import { DEFAULT_PROXIES_QUERY } from '../../src/pools/query';
+import { DEFAULT_PROXIES_QUERY, type PoolProxiesQuery } from '../../src/pools/query';
 import type { PoolProxyRow } from '../../src/pools/shape';
 import type { ProxyAddress } from '../../src/proxy/types';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
@@ -34,7 +38,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('pool reads on a real nats-server', () => {
   let server: NatsServer;
   let ncA: NatsConnection;
   let ncB: NatsConnection;
-  let served: Subscription;
+  let served: Pick<Subscription, 'unsubscribe'>;
   const log = memoryLogger('warn');
   const table = new ProxyTable();
   for (const r of [row(1, 30), row(2, 10), row(3, 20)]) table.add(r);
@@ -55,6 +59,7 @@ describe.skipIf(!HAVE_NATS_SERVER)('pool reads on a real nats-server', () => {
     },
     localRecheck: (pool, proxies) => (pool === 'owned' ? (rechecked.push([...proxies]), true) : false),
     memory: (account, pool) => (pool === 'owned' && account === 'acct' ? [{ key: 'k1', host: '10.0.0.2', port: 80, type: 'http', protocols: ['http'], country: 'DE' }, { key: 'k2', host: '10.0.0.3', port: 81, username: 'u', password: 'p', type: 'socks5', protocols: ['socks5', 'socks4'], country: null }] : undefined),
+    listing: () => null,
   };
 
   beforeAll(async () => {
@@ -108,5 +113,126 @@ describe.skipIf(!HAVE_NATS_SERVER)('pool reads on a real nats-server', () => {
     expect(await b.stats('node-mute', 'owned')).toBeNull();
     expect(Date.now() - t0).toBeLessThan(2000);
     mute.unsubscribe();
+  });
+});
+
+/**
+ * An unlimited listing pulled from its owner (src/cluster/pool-reads.ts
+ * PulledListing, src/cluster/pool-listings.ts) on a server whose
+ * max_payload is 8 KiB, so the text crosses in many chunks: B's text is A's
+ * one-pass listing byte for byte; A gone midway fails B's text (never a
+ * short text as if whole); a mute node is null within the timeout, before
+ * any byte; a page too large for the server is null at once (not after the
+ * timeout, and A keeps running).
+ */
+describe.skipIf(!HAVE_NATS_SERVER)('pool listings on a real nats-server (max_payload 8 KiB)', () => {
+  const confDir = mkdtempSync(join(tmpdir(), 'pc-nats-conf-'));
+  let server: NatsServer;
+  let ncA: NatsConnection;
+  let ncB: NatsConnection;
+  const log = memoryLogger('warn');
+  const table = new ProxyTable();
+  const N = 3000;
+  for (let id = 1; id <= N; id++) table.add({ ...row(id, id % 97), host: `10.${(id >> 16) & 255}.${(id >> 8) & 255}.${id & 255}`, ...(id % 7 === 0 ? { username: `u${id}`, password: 'p@ss', format: 'colon_auth' as const } : {}) });
+  const pools: ServedPools = {
+    localChanged: async () => false,
+    localStats: () => null,
+    localPage: (pool, q) => {
+      if (pool !== 'owned') return null;
+      const p = memoryPage(table, q);
+      return { rows: p.slots.map((s) => table.rowOf(s)), nextCursor: p.nextCursor };
+    },
+    localRecheck: () => false,
+    memory: () => undefined,
+    listing: (pool, q) => (pool === 'owned' ? new MemoryListing(table, listingOrder(table, q), () => false) : null),
+  };
+  const text = { poolType: 'http' as const, nowMs: 1_700_000_000_000 };
+  const q: PoolProxiesQuery = { ...DEFAULT_PROXIES_QUERY, status: 'working', sort: 'latency', format: 'txt', all: true, limit: 10_000 };
+  /** The listing as the owner's own route writes it. */
+  const local = (query: PoolProxiesQuery & { format: 'txt' | 'csv' }) => {
+    const l = pools.listing('owned', query)!;
+    const parts: number[] = [];
+    for (let b = l.next({ format: query.format, scheme: query.scheme === true, ...text }); b !== null; b = l.next({ format: query.format, scheme: query.scheme === true, ...text })) parts.push(...b);
+    return Uint8Array.from(parts);
+  };
+
+  beforeAll(async () => {
+    writeFileSync(join(confDir, 'small.conf'), 'max_payload: 8192\n');
+    server = await startNatsServer({ args: ['-c', join(confDir, 'small.conf')] });
+    ncA = await connect({ servers: server.url });
+    ncB = await connect({ servers: server.url });
+  });
+  afterAll(async () => {
+    await ncA?.close();
+    await ncB?.close();
+    await server?.stop();
+    rmSync(confDir, { recursive: true, force: true });
+  });
+
+  const drain = async (s: ListingStream): Promise<Uint8Array> => {
+    const parts: number[] = [];
+    for (let b = await s.next(); b !== null; b = await s.next()) parts.push(...b);
+    return Uint8Array.from(parts);
+  };
+
+  test("B's text is A's listing byte for byte, in many chunks (txt, txt with schemes, csv)", async () => {
+    const served = servePoolReads(ncA, 'node-a', pools, log);
+    await ncA.flush();
+    try {
+      const b = poolReadsClient(ncB, log);
+      for (const query of [q, { ...q, scheme: true }, { ...q, format: 'csv', status: 'all', sort: 'checked' }] as (PoolProxiesQuery & { format: 'txt' | 'csv' })[]) {
+        const want = local(query);
+        expect(want.length).toBeGreaterThan(4 * 8192);
+        const s = await b.listing('node-a', 'owned', query, text);
+        expect(s).not.toBeNull();
+        expect(new TextDecoder().decode(await drain(s!))).toBe(new TextDecoder().decode(want));
+      }
+      expect(await b.listing('node-a', 'elsewhere', q, text)).toBeNull();
+    } finally {
+      served.unsubscribe();
+    }
+  });
+
+  test('A gone after the first chunk: B\'s next chunk fails the text; a mute node: null before any byte', async () => {
+    const served = servePoolReads(ncA, 'node-a', pools, log);
+    await ncA.flush();
+    const b = poolReadsClient(ncB, log, 300);
+    const s = await b.listing('node-a', 'owned', q, text);
+    const first = await s!.next();
+    expect(first!.length).toBeGreaterThan(0);
+    served.unsubscribe();
+    await ncA.flush();
+    let read = first!.length;
+    const failed = await (async () => {
+      for (;;) {
+        const next = await s!.next();
+        if (next === null) return false;
+        read += next.length;
+      }
+    })().catch((err: Error) => err.message);
+    expect(failed).toContain('not whole');
+    expect(read).toBeLessThan(local(q as PoolProxiesQuery & { format: 'txt' }).length);
+
+    const mute = ncA.subscribe(poolReadsSubject('node-mute'), { callback: () => {} });
+    await ncA.flush();
+    const t0 = Date.now();
+    expect(await b.listing('node-mute', 'owned', q, text)).toBeNull();
+    expect(Date.now() - t0).toBeLessThan(1500);
+    mute.unsubscribe();
+  });
+
+  test('a page larger than max_payload: null at once, not after the timeout', async () => {
+    const served = servePoolReads(ncA, 'node-a', pools, log);
+    await ncA.flush();
+    try {
+      const b = poolReadsClient(ncB, log, 3000);
+      const t0 = Date.now();
+      expect(await b.page('node-a', 'owned', { ...DEFAULT_PROXIES_QUERY, status: 'all', limit: 1000 })).toBeNull();
+      expect(Date.now() - t0).toBeLessThan(1500);
+      // a page that fits still comes from A
+      expect((await b.page('node-a', 'owned', { ...DEFAULT_PROXIES_QUERY, status: 'all', limit: 3 }))!.rows).toHaveLength(3);
+    } finally {
+      served.unsubscribe();
+    }
   });
 });

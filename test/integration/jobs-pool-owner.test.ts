@@ -473,6 +473,7 @@ describe('PoolOwner', () => {
         recheck: (n, p, proxies) => void (n === 'node-a' && a.localRecheck(p, proxies)),
         upstreams: async () => null,
         changed: (n, p, note) => (n === 'node-a' ? a.localChanged(p, note) : Promise.resolve(false)),
+        listing: async () => null,
       });
       await b.start();
       // the next looks are a half lease (30 s) away: what follows is A told by B, nothing else

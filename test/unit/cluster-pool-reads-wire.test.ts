@@ -33,6 +33,9 @@ describe('pool reads wire', () => {
       { v: 1, op: 'upstreams', pool: 'p1', account: 'acct' },
       { v: 1, op: 'changed', pool: 'p1', note: 'settings' },
       { v: 1, op: 'changed', pool: 'p1', note: 'deleted' },
+      { v: 1, op: 'listing', pool: 'p1', query: { ...DEFAULT_PROXIES_QUERY, status: 'working', format: 'txt', all: true, scheme: true }, text: { poolType: 'auto', nowMs: 1_700_000_000_123 } },
+      { v: 1, op: 'more', pool: 'p1', listing: 'a1b2c3', seq: 3 },
+      { v: 1, op: 'close', pool: 'p1', listing: 'a1b2c3' },
     ] as const;
     for (const r of reqs) expect(decodePoolReadRequest(encodePoolRead(r as never))).toEqual(r as never);
   });
@@ -75,6 +78,13 @@ describe('pool reads wire', () => {
       { v: 1, op: 'recheck', pool: 'p', proxies: [{ host: 'a' }] },
       { v: 1, op: 'changed', pool: 'p', note: 'renamed' },
       { v: 1, op: 'changed', pool: 'p' },
+      // a listing: json is never one, a pool type and a clock are needed, a chunk number from 1, an id of the owner's kind
+      { v: 1, op: 'listing', pool: 'p', query: { ...DEFAULT_PROXIES_QUERY, format: 'json' }, pool_type: 'http', now_ms: 1 },
+      { v: 1, op: 'listing', pool: 'p', query: { ...DEFAULT_PROXIES_QUERY, format: 'txt' }, pool_type: 'ftp', now_ms: 1 },
+      { v: 1, op: 'listing', pool: 'p', query: { ...DEFAULT_PROXIES_QUERY, format: 'csv' }, pool_type: 'http' },
+      { v: 1, op: 'more', pool: 'p', listing: 'abc', seq: 0 },
+      { v: 1, op: 'more', pool: 'p', listing: 'a.b', seq: 1 },
+      { v: 1, op: 'close', pool: 'p', listing: '' },
     ];
     for (const b of bad) expect(decodePoolReadRequest(te.encode(JSON.stringify(b)))).toBeNull();
     expect(decodePoolReadReply(te.encode(JSON.stringify({ v: 1, found: true, page: { rows: [{ ...row, id: 'x' }], next_cursor: null } })))).toBeNull();

@@ -37,11 +37,13 @@
  * every match (DECISIONS "Mixed lists"), streamed, each row once: from the
  * pool owner's memory when it is in this process, in one pass (its order
  * taken at the request, src/pools/proxy-listing.ts; written a bounded piece
- * at a time, the event loop let go between two); otherwise pages of 10 000
- * fetched one after the other (the node holding the pool in a cluster, or
- * the durable copy; a row whose sort key changed between two pages is not
- * written twice). A pool deleted meanwhile ends
- * the text where it is. With `limit`, one page, whose next cursor is in
+ * at a time, the event loop let go between two); in a cluster, the same
+ * listing of the node holding the pool, pulled from it a chunk at a time
+ * (src/cluster/pool-reads.ts; that node gone midway: the answer ends in an
+ * error, not short); otherwise (no node holds the pool, or it does not
+ * answer) pages of 10 000 of the durable copy fetched one after the other
+ * (a row whose sort key changed between two pages is not written twice).
+ * A pool deleted meanwhile ends the text where it is. With `limit`, one page, whose next cursor is in
  * `X-Next-Cursor` (absent on the last page), so a scraper can page through
  * them too.
  *
@@ -71,6 +73,7 @@ import { balanceWarnings, type BalanceWarning } from '../../pools/balance-warnin
 import { decodeCursor } from '../../pools/cursor';
 import type { PoolProxiesListing } from '../../pools/store';
 import type { ProxyListing } from '../../pools/proxy-listing';
+import type { ListingStream } from '../../pools/ports';
 import { PoolIdParams, PoolProxiesQuery, poolBodiesAsRead } from '../../contract/pools';
 
 type ProxiesPage = PoolProxiesListing['page'];
@@ -133,6 +136,30 @@ function memoryText(head: string, all: ProxyListing, opts: TextPageOptions): Rea
         if (chunk === null) return controller.close();
         if (chunk.length > 0) return controller.enqueue(chunk);
       }
+    },
+  });
+}
+
+/**
+ * A listing pulled from the node holding the pool (store.ts `stream`), as a
+ * stream: a chunk each time the reader wants more (one more in flight at
+ * most, src/cluster/pool-reads.ts); a chunk that does not come errors the
+ * stream, so the answer ends without its last chunk (the client sees a cut
+ * answer, never a short text as if whole); a reader gone lets the owner
+ * drop the listing.
+ */
+function pulledText(head: string, stream: ListingStream): ReadableStream<Uint8Array> {
+  let first = true;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (first && head !== '') controller.enqueue(new TextEncoder().encode(head));
+      first = false;
+      const chunk = await stream.next();
+      if (chunk === null) return controller.close();
+      controller.enqueue(chunk);
+    },
+    cancel() {
+      stream.close();
     },
   });
 }
@@ -242,7 +269,9 @@ export function poolRoutes(deps: AppDeps, bodies: LargeBodyGate = new LargeBodyG
           return new Response(head + textRows(rows, opts), { status: 200, headers });
         }
         if (listing.all !== undefined) return new Response(memoryText(head, listing.all, opts), { status: 200, headers });
-        const more = (cursor: string) => deps.pools.proxies(account.id, id, { ...query, cursor: decodeCursor(cursor) });
+        if (listing.stream !== undefined) return new Response(pulledText(head, listing.stream), { status: 200, headers });
+        // the next pages as pages (`all` off): a listing taken from the cursor on would come back with no rows
+        const more = (cursor: string) => deps.pools.proxies(account.id, id, { ...query, all: false, cursor: decodeCursor(cursor) });
         return new Response(allPages(head, listing.page, more, opts), { status: 200, headers });
       },
       // its query is checked by validateProxiesQuery alone (its exact 400s), declared for the document
