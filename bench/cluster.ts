@@ -35,7 +35,7 @@
  * Figures: bench/cluster/last-results.json and the "Cluster (issue 12)"
  * section of bench/RESULTS.md.
  */
-import { installStopHandlers } from './e2e/stop-handlers';
+import { installStopHandlers, runMain } from './e2e/stop-handlers';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -245,12 +245,7 @@ function finish(update: Record<string, ScenarioRecord>, natsVersion: string): vo
   log(`wrote ${where.join(', ')}`);
 }
 
-try {
-  await main();
-} catch (err) {
-  log(`FAILED: ${(err as Error).stack ?? String(err)}`);
-  process.exitCode = 1;
-} finally {
+await runMain(main, log, async () => {
   stops.clearHardLimit();
   await cleanup();
-}
+});

@@ -21,7 +21,7 @@
  * limit. Results merge into bench/e2e/last-results.json (scenarios not run
  * keep their last figures) and render into bench/RESULTS.md "End-to-end".
  */
-import { installStopHandlers } from './e2e/stop-handlers';
+import { installStopHandlers, runMain } from './e2e/stop-handlers';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -148,12 +148,7 @@ async function main(): Promise<void> {
   if (keep) log(`kept ${outDir}`);
 }
 
-try {
-  await main();
-} catch (err) {
-  log(`FAILED: ${(err as Error).stack ?? String(err)}`);
-  process.exitCode = 1;
-} finally {
+await runMain(main, log, async () => {
   stops.clearHardLimit();
   await cleanup();
-}
+});

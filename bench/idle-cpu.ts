@@ -38,6 +38,7 @@ import { startFarm } from './farm/launcher';
 import { stopAll, stopAllSync, threadCpu, threadDelta, treeCpuMs } from './e2e/proc';
 import { SLOW_MS, TIMEOUT_MS } from './e2e/scenarios';
 import { BENCH_KEY, checkRaw, startService, type Service } from './e2e/service';
+import { runMain } from './e2e/stop-handlers';
 
 const { values } = parseArgs({
   options: {
@@ -179,11 +180,4 @@ async function main(): Promise<void> {
   }
 }
 
-try {
-  await main();
-} catch (err) {
-  log(`FAILED: ${(err as Error).stack ?? String(err)}`);
-  process.exitCode = 1;
-} finally {
-  await stopAll();
-}
+await runMain(main, log, stopAll);

@@ -91,6 +91,7 @@ import { BENCH_KEY, checkRaw, startService, type Service } from './e2e/service';
 import { benchVerdict } from './pool-verdicts';
 import { startNatsServer, type NatsServer } from '../test/helpers/nats-server';
 import { regionsOf, SECRETS } from './cluster/topology';
+import { runMain } from './e2e/stop-handlers';
 
 /** The pool's targets' site: answers `ok` to every GET, counts them. */
 function startSite(): { url: string; readonly requests: number; stop: () => void } {
@@ -611,11 +612,4 @@ async function main(): Promise<void> {
   }
 }
 
-try {
-  await main();
-} catch (err) {
-  log(`FAILED: ${(err as Error).stack ?? String(err)}`);
-  process.exitCode = 1;
-} finally {
-  await stopAll();
-}
+await runMain(main, log, stopAll);

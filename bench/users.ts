@@ -58,6 +58,7 @@ import { parseConfig } from '../src/config';
 import { maxInFlightFor, openFilesLimit } from '../src/limits';
 import { checkRaw, startService, type Service } from './e2e/service';
 import { TEST_CERT, TEST_KEY } from '../test/fixtures/tls-cert';
+import { runMain } from './e2e/stop-handlers';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const args = process.argv.slice(2);
@@ -412,13 +413,8 @@ function writeResults(md: string): void {
   log(`wrote ${path}`);
 }
 
-try {
-  await main();
-} catch (err) {
-  log(`FAILED: ${(err as Error).stack ?? String(err)}`);
-  process.exitCode = 1;
-} finally {
+await runMain(main, log, async () => {
   await stopAll();
   if (flag('keep') === undefined) rmSync(outDir, { recursive: true, force: true });
   else log(`kept ${outDir}`);
-}
+});

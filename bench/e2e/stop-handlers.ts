@@ -36,3 +36,19 @@ export function installStopHandlers(o: {
     clearHardLimit: () => clearTimeout(hard),
   };
 }
+
+/**
+ * A bench script's last lines: `main()`, a failure logged with its stack
+ * (exit code 1), then `finish()` whatever happened (stop the children,
+ * remove what the run wrote).
+ */
+export async function runMain(main: () => Promise<void>, log: (line: string) => void, finish: () => Promise<unknown> | void): Promise<void> {
+  try {
+    await main();
+  } catch (err) {
+    log(`FAILED: ${(err as Error).stack ?? String(err)}`);
+    process.exitCode = 1;
+  } finally {
+    await finish();
+  }
+}
