@@ -7,10 +7,15 @@
  *
  *   busy  a running scan already carries the client's jobId (any account,
  *         any node): nothing is charged (`job_running`)
- *   acc   SELECT ... FOR UPDATE       lock the account row; a concurrent
+ *   acc   SELECT ... FOR NO KEY UPDATE  lock the account row; a concurrent
  *                                     reservation waits here and then sees the
  *                                     committed balances (READ COMMITTED
- *                                     re-reads the locked row)
+ *                                     re-reads the locked row). NO KEY: the
+ *                                     KEY SHARE lock that a row referencing the
+ *                                     account takes (its foreign key) does not
+ *                                     conflict, so a reservation never waits for
+ *                                     an open transaction that inserted such a
+ *                                     row (a pool flush's scan row, issue 29)
  *   calc  unlimited? enough? temp part (temp first, then root)
  *   upd   UPDATE accounts ... WHERE enough AND NOT busy  (no row when short)
  *   led   INSERT the ledger row       FROM upd  (none when short)
@@ -97,7 +102,7 @@ export function reserveStatement(i: ReserveInput): SQL {
       SELECT id, temp_balance, root_balance,
              (unlimited_pro AND (unlimited_until IS NULL OR unlimited_until > ${now}::timestamptz)) AS unlimited
       FROM accounts WHERE id = ${i.accountId}::uuid
-      FOR UPDATE
+      FOR NO KEY UPDATE
     ), calc AS (
       SELECT id, unlimited, temp_balance, root_balance,
              (unlimited OR temp_balance + root_balance >= ${i.units}) AS enough,

@@ -2,7 +2,7 @@
  * Quota reservation and refund.
  *
  * reserveQuota is ONE statement (src/accounts/quota-sql.ts) that locks the
- * account row (SELECT ... FOR UPDATE), so two concurrent reservations can never
+ * account row (SELECT ... FOR NO KEY UPDATE), so two concurrent reservations can never
  * spend the same units; the CHECK constraints (balances >= 0) are a second fence.
  * - UnlimitedPro active (flag and expiry absent or after `now`): nothing is
  *   charged and it never fails; checks_used still grows by `units`.
@@ -63,7 +63,9 @@ function checkUnits(units: number, min: number): void {
 }
 
 async function lockAccount(tx: Tx, accountId: string) {
-  const [acc] = await tx.select().from(accounts).where(eq(accounts.id, accountId)).for('update');
+  // NO KEY UPDATE, as the reservation (quota-sql.ts): serialises the account's balance changes without
+  // waiting for open transactions that only inserted rows referencing the account (their KEY SHARE)
+  const [acc] = await tx.select().from(accounts).where(eq(accounts.id, accountId)).for('no key update');
   if (acc === undefined) throw new AccountError(DOMAIN_ERROR_CODES.ACCOUNT_NOT_FOUND, `no account ${accountId}`);
   return acc;
 }

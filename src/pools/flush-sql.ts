@@ -249,9 +249,9 @@ export function deleteLeaseStatement(poolId: string, token: number): SQL {
   return sql`DELETE FROM pool_leases WHERE pool_id = ${poolId} AND token = ${token}::bigint RETURNING run_id, settled::float8 AS settled`;
 }
 
-/** The account row locked (refunds of one run id are serialised: the outstanding units are read after it). */
+/** The account row locked (refunds of one run id are serialised: the outstanding units are read after it); NO KEY, as every lock of the balance (accounts/quota-sql.ts). */
 export function lockAccountStatement(accountId: string): SQL {
-  return sql`SELECT id FROM accounts WHERE id = ${accountId}::uuid FOR UPDATE`;
+  return sql`SELECT id FROM accounts WHERE id = ${accountId}::uuid FOR NO KEY UPDATE`;
 }
 
 /** One row, `outstanding`: units reserved under `runId` minus those refunded. */

@@ -74,7 +74,7 @@ export interface InsertWebhook {
 /** The new endpoint, or `limit` when the account already has `max` (counted under the account's row lock). */
 export async function insertWebhook(db: Db, w: InsertWebhook, max: number): Promise<WebhookRowDb | 'limit'> {
   return db.transaction(async (tx) => {
-    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, w.accountId)).for('update');
+    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, w.accountId)).for('no key update');
     const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhooks).where(eq(webhooks.accountId, w.accountId));
     if (n >= max) return 'limit';
     const [row] = await tx

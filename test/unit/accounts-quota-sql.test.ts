@@ -11,10 +11,10 @@ const dialect = new PgDialect();
 const base = { accountId: '0b8f3c1e-4b7a-4e55-9c2f-0a1b2c3d4e5f', runId: 'run_x', units: 7, now: new Date('2026-11-22T00:00:00Z') };
 
 describe('reserveStatement', () => {
-  test('one statement that locks the account row before charging it', () => {
+  test('one statement that locks the account row before charging it (NO KEY: not against rows that reference the account)', () => {
     const q = dialect.sqlToQuery(reserveStatement(base));
     expect(q.sql).not.toContain(';');
-    const lock = q.sql.indexOf('FOR UPDATE');
+    const lock = q.sql.indexOf('FOR NO KEY UPDATE');
     expect(lock).toBeGreaterThan(0);
     expect(q.sql.indexOf('UPDATE accounts a')).toBeGreaterThan(lock);
     expect(q.sql).toContain('INSERT INTO quota_ledger');
