@@ -6,7 +6,7 @@
  *
  *   bun bench/probe-trickle.ts [--rate 750] [--seconds 20] [--modes trickle,trickle:64,burst]
  *        [--shard 8] [--reps 2] [--threads 2] [--working 0.25] [--holes 0.3]
- *        [--timeout 2000] [--json]
+ *        [--timeout 2000] [--background on|off] [--json]
  *
  * The real ProbeWorkers (piscina threads, lanes) and the farm of
  * bench/probe-cpu.ts (bench/probe-cpu-farm.ts, a child process: not counted).
@@ -20,7 +20,8 @@
  *   shards of exactly `--shard` probes (fixed, so that a busier machine does
  *   not change the shards: the owner's feed before issue 29's fix made
  *   shards of ~6 at 750/s, one per results batch; 64 is the scheduler's
- *   maxGrant);
+ *   maxGrant), marked `background` as a pool's shards are (`--background off`:
+ *   not);
  * - burst: the same probes at once, 1 024 in flight at most, shards of 64 as
  *   slots free (a one-shot /check-raw).
  * `trickle:K`: a trickle in shards of K. The modes interleave rep by rep (a busier machine moves both). Per thread
@@ -46,6 +47,8 @@ const WORKING = Number(arg('working', '0.25'));
 const HOLES = Number(arg('holes', '0.3'));
 const TIMEOUT = Number(arg('timeout', '2000'));
 const JSON_OUT = process.argv.includes('--json');
+/** the trickle's shards marked background as a pool's are (Shard.background: the lane may hold their results) */
+const BACKGROUND = arg('background', 'on') === 'on';
 const MAX_SHARD = 64;
 const DUE_EARLY_MS = 1000;
 const FEED_MS = 10;
@@ -94,6 +97,8 @@ interface Run {
   wallMs: number;
   shards: number;
   working: number;
+  /** results messages received (a lane's batch per shard in it) */
+  batches: number;
 }
 
 /** The pool owner's feed: due at RATE/s, taken DUE_EARLY_MS ahead, in shards of `shard`. */
@@ -103,6 +108,7 @@ function trickle(list: ProbeTask[], shard = SHARD): Promise<Run> {
   let done = 0;
   let shards = 0;
   let working = 0;
+  let batches = 0;
   return new Promise((resolve, reject) => {
     const feed = (): void => {
       const horizon = performance.now() - t0 + DUE_EARLY_MS;
@@ -113,15 +119,16 @@ function trickle(list: ProbeTask[], shard = SHARD): Promise<Run> {
         next += size;
         left -= size;
         shards++;
-        workers.runShard({ kind: 'probe', tasks, settings }, onBatch).catch(reject);
+        workers.runShard({ kind: 'probe', tasks, settings, background: BACKGROUND }, onBatch).catch(reject);
       }
     };
     const onBatch = (batch: ProbeResult[]): void => {
+      batches++;
       for (const r of batch) if (r.status === 'working') working++;
       done += batch.length;
       if (done === list.length) {
         clearInterval(timer);
-        resolve({ wallMs: performance.now() - t0, shards, working });
+        resolve({ wallMs: performance.now() - t0, shards, working, batches });
       } else feed();
     };
     const timer = setInterval(feed, FEED_MS);
@@ -137,6 +144,7 @@ function burst(list: ProbeTask[]): Promise<Run> {
   let done = 0;
   let shards = 0;
   let working = 0;
+  let batches = 0;
   return new Promise((resolve, reject) => {
     const feed = (): void => {
       while (next < list.length && BURST_CONC - inFlight >= Math.min(16, list.length - next)) {
@@ -149,10 +157,11 @@ function burst(list: ProbeTask[]): Promise<Run> {
       }
     };
     const onBatch = (batch: ProbeResult[]): void => {
+      batches++;
       for (const r of batch) if (r.status === 'working') working++;
       inFlight -= batch.length;
       done += batch.length;
-      if (done === list.length) resolve({ wallMs: performance.now() - t0, shards, working });
+      if (done === list.length) resolve({ wallMs: performance.now() - t0, shards, working, batches });
       else feed();
     };
     feed();
@@ -184,10 +193,10 @@ for (let rep = 0; rep < REPS; rep++) {
     const d = delta(a, threads());
     const total = Object.values(d).reduce((x, y) => x + y, 0);
     const load = readFileSync('/proc/loadavg', 'latin1').split(' ').slice(0, 3).join(' ');
-    if (JSON_OUT) console.log(JSON.stringify({ rep, mode, n: N, shard: SHARD, totalUs: (total * 1000) / N, threadsUs: Object.fromEntries(Object.entries(d).map(([k, v]) => [k, (v * 1000) / N])), wallMs: r.wallMs, shards: r.shards, working: r.working, load }));
+    if (JSON_OUT) console.log(JSON.stringify({ rep, mode, n: N, shard: SHARD, totalUs: (total * 1000) / N, threadsUs: Object.fromEntries(Object.entries(d).map(([k, v]) => [k, (v * 1000) / N])), wallMs: r.wallMs, shards: r.shards, batches: r.batches, working: r.working, load }));
     else
       console.log(
-        `rep ${rep + 1} ${mode.padEnd(7)} n=${N} ${(N / (r.wallMs / 1000)).toFixed(0)}/s shards=${r.shards} working=${r.working} ` +
+        `rep ${rep + 1} ${mode.padEnd(7)} n=${N} ${(N / (r.wallMs / 1000)).toFixed(0)}/s shards=${r.shards} batches=${r.batches} working=${r.working} ` +
           `total ${((total * 1000) / N).toFixed(0)} µs/probe: ${fmt(d, N)} (load ${load})`,
       );
   }
