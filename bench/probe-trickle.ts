@@ -6,7 +6,7 @@
  *
  *   bun bench/probe-trickle.ts [--rate 750] [--seconds 20] [--modes trickle,trickle:64,burst]
  *        [--shard 8] [--reps 2] [--threads 2] [--working 0.25] [--holes 0.3]
- *        [--timeout 2000] [--background on|off] [--json]
+ *        [--timeout 2000] [--json]
  *
  * The real ProbeWorkers (piscina threads, lanes) and the farm of
  * bench/probe-cpu.ts (bench/probe-cpu-farm.ts, a child process: not counted).
@@ -20,8 +20,7 @@
  *   shards of exactly `--shard` probes (fixed, so that a busier machine does
  *   not change the shards: the owner's feed before issue 29's fix made
  *   shards of ~6 at 750/s, one per results batch; 64 is the scheduler's
- *   maxGrant), marked `background` as a pool's shards are (`--background off`:
- *   not);
+ *   maxGrant);
  * - burst: the same probes at once, 1 024 in flight at most, shards of 64 as
  *   slots free (a one-shot /check-raw).
  * `trickle:K`: a trickle in shards of K. The modes interleave rep by rep (a busier machine moves both). Per thread
@@ -47,8 +46,6 @@ const WORKING = Number(arg('working', '0.25'));
 const HOLES = Number(arg('holes', '0.3'));
 const TIMEOUT = Number(arg('timeout', '2000'));
 const JSON_OUT = process.argv.includes('--json');
-/** the trickle's shards marked background as a pool's are (Shard.background: the lane may hold their results) */
-const BACKGROUND = arg('background', 'on') === 'on';
 const MAX_SHARD = 64;
 const DUE_EARLY_MS = 1000;
 const FEED_MS = 10;
@@ -119,7 +116,7 @@ function trickle(list: ProbeTask[], shard = SHARD): Promise<Run> {
         next += size;
         left -= size;
         shards++;
-        workers.runShard({ kind: 'probe', tasks, settings, background: BACKGROUND }, onBatch).catch(reject);
+        workers.runShard({ kind: 'probe', tasks, settings }, onBatch).catch(reject);
       }
     };
     const onBatch = (batch: ProbeResult[]): void => {

@@ -653,8 +653,7 @@ export class PoolActor {
     if (pairs.length > 0) this.#runPairs(pairs, exec);
     if (tasks.length === 0) return;
     // a proxy with its own protocol (its line's scheme) is probed with that protocol's settings: a shard per protocol
-    // background: the lane may hold their results a little to share a message (lane.ts BACKGROUND_FLUSH_MS)
-    for (const shard of splitBySettings({ kind: 'probe', tasks, settings: this.#settings, background: true }, (slot) => this.#probeSettings(slot))) {
+    for (const shard of splitBySettings({ kind: 'probe', tasks, settings: this.#settings }, (slot) => this.#probeSettings(slot))) {
       const own = [...new Set(shard.tasks.map((t) => t.index))];
       const run = exec
         .run(shard, (b: ResultBatch) => this.#results(b as ProbeResult[]), this.#abort.signal)
@@ -722,7 +721,7 @@ export class PoolActor {
         continue;
       }
       const run = exec
-        .run({ kind: 'custom_url', tasks: g.tasks, rules: [rule], settings: this.#settingsFor(g.type), background: true }, (b: ResultBatch) => this.#pairResults(g.name, b as CustomUrlResult[], reported), this.#abort.signal)
+        .run({ kind: 'custom_url', tasks: g.tasks, rules: [rule], settings: this.#settingsFor(g.type) }, (b: ResultBatch) => this.#pairResults(g.name, b as CustomUrlResult[], reported), this.#abort.signal)
         .catch((err: unknown) => {
           if (!this.#abort.signal.aborted) this.#d.log.warn('a target shard of a pool failed', { pool: this.#pool.id, err: errorCode(err) });
         })

@@ -59,8 +59,6 @@ class TableExecution implements ProbeExecution {
   readonly opened: ExecutionJob[] = [];
   /** every demand asked (open's and addDemand's), in order */
   readonly asks: number[] = [];
-  /** shards not marked background (a pool's never are: the lane may hold their results) */
-  foreground = 0;
   probes = 0;
   released = 0;
   constructor(public verdict: (host: string) => 'working' | 'failed' | 'hang') {}
@@ -85,7 +83,6 @@ class TableExecution implements ProbeExecution {
     return handle;
   }
   async #run(shard: Shard, onBatch: (b: ResultBatch) => void, signal: AbortSignal): Promise<void> {
-    if (shard.background !== true) this.foreground++;
     const out: ProbeResult[] = [];
     for (const t of shard.tasks) {
       this.probes++;
@@ -227,7 +224,6 @@ describe('PoolOwner', () => {
     const { pool } = await create(pools, acc, ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80']);
     await until('checked in memory', () => r.localStats(pool.id)?.counts.unchecked === 0);
     expect(exec.opened[0]).toMatchObject({ region: 'us1', priority: 'background', runId: `pool:${pool.id}:1` });
-    expect(exec.foreground).toBe(0);
     expect(r.localStats(pool.id)!.counts).toEqual({ total: 3, working: 1, failed: 2, unchecked: 0 });
     expect((await pools.proxies(acc, pool.id, DEFAULT_PROXIES_QUERY))!.page.rows.map((x) => x.host)).toEqual(['10.0.0.1']);
     expect(await durableChecks(pool.id)).toBe(0); // not flushed yet: not charged either beyond the reservation

@@ -4,16 +4,14 @@
  * -> done (a cancel while probes are in flight: they finish, then one `done`
  * with cancelled), running -> done (all started and finished, or an empty
  * shard), and the moves that must not happen: a second cancel, a cancel of a
- * done shard, a shard reported done twice; the results of background
- * shards held up to BACKGROUND_FLUSH_MS, and sent at once with another
- * shard's. Real probes against a loopback
+ * done shard, a shard reported done twice. Real probes against a loopback
  * server that holds connections until the test lets them go.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ProbeSettings, ProbeTask } from '../../src/probe/types';
-import { BACKGROUND_FLUSH_MS, probeWorker } from '../../src/probe/workers/lane';
+import { probeWorker } from '../../src/probe/workers/lane';
 import type { LaneToMain, MainToLane, ShardDone } from '../../src/probe/workers/lane-protocol';
 import { packTasks } from '../../src/probe/workers/packed-tasks';
 
@@ -50,11 +48,8 @@ function lane() {
   void probeWorker({ kind: 'lane', port: port2 as MessagePort });
   const done: ShardDone[] = [];
   const results = new Map<number, number>();
-  /** the shards of each results message, in order */
-  const messages: number[][] = [];
   let waiters: (() => void)[] = [];
   port1.on('message', (m: LaneToMain) => {
-    if (m.parts.length > 0) messages.push(m.parts.map((p) => p.id));
     for (const p of m.parts) results.set(p.id, (results.get(p.id) ?? 0) + p.batch.length);
     done.push(...m.done);
     for (const w of waiters) w();
@@ -65,12 +60,12 @@ function lane() {
   };
   let sentSettings = false;
   const send = (m: MainToLane) => port1.postMessage(m);
-  const run = (id: number, n: number, maxConcurrent?: number, background = false) => {
+  const run = (id: number, n: number, maxConcurrent?: number) => {
     send({
       t: 'run',
       settings: sentSettings ? [] : [{ id: 1, settings }],
       forget: [],
-      shards: [{ id, kind: 'probe', tasks: packTasks(tasks(n)), settingsId: 1, ...(maxConcurrent !== undefined ? { maxConcurrent } : {}), ...(background ? { background: true as const } : {}) }],
+      shards: [{ id, kind: 'probe', tasks: packTasks(tasks(n)), settingsId: 1, ...(maxConcurrent !== undefined ? { maxConcurrent } : {}) }],
     });
     sentSettings = true;
   };
@@ -80,7 +75,7 @@ function lane() {
     run(sentinel, 0);
     await until(() => done.some((d) => d.id === sentinel));
   };
-  return { done, results, messages, until, run, cancel, settle, close: () => port1.close() };
+  return { done, results, until, run, cancel, settle, close: () => port1.close() };
 }
 
 /** Lets every held connection go (its probe fails at once). */
@@ -140,36 +135,6 @@ describe('a shard in its lane: running -> cancelled -> done, running -> done', (
         { id: 103, started: 0, finished: 0, cancelled: false },
       ]);
     } finally {
-      l.close();
-    }
-  });
-
-  test("a background shard's results wait up to BACKGROUND_FLUSH_MS to share a message; another shard's result takes them along within FLUSH_MS", async () => {
-    const l = lane();
-    try {
-      l.run(4, 1); // keeps the lane busy: a lane with nothing else running flushes at once
-      await untilHeld(1);
-      const keeper = new Set(held);
-      const others = () => [...held].filter((s) => !keeper.has(s));
-      l.run(5, 3, undefined, true);
-      await untilHeld(4);
-      const t0 = performance.now();
-      for (const s of others()) s.destroy();
-      await Bun.sleep(30);
-      // not sent within FLUSH_MS (8 ms): held for company
-      expect(l.results.get(5) ?? 0).toBe(0);
-      await l.until(() => (l.results.get(5) ?? 0) === 3);
-      expect(performance.now() - t0).toBeGreaterThanOrEqual(BACKGROUND_FLUSH_MS - 2);
-      l.run(6, 2, undefined, true);
-      l.run(7, 1);
-      await untilHeld(4);
-      const before = l.messages.length;
-      for (const s of others()) s.destroy();
-      await l.until(() => (l.results.get(7) ?? 0) === 1);
-      // the check's result went out with the background results that waited
-      expect(l.messages.slice(before).find((ids) => ids.includes(7))).toContain(6);
-    } finally {
-      release();
       l.close();
     }
   });

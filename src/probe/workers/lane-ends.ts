@@ -135,7 +135,6 @@ export class LaneEnds {
     const packed: PackedShard = { id: entry.id, kind: shard.kind, tasks, settingsId: entry.settingsId };
     if (shard.kind === 'custom_url') packed.rules = shard.rules;
     if (shard.maxConcurrent !== undefined) packed.maxConcurrent = shard.maxConcurrent;
-    if (shard.background === true) packed.background = true;
     lane.outShards.push(packed);
     this.queueFlush(lane);
   }

@@ -28,13 +28,9 @@ import type { PackedTasks } from './packed-tasks';
 import type { CustomUrlResult, CustomUrlRule, ProbeResult, ProbeSettings, ProbeTask } from '../types';
 import type { SocketDriver } from '../net/exchange';
 
-/**
- * `background`: nobody waits on these results (a pool's re-checks): the lane
- * may hold them up to BACKGROUND_FLUSH_MS to share a message (lane.ts).
- */
 export type Shard =
-  | { kind: 'probe'; tasks: ProbeTask[]; settings: ProbeSettings; maxConcurrent?: number; background?: boolean }
-  | { kind: 'custom_url'; tasks: ProbeTask[]; rules: CustomUrlRule[]; settings: ProbeSettings; maxConcurrent?: number; background?: boolean };
+  | { kind: 'probe'; tasks: ProbeTask[]; settings: ProbeSettings; maxConcurrent?: number }
+  | { kind: 'custom_url'; tasks: ProbeTask[]; rules: CustomUrlRule[]; settings: ProbeSettings; maxConcurrent?: number };
 
 /**
  * Results a shard owes: one per task, or one per (task, rule) for custom URLs.
@@ -56,8 +52,6 @@ export type PackedShard = {
   settingsId: number;
   rules?: CustomUrlRule[];
   maxConcurrent?: number;
-  /** Shard.background */
-  background?: true;
 };
 
 /** What piscina hands the worker. */

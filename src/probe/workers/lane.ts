@@ -25,8 +25,7 @@
  * probe ends until the probe that replaces it starts, and that path crosses
  * the thread boundary twice. So a lane flushes results within FLUSH_MS
  * of the first one waiting (at once when RESULT_BATCH_MAX wait or it has
- * nothing else running; within BACKGROUND_FLUSH_MS when every waiting one is
- * of a background shard: a pool's, whose slots nobody waits on), and looks at its port synchronously every
+ * nothing else running), and looks at its port synchronously every
  * POLL_EVERY results (receiveMessageOnPort), so shards granted for freed
  * slots start within the same turn instead of after all of its socket
  * events (the figures: bench/RESULTS.md, session 2, "Paced starts and a
@@ -92,15 +91,6 @@ const POLL_EVERY = 16;
  * in session 5" has the figures.
  */
 const FLUSH_MS = 8;
-/**
- * Results of background shards only (a pool's re-checks, Shard.background:
- * nobody waits on them) wait this long instead: a pool's probes trickle in
- * at a few hundred a second, and at FLUSH_MS each lane sent a message (and
- * woke the main thread) every 8 ms for a few results (issue 29,
- * bench/RESULTS.md "Where a pool check's CPU went"). A result of any other
- * shard still goes within FLUSH_MS, and takes the waiting ones with it.
- */
-export const BACKGROUND_FLUSH_MS = 50;
 
 export const SHARD_RUN_STATES = Object.freeze({ RUNNING: 'running', CANCELLED: 'cancelled', DONE: 'done' } as const);
 export type ShardRunState = (typeof SHARD_RUN_STATES)[keyof typeof SHARD_RUN_STATES];
@@ -190,8 +180,6 @@ class Lane {
   private sincePoll = 0;
   private done: ShardDone[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
-  /** When the armed flush fires (ms, performance.now()): a result that cannot wait moves a later one sooner. */
-  private flushAt = Infinity;
   /** This thread's lag while it has shards (lag-meter.ts); its lateness goes to the thread's exchanges. */
   readonly meter = new LagMeter();
   /** Probes that ended checker_overloaded for this thread's lateness since the last batch. */
@@ -253,18 +241,7 @@ class Lane {
     this.starts.replace(run);
     if (run.ended) this.end(run);
     else if (this.pendingCount >= RESULT_BATCH_MAX) this.flush();
-    else this.flushWithin(run.shard.background === true ? BACKGROUND_FLUSH_MS : FLUSH_MS);
-  }
-
-  /** Arms the flush timer to fire within `ms` (an armed one that fires sooner stays). */
-  private flushWithin(ms: number): void {
-    const at = performance.now() + ms;
-    if (this.flushTimer !== null) {
-      if (this.flushAt <= at) return;
-      clearTimeout(this.flushTimer);
-    }
-    this.flushAt = at;
-    this.flushTimer = setTimeout(this.flush, ms);
+    else this.flushTimer ??= setTimeout(this.flush, FLUSH_MS);
   }
 
   private end(run: ShardRun): void {
@@ -275,14 +252,13 @@ class Lane {
     if (this.running.size === 0) this.meter.busy(false);
     this.done.push({ id: run.shard.id, started: run.next, finished: run.finished, cancelled });
     if (this.running.size === 0 || this.pendingCount >= RESULT_BATCH_MAX) this.flush();
-    else this.flushWithin(run.shard.background === true ? BACKGROUND_FLUSH_MS : FLUSH_MS);
+    else this.flushTimer ??= setTimeout(this.flush, FLUSH_MS);
   }
 
   readonly flush = (): void => {
     if (this.flushTimer !== null) {
       clearTimeout(this.flushTimer);
       this.flushTimer = null;
-      this.flushAt = Infinity;
     }
     if (this.pendingCount === 0 && this.done.length === 0) return;
     const parts: LaneToMain['parts'] = [];
