@@ -316,10 +316,13 @@ async function main(): Promise<void> {
     if (warm.status !== 200) throw new Error(`warm-up: HTTP ${warm.status}`);
     await Bun.sleep(1000);
     const idleC0 = cpuNow();
+    const idleT0 = threadCpu(svc.pid);
     await Bun.sleep(IDLE_MS);
     const idleCpuPerS = ((cpuNow() - idleC0) * 1000) / IDLE_MS;
+    const idleThreads = threadDelta(svc.pid, idleT0, threadCpu(svc.pid));
     const idleRss = rssMiB(svc.pid);
-    log(`idle: RSS ${idleRss.toFixed(0)} MiB, CPU ${idleCpuPerS.toFixed(1)} ms/s`);
+    // per thread as µs per ms of wall (= ms/s / 1000 x 1000): threadsText's "per check" with the idle ms as the count
+    log(`idle: RSS ${idleRss.toFixed(0)} MiB, CPU ${idleCpuPerS.toFixed(1)} ms/s (threads, ms/s: ${threadsText(idleThreads, IDLE_MS)})`);
 
     // P2 on the idle service
     await smallCheck(svc, small); // its first: untimed

@@ -37,18 +37,13 @@
  * certificate, pinned) and the signed judge answer. Failed probes never run
  * it. `off`: the probe path without it (as before https detection).
  */
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 import { runProbe } from '../src/probe/probe';
 import { setSocketDriver, type SocketDriver } from '../src/probe/net/exchange';
 import { ProbeWorkers } from '../src/probe/workers/probe-workers';
-import { parseJudgeUrl } from '../src/judge/calibrate';
 import type { ProbeResult, ProtocolSettings, ProbeTask } from '../src/probe/types';
 import type { ProxyType } from '../src/proxy/types';
-import { TEST_CERT } from '../test/fixtures/tls-cert';
-import { fingerprintOfDer, pemCertificateDer } from '../src/probe/codec/cert-pin';
+import { farmSettings, startProbeFarm } from './probe-farm-client';
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -67,32 +62,11 @@ const WARMUP = Number(arg('warmup', '2000'));
 /** inline mode: the plain-TCP links to compare, interleaved rep by rep */
 const DRIVERS = arg('drivers', 'native').split(',') as SocketDriver[];
 const HTTPS_CHECK = arg('https-check', 'on') === 'on';
-/** where the farm plays the judge's TLS listener (bench/probe-cpu-farm.ts) */
-const TLS_JUDGE_PORT = 10;
 
 // ---- the farm (child process) ----
-// the farm's judge answers are signed, and every probe verifies them (as with the service's own judge)
-const JUDGE_KEY = randomBytes(32).toString('base64url');
-const farm = spawn(process.execPath, [new URL('./probe-cpu-farm.ts', import.meta.url).pathname], {
-  stdio: ['pipe', 'pipe', 'inherit'],
-  env: { ...process.env, JUDGE_KEY },
-});
-const lines = createInterface({ input: farm.stdout! });
-const waiting: ((l: string) => void)[] = [];
-lines.on('line', (l) => waiting.shift()?.(l));
-const nextLine = () => new Promise<string>((r) => waiting.push(r));
-const { ports } = JSON.parse(await nextLine()) as { ports: Record<'http' | 'socks' | 'hole' | 'refused', number[]> };
-interface FarmStats {
-  cpuUs: number;
-  /** TLS handshakes the farm answered so far, and how many resumed a session (older farms: absent) */
-  handshakes?: number;
-  resumed?: number;
-}
-async function farmStats(): Promise<FarmStats> {
-  const p = nextLine();
-  farm.stdin!.write('cpu\n');
-  return JSON.parse(await p) as FarmStats;
-}
+const farm = await startProbeFarm();
+const { ports } = farm;
+const farmStats = farm.stats;
 
 // ---- CPU of this process, all threads ----
 const TICK_US = 1e6 / 100; // USER_HZ
@@ -136,26 +110,7 @@ const scenarios: Record<string, Scenario> = {
 };
 
 function settingsFor(sc: Scenario): ProtocolSettings {
-  return {
-    type: sc.type,
-    timeoutMs: sc.timeoutMs,
-    judge: parseJudgeUrl(sc.judge),
-    checkerIps: ['127.0.0.1'],
-    baselineHeaders: [],
-    allowPrivateTargets: true,
-    tlsCa: TEST_CERT,
-    judgeKey: JUDGE_KEY,
-    ...(HTTPS_CHECK
-      ? {
-          tlsJudge: {
-            ...parseJudgeUrl(`https://127.0.0.1:${TLS_JUDGE_PORT}/judge`),
-            protocol: 'https:' as const,
-            fingerprint: fingerprintOfDer(pemCertificateDer(TEST_CERT)!),
-            key: JUDGE_KEY,
-          },
-        }
-      : {}),
-  };
+  return farmSettings(farm, { timeoutMs: sc.timeoutMs, httpsCheck: HTTPS_CHECK, type: sc.type, judge: sc.judge });
 }
 
 interface Tally {
@@ -343,5 +298,5 @@ for (const name of SCENARIOS) {
   }
 }
 for (const w of allWorkers.values()) await w.close();
-farm.stdin!.end();
+farm.stop();
 process.exit(rows.some((r) => (r.falsePositives as number) > 0) ? 1 : 0);

@@ -110,6 +110,17 @@ export const MAX_SLEEP_MS = 5000;
  * second were ~50 shards a second of a few probes each).
  */
 export const DUE_EARLY_MS = 1000;
+/**
+ * The proxies taken early are asked of the probes this many at a time (the
+ * region scheduler's maxGrant: one grant, one shard), unless the earliest of
+ * them is due now: then what is ready goes at once. A pool's results come
+ * back a few at a time, and asking at each batch made a shard of ~6 probes
+ * per results batch; a probe thread pays per shard and per wake-up, not only
+ * per probe (issue 29: at 750 checks/s, shards of 8 cost the probe threads
+ * ~270 µs a probe, shards of 64 ~195, a one-shot's ~190; bench/RESULTS.md
+ * "Where a pool check's CPU went"). Never later than due: only how early.
+ */
+export const ASK_BATCH = 64;
 
 const HEAP = 0;
 const READY = 1;
@@ -469,7 +480,9 @@ export class PoolActor {
     const credit = this.#credit();
     // pairs are never charged: asked whatever the credit
     const pairsAsk = Math.max(0, this.#pairs.length - this.#pairsHead - this.#pairsDemanded);
-    const probeAsk = Math.max(0, Math.min(want, credit));
+    // taken early: held until a batch is ready or the earliest of them is due (ASK_BATCH)
+    const held = want > 0 && want < ASK_BATCH && this.#readyDue() > nowMs;
+    const probeAsk = held ? 0 : Math.max(0, Math.min(want, credit));
     const ask = probeAsk + pairsAsk;
     if (ask > 0) {
       // counted first: a grant may come inside open() / addDemand()
@@ -485,11 +498,20 @@ export class PoolActor {
       }
     }
     if (want > credit) this.#reserve(false);
-    this.#sleep(nowMs);
+    this.#sleep(nowMs, held ? this.#readyDue() : Infinity);
   }
 
   #readyCount(): number {
     return this.#ready.length - this.#readyHead;
+  }
+
+  /** When the earliest ready proxy is due (they leave the heap in due order); Infinity when none. */
+  #readyDue(): number {
+    for (let i = this.#readyHead; i < this.#ready.length; i++) {
+      const slot = this.#ready[i]!;
+      if (this.#slotState[slot] === READY) return this.#t.nextCheck[slot]!;
+    }
+    return Infinity;
   }
 
   /** Units reserved and not yet spoken for. */
@@ -497,8 +519,9 @@ export class PoolActor {
     return this.#reserved - this.#settled - this.#pendingCharged - this.#flight.size - this.#demanded;
   }
 
-  #sleep(nowMs: number): void {
-    const due = this.#heap.peekDue();
+  /** Arms the timer for the heap's next due (or `heldDue`, the held ready proxies' earliest, when sooner). */
+  #sleep(nowMs: number, heldDue = Infinity): void {
+    const due = Math.min(this.#heap.peekDue(), heldDue);
     this.#timer.arm(Math.min(due, this.state === 'starved' ? Math.max(this.#waitUntil, nowMs + 50) : Infinity), nowMs);
   }
 

@@ -12,6 +12,8 @@
  * - an unlimited txt listing of a pool held here: one pass of its memory,
  *   ended by a delete;
  * - recheck makes a proxy due now (another pool's ignored);
+ * - re-checks taken early are asked in batches (ASK_BATCH, or when the
+ *   earliest is due), not at every results batch;
  * - stop() cuts probing short: a last flush, the unsettled rest refunded;
  * - a proxy refused before any connection: failed blocked_target, not charged;
  * - the owner's pause (nothing probed) and resume; a source's addresses
@@ -49,10 +51,14 @@ import { addSourceProxies } from '../../src/pools/store';
 import type { ProbeResult, ProbeSettings } from '../../src/probe/types';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
+import { FakeClock } from '../helpers/fake-clock';
+import { ASK_BATCH } from '../../src/jobs/pool-actor';
 
 /** Grants every demand at once; answers each task from `verdict(host)`; 'hang' never answers (until aborted). */
 class TableExecution implements ProbeExecution {
   readonly opened: ExecutionJob[] = [];
+  /** every demand asked (open's and addDemand's), in order */
+  readonly asks: number[] = [];
   probes = 0;
   released = 0;
   constructor(public verdict: (host: string) => 'working' | 'failed' | 'hang') {}
@@ -61,7 +67,10 @@ class TableExecution implements ProbeExecution {
     let cancelled = false;
     const handle: ExecutionHandle = {
       run: (shard: Shard, onBatch: (b: ResultBatch) => void, signal: AbortSignal) => this.#run(shard, onBatch, signal),
-      addDemand: (n) => queueMicrotask(() => !cancelled && job.onGrant(n, handle)),
+      addDemand: (n) => {
+        this.asks.push(n);
+        queueMicrotask(() => !cancelled && job.onGrant(n, handle));
+      },
       release: (n) => {
         this.released += n;
       },
@@ -69,6 +78,7 @@ class TableExecution implements ProbeExecution {
         cancelled = true;
       },
     };
+    this.asks.push(job.demand);
     queueMicrotask(() => job.onGrant(job.demand, handle));
     return handle;
   }
@@ -162,7 +172,12 @@ describe('PoolOwner', () => {
 
   const account = async (checks = 1000) => (await createAccount(tdb.db, { email: `owner${++accounts}@example.com`, checks })).id;
   const service = () => new PoolService({ db: tdb.db, limits: { ...DEFAULT_POOL_LIMITS, minIntervalS: 1 }, log });
-  const owner = async (execution: ProbeExecution, events: Recorder, pools: PoolService, o: { settings?: typeof settingsOf; nodeId?: string; embedded?: boolean; flushMs?: number; outbox?: PoolBatchOutbox<PoolTx> } = {}) => {
+  const owner = async (
+    execution: ProbeExecution,
+    events: Recorder,
+    pools: PoolService,
+    o: { settings?: typeof settingsOf; nodeId?: string; embedded?: boolean; flushMs?: number; outbox?: PoolBatchOutbox<PoolTx>; clock?: FakeClock; random?: () => number } = {},
+  ) => {
     const r = new PoolOwner({
       db: tdb.db,
       execution,
@@ -176,6 +191,8 @@ describe('PoolOwner', () => {
       flushMs: o.flushMs ?? 300,
       stopGraceMs: 2000,
       ...(o.outbox !== undefined ? { outbox: o.outbox } : {}),
+      ...(o.clock !== undefined ? { clock: o.clock } : {}),
+      ...(o.random !== undefined ? { random: o.random } : {}),
     });
     pools.useOwner(r);
     made.push(r);
@@ -229,6 +246,33 @@ describe('PoolOwner', () => {
     expect(await charged(pool.id)).toBe(await durableChecks(pool.id));
     expect(await charged(pool.id)).toBe(3);
   }, 20_000);
+
+  test('re-checks taken early are asked in batches: ASK_BATCH of them or, fewer, when the earliest is due (not one ask per results batch)', async () => {
+    const clock = new FakeClock(Date.now());
+    let i = 0;
+    const exec = new TableExecution(() => 'working');
+    const pools = service();
+    const acc = await account(10_000);
+    // the first checks' re-checks spread over [10, 20] s after them: 40 a second, 1 s taken early
+    const r = await owner(exec, new Recorder(), pools, { flushMs: 600_000, clock, random: () => (i++ % 400) / 400 });
+    const lines = Array.from({ length: 400 }, (_, k) => `10.1.${k >> 8}.${k & 255}:80`);
+    const { pool } = await create(pools, acc, lines, 20);
+    await until('first pass', () => r.localStats(pool.id)?.counts.unchecked === 0);
+    const first = exec.asks.length;
+    const probed = exec.probes;
+    // 50 ms at a time, each results batch in before the next step (a pump per batch, as in the service)
+    for (let t = 0; t < 21_000; t += 50) {
+      await clock.advance(50);
+      await Bun.sleep(exec.probes > probed ? 12 : 0);
+    }
+    await until('second checks', () => exec.probes === probed + 400);
+    const asks = exec.asks.slice(first);
+    // ~40 due a second with 1 s taken early: one ask a second (when the earliest is due), ~11 in all; one per step without
+    // with the batch: 10 asks of ~41 (a second's worth, when the earliest is due); without it, 39
+    expect(asks.length).toBeLessThanOrEqual(15);
+    expect(Math.max(...asks)).toBeLessThan(ASK_BATCH);
+    await r.stop();
+  }, 60_000);
 
   test('an unlimited txt listing of a pool held here is one pass of its memory (`all`); a delete ends it; the durable copy pages as ever', async () => {
     const pools = service();
