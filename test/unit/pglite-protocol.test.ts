@@ -44,7 +44,7 @@ describe('errors across the thread', () => {
 
 describe('parsers across the thread', () => {
   test("drizzle-orm/pglite's two configs are identity parsers, rebuilt on the other side", () => {
-    const q = new PglitePreparedQuery({}, 'select 1', [], new NoopLogger(), new NoopCache(), undefined, undefined, undefined, undefined, false);
+    const q = new PglitePreparedQuery({} as never, 'select 1', [], new NoopLogger(), new NoopCache(), undefined, undefined, undefined, undefined, false);
     const configs = [(q as unknown as { queryConfig: { parsers: Record<number, (v: string, t: number) => unknown> } }).queryConfig, (q as unknown as { rawQueryConfig: { parsers: Record<number, (v: string, t: number) => unknown> } }).rawQueryConfig];
     for (const c of configs) {
       const oids = identityParserOids(c.parsers);
