@@ -17,13 +17,17 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { migratePgliteDb, migratePostgresDb } from './migrate';
+import { collectInitdbGarbage, compiledPgliteModules, newPglite, pgliteOptions } from './pglite-instance';
+import { PgliteThread } from './pglite-thread';
 import * as schema from './schema';
 import { errorText, ServiceError } from '../src/errors';
+export { PGLITE_SETTINGS, PGLITE_WAL_SETTINGS } from './pglite-instance';
 import { DB_ERROR_CODES } from '../src/error-codes';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type DriverName = 'pglite' | 'postgres';
+export type PgliteThreadMode = 'worker' | 'main';
 
 /** The rows of a `db.execute()` result: drizzle answers `{rows}` on PGlite and an array on postgres.js. */
 export function rowsOf<T>(res: unknown): T[] {
@@ -62,6 +66,12 @@ export interface OpenDatabaseOptions {
   pgliteTemplate?: Blob | (() => Blob | undefined) | undefined;
   /** PostgreSQL: statement_timeout (ms) of every connection. PGlite runs in-process and has none. */
   statementTimeoutMs?: number | undefined;
+  /**
+   * Embedded mode: where PGlite runs. 'worker' (default): in its own thread
+   * (db/pglite-thread.ts), so its statements do not hold up the main thread;
+   * 'main': on the calling thread, as before (PGLITE_THREAD=main).
+   */
+  pgliteThread?: PgliteThreadMode | undefined;
   /** Apply migrations before resolving (default true). */
   migrate?: boolean | undefined;
   /** postgres.js pool size (default 10). */
@@ -91,101 +101,50 @@ function once(fn: () => Promise<void>): () => Promise<void> {
   return () => (p ??= fn());
 }
 
-/**
- * PostgreSQL settings of the embedded database, chosen for memory.
- *
- * PGlite's postgres runs in a WASM memory that grows and never shrinks, and
- * the shared memory sized from these settings is zero-filled at start, so
- * all of it is resident from the first second. PostgreSQL's defaults
- * (shared_buffers 128MB, max_connections 100) grow it far beyond the 128 MiB
- * the module declares; these keep it near that (bench/pglite-memory.ts
- * measures it; the figures: bench/RESULTS.md "PGlite sized for memory"):
- * - shared_buffers 16MB: 2048 pages, far more than the per-job queries touch
- *   and enough for /me over ~25 000 scans; bigger scans read through the OS
- *   page cache (not in our RSS). wal_buffers and the SLRU caches are sized
- *   from it. Smaller makes /me slower.
- * - max_connections 5: single-user mode has one backend; the per-backend
- *   arrays and lock tables are sized from it (must exceed the 3 reserved).
- * - maintenance_work_mem 16MB: bounds what a CREATE INDEX in a migration
- *   adds to the never-shrinking heap (default 64MB).
- * Given on the command line (it wins over postgresql.conf, so existing data
- * dirs get them too) and to initdb (a new data dir's postgresql.conf).
- * PGlite's `initialMemory` cannot help: below the module's 128 MiB the WASM
- * link fails (and waitReady never settles); the part never touched costs nothing.
- */
-export const PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
-  shared_buffers: '16MB',
-  max_connections: '5',
-  maintenance_work_mem: '16MB',
-});
-
-/**
- * The embedded database's WAL, sized for an embedded database (issue 29: a
- * pool's owner rewrites its state every POOL_FLUSH_S): PostgreSQL's default
- * max_wal_size (1 GB) let pg_wal grow to 800 MiB under a steady pool.
- * A single-user backend never asks for a checkpoint by itself (neither by
- * WAL volume nor by time): db/pglite-checkpoints.ts runs them, and a
- * checkpoint keeps max_wal_size of segments and recycles no more than
- * min_wal_size 32MB. Given on the command line only
- * (not to initdb): the template's name (db/pglite-template.ts) does not change.
- */
-export const PGLITE_WAL_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
-  max_wal_size: '64MB',
-  min_wal_size: '32MB',
-  checkpoint_timeout: '2min',
-});
-
-/** PGlite options shared by every embedded instance (data dir, in memory, template). */
-function pgliteOptions(): { startParams: string[]; initDbStartParams: string[] } {
-  const pairs = Object.entries(PGLITE_SETTINGS).map(([k, v]) => `${k}=${v}`);
-  const wal = Object.entries(PGLITE_WAL_SETTINGS).map(([k, v]) => `${k}=${v}`);
-  return {
-    startParams: [...PGlite.defaultStartParams, ...[...pairs, ...wal].flatMap((p) => ['-c', p])],
-    initDbStartParams: pairs.flatMap((p) => ['--set', p]),
-  };
+/** Where a new or existing embedded database comes from, decided on the main thread (the data dir's files, the template). */
+interface PgliteSource {
+  /** `${dataDir}/pglite`; null = in memory. */
+  dir: string | null;
+  template: Blob | undefined;
+  origin: 'initdb' | 'template' | 'existing' | 'memory';
 }
 
-/**
- * After a new data dir was made (initdb or template): initdb ran in a second
- * PGlite instance (its own WASM memory, a copy of it, the data dir as a
- * tarball), or the template's tarball was read and inflated. Either is
- * garbage once open resolves, but the GC of an idle server may leave it for a
- * long time. Collected here, once per new data dir (the figures:
- * bench/RESULTS.md "PGlite sized for memory").
- */
-async function collectInitdbGarbage(): Promise<void> {
-  // After a timer turn: collected right away (or after setImmediate) half of it stays.
-  await new Promise<void>((resolve) => setTimeout(resolve, 0));
-  Bun.gc(true);
-}
-
-async function openPglite(opts: OpenDatabaseOptions): Promise<Database> {
+function pgliteSource(opts: OpenDatabaseOptions): PgliteSource {
   const template = () => (typeof opts.pgliteTemplate === 'function' ? opts.pgliteTemplate() : opts.pgliteTemplate);
-  if (opts.inMemory === true) {
-    const t = template();
-    return startPglite(new PGlite({ ...pgliteOptions(), ...(t !== undefined ? { loadDataDir: t } : {}) }), 'memory', opts);
-  }
+  if (opts.inMemory === true) return { dir: null, template: template(), origin: 'memory' };
   if (opts.dataDir === undefined) throw new ServiceError(DB_ERROR_CODES.DB_OPEN_FAILED, 'openDatabase: dataDir or inMemory is required without databaseUrl');
   const dir = join(opts.dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
-  if (existsSync(join(dir, 'PG_VERSION'))) return startPglite(new PGlite(dir, pgliteOptions()), 'existing', opts);
+  if (existsSync(join(dir, 'PG_VERSION'))) return { dir, template: undefined, origin: 'existing' };
   // No fallback to initdb after a failed template start: PGlite leaves an unhandled rejection
   // behind a failed start, so the template is checked before (db/pglite-template.ts readTemplate).
   const t = template();
-  if (t !== undefined) return startPglite(new PGlite(dir, { ...pgliteOptions(), loadDataDir: t }), 'template', opts);
-  return startPglite(new PGlite(dir, pgliteOptions()), 'initdb', opts);
+  return { dir, template: t, origin: t !== undefined ? 'template' : 'initdb' };
 }
 
-async function startPglite(client: PGlite, origin: 'initdb' | 'template' | 'existing' | 'memory', opts: OpenDatabaseOptions): Promise<Database> {
+/** The embedded database's client: PGlite itself (main thread) or its thread's (db/pglite-thread.ts). */
+type PgliteClient = Pick<PGlite, 'waitReady' | 'close' | 'closed'> | PgliteThread;
+
+async function openPglite(opts: OpenDatabaseOptions): Promise<Database> {
+  const src = pgliteSource(opts);
+  const fresh = src.origin === 'initdb' || src.origin === 'template';
+  let client: PgliteClient;
+  if (opts.pgliteThread === 'main') {
+    client = newPglite(src.dir, src.template);
+  } else {
+    const template = src.template !== undefined ? await src.template.arrayBuffer() : null;
+    client = new PgliteThread({ dataDir: src.dir, template, modules: await compiledPgliteModules(), collectGarbage: fresh });
+  }
   try {
     await client.waitReady;
-    const db = drizzlePglite({ client, schema });
+    // the thread's client offers what drizzle's PGlite session calls (query, transaction; db/pglite-thread.ts)
+    const db = drizzlePglite({ client: client as PGlite, schema });
     if (opts.migrate !== false) await migratePgliteDb(db);
-    if (origin === 'initdb' || origin === 'template') await collectInitdbGarbage();
+    if (fresh) await collectInitdbGarbage();
     return {
       db: db,
       driver: 'pglite',
-      origin,
+      origin: src.origin,
       ping: makePing(db),
       close: once(async () => {
         if (!client.closed) await client.close();

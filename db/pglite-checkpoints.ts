@@ -3,7 +3,7 @@
  * single-user backend: there is no checkpointer process, and a standalone
  * backend asks for a checkpoint by WAL volume only under a postmaster
  * (XLogWrite's `IsUnderPostmaster`), so `max_wal_size` and
- * `checkpoint_timeout` (db/client.ts PGLITE_WAL_SETTINGS) never trigger
+ * `checkpoint_timeout` (db/pglite-instance.ts PGLITE_WAL_SETTINGS) never trigger
  * one: pg_wal grows without bound until the database is closed (measured:
  * 19 segments, 304 MiB, after 650 000 pool checks; issue 29's "bounded
  * database"). This loop does what the checkpointer would: every `everyMs`

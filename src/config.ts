@@ -158,6 +158,8 @@ export interface StorageConfig {
   dataDir: string;
   /** undefined = embedded PGlite in DATA_DIR/pglite. */
   databaseUrl: string | undefined;
+  /** Embedded mode: PGlite in its own thread (worker) or on the main thread (main). */
+  pgliteThread: 'worker' | 'main';
   /** undefined until resolveSecrets() fills it from DATA_DIR. */
   resultSecret: string | undefined;
   resultRetentionDays: number;
@@ -371,6 +373,7 @@ function readStorage(read: Read, ctx: ReadContext): StorageConfig {
   return {
     dataDir: read('DATA_DIR') ?? resolve(ctx.cwd, 'data'),
     databaseUrl: read('DATABASE_URL'),
+    pgliteThread: read('PGLITE_THREAD')!,
     resultSecret: read('RESULT_SECRET'),
     resultRetentionDays: read('RESULT_RETENTION_DAYS')!,
     resultMaxBytes: read('RESULT_MAX_BYTES')!,

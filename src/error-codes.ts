@@ -24,6 +24,8 @@
 export const DB_ERROR_CODES = Object.freeze({
   /** the embedded or PostgreSQL database could not be opened */
   DB_OPEN_FAILED: 'db_open_failed',
+  /** the embedded database's thread is gone (it crashed, or the database was closed): its statements cannot run */
+  DB_THREAD_EXITED: 'db_thread_exited',
 } as const);
 
 /** Leaves: configuration, secrets, geo data, the state-machine helper (src/config.ts, src/secrets.ts, src/geo/, src/state-machine.ts). */

@@ -185,6 +185,14 @@ export const SETTINGS = {
   // ---- storage ----
   DATA_DIR: s({ group: 'storage', tier: 'set', shown: './data', meaning: 'the embedded database, result files, generated secrets, the judge\'s certificate', read: path }),
   DATABASE_URL: s({ group: 'storage', tier: 'set', shown: 'embedded PGlite in DATA_DIR', meaning: 'postgres://... to use PostgreSQL (a cluster needs it)', read: url(['postgres:', 'postgresql:']) }),
+  PGLITE_THREAD: s({
+    group: 'storage',
+    tier: 'tuning',
+    shown: 'worker',
+    meaning: 'where the embedded database runs: worker (its own thread, so its statements never hold up HTTP answers) or main (the main thread)',
+    default: 'worker' as 'worker' | 'main',
+    read: oneOf(['worker', 'main'] as const),
+  }),
   RESULT_SECRET: s({ group: 'storage', tier: 'tuning', shown: 'generated into DATA_DIR/result-secret', meaning: 'the HMAC key of result links (>= 16 characters) and the key webhook secrets are sealed with; the same on every API node of a cluster', read: secret }),
   RESULT_RETENTION_DAYS: s({ group: 'storage', tier: 'tuning', shown: '7', meaning: 'result files are deleted after this many days', default: 7, read: int(1, 3650) }),
   RESULT_MAX_BYTES: s({ group: 'storage', tier: 'tuning', shown: '10737418240 (10 GiB)', meaning: 'disk cap on result files, the oldest deleted first (0: no cap)', default: DEFAULT_RESULT_MAX_BYTES, read: int(0, 2 ** 50) }),

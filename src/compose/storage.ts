@@ -70,6 +70,7 @@ async function openOwnDatabase(storage: StorageConfig, undo: StopStep[]): Promis
   const database = await openDatabase({
     databaseUrl: storage.databaseUrl,
     dataDir: storage.dataDir,
+    pgliteThread: storage.pgliteThread,
     statementTimeoutMs: storage.statementTimeoutMs,
     // a new embedded data dir starts from the install's template when there is one (db/pglite-template.ts)
     pgliteTemplate: () => readTemplate(),

@@ -51,15 +51,25 @@ async function loadTemplate(): Promise<Blob> {
   return blob;
 }
 
+/**
+ * Where an in-process test's PGlite runs: on the test's own thread unless
+ * TEST_PGLITE_THREAD=worker. The service's default (its own thread,
+ * db/pglite-thread.ts) is what every test that starts the service as a
+ * process runs on, and test/integration/pglite-thread.test.ts tests the
+ * thread itself; an in-process test tests the code above the database, and a
+ * worker per test file costs each 2-4 s more to open.
+ */
+const IN_PROCESS_THREAD = process.env.TEST_PGLITE_THREAD === 'worker' ? 'worker' : 'main';
+
 /** An in-memory PGlite database whatever the environment says (tests that run on both drivers in one pass). */
 export async function freshPglite(): Promise<TestDatabase> {
   template ??= loadTemplate();
   let database: Database;
   try {
-    database = await openDatabase({ inMemory: true, pgliteTemplate: await template });
+    database = await openDatabase({ inMemory: true, pgliteTemplate: await template, pgliteThread: IN_PROCESS_THREAD });
   } catch {
     // A bad cached template (e.g. truncated): fall back to a plain init.
-    database = await openDatabase({ inMemory: true });
+    database = await openDatabase({ inMemory: true, pgliteThread: IN_PROCESS_THREAD });
   }
   return Object.assign(database, { url: undefined, cleanup: () => database.close() });
 }

@@ -8,6 +8,7 @@ import { createAccount } from '../../src/accounts/accounts';
 import { fillUsage, getAccountOverview, getCheckUserInfo, usageDays } from '../../src/accounts/overview';
 import { finishScan, getScanByRunId, startScan } from '../../src/accounts/scans';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
+import { rejection } from '../helpers/rejection';
 
 let tdb: TestDatabase;
 beforeAll(async () => {
@@ -113,7 +114,7 @@ describe('getAccountOverview', () => {
       remaining_checks: 5,
       subscription_detail: { UnlimitedPro: false, unlimited_expired_at: '2026-01-01T00:00:00.000Z' },
     });
-    await expect(getAccountOverview(tdb.db, '00000000-0000-0000-0000-000000000000', now, sign)).rejects.toMatchObject({
+    expect(await rejection(getAccountOverview(tdb.db, '00000000-0000-0000-0000-000000000000', now, sign))).toMatchObject({
       code: 'account_not_found',
     });
   });

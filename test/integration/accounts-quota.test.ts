@@ -9,6 +9,7 @@ import { createAccount, getAccount, setPlan } from '../../src/accounts/accounts'
 import { ledgerOf } from '../../src/accounts/ledger';
 import { refundQuota, reserveQuota } from '../../src/accounts/quota';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
+import { rejection } from '../helpers/rejection';
 
 let tdb: TestDatabase;
 let n = 0;
@@ -124,12 +125,12 @@ describe('reserveQuota', () => {
   });
 
   test('unknown account and bad units throw coded errors', async () => {
-    await expect(
+    expect(await rejection(
       reserveQuota(tdb.db, { accountId: '00000000-0000-0000-0000-000000000000', runId: 'x', units: 1, now }),
-    ).rejects.toMatchObject({ code: 'account_not_found' });
+    )).toMatchObject({ code: 'account_not_found' });
     const acc = await createAccount(tdb.db, { email: email(), checks: 1 });
-    await expect(reserveQuota(tdb.db, { accountId: acc.id, runId: 'y', units: -1, now })).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(reserveQuota(tdb.db, { accountId: acc.id, runId: 'y', units: 1.5, now })).rejects.toMatchObject({ code: 'invalid_input' });
+    expect(await rejection(reserveQuota(tdb.db, { accountId: acc.id, runId: 'y', units: -1, now }))).toMatchObject({ code: 'invalid_input' });
+    expect(await rejection(reserveQuota(tdb.db, { accountId: acc.id, runId: 'y', units: 1.5, now }))).toMatchObject({ code: 'invalid_input' });
   });
 });
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createAccount } from '../../src/accounts/accounts';
 import { failScan, finishScan, getScanByRunId, startScan } from '../../src/accounts/scans';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
+import { rejection } from '../helpers/rejection';
 
 let tdb: TestDatabase;
 beforeAll(async () => {
@@ -38,6 +39,6 @@ describe('scans', () => {
     expect((await startScan(tdb.db, { accountId: acc.id, runId: 'job-s2', ...scan, nodeId: 'node-a' })).nodeId).toBe('node-a');
     const failed = await failScan(tdb.db, { runId: 'job-s2', error: 'shutdown', totalChecked: 4, totalWorking: 1 });
     expect(failed).toMatchObject({ status: 'failed', error: 'shutdown', totalChecked: 4, totalWorking: 1 });
-    await expect(startScan(tdb.db, { accountId: acc.id, runId: 'job-s2', ...scan })).rejects.toThrow();
+    expect(await rejection(startScan(tdb.db, { accountId: acc.id, runId: 'job-s2', ...scan }))).toBeInstanceOf(Error);
   });
 });

@@ -11,6 +11,7 @@ import { isServiceError } from '../../src/errors';
 import { generateNodeId, NodeLease } from '../../src/jobs/node-lease';
 import { memoryLogger } from '../../src/log';
 import { freshDatabase, type TestDatabase } from '../helpers/db';
+import { rejection } from '../helpers/rejection';
 
 let tdb: TestDatabase;
 beforeAll(async () => {
@@ -53,7 +54,7 @@ describe('NodeLease', () => {
     await lease.release(); // safe twice
     expect(await row('lease-a')).toBeUndefined();
     expect(lease.live).toBe(false);
-    await expect(lease.ensureLive()).rejects.toMatchObject({ code: 'node_lease_lost' });
+    expect(await rejection(lease.ensureLive())).toMatchObject({ code: 'node_lease_lost' });
     expect(log.lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
   });
 

@@ -29,6 +29,7 @@ import type { PoolSettings } from '../../src/pools/types';
 import type { PoolProxyRow } from '../../src/pools/shape';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
 import { freshPglite, freshPostgres, testDatabaseUrl, type TestDatabase } from '../helpers/db';
+import { rejection } from '../helpers/rejection';
 
 const NOW = Date.UTC(2026, 5, 1, 12);
 const SETTINGS: PoolSettings = { name: 'd', type: 'http', region: 'us1', intervalS: 100, timeoutMs: 5000, https: true, customUrls: [], sources: [] };
@@ -89,7 +90,7 @@ for (const [name, open] of DRIVERS) {
       expect(await charged(p.id)).toBe(3);
       // a, paused past its lease, wakes and flushes: nothing of it is written or settled
       const stale = await chunk(p.id, NOW + 40_000, 'XX');
-      await expect(flushChunk(db, a, stale)).rejects.toBeInstanceOf(PoolLeaseLostError);
+      expect(await rejection(flushChunk(db, a, stale))).toBeInstanceOf(PoolLeaseLostError);
       expect(await checks(p.id)).toBe(3);
       expect(await one(sql`SELECT round_seq::float8 AS seq FROM pools WHERE id = ${p.id}`)).toEqual({ seq: 1 });
       expect(await one(sql`SELECT count(*)::float8 AS n FROM pool_proxies WHERE pool_id = ${p.id} AND country = 'XX'`)).toEqual({ n: 0 });
@@ -124,7 +125,7 @@ for (const [name, open] of DRIVERS) {
       expect(await one(sql`SELECT total_checked::float8 AS t, finished_at FROM scans WHERE job_id = ${`pool:${p.id}:b1`}`)).toEqual({ t: 5, finished_at: expect.anything() });
       // a stale owner's chunk adds nothing
       await takeLease(db, { poolId: p.id, accountId: p.acc, nodeId: 'node-b', nowMs: NOW + 2000, leaseMs: 30_000, force: true });
-      await expect(flushChunk(db, lease, await chunk(p.id, NOW + 2100, 'DE', seq))).rejects.toBeInstanceOf(PoolLeaseLostError);
+      expect(await rejection(flushChunk(db, lease, await chunk(p.id, NOW + 2100, 'DE', seq)))).toBeInstanceOf(PoolLeaseLostError);
       expect(await recorded(p.id)).toEqual({ rounds: { n: 1, c: 5 }, scans: { n: 1, c: 5 } });
     });
 

@@ -38,6 +38,21 @@ afterAll(async () => {
   await tdb?.cleanup();
 });
 
+/**
+ * Advances the fake clock in steps of at most `step` ms, each once the loop
+ * sleeps (no attempt in flight, its one timer set): the embedded database
+ * answers from its own thread (db/pglite-thread.ts), so a look's statements
+ * are not done within the clock's settle, and a timer set after the clock
+ * moved on would be set from the wrong now.
+ */
+async function advanceAsleep(s: { loop: DeliveryLoop; clock: FakeClock }, ms: number, step = 500): Promise<void> {
+  for (let left = ms; left > 0; left -= step) {
+    await until(() => s.loop.inFlight === 0 && s.clock.pending === 1);
+    await s.clock.advance(Math.min(step, left));
+  }
+  await until(() => s.loop.inFlight === 0 && s.clock.pending === 1);
+}
+
 async function setup(send: (i: SendInput, signal: AbortSignal) => Promise<SendOutcome>, o: { perEndpoint?: number; pollMs?: number | null; db?: Db } = {}) {
   const clock = new FakeClock(Date.UTC(2026, 5, 1, 12));
   const account = (await createAccount(tdb.db, { email: `loop${Math.random()}@hooks.test` })).id;
@@ -73,9 +88,9 @@ describe('the delivery loop on a fake clock', () => {
     for (let i = 0; i < 50 && (await rows())[0]!.attemptCount === 0; i++) await Bun.sleep(5);
     const [after1] = await rows();
     expect(after1!.nextAttemptAt.getTime()).toBe(s.clock.now() + 5000);
-    await s.clock.advance(4000);
+    await advanceAsleep(s, 4000);
     expect(sent).toHaveLength(1);
-    await s.clock.advance(1000);
+    await advanceAsleep(s, 1000);
     await until(() => sent.length === 2);
     for (let i = 0; i < 50 && (await rows())[0]!.state !== 'delivered'; i++) await Bun.sleep(5);
     expect((await rows())[0]!.state).toBe('delivered');
@@ -193,7 +208,7 @@ describe('the delivery loop on a fake clock', () => {
     await settled();
     const atStart = statements; // the first look: a claim, then when the next is due (none)
     expect(atStart).toBe(2);
-    await s.clock.advance(60_000);
+    await advanceAsleep(s, 60_000);
     await settled();
     expect(statements).toBe(atStart); // a minute idle: no statement
 
@@ -203,16 +218,16 @@ describe('the delivery loop on a fake clock', () => {
     const rows = async () => tdb.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, s.id));
     for (let i = 0; i < 50 && (await rows())[0]!.attemptCount === 0; i++) await Bun.sleep(5);
     await settled();
-    await s.clock.advance(4000);
+    await advanceAsleep(s, 4000);
     await settled();
     expect(sent).toHaveLength(1);
-    await s.clock.advance(1001);
+    await advanceAsleep(s, 1001);
     await until(() => sent.length === 2);
     for (let i = 0; i < 50 && (await rows())[0]!.state !== 'delivered'; i++) await Bun.sleep(5);
     expect((await rows())[0]!.state).toBe('delivered');
-    await settled();
+    await advanceAsleep(s, 0); // the look after the attempt done (its claim and due-time read)
     const afterAll = statements;
-    await s.clock.advance(120_000);
+    await advanceAsleep(s, 120_000);
     await settled();
     expect(statements).toBe(afterAll); // nothing pending again: no statement
     await s.loop.stop();
