@@ -67,9 +67,10 @@ export interface OpenDatabaseOptions {
   /** PostgreSQL: statement_timeout (ms) of every connection. PGlite runs in-process and has none. */
   statementTimeoutMs?: number | undefined;
   /**
-   * Embedded mode: where PGlite runs. 'worker' (default): in its own thread
-   * (db/pglite-thread.ts), so its statements do not hold up the main thread;
-   * 'main': on the calling thread, as before (PGLITE_THREAD=main).
+   * Embedded mode: where PGlite runs. 'main' (default): on the calling
+   * thread; 'worker': in its own thread (db/pglite-thread.ts), so its
+   * statements do not hold up the main thread, at a measured price
+   * (docs/DESIGN.md "The embedded database's thread").
    */
   pgliteThread?: PgliteThreadMode | undefined;
   /** Apply migrations before resolving (default true). */
@@ -129,7 +130,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<Database> {
   const src = pgliteSource(opts);
   const fresh = src.origin === 'initdb' || src.origin === 'template';
   let client: PgliteClient;
-  if (opts.pgliteThread === 'main') {
+  if (opts.pgliteThread !== 'worker') {
     client = newPglite(src.dir, src.template);
   } else {
     const template = src.template !== undefined ? await src.template.arrayBuffer() : null;

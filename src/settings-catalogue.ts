@@ -188,9 +188,9 @@ export const SETTINGS = {
   PGLITE_THREAD: s({
     group: 'storage',
     tier: 'tuning',
-    shown: 'worker',
-    meaning: 'where the embedded database runs: worker (its own thread, so its statements never hold up HTTP answers) or main (the main thread)',
-    default: 'worker' as 'worker' | 'main',
+    shown: 'main',
+    meaning: 'where the embedded database runs: main (the main thread) or worker (its own thread: its statements never hold up HTTP answers, but on 2 cores it cost more CPU per pool check and slowed a /check beside a pool; see docs/DESIGN.md "The embedded database\'s thread")',
+    default: 'main' as 'worker' | 'main',
     read: oneOf(['worker', 'main'] as const),
   }),
   RESULT_SECRET: s({ group: 'storage', tier: 'tuning', shown: 'generated into DATA_DIR/result-secret', meaning: 'the HMAC key of result links (>= 16 characters) and the key webhook secrets are sealed with; the same on every API node of a cluster', read: secret }),

@@ -52,12 +52,10 @@ async function loadTemplate(): Promise<Blob> {
 }
 
 /**
- * Where an in-process test's PGlite runs: on the test's own thread unless
- * TEST_PGLITE_THREAD=worker. The service's default (its own thread,
- * db/pglite-thread.ts) is what every test that starts the service as a
- * process runs on, and test/integration/pglite-thread.test.ts tests the
- * thread itself; an in-process test tests the code above the database, and a
- * worker per test file costs each 2-4 s more to open.
+ * Where an in-process test's PGlite runs: on the test's own thread (the
+ * service's default, PGLITE_THREAD=main) unless TEST_PGLITE_THREAD=worker
+ * (db/pglite-thread.ts; test/integration/pglite-thread.test.ts tests the
+ * thread itself; a worker per test file costs each 2-4 s more to open).
  */
 const IN_PROCESS_THREAD = process.env.TEST_PGLITE_THREAD === 'worker' ? 'worker' : 'main';
 

@@ -84,7 +84,7 @@ describe('defaults', () => {
       storage: {
         dataDir: '/srv/app/data',
         databaseUrl: undefined,
-        pgliteThread: 'worker',
+        pgliteThread: 'main',
         resultSecret: undefined,
         resultRetentionDays: 7,
         resultMaxBytes: 10 * 1024 ** 3,
