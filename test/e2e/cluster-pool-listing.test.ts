@@ -15,13 +15,14 @@
  * Skips unless PostgreSQL and nats-server are there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../db/client';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import { refusedPort, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
+import { openStore, ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
-import { placeOwner } from '../../src/pools/placement';
 
 const PG = testDatabaseUrl();
 const SECRETS = { RESULT_SECRET: 'cluster-result-secret-0123456789', ADMIN_TOKEN: 'cluster-admin-token-0123456789' };
@@ -36,6 +37,16 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a txt listing t
   const timing = () => ({ NATS_URL: nats.url, AGENT_HEARTBEAT_MS: '300', SHUTDOWN_GRACE_MS: '500' });
   const apiEnv = () => ({ ...timing(), ...SECRETS, ROLE: 'api', POOL_FLUSH_S: '300', BOOTSTRAP_CHECKS: '100000', POOL_MIN_INTERVAL_S: '1' });
   const nodeOf = (p: ServiceProcess) => String(p.logs.find((l) => l.msg === 'ready')?.node);
+  /** The node holding a pool's live lease (the durable copy), or null. */
+  const leaseHolder = async (poolId: string): Promise<string | null> => {
+    const d = await openStore(storeA);
+    try {
+      const [r] = rowsOf<{ node_id: string }>(await d.db.execute(sql`SELECT node_id FROM pool_leases WHERE pool_id = ${poolId} AND expires_at > now()`));
+      return r?.node_id ?? null;
+    } finally {
+      await d.close();
+    }
+  };
 
   beforeAll(async () => {
     nats = await startNatsServer();
@@ -62,7 +73,11 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a txt listing t
     const made = await call(`${a.url}/pools`, { method: 'POST', headers: { 'x-api-key': a.key }, json: { name: 'listed', proxies: [working, ...others], region: 'us1', interval_s: 600, timeout: 1000, https: false } });
     expect(made.status, made.text).toBe(201);
     const id = String(made.body.id);
-    const [owner, other] = placeOwner(id, [nodeOf(a), nodeOf(b)]) === nodeOf(a) ? [a, b] : [b, a];
+    // the owner is whoever holds the lease (the node that made the pool may keep it: a lease lasts
+    // three flushes, 900 s here), not necessarily the placement's winner
+    let holder: string | null = null;
+    await until('a node to hold the pool', async () => (holder = await leaseHolder(id)) !== null, 30_000);
+    const [owner, other] = holder === nodeOf(a) ? [a, b] : [b, a];
     const txt = async (node: ServiceProcess, status: string) => {
       const r = await call(`${node.url}/pools/${id}/proxies?status=${status}&format=txt`, { headers: { 'x-api-key': node.key } });
       expect(r.status, r.text).toBe(200);
