@@ -21,12 +21,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
-import { rowsOf } from '../../db/client';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import { refusedPort, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { openStore, ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
+import { ProcessBed, queryStore, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
 import { placeOwner } from '../../src/pools/placement';
 
@@ -44,14 +43,7 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a pool owner st
   const timing = () => ({ NATS_URL: nats.url, AGENT_HEARTBEAT_MS: '300', SHUTDOWN_GRACE_MS: '500' });
   const apiEnv = () => ({ ...timing(), ...SECRETS, ROLE: 'api', BOOTSTRAP_CHECKS: '100000', NODE_LEASE_MS: '1500', POOL_FLUSH_S: '1', POOL_MIN_INTERVAL_S: '1' });
   const nodeOf = (p: ServiceProcess) => String(p.logs.find((l) => l.msg === 'ready')?.node);
-  const q = async (text: ReturnType<typeof sql>) => {
-    const d = await openStore(storeA);
-    try {
-      return rowsOf<Record<string, unknown>>(await d.db.execute(text));
-    } finally {
-      await d.close();
-    }
-  };
+  const q = (text: ReturnType<typeof sql>) => queryStore(storeA, text);
   const num = async (text: ReturnType<typeof sql>) => Number(Object.values((await q(text))[0] ?? { n: 0 })[0] ?? 0);
   /** A pool made on A that the placement gives A (pools/placement.ts over both nodes): others are made and deleted. */
   const poolOfA = async (name: string, proxies: string[]): Promise<string> => {

@@ -16,12 +16,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
-import { rowsOf } from '../../db/client';
 import { startHttpProxy } from '../fixtures/fake-proxies';
 import { refusedPort, type FakeServer } from '../fixtures/fake-servers';
 import { testDatabaseUrl } from '../helpers/db';
 import { HAVE_NATS_SERVER, startNatsServer, type NatsServer } from '../helpers/nats-server';
-import { openStore, ProcessBed, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
+import { ProcessBed, queryStore, type ServiceProcess, type ServiceStore, until } from '../helpers/process';
 import { call } from '../helpers/service';
 
 const PG = testDatabaseUrl();
@@ -38,15 +37,8 @@ describe.skipIf(PG === undefined || !HAVE_NATS_SERVER)('cluster: a txt listing t
   const apiEnv = () => ({ ...timing(), ...SECRETS, ROLE: 'api', POOL_FLUSH_S: '300', BOOTSTRAP_CHECKS: '100000', POOL_MIN_INTERVAL_S: '1' });
   const nodeOf = (p: ServiceProcess) => String(p.logs.find((l) => l.msg === 'ready')?.node);
   /** The node holding a pool's live lease (the durable copy), or null. */
-  const leaseHolder = async (poolId: string): Promise<string | null> => {
-    const d = await openStore(storeA);
-    try {
-      const [r] = rowsOf<{ node_id: string }>(await d.db.execute(sql`SELECT node_id FROM pool_leases WHERE pool_id = ${poolId} AND expires_at > now()`));
-      return r?.node_id ?? null;
-    } finally {
-      await d.close();
-    }
-  };
+  const leaseHolder = async (poolId: string): Promise<string | null> =>
+    (await queryStore<{ node_id: string }>(storeA, sql`SELECT node_id FROM pool_leases WHERE pool_id = ${poolId} AND expires_at > now()`))[0]?.node_id ?? null;
 
   beforeAll(async () => {
     nats = await startNatsServer();

@@ -13,7 +13,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { openDatabase, type Database } from '../../db/client';
+import type { SQL } from 'drizzle-orm';
+import { openDatabase, rowsOf, type Database } from '../../db/client';
 import { seedPgliteDataDir, testDatabaseUrl } from './db';
 import { createTestDatabase, TEST_KEY } from './service';
 
@@ -47,6 +48,16 @@ export async function serviceStore(): Promise<ServiceStore> {
 /** The store's database, opened in this process (no service may be running on an embedded store). */
 export function openStore(store: ServiceStore): Promise<Database> {
   return openDatabase(store.databaseUrl !== undefined ? { databaseUrl: store.databaseUrl } : { dataDir: store.dataDir });
+}
+
+/** The rows of one statement on the store's database, opened and closed around it. */
+export async function queryStore<T = Record<string, unknown>>(store: ServiceStore, text: SQL): Promise<T[]> {
+  const d = await openStore(store);
+  try {
+    return rowsOf<T>(await d.db.execute(text));
+  } finally {
+    await d.close();
+  }
 }
 
 export type LogLine = Record<string, unknown> & { msg?: string; level?: string };
