@@ -145,6 +145,8 @@ const P2_RUNS = Number(values['p2-runs']);
 const PG = values.pg ?? '';
 const LATENCY = { seed: 20261122, medianMs: 150, p90Ms: 800 };
 const IDLE_MS = 5000;
+/** A 10-proxy /check slower than this is logged with its metadata and per-proxy times (the outliers' cause). */
+const SLOW_CHECK_MS = 300;
 
 const started = Date.now();
 const log = (l: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${l}\n`);
@@ -231,10 +233,19 @@ async function smallCheck(svc: Service, proxies: string[]): Promise<number> {
     headers: { ...headers, 'Content-Type': 'application/json' },
     body: JSON.stringify({ proxies, timeout: TIMEOUT_MS, region: 'us1' }),
   });
-  const body = (await r.json()) as { summary?: { total_working: number } };
+  const body = (await r.json()) as { summary?: { total_working: number }; metadata?: { processing_time?: string; retried_checker_lag?: number }; result_url?: string | null };
   const ms = performance.now() - t0;
   if (r.status !== 200) throw new Error(`POST /check: ${r.status} ${JSON.stringify(body).slice(0, 300)}`);
   if (body.summary?.total_working !== proxies.length) log(`  P2: ${body.summary?.total_working} of ${proxies.length} working`);
+  // a slow one says why: the job's own time, its retries (checker_overloaded), each proxy's time and https (the result file)
+  if (ms > SLOW_CHECK_MS) {
+    let each = '';
+    if (body.result_url) {
+      const f = (await (await fetch(body.result_url)).json()) as { proxies?: { responseTime?: string; https?: boolean | null; error?: { code?: string } }[] };
+      each = (f.proxies ?? []).map((x) => `${x.responseTime ?? '?'}${x.https === true ? '' : ` https ${x.https}`}${x.error ? ` ${x.error.code}` : ''}`).join(', ');
+    }
+    log(`  P2 slow: ${ms.toFixed(0)} ms; processing_time ${body.metadata?.processing_time}, retried_checker_lag ${body.metadata?.retried_checker_lag ?? 0}; ${each}`);
+  }
   return ms;
 }
 

@@ -149,6 +149,8 @@ export interface JudgeConfig {
   tlsFingerprint: string | undefined;
   /** The built-in judge's TLS listener port (0 = a free port), bound on HOST: JUDGE_TLS_PORT, else PORT + 443 (judgeTlsPortOf). */
   tlsPort: number;
+  /** JUDGE_TLS_THREAD: the built-in judge's TLS listener in a thread of its own (worker, the default) or on the main thread. */
+  tlsThread: 'worker' | 'main';
   checkerIps: string[];
   calibrationIntervalMs: number;
 }
@@ -363,6 +365,7 @@ function readJudge(read: Read, url: string | undefined, key: string | undefined)
     tlsUrl,
     tlsFingerprint,
     tlsPort: read('JUDGE_TLS_PORT') ?? judgeTlsPortOf(read('PORT')!),
+    tlsThread: read('JUDGE_TLS_THREAD')!,
     checkerIps: read('CHECKER_IPS')!,
     calibrationIntervalMs: TUNING.calibrationIntervalMs,
   };

@@ -102,6 +102,8 @@ export const DOMAIN_ERROR_CODES = Object.freeze({
   JUDGE_TLS_MISMATCH: 'judge_tls_mismatch',
   /** this process cannot reach its judge (src/judge/calibrate.ts) */
   CALIBRATION_FAILED: 'calibration_failed',
+  /** the judge's TLS thread did not start (src/judge/tls-judge-thread.ts) */
+  JUDGE_THREAD_FAILED: 'judge_thread_failed',
 
   // the probe workers (src/probe/workers): they reject only with these
   WORKER_LOAD_FAILED: 'worker_load_failed',

@@ -296,6 +296,14 @@ export const SETTINGS = {
     meaning: 'the built-in judge\'s TLS listener\'s port, on HOST: proxies must reach it as they reach PORT (0: a free port)',
     read: int(0, 65535),
   }),
+  JUDGE_TLS_THREAD: s({
+    group: 'judge',
+    tier: 'tuning',
+    shown: 'worker',
+    meaning: 'where the built-in judge\'s TLS listener runs: worker (a thread of its own) or main (the main thread: under a pool\'s load its handshakes stalled for seconds and working proxies were reported https false; see docs/DESIGN.md "The judge\'s TLS thread")',
+    default: 'worker' as 'worker' | 'main',
+    read: oneOf(['worker', 'main'] as const),
+  }),
   CHECKER_IPS: s({ group: 'judge', tier: 'tuning', shown: '(none)', meaning: 'extra addresses of this checker (comma-separated) for the transparency test', default: [], read: ipList }),
   // ---- process ----
   LOG_LEVEL: s({ group: 'process', tier: 'tuning', shown: 'info', meaning: 'debug, info, warn, error or silent', default: 'info' as LogLevel, read: oneOf(LOG_LEVELS) }),

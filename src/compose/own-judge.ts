@@ -8,7 +8,9 @@
  *   verified: config.ts refuses that in a cluster).
  * - `serveJudgeTls`: the built-in judge's TLS listener (DATA_DIR's
  *   certificate, JUDGE_TLS_PORT on HOST), always when the judge is this
- *   process's own (API nodes and agents alike: a cluster's agents may pin it).
+ *   process's own (API nodes and agents alike: a cluster's agents may pin it),
+ *   in a thread of its own (src/judge/tls-judge-thread.ts) unless
+ *   JUDGE_TLS_THREAD=main.
  * - `ProbeJudge`: what the probes are sent to (JUDGE_URL or this process's
  *   own /judge, the pinned TLS judge), what calibration learned (this
  *   process's exit addresses), and the ProbeSettings built from both.
@@ -32,6 +34,7 @@ import { DescriptorGuard, type GuardTarget } from '../fd-guard';
 import { parseJudgeUrl, startCalibration, type CalibrationHandle, type CalibrationResult } from '../judge/calibrate';
 import { judgeAddress, type JudgeAddress, type LocalAddresses } from '../judge/judge-address';
 import { startJudgeServer } from '../judge/server';
+import { startJudgeTlsThread } from '../judge/tls-judge-thread';
 import { readOrCreateJudgeCertificate } from '../judge/tls-cert';
 import { checkTlsJudge } from '../judge/tls-judge-check';
 import type { Logger } from '../log';
@@ -101,8 +104,10 @@ export async function serveJudgeTls(
   mkdirSync(dataDir, { recursive: true });
   const cert = await readOrCreateJudgeCertificate(dataDir);
   if (cert.created) o.log.info('made the judge TLS certificate', { path: cert.path, fingerprint: cert.fingerprint });
+  const listener = { host: config.http.host, port: o.port, key: o.key, tls: { key: cert.key, cert: cert.cert } };
+  // in a thread of its own unless JUDGE_TLS_THREAD=main (src/judge/tls-thread.ts says why)
   const server = await bindAsync({ setting: 'JUDGE_TLS_PORT', host: config.http.host, port: o.port }, () =>
-    startJudgeServer({ host: config.http.host, port: o.port, key: o.key, tls: { key: cert.key, cert: cert.cert } }),
+    config.judge.tlsThread === 'main' ? startJudgeServer(listener) : startJudgeTlsThread({ ...listener, log: o.log }),
   );
   o.undo.push(() => server.close());
   return { port: server.port, fingerprint: cert.fingerprint };

@@ -38,12 +38,41 @@ const HEAD_MAX = 16 * 1024;
  * (a certificate sent and signed) or resumed (a ticket: issue 30, /metrics
  * proxycheck_tls_handshakes_total{side="judge"}). Process-wide: a process
  * serves one TLS judge (tests may start several; they read differences).
+ * The counts live on a SharedArrayBuffer ([full, resumed]): the judge's TLS
+ * thread (tls-thread.ts) counts into the main thread's (handshakeCounts /
+ * countHandshakesInto), so /metrics sees them wherever the listener runs.
  */
-export const judgeTlsHandshakes = { full: 0, resumed: 0 };
+let counts: Int32Array = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
+const FULL = 0;
+const RESUMED = 1;
+
+export const judgeTlsHandshakes = {
+  get full(): number {
+    return Atomics.load(counts, FULL);
+  },
+  set full(n: number) {
+    Atomics.store(counts, FULL, n);
+  },
+  get resumed(): number {
+    return Atomics.load(counts, RESUMED);
+  },
+  set resumed(n: number) {
+    Atomics.store(counts, RESUMED, n);
+  },
+};
+
+/** This thread's counts (shared memory), to hand to the judge's TLS thread. */
+export function handshakeCounts(): Int32Array {
+  return counts;
+}
+
+/** This thread counts into `shared` (another thread's handshakeCounts()) from now on. */
+export function countHandshakesInto(shared: Int32Array): void {
+  counts = shared;
+}
 
 function countJudgeHandshake(resumed: boolean): void {
-  if (resumed) judgeTlsHandshakes.resumed++;
-  else judgeTlsHandshakes.full++;
+  Atomics.add(counts, resumed ? RESUMED : FULL, 1);
 }
 const IDLE_MS = 10_000;
 

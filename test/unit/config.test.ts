@@ -78,6 +78,7 @@ describe('defaults', () => {
         tlsUrl: undefined,
         tlsFingerprint: undefined,
         tlsPort: 3443, // PORT + 443
+        tlsThread: 'worker',
         checkerIps: [],
         calibrationIntervalMs: 300_000,
       },
