@@ -68,8 +68,9 @@
  * below), never the descriptors' cap. When L falls below what background
  * work holds (nothing is revoked), a check so still starts at once, up to
  * the checks' reserve of L, instead of waiting for background probes to end
- * (a black hole holds its slot for a whole timeout: one cause of the 2 s
- * outliers of a /check during a pool's re-checks, bench/RESULTS.md). The total may then
+ * (a black hole holds its slot for a whole timeout: a check would wait up
+ * to the probe timeout for them; the 2 s outliers of bench/RESULTS.md turned
+ * out to be the judge's TLS listener, src/judge/tls-thread.ts). The total may then
  * exceed L by background's excess over its share, and only until those
  * background probes end (background is not granted again while it is over).
  * A scheduler without a global capacity gets one while a load limit is set.
