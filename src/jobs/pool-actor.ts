@@ -13,7 +13,9 @@
  * probes while reserved units are left). Every `flushMs` (POOL_FLUSH_S) the
  * dirty proxies are written in chunks of FLUSH_CHUNK, each chunk one fenced
  * transaction that also settles exactly the checks it makes durable; the
- * actor yields between chunks (a /check's statements go between them). A
+ * actor pauses between chunks about as long as a chunk took
+ * (src/pools/flush-pace.ts: a /check's statements and the HTTP answers go
+ * between them). A
  * flush is a durable batch: `round.completed` (at most one per flush) with
  * the batch's tally, and its record (a pool_rounds row and a completed scan
  * for /me usage) made by its first chunk that settles and added to by each
@@ -64,6 +66,7 @@ import type { ProxyType } from '../proxy/types';
 import { DueHeap } from '../pools/due-heap';
 import { pausedEvent, proxyEvent, resumedEvent, roundCompletedEvent } from '../pools/events';
 import { emptyStateBatch, emptyVerdictBatch } from '../pools/flush-sql';
+import { flushGapMs } from '../pools/flush-pace';
 import type { PoolEvent } from '../pools/events';
 import type { PoolBatchOutbox, PoolEventsPort } from '../pools/ports';
 import { memoryPage } from '../pools/proxy-page';
@@ -876,6 +879,7 @@ export class PoolActor {
     this.#batchStartedMs = this.#d.clock.now();
     let settledAll = 0;
     let seq: number | null = null;
+    const flushStarted = performance.now();
     // at least one chunk: an empty one still renews the lease
     for (let i = 0; i === 0 || i < list.length; i += FLUSH_CHUNK) {
       const slots = list.slice(i, i + FLUSH_CHUNK);
@@ -916,6 +920,7 @@ export class PoolActor {
       const outbox = this.#d.outbox;
       let messages = 0;
       const counts = { ...this.#counts };
+      const chunkStarted = performance.now();
       try {
         const recorded = await flushChunk(this.#d.db, lease, {
           ...(outbox !== undefined && events.length > 0 ? { alsoInTx: async (tx) => (messages = await outbox.write(tx, this.#pool.accountId, this.#pool.id, events, counts)) } : {}),
@@ -944,7 +949,10 @@ export class PoolActor {
       this.#settled += settled;
       this.#pendingCharged -= settled;
       settledAll += settled;
-      await new Promise<void>((r) => setImmediate(r));
+      // paced while the pool lives (src/pools/flush-pace.ts); the last flush of a stop goes at once
+      const now = performance.now();
+      const gap = this.#live() ? flushGapMs({ chunkMs: now - chunkStarted, elapsedMs: now - flushStarted, chunksLeft: Math.ceil((list.length - i) / FLUSH_CHUNK) - 1, flushMs: this.#d.flushMs }) : 0;
+      await new Promise<void>((r) => (gap >= 1 ? setTimeout(r, gap) : setImmediate(r)));
     }
     if (tally.checked + tally.not_tried === 0) return;
     const nowMs = this.#d.clock.now();

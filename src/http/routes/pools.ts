@@ -117,27 +117,45 @@ function allPages(
   });
 }
 
+/** The listing's pieces run back to back for this long in one turn of the event loop, ms. */
+export const LISTING_TURN_MS = 8;
+/** Bytes of a listing queued ahead of the reader (a slow reader holds the rest back). */
+export const LISTING_QUEUE_BYTES = 1024 * 1024;
+
 /**
  * A listing from the owner's memory (store.ts `all`) as a stream: each time
  * the reader wants more, the listing's next pieces (each a bounded piece of
- * work, src/pools/proxy-listing.ts) with a macrotask before each, until one
- * has bytes: a listing of 1 000 000 never holds the event loop longer than
- * one piece.
+ * work, src/pools/proxy-listing.ts), back to back for LISTING_TURN_MS, then a
+ * macrotask before the next, until LISTING_QUEUE_BYTES wait for the reader:
+ * a listing of 1 000 000 never holds the event loop much longer than
+ * LISTING_TURN_MS, and one of 10 000 (~200 KiB) is written in one turn. (A
+ * macrotask before every piece made a 10 000-line txt wait for three turns of
+ * a busy main thread, each behind a flush chunk or a results batch: p99
+ * 250-300 ms beside a p50 of 20, bench/RESULTS.md "txt in one turn".)
  */
 function memoryText(head: string, all: ProxyListing, opts: TextPageOptions): ReadableStream<Uint8Array> {
   let first = true;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (first && head !== '') controller.enqueue(new TextEncoder().encode(head));
-      for (;;) {
-        if (!first) await new Promise<void>((resolve) => setImmediate(resolve));
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (first && head !== '') controller.enqueue(new TextEncoder().encode(head));
         first = false;
-        const chunk = all.next(opts);
-        if (chunk === null) return controller.close();
-        if (chunk.length > 0) return controller.enqueue(chunk);
-      }
+        let turn = performance.now();
+        for (;;) {
+          if (performance.now() - turn >= LISTING_TURN_MS) {
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            turn = performance.now();
+          }
+          const chunk = all.next(opts);
+          if (chunk === null) return controller.close();
+          if (chunk.length === 0) continue;
+          controller.enqueue(chunk);
+          if ((controller.desiredSize ?? 0) <= 0) return;
+        }
+      },
     },
-  });
+    { highWaterMark: LISTING_QUEUE_BYTES, size: (chunk) => chunk?.byteLength ?? 0 },
+  );
 }
 
 /**
