@@ -416,6 +416,14 @@ describe('PROBE_SOCKET_DRIVER', () => {
   });
 });
 
+describe('JUDGE_TLS_THREAD', () => {
+  test('worker (default) or main; anything else is refused naming it', () => {
+    expect(parseConfig({}, CWD).judge.tlsThread).toBe('worker');
+    expect(parseConfig({ JUDGE_TLS_THREAD: 'main' }, CWD).judge.tlsThread).toBe('main');
+    expect(errorOf({ JUDGE_TLS_THREAD: 'thread' }).message).toStartWith('JUDGE_TLS_THREAD must be one of worker, main');
+  });
+});
+
 describe('CHECKER_IPS', () => {
   test('comma-separated IPv4 and IPv6, trimmed, lower-cased, empty items skipped', () => {
     expect(parseConfig({ CHECKER_IPS: '203.0.113.7' }, CWD).judge.checkerIps).toEqual(['203.0.113.7']);
