@@ -9,7 +9,7 @@
  * ran ~60 chunks back to back, the main thread's 10 ms timer was 40-180 ms
  * late throughout, and a txt listing (its pieces each waiting for the next
  * chunk) or a /check (its statements queued behind chunks) took 150-300 ms
- * instead of 20-40 (bench/RESULTS.md "Flushes paced").
+ * instead of 20-40 (bench/RESULTS.md "Flushes paced, txt in one turn").
  *
  * So after each chunk the flush waits about as long as the chunk took
  * (FLUSH_SHARE: it takes at most half of the thread while it has time),

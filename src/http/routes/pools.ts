@@ -131,7 +131,8 @@ export const LISTING_QUEUE_BYTES = 1024 * 1024;
  * LISTING_TURN_MS, and one of 10 000 (~200 KiB) is written in one turn. (A
  * macrotask before every piece made a 10 000-line txt wait for three turns of
  * a busy main thread, each behind a flush chunk or a results batch: p99
- * 250-300 ms beside a p50 of 20, bench/RESULTS.md "txt in one turn".)
+ * 250-300 ms beside a p50 of 20, bench/RESULTS.md "Flushes paced, txt in one
+ * turn".)
  */
 function memoryText(head: string, all: ProxyListing, opts: TextPageOptions): ReadableStream<Uint8Array> {
   let first = true;
