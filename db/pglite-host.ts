@@ -26,7 +26,8 @@
 import { parentPort } from 'node:worker_threads';
 import type { PGlite, Results, Transaction } from '@electric-sql/pglite';
 import { collectInitdbGarbage, newPglite } from './pglite-instance';
-import { identityParsers, toWireError, type DumpValue, type Reply, type Request } from './pglite-protocol';
+import { toWireError } from '../src/errors';
+import { identityParsers, type DumpValue, type Reply, type Request } from './pglite-protocol';
 
 interface OpenTx {
   tx: Transaction;

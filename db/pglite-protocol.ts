@@ -14,6 +14,7 @@
  * Pure: types and functions, no I/O.
  */
 import type { Results, RowMode } from '@electric-sql/pglite';
+import type { WireError } from '../src/errors';
 import type { PgliteModules } from './pglite-instance';
 
 /** How the host opens PGlite: a data dir or memory, from a template's bytes or not. */
@@ -47,29 +48,6 @@ export interface DumpValue {
 }
 
 export type Reply = { id: number; ok: true; value?: Results | Results[] | number | DumpValue } | { id: number; ok: false; error: WireError };
-
-/**
- * An error as it crosses: its name, message and stack, and every own field
- * whose value is a string or number (PostgreSQL's error fields as PGlite
- * sets them: code, detail, constraint, table, column, severity, ...; the
- * code relies on `code` and `constraint`, src/accounts/client-job-conflict.ts).
- */
-export interface WireError {
-  name: string;
-  message: string;
-  stack: string | undefined;
-  fields: Record<string, string | number>;
-}
-
-export function toWireError(err: unknown): WireError {
-  if (!(err instanceof Error)) return { name: 'Error', message: String(err), stack: undefined, fields: {} };
-  const fields: Record<string, string | number> = {};
-  for (const key of Object.keys(err)) {
-    const v = (err as unknown as Record<string, unknown>)[key];
-    if (key !== 'message' && key !== 'name' && key !== 'stack' && (typeof v === 'string' || typeof v === 'number')) fields[key] = v;
-  }
-  return { name: err.name, message: err.message, stack: err.stack, fields };
-}
 
 /**
  * A database error thrown in the PGlite thread, rebuilt on the main thread

@@ -207,7 +207,8 @@ export function startJudgeServer(opts: JudgeServerOptions = {}): Promise<JudgeSe
     : startOnNodeNet(host, opts.port ?? 0, opts.key, opts.tls, opts.idleMs ?? IDLE_MS);
 }
 
-function judgeUrl(host: string, port: number, tls: boolean): string {
+/** The URL of a judge listening on host:port. */
+export function judgeUrl(host: string, port: number, tls: boolean): string {
   return `${tls ? 'https' : 'http'}://${host.indexOf(':') !== -1 ? `[${host}]` : host}:${port}/judge`;
 }
 

@@ -25,10 +25,10 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DOMAIN_ERROR_CODES } from '../error-codes';
-import { ServiceError } from '../errors';
+import { fromWireError, ServiceError } from '../errors';
 import type { Logger } from '../log';
-import { handshakeCounts, type JudgeServer } from './server';
-import { fromWireError, type FromThread, type TlsThreadData, type ToThread } from './tls-thread-protocol';
+import { handshakeCounts, judgeUrl, type JudgeServer } from './server';
+import type { FromThread, TlsThreadData, ToThread } from './tls-thread-protocol';
 
 export const THREAD_FILE = fileURLToPath(new URL('./tls-thread.ts', import.meta.url));
 /** A thread that has not said `listening` or `failed` by then has failed. */
@@ -91,8 +91,7 @@ class TlsThreadHost implements JudgeTlsThread {
   }
 
   get url(): string {
-    const h = this.#o.host;
-    return `https://${h.includes(':') ? `[${h}]` : h}:${this.#port}/judge`;
+    return judgeUrl(this.#o.host, this.#port, true);
   }
 
   get restarts(): number {

@@ -18,7 +18,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { countHandshakesInto, startJudgeServer, type JudgeServer } from './server';
-import { toWireError, type FromThread, type TlsThreadData, type ToThread } from './tls-thread-protocol';
+import { toWireError } from '../errors';
+import type { FromThread, TlsThreadData, ToThread } from './tls-thread-protocol';
 
 const port = parentPort;
 if (port === null) throw new Error('src/judge/tls-thread.ts is a worker thread\'s entry');

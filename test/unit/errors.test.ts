@@ -3,7 +3,8 @@
  * error-to-text function. ApiError (the HTTP layer's) is a ServiceError too.
  */
 import { describe, expect, test } from 'bun:test';
-import { errorCode, errorText, isServiceError, ServiceError } from '../../src/errors';
+import fc from 'fast-check';
+import { errorCode, errorText, fromWireError, isServiceError, ServiceError, toWireError } from '../../src/errors';
 import { ApiError } from '../../src/http/api-errors';
 import { InsufficientQuotaError } from '../../src/jobs/job-errors';
 import { DOMAIN_ERROR_CODES } from '../../src/error-codes';
@@ -48,5 +49,35 @@ describe('ServiceError', () => {
     expect(errorText(new Error('boom'))).toBe('boom');
     expect(errorText('plain')).toBe('plain');
     expect(errorText(42)).toBe('42');
+  });
+});
+
+describe('errors across threads (WireError)', () => {
+  test('a bind error keeps its code (compose/bind.ts names the setting by EADDRINUSE), name and message', () => {
+    const e = Object.assign(new Error('listen EADDRINUSE: address already in use'), { code: 'EADDRINUSE' });
+    const back = fromWireError(structuredClone(toWireError(e)));
+    expect(back).toBeInstanceOf(Error);
+    expect(back.code).toBe('EADDRINUSE');
+    expect(back.message).toBe(e.message);
+    expect(back.name).toBe('Error');
+    expect(back.stack).toBe(e.stack);
+  });
+
+  test('only string and number fields cross; a thrown non-Error becomes its text', () => {
+    const e = Object.assign(new Error('y'), { code: 12, detail: 'd', nested: { a: 1 }, fn: () => 1 });
+    expect(toWireError(e).fields).toEqual({ code: 12, detail: 'd' });
+    expect(toWireError('plain')).toEqual({ name: 'Error', message: 'plain', stack: undefined, fields: {} });
+    expect(toWireError(null).message).toBe('null');
+    expect('code' in fromWireError(toWireError(new Error('m')))).toBe(false);
+  });
+
+  test('any message and code survive the round trip', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.option(fc.string(), { nil: undefined }), (message, code) => {
+        const back = fromWireError(structuredClone(toWireError(Object.assign(new Error(message), code === undefined ? {} : { code }))));
+        expect(back.message).toBe(message);
+        expect(back.code).toBe(code);
+      }),
+    );
   });
 });

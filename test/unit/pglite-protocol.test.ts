@@ -7,7 +7,8 @@ import { describe, expect, test } from 'bun:test';
 import { PglitePreparedQuery } from 'drizzle-orm/pglite/session';
 import { NoopLogger } from 'drizzle-orm/logger';
 import { NoopCache } from 'drizzle-orm/cache/core/cache';
-import { identityParserOids, identityParsers, PgliteThreadError, toWireError } from '../../db/pglite-protocol';
+import { toWireError } from '../../src/errors';
+import { identityParserOids, identityParsers, PgliteThreadError } from '../../db/pglite-protocol';
 import { isRunningClientJobConflict, RUNNING_CLIENT_JOB_INDEX } from '../../src/accounts/client-job-conflict';
 
 describe('errors across the thread', () => {
