@@ -48,6 +48,7 @@ import {
 import { rowFromSql, type PoolProxyRow } from '../pools/shape';
 import type { TargetState } from '../pools/target-columns';
 import { loadTargetsStatement, targetRowFromSql, targetUpsertStatement, type TargetBatch } from '../pools/targets-sql';
+import { nextTurn } from '../clock';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 /** A transaction of the database (a flush chunk's). */
@@ -180,12 +181,13 @@ export async function settleGoneLeases(db: Db, nowMs: number): Promise<number> {
 }
 
 /** Rows to load per statement (an owner yields between them). */
-export const LOAD_CHUNK = 10_000;
+export const LOAD_CHUNK = 2_000;
 
 /** The pool's rows in id order, `LOAD_CHUNK` at a time, each chunk handed to `each`. */
 export async function loadPoolRows(db: Db, poolId: string, afterId: number, each: (rows: PoolProxyRow[]) => void): Promise<number> {
   let last = afterId;
-  for (;;) {
+  for (let first = true; ; first = false) {
+    if (!first) await nextTurn();
     const chunk = (await rows(db, loadProxiesStatement(poolId, last, LOAD_CHUNK))).map(rowFromSql);
     if (chunk.length > 0) {
       each(chunk);

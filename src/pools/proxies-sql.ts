@@ -62,11 +62,19 @@ import type { PoolCounts } from './types';
  * column may shadow a table column used in ORDER BY (which prefers output
  * names): `id` stays the bigint column (rowFromSql makes it a number).
  */
-export const ROW_COLUMNS = sql.raw(
-  'id, host, port, username, password, format, status, failures, checks, type, protocols, anonymity, https, origin, ' +
-    'country, country_name, location, isp, asn, status_code, response_time_ms, error_code, error_message, ' +
-    'latency_p50_ms, uptime_h24_ppm, history, first_seen_at, last_checked_at, last_change_at, next_check_at, protocol',
-);
+const ROW_COLUMN_NAMES = [
+  'id', 'host', 'port', 'username', 'password', 'format', 'status', 'failures', 'checks', 'type', 'protocols', 'anonymity', 'https', 'origin',
+  'country', 'country_name', 'location', 'isp', 'asn', 'status_code', 'response_time_ms', 'error_code', 'error_message',
+  'latency_p50_ms', 'uptime_h24_ppm', 'history', 'first_seen_at', 'last_checked_at', 'last_change_at', 'next_check_at', 'protocol',
+] as const;
+/** The columns of pool_proxy_rows that live in pool_proxy_state (the rest: pool_proxies). */
+const STATE_COLUMN_NAMES: ReadonlySet<string> = new Set([
+  'status', 'failures', 'checks', 'status_code', 'response_time_ms', 'error_code', 'error_message',
+  'latency_p50_ms', 'uptime_h24_ppm', 'history', 'last_checked_at', 'last_change_at', 'next_check_at',
+]);
+export const ROW_COLUMNS = sql.raw(ROW_COLUMN_NAMES.join(', '));
+/** ROW_COLUMNS from the two tables the view joins, `pool_proxies p JOIN pool_proxy_state s` (flush-sql.ts loadProxiesStatement). */
+export const JOINED_ROW_COLUMNS = sql.raw(ROW_COLUMN_NAMES.map((c) => `${STATE_COLUMN_NAMES.has(c) ? 's' : 'p'}.${c}`).join(', '));
 
 /** What `format=txt` needs: the address and its form (and the keyset's id). */
 const ADDRESS_COLUMNS = sql.raw('id, host, port, username, password, format, protocol');
@@ -177,6 +185,11 @@ export function dueProxiesStatement(poolId: string, nowMs: number, limit: number
 }
 
 // ---- membership --------------------------------------------------------------------------
+
+/** The proxy tables' statistics taken again (store.ts analyzedAfter: a change that added many rows). */
+export function analyzeProxiesStatement(): SQL {
+  return sql`ANALYZE pool_proxies, pool_proxy_state`;
+}
 
 /** Add parsed addresses at `nowMs`, due at once; `poolType` is every row's type until a check says more (null for auto). One row, `added`. */
 export function insertProxiesStatement(poolId: string, poolType: CheckType, proxies: readonly ParsedProxy[], nowMs: number): SQL {

@@ -56,6 +56,7 @@ import {
 } from './pools-sql';
 import {
   accountUsageStatement,
+  analyzeProxiesStatement,
   dueProxiesStatement,
   insertProxiesStatement,
   insertProxiesUpToStatement,
@@ -79,13 +80,21 @@ import { dropTargetsStatement, targetCountsStatement, targetRowFromSql, targetsO
 import { poolObject, poolRowFromSql, rowFromSql, type PoolObject, type PoolProxyRow, type PoolRow, type PoolStats, type SourceFetchOutcome } from './shape';
 import { claimSourceStatement, dueSourcesStatement, nextSourceDueStatement, recordSourceStatement } from './sources-sql';
 import { EMPTY_COUNTS, type PoolCounts, type PoolCreate, type PoolPatch, type PoolState } from './types';
+import { nextTurn } from '../clock';
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 type DbOrTx = Db | Tx;
 type Row = Record<string, unknown>;
 
-/** Addresses per INSERT / DELETE statement (each list is one array parameter per column). */
-export const ADDRESS_BATCH = 10_000;
+/**
+ * Addresses per INSERT / DELETE statement (each list is one array parameter
+ * per column), with a turn of the event loop between two: ~50 ms a statement
+ * on PGlite, which runs in the main thread (10 000: ~230 ms, and 100 000
+ * proxies held the thread for 2.6 s in one piece; issue 29).
+ */
+export const ADDRESS_BATCH = 2_000;
+/** A change that adds this many proxies or more takes the tables' statistics again (analyzedAfter). */
+export const ANALYZE_AFTER_ADDED = 1_000;
 
 const run = async (db: DbOrTx, q: ReturnType<typeof lockAccountPoolsStatement>): Promise<Row[]> => rowsOf<Row>(await db.execute(q));
 
@@ -101,10 +110,24 @@ async function usageOf(db: DbOrTx, accountId: string, poolId?: string): Promise<
 async function inBatches(proxies: readonly ParsedProxy[], write: (batch: readonly ParsedProxy[]) => Promise<Row[]>, column: string): Promise<number> {
   let n = 0;
   for (let i = 0; i < proxies.length; i += ADDRESS_BATCH) {
+    if (i > 0) await nextTurn();
     const [r] = await write(proxies.slice(i, i + ADDRESS_BATCH));
     n += Number(r?.[column] ?? 0);
   }
   return n;
+}
+
+/**
+ * `change`, after the proxy tables' statistics are taken again when it added
+ * ANALYZE_AFTER_ADDED rows or more. The embedded database runs no autovacuum
+ * (PostgreSQL's runs its ANALYZE a minute or more later): a new pool's rows
+ * are otherwise planned with the statistics of the tables before it, the
+ * owner's first load among its statements (flush-sql.ts loadProxiesStatement).
+ * ANALYZE reads a sample (30 000 rows at most): 268 ms at 100 000 proxies on PGlite.
+ */
+async function analyzedAfter<T extends { added: number }>(db: Db, change: T): Promise<T> {
+  if (change.added >= ANALYZE_AFTER_ADDED) await db.execute(analyzeProxiesStatement());
+  return change;
 }
 
 async function readPool(db: DbOrTx, accountId: string, poolId: string, nowMs: number): Promise<PoolObject | null> {
@@ -120,7 +143,7 @@ export interface PoolCreated {
 
 /** A new pool `id` of the account with the request's proxies, all due at once. Throws PoolLimitError (nothing written). */
 export async function createPool(db: Db, accountId: string, id: string, req: PoolCreate, limits: PoolLimits, nowMs: number): Promise<PoolCreated> {
-  return db.transaction(async (tx) => {
+  return analyzedAfter(db, await db.transaction(async (tx) => {
     await run(tx, lockAccountPoolsStatement(accountId));
     const before = await usageOf(tx, accountId);
     checkPoolLimits({ pools: before.pools + 1, proxies: before.proxies + req.proxies.length, inPool: req.proxies.length }, limits);
@@ -129,7 +152,7 @@ export async function createPool(db: Db, accountId: string, id: string, req: Poo
     const pool = await readPool(tx, accountId, id, nowMs);
     if (pool === null) throw new Error(`createPool: pool ${id} not readable after its insert`);
     return { pool, added };
-  });
+  }));
 }
 
 /**
@@ -203,7 +226,7 @@ export interface PoolUpdated {
 
 /** Applies a PATCH; null when the pool is not the account's. Throws PoolLimitError (nothing written). */
 export async function updatePool(db: Db, accountId: string, poolId: string, patch: PoolPatch, limits: PoolLimits, nowMs: number): Promise<PoolUpdated | null> {
-  return db.transaction(async (tx) => {
+  const updated = await db.transaction(async (tx) => {
     const adding = patch.add !== undefined && patch.add.proxies.length > 0;
     if (adding) await run(tx, lockAccountPoolsStatement(accountId));
     const change = {
@@ -233,6 +256,7 @@ export async function updatePool(db: Db, accountId: string, poolId: string, patc
     if (pool === null) throw new Error(`updatePool: pool ${poolId} not readable after its update`);
     return { pool, added, removed, previousState };
   });
+  return updated === null ? null : analyzedAfter(db, updated);
 }
 
 /** true when the account's pool was deleted (its proxies and rounds go with it). */
@@ -403,7 +427,7 @@ export interface SourceAdded {
  * meanwhile). Never throws for a limit.
  */
 export async function addSourceProxies(db: Db, accountId: string, poolId: string, type: CheckType, proxies: readonly ParsedProxy[], limits: PoolLimits, nowMs: number): Promise<SourceAdded> {
-  return db.transaction(async (tx) => {
+  return analyzedAfter(db, await db.transaction(async (tx) => {
     await run(tx, lockAccountPoolsStatement(accountId));
     const u = await usageOf(tx, accountId, poolId);
     const poolRoom = Math.max(0, limits.maxProxiesPerPool - u.inPool);
@@ -412,6 +436,7 @@ export async function addSourceProxies(db: Db, accountId: string, poolId: string
     let added = 0;
     let fresh = 0;
     for (let i = 0; i < proxies.length; i += ADDRESS_BATCH) {
+      if (i > 0) await nextTurn();
       const [r] = await run(tx, insertProxiesUpToStatement(poolId, type, proxies.slice(i, i + ADDRESS_BATCH), nowMs, room));
       const n = Number(r?.added ?? 0);
       added += n;
@@ -421,5 +446,5 @@ export async function addSourceProxies(db: Db, accountId: string, poolId: string
     const notAdded = fresh - added;
     const limit = notAdded === 0 ? null : poolRoom <= accountRoom ? 'proxies_per_pool' : 'proxies_per_account';
     return { added, notAdded, limit };
-  });
+  }));
 }

@@ -20,10 +20,11 @@ import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client';
 import { createAccount } from '../../src/accounts/accounts';
 import { refundQuota, reserveQuota } from '../../src/accounts/quota';
-import { flushChunk, PoolLeaseLostError, releaseLease, reserveChecks, settleGoneLeases, takeLease, type PoolLease } from '../../src/jobs/pool-durable';
+import { flushChunk, loadPoolRows, LOAD_CHUNK, PoolLeaseLostError, releaseLease, reserveChecks, settleGoneLeases, takeLease, type PoolLease } from '../../src/jobs/pool-durable';
 import { emptyStateBatch, emptyVerdictBatch } from '../../src/pools/flush-sql';
 import { DEFAULT_POOL_LIMITS } from '../../src/pools/limits';
-import { createPool, deletePool, dueProxies, pauseForChecks, resumeForChecks } from '../../src/pools/store';
+import { createPool, deletePool, dueProxies, pauseForChecks, resumeForChecks, updatePool } from '../../src/pools/store';
+import { rowFromSql } from '../../src/pools/shape';
 import { batchesOfRows } from '../../src/pools/table-batch';
 import type { PoolSettings } from '../../src/pools/types';
 import type { PoolProxyRow } from '../../src/pools/shape';
@@ -33,7 +34,7 @@ import { rejection } from '../helpers/rejection';
 
 const NOW = Date.UTC(2026, 5, 1, 12);
 const SETTINGS: PoolSettings = { name: 'd', type: 'http', region: 'us1', intervalS: 100, timeoutMs: 5000, https: true, customUrls: [], sources: [] };
-const addresses = (n: number, net: number): ParsedProxy[] => Array.from({ length: n }, (_, i) => parseProxyLine(`10.${net}.0.${i + 1}:8080`) as ParsedProxy);
+const addresses = (n: number, net: number): ParsedProxy[] => Array.from({ length: n }, (_, i) => parseProxyLine(`10.${net}.${Math.floor(i / 250)}.${(i % 250) + 1}:8080`) as ParsedProxy);
 
 const url = testDatabaseUrl();
 const DRIVERS: [string, () => Promise<TestDatabase>][] = [['PGlite', freshPglite], ...(url !== undefined ? [['PostgreSQL', () => freshPostgres(url)] as [string, () => Promise<TestDatabase>]] : [])];
@@ -73,6 +74,28 @@ for (const [name, open] of DRIVERS) {
     });
     afterAll(async () => {
       await tdb?.cleanup();
+    });
+
+    test('the owner\'s load: every row of its pool once, in id order, over chunks, with another pool\'s ids between; the rows the view reads', async () => {
+      const a = await pool(LOAD_CHUNK + 500);
+      const b = await pool(700); // ids after a's first rows
+      await updatePool(db, a.acc, a.id, { add: { proxies: addresses(300, 250), totalInvalid: 0, totalDuplicates: 0 } }, DEFAULT_POOL_LIMITS, NOW); // a's last rows after b's
+      expect(b.id).not.toBe(a.id);
+      const chunks: number[] = [];
+      const loaded: PoolProxyRow[] = [];
+      const last = await loadPoolRows(db, a.id, 0, (rows) => {
+        chunks.push(rows.length);
+        loaded.push(...rows);
+      });
+      expect(chunks).toEqual([LOAD_CHUNK, 800]);
+      const viewed = rowsOf<Record<string, unknown>>(await db.execute(sql`SELECT * FROM pool_proxy_rows WHERE pool_id = ${a.id} ORDER BY id`)).map(rowFromSql);
+      expect(loaded).toEqual(viewed);
+      expect(last).toBe(viewed[viewed.length - 1]!.id);
+      // from the middle: only the rows after it
+      const after = viewed[LOAD_CHUNK - 1]!.id;
+      const rest: PoolProxyRow[] = [];
+      await loadPoolRows(db, a.id, after, (rows) => rest.push(...rows));
+      expect(rest).toEqual(viewed.slice(LOAD_CHUNK));
     });
 
     test('the fence: a stale token writes and settles nothing; the owner writes, renews and settles', async () => {

@@ -19,6 +19,7 @@ import { foldCheck } from '../../src/pools/fold';
 import { DEFAULT_POOL_LIMITS, type PoolLimits } from '../../src/pools/limits';
 import { DEFAULT_PROXIES_QUERY } from '../../src/pools/query';
 import {
+  ANALYZE_AFTER_ADDED,
   applyResults,
   createPool,
   deletePool,
@@ -127,6 +128,20 @@ for (const [name, open] of DRIVERS) {
         sources: [{ url: 'https://lists.example/p.txt', every_s: 900 }],
       });
       expect((await listPools(db, a, NOW)).map((p) => p.name)).toEqual(['mine', 'auto with sources']);
+    });
+
+    test('a change that adds ANALYZE_AFTER_ADDED proxies or more takes the tables\' statistics again; a smaller one does not', async () => {
+      const a = await account();
+      const tuples = async () => count(sql`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'pool_proxies'`);
+      const rows = async () => count(sql`SELECT count(*)::float8 AS n FROM pool_proxies`);
+      const id = newId();
+      await createPool(db, a, id, create(addresses(ANALYZE_AFTER_ADDED, 0, 201)), DEFAULT_POOL_LIMITS, NOW);
+      expect(await tuples()).toBe(await rows()); // ANALYZE reads every row of a table this small
+      const before = await tuples();
+      await updatePool(db, a, id, { add: list(addresses(ANALYZE_AFTER_ADDED - 1, 0, 202)) }, DEFAULT_POOL_LIMITS, NOW);
+      expect(await tuples()).toBe(before);
+      await updatePool(db, a, id, { add: list(addresses(ANALYZE_AFTER_ADDED, 0, 203)) }, DEFAULT_POOL_LIMITS, NOW);
+      expect(await tuples()).toBe(await rows());
     });
 
     test('limits on create: pools per account, proxies per pool and per account; a refused create writes nothing', async () => {

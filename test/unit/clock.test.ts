@@ -4,7 +4,7 @@
  * (test/helpers/fake-clock.ts) so nothing here depends on the machine's speed.
  */
 import { describe, expect, test } from 'bun:test';
-import { sleep, systemClock, waitWithGrace } from '../../src/clock';
+import { nextTurn, sleep, systemClock, waitWithGrace } from '../../src/clock';
 import { FakeClock, settle } from '../helpers/fake-clock';
 
 /** A piece of work the test ends by hand. */
@@ -98,5 +98,30 @@ describe('waitWithGrace', () => {
     second.end();
     expect(await over).toBe(true);
     expect(cancels).toBe(1);
+  });
+});
+
+describe('nextTurn', () => {
+  test('resolves on a later turn of the event loop: after every microtask, and after a socket that was ready meanwhile was read', async () => {
+    const order: string[] = [];
+    const turn = nextTurn().then(() => order.push('turn'));
+    queueMicrotask(() => order.push('microtask'));
+    await Promise.resolve().then(() => order.push('awaited'));
+    expect(order).toEqual(['microtask', 'awaited']); // not a microtask itself
+    await turn;
+    expect(order).toEqual(['microtask', 'awaited', 'turn']);
+
+    // what awaited PGlite statements never let through: a connection's bytes, read between two turns
+    const got: string[] = [];
+    const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: (_s, d) => void got.push(d.toString()) } });
+    try {
+      const client = await Bun.connect({ hostname: '127.0.0.1', port: server.port, socket: { data: () => undefined } });
+      client.write('ping');
+      for (let i = 0; i < 200 && got.length === 0; i++) await nextTurn();
+      expect(got.join('')).toBe('ping');
+      client.end();
+    } finally {
+      server.stop(true);
+    }
   });
 });

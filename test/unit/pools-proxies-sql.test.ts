@@ -6,7 +6,8 @@
 import { describe, expect, test } from 'bun:test';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { parseProxyLine, type ParsedProxy } from '../../src/proxy/parse';
-import { insertProxiesStatement, pageOf, proxiesPageStatement, removeProxiesStatement } from '../../src/pools/proxies-sql';
+import { insertProxiesStatement, JOINED_ROW_COLUMNS, pageOf, proxiesPageStatement, removeProxiesStatement, ROW_COLUMNS } from '../../src/pools/proxies-sql';
+import { readdirSync, readFileSync } from 'node:fs';
 import { DEFAULT_PROXIES_QUERY } from '../../src/pools/query';
 import { decodeCursor } from '../../src/pools/cursor';
 
@@ -85,5 +86,24 @@ describe('batches', () => {
     expect(q.sql).not.toContain('NULL}');
     expect(q.params).toContain('{"a\\",NULL}"}');
     expect(q.params).toContain('{"b\\\\\'"}');
+  });
+});
+
+describe('JOINED_ROW_COLUMNS', () => {
+  test('the view\'s columns, in ROW_COLUMNS\' order, each from the table the newest pool_proxy_rows definition takes it from', () => {
+    const dir = new URL('../../db/migrations/', import.meta.url).pathname;
+    const views = readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort()
+      .map((f) => readFileSync(dir + f, 'utf8'))
+      .flatMap((text) => [...text.matchAll(/VIEW "pool_proxy_rows" AS\s+SELECT([\s\S]*?)\sFROM/g)].map((m) => m[1]!));
+    const source = new Map(views[views.length - 1]!.split(',').map((c) => {
+      const [, table, column] = /^\s*(\w+)\."(\w+)"\s*$/.exec(c)!;
+      return [column!, table!] as const;
+    }));
+    const text = (q: typeof ROW_COLUMNS) => dialect.sqlToQuery(q).sql;
+    const plain = text(ROW_COLUMNS).split(', ');
+    const joined = text(JOINED_ROW_COLUMNS).split(', ');
+    expect(joined).toEqual(plain.map((c) => `${source.get(c)}.${c}`));
   });
 });
