@@ -186,9 +186,15 @@ export function dueProxiesStatement(poolId: string, nowMs: number, limit: number
 
 // ---- membership --------------------------------------------------------------------------
 
-/** The proxy tables' statistics taken again (store.ts analyzedAfter: a change that added many rows). */
+/**
+ * The proxy tables' statistics taken again (store.ts analyzedAfter: a change
+ * that added many rows): their sizes and their keys' columns, what the owner's
+ * load and flush statements are planned by. 84-142 ms at 100 000 proxies on
+ * PGlite, against 228-314 ms for every column (the histories are wide); the
+ * owner's VACUUM (ANALYZE) takes the rest within 10 minutes.
+ */
 export function analyzeProxiesStatement(): SQL {
-  return sql`ANALYZE pool_proxies, pool_proxy_state`;
+  return sql`ANALYZE pool_proxies (id, pool_id), pool_proxy_state (proxy_id)`;
 }
 
 /** Add parsed addresses at `nowMs`, due at once; `poolType` is every row's type until a check says more (null for auto). One row, `added`. */
