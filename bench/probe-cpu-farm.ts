@@ -34,6 +34,17 @@ import { handleJudgeSocket, judgeBody } from '../src/judge/server';
 import { TEST_CERT, TEST_KEY } from '../test/fixtures/tls-cert';
 
 const PORTS_PER_KIND = Number(process.env.FARM_PORTS ?? 8);
+/**
+ * FARM_DELAY_MS=D: an http proxy waits a uniform 0..D ms before its first
+ * answer (the judge's, or a CONNECT's 200), as real proxies take their time:
+ * the checker's socket events then come one at a time instead of together
+ * (bench/probe-trickle.ts --delay-ms). 0 (default): at once.
+ */
+const DELAY_MS = Number(process.env.FARM_DELAY_MS ?? 0);
+const later = (fn: () => void): void => {
+  if (DELAY_MS > 0) setTimeout(fn, Math.random() * DELAY_MS);
+  else fn();
+};
 /** The port the checker's https check tunnels to (bench/probe-cpu.ts TLS_JUDGE_PORT). */
 const TLS_JUDGE_PORT = 10;
 const JUDGE_KEY = process.env.JUDGE_KEY || undefined;
@@ -117,12 +128,13 @@ function onHttpData(s: Socket<Conn>, c: Conn, chunk: Buffer): void {
   c.buf = null;
   if (head.startsWith('CONNECT ')) {
     c.st = St.TLS;
-    s.write('HTTP/1.1 200 Connection established\r\n\r\n');
     tlsFeed.set(s, tlsOver(s));
+    later(() => void s.write('HTTP/1.1 200 Connection established\r\n\r\n'));
     return;
   }
   c.st = St.DONE;
-  s.end(judgeAnswer(head));
+  const reply = judgeAnswer(head);
+  later(() => void s.end(reply));
 }
 
 const S5_METHOD = Buffer.from([5, 0]);

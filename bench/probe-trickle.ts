@@ -6,7 +6,7 @@
  *
  *   bun bench/probe-trickle.ts [--rate 750] [--seconds 20] [--modes trickle,trickle:64,burst]
  *        [--shard 8] [--reps 2] [--threads 2] [--working 0.25] [--holes 0.3]
- *        [--timeout 2000] [--json]
+ *        [--timeout 2000] [--delay-ms 0] [--json]
  *
  * The real ProbeWorkers (piscina threads, lanes) and the farm of
  * bench/probe-cpu.ts (bench/probe-cpu-farm.ts, a child process: not counted).
@@ -23,6 +23,8 @@
  *   maxGrant);
  * - burst: the same probes at once, 1 024 in flight at most, shards of 64 as
  *   slots free (a one-shot /check-raw).
+ * `--delay-ms D`: the farm's http proxies wait a uniform 0..D ms before their first
+ * answer (FARM_DELAY_MS), so that their answers do not come together.
  * `trickle:K`: a trickle in shards of K. The modes interleave rep by rep (a busier machine moves both). Per thread
  * (/proc/self/task: main, the probe threads, the allocator's scavenger, GC),
  * µs of CPU per probe, and the total.
@@ -46,6 +48,7 @@ const WORKING = Number(arg('working', '0.25'));
 const HOLES = Number(arg('holes', '0.3'));
 const TIMEOUT = Number(arg('timeout', '2000'));
 const JSON_OUT = process.argv.includes('--json');
+process.env.FARM_DELAY_MS = arg('delay-ms', '0');
 const MAX_SHARD = 64;
 const DUE_EARLY_MS = 1000;
 const FEED_MS = 10;
