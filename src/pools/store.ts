@@ -128,7 +128,13 @@ async function inBatches(proxies: readonly ParsedProxy[], write: (batch: readonl
 async function analyzedAfter<T extends { added: number }>(db: Db, change: T): Promise<T> {
   if (change.added >= ANALYZE_AFTER_ADDED) {
     await nextTurn();
-    await db.execute(analyzeProxiesStatement());
+    try {
+      await db.execute(analyzeProxiesStatement());
+    } catch {
+      // statistics are the planner's hint, and the change has committed: a failure here (a
+      // statement timeout on a server) must not answer an error for it (a retried create
+      // would make a second pool); the owner's periodic VACUUM (ANALYZE) takes them later
+    }
   }
   return change;
 }
