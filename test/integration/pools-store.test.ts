@@ -144,6 +144,23 @@ for (const [name, open] of DRIVERS) {
       expect(await tuples()).toBe(await rows());
     });
 
+    test('a failed ANALYZE does not fail the change that committed: the pool is created once', async () => {
+      const a = await account();
+      const failing = new Proxy(db, {
+        get(target, key, receiver) {
+          if (key !== 'execute') return Reflect.get(target, key, receiver);
+          return (q: Parameters<Db['execute']>[0]) => {
+            if (JSON.stringify(q).includes('ANALYZE')) return Promise.reject(new Error('canceling statement due to statement timeout'));
+            return target.execute(q);
+          };
+        },
+      });
+      const id = newId();
+      const made = await createPool(failing, a, id, create(addresses(ANALYZE_AFTER_ADDED, 0, 204)), DEFAULT_POOL_LIMITS, NOW);
+      expect(made.added).toBe(ANALYZE_AFTER_ADDED);
+      expect(await count(sql`SELECT count(*)::float8 AS n FROM pools WHERE id = ${id}`)).toBe(1);
+    });
+
     test('limits on create: pools per account, proxies per pool and per account; a refused create writes nothing', async () => {
       const a = await account();
       expect(await limitOf(createPool(db, a, newId(), create(addresses(51)), LIMITS, NOW))).toBe('proxies_per_pool:50');
