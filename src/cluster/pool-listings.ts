@@ -23,6 +23,7 @@ import type { ProxyListing } from '../pools/proxy-listing';
 import type { PoolProxiesQuery } from '../pools/query';
 import type { TextPageOptions } from '../pools/render';
 import type { ListingFrame } from './pool-listing-wire';
+import { nextTurn } from '../clock';
 
 /** An open listing no pull came for in this long is dropped. */
 export const LISTING_IDLE_MS = 30_000;
@@ -42,8 +43,6 @@ interface Open {
 }
 
 const NONE: ListingFrame = { kind: 'none' };
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 export class ServedListings {
   readonly #open = new Map<string, Open>();
   readonly #budget: () => number;
@@ -107,7 +106,7 @@ export class ServedListings {
         let piece = o.carry;
         o.carry = null;
         if (piece === null) {
-          if (!first) await tick();
+          if (!first) await nextTurn();
           first = false;
           if (!this.#open.has(id)) return NONE; // closed meanwhile
           piece = o.listing.next(o.opts);

@@ -57,7 +57,7 @@
  * table (pools/target-columns.ts), flushed with the proxy's state row.
  */
 import type { Db } from '../../db/client';
-import type { Clock } from '../clock';
+import { nextTurn, type Clock } from '../clock';
 import { errorCode } from '../errors';
 import type { Logger } from '../log';
 import type { CustomUrlResult, ProbeResult, ProbeSettings, ProbeTask } from '../probe/types';
@@ -952,7 +952,7 @@ export class PoolActor {
       // paced while the pool lives (src/pools/flush-pace.ts); the last flush of a stop goes at once
       const now = performance.now();
       const gap = this.#live() ? flushGapMs({ chunkMs: now - chunkStarted, elapsedMs: now - flushStarted, chunksLeft: Math.ceil((list.length - i) / FLUSH_CHUNK) - 1, flushMs: this.#d.flushMs }) : 0;
-      await new Promise<void>((r) => (gap >= 1 ? setTimeout(r, gap) : setImmediate(r)));
+      await (gap >= 1 ? new Promise<void>((r) => setTimeout(r, gap)) : nextTurn());
     }
     if (tally.checked + tally.not_tried === 0) return;
     const nowMs = this.#d.clock.now();

@@ -67,7 +67,11 @@ const ROW_COLUMN_NAMES = [
   'country', 'country_name', 'location', 'isp', 'asn', 'status_code', 'response_time_ms', 'error_code', 'error_message',
   'latency_p50_ms', 'uptime_h24_ppm', 'history', 'first_seen_at', 'last_checked_at', 'last_change_at', 'next_check_at', 'protocol',
 ] as const;
-/** The columns of pool_proxy_rows that live in pool_proxy_state (the rest: pool_proxies). */
+/**
+ * The columns of pool_proxy_rows that live in pool_proxy_state (the rest: pool_proxies). Written
+ * out: a pure module does not import db/schema.ts; test/unit/pools-proxies-sql.test.ts holds it
+ * to the newest view definition in the migrations.
+ */
 const STATE_COLUMN_NAMES: ReadonlySet<string> = new Set([
   'status', 'failures', 'checks', 'status_code', 'response_time_ms', 'error_code', 'error_message',
   'latency_p50_ms', 'uptime_h24_ppm', 'history', 'last_checked_at', 'last_change_at', 'next_check_at',

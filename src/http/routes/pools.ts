@@ -58,6 +58,7 @@
 import { Elysia } from 'elysia';
 import { invalidRequest, poolNotFound } from '../api-errors';
 import { ACCEPTED_REGIONS } from '../../regions';
+import { nextTurn } from '../../clock';
 import { LargeBodyGate } from '../body';
 import type { AppDeps } from '../context';
 import { jsonResponse } from '../errors';
@@ -144,7 +145,7 @@ function memoryText(head: string, all: ProxyListing, opts: TextPageOptions): Rea
         let turn = performance.now();
         for (;;) {
           if (performance.now() - turn >= LISTING_TURN_MS) {
-            await new Promise<void>((resolve) => setImmediate(resolve));
+            await nextTurn();
             turn = performance.now();
           }
           const chunk = all.next(opts);
